@@ -1,0 +1,19 @@
+# The Target Health worker image (docker-compose.yml builds it). Two stages: compile with the dev
+# dependencies, run with production dependencies only.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY . .
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/db/migrations ./db/migrations
+COPY --from=build /app/bin ./bin
+USER node
+CMD ["node", "dist/worker/main.js"]

@@ -1,0 +1,9 @@
+import { UserError } from '../common/user-error';
+import { tryNormaliseSite } from '../signals/site';
+
+/** A `<site>` argument as the normalised host, or a one-line error naming the argument. */
+export function siteArgument(raw: string): string {
+  const result = tryNormaliseSite(raw);
+  if (!result.ok) throw new UserError(`site: ${result.error.message}`);
+  return result.site;
+}

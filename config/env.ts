@@ -1,0 +1,182 @@
+/**
+ * Settings from the environment, validated with zod. Every entry point (worker, CLI, local stack)
+ * reads its settings through here, so a missing or malformed variable always produces the same kind
+ * of one-line error naming the variable and how to fix it.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { TASK_QUEUE } from '../common/names';
+import { UserError } from '../common/user-error';
+
+type Env = Record<string, string | undefined>;
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const filePath = z.string().min(1, 'must be a file path');
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const logLevel = z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` });
+
+const temporalEnvSchema = z.object({
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'must be host:port, e.g. localhost:7233 or my-ns.tmprl.cloud:7233')
+    .default('localhost:7233'),
+  TEMPORAL_NAMESPACE: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be a namespace name, e.g. default').default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1, 'must not be empty').default(TASK_QUEUE),
+  TEMPORAL_TLS: booleanFlag.optional(),
+  TEMPORAL_TLS_CERT_PATH: filePath.optional(),
+  TEMPORAL_TLS_KEY_PATH: filePath.optional(),
+  TEMPORAL_TLS_CA_PATH: filePath.optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  TEMPORAL_API_KEY: z.string().min(1, 'must not be empty when set').optional(),
+});
+
+const databaseUrl = z
+  .string()
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'must be a PostgreSQL URL like postgres://user:password@host:5432/database');
+
+export interface TemporalSettings {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  /** Undefined means plain-text gRPC (local dev server). */
+  tls?: {
+    serverNameOverride?: string;
+    serverRootCACertificate?: Buffer;
+    clientCertPair?: { crt: Buffer; key: Buffer };
+  };
+  apiKey?: string;
+}
+
+/** Turns zod issues into one line: `VARIABLE: what is wrong (got "value")`. */
+function formatEnvIssues(error: z.ZodError, env: Env): string {
+  return error.issues
+    .map((issue) => {
+      const name = String(issue.path[0] ?? 'environment');
+      const got = env[name];
+      const shown = got === undefined ? 'it is not set' : `got "${name.includes('KEY') || name === 'DATABASE_URL' ? redact(got) : got}"`;
+      return `${name}: ${issue.message} (${shown})`;
+    })
+    .join('; ');
+}
+
+/** Never echo secrets back: keep only the shape of the value. */
+function redact(value: string): string {
+  try {
+    const u = new URL(value);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return value.length > 4 ? `${value.slice(0, 2)}…` : '…';
+  }
+}
+
+function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (!result.success) throw new UserError(formatEnvIssues(result.error, env));
+  return result.data;
+}
+
+function readSettingFile(variable: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new UserError(`${variable}: cannot read "${path}" (${(err as NodeJS.ErrnoException).code ?? String(err)}); point it at a readable PEM file`);
+  }
+}
+
+export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
+  const e = parseEnv(temporalEnvSchema, env);
+  if ((e.TEMPORAL_TLS_CERT_PATH === undefined) !== (e.TEMPORAL_TLS_KEY_PATH === undefined)) {
+    const missing = e.TEMPORAL_TLS_CERT_PATH === undefined ? 'TEMPORAL_TLS_CERT_PATH' : 'TEMPORAL_TLS_KEY_PATH';
+    throw new UserError(`${missing}: mTLS needs both TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH (it is not set)`);
+  }
+  const wantsTls =
+    e.TEMPORAL_TLS ?? (e.TEMPORAL_TLS_CERT_PATH !== undefined || e.TEMPORAL_API_KEY !== undefined || e.TEMPORAL_TLS_CA_PATH !== undefined);
+  if (e.TEMPORAL_TLS === false && (e.TEMPORAL_TLS_CERT_PATH !== undefined || e.TEMPORAL_TLS_CA_PATH !== undefined)) {
+    throw new UserError('TEMPORAL_TLS: is false but TLS certificate paths are set (got "false"); remove one or the other');
+  }
+  const settings: TemporalSettings = { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.TEMPORAL_TASK_QUEUE };
+  if (wantsTls) {
+    settings.tls = {};
+    if (e.TEMPORAL_TLS_SERVER_NAME) settings.tls.serverNameOverride = e.TEMPORAL_TLS_SERVER_NAME;
+    if (e.TEMPORAL_TLS_CA_PATH) settings.tls.serverRootCACertificate = readSettingFile('TEMPORAL_TLS_CA_PATH', e.TEMPORAL_TLS_CA_PATH);
+    if (e.TEMPORAL_TLS_CERT_PATH && e.TEMPORAL_TLS_KEY_PATH) {
+      settings.tls.clientCertPair = {
+        crt: readSettingFile('TEMPORAL_TLS_CERT_PATH', e.TEMPORAL_TLS_CERT_PATH),
+        key: readSettingFile('TEMPORAL_TLS_KEY_PATH', e.TEMPORAL_TLS_KEY_PATH),
+      };
+    }
+  }
+  if (e.TEMPORAL_API_KEY) settings.apiKey = e.TEMPORAL_API_KEY;
+  return settings;
+}
+
+/** DATABASE_URL is required by the worker and the CLI; only the local stack (`npm start`) embeds one. */
+export function loadDatabaseUrl(env: Env = process.env): string {
+  const e = parseEnv(
+    z.object({
+      DATABASE_URL: z.string({ message: 'is required: set it to postgres://user:password@host:5432/database, or run `npm start` for the embedded stack' }).pipe(databaseUrl),
+    }),
+    env,
+  );
+  return e.DATABASE_URL;
+}
+
+/** DATABASE_URL when set (validated), otherwise undefined: the local stack then embeds PostgreSQL. */
+export function loadOptionalDatabaseUrl(env: Env = process.env): string | undefined {
+  return env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? undefined : loadDatabaseUrl(env);
+}
+
+export function loadLogLevel(env: Env = process.env): LogLevel {
+  return parseEnv(z.object({ LOG_LEVEL: logLevel.default('info') }), env).LOG_LEVEL;
+}
+
+const port = z.coerce.number({ message: 'must be a port number' }).int('must be a whole number').min(1, 'must be 1-65535').max(65535, 'must be 1-65535');
+
+const localStackSchema = z.object({
+  TARGET_HEALTH_DATA_DIR: z.string().min(1).default('data'),
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TARGET_HEALTH_PG_PORT: port.default(54329),
+});
+
+export interface LocalStackSettings {
+  dataDir: string;
+  temporalPort: number;
+  temporalUiPort: number;
+  postgresPort: number;
+}
+
+/** Settings of the embedded local stack (`npm start`). */
+export function loadLocalStackSettings(env: Env = process.env): LocalStackSettings {
+  const e = parseEnv(localStackSchema, env);
+  return { dataDir: e.TARGET_HEALTH_DATA_DIR, temporalPort: e.TEMPORAL_PORT, temporalUiPort: e.TEMPORAL_UI_PORT, postgresPort: e.TARGET_HEALTH_PG_PORT };
+}
+
+/** Base URL of the Temporal web UI, for links in CLI output and notifications. */
+export function loadTemporalUiUrl(env: Env = process.env): string {
+  const e = parseEnv(
+    z.object({
+      TEMPORAL_UI_URL: z.url({ message: 'must be a URL like http://localhost:8233' }).default('http://localhost:8233'),
+    }),
+    env,
+  );
+  return e.TEMPORAL_UI_URL.replace(/\/+$/, '');
+}
+
+export function workflowUiLink(uiUrl: string, namespace: string, workflowId: string): string {
+  return `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+}

@@ -1,0 +1,32 @@
+/** The `sites` registry: who owns each watched site. */
+import type { Pool } from './pool';
+
+export interface SiteRecord {
+  site: string;
+  owner: string | null;
+  parserOwner: string | null;
+  createdAt: Date;
+}
+
+export async function upsertSite(pool: Pool, site: string, owners: { owner?: string; parserOwner?: string } = {}): Promise<SiteRecord> {
+  const { rows } = await pool.query<{ site: string; owner: string | null; parser_owner: string | null; created_at: Date }>(
+    `INSERT INTO sites (site, owner, parser_owner) VALUES ($1, $2, $3)
+     ON CONFLICT (site) DO UPDATE SET
+       owner = COALESCE(EXCLUDED.owner, sites.owner),
+       parser_owner = COALESCE(EXCLUDED.parser_owner, sites.parser_owner),
+       updated_at = now()
+     RETURNING site, owner, parser_owner, created_at`,
+    [site, owners.owner ?? null, owners.parserOwner ?? null],
+  );
+  const row = rows[0]!;
+  return { site: row.site, owner: row.owner, parserOwner: row.parser_owner, createdAt: row.created_at };
+}
+
+export async function findSite(pool: Pool, site: string): Promise<SiteRecord | undefined> {
+  const { rows } = await pool.query<{ site: string; owner: string | null; parser_owner: string | null; created_at: Date }>(
+    'SELECT site, owner, parser_owner, created_at FROM sites WHERE site = $1',
+    [site],
+  );
+  const row = rows[0];
+  return row && { site: row.site, owner: row.owner, parserOwner: row.parser_owner, createdAt: row.created_at };
+}

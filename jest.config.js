@@ -1,0 +1,34 @@
+/**
+ * Jest runs the TypeScript sources directly through SWC; type-checking is `npm run typecheck`.
+ * Two projects: `unit` (pure code, no services) and `integration` (real Temporal dev server and real
+ * PostgreSQL, started once by the integration project's global setup and shared by its test files).
+ */
+const transform = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  // Two cores: at most two test files at once.
+  maxWorkers: 2,
+  // Integration tests start processes and wait for real ticks; their own waits are bounded tighter.
+  testTimeout: 120_000,
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test/unit'],
+      testMatch: ['**/*.test.ts'],
+      transform,
+    },
+    {
+      displayName: 'integration',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test/integration'],
+      testMatch: ['**/*.test.ts'],
+      transform,
+      globalSetup: '<rootDir>/test/setup/global-setup.ts',
+      globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+    },
+  ],
+};

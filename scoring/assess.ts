@@ -1,0 +1,96 @@
+/**
+ * One tick's assessment of one site: everything the control loop needs from a current window and its
+ * baseline, in one pure call (the workflow reaches it through an activity). Smoothing and bands carry
+ * state across ticks and live in site-state.ts.
+ */
+import { type CanaryCheck, checkCanaries } from './canary';
+import { DEFAULT_SCORING_CONFIG, type ScoringConfig } from './config';
+import { type CostDriftResult, costDrift } from './cost-drift';
+import { type HealthExplanation, healthScore } from './health-score';
+import { type BaselineReadiness, baselineReadiness } from './learning';
+import { type ParserHealthResult, parserHealth } from './parser-health';
+import { type HealthSignal, NO_SCORE, type NoScoreReason, type ReasonKey } from './reasons';
+import { type RouteDiagnosis, diagnoseRoutes, healthyRoutesWindow } from './route-diagnosis';
+import { type TotalRefusalResult, assessTotalRefusal } from './total-refusal';
+import { type HostilityWindow, type Window, type WindowInput, parseWindow } from './window';
+
+/**
+ * `learning`: no usable baseline, so no health score. `insufficient-data`: a baseline, but the current
+ * window (after leaving out failing routes) is too small to judge. `scored`: a health score exists.
+ */
+export type AssessmentState = 'learning' | 'insufficient-data' | 'scored';
+
+export interface HealthAssessment {
+  /** `healthy-routes` when route diagnosis left failing routes out of the score. */
+  scope: 'site' | 'healthy-routes';
+  /** The window actually scored. */
+  window: HostilityWindow;
+  score: number | null;
+  reasons: Array<HealthSignal | NoScoreReason>;
+  /** Null while learning (there is nothing to explain a comparison with). */
+  explanation: HealthExplanation | null;
+}
+
+export interface Assessment {
+  state: AssessmentState;
+  baseline: BaselineReadiness;
+  health: HealthAssessment;
+  parser: ParserHealthResult;
+  cost: CostDriftResult;
+  routes: RouteDiagnosis;
+  totalRefusal: TotalRefusalResult;
+  canary: CanaryCheck;
+  /**
+   * Every reason key raised this tick, hostility first (a site serving challenge pages breaks any
+   * extractor): total_refusal, health signals by penalty, canary_mismatch, route_specific, extraction_*,
+   * cost_*.
+   */
+  reasons: ReasonKey[];
+}
+
+export interface AssessInput {
+  current: WindowInput;
+  /** The site's baseline window (previous 14 days excluding the last day), or null for a new site. */
+  baseline: WindowInput | null;
+  /** The previous tick's total-refusal streak (or flag); 0 / false on the first tick. */
+  previousRefusal?: boolean | number;
+}
+
+const isSignal = (r: string): r is HealthSignal => r === 'hard_block' || r === 'challenge' || r === 'soft_block' || r === 'latency';
+
+/** Inputs are validated (throws WindowValidationError naming the field) and defaults filled. */
+export function assess(input: AssessInput, config: ScoringConfig = DEFAULT_SCORING_CONFIG): Assessment {
+  const current: Window = parseWindow(input.current, 'current');
+  const baseline: Window | null = input.baseline === null ? null : parseWindow(input.baseline, 'baseline');
+
+  const routes = diagnoseRoutes(current.routes, baseline?.routes ?? [], config.routes);
+  const scoped = healthyRoutesWindow(current, routes);
+  const scope = routes.verdict === 'route-specific' ? 'healthy-routes' : 'site';
+  const readiness = baselineReadiness(baseline, config.learning);
+
+  let health: HealthAssessment;
+  let state: AssessmentState;
+  if (!readiness.ready || baseline === null) {
+    state = 'learning';
+    health = { scope, window: scoped, score: null, reasons: [NO_SCORE.learning], explanation: null };
+  } else {
+    const result = healthScore(scoped, baseline, config.health);
+    state = result.score === null ? 'insufficient-data' : 'scored';
+    health = { scope, window: scoped, score: result.score, reasons: result.reasons, explanation: result.explanation };
+  }
+
+  const parser = parserHealth(current, baseline, config.parser);
+  const cost = costDrift(current, baseline, config.cost);
+  const totalRefusal = assessTotalRefusal(scoped, input.previousRefusal ?? 0, config.totalRefusal);
+  const canary = checkCanaries(current.canary, config.canary);
+
+  const reasons: ReasonKey[] = [];
+  if (totalRefusal.totalRefusal) reasons.push('total_refusal');
+  reasons.push(...health.reasons.filter(isSignal));
+  if (canary.mismatch) reasons.push('canary_mismatch');
+  if (routes.verdict === 'route-specific') reasons.push('route_specific');
+  for (const r of parser.reasons) if (r.startsWith('extraction_')) reasons.push(r as ReasonKey);
+  reasons.push(...cost.reasons);
+
+  return { state, baseline: readiness, health, parser, cost, routes, totalRefusal, canary, reasons };
+}

@@ -1,0 +1,53 @@
+/**
+ * The state one site carries from tick to tick (smoothed score, band, refusal streak) and the pure step
+ * that advances it with a new assessment. The workflow keeps this object in its own state, so a replay
+ * recomputes exactly the same bands.
+ */
+import type { HealthBand } from '../common/names';
+import type { Assessment } from './assess';
+import { nextBand } from './bands';
+import { DEFAULT_SCORING_CONFIG, type ScoringConfig } from './config';
+import { effectiveCostMultiplier } from './cost-drift';
+import { pythonRound } from './python-round';
+import { INITIAL_SMOOTHED_SCORE, type SmoothedScore, smoothScore } from './smoothing';
+
+export interface SiteScoringState {
+  smoothed: SmoothedScore;
+  /** Null before the first tick. */
+  band: HealthBand | null;
+  /** Pass to the next `assess` as `previousRefusal`. */
+  refusalStreak: number;
+}
+
+export const INITIAL_SITE_STATE: SiteScoringState = Object.freeze({ smoothed: INITIAL_SMOOTHED_SCORE, band: null, refusalStreak: 0 });
+
+export interface SiteTick {
+  state: SiteScoringState;
+  band: HealthBand;
+  bandChanged: boolean;
+  /** The smoothed score rounded like the reference (the `HealthScore` search attribute), or null. */
+  smoothedScore: number | null;
+  /** For a cost-aware scheduler: cost drift times 100 / smoothed score, capped. */
+  effectiveCostMultiplier: number;
+}
+
+/**
+ * Band precedence: total refusal → `resisting`; no baseline → `learning`; never scored → previous band
+ * (or `learning`); otherwise the hysteresis rule of bands.ts on the rounded smoothed score.
+ */
+export function advanceSiteState(previous: SiteScoringState, assessment: Assessment, elapsedMs: number, config: ScoringConfig = DEFAULT_SCORING_CONFIG): SiteTick {
+  const smoothed = smoothScore(previous.smoothed, assessment.health.score, elapsedMs, config.smoothing);
+  const smoothedScore = smoothed.value === null ? null : pythonRound(smoothed.value);
+  let band: HealthBand;
+  if (assessment.totalRefusal.totalRefusal) band = 'resisting';
+  else if (assessment.state === 'learning') band = 'learning';
+  else if (smoothedScore === null) band = previous.band ?? 'learning';
+  else band = nextBand(previous.band, smoothedScore, config.bands);
+  return {
+    state: { smoothed, band, refusalStreak: assessment.totalRefusal.streak },
+    band,
+    bandChanged: previous.band !== band,
+    smoothedScore,
+    effectiveCostMultiplier: effectiveCostMultiplier(assessment.cost.costRatio, smoothedScore, config.cost),
+  };
+}

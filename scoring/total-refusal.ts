@@ -1,0 +1,37 @@
+/**
+ * Total refusal (a product rule on top of the seed). Each signal is capped, so a site answering every
+ * request with 403 scores 65 and would only ever be "degrading". At least `threshold` (90%) of a
+ * window's requests refused, on `consecutiveTicks` (2) ticks in a row with enough volume, therefore
+ * counts as resisting whatever the score says, with its own reason `total_refusal`. The score itself
+ * is untouched.
+ */
+import { DEFAULT_SCORING_CONFIG, type TotalRefusalConfig } from './config';
+import type { RefusalCounts } from './window';
+
+export interface TotalRefusalResult {
+  /** Refused share of this window: (hard + challenge + soft) / requests (0 with no requests). */
+  refusedShare: number;
+  /** Whether this window had enough requests to judge. */
+  enoughVolume: boolean;
+  /** This window alone refuses (enough volume and refusedShare >= threshold). */
+  refusing: boolean;
+  /** Refusing ticks in a row, including this one. Carry it to the next tick. */
+  streak: number;
+  /** The rule fires: enabled and streak >= consecutiveTicks. */
+  totalRefusal: boolean;
+}
+
+/**
+ * `previous` is the previous tick's state: its `totalRefusal`/`refusing` flag (true counts as a streak
+ * of 1) or its streak. A tick without enough volume neither extends nor breaks the streak: low volume
+ * is no evidence either way, and a refusing site often gets little traffic once throttled.
+ */
+export function assessTotalRefusal(window: RefusalCounts, previous: boolean | number, config: TotalRefusalConfig = DEFAULT_SCORING_CONFIG.totalRefusal): TotalRefusalResult {
+  const previousStreak = typeof previous === 'boolean' ? (previous ? 1 : 0) : Math.max(0, Math.floor(previous));
+  const refused = window.hardBlocks + window.challenges + window.softBlocks;
+  const refusedShare = window.requests === 0 ? 0 : refused / window.requests;
+  const enoughVolume = window.requests > 0 && window.requests >= config.minRequests;
+  const refusing = enoughVolume && refusedShare >= config.threshold;
+  const streak = !enoughVolume ? previousStreak : refusing ? previousStreak + 1 : 0;
+  return { refusedShare, enoughVolume, refusing, streak, totalRefusal: config.enabled && streak >= config.consecutiveTicks };
+}

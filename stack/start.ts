@@ -1,0 +1,84 @@
+/**
+ * `npm start`: the whole system on embedded defaults, in one process tree —
+ * the Temporal dev server with its web UI (SQLite file in the data folder, so runs survive a restart),
+ * PostgreSQL (embedded unless DATABASE_URL is set), migrations, and the worker.
+ * TEMPORAL_ADDRESS set → that cluster is used instead of a dev server.
+ * Ctrl-C drains the worker, then stops PostgreSQL and the dev server: nothing is left running.
+ */
+import { join, resolve } from 'node:path';
+import { runMain } from '../bootstrap/run-main';
+import { loadLocalStackSettings, loadLogLevel, loadOptionalDatabaseUrl, loadTemporalSettings, type TemporalSettings } from '../config/env';
+import { createLogger } from '../logging/logger';
+import { startWorker } from '../worker/start-worker';
+import { startEmbeddedPostgres } from './embedded-postgres';
+import { ensureTemporalCli } from './temporal-cli';
+import { startTemporalDevServer } from './temporal-dev-server';
+
+runMain('target-health start', async () => {
+  const logger = createLogger(loadLogLevel(), 'stack');
+  const local = loadLocalStackSettings();
+  const externalTemporal = process.env.TEMPORAL_ADDRESS !== undefined && process.env.TEMPORAL_ADDRESS !== '';
+  let temporal: TemporalSettings = loadTemporalSettings();
+  const externalDatabaseUrl = loadOptionalDatabaseUrl();
+  const dataDir = resolve(local.dataDir);
+
+  // Stop in reverse order of start, whatever happens after this point.
+  const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
+  const stopAll = async (): Promise<void> => {
+    for (const { name, stop } of stops.reverse()) {
+      try {
+        await stop();
+        logger.info(`${name} stopped`);
+      } catch (err) {
+        logger.warn({ err }, `${name} did not stop cleanly`);
+      }
+    }
+  };
+
+  try {
+    let uiUrl = process.env.TEMPORAL_UI_URL;
+    if (!externalTemporal) {
+      const cli = await ensureTemporalCli(logger);
+      logger.info({ cli: cli.kind === 'binary' ? `${cli.path} (${cli.source})` : 'SDK download' }, 'starting the Temporal dev server');
+      const server = await startTemporalDevServer({
+        cli,
+        port: local.temporalPort,
+        uiPort: local.temporalUiPort,
+        dbFile: join(dataDir, 'temporal.sqlite'),
+        namespace: temporal.namespace,
+        logFile: join(dataDir, 'temporal.log'),
+      });
+      stops.push({ name: 'Temporal dev server', stop: () => server.stop() });
+      temporal = { ...temporal, address: server.address };
+      uiUrl = server.uiUrl;
+    }
+
+    let databaseUrl = externalDatabaseUrl;
+    if (!databaseUrl) {
+      logger.info({ dataDir: join(dataDir, 'postgres') }, 'starting the embedded PostgreSQL');
+      const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: local.postgresPort, persistent: true });
+      stops.push({ name: 'PostgreSQL', stop: () => pg.stop() });
+      databaseUrl = pg.databaseUrl;
+    }
+
+    const started = await startWorker({ temporal, databaseUrl, logger });
+    logger.info(
+      { temporal: temporal.address, ui: uiUrl ?? '(see your cluster)', database: databaseUrl.replace(/:[^:@/]+@/, ':***@'), taskQueue: temporal.taskQueue },
+      'Target Health is running — Ctrl-C to stop',
+    );
+    process.stdout.write(
+      [
+        '',
+        `  Temporal UI:   ${uiUrl ?? '(your cluster)'}`,
+        `  Temporal:      TEMPORAL_ADDRESS=${temporal.address}`,
+        `  PostgreSQL:    DATABASE_URL=${databaseUrl}`,
+        `  Watch a site:  TEMPORAL_ADDRESS=${temporal.address} DATABASE_URL=${databaseUrl} npx target-health start shop.example.com`,
+        '',
+      ].join('\n') + '\n',
+    );
+    // The SDK's runtime shuts the worker down on SIGINT/SIGTERM; run() returns once it has drained.
+    await started.run();
+  } finally {
+    await stopAll();
+  }
+});

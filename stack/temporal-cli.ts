@@ -1,0 +1,112 @@
+/**
+ * Finds or provisions the Temporal CLI (which contains the dev server). One place, used by `npm start`,
+ * the tests and CI, in this order:
+ *   1. TEMPORAL_CLI_PATH, when set;
+ *   2. `temporal` on PATH;
+ *   3. the per-machine cache outside the clone (~/.cache/target-health/temporal-v1.5.1/temporal);
+ *   4. with Go present: `go install github.com/temporalio/cli/cmd/temporal@v1.5.1` into that cache
+ *      (v1.5.1 is the newest release `go install` accepts: later go.mod files carry `replace` lines);
+ *   5. otherwise the Temporal SDK's own download of the dev server (needs internet).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { UserError } from '../common/user-error';
+
+export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
+
+export type TemporalCli =
+  | { kind: 'binary'; path: string; source: 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'go install' }
+  | { kind: 'sdk-download'; downloadDir: string };
+
+export interface ProvisionLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export function temporalCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
+  return join(base, 'target-health', `temporal-${TEMPORAL_CLI_VERSION}`);
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function hasGo(env: NodeJS.ProcessEnv): boolean {
+  return spawnSync('go', ['version'], { env, stdio: 'ignore' }).status === 0;
+}
+
+/** Runs `go install` into a staging folder, then moves the binary into the cache in one rename. */
+async function goInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.ProcessEnv): Promise<string> {
+  const staging = join(cacheDir, `.staging-${process.pid}`);
+  mkdirSync(staging, { recursive: true });
+  log.info(
+    `Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with \`go install\` into ${cacheDir} — first run on this machine only; it takes a few minutes.`,
+  );
+  const started = Date.now();
+  let lastLine = '';
+  const child = spawn('go', ['install', `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`], {
+    env: { ...env, GOBIN: staging },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const onOutput = (chunk: Buffer): void => {
+    const lines = chunk.toString('utf8').trim().split('\n');
+    lastLine = lines[lines.length - 1] ?? lastLine;
+  };
+  child.stdout.on('data', onOutput);
+  child.stderr.on('data', onOutput);
+  // A heartbeat so a person (or a CI log) can see the build is alive and what it is doing.
+  const heartbeat = setInterval(() => {
+    const secs = Math.round((Date.now() - started) / 1000);
+    log.info(`still building the Temporal CLI (${secs}s)${lastLine ? `: ${lastLine}` : ''}`);
+  }, 20_000);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearInterval(heartbeat);
+  const built = join(staging, 'temporal');
+  if (code !== 0 || !existsSync(built)) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new UserError(`go install ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} failed (exit ${code}): ${lastLine || 'no output'}`);
+  }
+  const target = join(cacheDir, 'temporal');
+  renameSync(built, target);
+  rmSync(staging, { recursive: true, force: true });
+  log.info(`Temporal CLI built in ${Math.round((Date.now() - started) / 1000)}s: ${target}`);
+  return target;
+}
+
+export async function ensureTemporalCli(log: ProvisionLog, env: NodeJS.ProcessEnv = process.env): Promise<TemporalCli> {
+  const explicit = env.TEMPORAL_CLI_PATH;
+  if (explicit !== undefined && explicit !== '') {
+    if (!isExecutable(explicit)) throw new UserError(`TEMPORAL_CLI_PATH: "${explicit}" is not an executable file; point it at the temporal binary or unset it`);
+    return { kind: 'binary', path: explicit, source: 'TEMPORAL_CLI_PATH' };
+  }
+  const onPath = findOnPath('temporal', env);
+  if (onPath) return { kind: 'binary', path: onPath, source: 'PATH' };
+
+  const cacheDir = temporalCacheDir(env);
+  const cached = join(cacheDir, 'temporal');
+  if (isExecutable(cached)) return { kind: 'binary', path: cached, source: 'cache' };
+
+  if (hasGo(env)) return { kind: 'binary', path: await goInstall(cacheDir, log, env), source: 'go install' };
+
+  log.warn('No temporal binary on PATH or in the cache, and no Go to build one: falling back to the Temporal SDK download (needs internet).');
+  mkdirSync(cacheDir, { recursive: true });
+  return { kind: 'sdk-download', downloadDir: cacheDir };
+}

@@ -1,0 +1,76 @@
+/**
+ * `npm start`'s program on real processes: it brings up the dev server, PostgreSQL, migrations and the
+ * worker; Ctrl-C (SIGINT) stops every process it started; the next start finds the same data and the
+ * same running site loop.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPool } from '../../db/pool';
+import { freePort } from '../../stack/free-port';
+import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../helpers/processes';
+
+function processesUsing(dir: string): string[] {
+  const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
+  return out.split('\n').filter((line) => line.includes(dir) && !line.includes(' ps -eo'));
+}
+
+let dataDir: string;
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('start, Ctrl-C leaves nothing running, restart finds the same data', async () => {
+  const base = mkdtempSync(join(tmpdir(), 'th-stack-'));
+  chmodSync(base, 0o755);
+  dataDir = join(base, 'data');
+  const ports = { temporal: await freePort(), ui: await freePort(), pg: await freePort() };
+  const stackEnv = cleanEnv({
+    TARGET_HEALTH_DATA_DIR: dataDir,
+    TEMPORAL_PORT: String(ports.temporal),
+    TEMPORAL_UI_PORT: String(ports.ui),
+    TARGET_HEALTH_PG_PORT: String(ports.pg),
+    LOG_LEVEL: 'info',
+    XDG_CACHE_HOME: process.env.XDG_CACHE_HOME,
+    TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH,
+  });
+  const cliEnv = cleanEnv({
+    TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
+    DATABASE_URL: `postgres://postgres:postgres@127.0.0.1:${ports.pg}/target_health`,
+  });
+  const ready = /Target Health is running/;
+
+  const first = await startUntil(STACK, stackEnv, ready, 90_000);
+  expect(first.output()).toMatch(/applied migrations: 001_sites_and_assessments/);
+  // The UI is up on its port.
+  const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
+  expect(ui.status).toBe(200);
+
+  const started = await run(CLI, ['start', 'stack-test.example.com', '--tick', '1s'], cliEnv);
+  expect(started.stderr).toBe('');
+  expect(started.stdout).toContain('started site-health:stack-test.example.com');
+  await new Promise((r) => setTimeout(r, 3_000));
+  const before = JSON.parse((await run(CLI, ['status', 'stack-test.example.com', '--json'], cliEnv)).stdout) as { tick: number };
+  expect(before.tick).toBeGreaterThanOrEqual(2);
+
+  expect(processesUsing(dataDir).length).toBeGreaterThanOrEqual(2); // dev server + postgres
+  first.child.kill('SIGINT');
+  expect(await waitForExit(first.child)).toBe(0);
+  expect(processesUsing(dataDir)).toEqual([]);
+
+  const second = await startUntil(STACK, stackEnv, ready, 90_000);
+  expect(second.output()).toMatch(/database schema is up to date/);
+  await new Promise((r) => setTimeout(r, 2_500));
+  const after = JSON.parse((await run(CLI, ['status', 'stack-test.example.com', '--json'], cliEnv)).stdout) as { tick: number };
+  // The same workflow carried on from where it was: ticks kept counting, not restarted at 1.
+  expect(after.tick).toBeGreaterThan(before.tick);
+  // And PostgreSQL kept the first run's rows.
+  const pool = createPool(cliEnv.DATABASE_URL!, 1);
+  const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM assessments WHERE site = 'stack-test.example.com'");
+  await pool.end();
+  expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(after.tick - 1);
+  second.child.kill('SIGINT');
+  expect(await waitForExit(second.child)).toBe(0);
+  expect(processesUsing(dataDir)).toEqual([]);
+});

@@ -1,0 +1,46 @@
+/**
+ * The walking skeleton on the real dev server and the real PostgreSQL: a site workflow ticks on a
+ * durable timer, its activity reads the database, and the run is visible with its search attributes.
+ */
+import { randomUUID } from 'node:crypto';
+import { workflowIdForSite } from '../../common/names';
+import { HealthBand, TargetSite } from '../../common/search-attributes';
+import { upsertSite } from '../../db/sites';
+import type { SiteHealthState } from '../../workflows';
+import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
+
+let h: TestHarness;
+beforeAll(async () => {
+  h = await openHarness();
+});
+afterAll(async () => h.close());
+
+test('a site workflow ticks twice and reports what its activity read from PostgreSQL', async () => {
+  const site = `skeleton-${randomUUID().slice(0, 8)}.example.com`;
+  await upsertSite(h.pool, site, { owner: 'crawl-team@example.com' });
+  const { worker, connection } = await createTestWorker(h);
+  const workflowId = workflowIdForSite(site);
+
+  const state = await worker.runUntil(async () => {
+    const handle = await h.client.workflow.start('siteHealth', {
+      workflowId,
+      taskQueue: h.taskQueue,
+      args: [{ site, tickIntervalMs: 1_000 }],
+    });
+    const reached = await eventually(async () => {
+      const s = await handle.query<SiteHealthState>('state');
+      return s.tick >= 2 && s.lastAssessment?.tick === 2 ? s : undefined;
+    }, 'two ticks');
+    const described = await handle.describe();
+    expect(described.typedSearchAttributes.get(TargetSite)).toBe(site);
+    expect(described.typedSearchAttributes.get(HealthBand)).toBe('learning');
+    await handle.terminate('test done');
+    return reached;
+  });
+  await connection.close();
+
+  // What the activity read from PostgreSQL: the site's registration, and the first tick's row.
+  expect(state.lastAssessment).toMatchObject({ tick: 2, site: { registered: true, owner: 'crawl-team@example.com' }, previousAssessments: 1 });
+  const { rows } = await h.pool.query<{ tick: string }>('SELECT tick FROM assessments WHERE site = $1 ORDER BY tick', [site]);
+  expect(rows.map((r) => Number(r.tick))).toEqual(expect.arrayContaining([1, 2]));
+});

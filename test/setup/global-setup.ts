@@ -1,0 +1,47 @@
+/**
+ * Starts the real services the integration tests share: the Temporal dev server (in memory, headless,
+ * provisioned by the same script as `npm start`) and an embedded PostgreSQL in a temporary folder,
+ * migrated. Bundles the workflow code once. Tests find them through process.env.
+ */
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { migrateUp } from '../../db/migrate';
+import { freePort } from '../../stack/free-port';
+import { startEmbeddedPostgres } from '../../stack/embedded-postgres';
+import { ensureTemporalCli } from '../../stack/temporal-cli';
+import { startTemporalDevServer } from '../../stack/temporal-dev-server';
+import { workflowsPath } from '../../worker/create-worker';
+
+const log = {
+  info: (m: string) => process.stderr.write(`[test services] ${m}\n`),
+  warn: (m: string) => process.stderr.write(`[test services] WARNING ${m}\n`),
+};
+
+export default async function globalSetup(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'target-health-test-'));
+  // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter this folder.
+  chmodSync(dir, 0o755);
+
+  const cli = await ensureTemporalCli(log);
+  const [temporalPort, pgPort] = [await freePort(), await freePort()];
+  const [server, pg] = await Promise.all([
+    startTemporalDevServer({ cli, port: temporalPort, namespace: 'default', logFile: join(dir, 'temporal.log') }),
+    startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), port: pgPort, persistent: false }),
+  ]);
+  await migrateUp(pg.databaseUrl);
+
+  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn } });
+  const bundlePath = join(dir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, bundle.code);
+
+  process.env.TEMPORAL_ADDRESS = server.address;
+  process.env.TEMPORAL_NAMESPACE = 'default';
+  process.env.DATABASE_URL = pg.databaseUrl;
+  process.env.TH_TEST_WORKFLOW_BUNDLE = bundlePath;
+  process.env.TH_TEST_DIR = dir;
+  process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'warn';
+
+  (globalThis as Record<string, unknown>).__TH_SERVICES__ = { stop: async () => Promise.all([server.stop(), pg.stop()]) };
+}

@@ -1,0 +1,71 @@
+/**
+ * No Docker engine runs on our machines, so docker-compose.yml is checked by reading it: every service
+ * the production-like stack needs is there, wired to the others by name, and consistent with the
+ * product's fixed names and the dev server's versions.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
+
+interface Service {
+  image?: string;
+  build?: string;
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+  command?: string[];
+  volumes?: string[];
+  ports?: string[];
+  healthcheck?: { test: string[] };
+}
+
+const root = join(__dirname, '..', '..');
+const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const s = compose.services;
+
+test('has Temporal on PostgreSQL, the UI, search-attribute setup and the worker', () => {
+  expect(Object.keys(s).sort()).toEqual(['postgresql', 'temporal', 'temporal-search-attributes', 'temporal-ui', 'worker']);
+  expect(s.postgresql!.image).toMatch(/^postgres:\d+/);
+  expect(s.temporal!.image).toMatch(/^temporalio\/auto-setup:/);
+  expect(s.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
+  expect(s['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
+});
+
+test('images match the server and UI versions of the dev server we test against (Server 1.29.1, UI 2.42.1)', () => {
+  expect(s.temporal!.image).toBe('temporalio/auto-setup:1.29.1');
+  expect(s['temporal-search-attributes']!.image).toBe('temporalio/admin-tools:1.29.1');
+  expect(s['temporal-ui']!.image).toBe('temporalio/ui:2.42.1');
+});
+
+test('registers every product search attribute with its type', () => {
+  const script = s['temporal-search-attributes']!.command!.join(' ');
+  const cliType: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int', BOOL: 'Bool' };
+  for (const key of ALL_SEARCH_ATTRIBUTE_KEYS) expect(script).toContain(`${key.name}=${cliType[key.type]}`);
+  expect(s['temporal-search-attributes']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
+});
+
+test('the worker is built here and points at the stack by service name', () => {
+  const w = s.worker!;
+  expect(w.build).toBe('.');
+  expect(w.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
+  const db = new URL(w.environment!.DATABASE_URL!);
+  expect(db.hostname).toBe('postgresql');
+  expect(db.pathname).toBe('/target_health');
+  expect(db.username).toBe(s.postgresql!.environment!.POSTGRES_USER);
+  expect(db.password).toBe(s.postgresql!.environment!.POSTGRES_PASSWORD);
+  expect(w.depends_on).toMatchObject({ postgresql: { condition: 'service_healthy' }, 'temporal-search-attributes': { condition: 'service_completed_successfully' } });
+});
+
+test("the application's database is created by the mounted init script", () => {
+  const mount = s.postgresql!.volumes!.find((v) => v.includes('docker-entrypoint-initdb.d'));
+  expect(mount).toBeDefined();
+  const hostPath = mount!.split(':')[0]!;
+  expect(readFileSync(join(root, hostPath), 'utf8')).toMatch(/CREATE DATABASE target_health/);
+});
+
+test('the Dockerfile builds and runs the worker entry with the migrations alongside', () => {
+  const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+  expect(dockerfile).toMatch(/RUN npm ci/);
+  expect(dockerfile).toMatch(/COPY --from=build \/app\/db\/migrations/);
+  expect(dockerfile).toMatch(/CMD \["node", "dist\/worker\/main.js"\]/);
+});

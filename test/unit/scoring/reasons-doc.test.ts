@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { COST_SIGNALS, EXTRACTION_SIGNALS, HEALTH_SIGNALS, NO_SCORE, REASONS, REASON_KEYS, ROUTE_REASONS, isReasonKey } from '../../../scoring';
+
+const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'reasons.md'), 'utf8');
+
+describe('reason keys', () => {
+  test('every key family of SPEC.md is defined, each with a one-line description', () => {
+    expect(HEALTH_SIGNALS).toEqual(['hard_block', 'challenge', 'soft_block', 'latency']);
+    expect(REASON_KEYS).toEqual(expect.arrayContaining(['total_refusal', 'canary_mismatch', ...HEALTH_SIGNALS, ...EXTRACTION_SIGNALS, ...COST_SIGNALS, ...ROUTE_REASONS]));
+    for (const key of REASON_KEYS) {
+      expect(key).toMatch(/^(hard_block|challenge|soft_block|latency|total_refusal|canary_mismatch|extraction_[a-z_]+|cost_[a-z_]+|route_[a-z_]+)$/);
+      expect(REASONS[key]).not.toContain('\n');
+      expect(REASONS[key].length).toBeGreaterThan(10);
+    }
+    expect(isReasonKey('hard_block')).toBe(true);
+    expect(isReasonKey('toString')).toBe(false);
+  });
+
+  test('docs/reasons.md lists exactly the defined keys, with the same descriptions', () => {
+    const rows = [...doc.matchAll(/^\| `([a-z_]+)` \| (.+?) \|/gm)].map((m) => [m[1] ?? '', m[2] ?? ''] as const);
+    expect(rows.map(([k]) => k).sort()).toEqual([...REASON_KEYS].sort());
+    for (const [key, text] of rows) {
+      if (isReasonKey(key)) expect(text).toBe(REASONS[key]);
+    }
+  });
+
+  test('docs/reasons.md explains every no-score sentence', () => {
+    for (const sentence of Object.values(NO_SCORE)) expect(doc).toContain(`| \`${sentence}\` |`);
+  });
+});

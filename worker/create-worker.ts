@@ -1,0 +1,35 @@
+/**
+ * Builds the Target Health worker: the workflow bundle plus activities wired to PostgreSQL. Used by
+ * the worker entry, the local stack (`npm start`) and the tests, so all run the same wiring.
+ */
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import type { Pool } from '../db/pool';
+import type { Logger } from '../logging/logger';
+
+export interface CreateWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  pool: Pool;
+  logger: Logger;
+  /** A pre-built bundle (tests bundle once); otherwise the workflows are bundled at start. */
+  workflowBundlePath?: string;
+  /** Worker tuning overrides (tests use small pollers). */
+  tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'identity'>>;
+}
+
+export function workflowsPath(): string {
+  return require.resolve('../workflows');
+}
+
+export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    ...(options.workflowBundlePath ? { workflowBundle: { codePath: options.workflowBundlePath } } : { workflowsPath: workflowsPath() }),
+    activities: createActivities({ pool: options.pool, logger: options.logger }),
+    ...options.tuning,
+  });
+}

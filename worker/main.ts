@@ -1,0 +1,19 @@
+/**
+ * The worker entry (`npm run worker`, the Docker image): settings from the environment, then poll the
+ * `target-health` task queue until SIGINT/SIGTERM, finishing in-flight tasks before exiting.
+ */
+import { runMain } from '../bootstrap/run-main';
+import { loadDatabaseUrl, loadLogLevel, loadTemporalSettings } from '../config/env';
+import { createLogger } from '../logging/logger';
+import { startWorker } from './start-worker';
+
+runMain('target-health worker', async () => {
+  const logLevel = loadLogLevel();
+  const temporal = loadTemporalSettings();
+  const databaseUrl = loadDatabaseUrl();
+  const logger = createLogger(logLevel, 'worker');
+  const started = await startWorker({ temporal, databaseUrl, logger });
+  logger.info({ address: temporal.address, namespace: temporal.namespace, taskQueue: temporal.taskQueue }, 'worker polling');
+  await started.run();
+  logger.info('worker stopped');
+});

@@ -1,0 +1,67 @@
+/**
+ * Everything a worker process does before polling: check PostgreSQL, apply migrations, connect to
+ * Temporal, make sure the search attributes exist. Shared by `npm run worker` and `npm start`.
+ */
+import { Runtime, makeTelemetryFilterString, type Worker } from '@temporalio/worker';
+import type { TemporalSettings } from '../config/env';
+import { migrateUp } from '../db/migrate';
+import { checkDatabase, createPool, type Pool } from '../db/pool';
+import type { Logger } from '../logging/logger';
+import { connectWorker } from '../temporal/connect';
+import { ensureSearchAttributes } from '../temporal/search-attributes';
+import { createWorker } from './create-worker';
+
+export interface StartedWorker {
+  worker: Worker;
+  pool: Pool;
+  /** Resolves when the worker has shut down (after a signal or `worker.shutdown()`), resources closed. */
+  run(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+/** Sends the SDK's own logs through pino, once per process. */
+function installRuntime(logger: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({
+    logger: {
+      log: (level, message, meta) => logger[level === 'TRACE' ? 'trace' : (level.toLowerCase() as 'debug' | 'info' | 'warn' | 'error')](meta ?? {}, message),
+      trace: (message, meta) => logger.trace(meta ?? {}, message),
+      debug: (message, meta) => logger.debug(meta ?? {}, message),
+      info: (message, meta) => logger.info(meta ?? {}, message),
+      warn: (message, meta) => logger.warn(meta ?? {}, message),
+      error: (message, meta) => logger.error(meta ?? {}, message),
+    },
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+  });
+}
+
+export async function startWorker(options: { temporal: TemporalSettings; databaseUrl: string; logger: Logger }): Promise<StartedWorker> {
+  const { logger } = options;
+  installRuntime(logger);
+  const pool = createPool(options.databaseUrl);
+  try {
+    await checkDatabase(pool, options.databaseUrl);
+    await migrateUp(options.databaseUrl, logger);
+    const connection = await connectWorker(options.temporal);
+    const attributes = await ensureSearchAttributes(connection, options.temporal.namespace);
+    if (attributes.registered.length > 0) logger.info({ registered: attributes.registered }, 'registered search attributes');
+    const worker = await createWorker({ connection, namespace: options.temporal.namespace, taskQueue: options.temporal.taskQueue, pool, logger });
+    return {
+      worker,
+      pool,
+      run: async () => {
+        try {
+          await worker.run();
+        } finally {
+          await connection.close();
+          await pool.end();
+        }
+      },
+    };
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+}
