@@ -1,21 +1,43 @@
 /**
- * All activities, built from their dependencies (a PostgreSQL pool, a logger) so tests and the worker
- * wire them the same way. Workflow code imports only the `Activities` type.
+ * All activities, built from their dependencies (a PostgreSQL pool, a logger; the notifier and the UI
+ * base URL from the environment unless given) so tests and the worker wire them the same way. Workflow
+ * code imports only the `Activities` type.
  */
+import { loadNotifierSettings, loadTemporalUiUrl } from '../config/env';
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logging/logger';
-import { makeAssessSite } from './assess-site';
+import { type Notifier, createNotifier } from '../notifications/notifier';
+import { makeApplyActions } from './apply-actions';
+import { type ReadWindows, makeAssessSite } from './assess-site';
+import { makeCanaryActivities } from './canaries';
+import { makeDeliveryActivities } from './deliver-notification';
 
 export interface ActivityDeps {
   pool: Pool;
   logger: Logger;
+  /** Default: the structured log plus the webhooks in TARGET_HEALTH_WEBHOOK_URL / TARGET_HEALTH_SLACK_WEBHOOK_URL. */
+  notifier?: Notifier;
+  /** Default: TEMPORAL_UI_URL. */
+  uiUrl?: string;
+  /** Default: the signal store's readSiteWindows. */
+  readWindows?: ReadWindows;
 }
 
 export function createActivities(deps: ActivityDeps) {
+  // Read the environment once, when the worker starts: a malformed webhook URL stops it with one line.
+  const notifier = deps.notifier ?? createNotifier(loadNotifierSettings(), deps.logger);
+  const uiUrl = deps.uiUrl ?? loadTemporalUiUrl();
+  const canaries = makeCanaryActivities({ pool: deps.pool, logger: deps.logger });
   return {
-    assessSite: makeAssessSite(deps),
+    assessSite: makeAssessSite({ pool: deps.pool, logger: deps.logger, runDueCanaries: (input) => canaries.runDueCanaries(input), ...(deps.readWindows ? { readWindows: deps.readWindows } : {}) }),
+    applyActions: makeApplyActions({ pool: deps.pool, logger: deps.logger, uiUrl }),
+    ...makeDeliveryActivities({ pool: deps.pool, logger: deps.logger, notifier }),
+    // Also callable on its own (`target-health canary run` uses the same runner).
+    ...canaries,
   };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export type { Assessment, AssessSiteInput } from './assess-site';
+export type { AssessSiteInput, TickAssessment } from './assess-site';
+export type { ApplyActionsInput, ApplyActionsResult } from './apply-actions';
+export type { DeliveryResult } from './deliver-notification';

@@ -2,10 +2,11 @@
  * What CLI commands need, created lazily: a command that only reads a file never asks for a database
  * or a Temporal server, and every connection is closed when the command ends.
  */
-import { Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import type * as TemporalClientModule from '@temporalio/client';
+import type * as ConnectModule from '../temporal/connect';
 import { loadDatabaseUrl, loadTemporalSettings, loadTemporalUiUrl, type TemporalSettings } from '../config/env';
 import { checkDatabase, createPool, type Pool } from '../db/pool';
-import { connectClient } from '../temporal/connect';
 
 export class CliContext {
   private pool?: Pool;
@@ -38,9 +39,14 @@ export class CliContext {
   async temporal(): Promise<Client> {
     if (!this.client) {
       const settings = this.temporalSettings();
+      // Loaded here, not at the top: commands that never talk to Temporal start without the SDK.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose
+      const { connectClient } = require('../temporal/connect') as typeof ConnectModule;
       const connection = await connectClient(settings);
       this.closeConnection = () => connection.close();
-      this.client = new Client({ connection, namespace: settings.namespace });
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose
+      const { Client: TemporalClient } = require('@temporalio/client') as typeof TemporalClientModule;
+      this.client = new TemporalClient({ connection, namespace: settings.namespace });
     }
     return this.client;
   }

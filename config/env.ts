@@ -66,7 +66,8 @@ function formatEnvIssues(error: z.ZodError, env: Env): string {
     .map((issue) => {
       const name = String(issue.path[0] ?? 'environment');
       const got = env[name];
-      const shown = got === undefined ? 'it is not set' : `got "${name.includes('KEY') || name === 'DATABASE_URL' ? redact(got) : got}"`;
+      const secret = name.includes('KEY') || name.includes('WEBHOOK') || name === 'DATABASE_URL';
+      const shown = got === undefined ? 'it is not set' : `got "${secret ? redact(got) : got}"`;
       return `${name}: ${issue.message} (${shown})`;
     })
     .join('; ');
@@ -76,6 +77,8 @@ function formatEnvIssues(error: z.ZodError, env: Env): string {
 function redact(value: string): string {
   try {
     const u = new URL(value);
+    // Webhook URLs (Slack's in particular) carry their secret in the path.
+    if (u.pathname.length > 1 && !u.protocol.startsWith('postgres')) return `${u.protocol}//${u.host}/…`;
     if (u.password) u.password = '***';
     return u.toString();
   } catch {
@@ -179,4 +182,38 @@ export function loadTemporalUiUrl(env: Env = process.env): string {
 
 export function workflowUiLink(uiUrl: string, namespace: string, workflowId: string): string {
   return `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+const webhookUrl = z
+  .string()
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL like https://hooks.example.com/target-health');
+
+const notifierEnvSchema = z.object({
+  TARGET_HEALTH_WEBHOOK_URL: webhookUrl.optional(),
+  TARGET_HEALTH_SLACK_WEBHOOK_URL: webhookUrl.optional(),
+});
+
+export interface NotifierSettings {
+  /** Generic JSON webhook: every notification is POSTed as JSON. */
+  webhookUrl?: string;
+  /** Slack-compatible incoming webhook (`{"text": ...}`). */
+  slackWebhookUrl?: string;
+}
+
+/** Where notifications go besides the structured log; an empty variable counts as unset. */
+export function loadNotifierSettings(env: Env = process.env): NotifierSettings {
+  const present: Env = {};
+  for (const name of ['TARGET_HEALTH_WEBHOOK_URL', 'TARGET_HEALTH_SLACK_WEBHOOK_URL']) if (env[name] !== undefined && env[name] !== '') present[name] = env[name];
+  const e = parseEnv(notifierEnvSchema, present);
+  return {
+    ...(e.TARGET_HEALTH_WEBHOOK_URL ? { webhookUrl: e.TARGET_HEALTH_WEBHOOK_URL } : {}),
+    ...(e.TARGET_HEALTH_SLACK_WEBHOOK_URL ? { slackWebhookUrl: e.TARGET_HEALTH_SLACK_WEBHOOK_URL } : {}),
+  };
 }

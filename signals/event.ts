@@ -29,9 +29,9 @@ export const EXTRACTION_RESULTS = ['ok', 'missing_fields', 'schema_mismatch', 'e
 export type ExtractionResult = (typeof EXTRACTION_RESULTS)[number];
 
 // Before 2000-01-01 or from 2100 on, a timestamp is a unit mistake, not a real request.
-const MIN_TS = Date.UTC(2000, 0, 1);
-const MAX_TS = Date.UTC(2100, 0, 1);
-const MAX_LATENCY_MS = 24 * 60 * 60 * 1000;
+export const MIN_TS = Date.UTC(2000, 0, 1);
+export const MAX_TS = Date.UTC(2100, 0, 1);
+export const MAX_LATENCY_MS = 24 * 60 * 60 * 1000;
 const ISO_8601 = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(\.\d+)?(Z|[+-]\d{2}:?\d{2})$/i;
 const TS_HELP = 'an ISO-8601 time with a zone like "2025-01-31T12:00:00.000Z", or epoch milliseconds';
 

@@ -30,6 +30,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     taskQueue: options.taskQueue,
     ...(options.workflowBundlePath ? { workflowBundle: { codePath: options.workflowBundlePath } } : { workflowsPath: workflowsPath() }),
     activities: createActivities({ pool: options.pool, logger: options.logger }),
+    // On SIGTERM, in-flight activities get 10 s to finish; after 30 s the worker stops even if the
+    // server is unreachable (a shutdown must never hang a deploy). Activities are idempotent, so an
+    // interrupted one is simply retried by the next worker.
+    shutdownGraceTime: '10 seconds',
+    shutdownForceTime: '30 seconds',
     ...options.tuning,
   });
 }

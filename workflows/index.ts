@@ -1,3 +1,5 @@
 // Every workflow the worker registers. This file is the bundle's entry: keep it free of side effects.
-export { siteHealth, stateQuery } from './site-health';
-export type { SiteHealthState } from './site-health';
+export { siteHealth, stateQuery, historyQuery } from './site-health';
+export type { DecisionResult, SiteHealthState, SiteHealthSummary } from './site-health';
+export { deliverNotification } from './deliver-notification';
+export type { DeliverNotificationInput, DeliveryReport } from './deliver-notification';

@@ -1,24 +1,66 @@
 /**
- * The per-site workflow's start input (validated in the client before starting, and again in the
- * workflow so a hand-started run with a bad payload fails with a clear message) and the state it
- * carries across continue-as-new.
+ * The per-site workflow's start input, validated in the client before starting and again in the
+ * workflow (a hand-started run with a bad payload fails with a message naming the field), and the
+ * state a continued run carries. Every setting has a product default; a partial input is filled in.
  */
 import { z } from 'zod';
+import { tryNormaliseSite } from '../signals/site';
+import { scoringConfigSchema } from '../scoring/config';
+import { formatIssues } from '../scoring/window';
+import { actionPolicySchema } from './control/controls';
+import { loopStateSchema } from './control/loop-state';
 
-export const siteHealthInputSchema = z.object({
-  site: z.string().min(1, 'site: must be a normalised host like shop.example.com'),
+const ms = (what: string, min: number) =>
+  z.int({ error: `expected ${what} in milliseconds (a whole number of at least ${min})` }).min(min, { error: `expected ${what} in milliseconds (a whole number of at least ${min})` });
+
+export const windowConfigSchema = z
+  .strictObject({
+    /** Length of the current window each tick judges. */
+    currentWindowMs: ms('a window', 1_000).default(15 * 60_000),
+    /** Length of the baseline (the site's normal). */
+    baselineMs: ms('a baseline', 60_000).default(14 * 86_400_000),
+    /** The most recent stretch left out of the baseline, so one bad day does not become normal. */
+    excludeRecentMs: ms('a duration', 0).default(86_400_000),
+  })
+  .prefault({});
+
+export const timeoutsSchema = z
+  .strictObject({
+    /** Start-to-close timeout of each loop activity: how soon a crashed worker's activity is retried. */
+    activityMs: ms('a timeout', 1_000).default(30_000),
+  })
+  .prefault({});
+
+export const siteHealthConfigSchema = z.strictObject({
+  site: z.string({ error: 'required: a normalised host like shop.example.com' }).superRefine((value, ctx) => {
+    const result = tryNormaliseSite(value);
+    if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error.message });
+    else if (result.site !== value) ctx.addIssue({ code: 'custom', message: `must be the normalised host "${result.site}"` });
+  }),
   /** Time between assessments. */
-  tickIntervalMs: z.number().int().min(1_000, 'tickIntervalMs: must be at least 1000 (1 s)').default(60_000),
+  tickIntervalMs: ms('a tick interval', 1_000).default(60_000),
   /** Continue-as-new after this many ticks even if the server does not suggest it yet. */
-  maxTicksPerRun: z.number().int().min(1, 'maxTicksPerRun: must be at least 1').default(1_000),
-  /** Present only on a continued run. */
-  carried: z
-    .object({
-      tick: z.number().int().min(0),
-      chainId: z.string().min(1),
-    })
-    .optional(),
+  maxTicksPerRun: z.int({ error: 'expected a whole number of at least 1' }).min(1, { error: 'expected a whole number of at least 1' }).default(1_000),
+  window: windowConfigSchema,
+  /** Scoring: weights, smoothing half-life, band thresholds and hysteresis, total refusal, … */
+  scoring: scoringConfigSchema.prefault({}),
+  /** What each band does: steps, floors, cautious resume, reminders, parser alert threshold. */
+  policy: actionPolicySchema.prefault({}),
+  timeouts: timeoutsSchema,
+});
+
+export const siteHealthInputSchema = siteHealthConfigSchema.extend({
+  /** Present only on a continued run: the loop's state, pending human wait included. */
+  carried: loopStateSchema.optional(),
 });
 
 export type SiteHealthInput = z.input<typeof siteHealthInputSchema>;
-export type SiteHealthConfig = z.output<typeof siteHealthInputSchema>;
+export type SiteHealthConfig = z.output<typeof siteHealthConfigSchema>;
+export type ParsedSiteHealthInput = z.output<typeof siteHealthInputSchema>;
+
+/** Validates and fills defaults; the error is one line naming each bad field. */
+export function parseSiteHealthInput(input: unknown): { ok: true; value: ParsedSiteHealthInput } | { ok: false; message: string } {
+  const parsed = siteHealthInputSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, message: formatIssues(parsed.error) };
+  return { ok: true, value: parsed.data };
+}

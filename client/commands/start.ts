@@ -1,4 +1,5 @@
 /** `target-health start <site>`: register a site and start its control loop. */
+import { readFileSync } from 'node:fs';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { TargetSite, HealthBand } from '../../common/search-attributes';
@@ -7,7 +8,7 @@ import { UserError } from '../../common/user-error';
 import { workflowUiLink } from '../../config/env';
 import { upsertSite } from '../../db/sites';
 import { siteArgument } from '../site-arg';
-import { siteHealthInputSchema, type SiteHealthInput } from '../../workflows/site-health-input';
+import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../../workflows/site-health-input';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
 
@@ -15,6 +16,43 @@ interface StartOptions {
   tick: string;
   owner?: string;
   parserOwner?: string;
+  config?: string;
+}
+
+/** Settings from `--config <file.json>`: any of window, scoring, policy, timeouts, maxTicksPerRun. */
+function readConfigFile(path: string | undefined): Partial<SiteHealthInput> {
+  if (path === undefined) return {};
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UserError(`--config: cannot read "${path}" (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UserError(`--config: "${path}" is not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UserError(`--config: "${path}" must hold a JSON object like {"policy": {"concurrency": {"nominal": 8}}}`);
+  return value;
+}
+
+/** The run's static details in the Temporal UI: how this loop was configured. */
+export function staticDetails(c: ParsedSiteHealthInput): string {
+  const p = c.policy;
+  const b = c.scoring.bands;
+  return [
+    `Scores how **${c.site}** treats the crawler every ${c.tickIntervalMs / 1000} s against its own normal (baseline ${c.window.baselineMs / 86_400_000} days, current window ${c.window.currentWindowMs / 60_000} min).`,
+    '',
+    '| band | score | action |',
+    '|---|---|---|',
+    `| healthy | ≥ ${b.healthyMin} | none; after a degradation restore +${p.concurrency.increaseStep} concurrency per tick up to ${p.concurrency.nominal} |`,
+    `| degrading | ${b.degradingMin}–${b.healthyMin - 1} | concurrency ×${p.concurrency.decreaseFactor} per tick (floor ${p.concurrency.floor}), revisit ×${p.revisit.increaseFactor} (max ×${p.revisit.max}), cost raised, owner notified |`,
+    `| resisting | < ${b.degradingMin} or total refusal | pause, canaries only, notify the owner, **wait for a person** (reminders every ${p.reminderIntervalMs / 60_000} min) |`,
+    '',
+    `Smoothing half-life ${c.scoring.smoothing.halfLifeMs / 60_000} min, hysteresis ${b.hysteresis} points. Parser health below ${p.parserAlertBelow} alerts the parser owner. Decide with \`target-health decide resume|stop|pause ${c.site}\`.`,
+  ].join('\n');
 }
 
 export function registerStartCommand(program: Command, context: () => CliContext): void {
@@ -25,11 +63,13 @@ export function registerStartCommand(program: Command, context: () => CliContext
     .option('--tick <duration>', 'time between assessments, e.g. 30s, 1m', '60s')
     .option('--owner <contact>', "who is notified when the site degrades (the crawl's owner)")
     .option('--parser-owner <contact>', "who is notified when the site's parser health falls")
+    .option('--config <file>', 'JSON settings: window, scoring, policy, timeouts, maxTicksPerRun (see docs/control-loop.md)')
     .action(async (rawSite: string, options: StartOptions) => {
       const site = siteArgument(rawSite);
-      const input: SiteHealthInput = { site, tickIntervalMs: parseDuration('--tick', options.tick) };
-      const checked = siteHealthInputSchema.safeParse(input);
-      if (!checked.success) throw new UserError(checked.error.issues.map((i) => i.message).join('; '));
+      const input: SiteHealthInput = { ...readConfigFile(options.config), site, tickIntervalMs: parseDuration('--tick', options.tick) };
+      const checked = parseSiteHealthInput(input);
+      if (!checked.ok) throw new UserError(`${options.config ? `--config ${options.config}` : 'settings'}: ${checked.message}`);
+      if (checked.value.carried !== undefined) throw new UserError('--config: "carried" is the state of a continued run, not a setting; remove it');
 
       const ctx = context();
       await upsertSite(await ctx.db(), site, {
@@ -49,8 +89,8 @@ export function registerStartCommand(program: Command, context: () => CliContext
             { key: TargetSite, value: site },
             { key: HealthBand, value: 'learning' },
           ],
-          staticSummary: `Health loop for ${site}`,
-          staticDetails: `Scores how ${site} treats the crawler every ${options.tick}; throttles when degrading, pauses and waits for a person when resisting.`,
+          staticSummary: `Health loop for ${site} (tick ${options.tick})`,
+          staticDetails: staticDetails(checked.value),
         });
         process.stdout.write(`started ${workflowId} (tick ${options.tick})\n${link}\n`);
       } catch (err) {

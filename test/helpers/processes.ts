@@ -38,7 +38,10 @@ export function startUntil(script: string, env: NodeJS.ProcessEnv, ready: RegExp
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`not ready within ${timeoutMs} ms; output:\n${out}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      child.kill('SIGINT');
+      reject(new Error(`not ready within ${timeoutMs} ms; output:\n${out}`));
+    }, timeoutMs);
     const onData = (d: Buffer): void => {
       out += d.toString();
       if (ready.test(out)) {

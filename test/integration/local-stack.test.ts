@@ -3,7 +3,7 @@
  * worker; Ctrl-C (SIGINT) stops every process it started; the next start finds the same data and the
  * same running site loop.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +17,10 @@ function processesUsing(dir: string): string[] {
 }
 
 let dataDir: string;
+const children: ChildProcess[] = [];
 afterAll(() => {
+  // If an assertion failed midway, do not leave a stack running behind the test run.
+  for (const child of children) if (child.exitCode === null) child.kill('SIGINT');
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -42,6 +45,7 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   const ready = /Target Health is running/;
 
   const first = await startUntil(STACK, stackEnv, ready, 90_000);
+  children.push(first.child);
   expect(first.output()).toMatch(/applied migrations: 001_sites_and_assessments/);
   // The UI is up on its port.
   const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
@@ -60,6 +64,7 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   expect(processesUsing(dataDir)).toEqual([]);
 
   const second = await startUntil(STACK, stackEnv, ready, 90_000);
+  children.push(second.child);
   expect(second.output()).toMatch(/database schema is up to date/);
   await new Promise((r) => setTimeout(r, 2_500));
   const after = JSON.parse((await run(CLI, ['status', 'stack-test.example.com', '--json'], cliEnv)).stdout) as { tick: number };

@@ -39,8 +39,8 @@ test('a site workflow ticks twice and reports what its activity read from Postgr
   });
   await connection.close();
 
-  // What the activity read from PostgreSQL: the site's registration, and the first tick's row.
-  expect(state.lastAssessment).toMatchObject({ tick: 2, site: { registered: true, owner: 'crawl-team@example.com' }, previousAssessments: 1 });
+  // What the activity read from PostgreSQL: the site's registration (a new site: learning), and both ticks' rows.
+  expect(state.lastAssessment).toMatchObject({ tick: 2, site: { registered: true, owner: 'crawl-team@example.com' }, assessment: { state: 'learning' } });
   const { rows } = await h.pool.query<{ tick: string }>('SELECT tick FROM assessments WHERE site = $1 ORDER BY tick', [site]);
   expect(rows.map((r) => Number(r.tick))).toEqual(expect.arrayContaining([1, 2]));
 });

@@ -1,0 +1,62 @@
+/**
+ * The canary activity. The control loop calls `runDueCanaries` every tick — also while the site is
+ * paused, which is when canaries matter most: they tell the person deciding whether the site has calmed
+ * down. Safe to call every tick and to retry: canaries run once per schedule slot and each run is
+ * recorded once (canaries/schedule.ts). Its fetches are also stored in the signal store as request
+ * outcomes (canary: true; repeats are ignored by event id), so while a site is paused the canary traffic
+ * is what the loop keeps assessing. It returns the window input, the evidence and those events.
+ */
+import { asyncLocalStorage } from '@temporalio/activity';
+import { z } from 'zod';
+import { type CanaryRunnerDeps, runDueCanaries as runDue, type RunDueCanariesResult } from '../canaries/runner';
+import { type CanarySettings, loadCanarySettings } from '../canaries/settings';
+import type { Pool } from '../db/pool';
+import { ingestEvents } from '../db/signal-store';
+import type { Logger } from '../logging/logger';
+import type { SiteClassifierConfigInput } from '../signals/config';
+
+export type { RunDueCanariesResult } from '../canaries/runner';
+export type { CanaryRunSummary } from '../canaries/types';
+export type { CanaryEvidence } from '../canaries/latest';
+
+const AS_OF_HELP = 'asOf: must be an ISO-8601 time with a zone or epoch milliseconds';
+export const runDueCanariesInputSchema = z.strictObject({
+  site: z.string().min(1, 'site: must be a normalised host like shop.example.com'),
+  /** The tick's time; default: the database clock. ISO-8601 or epoch milliseconds. */
+  asOf: z.union([z.iso.datetime({ offset: true, error: AS_OF_HELP }), z.number({ error: AS_OF_HELP }).int(AS_OF_HELP).min(0, AS_OF_HELP)], AS_OF_HELP).optional(),
+});
+export type RunDueCanariesInput = z.input<typeof runDueCanariesInputSchema>;
+
+export interface CanaryActivityDeps {
+  pool: Pool;
+  logger: Logger;
+  /** Default: read from the environment once, when the activities are created (a bad value stops the worker). */
+  settings?: CanarySettings;
+  classifierConfig?: (site: string) => Promise<SiteClassifierConfigInput | undefined>;
+  /** Extra trusted CA (PEM) for canary fetches. */
+  ca?: string;
+}
+
+export function makeCanaryActivities(deps: CanaryActivityDeps) {
+  const settings = deps.settings ?? loadCanarySettings();
+  return {
+    async runDueCanaries(input: RunDueCanariesInput): Promise<RunDueCanariesResult> {
+      const parsed = runDueCanariesInputSchema.safeParse(input);
+      if (!parsed.success) throw new TypeError(`runDueCanaries: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+      const context = asyncLocalStorage.getStore();
+      const runner: CanaryRunnerDeps = { pool: deps.pool, logger: deps.logger, settings };
+      if (deps.classifierConfig) runner.classifierConfig = deps.classifierConfig;
+      if (deps.ca !== undefined) runner.ca = deps.ca;
+      if (context) {
+        runner.signal = context.cancellationSignal;
+        runner.onProgress = () => context.heartbeat();
+      }
+      const asOf = parsed.data.asOf === undefined ? undefined : new Date(parsed.data.asOf);
+      const result = await runDue(runner, parsed.data.site, asOf);
+      if (result.events.length > 0) await ingestEvents(deps.pool, result.events);
+      return result;
+    },
+  };
+}
+
+export type CanaryActivities = ReturnType<typeof makeCanaryActivities>;

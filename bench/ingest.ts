@@ -1,0 +1,194 @@
+/**
+ * `npm run bench:store` — the signal store's figures on this machine, each against a baseline measured
+ * in the same run:
+ *   1. ingest through the recorder library and through `target-health ingest` (rollups included),
+ *      against one INSERT per event;
+ *   2. the tick's read (current window + 14-day baseline) for a site with 200,000 events a day, against
+ *      computing the same from raw events; and the read cost when the site's volume is 10× smaller
+ *      (and, with BENCH_FULL=1, 10× larger).
+ */
+import { spawnSync } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { createIngester } from '../db/signal-store/ingest';
+import { ensurePartitions } from '../db/signal-store/partitions';
+import { readSiteWindows } from '../db/signal-store/read-windows';
+import { DEFAULT_WINDOW_SPEC } from '../db/signal-store/types';
+import { createRecorder, postgresSink } from '../recorder';
+import { generateEvents } from './event-generator';
+import { fmt, heading, line, median, seconds, startBenchDb, type BenchDb } from './support';
+
+const DAY = 86_400_000;
+const INGEST_EVENTS = Number(process.env.BENCH_INGEST_EVENTS ?? 1_000_000);
+// Each autocommit INSERT waits for its own WAL flush (~40 ms on this VM's disk): keep the sample small.
+const BASELINE_EVENTS = 1_000;
+
+async function benchRecorder(db: BenchDb, now: number): Promise<number> {
+  const recorder = createRecorder({ sink: postgresSink(db.pool), batchSize: 5_000, highWaterMark: 50_000, flushIntervalMs: 200 });
+  // Events are made one at a time, as a crawler makes them (their making is inside the timing).
+  const t = process.hrtime.bigint();
+  for (const e of generateEvents({ site: 'recorder.example.com', from: now - DAY, to: now, count: INGEST_EVENTS, seed: 1 })) {
+    if (!recorder.record(e)) await recorder.drain();
+  }
+  await recorder.close();
+  const s = seconds(t);
+  const stats = recorder.stats();
+  if (stats.stored !== INGEST_EVENTS) throw new Error(`recorder stored ${stats.stored} of ${INGEST_EVENTS}`);
+  return INGEST_EVENTS / s;
+}
+
+async function benchCli(db: BenchDb, now: number): Promise<number> {
+  const file = join(db.dir, 'events.ndjson');
+  const out = createWriteStream(file);
+  for (const e of generateEvents({ site: 'cli.example.com', from: now - DAY, to: now, count: INGEST_EVENTS, seed: 2, ids: true })) {
+    if (!out.write(`${JSON.stringify(e)}\n`)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  const t = process.hrtime.bigint();
+  const run = spawnSync(process.execPath, [join(__dirname, '..', 'client', 'main.js'), 'ingest', file, '--json', '--no-progress'], {
+    env: { ...process.env, DATABASE_URL: db.databaseUrl },
+    encoding: 'utf8',
+  });
+  const s = seconds(t);
+  if (run.status !== 0) throw new Error(`ingest CLI failed: ${run.stderr}`);
+  const summary = JSON.parse(run.stdout) as { inserted: number };
+  if (summary.inserted !== INGEST_EVENTS) throw new Error(`CLI stored ${summary.inserted} of ${INGEST_EVENTS}`);
+  return INGEST_EVENTS / s;
+}
+
+/** The baseline: what a first implementation does — one INSERT statement per event. */
+async function benchOneInsertPerEvent(db: BenchDb, now: number): Promise<number> {
+  const events = [...generateEvents({ site: 'naive.example.com', from: now - DAY, to: now, count: BASELINE_EVENTS, seed: 3 })];
+  // The partitions these rows need (the span may cross midnight UTC).
+  await ensurePartitions(db.pool, 'request_events', events.map((e) => e.ts as number));
+  const client = await db.pool.connect();
+  const t = process.hrtime.bigint();
+  try {
+    for (const e of events) {
+      const route = e.route as { country: string; pool: string; session: string };
+      await client.query(
+        `INSERT INTO request_events (ts, site, country, pool, session, page_type, status, latency_ms, bytes, retries, credits, extraction, valid_records, outcome, rule)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'status')`,
+        [new Date(e.ts as number), e.site, route.country, route.pool, route.session, e.pageType, e.status, e.latencyMs, e.bytes, e.retries, e.credits, 'ok', 1, e.status === 200 ? 'ok' : 'hard_block'],
+      );
+    }
+  } finally {
+    client.release();
+  }
+  return BASELINE_EVENTS / seconds(t);
+}
+
+/** Loads `perDay` events a day for 15 days up to `now` through the ingester (two writes in flight). */
+async function loadSite(db: BenchDb, site: string, perDay: number, now: number, seed: number): Promise<{ events: number; rate: number }> {
+  const ingester = createIngester(db.pool);
+  const total = perDay * 15;
+  const t = process.hrtime.bigint();
+  let batch: Record<string, unknown>[] = [];
+  const inFlight = new Set<Promise<unknown>>();
+  for (const e of generateEvents({ site, from: now - 15 * DAY, to: now, count: total, seed })) {
+    batch.push(e);
+    if (batch.length === 10_000) {
+      const p = ingester.ingest(batch).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      batch = [];
+      if (inFlight.size >= 2) await Promise.race(inFlight);
+    }
+  }
+  if (batch.length > 0) await ingester.ingest(batch);
+  await Promise.all(inFlight);
+  return { events: total, rate: total / seconds(t) };
+}
+
+/** The same answer computed from raw events: what the tick would cost without rollups. */
+const RAW_READ_SQL = `
+SELECT w, coalesce(country,'') || '|' || coalesce(pool,'') || '|' || coalesce(session,'') AS route_key, count(*) AS requests,
+  count(*) FILTER (WHERE outcome = 'hard_block') AS hard_blocks, count(*) FILTER (WHERE outcome = 'challenge') AS challenges,
+  count(*) FILTER (WHERE outcome = 'soft_block') AS soft_blocks, sum(valid_records) AS valid_records, sum(retries) AS retries,
+  sum(bytes) AS bytes, sum(credits) AS credits
+FROM (SELECT CASE WHEN ts >= $2 THEN 'current' ELSE 'baseline' END AS w, * FROM request_events
+      WHERE site = $1 AND ((ts >= $2 AND ts < $3) OR (ts >= $4 AND ts < $5))) e
+GROUP BY ROLLUP (w, route_key)`;
+const RAW_P95_SQL = `
+SELECT percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE ts >= $2) AS current_p95,
+       percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE ts < $2) AS baseline_p95
+FROM request_events WHERE site = $1 AND ((ts >= $2 AND ts < $3) OR (ts >= $4 AND ts < $5))`;
+
+async function timeReads(db: BenchDb, site: string, now: number, runs: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const asOf = new Date(now - (i % 60) * 60_000);
+    const t = process.hrtime.bigint();
+    await readSiteWindows(db.pool, site, { asOf, ...DEFAULT_WINDOW_SPEC });
+    times.push(seconds(t) * 1000);
+  }
+  return median(times);
+}
+
+async function timeRawReads(db: BenchDb, site: string, now: number, runs: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const asOf = now - i * 60_000;
+    const currentFrom = new Date(asOf - DEFAULT_WINDOW_SPEC.currentWindowMs);
+    const params = [site, currentFrom, new Date(asOf), new Date(asOf - 15 * DAY), new Date(asOf - DAY)];
+    const t = process.hrtime.bigint();
+    await db.pool.query(RAW_READ_SQL, params);
+    await db.pool.query(RAW_P95_SQL, params);
+    times.push(seconds(t) * 1000);
+  }
+  return median(times);
+}
+
+async function main(): Promise<void> {
+  const db = await startBenchDb();
+  const now = Date.now();
+  try {
+    process.stdout.write(`Signal store benchmark — embedded PostgreSQL (default settings), ${fmt(INGEST_EVENTS)} events per ingest run\n`);
+    const only = process.env.BENCH_ONLY;
+    if (only !== 'read') {
+    heading('Ingest (validation, classification, raw rows, minute/hour/day rollups, norms; one transaction per batch)');
+    const naive = await benchOneInsertPerEvent(db, now);
+    const viaRecorder = await benchRecorder(db, now);
+    const viaCli = await benchCli(db, now);
+    line('baseline: one INSERT per event (raw row only, no rollups)', `${fmt(naive)} events/s`);
+    line('recorder library → PostgreSQL', `${fmt(viaRecorder)} events/s   ${fmt(viaRecorder / naive, 1)}× baseline`);
+    line('target-health ingest <file> (NDJSON, separate process)', `${fmt(viaCli)} events/s   ${fmt(viaCli / naive, 1)}× baseline`);
+    line('target: ≥ 100,000 events/s', viaRecorder >= 100_000 && viaCli >= 100_000 ? 'met' : 'NOT met');
+    }
+    if (only === 'ingest') return;
+
+    heading('Tick read: current window (15 min) + baseline (14 days, most recent day excluded)');
+    const sites: Array<[string, number]> = [
+      ['small.example.com', 20_000],
+      ['busy.example.com', 200_000],
+      ...(process.env.BENCH_FULL === '1' ? ([['huge.example.com', 2_000_000]] as Array<[string, number]>) : []),
+    ];
+    const reads: Record<string, number> = {};
+    for (const [site, perDay] of sites) {
+      const loaded = await loadSite(db, site, perDay, now, 7);
+      line(`loaded ${site}: 15 days × ${fmt(perDay)} events/day`, `${fmt(loaded.events)} events at ${fmt(loaded.rate)} events/s`);
+      await timeReads(db, site, now, 20); // warm-up
+      reads[site] = await timeReads(db, site, now, 200);
+    }
+    const busy = reads['busy.example.com']!;
+    // Give the raw computation its best chance: the index a raw-events design would have.
+    await db.pool.query('CREATE INDEX request_events_site_ts ON request_events (site, ts)');
+    await db.pool.query('ANALYZE request_events');
+    const raw = await timeRawReads(db, 'busy.example.com', now, 5);
+    line('busy (200,000/day): rollup read, median of 200', `${fmt(busy, 2)} ms`);
+    line('busy (200,000/day): same from raw events, median of 5', `${fmt(raw, 1)} ms   rollups ${fmt(raw / busy, 0)}× faster`);
+    line('small (20,000/day): rollup read, median of 200', `${fmt(reads['small.example.com']!, 2)} ms   (busy/small = ${fmt(busy / reads['small.example.com']!, 2)} for 10× the volume)`);
+    if (reads['huge.example.com'] !== undefined) {
+      line('huge (2,000,000/day): rollup read, median of 200', `${fmt(reads['huge.example.com'], 2)} ms   (huge/busy = ${fmt(reads['huge.example.com'] / busy, 2)} for 10× the volume)`);
+    }
+    line('targets: ≤ 10 ms median; ≥ 50× raw', busy <= 10 && raw / busy >= 50 ? 'met' : 'NOT met');
+  } finally {
+    await db.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,265 @@
+/**
+ * Canary definitions: one page per canary whose correct answer we know, the route it travels, what it
+ * must show, and how often to check. Validated completely when defined (zod for shape, then the
+ * checks zod cannot do: selectors compile, regexes compile, proxy URLs have a host and a port, route
+ * labels exist, intervals are positive), so nothing malformed ever reaches the store or the loop.
+ * Errors are one line each: `field: what is wrong; how to fix it`.
+ */
+import { z } from 'zod';
+import { expecting, formatIssues } from '../signals/issues';
+import { tryNormaliseSite } from '../signals/site';
+import { formatDurationMs, parseDurationMs } from './duration';
+import { type Expectation, type ExpectationJson, expectationToJson, parseExpectation } from './expectation';
+import { checkProxyUrl } from './proxy-url';
+import { ROUTE_LABEL, ROUTE_LABEL_HELP, type RouteTable } from './routes';
+
+export const CANARY_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+const NAME_HELP = '1-64 lower-case letters, digits and . _ - (e.g. "price-trailrunner")';
+
+export const INTERVAL_LIMITS = {
+  /** Canaries are a few polite fetches per site, not a load test. */
+  minMs: 30_000,
+  maxMs: 7 * 86_400_000,
+  defaultMs: 15 * 60_000,
+} as const;
+export const TIMEOUT_LIMITS = { minMs: 100, maxMs: 120_000 } as const;
+export const MAX_EXPECTATIONS = 50;
+export const MAX_CANARIES_PER_FILE = 1_000;
+
+export interface CanaryDefinition {
+  name: string;
+  url: string;
+  /** A proxy URL used as is (may carry credentials; prefer `route`). */
+  proxy?: string;
+  /** A route label resolved through TARGET_HEALTH_ROUTES when the canary runs. */
+  route?: string;
+  intervalMs: number;
+  /** Overrides TARGET_HEALTH_CANARY_TIMEOUT_MS for this page. */
+  timeoutMs?: number;
+  /** Page type for the request-outcome event (size norms are per page type). */
+  pageType?: string;
+  expect: Expectation[];
+}
+
+/** The JSON form: what people write, what PostgreSQL stores, what `canary list --json` prints. */
+export interface CanaryDefinitionJson {
+  name: string;
+  url: string;
+  proxy?: string;
+  route?: string;
+  interval: string;
+  timeout?: string;
+  pageType?: string;
+  expect: ExpectationJson[];
+}
+
+export interface CanaryEntry {
+  site: string;
+  definition: CanaryDefinition;
+}
+
+/** A canary's id: `<site>/<name>`, readable in logs and stable across edits. */
+export function canaryId(site: string, name: string): string {
+  return `${site}/${name}`;
+}
+
+const duration = (what: string) => z.union([z.string(), z.number()], expecting(`${what} like "15m", "1h" or a number of seconds`));
+
+const definitionShape = {
+  name: z.string(expecting(`a name of ${NAME_HELP}`)).regex(CANARY_NAME, expecting(`a name of ${NAME_HELP}`)).optional(),
+  url: z.string(expecting('the http:// or https:// URL of a page whose answer you know')),
+  proxy: z.string(expecting('a proxy URL like "http://host:port"')).optional(),
+  route: z.string(expecting(`a route label of ${ROUTE_LABEL_HELP}`)).regex(ROUTE_LABEL, expecting(`a route label of ${ROUTE_LABEL_HELP}`)).optional(),
+  interval: duration('a duration').optional(),
+  timeout: duration('a duration').optional(),
+  pageType: z
+    .string(expecting('a page type like "product"'))
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/, expecting('a page type of 1-64 letters, digits and . _ : / - like "product"'))
+    .optional(),
+  expect: z
+    .array(z.unknown(), expecting('a list of checks like [{"status": 200}, {"css": ".price", "equals": "$139.95"}]'))
+    .min(1, 'needs at least one check, e.g. [{"css": ".price", "equals": "$139.95"}]')
+    .max(MAX_EXPECTATIONS, `has more than ${MAX_EXPECTATIONS} checks; split the page into several canaries`),
+};
+const DEFINITION_FIELDS = Object.keys(definitionShape);
+const definitionSchema = z.strictObject(definitionShape, expecting('a canary object like {"url": "https://…", "expect": [...]}'));
+const entrySchema = z.strictObject({ site: z.string(expecting('a site like "shop.example.com"')), ...definitionShape }, expecting('a canary object with a "site"'));
+const fileSchema = z.strictObject(
+  {
+    canaries: z
+      .array(z.unknown(), expecting('a list of canaries, each with a "site"'))
+      .max(MAX_CANARIES_PER_FILE, `has more than ${MAX_CANARIES_PER_FILE} canaries; split the file`),
+  },
+  expecting('an object like {"canaries": [{"site": "shop.example.com", "url": "https://…", "expect": [...]}]}'),
+);
+
+export interface DefinitionOptions {
+  /** Route labels known to this process; undefined skips the label check (reading back stored rows). */
+  routes?: RouteTable;
+}
+
+export type DefinitionResult = { ok: true; definition: CanaryDefinition } | { ok: false; errors: string[] };
+
+/** Validates one canary (the shape of `canary add --file`). `path` prefixes fields in errors. */
+export function parseCanaryDefinition(input: unknown, options: DefinitionOptions = {}, path = ''): DefinitionResult {
+  const parsed = definitionSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, errors: issuesAt(parsed.error.issues, path, DEFINITION_FIELDS) };
+  return checkDefinition(parsed.data, options, path);
+}
+
+export type FileResult = { ok: true; entries: CanaryEntry[] } | { ok: false; errors: string[] };
+
+/** Validates a config file holding many sites' canaries: `{"canaries": [{"site": …, …}]}`. */
+export function parseCanaryFile(input: unknown, options: DefinitionOptions = {}): FileResult {
+  const file = fileSchema.safeParse(input);
+  if (!file.success) return { ok: false, errors: issuesAt(file.error.issues, '', ['canaries'], 'file') };
+  const errors: string[] = [];
+  const entries: CanaryEntry[] = [];
+  const seen = new Map<string, number>();
+  file.data.canaries.forEach((raw, i) => {
+    const path = `canaries[${i}]`;
+    const entry = entrySchema.safeParse(raw);
+    if (!entry.success) {
+      errors.push(...issuesAt(entry.error.issues, path, ['site', ...DEFINITION_FIELDS]));
+      return;
+    }
+    const { site: rawSite, ...definition } = entry.data;
+    const site = tryNormaliseSite(rawSite);
+    if (!site.ok) errors.push(`${path}.site: ${site.error.message}`);
+    const checked = checkDefinition(definition, options, path);
+    if (!checked.ok) errors.push(...checked.errors);
+    if (!site.ok || !checked.ok) return;
+    const id = canaryId(site.site, checked.definition.name);
+    const earlier = seen.get(id);
+    if (earlier !== undefined) {
+      errors.push(`${path}.name: "${checked.definition.name}" is already used by canaries[${earlier}] for ${site.site}; give each canary of a site its own name`);
+      return;
+    }
+    seen.set(id, i);
+    entries.push({ site: site.site, definition: checked.definition });
+  });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, entries };
+}
+
+type ShapeOutput = z.output<typeof definitionSchema>;
+
+function checkDefinition(data: ShapeOutput, options: DefinitionOptions, path: string): DefinitionResult {
+  const errors: string[] = [];
+  const field = (name: string) => (path === '' ? name : `${path}.${name}`);
+
+  const url = checkPageUrl(data.url);
+  if (url !== undefined) errors.push(`${field('url')}: ${url}`);
+
+  if (data.proxy !== undefined && data.route !== undefined) {
+    errors.push(`${field('route')}: give either proxy (a URL) or route (a label), not both`);
+  }
+  let proxy: string | undefined;
+  if (data.proxy !== undefined) {
+    const check = checkProxyUrl(data.proxy);
+    if (check.ok) proxy = check.url;
+    else errors.push(`${field('proxy')}: ${check.problem}`);
+  }
+  if (data.route !== undefined && options.routes !== undefined && !options.routes.has(data.route)) {
+    const known = [...options.routes.keys()];
+    errors.push(
+      `${field('route')}: unknown route label "${data.route}"; ` +
+        (known.length > 0
+          ? `labels in TARGET_HEALTH_ROUTES: ${known.join(', ')}`
+          : 'TARGET_HEALTH_ROUTES defines no labels; set it to a JSON object like {"residential-de": "http://host:port"} or use proxy'),
+    );
+  }
+
+  const intervalMs = checkDuration(data.interval, field('interval'), INTERVAL_LIMITS, errors) ?? INTERVAL_LIMITS.defaultMs;
+  const timeoutMs = checkDuration(data.timeout, field('timeout'), TIMEOUT_LIMITS, errors);
+
+  const expect: Expectation[] = [];
+  data.expect.forEach((raw, i) => {
+    const result = parseExpectation(raw, field(`expect[${i}]`));
+    if (result.ok) expect.push(result.expectation);
+    else errors.push(...result.errors);
+  });
+  if (expect.filter((e) => e.kind === 'status').length > 1) errors.push(`${field('expect')}: has more than one status check; list the codes in one: {"status": [200, 203]}`);
+
+  if (errors.length > 0) return { ok: false, errors };
+  const definition: CanaryDefinition = { name: data.name ?? nameFromUrl(data.url), url: data.url, intervalMs, expect };
+  if (proxy !== undefined) definition.proxy = proxy;
+  if (data.route !== undefined) definition.route = data.route;
+  if (timeoutMs !== undefined) definition.timeoutMs = timeoutMs;
+  if (data.pageType !== undefined) definition.pageType = data.pageType;
+  return { ok: true, definition };
+}
+
+function checkPageUrl(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return `${JSON.stringify(raw)} is not a URL; give the full page URL like "https://shop.example.com/p/1"`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${JSON.stringify(raw)} must start with http:// or https://`;
+  if (url.hostname === '') return `${JSON.stringify(raw)} has no host`;
+  return undefined;
+}
+
+function checkDuration(
+  raw: string | number | undefined,
+  field: string,
+  limits: { minMs: number; maxMs: number },
+  errors: string[],
+): number | undefined {
+  if (raw === undefined) return undefined;
+  const ms = typeof raw === 'number' ? (Number.isFinite(raw) ? Math.round(raw * 1000) : undefined) : parseDurationMs(raw);
+  const got = JSON.stringify(raw);
+  if (ms === undefined) {
+    errors.push(`${field}: ${got} is not a duration; write it like "15m", "1h", "90s" (or a number of seconds)`);
+  } else if (ms <= 0) {
+    errors.push(`${field}: must be a positive duration like "15m" (got ${got})`);
+  } else if (ms < limits.minMs || ms > limits.maxMs) {
+    errors.push(`${field}: must be between ${formatDurationMs(limits.minMs)} and ${formatDurationMs(limits.maxMs)} (got ${got})`);
+  } else {
+    return ms;
+  }
+  return undefined;
+}
+
+/** A default name from the URL path: "/p/trailrunner-gtx-4?x=1" → "p-trailrunner-gtx-4". */
+export function nameFromUrl(raw: string): string {
+  let path = '';
+  try {
+    path = new URL(raw).pathname;
+  } catch {
+    path = raw;
+  }
+  const slug = path
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[-._]+|[-._]+$/g, '')
+    .slice(0, 64)
+    .replace(/[-._]+$/, '');
+  return slug === '' ? 'home' : slug;
+}
+
+/** The JSON form of a parsed definition: stored in PostgreSQL and accepted again by the parser. */
+export function definitionToJson(d: CanaryDefinition): CanaryDefinitionJson {
+  const json: CanaryDefinitionJson = { name: d.name, url: d.url, interval: formatDurationMs(d.intervalMs), expect: d.expect.map(expectationToJson) };
+  if (d.proxy !== undefined) json.proxy = d.proxy;
+  if (d.route !== undefined) json.route = d.route;
+  if (d.timeoutMs !== undefined) json.timeout = formatDurationMs(d.timeoutMs);
+  if (d.pageType !== undefined) json.pageType = d.pageType;
+  return json;
+}
+
+function issuesAt(issues: readonly z.core.$ZodIssue[], path: string, rootFields: readonly string[], rootName = 'canary'): string[] {
+  return formatIssues(issues, { root: path === '' ? rootName : path, knownKeys: (p) => (p === '' ? rootFields : undefined) }).map((m) => {
+    if (path === '' || m.startsWith(`${path}:`)) return m;
+    return m.startsWith('[') ? `${path}${m}` : `${path}.${m}`;
+  });
+}
+
+/** Definitions refused; `errors` are one line each (`field: problem; fix`). Nothing was written. */
+export class CanaryDefinitionError extends Error {
+  constructor(readonly errors: readonly string[]) {
+    super(errors.join('\n'));
+    this.name = 'CanaryDefinitionError';
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * Runs a site's canaries and records them: the due ones on a schedule (the control loop's activity,
+ * every tick, paused or not) or all of them now (`target-health canary run`). Results come back as
+ * plain JSON for Temporal payloads.
+ */
+import type { CanaryResults } from '../scoring/window';
+import type { SiteClassifierConfigInput } from '../signals/config';
+import type { RequestOutcomeEventInput } from '../signals/event';
+import {
+  findCanaryRuns,
+  latestCanaryRuns,
+  listCanaries,
+  recordCanaryRunOnce,
+  recordedRunKeys,
+  type StoredCanary,
+  type StoredCanaryRun,
+  toSummary,
+} from '../db/canaries';
+import type { Pool } from '../db/pool';
+import type { Logger } from '../logging/logger';
+import { type CanaryEvidence, canaryWindowInput } from './latest';
+import { runCanary, type CanaryRun } from './run-canary';
+import { runKeyFor, slotFor } from './schedule';
+import type { CanarySettings } from './settings';
+import type { CanaryRunSummary, CanaryTrigger } from './types';
+
+export interface CanaryRunnerDeps {
+  pool: Pool;
+  logger: Logger;
+  settings: CanarySettings;
+  /** The site's classifier settings, so canaries are judged exactly like its production traffic. */
+  classifierConfig?: (site: string) => Promise<SiteClassifierConfigInput | undefined>;
+  /** Extra trusted CA (PEM) for fetches. */
+  ca?: string;
+  /** Called after each canary (the activity heartbeats with it). */
+  onProgress?: () => void;
+  /** Aborts in-flight fetches (the activity's cancellation). */
+  signal?: AbortSignal;
+}
+
+export interface RunDueCanariesResult {
+  site: string;
+  /** The time the schedule was evaluated at (ISO-8601). */
+  asOf: string;
+  /** Canaries fetched by this call (0 when nothing was due). */
+  fetched: number;
+  /**
+   * Runs of each canary's current slot, whether this call or an earlier one (a retry, an earlier tick in
+   * the same slot) recorded them.
+   */
+  current: CanaryRunSummary[];
+  /** Each canary's latest result (current definitions only). */
+  latest: CanaryRunSummary[];
+  /** The `canary` block of the current window (from `latest`; see canaries/latest.ts). */
+  window: CanaryResults;
+  /** For the notification and the state query, most serious first. */
+  evidence: CanaryEvidence[];
+  /** Request-outcome events (canary: true) of `current`; ingest them keyed by eventId (repeats are no-ops). */
+  events: RequestOutcomeEventInput[];
+  /** When the next canary of this site becomes due (ISO-8601), null without canaries. */
+  nextDueAt: string | null;
+  /** Canaries defined for the site. */
+  canaries: number;
+}
+
+/** Runs the canaries of `site` whose slot at `asOf` has no run yet; safe to call every tick and to retry. */
+export async function runDueCanaries(deps: CanaryRunnerDeps, site: string, asOf?: Date): Promise<RunDueCanariesResult> {
+  const at = asOf ?? (await databaseNow(deps.pool));
+  const canaries = await listCanaries(deps.pool, site);
+  const slots = new Map(canaries.map((c) => [c.id, slotFor(c.id, c.definition.intervalMs, at.getTime())]));
+  const recorded = await recordedRunKeys(deps.pool, [...slots.values()].map((s) => s.runKey));
+  const due = canaries.filter((c) => !recorded.has(slots.get(c.id)!.runKey));
+
+  await forEachLimited(due, deps.settings.concurrency, async (canary) => {
+    const slot = slots.get(canary.id)!;
+    await runAndRecord(deps, canary, slot.runKey, slot.scheduledAt, 'schedule');
+  });
+
+  const byId = new Map(canaries.map((c) => [c.id, c]));
+  const currentRuns = await findCanaryRuns(deps.pool, [...slots.values()].map((s) => s.runKey));
+  const current = currentRuns.map((run) => summaryOf(run, byId.get(run.canaryId)));
+  const latest = await latestCanaryRuns(deps.pool, site);
+  const { canary: window, evidence } = canaryWindowInput(latest, { asOf: at });
+  const nextDueAt = canaries.length === 0 ? null : [...slots.values()].map((s) => s.nextAt).sort()[0]!;
+  return {
+    site,
+    asOf: at.toISOString(),
+    fetched: due.length,
+    current,
+    latest,
+    window,
+    evidence,
+    events: currentRuns.flatMap((r) => (r.event === null ? [] : [r.event])),
+    nextDueAt,
+    canaries: canaries.length,
+  };
+}
+
+/** Runs every canary of `site` now (trigger `manual`) and records the runs. */
+export async function runCanariesNow(deps: CanaryRunnerDeps, site: string): Promise<CanaryRunSummary[]> {
+  const canaries = await listCanaries(deps.pool, site);
+  const results: CanaryRunSummary[] = [];
+  await forEachLimited(canaries, deps.settings.concurrency, async (canary) => {
+    const scheduledAt = new Date().toISOString();
+    const run = await runAndRecord(deps, canary, runKeyFor(canary.id, scheduledAt), scheduledAt, 'manual');
+    results.push(summaryOf(run, canary));
+  });
+  return results.sort((a, b) => a.canaryId.localeCompare(b.canaryId));
+}
+
+async function runAndRecord(deps: CanaryRunnerDeps, canary: StoredCanary, runKey: string, scheduledAt: string, trigger: CanaryTrigger): Promise<StoredCanaryRun> {
+  let run: CanaryRun;
+  try {
+    const classifier = await deps.classifierConfig?.(canary.site);
+    run = await runCanary({ site: canary.site, definition: canary.definition, settings: deps.settings, runKey, classifier, signal: deps.signal, ca: deps.ca });
+  } catch (err) {
+    // A bug in one canary's check must not stop the others or fail the tick; it is recorded (not
+    // counted against the site) and logged loudly.
+    deps.logger.error({ err, canary: canary.id }, 'canary check failed unexpectedly');
+    const message = err instanceof Error ? err.message : String(err);
+    run = {
+      result: 'error',
+      reason: `internal error while checking the canary: ${message}`.slice(0, 300),
+      evidence: message.slice(0, 500),
+      outcome: null,
+      rule: null,
+      checks: [],
+      route: canary.definition.route !== undefined ? `route ${canary.definition.route}` : canary.definition.proxy !== undefined ? 'proxy' : 'direct',
+      countsForSite: false,
+      status: null,
+      latencyMs: null,
+      bytes: null,
+      ranAt: new Date(),
+      event: null,
+    };
+  }
+  // A cancelled activity's half-done fetch says nothing about the site: record nothing, leave the slot due.
+  if (deps.signal?.aborted) throw deps.signal.reason instanceof Error ? deps.signal.reason : new Error('canary run cancelled');
+  const stored = await recordCanaryRunOnce(deps.pool, { runKey, canary, trigger, scheduledAt, ...run });
+  const log = { canary: canary.id, result: stored.run.result, status: stored.run.status, latencyMs: stored.run.latencyMs, inserted: stored.inserted, reason: stored.run.reason };
+  if (stored.run.result === 'pass') deps.logger.debug(log, 'canary passed');
+  else deps.logger.warn(log, `canary ${stored.run.result}`);
+  deps.onProgress?.();
+  return stored.run;
+}
+
+function summaryOf(run: StoredCanaryRun, canary: StoredCanary | undefined): CanaryRunSummary {
+  return toSummary(run, { name: canary?.name ?? run.canaryId.split('/').pop() ?? run.canaryId, url: canary?.definition.url ?? '', intervalMs: canary?.definition.intervalMs ?? 0 });
+}
+
+async function databaseNow(pool: Pool): Promise<Date> {
+  const { rows } = await pool.query<{ now: Date }>('SELECT now() AS now');
+  return rows[0]!.now;
+}
+
+async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,52 @@
+/**
+ * The canary results the rest of the product sees (activity return values, the workflow's state query,
+ * notifications). Plain JSON (ISO strings, no Dates) so they cross Temporal payloads unchanged. Pure:
+ * workflow code may import this module.
+ */
+import type { Outcome } from '../signals/event';
+
+export const CANARY_RESULTS = ['pass', 'mismatch', 'blocked', 'error'] as const;
+/**
+ * `pass`: normal page, known answer present. `mismatch`: normal-looking page, wrong value (the most
+ * serious). `blocked`: challenge, block page or connection reset. `error`: timeout, network error,
+ * unexpected status, or our own configuration (see `countsForSite`).
+ */
+export type CanaryResultKind = (typeof CANARY_RESULTS)[number];
+
+export const CANARY_TRIGGERS = ['schedule', 'manual'] as const;
+export type CanaryTrigger = (typeof CANARY_TRIGGERS)[number];
+
+export interface CanaryRunSummary {
+  /** `<site>/<name>`. */
+  canaryId: string;
+  site: string;
+  name: string;
+  url: string;
+  /** How it travelled, without credentials: "direct", "route residential-de", "proxy 10.0.0.5:8080". */
+  route: string;
+  result: CanaryResultKind;
+  reason: string;
+  /** Short excerpt (≤ 500 characters): expected vs actual, the block page's title, the error. */
+  evidence: string;
+  /** The production classifier's outcome; null when nothing was fetched (a configuration error). */
+  outcome: Outcome | null;
+  status: number | null;
+  latencyMs: number | null;
+  /**
+   * False when the run failed on our side before reaching the site (a route label this worker does not
+   * know): it says nothing about the site, so it is neither a failure in the window nor a failed day.
+   */
+  countsForSite: boolean;
+  /** The schedule slot (ISO-8601); for manual runs the moment it was asked for. */
+  scheduledAt: string;
+  /** When the fetch started (ISO-8601). */
+  ranAt: string;
+  trigger: CanaryTrigger;
+  intervalMs: number;
+  /** The definition revision the run checked (editing a canary starts a new revision). */
+  revision: number;
+}
+
+export function isFailure(run: Pick<CanaryRunSummary, 'result' | 'countsForSite'>): boolean {
+  return run.countsForSite && (run.result === 'blocked' || run.result === 'error');
+}

@@ -1,0 +1,81 @@
+/**
+ * `target-health ingest <file|->`: load NDJSON request outcomes into the signal store. Reports every
+ * rejected line (line number, field, reason) on stderr, stores the valid ones, and ends with a summary.
+ * Exit code: 0 all stored, 1 some lines rejected (the valid ones are stored), 2 a usage or settings error.
+ */
+import { createReadStream, statSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { MultiBar } from 'cli-progress';
+import type { Command } from 'commander';
+import { UserError } from '../../common/user-error';
+import { createIngester } from '../../db/signal-store/ingest';
+import type { CliContext } from '../context';
+import { ingestStream, type StreamIngestSummary } from '../ingest-stream';
+
+interface IngestOptions {
+  dryRun?: boolean;
+  batchSize: string;
+  json?: boolean;
+  progress: boolean;
+}
+
+/** Files above this size get a progress bar (on a terminal). */
+const PROGRESS_MIN_BYTES = 5_000_000;
+
+function openInput(source: string): { stream: Readable; size?: number } {
+  if (source === '-') return { stream: process.stdin };
+  let size: number;
+  try {
+    const stat = statSync(source);
+    if (!stat.isFile()) throw new UserError(`file: "${source}" is not a file; give an NDJSON file or - for stdin`);
+    size = stat.size;
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    throw new UserError(`file: cannot read "${source}" (${(err as NodeJS.ErrnoException).code ?? String(err)}); give an NDJSON file or - for stdin`);
+  }
+  return { stream: createReadStream(source, { highWaterMark: 1 << 20 }), size };
+}
+
+function formatSummary(s: StreamIngestSummary, dryRun: boolean): string {
+  const rate = s.elapsedMs > 0 ? Math.round((s.accepted / s.elapsedMs) * 1000) : s.accepted;
+  const stored = dryRun ? `${s.accepted.toLocaleString('en')} valid (dry run: nothing stored)` : `${s.accepted.toLocaleString('en')} valid, ${s.inserted.toLocaleString('en')} stored, ${s.duplicates.toLocaleString('en')} repeats ignored`;
+  return `${s.lines.toLocaleString('en')} lines: ${stored}, ${s.rejected.toLocaleString('en')} rejected${s.blank > 0 ? `, ${s.blank} blank` : ''} — ${(s.elapsedMs / 1000).toFixed(1)} s, ${rate.toLocaleString('en')} events/s`;
+}
+
+export function registerIngestCommand(program: Command, context: () => CliContext): void {
+  program
+    .command('ingest')
+    .description('load request-outcome events (NDJSON, one JSON object per line) into the signal store')
+    .argument('<file>', 'an NDJSON file, or - for stdin')
+    .option('--dry-run', 'validate only; needs no database')
+    .option('--batch-size <n>', 'events per transaction', '5000')
+    .option('--json', 'print the summary as JSON')
+    .option('--no-progress', 'no progress bar')
+    .action(async (source: string, options: IngestOptions) => {
+      const batchSize = Number(options.batchSize);
+      if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) throw new UserError(`--batch-size: "${options.batchSize}" must be a whole number from 1 to 100000`);
+      const input = openInput(source);
+      const ingester = options.dryRun ? undefined : createIngester(await context().db());
+      const store = ingester ? (events: Parameters<typeof ingester.store>[0]) => ingester.store(events) : undefined;
+
+      const showBar = options.progress && process.stderr.isTTY === true && input.size !== undefined && input.size >= PROGRESS_MIN_BYTES;
+      // A MultiBar (of one) because it can print rejected lines above the bar without garbling it.
+      const bars = showBar ? new MultiBar({ format: 'ingest [{bar}] {percentage}% | {events} lines | ETA {eta}s', stream: process.stderr, hideCursor: true }) : undefined;
+      const bar = bars?.create(input.size ?? 0, 0, { events: 0 });
+
+      const summary = await ingestStream(input.stream, {
+        ...(store ? { store } : {}),
+        batchSize,
+        maxInFlight: 2,
+        onRejected: (r) => {
+          const text = r.errors.map((e) => `line ${r.line}: ${e.replace(/^line \d+: /, '')}`).join('\n');
+          if (bars) bars.log(`${text}\n`);
+          else process.stderr.write(`${text}\n`);
+        },
+        onProgress: (bytes, lines) => bar?.update(Math.min(bytes, input.size ?? bytes), { events: lines }),
+      });
+      bars?.stop();
+      process.stdout.write(options.json ? `${JSON.stringify({ ...summary, dryRun: options.dryRun === true })}\n` : `${formatSummary(summary, options.dryRun === true)}\n`);
+      if (summary.rejected > 0) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,300 @@
+/**
+ * Ingestion: validate, classify, and store a batch of request outcomes — raw rows, minute/hour/day
+ * rollups and page norms — in ONE transaction, so a batch is either wholly stored or not at all.
+ * Repeated event ids are ignored (ON CONFLICT DO NOTHING) and only the rows actually inserted reach
+ * the rollups, so re-sending a batch after a timeout is safe.
+ */
+import type { PoolClient } from 'pg';
+import { parseEvent, type RequestOutcomeEvent } from '../../signals/event';
+import { fastParseEvent } from '../../signals/fast-parse';
+import type { Pool } from '../pool';
+import { ROLLUP_LEVELS, normDeltas, rollupDeltas, type ClassifiedEvent, type NormDelta, type RollupDelta, type RollupLevel } from './aggregate';
+import { createContextCache, type ClassificationContextCache } from './norms';
+import { boolArray, numberArray, textArray } from './array-literal';
+import { copyRaw, isUniqueViolation } from './copy-raw';
+import { ensurePartitions } from './partitions';
+import type { IngestResult, RejectedLine } from './types';
+
+export interface ParsedBatch {
+  events: RequestOutcomeEvent[];
+  rejected: RejectedLine[];
+}
+
+/** Validates raw inputs; `firstLine` numbers them (1-based) for error reports. */
+export function parseBatch(inputs: readonly unknown[], firstLine = 1): ParsedBatch {
+  const events: RequestOutcomeEvent[] = [];
+  const rejected: RejectedLine[] = [];
+  for (let i = 0; i < inputs.length; i++) {
+    const raw = inputs[i];
+    const fast = fastParseEvent(raw);
+    if (fast) {
+      events.push(fast);
+      continue;
+    }
+    const slow = parseEvent(raw);
+    if (slow.ok) events.push(slow.event);
+    else rejected.push({ line: firstLine + i, errors: slow.errors });
+  }
+  return { events, rejected };
+}
+
+export interface Ingester {
+  /** Validates, classifies and stores; invalid inputs are reported, valid ones stored. */
+  ingest(inputs: readonly unknown[], firstLine?: number): Promise<IngestResult>;
+  /** Stores events that are already parsed (the CLI parses while the previous batch is written). */
+  store(events: readonly RequestOutcomeEvent[]): Promise<{ inserted: number; duplicates: number }>;
+  contexts: ClassificationContextCache;
+}
+
+export function createIngester(pool: Pool): Ingester {
+  const contexts = createContextCache(pool);
+
+  async function classify(events: readonly RequestOutcomeEvent[]): Promise<ClassifiedEvent[]> {
+    const out: ClassifiedEvent[] = new Array<ClassifiedEvent>(events.length);
+    let lastSite = '';
+    let ctx: Awaited<ReturnType<ClassificationContextCache['get']>> | undefined;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
+      if (event.site !== lastSite || !ctx) {
+        ctx = await contexts.get(event.site);
+        lastSite = event.site;
+      }
+      const norms = event.pageType ? ctx.norms.get(event.pageType) : undefined;
+      out[i] = { event, classification: ctx.classifier(event, norms) };
+    }
+    return out;
+  }
+
+  async function store(events: readonly RequestOutcomeEvent[]): Promise<{ inserted: number; duplicates: number }> {
+    if (events.length === 0) return { inserted: 0, duplicates: 0 };
+    const classified = await classify(events);
+    await ensureBatchPartitions(pool, events);
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const inserted = await insertRaw(client, classified);
+      const deltas = rollupDeltas(inserted);
+      for (const level of ROLLUP_LEVELS) await upsertRollups(client, level, deltas[level]);
+      await upsertNorms(client, normDeltas(inserted));
+      await client.query('COMMIT');
+      return { inserted: inserted.length, duplicates: classified.length - inserted.length };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  return {
+    contexts,
+    store,
+    async ingest(inputs, firstLine = 1) {
+      const { events, rejected } = parseBatch(inputs, firstLine);
+      const { inserted, duplicates } = await store(events);
+      return { accepted: events.length, inserted, duplicates, rejected };
+    },
+  };
+}
+
+async function ensureBatchPartitions(pool: Pool, events: readonly RequestOutcomeEvent[]): Promise<void> {
+  // One instant per distinct day is enough for every table's granularity (day, month, year).
+  const days = new Set<number>();
+  for (const e of events) days.add(e.ts - (e.ts % 86_400_000));
+  await ensurePartitions(pool, 'request_events', days);
+  await ensurePartitions(pool, 'rollup_minute', days);
+  await ensurePartitions(pool, 'rollup_hour', days);
+  await ensurePartitions(pool, 'rollup_day', days);
+  await ensurePartitions(pool, 'page_norms_day', days);
+}
+
+/** Inserts the raw rows; returns the events actually inserted (repeated event ids are skipped). */
+async function insertRaw(client: PoolClient, batch: readonly ClassifiedEvent[]): Promise<ClassifiedEvent[]> {
+  await client.query('SAVEPOINT raw_copy');
+  try {
+    await copyRaw(client, batch);
+    return [...batch];
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    await client.query('ROLLBACK TO SAVEPOINT raw_copy');
+    return insertRawSkippingRepeats(client, batch);
+  }
+}
+
+/**
+ * The conflict-aware path, for a batch that repeats stored event ids: INSERT ... ON CONFLICT DO
+ * NOTHING, returning the keys actually inserted so that only those events reach the rollups.
+ */
+async function insertRawSkippingRepeats(client: PoolClient, batch: readonly ClassifiedEvent[]): Promise<ClassifiedEvent[]> {
+  const n = batch.length;
+  const cols = {
+    ord: new Array<number>(n),
+    ts: new Array<number>(n),
+    site: new Array<string>(n),
+    eventId: new Array<string | null>(n),
+    country: new Array<string | null>(n),
+    pool: new Array<string | null>(n),
+    session: new Array<string | null>(n),
+    pageType: new Array<string | null>(n),
+    status: new Array<number | null>(n),
+    networkError: new Array<string | null>(n),
+    latency: new Array<number>(n),
+    bytes: new Array<number | null>(n),
+    retries: new Array<number | null>(n),
+    credits: new Array<number | null>(n),
+    extraction: new Array<string | null>(n),
+    missing: new Array<string | null>(n),
+    validRecords: new Array<number | null>(n),
+    canary: new Array<boolean>(n),
+    outcome: new Array<string>(n),
+    rule: new Array<string>(n),
+    marker: new Array<string | null>(n),
+  };
+  for (let i = 0; i < n; i++) {
+    const { event: e, classification: c } = batch[i]!;
+    cols.ord[i] = i;
+    cols.ts[i] = e.ts;
+    cols.site[i] = e.site;
+    cols.eventId[i] = e.eventId ?? null;
+    cols.country[i] = e.route.country ?? null;
+    cols.pool[i] = e.route.pool ?? null;
+    cols.session[i] = e.route.session ?? null;
+    cols.pageType[i] = e.pageType ?? null;
+    cols.status[i] = e.status ?? null;
+    cols.networkError[i] = e.networkError ?? null;
+    cols.latency[i] = e.latencyMs;
+    cols.bytes[i] = e.bytes ?? null;
+    cols.retries[i] = e.retries ?? null;
+    cols.credits[i] = e.credits ?? null;
+    cols.extraction[i] = e.extraction?.result ?? null;
+    // text[] per row cannot travel inside a text[][] of ragged rows: send a JSON array, split in SQL.
+    cols.missing[i] = e.extraction?.missingFields && e.extraction.missingFields.length > 0 ? JSON.stringify(e.extraction.missingFields) : null;
+    cols.validRecords[i] = e.extraction?.validRecords ?? null;
+    cols.canary[i] = e.canary ?? false;
+    cols.outcome[i] = c.outcome;
+    cols.rule[i] = c.rule;
+    cols.marker[i] = c.evidence?.markerId ?? null;
+  }
+  const sql = `INSERT INTO request_events (ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms,
+      bytes, retries, credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id)
+    SELECT to_timestamp(ts / 1000.0), site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes, retries, credits,
+      extraction, CASE WHEN missing IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(missing::jsonb)) END,
+      valid_records, canary, outcome, rule, marker_id
+    FROM unnest($1::int[], $2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::smallint[],
+      $10::text[], $11::float8[], $12::bigint[], $13::int[], $14::float8[], $15::text[], $16::text[], $17::int[], $18::bool[], $19::text[],
+      $20::text[], $21::text[])
+      AS t(ord, ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes, retries, credits,
+           extraction, missing, valid_records, canary, outcome, rule, marker_id)
+    ON CONFLICT DO NOTHING`;
+  // Hand-built literals: see array-literal.ts for why.
+  const params = [
+    numberArray(cols.ord),
+    numberArray(cols.ts),
+    textArray(cols.site),
+    textArray(cols.eventId),
+    textArray(cols.country),
+    textArray(cols.pool),
+    textArray(cols.session),
+    textArray(cols.pageType),
+    numberArray(cols.status),
+    textArray(cols.networkError),
+    numberArray(cols.latency),
+    numberArray(cols.bytes),
+    numberArray(cols.retries),
+    numberArray(cols.credits),
+    textArray(cols.extraction),
+    textArray(cols.missing),
+    numberArray(cols.validRecords),
+    boolArray(cols.canary),
+    textArray(cols.outcome),
+    textArray(cols.rule),
+    textArray(cols.marker),
+  ];
+  const { rows } = await client.query<{ site: string; event_id: string | null; ts: Date }>(`${sql} RETURNING site, event_id, ts`, params);
+  const insertedKeys = new Set(rows.filter((r) => r.event_id !== null).map((r) => `${r.site}\u0000${r.event_id}\u0000${r.ts.getTime()}`));
+  return batch.filter((b) => {
+    if (b.event.eventId === undefined) return true;
+    const key = `${b.event.site}\u0000${b.event.eventId}\u0000${b.event.ts}`;
+    // Delete as we go: of two events with one id in the same batch, only the first was inserted.
+    return insertedKeys.delete(key);
+  });
+}
+
+const ROLLUP_TABLE: Record<RollupLevel, string> = { minute: 'rollup_minute', hour: 'rollup_hour', day: 'rollup_day' };
+const COUNT_COLUMNS = [
+  ['requests', 'requests'],
+  ['ok', 'ok'],
+  ['hard_blocks', 'hardBlocks'],
+  ['challenges', 'challenges'],
+  ['soft_blocks', 'softBlocks'],
+  ['errors', 'errors'],
+  ['extraction_ok', 'extractionOk'],
+  ['extraction_missing', 'extractionMissing'],
+  ['extraction_schema', 'extractionSchema'],
+  ['extraction_empty', 'extractionEmpty'],
+  ['valid_records', 'validRecords'],
+  ['retries', 'retries'],
+  ['bytes', 'bytes'],
+] as const satisfies ReadonlyArray<readonly [string, keyof RollupDelta]>;
+
+function histLiteral(h: readonly number[] | null): string | null {
+  if (!h) return null;
+  // Trailing zeros carry nothing (th_hist_add treats missing buckets as 0): keep rows small.
+  let end = h.length;
+  while (end > 0 && h[end - 1] === 0) end--;
+  return `{${h.slice(0, end).join(',')}}`;
+}
+
+async function upsertRollups(client: PoolClient, level: RollupLevel, deltas: readonly RollupDelta[]): Promise<void> {
+  if (deltas.length === 0) return;
+  const table = ROLLUP_TABLE[level];
+  const counts = COUNT_COLUMNS.map(([, field]) => numberArray(deltas.map((d) => d[field])));
+  const params: unknown[] = [
+    textArray(deltas.map((d) => d.site)),
+    numberArray(deltas.map((d) => d.bucket)),
+    textArray(deltas.map((d) => d.routeKey)),
+    textArray(deltas.map((d) => d.country)),
+    textArray(deltas.map((d) => d.pool)),
+    textArray(deltas.map((d) => d.session)),
+    ...counts,
+    numberArray(deltas.map((d) => d.credits)),
+    numberArray(deltas.map((d) => d.canaryRuns)),
+    numberArray(deltas.map((d) => d.canaryFailures)),
+    textArray(deltas.map((d) => histLiteral(d.latencyHist))),
+  ];
+  const countCols = COUNT_COLUMNS.map(([c]) => c);
+  const allCols = [...countCols, 'credits', 'canary_runs', 'canary_failures'];
+  const unnestTypes = ['text', 'float8', 'text', 'text', 'text', 'text', ...countCols.map(() => 'bigint'), 'float8', 'bigint', 'bigint', 'text'];
+  const sql = `INSERT INTO ${table} AS r (site, bucket, route_key, country, pool, session, ${allCols.join(', ')}, latency_hist)
+    SELECT site, to_timestamp(bucket / 1000.0), route_key, country, pool, session, ${allCols.join(', ')}, latency_hist::int[]
+    FROM unnest(${unnestTypes.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
+      AS t(site, bucket, route_key, country, pool, session, ${allCols.join(', ')}, latency_hist)
+    ON CONFLICT (site, bucket, route_key) DO UPDATE SET
+      ${allCols.map((c) => `${c} = r.${c} + EXCLUDED.${c}`).join(',\n      ')},
+      latency_hist = th_hist_add(r.latency_hist, EXCLUDED.latency_hist)`;
+  await client.query(sql, params);
+}
+
+async function upsertNorms(client: PoolClient, deltas: readonly NormDelta[]): Promise<void> {
+  if (deltas.length === 0) return;
+  await client.query(
+    `INSERT INTO page_norms_day AS n (site, page_type, day, responses, with_records, extractions, bytes_hist)
+     SELECT site, page_type, day, responses, with_records, extractions, bytes_hist::int[]
+     FROM unnest($1::text[], $2::text[], $3::date[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[])
+       AS t(site, page_type, day, responses, with_records, extractions, bytes_hist)
+     ON CONFLICT (site, page_type, day) DO UPDATE SET
+       responses = n.responses + EXCLUDED.responses,
+       with_records = n.with_records + EXCLUDED.with_records,
+       extractions = n.extractions + EXCLUDED.extractions,
+       bytes_hist = th_hist_add(n.bytes_hist, EXCLUDED.bytes_hist)`,
+    [
+      textArray(deltas.map((d) => d.site)),
+      textArray(deltas.map((d) => d.pageType)),
+      textArray(deltas.map((d) => new Date(d.day).toISOString().slice(0, 10))),
+      numberArray(deltas.map((d) => d.responses)),
+      numberArray(deltas.map((d) => d.withRecords)),
+      numberArray(deltas.map((d) => d.extractions)),
+      textArray(deltas.map((d) => histLiteral(d.bytesHist))),
+    ],
+  );
+}

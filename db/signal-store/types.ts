@@ -1,0 +1,46 @@
+/**
+ * The signal store's public contract: what ingestion accepts and reports, and what a tick reads.
+ * Windows come back in the scoring engine's types, so the assessment activity passes them straight on.
+ */
+import type { Window } from '../../scoring/window';
+
+export interface WindowSpec {
+  /** The moment the tick assesses (usually "now" from the database clock). */
+  asOf: Date;
+  /** Length of the current window, e.g. 15 minutes. */
+  currentWindowMs: number;
+  /** Length of the baseline, default 14 days. */
+  baselineMs: number;
+  /** The most recent stretch left out of the baseline, default 1 day. */
+  excludeRecentMs: number;
+}
+
+export const DEFAULT_WINDOW_SPEC = {
+  currentWindowMs: 15 * 60_000,
+  baselineMs: 14 * 86_400_000,
+  excludeRecentMs: 86_400_000,
+} as const;
+
+export interface SiteWindows {
+  site: string;
+  current: Window;
+  /** Null when the site has no traffic at all in the baseline period (a new site). */
+  baseline: Window | null;
+  /** The exact bounds used (half-open [from, to)), for explanations and tests. */
+  bounds: { current: { from: Date; to: Date }; baseline: { from: Date; to: Date } };
+}
+
+export interface RejectedLine {
+  /** 1-based line number (or index + 1 for the library recorder). */
+  line: number;
+  errors: string[];
+}
+
+export interface IngestResult {
+  /** Valid events handed to the store. */
+  accepted: number;
+  /** Of those, stored for the first time (the rest were repeats of an event id: ignored). */
+  inserted: number;
+  duplicates: number;
+  rejected: RejectedLine[];
+}

@@ -1,0 +1,34 @@
+/**
+ * Notification bodies per channel. The generic webhook gets the payload as is (JSON); Slack-compatible
+ * webhooks (Slack, Mattermost, Rocket.Chat, Teams' Slack mode) get `text` with mrkdwn, which every one of
+ * them renders, plus the site and severity up front so a phone notification says what happened.
+ */
+import type { NotificationPayload } from './types';
+
+const ICON: Record<NotificationPayload['severity'], string> = { info: ':information_source:', warning: ':warning:', critical: ':rotating_light:' };
+
+/** Slack mrkdwn needs &, < and > escaped in free text (they delimit links). */
+function escapeMrkdwn(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function slackBody(p: NotificationPayload): { text: string } {
+  const who = p.recipient ? ` (for ${escapeMrkdwn(p.recipient)})` : '';
+  const history = p.evidence.recentHistory
+    .slice(-5)
+    .map((t) => `${t.tick}: ${t.score ?? '—'}/${t.smoothedScore ?? '—'} ${t.band}`)
+    .join(' · ');
+  const lines = [
+    `${ICON[p.severity]} *${escapeMrkdwn(p.title)}*${who}`,
+    escapeMrkdwn(p.text),
+    history ? `Recent ticks (score/smoothed band): ${escapeMrkdwn(history)}` : '',
+    p.evidence.canaries.length > 0 ? `Canaries:\n${p.evidence.canaries.map((c) => `• ${escapeMrkdwn(c)}`).join('\n')}` : '',
+    `<${p.link}|Open the loop in the Temporal UI>`,
+  ];
+  return { text: lines.filter((l) => l !== '').join('\n') };
+}
+
+/** One line for the structured log's message; the payload goes alongside as fields. */
+export function logLine(p: NotificationPayload): string {
+  return `[${p.severity}] ${p.title}`;
+}

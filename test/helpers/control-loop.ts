@@ -1,0 +1,74 @@
+/**
+ * Helpers for the control-loop integration tests: a site's traffic through the real signal store (a
+ * 14-day healthy baseline, then batches of "now" whose mix the test controls), the loop's input with
+ * test-sized settings, and readers of what the crawler would see (site_controls and its audit).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { type ActivityDeps, createActivities } from '../../activities';
+import { workflowIdForSite } from '../../common/names';
+import type { Pool } from '../../db/pool';
+import { upsertSite } from '../../db/sites';
+import type { SiteHealthState } from '../../workflows';
+import type { SiteHealthInput } from '../../workflows/site-health-input';
+import { env, eventually, testLogger } from './services';
+
+export { ingestNow, seedBaseline, type Mix, type Route } from '../../bench/sites-traffic';
+
+export const newSite = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}.example.com`;
+
+/** Test-sized loop settings: 1 s ticks, fast smoothing, short activity timeouts. */
+export function loopInput(site: string, overrides: Partial<SiteHealthInput> = {}): SiteHealthInput {
+  return {
+    site,
+    tickIntervalMs: 1_000,
+    window: { currentWindowMs: 10 * 60_000 },
+    scoring: { smoothing: { halfLifeMs: 1_000 } },
+    policy: { reminderIntervalMs: 60 * 60_000 },
+    timeouts: { activityMs: 5_000 },
+    ...overrides,
+  };
+}
+
+export async function registerSite(pool: Pool, site: string): Promise<void> {
+  await upsertSite(pool, site, { owner: `owner@${site}`, parserOwner: `parser@${site}` });
+}
+
+export async function startLoop(client: Client, taskQueue: string, input: SiteHealthInput): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  return client.workflow.start('siteHealth', {
+    workflowId: workflowIdForSite(input.site),
+    taskQueue,
+    args: [input],
+    staticSummary: `Health loop for ${input.site} (test)`,
+  });
+}
+
+/** Polls the `state` query until `predicate` holds. */
+export function waitForState(handle: WorkflowHandle, what: string, predicate: (s: SiteHealthState) => boolean, timeoutMs = 60_000): Promise<SiteHealthState> {
+  return eventually(async () => {
+    const s = await handle.query<SiteHealthState>('state');
+    return predicate(s) ? s : undefined;
+  }, what, timeoutMs);
+}
+
+/** A worker like createTestWorker's, with the activities' dependencies (e.g. a notifier) chosen by the test. */
+export async function createLoopWorker(
+  h: { pool: Pool; taskQueue: string },
+  deps: Omit<ActivityDeps, 'pool' | 'logger'>,
+): Promise<{ worker: Worker; connection: NativeConnection }> {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed in this Jest worker process.
+  }
+  const connection = await NativeConnection.connect({ address: env('TEMPORAL_ADDRESS') });
+  const worker = await Worker.create({
+    connection,
+    namespace: 'default',
+    taskQueue: h.taskQueue,
+    workflowBundle: { codePath: env('TH_TEST_WORKFLOW_BUNDLE') },
+    activities: createActivities({ pool: h.pool, logger: testLogger, ...deps }),
+  });
+  return { worker, connection };
+}

@@ -1,0 +1,127 @@
+/**
+ * The human gate: decisions as updates are validated before they are accepted (a bad payload is refused
+ * with a clear message and changes nothing; signals are refused the same way), a site paused by hand
+ * waits through continue-as-new and a worker restart, reminders keep coming across runs, and a resume
+ * with explicit settings continues the loop. Real dev server and PostgreSQL.
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { AwaitingHuman } from '../../common/search-attributes';
+import { controlAudit } from '../../db/controls';
+import { listDecisions } from '../../db/decisions';
+import { listNotifications } from '../../db/notifications';
+import type { DecisionResult } from '../../workflows';
+import { ingestNow, loopInput, newSite, registerSite, seedBaseline, startLoop, waitForState } from '../helpers/control-loop';
+import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
+
+let h: TestHarness;
+beforeAll(async () => {
+  h = await openHarness();
+});
+afterAll(async () => h.close());
+
+async function refusal(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) return err.cause?.message ?? err.message;
+    throw err;
+  }
+  throw new Error('expected the update to be refused');
+}
+
+test('bad decisions are refused with a clear message and change nothing', async () => {
+  const site = newSite('gate');
+  await registerSite(h.pool, site);
+  await seedBaseline(h.pool, site);
+  await ingestNow(h.pool, site, { ok: 100 });
+  const { worker, connection } = await createTestWorker(h);
+  const auditBefore = await worker.runUntil(async () => {
+    const handle = await startLoop(h.client, h.taskQueue, loopInput(site));
+    const before = await waitForState(handle, 'healthy', (s) => s.band === 'healthy' && s.controls !== null);
+    const audit = await controlAudit(h.pool, site);
+    expect(audit).toHaveLength(1);
+
+    expect(await refusal(handle.executeUpdate('resume', { args: [{ who: 'alice' }] }))).toBe('resume: why: required: why, in a sentence (it goes into the audit trail)');
+    expect(await refusal(handle.executeUpdate('resume', { args: [{ who: 'alice', why: 'x', mode: 'explicit', concurrency: 4 }] }))).toBe('resume: revisitMultiplier: required with mode "explicit"');
+    expect(await refusal(handle.executeUpdate('pause', { args: [{ who: 'alice', why: 'x', reason: 'typo' }] }))).toBe('pause: unknown field "reason"');
+    expect(await refusal(handle.executeUpdate('stop', { args: ['stop it'] }))).toBe('stop: expected a JSON object like {"who": "alice@example.com", "why": "..."}');
+    expect(await refusal(handle.executeUpdate('resume', { args: [{ who: 'alice', why: 'looks fine' }] }))).toBe(
+      `resume: ${site} is not paused waiting for a decision (band healthy); nothing to resume`,
+    );
+    // A signal cannot answer: it is refused the same way, and the refusal shows in the state.
+    await handle.signal('pause', { who: '', why: 'x' });
+    const after = await waitForState(handle, 'the refused signal recorded', (s) => s.rejected.length > 0);
+    expect(after.rejected).toEqual(['pause: who: required: who decides, e.g. "alice@example.com"']);
+
+    expect(after.awaitingHuman).toBeNull();
+    expect(after.lastDecision).toBeNull();
+    expect(after.controls).toEqual(before.controls);
+    await handle.terminate('test done');
+    return audit;
+  });
+  await connection.close();
+  expect(await controlAudit(h.pool, site)).toEqual(auditBefore);
+  expect(await listDecisions(h.pool, site)).toEqual([]);
+});
+
+test('a paused site waits through continue-as-new and a worker restart, then resumes with explicit settings', async () => {
+  const site = newSite('wait');
+  await registerSite(h.pool, site);
+  await seedBaseline(h.pool, site);
+  await ingestNow(h.pool, site, { ok: 100 });
+  const input = loopInput(site, { maxTicksPerRun: 3, policy: { reminderIntervalMs: 2_000 } });
+
+  const first = await createTestWorker(h);
+  const { handle, paused } = await first.worker.runUntil(async () => {
+    const handle = await startLoop(h.client, h.taskQueue, input);
+    await waitForState(handle, 'healthy', (s) => s.band === 'healthy' && s.controls !== null);
+    const paused = await handle.executeUpdate<DecisionResult, [unknown]>('pause', { args: [{ who: 'carol@example.com', why: 'legal asked us to hold' }] });
+    expect(paused).toMatchObject({ decision: 'pause', band: 'healthy', controls: { paused: true, canaryOnly: true } });
+    const waiting = await waitForState(handle, 'waiting', (s) => s.awaitingHuman !== null);
+    // Two more continue-as-new while waiting; the wait, its start and its reminders are carried.
+    const carried = await waitForState(handle, 'two runs later, with reminders', (s) => s.runs >= waiting.runs + 2 && (s.awaitingHuman?.remindersSent ?? 0) >= 1, 60_000);
+    expect(carried.awaitingHuman).toMatchObject({ kind: 'manual', pausedBy: 'carol@example.com', since: waiting.awaitingHuman!.since });
+    const described = await handle.describe();
+    expect(described.runId).not.toBe(handle.firstExecutionRunId);
+    expect(described.typedSearchAttributes.get(AwaitingHuman)).toBe(true);
+    return { handle, paused };
+  });
+  await first.connection.close();
+
+  // The worker is gone; a new one takes over the same task queue.
+  const second = await createTestWorker(h);
+  await second.worker.runUntil(async () => {
+    const before = await handle.query<{ tick: number }>('state');
+    const still = await waitForState(handle, 'ticking on the new worker', (s) => s.tick >= before.tick + 2);
+    expect(still.awaitingHuman).toMatchObject({ kind: 'manual', since: paused.decidedAt });
+    expect(still.controls).toMatchObject({ paused: true, canaryOnly: true });
+
+    const resumed = await handle.executeUpdate<DecisionResult, [unknown]>('resume', {
+      args: [{ who: 'dave@example.com', why: 'legal cleared it', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 }],
+    });
+    expect(resumed).toMatchObject({ decision: 'resume', band: 'degrading', controls: { concurrencyLimit: 4, revisitMultiplier: 3, paused: false, canaryOnly: false } });
+    const going = await waitForState(handle, 'ticking after the resume', (s) => s.tick >= still.tick + 2 && s.awaitingHuman === null);
+    expect(going.lastDecision).toMatchObject({ kind: 'resume', who: 'dave@example.com', via: 'update' });
+    expect((await handle.describe()).typedSearchAttributes.get(AwaitingHuman)).toBe(false);
+    await handle.terminate('test done');
+  });
+  await second.connection.close();
+
+  const decisions = await listDecisions(h.pool, site);
+  expect(decisions.map((d) => [d.kind, d.who, d.decisionKey.replace(/^.*\/decision\//, '')])).toEqual([
+    ['pause', 'carol@example.com', '1'],
+    ['resume', 'dave@example.com', '2'],
+  ]);
+  expect(decisions[1]!.awaitingSince?.toISOString()).toBe(paused.decidedAt);
+  expect(decisions[1]!.mode).toEqual({ mode: 'explicit', concurrency: 4, revisitMultiplier: 3 });
+  // Reminders: one notification per reminder, each kept once, across runs.
+  const notes = await eventually(async () => {
+    const n = await listNotifications(h.pool, site);
+    return n.some((x) => x.kind === 'resumed') ? n : undefined;
+  }, 'the resume notification');
+  const kinds = notes.map((n) => n.kind);
+  expect(kinds[0]).toBe('paused');
+  expect(kinds[kinds.length - 1]).toBe('resumed');
+  expect(kinds.filter((k) => k === 'reminder').length).toBeGreaterThanOrEqual(1);
+  expect(new Set(notes.map((n) => n.notificationKey)).size).toBe(notes.length);
+});

@@ -1,0 +1,53 @@
+/**
+ * Determinism: the committed histories (recorded by `npm run histories:regenerate` from real runs) must
+ * replay on the current workflow code. A change that would break running workflows fails here; the
+ * same change behind patched() passes. No services needed: replay runs the workflow code only.
+ */
+import { join } from 'node:path';
+import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { committedHistories } from '../../replay/histories';
+
+const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+const bundles = new Map<string, WorkflowBundleWithSourceMap>();
+
+async function bundle(path: string): Promise<WorkflowBundleWithSourceMap> {
+  let b = bundles.get(path);
+  if (!b) {
+    b = await bundleWorkflowCode({ workflowsPath: path, logger: quiet });
+    bundles.set(path, b);
+  }
+  return b;
+}
+
+const WORKFLOWS = require.resolve('../../../workflows');
+const FIXTURES = join(__dirname, '..', '..', 'replay', 'fixtures');
+const histories = committedHistories();
+
+beforeAll(() => {
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    // Installed already in this Jest worker process.
+  }
+});
+
+test('there are committed histories of each scenario', () => {
+  expect(histories.map((h) => h.name)).toEqual(
+    expect.arrayContaining(['deliver-notification', 'site-health-escalation', 'site-health-continue-as-new-run1', 'site-health-continue-as-new-run2', 'site-health-route-parser']),
+  );
+});
+
+test.each(histories.map((h) => [h.name, h] as const))('%s replays on the current workflow code', async (name, h) => {
+  await expect(Worker.runReplayHistory({ workflowBundle: await bundle(WORKFLOWS) }, h.history, name)).resolves.toBeUndefined();
+}, 60_000);
+
+test('a change not behind patched() is caught: replaying the old histories fails', async () => {
+  const escalation = histories.find((h) => h.name === 'site-health-escalation')!;
+  await expect(Worker.runReplayHistory({ workflowBundle: await bundle(join(FIXTURES, 'unpatched-change.ts')) }, escalation.history, 'unpatched')).rejects.toThrow(/[Nn]ondetermin|DeterminismViolation/);
+}, 60_000);
+
+test('the same change behind patched() replays the old histories', async () => {
+  for (const h of histories.filter((x) => x.name.startsWith('site-health'))) {
+    await Worker.runReplayHistory({ workflowBundle: await bundle(join(FIXTURES, 'patched-change.ts')) }, h.history, h.name);
+  }
+}, 120_000);

@@ -1,0 +1,94 @@
+/**
+ * The fast path must never disagree with the schema: on any input it returns exactly parseEvent's
+ * result, or undefined (then the schema decides). Generated events cover valid shapes and the usual
+ * ways crawlers get them wrong.
+ */
+import fc from 'fast-check';
+import { parseEvent } from '../../../signals/event';
+import { fastParseEvent } from '../../../signals/fast-parse';
+
+const validEvent = fc.record(
+  {
+    eventId: fc.stringMatching(/^[\x21-\x7e]{1,20}$/),
+    ts: fc.oneof(
+      fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31) }),
+      fc.date({ min: new Date(Date.UTC(2000, 0, 1)), max: new Date(Date.UTC(2099, 11, 31)), noInvalidDate: true }).map((d) => d.toISOString()),
+    ),
+    site: fc.constantFrom('shop.example.com', 'Shop.Example.COM', 'https://shop.example.com/p/1', 'news.example.org.', 'xn--bcher-kva.example'),
+    route: fc.record({ country: fc.constantFrom('DE', 'us', 'Fr'), pool: fc.constantFrom('residential-eu', 'dc.1'), session: fc.constantFrom('sticky-10m', 'rotating') }, { requiredKeys: [] }),
+    pageType: fc.constantFrom('product', 'listing', 'search'),
+    status: fc.integer({ min: 100, max: 599 }),
+    latencyMs: fc.double({ min: 0, max: 86_400_000, noNaN: true }),
+    bytes: fc.nat(),
+    retries: fc.nat({ max: 10 }),
+    credits: fc.double({ min: 0, max: 100, noNaN: true }),
+    extraction: fc.oneof(
+      fc.record({ result: fc.constant('ok'), validRecords: fc.nat({ max: 50 }) }, { requiredKeys: ['result'] }),
+      fc.record({ result: fc.constant('missing_fields'), missingFields: fc.array(fc.constantFrom('price', 'title'), { maxLength: 3 }) }),
+      fc.record({ result: fc.constant('empty') }),
+    ),
+    canary: fc.boolean(),
+    outcome: fc.constantFrom('ok', 'hard_block', 'challenge', 'soft_block', 'error'),
+    title: fc.string({ maxLength: 30 }),
+    bodySample: fc.string({ maxLength: 50 }),
+  },
+  { requiredKeys: ['ts', 'site', 'status', 'latencyMs'] },
+);
+
+/** One of the mistakes crawlers make, applied to a valid event. */
+const mutation = fc.oneof(
+  fc.constant((e: Record<string, unknown>) => ({ ...e, status: undefined, networkError: 'timeout' })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, networkError: 'timeout' })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, ts: Math.floor(Number(new Date(e.ts as string | number)) / 1000) })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, ts: '2025-02-30T10:00:00Z' })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, ts: '2025-01-01T10:00:00+02:00' })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, site: 'not a host' })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, latencyMs: -1 })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, latencyMs: '12' })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, status: 200.5 })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, bytes: 1.5 })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, route: { country: 'DEU' } })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, route: { colo: 'x' } })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, statusCode: 200 })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, outcomeReason: 'because' })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, extraction: { result: 'empty', validRecords: 3 } })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, extraction: { result: 'ok', missingFields: ['price'] } })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, headers: { Server: 'cloudflare' } })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, pageType: '' })),
+  fc.constant((e: Record<string, unknown>) => ({ ...e, canary: 'yes' })),
+);
+
+test('valid events: the fast path agrees with the schema (and takes most of them)', () => {
+  let fast = 0;
+  fc.assert(
+    fc.property(validEvent, (e) => {
+      const slow = parseEvent(e);
+      const quick = fastParseEvent(e);
+      if (quick !== undefined) {
+        fast += 1;
+        expect(slow.ok).toBe(true);
+        expect(quick).toEqual(slow.ok ? slow.event : undefined);
+      }
+    }),
+    { numRuns: 2_000 },
+  );
+  // Without this the property above could pass by never taking the fast path.
+  expect(fast).toBeGreaterThan(1_000);
+});
+
+test('mistaken events: the fast path never accepts what the schema rejects', () => {
+  fc.assert(
+    fc.property(validEvent, mutation, (e, mutate) => {
+      const input = mutate(e);
+      const slow = parseEvent(input);
+      const quick = fastParseEvent(input);
+      if (quick !== undefined) expect(quick).toEqual(slow.ok ? slow.event : 'schema rejected it');
+    }),
+    { numRuns: 3_000 },
+  );
+});
+
+test('typical crawler event is taken by the fast path with normalisation applied', () => {
+  const e = fastParseEvent({ ts: '2026-11-29T10:22:31.120Z', site: 'Shop.Example.com', route: { country: 'de' }, status: 200, latencyMs: 412, title: '  Shop  ' });
+  expect(e).toEqual({ ts: Date.UTC(2026, 10, 29, 10, 22, 31, 120), site: 'shop.example.com', route: { country: 'DE' }, status: 200, latencyMs: 412, title: 'Shop' });
+});

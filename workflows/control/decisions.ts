@@ -1,0 +1,114 @@
+/**
+ * Human decisions — `resume`, `stop`, `pause` — as they arrive (signal or update payloads), validated
+ * with zod, plus the rule of when each one is allowed. Update validators and signal handlers use the
+ * same two checks, so a signal is refused for exactly the reasons an update is, with the same message.
+ */
+import { z } from 'zod';
+import { formatIssues } from '../../scoring/window';
+
+export const DECISION_KINDS = ['resume', 'stop', 'pause'] as const;
+export type DecisionKind = (typeof DECISION_KINDS)[number];
+
+const who = z
+  .string({ error: 'required: who decides, e.g. "alice@example.com"' })
+  .trim()
+  .min(1, { error: 'required: who decides, e.g. "alice@example.com"' })
+  .max(200, { error: 'at most 200 characters' });
+const why = z
+  .string({ error: 'required: why, in a sentence (it goes into the audit trail)' })
+  .trim()
+  .min(1, { error: 'required: why, in a sentence (it goes into the audit trail)' })
+  .max(2000, { error: 'at most 2000 characters' });
+
+export const resumeModeSchema = z.discriminatedUnion('mode', [
+  z.strictObject({ mode: z.literal('cautious') }),
+  z.strictObject({
+    mode: z.literal('explicit'),
+    concurrency: z.int({ error: 'expected a whole number 1-10000' }).min(1, { error: 'expected a whole number 1-10000' }).max(10_000, { error: 'expected a whole number 1-10000' }),
+    revisitMultiplier: z.number({ error: 'expected a number 1-100 (1 = usual revisit intervals)' }).min(1, { error: 'expected a number 1-100 (1 = usual revisit intervals)' }).max(100, { error: 'expected a number 1-100 (1 = usual revisit intervals)' }),
+  }),
+]);
+export type ResumeMode = z.output<typeof resumeModeSchema>;
+
+const RESUME_HELP = 'mode: "cautious" (degrading-band controls) or "explicit" with concurrency and revisitMultiplier';
+
+/**
+ * `{"who", "why", "mode": "cautious"}` or `{"who", "why", "mode": "explicit", "concurrency": 4,
+ * "revisitMultiplier": 2}`. `mode` defaults to cautious; concurrency/revisitMultiplier without a mode
+ * mean explicit. Parsed into `{who, why, mode: ResumeMode}`.
+ */
+export const resumePayloadSchema = z
+  .strictObject({
+    who,
+    why,
+    mode: z.enum(['cautious', 'explicit'], { error: `expected ${RESUME_HELP}` }).optional(),
+    concurrency: z.unknown().optional(),
+    revisitMultiplier: z.unknown().optional(),
+  })
+  .transform((p, ctx) => {
+    const explicit = p.mode === 'explicit' || (p.mode === undefined && (p.concurrency !== undefined || p.revisitMultiplier !== undefined));
+    if (!explicit && (p.concurrency !== undefined || p.revisitMultiplier !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['mode'], message: 'is "cautious", which sets its own controls; drop concurrency/revisitMultiplier or use mode "explicit"' });
+      return z.NEVER;
+    }
+    if (explicit) {
+      const missing = (['concurrency', 'revisitMultiplier'] as const).filter((f) => p[f] === undefined);
+      if (missing.length > 0) {
+        for (const f of missing) ctx.addIssue({ code: 'custom', path: [f], message: 'required with mode "explicit"' });
+        return z.NEVER;
+      }
+    }
+    const candidate = explicit ? { mode: 'explicit', concurrency: p.concurrency, revisitMultiplier: p.revisitMultiplier } : { mode: 'cautious' };
+    const mode = resumeModeSchema.safeParse(candidate);
+    if (!mode.success) {
+      for (const issue of mode.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+      return z.NEVER;
+    }
+    return { who: p.who, why: p.why, mode: mode.data };
+  });
+
+export const stopPayloadSchema = z.strictObject({ who, why });
+export const pausePayloadSchema = z.strictObject({ who, why });
+
+export type ResumePayload = z.output<typeof resumePayloadSchema>;
+export type StopPayload = z.output<typeof stopPayloadSchema>;
+export type PausePayload = z.output<typeof pausePayloadSchema>;
+/** What a client sends (before defaults). */
+export type ResumeInput = z.input<typeof resumePayloadSchema>;
+export type StopInput = z.input<typeof stopPayloadSchema>;
+export type PauseInput = z.input<typeof pausePayloadSchema>;
+
+export type ParsedDecision =
+  | { kind: 'resume'; who: string; why: string; mode: ResumeMode }
+  | { kind: 'stop'; who: string; why: string }
+  | { kind: 'pause'; who: string; why: string };
+
+const SCHEMAS = { resume: resumePayloadSchema, stop: stopPayloadSchema, pause: pausePayloadSchema } as const;
+
+/** Payload → decision, or one line naming the field and the fix. */
+export function parseDecision(kind: DecisionKind, payload: unknown): { ok: true; decision: ParsedDecision } | { ok: false; message: string } {
+  if (payload === undefined || payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    const example = kind === 'resume' ? '{"who": "alice@example.com", "why": "checked the terms", "mode": "cautious"}' : '{"who": "alice@example.com", "why": "..."}';
+    return { ok: false, message: `${kind}: expected a JSON object like ${example}` };
+  }
+  const parsed = SCHEMAS[kind].safeParse(payload);
+  if (!parsed.success) return { ok: false, message: `${kind}: ${formatIssues(parsed.error)}` };
+  return { ok: true, decision: { kind, ...parsed.data } as ParsedDecision };
+}
+
+/** What the gate looks like to a decision: enough of the loop's state to say yes or no. */
+export interface GateView {
+  site: string;
+  band: string;
+  stopped: boolean;
+  /** Awaiting a person (after a resisting band or a manual pause), counting decisions already queued. */
+  awaiting: boolean;
+}
+
+/** Why this decision is not allowed now, or null when it is. Resume needs a paused site; nothing after stop. */
+export function decisionNotAllowed(kind: DecisionKind, gate: GateView): string | null {
+  if (gate.stopped) return `${kind}: ${gate.site} is stopped; start a new loop with \`target-health start ${gate.site}\``;
+  if (kind === 'resume' && !gate.awaiting) return `resume: ${gate.site} is not paused waiting for a decision (band ${gate.band}); nothing to resume`;
+  if (kind === 'pause' && gate.awaiting) return `pause: ${gate.site} is already paused and waiting for a decision; send resume or stop`;
+  return null;
+}

@@ -1,0 +1,135 @@
+/**
+ * Everything the per-site loop remembers between ticks, as one zod schema: it is the workflow's state,
+ * what the `state` query shows, and what continue-as-new carries to the next run (validated there like
+ * any other input, so a hand-edited or truncated carry fails loudly instead of resetting a paused site).
+ */
+import { z } from 'zod';
+import { HEALTH_BANDS, type HealthBand } from '../../common/names';
+import { INITIAL_SITE_STATE } from '../../scoring/site-state';
+import { controlsSchema } from './controls';
+import { resumeModeSchema } from './decisions';
+
+/** Ticks kept for the `history` query, notifications and the next run. */
+export const HISTORY_LIMIT = 50;
+/** Signals refused (bad payload, not allowed now) kept for the `state` query. */
+export const REJECTED_LIMIT = 5;
+
+const band = z.enum(HEALTH_BANDS);
+const isoTime = z.string().min(1);
+
+export const scoringStateSchema = z.strictObject({
+  smoothed: z.strictObject({ value: z.number().nullable(), pendingMs: z.number().min(0) }),
+  band: band.nullable(),
+  refusalStreak: z.int().min(0),
+});
+
+export const awaitingSchema = z.strictObject({
+  /** `resisting`: the band paused the site; `manual`: a person paused it with `pause`. */
+  kind: z.enum(['resisting', 'manual']),
+  /** Database time of the pause. */
+  since: isoTime,
+  reason: z.string(),
+  pausedBy: z.string().nullable(),
+  /** The assessment that led to the pause (the decision rows point at it). */
+  assessmentKey: z.string().nullable(),
+  remindersSent: z.int().min(0),
+  /** Database time of the last notification or reminder about this wait. */
+  lastNotifiedAt: isoTime,
+});
+export type AwaitingHuman = z.output<typeof awaitingSchema>;
+
+export const decisionSummarySchema = z.strictObject({
+  decisionKey: z.string(),
+  kind: z.enum(['resume', 'stop', 'pause']),
+  who: z.string(),
+  why: z.string(),
+  mode: resumeModeSchema.nullable(),
+  via: z.enum(['signal', 'update']),
+  decidedAt: isoTime,
+  assessmentKey: z.string().nullable(),
+});
+export type DecisionSummary = z.output<typeof decisionSummarySchema>;
+
+export const tickSummarySchema = z.strictObject({
+  tick: z.int().min(1),
+  assessedAt: isoTime,
+  state: z.enum(['learning', 'insufficient-data', 'scored']),
+  score: z.number().nullable(),
+  smoothedScore: z.number().nullable(),
+  /** The loop's band after this tick (frozen while awaiting a person). */
+  band,
+  /** The band the smoothed score alone gives. */
+  scoredBand: band,
+  parserHealth: z.number().nullable(),
+  reasons: z.array(z.string()),
+  routeVerdict: z.string(),
+  /** What the tick did, in words ("concurrency 12→9", "notified owner"). */
+  actions: z.array(z.string()),
+});
+export type TickSummary = z.output<typeof tickSummarySchema>;
+
+const bandCounts = z.strictObject(Object.fromEntries(HEALTH_BANDS.map((b) => [b, z.int().min(0).default(0)])) as Record<HealthBand, z.ZodDefault<z.ZodInt>>);
+
+export const loopStateSchema = z.strictObject({
+  /** First run id of the chain: stable across continue-as-new, part of every idempotency key. */
+  chainId: z.string().min(1),
+  tick: z.int().min(0),
+  /** Runs of this chain so far, this one included. */
+  runs: z.int().min(1),
+  scoring: scoringStateSchema,
+  lastAssessedAt: isoTime.nullable(),
+  lastAssessmentKey: z.string().nullable(),
+  /** The loop's band: what the controls are set for (HealthBand search attribute). */
+  band,
+  /** The band the latest smoothed score gives on its own (differs from `band` while paused). */
+  scoredBand: band,
+  score: z.number().nullable(),
+  smoothedScore: z.number().nullable(),
+  parserHealth: z.number().nullable(),
+  reasons: z.array(z.string()),
+  controls: controlsSchema.nullable(),
+  awaiting: awaitingSchema.nullable(),
+  lastDecision: decisionSummarySchema.nullable(),
+  /** Decisions received so far in this chain (numbers their idempotency keys). */
+  decisionSeq: z.int().min(0),
+  /** After a resume only traffic from the decision on is judged (database time), null otherwise. */
+  evidenceSince: isoTime.nullable(),
+  alerts: z.strictObject({ parser: z.boolean(), route: z.boolean() }),
+  history: z.array(tickSummarySchema).max(HISTORY_LIMIT),
+  bandTicks: bandCounts,
+  rejected: z.array(z.string()).max(REJECTED_LIMIT),
+  firstAssessedAt: isoTime.nullable(),
+});
+export type LoopState = z.output<typeof loopStateSchema>;
+
+export function initialLoopState(chainId: string): LoopState {
+  return {
+    chainId,
+    tick: 0,
+    runs: 1,
+    scoring: { smoothed: { ...INITIAL_SITE_STATE.smoothed }, band: null, refusalStreak: 0 },
+    lastAssessedAt: null,
+    lastAssessmentKey: null,
+    band: 'learning',
+    scoredBand: 'learning',
+    score: null,
+    smoothedScore: null,
+    parserHealth: null,
+    reasons: [],
+    controls: null,
+    awaiting: null,
+    lastDecision: null,
+    decisionSeq: 0,
+    evidenceSince: null,
+    alerts: { parser: false, route: false },
+    history: [],
+    bandTicks: { learning: 0, healthy: 0, degrading: 0, resisting: 0, stopped: 0 },
+    rejected: [],
+    firstAssessedAt: null,
+  };
+}
+
+export function pushBounded<T>(list: T[], item: T, limit: number): T[] {
+  const next = [...list, item];
+  return next.length > limit ? next.slice(next.length - limit) : next;
+}
