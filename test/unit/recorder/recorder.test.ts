@@ -69,16 +69,23 @@ test('backpressure: record() turns false at the high-water mark, drain() resolve
 });
 
 test('recordAsync waits for room at most maxWaitMs, so the crawler never stalls for long', async () => {
-  const gate = gatedSink();
-  const recorder = createRecorder({ sink: gate.sink, batchSize: 5, highWaterMark: 5, maxWaitMs: 30, flushIntervalMs: 60_000 });
-  for (let i = 0; i < 5; i++) recorder.record(ev(i));
-  const t = Date.now();
-  await recorder.recordAsync(ev(99));
-  const waited = Date.now() - t;
-  expect(waited).toBeGreaterThanOrEqual(25);
-  expect(waited).toBeLessThan(1_000);
-  expect(recorder.stats().recorded).toBe(6);
-  gate.release();
+  jest.useFakeTimers();
+  try {
+    const gate = gatedSink();
+    const recorder = createRecorder({ sink: gate.sink, batchSize: 5, highWaterMark: 5, maxWaitMs: 30, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 5; i++) recorder.record(ev(i));
+    let done = false;
+    const waiting = recorder.recordAsync(ev(99)).then(() => (done = true));
+    await jest.advanceTimersByTimeAsync(29);
+    expect(done).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    await waiting;
+    expect(done).toBe(true);
+    expect(recorder.stats().recorded).toBe(6);
+    gate.release();
+  } finally {
+    jest.useRealTimers();
+  }
 });
 
 test('a failing sink is retried; a batch that keeps failing is counted as failed, not lost silently', async () => {

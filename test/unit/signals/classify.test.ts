@@ -286,17 +286,11 @@ describe('per-site configuration', () => {
   });
 });
 
-describe('speed', () => {
-  it('classifies a 64 KB page in well under a millisecond on average', () => {
+describe('large pages', () => {
+  // Speed is measured by `npm run bench:store` (classification is on its hot path), not by a timer here.
+  it('classifies a 64 KB page with a normal product at its start as ok', () => {
     const body = `${page('product-page.html')}${'<p>lorem ipsum dolor sit amet</p>'.repeat(2000)}`.slice(0, 64 * 1024);
     const e = event({ bodySample: body, bytes: 148_213 });
-    const classify = compileClassifier();
-    const runs = 500;
-    const start = performance.now();
-    for (let i = 0; i < runs; i++) classify(e);
-    const perEventMs = (performance.now() - start) / runs;
-    expect(classify(e).outcome).toBe('ok');
-    // Generous bound for slow CI machines; typically ~0.1 ms.
-    expect(perEventMs).toBeLessThan(2);
+    expect(compileClassifier()(e).outcome).toBe('ok');
   });
 });
