@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createPool } from '../../db/pool';
 import { freePort } from '../../stack/free-port';
 import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../helpers/processes';
+import { eventually } from '../helpers/services';
 
 function processesUsing(dir: string): string[] {
   const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
@@ -54,8 +55,13 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   const started = await run(CLI, ['start', 'stack-test.example.com', '--tick', '1s'], cliEnv);
   expect(started.stderr).toBe('');
   expect(started.stdout).toContain('started site-health:stack-test.example.com');
-  await new Promise((r) => setTimeout(r, 3_000));
-  const before = JSON.parse((await run(CLI, ['status', 'stack-test.example.com', '--json'], cliEnv)).stdout) as { tick: number };
+  const tickOf = async (): Promise<number> => (JSON.parse((await run(CLI, ['status', 'stack-test.example.com', '--json'], cliEnv)).stdout) as { tick: number }).tick;
+  const before = {
+    tick: await eventually(async () => {
+      const tick = await tickOf();
+      return tick >= 2 ? tick : undefined;
+    }, 'two ticks before the restart', 60_000),
+  };
   expect(before.tick).toBeGreaterThanOrEqual(2);
 
   expect(processesUsing(dataDir).length).toBeGreaterThanOrEqual(2); // dev server + postgres
@@ -66,9 +72,11 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   const second = await startUntil(STACK, stackEnv, ready, 90_000);
   children.push(second.child);
   expect(second.output()).toMatch(/database schema is up to date/);
-  await new Promise((r) => setTimeout(r, 2_500));
-  const after = JSON.parse((await run(CLI, ['status', 'stack-test.example.com', '--json'], cliEnv)).stdout) as { tick: number };
-  // The same workflow carried on from where it was: ticks kept counting, not restarted at 1.
+  // The same workflow carries on from where it was: ticks keep counting, not restarted at 1.
+  const after = { tick: await eventually(async () => {
+    const tick = await tickOf();
+    return tick > before.tick ? tick : undefined;
+  }, 'a tick after the restart', 60_000) };
   expect(after.tick).toBeGreaterThan(before.tick);
   // And PostgreSQL kept the first run's rows.
   const pool = createPool(cliEnv.DATABASE_URL!, 1);
