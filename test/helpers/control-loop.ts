@@ -55,7 +55,7 @@ export function waitForState(handle: WorkflowHandle, what: string, predicate: (s
 /** A worker like createTestWorker's, with the activities' dependencies (e.g. a notifier) chosen by the test. */
 export async function createLoopWorker(
   h: { pool: Pool; taskQueue: string },
-  deps: Omit<ActivityDeps, 'pool' | 'logger'>,
+  deps: Omit<ActivityDeps, 'pool' | 'logger'> & { logger?: ActivityDeps['logger'] },
 ): Promise<{ worker: Worker; connection: NativeConnection }> {
   try {
     Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -68,7 +68,7 @@ export async function createLoopWorker(
     namespace: 'default',
     taskQueue: h.taskQueue,
     workflowBundle: { codePath: env('TH_TEST_WORKFLOW_BUNDLE') },
-    activities: createActivities({ pool: h.pool, logger: testLogger, ...deps }),
+    activities: createActivities({ pool: h.pool, ...deps, logger: deps.logger ?? testLogger }),
   });
   return { worker, connection };
 }

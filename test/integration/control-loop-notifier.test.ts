@@ -59,7 +59,7 @@ test('a failing webhook is retried without holding the loop; each channel gets e
   await seedBaseline(h.pool, site);
   await ingestNow(h.pool, site, { ok: 100 });
   const notifier = createNotifier({ webhookUrl: `${hooks.url}/json`, slackWebhookUrl: `${hooks.url}/slack` }, testLogger);
-  const { worker, connection } = await createLoopWorker(h, { notifier, uiUrl: 'http://ui.test' });
+  const { worker, connection } = await createLoopWorker(h, { notifier, uiUrl: 'http://ui.test', logger: testLogger });
   try {
     await worker.runUntil(async () => {
       const handle = await startLoop(h.client, h.taskQueue, loopInput(site));
