@@ -6,14 +6,20 @@
  *   (like a stream's write) and `drain()` resolves once below it again; at twice that, events are
  *   dropped — counted in `stats().dropped` and reported through `onDrop`, never silently.
  * - Never stalls the crawler for long: `recordAsync()` waits for room at most `maxWaitMs`.
- * - Safe retries: events without an id get one, so a batch re-sent after a timeout is not counted twice.
+ * - Safe retries: events without an id get one (recorder/event-ids.ts), so a batch re-sent after a
+ *   timeout is not counted twice.
  * - `close()` flushes everything (call it on shutdown).
  */
-import { randomUUID } from 'node:crypto';
 import type { IngestResult, RejectedLine } from '../db/signal-store/types';
+import { createEventIdSource } from './event-ids';
 
 export interface EventSink {
-  write(events: readonly Record<string, unknown>[]): Promise<IngestResult>;
+  /**
+   * Stores a batch. `eventIds[i]` is the idempotency key of `events[i]`: its own `eventId`, or one the
+   * recorder made for it. The recorder never copies or modifies the crawler's event objects (a copy
+   * per event costs more than validating it), so a sink applies the ids where events have none.
+   */
+  write(events: readonly Record<string, unknown>[], eventIds: readonly string[]): Promise<IngestResult>;
 }
 
 export interface RecorderOptions {
@@ -66,19 +72,22 @@ export function createRecorder(options: RecorderOptions): Recorder {
   const maxConcurrentWrites = options.maxConcurrentWrites ?? 2;
   const stats: RecorderStats = { recorded: 0, stored: 0, duplicates: 0, rejected: 0, dropped: 0, failed: 0, buffered: 0 };
   const buffer: Record<string, unknown>[] = [];
+  /** The id of each buffered event (its own, or one made here). */
+  const bufferIds: string[] = [];
   let inFlight = 0;
   let closed = false;
   const drainWaiters: Array<() => void> = [];
+  const nextEventId = createEventIdSource();
 
   const pending = () => buffer.length + inFlight;
   const notifyDrain = () => {
     if (pending() < highWaterMark) while (drainWaiters.length > 0) drainWaiters.shift()!();
   };
 
-  async function writeBatch(batch: Record<string, unknown>[]): Promise<void> {
+  async function writeBatch(batch: Record<string, unknown>[], ids: string[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await options.sink.write(batch);
+        const result = await options.sink.write(batch, ids);
         stats.stored += result.inserted;
         stats.duplicates += result.duplicates;
         if (result.rejected.length > 0) {
@@ -106,9 +115,10 @@ export function createRecorder(options: RecorderOptions): Recorder {
   function pump(): void {
     while (active < maxConcurrentWrites && (buffer.length >= batchSize || (flushing > 0 && buffer.length > 0))) {
       const batch = buffer.splice(0, batchSize);
+      const ids = bufferIds.splice(0, batchSize);
       inFlight += batch.length;
       active += 1;
-      void writeBatch(batch).finally(() => {
+      void writeBatch(batch, ids).finally(() => {
         inFlight -= batch.length;
         active -= 1;
         stats.buffered = pending();
@@ -145,7 +155,8 @@ export function createRecorder(options: RecorderOptions): Recorder {
         options.onDrop?.(1);
         return false;
       }
-      buffer.push(event.eventId === undefined ? { ...event, eventId: randomUUID() } : event);
+      buffer.push(event);
+      bufferIds.push(typeof event.eventId === 'string' ? event.eventId : nextEventId());
       stats.recorded += 1;
       stats.buffered = pending();
       if (buffer.length >= batchSize) pump();

@@ -132,59 +132,63 @@ function add(d: RollupDelta, e: RequestOutcomeEvent, c: Classification, latencyB
   if (d.latencyHist) d.latencyHist[latencyBucket] = (d.latencyHist[latencyBucket] ?? 0) + 1;
 }
 
+/** Rollup levels coarser than a minute, derived from the minute deltas (a bucket of each contains whole minutes). */
+const COARSER_LEVELS = ['hour', 'day'] as const;
+
+/** The minute deltas of one (site, minute): the all-routes row and one per route. */
+interface MinuteSlot {
+  all: RollupDelta;
+  routes: Map<string, RollupDelta>;
+}
+
 /**
- * Rollup deltas for every level, sorted by key (a stable lock order for concurrent ingesters).
- * Hot path of ingestion: keys are numbers and per-event work (route key, latency bucket) is done once.
+ * Accumulates a batch into rollup and norm deltas, one event at a time. Hot path of ingestion, so
+ * the per-event work is one aggregation at minute level (hour and day deltas are merged from the
+ * minute deltas afterwards: ~50 rows per batch instead of 3 × 5,000 events), and consecutive events
+ * of one site and minute reuse the last lookup.
  */
-export function rollupDeltas(events: readonly ClassifiedEvent[]): Record<RollupLevel, RollupDelta[]> {
-  // level → site → bucket → route key → delta
-  const maps = ROLLUP_LEVELS.map(() => new Map<string, Map<number, Map<string, RollupDelta>>>());
-  for (const { event: e, classification: c } of events) {
-    const latencyBucket = bucketIndex(LATENCY_HISTOGRAM, e.latencyMs);
-    const rk = routeKey(e.route);
-    for (let l = 0; l < ROLLUP_LEVELS.length; l++) {
-      const level = ROLLUP_LEVELS[l]!;
-      const bySite = maps[l]!;
-      let byBucket = bySite.get(e.site);
-      if (!byBucket) bySite.set(e.site, (byBucket = new Map<number, Map<string, RollupDelta>>()));
-      const bucket = bucketStart(level, e.ts);
-      let byRoute = byBucket.get(bucket);
-      if (!byRoute) byBucket.set(bucket, (byRoute = new Map<string, RollupDelta>()));
-      let all = byRoute.get(ALL_ROUTES);
-      if (!all) byRoute.set(ALL_ROUTES, (all = emptyDelta(e.site, bucket, ALL_ROUTES, null)));
-      add(all, e, c, latencyBucket);
-      let one = byRoute.get(rk);
-      if (!one) byRoute.set(rk, (one = emptyDelta(e.site, bucket, rk, e.route)));
-      add(one, e, c, latencyBucket);
+export class BatchAggregator {
+  private readonly minutes = new Map<string, Map<number, MinuteSlot>>();
+  private readonly norms = new Map<string, Map<string, Map<number, NormDelta>>>();
+  private lastSite = '';
+  private lastMinute = NaN;
+  private lastSlot: MinuteSlot | undefined;
+
+  add(e: RequestOutcomeEvent, c: Classification): void {
+    const minute = bucketStart('minute', e.ts);
+    let slot = this.lastSlot;
+    if (slot === undefined || minute !== this.lastMinute || e.site !== this.lastSite) {
+      let bySite = this.minutes.get(e.site);
+      if (!bySite) this.minutes.set(e.site, (bySite = new Map<number, MinuteSlot>()));
+      slot = bySite.get(minute);
+      if (!slot) bySite.set(minute, (slot = { all: emptyDelta(e.site, minute, ALL_ROUTES, null), routes: new Map<string, RollupDelta>() }));
+      this.lastSlot = slot;
+      this.lastMinute = minute;
+      this.lastSite = e.site;
     }
+    const latencyBucket = bucketIndex(LATENCY_HISTOGRAM, e.latencyMs);
+    add(slot.all, e, c, latencyBucket);
+    const rk = routeKey(e.route);
+    let one = slot.routes.get(rk);
+    if (!one) slot.routes.set(rk, (one = emptyDelta(e.site, minute, rk, e.route)));
+    add(one, e, c, latencyBucket);
+    if (c.outcome === 'ok' && e.pageType !== undefined && !e.canary && e.status !== undefined && e.status >= 200 && e.status < 300) this.addNorm(e, e.pageType);
   }
-  const out = {} as Record<RollupLevel, RollupDelta[]>;
-  ROLLUP_LEVELS.forEach((level, l) => {
-    const list: RollupDelta[] = [];
-    for (const byBucket of maps[l]!.values()) for (const byRoute of byBucket.values()) for (const d of byRoute.values()) list.push(d);
-    out[level] = list.sort(compareDeltas);
-  });
-  return out;
-}
 
-function compareDeltas(a: RollupDelta, b: RollupDelta): number {
-  return a.site < b.site ? -1 : a.site > b.site ? 1 : a.bucket - b.bucket || (a.routeKey < b.routeKey ? -1 : a.routeKey > b.routeKey ? 1 : 0);
-}
-
-/**
- * Norm deltas: what a normal response of a page type looks like. Only responses classified ok with a
- * 2xx status count, so soft blocks never become the norm they are measured against.
- */
-export function normDeltas(events: readonly ClassifiedEvent[]): NormDelta[] {
-  const byKey = new Map<string, NormDelta>();
-  for (const { event: e, classification: c } of events) {
-    if (c.outcome !== 'ok' || e.status === undefined || e.status < 200 || e.status >= 300 || !e.pageType || e.canary) continue;
+  /**
+   * Norms: what a normal response of a page type looks like. Only responses classified ok with a
+   * 2xx status count, so soft blocks never become the norm they are measured against.
+   */
+  private addNorm(e: RequestOutcomeEvent, pageType: string): void {
     const day = bucketStart('day', e.ts);
-    const key = `${e.site}\u0000${e.pageType}\u0000${day}`;
-    let d = byKey.get(key);
+    let byType = this.norms.get(e.site);
+    if (!byType) this.norms.set(e.site, (byType = new Map<string, Map<number, NormDelta>>()));
+    let byDay = byType.get(pageType);
+    if (!byDay) byType.set(pageType, (byDay = new Map<number, NormDelta>()));
+    let d = byDay.get(day);
     if (!d) {
-      d = { site: e.site, pageType: e.pageType, day, responses: 0, withRecords: 0, extractions: 0, bytesHist: emptyHistogram(BYTES_HISTOGRAM) };
-      byKey.set(key, d);
+      d = { site: e.site, pageType, day, responses: 0, withRecords: 0, extractions: 0, bytesHist: emptyHistogram(BYTES_HISTOGRAM) };
+      byDay.set(day, d);
     }
     if (e.bytes !== undefined) {
       d.responses += 1;
@@ -197,5 +201,76 @@ export function normDeltas(events: readonly ClassifiedEvent[]): NormDelta[] {
       if (records > 0) d.withRecords += 1;
     }
   }
-  return [...byKey.values()].sort((a, b) => (a.site < b.site ? -1 : a.site > b.site ? 1 : a.pageType < b.pageType ? -1 : a.pageType > b.pageType ? 1 : a.day - b.day));
+
+  /** Rollup deltas for every level, sorted by key (a stable lock order for concurrent ingesters). */
+  rollups(): Record<RollupLevel, RollupDelta[]> {
+    const minute: RollupDelta[] = [];
+    for (const bySite of this.minutes.values()) {
+      for (const slot of bySite.values()) {
+        minute.push(slot.all);
+        for (const d of slot.routes.values()) minute.push(d);
+      }
+    }
+    const out = { minute: minute.sort(compareDeltas) } as Record<RollupLevel, RollupDelta[]>;
+    for (const level of COARSER_LEVELS) {
+      const merged = new Map<string, RollupDelta>();
+      for (const d of minute) {
+        const bucket = bucketStart(level, d.bucket);
+        const key = `${d.site}\u0000${bucket}\u0000${d.routeKey}`;
+        const into = merged.get(key);
+        if (into) mergeDelta(into, d);
+        else merged.set(key, { ...d, bucket, latencyHist: d.latencyHist ? [...d.latencyHist] : null });
+      }
+      out[level] = [...merged.values()].sort(compareDeltas);
+    }
+    return out;
+  }
+
+  normDeltas(): NormDelta[] {
+    const list: NormDelta[] = [];
+    for (const byType of this.norms.values()) for (const byDay of byType.values()) for (const d of byDay.values()) list.push(d);
+    return list.sort(compareNorms);
+  }
+}
+
+function mergeDelta(into: RollupDelta, d: RollupDelta): void {
+  into.requests += d.requests;
+  into.ok += d.ok;
+  into.hardBlocks += d.hardBlocks;
+  into.challenges += d.challenges;
+  into.softBlocks += d.softBlocks;
+  into.errors += d.errors;
+  into.extractionOk += d.extractionOk;
+  into.extractionMissing += d.extractionMissing;
+  into.extractionSchema += d.extractionSchema;
+  into.extractionEmpty += d.extractionEmpty;
+  into.validRecords += d.validRecords;
+  into.retries += d.retries;
+  into.bytes += d.bytes;
+  into.credits += d.credits;
+  into.canaryRuns += d.canaryRuns;
+  into.canaryFailures += d.canaryFailures;
+  if (into.latencyHist && d.latencyHist) for (let i = 0; i < d.latencyHist.length; i++) into.latencyHist[i] = (into.latencyHist[i] ?? 0) + d.latencyHist[i]!;
+}
+
+/** Rollup deltas for every level of a batch of classified events. */
+export function rollupDeltas(events: readonly ClassifiedEvent[]): Record<RollupLevel, RollupDelta[]> {
+  const agg = new BatchAggregator();
+  for (const { event, classification } of events) agg.add(event, classification);
+  return agg.rollups();
+}
+
+function compareDeltas(a: RollupDelta, b: RollupDelta): number {
+  return a.site < b.site ? -1 : a.site > b.site ? 1 : a.bucket - b.bucket || (a.routeKey < b.routeKey ? -1 : a.routeKey > b.routeKey ? 1 : 0);
+}
+
+/** Norm deltas (per site, page type and UTC day) of a batch of classified events. */
+export function normDeltas(events: readonly ClassifiedEvent[]): NormDelta[] {
+  const agg = new BatchAggregator();
+  for (const { event, classification } of events) agg.add(event, classification);
+  return agg.normDeltas();
+}
+
+function compareNorms(a: NormDelta, b: NormDelta): number {
+  return a.site < b.site ? -1 : a.site > b.site ? 1 : a.pageType < b.pageType ? -1 : a.pageType > b.pageType ? 1 : a.day - b.day;
 }

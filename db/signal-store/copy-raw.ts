@@ -6,15 +6,17 @@
  */
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import type { Classification } from '../../signals/classify';
+import type { RequestOutcomeEvent } from '../../signals/event';
 import type { ClassifiedEvent } from './aggregate';
 
 export const RAW_COLUMNS =
   'ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes, retries, credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id';
 
-const NEEDS_COPY_ESCAPE = /[\\\t\n\r]/;
+export const NEEDS_COPY_ESCAPE = /[\\\t\n\r]/;
 
 /** A text field in COPY's text format; `\N` is NULL. */
-function field(v: string | null | undefined): string {
+export function field(v: string | null | undefined): string {
   if (v === null || v === undefined) return '\\N';
   return NEEDS_COPY_ESCAPE.test(v) ? v.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : v;
 }
@@ -22,7 +24,7 @@ function field(v: string | null | undefined): string {
 const num = (v: number | null | undefined): string => (v === null || v === undefined ? '\\N' : String(v));
 
 /** A text[] value, as an array literal inside a COPY field. */
-function textArrayField(values: readonly string[] | undefined): string {
+export function textArrayField(values: readonly string[] | undefined): string {
   if (!values || values.length === 0) return '\\N';
   return field(`{${values.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`);
 }
@@ -45,24 +47,34 @@ export function isoTimestamp(ms: number): string {
   return `${cachedPrefix}${sec < 10 ? '0' : ''}${sec}.${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
+/**
+ * One COPY text row (with its newline) of a classified event: the readable definition of the format.
+ * Ingestion writes the same bytes with {@link CopyPayload} (copy-payload.ts), without building strings.
+ */
+export function copyRow(e: RequestOutcomeEvent, c: Classification): string {
+  const x = e.extraction;
+  // Plain concatenation: measurably cheaper than a template literal with nested calls on this path.
+  return (
+    isoTimestamp(e.ts) + '\t' + field(e.site) + '\t' + field(e.eventId) + '\t' + field(e.route.country) + '\t' + field(e.route.pool) + '\t' +
+    field(e.route.session) + '\t' + field(e.pageType) + '\t' + num(e.status) + '\t' + field(e.networkError) + '\t' + String(e.latencyMs) + '\t' +
+    num(e.bytes) + '\t' + num(e.retries) + '\t' + num(e.credits) + '\t' + field(x?.result) + '\t' + textArrayField(x?.missingFields) + '\t' +
+    num(x?.validRecords) + '\t' + (e.canary ? 't' : 'f') + '\t' + c.outcome + '\t' + c.rule + '\t' + field(c.evidence?.markerId) + '\n'
+  );
+}
+
+/** The COPY payload of a batch as text (the reference for tests; ingestion uses CopyPayload). */
 export function copyText(batch: readonly ClassifiedEvent[]): string {
   let out = '';
-  for (const { event: e, classification: c } of batch) {
-    out +=
-      `${isoTimestamp(e.ts)}\t${field(e.site)}\t${field(e.eventId)}\t${field(e.route.country)}\t${field(e.route.pool)}\t` +
-      `${field(e.route.session)}\t${field(e.pageType)}\t${num(e.status)}\t${field(e.networkError)}\t${e.latencyMs}\t${num(e.bytes)}\t` +
-      `${num(e.retries)}\t${num(e.credits)}\t${field(e.extraction?.result)}\t${textArrayField(e.extraction?.missingFields)}\t` +
-      `${num(e.extraction?.validRecords)}\t${e.canary ? 't' : 'f'}\t${c.outcome}\t${c.rule}\t${field(c.evidence?.markerId)}\n`;
-  }
+  for (const { event, classification } of batch) out += copyRow(event, classification);
   return out;
 }
 
-export async function copyRaw(client: PoolClient, batch: readonly ClassifiedEvent[]): Promise<void> {
+export async function copyRaw(client: PoolClient, payload: Buffer): Promise<void> {
   const stream = client.query(copyFrom(`COPY request_events (${RAW_COLUMNS}) FROM STDIN`));
   await new Promise<void>((resolve, reject) => {
     stream.on('error', reject);
     stream.on('finish', resolve);
-    stream.end(copyText(batch));
+    stream.end(payload);
   });
 }
 

@@ -8,10 +8,12 @@ import type { PoolClient } from 'pg';
 import { parseEvent, type RequestOutcomeEvent } from '../../signals/event';
 import { fastParseEvent } from '../../signals/fast-parse';
 import type { Pool } from '../pool';
-import { ROLLUP_LEVELS, normDeltas, rollupDeltas, type ClassifiedEvent, type NormDelta, type RollupDelta, type RollupLevel } from './aggregate';
-import { createContextCache, type ClassificationContextCache } from './norms';
+import type { Classification } from '../../signals/classify';
+import { BatchAggregator, ROLLUP_LEVELS, type ClassifiedEvent, type NormDelta, type RollupDelta, type RollupLevel } from './aggregate';
+import { createContextCache, type ClassificationContextCache, type SiteContext } from './norms';
 import { boolArray, numberArray, textArray } from './array-literal';
 import { copyRaw, isUniqueViolation } from './copy-raw';
+import { CopyPayload } from './copy-payload';
 import { ensurePartitions } from './partitions';
 import type { IngestResult, RejectedLine } from './types';
 
@@ -20,64 +22,97 @@ export interface ParsedBatch {
   rejected: RejectedLine[];
 }
 
-/** Validates raw inputs; `firstLine` numbers them (1-based) for error reports. */
-export function parseBatch(inputs: readonly unknown[], firstLine = 1): ParsedBatch {
+/**
+ * Validates raw inputs; `firstLine` numbers them (1-based) for error reports. `defaultIds[i]`, when
+ * given, becomes the event id of an input that has none (the recorder's ids; the inputs stay as given).
+ */
+export function parseBatch(inputs: readonly unknown[], firstLine = 1, defaultIds?: readonly string[]): ParsedBatch {
   const events: RequestOutcomeEvent[] = [];
   const rejected: RejectedLine[] = [];
   for (let i = 0; i < inputs.length; i++) {
     const raw = inputs[i];
-    const fast = fastParseEvent(raw);
-    if (fast) {
-      events.push(fast);
-      continue;
+    let event = fastParseEvent(raw);
+    if (!event) {
+      const slow = parseEvent(raw);
+      if (!slow.ok) {
+        rejected.push({ line: firstLine + i, errors: slow.errors });
+        continue;
+      }
+      event = slow.event;
     }
-    const slow = parseEvent(raw);
-    if (slow.ok) events.push(slow.event);
-    else rejected.push({ line: firstLine + i, errors: slow.errors });
+    // Both parsers return a new object: setting the id here never touches the caller's input.
+    if (event.eventId === undefined && defaultIds !== undefined && defaultIds[i] !== undefined) event.eventId = defaultIds[i];
+    events.push(event);
   }
   return { events, rejected };
 }
 
 export interface Ingester {
   /** Validates, classifies and stores; invalid inputs are reported, valid ones stored. */
-  ingest(inputs: readonly unknown[], firstLine?: number): Promise<IngestResult>;
+  ingest(inputs: readonly unknown[], firstLine?: number, defaultIds?: readonly string[]): Promise<IngestResult>;
   /** Stores events that are already parsed (the CLI parses while the previous batch is written). */
   store(events: readonly RequestOutcomeEvent[]): Promise<{ inserted: number; duplicates: number }>;
   contexts: ClassificationContextCache;
 }
 
+const DAY_MS = 86_400_000;
+
 export function createIngester(pool: Pool): Ingester {
   const contexts = createContextCache(pool);
 
-  async function classify(events: readonly RequestOutcomeEvent[]): Promise<ClassifiedEvent[]> {
-    const out: ClassifiedEvent[] = new Array<ClassifiedEvent>(events.length);
+  /** The classification context of every site in the batch (usually one or a few). */
+  async function contextsOf(events: readonly RequestOutcomeEvent[]): Promise<Map<string, SiteContext>> {
+    const bySite = new Map<string, SiteContext>();
     let lastSite = '';
-    let ctx: Awaited<ReturnType<ClassificationContextCache['get']>> | undefined;
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i]!;
-      if (event.site !== lastSite || !ctx) {
-        ctx = await contexts.get(event.site);
-        lastSite = event.site;
-      }
-      const norms = event.pageType ? ctx.norms.get(event.pageType) : undefined;
-      out[i] = { event, classification: ctx.classifier(event, norms) };
+    for (const e of events) {
+      if (e.site === lastSite || bySite.has(e.site)) continue;
+      lastSite = e.site;
+      bySite.set(e.site, await contexts.get(e.site));
     }
-    return out;
+    return bySite;
   }
 
   async function store(events: readonly RequestOutcomeEvent[]): Promise<{ inserted: number; duplicates: number }> {
     if (events.length === 0) return { inserted: 0, duplicates: 0 };
-    const classified = await classify(events);
-    await ensureBatchPartitions(pool, events);
+    const bySite = await contextsOf(events);
+    // One pass: classify, encode the COPY row, aggregate. Nothing per event is kept but the classification.
+    const classifications = new Array<Classification>(events.length);
+    const payload = new CopyPayload(events.length);
+    let aggregator = new BatchAggregator();
+    const days = new Set<number>();
+    let lastSite = '';
+    let lastDay = NaN;
+    let ctx: SiteContext | undefined;
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
+      if (e.site !== lastSite || ctx === undefined) {
+        ctx = bySite.get(e.site)!;
+        lastSite = e.site;
+      }
+      const c = ctx.classifier(e, e.pageType === undefined ? undefined : ctx.norms.get(e.pageType));
+      classifications[i] = c;
+      payload.add(e, c);
+      aggregator.add(e, c);
+      const day = e.ts - (e.ts % DAY_MS);
+      if (day !== lastDay) days.add((lastDay = day));
+    }
+    await ensureBatchPartitions(pool, days);
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      const inserted = await insertRaw(client, classified);
-      const deltas = rollupDeltas(inserted);
+      let inserted = events.length;
+      if (!(await copyUnlessRepeated(client, payload.bytes()))) {
+        // The batch repeats stored event ids: insert what is new, and aggregate only that.
+        const fresh = await insertRawSkippingRepeats(client, events.map((event, i) => ({ event, classification: classifications[i]! })));
+        aggregator = new BatchAggregator();
+        for (const { event, classification } of fresh) aggregator.add(event, classification);
+        inserted = fresh.length;
+      }
+      const deltas = aggregator.rollups();
       for (const level of ROLLUP_LEVELS) await upsertRollups(client, level, deltas[level]);
-      await upsertNorms(client, normDeltas(inserted));
+      await upsertNorms(client, aggregator.normDeltas());
       await client.query('COMMIT');
-      return { inserted: inserted.length, duplicates: classified.length - inserted.length };
+      return { inserted, duplicates: events.length - inserted };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
@@ -89,18 +124,16 @@ export function createIngester(pool: Pool): Ingester {
   return {
     contexts,
     store,
-    async ingest(inputs, firstLine = 1) {
-      const { events, rejected } = parseBatch(inputs, firstLine);
+    async ingest(inputs, firstLine = 1, defaultIds) {
+      const { events, rejected } = parseBatch(inputs, firstLine, defaultIds);
       const { inserted, duplicates } = await store(events);
       return { accepted: events.length, inserted, duplicates, rejected };
     },
   };
 }
 
-async function ensureBatchPartitions(pool: Pool, events: readonly RequestOutcomeEvent[]): Promise<void> {
+async function ensureBatchPartitions(pool: Pool, days: ReadonlySet<number>): Promise<void> {
   // One instant per distinct day is enough for every table's granularity (day, month, year).
-  const days = new Set<number>();
-  for (const e of events) days.add(e.ts - (e.ts % 86_400_000));
   await ensurePartitions(pool, 'request_events', days);
   await ensurePartitions(pool, 'rollup_minute', days);
   await ensurePartitions(pool, 'rollup_hour', days);
@@ -108,16 +141,19 @@ async function ensureBatchPartitions(pool: Pool, events: readonly RequestOutcome
   await ensurePartitions(pool, 'page_norms_day', days);
 }
 
-/** Inserts the raw rows; returns the events actually inserted (repeated event ids are skipped). */
-async function insertRaw(client: PoolClient, batch: readonly ClassifiedEvent[]): Promise<ClassifiedEvent[]> {
+/**
+ * COPYs the raw rows; false (and nothing written) when the batch repeats an event id that is already
+ * stored: COPY cannot skip conflicting rows, so the caller takes the conflict-aware path.
+ */
+async function copyUnlessRepeated(client: PoolClient, payload: Buffer): Promise<boolean> {
   await client.query('SAVEPOINT raw_copy');
   try {
-    await copyRaw(client, batch);
-    return [...batch];
+    await copyRaw(client, payload);
+    return true;
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
     await client.query('ROLLBACK TO SAVEPOINT raw_copy');
-    return insertRawSkippingRepeats(client, batch);
+    return false;
   }
 }
 

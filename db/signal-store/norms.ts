@@ -8,7 +8,7 @@ import { parseSiteClassifierConfig } from '../../signals/config';
 import { BYTES_HISTOGRAM, quantile } from '../../signals/histogram';
 import type { Pool } from '../pool';
 
-interface SiteContext {
+export interface SiteContext {
   classifier: Classifier;
   norms: Map<string, Norms>;
   loadedAt: number;

@@ -72,8 +72,8 @@ test('the recorder library stores through the PostgreSQL sink, and a retried bat
   const sink = postgresSink(h.pool);
   let failOnce = true;
   // The first write succeeds in the database but its answer is "lost" (a timeout): the recorder retries.
-  const lossy = { write: async (events: readonly Record<string, unknown>[]) => {
-    const result = await sink.write(events);
+  const lossy = { write: async (events: readonly Record<string, unknown>[], ids: readonly string[]) => {
+    const result = await sink.write(events, ids);
     if (failOnce) {
       failOnce = false;
       throw new Error('timeout waiting for the answer');

@@ -22,23 +22,35 @@ function gatedSink() {
 
 const ev = (i: number) => ({ ts: 1_700_000_000_000 + i, site: 'a.example.com', status: 200, latencyMs: 1 });
 
-test('batches by size, gives every event an id, and flushes the rest on close', async () => {
+test('batches by size, gives every event an id (without touching the event), and flushes the rest on close', async () => {
   const written: Record<string, unknown>[][] = [];
-  const recorder = createRecorder({ sink: { write: (e) => (written.push([...e]), Promise.resolve(ok(e.length))) }, batchSize: 3, flushIntervalMs: 60_000 });
-  for (let i = 0; i < 7; i++) expect(recorder.record(ev(i))).toBe(true);
+  const writtenIds: string[][] = [];
+  const recorder = createRecorder({
+    sink: { write: (e, ids) => (written.push([...e]), writtenIds.push([...ids]), Promise.resolve(ok(e.length))) },
+    batchSize: 3,
+    flushIntervalMs: 60_000,
+  });
+  const events = Array.from({ length: 7 }, (_, i) => ev(i));
+  for (const e of events) expect(recorder.record(e)).toBe(true);
   await recorder.close();
   expect(written.map((b) => b.length)).toEqual([3, 3, 1]);
-  const ids = written.flat().map((e) => e.eventId);
+  expect(written.flat()).toEqual(events);
+  expect(written.flat().every((e, i) => e === events[i] && !('eventId' in e))).toBe(true);
+  const ids = writtenIds.flat();
   expect(new Set(ids).size).toBe(7);
+  // One recorder's ids grow monotonically (the store's unique index takes them in order).
+  expect([...ids].sort()).toEqual(ids);
   expect(recorder.stats()).toMatchObject({ recorded: 7, stored: 7, buffered: 0, dropped: 0 });
 });
 
 test('keeps an id the crawler gave', async () => {
-  const written: Record<string, unknown>[] = [];
-  const recorder = createRecorder({ sink: { write: (e) => (written.push(...e), Promise.resolve(ok(e.length))) } });
+  const writtenIds: string[] = [];
+  const recorder = createRecorder({ sink: { write: (e, ids) => (writtenIds.push(...ids), Promise.resolve(ok(e.length))) } });
   recorder.record({ ...ev(1), eventId: 'mine-1' });
+  recorder.record(ev(2));
   await recorder.close();
-  expect(written[0]!.eventId).toBe('mine-1');
+  expect(writtenIds[0]).toBe('mine-1');
+  expect(writtenIds[1]).toMatch(/^[A-Za-z0-9_-]{16}-[0-9a-z]{10}$/);
 });
 
 test('backpressure: record() turns false at the high-water mark, drain() resolves below it, and past twice it drops (counted)', async () => {
