@@ -69,7 +69,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
   const hardLimit = highWaterMark * 2;
   const maxWaitMs = options.maxWaitMs ?? 50;
   const maxAttempts = options.maxAttempts ?? 5;
-  const maxConcurrentWrites = options.maxConcurrentWrites ?? 2;
+  const maxConcurrentWrites = options.maxConcurrentWrites ?? 4;
   const stats: RecorderStats = { recorded: 0, stored: 0, duplicates: 0, rejected: 0, dropped: 0, failed: 0, buffered: 0 };
   const buffer: Record<string, unknown>[] = [];
   /** The id of each buffered event (its own, or one made here). */

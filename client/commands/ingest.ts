@@ -66,7 +66,7 @@ export function registerIngestCommand(program: Command, context: () => CliContex
       const summary = await ingestStream(input.stream, {
         ...(store ? { store } : {}),
         batchSize,
-        maxInFlight: 2,
+        maxInFlight: 4,
         onRejected: (r) => {
           const text = r.errors.map((e) => `line ${r.line}: ${e.replace(/^line \d+: /, '')}`).join('\n');
           if (bars) bars.log(`${text}\n`);
