@@ -14,7 +14,7 @@ export interface BenchDb {
   stop(): Promise<void>;
 }
 
-/** A fresh, migrated embedded PostgreSQL with default settings (no tuning: figures a user would see). */
+/** A fresh, migrated embedded PostgreSQL with the settings `npm start` uses (figures a user would see). */
 export async function startBenchDb(): Promise<BenchDb> {
   const dir = mkdtempSync(join(tmpdir(), 'th-bench-'));
   chmodSync(dir, 0o755);

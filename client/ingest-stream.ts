@@ -1,21 +1,26 @@
 /**
- * NDJSON ingestion for `target-health ingest`: read lines, validate in batches, and write each batch
- * while the next one is parsed (two writes in flight keep both cores busy). Every rejected line is
- * reported with its number; valid lines are stored whatever their neighbours look like.
+ * NDJSON ingestion for `target-health ingest`: the main thread reads and splits lines and hands batches
+ * to worker threads (client/ingest-worker.ts), which parse, validate, classify and store them — each
+ * taking its next batch while the previous one is written, so both cores and PostgreSQL stay busy.
+ * Results come back in any order and are reported in line order. Every rejected line is reported with
+ * its number; valid lines are stored whatever their neighbours look like.
  */
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { parseBatch } from '../db/signal-store/ingest';
-import type { RequestOutcomeEvent } from '../signals/event';
+import { Worker } from 'node:worker_threads';
+import { UserError } from '../common/user-error';
 import type { RejectedLine } from '../db/signal-store/types';
+import type { BatchResult, ToWorker, WorkerSettings } from './ingest-messages';
 
 export interface StreamIngestOptions {
-  /** Stores a parsed batch; absent for --dry-run. */
-  store?: (events: readonly RequestOutcomeEvent[]) => Promise<{ inserted: number; duplicates: number }>;
+  /** Where batches are stored; null for --dry-run (validate only). */
+  databaseUrl: string | null;
   batchSize: number;
-  maxInFlight: number;
+  /** Worker threads (each has up to two batches: one parsed, one being written). */
+  workers: number;
   onRejected: (rejected: RejectedLine) => void;
-  onProgress?: (bytesRead: number, eventsRead: number) => void;
+  onProgress?: (bytesRead: number, linesDone: number) => void;
 }
 
 export interface StreamIngestSummary {
@@ -28,15 +33,14 @@ export interface StreamIngestSummary {
   elapsedMs: number;
 }
 
-const MAX_LINE_CHARS = 1_000_000;
-
-const toError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+/** Batches a worker holds at once: one being parsed, one being written. */
+const PER_WORKER = 2;
 
 /**
  * The lines of a stream (LF or CRLF), handed over a whole chunk at a time: an async generator yielding
  * each line costs a promise per line, and line splitting is on the ingest hot path.
  */
-async function* lineChunks(input: Readable): AsyncGenerator<string[]> {
+async function* lineChunks(input: Readable): AsyncGenerator<{ lines: string[]; bytes: number }> {
   const decoder = new StringDecoder('utf8');
   let rest = '';
   for await (const chunk of input as AsyncIterable<Buffer | string>) {
@@ -49,87 +53,165 @@ async function* lineChunks(input: Readable): AsyncGenerator<string[]> {
       start = nl + 1;
     }
     rest = text.slice(start);
-    if (lines.length > 0) yield lines;
+    yield { lines, bytes: chunk.length };
   }
   rest += decoder.end();
-  if (rest !== '') yield [rest.endsWith('\r') ? rest.slice(0, -1) : rest];
+  if (rest !== '') yield { lines: [rest.endsWith('\r') ? rest.slice(0, -1) : rest], bytes: 0 };
 }
 
-/** Blank or whitespace-only (editors add blank lines at the end); cheap for the usual "{...". */
-function isBlank(line: string): boolean {
-  return line.length === 0 || (line.charCodeAt(0) !== 123 && line.trim() === '');
+/** The worker threads and the batches they hold. */
+class WorkerPool {
+  private readonly workers: Worker[] = [];
+  private readonly held = new Map<Worker, number>();
+  private waiting: Array<() => void> = [];
+  /** The failure of the earliest batch (lowest seq), or of a worker itself (seq -1). */
+  private firstFailure: { seq: number; error: Error } | undefined;
+
+  constructor(count: number, settings: WorkerSettings, onResult: (result: BatchResult) => void) {
+    for (let i = 0; i < count; i++) {
+      const worker = new Worker(join(__dirname, 'ingest-worker.js'), { workerData: settings });
+      worker.on('message', (result: BatchResult) => {
+        this.held.set(worker, (this.held.get(worker) ?? 1) - 1);
+        onResult(result);
+        this.wake();
+      });
+      worker.on('error', (err) => this.fail(-1, err));
+      worker.on('exit', (code) => {
+        if (this.workers.includes(worker) && code !== 0) this.fail(-1, new Error(`an ingest worker stopped (exit code ${code})`));
+        // Whatever it held is lost (and reported through the failure): nobody waits for it.
+        this.held.set(worker, 0);
+        this.wake();
+      });
+      this.workers.push(worker);
+      this.held.set(worker, 0);
+    }
+  }
+
+  get failure(): Error | undefined {
+    return this.firstFailure?.error;
+  }
+
+  fail(seq: number, error: Error): void {
+    if (!this.firstFailure || seq < this.firstFailure.seq) this.firstFailure = { seq, error };
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  private leastBusy(): Worker {
+    let best = this.workers[0]!;
+    for (const w of this.workers) if (this.held.get(w)! < this.held.get(best)!) best = w;
+    return best;
+  }
+
+  /** Hands a batch to the least busy worker, waiting while every worker holds PER_WORKER batches. */
+  async dispatch(message: Extract<ToWorker, { type: 'batch' }>): Promise<void> {
+    while (!this.failure && this.held.get(this.leastBusy())! >= PER_WORKER) await new Promise<void>((r) => this.waiting.push(r));
+    if (this.failure) return;
+    const worker = this.leastBusy();
+    this.held.set(worker, this.held.get(worker)! + 1);
+    worker.postMessage(message);
+  }
+
+  /**
+   * Resolves when no worker holds a batch — also after a failure, so that the batches before the
+   * failed one are finished (committed or failed) when the failure is reported.
+   */
+  async idle(): Promise<void> {
+    while ([...this.held.values()].some((n) => n > 0)) await new Promise<void>((r) => this.waiting.push(r));
+  }
+
+  /** Lets the workers close their connections and exit; forces them if they do not. */
+  async close(): Promise<void> {
+    const workers = this.workers.splice(0);
+    await Promise.all(
+      workers.map(async (w) => {
+        const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+        w.postMessage({ type: 'close' } satisfies ToWorker);
+        const timer = setTimeout(() => void w.terminate(), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
 }
 
 export async function ingestStream(input: Readable, options: StreamIngestOptions): Promise<StreamIngestSummary> {
   const started = Date.now();
   const summary: StreamIngestSummary = { lines: 0, accepted: 0, inserted: 0, duplicates: 0, rejected: 0, blank: 0, elapsedMs: 0 };
-  const inFlight = new Set<Promise<void>>();
-  let failure: unknown;
-  let batch: unknown[] = [];
-  // Line number of each batch entry: blank and broken lines in between do not shift the numbering.
-  let batchLines: number[] = [];
-  // Lines refused before validation (not JSON, too long), reported with the batch, in line order.
-  let early: RejectedLine[] = [];
-  let bytesRead = 0;
-
-  const flush = async (): Promise<void> => {
-    const { events, rejected } = parseBatch(batch, 0);
-    const lineOf = batchLines;
-    const all = [...early, ...rejected.map((r) => ({ line: lineOf[r.line]!, errors: r.errors }))].sort((a, b) => a.line - b.line);
-    batch = [];
-    batchLines = [];
-    early = [];
-    for (const r of all) options.onRejected(r);
-    summary.rejected += all.length;
-    summary.accepted += events.length;
-    if (!options.store || events.length === 0) return;
-    const write = options
-      .store(events)
-      .then((r) => {
-        summary.inserted += r.inserted;
-        summary.duplicates += r.duplicates;
-      })
-      .catch((err: unknown) => {
-        failure ??= err;
-      });
-    const tracked = write.finally(() => inFlight.delete(tracked));
-    inFlight.add(tracked);
-    if (inFlight.size >= options.maxInFlight) await Promise.race(inFlight);
-    if (failure) throw toError(failure);
-  };
-
-  for await (const lines of lineChunks(input)) {
-    for (const line of lines) {
-      summary.lines += 1;
-      bytesRead += line.length + 1;
-      if (isBlank(line)) {
-        // A blank line holds no event (editors add them at the end): counted, not an error.
-        summary.blank += 1;
-        continue;
-      }
-      if (line.length > MAX_LINE_CHARS) {
-        early.push({ line: summary.lines, errors: [`longer than ${MAX_LINE_CHARS} characters; send bodySample cut to 64 KB`] });
-        continue;
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(line);
-      } catch (err) {
-        early.push({ line: summary.lines, errors: [`not valid JSON (${(err as Error).message}); each line must be one JSON object`] });
-        continue;
-      }
-      batch.push(json);
-      batchLines.push(summary.lines);
-      if (batch.length >= options.batchSize) {
-        await flush();
-        options.onProgress?.(bytesRead, summary.lines);
-      }
+  // Results arrive in any order; they are reported in batch (= line) order.
+  const finished = new Map<number, Extract<BatchResult, { type: 'done' }>>();
+  const bytesAtBatch = new Map<number, number>();
+  let nextToReport = 0;
+  let linesReported = 0;
+  const report = (): void => {
+    for (let r = finished.get(nextToReport); r !== undefined; r = finished.get(nextToReport)) {
+      finished.delete(nextToReport);
+      for (const rejected of r.rejected) options.onRejected(rejected);
+      summary.rejected += r.rejected.length;
+      summary.accepted += r.accepted;
+      summary.inserted += r.inserted;
+      summary.duplicates += r.duplicates;
+      summary.blank += r.blank;
+      linesReported += r.lines;
+      options.onProgress?.(bytesAtBatch.get(nextToReport) ?? 0, linesReported);
+      bytesAtBatch.delete(nextToReport);
+      nextToReport += 1;
     }
+  };
+  /** First and last line of each batch in the workers, for a failure message. */
+  const batchLines = new Map<number, [number, number]>();
+  const workers = new WorkerPool(options.workers, { databaseUrl: options.databaseUrl }, (result) => {
+    if (result.type === 'failed') {
+      const [first, last] = batchLines.get(result.seq) ?? [0, 0];
+      // The database refused or went away: an operational problem, said in one line, not a crash.
+      workers.fail(
+        result.seq,
+        new UserError(
+          `database: lines ${first}–${last} could not be stored (${result.message}); every valid line before line ${first} ` +
+            `is stored, later ones may be in part — send the input again from line ${first} (repeated eventIds are ignored)`,
+          3,
+        ),
+      );
+    } else {
+      batchLines.delete(result.seq);
+      finished.set(result.seq, result);
+      report();
+    }
+  });
+
+  let seq = 0;
+  let batch: string[] = [];
+  let bytesRead = 0;
+  const send = async (): Promise<void> => {
+    const lines = batch;
+    batch = [];
+    const firstLine = summary.lines - lines.length + 1;
+    bytesAtBatch.set(seq, bytesRead);
+    batchLines.set(seq, [firstLine, summary.lines]);
+    await workers.dispatch({ type: 'batch', seq, lines, firstLine });
+    seq += 1;
+  };
+  try {
+    for await (const chunk of lineChunks(input)) {
+      bytesRead += chunk.bytes;
+      for (const line of chunk.lines) {
+        summary.lines += 1;
+        batch.push(line);
+        if (batch.length >= options.batchSize) await send();
+      }
+      if (workers.failure) break;
+    }
+    if (batch.length > 0 && !workers.failure) await send();
+    await workers.idle();
+  } finally {
+    await workers.close();
   }
-  await flush();
-  await Promise.all(inFlight);
-  if (failure) throw toError(failure);
-  options.onProgress?.(bytesRead, summary.lines);
+  if (workers.failure) throw workers.failure;
   summary.elapsedMs = Date.now() - started;
   return summary;
 }

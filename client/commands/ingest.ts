@@ -1,14 +1,16 @@
 /**
  * `target-health ingest <file|->`: load NDJSON request outcomes into the signal store. Reports every
  * rejected line (line number, field, reason) on stderr, stores the valid ones, and ends with a summary.
- * Exit code: 0 all stored, 1 some lines rejected (the valid ones are stored), 2 a usage or settings error.
+ * Exit code: 0 all stored, 1 some lines rejected (the valid ones are stored), 2 a usage or settings error,
+ * 3 the database refused or lost a batch partway (the message names the lines; earlier ones are stored).
  */
 import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { MultiBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
-import { createIngester } from '../../db/signal-store/ingest';
+import { availableParallelism } from 'node:os';
+import { loadDatabaseUrl } from '../../config/env';
 import type { CliContext } from '../context';
 import { ingestStream, type StreamIngestSummary } from '../ingest-stream';
 
@@ -18,6 +20,9 @@ interface IngestOptions {
   json?: boolean;
   progress: boolean;
 }
+
+/** One worker thread per core (at least two, so parsing overlaps with writing; at most four). */
+const INGEST_WORKERS = Math.min(4, Math.max(2, availableParallelism()));
 
 /** Files above this size get a progress bar (on a terminal). */
 const PROGRESS_MIN_BYTES = 5_000_000;
@@ -48,15 +53,16 @@ export function registerIngestCommand(program: Command, context: () => CliContex
     .description('load request-outcome events (NDJSON, one JSON object per line) into the signal store')
     .argument('<file>', 'an NDJSON file, or - for stdin')
     .option('--dry-run', 'validate only; needs no database')
-    .option('--batch-size <n>', 'events per transaction', '5000')
+    .option('--batch-size <n>', 'events per transaction', '10000')
     .option('--json', 'print the summary as JSON')
     .option('--no-progress', 'no progress bar')
     .action(async (source: string, options: IngestOptions) => {
       const batchSize = Number(options.batchSize);
       if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) throw new UserError(`--batch-size: "${options.batchSize}" must be a whole number from 1 to 100000`);
       const input = openInput(source);
-      const ingester = options.dryRun ? undefined : createIngester(await context().db());
-      const store = ingester ? (events: Parameters<typeof ingester.store>[0]) => ingester.store(events) : undefined;
+      // Checked here, once, for a clear error (unreachable, wrong password…); the workers connect themselves.
+      if (!options.dryRun) await context().db();
+      const databaseUrl = options.dryRun ? null : loadDatabaseUrl();
 
       const showBar = options.progress && process.stderr.isTTY === true && input.size !== undefined && input.size >= PROGRESS_MIN_BYTES;
       // A MultiBar (of one) because it can print rejected lines above the bar without garbling it.
@@ -64,9 +70,9 @@ export function registerIngestCommand(program: Command, context: () => CliContex
       const bar = bars?.create(input.size ?? 0, 0, { events: 0 });
 
       const summary = await ingestStream(input.stream, {
-        ...(store ? { store } : {}),
+        databaseUrl,
         batchSize,
-        maxInFlight: 4,
+        workers: INGEST_WORKERS,
         onRejected: (r) => {
           const text = r.errors.map((e) => `line ${r.line}: ${e.replace(/^line \d+: /, '')}`).join('\n');
           if (bars) bars.log(`${text}\n`);

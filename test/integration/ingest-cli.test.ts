@@ -67,6 +67,47 @@ test('a clean file exits 0; stdin works; --dry-run needs no database', async () 
   expect(dry.stdout).toMatch(/2 valid \(dry run: nothing stored\), 3 rejected/);
 });
 
+test('many small batches across the worker threads: rejections reported in line order, every valid line stored once', async () => {
+  const site = `cli-${randomUUID().slice(0, 8)}.example.com`;
+  const bad = new Set([1, 7, 8, 23, 64, 99, 100, 150]);
+  const lines = Array.from({ length: 150 }, (_, i) => {
+    const n = i + 1;
+    if (n === 64) return '';
+    if (bad.has(n)) return JSON.stringify({ eventId: `e${n}`, ts: Date.now() - n, site, status: 200 }); // no latencyMs
+    return JSON.stringify({ eventId: `e${n}`, ts: Date.now() - n, site, status: 200, latencyMs: n });
+  });
+  const out = await run(CLI, ['ingest', '-', '--batch-size', '3', '--json'], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }), lines.join('\n'));
+  expect(out.code).toBe(1);
+  const reported = out.stderr.trim().split('\n').map((l) => Number(/^line (\d+): latencyMs: is required/.exec(l)?.[1]));
+  expect(reported).toEqual([...bad].filter((n) => n !== 64));
+  expect(JSON.parse(out.stdout)).toMatchObject({ lines: 150, accepted: 142, inserted: 142, duplicates: 0, rejected: 7, blank: 1 });
+  const { rows } = await h.pool.query<{ n: string; distinct_ids: string }>('SELECT count(*) AS n, count(DISTINCT event_id) AS distinct_ids FROM request_events WHERE site = $1', [site]);
+  expect(rows[0]).toEqual({ n: '142', distinct_ids: '142' });
+});
+
+test('the database refusing a batch: one line naming the lines, exit 3, every valid line before them stored', async () => {
+  const site = `cli-${randomUUID().slice(0, 8)}.example.com`;
+  const refused = `refused-${randomUUID().slice(0, 8)}.example.com`;
+  // A trigger that fails exactly the rows of one site: the database, not the input, refuses lines 7-8.
+  const fn = `th_test_refuse_${randomUUID().slice(0, 8)}`;
+  await h.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk quota exceeded (test)'; END $$`);
+  await h.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${refused}') EXECUTE FUNCTION ${fn}()`);
+  try {
+    const lines = Array.from({ length: 10 }, (_, i) =>
+      JSON.stringify({ eventId: `e${i + 1}`, ts: Date.now() - i, site: i === 6 || i === 7 ? refused : site, status: 200, latencyMs: 5 }),
+    );
+    const out = await run(CLI, ['ingest', '-', '--batch-size', '2'], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }), lines.join('\n'));
+    expect(out.code).toBe(3);
+    expect(out.stderr.trim()).toMatch(/^target-health: database: lines 7–8 could not be stored \(.*disk quota exceeded \(test\).*\); every valid line before line 7 is stored/);
+    expect(out.stderr).not.toMatch(/ at |unexpected error/);
+    const { rows } = await h.pool.query<{ event_id: string }>('SELECT event_id FROM request_events WHERE site = $1 ORDER BY ts DESC', [site]);
+    expect(rows.map((r) => r.event_id).slice(0, 6)).toEqual(['e1', 'e2', 'e3', 'e4', 'e5', 'e6']);
+  } finally {
+    await h.pool.query(`DROP TRIGGER ${fn} ON request_events`);
+    await h.pool.query(`DROP FUNCTION ${fn}()`);
+  }
+});
+
 test('the recorder library stores through the PostgreSQL sink, and a retried batch is not counted twice', async () => {
   const site = `rec-${randomUUID().slice(0, 8)}.example.com`;
   const sink = postgresSink(h.pool);

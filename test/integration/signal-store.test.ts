@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createIngester, applyRetention, readSiteWindows, retentionPolicySchema, listPartitions, DEFAULT_WINDOW_SPEC } from '../../db/signal-store';
 import { LATENCY_HISTOGRAM, nearestRank } from '../../signals/histogram';
+import { EMBEDDED_POSTGRES_SETTINGS } from '../../stack/embedded-postgres';
 import { openHarness, type TestHarness } from '../helpers/services';
 
 let h: TestHarness;
@@ -207,4 +208,11 @@ test('retention drops whole partitions older than the policy and keeps the rest'
   expect(Number(rows[0]!.n)).toBe(1);
   const { rows: days } = await h.pool.query<{ n: string }>("SELECT sum(requests) AS n FROM rollup_day WHERE site = $1 AND route_key = '*'", [site]);
   expect(Number(days[0]!.n)).toBe(4);
+});
+
+test('the embedded server runs with the write-heavy settings the store is tuned for', async () => {
+  for (const [name, value] of Object.entries(EMBEDDED_POSTGRES_SETTINGS)) {
+    const { rows } = await h.pool.query<{ setting: string }>(`SELECT current_setting($1) AS setting`, [name]);
+    expect(`${name}=${rows[0]!.setting}`).toBe(`${name}=${value}`);
+  }
 });
