@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
+import { EMBEDDED_POSTGRES_SETTINGS } from '../../stack/embedded-postgres';
 
 interface Service {
   image?: string;
@@ -68,4 +69,12 @@ test('the Dockerfile builds and runs the worker entry with the migrations alongs
   expect(dockerfile).toMatch(/RUN npm ci/);
   expect(dockerfile).toMatch(/COPY --from=build \/app\/db\/migrations/);
   expect(dockerfile).toMatch(/CMD \["node", "dist\/worker\/main.js"\]/);
+});
+
+test('its PostgreSQL runs with the settings the embedded server uses for the signal store', () => {
+  const command = s.postgresql!.command!;
+  expect(command[0]).toBe('postgres');
+  const settings = Object.fromEntries(command.slice(1).filter((_, i) => i % 2 === 1).map((kv) => kv.split('=') as [string, string]));
+  expect(command.slice(1).filter((_, i) => i % 2 === 0).every((flag) => flag === '-c')).toBe(true);
+  expect(settings).toEqual(EMBEDDED_POSTGRES_SETTINGS);
 });
