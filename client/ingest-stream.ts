@@ -17,8 +17,10 @@ export interface StreamIngestOptions {
   /** Where batches are stored; null for --dry-run (validate only). */
   databaseUrl: string | null;
   batchSize: number;
-  /** Worker threads (each has up to two batches: one parsed, one being written). */
+  /** Worker threads; each holds up to two batches, each written in its own transaction. */
   workers: number;
+  /** The worker entry; tests substitute one that fails. Default: ingest-worker.js next to this file. */
+  workerScript?: string;
   onRejected: (rejected: RejectedLine) => void;
   onProgress?: (bytesRead: number, linesDone: number) => void;
 }
@@ -33,7 +35,11 @@ export interface StreamIngestSummary {
   elapsedMs: number;
 }
 
-/** Batches a worker holds at once: one being parsed, one being written. */
+/**
+ * Batches a worker holds at once. It parses each as it arrives and writes it in its own transaction, so
+ * this is also the number of writes in flight per worker: PostgreSQL works on one while the next is
+ * parsed and encoded.
+ */
 const PER_WORKER = 2;
 
 /**
@@ -69,13 +75,16 @@ async function* lineChunks(input: Readable): AsyncGenerator<{ lines: string[]; b
 class WorkerPool {
   private readonly workers: Worker[] = [];
   private readonly held = new Map<Worker, number>();
+  /** Settles when the worker has exited, however (registered first: a crashed worker exits only once). */
+  private readonly exits = new Map<Worker, Promise<void>>();
   private waiting: Array<() => void> = [];
   /** The failure of the earliest batch (lowest seq), or of a worker itself (seq -1). */
   private firstFailure: { seq: number; error: Error } | undefined;
 
-  constructor(count: number, settings: WorkerSettings, onResult: (result: BatchResult) => void) {
+  constructor(count: number, script: string, settings: WorkerSettings, onResult: (result: BatchResult) => void) {
     for (let i = 0; i < count; i++) {
-      const worker = new Worker(join(__dirname, 'ingest-worker.js'), { workerData: settings, resourceLimits: WORKER_LIMITS });
+      const worker = new Worker(script, { workerData: settings, resourceLimits: WORKER_LIMITS });
+      this.exits.set(worker, new Promise<void>((resolve) => worker.once('exit', () => resolve())));
       worker.on('message', (result: BatchResult) => {
         this.held.set(worker, (this.held.get(worker) ?? 1) - 1);
         onResult(result);
@@ -114,6 +123,11 @@ class WorkerPool {
     return best;
   }
 
+  /** Resolves once `condition` holds (checked whenever a worker reports), or a worker failed. */
+  async waitUntil(condition: () => boolean): Promise<void> {
+    while (!this.failure && !condition()) await new Promise<void>((r) => this.waiting.push(r));
+  }
+
   /** Hands a batch to the least busy worker, waiting while every worker holds PER_WORKER batches. */
   async dispatch(message: Extract<ToWorker, { type: 'batch' }>): Promise<void> {
     while (!this.failure && this.held.get(this.leastBusy())! >= PER_WORKER) await new Promise<void>((r) => this.waiting.push(r));
@@ -136,10 +150,10 @@ class WorkerPool {
     const workers = this.workers.splice(0);
     await Promise.all(
       workers.map(async (w) => {
-        const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+        // postMessage to a worker that already exited (a crash) is a no-op; its exit promise is settled.
         w.postMessage({ type: 'close' } satisfies ToWorker);
         const timer = setTimeout(() => void w.terminate(), 10_000);
-        await exited;
+        await this.exits.get(w);
         clearTimeout(timer);
       }),
     );
@@ -171,7 +185,8 @@ export async function ingestStream(input: Readable, options: StreamIngestOptions
   };
   /** First and last line of each batch in the workers, for a failure message. */
   const batchLines = new Map<number, [number, number]>();
-  const workers = new WorkerPool(options.workers, { databaseUrl: options.databaseUrl }, (result) => {
+  const script = options.workerScript ?? join(__dirname, 'ingest-worker.js');
+  const workers = new WorkerPool(options.workers, script, { databaseUrl: options.databaseUrl }, (result) => {
     if (result.type === 'failed') {
       const [first, last] = batchLines.get(result.seq) ?? [0, 0];
       // The database refused or went away: an operational problem, said in one line, not a crash.
@@ -193,7 +208,11 @@ export async function ingestStream(input: Readable, options: StreamIngestOptions
   let seq = 0;
   let batch: string[] = [];
   let bytesRead = 0;
+  // Results wait here until every earlier batch has reported: bound how far ahead reading may run, so a
+  // slow early batch cannot make later results pile up.
+  const maxAhead = options.workers * PER_WORKER * 2;
   const send = async (): Promise<void> => {
+    await workers.waitUntil(() => seq - nextToReport < maxAhead);
     const lines = batch;
     batch = [];
     const firstLine = summary.lines - lines.length + 1;

@@ -5,5 +5,5 @@ import type { EventSink } from './recorder';
 
 export function postgresSink(pool: Pool): EventSink {
   const ingester = createIngester(pool);
-  return { write: (events, eventIds) => ingester.ingest(events, 1, eventIds) };
+  return { write: ({ events, eventIds }) => ingester.ingest(events, 1, eventIds) };
 }

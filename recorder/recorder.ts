@@ -9,17 +9,25 @@
  * - Safe retries: events without an id get one (recorder/event-ids.ts), so a batch re-sent after a
  *   timeout is not counted twice.
  * - `close()` flushes everything (call it on shutdown).
+ * - The recorder keeps a reference to each event until its batch is stored (no copy): do not change an
+ *   event object after passing it to `record()`.
  */
 import type { IngestResult, RejectedLine } from '../db/signal-store/types';
 import { createEventIdSource } from './event-ids';
 
+/**
+ * One batch for a sink. `eventIds[i]` is the idempotency key of `events[i]`: its own `eventId`, or one
+ * the recorder made for it. The recorder never copies or modifies the crawler's event objects (a copy
+ * per event costs more than validating it), so a sink applies the ids where events have none.
+ */
+export interface RecordedBatch {
+  events: readonly Record<string, unknown>[];
+  eventIds: readonly string[];
+}
+
 export interface EventSink {
-  /**
-   * Stores a batch. `eventIds[i]` is the idempotency key of `events[i]`: its own `eventId`, or one the
-   * recorder made for it. The recorder never copies or modifies the crawler's event objects (a copy
-   * per event costs more than validating it), so a sink applies the ids where events have none.
-   */
-  write(events: readonly Record<string, unknown>[], eventIds: readonly string[]): Promise<IngestResult>;
+  /** Stores a batch; may be called again with the same batch after a failure (ids make that safe). */
+  write(batch: RecordedBatch): Promise<IngestResult>;
 }
 
 export interface RecorderOptions {
@@ -53,6 +61,7 @@ export interface RecorderStats {
 }
 
 export interface Recorder {
+  /** Buffers the event (kept by reference until stored: do not change it afterwards). */
   record(event: Record<string, unknown>): boolean;
   recordAsync(event: Record<string, unknown>): Promise<boolean>;
   drain(): Promise<void>;
@@ -87,7 +96,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
   async function writeBatch(batch: Record<string, unknown>[], ids: string[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await options.sink.write(batch, ids);
+        const result = await options.sink.write({ events: batch, eventIds: ids });
         stats.stored += result.inserted;
         stats.duplicates += result.duplicates;
         if (result.rejected.length > 0) {

@@ -116,7 +116,12 @@ const extraction = z
       result: z.enum(EXTRACTION_RESULTS, expecting(`one of ${EXTRACTION_RESULTS.join(', ')}`)),
       missingFields: z
         .array(
-          z.string(expecting('a field name')).min(1, expecting('a non-empty field name')).max(128, expecting('a field name of at most 128 characters')),
+          z
+            .string(expecting('a field name'))
+            .min(1, expecting('a non-empty field name'))
+            .max(128, expecting('a field name of at most 128 characters'))
+            // PostgreSQL text cannot hold NUL: refuse the line here rather than fail its whole batch later.
+            .refine((f) => !f.includes('\u0000'), expecting('a field name without the NUL character (\\u0000)')),
           expecting('a list of the required field names that were missing, like ["price"]'),
         )
         .max(100, expecting('a list of at most 100 field names'))

@@ -83,7 +83,7 @@ function fastExtraction(raw: unknown): RequestOutcomeEvent['extraction'] | undef
     const v = raw[key];
     if (key === 'result' || v === undefined) continue;
     if (key === 'validRecords' && isCount(v)) out.validRecords = v;
-    else if (key === 'missingFields' && Array.isArray(v) && v.length <= 100 && v.every((f) => typeof f === 'string' && f.length >= 1 && f.length <= 128)) {
+    else if (key === 'missingFields' && Array.isArray(v) && v.length <= 100 && v.every((f) => typeof f === 'string' && f.length >= 1 && f.length <= 128 && !f.includes('\u0000'))) {
       out.missingFields = [...(v as string[])];
     } else return undefined;
   }

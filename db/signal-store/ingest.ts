@@ -56,6 +56,17 @@ export interface Ingester {
 }
 
 const DAY_MS = 86_400_000;
+/** A batch's transaction is tried this often when it loses a deadlock or serialization conflict. */
+const MAX_ATTEMPTS = 5;
+const RETRY_BASE_MS = 20;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** deadlock_detected or serialization_failure: PostgreSQL rolled the transaction back; retry it. */
+function isConflictToRetry(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return code === '40P01' || code === '40001';
+}
 
 export function createIngester(pool: Pool): Ingester {
   const contexts = createContextCache(pool);
@@ -78,13 +89,15 @@ export function createIngester(pool: Pool): Ingester {
     // One pass: classify, encode the COPY row, aggregate. Nothing per event is kept but the classification.
     const classifications = new Array<Classification>(events.length);
     const payload = new CopyPayload(events.length);
-    let aggregator = new BatchAggregator();
+    const aggregator = new BatchAggregator();
     const days = new Set<number>();
     let lastSite = '';
     let lastDay = NaN;
     let ctx: SiteContext | undefined;
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
+      // Both parsers produce whole milliseconds; a hand-built event must too (the row format needs it).
+      if (!Number.isSafeInteger(e.ts)) throw new TypeError(`event ${i}: ts must be whole epoch milliseconds (got ${e.ts}); parse events with parseEvent`);
       if (e.site !== lastSite || ctx === undefined) {
         ctx = bySite.get(e.site)!;
         lastSite = e.site;
@@ -97,27 +110,36 @@ export function createIngester(pool: Pool): Ingester {
       if (day !== lastDay) days.add((lastDay = day));
     }
     await ensureBatchPartitions(pool, days);
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      let inserted = events.length;
-      if (!(await copyUnlessRepeated(client, payload.bytes()))) {
-        // The batch repeats stored event ids: insert what is new, and aggregate only that.
-        const fresh = await insertRawSkippingRepeats(client, events.map((event, i) => ({ event, classification: classifications[i]! })));
-        aggregator = new BatchAggregator();
-        for (const { event, classification } of fresh) aggregator.add(event, classification);
-        inserted = fresh.length;
+    for (let attempt = 1; ; attempt++) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        let inserted = events.length;
+        let stored = aggregator;
+        if (!(await copyUnlessRepeated(client, payload.bytes()))) {
+          // The batch repeats stored event ids: insert what is new, and aggregate only that.
+          const fresh = await insertRawSkippingRepeats(client, events.map((event, i) => ({ event, classification: classifications[i]! })));
+          stored = new BatchAggregator();
+          for (const { event, classification } of fresh) stored.add(event, classification);
+          inserted = fresh.length;
+        }
+        const deltas = stored.rollups();
+        for (const level of ROLLUP_LEVELS) await upsertRollups(client, level, deltas[level]);
+        await upsertNorms(client, stored.normDeltas());
+        await client.query('COMMIT');
+        return { inserted, duplicates: events.length - inserted };
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        // Two batches in flight that repeat each other's ids in a different order can deadlock on the
+        // unique index; the transaction was rolled back whole, so running it again is safe.
+        if (attempt < MAX_ATTEMPTS && isConflictToRetry(err)) {
+          await sleep(RETRY_BASE_MS * attempt * (1 + Math.random()));
+          continue;
+        }
+        throw err;
+      } finally {
+        client.release();
       }
-      const deltas = aggregator.rollups();
-      for (const level of ROLLUP_LEVELS) await upsertRollups(client, level, deltas[level]);
-      await upsertNorms(client, aggregator.normDeltas());
-      await client.query('COMMIT');
-      return { inserted, duplicates: events.length - inserted };
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
     }
   }
 

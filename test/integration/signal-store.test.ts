@@ -164,6 +164,37 @@ test('a repeated batch is ignored; a partly repeated one adds only the new event
   expect(Number(rows[0]!.n)).toBe(101);
 });
 
+test('a batch that loses a deadlock is run again, whole, and counted once', async () => {
+  const site = newSite();
+  // The first attempt fails the way a lost deadlock does (SQLSTATE 40P01); a sequence, which a rollback
+  // does not undo, lets the second attempt through.
+  const name = `th_test_deadlock_${randomUUID().slice(0, 8)}`;
+  await h.pool.query(`CREATE SEQUENCE ${name}`);
+  await h.pool.query(
+    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+       IF nextval('${name}') = 1 THEN RAISE EXCEPTION 'deadlock detected (test)' USING ERRCODE = '40P01'; END IF;
+       RETURN NEW; END $$`,
+  );
+  await h.pool.query(`CREATE TRIGGER ${name} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE FUNCTION ${name}()`);
+  try {
+    const now = Date.now();
+    const batch = Array.from({ length: 50 }, (_, i) => ({ eventId: `d${i}`, ts: now - i * 1000, site, status: 200, latencyMs: 20 }));
+    expect(await createIngester(h.pool).ingest(batch)).toMatchObject({ accepted: 50, inserted: 50, duplicates: 0 });
+    const { rows } = await h.pool.query<{ raw: string; rolled: string; attempts: string }>(
+      `SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw,
+              (SELECT sum(requests) FROM rollup_minute WHERE site = $1 AND route_key = '*') AS rolled,
+              (SELECT last_value FROM ${name}) AS attempts`,
+      [site],
+    );
+    // 1 failed row on the first attempt + 50 rows on the second.
+    expect(rows[0]).toEqual({ raw: '50', rolled: '50', attempts: '51' });
+  } finally {
+    await h.pool.query(`DROP TRIGGER ${name} ON request_events`);
+    await h.pool.query(`DROP FUNCTION ${name}()`);
+    await h.pool.query(`DROP SEQUENCE ${name}`);
+  }
+});
+
 test('invalid events are reported with line and field while the valid ones land', async () => {
   const site = newSite();
   const ingester = createIngester(h.pool);

@@ -12,7 +12,7 @@ function gatedSink() {
   const batches: Array<readonly Record<string, unknown>[]> = [];
   const gates: Array<() => void> = [];
   const sink: EventSink = {
-    write: (events) => {
+    write: ({ events }) => {
       batches.push(events);
       return new Promise((resolve) => gates.push(() => resolve(ok(events.length))));
     },
@@ -26,7 +26,7 @@ test('batches by size, gives every event an id (without touching the event), and
   const written: Record<string, unknown>[][] = [];
   const writtenIds: string[][] = [];
   const recorder = createRecorder({
-    sink: { write: (e, ids) => (written.push([...e]), writtenIds.push([...ids]), Promise.resolve(ok(e.length))) },
+    sink: { write: ({ events: e, eventIds: ids }) => (written.push([...e]), writtenIds.push([...ids]), Promise.resolve(ok(e.length))) },
     batchSize: 3,
     flushIntervalMs: 60_000,
   });
@@ -45,7 +45,7 @@ test('batches by size, gives every event an id (without touching the event), and
 
 test('keeps an id the crawler gave', async () => {
   const writtenIds: string[] = [];
-  const recorder = createRecorder({ sink: { write: (e, ids) => (writtenIds.push(...ids), Promise.resolve(ok(e.length))) } });
+  const recorder = createRecorder({ sink: { write: ({ events: e, eventIds: ids }) => (writtenIds.push(...ids), Promise.resolve(ok(e.length))) } });
   recorder.record({ ...ev(1), eventId: 'mine-1' });
   recorder.record(ev(2));
   await recorder.close();
@@ -104,7 +104,7 @@ test('a failing sink is retried; a batch that keeps failing is counted as failed
   let calls = 0;
   const errors: number[] = [];
   const flaky = createRecorder({
-    sink: { write: async (e) => (++calls < 3 ? Promise.reject(new Error('connection reset')) : ok(e.length)) },
+    sink: { write: async ({ events: e }) => (++calls < 3 ? Promise.reject(new Error('connection reset')) : ok(e.length)) },
     maxAttempts: 5,
     onError: (_err, attempt) => errors.push(attempt),
   });
@@ -123,7 +123,7 @@ test('a failing sink is retried; a batch that keeps failing is counted as failed
 test('rejected events are reported to the crawler', async () => {
   const seen: number[] = [];
   const recorder = createRecorder({
-    sink: { write: (e) => Promise.resolve({ accepted: e.length - 1, inserted: e.length - 1, duplicates: 0, rejected: [{ line: 2, errors: ['latencyMs: is required'] }] }) },
+    sink: { write: ({ events: e }) => Promise.resolve({ accepted: e.length - 1, inserted: e.length - 1, duplicates: 0, rejected: [{ line: 2, errors: ['latencyMs: is required'] }] }) },
     onRejected: (rejected) => seen.push(...rejected.map((r) => r.line)),
   });
   recorder.record(ev(1));

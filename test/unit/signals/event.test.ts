@@ -88,6 +88,7 @@ describe('RequestOutcomeEvent schema', () => {
       ['bad pool', { route: { pool: 'eu pool' } }, 'route.pool: must be a proxy pool name'],
       ['bad extraction result', { extraction: { result: 'partial' } }, 'extraction.result: must be one of ok, missing_fields, schema_mismatch, empty (got "partial")'],
       ['empty missing field name', { extraction: { result: 'missing_fields', missingFields: [''] } }, 'extraction.missingFields[0]: must be a non-empty field name (got "")'],
+      ['NUL in a missing field name', { extraction: { result: 'missing_fields', missingFields: ['a\u0000b'] } }, 'extraction.missingFields[0]: must be a field name without the NUL character (\\u0000)'],
       ['missing fields on ok', { extraction: { result: 'ok', missingFields: ['price'] } }, 'extraction.missingFields: lists fields but result is "ok"; use result "missing_fields"'],
       ['records on empty', { extraction: { result: 'empty', validRecords: 3 } }, 'extraction.validRecords: is 3 but result is "empty"'],
       ['bad outcome', { outcome: 'blocked' }, 'outcome: must be one of ok, hard_block, challenge, soft_block, error'],
