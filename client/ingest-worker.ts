@@ -14,7 +14,7 @@ const port = parentPort;
 if (!port) throw new Error('ingest-worker.js runs as a worker thread of `target-health ingest`');
 
 const settings = workerData as WorkerSettings;
-// Two connections: the batch being written and the next one.
+// A connection for each batch the worker holds (two, each written in its own transaction).
 const pool = settings.databaseUrl === null ? undefined : createPool(settings.databaseUrl, 2);
 const ingester = pool ? createIngester(pool) : undefined;
 

@@ -53,6 +53,26 @@ export interface RollupDelta {
   latencyHist: number[] | null;
 }
 
+/** The additive fields of a delta: merging two deltas of one key adds these (and the histograms). */
+const SUMMED_FIELDS = [
+  'requests',
+  'ok',
+  'hardBlocks',
+  'challenges',
+  'softBlocks',
+  'errors',
+  'extractionOk',
+  'extractionMissing',
+  'extractionSchema',
+  'extractionEmpty',
+  'validRecords',
+  'retries',
+  'bytes',
+  'credits',
+  'canaryRuns',
+  'canaryFailures',
+] as const satisfies ReadonlyArray<keyof RollupDelta>;
+
 export interface NormDelta {
   site: string;
   pageType: string;
@@ -234,41 +254,12 @@ export class BatchAggregator {
 }
 
 function mergeDelta(into: RollupDelta, d: RollupDelta): void {
-  into.requests += d.requests;
-  into.ok += d.ok;
-  into.hardBlocks += d.hardBlocks;
-  into.challenges += d.challenges;
-  into.softBlocks += d.softBlocks;
-  into.errors += d.errors;
-  into.extractionOk += d.extractionOk;
-  into.extractionMissing += d.extractionMissing;
-  into.extractionSchema += d.extractionSchema;
-  into.extractionEmpty += d.extractionEmpty;
-  into.validRecords += d.validRecords;
-  into.retries += d.retries;
-  into.bytes += d.bytes;
-  into.credits += d.credits;
-  into.canaryRuns += d.canaryRuns;
-  into.canaryFailures += d.canaryFailures;
+  for (const field of SUMMED_FIELDS) into[field] += d[field];
   if (into.latencyHist && d.latencyHist) for (let i = 0; i < d.latencyHist.length; i++) into.latencyHist[i] = (into.latencyHist[i] ?? 0) + d.latencyHist[i]!;
-}
-
-/** Rollup deltas for every level of a batch of classified events. */
-export function rollupDeltas(events: readonly ClassifiedEvent[]): Record<RollupLevel, RollupDelta[]> {
-  const agg = new BatchAggregator();
-  for (const { event, classification } of events) agg.add(event, classification);
-  return agg.rollups();
 }
 
 function compareDeltas(a: RollupDelta, b: RollupDelta): number {
   return a.site < b.site ? -1 : a.site > b.site ? 1 : a.bucket - b.bucket || (a.routeKey < b.routeKey ? -1 : a.routeKey > b.routeKey ? 1 : 0);
-}
-
-/** Norm deltas (per site, page type and UTC day) of a batch of classified events. */
-export function normDeltas(events: readonly ClassifiedEvent[]): NormDelta[] {
-  const agg = new BatchAggregator();
-  for (const { event, classification } of events) agg.add(event, classification);
-  return agg.normDeltas();
 }
 
 function compareNorms(a: NormDelta, b: NormDelta): number {

@@ -9,7 +9,7 @@ import { parseEvent, type RequestOutcomeEvent } from '../../signals/event';
 import { fastParseEvent } from '../../signals/fast-parse';
 import type { Pool } from '../pool';
 import type { Classification } from '../../signals/classify';
-import { BatchAggregator, ROLLUP_LEVELS, type ClassifiedEvent, type NormDelta, type RollupDelta, type RollupLevel } from './aggregate';
+import { BatchAggregator, ROLLUP_LEVELS, bucketStart, type ClassifiedEvent, type NormDelta, type RollupDelta, type RollupLevel } from './aggregate';
 import { createContextCache, type ClassificationContextCache, type SiteContext } from './norms';
 import { boolArray, numberArray, textArray } from './array-literal';
 import { copyRaw, isUniqueViolation } from './copy-raw';
@@ -55,7 +55,6 @@ export interface Ingester {
   contexts: ClassificationContextCache;
 }
 
-const DAY_MS = 86_400_000;
 /** A batch's transaction is tried this often when it loses a deadlock or serialization conflict. */
 const MAX_ATTEMPTS = 5;
 const RETRY_BASE_MS = 20;
@@ -106,7 +105,7 @@ export function createIngester(pool: Pool): Ingester {
       classifications[i] = c;
       payload.add(e, c);
       aggregator.add(e, c);
-      const day = e.ts - (e.ts % DAY_MS);
+      const day = bucketStart('day', e.ts);
       if (day !== lastDay) days.add((lastDay = day));
     }
     await ensureBatchPartitions(pool, days);
