@@ -28,7 +28,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workflows/**/*.ts', 'scoring/**/*.ts', 'common/**/*.ts', 'signals/**/*.ts'],
+    // Every module the workflow bundle imports must be in here: test/unit/determinism-lint.test.ts checks it.
+    files: ['workflows/**/*.ts', 'control/**/*.ts', 'scoring/**/*.ts', 'common/**/*.ts', 'signals/**/*.ts', 'canaries/band-floor.ts', 'canaries/latest.ts', 'canaries/types.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -13,9 +13,9 @@ import { enqueueNotification } from '../db/notifications';
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logging/logger';
 import type { NotificationPayload } from '../notifications/types';
-import { changedFields } from '../workflows/control/controls';
-import type { NoticeDraft } from '../workflows/control/notices';
-import type { ControlChange } from '../workflows/control/tick';
+import { changedFields } from '../control/controls';
+import type { NoticeDraft } from '../control/notices';
+import type { ControlChange } from '../control/plan';
 
 export interface ApplyActionsInput {
   site: string;

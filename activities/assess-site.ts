@@ -5,7 +5,7 @@
  * tick. A retry (the worker died, the reply got lost) finds the row and returns it unchanged — so a
  * tick is assessed exactly once, at one database time, however often the activity runs.
  */
-import { assessmentKey } from '../common/assessment-key';
+import { assessmentKey } from '../control/keys';
 import { recordAssessmentOnce, findAssessment } from '../db/assessments';
 import type { Pool } from '../db/pool';
 import { readSiteWindows } from '../db/signal-store';
@@ -17,10 +17,10 @@ import type { ScoringConfig } from '../scoring/config';
 import type { RunDueCanariesInput, RunDueCanariesResult } from './canaries';
 import { canaryFailedDays } from '../db/canaries';
 import { windowBounds } from '../db/signal-store';
-import type { TickAssessment } from '../workflows/control/tick-assessment';
-import type { SiteHealthConfig } from '../workflows/site-health-input';
+import type { TickAssessment } from '../control/tick-assessment';
+import type { SiteHealthConfig } from '../control/config';
 
-export type { TickAssessment } from '../workflows/control/tick-assessment';
+export type { TickAssessment } from '../control/tick-assessment';
 
 export interface AssessSiteInput {
   site: string;

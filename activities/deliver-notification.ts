@@ -6,6 +6,7 @@
  * retries it with backoff; the loop that raised the notification has long moved on.
  */
 import { ApplicationFailure } from '@temporalio/activity';
+import { type DeliverNotificationInput, type DeliveryReport, LoopErrors } from '../control/messages';
 import { findNotification, markNotificationFailed, recordAttempt, recordChannelOutcome } from '../db/notifications';
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logging/logger';
@@ -18,17 +19,11 @@ export interface DeliveryDeps {
   notifier: Notifier;
 }
 
-export interface DeliveryResult {
-  notificationKey: string;
-  delivered: string[];
-  failed: string[];
-}
-
 export function makeDeliveryActivities(deps: DeliveryDeps) {
   return {
-    async deliverNotification(input: { notificationKey: string }): Promise<DeliveryResult> {
+    async deliverNotification(input: DeliverNotificationInput): Promise<DeliveryReport> {
       const stored = await findNotification(deps.pool, input.notificationKey);
-      if (!stored) throw ApplicationFailure.nonRetryable(`no notification ${input.notificationKey} in the outbox`, 'NotificationNotFound');
+      if (!stored) throw ApplicationFailure.nonRetryable(`no notification ${input.notificationKey} in the outbox`, LoopErrors.NotificationNotFound);
       const payload = stored.payload as NotificationPayload;
       const delivered = Object.entries(stored.channels).filter(([, o]) => o === 'delivered').map(([c]) => c);
       const failed = Object.entries(stored.channels).filter(([, o]) => o === 'rejected').map(([c]) => c);

@@ -40,4 +40,3 @@ export function createActivities(deps: ActivityDeps) {
 export type Activities = ReturnType<typeof createActivities>;
 export type { AssessSiteInput, TickAssessment } from './assess-site';
 export type { ApplyActionsInput, ApplyActionsResult } from './apply-actions';
-export type { DeliveryResult } from './deliver-notification';

@@ -25,7 +25,8 @@ import { upsertSite } from '../db/sites';
 import { ensureTemporalCli } from '../stack/temporal-cli';
 import { freePort } from '../stack/free-port';
 import { startTemporalDevServer, type DevServerHandle } from '../stack/temporal-dev-server';
-import type { SiteHealthInput } from '../workflows/site-health-input';
+import type { SiteHealthInput } from '../control/config';
+import { SITE_HEALTH_WORKFLOW, type SiteHealthWorkflow } from '../control/messages';
 import { temporal } from '@temporalio/proto';
 import { firstTaskWaitMs, tickLags, type TickLag } from './history-lag';
 import { cpuMs, rssMb, treeCpuMs } from './proc-stats';
@@ -139,7 +140,7 @@ async function runPhase(opts: { name: string; db: BenchDb; dir: string; bundlePa
         await client.workflow.start('timerOnlyLoop', { workflowId, taskQueue: TASK_QUEUE, args: [{ tickIntervalMs: TICK_MS }], startDelay });
       } else {
         const input: SiteHealthInput = { site: opts.sites[i]!, tickIntervalMs: TICK_MS, scoring: { learning: { minBaselineRequests: 200 } } };
-        await client.workflow.start('siteHealth', { workflowId, taskQueue: TASK_QUEUE, args: [input], startDelay });
+        await client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, { workflowId, taskQueue: TASK_QUEUE, args: [input], startDelay });
       }
     });
     // Two intervals: every loop has had its first tick and the start-up burst (all N loops created

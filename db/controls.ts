@@ -4,7 +4,7 @@
  * finds its audit row and changes nothing again.
  */
 import type pg from 'pg';
-import type { Controls } from '../workflows/control/controls';
+import type { Controls } from '../control/controls';
 import type { Pool } from './pool';
 
 type Queryable = Pick<pg.PoolClient, 'query'> | Pool;

@@ -1,6 +1,6 @@
 /** Human decisions (resume, stop, pause), each stored once with the assessment that led to it. */
 import type pg from 'pg';
-import type { ResumeMode } from '../workflows/control/decisions';
+import type { ResumeMode } from '../control/decisions';
 import type { Pool } from './pool';
 
 type Queryable = Pick<pg.PoolClient, 'query'> | Pool;

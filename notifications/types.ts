@@ -2,7 +2,7 @@
  * A notification as stored in the outbox and posted to webhooks: what happened to which site, for whom,
  * in words, with the evidence and a link to the loop's run in the Temporal UI.
  */
-import type { Audience, Evidence, NoticeKind, Severity } from '../workflows/control/notices';
+import type { Audience, Evidence, NoticeKind, Severity } from '../control/notices';
 
 export interface NotificationPayload {
   /** Idempotency key (`site/chain/tick/notify-kind`); webhooks get it as the `Idempotency-Key` header. */

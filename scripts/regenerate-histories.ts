@@ -1,13 +1,14 @@
 /**
- * `npm run histories:regenerate` — records fresh event histories of the site loop for the replay tests
- * (test/histories/*.json). Run it when the workflow changes *on purpose* and the change is not yet
- * released; once histories from a released version exist, keep them and put the change behind
- * `patched()` instead (docs/control-loop.md, "Changing the workflow").
+ * `npm run histories:regenerate -- <recording>` — records fresh event histories of the site loop for the
+ * replay tests into test/histories/<recording>/ (default `current`), replacing only that folder. Each
+ * folder is one version of the workflow code: keep the folders of released versions, and record the
+ * code behind a new `patched()` into a new folder, so the replay test covers both paths
+ * (docs/control-loop.md, "Changing the workflow").
  *
  * It starts its own services (an in-memory dev server and an embedded PostgreSQL in a temporary folder),
  * runs each scenario through the real worker, signal store and activities, and writes each run's history.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -26,8 +27,8 @@ import { ensureTemporalCli } from '../stack/temporal-cli';
 import { startTemporalDevServer } from '../stack/temporal-dev-server';
 import { createWorker } from '../worker/create-worker';
 import { encodeHistory } from './history-files';
-import type { SiteHealthState } from '../workflows';
-import type { SiteHealthInput } from '../workflows/site-health-input';
+import { SITE_HEALTH_WORKFLOW, type SiteHealthState, type SiteHealthWorkflow, pauseSignal, pauseUpdate, resumeSignal, resumeUpdate, stateQuery, stopUpdate } from '../control/messages';
+import type { SiteHealthInput } from '../control/config';
 
 export const HISTORIES_DIR = join(PROJECT_ROOT, 'test', 'histories');
 const TASK_QUEUE = 'histories';
@@ -47,7 +48,7 @@ async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeou
 
 function waitFor(handle: WorkflowHandle, what: string, predicate: (s: SiteHealthState) => boolean): Promise<SiteHealthState> {
   return poll(what, async () => {
-    const s = await handle.query<SiteHealthState>('state');
+    const s = await handle.query(stateQuery);
     return predicate(s) ? s : undefined;
   });
 }
@@ -78,7 +79,7 @@ async function newSite(ctx: Ctx, name: string, routes?: Array<{ pool: string }>)
 }
 
 function start(ctx: Ctx, i: SiteHealthInput): Promise<WorkflowHandle> {
-  return ctx.client.workflow.start('siteHealth', { workflowId: workflowIdForSite(i.site), taskQueue: TASK_QUEUE, args: [i], staticSummary: `Health loop for ${i.site}` });
+  return ctx.client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, { workflowId: workflowIdForSite(i.site), taskQueue: TASK_QUEUE, args: [i], staticSummary: `Health loop for ${i.site}` });
 }
 
 /** Every run of a workflow id, oldest first, as [file suffix, history JSON]. */
@@ -102,15 +103,15 @@ async function escalation(ctx: Ctx): Promise<Record<string, string>> {
   await ingestNow(ctx.pool, site, { challenge: 100, soft: 100 }, BEFORE);
   const paused = await waitFor(handle, 'resisting', (s) => s.awaitingHuman !== null);
   await waitFor(handle, 'a reminder', (s) => s.tick >= paused.tick + 3);
-  await handle.signal('resume', { who: 'alice@example.com', why: 'checked the terms', mode: 'cautious' });
+  await handle.signal(resumeSignal, { who: 'alice@example.com', why: 'checked the terms', mode: 'cautious' });
   await waitFor(handle, 'resumed', (s) => s.awaitingHuman === null);
   await poll('restored', async () => {
-    const s = await handle.query<SiteHealthState>('state');
+    const s = await handle.query(stateQuery);
     if (s.controls?.concurrencyLimit === 16 && s.controls.revisitMultiplier === 1) return s;
     await ingestNow(ctx.pool, site, { ok: 60 });
     return undefined;
   });
-  await handle.executeUpdate('stop', { args: [{ who: 'bob@example.com', why: 'done' }] });
+  await handle.executeUpdate(stopUpdate, { args: [{ who: 'bob@example.com', why: 'done' }] });
   await handle.result();
   const [history] = await runsOf(ctx, handle.workflowId);
   // One delivery run, to replay the notification workflow too.
@@ -128,14 +129,14 @@ async function continueAsNew(ctx: Ctx): Promise<Record<string, string>> {
   await ingestNow(ctx.pool, site, { ok: 100 });
   const handle = await start(ctx, input(site, { maxTicksPerRun: 3 }));
   await waitFor(handle, 'healthy', (s) => s.band === 'healthy');
-  await handle.executeUpdate('pause', { args: [{ who: 'carol@example.com', why: 'legal hold' }] });
-  await handle.signal('pause', { who: '', why: 'refused: no who' });
+  await handle.executeUpdate(pauseUpdate, { args: [{ who: 'carol@example.com', why: 'legal hold' }] });
+  await handle.signal(pauseSignal, { who: '', why: 'refused: no who' });
   const waiting = await waitFor(handle, 'waiting', (s) => s.awaitingHuman !== null);
   await waitFor(handle, 'two runs later', (s) => s.runs >= waiting.runs + 2);
-  await handle.executeUpdate('resume', { args: [{ who: 'dave@example.com', why: 'cleared', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 }] });
+  await handle.executeUpdate(resumeUpdate, { args: [{ who: 'dave@example.com', why: 'cleared', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 }] });
   const resumed = await waitFor(handle, 'resumed', (s) => s.awaitingHuman === null);
   await waitFor(handle, 'a tick after', (s) => s.tick > resumed.tick);
-  await handle.executeUpdate('stop', { args: [{ who: 'dave@example.com', why: 'done' }] });
+  await handle.executeUpdate(stopUpdate, { args: [{ who: 'dave@example.com', why: 'done' }] });
   await handle.result();
   const runs = await runsOf(ctx, handle.workflowId);
   return Object.fromEntries(runs.map((h, i) => [`site-health-continue-as-new-run${i + 1}`, h]));
@@ -152,7 +153,7 @@ async function routeAndParser(ctx: Ctx): Promise<Record<string, string>> {
   await waitFor(handle, 'route alert', (s) => s.alerts.route);
   await ingestNow(ctx.pool, site, { missing: 300, route: { pool: 'pool-a' } });
   await waitFor(handle, 'parser alert', (s) => s.alerts.parser);
-  await handle.executeUpdate('stop', { args: [{ who: 'erin@example.com', why: 'done' }] });
+  await handle.executeUpdate(stopUpdate, { args: [{ who: 'erin@example.com', why: 'done' }] });
   await handle.result();
   const [history] = await runsOf(ctx, handle.workflowId);
   return { 'site-health-route-parser': history! };
@@ -161,6 +162,8 @@ async function routeAndParser(ctx: Ctx): Promise<Record<string, string>> {
 const SCENARIOS = { escalation, continueAsNew, routeAndParser };
 
 runMain('regenerate-histories', async () => {
+  const recording = process.argv[2] ?? 'current';
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(recording)) throw new Error(`recording: "${recording}" must be a folder name like released-2 (a-z, 0-9, -)`);
   const dir = mkdtempSync(join(tmpdir(), 'th-histories-'));
   chmodSync(dir, 0o755);
   const cli = await ensureTemporalCli({ info: say, warn: say });
@@ -184,11 +187,12 @@ runMain('regenerate-histories', async () => {
         Object.assign(histories, await scenario({ client, pool, show }));
       }
     });
-    mkdirSync(HISTORIES_DIR, { recursive: true });
-    for (const f of readdirSync(HISTORIES_DIR)) if (f.endsWith('.json')) rmSync(join(HISTORIES_DIR, f));
+    const target = join(HISTORIES_DIR, recording);
+    rmSync(target, { recursive: true, force: true });
+    mkdirSync(target, { recursive: true });
     for (const [name, json] of Object.entries(histories)) {
-      writeFileSync(join(HISTORIES_DIR, `${name}.json`), `${json}\n`);
-      say(`wrote test/histories/${name}.json (${Math.round(json.length / 1024)} KB)`);
+      writeFileSync(join(target, `${name}.json`), `${json}\n`);
+      say(`wrote test/histories/${recording}/${name}.json (${Math.round(json.length / 1024)} KB)`);
     }
     await native.close();
     await connection.close();

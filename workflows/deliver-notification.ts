@@ -8,16 +8,7 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-
-export interface DeliverNotificationInput {
-  notificationKey: string;
-}
-
-export interface DeliveryReport {
-  notificationKey: string;
-  delivered: string[];
-  failed: string[];
-}
+import { type DeliverNotificationInput, type DeliveryReport, LoopErrors } from '../control/messages';
 
 /** Give up after a day: by then a person has seen the loop's state anyway, and the row says so. */
 const GIVE_UP_AFTER = '24 hours';
@@ -25,7 +16,7 @@ const GIVE_UP_AFTER = '24 hours';
 const { deliverNotification: deliver } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   scheduleToCloseTimeout: GIVE_UP_AFTER,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes', nonRetryableErrorTypes: ['NotificationNotFound', 'WebhookRejected'] },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes', nonRetryableErrorTypes: [LoopErrors.NotificationNotFound] },
 });
 
 const { markNotificationFailed } = proxyActivities<Activities>({
@@ -35,14 +26,11 @@ const { markNotificationFailed } = proxyActivities<Activities>({
 
 export async function deliverNotification(input: DeliverNotificationInput): Promise<DeliveryReport> {
   try {
-    return await deliver.executeWithOptions(
-      { startToCloseTimeout: '1 minute', scheduleToCloseTimeout: GIVE_UP_AFTER, summary: `deliver ${input.notificationKey}`.slice(0, 200) },
-      [input],
-    );
+    return await deliver.executeWithOptions({ summary: `deliver ${input.notificationKey}`.slice(0, 200) }, [input]);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     const reason = err.cause?.message ?? err.message;
-    await markNotificationFailed.executeWithOptions({ startToCloseTimeout: '30 seconds', summary: 'record the failed delivery' }, [{ notificationKey: input.notificationKey, error: reason }]);
-    throw ApplicationFailure.nonRetryable(`notification ${input.notificationKey} not delivered: ${reason}`, 'NotificationNotDelivered');
+    await markNotificationFailed.executeWithOptions({ summary: 'record the failed delivery' }, [{ notificationKey: input.notificationKey, error: reason }]);
+    throw ApplicationFailure.nonRetryable(`notification ${input.notificationKey} not delivered: ${reason}`, LoopErrors.NotificationNotDelivered);
   }
 }

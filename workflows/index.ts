@@ -1,5 +1,9 @@
 // Every workflow the worker registers. This file is the bundle's entry: keep it free of side effects.
-export { siteHealth, stateQuery, historyQuery } from './site-health';
-export type { DecisionResult, SiteHealthState, SiteHealthSummary } from './site-health';
-export { deliverNotification } from './deliver-notification';
-export type { DeliverNotificationInput, DeliveryReport } from './deliver-notification';
+import type { WorkflowTypes } from '../control/messages';
+import { deliverNotification } from './deliver-notification';
+import { siteHealth } from './site-health';
+
+export { deliverNotification, siteHealth };
+
+// The registered names and signatures are the contract's (control/messages.ts): a rename fails here.
+void ({ siteHealth, deliverNotification } satisfies WorkflowTypes);

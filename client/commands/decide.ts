@@ -9,8 +9,8 @@ import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
 import { workflowUiLink } from '../../config/env';
-import type { DecisionResult } from '../../workflows';
-import { type DecisionKind, parseDecision } from '../../workflows/control/decisions';
+import { parseDecision } from '../../control/decisions';
+import { type DecisionInputs, type DecisionKind, type DecisionResult, decisionMessages } from '../../control/messages';
 import type { CliContext } from '../context';
 import { siteArgument } from '../site-arg';
 
@@ -56,12 +56,15 @@ function describe(r: DecisionResult): string {
   return `${r.message} at ${r.decidedAt}: band ${r.band}, ${controls} (decision ${r.decisionKey})`;
 }
 
-async function decide(kind: DecisionKind, rawSite: string, options: DecideOptions, context: () => CliContext): Promise<void> {
+async function decide<K extends DecisionKind>(kind: K, rawSite: string, options: DecideOptions, context: () => CliContext): Promise<void> {
   const site = siteArgument(rawSite);
   const payload = decisionPayload(kind, options);
   // The workflow validates too; checking here first gives the same one-line message without a round trip.
   const checked = parseDecision(kind, payload);
   if (!checked.ok) throw new UserError(asFlags(checked.message));
+  // Checked above with the workflow's own schema: this is a valid payload of this kind.
+  const input = payload as unknown as DecisionInputs[K];
+  const messages = decisionMessages[kind];
   const ctx = context();
   const client = await ctx.temporal();
   const workflowId = workflowIdForSite(site);
@@ -69,11 +72,11 @@ async function decide(kind: DecisionKind, rawSite: string, options: DecideOption
   const link = workflowUiLink(ctx.uiUrl(), ctx.temporalSettings().namespace, workflowId);
   try {
     if (options.signal) {
-      await handle.signal(kind, payload);
+      await handle.signal(messages.signal, input);
       process.stdout.write(`${kind} sent to ${workflowId} as a signal (check \`target-health status ${site}\`)\n${link}\n`);
       return;
     }
-    const result = await handle.executeUpdate<DecisionResult, [Record<string, unknown>]>(kind, { args: [payload] });
+    const result = await handle.executeUpdate(messages.update, { args: [input] });
     process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${describe(result)}\n${link}\n`);
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new UserError(`site: no running health loop for ${site}; start one with \`target-health start ${site}\``);

@@ -2,13 +2,14 @@
 import { readFileSync } from 'node:fs';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { TargetSite, HealthBand } from '../../common/search-attributes';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
 import { workflowUiLink } from '../../config/env';
 import { upsertSite } from '../../db/sites';
 import { siteArgument } from '../site-arg';
-import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../../workflows/site-health-input';
+import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../../control/config';
+import { SITE_HEALTH_WORKFLOW, type SiteHealthWorkflow } from '../../control/messages';
+import { attributesForNewRun } from '../../control/search-attributes';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
 
@@ -81,14 +82,11 @@ export function registerStartCommand(program: Command, context: () => CliContext
       const workflowId = workflowIdForSite(site);
       const link = workflowUiLink(ctx.uiUrl(), settings.namespace, workflowId);
       try {
-        await client.workflow.start('siteHealth', {
+        await client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, {
           workflowId,
           taskQueue: settings.taskQueue,
           args: [input],
-          typedSearchAttributes: [
-            { key: TargetSite, value: site },
-            { key: HealthBand, value: 'learning' },
-          ],
+          typedSearchAttributes: attributesForNewRun(site, { band: 'learning', awaiting: null, smoothedScore: null, parserHealth: null }),
           staticSummary: `Health loop for ${site} (tick ${options.tick})`,
           staticDetails: staticDetails(checked.value),
         });

@@ -5,8 +5,7 @@ import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
 import { workflowUiLink } from '../../config/env';
 import { siteArgument } from '../site-arg';
-import type { SiteHealthState } from '../../workflows';
-import type { TickSummary } from '../../workflows/control/loop-state';
+import { type SiteHealthState, type TickSummary, historyQuery, stateQuery } from '../../control/messages';
 import type { CliContext } from '../context';
 
 const dash = (v: number | null): string => (v === null ? '—' : String(v));
@@ -53,8 +52,8 @@ export function registerStatusCommand(program: Command, context: () => CliContex
       let history: TickSummary[] = [];
       try {
         const handle = client.workflow.getHandle(workflowId);
-        state = await handle.query<SiteHealthState>('state');
-        if (n > 0) history = await handle.query<TickSummary[], [number]>('history', n);
+        state = await handle.query(stateQuery);
+        if (n > 0) history = await handle.query(historyQuery, n);
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) throw new UserError(`site: no health loop for ${site}; start one with \`target-health start ${site}\``);
         throw err;

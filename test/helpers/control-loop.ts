@@ -10,9 +10,11 @@ import { type ActivityDeps, createActivities } from '../../activities';
 import { workflowIdForSite } from '../../common/names';
 import type { Pool } from '../../db/pool';
 import { upsertSite } from '../../db/sites';
-import type { SiteHealthState } from '../../workflows';
-import type { SiteHealthInput } from '../../workflows/site-health-input';
+import { SITE_HEALTH_WORKFLOW, type SiteHealthState, type SiteHealthWorkflow, stateQuery } from '../../control/messages';
+import type { SiteHealthInput } from '../../control/config';
 import { env, eventually, testLogger } from './services';
+
+import { seedBaseline } from '../../bench/sites-traffic';
 
 export { ingestNow, seedBaseline, type Mix, type Route } from '../../bench/sites-traffic';
 
@@ -36,7 +38,7 @@ export async function registerSite(pool: Pool, site: string): Promise<void> {
 }
 
 export async function startLoop(client: Client, taskQueue: string, input: SiteHealthInput): Promise<WorkflowHandleWithFirstExecutionRunId> {
-  return client.workflow.start('siteHealth', {
+  return client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, {
     workflowId: workflowIdForSite(input.site),
     taskQueue,
     args: [input],
@@ -47,7 +49,7 @@ export async function startLoop(client: Client, taskQueue: string, input: SiteHe
 /** Polls the `state` query until `predicate` holds. */
 export function waitForState(handle: WorkflowHandle, what: string, predicate: (s: SiteHealthState) => boolean, timeoutMs = 60_000): Promise<SiteHealthState> {
   return eventually(async () => {
-    const s = await handle.query<SiteHealthState>('state');
+    const s = await handle.query(stateQuery);
     return predicate(s) ? s : undefined;
   }, what, timeoutMs);
 }
@@ -71,4 +73,19 @@ export async function createLoopWorker(
     activities: createActivities({ pool: h.pool, ...deps, logger: deps.logger ?? testLogger }),
   });
   return { worker, connection };
+}
+
+/** A registered site (owner and parser owner) with a healthy 14-day baseline in the signal store. */
+export async function prepareSite(pool: Pool, prefix: string, routes?: Parameters<typeof seedBaseline>[2], perRoute?: number): Promise<string> {
+  const site = newSite(prefix);
+  await registerSite(pool, site);
+  await seedBaseline(pool, site, routes, perRoute);
+  return site;
+}
+
+/** Starts a prepared site's loop (a worker must poll `taskQueue`) and waits until it is healthy with controls. */
+export async function startHealthySite(client: Client, taskQueue: string, input: SiteHealthInput): Promise<{ handle: WorkflowHandleWithFirstExecutionRunId; healthy: SiteHealthState }> {
+  const handle = await startLoop(client, taskQueue, input);
+  const healthy = await waitForState(handle, `${input.site} healthy`, (s) => s.band === 'healthy' && s.controls !== null);
+  return { handle, healthy };
 }

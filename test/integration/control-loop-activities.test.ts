@@ -9,11 +9,11 @@ import { controlAudit, readControls } from '../../db/controls';
 import { listDecisions } from '../../db/decisions';
 import { listNotifications } from '../../db/notifications';
 import { scoringConfigSchema } from '../../scoring/config';
-import { nominalControls, actionPolicySchema, degradeStep } from '../../workflows/control/controls';
-import { initialLoopState } from '../../workflows/control/loop-state';
-import { buildEvidence } from '../../workflows/control/notices';
-import { windowConfigSchema } from '../../workflows/site-health-input';
-import { ingestNow, newSite, registerSite, seedBaseline } from '../helpers/control-loop';
+import { nominalControls, actionPolicySchema, degradeStep } from '../../control/controls';
+import { initialLoopState } from '../../control/loop-state';
+import { buildEvidence } from '../../control/notices';
+import { windowConfigSchema } from '../../control/config';
+import { ingestNow, newSite, prepareSite, registerSite } from '../helpers/control-loop';
 import { openHarness, testLogger, type TestHarness } from '../helpers/services';
 
 let h: TestHarness;
@@ -27,9 +27,7 @@ const logged: Array<Record<string, unknown>> = [];
 const acts = () => createActivities({ pool: h.pool, logger: testLogger, uiUrl: 'http://ui.test', notifier: { channels: [{ name: 'log', send: (p) => (logged.push({ key: p.key }), Promise.resolve()) }] } });
 
 test('assessSite: a retried tick returns the recorded assessment, at the same database time, one row', async () => {
-  const site = newSite('act');
-  await registerSite(h.pool, site);
-  await seedBaseline(h.pool, site);
+  const site = await prepareSite(h.pool, 'act');
   await ingestNow(h.pool, site, { ok: 80, hard: 20 });
   const input = { site, workflowId: `site-health:${site}`, chainId: 'chain-1', tick: 7, window: windowConfigSchema.parse({}), scoring: scoringConfigSchema.parse({}), previousRefusal: 0, evidenceSince: null };
   const first = await acts().assessSite(input);

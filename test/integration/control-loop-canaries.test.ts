@@ -6,8 +6,8 @@
  */
 import { parseCanaryDefinition } from '../../canaries/definition';
 import { saveCanaries } from '../../db/canaries';
-import type { DecisionResult } from '../../workflows';
-import { ingestNow, loopInput, newSite, registerSite, seedBaseline, startLoop, waitForState } from '../helpers/control-loop';
+import type { DecisionResult } from '../../control/messages';
+import { ingestNow, loopInput, prepareSite, startHealthySite, startLoop, waitForState } from '../helpers/control-loop';
 import { answer, productPage, KNOWN_PRICE, startFixtureServer, type FixtureServer } from '../helpers/http-fixtures';
 import { createTestWorker, openHarness, type TestHarness } from '../helpers/services';
 
@@ -32,14 +32,11 @@ async function defineCanary(site: string, path: string): Promise<void> {
 }
 
 test('a paused site keeps running its canaries and shows their results in its state', async () => {
-  const site = newSite('paused-canary');
-  await registerSite(h.pool, site);
-  await seedBaseline(h.pool, site);
+  const site = await prepareSite(h.pool, 'paused-canary');
   await ingestNow(h.pool, site, { ok: 100 });
   const { worker, connection } = await createTestWorker(h);
   await worker.runUntil(async () => {
-    const handle = await startLoop(h.client, h.taskQueue, loopInput(site));
-    await waitForState(handle, 'healthy', (s) => s.band === 'healthy' && s.controls !== null);
+    const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
     const paused = await handle.executeUpdate<DecisionResult, [unknown]>('pause', { args: [{ who: 'dana@example.com', why: 'checking the terms' }] });
     expect(paused.controls).toMatchObject({ paused: true, canaryOnly: true });
     const pausedAt = Date.parse(paused.decidedAt);
@@ -62,9 +59,7 @@ test('a paused site keeps running its canaries and shows their results in its st
 });
 
 test('a wrong value on a normal-looking page puts a healthy site in at least degrading, canary_mismatch first', async () => {
-  const site = newSite('mismatch');
-  await registerSite(h.pool, site);
-  await seedBaseline(h.pool, site);
+  const site = await prepareSite(h.pool, 'mismatch');
   await ingestNow(h.pool, site, { ok: 100 });
   await defineCanary(site, '/p/changed');
   const { worker, connection } = await createTestWorker(h);

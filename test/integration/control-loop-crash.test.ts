@@ -5,9 +5,10 @@
  * action is retried, and the database shows every assessment once and every action applied once.
  */
 import { randomUUID } from 'node:crypto';
+import { stateQuery } from '../../control/messages';
 import { controlAudit } from '../../db/controls';
 import { listNotifications } from '../../db/notifications';
-import { ingestNow, loopInput, newSite, registerSite, seedBaseline, startLoop, waitForState } from '../helpers/control-loop';
+import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
 import { WORKER, cleanEnv, startUntil, waitForExit } from '../helpers/processes';
 import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
 
@@ -18,10 +19,8 @@ beforeAll(async () => {
 afterAll(async () => h.close());
 
 test('a worker SIGKILLed while an action is in flight: the loop continues, nothing applied twice, no assessment lost', async () => {
-  const site = newSite('crash');
   const taskQueue = `crash-${randomUUID()}`;
-  await registerSite(h.pool, site);
-  await seedBaseline(h.pool, site);
+  const site = await prepareSite(h.pool, 'crash');
   await ingestNow(h.pool, site, { ok: 100 });
 
   const child = await startUntil(
@@ -34,8 +33,7 @@ test('a worker SIGKILLed while an action is in flight: the loop continues, nothi
   const locker = await h.pool.connect();
   try {
     // Activity timeouts of 3 s: the dead worker's attempt is retried 3 s after it started.
-    const handle = await startLoop(h.client, taskQueue, loopInput(site, { timeouts: { activityMs: 3_000 } }));
-    const healthy = await waitForState(handle, 'healthy on the child worker', (s) => s.band === 'healthy' && s.controls !== null);
+    const { handle, healthy } = await startHealthySite(h.client, taskQueue, loopInput(site, { timeouts: { activityMs: 3_000 } }));
 
     // Hold the controls row: the next action blocks inside its transaction, in flight.
     await locker.query('BEGIN');
@@ -49,7 +47,7 @@ test('a worker SIGKILLed while an action is in flight: the loop continues, nothi
     const described = await handle.describe();
     const pending = (described.raw.pendingActivities ?? []).map((a) => a.activityType?.name);
     expect(pending).toEqual(['applyActions']);
-    const inFlightTick = (await handle.query<{ tick: number }>('state')).tick + 1;
+    const inFlightTick = (await handle.query(stateQuery)).tick + 1;
     expect(inFlightTick).toBeGreaterThan(healthy.tick);
 
     child.child.kill('SIGKILL');

@@ -9,8 +9,8 @@ import { AwaitingHuman } from '../../common/search-attributes';
 import { controlAudit } from '../../db/controls';
 import { listDecisions } from '../../db/decisions';
 import { listNotifications } from '../../db/notifications';
-import type { DecisionResult } from '../../workflows';
-import { ingestNow, loopInput, newSite, registerSite, seedBaseline, startLoop, waitForState } from '../helpers/control-loop';
+import { type DecisionResult, type PauseInput, type ResumeInput, type StopInput, pauseSignal, pauseUpdate, resumeUpdate, stateQuery, stopUpdate } from '../../control/messages';
+import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
 import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
 
 let h: TestHarness;
@@ -30,26 +30,23 @@ async function refusal(p: Promise<unknown>): Promise<string> {
 }
 
 test('bad decisions are refused with a clear message and change nothing', async () => {
-  const site = newSite('gate');
-  await registerSite(h.pool, site);
-  await seedBaseline(h.pool, site);
+  const site = await prepareSite(h.pool, 'gate');
   await ingestNow(h.pool, site, { ok: 100 });
   const { worker, connection } = await createTestWorker(h);
   const auditBefore = await worker.runUntil(async () => {
-    const handle = await startLoop(h.client, h.taskQueue, loopInput(site));
-    const before = await waitForState(handle, 'healthy', (s) => s.band === 'healthy' && s.controls !== null);
+    const { handle, healthy: before } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
     const audit = await controlAudit(h.pool, site);
     expect(audit).toHaveLength(1);
 
-    expect(await refusal(handle.executeUpdate('resume', { args: [{ who: 'alice' }] }))).toBe('resume: why: required: why, in a sentence (it goes into the audit trail)');
-    expect(await refusal(handle.executeUpdate('resume', { args: [{ who: 'alice', why: 'x', mode: 'explicit', concurrency: 4 }] }))).toBe('resume: revisitMultiplier: required with mode "explicit"');
-    expect(await refusal(handle.executeUpdate('pause', { args: [{ who: 'alice', why: 'x', reason: 'typo' }] }))).toBe('pause: unknown field "reason"');
-    expect(await refusal(handle.executeUpdate('stop', { args: ['stop it'] }))).toBe('stop: expected a JSON object like {"who": "alice@example.com", "why": "..."}');
-    expect(await refusal(handle.executeUpdate('resume', { args: [{ who: 'alice', why: 'looks fine' }] }))).toBe(
+    expect(await refusal(handle.executeUpdate(resumeUpdate, { args: [{ who: 'alice' } as ResumeInput] }))).toBe('resume: why: required: why, in a sentence (it goes into the audit trail)');
+    expect(await refusal(handle.executeUpdate(resumeUpdate, { args: [{ who: 'alice', why: 'x', mode: 'explicit', concurrency: 4 }] }))).toBe('resume: revisitMultiplier: required with mode "explicit"');
+    expect(await refusal(handle.executeUpdate(pauseUpdate, { args: [{ who: 'alice', why: 'x', reason: 'typo' } as PauseInput] }))).toBe('pause: unknown field "reason"');
+    expect(await refusal(handle.executeUpdate(stopUpdate, { args: ['stop it' as unknown as StopInput] }))).toBe('stop: expected a JSON object like {"who": "alice@example.com", "why": "..."}');
+    expect(await refusal(handle.executeUpdate(resumeUpdate, { args: [{ who: 'alice', why: 'looks fine' }] }))).toBe(
       `resume: ${site} is not paused waiting for a decision (band healthy); nothing to resume`,
     );
     // A signal cannot answer: it is refused the same way, and the refusal shows in the state.
-    await handle.signal('pause', { who: '', why: 'x' });
+    await handle.signal(pauseSignal, { who: '', why: 'x' });
     const after = await waitForState(handle, 'the refused signal recorded', (s) => s.rejected.length > 0);
     expect(after.rejected).toEqual(['pause: who: required: who decides, e.g. "alice@example.com"']);
 
@@ -65,16 +62,13 @@ test('bad decisions are refused with a clear message and change nothing', async 
 });
 
 test('a paused site waits through continue-as-new and a worker restart, then resumes with explicit settings', async () => {
-  const site = newSite('wait');
-  await registerSite(h.pool, site);
-  await seedBaseline(h.pool, site);
+  const site = await prepareSite(h.pool, 'wait');
   await ingestNow(h.pool, site, { ok: 100 });
   const input = loopInput(site, { maxTicksPerRun: 3, policy: { reminderIntervalMs: 2_000 } });
 
   const first = await createTestWorker(h);
   const { handle, paused } = await first.worker.runUntil(async () => {
-    const handle = await startLoop(h.client, h.taskQueue, input);
-    await waitForState(handle, 'healthy', (s) => s.band === 'healthy' && s.controls !== null);
+    const { handle } = await startHealthySite(h.client, h.taskQueue, input);
     const paused = await handle.executeUpdate<DecisionResult, [unknown]>('pause', { args: [{ who: 'carol@example.com', why: 'legal asked us to hold' }] });
     expect(paused).toMatchObject({ decision: 'pause', band: 'healthy', controls: { paused: true, canaryOnly: true } });
     const waiting = await waitForState(handle, 'waiting', (s) => s.awaitingHuman !== null);
@@ -91,7 +85,7 @@ test('a paused site waits through continue-as-new and a worker restart, then res
   // The worker is gone; a new one takes over the same task queue.
   const second = await createTestWorker(h);
   await second.worker.runUntil(async () => {
-    const before = await handle.query<{ tick: number }>('state');
+    const before = await handle.query(stateQuery);
     const still = await waitForState(handle, 'ticking on the new worker', (s) => s.tick >= before.tick + 2);
     expect(still.awaitingHuman).toMatchObject({ kind: 'manual', since: paused.decidedAt });
     expect(still.controls).toMatchObject({ paused: true, canaryOnly: true });

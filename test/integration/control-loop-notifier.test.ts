@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createActivities } from '../../activities';
 import { listNotifications } from '../../db/notifications';
 import { createNotifier } from '../../notifications/notifier';
-import { ingestNow, createLoopWorker, loopInput, newSite, registerSite, seedBaseline, startLoop, waitForState } from '../helpers/control-loop';
+import { createLoopWorker, ingestNow, loopInput, newSite, prepareSite, registerSite, startHealthySite, waitForState } from '../helpers/control-loop';
 import pino from 'pino';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
 
@@ -54,16 +54,13 @@ async function receiver(): Promise<{ url: string; received: Received[]; setUp(up
 
 test('a failing webhook is retried without holding the loop; each channel gets each notification once', async () => {
   const hooks = await receiver();
-  const site = newSite('hook');
-  await registerSite(h.pool, site);
-  await seedBaseline(h.pool, site);
+  const site = await prepareSite(h.pool, 'hook');
   await ingestNow(h.pool, site, { ok: 100 });
   const notifier = createNotifier({ webhookUrl: `${hooks.url}/json`, slackWebhookUrl: `${hooks.url}/slack` }, testLogger);
   const { worker, connection } = await createLoopWorker(h, { notifier, uiUrl: 'http://ui.test', logger: testLogger });
   try {
     await worker.runUntil(async () => {
-      const handle = await startLoop(h.client, h.taskQueue, loopInput(site));
-      await waitForState(handle, 'healthy', (s) => s.band === 'healthy' && s.controls !== null);
+      const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
       await ingestNow(h.pool, site, { hard: 60, ok: 40 });
       const entered = await waitForState(handle, 'degrading', (s) => s.band === 'degrading');
       // The JSON webhook keeps failing; meanwhile the loop ticks on and keeps throttling.

@@ -6,7 +6,7 @@
 import { ParserHealth, HealthBand } from '../../common/search-attributes';
 import { controlAudit } from '../../db/controls';
 import { listNotifications } from '../../db/notifications';
-import { ingestNow, loopInput, newSite, registerSite, seedBaseline, startLoop, waitForState } from '../helpers/control-loop';
+import { ingestNow, loopInput, prepareSite, startHealthySite, startLoop, waitForState } from '../helpers/control-loop';
 import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
 
 let h: TestHarness;
@@ -18,14 +18,11 @@ afterAll(async () => h.close());
 const POOLS = [{ pool: 'pool-a' }, { pool: 'pool-b' }, { pool: 'pool-c' }];
 
 test('a route-specific failure raises a route alert and leaves the band and the controls alone', async () => {
-  const site = newSite('route');
-  await registerSite(h.pool, site);
-  await seedBaseline(h.pool, site, POOLS, 300);
+  const site = await prepareSite(h.pool, 'route', POOLS, 300);
   for (const route of POOLS) await ingestNow(h.pool, site, { ok: 100, route });
   const { worker, connection } = await createTestWorker(h);
   await worker.runUntil(async () => {
-    const handle = await startLoop(h.client, h.taskQueue, loopInput(site));
-    const healthy = await waitForState(handle, 'healthy', (s) => s.band === 'healthy' && s.controls !== null);
+    const { handle, healthy } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
 
     // pool-c dies: every request through it is refused (a fifth of the traffic); a and b are fine.
     await ingestNow(h.pool, site, { hard: 80, route: { pool: 'pool-c' } });
@@ -48,9 +45,7 @@ test('a route-specific failure raises a route alert and leaves the band and the 
 });
 
 test('a parser break lowers parser health only: the parser owner is told, nothing is throttled', async () => {
-  const site = newSite('parser');
-  await registerSite(h.pool, site);
-  await seedBaseline(h.pool, site);
+  const site = await prepareSite(h.pool, 'parser');
   await ingestNow(h.pool, site, { ok: 100 });
   const { worker, connection } = await createTestWorker(h);
   await worker.runUntil(async () => {

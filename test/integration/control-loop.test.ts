@@ -11,8 +11,8 @@ import { controlAudit, readControls } from '../../db/controls';
 import { listDecisions } from '../../db/decisions';
 import { listNotifications } from '../../db/notifications';
 import { ensureTemporalCli } from '../../stack/temporal-cli';
-import type { SiteHealthSummary } from '../../workflows';
-import { ingestNow, loopInput, newSite, registerSite, seedBaseline, startLoop, waitForState } from '../helpers/control-loop';
+import { type SiteHealthSummary, stateQuery } from '../../control/messages';
+import { ingestNow, loopInput, prepareSite, startLoop, waitForState } from '../helpers/control-loop';
 import { CLI, cleanEnv, run } from '../helpers/processes';
 import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
 
@@ -42,9 +42,7 @@ async function temporalCli(args: string[]): Promise<{ code: number | null; stdou
 const BEFORE = 150_000;
 
 test('healthy → degrading → resisting, waits for a person; resume (temporal CLI) restores step by step; stop completes it', async () => {
-  const site = newSite('loop');
-  await registerSite(h.pool, site);
-  await seedBaseline(h.pool, site);
+  const site = await prepareSite(h.pool, 'loop');
   await ingestNow(h.pool, site, { ok: 100 }, BEFORE);
   const { worker, connection } = await createTestWorker(h);
   const workflowId = workflowIdForSite(site);
@@ -134,7 +132,7 @@ test('healthy → degrading → resisting, waits for a person; resume (temporal 
 
     // Healthy traffic after the decision: the loop restores the controls a step per tick.
     const restored = await eventually(async () => {
-      const s = await handle.query<{ controls: { concurrencyLimit: number; revisitMultiplier: number } | null; band: string }>('state');
+      const s = await handle.query(stateQuery);
       if (s.controls?.concurrencyLimit === 16 && s.controls.revisitMultiplier === 1) return s;
       await ingestNow(h.pool, site, { ok: 60 });
       return undefined;

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { workflowIdForSite } from '../../common/names';
 import { HealthBand, TargetSite } from '../../common/search-attributes';
 import { upsertSite } from '../../db/sites';
-import type { SiteHealthState } from '../../workflows';
+import { SITE_HEALTH_WORKFLOW, type SiteHealthWorkflow, stateQuery } from '../../control/messages';
 import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
 
 let h: TestHarness;
@@ -22,13 +22,13 @@ test('a site workflow ticks twice and reports what its activity read from Postgr
   const workflowId = workflowIdForSite(site);
 
   const state = await worker.runUntil(async () => {
-    const handle = await h.client.workflow.start('siteHealth', {
+    const handle = await h.client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, {
       workflowId,
       taskQueue: h.taskQueue,
       args: [{ site, tickIntervalMs: 1_000 }],
     });
     const reached = await eventually(async () => {
-      const s = await handle.query<SiteHealthState>('state');
+      const s = await handle.query(stateQuery);
       return s.tick >= 2 && s.lastAssessment?.tick === 2 ? s : undefined;
     }, 'two ticks');
     const described = await handle.describe();

@@ -1,8 +1,8 @@
-import { actionPolicySchema, nominalControls } from '../../../workflows/control/controls';
+import { actionPolicySchema, nominalControls } from '../../../control/controls';
 import { asFlags } from '../../../client/commands/decide';
-import { afterDecision, decisionControls, decisionNotice } from '../../../workflows/control/decide';
-import { decisionNotAllowed, parseDecision, type ParsedDecision } from '../../../workflows/control/decisions';
-import { initialLoopState, type LoopState } from '../../../workflows/control/loop-state';
+import { afterDecision, decisionControls, decisionNotice } from '../../../control/decide';
+import { decisionNotAllowed, parseDecision, type ParsedDecision } from '../../../control/decisions';
+import { initialLoopState, type LoopState } from '../../../control/loop-state';
 
 const policy = actionPolicySchema.parse({});
 const gate = { site: 'shop.example.com', band: 'healthy', stopped: false, awaiting: false };

@@ -2,9 +2,9 @@
 import { type ScoringConfig, parseScoringConfig } from '../../../scoring/config';
 import { assess } from '../../../scoring/assess';
 import type { RouteWindow, WindowInput } from '../../../scoring/window';
-import { actionPolicySchema, type ActionPolicy } from '../../../workflows/control/controls';
-import type { TickAssessment } from '../../../workflows/control/tick-assessment';
-import type { LoopConfig } from '../../../workflows/control/tick';
+import { actionPolicySchema, type ActionPolicy } from '../../../control/controls';
+import type { TickAssessment } from '../../../control/tick-assessment';
+import type { LoopConfig } from '../../../control/plan';
 
 export const SITE = 'shop.example.com';
 

@@ -1,6 +1,6 @@
-import { planTick } from '../../../workflows/control/tick';
-import { initialLoopState, loopStateSchema } from '../../../workflows/control/loop-state';
-import { parseSiteHealthInput } from '../../../workflows/site-health-input';
+import { planTick } from '../../../control/plan';
+import { initialLoopState, loopStateSchema } from '../../../control/loop-state';
+import { parseSiteHealthInput } from '../../../control/config';
 import { CONFIG, tickAssessment, window } from './fixtures';
 
 describe('siteHealth input', () => {

@@ -2,8 +2,8 @@ import { loadNotifierSettings } from '../../../config/env';
 import { describeUrl } from '../../../notifications/channels';
 import { slackBody } from '../../../notifications/format';
 import type { NotificationPayload } from '../../../notifications/types';
-import { initialLoopState } from '../../../workflows/control/loop-state';
-import { buildEvidence } from '../../../workflows/control/notices';
+import { initialLoopState } from '../../../control/loop-state';
+import { buildEvidence } from '../../../control/notices';
 
 describe('notifier settings', () => {
   test('webhooks are optional; empty means unset', () => {

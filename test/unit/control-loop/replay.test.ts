@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { committedHistories } from '../../replay/histories';
+import { committedHistories, recordings } from '../../replay/histories';
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const bundles = new Map<string, WorkflowBundleWithSourceMap>();
@@ -31,8 +31,8 @@ beforeAll(() => {
   }
 });
 
-test('there are committed histories of each scenario', () => {
-  expect(histories.map((h) => h.name)).toEqual(
+test.each(recordings())('recording %s has a history of each scenario', (recording) => {
+  expect(histories.filter((h) => h.recording === recording).map((h) => h.scenario)).toEqual(
     expect.arrayContaining(['deliver-notification', 'site-health-escalation', 'site-health-continue-as-new-run1', 'site-health-continue-as-new-run2', 'site-health-route-parser']),
   );
 });
@@ -42,12 +42,12 @@ test.each(histories.map((h) => [h.name, h] as const))('%s replays on the current
 }, 60_000);
 
 test('a change not behind patched() is caught: replaying the old histories fails', async () => {
-  const escalation = histories.find((h) => h.name === 'site-health-escalation')!;
+  const escalation = histories.find((h) => h.name === 'released-1/site-health-escalation')!;
   await expect(Worker.runReplayHistory({ workflowBundle: await bundle(join(FIXTURES, 'unpatched-change.ts')) }, escalation.history, 'unpatched')).rejects.toThrow(/[Nn]ondetermin|DeterminismViolation/);
 }, 60_000);
 
 test('the same change behind patched() replays the old histories', async () => {
-  for (const h of histories.filter((x) => x.name.startsWith('site-health'))) {
+  for (const h of histories.filter((x) => x.scenario.startsWith('site-health'))) {
     await Worker.runReplayHistory({ workflowBundle: await bundle(join(FIXTURES, 'patched-change.ts')) }, h.history, h.name);
   }
 }, 120_000);

@@ -1,5 +1,5 @@
-import { initialLoopState, type LoopState } from '../../../workflows/control/loop-state';
-import { planTick, type TickPlan } from '../../../workflows/control/tick';
+import { initialLoopState, type LoopState } from '../../../control/loop-state';
+import { planTick, type TickPlan } from '../../../control/plan';
 import { CONFIG, POLICY, SITE, tickAssessment, window } from './fixtures';
 
 const healthy = () => window(400);

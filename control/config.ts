@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { tryNormaliseSite } from '../signals/site';
 import { scoringConfigSchema } from '../scoring/config';
 import { formatIssues } from '../scoring/window';
-import { actionPolicySchema } from './control/controls';
-import { loopStateSchema } from './control/loop-state';
+import { actionPolicySchema } from './controls';
+import { loopStateSchema } from './loop-state';
 
 const ms = (what: string, min: number) =>
   z.int({ error: `expected ${what} in milliseconds (a whole number of at least ${min})` }).min(min, { error: `expected ${what} in milliseconds (a whole number of at least ${min})` });

@@ -3,9 +3,9 @@
  * site's windows, the database time it was made at (the loop's clock for smoothing and reminders) and
  * the site's registration. Defined here (pure types) so workflow code needs no import from activities.
  */
-import type { CanaryEvidence } from '../../canaries/latest';
-import type { Assessment } from '../../scoring/assess';
-import type { CanaryResults } from '../../scoring/window';
+import type { CanaryEvidence } from '../canaries/latest';
+import type { Assessment } from '../scoring/assess';
+import type { CanaryResults } from '../scoring/window';
 
 /** This tick's canary results (ground truth fetched through the production route). */
 export interface TickCanaries {

@@ -4,8 +4,8 @@
  * score, reasons, each signal against the site's baseline, the route diagnosis and the recent history.
  * The activity adds the recipient and the link to the run, then queues it in the outbox.
  */
-import { formatCanaryEvidence } from '../../canaries/latest';
-import type { HealthBand } from '../../common/names';
+import { formatCanaryEvidence } from '../canaries/latest';
+import type { HealthBand } from '../common/names';
 import type { TickAssessment } from './tick-assessment';
 import type { Controls } from './controls';
 import type { LoopState, TickSummary } from './loop-state';

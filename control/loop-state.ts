@@ -4,10 +4,10 @@
  * any other input, so a hand-edited or truncated carry fails loudly instead of resetting a paused site).
  */
 import { z } from 'zod';
-import { HEALTH_BANDS, type HealthBand } from '../../common/names';
-import { INITIAL_SITE_STATE } from '../../scoring/site-state';
+import { HEALTH_BANDS, type HealthBand } from '../common/names';
+import { INITIAL_SITE_STATE } from '../scoring/site-state';
 import { controlsSchema } from './controls';
-import { resumeModeSchema } from './decisions';
+import { DECISION_KINDS, resumeModeSchema } from './decisions';
 
 /** Ticks kept for the `history` query, notifications and the next run. */
 export const HISTORY_LIMIT = 50;
@@ -40,7 +40,7 @@ export type AwaitingHuman = z.output<typeof awaitingSchema>;
 
 export const decisionSummarySchema = z.strictObject({
   decisionKey: z.string(),
-  kind: z.enum(['resume', 'stop', 'pause']),
+  kind: z.enum(DECISION_KINDS),
   who: z.string(),
   why: z.string(),
   mode: resumeModeSchema.nullable(),

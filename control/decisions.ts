@@ -4,21 +4,31 @@
  * same two checks, so a signal is refused for exactly the reasons an update is, with the same message.
  */
 import { z } from 'zod';
-import { formatIssues } from '../../scoring/window';
+import { isWellFormed } from '../common/well-formed';
+import { formatIssues } from '../scoring/window';
 
 export const DECISION_KINDS = ['resume', 'stop', 'pause'] as const;
 export type DecisionKind = (typeof DECISION_KINDS)[number];
+
+// Who and why go into the audit trail (PostgreSQL text and jsonb) and notifications: a NUL or half an
+// emoji would make the action activity fail on every retry, with later decisions queued behind it.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+const storable = (text: string): boolean => isWellFormed(text) && !CONTROL_CHARACTERS.test(text);
+const STORABLE = { error: 'must be plain text: no NUL or control characters, no broken Unicode (lone surrogates)' };
 
 const who = z
   .string({ error: 'required: who decides, e.g. "alice@example.com"' })
   .trim()
   .min(1, { error: 'required: who decides, e.g. "alice@example.com"' })
-  .max(200, { error: 'at most 200 characters' });
+  .max(200, { error: 'at most 200 characters' })
+  .refine(storable, STORABLE);
 const why = z
   .string({ error: 'required: why, in a sentence (it goes into the audit trail)' })
   .trim()
   .min(1, { error: 'required: why, in a sentence (it goes into the audit trail)' })
-  .max(2000, { error: 'at most 2000 characters' });
+  .max(2000, { error: 'at most 2000 characters' })
+  .refine(storable, STORABLE);
 
 export const resumeModeSchema = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('cautious') }),
@@ -83,7 +93,14 @@ export type ParsedDecision =
   | { kind: 'stop'; who: string; why: string }
   | { kind: 'pause'; who: string; why: string };
 
-const SCHEMAS = { resume: resumePayloadSchema, stop: stopPayloadSchema, pause: pausePayloadSchema } as const;
+const SCHEMAS = { resume: resumePayloadSchema, stop: stopPayloadSchema, pause: pausePayloadSchema } as const satisfies Record<DecisionKind, z.ZodType>;
+
+/** What each decision does to the gate once applied: a new kind must say, or this does not compile. */
+export const GATE_AFTER: Record<DecisionKind, { awaiting: boolean; stops: boolean }> = {
+  resume: { awaiting: false, stops: false },
+  stop: { awaiting: false, stops: true },
+  pause: { awaiting: true, stops: false },
+};
 
 /** Payload → decision, or one line naming the field and the fix. */
 export function parseDecision(kind: DecisionKind, payload: unknown): { ok: true; decision: ParsedDecision } | { ok: false; message: string } {

@@ -9,7 +9,7 @@
  *   pause   an operator pauses the site by hand: paused, canaries only, waiting for a decision;
  *   stop    the site is marked stopped and the workflow completes with a summary.
  */
-import { INITIAL_SMOOTHED_SCORE } from '../../scoring/smoothing';
+import { INITIAL_SMOOTHED_SCORE } from '../scoring/smoothing';
 import { type ActionPolicy, type Controls, cautiousControls, describeChange, explicitControls, nominalControls, pausedControls, stoppedControls } from './controls';
 import type { ParsedDecision } from './decisions';
 import type { DecisionSummary, LoopState } from './loop-state';

@@ -9,7 +9,7 @@
  * with full load the moment it looks healthy again.
  */
 import { z } from 'zod';
-import { HEALTH_BANDS, type HealthBand } from '../../common/names';
+import { HEALTH_BANDS, type HealthBand } from '../common/names';
 
 export const controlsSchema = z.strictObject({
   /** Concurrent requests the crawler may have open against the site. */

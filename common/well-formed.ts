@@ -1,0 +1,40 @@
+/**
+ * Strings PostgreSQL can store. JavaScript strings are UTF-16 and may hold NUL or a lone surrogate (one
+ * half of an emoji, e.g. after a careless `slice`); PostgreSQL refuses NUL in `text` and both in `jsonb`
+ * ("\u0000", "\ud83d"), so one odd character from a crawled page fails a whole insert — and an activity
+ * that fails on its data retries forever. Clean text at the storage boundary with {@link wellFormed} and
+ * shorten it with {@link cutText}, which never splits a surrogate pair. Pure: workflow code may import it.
+ */
+
+/** What replaces NUL and lone surrogates (U+FFFD, the Unicode replacement character: visibly "something was here"). */
+export const REPLACEMENT_CHARACTER = '\uFFFD';
+
+// A high surrogate not followed by a low one, or a low surrogate not preceded by a high one, or NUL.
+// eslint-disable-next-line no-control-regex
+const ILL_FORMED = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\u0000/g;
+// eslint-disable-next-line no-control-regex
+const ILL_FORMED_TEST = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\u0000/;
+
+/** True when `text` holds no NUL and no lone surrogate (storable as PostgreSQL text and jsonb). */
+export function isWellFormed(text: string): boolean {
+  return !ILL_FORMED_TEST.test(text);
+}
+
+/** `text` with every NUL and lone surrogate replaced by U+FFFD; unchanged when already well formed. */
+export function wellFormed(text: string): string {
+  return isWellFormed(text) ? text : text.replace(ILL_FORMED, REPLACEMENT_CHARACTER);
+}
+
+/**
+ * At most `max` UTF-16 code units, `ellipsis` included when the text is cut. The cut falls on a code
+ * point boundary: a surrogate pair straddling it is dropped whole rather than halved.
+ */
+export function cutText(text: string, max: number, ellipsis = '…'): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, max - ellipsis.length);
+  if (end > 0 && isHighSurrogate(text.charCodeAt(end - 1)) && isLowSurrogate(text.charCodeAt(end))) end -= 1;
+  return `${text.slice(0, end)}${ellipsis}`;
+}
+
+const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
+const isLowSurrogate = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
