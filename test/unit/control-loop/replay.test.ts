@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { committedHistories, recordings } from '../../replay/histories';
+import { PATCHES } from '../../../workflows/patches';
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const bundles = new Map<string, WorkflowBundleWithSourceMap>();
@@ -51,3 +52,21 @@ test('the same change behind patched() replays the old histories', async () => {
     await Worker.runReplayHistory({ workflowBundle: await bundle(join(FIXTURES, 'patched-change.ts')) }, h.history, h.name);
   }
 }, 120_000);
+
+/** The patch ids a history recorded (`core_patch` markers), decoded from their payloads. */
+function patchesIn(history: (typeof histories)[number]['history']): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const a = e.markerRecordedEventAttributes;
+    if (a?.markerName !== 'core_patch') return [];
+    const data = a.details?.['patch-data']?.payloads?.[0]?.data;
+    return data ? [(JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id] : [];
+  });
+}
+
+test('both paths of publish-before-dispatch are replayed: recorded before the patch, and with it', () => {
+  const siteHealth = histories.filter((h) => h.scenario.startsWith('site-health'));
+  const withPatch = siteHealth.filter((h) => patchesIn(h.history).includes(PATCHES.publishBeforeDispatch)).map((h) => h.name);
+  // released-1 predates the patch (old path); released-2 was recorded with it (new path, on every tick that notifies).
+  expect(withPatch.filter((n) => n.startsWith('released-1/'))).toEqual([]);
+  expect(withPatch).toEqual(expect.arrayContaining(['released-2/site-health-escalation', 'released-2/site-health-route-parser']));
+});
