@@ -10,6 +10,7 @@ import { type Notifier, createNotifier } from '../notifications/notifier';
 import { makeApplyActions } from './apply-actions';
 import { type ReadWindows, makeAssessSite } from './assess-site';
 import { makeCanaryActivities } from './canaries';
+import { refusingBadData } from './data-errors';
 import { makeDeliveryActivities } from './deliver-notification';
 
 export interface ActivityDeps {
@@ -29,7 +30,7 @@ export function createActivities(deps: ActivityDeps) {
   const uiUrl = deps.uiUrl ?? loadTemporalUiUrl();
   const canaries = makeCanaryActivities({ pool: deps.pool, logger: deps.logger });
   return {
-    assessSite: makeAssessSite({ pool: deps.pool, logger: deps.logger, runDueCanaries: (input) => canaries.runDueCanaries(input), ...(deps.readWindows ? { readWindows: deps.readWindows } : {}) }),
+    assessSite: refusingBadData('the assessment', makeAssessSite({ pool: deps.pool, logger: deps.logger, runDueCanaries: (input) => canaries.runDueCanaries(input), ...(deps.readWindows ? { readWindows: deps.readWindows } : {}) })),
     applyActions: makeApplyActions({ pool: deps.pool, logger: deps.logger, uiUrl }),
     ...makeDeliveryActivities({ pool: deps.pool, logger: deps.logger, notifier }),
     // Also callable on its own (`target-health canary run` uses the same runner).

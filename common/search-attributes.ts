@@ -10,5 +10,7 @@ export const HealthScore = defineSearchAttributeKey('HealthScore', SearchAttribu
 export const HealthBand = defineSearchAttributeKey('HealthBand', SearchAttributeType.KEYWORD);
 export const ParserHealth = defineSearchAttributeKey('ParserHealth', SearchAttributeType.INT);
 export const AwaitingHuman = defineSearchAttributeKey('AwaitingHuman', SearchAttributeType.BOOL);
+/** Why the loop cannot do its job (`assessment_failed`); absent while all is well. */
+export const LoopProblem = defineSearchAttributeKey('LoopProblem', SearchAttributeType.KEYWORD);
 
-export const ALL_SEARCH_ATTRIBUTE_KEYS = [TargetSite, HealthScore, HealthBand, ParserHealth, AwaitingHuman] as const;
+export const ALL_SEARCH_ATTRIBUTE_KEYS = [TargetSite, HealthScore, HealthBand, ParserHealth, AwaitingHuman, LoopProblem] as const;

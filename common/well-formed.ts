@@ -38,3 +38,12 @@ export function cutText(text: string, max: number, ellipsis = '…'): string {
 
 const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
 const isLowSurrogate = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
+
+/**
+ * JSON text that PostgreSQL's `jsonb` takes: every string value made well formed first (JSON.stringify
+ * writes a lone surrogate as `\ud83d`, which jsonb refuses like NUL). For payloads that carry text from
+ * crawled pages (evidence, canary excerpts) into the audit trail and the outbox.
+ */
+export function storableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? wellFormed(v) : v));
+}

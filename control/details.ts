@@ -19,6 +19,7 @@ export function detailsMarkdown(site: string, state: LoopState, tickIntervalMs: 
     ['reasons', state.reasons.length > 0 ? state.reasons.join(', ') : '—'],
     ['controls', controls],
     ['awaiting a human', waiting],
+    ...(state.problem === null ? [] : ([['problem', `**${state.problem.kind}** since ${state.problem.since} (${state.problem.ticks} ticks): ${state.problem.message}`]] as Array<[string, string]>)),
     ['last decision', decision],
     ['tick', `${state.tick} (every ${Math.round(tickIntervalMs / 1000)} s), last at ${state.lastAssessedAt ?? '—'}`],
   ];

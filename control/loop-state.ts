@@ -50,10 +50,28 @@ export const decisionSummarySchema = z.strictObject({
 });
 export type DecisionSummary = z.output<typeof decisionSummarySchema>;
 
+/**
+ * Why the loop cannot do its job right now. `assessment_failed`: a tick's assessment failed on its data
+ * (a value the database or the scoring cannot take) — not retried, so the site's loop is never wedged;
+ * the loop says so (state, `LoopProblem` search attribute, one notice per episode), keeps its other
+ * duties (decisions, canaries, reminders) and tries again on the next tick.
+ */
+export const loopProblemSchema = z.strictObject({
+  kind: z.enum(['assessment_failed']),
+  /** Workflow time of the first failed tick of this episode. */
+  since: isoTime,
+  /** Failed ticks in a row. */
+  ticks: z.int().min(1),
+  /** The latest failure, in words (bounded). */
+  message: z.string(),
+});
+export type LoopProblem = z.output<typeof loopProblemSchema>;
+
 export const tickSummarySchema = z.strictObject({
   tick: z.int().min(1),
   assessedAt: isoTime,
-  state: z.enum(['learning', 'insufficient-data', 'scored']),
+  /** `failed`: the tick could not be assessed (see the loop's `problem`). */
+  state: z.enum(['learning', 'insufficient-data', 'scored', 'failed']),
   score: z.number().nullable(),
   smoothedScore: z.number().nullable(),
   /** The loop's band after this tick (frozen while awaiting a person). */
@@ -99,6 +117,8 @@ export const loopStateSchema = z.strictObject({
   bandTicks: bandCounts,
   rejected: z.array(z.string()).max(REJECTED_LIMIT),
   firstAssessedAt: isoTime.nullable(),
+  /** Absent in states carried by runs before it existed. */
+  problem: loopProblemSchema.nullable().default(null),
 });
 export type LoopState = z.output<typeof loopStateSchema>;
 
@@ -126,6 +146,7 @@ export function initialLoopState(chainId: string): LoopState {
     bandTicks: { learning: 0, healthy: 0, degrading: 0, resisting: 0, stopped: 0 },
     rejected: [],
     firstAssessedAt: null,
+    problem: null,
   };
 }
 

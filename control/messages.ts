@@ -14,7 +14,7 @@ import type { HealthBand } from '../common/names';
 import type { SiteHealthInput } from './config';
 import type { Controls } from './controls';
 import type { DecisionKind, PauseInput, ResumeInput, StopInput } from './decisions';
-import type { AwaitingHuman, DecisionSummary, LoopState, TickSummary } from './loop-state';
+import type { AwaitingHuman, DecisionSummary, LoopProblem, LoopState, TickSummary } from './loop-state';
 import type { TickAssessment } from './tick-assessment';
 
 export type { SiteHealthInput } from './config';
@@ -65,6 +65,8 @@ export interface SiteHealthState {
   lastAssessment: TickAssessment | null;
   /** The latest canary results — while paused, what tells the person deciding whether the site calmed down. */
   canaries: TickAssessment['canaries'];
+  /** Why the loop cannot do its job right now (e.g. assessments failing on their data), or null. */
+  problem: LoopProblem | null;
 }
 
 /** What `resume`, `stop` and `pause` updates answer once the decision is applied. */
@@ -154,5 +156,10 @@ export const LoopErrors = {
   NotificationNotFound: 'NotificationNotFound',
   /** A delivery gave up (after a day of retries); the outbox row records it. */
   NotificationNotDelivered: 'NotificationNotDelivered',
+  /**
+   * An activity's input data cannot be processed (a value the database or the scoring refuses): retrying
+   * would fail the same way forever, so it is not retried; the loop reports it (`problem`) and carries on.
+   */
+  DataError: 'DataError',
 } as const;
 export type LoopErrorType = (typeof LoopErrors)[keyof typeof LoopErrors];

@@ -10,7 +10,7 @@ import type { TickAssessment } from './tick-assessment';
 import type { Controls } from './controls';
 import type { LoopState, TickSummary } from './loop-state';
 
-export const NOTICE_KINDS = ['degrading', 'resisting', 'reminder', 'parser_health', 'route_alert', 'paused', 'resumed', 'stopped'] as const;
+export const NOTICE_KINDS = ['degrading', 'resisting', 'reminder', 'parser_health', 'route_alert', 'paused', 'resumed', 'stopped', 'assessment_failed'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 export type Severity = 'info' | 'warning' | 'critical';
 /** Who gets it: the site's owner (hostility, decisions) or the parser's owner (extraction). */

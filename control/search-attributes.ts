@@ -4,10 +4,10 @@
  * build the same set.
  */
 import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
-import { AwaitingHuman, HealthBand, HealthScore, ParserHealth, TargetSite } from '../common/search-attributes';
+import { AwaitingHuman, HealthBand, HealthScore, LoopProblem, ParserHealth, TargetSite } from '../common/search-attributes';
 import type { LoopState } from './loop-state';
 
-export type AttributeState = Pick<LoopState, 'band' | 'awaiting' | 'smoothedScore' | 'parserHealth'>;
+export type AttributeState = Pick<LoopState, 'band' | 'awaiting' | 'smoothedScore' | 'parserHealth' | 'problem'>;
 
 /** Every attribute the loop owns, with its value now; null removes one (no score while learning). */
 export function loopAttributes(site: string, state: AttributeState): SearchAttributeUpdatePair[] {
@@ -17,6 +17,7 @@ export function loopAttributes(site: string, state: AttributeState): SearchAttri
     { key: AwaitingHuman, value: state.awaiting !== null },
     { key: HealthScore, value: state.smoothedScore },
     { key: ParserHealth, value: state.parserHealth },
+    { key: LoopProblem, value: state.problem?.kind ?? null },
   ];
 }
 

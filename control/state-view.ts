@@ -34,6 +34,7 @@ export function stateView(site: string, tickIntervalMs: number, state: LoopState
     lastAssessedAt: state.lastAssessedAt,
     lastAssessment,
     canaries: lastAssessment?.canaries ?? null,
+    problem: state.problem,
   };
 }
 

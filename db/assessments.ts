@@ -1,5 +1,6 @@
 /** The assessments history: one row per tick of a site's loop, written once per idempotency key. */
 import type { Pool } from './pool';
+import { storableJson } from '../common/well-formed';
 
 export interface StoredAssessment<R> {
   assessmentKey: string;
@@ -18,7 +19,7 @@ export async function recordAssessmentOnce<R>(
     `INSERT INTO assessments (assessment_key, site, workflow_id, chain_id, tick, assessed_at, result)
      VALUES ($1, $2, $3, $4, $5, COALESCE($6, now()), $7)
      ON CONFLICT (assessment_key) DO NOTHING`,
-    [row.assessmentKey, row.site, row.workflowId, row.chainId ?? null, row.tick, row.assessedAt ?? null, JSON.stringify(row.result)],
+    [row.assessmentKey, row.site, row.workflowId, row.chainId ?? null, row.tick, row.assessedAt ?? null, storableJson(row.result)],
   );
   const stored = (await findAssessment<R>(pool, row.assessmentKey))!;
   return { ...stored, inserted: inserted.rowCount === 1 };

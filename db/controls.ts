@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import type { Controls } from '../control/controls';
 import type { Pool } from './pool';
+import { storableJson, wellFormed } from '../common/well-formed';
 
 type Queryable = Pick<pg.PoolClient, 'query'> | Pool;
 
@@ -116,20 +117,20 @@ export async function writeControls(db: Queryable, w: ControlsWrite, old: SiteCo
       c.canaryOnly,
       c.effectiveCostMultiplier,
       c.band,
-      c.reason,
-      w.routeDiagnosis === null || w.routeDiagnosis === undefined ? null : JSON.stringify(w.routeDiagnosis),
+      wellFormed(c.reason),
+      w.routeDiagnosis === null || w.routeDiagnosis === undefined ? null : storableJson(w.routeDiagnosis),
       w.workflowId,
       w.assessmentKey,
       w.actor,
     ],
   );
   const version = Number(rows[0]!.version);
-  const oldJson = old === undefined ? null : JSON.stringify({ ...controlsOf(old), version: old.version });
-  const newJson = JSON.stringify({ ...c, version });
+  const oldJson = old === undefined ? null : storableJson({ ...controlsOf(old), version: old.version });
+  const newJson = storableJson({ ...c, version });
   await db.query(
     `INSERT INTO control_audit (action_key, site, workflow_id, old_controls, new_controls, changed_fields, assessment_key, decision_key, actor, reason)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [w.actionKey, w.site, w.workflowId, oldJson, newJson, w.changedFields, w.assessmentKey, w.decisionKey, w.actor, c.reason],
+    [w.actionKey, w.site, w.workflowId, oldJson, newJson, w.changedFields, w.assessmentKey, w.decisionKey, wellFormed(w.actor), wellFormed(c.reason)],
   );
   return { version, changedAt: rows[0]!.updated_at };
 }

@@ -5,6 +5,7 @@
  */
 import type pg from 'pg';
 import type { Pool } from './pool';
+import { storableJson } from '../common/well-formed';
 
 type Queryable = Pick<pg.PoolClient, 'query'> | Pool;
 
@@ -31,7 +32,7 @@ export async function enqueueNotification(db: Queryable, n: OutboxRow): Promise<
   const r = await db.query(
     `INSERT INTO notifications (notification_key, site, kind, severity, recipient, payload) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (notification_key) DO NOTHING`,
-    [n.notificationKey, n.site, n.kind, n.severity, n.recipient, JSON.stringify(n.payload)],
+    [n.notificationKey, n.site, n.kind, n.severity, n.recipient, storableJson(n.payload)],
   );
   return r.rowCount === 1;
 }

@@ -7,7 +7,7 @@
  * person: decisions arrive through the inbox (workflows/decision-inbox.ts) and are applied here,
  * between ticks, through `applyDecision`. Every message is defined in control/messages.ts.
  */
-import { type ActivityInterfaceFor, ApplicationFailure, allHandlersFinished, makeContinueAsNewFunc, patched, proxyActivities, setCurrentDetails, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, type ActivityInterfaceFor, ApplicationFailure, allHandlersFinished, makeContinueAsNewFunc, patched, proxyActivities, setCurrentDetails, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
@@ -15,11 +15,12 @@ import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput 
 import { changedFields, describeChange } from '../control/controls';
 import { afterDecision, decisionAssessmentKey, decisionControls, decisionNotice } from '../control/decide';
 import { detailsMarkdown } from '../control/details';
-import { controlsKey, deliveryWorkflowId, notificationKey } from '../control/keys';
+import { assessmentKey, controlsKey, deliveryWorkflowId, notificationKey } from '../control/keys';
 import { type LoopState, initialLoopState } from '../control/loop-state';
 import { type DecisionResult, LoopErrors, type SiteHealthSummary, historyQuery, stateQuery } from '../control/messages';
 import type { NoticeDraft } from '../control/notices';
-import { planTick } from '../control/plan';
+import { type LoopConfig, type TickPlan, planTick } from '../control/plan';
+import { planFailedTick } from '../control/plan/failed';
 import { PublishedAttributes, attributesForNewRun, loopAttributes } from '../control/search-attributes';
 import { stateView, stopSummary } from '../control/state-view';
 import type { TickAssessment } from '../control/tick-assessment';
@@ -101,16 +102,34 @@ class SiteLoop {
   async tick(): Promise<void> {
     const { site, config, state } = this;
     const tick = state.tick + 1;
-    const t = await this.acts.assessSite.executeWithOptions({ summary: `assess ${site}, tick ${tick}` }, [
-      { site, workflowId: this.workflowId, chainId: state.chainId, tick, window: config.window, scoring: config.scoring, previousRefusal: state.scoring.refusalStreak, evidenceSince: state.evidenceSince },
-    ]);
+    let t: TickAssessment;
+    try {
+      t = await this.acts.assessSite.executeWithOptions({ summary: `assess ${site}, tick ${tick}` }, [
+        { site, workflowId: this.workflowId, chainId: state.chainId, tick, window: config.window, scoring: config.scoring, previousRefusal: state.scoring.refusalStreak, evidenceSince: state.evidenceSince },
+      ]);
+    } catch (err) {
+      // Retries are unlimited, so only a refusal of the input itself (LoopErrors.DataError) ends up here.
+      if (!(err instanceof ActivityFailure)) throw err;
+      // Workflow time (deterministic): there is no database time for an assessment that was not made.
+      const failed = { tick, at: new Date().toISOString(), message: err.cause?.message ?? err.message };
+      return this.act(tick, assessmentKey(site, state.chainId, tick), null, planFailedTick(state, failed, this.loopConfig()));
+    }
     this.lastAssessment = t;
-    const plan = planTick(state, t, { site, policy: config.policy, scoring: config.scoring });
+    return this.act(tick, t.assessmentKey, t.assessmentKey, planTick(state, t, this.loopConfig()));
+  }
+
+  private loopConfig(): LoopConfig {
+    return { site: this.site, policy: this.config.policy, scoring: this.config.scoring };
+  }
+
+  /** Carries out a tick's plan: controls and notices in one activity, then the new state. */
+  private async act(tick: number, actionKey: string, assessed: string | null, plan: TickPlan): Promise<void> {
+    const { site, state } = this;
     if (plan.change !== null || plan.notices.length > 0) {
-      const notices = plan.notices.map((draft) => ({ key: notificationKey(t.assessmentKey, draft.kind), draft }));
+      const notices = plan.notices.map((draft) => ({ key: notificationKey(actionKey, draft.kind), draft }));
       const what = [plan.change?.description, ...plan.notices.map((n) => `notify ${n.kind}`)].filter((s) => s !== undefined).join('; ');
       const result = await this.acts.applyActions.executeWithOptions({ summary: `tick ${tick} ${plan.state.band}: ${what}`.slice(0, 200) }, [
-        { site, workflowId: this.workflowId, chainId: state.chainId, actionKey: controlsKey(t.assessmentKey), assessmentKey: t.assessmentKey, actor: 'control-loop', controls: plan.change, decision: null, notices },
+        { site, workflowId: this.workflowId, chainId: state.chainId, actionKey: controlsKey(actionKey), assessmentKey: assessed, actor: 'control-loop', controls: plan.change, decision: null, notices },
       ]);
       this.state = plan.state;
       // The state query and the search attributes change in the same workflow task.

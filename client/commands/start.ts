@@ -86,7 +86,7 @@ export function registerStartCommand(program: Command, context: () => CliContext
           workflowId,
           taskQueue: settings.taskQueue,
           args: [input],
-          typedSearchAttributes: attributesForNewRun(site, { band: 'learning', awaiting: null, smoothedScore: null, parserHealth: null }),
+          typedSearchAttributes: attributesForNewRun(site, { band: 'learning', awaiting: null, smoothedScore: null, parserHealth: null, problem: null }),
           staticSummary: `Health loop for ${site} (tick ${options.tick})`,
           staticDetails: staticDetails(checked.value),
         });

@@ -52,6 +52,8 @@ export function planTick(prev: LoopState, assessed: TickAssessment, config: Loop
       parserHealth: a.parser.score,
       reasons: [...a.reasons],
       firstAssessedAt: prev.firstAssessedAt ?? t.assessedAt,
+      // An assessed tick ends an episode of failed ones.
+      problem: null,
     },
     change: null,
     notices: [],
