@@ -1,7 +1,9 @@
 /**
  * Jest runs the TypeScript sources directly through SWC; type-checking is `npm run typecheck`.
- * Two projects: `unit` (pure code, no services) and `integration` (real Temporal dev server and real
- * PostgreSQL, started once by the integration project's global setup and shared by its test files).
+ * Projects: `unit` (pure code, no services), `integration` (real Temporal dev server and real
+ * PostgreSQL, started once by the integration project's global setup and shared by its test files),
+ * `time-skipping` (the real workflows on Temporal's time-skipping test server with stub activities, for
+ * hours and days of workflow time in seconds; each test starts its own test server).
  */
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
@@ -29,6 +31,15 @@ module.exports = {
       transform,
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+    },
+    {
+      displayName: 'time-skipping',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test/time-skipping'],
+      testMatch: ['**/*.test.ts'],
+      transform,
+      globalSetup: '<rootDir>/test/setup/time-skipping-setup.ts',
+      globalTeardown: '<rootDir>/test/setup/time-skipping-teardown.ts',
     },
   ],
 };

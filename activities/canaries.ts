@@ -8,14 +8,14 @@
  */
 import { asyncLocalStorage } from '@temporalio/activity';
 import { z } from 'zod';
-import { type CanaryRunnerDeps, runDueCanaries as runDue, type RunDueCanariesResult } from '../canaries/runner';
-import { type CanarySettings, loadCanarySettings } from '../canaries/settings';
+import { type CanaryRunnerDeps, runDueCanaries as runDue, type RunDueCanariesResult } from '../canary-runner/runner';
+import { type CanarySettings, loadCanarySettings } from '../canary-runner/settings';
 import type { Pool } from '../db/pool';
 import { ingestEvents } from '../db/signal-store';
 import type { Logger } from '../logging/logger';
 import type { SiteClassifierConfigInput } from '../signals/config';
 
-export type { RunDueCanariesResult } from '../canaries/runner';
+export type { RunDueCanariesResult } from '../canary-runner/runner';
 export type { CanaryRunSummary } from '../canaries/types';
 export type { CanaryEvidence } from '../canaries/latest';
 

@@ -1,12 +1,17 @@
 /**
  * Checks a fetched page against a canary's expectations. Each check reports what was expected and what
  * was there, in a form short enough for a notification: the person deciding whether to resume a site
- * reads "expected "$139.95", got "$119.95"", not a diff of two HTML pages.
+ * reads "expected "$139.95", got "$119.95"", not a diff of two HTML pages. Everything shown is cut on
+ * code-point boundaries (an emoji is never halved into a string PostgreSQL refuses), and `matches`
+ * patterns run on the linear-time engine (canaries/pattern.ts). The HTML engine is passed in
+ * (canary-runner/html.ts), so this module stays pure.
  */
+import { cutText, wellFormed } from '../common/well-formed';
 import { describeExpectation, type Assertion, type Expectation } from './expectation';
-import { collapse, parseHtml, type HtmlDocument } from './html';
+import { collapse, type HtmlDocument, type HtmlParser } from './html-document';
 import { type JsonValue, resolvePointer } from './json-pointer';
 import { parseDisplayedNumber } from './numbers';
+import { compilePattern } from './pattern';
 
 export interface CheckedExpectation {
   /** `describeExpectation` of the check. */
@@ -30,10 +35,9 @@ const MATCH_INPUT = 2_000;
 
 export const show = (value: string | undefined): string => {
   if (value === undefined) return '(nothing)';
-  const quoted = JSON.stringify(value);
-  return quoted.length > SHOWN ? `${quoted.slice(0, SHOWN - 2)}…"` : quoted;
+  return cutText(JSON.stringify(value), SHOWN, '…"');
 };
-const cut = (text: string, limit = EXCERPT): string => (text.length > limit ? `${text.slice(0, limit - 1)}…` : text);
+const cut = (text: string, limit = EXCERPT): string => cutText(wellFormed(text), limit);
 
 /** The status check: the explicit one, else any 2xx (a canary page that redirects or errors is not the page). */
 export function checkStatus(expect: readonly Expectation[], status: number): CheckedExpectation {
@@ -44,8 +48,8 @@ export function checkStatus(expect: readonly Expectation[], status: number): Che
   return { check: 'status 2xx', ok: status >= 200 && status < 300, expected: '2xx', actual: String(status) };
 }
 
-/** Every content check (everything but status), in definition order. */
-export function checkContent(expect: readonly Expectation[], page: CheckablePage): CheckedExpectation[] {
+/** Every content check (everything but status), in definition order; `parseHtml` parses the page for CSS checks. */
+export function checkContent(expect: readonly Expectation[], page: CheckablePage, parseHtml: HtmlParser): CheckedExpectation[] {
   let html: HtmlDocument | undefined;
   let json: { value: JsonValue } | { error: string } | undefined;
   const document = () => (html ??= parseHtml(page.body));
@@ -73,7 +77,7 @@ function checkAbsent(text: string, body: string): CheckedExpectation {
   const at = body.toLowerCase().indexOf(text.toLowerCase());
   const base = { check: describeExpectation({ kind: 'absent', text }), expected: 'absent' };
   if (at < 0) return { ...base, ok: true, actual: 'absent' };
-  const excerpt = collapse(body.slice(Math.max(0, at - 80), at + text.length + 80));
+  const excerpt = collapse(aroundMatch(body, at, text.length, 80));
   return { ...base, ok: false, actual: `present at character ${at}`, excerpt: cut(excerpt) };
 }
 
@@ -123,8 +127,12 @@ function assertText(a: Assertion, value: string): Pick<CheckedExpectation, 'ok' 
   switch (a.op) {
     case 'equals':
       return { ok: collapse(value) === collapse(textOf(a.value)), expected: show(textOf(a.value)), actual: show(value) };
-    case 'matches':
-      return { ok: new RegExp(a.pattern).test(value.slice(0, MATCH_INPUT)), expected: `/${a.pattern}/`, actual: show(value) };
+    case 'matches': {
+      const compiled = compilePattern(a.pattern);
+      // Definitions are checked when written; a stored pattern the engine refuses fails this check, saying why.
+      if (!compiled.ok) return { ok: false, expected: `/${a.pattern}/`, actual: `the pattern cannot run (${compiled.problem})` };
+      return { ok: compiled.pattern.test(cutText(value, MATCH_INPUT, '')), expected: `/${a.pattern}/`, actual: show(value) };
+    }
     case 'between': {
       const n = parseDisplayedNumber(value);
       return { ok: n !== undefined && n >= a.min && n <= a.max, expected: `a number in [${a.min}, ${a.max}]`, actual: n === undefined ? `${show(value)} (no number)` : `${show(value)} (${n})` };
@@ -135,6 +143,15 @@ function assertText(a: Assertion, value: string): Pick<CheckedExpectation, 'ok' 
       return { ok: false, expected: expectedText(a), actual: show(value) };
   }
 }
+
+/** `body` from `margin` characters before `at` to `margin` after the match, not splitting a surrogate pair at either end. */
+function aroundMatch(body: string, at: number, length: number, margin: number): string {
+  let start = Math.max(0, at - margin);
+  if (start > 0 && isLowSurrogate(body.charCodeAt(start))) start -= 1;
+  return cutText(body.slice(start), at - start + length + margin, '');
+}
+
+const isLowSurrogate = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
 
 /** CSS `equals` values are strings or numbers (the schema says so); numbers compare as written. */
 const textOf = (value: JsonValue): string => (typeof value === 'string' ? value : JSON.stringify(value));

@@ -1,16 +1,20 @@
 /**
  * Canary definitions: one page per canary whose correct answer we know, the route it travels, what it
  * must show, and how often to check. Validated completely when defined (zod for shape, then the
- * checks zod cannot do: selectors compile, regexes compile, proxy URLs have a host and a port, route
- * labels exist, intervals are positive), so nothing malformed ever reaches the store or the loop.
- * Errors are one line each: `field: what is wrong; how to fix it`.
+ * checks zod cannot do: every string storable, selectors compile, patterns compile on the linear-time
+ * engine, the URL is one canaries may reach, proxy URLs have a host and a port, route labels exist,
+ * intervals are positive), so nothing malformed ever reaches the store or the loop. Errors are one
+ * line each: `field: what is wrong; how to fix it`.
  */
 import { z } from 'zod';
-import { expecting, formatIssues } from '../signals/issues';
+import { isWellFormed } from '../common/well-formed';
+import { expecting, issueLines } from '../common/zod-issues';
 import { tryNormaliseSite } from '../signals/site';
 import { formatDurationMs, parseDurationMs } from './duration';
-import { type Expectation, type ExpectationJson, expectationToJson, parseExpectation } from './expectation';
+import { type Expectation, type ExpectationChecks, type ExpectationJson, expectationToJson, parseExpectation } from './expectation';
+import type { SelectorCheck } from './html-document';
 import { checkProxyUrl } from './proxy-url';
+import { type ReachPolicy, urlReachProblem } from './reach';
 import { ROUTE_LABEL, ROUTE_LABEL_HELP, type RouteTable } from './routes';
 
 export const CANARY_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
@@ -93,31 +97,65 @@ const fileSchema = z.strictObject(
   expecting('an object like {"canaries": [{"site": "shop.example.com", "url": "https://…", "expect": [...]}]}'),
 );
 
+/** How a definition is checked when someone defines it (`canary add`, `canary import`). */
 export interface DefinitionOptions {
-  /** Route labels known to this process; undefined skips the label check (reading back stored rows). */
+  /**
+   * Compiles CSS selectors with the engine that evaluates them (canary-runner/html.ts `selectorProblem`).
+   * Required: a definition is never accepted with unchecked selectors.
+   */
+  selectorProblem: SelectorCheck;
+  /** Route labels known to this process; undefined skips the label check. */
   routes?: RouteTable;
+  /** What canaries may reach (canaries/reach.ts); undefined skips the check. */
+  reach?: ReachPolicy;
+  /** The canary's site, for the reach policy's host rule (a config file names each entry's site itself). */
+  site?: string;
 }
+
+/** Internal: the defining checks, or none of the engine- and environment-dependent ones (stored rows). */
+type Checks = ({ kind: 'define' } & DefinitionOptions) | { kind: 'stored' };
 
 export type DefinitionResult = { ok: true; definition: CanaryDefinition } | { ok: false; errors: string[] };
 
 /** Validates one canary (the shape of `canary add --file`). `path` prefixes fields in errors. */
-export function parseCanaryDefinition(input: unknown, options: DefinitionOptions = {}, path = ''): DefinitionResult {
+export function parseCanaryDefinition(input: unknown, options: DefinitionOptions, path = ''): DefinitionResult {
+  return parseDefinition(input, { kind: 'define', ...options }, path);
+}
+
+/**
+ * Reads back a definition stored by {@link parseCanaryDefinition} (its JSON form): the shape is checked
+ * again (a guard against hand edits), but not what depends on an engine or on this process's environment
+ * (selectors, patterns, route labels, reach) — those were checked when it was written, and the runner
+ * checks patterns, routes and reach again before every fetch. So a stored canary never becomes unreadable
+ * because the environment changed, which would stop its site's loop.
+ */
+export function readStoredDefinition(json: unknown): DefinitionResult {
+  return parseDefinition(json, { kind: 'stored' }, '');
+}
+
+function parseDefinition(input: unknown, checks: Checks, path: string): DefinitionResult {
+  const strings = illFormedStrings(input, path);
   const parsed = definitionSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, errors: issuesAt(parsed.error.issues, path, DEFINITION_FIELDS) };
-  return checkDefinition(parsed.data, options, path);
+  if (!parsed.success) return { ok: false, errors: [...strings, ...issuesAt(parsed.error.issues, path, DEFINITION_FIELDS)] };
+  const checked = checkDefinition(parsed.data, checks, path, checks.kind === 'define' ? checks.site : undefined);
+  if (strings.length === 0) return checked;
+  return { ok: false, errors: [...strings, ...(checked.ok ? [] : checked.errors)] };
 }
 
 export type FileResult = { ok: true; entries: CanaryEntry[] } | { ok: false; errors: string[] };
 
 /** Validates a config file holding many sites' canaries: `{"canaries": [{"site": …, …}]}`. */
-export function parseCanaryFile(input: unknown, options: DefinitionOptions = {}): FileResult {
+export function parseCanaryFile(input: unknown, options: DefinitionOptions): FileResult {
   const file = fileSchema.safeParse(input);
   if (!file.success) return { ok: false, errors: issuesAt(file.error.issues, '', ['canaries'], 'file') };
+  const checks: Checks = { kind: 'define', ...options };
   const errors: string[] = [];
   const entries: CanaryEntry[] = [];
   const seen = new Map<string, number>();
   file.data.canaries.forEach((raw, i) => {
     const path = `canaries[${i}]`;
+    const strings = illFormedStrings(raw, path);
+    errors.push(...strings);
     const entry = entrySchema.safeParse(raw);
     if (!entry.success) {
       errors.push(...issuesAt(entry.error.issues, path, ['site', ...DEFINITION_FIELDS]));
@@ -126,9 +164,9 @@ export function parseCanaryFile(input: unknown, options: DefinitionOptions = {})
     const { site: rawSite, ...definition } = entry.data;
     const site = tryNormaliseSite(rawSite);
     if (!site.ok) errors.push(`${path}.site: ${site.error.message}`);
-    const checked = checkDefinition(definition, options, path);
+    const checked = checkDefinition(definition, checks, path, site.ok ? site.site : undefined);
     if (!checked.ok) errors.push(...checked.errors);
-    if (!site.ok || !checked.ok) return;
+    if (!site.ok || !checked.ok || strings.length > 0) return;
     const id = canaryId(site.site, checked.definition.name);
     const earlier = seen.get(id);
     if (earlier !== undefined) {
@@ -143,12 +181,17 @@ export function parseCanaryFile(input: unknown, options: DefinitionOptions = {})
 
 type ShapeOutput = z.output<typeof definitionSchema>;
 
-function checkDefinition(data: ShapeOutput, options: DefinitionOptions, path: string): DefinitionResult {
+function checkDefinition(data: ShapeOutput, checks: Checks, path: string, site: string | undefined): DefinitionResult {
   const errors: string[] = [];
   const field = (name: string) => (path === '' ? name : `${path}.${name}`);
+  const options: Partial<DefinitionOptions> = checks.kind === 'define' ? checks : {};
 
   const url = checkPageUrl(data.url);
   if (url !== undefined) errors.push(`${field('url')}: ${url}`);
+  else if (options.reach !== undefined) {
+    const reach = urlReachProblem(data.url, site, options.reach);
+    if (reach !== undefined) errors.push(`${field('url')}: ${reach}`);
+  }
 
   if (data.proxy !== undefined && data.route !== undefined) {
     errors.push(`${field('route')}: give either proxy (a URL) or route (a label), not both`);
@@ -172,9 +215,10 @@ function checkDefinition(data: ShapeOutput, options: DefinitionOptions, path: st
   const intervalMs = checkDuration(data.interval, field('interval'), INTERVAL_LIMITS, errors) ?? INTERVAL_LIMITS.defaultMs;
   const timeoutMs = checkDuration(data.timeout, field('timeout'), TIMEOUT_LIMITS, errors);
 
+  const expectationChecks: ExpectationChecks = { selectorProblem: options.selectorProblem, patterns: checks.kind === 'define' };
   const expect: Expectation[] = [];
   data.expect.forEach((raw, i) => {
-    const result = parseExpectation(raw, field(`expect[${i}]`));
+    const result = parseExpectation(raw, field(`expect[${i}]`), expectationChecks);
     if (result.ok) expect.push(result.expectation);
     else errors.push(...result.errors);
   });
@@ -249,8 +293,37 @@ export function definitionToJson(d: CanaryDefinition): CanaryDefinitionJson {
   return json;
 }
 
+/**
+ * One line per string (value or key, at any depth) that PostgreSQL could not store: NUL or a lone
+ * surrogate. Checked before anything else, so such a definition is refused by name instead of failing
+ * the insert. Iterative: a deeply nested `equals` value cannot overflow the stack.
+ */
+function illFormedStrings(input: unknown, path: string): string[] {
+  const problems: string[] = [];
+  const stack: Array<[unknown, string]> = [[input, path]];
+  const report = (at: string, what: string) =>
+    problems.push(`${at === '' ? 'canary' : at}: ${what} holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again`);
+  while (stack.length > 0 && problems.length < 20) {
+    const [value, at] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (!isWellFormed(value)) report(at, 'the text');
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${at}[${i}]`]);
+    } else if (value !== null && typeof value === 'object') {
+      const keys = Object.keys(value);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        const child = at === '' ? key : `${at}.${key}`;
+        if (!isWellFormed(key)) report(at, `the field name ${JSON.stringify(key)}`);
+        else stack.push([(value as Record<string, unknown>)[key], child]);
+      }
+    }
+  }
+  return problems;
+}
+
 function issuesAt(issues: readonly z.core.$ZodIssue[], path: string, rootFields: readonly string[], rootName = 'canary'): string[] {
-  return formatIssues(issues, { root: path === '' ? rootName : path, knownKeys: (p) => (p === '' ? rootFields : undefined) }).map((m) => {
+  return issueLines(issues, { root: path === '' ? rootName : path, knownKeys: (p) => (p === '' ? rootFields : undefined) }).map((m) => {
     if (path === '' || m.startsWith(`${path}:`)) return m;
     return m.startsWith('[') ? `${path}${m}` : `${path}.${m}`;
   });

@@ -5,9 +5,10 @@
  * one check per entry keeps each failure message about one thing.
  */
 import { z } from 'zod';
-import { expecting, formatIssues } from '../signals/issues';
-import { selectorProblem } from './html';
+import { expecting, issueLines } from '../common/zod-issues';
+import type { SelectorCheck } from './html-document';
 import { type JsonValue, pointerProblem } from './json-pointer';
+import { patternProblem } from './pattern';
 
 export type Assertion =
   | { op: 'equals'; value: JsonValue }
@@ -74,8 +75,16 @@ const VARIANTS = {
 
 export type ExpectationParse = { ok: true; expectation: Expectation } | { ok: false; errors: string[] };
 
+/** The checks that need an engine: run when a canary is defined, skipped when a stored row is read back. */
+export interface ExpectationChecks {
+  /** Compiles a CSS selector with the engine that evaluates it (canary-runner/html.ts); undefined: not checked. */
+  selectorProblem: SelectorCheck | undefined;
+  /** Compile `matches` patterns on the linear-time engine (canaries/pattern.ts). */
+  patterns: boolean;
+}
+
 /** Parses one wire entry; errors are `path.field: message` lines (`path` like "expect[2]"). */
-export function parseExpectation(raw: unknown, path: string): ExpectationParse {
+export function parseExpectation(raw: unknown, path: string, checks: ExpectationChecks): ExpectationParse {
   const fail = (...errors: string[]): ExpectationParse => ({ ok: false, errors });
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return fail(`${path}: must be an object like ${EXPECTATION_EXAMPLE}`);
@@ -90,7 +99,7 @@ export function parseExpectation(raw: unknown, path: string): ExpectationParse {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const known = Object.keys(schema.shape);
-    return fail(...formatIssues(parsed.error.issues, { root: '', knownKeys: (p) => (p === '' ? known : undefined) }).map((m) => at(path, m)));
+    return fail(...issueLines(parsed.error.issues, { root: '', knownKeys: (p) => (p === '' ? known : undefined) }).map((m) => at(path, m)));
   }
 
   switch (target) {
@@ -103,11 +112,11 @@ export function parseExpectation(raw: unknown, path: string): ExpectationParse {
     case 'css': {
       const data = parsed.data as z.output<typeof VARIANTS.css>;
       const errors: string[] = [];
-      const problem = selectorProblem(data.css);
+      const problem = checks.selectorProblem?.(data.css);
       if (problem !== undefined) {
         errors.push(`${path}.css: ${JSON.stringify(data.css)} is not a valid CSS selector (${problem}); fix the selector, e.g. ".price" or "span[itemprop=price]"`);
       }
-      const assert = assertionOf(data, path, errors);
+      const assert = assertionOf(data, path, errors, checks);
       if (assert && data.attr !== undefined && (assert.op === 'count' || assert.op === 'atLeast')) {
         errors.push(`${path}.attr: counts elements, so an attribute makes no sense with ${assert.op}; remove attr`);
       }
@@ -121,7 +130,7 @@ export function parseExpectation(raw: unknown, path: string): ExpectationParse {
       const errors: string[] = [];
       const problem = pointerProblem(data.json);
       if (problem !== undefined) errors.push(`${path}.json: ${JSON.stringify(data.json)} is not a JSON pointer: it ${problem}; e.g. "/items/0/price"`);
-      const assert = assertionOf(data, path, errors);
+      const assert = assertionOf(data, path, errors, checks);
       if (errors.length > 0 || !assert) return fail(...errors);
       return { ok: true, expectation: { kind: 'json', pointer: data.json, assert } };
     }
@@ -130,7 +139,7 @@ export function parseExpectation(raw: unknown, path: string): ExpectationParse {
 
 type AssertionFields = { equals?: JsonValue | undefined; matches?: string | undefined; between?: [number, number] | undefined; count?: number | undefined; atLeast?: number | undefined };
 
-function assertionOf(data: AssertionFields, path: string, errors: string[]): Assertion | undefined {
+function assertionOf(data: AssertionFields, path: string, errors: string[], checks: ExpectationChecks): Assertion | undefined {
   const present = ASSERTION_OPS.filter((op) => data[op] !== undefined);
   if (present.length !== 1) {
     errors.push(
@@ -146,10 +155,9 @@ function assertionOf(data: AssertionFields, path: string, errors: string[]): Ass
       return { op, value: data.equals as JsonValue };
     case 'matches': {
       const pattern = data.matches!;
-      try {
-        new RegExp(pattern);
-      } catch (err) {
-        errors.push(`${path}.matches: ${JSON.stringify(pattern)} is not a valid regular expression (${err instanceof Error ? err.message : String(err)}); fix the pattern`);
+      const problem = checks.patterns ? patternProblem(pattern, `${path}.matches`) : undefined;
+      if (problem !== undefined) {
+        errors.push(problem);
         return undefined;
       }
       return { op, pattern };
@@ -169,7 +177,7 @@ function assertionOf(data: AssertionFields, path: string, errors: string[]): Ass
   }
 }
 
-/** Joins a base path and a `field: message` line from formatIssues. */
+/** Joins a base path and a `field: message` line from issueLines. */
 function at(base: string, message: string): string {
   if (message.startsWith(': ')) return `${base}${message}`;
   return message.startsWith('[') ? `${base}${message}` : `${base}.${message}`;

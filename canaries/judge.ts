@@ -9,14 +9,15 @@
  *   normal page, a content check fails → `mismatch` (the most serious result: wrong data that parses)
  *   normal page, every check holds     → `pass`
  */
+import { cutText, wellFormed } from '../common/well-formed';
 import { BODY_SAMPLE_CHARS } from '../signals/event';
 import type { Classification, Classifier } from '../signals/classify';
 import { type CheckedExpectation, checkContent, checkStatus } from './check';
 import type { Expectation } from './expectation';
-import type { FetchOutcome } from './fetch';
-import { collapse } from './html';
+import type { FetchOutcome } from './fetch-outcome';
+import type { HtmlParser } from './html-document';
+import { pageTitle, visibleTextStart } from './page-text';
 import type { CanaryResultKind } from './types';
-
 
 export interface CanaryVerdict {
   result: CanaryResultKind;
@@ -31,9 +32,17 @@ export interface CanaryVerdict {
 
 export const EVIDENCE_CHARS = 500;
 
-const cut = (text: string, limit = EVIDENCE_CHARS): string => (text.length > limit ? `${text.slice(0, limit - 1)}…` : text);
+// Well formed and cut on code-point boundaries: the page's NUL or half an emoji would make PostgreSQL
+// refuse the run (and they are no use in a notification either).
+const cut = (text: string, limit = EVIDENCE_CHARS): string => cutText(wellFormed(text), limit);
 
-export function judgeCanary(fetched: FetchOutcome, expect: readonly Expectation[], classify: Classifier): CanaryVerdict {
+/** The production classifier judges first; `parseHtml` (canary-runner/html.ts) parses a normal page for CSS checks. */
+export function judgeCanary(fetched: FetchOutcome, expect: readonly Expectation[], classify: Classifier, parseHtml: HtmlParser): CanaryVerdict {
+  const verdict = verdictOf(fetched, expect, classify, parseHtml);
+  return { ...verdict, reason: wellFormed(verdict.reason) };
+}
+
+function verdictOf(fetched: FetchOutcome, expect: readonly Expectation[], classify: Classifier, parseHtml: HtmlParser): CanaryVerdict {
   if (fetched.kind === 'network-error') {
     const classification = classify({ networkError: fetched.networkError });
     return {
@@ -48,7 +57,7 @@ export function judgeCanary(fetched: FetchOutcome, expect: readonly Expectation[
   const classification = classify({
     status: fetched.status,
     headers: fetched.headers,
-    bodySample: fetched.body.slice(0, BODY_SAMPLE_CHARS),
+    bodySample: cutText(fetched.body, BODY_SAMPLE_CHARS, ''),
     bytes: fetched.bytes,
   });
   const status = checkStatus(expect, fetched.status);
@@ -79,7 +88,7 @@ export function judgeCanary(fetched: FetchOutcome, expect: readonly Expectation[
     };
   }
 
-  const content = checkContent(expect, { status: fetched.status, body: fetched.body });
+  const content = checkContent(expect, { status: fetched.status, body: fetched.body }, parseHtml);
   const failed = content.filter((c) => !c.ok);
   const checks = [status, ...content];
   const partial = fetched.truncated ? ` (page cut at ${fetched.body.length} characters by the body cap)` : '';
@@ -104,12 +113,10 @@ export function judgeCanary(fetched: FetchOutcome, expect: readonly Expectation[
 }
 
 function statusEvidence(fetched: Extract<FetchOutcome, { kind: 'response' }>, title: string | undefined): string {
-  const snippet = collapse(fetched.body.replace(/<script\b[\s\S]*?<\/script>|<style\b[\s\S]*?<\/style>|<[^>]+>/gi, ' ')).slice(0, 160);
+  const snippet = visibleTextStart(fetched.body, 160);
   return `status ${fetched.status}${title ? `, title ${JSON.stringify(title)}` : ''}${snippet ? `: ${snippet}` : ''}`;
 }
 
 function titleOf(body: string): string | undefined {
-  const match = /<title\b[^>]*>([^<]{0,300})/i.exec(body.slice(0, BODY_SAMPLE_CHARS));
-  const title = match?.[1] === undefined ? undefined : collapse(match[1]);
-  return title === '' ? undefined : title;
+  return pageTitle(cutText(body, BODY_SAMPLE_CHARS, ''));
 }

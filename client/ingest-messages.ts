@@ -4,9 +4,26 @@ import type { RejectedLine } from '../db/signal-store/types';
 export interface WorkerSettings {
   /** null: --dry-run, validate only. */
   databaseUrl: string | null;
+  /** A statement (and an answer from the server) taking longer than this fails the batch: exit 3, not a hang. */
+  timeoutMs: number;
 }
 
-export type ToWorker = { type: 'batch'; seq: number; lines: string[]; firstLine: number } | { type: 'close' };
+/**
+ * A line the reader does not hand over as text: longer than the line limit (its bytes were not kept)
+ * or not valid UTF-8 (decoding would have replaced the bad bytes with U+FFFD and stored something the
+ * crawler never sent).
+ */
+export interface UnreadableLine {
+  unreadable: 'too-long' | 'not-utf8';
+  /** Size of the line in bytes. */
+  bytes: number;
+  /** not-utf8: byte offset of the first bad byte in the line. */
+  at?: number;
+}
+
+export type BatchLine = string | UnreadableLine;
+
+export type ToWorker = { type: 'batch'; seq: number; lines: BatchLine[]; firstLine: number } | { type: 'close' };
 
 export type BatchResult =
   | { type: 'done'; seq: number; lines: number; blank: number; accepted: number; inserted: number; duplicates: number; rejected: RejectedLine[] }

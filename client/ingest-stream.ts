@@ -4,19 +4,25 @@
  * taking its next batch while the previous one is written, so both cores and PostgreSQL stay busy.
  * Results come back in any order and are reported in line order. Every rejected line is reported with
  * its number; valid lines are stored whatever their neighbours look like.
+ *
+ * Memory is bounded whatever the input: a line is at most MAX_LINE_BYTES (longer ones are counted, not
+ * held), a batch at most `batchSize` lines and MAX_BATCH_BYTES, and at most PER_WORKER batches per
+ * worker are in flight.
  */
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { Worker } from 'node:worker_threads';
 import { UserError } from '../common/user-error';
 import type { RejectedLine } from '../db/signal-store/types';
-import type { BatchResult, ToWorker, WorkerSettings } from './ingest-messages';
+import type { BatchLine, BatchResult, ToWorker, WorkerSettings } from './ingest-messages';
+import { readLines } from './ingest-lines';
 
 export interface StreamIngestOptions {
   /** Where batches are stored; null for --dry-run (validate only). */
   databaseUrl: string | null;
   batchSize: number;
+  /** A statement or answer from the database taking longer than this fails the run with exit 3. */
+  timeoutMs?: number;
   /** Worker threads; each holds up to two batches, each written in its own transaction. */
   workers: number;
   /** The worker entry; tests substitute one that fails. Default: ingest-worker.js next to this file. */
@@ -49,27 +55,13 @@ const PER_WORKER = 2;
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 64 };
 
 /**
- * The lines of a stream (LF or CRLF), handed over a whole chunk at a time: an async generator yielding
- * each line costs a promise per line, and line splitting is on the ingest hot path.
+ * A batch is sent when it reaches `batchSize` lines or this many characters, whichever comes first:
+ * 10,000 typical events are ~3 MB, but 10,000 lines of 1 MB each would be 10 GB.
  */
-async function* lineChunks(input: Readable): AsyncGenerator<{ lines: string[]; bytes: number }> {
-  const decoder = new StringDecoder('utf8');
-  let rest = '';
-  for await (const chunk of input as AsyncIterable<Buffer | string>) {
-    const text = rest + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
-    const lines: string[] = [];
-    let start = 0;
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-      lines.push(text.slice(start, end));
-      start = nl + 1;
-    }
-    rest = text.slice(start);
-    yield { lines, bytes: chunk.length };
-  }
-  rest += decoder.end();
-  if (rest !== '') yield { lines: [rest.endsWith('\r') ? rest.slice(0, -1) : rest], bytes: 0 };
-}
+export const MAX_BATCH_CHARS = 4 << 20;
+
+/** Default for `timeoutMs`: generous, so a database busy for a minute slows the run rather than ends it. */
+export const DEFAULT_DB_TIMEOUT_MS = 120_000;
 
 /** The worker threads and the batches they hold. */
 class WorkerPool {
@@ -186,7 +178,8 @@ export async function ingestStream(input: Readable, options: StreamIngestOptions
   /** First and last line of each batch in the workers, for a failure message. */
   const batchLines = new Map<number, [number, number]>();
   const script = options.workerScript ?? join(__dirname, 'ingest-worker.js');
-  const workers = new WorkerPool(options.workers, script, { databaseUrl: options.databaseUrl }, (result) => {
+  const settings: WorkerSettings = { databaseUrl: options.databaseUrl, timeoutMs: options.timeoutMs ?? DEFAULT_DB_TIMEOUT_MS };
+  const workers = new WorkerPool(options.workers, script, settings, (result) => {
     if (result.type === 'failed') {
       const [first, last] = batchLines.get(result.seq) ?? [0, 0];
       // The database refused or went away: an operational problem, said in one line, not a crash.
@@ -194,7 +187,8 @@ export async function ingestStream(input: Readable, options: StreamIngestOptions
         result.seq,
         new UserError(
           `database: lines ${first}–${last} could not be stored (${result.message}); every valid line before line ${first} ` +
-            `is stored, later ones may be in part — send the input again from line ${first} (repeated eventIds are ignored)`,
+            `is stored, later ones may be in part — send the input again from line ${first} (events already stored are ` +
+            `recognised by eventId, or by content when they have none, and not stored twice)`,
           3,
         ),
       );
@@ -206,7 +200,8 @@ export async function ingestStream(input: Readable, options: StreamIngestOptions
   });
 
   let seq = 0;
-  let batch: string[] = [];
+  let batch: BatchLine[] = [];
+  let batchChars = 0;
   let bytesRead = 0;
   // Results wait here until every earlier batch has reported: bound how far ahead reading may run, so a
   // slow early batch cannot make later results pile up.
@@ -215,6 +210,7 @@ export async function ingestStream(input: Readable, options: StreamIngestOptions
     await workers.waitUntil(() => seq - nextToReport < maxAhead);
     const lines = batch;
     batch = [];
+    batchChars = 0;
     const firstLine = summary.lines - lines.length + 1;
     bytesAtBatch.set(seq, bytesRead);
     batchLines.set(seq, [firstLine, summary.lines]);
@@ -222,12 +218,13 @@ export async function ingestStream(input: Readable, options: StreamIngestOptions
     seq += 1;
   };
   try {
-    for await (const chunk of lineChunks(input)) {
+    for await (const chunk of readLines(input)) {
       bytesRead += chunk.bytes;
       for (const line of chunk.lines) {
         summary.lines += 1;
         batch.push(line);
-        if (batch.length >= options.batchSize) await send();
+        batchChars += typeof line === 'string' ? line.length + 1 : 64;
+        if (batch.length >= options.batchSize || batchChars >= MAX_BATCH_CHARS) await send();
       }
       if (workers.failure) break;
     }

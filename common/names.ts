@@ -1,5 +1,5 @@
 /**
- * Names fixed across the product (SPEC.md, "Names fixed across the product"). Workflow ids, the task
+ * Names fixed across the product (docs/architecture.md, "Names fixed across the product"). Workflow ids, the task
  * queue and search attribute names are part of the public surface: operators type them into the
  * Temporal UI and `temporal workflow list --query`, so they never change silently.
  */

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TASK_QUEUE } from '../common/names';
 import { UserError } from '../common/user-error';
+import { capText, formatIssues } from '../common/zod-issues';
 
 type Env = Record<string, string | undefined>;
 
@@ -60,17 +61,17 @@ export interface TemporalSettings {
   apiKey?: string;
 }
 
-/** Turns zod issues into one line: `VARIABLE: what is wrong (got "value")`. */
+/** Turns zod issues into one line: `VARIABLE: what is wrong (got "value")` (common/zod-issues.ts caps the echo). */
 function formatEnvIssues(error: z.ZodError, env: Env): string {
-  return error.issues
-    .map((issue) => {
+  return formatIssues(error, {
+    root: 'environment',
+    detail: (issue) => {
       const name = String(issue.path[0] ?? 'environment');
       const got = env[name];
       const secret = name.includes('KEY') || name.includes('WEBHOOK') || name === 'DATABASE_URL';
-      const shown = got === undefined ? 'it is not set' : `got "${secret ? redact(got) : got}"`;
-      return `${name}: ${issue.message} (${shown})`;
-    })
-    .join('; ');
+      return got === undefined ? 'it is not set' : `got ${JSON.stringify(capText(secret ? redact(got) : got))}`;
+    },
+  });
 }
 
 /** Never echo secrets back: keep only the shape of the value. */

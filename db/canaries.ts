@@ -10,10 +10,11 @@ import {
   type CanaryEntry,
   canaryId,
   definitionToJson,
-  parseCanaryDefinition,
+  readStoredDefinition,
 } from '../canaries/definition';
 import type { CheckedExpectation } from '../canaries/check';
 import type { CanaryResultKind, CanaryRunSummary, CanaryTrigger } from '../canaries/types';
+import { cutText, storableJson, wellFormed } from '../common/well-formed';
 import type { Outcome, RequestOutcomeEventInput } from '../signals/event';
 import type { Pool } from './pool';
 
@@ -40,8 +41,9 @@ interface CanaryRow {
 }
 
 function toStoredCanary(row: CanaryRow): StoredCanary {
-  // Stored rows were validated when written; parsing again guards against hand edits in psql.
-  const parsed = parseCanaryDefinition(row.definition);
+  // Stored rows were validated when written; parsing again guards against hand edits in psql (without
+  // the engine- and environment-dependent checks: the runner repeats those before every fetch).
+  const parsed = readStoredDefinition(row.definition);
   if (!parsed.ok) throw new Error(`canary ${row.id}: the stored definition is invalid (${parsed.errors.join('; ')}); fix it with \`target-health canary add\``);
   return { id: row.id, site: row.site, name: row.name, revision: row.revision, definition: parsed.definition, createdAt: row.created_at, updatedAt: row.updated_at };
 }
@@ -214,6 +216,9 @@ function toStoredRun(row: RunRow): StoredCanaryRun {
 /**
  * Records a run once per run key. A second attempt (a retried activity, a concurrent tick) finds the
  * first attempt's row and gets it back unchanged: at-least-once fetching, exactly-once recording.
+ *
+ * Every string is made storable first (common/well-formed.ts): the texts quote the crawled page, and a
+ * NUL or half an emoji in them would make PostgreSQL refuse the whole row.
  */
 export async function recordCanaryRunOnce(q: Queryable, run: CanaryRunRecord): Promise<{ run: StoredCanaryRun; inserted: boolean }> {
   const inserted = await q.query(
@@ -232,15 +237,15 @@ export async function recordCanaryRunOnce(q: Queryable, run: CanaryRunRecord): P
       run.result,
       run.countsForSite,
       run.outcome,
-      run.rule,
-      run.reason,
-      run.evidence.slice(0, 500),
-      run.route,
+      run.rule === null ? null : wellFormed(run.rule),
+      wellFormed(run.reason),
+      cutText(wellFormed(run.evidence), 500, ''),
+      wellFormed(run.route),
       run.status,
       run.latencyMs,
       run.bytes,
-      JSON.stringify(run.checks),
-      run.event === null ? null : JSON.stringify(run.event),
+      storableJson(run.checks),
+      run.event === null ? null : storableJson(run.event),
     ],
   );
   const { rows } = await q.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM canary_runs WHERE run_key = $1`, [run.runKey]);

@@ -1,11 +1,12 @@
 /**
  * Scoring configuration: one zod schema with the product defaults. Everything tunable after an incident
- * review lives here (weights are opinions; SPEC.md). Validation errors name the field, e.g.
+ * review lives here (weights are opinions; docs/architecture.md). Validation errors name the field, e.g.
  * `health.weights: must sum to 100 (got 110)`, because a silently renormalised weight set would make two
  * sites' scores incomparable.
  */
 import { z } from 'zod';
-import { countSchema, formatIssues } from './window';
+import { formatIssues } from '../common/zod-issues';
+import { WindowValidationError, countSchema } from './window';
 
 const nonNegative = (what = 'expected a non-negative number') =>
   z.number({ error: what }).min(0, { error: what });
@@ -181,6 +182,14 @@ export class ScoringConfigError extends Error {
     super(message);
     this.name = 'ScoringConfigError';
   }
+}
+
+/**
+ * Whether `err` is a data error of the scoring engine: a window (WindowValidationError) or configuration
+ * (ScoringConfigError) it refuses. Retrying cannot fix one, so an activity fails it as non-retryable.
+ */
+export function isScoringInputError(err: unknown): err is WindowValidationError | ScoringConfigError {
+  return err instanceof WindowValidationError || err instanceof ScoringConfigError;
 }
 
 /** Validates a (partial) configuration and fills in defaults. Throws ScoringConfigError naming the field. */

@@ -43,6 +43,13 @@ const FLOOR = { cost_retries: 'retriesPerRecord', cost_bytes: 'bytesPerRecord', 
 
 const perRecord = (amount: number, records: number): number => amount / Math.max(1, records);
 
+/**
+ * now / floored, saturated at the largest double: credits may be any finite number and a floor any
+ * positive one, so the quotient can overflow — and Infinity is no answer (JSON turns it into null on
+ * its way to the workflow). A ratio that large is "far above normal" all the same.
+ */
+const ratioOf = (now: number, floored: number): number => Math.min(now / floored, Number.MAX_VALUE);
+
 export function costDrift(current: CostCounts, baseline: CostCounts | null, config: CostConfig = DEFAULT_SCORING_CONFIG.cost): CostDriftResult {
   const base = baseline ?? { requests: 0, validRecords: 0, retries: 0, bytes: 0, credits: 0 };
   const metrics = {} as Record<CostSignal, CostMetric>;
@@ -50,7 +57,7 @@ export function costDrift(current: CostCounts, baseline: CostCounts | null, conf
     const now = perRecord(current[FIELD[key]], current.validRecords);
     const baselinePer = perRecord(base[FIELD[key]], base.validRecords);
     const floored = Math.max(baselinePer, config.floors[FLOOR[key]]);
-    metrics[key] = { now, baseline: baselinePer, baselineFloored: floored, ratio: now / floored, used: current[FIELD[key]] > 0 || base[FIELD[key]] > 0 };
+    metrics[key] = { now, baseline: baselinePer, baselineFloored: floored, ratio: ratioOf(now, floored), used: current[FIELD[key]] > 0 || base[FIELD[key]] > 0 };
   }
   let status: CostDriftStatus = 'ok';
   if (baseline === null || base.validRecords < config.minBaselineValidRecords) status = 'learning';

@@ -14,6 +14,8 @@ export { type ExtractionCounts, type ParserHealthExplanation, type ParserHealthR
 export { type CostCounts, type CostDriftResult, type CostDriftStatus, type CostMetric, costDrift, effectiveCostMultiplier } from './cost-drift';
 export { fisherExactGreater, hypergeometricUpperTail } from './fisher-exact';
 export {
+  MAX_LISTED_ROUTES,
+  MAX_SUSPECTS,
   type RouteDiagnosis,
   type RouteDimension,
   type RouteFinding,

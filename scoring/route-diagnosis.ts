@@ -10,14 +10,32 @@
  * over the groups tested, with a minimum volume per group and a minimum gap in rate. Groups are removed
  * greedily (most significant first) and the rest re-tested, so a dead pool that happens to serve one
  * country does not also get that country blamed. docs/scoring.md has the full rule.
+ *
+ * Cost. One site's routes must not starve every other site's tick, so a round is linear in the routes:
+ * each group's counts (and its baseline's) are kept up to date as routes are removed (a route is in at
+ * most four groups), "the rest" is the remaining total minus the group, and groups with the same routes
+ * are recognised by a hash of their route set (confirmed by comparing the sets). There are at most
+ * MAX_SUSPECTS + 1 rounds: more independent suspects than that is the site's doing (site-wide). The
+ * result is the same as re-summing every group and its rest from scratch each round, as the first
+ * version did (test/reference/route-diagnosis-v1.ts; the property test compares the two).
  */
 import { DEFAULT_SCORING_CONFIG, type RouteConfig } from './config';
 import { fisherExactGreater } from './fisher-exact';
+import { CHALLENGES, HARD, REQUESTS, RouteGroups, SOFT } from './route-groups';
 import type { HostilityWindow, RefusalCounts, RouteLabels, RouteWindow } from './window';
 import { type Interval, wilsonInterval } from './wilson';
 
 export type RouteDimension = 'pool' | 'country' | 'sessionPattern' | 'route';
 export type RouteVerdict = 'site-wide' | 'route-specific' | 'insufficient-data';
+
+/**
+ * More route groups than this failing independently (each still significant after the ones before it
+ * were removed) is not a route problem but the site's: the verdict is site-wide. Bounds the rounds, and
+ * with them the cost of a diagnosis, whatever the number of routes.
+ */
+export const MAX_SUSPECTS = 20;
+/** A finding lists at most this many of its routes (`routeCount` has them all): diagnoses stay small. */
+export const MAX_LISTED_ROUTES = 20;
 
 export interface RouteGroupStats {
   requests: number;
@@ -31,7 +49,10 @@ export interface RouteFinding {
   dimension: RouteDimension;
   /** The label value, or for dimension `route` the full label set, e.g. `country=US/pool=p1`. */
   value: string;
+  /** The group's routes (those not already blamed by an earlier finding), the first MAX_LISTED_ROUTES. */
   routes: RouteLabels[];
+  /** How many routes the group had. */
+  routeCount: number;
   current: RouteGroupStats;
   /** The other routes still under consideration when this group was tested. */
   rest: RouteGroupStats;
@@ -48,7 +69,7 @@ export interface RouteDiagnosis {
   verdict: RouteVerdict;
   /** One sentence for the operator. */
   summary: string;
-  /** Groups that fail significantly more often than the rest, in the order found. */
+  /** Groups that fail significantly more often than the rest, in the order found (at most MAX_SUSPECTS). */
   suspects: RouteFinding[];
   /** Traffic left out of the site's score (all zero unless the verdict is `route-specific`). */
   excluded: RefusalCounts;
@@ -60,15 +81,10 @@ export interface RouteDiagnosis {
 
 interface MergedRoute {
   key: string;
-  labels: RouteLabels;
+  /** The last part merged: its labels are the route's (see mergeRoutes). */
+  last: RouteWindow;
   counts: RefusalCounts;
   p95LatencyMs: number | undefined;
-}
-
-interface Group {
-  dimension: RouteDimension;
-  value: string;
-  members: string[];
 }
 
 const LABEL_DIMENSIONS = ['pool', 'country', 'sessionPattern'] as const;
@@ -76,82 +92,108 @@ const ZERO: RefusalCounts = { requests: 0, hardBlocks: 0, challenges: 0, softBlo
 
 /** `country=US/pool=p1/sessionPattern=sticky`, labels in a fixed order; `(unlabelled)` when none. */
 export function routeKey(labels: RouteLabels): string {
-  const parts: string[] = [];
-  if (labels.country !== undefined) parts.push(`country=${labels.country}`);
-  if (labels.pool !== undefined) parts.push(`pool=${labels.pool}`);
-  if (labels.sessionPattern !== undefined) parts.push(`sessionPattern=${labels.sessionPattern}`);
-  return parts.length === 0 ? '(unlabelled)' : parts.join('/');
+  let key = labels.country === undefined ? '' : `country=${labels.country}`;
+  if (labels.pool !== undefined) key += `${key === '' ? '' : '/'}pool=${labels.pool}`;
+  if (labels.sessionPattern !== undefined) key += `${key === '' ? '' : '/'}sessionPattern=${labels.sessionPattern}`;
+  return key === '' ? '(unlabelled)' : key;
 }
 
-function add(a: RefusalCounts, b: RefusalCounts): RefusalCounts {
-  return {
-    requests: a.requests + b.requests,
-    hardBlocks: a.hardBlocks + b.hardBlocks,
-    challenges: a.challenges + b.challenges,
-    softBlocks: a.softBlocks + b.softBlocks,
-  };
+/** Just the labels of a route (what a finding lists). */
+function labelsOf(r: RouteLabels): RouteLabels {
+  const labels: RouteLabels = {};
+  if (r.country !== undefined) labels.country = r.country;
+  if (r.pool !== undefined) labels.pool = r.pool;
+  if (r.sessionPattern !== undefined) labels.sessionPattern = r.sessionPattern;
+  return labels;
 }
 
-/** Plain code-unit order: deterministic everywhere, unlike localeCompare. */
-const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+/**
+ * Routes with identical labels (e.g. reported by two crawler processes) are one route; sorted by key.
+ * Keys can collide when a label holds "/" or "=": such routes merge too, under the last one's labels
+ * (as in the first version).
+ */
+function mergeRoutes(routes: readonly RouteWindow[]): MergedRoute[] {
+  const merged = mergedByKey(routes);
+  // The default sort order is code-unit order (what the first version's comparator gave), and faster.
+  return [...merged.keys()].sort().map((k) => merged.get(k)!);
+}
 
-/** Routes with identical labels (e.g. reported by two crawler processes) are one route. */
-function mergeRoutes(routes: readonly RouteWindow[]): Map<string, MergedRoute> {
+/** The merged routes by key, unsorted (all a baseline is needed for: lookups). */
+function mergedByKey(routes: readonly RouteWindow[]): Map<string, MergedRoute> {
   const merged = new Map<string, MergedRoute>();
   for (const r of routes) {
-    const labels: RouteLabels = {};
-    if (r.country !== undefined) labels.country = r.country;
-    if (r.pool !== undefined) labels.pool = r.pool;
-    if (r.sessionPattern !== undefined) labels.sessionPattern = r.sessionPattern;
-    const key = routeKey(labels);
+    const key = routeKey(r);
     const previous = merged.get(key);
-    const counts = add(previous?.counts ?? ZERO, r);
+    if (previous === undefined) {
+      // Counts copied into objects of one shape: inputs come in many shapes, and reading them again and
+      // again would be slow.
+      merged.set(key, { key, last: r, counts: { requests: r.requests, hardBlocks: r.hardBlocks, challenges: r.challenges, softBlocks: r.softBlocks }, p95LatencyMs: r.p95LatencyMs });
+      continue;
+    }
+    const c = previous.counts;
+    previous.last = r;
+    previous.counts = { requests: c.requests + r.requests, hardBlocks: c.hardBlocks + r.hardBlocks, challenges: c.challenges + r.challenges, softBlocks: c.softBlocks + r.softBlocks };
     // p95 of merged parts is unknown; their maximum bounds it from above. Unknown if any part lacks it.
-    const p95 = previous === undefined ? r.p95LatencyMs : previous.p95LatencyMs === undefined || r.p95LatencyMs === undefined ? undefined : Math.max(previous.p95LatencyMs, r.p95LatencyMs);
-    merged.set(key, { key, labels, counts, p95LatencyMs: p95 });
+    previous.p95LatencyMs = previous.p95LatencyMs === undefined || r.p95LatencyMs === undefined ? undefined : Math.max(previous.p95LatencyMs, r.p95LatencyMs);
   }
-  return new Map([...merged.entries()].sort(([a], [b]) => byString(a, b)));
+  return merged;
 }
 
-function failuresOf(c: RefusalCounts): number {
-  // Counts may overlap or exceed requests in a malformed aggregate; a rate above 1 breaks the test.
-  return Math.min(c.requests, c.hardBlocks + c.challenges + c.softBlocks);
+/**
+ * Whether every sum the diagnosis can form is an exact integer: each count's total over all routes at
+ * most 2^53 - 1. Beyond that, sums round and "the rest" is no longer the rest (hostile or corrupt
+ * counts; real traffic is nowhere near).
+ */
+function exactlySummable(routes: Iterable<MergedRoute>): boolean {
+  let requests = 0;
+  let hard = 0;
+  let challenges = 0;
+  let soft = 0;
+  for (const { counts: c } of routes) {
+    requests += c.requests;
+    hard += c.hardBlocks;
+    challenges += c.challenges;
+    soft += c.softBlocks;
+  }
+  return Math.max(requests, hard, challenges, soft) <= Number.MAX_SAFE_INTEGER;
 }
+
+/** Hard blocks + challenges + soft blocks, at most the requests (a malformed aggregate may count more). */
+function failuresOf(requests: number, hard: number, challenges: number, soft: number): number {
+  return Math.min(requests, hard + challenges + soft);
+}
+
+const rateOf = (failures: number, requests: number): number => failures / Math.max(1, requests);
 
 function stats(c: RefusalCounts): RouteGroupStats {
-  const failures = failuresOf(c);
-  return { requests: c.requests, failures, rate: failures / Math.max(1, c.requests), interval: wilsonInterval(failures, c.requests) };
+  const failures = failuresOf(c.requests, c.hardBlocks, c.challenges, c.softBlocks);
+  return { requests: c.requests, failures, rate: rateOf(failures, c.requests), interval: wilsonInterval(failures, c.requests) };
 }
 
-function candidateGroups(routes: Map<string, MergedRoute>, remaining: ReadonlySet<string>): Group[] {
-  const groups: Group[] = [];
-  const seen = new Set<string>();
-  const push = (group: Group): void => {
-    const signature = [...group.members].sort(byString).join('\n');
-    if (seen.has(signature)) return; // same traffic as a group already listed (e.g. a pool with one route)
-    seen.add(signature);
-    groups.push(group);
-  };
-  for (const dimension of LABEL_DIMENSIONS) {
-    const byValue = new Map<string, string[]>();
-    for (const key of remaining) {
-      const value = routes.get(key)?.labels[dimension];
-      if (value === undefined) continue;
-      byValue.set(value, [...(byValue.get(value) ?? []), key]);
-    }
-    for (const value of [...byValue.keys()].sort(byString)) push({ dimension, value, members: byValue.get(value) ?? [] });
-  }
-  for (const key of remaining) push({ dimension: 'route', value: key, members: [key] });
-  return groups;
-}
+const countsAt = (a: Float64Array, k: number): RefusalCounts => ({ requests: a[4 * k + REQUESTS]!, hardBlocks: a[4 * k + HARD]!, challenges: a[4 * k + CHALLENGES]!, softBlocks: a[4 * k + SOFT]! });
 
-function sumOf(routes: Map<string, MergedRoute>, keys: Iterable<string>): RefusalCounts {
-  let total = ZERO;
-  for (const key of keys) {
-    const r = routes.get(key);
-    if (r !== undefined) total = add(total, r.counts);
+/** The suspect of one round: the most significant group (then the larger gap, then candidate order). */
+function bestGroup(groups: RouteGroups, config: RouteConfig, tested: Int32Array, testedCount: number, threshold: number): { group: number; pValue: number; gap: number } | null {
+  const { counts, base, remaining } = groups;
+  let best: { group: number; pValue: number; gap: number } | null = null;
+  for (let t = 0; t < testedCount; t++) {
+    const k = tested[t]!;
+    const o = 4 * k;
+    const requests = counts[o + REQUESTS]!;
+    const failures = failuresOf(requests, counts[o + HARD]!, counts[o + CHALLENGES]!, counts[o + SOFT]!);
+    const restRequests = remaining[REQUESTS]! - requests;
+    const restFailures = failuresOf(restRequests, remaining[HARD]! - counts[o + HARD]!, remaining[CHALLENGES]! - counts[o + CHALLENGES]!, remaining[SOFT]! - counts[o + SOFT]!);
+    const rate = rateOf(failures, requests);
+    const gap = rate - rateOf(restFailures, restRequests);
+    if (gap < config.minRateGap) continue;
+    const baseRequests = base[o + REQUESTS]!;
+    // A route that always failed this much is its normal, already in the site's baseline: not news.
+    if (baseRequests >= config.minRouteRequests && rate - rateOf(failuresOf(baseRequests, base[o + HARD]!, base[o + CHALLENGES]!, base[o + SOFT]!), baseRequests) < config.minRateGap) continue;
+    const pValue = fisherExactGreater(failures, requests, restFailures, restRequests);
+    if (pValue > threshold) continue;
+    if (best === null || pValue < best.pValue || (pValue === best.pValue && gap > best.gap)) best = { group: k, pValue, gap };
   }
-  return total;
+  return best;
 }
 
 /**
@@ -160,57 +202,74 @@ function sumOf(routes: Map<string, MergedRoute>, keys: Iterable<string>): Refusa
  */
 export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readonly RouteWindow[], config: RouteConfig = DEFAULT_SCORING_CONFIG.routes): RouteDiagnosis {
   const routes = mergeRoutes(current);
-  const baselineRoutes = mergeRoutes(baseline);
-  const remaining = new Set(routes.keys());
+  const baselineRoutes = mergedByKey(baseline);
+  if (!exactlySummable(routes) || !exactlySummable(baselineRoutes.values())) {
+    return {
+      verdict: 'insufficient-data',
+      summary: `route counts too large to compare exactly (a total above ${Number.MAX_SAFE_INTEGER})`,
+      suspects: [],
+      excluded: ZERO,
+      suspectShare: 0,
+      testedGroups: 0,
+    };
+  }
+  const groups = new RouteGroups(routes.map((r) => ({ key: r.key, labels: r.last, counts: r.counts, baseline: baselineRoutes.get(r.key)?.counts })));
   const suspects: RouteFinding[] = [];
+  const suspectRoutes: number[] = [];
   let testedGroups = -1;
+  /** A further suspect was significant after MAX_SUSPECTS were found. */
+  let tooMany = false;
+  const tested = new Int32Array(groups.size);
 
-  for (;;) {
-    const tested: Array<{ group: Group; counts: RefusalCounts; rest: RefusalCounts }> = [];
-    for (const group of candidateGroups(routes, remaining)) {
-      const counts = sumOf(routes, group.members);
-      const members = new Set(group.members);
-      const rest = sumOf(routes, [...remaining].filter((k) => !members.has(k)));
-      if (counts.requests >= config.minRouteRequests && rest.requests >= config.minRouteRequests) tested.push({ group, counts, rest });
+  while (groups.remainingRoutes > 0) {
+    // Groups with enough volume, and a rest with enough volume, in candidate order.
+    let testedCount = 0;
+    for (let k = 0; k < groups.size; k++) {
+      if (!groups.isListed(k)) continue;
+      const requests = groups.counts[4 * k + REQUESTS]!;
+      if (requests >= config.minRouteRequests && groups.remaining[REQUESTS]! - requests >= config.minRouteRequests) tested[testedCount++] = k;
     }
-    if (testedGroups < 0) testedGroups = tested.length;
-    if (tested.length === 0) break;
-    const threshold = config.alpha / tested.length;
-
-    let best: RouteFinding | null = null;
-    for (const { group, counts, rest } of tested) {
-      const now = stats(counts);
-      const others = stats(rest);
-      const gap = now.rate - others.rate;
-      if (gap < config.minRateGap) continue;
-      const baseCounts = sumOf(baselineRoutes, group.members);
-      const base = baseCounts.requests >= config.minRouteRequests ? stats(baseCounts) : null;
-      // A route that always failed this much is its normal, already in the site's baseline: not news.
-      if (base !== null && now.rate - base.rate < config.minRateGap) continue;
-      const pValue = fisherExactGreater(now.failures, now.requests, others.failures, others.requests);
-      if (pValue > threshold) continue;
-      const finding: RouteFinding = {
-        dimension: group.dimension,
-        value: group.value,
-        routes: group.members.map((k) => routes.get(k)?.labels ?? {}),
-        current: now,
-        rest: others,
-        baseline: base,
-        gap,
-        pValue,
-        threshold,
-      };
-      // Most significant first; then the larger gap; then candidate order (deterministic).
-      if (best === null || pValue < best.pValue || (pValue === best.pValue && gap > best.gap)) best = finding;
-    }
+    if (testedGroups < 0) testedGroups = testedCount;
+    if (testedCount === 0) break;
+    const threshold = config.alpha / testedCount;
+    const best = bestGroup(groups, config, tested, testedCount, threshold);
     if (best === null) break;
-    suspects.push(best);
-    for (const labels of best.routes) remaining.delete(routeKey(labels));
-    if (remaining.size === 0) break;
+    if (suspects.length === MAX_SUSPECTS) {
+      tooMany = true;
+      break;
+    }
+    const k = best.group;
+    const members = groups.liveMembers(k);
+    const c = countsAt(groups.counts, k);
+    const r = groups.remaining;
+    const b = countsAt(groups.base, k);
+    suspects.push({
+      dimension: groups.dimension[k]!,
+      value: groups.value[k]!,
+      routes: members.slice(0, MAX_LISTED_ROUTES).map((i) => labelsOf(routes[i]!.last)),
+      routeCount: members.length,
+      current: stats(c),
+      rest: stats({ requests: r[REQUESTS]! - c.requests, hardBlocks: r[HARD]! - c.hardBlocks, challenges: r[CHALLENGES]! - c.challenges, softBlocks: r[SOFT]! - c.softBlocks }),
+      baseline: b.requests >= config.minRouteRequests ? stats(b) : null,
+      gap: best.gap,
+      pValue: best.pValue,
+      threshold,
+    });
+    suspectRoutes.push(...members);
+    groups.remove(members);
   }
 
-  const totalRequests = sumOf(routes, routes.keys()).requests;
-  const suspectCounts = sumOf(routes, [...routes.keys()].filter((k) => !remaining.has(k)));
+  let totalRequests = 0;
+  for (const r of routes) totalRequests += r.counts.requests;
+  const suspectCounts = { ...ZERO };
+  // In key order, as the first version summed them (exact either way).
+  for (const i of [...suspectRoutes].sort((x, y) => x - y)) {
+    const c = routes[i]!.counts;
+    suspectCounts.requests += c.requests;
+    suspectCounts.hardBlocks += c.hardBlocks;
+    suspectCounts.challenges += c.challenges;
+    suspectCounts.softBlocks += c.softBlocks;
+  }
   const suspectShare = totalRequests === 0 ? 0 : suspectCounts.requests / totalRequests;
   const describe = suspects.map((s) => `${s.dimension} ${s.value} (${(s.current.rate * 100).toFixed(0)}% failing vs ${(s.rest.rate * 100).toFixed(0)}%)`).join(', ');
 
@@ -218,7 +277,7 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
     if (testedGroups <= 0) {
       return {
         verdict: 'insufficient-data',
-        summary: routes.size === 0 ? 'no per-route counts in this window' : `no route group and rest with at least ${config.minRouteRequests} requests each to compare`,
+        summary: routes.length === 0 ? 'no per-route counts in this window' : `no route group and rest with at least ${config.minRouteRequests} requests each to compare`,
         suspects,
         excluded: ZERO,
         suspectShare,
@@ -226,6 +285,16 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
       };
     }
     return { verdict: 'site-wide', summary: `no route stands out among ${testedGroups} groups tested`, suspects, excluded: ZERO, suspectShare, testedGroups };
+  }
+  if (tooMany) {
+    return {
+      verdict: 'site-wide',
+      summary: `more than ${MAX_SUSPECTS} route groups fail independently: treated as the site's doing (first ${MAX_SUSPECTS}: ${describe})`,
+      suspects,
+      excluded: ZERO,
+      suspectShare,
+      testedGroups,
+    };
   }
   if (suspectShare > config.maxBadShare) {
     return {
@@ -251,14 +320,25 @@ export function healthyRoutesWindow(window: HostilityWindow & { routes: readonly
     return { requests: window.requests, hardBlocks: window.hardBlocks, challenges: window.challenges, softBlocks: window.softBlocks, p95LatencyMs: window.p95LatencyMs };
   }
   const ex = diagnosis.excluded;
-  const suspectKeys = new Set(diagnosis.suspects.flatMap((s) => s.routes.map(routeKey)));
+  // A suspect's routes are the routes carrying its label (or, for `route`, its key) that no earlier
+  // suspect took, so together the suspects cover exactly the routes matching any of them — which needs
+  // no list of every route (findings list only a few).
+  const suspectValues = { pool: new Set<string>(), country: new Set<string>(), sessionPattern: new Set<string>(), route: new Set<string>() };
+  for (const s of diagnosis.suspects) suspectValues[s.dimension].add(s.value);
+  const isSuspect = (r: MergedRoute): boolean =>
+    suspectValues.route.has(r.key) || LABEL_DIMENSIONS.some((d) => r.last[d] !== undefined && suspectValues[d].has(r.last[d]));
   const routes = mergeRoutes(window.routes);
-  const healthy = [...routes.values()].filter((r) => !suspectKeys.has(r.key));
-  const routeRequests = [...routes.values()].reduce((n, r) => n + r.counts.requests, 0);
-  let p95 = window.p95LatencyMs;
-  if (routeRequests === window.requests && healthy.length > 0 && healthy.every((r) => r.p95LatencyMs !== undefined)) {
-    p95 = Math.max(...healthy.map((r) => r.p95LatencyMs ?? 0));
+  let routeRequests = 0;
+  let healthyCount = 0;
+  let healthyP95: number | undefined = -Infinity;
+  for (const r of routes) {
+    routeRequests += r.counts.requests;
+    if (isSuspect(r)) continue;
+    healthyCount++;
+    healthyP95 = healthyP95 === undefined || r.p95LatencyMs === undefined ? undefined : Math.max(healthyP95, r.p95LatencyMs);
   }
+  let p95 = window.p95LatencyMs;
+  if (routeRequests === window.requests && healthyCount > 0 && healthyP95 !== undefined) p95 = healthyP95;
   return {
     requests: Math.max(0, window.requests - ex.requests),
     hardBlocks: Math.max(0, window.hardBlocks - ex.hardBlocks),

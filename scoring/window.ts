@@ -13,6 +13,7 @@
  * Counts larger than `requests` are accepted (the reference tolerates them and rates are then > 1).
  */
 import { z } from 'zod';
+import { formatIssues } from '../common/zod-issues';
 
 const COUNT_MESSAGE = 'expected a non-negative integer';
 const NUMBER_MESSAGE = 'expected a non-negative number';
@@ -35,7 +36,10 @@ export const latencySchema = z
 
 const amountSchema = z.number({ error: requiredOr(NUMBER_MESSAGE) }).min(0, { error: NUMBER_MESSAGE });
 
-const labelSchema = z.string({ error: 'expected a non-empty string' }).min(1, { error: 'expected a non-empty string' });
+/** Route labels are short names (ingest allows 64 characters); the cap keeps diagnoses and summaries small. */
+export const MAX_LABEL_CHARS = 256;
+const LABEL_MESSAGE = `expected a non-empty string of at most ${MAX_LABEL_CHARS} characters`;
+const labelSchema = z.string({ error: LABEL_MESSAGE }).min(1, { error: LABEL_MESSAGE }).max(MAX_LABEL_CHARS, { error: LABEL_MESSAGE });
 
 /** The four numbers the seed's health score reads. This alone is a valid window for `healthScore`. */
 export const hostilityWindowSchema = z.object(
@@ -100,17 +104,11 @@ export type Window = z.output<typeof windowSchema>;
 /** What callers may pass: everything beyond the hostility fields is optional. */
 export type WindowInput = z.input<typeof windowSchema>;
 
-/** A zod failure turned into `path: message` lines, the form every error of this module takes. */
-export function formatIssues(error: z.ZodError, prefix = ''): string {
-  return error.issues
-    .map((issue) => {
-      const path = [prefix, ...issue.path.map(String)].filter((p) => p !== '').join('.');
-      // zod's default wording for a typo'd key is vague about where; name the keys instead.
-      const message = issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
-      return path === '' ? message : `${path}: ${message}`;
-    })
-    .join('; ');
-}
+/**
+ * The shared zod-issue formatter (`path: message`, echoes capped), re-exported because workflow-side
+ * callers import it from here; new code imports common/zod-issues directly.
+ */
+export { formatIssues };
 
 export class WindowValidationError extends Error {
   constructor(message: string) {
@@ -122,7 +120,7 @@ export class WindowValidationError extends Error {
 /** Validates and fills defaults; the error names the field (`baseline.hardBlocks: required`). */
 export function parseWindow(input: unknown, name = 'window'): Window {
   const result = windowSchema.safeParse(input);
-  if (!result.success) throw new WindowValidationError(formatIssues(result.error, name));
+  if (!result.success) throw new WindowValidationError(formatIssues(result.error, { prefix: name }));
   return result.data;
 }
 

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { OUTCOMES } from './event';
-import { expecting, formatIssues } from './issues';
+import { expecting, issueLines } from '../common/zod-issues';
 import { MarkerSpec } from './marker-spec';
 import { BUILT_IN_MARKER_IDS } from './markers';
 
@@ -97,7 +97,7 @@ export function parseSiteClassifierConfig(input: unknown): ParseConfigResult {
   const knownMarkerFields = Object.keys(MarkerSpec.shape);
   return {
     ok: false,
-    errors: formatIssues(result.error.issues, {
+    errors: issueLines(result.error.issues, {
       root: 'config',
       knownKeys: (path) => CONFIG_FIELDS[path] ?? (/^extraMarkers\[\d+\]$/.test(path) ? knownMarkerFields : undefined),
     }),

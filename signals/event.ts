@@ -7,17 +7,28 @@
  * - `ts` → epoch milliseconds (number): JSON- and Temporal-payload-safe, cheap to compare and bucket.
  * - `site` → normalised host (see site.ts); it is the workflow key.
  * - `route` → always an object; `route.country` upper-case.
- * - `headers` → lower-case names, repeated headers joined with "\n".
+ * - `headers` → lower-case names, repeated headers joined with "\n"; any name, `__proto__` and
+ *   `constructor` included, is kept as given (the object has no prototype).
  * - `bodySample` → cut to the first {@link BODY_SAMPLE_CHARS} characters (all the classifier reads).
+ *   Cuts fall on code-point boundaries; classification-only text (body, title, header values) is made
+ *   well-formed, stored text (missingFields) and outcomeReason refuse NUL and lone surrogates (text.ts).
+ * - Numbers must fit the columns and sums they end up in (see the limits below).
+ *
+ * Times are checked here against a fixed 2000–2100 range only (a unit mistake); the store also refuses
+ * events outside its horizon around "now" (horizon.ts), which needs a clock and so is not part of
+ * this pure schema.
  */
 import { z } from 'zod';
-import { describeValue, expecting, formatIssues } from './issues';
+import { describeValue, expecting, issueLines } from '../common/zod-issues';
 import { SITE_EXAMPLE, tryNormaliseSite } from './site';
+import { classificationText, storableTextProblem } from './text';
 
 export { normaliseSite, tryNormaliseSite, SiteNameError } from './site';
 
 /** The classifier reads at most this many characters of a body; longer samples are cut when parsed. */
 export const BODY_SAMPLE_CHARS = 64 * 1024;
+/** Titles longer than this are cut. */
+export const MAX_TITLE_CHARS = 1024;
 
 export const OUTCOMES = ['ok', 'hard_block', 'challenge', 'soft_block', 'error'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -32,6 +43,13 @@ export type ExtractionResult = (typeof EXTRACTION_RESULTS)[number];
 export const MIN_TS = Date.UTC(2000, 0, 1);
 export const MAX_TS = Date.UTC(2100, 0, 1);
 export const MAX_LATENCY_MS = 24 * 60 * 60 * 1000;
+/** `retries` and `validRecords` are PostgreSQL `integer` columns. */
+export const MAX_INT32 = 2_147_483_647;
+/**
+ * `bytes` (a `bigint` column) is summed per site, route and day in the rollups' 64-bit counters: at
+ * 1 TB an event, 9 million events of one route and day still fit. No crawled response is that large.
+ */
+export const MAX_BYTES = 1_000_000_000_000;
 const ISO_8601 = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(\.\d+)?(Z|[+-]\d{2}:?\d{2})$/i;
 const TS_HELP = 'an ISO-8601 time with a zone like "2025-01-31T12:00:00.000Z", or epoch milliseconds';
 
@@ -107,8 +125,19 @@ const route = z
   )
   .default({});
 
-const count = (what: string) =>
-  z.number(expecting(what)).int(expecting(what)).min(0, expecting(what)).max(Number.MAX_SAFE_INTEGER, expecting(what));
+const count = (what: string, max: number) =>
+  z
+    .number(expecting(what))
+    .int(expecting(what))
+    .min(0, expecting(what))
+    .max(max, expecting(`${what.replace(/ \(an integer ≥ 0\)$/, '')}, at most ${max.toLocaleString('en')}`));
+
+/** A refinement refusing text PostgreSQL cannot store (NUL, lone surrogates), naming the culprit. */
+const storable = (what: string) =>
+  [
+    (s: string) => storableTextProblem(s) === undefined,
+    { error: (issue: { input?: unknown }) => `must be ${what} without ${storableTextProblem(String(issue.input)) ?? 'unstorable characters'}` },
+  ] as const;
 
 const extraction = z
   .strictObject(
@@ -120,13 +149,13 @@ const extraction = z
             .string(expecting('a field name'))
             .min(1, expecting('a non-empty field name'))
             .max(128, expecting('a field name of at most 128 characters'))
-            // PostgreSQL text cannot hold NUL: refuse the line here rather than fail its whole batch later.
-            .refine((f) => !f.includes('\u0000'), expecting('a field name without the NUL character (\\u0000)')),
+            // Stored as text[]: refuse the line here rather than fail its whole batch later.
+            .refine(...storable('a field name')),
           expecting('a list of the required field names that were missing, like ["price"]'),
         )
         .max(100, expecting('a list of at most 100 field names'))
         .optional(),
-      validRecords: count('the number of valid records extracted (an integer ≥ 0)').optional(),
+      validRecords: count('the number of valid records extracted (an integer ≥ 0)', MAX_INT32).optional(),
     },
     expecting('an object like {"result": "ok", "validRecords": 12}'),
   )
@@ -149,26 +178,47 @@ const extraction = z
 
 const MAX_HEADERS = 200;
 const MAX_HEADER_VALUE = 4096;
-const headers = z
-  .record(
-    z.string(),
-    z.union([z.string(), z.array(z.string())], expecting('a header value (a string or a list of strings)')),
-    expecting('an object of response headers like {"server": "cloudflare", "cf-mitigated": "challenge"}'),
-  )
-  .transform((raw, ctx) => {
-    const entries = Object.entries(raw);
-    if (entries.length > MAX_HEADERS) {
-      ctx.issues.push({ code: 'custom', message: `has ${entries.length} headers; send at most ${MAX_HEADERS}`, input: raw });
-      return z.NEVER;
+const MAX_HEADER_NAME = 256;
+const HEADERS_HELP = 'an object of response headers like {"server": "cloudflare", "cf-mitigated": "challenge"}';
+const HEADER_VALUE_HELP = 'a header value (a string or a list of strings)';
+// Visible ASCII (no controls, no spaces inside): what HTTP allows in a field name, leniently.
+const HEADER_NAME = /^[\x21-\x7e]+$/;
+
+/**
+ * Response headers, validated by hand rather than with `z.record`: a record writes each key into a
+ * plain object, where `__proto__` sets the prototype (the header vanishes) and `constructor` reads
+ * `Object` back. Names are kept as given (lower-cased) in an object without a prototype.
+ */
+const headers = z.custom<Record<string, string | string[]>>(() => true).transform((raw: unknown, ctx) => {
+  const problem = (message: string, path: PropertyKey[] = []) => {
+    ctx.issues.push({ code: 'custom', message, input: raw, path });
+    return z.NEVER;
+  };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return problem(`must be ${HEADERS_HELP} (got ${describeValue(raw)})`);
+  const names = Object.keys(raw);
+  if (names.length > MAX_HEADERS) return problem(`has ${names.length} headers; send at most ${MAX_HEADERS}`);
+  const out = Object.create(null) as Record<string, string>;
+  let failed = false;
+  for (const name of names) {
+    // An own property, even "__proto__" (JSON.parse makes it one): reading it never reaches the prototype.
+    const value: unknown = (raw as Record<string, unknown>)[name];
+    const key = name.trim().toLowerCase();
+    if (key.length > MAX_HEADER_NAME || !HEADER_NAME.test(key)) {
+      problem(`is not a header name: use 1-${MAX_HEADER_NAME} visible ASCII characters without spaces`, [name]);
+      failed = true;
+      continue;
     }
-    const out: Record<string, string> = {};
-    for (const [name, value] of entries) {
-      const key = name.trim().toLowerCase();
-      const joined = (Array.isArray(value) ? value.join('\n') : value).slice(0, MAX_HEADER_VALUE);
-      out[key] = out[key] === undefined ? joined : `${out[key]}\n${joined}`;
+    const isList = Array.isArray(value) && value.every((v) => typeof v === 'string');
+    if (typeof value !== 'string' && !isList) {
+      problem(`must be ${HEADER_VALUE_HELP} (got ${describeValue(value)})`, [name]);
+      failed = true;
+      continue;
     }
-    return out;
-  });
+    const joined = classificationText(typeof value === 'string' ? value : value.join('\n'), MAX_HEADER_VALUE);
+    out[key] = out[key] === undefined ? joined : `${out[key]}\n${joined}`;
+  }
+  return failed ? z.NEVER : out;
+});
 
 const FIELD_ALIASES: Readonly<Record<string, string>> = {
   timestamp: 'ts',
@@ -221,8 +271,8 @@ const eventShape = {
     .number(expecting('the request latency in milliseconds, a number ≥ 0 like 412'))
     .min(0, expecting('the request latency in milliseconds, a number ≥ 0 like 412'))
     .max(MAX_LATENCY_MS, expecting(`a latency in milliseconds of at most ${MAX_LATENCY_MS} (one day)`)),
-  bytes: count('the response body size in bytes (an integer ≥ 0)').optional(),
-  retries: count('the number of retries before this outcome (an integer ≥ 0)').optional(),
+  bytes: count('the response body size in bytes (an integer ≥ 0)', MAX_BYTES).optional(),
+  retries: count('the number of retries before this outcome (an integer ≥ 0)', MAX_INT32).optional(),
   credits: z
     .number(expecting('the credits this request cost, a number ≥ 0'))
     .min(0, expecting('the credits this request cost, a number ≥ 0'))
@@ -237,15 +287,17 @@ const eventShape = {
     .string(expecting('a short text saying why the crawler chose `outcome`'))
     .min(1, expecting('a non-empty text'))
     .max(200, expecting('a text of at most 200 characters'))
+    // It becomes part of the stored reason of the classification.
+    .refine(...storable('a text'))
     .optional(),
   headers: headers.optional(),
   bodySample: z
     .string(expecting('the first characters of the response body (a string)'))
-    .transform((s) => s.slice(0, BODY_SAMPLE_CHARS))
+    .transform((s) => classificationText(s, BODY_SAMPLE_CHARS))
     .optional(),
   title: z
     .string(expecting('the page title (a string)'))
-    .transform((s) => s.trim().slice(0, 1024))
+    .transform((s) => classificationText(s.trim(), MAX_TITLE_CHARS))
     .optional(),
 };
 
@@ -295,7 +347,7 @@ export function parseEvent(input: unknown): ParseEventResult {
   if (result.success) return { ok: true, event: result.data };
   return {
     ok: false,
-    errors: formatIssues(result.error.issues, {
+    errors: issueLines(result.error.issues, {
       root: 'event',
       knownKeys: (path) => NESTED_FIELDS[path],
       aliases: FIELD_ALIASES,

@@ -7,8 +7,22 @@
  * unusual (headers, time zones other than Z, fractional epochs, unknown fields...) takes the slow path.
  * test/unit/signals/fast-parse.test.ts checks the equivalence on generated valid and invalid events.
  */
-import { BODY_SAMPLE_CHARS, EXTRACTION_RESULTS, MAX_LATENCY_MS, MAX_TS, MIN_TS, NETWORK_ERRORS, OUTCOMES, type RequestOutcomeEvent } from './event';
+import {
+  BODY_SAMPLE_CHARS,
+  EXTRACTION_RESULTS,
+  MAX_BYTES,
+  MAX_INT32,
+  MAX_LATENCY_MS,
+  MAX_TITLE_CHARS,
+  MAX_TS,
+  MIN_TS,
+  NETWORK_ERRORS,
+  OUTCOMES,
+  type RequestOutcomeEvent,
+} from './event';
 import { tryNormaliseSite } from './site';
+import { isWellFormed as isStorableText } from '../common/well-formed';
+import { classificationText } from './text';
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
 const COUNTRY = /^[A-Za-z]{2}$/;
@@ -21,9 +35,15 @@ const EXTRACTION_SET: ReadonlySet<string> = new Set(EXTRACTION_RESULTS);
 /** Normalised sites by raw input: a fleet reports few distinct sites, millions of times. */
 const siteCache = new Map<string, string | null>();
 const SITE_CACHE_LIMIT = 10_000;
+/** Longer inputs are normalised every time: caching them would let a few lines hold megabytes. */
+const SITE_CACHE_MAX_KEY = 256;
 
 function fastSite(raw: unknown): string | undefined {
   if (typeof raw !== 'string') return undefined;
+  if (raw.length > SITE_CACHE_MAX_KEY) {
+    const r = tryNormaliseSite(raw);
+    return r.ok ? r.site : undefined;
+  }
   let site = siteCache.get(raw);
   if (site === undefined) {
     const r = tryNormaliseSite(raw);
@@ -51,7 +71,7 @@ function fastTs(raw: unknown): number | undefined {
   return ms >= MIN_TS && ms < MAX_TS ? ms : undefined;
 }
 
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isCount = (v: unknown, max: number): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= max;
 const isAmount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER;
 const isLabel = (v: unknown): v is string => typeof v === 'string' && LABEL.test(v);
 
@@ -82,8 +102,8 @@ function fastExtraction(raw: unknown): RequestOutcomeEvent['extraction'] | undef
   for (const key of Object.keys(raw)) {
     const v = raw[key];
     if (key === 'result' || v === undefined) continue;
-    if (key === 'validRecords' && isCount(v)) out.validRecords = v;
-    else if (key === 'missingFields' && Array.isArray(v) && v.length <= 100 && v.every((f) => typeof f === 'string' && f.length >= 1 && f.length <= 128 && !f.includes('\u0000'))) {
+    if (key === 'validRecords' && isCount(v, MAX_INT32)) out.validRecords = v;
+    else if (key === 'missingFields' && Array.isArray(v) && v.length <= 100 && v.every((f) => typeof f === 'string' && f.length >= 1 && f.length <= 128 && isStorableText(f))) {
       out.missingFields = [...(v as string[])];
     } else return undefined;
   }
@@ -128,9 +148,12 @@ export function fastParseEvent(raw: unknown): RequestOutcomeEvent | undefined {
         event.networkError = v as RequestOutcomeEvent['networkError'];
         break;
       case 'bytes':
+        if (!isCount(v, MAX_BYTES)) return undefined;
+        event.bytes = v;
+        break;
       case 'retries':
-        if (!isCount(v)) return undefined;
-        event[key] = v;
+        if (!isCount(v, MAX_INT32)) return undefined;
+        event.retries = v;
         break;
       case 'credits':
         if (!isAmount(v)) return undefined;
@@ -151,16 +174,16 @@ export function fastParseEvent(raw: unknown): RequestOutcomeEvent | undefined {
         event.outcome = v as RequestOutcomeEvent['outcome'];
         break;
       case 'outcomeReason':
-        if (typeof v !== 'string' || v.length < 1 || v.length > 200) return undefined;
+        if (typeof v !== 'string' || v.length < 1 || v.length > 200 || !isStorableText(v)) return undefined;
         event.outcomeReason = v;
         break;
       case 'title':
         if (typeof v !== 'string') return undefined;
-        event.title = v.trim().slice(0, 1024);
+        event.title = classificationText(v.trim(), MAX_TITLE_CHARS);
         break;
       case 'bodySample':
         if (typeof v !== 'string') return undefined;
-        event.bodySample = v.slice(0, BODY_SAMPLE_CHARS);
+        event.bodySample = classificationText(v, BODY_SAMPLE_CHARS);
         break;
       default:
         // headers and anything unknown: the schema decides.

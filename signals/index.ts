@@ -4,7 +4,9 @@
  */
 export * from './event';
 export * from './site';
-export * from './issues';
+export * from './horizon';
+// The shared zod-issue formatter (common/zod-issues.ts), part of this package's API.
+export { type IssueFormatOptions, describeValue, expecting, formatIssues, formatPath, issueLines } from '../common/zod-issues';
 export * from './marker-spec';
 export * from './markers';
 export * from './config';

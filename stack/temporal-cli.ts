@@ -26,12 +26,17 @@ export interface ProvisionLog {
   warn(message: string): void;
 }
 
-export function temporalCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+/** The per-machine cache of provisioned tools, outside the clone (shared by every clone on the machine). */
+export function toolCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
-  return join(base, 'target-health', `temporal-${TEMPORAL_CLI_VERSION}`);
+  return join(base, 'target-health');
 }
 
-function isExecutable(path: string): boolean {
+export function temporalCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(toolCacheRoot(env), `temporal-${TEMPORAL_CLI_VERSION}`);
+}
+
+export function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;

@@ -1,5 +1,5 @@
 /**
- * Makes sure the namespace knows the product's search attributes (SPEC.md, "Names fixed"), registering
+ * Makes sure the namespace knows the product's search attributes (docs/architecture.md, "Names fixed"), registering
  * the missing ones when the server allows it (dev server, self-hosted). Where it does not (Temporal
  * Cloud manages them through its own API), the error says exactly what to create.
  */

@@ -7,19 +7,20 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
-import { type CanaryFlags, definitionFromFlags, usedDefinitionFlags } from '../../canaries/cli-flags';
 import { CanaryDefinitionError, canaryId, definitionToJson, parseCanaryDefinition, parseCanaryFile } from '../../canaries/definition';
 import { formatDurationMs } from '../../canaries/duration';
 import { redactProxyUrl } from '../../canaries/proxy-url';
-import { runCanariesNow } from '../../canaries/runner';
-import { loadCanarySettings } from '../../canaries/settings';
 import type { CanaryRunSummary } from '../../canaries/types';
+import { definitionOptions } from '../../canary-runner/define';
+import { runCanariesNow } from '../../canary-runner/runner';
+import { loadCanarySettings } from '../../canary-runner/settings';
 import { loadLogLevel } from '../../config/env';
 import { type CanaryToSave, latestCanaryRuns, listCanaries, removeCanary, saveCanaries, type SaveCanariesResult } from '../../db/canaries';
 import { findSite } from '../../db/sites';
 import { createLogger } from '../../logging/logger';
 import type { CliContext } from '../context';
 import { siteArgument } from '../site-arg';
+import { type CanaryFlags, definitionFromFlags, usedDefinitionFlags } from './canary-flags';
 
 interface AddOptions extends CanaryFlags {
   file?: string;
@@ -62,14 +63,14 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
       if (options.file !== undefined) {
         const used = usedDefinitionFlags(options);
         if (used.length > 0) throw new UserError(`--file: give the canary either as a file or as flags, not both (also got ${used.join(', ')})`);
-        const parsed = parseCanaryDefinition(readJsonFile(options.file), { routes: settings.routes });
+        const parsed = parseCanaryDefinition(readJsonFile(options.file), definitionOptions(settings, site));
         if (!parsed.ok) throw new UserError(parsed.errors.map((e) => `${options.file}: ${e}`).join('\n'));
         entry = { site, definition: parsed.definition, origin: '' };
       } else {
         const built = definitionFromFlags(options);
         if (!built.ok) throw new UserError(built.errors.join('\n'));
         if (built.json.url === undefined) throw new UserError('--url: is required: the page whose answer you know (or give the canary with --file)');
-        const parsed = parseCanaryDefinition(built.json, { routes: settings.routes });
+        const parsed = parseCanaryDefinition(built.json, definitionOptions(settings, site));
         if (!parsed.ok) throw new UserError(parsed.errors.map(built.flagOf).join('\n'));
         entry = { site, definition: parsed.definition, origin: '' };
       }
@@ -87,7 +88,7 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
     .option('--prune', "also remove canaries of the file's sites that the file no longer lists")
     .action(async (file: string, options: { prune?: boolean }) => {
       const settings = loadCanarySettings();
-      const parsed = parseCanaryFile(readJsonFile(file), { routes: settings.routes });
+      const parsed = parseCanaryFile(readJsonFile(file), definitionOptions(settings));
       if (!parsed.ok) throw new UserError(parsed.errors.map((e) => `${file}: ${e}`).join('\n'));
       const entries = parsed.entries.map((e, i) => ({ ...e, origin: `canaries[${i}]` }));
       const result = await save(context, entries, options.prune === true, file);

@@ -18,6 +18,24 @@ const LEVEL_MS: Record<RollupLevel, number> = { minute: 60_000, hour: 3_600_000,
 
 /** The all-routes row; it alone carries the latency histogram. */
 export const ALL_ROUTES = '*';
+/**
+ * The row that routes beyond a site's daily cap fold into (cardinality.ts). Its labels are "(other)",
+ * which no crawler can send (labels start with a letter or digit), so readers show it as its own route.
+ */
+export const OTHER_ROUTES = 'other';
+export const OTHER_LABEL = '(other)';
+/** Page types beyond a site's daily cap fold into this one in the norms (same reason for the parentheses). */
+export const OTHER_PAGE_TYPE = '(other)';
+
+/** Whether a route key (or page type) of a site and UTC day keeps its own rollup (or norm) rows. */
+export type KeepKey = (site: string, day: number, key: string) => boolean;
+
+/** The distinct keys of a batch, per site and UTC day: what the cardinality cap decides on. */
+export interface DayKeys {
+  site: string;
+  day: number;
+  keys: Set<string>;
+}
 
 export function routeKey(route: RequestOutcomeEvent['route']): string {
   return `${route.country ?? ''}|${route.pool ?? ''}|${route.session ?? ''}`;
@@ -222,13 +240,58 @@ export class BatchAggregator {
     }
   }
 
-  /** Rollup deltas for every level, sorted by key (a stable lock order for concurrent ingesters). */
-  rollups(): Record<RollupLevel, RollupDelta[]> {
+  /** The route keys of the batch per site and UTC day (for the cardinality cap). */
+  routeKeysByDay(): Map<string, DayKeys> {
+    const out = new Map<string, DayKeys>();
+    for (const [site, bySite] of this.minutes) {
+      for (const [minute, slot] of bySite) {
+        const day = bucketStart('day', minute);
+        const id = `${site}\u0000${day}`;
+        let entry = out.get(id);
+        if (!entry) out.set(id, (entry = { site, day, keys: new Set<string>() }));
+        for (const key of slot.routes.keys()) entry.keys.add(key);
+      }
+    }
+    return out;
+  }
+
+  /** The page types of the batch's norm deltas per site and UTC day (for the cardinality cap). */
+  pageTypesByDay(): Map<string, DayKeys> {
+    const out = new Map<string, DayKeys>();
+    for (const [site, byType] of this.norms) {
+      for (const [pageType, byDay] of byType) {
+        for (const day of byDay.keys()) {
+          const id = `${site}\u0000${day}`;
+          let entry = out.get(id);
+          if (!entry) out.set(id, (entry = { site, day, keys: new Set<string>() }));
+          entry.keys.add(pageType);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Rollup deltas for every level, sorted by key (a stable lock order for concurrent ingesters). Routes
+   * that `keep` refuses are merged into the site's {@link OTHER_ROUTES} row of the same bucket.
+   */
+  rollups(keep?: KeepKey): Record<RollupLevel, RollupDelta[]> {
     const minute: RollupDelta[] = [];
     for (const bySite of this.minutes.values()) {
       for (const slot of bySite.values()) {
         minute.push(slot.all);
-        for (const d of slot.routes.values()) minute.push(d);
+        let other: RollupDelta | undefined;
+        const day = keep ? bucketStart('day', slot.all.bucket) : 0;
+        for (const d of slot.routes.values()) {
+          if (keep === undefined || keep(d.site, day, d.routeKey)) {
+            minute.push(d);
+          } else if (other === undefined) {
+            other = { ...d, routeKey: OTHER_ROUTES, country: OTHER_LABEL, pool: OTHER_LABEL, session: OTHER_LABEL };
+            minute.push(other);
+          } else {
+            mergeDelta(other, d);
+          }
+        }
       }
     }
     const out = { minute: minute.sort(compareDeltas) } as Record<RollupLevel, RollupDelta[]>;
@@ -246,9 +309,25 @@ export class BatchAggregator {
     return out;
   }
 
-  normDeltas(): NormDelta[] {
+  /** Norm deltas sorted by key; page types that `keep` refuses are merged into {@link OTHER_PAGE_TYPE}. */
+  normDeltas(keep?: KeepKey): NormDelta[] {
     const list: NormDelta[] = [];
-    for (const byType of this.norms.values()) for (const byDay of byType.values()) for (const d of byDay.values()) list.push(d);
+    const other = new Map<string, NormDelta>();
+    for (const byType of this.norms.values()) {
+      for (const byDay of byType.values()) {
+        for (const d of byDay.values()) {
+          if (keep === undefined || keep(d.site, d.day, d.pageType)) {
+            list.push(d);
+            continue;
+          }
+          const id = `${d.site}\u0000${d.day}`;
+          const into = other.get(id);
+          if (into) mergeNorm(into, d);
+          else other.set(id, { ...d, pageType: OTHER_PAGE_TYPE, bytesHist: [...d.bytesHist] });
+        }
+      }
+    }
+    list.push(...other.values());
     return list.sort(compareNorms);
   }
 }
@@ -256,6 +335,13 @@ export class BatchAggregator {
 function mergeDelta(into: RollupDelta, d: RollupDelta): void {
   for (const field of SUMMED_FIELDS) into[field] += d[field];
   if (into.latencyHist && d.latencyHist) for (let i = 0; i < d.latencyHist.length; i++) into.latencyHist[i] = (into.latencyHist[i] ?? 0) + d.latencyHist[i]!;
+}
+
+function mergeNorm(into: NormDelta, d: NormDelta): void {
+  into.responses += d.responses;
+  into.withRecords += d.withRecords;
+  into.extractions += d.extractions;
+  for (let i = 0; i < d.bytesHist.length; i++) into.bytesHist[i] = (into.bytesHist[i] ?? 0) + d.bytesHist[i]!;
 }
 
 function compareDeltas(a: RollupDelta, b: RollupDelta): number {

@@ -2,32 +2,70 @@
  * Ingestion: validate, classify, and store a batch of request outcomes — raw rows, minute/hour/day
  * rollups and page norms — in ONE transaction, so a batch is either wholly stored or not at all.
  * Repeated event ids are ignored (ON CONFLICT DO NOTHING) and only the rows actually inserted reach
- * the rollups, so re-sending a batch after a timeout is safe.
+ * the rollups, so re-sending a batch after a timeout is safe; events sent without an id get one
+ * derived from their content (derived-id.ts), so re-sending a file is safe too.
+ *
+ * Self-healing: validation refuses what the database cannot store, but should the database still
+ * refuse a batch for its data (an SQLSTATE of class 22, 23 or 54), the batch is split in halves, each
+ * stored in its own transaction, down to the single events it refuses — those are reported like
+ * invalid lines, and every other event is stored. Anything else (connection lost, timeout, disk full)
+ * is not the data's fault: it fails the call, and the caller sends the batch again later.
  */
 import type { PoolClient } from 'pg';
 import { parseEvent, type RequestOutcomeEvent } from '../../signals/event';
 import { fastParseEvent } from '../../signals/fast-parse';
+import { EVENT_HORIZON, horizonProblem, type EventHorizon } from '../../signals/horizon';
+import { cutText, wellFormed } from '../../common/well-formed';
 import type { Pool } from '../pool';
 import type { Classification } from '../../signals/classify';
-import { BatchAggregator, ROLLUP_LEVELS, bucketStart, type ClassifiedEvent, type NormDelta, type RollupDelta, type RollupLevel } from './aggregate';
+import {
+  ALL_ROUTES,
+  BatchAggregator,
+  OTHER_PAGE_TYPE,
+  OTHER_ROUTES,
+  ROLLUP_LEVELS,
+  bucketStart,
+  type ClassifiedEvent,
+  type DayKeys,
+  type NormDelta,
+  type RollupDelta,
+  type RollupLevel,
+} from './aggregate';
+import { CardinalityGuard, DEFAULT_CARDINALITY_CAPS, type CardinalityCaps } from './cardinality';
 import { createContextCache, type ClassificationContextCache, type SiteContext } from './norms';
 import { boolArray, numberArray, textArray } from './array-literal';
 import { copyRaw, isUniqueViolation } from './copy-raw';
 import { CopyPayload } from './copy-payload';
+import { derivedEventId } from './derived-id';
 import { ensurePartitions } from './partitions';
 import type { IngestResult, RejectedLine } from './types';
 
 export interface ParsedBatch {
   events: RequestOutcomeEvent[];
+  /** The line (1-based input number) of each event, for reports about it after parsing. */
+  lines: number[];
   rejected: RejectedLine[];
+}
+
+export interface ParseBatchOptions {
+  /** "Now" for the time horizon, epoch ms (default: the system clock). */
+  now?: number;
+  horizon?: EventHorizon;
 }
 
 /**
  * Validates raw inputs; `firstLine` numbers them (1-based) for error reports. `defaultIds[i]`, when
- * given, becomes the event id of an input that has none (the recorder's ids; the inputs stay as given).
+ * given, becomes the event id of an input that has none (the recorder's ids; the inputs stay as given);
+ * an event left without an id gets one derived from its content. Events outside the time horizon
+ * around `now` are rejected (signals/horizon.ts).
  */
-export function parseBatch(inputs: readonly unknown[], firstLine = 1, defaultIds?: readonly string[]): ParsedBatch {
+export function parseBatch(inputs: readonly unknown[], firstLine = 1, defaultIds?: readonly string[], options: ParseBatchOptions = {}): ParsedBatch {
+  const now = options.now ?? Date.now();
+  const horizon = options.horizon ?? EVENT_HORIZON;
+  const oldest = now - horizon.maxAgeMs;
+  const newest = now + horizon.maxAheadMs;
   const events: RequestOutcomeEvent[] = [];
+  const lines: number[] = [];
   const rejected: RejectedLine[] = [];
   for (let i = 0; i < inputs.length; i++) {
     const raw = inputs[i];
@@ -40,19 +78,42 @@ export function parseBatch(inputs: readonly unknown[], firstLine = 1, defaultIds
       }
       event = slow.event;
     }
+    if (event.ts < oldest || event.ts > newest) {
+      rejected.push({ line: firstLine + i, errors: [horizonProblem(event.ts, now, horizon, (raw as { ts?: unknown }).ts)!] });
+      continue;
+    }
     // Both parsers return a new object: setting the id here never touches the caller's input.
-    if (event.eventId === undefined && defaultIds !== undefined && defaultIds[i] !== undefined) event.eventId = defaultIds[i];
+    if (event.eventId === undefined) event.eventId = defaultIds?.[i] ?? derivedEventId(event);
     events.push(event);
+    lines.push(firstLine + i);
   }
-  return { events, rejected };
+  return { events, lines, rejected };
+}
+
+export interface StoreResult {
+  inserted: number;
+  duplicates: number;
+  /** Events the database refused for their data (after splitting the batch), by line. */
+  rejected: RejectedLine[];
 }
 
 export interface Ingester {
   /** Validates, classifies and stores; invalid inputs are reported, valid ones stored. */
   ingest(inputs: readonly unknown[], firstLine?: number, defaultIds?: readonly string[]): Promise<IngestResult>;
-  /** Stores events that are already parsed (the CLI parses while the previous batch is written). */
-  store(events: readonly RequestOutcomeEvent[]): Promise<{ inserted: number; duplicates: number }>;
+  /**
+   * Stores events that are already parsed (the CLI parses while the previous batch is written);
+   * `lines[i]` numbers `events[i]` in reports (default i + 1).
+   */
+  store(events: readonly RequestOutcomeEvent[], lines?: readonly number[]): Promise<StoreResult>;
   contexts: ClassificationContextCache;
+}
+
+export interface IngesterOptions {
+  /** The clock the time horizon is measured from (default Date.now). */
+  clock?: () => number;
+  horizon?: EventHorizon;
+  /** Route keys and page types per site and day with their own rows (cardinality.ts). */
+  caps?: CardinalityCaps;
 }
 
 /** A batch's transaction is tried this often when it loses a deadlock or serialization conflict. */
@@ -61,14 +122,37 @@ const RETRY_BASE_MS = 20;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+const sqlState = (err: unknown): string | undefined => {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+};
+
 /** deadlock_detected or serialization_failure: PostgreSQL rolled the transaction back; retry it. */
 function isConflictToRetry(err: unknown): boolean {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  const code = sqlState(err);
   return code === '40P01' || code === '40001';
 }
 
-export function createIngester(pool: Pool): Ingester {
+/**
+ * The database refused the batch for what is in it: data exception (22…), integrity constraint other
+ * than the unique violation the repeat path handles (23…), program limit such as an index row too
+ * large (54…). Splitting the batch finds the events at fault.
+ */
+export function isDataError(err: unknown): boolean {
+  const code = sqlState(err);
+  if (code === undefined || code.length !== 5) return false;
+  return code.startsWith('22') || (code.startsWith('23') && code !== '23505') || code.startsWith('54');
+}
+
+function refusal(err: unknown): string {
+  const message = wellFormed(cutText(err instanceof Error ? err.message : String(err), 200, ''));
+  return `the database refused this event (${message}; SQLSTATE ${sqlState(err) ?? '?'}); the other events of its batch are stored`;
+}
+
+export function createIngester(pool: Pool, options: IngesterOptions = {}): Ingester {
   const contexts = createContextCache(pool);
+  const cardinality = new CardinalityGuard(options.caps ?? DEFAULT_CARDINALITY_CAPS);
+  const clock = options.clock ?? Date.now;
 
   /** The classification context of every site in the batch (usually one or a few). */
   async function contextsOf(events: readonly RequestOutcomeEvent[]): Promise<Map<string, SiteContext>> {
@@ -82,7 +166,8 @@ export function createIngester(pool: Pool): Ingester {
     return bySite;
   }
 
-  async function store(events: readonly RequestOutcomeEvent[]): Promise<{ inserted: number; duplicates: number }> {
+  /** One batch in one transaction (retried whole when it loses a deadlock); throws what the database says. */
+  async function storeWhole(events: readonly RequestOutcomeEvent[]): Promise<{ inserted: number; duplicates: number }> {
     if (events.length === 0) return { inserted: 0, duplicates: 0 };
     const bySite = await contextsOf(events);
     // One pass: classify, encode the COPY row, aggregate. Nothing per event is kept but the classification.
@@ -111,8 +196,12 @@ export function createIngester(pool: Pool): Ingester {
     await ensureBatchPartitions(pool, days);
     for (let attempt = 1; ; attempt++) {
       const client = await pool.connect();
+      // A connection that failed below the SQL level (lost, or timed out on our side) is not reused.
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
+        // Decided on the whole batch before any row is written (see cardinality.ts for the lock).
+        const admission = await cardinality.admit(client, aggregator.routeKeysByDay(), aggregator.pageTypesByDay());
         let inserted = events.length;
         let stored = aggregator;
         if (!(await copyUnlessRepeated(client, payload.bytes()))) {
@@ -122,13 +211,16 @@ export function createIngester(pool: Pool): Ingester {
           for (const { event, classification } of fresh) stored.add(event, classification);
           inserted = fresh.length;
         }
-        const deltas = stored.rollups();
+        const deltas = stored.rollups(admission.keepRoute);
+        const norms = stored.normDeltas(admission.keepPageType);
         for (const level of ROLLUP_LEVELS) await upsertRollups(client, level, deltas[level]);
-        await upsertNorms(client, stored.normDeltas());
+        await upsertNorms(client, norms);
         await client.query('COMMIT');
+        admission.committed({ routes: writtenRouteKeys(deltas.day), pageTypes: writtenPageTypes(norms) });
         return { inserted, duplicates: events.length - inserted };
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        if (sqlState(err) === undefined) broken = err instanceof Error ? err : new Error(String(err));
+        else await client.query('ROLLBACK').catch(() => undefined);
         // Two batches in flight that repeat each other's ids in a different order can deadlock on the
         // unique index; the transaction was rolled back whole, so running it again is safe.
         if (attempt < MAX_ATTEMPTS && isConflictToRetry(err)) {
@@ -137,8 +229,28 @@ export function createIngester(pool: Pool): Ingester {
         }
         throw err;
       } finally {
-        client.release();
+        client.release(broken);
       }
+    }
+  }
+
+  /** Stores the batch; when the database refuses it for its data, the halves separately, recursively. */
+  async function store(events: readonly RequestOutcomeEvent[], lines?: readonly number[]): Promise<StoreResult> {
+    try {
+      return { ...(await storeWhole(events)), rejected: [] };
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      const lineOf = (i: number) => lines?.[i] ?? i + 1;
+      if (events.length === 1) return { inserted: 0, duplicates: 0, rejected: [{ line: lineOf(0), errors: [refusal(err)] }] };
+      const mid = Math.ceil(events.length / 2);
+      const numbers = Array.from({ length: events.length }, (_, i) => lineOf(i));
+      const first = await store(events.slice(0, mid), numbers.slice(0, mid));
+      const second = await store(events.slice(mid), numbers.slice(mid));
+      return {
+        inserted: first.inserted + second.inserted,
+        duplicates: first.duplicates + second.duplicates,
+        rejected: [...first.rejected, ...second.rejected],
+      };
     }
   }
 
@@ -146,11 +258,35 @@ export function createIngester(pool: Pool): Ingester {
     contexts,
     store,
     async ingest(inputs, firstLine = 1, defaultIds) {
-      const { events, rejected } = parseBatch(inputs, firstLine, defaultIds);
-      const { inserted, duplicates } = await store(events);
-      return { accepted: events.length, inserted, duplicates, rejected };
+      const parsed = parseBatch(inputs, firstLine, defaultIds, { now: clock(), ...(options.horizon ? { horizon: options.horizon } : {}) });
+      const stored = await store(parsed.events, parsed.lines);
+      const rejected = stored.rejected.length === 0 ? parsed.rejected : [...parsed.rejected, ...stored.rejected].sort((a, b) => a.line - b.line);
+      return { accepted: stored.inserted + stored.duplicates, inserted: stored.inserted, duplicates: stored.duplicates, rejected };
     },
   };
+}
+
+/** The route keys with their own day rows in a batch's deltas (what it wrote), per site and day. */
+function writtenRouteKeys(deltas: readonly RollupDelta[]): Map<string, DayKeys> {
+  const out = new Map<string, DayKeys>();
+  for (const d of deltas) {
+    if (d.routeKey === ALL_ROUTES || d.routeKey === OTHER_ROUTES) continue;
+    addKey(out, d.site, d.bucket, d.routeKey);
+  }
+  return out;
+}
+
+function writtenPageTypes(deltas: readonly NormDelta[]): Map<string, DayKeys> {
+  const out = new Map<string, DayKeys>();
+  for (const d of deltas) if (d.pageType !== OTHER_PAGE_TYPE) addKey(out, d.site, d.day, d.pageType);
+  return out;
+}
+
+function addKey(into: Map<string, DayKeys>, site: string, day: number, key: string): void {
+  const entryId = `${site}\u0000${day}`;
+  let entry = into.get(entryId);
+  if (!entry) into.set(entryId, (entry = { site, day, keys: new Set<string>() }));
+  entry.keys.add(key);
 }
 
 async function ensureBatchPartitions(pool: Pool, days: ReadonlySet<number>): Promise<void> {
@@ -224,8 +360,9 @@ async function insertRawSkippingRepeats(client: PoolClient, batch: readonly Clas
     cols.retries[i] = e.retries ?? null;
     cols.credits[i] = e.credits ?? null;
     cols.extraction[i] = e.extraction?.result ?? null;
-    // text[] per row cannot travel inside a text[][] of ragged rows: send a JSON array, split in SQL.
-    cols.missing[i] = e.extraction?.missingFields && e.extraction.missingFields.length > 0 ? JSON.stringify(e.extraction.missingFields) : null;
+    // text[] per row cannot travel inside a text[][] of ragged rows: send each row's array literal as
+    // text and cast it in SQL (not JSON: jsonb refuses some strings text[] takes).
+    cols.missing[i] = e.extraction?.missingFields && e.extraction.missingFields.length > 0 ? textArray(e.extraction.missingFields) : null;
     cols.validRecords[i] = e.extraction?.validRecords ?? null;
     cols.canary[i] = e.canary ?? false;
     cols.outcome[i] = c.outcome;
@@ -235,7 +372,7 @@ async function insertRawSkippingRepeats(client: PoolClient, batch: readonly Clas
   const sql = `INSERT INTO request_events (ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms,
       bytes, retries, credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id)
     SELECT to_timestamp(ts / 1000.0), site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes, retries, credits,
-      extraction, CASE WHEN missing IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(missing::jsonb)) END,
+      extraction, missing::text[],
       valid_records, canary, outcome, rule, marker_id
     FROM unnest($1::int[], $2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::smallint[],
       $10::text[], $11::float8[], $12::bigint[], $13::int[], $14::float8[], $15::text[], $16::text[], $17::int[], $18::bool[], $19::text[],

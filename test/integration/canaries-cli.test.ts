@@ -20,8 +20,16 @@ let proxy: ForwardProxy;
 let dir: string;
 let site: string;
 
+// The fixture servers listen on 127.0.0.1: the operator opts in with TARGET_HEALTH_CANARY_ALLOWED_TARGETS.
 const cliEnv = (extra: Record<string, string> = {}) =>
-  cleanEnv({ DATABASE_URL: env('DATABASE_URL'), TARGET_HEALTH_ROUTES: JSON.stringify({ local: proxy.url }), TARGET_HEALTH_CANARY_TIMEOUT_MS: '3000', LOG_LEVEL: 'error', ...extra });
+  cleanEnv({
+    DATABASE_URL: env('DATABASE_URL'),
+    TARGET_HEALTH_ROUTES: JSON.stringify({ local: proxy.url }),
+    TARGET_HEALTH_CANARY_TIMEOUT_MS: '3000',
+    TARGET_HEALTH_CANARY_ALLOWED_TARGETS: '127.0.0.1',
+    LOG_LEVEL: 'error',
+    ...extra,
+  });
 const canary = (args: string[], extra?: Record<string, string>) => run(CLI, ['canary', ...args], cliEnv(extra));
 
 function file(name: string, content: unknown): string {
@@ -142,6 +150,31 @@ describe('bad definitions are refused at definition time, nothing written', () =
     expectRefused(await canary(['import', join(dir, 'missing.json')]), [/missing\.json: cannot read the file \(ENOENT\)$/]);
     const one = file('one.json', { url: `${server.origin}/p/known`, expect: [{ status: 200 }] });
     expectRefused(await canary(['add', site, '--file', one, '--url', 'https://x.example.com/']), ['--file: give the canary either as a file or as flags, not both (also got --url)']);
+  });
+
+  test('a pattern the linear-time engine cannot run (flags and file)', async () => {
+    const startsWith = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`);
+    const lookahead = '^(?=\\$)\\$\\d+';
+    expectRefused(await canary(['add', site, '--url', `${server.origin}/p/known`, '--expect-text', '.price', '--matches', lookahead]), [
+      startsWith(`--matches: ${JSON.stringify(lookahead)} is not a valid regular expression here (invalid or unsupported Perl syntax: \`(?=\`); canary patterns run on RE2 in linear time: no lookahead`),
+    ]);
+    const backreference = '(\\d)\\1';
+    const path = file('backreference.json', { url: `${server.origin}/p/known`, expect: [{ css: '.price', matches: backreference }] });
+    expectRefused(await canary(['add', site, '--file', path]), [startsWith(`${path}: expect[0].matches: ${JSON.stringify(backreference)} is not a valid regular expression here (invalid escape sequence`)]);
+    expect(await storedCount()).toBe(0);
+  });
+
+  test('an internal address is refused unless the operator allows it', async () => {
+    // The Temporal UI's API on this machine: what a canary once fetched, showing another site's workflows.
+    const temporalUi = 'http://127.0.0.1:8233/api/v1/namespaces/default/workflows';
+    expectRefused(await canary(['add', site, '--url', temporalUi, '--expect-status', '200'], { TARGET_HEALTH_CANARY_ALLOWED_TARGETS: '' }), [
+      `--url: "${temporalUi}" is an IP address, not a page of ${site}; a canary may only fetch its own site (${site} or its subdomains) — an operator can allow this address with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
+    ]);
+    const other = file('other-site.json', { canaries: [{ site, name: 'elsewhere', url: 'https://intranet.example.net/admin', expect: [{ status: 200 }] }] });
+    expectRefused(await canary(['import', other]), [
+      `${other}: canaries[0].url: "https://intranet.example.net/admin" is not on ${site}; a canary may only fetch its own site (${site} or its subdomains) — an operator can allow other hosts with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="intranet.example.net"`,
+    ]);
+    expect(await storedCount()).toBe(0);
   });
 
   test('a malformed TARGET_HEALTH_ROUTES stops the command with one line', async () => {

@@ -6,13 +6,27 @@
 import type { ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { parseCanaryDefinition } from '../../canaries/definition';
-import { runCanary, type CanaryRun } from '../../canaries/run-canary';
-import type { CanarySettings } from '../../canaries/settings';
+import { DEFAULT_REACH, parseReachPolicy, type ReachPolicy } from '../../canaries/reach';
+import { selectorProblem } from '../../canary-runner/html';
+import { runCanary, type CanaryRun } from '../../canary-runner/run-canary';
+import type { CanarySettings } from '../../canary-runner/settings';
+import { isWellFormed } from '../../common/well-formed';
 import { parseEvent } from '../../signals/event';
 import { answer, fixturePage, type FixtureServer, type ForwardProxy, KNOWN_PRICE, productPage, startFixtureServer, startForwardProxy, TEST_TLS } from '../helpers/http-fixtures';
 
 const TIMEOUT_MS = 1_000;
 const SITE = 'shop.example.com';
+
+function reach(allowed: string): ReachPolicy {
+  const parsed = parseReachPolicy(allowed);
+  if (!parsed.ok) throw new Error(parsed.problem);
+  return parsed.policy;
+}
+/** The fixture servers listen on 127.0.0.1: an operator's explicit opt-in, as TARGET_HEALTH_CANARY_ALLOWED_TARGETS would give. */
+const LOOPBACK = reach('127.0.0.1');
+
+/** A price text with an emoji straddling the point where the shown value is cut (character ~117). */
+const EMOJI_PRICE = `${'A'.repeat(116)}😀 now $119.95`;
 
 const listing = (items: number) => `<!doctype html><html><head><title>Trail shoes | Example Outdoor</title></head><body><main><ul class="results">${Array.from(
   { length: items },
@@ -35,6 +49,9 @@ const routes = {
   '/api/product-changed': answer.json({ sku: 'TR-GTX4-M-42', offers: [{ price: 99.95, currency: 'USD' }], related: [] }),
   '/c/trail': answer.html(listing(24)),
   '/c/trail-thin': answer.html(listing(3)),
+  '/p/emoji': answer.html(productPage(EMOJI_PRICE)),
+  '/p/nul': answer.html('<!doctype html><title>Oops</title><p>Internal\u0000error while rendering \ud83d the page</p>', 500),
+  '/to-internal': answer.redirect('http://169.254.169.254/latest/meta-data/', 302),
   '/huge': (_req: unknown, res: ServerResponse) => {
     // 64 MB announced with a Content-Length and streamed with backpressure: a client that stops reading
     // stops the server writing, so `written` shows how much the canary really pulled.
@@ -109,11 +126,12 @@ const settings = (over: Partial<CanarySettings> = {}): CanarySettings => ({
   maxBodyBytes: 1024 * 1024,
   concurrency: 2,
   routes: new Map([['local-proxy', proxy.url]]),
+  reach: LOOPBACK,
   ...over,
 });
 
 async function check(url: string, checks: unknown[], route: { route?: string; proxy?: string } = {}, over: Partial<CanarySettings> = {}): Promise<CanaryRun> {
-  const parsed = parseCanaryDefinition({ name: 'case', url, ...route, expect: checks });
+  const parsed = parseCanaryDefinition({ name: 'case', url, ...route, expect: checks }, { selectorProblem });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   return runCanary({ site: SITE, definition: parsed.definition, settings: settings(over), runKey: `${SITE}/case/${Date.now()}`, ca: TEST_TLS.cert });
 }
@@ -220,7 +238,7 @@ describe('fetch limits and failures', () => {
   });
 
   test('an untrusted certificate is a TLS error', async () => {
-    const parsed = parseCanaryDefinition({ url: `${https.origin}/p/known`, expect: PRODUCT_CHECKS });
+    const parsed = parseCanaryDefinition({ url: `${https.origin}/p/known`, expect: PRODUCT_CHECKS }, { selectorProblem });
     if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
     const run = await runCanary({ site: SITE, definition: parsed.definition, settings: settings(), runKey: 'k' });
     expect(run).toMatchObject({ result: 'error', outcome: 'error' });
@@ -231,5 +249,66 @@ describe('fetch limits and failures', () => {
     const run = await check(`${http.origin}/p/known`, PRODUCT_CHECKS, { route: 'elsewhere' });
     expect(run).toMatchObject({ result: 'error', outcome: null, countsForSite: false, event: null, route: 'route elsewhere' });
     expect(run.reason).toMatch(/^configuration: route label "elsewhere" is not in TARGET_HEALTH_ROUTES on this worker/);
+  });
+});
+
+describe('a crawled page cannot break its own run', () => {
+  test('an emoji where the shown value is cut: a recorded mismatch whose texts are all well formed', async () => {
+    const run = await check(`${http.origin}/p/emoji`, PRODUCT_CHECKS);
+    expect(run.result).toBe('mismatch');
+    const texts = [run.reason, run.evidence, ...run.checks.flatMap((c) => [c.check, c.expected, c.actual, c.excerpt ?? ''])];
+    for (const text of texts) expect(isWellFormed(text)).toBe(true);
+    // The shown value ends before the emoji, which is dropped whole rather than halved.
+    const price = run.checks.find((c) => c.check === '.price text equals "$139.95"');
+    expect(price?.actual).toBe(`"${'A'.repeat(116)}…"`);
+  });
+
+  test('a 500 page holding NUL and a lone surrogate: an error whose evidence is well formed', async () => {
+    const run = await check(`${http.origin}/p/nul`, PRODUCT_CHECKS);
+    expect(run).toMatchObject({ result: 'error', status: 500, reason: 'status 500 (server error)' });
+    // NUL travels the wire; the lone surrogate became U+FFFD when the server encoded its answer.
+    expect(run.evidence).toBe('status 500, title "Oops": Oops Internal\uFFFDerror while rendering \uFFFD the page');
+    expect(isWellFormed(run.evidence)).toBe(true);
+  });
+});
+
+describe('what canaries may reach (docs/canaries.md)', () => {
+  test('without the operator opt-in, a loopback address is refused before anything is sent', async () => {
+    const hits = http.hits('/p/known');
+    const run = await check(`${http.origin}/p/known`, PRODUCT_CHECKS, {}, { reach: DEFAULT_REACH });
+    expect(run).toMatchObject({ result: 'error', countsForSite: false, outcome: null, event: null, status: null });
+    expect(run.reason).toBe(
+      `configuration: url: "${http.origin}/p/known" is an IP address, not a page of ${SITE}; a canary may only fetch its own site (${SITE} or its subdomains) — an operator can allow this address with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
+    );
+    expect(http.hits('/p/known')).toBe(hits);
+  });
+
+  test('a host name is checked where it is resolved: "localhost" allowed by name still may not reach 127.0.0.1', async () => {
+    const hits = http.hits('/p/known');
+    const run = await check(`http://localhost:${http.port}/p/known`, PRODUCT_CHECKS, {}, { reach: reach('localhost') });
+    expect(run).toMatchObject({ result: 'error', countsForSite: false, event: null });
+    expect(run.reason).toMatch(/^configuration: url: localhost resolves to (127\.0\.0\.1|::1), a loopback address; canaries only reach public addresses — an operator can allow it with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="(127\.0\.0\.1|::1)"$/);
+    expect(http.hits('/p/known')).toBe(hits);
+    // With the name and its addresses allowed, the same canary fetches.
+    const allowed = await check(`http://localhost:${http.port}/p/known`, PRODUCT_CHECKS, {}, { reach: reach('localhost, 127.0.0.0/8, ::1') });
+    expect(allowed.result).toBe('pass');
+  });
+
+  test('a redirect towards an internal address is evidence, never followed', async () => {
+    const seenBefore = proxy.seen.length;
+    const run = await check(`${http.origin}/to-internal`, [{ status: 200 }]);
+    expect(run.result).not.toBe('pass');
+    expect(run.status).toBe(302);
+    expect(run.reason).toContain('169.254.169.254');
+    // Only the page server answered: nothing else was contacted (the proxy saw nothing either).
+    expect(proxy.seen.length).toBe(seenBefore);
+  });
+
+  test('through a proxy the host rule still applies', async () => {
+    const seenBefore = proxy.seen.length;
+    const run = await check('http://127.0.0.1:8233/api/v1/namespaces/default/workflows', [{ status: 200 }], { route: 'local-proxy' }, { reach: DEFAULT_REACH });
+    expect(run).toMatchObject({ result: 'error', countsForSite: false, route: 'route local-proxy' });
+    expect(run.reason).toMatch(/^configuration: url: "http:\/\/127\.0\.0\.1:8233\/api\/v1\/namespaces\/default\/workflows" is an IP address, not a page of shop\.example\.com/);
+    expect(proxy.seen.length).toBe(seenBefore);
   });
 });

@@ -8,8 +8,12 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import pino from 'pino';
 import { makeCanaryActivities, type RunDueCanariesInput, type RunDueCanariesResult } from '../../activities/canaries';
 import { CanaryDefinitionError, parseCanaryDefinition } from '../../canaries/definition';
-import type { CanarySettings } from '../../canaries/settings';
+import { parseReachPolicy } from '../../canaries/reach';
 import { slotFor } from '../../canaries/schedule';
+import { definitionOptions } from '../../canary-runner/define';
+import { storeRun } from '../../canary-runner/runner';
+import type { CanarySettings } from '../../canary-runner/settings';
+import { isWellFormed } from '../../common/well-formed';
 import {
   canaryDays,
   canaryFailedDays,
@@ -41,7 +45,7 @@ let settings: CanarySettings;
 const newSite = () => `canary-${randomUUID().slice(0, 8)}.example.com`;
 
 function entry(site: string, definition: Record<string, unknown>, origin = ''): CanaryToSave {
-  const parsed = parseCanaryDefinition(definition, { routes: settings.routes });
+  const parsed = parseCanaryDefinition(definition, definitionOptions(settings, site));
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   return { site, definition: parsed.definition, origin };
 }
@@ -56,10 +60,16 @@ beforeAll(async () => {
       '/p/changed': answer.html(productPage('$119.95')),
       '/p/challenge': answer.html(fixturePage('cloudflare-just-a-moment.html'), 403),
       '/p/slow': answer.slow(productPage(), 20_000),
+      // Crawled pages that once made the run unstorable (and the activity retry forever).
+      '/p/emoji': answer.html(productPage(`${'A'.repeat(116)}😀 now $119.95`)),
+      '/p/nul': answer.html('<!doctype html><title>Oops</title><p>Internal\u0000error</p>', 500),
     }),
     startForwardProxy(),
   ]);
-  settings = { userAgent: 'target-health-canary/test', timeoutMs: 10_000, connectTimeoutMs: 1_000, maxBodyBytes: 1024 * 1024, concurrency: 2, routes: new Map([['local', proxy.url]]) };
+  // The fixture servers listen on 127.0.0.1: the operator's opt-in TARGET_HEALTH_CANARY_ALLOWED_TARGETS would give.
+  const loopback = parseReachPolicy('127.0.0.1');
+  if (!loopback.ok) throw new Error(loopback.problem);
+  settings = { userAgent: 'target-health-canary/test', timeoutMs: 10_000, connectTimeoutMs: 1_000, maxBodyBytes: 1024 * 1024, concurrency: 2, routes: new Map([['local', proxy.url]]), reach: loopback.policy };
 });
 afterAll(async () => {
   await Promise.all([server.close(), proxy.close(), pool.end()]);
@@ -198,7 +208,7 @@ describe('runDueCanaries (the control loop activity)', () => {
     const site = newSite();
     await upsertSite(pool, site);
     const withRoute = { ...settings, routes: new Map([...settings.routes, ['gone', proxy.url]]) };
-    const parsed = parseCanaryDefinition({ name: 'p', url: `${server.origin}/p/known`, route: 'gone', expect: PRICE }, { routes: withRoute.routes });
+    const parsed = parseCanaryDefinition({ name: 'p', url: `${server.origin}/p/known`, route: 'gone', expect: PRICE }, definitionOptions(withRoute, site));
     if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
     await saveCanaries(pool, [{ site, definition: parsed.definition, origin: '' }]);
     const result = await activities().runDueCanaries({ site });
@@ -233,6 +243,67 @@ describe('runDueCanaries (the control loop activity)', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM canary_runs WHERE site = $1', [slowSite]);
     expect(Number(rows[0]?.n)).toBe(0);
+  });
+
+  test('an emoji where the shown value is cut and a 500 page holding NUL: results recorded, the step does not throw', async () => {
+    const site = newSite();
+    await upsertSite(pool, site);
+    await saveCanaries(pool, [
+      entry(site, { name: 'emoji', url: `${server.origin}/p/emoji`, expect: PRICE }),
+      entry(site, { name: 'nul', url: `${server.origin}/p/nul`, expect: PRICE }),
+    ]);
+    // What the loop's tick calls (assessSite → runDueCanaries): it resolves, with both runs recorded.
+    const result = await activities().runDueCanaries({ site, asOf: Date.now() });
+    expect(result.fetched).toBe(2);
+    expect(result.current.map((r) => [r.name, r.result, r.countsForSite])).toEqual([
+      ['emoji', 'mismatch', true],
+      ['nul', 'error', true],
+    ]);
+    const nul = result.current.find((r) => r.name === 'nul')!;
+    expect(nul.evidence).toBe('status 500, title "Oops": Oops Internal\uFFFDerror');
+    const { rows } = await pool.query<{ name: string; checks: Array<{ check: string; actual: string }>; evidence: string }>(
+      "SELECT split_part(canary_id, '/', 2) AS name, checks, evidence FROM canary_runs WHERE site = $1 ORDER BY canary_id",
+      [site],
+    );
+    expect(rows.map((r) => r.name)).toEqual(['emoji', 'nul']);
+    for (const row of rows) for (const text of [row.evidence, ...row.checks.map((c) => c.actual)]) expect(isWellFormed(text)).toBe(true);
+    expect(rows[0]!.checks.find((c) => c.check === '.price text equals "$139.95"')?.actual).toBe(`"${'A'.repeat(116)}…"`);
+    // Their events reached the signal store, like any canary fetch.
+    expect(result.events).toHaveLength(2);
+  });
+
+  test('a run PostgreSQL refuses is recorded without its details, as an internal error that does not count', async () => {
+    const site = newSite();
+    const ranAt = new Date();
+    const record: CanaryRunRecord = {
+      runKey: `${site}/odd/${ranAt.toISOString()}`,
+      canary: { id: `${site}/odd`, site, revision: 1 },
+      trigger: 'schedule',
+      scheduledAt: ranAt.toISOString(),
+      ranAt,
+      result: 'mismatch',
+      countsForSite: true,
+      outcome: 'ok',
+      rule: 'status',
+      reason: 'wrong value on a normal-looking page',
+      evidence: 'expected "$139.95"',
+      route: 'direct',
+      status: 200,
+      // Beyond the integer column: a value no cleaning of texts can fix.
+      latencyMs: 2 ** 31,
+      bytes: 100,
+      checks: [],
+      event: null,
+    };
+    await expect(recordCanaryRunOnce(pool, record)).rejects.toMatchObject({ code: '22003' });
+    // The refusal is logged at error level by design; keep this expected one out of the test output.
+    const quiet = pino({ level: 'silent' });
+    const stored = await storeRun({ pool, logger: quiet }, record);
+    expect(stored.inserted).toBe(true);
+    expect(stored.run).toMatchObject({ result: 'error', countsForSite: false, latencyMs: null, outcome: null, evidence: 'was mismatch: wrong value on a normal-looking page' });
+    expect(stored.run.reason).toMatch(/^internal error: the run could not be stored \(value "2147483648" is out of range for type integer\); recorded without its details$/);
+    // A retry of the same run finds the recorded one: once per run key, as always.
+    expect(await storeRun({ pool, logger: quiet }, record)).toMatchObject({ inserted: false, run: { result: 'error' } });
   });
 
   test('bad input is refused', async () => {

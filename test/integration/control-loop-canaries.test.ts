@@ -5,11 +5,16 @@
  * least the degrading band with canary_mismatch as its first reason.
  */
 import { parseCanaryDefinition } from '../../canaries/definition';
+import { selectorProblem } from '../../canary-runner/html';
 import { saveCanaries } from '../../db/canaries';
 import type { DecisionResult } from '../../control/messages';
 import { ingestNow, loopInput, prepareSite, startHealthySite, startLoop, waitForState } from '../helpers/control-loop';
 import { answer, productPage, KNOWN_PRICE, startFixtureServer, type FixtureServer } from '../helpers/http-fixtures';
 import { createTestWorker, openHarness, type TestHarness } from '../helpers/services';
+
+// The fixture server listens on 127.0.0.1: the operator's explicit opt-in for canaries to reach it. Set
+// before the worker's activities read their settings (jest gives each test file its own process.env).
+process.env.TARGET_HEALTH_CANARY_ALLOWED_TARGETS = '127.0.0.1';
 
 let h: TestHarness;
 let server: FixtureServer;
@@ -26,7 +31,7 @@ afterAll(async () => {
 });
 
 async function defineCanary(site: string, path: string): Promise<void> {
-  const parsed = parseCanaryDefinition({ name: 'price', url: `${server.origin}${path}`, interval: '30s', expect: [{ status: 200 }, { css: '.price', equals: KNOWN_PRICE }] });
+  const parsed = parseCanaryDefinition({ name: 'price', url: `${server.origin}${path}`, interval: '30s', expect: [{ status: 200 }, { css: '.price', equals: KNOWN_PRICE }] }, { selectorProblem });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   await saveCanaries(h.pool, [{ site, definition: parsed.definition, origin: '' }]);
 }

@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createIngester, applyRetention, readSiteWindows, retentionPolicySchema, listPartitions, DEFAULT_WINDOW_SPEC } from '../../db/signal-store';
+import { OTHER_LABEL, OTHER_PAGE_TYPE, OTHER_ROUTES } from '../../db/signal-store/aggregate';
+import { DEFAULT_CARDINALITY_CAPS } from '../../db/signal-store/cardinality';
 import { LATENCY_HISTOGRAM, nearestRank } from '../../signals/histogram';
 import { EMBEDDED_POSTGRES_SETTINGS } from '../../stack/embedded-postgres';
 import { openHarness, type TestHarness } from '../helpers/services';
@@ -61,7 +63,7 @@ test('soft blocks by size and by empty extraction use the norms learned from ear
     { eventId: 'empty', ts: now + 1, site, pageType: 'product', status: 200, latencyMs: 80, bytes: 49_000, extraction: { result: 'empty' } },
     { eventId: 'normal', ts: now + 2, site, pageType: 'product', status: 200, latencyMs: 80, bytes: 51_000, extraction: { result: 'ok', validRecords: 1 } },
   ]);
-  const { rows } = await h.pool.query<{ event_id: string; outcome: string; rule: string }>('SELECT event_id, outcome, rule FROM request_events WHERE site = $1 AND event_id IS NOT NULL ORDER BY event_id', [site]);
+  const { rows } = await h.pool.query<{ event_id: string; outcome: string; rule: string }>("SELECT event_id, outcome, rule FROM request_events WHERE site = $1 AND event_id IN ('empty', 'normal', 'tiny') ORDER BY event_id", [site]);
   expect(rows).toEqual([
     { event_id: 'empty', outcome: 'soft_block', rule: 'empty_extraction' },
     { event_id: 'normal', outcome: 'ok', rule: 'status' },
@@ -127,8 +129,9 @@ test('rollups equal the raw-event computation; p95 within the histogram error', 
 
 test('window and baseline edges: the most recent day is excluded, the baseline is exactly 14 days', async () => {
   const site = newSite();
-  const ingester = createIngester(h.pool);
   const asOf = new Date(Date.UTC(2026, 10, 20, 12, 30, 15));
+  // The ingester's clock at asOf: the events are inside its horizon whatever today's date is.
+  const ingester = createIngester(h.pool, { clock: () => asOf.getTime() });
   const H = Date.UTC(2026, 10, 20, 12); // asOf floored to the hour
   const at = (ms: number, id: string) => ({ eventId: id, ts: ms, site, status: 200, latencyMs: 100 });
   await ingester.ingest([
@@ -219,9 +222,10 @@ test('invalid events are reported with line and field while the valid ones land'
 
 test('retention drops whole partitions older than the policy and keeps the rest', async () => {
   const site = newSite();
-  const ingester = createIngester(h.pool);
-  // Far in the past, so other test files' data (around now) is never in range.
+  // Far in the past, so other test files' data (around now) is never in range; the ingester's clock
+  // is set there, or its horizon would refuse such old events.
   const base = Date.UTC(2001, 2, 1);
+  const ingester = createIngester(h.pool, { clock: () => base + 10 * DAY });
   await ingester.ingest([0, 1, 5, 9].map((d) => ({ ts: base + d * DAY + HOUR, site, status: 200, latencyMs: 10 })));
   const now = new Date(base + 10 * DAY);
   const policy = retentionPolicySchema.parse({ rawDays: 3, minuteDays: 3 });
@@ -246,4 +250,122 @@ test('the embedded server runs with the write-heavy settings the store is tuned 
     const { rows } = await h.pool.query<{ setting: string }>(`SELECT current_setting($1) AS setting`, [name]);
     expect(`${name}=${rows[0]!.setting}`).toBe(`${name}=${value}`);
   }
+});
+
+// ---- Issue 11 -----------------------------------------------------------------------------------
+
+test('a batch the database refuses for the data of two events: split, the other 998 stored once, the two named', async () => {
+  const site = newSite();
+  const fn = `th_test_range_${randomUUID().slice(0, 8)}`;
+  await h.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'integer out of range (test)' USING ERRCODE = '22003'; END $$`);
+  await h.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}' AND NEW.latency_ms = 666) EXECUTE FUNCTION ${fn}()`);
+  try {
+    const now = Date.now();
+    const batch = Array.from({ length: 1_000 }, (_, i) => ({ eventId: `x${i}`, ts: now - i, site, status: 200, latencyMs: i === 17 || i === 640 ? 666 : 10 }));
+    const ingester = createIngester(h.pool);
+    const result = await ingester.ingest(batch, 101);
+    expect(result).toMatchObject({ accepted: 998, inserted: 998, duplicates: 0 });
+    expect(result.rejected).toEqual([118, 741].map((line) => ({ line, errors: [expect.stringMatching(/^the database refused this event \(integer out of range \(test\); SQLSTATE 22003\)/)] })));
+    // Sent again (a recorder retrying): the good ones are repeats, the bad ones still named.
+    const again = await ingester.ingest(batch, 101);
+    expect(again).toMatchObject({ accepted: 998, inserted: 0, duplicates: 998 });
+    expect(again.rejected.map((r) => r.line)).toEqual([118, 741]);
+  } finally {
+    await h.pool.query(`DROP TRIGGER ${fn} ON request_events`);
+    await h.pool.query(`DROP FUNCTION ${fn}()`);
+  }
+  const { rows } = await h.pool.query<{ raw: string; rolled: string }>(
+    "SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw, (SELECT sum(requests) FROM rollup_hour WHERE site = $1 AND route_key = '*') AS rolled",
+    [site],
+  );
+  expect(rows[0]).toEqual({ raw: '998', rolled: '998' });
+});
+
+test('100,000 pools on one site: rollups keep at most the cap of routes per day, the rest in "other", totals exact', async () => {
+  const site = newSite();
+  const now = Date.now() - 10 * 60_000;
+  const cap = DEFAULT_CARDINALITY_CAPS.routesPerDay;
+  // Two ingesters at once (two recorders, or the CLI's worker threads), each flooding new pools.
+  const flood = async (offset: number) => {
+    const ingester = createIngester(h.pool);
+    for (let b = 0; b < 10; b++) {
+      await ingester.ingest(Array.from({ length: 5_000 }, (_, i) => ({ ts: now + b * 1000 + (i % 1000), site, route: { country: 'DE', pool: `pool-${offset + b * 5_000 + i}` }, status: i % 10 === 0 ? 403 : 200, latencyMs: 10 })));
+    }
+  };
+  await Promise.all([flood(0), flood(50_000)]);
+  for (const table of ['rollup_minute', 'rollup_hour', 'rollup_day']) {
+    const { rows } = await h.pool.query<{ kept: string; other_rows: string; other: string | null; all: string; routes_sum: string; other_labels: string | null }>(
+      `SELECT count(*) FILTER (WHERE route_key NOT IN ('*', $2)) AS kept,
+              count(*) FILTER (WHERE route_key = $2) AS other_rows,
+              sum(requests) FILTER (WHERE route_key = $2) AS other,
+              sum(requests) FILTER (WHERE route_key = '*') AS all,
+              sum(requests) FILTER (WHERE route_key <> '*') AS routes_sum,
+              max(pool) FILTER (WHERE route_key = $2) AS other_labels
+       FROM ${table} WHERE site = $1`,
+      [site, OTHER_ROUTES],
+    );
+    const r = rows[0]!;
+    expect([table, Number(r.all), Number(r.routes_sum)]).toEqual([table, 100_000, 100_000]);
+    // A route's rows over the minutes of the day are as many as its minutes; the distinct routes are capped.
+    const { rows: distinct } = await h.pool.query<{ n: string }>(`SELECT count(DISTINCT route_key) AS n FROM ${table} WHERE site = $1 AND route_key NOT IN ('*', $2)`, [site, OTHER_ROUTES]);
+    expect(Number(distinct[0]!.n)).toBeLessThanOrEqual(cap);
+    expect(Number(r.other)).toBeGreaterThanOrEqual(100_000 - cap * 10);
+    expect(r.other_labels).toBe(OTHER_LABEL);
+  }
+  // Raw events keep their true pools.
+  const { rows: raw } = await h.pool.query<{ n: string }>('SELECT count(DISTINCT pool) AS n FROM request_events WHERE site = $1', [site]);
+  expect(Number(raw[0]!.n)).toBe(100_000);
+  // The tick sees the capped routes plus "other", and every request.
+  const w = await readSiteWindows(h.pool, site, { asOf: new Date(now + 20_000), currentWindowMs: 60 * 60_000, baselineMs: DAY, excludeRecentMs: DAY });
+  expect(w.current.requests).toBe(100_000);
+  expect(w.current.routes.length).toBeLessThanOrEqual(cap + 1);
+  expect(w.current.routes.find((r) => r.pool === OTHER_LABEL)?.requests).toBeGreaterThan(0);
+});
+
+test('the cap is exact across concurrent ingesters; known routes keep their rows after it is reached', async () => {
+  const site = newSite();
+  const now = Date.now() - 60_000;
+  const caps = { routesPerDay: 7, pageTypesPerDay: 3 };
+  const event = (pool: number, pageType: number, i: number) => ({ ts: now + i, site, route: { pool: `p${pool}` }, pageType: `t${pageType}`, status: 200, latencyMs: 10, bytes: 5_000, extraction: { result: 'ok', validRecords: 1 } });
+  // Four ingesters, each offering 6 new pools and 5 page types per batch, all at once.
+  await Promise.all(
+    Array.from({ length: 4 }, async (_, w) => {
+      const ingester = createIngester(h.pool, { caps });
+      for (let b = 0; b < 3; b++) await ingester.ingest(Array.from({ length: 30 }, (_, i) => event(w * 100 + b * 10 + (i % 6), w * 10 + b * 3 + (i % 5), w * 1000 + b * 100 + i)));
+    }),
+  );
+  const { rows } = await h.pool.query<{ routes: string; types: string; other_types: string }>(
+    `SELECT (SELECT count(DISTINCT route_key) FROM rollup_day WHERE site = $1 AND route_key NOT IN ('*', $2)) AS routes,
+            (SELECT count(DISTINCT page_type) FROM page_norms_day WHERE site = $1 AND page_type <> $3) AS types,
+            (SELECT count(*) FROM page_norms_day WHERE site = $1 AND page_type = $3) AS other_types`,
+    [site, OTHER_ROUTES, OTHER_PAGE_TYPE],
+  );
+  expect(rows[0]).toEqual({ routes: '7', types: '3', other_types: '1' });
+  // A later ingester: a kept route gets its own rows, a new one goes to "other".
+  const { rows: kept } = await h.pool.query<{ route_key: string; pool: string }>(`SELECT route_key, pool FROM rollup_day WHERE site = $1 AND route_key NOT IN ('*', $2) LIMIT 1`, [site, OTHER_ROUTES]);
+  const later = createIngester(h.pool, { caps });
+  await later.ingest([{ ts: now + 5_000, site, route: { pool: kept[0]!.pool }, status: 200, latencyMs: 1 }, { ts: now + 5_001, site, route: { pool: 'brand-new' }, status: 200, latencyMs: 1 }]);
+  const { rows: after } = await h.pool.query<{ route_key: string; requests: string }>(
+    `SELECT route_key, requests FROM rollup_minute WHERE site = $1 AND bucket = date_trunc('minute', to_timestamp($2 / 1000.0)) AND route_key <> '*' ORDER BY route_key`,
+    [site, now + 5_000],
+  );
+  expect(after.map((r) => r.route_key)).toEqual(expect.arrayContaining([kept[0]!.route_key, OTHER_ROUTES]));
+  expect(after.some((r) => r.route_key.includes('brand-new'))).toBe(false);
+});
+
+test('the ingester refuses events outside its time horizon, naming them, and stores the rest', async () => {
+  const site = newSite();
+  const now = Date.now();
+  const result = await createIngester(h.pool).ingest([
+    { ts: now - 31 * DAY, site, status: 200, latencyMs: 1 },
+    { ts: now - 29 * DAY, site, status: 200, latencyMs: 1 },
+    { ts: now + 10 * 60_000, site, status: 200, latencyMs: 1 },
+    { ts: Date.UTC(2099, 11, 31), site, status: 200, latencyMs: 1 },
+  ]);
+  expect(result).toMatchObject({ accepted: 1, inserted: 1 });
+  expect(result.rejected).toEqual([
+    { line: 1, errors: [expect.stringMatching(/^ts: is 31 days before now/)] },
+    { line: 3, errors: [expect.stringMatching(/^ts: is 10 minutes after now/)] },
+    { line: 4, errors: [expect.stringMatching(/^ts: is [\d.]+ days after now \(2099-12-31T00:00:00\.000Z/)] },
+  ]);
 });

@@ -3,10 +3,18 @@ import {
   definitionToJson,
   INTERVAL_LIMITS,
   nameFromUrl,
-  parseCanaryDefinition,
-  parseCanaryFile,
+  type DefinitionOptions,
+  parseCanaryDefinition as parseWith,
+  parseCanaryFile as parseFileWith,
+  readStoredDefinition,
 } from '../../../canaries/definition';
+import { parseReachPolicy } from '../../../canaries/reach';
 import { parseRouteTable } from '../../../canaries/routes';
+import { selectorProblem } from '../../../canary-runner/html';
+
+// Definitions are always checked with the selector engine that evaluates them (cheerio, as in the CLI).
+const parseCanaryDefinition = (input: unknown, options: Omit<DefinitionOptions, 'selectorProblem'> = {}) => parseWith(input, { selectorProblem, ...options });
+const parseCanaryFile = (input: unknown, options: Omit<DefinitionOptions, 'selectorProblem'> = {}) => parseFileWith(input, { selectorProblem, ...options });
 
 const routes = new Map([['residential-de', 'http://user:secret@gw.proxy.example:8000']]);
 
@@ -27,8 +35,8 @@ const valid = {
   ],
 };
 
-function errorsOf(input: unknown, withRoutes = true): string[] {
-  const result = parseCanaryDefinition(input, withRoutes ? { routes } : {});
+function errorsOf(input: unknown, withRoutes = true, extra: Omit<DefinitionOptions, 'selectorProblem' | 'routes'> = {}): string[] {
+  const result = parseCanaryDefinition(input, withRoutes ? { routes, ...extra } : extra);
   if (result.ok) throw new Error('expected the definition to be refused');
   return result.errors;
 }
@@ -57,7 +65,7 @@ describe('canary definitions', () => {
     if (!first.ok) throw new Error(first.errors.join('\n'));
     const json = definitionToJson(first.definition);
     expect(json).toEqual({ ...valid, interval: '15m' });
-    const again = parseCanaryDefinition(JSON.parse(JSON.stringify(json)));
+    const again = readStoredDefinition(JSON.parse(JSON.stringify(json)));
     expect(again).toEqual(first);
   });
 
@@ -112,7 +120,7 @@ describe('canary definitions', () => {
       errors: ['route: unknown route label "dc-us"; TARGET_HEALTH_ROUTES defines no labels; set it to a JSON object like {"residential-de": "http://host:port"} or use proxy'],
     });
     // Reading stored rows back does not depend on this process's environment.
-    expect(parseCanaryDefinition({ ...base, route: 'dc-us' }).ok).toBe(true);
+    expect(readStoredDefinition({ ...base, route: 'dc-us' }).ok).toBe(true);
     expect(errorsOf({ ...base, route: 'residential-de', proxy: 'http://p.example:1' })).toEqual(['route: give either proxy (a URL) or route (a label), not both']);
   });
 
@@ -137,7 +145,7 @@ describe('canary definitions', () => {
       'expect[0]: say what to check with exactly one of equals, matches, between, count, atLeast (e.g. {"css": ".price", "equals": "$139.95"})',
       'expect[1]: has equals and matches; use exactly one of them per entry (add another entry for another check)',
       'expect[2].json: "items/0" is not a JSON pointer: it must be "" (the whole document) or start with "/"; e.g. "/items/0/price"',
-      expect.stringMatching(/^expect\[3\]\.matches: "\(" is not a valid regular expression \(.*\); fix the pattern$/),
+      'expect[3].matches: "(" is not a valid regular expression here (missing closing ): `(`); canary patterns run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) or backreferences \\1; fix the pattern',
       'expect[4].between: min 5 is above max 1; write [min, max]',
       'expect[5].attr: counts elements, so an attribute makes no sense with count; remove attr',
       'expect[6]: must have one of status, css, json, absent (e.g. {"css": ".price", "equals": "$139.95"}); got fields selector, equals',
@@ -155,6 +163,84 @@ describe('canary definitions', () => {
     expect(errorsOf({ url: 'ftp://a.example.com/', expect: [{ status: 200 }] })).toEqual(['url: "ftp://a.example.com/" must start with http:// or https://']);
     expect(errorsOf({ url: 'https://a.example.com/', expect: [{ status: 200 }, { status: 203 }] })).toEqual(['expect: has more than one status check; list the codes in one: {"status": [200, 203]}']);
     expect(errorsOf({ name: 'Price Check', url: 'https://a.example.com/', expect: [{ status: 200 }] })[0]).toMatch(/^name: must be a name of 1-64 lower-case letters/);
+  });
+});
+
+describe('patterns run on the linear-time engine', () => {
+  const withPattern = (matches: string) => ({ url: 'https://a.example.com/', expect: [{ css: '.price', matches }] });
+
+  test('JavaScript-style patterns are accepted, a catastrophic one included (it cannot backtrack here)', () => {
+    for (const pattern of ['^\\$\\d+\\.\\d{2}$', '^Trailrunner', '\\u00e9t\\u00e9', '(?<price>\\d+)', '^(\\d+)+$', '(a|aa)+$']) {
+      expect(parseCanaryDefinition(withPattern(pattern))).toMatchObject({ ok: true, definition: { expect: [{ assert: { op: 'matches', pattern } }] } });
+    }
+  });
+
+  test('what RE2 cannot run in linear time is refused at definition time, naming the field', () => {
+    expect(errorsOf(withPattern('^(?=.*\\d)\\w+$'))).toEqual([
+      'expect[0].matches: "^(?=.*\\\\d)\\\\w+$" is not a valid regular expression here (invalid or unsupported Perl syntax: `(?=`); canary patterns run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) or backreferences \\1; fix the pattern',
+    ]);
+    expect(errorsOf(withPattern('(\\d)\\1'))[0]).toMatch(/^expect\[0\]\.matches: .* \(invalid escape sequence: `\\1`\); canary patterns run on RE2/);
+    expect(errorsOf(withPattern('a{2000}'))[0]).toMatch(/^expect\[0\]\.matches: .* \(invalid repeat count: `\{2000\}`\)/);
+  });
+
+  test('a stored row is read back even when its pattern predates the engine (the runner refuses it instead)', () => {
+    expect(readStoredDefinition(withPattern('(?=x)'))).toMatchObject({ ok: true, definition: { expect: [{ assert: { pattern: '(?=x)' } }] } });
+  });
+});
+
+describe('what a canary may reach is checked when it is defined', () => {
+  const loopback = { hosts: [], ranges: [] };
+  test('the URL must be on the canary\'s site (or a subdomain)', () => {
+    const reach = { hosts: [], ranges: [] };
+    expect(parseCanaryDefinition({ url: 'https://www.shop.example.com/p/1', expect: [{ status: 200 }] }, { reach, site: 'shop.example.com' }).ok).toBe(true);
+    expect(errorsOf({ url: 'https://intranet.example.net/', expect: [{ status: 200 }] }, true, { reach, site: 'shop.example.com' })).toEqual([
+      'url: "https://intranet.example.net/" is not on shop.example.com; a canary may only fetch its own site (shop.example.com or its subdomains) — an operator can allow other hosts with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="intranet.example.net"',
+    ]);
+    // A look-alike is not a subdomain.
+    expect(errorsOf({ url: 'https://evilshop.example.com/', expect: [{ status: 200 }] }, true, { reach, site: 'shop.example.com' })[0]).toMatch(/^url: .* is not on shop\.example\.com/);
+  });
+
+  test('internal addresses are refused; the operator setting allows exactly what it lists', () => {
+    const url = 'http://127.0.0.1:8233/api/v1/namespaces';
+    expect(errorsOf({ url, expect: [{ status: 200 }] }, true, { reach: loopback, site: 'shop.example.com' })).toEqual([
+      `url: "${url}" is an IP address, not a page of shop.example.com; a canary may only fetch its own site (shop.example.com or its subdomains) — an operator can allow this address with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
+    ]);
+    const allowed = parseReachPolicy('127.0.0.1');
+    if (!allowed.ok) throw new Error(allowed.problem);
+    expect(parseCanaryDefinition({ url, expect: [{ status: 200 }] }, { reach: allowed.policy, site: 'shop.example.com' }).ok).toBe(true);
+    expect(errorsOf({ url: 'http://127.0.0.2/', expect: [{ status: 200 }] }, true, { reach: allowed.policy, site: 'shop.example.com' })[0]).toMatch(/^url: "http:\/\/127\.0\.0\.2\/" is an IP address/);
+  });
+
+  test('a config file checks each entry against its own site', () => {
+    const result = parseCanaryFile(
+      {
+        canaries: [
+          { site: 'shop.example.com', url: 'https://shop.example.com/p/1', expect: [{ status: 200 }] },
+          { site: 'news.example.org', url: 'https://shop.example.com/p/1', expect: [{ status: 200 }] },
+        ],
+      },
+      { reach: { hosts: [], ranges: [] } },
+    );
+    expect(result).toEqual({ ok: false, errors: [expect.stringMatching(/^canaries\[1\]\.url: "https:\/\/shop\.example\.com\/p\/1" is not on news\.example\.org;/)] });
+  });
+});
+
+describe('every string of a definition must be storable', () => {
+  test('NUL and half an emoji are refused by field, before anything is written', () => {
+    expect(errorsOf({ url: 'https://a.example.com/', expect: [{ css: '.price', equals: 'x\u0000' }, { absent: 'sold \ud83d out' }] })).toEqual([
+      'expect[0].equals: the text holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again',
+      'expect[1].absent: the text holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again',
+    ]);
+    expect(errorsOf({ url: 'https://a.example.com/', expect: [{ json: '/a', equals: { 'k\u0000': 1 } }] })).toEqual([
+      'expect[0].equals: the field name "k\\u0000" holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again',
+    ]);
+    // A whole emoji is fine.
+    expect(parseCanaryDefinition({ url: 'https://a.example.com/', expect: [{ css: '.price', equals: 'deal 😀' }] }).ok).toBe(true);
+  });
+
+  test('in a config file the entry is named', () => {
+    const result = parseCanaryFile({ canaries: [{ site: 'a.example.com', url: 'https://a.example.com/\u0000', expect: [{ status: 200 }] }] });
+    expect(result).toMatchObject({ ok: false, errors: [expect.stringMatching(/^canaries\[0\]\.url: the text holds a NUL character/)] });
   });
 });
 

@@ -2,19 +2,25 @@
  * The verdict on one fetch, on the real fixture pages the classifier is tested with: the production
  * classifier speaks first; only a normal page is checked against the known answer.
  */
-import { checkContent } from '../../../canaries/check';
+import { checkContent as checkWith } from '../../../canaries/check';
 import { parseCanaryDefinition } from '../../../canaries/definition';
 import type { Expectation } from '../../../canaries/expectation';
-import type { FetchOutcome } from '../../../canaries/fetch';
-import { judgeCanary } from '../../../canaries/judge';
+import type { FetchOutcome } from '../../../canaries/fetch-outcome';
+import type { Classifier } from '../../../signals/classify';
+import { judgeCanary as judgeWith } from '../../../canaries/judge';
+import { parseHtml, selectorProblem } from '../../../canary-runner/html';
+import { isWellFormed } from '../../../common/well-formed';
 import { compileClassifier } from '../../../signals/classify';
 import { fixturePage as page, productPage } from '../../helpers/http-fixtures';
 
 const PRODUCT = productPage();
 const classify = compileClassifier();
+// The rules take the HTML engine as a parameter; these tests use the real one (cheerio).
+const judgeCanary = (fetched: FetchOutcome, expect: readonly Expectation[], classifier: Classifier) => judgeWith(fetched, expect, classifier, parseHtml);
+const checkContent = (expect: readonly Expectation[], page: { status: number; body: string }) => checkWith(expect, page, parseHtml);
 
 function expectations(expect: unknown[]): Expectation[] {
-  const parsed = parseCanaryDefinition({ url: 'https://shop.example.com/p/1', expect });
+  const parsed = parseCanaryDefinition({ url: 'https://shop.example.com/p/1', expect }, { selectorProblem });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   return parsed.definition.expect;
 }
@@ -177,5 +183,47 @@ describe('content checks', () => {
   test('absent markers are case-insensitive and show where they were found', () => {
     const [result] = checkContent(expectations([{ absent: 'IN STOCK' }]), { status: 200, body: PRODUCT });
     expect(result).toMatchObject({ ok: false, expected: 'absent', excerpt: expect.stringContaining('In stock — ships within 24 hours') });
+  });
+});
+
+describe('a crawled page cannot stall or break its own check', () => {
+  test('a catastrophic pattern runs in linear time: the outcome is computed, not waited out', () => {
+    // `^(\d+)+$` backtracks exponentially in JavaScript's RegExp (29 digits and an "x": 1.6 s; each more
+    // digit doubles it). On RE2 the answer for 1,999 digits comes back like any other.
+    const page = (text: string) => ({ status: 200, body: `<span class="n">${text}</span>` });
+    const check = expectations([{ css: '.n', matches: '^(\\d+)+$' }]);
+    expect(checkContent(check, page(`${'1'.repeat(1_999)}x`))[0]).toMatchObject({ ok: false, expected: '/^(\\d+)+$/' });
+    expect(checkContent(check, page('1'.repeat(1_999)))[0]).toMatchObject({ ok: true });
+    const json = expectations([{ json: '/n', matches: '(a|aa)+$' }]);
+    expect(checkContent(json, { status: 200, body: JSON.stringify({ n: `${'a'.repeat(1_999)}!` }) })[0]).toMatchObject({ ok: false });
+  });
+
+  test('a stored pattern the engine cannot run fails its check and says why (never runs on RegExp)', () => {
+    const stored: Expectation[] = [{ kind: 'css', selector: '.price', assert: { op: 'matches', pattern: '(?=\\$)\\$1' } }];
+    expect(checkContent(stored, { status: 200, body: PRODUCT })[0]).toMatchObject({ ok: false, actual: 'the pattern cannot run (invalid or unsupported Perl syntax: `(?=`)' });
+  });
+
+  test('an emoji where the shown value is cut (character ~117) is dropped whole, never halved', () => {
+    const price = `${'A'.repeat(116)}😀 now $119.95`;
+    const v = judgeCanary(response(PRODUCT.replace('$139.95', price)), PRICE, classify);
+    expect(v.result).toBe('mismatch');
+    expect(v.checks[1]).toMatchObject({ check: '.price text equals "$139.95"', actual: `"${'A'.repeat(116)}…"` });
+    for (const text of [v.reason, v.evidence, ...v.checks.flatMap((c) => [c.expected, c.actual, c.excerpt ?? ''])]) expect(isWellFormed(text)).toBe(true);
+    // Kept whole where it fits: the excerpt carries the element, emoji included.
+    expect(v.checks[1]?.excerpt).toContain('😀');
+  });
+
+  test('NUL and lone surrogates of a page become U+FFFD in reason, evidence and excerpts', () => {
+    const error = judgeCanary(response('<title>Oops\u0000</title><p>Internal\u0000error \ud83d</p>', 500), PRICE, classify);
+    expect(error).toMatchObject({ result: 'error', evidence: 'status 500, title "Oops\\u0000": Oops\uFFFD Internal\uFFFDerror \uFFFD' });
+    const absent = judgeCanary(response(PRODUCT.replace('In stock', 'Out of stock\u0000')), PRICE, classify);
+    expect(absent.result).toBe('mismatch');
+    for (const text of [absent.reason, absent.evidence, ...absent.checks.map((c) => c.excerpt ?? '')]) expect(isWellFormed(text)).toBe(true);
+  });
+
+  test('error pages of unclosed tags are read in one pass (the old tag-stripping regex was quadratic)', () => {
+    // 400 KB of "<": about 4 minutes with `<[^>]+>`; the evidence is the same text it would have given.
+    expect(judgeCanary(response('<'.repeat(400_000), 503), PRICE, classify).evidence).toBe(`status 503: ${'<'.repeat(160)}`);
+    expect(judgeCanary(response('<script>'.repeat(50_000), 503), PRICE, classify).evidence).toBe('status 503');
   });
 });

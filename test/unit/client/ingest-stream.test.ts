@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { ingestStream } from '../../../client/ingest-stream';
+import { MAX_BATCH_CHARS, ingestStream } from '../../../client/ingest-stream';
 import type { RejectedLine } from '../../../db/signal-store/types';
 
 const dir = mkdtempSync(join(tmpdir(), 'th-ingest-stream-'));
@@ -35,6 +35,35 @@ const SLOW_RANDOM = workerScript(
 );
 
 const CRASHES_ON_SECOND_BATCH = workerScript('crash', `if (m.seq >= 1) throw new Error('worker blew up'); parentPort.postMessage({ type: 'done', seq: m.seq, lines: m.lines.length, blank: 0, accepted: m.lines.length, inserted: m.lines.length, duplicates: 0, rejected: [] });`);
+
+/** Reports each batch as one "rejected" entry: its first line, its line count and its characters. */
+const REPORTS_BATCHES = workerScript(
+  'reports-batches',
+  `const chars = m.lines.reduce((n, l) => n + (typeof l === 'string' ? l.length : 0), 0);
+   parentPort.postMessage({ type: 'done', seq: m.seq, lines: m.lines.length, blank: 0, accepted: m.lines.length, inserted: m.lines.length, duplicates: 0, rejected: [{ line: m.firstLine, errors: [m.lines.length + ' ' + chars] }] });`,
+);
+
+test('batches are cut by size as well as by line count: large lines never pile up', async () => {
+  const line = `{"bodySample":"${'x'.repeat(900_000)}"}`;
+  const lines = [...Array.from({ length: 20 }, () => line), ...Array.from({ length: 30 }, (_, i) => `{"n":${i}}`)];
+  const batches: Array<{ first: number; lines: number; chars: number }> = [];
+  const summary = await ingestStream(Readable.from([Buffer.from(lines.join('\n'))]), {
+    databaseUrl: null,
+    batchSize: 25,
+    workers: 2,
+    workerScript: REPORTS_BATCHES,
+    onRejected: (r) => {
+      const [n, chars] = r.errors[0]!.split(' ').map(Number);
+      batches.push({ first: r.line, lines: n!, chars: chars! });
+    },
+  });
+  expect(summary.lines).toBe(50);
+  expect(batches.reduce((n, b) => n + b.lines, 0)).toBe(50);
+  for (const b of batches) expect(b.chars).toBeLessThan(MAX_BATCH_CHARS + line.length);
+  // 20 lines of 0.9 MB (18 MB) make at least four batches; the small lines go by count (25 at most).
+  expect(batches.filter((b) => b.first <= 20).length).toBeGreaterThanOrEqual(4);
+  expect(Math.max(...batches.map((b) => b.lines))).toBeLessThanOrEqual(25);
+});
 
 test('results finishing out of order are reported in line order, with the right line numbers and totals', async () => {
   const lines = Array.from({ length: 500 }, (_, i) => (i % 37 === 5 ? 'bad' : i % 101 === 0 ? '' : `{"n":${i}}`));

@@ -5,7 +5,7 @@ import { COST_SIGNALS, EXTRACTION_SIGNALS, HEALTH_SIGNALS, NO_SCORE, REASONS, RE
 const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'reasons.md'), 'utf8');
 
 describe('reason keys', () => {
-  test('every key family of SPEC.md is defined, each with a one-line description', () => {
+  test('every key family of docs/architecture.md is defined, each with a one-line description', () => {
     expect(HEALTH_SIGNALS).toEqual(['hard_block', 'challenge', 'soft_block', 'latency']);
     expect(REASON_KEYS).toEqual(expect.arrayContaining(['total_refusal', 'canary_mismatch', ...HEALTH_SIGNALS, ...EXTRACTION_SIGNALS, ...COST_SIGNALS, ...ROUTE_REASONS]));
     for (const key of REASON_KEYS) {

@@ -27,7 +27,7 @@ function siteWindow(routes: RouteWindow[], extra: Partial<WindowInput> = {}): Wi
     hardBlocks: sum('hardBlocks'),
     challenges: sum('challenges'),
     softBlocks: sum('softBlocks'),
-    p95LatencyMs: Math.max(...routes.map((r) => r.p95LatencyMs ?? 0)),
+    p95LatencyMs: routes.reduce((m, r) => Math.max(m, r.p95LatencyMs ?? 0), 0),
     routes,
     ...extra,
   });
@@ -148,5 +148,16 @@ describe('route diagnosis scenarios', () => {
     const current = siteWindow(routes, { requests: 1300, p95LatencyMs: 900 });
     const d = diagnoseRoutes(current.routes, []);
     expect(healthyRoutesWindow(current, d)).toEqual({ requests: 1100, hardBlocks: 20, challenges: 0, softBlocks: 0, p95LatencyMs: 900 });
+  });
+
+  test('healthyRoutesWindow over 130,000 routes (past the engine\'s argument limit: no spread into Math.max)', () => {
+    // 130,000 healthy routes (one pool each, 40 requests, p95 100-1099 ms) and one dead pool.
+    const routes = Array.from({ length: 130_000 }, (_, i) => route({ pool: `ip-${i}` }, 40, 0, 0, 0, 100 + (i % 1000)));
+    routes.push(route({ pool: 'dead' }, 5000, 5000, 0, 0, 50));
+    const current = siteWindow(routes);
+    const d = diagnoseRoutes(current.routes, []);
+    expect(d.suspects.map((s) => s.value)).toEqual(['dead']);
+    expect(d.verdict).toBe('route-specific');
+    expect(healthyRoutesWindow(current, d)).toEqual({ requests: 5_200_000, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 1099 });
   });
 });

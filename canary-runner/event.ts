@@ -5,9 +5,10 @@
  * the body) and a deterministic `eventId`, so ingesting the same run twice is a no-op.
  */
 import { createHash } from 'node:crypto';
+import type { FetchOutcome } from '../canaries/fetch-outcome';
+import { cutText, wellFormed } from '../common/well-formed';
 import { parseEvent, type RequestOutcomeEventInput } from '../signals/event';
 import type { Classification } from '../signals/classify';
-import type { FetchOutcome } from './fetch';
 
 const MAX_EVENT_ID = 128;
 
@@ -38,7 +39,8 @@ export function canaryEvent(input: CanaryEventInput): RequestOutcomeEventInput {
     latencyMs: fetched.latencyMs,
     canary: true,
     outcome: input.classification.outcome,
-    outcomeReason: input.classification.reason.slice(0, 200),
+    // The reason may quote the page (a matched marker): storable text, cut on a code-point boundary.
+    outcomeReason: cutText(wellFormed(input.classification.reason), 200, ''),
   };
   if (input.pageType !== undefined) event.pageType = input.pageType;
   if (fetched.kind === 'response') {

@@ -3,10 +3,12 @@
  * every tick, paused or not) or all of them now (`target-health canary run`). Results come back as
  * plain JSON for Temporal payloads.
  */
-import type { CanaryResults } from '../scoring/window';
-import type { SiteClassifierConfigInput } from '../signals/config';
-import type { RequestOutcomeEventInput } from '../signals/event';
+import { type CanaryEvidence, canaryWindowInput } from '../canaries/latest';
+import { runKeyFor, slotFor } from '../canaries/schedule';
+import type { CanaryRunSummary, CanaryTrigger } from '../canaries/types';
+import { cutText } from '../common/well-formed';
 import {
+  type CanaryRunRecord,
   findCanaryRuns,
   latestCanaryRuns,
   listCanaries,
@@ -18,11 +20,11 @@ import {
 } from '../db/canaries';
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logging/logger';
-import { type CanaryEvidence, canaryWindowInput } from './latest';
+import type { CanaryResults } from '../scoring/window';
+import type { SiteClassifierConfigInput } from '../signals/config';
+import type { RequestOutcomeEventInput } from '../signals/event';
 import { runCanary, type CanaryRun } from './run-canary';
-import { runKeyFor, slotFor } from './schedule';
 import type { CanarySettings } from './settings';
-import type { CanaryRunSummary, CanaryTrigger } from './types';
 
 export interface CanaryRunnerDeps {
   pool: Pool;
@@ -118,30 +120,65 @@ async function runAndRecord(deps: CanaryRunnerDeps, canary: StoredCanary, runKey
     // counted against the site) and logged loudly.
     deps.logger.error({ err, canary: canary.id }, 'canary check failed unexpectedly');
     const message = err instanceof Error ? err.message : String(err);
-    run = {
-      result: 'error',
-      reason: `internal error while checking the canary: ${message}`.slice(0, 300),
-      evidence: message.slice(0, 500),
-      outcome: null,
-      rule: null,
-      checks: [],
-      route: canary.definition.route !== undefined ? `route ${canary.definition.route}` : canary.definition.proxy !== undefined ? 'proxy' : 'direct',
-      countsForSite: false,
-      status: null,
-      latencyMs: null,
-      bytes: null,
-      ranAt: new Date(),
-      event: null,
-    };
+    const d = canary.definition;
+    const route = d.route !== undefined ? `route ${d.route}` : d.proxy !== undefined ? 'proxy' : 'direct';
+    run = internalErrorRun(route, `internal error while checking the canary: ${message}`, message);
   }
   // A cancelled activity's half-done fetch says nothing about the site: record nothing, leave the slot due.
   if (deps.signal?.aborted) throw deps.signal.reason instanceof Error ? deps.signal.reason : new Error('canary run cancelled');
-  const stored = await recordCanaryRunOnce(deps.pool, { runKey, canary, trigger, scheduledAt, ...run });
+  const stored = await storeRun(deps, { runKey, canary, trigger, scheduledAt, ...run });
   const log = { canary: canary.id, result: stored.run.result, status: stored.run.status, latencyMs: stored.run.latencyMs, inserted: stored.inserted, reason: stored.run.reason };
   if (stored.run.result === 'pass') deps.logger.debug(log, 'canary passed');
   else deps.logger.warn(log, `canary ${stored.run.result}`);
   deps.onProgress?.();
   return stored.run;
+}
+
+/**
+ * Records a run; when PostgreSQL refuses the run's *data* (a value it cannot store that slipped past the
+ * cleaning in db/canaries.ts), records the run again without its details, as an internal error that
+ * does not count against the site. One odd page then becomes one odd result, never an exception the
+ * activity retries forever — which would stop its site's loop. Anything else (the database is down)
+ * is thrown: retrying that is right.
+ */
+export async function storeRun(deps: Pick<CanaryRunnerDeps, 'pool' | 'logger'>, record: CanaryRunRecord): Promise<{ run: StoredCanaryRun; inserted: boolean }> {
+  try {
+    return await recordCanaryRunOnce(deps.pool, record);
+  } catch (err) {
+    if (!isDataError(err)) throw err;
+    deps.logger.error({ err, canary: record.canary.id, runKey: record.runKey }, 'canary run refused by the database; recording it without its details');
+    const message = err instanceof Error ? err.message : String(err);
+    const fallback = internalErrorRun(record.route, `internal error: the run could not be stored (${message}); recorded without its details`, `was ${record.result}: ${record.reason}`);
+    return recordCanaryRunOnce(deps.pool, { ...record, ...fallback, ranAt: record.ranAt });
+  }
+}
+
+/**
+ * PostgreSQL refused the values, not the request: SQLSTATE class 22 (data exception: bad text,
+ * numbers out of range) or 23 (a constraint). Retrying the same values fails the same way.
+ */
+export function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(22|23)[0-9A-Z]{3}$/.test(code);
+}
+
+/** A run that failed on our side (not counted against the site), its texts cut to the columns' sizes. */
+function internalErrorRun(route: string, reason: string, evidence: string): CanaryRun {
+  return {
+    result: 'error',
+    reason: cutText(reason, 300),
+    evidence: cutText(evidence, 500),
+    outcome: null,
+    rule: null,
+    checks: [],
+    route,
+    countsForSite: false,
+    status: null,
+    latencyMs: null,
+    bytes: null,
+    ranAt: new Date(),
+    event: null,
+  };
 }
 
 function summaryOf(run: StoredCanaryRun, canary: StoredCanary | undefined): CanaryRunSummary {

@@ -3,16 +3,31 @@
  * way production crawlers send traffic: absolute-URI requests for http:// pages and CONNECT tunnels for
  * https:// pages (what most crawler HTTP clients do by default). Bounded in every dimension: a connect
  * timeout, one deadline for the whole exchange (headers and body), and a body cap after which reading
- * stops. Redirects are not followed: a redirect is evidence (a 302 to /captcha is a challenge).
+ * stops. Redirects are not followed: a redirect is evidence (a 302 to /captcha is a challenge), and a
+ * canary never lands on a host its definition did not name.
+ *
+ * What it may reach (canaries/reach.ts) is enforced here, at fetch time: the URL's host against the
+ * canary's site, an IP-address URL against the address rule, and — for direct fetches — every address
+ * the host name resolves to, checked in the connection's own DNS lookup (so the address checked is the
+ * address connected to; a name that re-resolves to 127.0.0.1 between definition and fetch is caught).
+ * Through a proxy, the proxy resolves the name: the host rule still applies, the proxy's own reach is
+ * its operator's.
  *
  * Never throws for network trouble: failures come back as a `network-error` outcome in the event
- * schema's vocabulary, so the classifier judges them exactly like production failures.
+ * schema's vocabulary, so the classifier judges them exactly like production failures. A refused
+ * target is a `refused` outcome: our policy, not the site's doing.
  */
+import { lookup as dnsLookup } from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent, type Dispatcher, ProxyAgent, request } from 'undici';
+import type { FetchOutcome } from '../canaries/fetch-outcome';
+import { addressReachProblem, type ReachPolicy, urlReachProblem } from '../canaries/reach';
 import type { NetworkError } from '../signals/event';
+
+export type { FetchOutcome } from '../canaries/fetch-outcome';
 
 export interface FetchOptions {
   url: string;
@@ -27,33 +42,30 @@ export interface FetchOptions {
   signal?: AbortSignal | undefined;
   /** Extra trusted CA certificates (PEM) for the page and a TLS proxy: private CAs, test servers. */
   ca?: string | undefined;
+  /** What canaries may reach, and the canary's site for the host rule (canaries/reach.ts). */
+  reach: { policy: ReachPolicy; site: string };
 }
 
-interface Timing {
+/** The fetch was not made (or not completed) because the target is outside what canaries may reach. */
+export interface FetchRefused {
+  kind: 'refused';
+  /** One line: what was refused and how an operator allows it. */
+  problem: string;
   latencyMs: number;
   viaProxy: boolean;
 }
 
-export type FetchOutcome =
-  | (Timing & {
-      kind: 'response';
-      status: number;
-      /** Lower-case names; repeated headers joined with "\n" (the event schema's form). */
-      headers: Record<string, string>;
-      /** Decoded body, at most maxBodyBytes of it. */
-      body: string;
-      /** Bytes read (decompressed), or Content-Length when reading stopped at the cap and it is larger. */
-      bytes: number;
-      truncated: boolean;
-    })
-  | (Timing & { kind: 'network-error'; networkError: NetworkError; message: string });
+/** Marks the DNS lookup's refusal, so it is told apart from real network errors. */
+const REACH_REFUSED = 'ERR_CANARY_REACH_REFUSED';
 
 const ACCEPT = 'text/html,application/xhtml+xml,application/json;q=0.9,*/*;q=0.8';
 
-export async function fetchCanaryPage(options: FetchOptions): Promise<FetchOutcome> {
+export async function fetchCanaryPage(options: FetchOptions): Promise<FetchOutcome | FetchRefused> {
   const viaProxy = options.proxyUrl !== undefined;
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  const refusedUrl = urlReachProblem(options.url, options.reach.site, options.reach.policy);
+  if (refusedUrl !== undefined) return { kind: 'refused', problem: `url: ${refusedUrl}`, latencyMs: 0, viaProxy };
   const deadline = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -113,6 +125,8 @@ export async function fetchCanaryPage(options: FetchOptions): Promise<FetchOutco
       viaProxy,
     };
   } catch (err) {
+    const refused = reachRefusal(err);
+    if (refused !== undefined) return { kind: 'refused', problem: refused, latencyMs: elapsed(), viaProxy };
     const networkError = timedOut ? 'timeout' : networkErrorOf(err, viaProxy);
     const message = timedOut ? `no complete answer within ${options.timeoutMs} ms` : describeError(err);
     return { kind: 'network-error', networkError, message, latencyMs: elapsed(), viaProxy };
@@ -126,7 +140,7 @@ export async function fetchCanaryPage(options: FetchOptions): Promise<FetchOutco
 
 function makeDispatcher(options: FetchOptions): Dispatcher {
   const tls = { timeout: options.connectTimeoutMs, ...(options.ca !== undefined ? { ca: options.ca } : {}) };
-  if (options.proxyUrl === undefined) return new Agent({ connect: tls });
+  if (options.proxyUrl === undefined) return new Agent({ connect: { ...tls, lookup: guardedLookup(options.reach.policy) } });
   const target = new URL(options.url);
   return new ProxyAgent({
     uri: options.proxyUrl,
@@ -135,6 +149,39 @@ function makeDispatcher(options: FetchOptions): Dispatcher {
     proxyTls: tls,
     requestTls: tls,
   });
+}
+
+/**
+ * A DNS lookup for the page's connection that refuses a name resolving to any address canaries may not
+ * reach. Every address is checked (not only the first): the connection may try the others.
+ */
+function guardedLookup(policy: ReachPolicy): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) {
+        callback(err, '', 0);
+        return;
+      }
+      for (const { address } of addresses) {
+        const problem = addressReachProblem(address, policy);
+        if (problem !== undefined) {
+          callback(Object.assign(new Error(`url: ${hostname} resolves to ${problem}`), { code: REACH_REFUSED }), '', 0);
+          return;
+        }
+      }
+      if (options.all) (callback as unknown as (e: null, a: typeof addresses) => void)(null, addresses);
+      else callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+}
+
+/** The refusal message when `err` (or a cause) is the guarded lookup's refusal. */
+function reachRefusal(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e !== null && typeof e === 'object' && depth < 5; depth++) {
+    if ((e as { code?: unknown }).code === REACH_REFUSED) return (e as Error).message;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 /**

@@ -1,18 +1,21 @@
 /**
- * One canary run, without the database: resolve the route, fetch, judge, build the event. The runner
- * (runner.ts) adds scheduling and recording; tests call this directly against local servers.
+ * One canary run, without the database: resolve the route, check what the definition's environment-
+ * dependent parts still allow (patterns, reach), fetch, judge, build the event. The runner (runner.ts)
+ * adds scheduling and recording; tests call this directly against local servers.
  */
+import type { CheckedExpectation } from '../canaries/check';
+import type { CanaryDefinition } from '../canaries/definition';
+import { judgeCanary } from '../canaries/judge';
+import { patternProblem } from '../canaries/pattern';
+import { resolveRoute } from '../canaries/routes';
+import type { CanaryResultKind } from '../canaries/types';
 import { compileClassifier, type Classifier } from '../signals/classify';
 import type { SiteClassifierConfigInput } from '../signals/config';
 import type { Outcome, RequestOutcomeEventInput } from '../signals/event';
-import type { CheckedExpectation } from './check';
-import type { CanaryDefinition } from './definition';
 import { canaryEvent } from './event';
 import { fetchCanaryPage } from './fetch';
-import { judgeCanary } from './judge';
-import { resolveRoute } from './routes';
+import { parseHtml } from './html';
 import type { CanarySettings } from './settings';
-import type { CanaryResultKind } from './types';
 
 export interface RunCanaryInput {
   site: string;
@@ -50,24 +53,28 @@ let defaultClassifier: Classifier | undefined;
 export async function runCanary(input: RunCanaryInput): Promise<CanaryRun> {
   const { definition, settings } = input;
   const ranAt = new Date();
+  // Our own configuration, before anything reaches the site: such a run says nothing about the site.
+  const configurationError = (problem: string, shown: string, latencyMs: number | null = null): CanaryRun => ({
+    result: 'error',
+    reason: `configuration: ${problem}`,
+    evidence: problem,
+    outcome: null,
+    rule: null,
+    checks: [],
+    route: shown,
+    countsForSite: false,
+    status: null,
+    latencyMs,
+    bytes: null,
+    ranAt,
+    event: null,
+  });
   const route = resolveRoute(definition, settings.routes);
-  if (!route.ok) {
-    return {
-      result: 'error',
-      reason: `configuration: ${route.problem}`,
-      evidence: route.problem,
-      outcome: null,
-      rule: null,
-      checks: [],
-      route: route.shown,
-      countsForSite: false,
-      status: null,
-      latencyMs: null,
-      bytes: null,
-      ranAt,
-      event: null,
-    };
-  }
+  if (!route.ok) return configurationError(route.problem, route.shown);
+  // Stored rows are read back without engine checks (definition.ts readStoredDefinition): a pattern
+  // stored before the linear-time engine, or edited by hand, is refused here instead of run.
+  const pattern = runtimePatternProblem(definition);
+  if (pattern !== undefined) return configurationError(pattern, route.shown);
   const fetched = await fetchCanaryPage({
     url: definition.url,
     proxyUrl: route.proxyUrl,
@@ -77,9 +84,11 @@ export async function runCanary(input: RunCanaryInput): Promise<CanaryRun> {
     maxBodyBytes: settings.maxBodyBytes,
     signal: input.signal,
     ca: input.ca,
+    reach: { policy: settings.reach, site: input.site },
   });
+  if (fetched.kind === 'refused') return configurationError(fetched.problem, route.shown, fetched.latencyMs);
   const classify = classifierOf(input.classifier);
-  const verdict = judgeCanary(fetched, definition.expect, classify);
+  const verdict = judgeCanary(fetched, definition.expect, classify, parseHtml);
   return {
     result: verdict.result,
     reason: verdict.reason,
@@ -95,6 +104,16 @@ export async function runCanary(input: RunCanaryInput): Promise<CanaryRun> {
     ranAt,
     event: canaryEvent({ site: input.site, runKey: input.runKey, ranAt, pool: route.pool, pageType: definition.pageType, fetched, classification: verdict.classification }),
   };
+}
+
+function runtimePatternProblem(definition: CanaryDefinition): string | undefined {
+  for (const [i, e] of definition.expect.entries()) {
+    if ((e.kind === 'css' || e.kind === 'json') && e.assert.op === 'matches') {
+      const problem = patternProblem(e.assert.pattern, `expect[${i}].matches`);
+      if (problem !== undefined) return problem;
+    }
+  }
+  return undefined;
 }
 
 function classifierOf(given: Classifier | SiteClassifierConfigInput | undefined): Classifier {

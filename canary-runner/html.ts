@@ -1,11 +1,13 @@
 /**
- * CSS selectors over a fetched page, with cheerio (css-select underneath). Selectors are compiled when a
- * canary is defined, so a typo is refused then; at run time the page is parsed once per check batch.
- * `root().find()` is used instead of `$(selector)` because `$()` treats a string starting with "<" as
- * HTML to create, not a selector to match.
+ * The HTML engine of canary checks: CSS selectors over a fetched page with cheerio (css-select
+ * underneath), behind the interfaces of canaries/html-document.ts. Selectors are compiled when a canary
+ * is defined (`selectorProblem`), so a typo is refused then; at run time the page is parsed once per
+ * check batch. `root().find()` is used instead of `$(selector)` because `$()` treats a string starting
+ * with "<" as HTML to create, not a selector to match.
  */
 import type * as CheerioModule from 'cheerio';
 import type { CheerioAPI } from 'cheerio';
+import { collapse, type HtmlDocument } from '../canaries/html-document';
 
 type Cheerio = typeof CheerioModule;
 let cheerio: Cheerio | undefined;
@@ -32,13 +34,6 @@ export function selectorProblem(selector: string): string | undefined {
   }
 }
 
-export interface HtmlDocument {
-  /** Matches of `selector` in document order. */
-  count(selector: string): number;
-  /** White-space-collapsed text (or attribute value) of the first match, undefined when nothing matches. */
-  first(selector: string, attr?: string): { value: string | undefined; html: string } | undefined;
-}
-
 export function parseHtml(body: string): HtmlDocument {
   const $: CheerioAPI = lib().load(body);
   return {
@@ -51,5 +46,3 @@ export function parseHtml(body: string): HtmlDocument {
     },
   };
 }
-
-export const collapse = (text: string): string => text.replace(/\s+/g, ' ').trim();

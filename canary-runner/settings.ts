@@ -1,11 +1,13 @@
 /**
  * Canary settings from the environment, validated with zod like config/env.ts: a malformed value stops
  * the worker or the CLI with one line naming the variable. The worker and the CLI must see the same
- * TARGET_HEALTH_ROUTES (labels are checked when a canary is defined and resolved when it runs).
+ * TARGET_HEALTH_ROUTES (labels are checked when a canary is defined and resolved when it runs) and the
+ * same TARGET_HEALTH_CANARY_ALLOWED_TARGETS (checked when defined and again at every fetch).
  */
 import { z } from 'zod';
+import { ALLOWED_TARGETS_VARIABLE, parseReachPolicy, type ReachPolicy } from '../canaries/reach';
+import { parseRouteTable, type RouteTable } from '../canaries/routes';
 import { UserError } from '../common/user-error';
-import { parseRouteTable, type RouteTable } from './routes';
 
 type Env = Record<string, string | undefined>;
 
@@ -29,6 +31,8 @@ export interface CanarySettings {
   maxBodyBytes: number;
   concurrency: number;
   routes: RouteTable;
+  /** What canaries may reach beyond their own site's public addresses (canaries/reach.ts). */
+  reach: ReachPolicy;
 }
 
 const integer = (min: number, max: number, example: string) =>
@@ -61,6 +65,8 @@ export function loadCanarySettings(env: Env = process.env): CanarySettings {
   }
   const routes = parseRouteTable(env.TARGET_HEALTH_ROUTES);
   if (!routes.ok) throw new UserError(`TARGET_HEALTH_ROUTES: ${routes.problem}`);
+  const reach = parseReachPolicy(env[ALLOWED_TARGETS_VARIABLE]);
+  if (!reach.ok) throw new UserError(`${ALLOWED_TARGETS_VARIABLE}: ${reach.problem}`);
   const e = parsed.data;
   return {
     userAgent: e.TARGET_HEALTH_CANARY_USER_AGENT,
@@ -69,5 +75,6 @@ export function loadCanarySettings(env: Env = process.env): CanarySettings {
     maxBodyBytes: e.TARGET_HEALTH_CANARY_MAX_BYTES,
     concurrency: e.TARGET_HEALTH_CANARY_CONCURRENCY,
     routes: routes.table,
+    reach: reach.policy,
   };
 }
