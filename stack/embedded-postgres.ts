@@ -13,6 +13,10 @@ import { isPortInUse } from './free-port';
 export interface EmbeddedPostgresHandle {
   databaseUrl: string;
   stop(): Promise<void>;
+  /** Called when the server exits without `stop()` (killed, crashed), with how it ended. */
+  onUnexpectedExit(listener: (how: string) => void): void;
+  /** Starts the server again on the same folder and port after an unexpected exit. */
+  restart(): Promise<void>;
 }
 
 export interface EmbeddedPostgresOptions {
@@ -26,7 +30,12 @@ export interface EmbeddedPostgresOptions {
 
 interface EmbeddedPostgresInstance {
   /** The package's (private) handle on the server process; read only to avoid waiting on a dead one. */
-  process?: { exitCode: number | null; signalCode: NodeJS.Signals | null; kill(signal: NodeJS.Signals): boolean };
+  process?: {
+    exitCode: number | null;
+    signalCode: NodeJS.Signals | null;
+    kill(signal: NodeJS.Signals): boolean;
+    once(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
+  };
   initialise(): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -156,9 +165,30 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill('SIGINT');
   };
   process.on('exit', fastShutdownOnExit);
+  let stopping = false;
+  const exitListeners: Array<(how: string) => void> = [];
+  const watch = (): void => {
+    pg.process?.once('exit', (code, signal) => {
+      if (!stopping) for (const l of exitListeners) l(signal ?? `exit code ${code}`);
+    });
+  };
+  watch();
   return {
     databaseUrl: `postgres://postgres:postgres@127.0.0.1:${options.port}/${database}`,
+    onUnexpectedExit: (listener) => {
+      exitListeners.push(listener);
+    },
+    restart: async () => {
+      try {
+        await pg.start();
+      } catch {
+        const hint = recentLog.filter((l) => /FATAL|ERROR|lock file|shared memory/i.test(l)).slice(-1)[0] ?? recentLog.slice(-1)[0] ?? 'no output';
+        throw new Error(`embedded PostgreSQL in ${dataDir} did not restart: ${hint.replace(/\s+/g, ' ')}`);
+      }
+      watch();
+    },
     stop: async () => {
+      stopping = true;
       process.removeListener('exit', fastShutdownOnExit);
       // The package waits for an 'exit' event; if the server already exited (it shares our process
       // group, so a terminal's Ctrl-C reaches it too) that event never comes again.

@@ -11,6 +11,7 @@ import { loadLocalStackSettings, loadLogLevel, loadOptionalDatabaseUrl, loadTemp
 import { createLogger } from '../logging/logger';
 import { startWorker } from '../worker/start-worker';
 import { startEmbeddedPostgres } from './embedded-postgres';
+import { supervisePostgres } from './supervise-postgres';
 import { ensureTemporalCli } from './temporal-cli';
 import { startTemporalDevServer } from './temporal-dev-server';
 
@@ -59,6 +60,13 @@ runMain('target-health start', async () => {
       const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: local.postgresPort, persistent: true });
       stops.push({ name: 'PostgreSQL', stop: () => pg.stop() });
       databaseUrl = pg.databaseUrl;
+      supervisePostgres(pg, logger, (message) => {
+        logger.error(message);
+        process.stderr.write(`${message}\n`);
+        process.exitCode = 3;
+        // The SDK's runtime drains the worker on SIGTERM; then everything started here is stopped.
+        process.kill(process.pid, 'SIGTERM');
+      });
     }
 
     const started = await startWorker({ temporal, databaseUrl, logger });

@@ -4,7 +4,7 @@
  * same running site loop.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { mkdtempSync, chmodSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPool } from '../../db/pool';
@@ -83,6 +83,15 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM assessments WHERE site = 'stack-test.example.com'");
   await pool.end();
   expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(after.tick - 1);
+
+  // PostgreSQL killed under the running stack is restarted, and the loop's ticks carry on.
+  const postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const beforeKill = await tickOf();
+  process.kill(postmaster, 'SIGKILL');
+  await eventually(async () => (/embedded PostgreSQL restarted/.test(second.output()) ? true : undefined), 'PostgreSQL restarted by the stack', 120_000);
+  expect(second.output()).toMatch(/embedded PostgreSQL exited unexpectedly/);
+  await eventually(async () => ((await tickOf()) > beforeKill + 1 ? true : undefined), 'ticks after the restart', 60_000);
+  expect(second.child.exitCode).toBeNull();
   second.child.kill('SIGINT');
   expect(await waitForExit(second.child)).toBe(0);
   expect(processesUsing(dataDir)).toEqual([]);
