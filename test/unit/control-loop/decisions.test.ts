@@ -33,6 +33,20 @@ describe('decision payloads', () => {
     expect(parseDecision('resume', payload)).toEqual({ ok: false, message });
   });
 
+  // These once passed validation and then failed the action activity on every retry (PostgreSQL refuses
+  // NUL and lone surrogates), with a later stop queued behind them.
+  test.each([
+    ['NUL in who', { who: 'al\u0000ice', why: 'x' }, 'pause: who: must be plain text: no NUL or control characters, no broken Unicode (lone surrogates)'],
+    ['lone surrogate in who', { who: 'alice \ud83d', why: 'x' }, 'pause: who: must be plain text: no NUL or control characters, no broken Unicode (lone surrogates)'],
+    ['control character in why', { who: 'alice', why: 'held\u0007' }, 'pause: why: must be plain text: no NUL or control characters, no broken Unicode (lone surrogates)'],
+  ])('%s is refused at validation', (_name, payload, message) => {
+    expect(parseDecision('pause', payload)).toEqual({ ok: false, message });
+  });
+
+  test('emoji, accents and new lines in why are fine', () => {
+    expect(parseDecision('pause', { who: 'zoë 👩‍💻', why: 'legal hold\nsee ticket 42' })).toMatchObject({ ok: true, decision: { who: 'zoë 👩‍💻', why: 'legal hold\nsee ticket 42' } });
+  });
+
   test('stop and pause take who and why only', () => {
     expect(parseDecision('stop', { who: 'bob', why: 'feed' })).toEqual({ ok: true, decision: { kind: 'stop', who: 'bob', why: 'feed' } });
     expect(parseDecision('pause', { who: 'bob', why: 'x', mode: 'cautious' })).toEqual({ ok: false, message: 'pause: unknown field "mode"' });
