@@ -3,7 +3,7 @@
  * Projects: `unit` (pure code, no services), `integration` (real Temporal dev server and real
  * PostgreSQL, started once by the integration project's global setup and shared by its test files),
  * `time-skipping` (the real workflows on Temporal's time-skipping test server with stub activities, for
- * hours and days of workflow time in seconds; each test starts its own test server).
+ * hours and days of workflow time in seconds; each test starts its own test server) and `faults` (below).
  */
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
@@ -40,6 +40,15 @@ module.exports = {
       transform,
       globalSetup: '<rootDir>/test/setup/time-skipping-setup.ts',
       globalTeardown: '<rootDir>/test/setup/time-skipping-teardown.ts',
+    },
+    {
+      // Each fault test starts its own Temporal dev server, PostgreSQL and worker processes, and breaks
+      // them (test/faults, docs/testing.md). CI-sized under `npm test`; `npm run test:faults`: full form.
+      displayName: 'faults',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test/faults'],
+      testMatch: ['**/*.test.ts'],
+      transform,
     },
   ],
 };
