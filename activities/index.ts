@@ -18,7 +18,10 @@ export interface ActivityDeps {
   logger: Logger;
   /** Default: the structured log plus the webhooks in TARGET_HEALTH_WEBHOOK_URL / TARGET_HEALTH_SLACK_WEBHOOK_URL. */
   notifier?: Notifier;
-  /** Default: TEMPORAL_UI_URL. */
+  /**
+   * Base of the links in notifications. Default: TEMPORAL_UI_URL, else http://127.0.0.1:8233 (config/env.ts);
+   * `npm start` passes the address of the UI it started, whatever its port.
+   */
   uiUrl?: string;
   /** Default: the signal store's readSiteWindows. */
   readWindows?: ReadWindows;

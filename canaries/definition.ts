@@ -7,8 +7,8 @@
  * line each: `field: what is wrong; how to fix it`.
  */
 import { z } from 'zod';
-import { isWellFormed } from '../common/well-formed';
-import { expecting, issueLines } from '../common/zod-issues';
+import { cutText, isWellFormed } from '../common/well-formed';
+import { describeValue, expecting, formatPath, issueLines, messageLine } from '../common/zod-issues';
 import { tryNormaliseSite } from '../signals/site';
 import { formatDurationMs, parseDurationMs } from './duration';
 import { type Expectation, type ExpectationChecks, type ExpectationJson, expectationToJson, parseExpectation } from './expectation';
@@ -134,12 +134,25 @@ export function readStoredDefinition(json: unknown): DefinitionResult {
 }
 
 function parseDefinition(input: unknown, checks: Checks, path: string): DefinitionResult {
+  const deep = nestingProblem(input, path);
+  if (deep !== undefined) return { ok: false, errors: [errorLine(deep)] };
   const strings = illFormedStrings(input, path);
   const parsed = definitionSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, errors: [...strings, ...issuesAt(parsed.error.issues, path, DEFINITION_FIELDS)] };
+  if (!parsed.success) return { ok: false, errors: [...strings, ...issuesAt(parsed.error.issues, path, DEFINITION_FIELDS)].map(errorLine) };
   const checked = checkDefinition(parsed.data, checks, path, checks.kind === 'define' ? checks.site : undefined);
-  if (strings.length === 0) return checked;
-  return { ok: false, errors: [...strings, ...(checked.ok ? [] : checked.errors)] };
+  if (strings.length === 0) return checked.ok ? checked : { ok: false, errors: checked.errors.map(errorLine) };
+  return { ok: false, errors: [...strings, ...(checked.ok ? [] : checked.errors)].map(errorLine) };
+}
+
+/** Longest refusal line. Echoes of input are capped where they are made; this bounds the rest. */
+const MAX_ERROR_LINE = 1_000;
+
+/**
+ * A refusal as one bounded line: the CSS selector and RE2 engines quote input raw in their own
+ * messages (a line break in a pattern would break the line), so every line passes through here.
+ */
+function errorLine(line: string): string {
+  return messageLine(line, MAX_ERROR_LINE);
 }
 
 export type FileResult = { ok: true; entries: CanaryEntry[] } | { ok: false; errors: string[] };
@@ -147,13 +160,18 @@ export type FileResult = { ok: true; entries: CanaryEntry[] } | { ok: false; err
 /** Validates a config file holding many sites' canaries: `{"canaries": [{"site": …, …}]}`. */
 export function parseCanaryFile(input: unknown, options: DefinitionOptions): FileResult {
   const file = fileSchema.safeParse(input);
-  if (!file.success) return { ok: false, errors: issuesAt(file.error.issues, '', ['canaries'], 'file') };
+  if (!file.success) return { ok: false, errors: issuesAt(file.error.issues, '', ['canaries'], 'file').map(errorLine) };
   const checks: Checks = { kind: 'define', ...options };
   const errors: string[] = [];
   const entries: CanaryEntry[] = [];
   const seen = new Map<string, number>();
   file.data.canaries.forEach((raw, i) => {
     const path = `canaries[${i}]`;
+    const deep = nestingProblem(raw, path);
+    if (deep !== undefined) {
+      errors.push(deep);
+      return;
+    }
     const strings = illFormedStrings(raw, path);
     errors.push(...strings);
     const entry = entrySchema.safeParse(raw);
@@ -176,7 +194,7 @@ export function parseCanaryFile(input: unknown, options: DefinitionOptions): Fil
     seen.set(id, i);
     entries.push({ site: site.site, definition: checked.definition });
   });
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, entries };
+  return errors.length > 0 ? { ok: false, errors: errors.map(errorLine) } : { ok: true, entries };
 }
 
 type ShapeOutput = z.output<typeof definitionSchema>;
@@ -233,15 +251,18 @@ function checkDefinition(data: ShapeOutput, checks: Checks, path: string, site: 
   return { ok: true, definition };
 }
 
+/** URLs are echoed in refusals up to this many characters (a long query cut, the host kept). */
+const MAX_URL_ECHO = 200;
+
 function checkPageUrl(raw: string): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return `${JSON.stringify(raw)} is not a URL; give the full page URL like "https://shop.example.com/p/1"`;
+    return `${describeValue(raw, MAX_URL_ECHO)} is not a URL; give the full page URL like "https://shop.example.com/p/1"`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${JSON.stringify(raw)} must start with http:// or https://`;
-  if (url.hostname === '') return `${JSON.stringify(raw)} has no host`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${describeValue(raw, MAX_URL_ECHO)} must start with http:// or https://`;
+  if (url.hostname === '') return `${describeValue(raw, MAX_URL_ECHO)} has no host`;
   return undefined;
 }
 
@@ -253,7 +274,7 @@ function checkDuration(
 ): number | undefined {
   if (raw === undefined) return undefined;
   const ms = typeof raw === 'number' ? (Number.isFinite(raw) ? Math.round(raw * 1000) : undefined) : parseDurationMs(raw);
-  const got = JSON.stringify(raw);
+  const got = describeValue(raw);
   if (ms === undefined) {
     errors.push(`${field}: ${got} is not a duration; write it like "15m", "1h", "90s" (or a number of seconds)`);
   } else if (ms <= 0) {
@@ -293,6 +314,26 @@ export function definitionToJson(d: CanaryDefinition): CanaryDefinitionJson {
   return json;
 }
 
+/** Deepest nesting of a definition's JSON (the definition itself is level 0, an `equals` value starts at 3). */
+export const MAX_NESTING = 32;
+
+/**
+ * Where the input nests deeper than {@link MAX_NESTING}, as one line, or undefined. Checked first and
+ * iteratively: zod's JSON check of an `equals` value recurses, and a few thousand levels overflow the
+ * stack (a crash, not a refusal). No page's expected value is that deep.
+ */
+function nestingProblem(input: unknown, path: string): string | undefined {
+  const stack: Array<[unknown, string, number]> = [[input, path, 0]];
+  while (stack.length > 0) {
+    const [value, at, depth] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_NESTING) return `${at === '' || at.startsWith('[') ? `canary${at}` : at}: nests more than ${MAX_NESTING} levels deep; a check compares a value of the page, write a flatter one`;
+    if (Array.isArray(value)) value.forEach((child, i) => stack.push([child, `${at}[${i}]`, depth + 1]));
+    else for (const [key, child] of Object.entries(value)) stack.push([child, formatPath([key], at), depth + 1]);
+  }
+  return undefined;
+}
+
 /**
  * One line per string (value or key, at any depth) that PostgreSQL could not store: NUL or a lone
  * surrogate. Checked before anything else, so such a definition is refused by name instead of failing
@@ -313,8 +354,10 @@ function illFormedStrings(input: unknown, path: string): string[] {
       const keys = Object.keys(value);
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i]!;
-        const child = at === '' ? key : `${at}.${key}`;
-        if (!isWellFormed(key)) report(at, `the field name ${JSON.stringify(key)}`);
+        // Named as the zod formatter names fields: odd keys (empty, spaces, dots, long) quoted and capped.
+        const child = formatPath([key], at);
+        // Escaped, not cleaned: the person must see where the NUL or the half emoji is.
+        if (!isWellFormed(key)) report(at, `the field name ${JSON.stringify(cutText(key, 80))}`);
         else stack.push([(value as Record<string, unknown>)[key], child]);
       }
     }

@@ -5,7 +5,7 @@
  * one check per entry keeps each failure message about one thing.
  */
 import { z } from 'zod';
-import { expecting, issueLines } from '../common/zod-issues';
+import { describeValue, expecting, issueLines } from '../common/zod-issues';
 import type { SelectorCheck } from './html-document';
 import { type JsonValue, pointerProblem } from './json-pointer';
 import { patternProblem } from './pattern';
@@ -91,7 +91,7 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
   }
   const targets = EXPECTATION_TARGETS.filter((t) => t in raw);
   if (targets.length === 0) {
-    return fail(`${path}: must have one of ${EXPECTATION_TARGETS.join(', ')} (e.g. ${EXPECTATION_EXAMPLE}); got fields ${Object.keys(raw).join(', ') || 'none'}`);
+    return fail(`${path}: must have one of ${EXPECTATION_TARGETS.join(', ')} (e.g. ${EXPECTATION_EXAMPLE}); got ${fieldList(Object.keys(raw))}`);
   }
   if (targets.length > 1) return fail(`${path}: has both ${targets.join(' and ')}; write one check per entry`);
   const target = targets[0]!;
@@ -114,7 +114,7 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
       const errors: string[] = [];
       const problem = checks.selectorProblem?.(data.css);
       if (problem !== undefined) {
-        errors.push(`${path}.css: ${JSON.stringify(data.css)} is not a valid CSS selector (${problem}); fix the selector, e.g. ".price" or "span[itemprop=price]"`);
+        errors.push(`${path}.css: ${describeValue(data.css)} is not a valid CSS selector (${problem}); fix the selector, e.g. ".price" or "span[itemprop=price]"`);
       }
       const assert = assertionOf(data, path, errors, checks);
       if (assert && data.attr !== undefined && (assert.op === 'count' || assert.op === 'atLeast')) {
@@ -129,7 +129,7 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
       const data = parsed.data as z.output<typeof VARIANTS.json>;
       const errors: string[] = [];
       const problem = pointerProblem(data.json);
-      if (problem !== undefined) errors.push(`${path}.json: ${JSON.stringify(data.json)} is not a JSON pointer: it ${problem}; e.g. "/items/0/price"`);
+      if (problem !== undefined) errors.push(`${path}.json: ${describeValue(data.json)} is not a JSON pointer: it ${problem}; e.g. "/items/0/price"`);
       const assert = assertionOf(data, path, errors, checks);
       if (errors.length > 0 || !assert) return fail(...errors);
       return { ok: true, expectation: { kind: 'json', pointer: data.json, assert } };
@@ -175,6 +175,13 @@ function assertionOf(data: AssertionFields, path: string, errors: string[], chec
     case 'atLeast':
       return { op, n: data.atLeast! };
   }
+}
+
+/** The fields someone wrote, quoted and capped (a key may be anything JSON allows). */
+function fieldList(keys: readonly string[]): string {
+  if (keys.length === 0) return 'fields none';
+  const named = keys.slice(0, 5).map((k) => (/^[\w$-]{1,40}$/.test(k) ? k : describeValue(k))).join(', ');
+  return `fields ${named}${keys.length > 5 ? ` and ${keys.length - 5} more` : ''}`;
 }
 
 /** Joins a base path and a `field: message` line from issueLines. */

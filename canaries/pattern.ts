@@ -7,6 +7,7 @@
  * the canary is defined, with the reason.
  */
 import { RE2JS } from 're2js';
+import { describeValue } from '../common/zod-issues';
 
 export const PATTERN_SYNTAX_HELP = 'canary patterns run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) or backreferences \\1';
 
@@ -31,5 +32,5 @@ export function compilePattern(pattern: string): PatternResult {
 export function patternProblem(pattern: string, field: string): string | undefined {
   const compiled = compilePattern(pattern);
   if (compiled.ok) return undefined;
-  return `${field}: ${JSON.stringify(pattern)} is not a valid regular expression here (${compiled.problem}); ${PATTERN_SYNTAX_HELP}; fix the pattern`;
+  return `${field}: ${describeValue(pattern)} is not a valid regular expression here (${compiled.problem}); ${PATTERN_SYNTAX_HELP}; fix the pattern`;
 }

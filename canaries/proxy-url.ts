@@ -4,6 +4,7 @@
  * a typo such as "proxy.internal" (no port) is caught when the canary is defined, not at 3 a.m.
  * Credentials in proxy URLs are secrets: everything shown to people goes through {@link redactProxyUrl}.
  */
+import { redactText } from '../common/redact';
 
 export type ProxyUrlCheck = { ok: true; url: string } | { ok: false; problem: string };
 
@@ -36,9 +37,10 @@ export function checkProxyUrl(raw: string): ProxyUrlCheck {
 /**
  * The URL as written, without its password (user names stay: they often encode the pool or country).
  * Textual on purpose: re-serialising through URL would change what the person typed (default ports).
+ * The shared redaction (common/redact.ts) masks passwords holding `:`, `/`, `@` or `%`-escapes whole.
  */
 export function redactProxyUrl(raw: string): string {
-  return raw.replace(/(\/\/[^:@/\s]*):[^@/\s]*@/, '$1:***@');
+  return redactText(raw);
 }
 
 /** host:port of a proxy URL (no credentials), a safe label for events and listings. */

@@ -16,6 +16,7 @@
  * {@link addressReachProblem}.
  */
 import ipaddr from 'ipaddr.js';
+import { describeValue } from '../common/zod-issues';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -74,7 +75,7 @@ export function urlReachProblem(url: string, site: string | undefined, policy: R
   } catch {
     return undefined; // not a URL: the definition's URL check says so
   }
-  const shown = JSON.stringify(url);
+  const shown = describeValue(url, 200);
   const literal = host.replace(/^\[(.*)\]$/, '$1');
   if (isIpLiteral(literal)) {
     const address = unmap(ipaddr.parse(literal));

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ALLOWED_TARGETS_VARIABLE, parseReachPolicy, type ReachPolicy } from '../canaries/reach';
 import { parseRouteTable, type RouteTable } from '../canaries/routes';
 import { UserError } from '../common/user-error';
+import { describeValue, messageLine } from '../common/zod-issues';
 
 type Env = Record<string, string | undefined>;
 
@@ -58,15 +59,15 @@ export function loadCanarySettings(env: Env = process.env): CanarySettings {
       parsed.error.issues
         .map((issue) => {
           const name = String(issue.path[0] ?? 'environment');
-          return `${name}: ${issue.message} (got ${JSON.stringify(env[name] ?? '')})`;
+          return `${name}: ${issue.message} (got ${describeValue(env[name] ?? '')})`;
         })
         .join('; '),
     );
   }
   const routes = parseRouteTable(env.TARGET_HEALTH_ROUTES);
-  if (!routes.ok) throw new UserError(`TARGET_HEALTH_ROUTES: ${routes.problem}`);
+  if (!routes.ok) throw new UserError(messageLine(`TARGET_HEALTH_ROUTES: ${routes.problem}`, 1_000));
   const reach = parseReachPolicy(env[ALLOWED_TARGETS_VARIABLE]);
-  if (!reach.ok) throw new UserError(`${ALLOWED_TARGETS_VARIABLE}: ${reach.problem}`);
+  if (!reach.ok) throw new UserError(messageLine(`${ALLOWED_TARGETS_VARIABLE}: ${reach.problem}`, 1_000));
   const e = parsed.data;
   return {
     userAgent: e.TARGET_HEALTH_CANARY_USER_AGENT,

@@ -54,10 +54,29 @@ export function capText(text: string, max: number = MAX_ECHO_CHARS): string {
   return cutText(wellFormed(text.length > max ? text.slice(0, max + 1) : text), max, ELLIPSIS);
 }
 
-/** A short, safe rendering of a bad value for an error message (strings quoted and capped). */
-export function describeValue(value: unknown): string {
+// C0 controls, DEL, C1 controls and the Unicode line and paragraph separators. JSON.stringify escapes
+// only C0, and a custom message may quote input unquoted: any of these raw would break a message over
+// lines (U+2028, NEL) or into a terminal escape sequence, so lines carry them as \uXXXX escapes.
+// eslint-disable-next-line no-control-regex
+const RAW_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+// eslint-disable-next-line no-control-regex
+const HAS_RAW_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/** `text` as one line: raw control characters and line separators written as `\uXXXX` escapes. */
+export function oneLine(text: string): string {
+  return HAS_RAW_CONTROL.test(text) ? text.replace(RAW_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
+}
+
+/** A message as one line ({@link oneLine}), well formed, at most `max` characters (cut with an ellipsis). */
+export function messageLine(text: string, max: number = MAX_LINE_CHARS): string {
+  return capText(oneLine(text.length > max ? text.slice(0, max + 1) : text), max);
+}
+const lineOf = (text: string): string => messageLine(text);
+
+/** A short, safe rendering of a bad value for an error message (strings quoted, capped to `maxChars` and on one line). */
+export function describeValue(value: unknown, maxChars = 60): string {
   if (value === undefined) return 'nothing';
-  if (typeof value === 'string') return JSON.stringify(capText(value, 60));
+  if (typeof value === 'string') return oneLine(JSON.stringify(capText(value, maxChars)));
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
   if (Array.isArray(value)) return 'an array';
   return `a ${typeof value}`;
@@ -111,14 +130,14 @@ function unknownKeyLines(issue: Extract<Issue, { code: 'unrecognized_keys' }>, p
   return lines;
 }
 
-/** One line per problem (`field: message`), each well-formed and at most MAX_LINE_CHARS. */
+/** One line per problem (`field: message`), each one line ({@link oneLine}), well-formed and at most MAX_LINE_CHARS. */
 export function issueLines(issues: Issues, options: IssueFormatOptions = {}): string[] {
   const list = Array.isArray(issues) ? (issues as readonly Issue[]) : (issues as z.ZodError).issues;
   const lines: string[] = [];
   for (const issue of list) {
     const path = formatPath(issue.path, options.prefix ?? '');
     if (issue.code === 'unrecognized_keys') {
-      lines.push(...unknownKeyLines(issue, path, options).map((l) => capText(l, MAX_LINE_CHARS)));
+      lines.push(...unknownKeyLines(issue, path, options).map(lineOf));
       continue;
     }
     // A bad record key: the key schema's own message says what a key must look like.
@@ -126,7 +145,7 @@ export function issueLines(issues: Issues, options: IssueFormatOptions = {}): st
     const detail = options.detail?.(issue);
     const text = detail === undefined ? message : `${message} (${detail})`;
     const name = path !== '' ? path : options.root;
-    lines.push(capText(name === undefined ? text : `${name}: ${text}`, MAX_LINE_CHARS));
+    lines.push(lineOf(name === undefined ? text : `${name}: ${text}`));
   }
   return lines;
 }

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TASK_QUEUE } from '../common/names';
 import { UserError } from '../common/user-error';
-import { capText, formatIssues } from '../common/zod-issues';
+import { capText, describeValue, formatIssues } from '../common/zod-issues';
+import { redactText, redactUrl, urlOrigin } from '../common/redact';
 
 type Env = Record<string, string | undefined>;
 
@@ -61,6 +62,11 @@ export interface TemporalSettings {
   apiKey?: string;
 }
 
+/** Variables whose values are secrets or may hold one: never echoed whole in an error. */
+function isSecretVariable(name: string): boolean {
+  return /KEY|TOKEN|SECRET|PASSWORD|WEBHOOK|ROUTES/.test(name) || name === 'DATABASE_URL';
+}
+
 /** Turns zod issues into one line: `VARIABLE: what is wrong (got "value")` (common/zod-issues.ts caps the echo). */
 function formatEnvIssues(error: z.ZodError, env: Env): string {
   return formatIssues(error, {
@@ -68,23 +74,19 @@ function formatEnvIssues(error: z.ZodError, env: Env): string {
     detail: (issue) => {
       const name = String(issue.path[0] ?? 'environment');
       const got = env[name];
-      const secret = name.includes('KEY') || name.includes('WEBHOOK') || name === 'DATABASE_URL';
-      return got === undefined ? 'it is not set' : `got ${JSON.stringify(capText(secret ? redact(got) : got))}`;
+      // Any other value may still hold a URL with a password (TEMPORAL_UI_URL is refused for exactly that): masked too.
+      return got === undefined ? 'it is not set' : `got ${JSON.stringify(capText(isSecretVariable(name) ? redactSetting(name, got) : redactText(got)))}`;
     },
   });
 }
 
-/** Never echo secrets back: keep only the shape of the value. */
-function redact(value: string): string {
-  try {
-    const u = new URL(value);
-    // Webhook URLs (Slack's in particular) carry their secret in the path.
-    if (u.pathname.length > 1 && !u.protocol.startsWith('postgres')) return `${u.protocol}//${u.host}/…`;
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return value.length > 4 ? `${value.slice(0, 2)}…` : '…';
-  }
+/** Never echo secrets back: keep only the shape of the value (common/redact.ts decides what a URL may show). */
+function redactSetting(name: string, value: string): string {
+  // Webhook URLs (Slack's in particular) carry their secret in the path: the origin only.
+  if (name.includes('WEBHOOK')) return urlOrigin(value) === 'an invalid URL' ? '…' : `${urlOrigin(value)}/…`;
+  // A URL keeps its shape without the password; anything else (a libpq "host=… password=…" string) only its start.
+  if (name === 'DATABASE_URL' && value.includes('//')) return redactUrl(value);
+  return value.length > 4 ? `${value.slice(0, 2)}…` : '…';
 }
 
 function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.infer<S> {
@@ -97,7 +99,7 @@ function readSettingFile(variable: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (err) {
-    throw new UserError(`${variable}: cannot read "${path}" (${(err as NodeJS.ErrnoException).code ?? String(err)}); point it at a readable PEM file`);
+    throw new UserError(`${variable}: cannot read ${describeValue(path, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); point it at a readable PEM file`);
   }
 }
 
@@ -170,15 +172,36 @@ export function loadLocalStackSettings(env: Env = process.env): LocalStackSettin
   return { dataDir: e.TARGET_HEALTH_DATA_DIR, temporalPort: e.TEMPORAL_PORT, temporalUiPort: e.TEMPORAL_UI_PORT, postgresPort: e.TARGET_HEALTH_PG_PORT };
 }
 
-/** Base URL of the Temporal web UI, for links in CLI output and notifications. */
+/** A URL with user info (zod runs every check: a value that is no URL at all is reported by the URL check). */
+function hasCredentials(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.username !== '' || u.password !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where `npm start`'s dev server serves the web UI by default. 127.0.0.1, not localhost: the dev server
+ * listens on 127.0.0.1 only, and localhost may resolve to ::1 first. The banner, the CLI's links and the
+ * notifications' links all use this form.
+ */
+export const DEFAULT_TEMPORAL_UI_URL = 'http://127.0.0.1:8233';
+
+const uiUrl = z
+  .url({ protocol: /^https?$/, message: 'must be an http(s) URL like http://127.0.0.1:8233' })
+  .refine((v) => !hasCredentials(v), 'must not carry a user name or password: the links go into notifications and CLI output that people read (put the UI behind your SSO instead)');
+
+/** TEMPORAL_UI_URL when set (validated, without trailing slashes), otherwise undefined. */
+export function loadConfiguredTemporalUiUrl(env: Env = process.env): string | undefined {
+  if (env.TEMPORAL_UI_URL === undefined || env.TEMPORAL_UI_URL === '') return undefined;
+  return parseEnv(z.object({ TEMPORAL_UI_URL: uiUrl }), env).TEMPORAL_UI_URL.replace(/\/+$/, '');
+}
+
+/** Base URL of the Temporal web UI, for links in CLI output and notifications: TEMPORAL_UI_URL, else {@link DEFAULT_TEMPORAL_UI_URL}. */
 export function loadTemporalUiUrl(env: Env = process.env): string {
-  const e = parseEnv(
-    z.object({
-      TEMPORAL_UI_URL: z.url({ message: 'must be a URL like http://localhost:8233' }).default('http://localhost:8233'),
-    }),
-    env,
-  );
-  return e.TEMPORAL_UI_URL.replace(/\/+$/, '');
+  return loadConfiguredTemporalUiUrl(env) ?? DEFAULT_TEMPORAL_UI_URL;
 }
 
 export function workflowUiLink(uiUrl: string, namespace: string, workflowId: string): string {
@@ -194,7 +217,9 @@ const webhookUrl = z
     } catch {
       return false;
     }
-  }, 'must be an http(s) URL like https://hooks.example.com/target-health');
+  }, 'must be an http(s) URL like https://hooks.example.com/target-health')
+  // fetch refuses such URLs, and its error quotes the whole URL: refused here, where it is named.
+  .refine((v) => !hasCredentials(v), 'must not carry user:password@ (HTTP clients refuse it); put the token where your webhook provider says, usually in the path or a query parameter');
 
 const notifierEnvSchema = z.object({
   TARGET_HEALTH_WEBHOOK_URL: webhookUrl.optional(),

@@ -6,12 +6,20 @@
 import { z } from 'zod';
 import { tryNormaliseSite } from '../signals/site';
 import { scoringConfigSchema } from '../scoring/config';
-import { formatIssues } from '../scoring/window';
+import { formatIssues } from '../common/zod-issues';
 import { actionPolicySchema } from './controls';
 import { loopStateSchema } from './loop-state';
 
-const ms = (what: string, min: number) =>
-  z.int({ error: `expected ${what} in milliseconds (a whole number of at least ${min})` }).min(min, { error: `expected ${what} in milliseconds (a whole number of at least ${min})` });
+/**
+ * Longest duration of any setting: ten years. A window reaching further back than JavaScript dates go
+ * (a baseline of 2^53 ms) would make every tick's reads fail on an invalid date.
+ */
+export const MAX_SETTING_MS = 3_650 * 86_400_000;
+
+const ms = (what: string, min: number) => {
+  const error = `expected ${what} in milliseconds (a whole number of at least ${min})`;
+  return z.int({ error }).min(min, { error }).max(MAX_SETTING_MS, { error: `expected ${what} in milliseconds of at most ${MAX_SETTING_MS} (ten years)` });
+};
 
 export const windowConfigSchema = z
   .strictObject({

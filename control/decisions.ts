@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { isWellFormed } from '../common/well-formed';
-import { formatIssues } from '../scoring/window';
+import { formatIssues } from '../common/zod-issues';
 
 export const DECISION_KINDS = ['resume', 'stop', 'pause'] as const;
 export type DecisionKind = (typeof DECISION_KINDS)[number];
@@ -16,13 +16,19 @@ export type DecisionKind = (typeof DECISION_KINDS)[number];
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 const storable = (text: string): boolean => isWellFormed(text) && !CONTROL_CHARACTERS.test(text);
 const STORABLE = { error: 'must be plain text: no NUL or control characters, no broken Unicode (lone surrogates)' };
+// Who is shown on one line (the audit trail's actor, the workflow's event summaries, `status`): a tab, a
+// line break (NEL and U+2028 included) or a C1 control there would forge a line or an escape of its own.
+// eslint-disable-next-line no-control-regex
+const LINE_BREAKING = /[\u0009-\u000D\u0080-\u009F\u2028\u2029]/;
+const ONE_LINE = { error: 'must be one line: no tab, line break or other control character' };
 
 const who = z
   .string({ error: 'required: who decides, e.g. "alice@example.com"' })
   .trim()
   .min(1, { error: 'required: who decides, e.g. "alice@example.com"' })
   .max(200, { error: 'at most 200 characters' })
-  .refine(storable, STORABLE);
+  .refine(storable, STORABLE)
+  .refine((text) => !LINE_BREAKING.test(text), ONE_LINE);
 const why = z
   .string({ error: 'required: why, in a sentence (it goes into the audit trail)' })
   .trim()

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { formatIssues } from '../common/zod-issues';
-import { WindowValidationError, countSchema } from './window';
+import { countSchema } from './window';
 
 const nonNegative = (what = 'expected a non-negative number') =>
   z.number({ error: what }).min(0, { error: what });
@@ -182,14 +182,6 @@ export class ScoringConfigError extends Error {
     super(message);
     this.name = 'ScoringConfigError';
   }
-}
-
-/**
- * Whether `err` is a data error of the scoring engine: a window (WindowValidationError) or configuration
- * (ScoringConfigError) it refuses. Retrying cannot fix one, so an activity fails it as non-retryable.
- */
-export function isScoringInputError(err: unknown): err is WindowValidationError | ScoringConfigError {
-  return err instanceof WindowValidationError || err instanceof ScoringConfigError;
 }
 
 /** Validates a (partial) configuration and fills in defaults. Throws ScoringConfigError naming the field. */

@@ -85,6 +85,8 @@ interface MergedRoute {
   last: RouteWindow;
   counts: RefusalCounts;
   p95LatencyMs: number | undefined;
+  /** The same route's baseline counts, when it has any (only routes of the current window matter). */
+  baseline?: RefusalCounts;
 }
 
 const LABEL_DIMENSIONS = ['pool', 'country', 'sessionPattern'] as const;
@@ -112,13 +114,22 @@ function labelsOf(r: RouteLabels): RouteLabels {
  * Keys can collide when a label holds "/" or "=": such routes merge too, under the last one's labels
  * (as in the first version).
  */
-function mergeRoutes(routes: readonly RouteWindow[]): MergedRoute[] {
+function mergeRoutes(routes: readonly RouteWindow[], baseline: readonly RouteWindow[] = []): MergedRoute[] {
   const merged = mergedByKey(routes);
+  for (const r of baseline) {
+    const m = merged.get(routeKey(r));
+    if (m === undefined) continue;
+    const b = (m.baseline ??= { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 });
+    b.requests += r.requests;
+    b.hardBlocks += r.hardBlocks;
+    b.challenges += r.challenges;
+    b.softBlocks += r.softBlocks;
+  }
   // The default sort order is code-unit order (what the first version's comparator gave), and faster.
   return [...merged.keys()].sort().map((k) => merged.get(k)!);
 }
 
-/** The merged routes by key, unsorted (all a baseline is needed for: lookups). */
+/** The merged routes by key, unsorted. */
 function mergedByKey(routes: readonly RouteWindow[]): Map<string, MergedRoute> {
   const merged = new Map<string, MergedRoute>();
   for (const r of routes) {
@@ -144,12 +155,12 @@ function mergedByKey(routes: readonly RouteWindow[]): Map<string, MergedRoute> {
  * most 2^53 - 1. Beyond that, sums round and "the rest" is no longer the rest (hostile or corrupt
  * counts; real traffic is nowhere near).
  */
-function exactlySummable(routes: Iterable<MergedRoute>): boolean {
+function exactlySummable(counts: Iterable<RefusalCounts>): boolean {
   let requests = 0;
   let hard = 0;
   let challenges = 0;
   let soft = 0;
-  for (const { counts: c } of routes) {
+  for (const c of counts) {
     requests += c.requests;
     hard += c.hardBlocks;
     challenges += c.challenges;
@@ -201,9 +212,8 @@ function bestGroup(groups: RouteGroups, config: RouteConfig, tested: Int32Array,
  * baseline where it has one).
  */
 export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readonly RouteWindow[], config: RouteConfig = DEFAULT_SCORING_CONFIG.routes): RouteDiagnosis {
-  const routes = mergeRoutes(current);
-  const baselineRoutes = mergedByKey(baseline);
-  if (!exactlySummable(routes) || !exactlySummable(baselineRoutes.values())) {
+  const routes = mergeRoutes(current, baseline);
+  if (!exactlySummable(routes.map((r) => r.counts)) || !exactlySummable(routes.flatMap((r) => r.baseline ?? []))) {
     return {
       verdict: 'insufficient-data',
       summary: `route counts too large to compare exactly (a total above ${Number.MAX_SAFE_INTEGER})`,
@@ -213,7 +223,7 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
       testedGroups: 0,
     };
   }
-  const groups = new RouteGroups(routes.map((r) => ({ key: r.key, labels: r.last, counts: r.counts, baseline: baselineRoutes.get(r.key)?.counts })));
+  const groups = new RouteGroups(routes.map((r) => ({ key: r.key, labels: r.last, counts: r.counts, baseline: r.baseline })));
   const suspects: RouteFinding[] = [];
   const suspectRoutes: number[] = [];
   let testedGroups = -1;

@@ -104,11 +104,6 @@ export type Window = z.output<typeof windowSchema>;
 /** What callers may pass: everything beyond the hostility fields is optional. */
 export type WindowInput = z.input<typeof windowSchema>;
 
-/**
- * The shared zod-issue formatter (`path: message`, echoes capped), re-exported because workflow-side
- * callers import it from here; new code imports common/zod-issues directly.
- */
-export { formatIssues };
 
 export class WindowValidationError extends Error {
   constructor(message: string) {

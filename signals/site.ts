@@ -6,6 +6,7 @@
  */
 import { punycodeEncode } from './punycode';
 import { cutText } from '../common/well-formed';
+import { oneLine } from '../common/zod-issues';
 
 export const SITE_EXAMPLE = 'shop.example.com';
 
@@ -123,6 +124,7 @@ export function normaliseSite(input: string): string {
   return result.site;
 }
 
+/** The input as a quoted, short, one-line echo (JSON escapes C0 controls; oneLine the rest, e.g. U+2028, NEL). */
 function quote(value: string): string {
-  return JSON.stringify(value.length > 80 ? `${cutText(value, 77, '')}...` : value);
+  return oneLine(JSON.stringify(value.length > 80 ? `${cutText(value, 77, '')}...` : value));
 }

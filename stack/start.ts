@@ -4,12 +4,18 @@
  * PostgreSQL (embedded unless DATABASE_URL is set), migrations, and the worker.
  * TEMPORAL_ADDRESS set → that cluster is used instead of a dev server.
  * Ctrl-C drains the worker, then stops PostgreSQL and the dev server: nothing is left running.
+ *
+ * What it prints never holds a password (docs/security.md): the database URL is shown masked, and the
+ * settings the CLI needs go into a file only the user can read (stack/cli-settings.ts). The worker gets
+ * the address of the UI it started, so notification links point at it.
  */
 import { join, resolve } from 'node:path';
 import { runMain } from '../bootstrap/run-main';
-import { loadLocalStackSettings, loadLogLevel, loadOptionalDatabaseUrl, loadTemporalSettings, type TemporalSettings } from '../config/env';
+import { loadConfiguredTemporalUiUrl, loadLocalStackSettings, loadLogLevel, loadOptionalDatabaseUrl, loadTemporalSettings, type TemporalSettings } from '../config/env';
 import { createLogger } from '../logging/logger';
+import { redactUrl } from '../common/redact';
 import { startWorker } from '../worker/start-worker';
+import { writeCliSettings } from './cli-settings';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { supervisePostgres } from './supervise-postgres';
 import { ensureTemporalCli } from './temporal-cli';
@@ -21,6 +27,8 @@ runMain('target-health start', async () => {
   const externalTemporal = process.env.TEMPORAL_ADDRESS !== undefined && process.env.TEMPORAL_ADDRESS !== '';
   let temporal: TemporalSettings = loadTemporalSettings();
   const externalDatabaseUrl = loadOptionalDatabaseUrl();
+  // An operator's TEMPORAL_UI_URL wins (a UI behind a reverse proxy); otherwise the dev server's own.
+  const configuredUiUrl = loadConfiguredTemporalUiUrl();
   const dataDir = resolve(local.dataDir);
 
   // Stop in reverse order of start, whatever happens after this point.
@@ -37,7 +45,7 @@ runMain('target-health start', async () => {
   };
 
   try {
-    let uiUrl = process.env.TEMPORAL_UI_URL;
+    let uiUrl = configuredUiUrl;
     if (!externalTemporal) {
       const cli = await ensureTemporalCli(logger);
       logger.info({ cli: cli.kind === 'binary' ? `${cli.path} (${cli.source})` : 'SDK download' }, 'starting the Temporal dev server');
@@ -51,7 +59,7 @@ runMain('target-health start', async () => {
       });
       stops.push({ name: 'Temporal dev server', stop: () => server.stop() });
       temporal = { ...temporal, address: server.address };
-      uiUrl = server.uiUrl;
+      uiUrl = configuredUiUrl ?? server.uiUrl;
     }
 
     let databaseUrl = externalDatabaseUrl;
@@ -69,9 +77,16 @@ runMain('target-health start', async () => {
       });
     }
 
-    const started = await startWorker({ temporal, databaseUrl, logger });
+    const started = await startWorker({ temporal, databaseUrl, logger, ...(uiUrl !== undefined ? { uiUrl } : {}) });
+    const cliSettings = writeCliSettings(dataDir, {
+      TEMPORAL_ADDRESS: temporal.address,
+      ...(uiUrl !== undefined ? { TEMPORAL_UI_URL: uiUrl } : {}),
+      // The operator's own DATABASE_URL is theirs to keep: it is not copied into another file.
+      ...(externalDatabaseUrl === undefined ? { DATABASE_URL: databaseUrl } : {}),
+    });
+    const shownDatabaseUrl = redactUrl(databaseUrl);
     logger.info(
-      { temporal: temporal.address, ui: uiUrl ?? '(see your cluster)', database: databaseUrl.replace(/:[^:@/]+@/, ':***@'), taskQueue: temporal.taskQueue },
+      { temporal: temporal.address, ui: uiUrl ?? '(see your cluster)', database: shownDatabaseUrl, taskQueue: temporal.taskQueue },
       'Target Health is running — Ctrl-C to stop',
     );
     process.stdout.write(
@@ -79,8 +94,9 @@ runMain('target-health start', async () => {
         '',
         `  Temporal UI:   ${uiUrl ?? '(your cluster)'}`,
         `  Temporal:      TEMPORAL_ADDRESS=${temporal.address}`,
-        `  PostgreSQL:    DATABASE_URL=${databaseUrl}`,
-        `  Watch a site:  TEMPORAL_ADDRESS=${temporal.address} DATABASE_URL=${databaseUrl} npx target-health start shop.example.com`,
+        `  PostgreSQL:    DATABASE_URL=${shownDatabaseUrl}${externalDatabaseUrl === undefined ? '' : ' (yours, from the environment)'}`,
+        `  CLI settings:  ${cliSettings.shownPath} (${cliSettings.names.join(', ')}; readable by you only)`,
+        `  Watch a site:  set -a; . ${cliSettings.shownPath}; set +a; npx target-health start shop.example.com`,
         '',
       ].join('\n') + '\n',
     );

@@ -13,6 +13,8 @@ export interface CreateWorkerOptions {
   taskQueue: string;
   pool: Pool;
   logger: Logger;
+  /** Base of the links in notifications; default TEMPORAL_UI_URL (activities/index.ts). */
+  uiUrl?: string;
   /** A pre-built bundle (tests bundle once); otherwise the workflows are bundled at start. */
   workflowBundlePath?: string;
   /** Worker tuning overrides (tests use small pollers). */
@@ -29,7 +31,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     ...(options.workflowBundlePath ? { workflowBundle: { codePath: options.workflowBundlePath } } : { workflowsPath: workflowsPath() }),
-    activities: createActivities({ pool: options.pool, logger: options.logger }),
+    activities: createActivities({ pool: options.pool, logger: options.logger, ...(options.uiUrl !== undefined ? { uiUrl: options.uiUrl } : {}) }),
     // On SIGTERM, in-flight activities get 10 s to finish; after 30 s the worker stops even if the
     // server is unreachable (a shutdown must never hang a deploy). Activities are idempotent, so an
     // interrupted one is simply retried by the next worker.

@@ -37,7 +37,8 @@ function installRuntime(logger: Logger): void {
   });
 }
 
-export async function startWorker(options: { temporal: TemporalSettings; databaseUrl: string; logger: Logger }): Promise<StartedWorker> {
+/** @param options.uiUrl base of the notifications' links (`npm start` passes its dev server's UI); default TEMPORAL_UI_URL. */
+export async function startWorker(options: { temporal: TemporalSettings; databaseUrl: string; logger: Logger; uiUrl?: string }): Promise<StartedWorker> {
   const { logger } = options;
   installRuntime(logger);
   const pool = createPool(options.databaseUrl);
@@ -47,7 +48,14 @@ export async function startWorker(options: { temporal: TemporalSettings; databas
     const connection = await connectWorker(options.temporal);
     const attributes = await ensureSearchAttributes(connection, options.temporal.namespace);
     if (attributes.registered.length > 0) logger.info({ registered: attributes.registered }, 'registered search attributes');
-    const worker = await createWorker({ connection, namespace: options.temporal.namespace, taskQueue: options.temporal.taskQueue, pool, logger });
+    const worker = await createWorker({
+      connection,
+      namespace: options.temporal.namespace,
+      taskQueue: options.temporal.taskQueue,
+      pool,
+      logger,
+      ...(options.uiUrl !== undefined ? { uiUrl: options.uiUrl } : {}),
+    });
     return {
       worker,
       pool,

@@ -4,6 +4,7 @@
  * by the same parser; errors then name the flag the person typed, not the JSON field it became.
  */
 import type { JsonValue } from '../../canaries/json-pointer';
+import { describeValue } from '../../common/zod-issues';
 
 export interface CanaryFlags {
   name?: string;
@@ -89,7 +90,7 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
 
   if (flags.expectStatus !== undefined) {
     const codes = flags.expectStatus.split(',').map((s) => s.trim());
-    if (codes.some((c) => !/^\d{3}$/.test(c))) errors.push(`--expect-status: "${flags.expectStatus}" must be a status code like 200, or codes like 200,203`);
+    if (codes.some((c) => !/^\d{3}$/.test(c))) errors.push(`--expect-status: ${describeValue(flags.expectStatus)} must be a status code like 200, or codes like 200,203`);
     else {
       expect.push({ status: codes.length === 1 ? Number(codes[0]) : codes.map(Number) });
       entryFlags.push('--expect-status');
@@ -107,7 +108,7 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
     if (flags.between !== undefined) {
       const range = parseRange(flags.between);
       if (range === undefined) {
-        errors.push(`--between: "${flags.between}" must be a range like 100..200`);
+        errors.push(`--between: ${describeValue(flags.between)} must be a range like 100..200`);
         return undefined;
       }
       return { between: range };
@@ -141,7 +142,7 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
     } else {
       const raw = (flags.count ?? flags.atLeast)!;
       const flag = flags.count !== undefined ? '--count' : '--at-least';
-      if (!/^\d+$/.test(raw)) errors.push(`${flag}: "${raw}" must be a whole number ≥ 0`);
+      if (!/^\d+$/.test(raw)) errors.push(`${flag}: ${describeValue(raw)} must be a whole number ≥ 0`);
       else {
         expect.push({ css: flags.expectCount, [flags.count !== undefined ? 'count' : 'atLeast']: Number(raw) });
         entryFlags.push('--expect-count');

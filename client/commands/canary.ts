@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
+import { describeValue } from '../../common/zod-issues';
 import { CanaryDefinitionError, canaryId, definitionToJson, parseCanaryDefinition, parseCanaryFile } from '../../canaries/definition';
 import { formatDurationMs } from '../../canaries/duration';
 import { redactProxyUrl } from '../../canaries/proxy-url';
@@ -136,7 +137,7 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
     .argument('<id>', 'the canary id, <site>/<name> (see `target-health canary list`)')
     .action(async (id: string) => {
       const removed = await removeCanary(await context().db(), id);
-      if (!removed) throw new UserError(`id: no canary "${id}"; see \`target-health canary list\` for the ids`);
+      if (!removed) throw new UserError(`id: no canary ${describeValue(id, 200)}; see \`target-health canary list\` for the ids`);
       process.stdout.write(`removed ${id}\n`);
     });
 

@@ -1,6 +1,7 @@
 /** `target-health controls <site>`: what the crawler obeys for a site, and the recent audit trail. */
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
+import { describeValue } from '../../common/zod-issues';
 import { controlAudit, readControls } from '../../db/controls';
 import type { CliContext } from '../context';
 import { siteArgument } from '../site-arg';
@@ -15,7 +16,7 @@ export function registerControlsCommand(program: Command, context: () => CliCont
     .action(async (rawSite: string, options: { changes: string; json?: boolean }) => {
       const site = siteArgument(rawSite);
       const n = Number(options.changes);
-      if (!Number.isInteger(n) || n < 0) throw new UserError(`--changes: "${options.changes}" must be a whole number ≥ 0`);
+      if (!Number.isInteger(n) || n < 0) throw new UserError(`--changes: ${describeValue(options.changes)} must be a whole number ≥ 0`);
       const pool = await context().db();
       const record = await readControls(pool, site);
       if (!record) throw new UserError(`site: no controls recorded for ${site}; its loop writes them on its first tick (\`target-health start ${site}\`)`);

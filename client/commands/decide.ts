@@ -8,6 +8,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
+import { describeValue } from '../../common/zod-issues';
 import { workflowUiLink } from '../../config/env';
 import { parseDecision } from '../../control/decisions';
 import { type DecisionInputs, type DecisionKind, type DecisionResult, decisionMessages } from '../../control/messages';
@@ -27,7 +28,7 @@ interface DecideOptions {
 function numberOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n)) throw new UserError(`${name}: "${value}" is not a number`);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new UserError(`${name}: ${describeValue(value)} is not a number`);
   return n;
 }
 

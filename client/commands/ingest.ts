@@ -12,6 +12,7 @@ import { MultiBar } from 'cli-progress';
 import type { Command } from 'commander';
 import pg from 'pg';
 import { UserError } from '../../common/user-error';
+import { describeValue } from '../../common/zod-issues';
 import { availableParallelism } from 'node:os';
 import { loadDatabaseUrl } from '../../config/env';
 import { describeDatabaseUrl, describePgError } from '../../db/pool';
@@ -40,11 +41,11 @@ function openInput(source: string): { stream: Readable; size?: number } {
   let size: number;
   try {
     const stat = statSync(source);
-    if (!stat.isFile()) throw new UserError(`file: "${source}" is not a file; give an NDJSON file or - for stdin`);
+    if (!stat.isFile()) throw new UserError(`file: ${describeValue(source, 200)} is not a file; give an NDJSON file or - for stdin`);
     size = stat.size;
   } catch (err) {
     if (err instanceof UserError) throw err;
-    throw new UserError(`file: cannot read "${source}" (${(err as NodeJS.ErrnoException).code ?? String(err)}); give an NDJSON file or - for stdin`);
+    throw new UserError(`file: cannot read ${describeValue(source, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); give an NDJSON file or - for stdin`);
   }
   return { stream: createReadStream(source, { highWaterMark: 1 << 20 }), size };
 }
@@ -97,7 +98,7 @@ export function registerIngestCommand(program: Command, _context: () => CliConte
     .option('--no-progress', 'no progress bar')
     .action(async (source: string, options: IngestOptions) => {
       const batchSize = Number(options.batchSize);
-      if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) throw new UserError(`--batch-size: "${options.batchSize}" must be a whole number from 1 to 100000`);
+      if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) throw new UserError(`--batch-size: ${describeValue(options.batchSize)} must be a whole number from 1 to 100000`);
       const timeoutMs = parseDuration('--timeout', options.timeout);
       const input = openInput(source);
       const databaseUrl = options.dryRun ? null : loadDatabaseUrl();

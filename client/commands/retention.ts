@@ -1,6 +1,7 @@
 /** `target-health retention`: drop signal-store partitions older than the retention policy. */
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
+import { describeValue } from '../../common/zod-issues';
 import { applyRetention, retentionPolicySchema } from '../../db/signal-store/retention';
 import type { CliContext } from '../context';
 
@@ -30,7 +31,7 @@ export function registerRetentionCommand(program: Command, context: () => CliCon
       for (const [field, flag] of Object.entries(FLAGS) as Array<[keyof typeof FLAGS, string]>) {
         const raw = options[field];
         if (raw === undefined) continue;
-        if (!/^\d+$/.test(raw)) throw new UserError(`${flag}: "${raw}" must be a whole number of days`);
+        if (!/^\d+$/.test(raw)) throw new UserError(`${flag}: ${describeValue(raw)} must be a whole number of days`);
         input[field] = Number(raw);
       }
       const parsed = retentionPolicySchema.safeParse(input);

@@ -11,13 +11,13 @@
  * code is 2 if any case was invalid.
  */
 import { z } from 'zod';
+import { formatIssues } from '../../common/zod-issues';
 import {
   DEFAULT_SCORING_CONFIG,
   HEALTH_SIGNALS,
   type HealthConfig,
   type HealthScoreResult,
   countSchema,
-  formatIssues,
   healthCapsSchema,
   healthScore,
   healthWeightsSchema,

@@ -4,6 +4,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
+import { describeValue, messageLine } from '../../common/zod-issues';
 import { workflowUiLink } from '../../config/env';
 import { upsertSite } from '../../db/sites';
 import { siteArgument } from '../site-arg';
@@ -13,7 +14,7 @@ import { attributesForNewRun } from '../../control/search-attributes';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
 
-interface StartOptions {
+export interface StartOptions {
   tick: string;
   owner?: string;
   parserOwner?: string;
@@ -27,15 +28,15 @@ function readConfigFile(path: string | undefined): Partial<SiteHealthInput> {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new UserError(`--config: cannot read "${path}" (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new UserError(`--config: cannot read ${describeValue(path, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new UserError(`--config: "${path}" is not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+    throw new UserError(`--config: ${describeValue(path, 200)} is not valid JSON (${messageLine(err instanceof Error ? err.message : String(err))})`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UserError(`--config: "${path}" must hold a JSON object like {"policy": {"concurrency": {"nominal": 8}}}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UserError(`--config: ${describeValue(path, 200)} must hold a JSON object like {"policy": {"concurrency": {"nominal": 8}}}`);
   return value;
 }
 
@@ -56,6 +57,23 @@ export function staticDetails(c: ParsedSiteHealthInput): string {
   ].join('\n');
 }
 
+/**
+ * The loop's start input from the arguments, validated as the workflow will validate it: one-line
+ * UserErrors naming the argument, the flag (`--tick`) or the --config file's field.
+ */
+export function startSettings(rawSite: string, options: StartOptions): { site: string; input: SiteHealthInput; checked: ParsedSiteHealthInput } {
+  const site = siteArgument(rawSite);
+  const input: SiteHealthInput = { ...readConfigFile(options.config), site, tickIntervalMs: parseDuration('--tick', options.tick) };
+  const checked = parseSiteHealthInput(input);
+  if (!checked.ok) {
+    // The tick interval always comes from --tick (it overrides the file): name the flag, not the field.
+    const message = checked.message.replace(/(^|; )tickIntervalMs: /g, '$1--tick: ');
+    throw new UserError(options.config ? `--config ${options.config}: ${message}` : message.startsWith('--tick: ') ? message : `settings: ${message}`);
+  }
+  if (checked.value.carried !== undefined) throw new UserError('--config: "carried" is the state of a continued run, not a setting; remove it');
+  return { site, input, checked: checked.value };
+}
+
 export function registerStartCommand(program: Command, context: () => CliContext): void {
   program
     .command('start')
@@ -66,11 +84,7 @@ export function registerStartCommand(program: Command, context: () => CliContext
     .option('--parser-owner <contact>', "who is notified when the site's parser health falls")
     .option('--config <file>', 'JSON settings: window, scoring, policy, timeouts, maxTicksPerRun (see docs/control-loop.md)')
     .action(async (rawSite: string, options: StartOptions) => {
-      const site = siteArgument(rawSite);
-      const input: SiteHealthInput = { ...readConfigFile(options.config), site, tickIntervalMs: parseDuration('--tick', options.tick) };
-      const checked = parseSiteHealthInput(input);
-      if (!checked.ok) throw new UserError(`${options.config ? `--config ${options.config}` : 'settings'}: ${checked.message}`);
-      if (checked.value.carried !== undefined) throw new UserError('--config: "carried" is the state of a continued run, not a setting; remove it');
+      const { site, input, checked } = startSettings(rawSite, options);
 
       const ctx = context();
       await upsertSite(await ctx.db(), site, {
@@ -88,7 +102,7 @@ export function registerStartCommand(program: Command, context: () => CliContext
           args: [input],
           typedSearchAttributes: attributesForNewRun(site, { band: 'learning', awaiting: null, smoothedScore: null, parserHealth: null, problem: null }),
           staticSummary: `Health loop for ${site} (tick ${options.tick})`,
-          staticDetails: staticDetails(checked.value),
+          staticDetails: staticDetails(checked),
         });
         process.stdout.write(`started ${workflowId} (tick ${options.tick})\n${link}\n`);
       } catch (err) {

@@ -3,6 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
+import { describeValue } from '../../common/zod-issues';
 import { workflowUiLink } from '../../config/env';
 import { siteArgument } from '../site-arg';
 import { type SiteHealthState, type TickSummary, historyQuery, stateQuery } from '../../control/messages';
@@ -44,7 +45,7 @@ export function registerStatusCommand(program: Command, context: () => CliContex
     .action(async (rawSite: string, options: { json?: boolean; history: string }) => {
       const site = siteArgument(rawSite);
       const n = Number(options.history);
-      if (!Number.isInteger(n) || n < 0) throw new UserError(`--history: "${options.history}" must be a whole number ≥ 0`);
+      if (!Number.isInteger(n) || n < 0) throw new UserError(`--history: ${describeValue(options.history)} must be a whole number ≥ 0`);
       const ctx = context();
       const client = await ctx.temporal();
       const workflowId = workflowIdForSite(site);

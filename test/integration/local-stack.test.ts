@@ -51,6 +51,11 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   // The UI is up on its port.
   const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
   expect(ui.status).toBe(200);
+  // The banner masks the embedded database's password; the full URL is in the owner-only cli.env (docs/security.md).
+  const banner = await eventually(() => Promise.resolve(/Watch a site:.*\n/.test(first.output()) ? first.output() : undefined), 'the banner');
+  expect(banner).toContain(`DATABASE_URL=postgres://postgres:***@127.0.0.1:${ports.pg}/target_health`);
+  expect(banner).not.toContain('postgres:postgres@');
+  expect(readFileSync(join(dataDir, 'cli.env'), 'utf8')).toContain(`DATABASE_URL=${cliEnv.DATABASE_URL}\n`);
 
   const started = await run(CLI, ['start', 'stack-test.example.com', '--tick', '1s'], cliEnv);
   expect(started.stderr).toBe('');
@@ -88,7 +93,7 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   const postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const beforeKill = await tickOf();
   process.kill(postmaster, 'SIGKILL');
-  await eventually(async () => (/embedded PostgreSQL restarted/.test(second.output()) ? true : undefined), 'PostgreSQL restarted by the stack', 120_000);
+  await eventually(() => Promise.resolve(/embedded PostgreSQL restarted/.test(second.output()) ? true : undefined), 'PostgreSQL restarted by the stack', 120_000);
   expect(second.output()).toMatch(/embedded PostgreSQL exited unexpectedly/);
   await eventually(async () => ((await tickOf()) > beforeKill + 1 ? true : undefined), 'ticks after the restart', 60_000);
   expect(second.child.exitCode).toBeNull();
