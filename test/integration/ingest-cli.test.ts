@@ -13,13 +13,15 @@ import { join } from 'node:path';
 import { createIngester } from '../../db/signal-store/ingest';
 import { createRecorder, postgresSink, type EventSink } from '../../recorder';
 import { CLI, cleanEnv, run } from '../helpers/processes';
-import { env, openHarness, type TestHarness } from '../helpers/services';
+import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
+import { env } from '../helpers/services';
 
-let h: TestHarness;
+// This file adds triggers to the store's tables: it works in a database of its own.
+let db: PrivateDatabase;
 beforeAll(async () => {
-  h = await openHarness();
+  db = await privateDatabase(env('DATABASE_URL'));
 });
-afterAll(async () => h.close());
+afterAll(async () => db.drop());
 
 function ndjson(site: string): string {
   const ts = new Date().toISOString();
@@ -38,7 +40,7 @@ test('valid lines land, invalid ones are reported by line and field, exit code 1
   const site = `cli-${randomUUID().slice(0, 8)}.example.com`;
   const file = join(env('TH_TEST_DIR'), `${site}.ndjson`);
   writeFileSync(file, ndjson(site));
-  const first = await run(CLI, ['ingest', file], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }));
+  const first = await run(CLI, ['ingest', file], cleanEnv({ DATABASE_URL: db.url }));
   expect(first.code).toBe(1);
   expect(first.stderr.trim().split('\n')).toEqual([
     'line 3: latencyMs: is required: the request latency in milliseconds, a number ≥ 0 like 412',
@@ -47,23 +49,23 @@ test('valid lines land, invalid ones are reported by line and field, exit code 1
     expect.stringMatching(/^line 6: status: is required unless networkError is set/),
   ]);
   expect(first.stdout).toMatch(/^6 lines: 2 valid, 2 stored, 0 repeats ignored, 3 rejected, 1 blank — /);
-  const { rows } = await h.pool.query<{ event_id: string; outcome: string }>('SELECT event_id, outcome FROM request_events WHERE site = $1 ORDER BY event_id', [site]);
+  const { rows } = await db.pool.query<{ event_id: string; outcome: string }>('SELECT event_id, outcome FROM request_events WHERE site = $1 ORDER BY event_id', [site]);
   expect(rows).toEqual([
     { event_id: 'a', outcome: 'ok' },
     { event_id: 'c', outcome: 'hard_block' },
   ]);
 
   // The same file again: nothing new is stored, and the rollups do not double.
-  const again = await run(CLI, ['ingest', file, '--json'], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }));
+  const again = await run(CLI, ['ingest', file, '--json'], cleanEnv({ DATABASE_URL: db.url }));
   expect(JSON.parse(again.stdout)).toMatchObject({ accepted: 2, inserted: 0, duplicates: 2, rejected: 3 });
-  const { rows: rolled } = await h.pool.query<{ n: string }>("SELECT sum(requests) AS n FROM rollup_minute WHERE site = $1 AND route_key = '*'", [site]);
+  const { rows: rolled } = await db.pool.query<{ n: string }>("SELECT sum(requests) AS n FROM rollup_minute WHERE site = $1 AND route_key = '*'", [site]);
   expect(Number(rolled[0]!.n)).toBe(2);
 });
 
 test('a clean file exits 0; stdin works; --dry-run needs no database', async () => {
   const site = `cli-${randomUUID().slice(0, 8)}.example.com`;
   const lines = Array.from({ length: 50 }, (_, i) => JSON.stringify({ ts: Date.now() - i * 1000, site, status: 200, latencyMs: 10 + i })).join('\n');
-  const stored = await run(CLI, ['ingest', '-'], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }), lines);
+  const stored = await run(CLI, ['ingest', '-'], cleanEnv({ DATABASE_URL: db.url }), lines);
   expect(stored.code).toBe(0);
   expect(stored.stderr).toBe('');
   expect(stored.stdout).toMatch(/^50 lines: 50 valid, 50 stored/);
@@ -81,12 +83,12 @@ test('many small batches across the worker threads: rejections reported in line 
     if (bad.has(n)) return JSON.stringify({ eventId: `e${n}`, ts: Date.now() - n, site, status: 200 }); // no latencyMs
     return JSON.stringify({ eventId: `e${n}`, ts: Date.now() - n, site, status: 200, latencyMs: n });
   });
-  const out = await run(CLI, ['ingest', '-', '--batch-size', '3', '--json'], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }), lines.join('\n'));
+  const out = await run(CLI, ['ingest', '-', '--batch-size', '3', '--json'], cleanEnv({ DATABASE_URL: db.url }), lines.join('\n'));
   expect(out.code).toBe(1);
   const reported = out.stderr.trim().split('\n').map((l) => Number(/^line (\d+): latencyMs: is required/.exec(l)?.[1]));
   expect(reported).toEqual([...bad].filter((n) => n !== 64));
   expect(JSON.parse(out.stdout)).toMatchObject({ lines: 150, accepted: 142, inserted: 142, duplicates: 0, rejected: 7, blank: 1 });
-  const { rows } = await h.pool.query<{ n: string; distinct_ids: string }>('SELECT count(*) AS n, count(DISTINCT event_id) AS distinct_ids FROM request_events WHERE site = $1', [site]);
+  const { rows } = await db.pool.query<{ n: string; distinct_ids: string }>('SELECT count(*) AS n, count(DISTINCT event_id) AS distinct_ids FROM request_events WHERE site = $1', [site]);
   expect(rows[0]).toEqual({ n: '142', distinct_ids: '142' });
 });
 
@@ -95,31 +97,31 @@ test('the database refusing a batch: one line naming the lines, exit 3, every va
   const refused = `refused-${randomUUID().slice(0, 8)}.example.com`;
   // A trigger that fails exactly the rows of one site: the database, not the input, refuses lines 7-8.
   const fn = `th_test_refuse_${randomUUID().slice(0, 8)}`;
-  await h.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk quota exceeded (test)'; END $$`);
-  await h.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${refused}') EXECUTE FUNCTION ${fn}()`);
+  await db.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk quota exceeded (test)'; END $$`);
+  await db.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${refused}') EXECUTE FUNCTION ${fn}()`);
   try {
     const now = Date.now();
     const lines = Array.from({ length: 10 }, (_, i) =>
       JSON.stringify({ eventId: `e${i + 1}`, ts: now - i, site: i === 6 || i === 7 ? refused : site, status: 200, latencyMs: 5 }),
     );
-    const out = await run(CLI, ['ingest', '-', '--batch-size', '2'], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }), lines.join('\n'));
+    const out = await run(CLI, ['ingest', '-', '--batch-size', '2'], cleanEnv({ DATABASE_URL: db.url }), lines.join('\n'));
     expect(out.code).toBe(3);
     expect(out.stderr.trim()).toMatch(/^target-health: database: lines 7–8 could not be stored \(.*disk quota exceeded \(test\).*\); every valid line before line 7 is stored/);
     expect(out.stderr).not.toMatch(/ at |unexpected error/);
     // Lines 1-6 are stored; 9-10 (the batch after the refused one) may be too.
-    const { rows } = await h.pool.query<{ event_id: string }>('SELECT event_id FROM request_events WHERE site = $1', [site]);
+    const { rows } = await db.pool.query<{ event_id: string }>('SELECT event_id FROM request_events WHERE site = $1', [site]);
     const stored = new Set(rows.map((r) => r.event_id));
     expect(['e1', 'e2', 'e3', 'e4', 'e5', 'e6'].filter((id) => !stored.has(id))).toEqual([]);
     expect([...stored].every((id) => ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e9', 'e10'].includes(id))).toBe(true);
   } finally {
-    await h.pool.query(`DROP TRIGGER ${fn} ON request_events`);
-    await h.pool.query(`DROP FUNCTION ${fn}()`);
+    await db.pool.query(`DROP TRIGGER ${fn} ON request_events`);
+    await db.pool.query(`DROP FUNCTION ${fn}()`);
   }
 });
 
 test('the recorder library stores through the PostgreSQL sink, and a retried batch is not counted twice', async () => {
   const site = `rec-${randomUUID().slice(0, 8)}.example.com`;
-  const sink = postgresSink(h.pool);
+  const sink = postgresSink(db.pool);
   // The first write to finish succeeds in the database but its answer is "lost" (a timeout): the
   // recorder retries it. Writes run concurrently, so which batch that is (100 or the last 50) varies.
   let lost: number | undefined;
@@ -136,27 +138,27 @@ test('the recorder library stores through the PostgreSQL sink, and a retried bat
   await recorder.close();
   expect(lost).toBeGreaterThan(0);
   expect(recorder.stats()).toMatchObject({ recorded: 250, stored: 250 - lost!, duplicates: lost, failed: 0 });
-  const { rows } = await h.pool.query<{ n: string; blocks: string }>("SELECT sum(requests) AS n, sum(hard_blocks) AS blocks FROM rollup_minute WHERE site = $1 AND route_key = '*'", [site]);
+  const { rows } = await db.pool.query<{ n: string; blocks: string }>("SELECT sum(requests) AS n, sum(hard_blocks) AS blocks FROM rollup_minute WHERE site = $1 AND route_key = '*'", [site]);
   expect(Number(rows[0]!.n)).toBe(250);
   expect(Number(rows[0]!.blocks)).toBe(50);
 });
 
 test('target-health retention: a dry run lists, bad flags are refused by name', async () => {
-  const dry = await run(CLI, ['retention', '--dry-run', '--raw-days', '3650'], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }));
+  const dry = await run(CLI, ['retention', '--dry-run', '--raw-days', '3650'], cleanEnv({ DATABASE_URL: db.url }));
   expect(dry.code).toBe(0);
   expect(dry.stdout).toMatch(/^(nothing to drop|would drop \d+ partitions:)/);
-  const bad = await run(CLI, ['retention', '--minute-days', '1'], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }));
+  const bad = await run(CLI, ['retention', '--minute-days', '1'], cleanEnv({ DATABASE_URL: db.url }));
   expect(bad.code).toBe(2);
   expect(bad.stderr.trim()).toBe('target-health: --minute-days: the current window needs at least 2 days of minute rollups');
 });
 
 // ---- Issue 11: hostile and unlucky input ----------------------------------------------------------
 
-const dbEnv = () => cleanEnv({ DATABASE_URL: env('DATABASE_URL') });
+const dbEnv = () => cleanEnv({ DATABASE_URL: db.url });
 const newSite = (prefix = 'cli') => `${prefix}-${randomUUID().slice(0, 8)}.example.com`;
 
 async function countStored(site: string): Promise<{ raw: number; rolled: number }> {
-  const { rows } = await h.pool.query<{ raw: string; rolled: string | null }>(
+  const { rows } = await db.pool.query<{ raw: string; rolled: string | null }>(
     `SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw,
             (SELECT sum(requests) FROM rollup_minute WHERE site = $1 AND route_key = '*') AS rolled`,
     [site],
@@ -167,11 +169,11 @@ async function countStored(site: string): Promise<{ raw: number; rolled: number 
 /** Runs `sql` to create a trigger function and a trigger on request_events; returns the cleanup. */
 async function withTrigger(body: string, when: string): Promise<() => Promise<void>> {
   const fn = `th_test_${randomUUID().slice(0, 8)}`;
-  await h.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${body} RETURN NEW; END $$`);
-  await h.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${fn}()`);
+  await db.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${body} RETURN NEW; END $$`);
+  await db.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${fn}()`);
   return async () => {
-    await h.pool.query(`DROP TRIGGER ${fn} ON request_events`);
-    await h.pool.query(`DROP FUNCTION ${fn}()`);
+    await db.pool.query(`DROP TRIGGER ${fn} ON request_events`);
+    await db.pool.query(`DROP FUNCTION ${fn}()`);
   };
 }
 
@@ -202,7 +204,7 @@ test('missingFields: a lone surrogate is refused by name on every send; odd but 
     // The second send takes the conflict-aware path (the id is stored): it must take the same text.
     expect(JSON.parse(out.stdout)).toMatchObject(attempt === 0 ? { inserted: 1, duplicates: 0 } : { inserted: 0, duplicates: 1 });
   }
-  const { rows } = await h.pool.query<{ missing_fields: string[] }>('SELECT missing_fields FROM request_events WHERE site = $1', [site]);
+  const { rows } = await db.pool.query<{ missing_fields: string[] }>('SELECT missing_fields FROM request_events WHERE site = $1', [site]);
   expect(rows).toEqual([{ missing_fields: ['😀', 'a"b\\c', '{x,y}', 'NULL'] }]);
 });
 
@@ -267,7 +269,7 @@ test('invalid UTF-8 is refused by line instead of stored as U+FFFD', async () =>
   const out = await run(CLI, ['ingest', file], dbEnv());
   expect(out.code).toBe(1);
   expect(out.stderr.trim()).toBe(`line 2: not valid UTF-8 (bad byte at byte ${before.length} of the line); write the file as UTF-8 — the line was not stored rather than stored with replacement characters`);
-  const { rows } = await h.pool.query<{ event_id: string }>('SELECT event_id FROM request_events WHERE site = $1 ORDER BY event_id', [site]);
+  const { rows } = await db.pool.query<{ event_id: string }>('SELECT event_id FROM request_events WHERE site = $1 ORDER BY event_id', [site]);
   expect(rows.map((r) => r.event_id)).toEqual(['a', 'b']);
 });
 
@@ -283,7 +285,7 @@ test('header names like constructor and __proto__ are ordinary; full-width and z
   ];
   const out = await run(CLI, ['ingest', '-'], dbEnv(), lines.join('\n'));
   expect([out.code, out.stderr]).toEqual([0, '']);
-  const { rows } = await h.pool.query<{ event_id: string; site: string; outcome: string }>('SELECT event_id, site, outcome FROM request_events WHERE event_id IN ($1, $2, $3, $4) AND site LIKE $5 ORDER BY event_id', ['h1', 'h2', 'h3', 'h4', `${site.split('.')[0]}%`]);
+  const { rows } = await db.pool.query<{ event_id: string; site: string; outcome: string }>('SELECT event_id, site, outcome FROM request_events WHERE event_id IN ($1, $2, $3, $4) AND site LIKE $5 ORDER BY event_id', ['h1', 'h2', 'h3', 'h4', `${site.split('.')[0]}%`]);
   expect(rows).toEqual([
     { event_id: 'h1', site, outcome: 'challenge' },
     { event_id: 'h2', site, outcome: 'ok' },
@@ -296,7 +298,7 @@ test('times outside the horizon are refused by line; events over 5,000 days no l
   const site = newSite();
   const now = Date.now();
   const DAY = 86_400_000;
-  const partitions = async () => Number((await h.pool.query<{ n: string }>("SELECT count(*) AS n FROM pg_class WHERE relkind = 'r' AND relname LIKE 'request\\_events\\_p%'")).rows[0]!.n);
+  const partitions = async () => Number((await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM pg_class WHERE relkind = 'r' AND relname LIKE 'request\\_events\\_p%'")).rows[0]!.n);
   const before = await partitions();
   // Day by day back to 2013 (a minute later, so that line 31 is still inside 30 days when the CLI runs).
   const lines = Array.from({ length: 5_000 }, (_, i) => JSON.stringify({ eventId: `d${i}`, ts: now - i * DAY + 60_000, site, status: 200, latencyMs: 5 }));
@@ -321,7 +323,7 @@ test('memory stays bounded: 120 legal lines of 990 KB go through a CLI whose hea
   }
   out.end();
   await once(out, 'finish');
-  const result = await run(CLI, ['ingest', file, '--json'], cleanEnv({ DATABASE_URL: env('DATABASE_URL'), NODE_OPTIONS: '--max-old-space-size=96' }));
+  const result = await run(CLI, ['ingest', file, '--json'], cleanEnv({ DATABASE_URL: db.url, NODE_OPTIONS: '--max-old-space-size=96' }));
   expect([result.code, result.stderr]).toEqual([0, '']);
   expect(JSON.parse(result.stdout)).toMatchObject({ lines: 120, inserted: 120, rejected: 0 });
   expect(await countStored(site)).toEqual({ raw: 120, rolled: 120 });
@@ -347,7 +349,7 @@ test('a database that does not answer: exit 3 with the reason, never a hang and 
   expect(refused.code).toBe(3);
   expect(refused.stderr).toMatch(/is not answering \(.*ECONNREFUSED/);
   // A wrong database name is a setting: exit 2.
-  const wrong = await run(CLI, ['ingest', '-'], cleanEnv({ DATABASE_URL: `${env('DATABASE_URL').replace(/\/[^/]*$/, '')}/no_such_db` }), '{}');
+  const wrong = await run(CLI, ['ingest', '-'], cleanEnv({ DATABASE_URL: `${db.url.replace(/\/[^/]*$/, '')}/no_such_db` }), '{}');
   expect(wrong.code).toBe(2);
   expect(wrong.stderr).toMatch(/^target-health: DATABASE_URL: cannot use PostgreSQL at .*no_such_db/);
 });
@@ -357,7 +359,7 @@ test('a statement that hangs (a lock, a stalled disk) ends the run after --timeo
   const now = Date.now();
   // The site's route is stored before: no batch needs the cardinality lock (cardinality.ts), so the
   // stalled batch holds nobody else up and the failure is exactly its lines.
-  await createIngester(h.pool).ingest([{ eventId: 'seed', ts: now, site, status: 200, latencyMs: 5 }]);
+  await createIngester(db.pool).ingest([{ eventId: 'seed', ts: now, site, status: 200, latencyMs: 5 }]);
   const drop = await withTrigger('PERFORM pg_sleep(30);', `NEW.site = '${site}' AND NEW.latency_ms = 99`);
   try {
     const lines = Array.from({ length: 6 }, (_, i) => JSON.stringify({ eventId: `t${i}`, ts: now - i, site, status: 200, latencyMs: i === 4 ? 99 : 5 }));
@@ -369,14 +371,14 @@ test('a statement that hangs (a lock, a stalled disk) ends the run after --timeo
   } finally {
     await drop();
   }
-  const { rows } = await h.pool.query<{ event_id: string }>('SELECT event_id FROM request_events WHERE site = $1 ORDER BY event_id', [site]);
+  const { rows } = await db.pool.query<{ event_id: string }>('SELECT event_id FROM request_events WHERE site = $1 ORDER BY event_id', [site]);
   expect(rows.map((r) => r.event_id)).toEqual(expect.arrayContaining(['t0', 't1', 't2', 't3']));
   expect(rows.map((r) => r.event_id)).not.toContain('t4');
 });
 
 test('PostgreSQL freezing mid-run: exit 3 within the timeout, then sending again from the named line stores each event once', async () => {
   const site = newSite();
-  const target = new URL(env('DATABASE_URL'));
+  const target = new URL(db.url);
   // A TCP proxy in front of the real server that stops forwarding (both ways) once the CLI has sent
   // 5 MB (a few batches): to the CLI, the server has frozen in the middle of a batch.
   let sent = 0;
@@ -400,7 +402,7 @@ test('PostgreSQL freezing mid-run: exit 3 within the timeout, then sending again
   });
   proxy.listen(0, '127.0.0.1');
   await once(proxy, 'listening');
-  const proxied = new URL(env('DATABASE_URL'));
+  const proxied = new URL(db.url);
   proxied.hostname = '127.0.0.1';
   proxied.port = String((proxy.address() as { port: number }).port);
   const now = Date.now();

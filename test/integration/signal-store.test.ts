@@ -10,13 +10,15 @@ import { OTHER_LABEL, OTHER_PAGE_TYPE, OTHER_ROUTES } from '../../db/signal-stor
 import { DEFAULT_CARDINALITY_CAPS } from '../../db/signal-store/cardinality';
 import { LATENCY_HISTOGRAM, nearestRank } from '../../signals/histogram';
 import { EMBEDDED_POSTGRES_SETTINGS } from '../../stack/embedded-postgres';
-import { openHarness, type TestHarness } from '../helpers/services';
+import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
+import { env } from '../helpers/services';
 
-let h: TestHarness;
+// This file adds triggers to the store's tables: it works in a database of its own.
+let db: PrivateDatabase;
 beforeAll(async () => {
-  h = await openHarness();
+  db = await privateDatabase(env('DATABASE_URL'));
 });
-afterAll(async () => h.close());
+afterAll(async () => db.drop());
 
 const page = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', 'pages', name), 'utf8');
 const newSite = () => `store-${randomUUID().slice(0, 8)}.example.com`;
@@ -25,7 +27,7 @@ const DAY = 86_400_000;
 
 test('each outcome class is recognised from realistic pages and stored with its rule', async () => {
   const site = newSite();
-  const ingester = createIngester(h.pool);
+  const ingester = createIngester(db.pool);
   const ts = Date.now();
   const cases: Array<[Record<string, unknown>, string, string]> = [
     // Crawlers send the first KBs of the body and the full size: a real product page is far above 8 KB.
@@ -43,14 +45,14 @@ test('each outcome class is recognised from realistic pages and stored with its 
   ];
   const result = await ingester.ingest(cases.map(([fields], i) => ({ eventId: `c${i}`, ts: ts + i, site, latencyMs: 100, ...fields })));
   expect(result).toMatchObject({ accepted: cases.length, inserted: cases.length, duplicates: 0, rejected: [] });
-  const { rows } = await h.pool.query<{ event_id: string; outcome: string; rule: string }>('SELECT event_id, outcome, rule FROM request_events WHERE site = $1', [site]);
+  const { rows } = await db.pool.query<{ event_id: string; outcome: string; rule: string }>('SELECT event_id, outcome, rule FROM request_events WHERE site = $1', [site]);
   const byId = new Map(rows.map((r) => [r.event_id, r]));
   cases.forEach(([, outcome, rule], i) => expect([i, byId.get(`c${i}`)?.outcome, byId.get(`c${i}`)?.rule]).toEqual([i, outcome, rule]));
 });
 
 test('soft blocks by size and by empty extraction use the norms learned from earlier traffic', async () => {
   const site = newSite();
-  const ingester = createIngester(h.pool);
+  const ingester = createIngester(db.pool);
   const t0 = Date.now() - 2 * DAY;
   // 40 normal product pages of ~50 KB that each yield records: the norm.
   await ingester.ingest(
@@ -63,7 +65,7 @@ test('soft blocks by size and by empty extraction use the norms learned from ear
     { eventId: 'empty', ts: now + 1, site, pageType: 'product', status: 200, latencyMs: 80, bytes: 49_000, extraction: { result: 'empty' } },
     { eventId: 'normal', ts: now + 2, site, pageType: 'product', status: 200, latencyMs: 80, bytes: 51_000, extraction: { result: 'ok', validRecords: 1 } },
   ]);
-  const { rows } = await h.pool.query<{ event_id: string; outcome: string; rule: string }>("SELECT event_id, outcome, rule FROM request_events WHERE site = $1 AND event_id IN ('empty', 'normal', 'tiny') ORDER BY event_id", [site]);
+  const { rows } = await db.pool.query<{ event_id: string; outcome: string; rule: string }>("SELECT event_id, outcome, rule FROM request_events WHERE site = $1 AND event_id IN ('empty', 'normal', 'tiny') ORDER BY event_id", [site]);
   expect(rows).toEqual([
     { event_id: 'empty', outcome: 'soft_block', rule: 'empty_extraction' },
     { event_id: 'normal', outcome: 'ok', rule: 'status' },
@@ -82,7 +84,7 @@ function lcg(seed: number): () => number {
 
 test('rollups equal the raw-event computation; p95 within the histogram error', async () => {
   const site = newSite();
-  const ingester = createIngester(h.pool);
+  const ingester = createIngester(db.pool);
   const rand = lcg(42);
   const start = Date.now() - 3 * DAY;
   const routes = [{ country: 'DE', pool: 'res' }, { country: 'US', pool: 'dc' }, { country: 'FR' }, {}];
@@ -102,7 +104,7 @@ test('rollups equal the raw-event computation; p95 within the histogram error', 
 
   for (const table of ['rollup_minute', 'rollup_hour', 'rollup_day']) {
     const level = table.replace('rollup_', '');
-    const raw = await h.pool.query(
+    const raw = await db.pool.query(
       `SELECT date_trunc('${level}', ts) AS bucket, coalesce(country,'') || '|' || coalesce(pool,'') || '|' || coalesce(session,'') AS route_key,
               count(*)::bigint AS requests, count(*) FILTER (WHERE outcome = 'hard_block')::bigint AS hard_blocks,
               count(*) FILTER (WHERE outcome = 'error')::bigint AS errors, sum(retries)::bigint AS retries, sum(bytes)::bigint AS bytes,
@@ -110,7 +112,7 @@ test('rollups equal the raw-event computation; p95 within the histogram error', 
        FROM request_events WHERE site = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
       [site],
     );
-    const rolled = await h.pool.query(
+    const rolled = await db.pool.query(
       `SELECT bucket, route_key, requests, hard_blocks, errors, retries, bytes, valid_records FROM ${table} WHERE site = $1 AND route_key <> '*' ORDER BY 1, 2`,
       [site],
     );
@@ -118,8 +120,8 @@ test('rollups equal the raw-event computation; p95 within the histogram error', 
   }
 
   // The all-routes latency histogram over the whole period against the raw p95.
-  const { rows: lat } = await h.pool.query<{ latency_ms: number }>('SELECT latency_ms FROM request_events WHERE site = $1', [site]);
-  const windows = await readSiteWindows(h.pool, site, { asOf: new Date(), currentWindowMs: 4 * DAY, baselineMs: 16 * HOUR, excludeRecentMs: 0 });
+  const { rows: lat } = await db.pool.query<{ latency_ms: number }>('SELECT latency_ms FROM request_events WHERE site = $1', [site]);
+  const windows = await readSiteWindows(db.pool, site, { asOf: new Date(), currentWindowMs: 4 * DAY, baselineMs: 16 * HOUR, excludeRecentMs: 0 });
   const rawP95 = nearestRank(lat.map((r) => r.latency_ms), 0.95)!;
   expect(windows.current.requests).toBe(6_000);
   expect(Math.abs(windows.current.p95LatencyMs - rawP95) / rawP95).toBeLessThanOrEqual(LATENCY_HISTOGRAM.relativeError);
@@ -131,7 +133,7 @@ test('window and baseline edges: the most recent day is excluded, the baseline i
   const site = newSite();
   const asOf = new Date(Date.UTC(2026, 10, 20, 12, 30, 15));
   // The ingester's clock at asOf: the events are inside its horizon whatever today's date is.
-  const ingester = createIngester(h.pool, { clock: () => asOf.getTime() });
+  const ingester = createIngester(db.pool, { clock: () => asOf.getTime() });
   const H = Date.UTC(2026, 10, 20, 12); // asOf floored to the hour
   const at = (ms: number, id: string) => ({ eventId: id, ts: ms, site, status: 200, latencyMs: 100 });
   await ingester.ingest([
@@ -143,7 +145,7 @@ test('window and baseline edges: the most recent day is excluded, the baseline i
     at(asOf.getTime(), 'current-now'), // current window
     at(asOf.getTime() - 15 * 60_000, 'before-current'), // 12:15:15: minute 12:15, just before the window (12:16-12:30)
   ]);
-  const w = await readSiteWindows(h.pool, site, { asOf, ...DEFAULT_WINDOW_SPEC });
+  const w = await readSiteWindows(db.pool, site, { asOf, ...DEFAULT_WINDOW_SPEC });
   expect(w.bounds.baseline).toEqual({ from: new Date(H - 15 * DAY), to: new Date(H - DAY) });
   expect(w.bounds.baseline.to.getTime() - w.bounds.baseline.from.getTime()).toBe(14 * DAY);
   expect(w.bounds.current).toEqual({ from: new Date(Date.UTC(2026, 10, 20, 12, 16)), to: new Date(Date.UTC(2026, 10, 20, 12, 31)) });
@@ -153,17 +155,17 @@ test('window and baseline edges: the most recent day is excluded, the baseline i
 
 test('a repeated batch is ignored; a partly repeated one adds only the new events', async () => {
   const site = newSite();
-  const ingester = createIngester(h.pool);
+  const ingester = createIngester(db.pool);
   const now = Date.now();
   const batch = Array.from({ length: 100 }, (_, i) => ({ eventId: `e${i}`, ts: now - i * 1000, site, status: i % 10 === 0 ? 403 : 200, latencyMs: 50 + i }));
   expect(await ingester.ingest(batch)).toMatchObject({ inserted: 100, duplicates: 0 });
   expect(await ingester.ingest(batch)).toMatchObject({ inserted: 0, duplicates: 100 });
   const more = [...batch.slice(0, 10), { eventId: 'new-1', ts: now, site, status: 200, latencyMs: 10 }, { eventId: 'new-1', ts: now, site, status: 200, latencyMs: 10 }];
   expect(await ingester.ingest(more)).toMatchObject({ accepted: 12, inserted: 1, duplicates: 11 });
-  const w = await readSiteWindows(h.pool, site, { asOf: new Date(now), currentWindowMs: 10 * 60_000, baselineMs: DAY, excludeRecentMs: DAY });
+  const w = await readSiteWindows(db.pool, site, { asOf: new Date(now), currentWindowMs: 10 * 60_000, baselineMs: DAY, excludeRecentMs: DAY });
   expect(w.current.requests).toBe(101);
   expect(w.current.hardBlocks).toBe(10);
-  const { rows } = await h.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [site]);
+  const { rows } = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [site]);
   expect(Number(rows[0]!.n)).toBe(101);
 });
 
@@ -172,18 +174,18 @@ test('a batch that loses a deadlock is run again, whole, and counted once', asyn
   // The first attempt fails the way a lost deadlock does (SQLSTATE 40P01); a sequence, which a rollback
   // does not undo, lets the second attempt through.
   const name = `th_test_deadlock_${randomUUID().slice(0, 8)}`;
-  await h.pool.query(`CREATE SEQUENCE ${name}`);
-  await h.pool.query(
+  await db.pool.query(`CREATE SEQUENCE ${name}`);
+  await db.pool.query(
     `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
        IF nextval('${name}') = 1 THEN RAISE EXCEPTION 'deadlock detected (test)' USING ERRCODE = '40P01'; END IF;
        RETURN NEW; END $$`,
   );
-  await h.pool.query(`CREATE TRIGGER ${name} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE FUNCTION ${name}()`);
+  await db.pool.query(`CREATE TRIGGER ${name} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE FUNCTION ${name}()`);
   try {
     const now = Date.now();
     const batch = Array.from({ length: 50 }, (_, i) => ({ eventId: `d${i}`, ts: now - i * 1000, site, status: 200, latencyMs: 20 }));
-    expect(await createIngester(h.pool).ingest(batch)).toMatchObject({ accepted: 50, inserted: 50, duplicates: 0 });
-    const { rows } = await h.pool.query<{ raw: string; rolled: string; attempts: string }>(
+    expect(await createIngester(db.pool).ingest(batch)).toMatchObject({ accepted: 50, inserted: 50, duplicates: 0 });
+    const { rows } = await db.pool.query<{ raw: string; rolled: string; attempts: string }>(
       `SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw,
               (SELECT sum(requests) FROM rollup_minute WHERE site = $1 AND route_key = '*') AS rolled,
               (SELECT last_value FROM ${name}) AS attempts`,
@@ -192,15 +194,15 @@ test('a batch that loses a deadlock is run again, whole, and counted once', asyn
     // 1 failed row on the first attempt + 50 rows on the second.
     expect(rows[0]).toEqual({ raw: '50', rolled: '50', attempts: '51' });
   } finally {
-    await h.pool.query(`DROP TRIGGER ${name} ON request_events`);
-    await h.pool.query(`DROP FUNCTION ${name}()`);
-    await h.pool.query(`DROP SEQUENCE ${name}`);
+    await db.pool.query(`DROP TRIGGER ${name} ON request_events`);
+    await db.pool.query(`DROP FUNCTION ${name}()`);
+    await db.pool.query(`DROP SEQUENCE ${name}`);
   }
 });
 
 test('invalid events are reported with line and field while the valid ones land', async () => {
   const site = newSite();
-  const ingester = createIngester(h.pool);
+  const ingester = createIngester(db.pool);
   const now = Date.now();
   const result = await ingester.ingest(
     [
@@ -225,29 +227,29 @@ test('retention drops whole partitions older than the policy and keeps the rest'
   // Far in the past, so other test files' data (around now) is never in range; the ingester's clock
   // is set there, or its horizon would refuse such old events.
   const base = Date.UTC(2001, 2, 1);
-  const ingester = createIngester(h.pool, { clock: () => base + 10 * DAY });
+  const ingester = createIngester(db.pool, { clock: () => base + 10 * DAY });
   await ingester.ingest([0, 1, 5, 9].map((d) => ({ ts: base + d * DAY + HOUR, site, status: 200, latencyMs: 10 })));
   const now = new Date(base + 10 * DAY);
   const policy = retentionPolicySchema.parse({ rawDays: 3, minuteDays: 3 });
-  const before = (await listPartitions(h.pool, 'request_events')).filter((p) => p.start.getUTCFullYear() === 2001).map((p) => p.name);
+  const before = (await listPartitions(db.pool, 'request_events')).filter((p) => p.start.getUTCFullYear() === 2001).map((p) => p.name);
   expect(before).toEqual(['request_events_p20010301', 'request_events_p20010302', 'request_events_p20010306', 'request_events_p20010310']);
-  const dryRun = await applyRetention(h.pool, policy, now, true);
+  const dryRun = await applyRetention(db.pool, policy, now, true);
   expect(dryRun.request_events).toEqual(['request_events_p20010301', 'request_events_p20010302', 'request_events_p20010306']);
-  expect((await listPartitions(h.pool, 'request_events')).filter((p) => p.start.getUTCFullYear() === 2001)).toHaveLength(4);
-  const dropped = await applyRetention(h.pool, policy, now);
+  expect((await listPartitions(db.pool, 'request_events')).filter((p) => p.start.getUTCFullYear() === 2001)).toHaveLength(4);
+  const dropped = await applyRetention(db.pool, policy, now);
   expect(dropped.request_events).toEqual(dryRun.request_events);
   expect(dropped.rollup_minute).toEqual(['rollup_minute_p20010301', 'rollup_minute_p20010302', 'rollup_minute_p20010306']);
   // Hour and day rollups are kept far longer: the baseline still has the older days.
   expect(dropped.rollup_hour).toEqual([]);
-  const { rows } = await h.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [site]);
+  const { rows } = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [site]);
   expect(Number(rows[0]!.n)).toBe(1);
-  const { rows: days } = await h.pool.query<{ n: string }>("SELECT sum(requests) AS n FROM rollup_day WHERE site = $1 AND route_key = '*'", [site]);
+  const { rows: days } = await db.pool.query<{ n: string }>("SELECT sum(requests) AS n FROM rollup_day WHERE site = $1 AND route_key = '*'", [site]);
   expect(Number(days[0]!.n)).toBe(4);
 });
 
 test('the embedded server runs with the write-heavy settings the store is tuned for', async () => {
   for (const [name, value] of Object.entries(EMBEDDED_POSTGRES_SETTINGS)) {
-    const { rows } = await h.pool.query<{ setting: string }>(`SELECT current_setting($1) AS setting`, [name]);
+    const { rows } = await db.pool.query<{ setting: string }>(`SELECT current_setting($1) AS setting`, [name]);
     expect(`${name}=${rows[0]!.setting}`).toBe(`${name}=${value}`);
   }
 });
@@ -257,12 +259,12 @@ test('the embedded server runs with the write-heavy settings the store is tuned 
 test('a batch the database refuses for the data of two events: split, the other 998 stored once, the two named', async () => {
   const site = newSite();
   const fn = `th_test_range_${randomUUID().slice(0, 8)}`;
-  await h.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'integer out of range (test)' USING ERRCODE = '22003'; END $$`);
-  await h.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}' AND NEW.latency_ms = 666) EXECUTE FUNCTION ${fn}()`);
+  await db.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'integer out of range (test)' USING ERRCODE = '22003'; END $$`);
+  await db.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}' AND NEW.latency_ms = 666) EXECUTE FUNCTION ${fn}()`);
   try {
     const now = Date.now();
     const batch = Array.from({ length: 1_000 }, (_, i) => ({ eventId: `x${i}`, ts: now - i, site, status: 200, latencyMs: i === 17 || i === 640 ? 666 : 10 }));
-    const ingester = createIngester(h.pool);
+    const ingester = createIngester(db.pool);
     const result = await ingester.ingest(batch, 101);
     expect(result).toMatchObject({ accepted: 998, inserted: 998, duplicates: 0 });
     expect(result.rejected).toEqual([118, 741].map((line) => ({ line, errors: [expect.stringMatching(/^the database refused this event \(integer out of range \(test\); SQLSTATE 22003\)/)] })));
@@ -271,10 +273,10 @@ test('a batch the database refuses for the data of two events: split, the other 
     expect(again).toMatchObject({ accepted: 998, inserted: 0, duplicates: 998 });
     expect(again.rejected.map((r) => r.line)).toEqual([118, 741]);
   } finally {
-    await h.pool.query(`DROP TRIGGER ${fn} ON request_events`);
-    await h.pool.query(`DROP FUNCTION ${fn}()`);
+    await db.pool.query(`DROP TRIGGER ${fn} ON request_events`);
+    await db.pool.query(`DROP FUNCTION ${fn}()`);
   }
-  const { rows } = await h.pool.query<{ raw: string; rolled: string }>(
+  const { rows } = await db.pool.query<{ raw: string; rolled: string }>(
     "SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw, (SELECT sum(requests) FROM rollup_hour WHERE site = $1 AND route_key = '*') AS rolled",
     [site],
   );
@@ -287,14 +289,14 @@ test('100,000 pools on one site: rollups keep at most the cap of routes per day,
   const cap = DEFAULT_CARDINALITY_CAPS.routesPerDay;
   // Two ingesters at once (two recorders, or the CLI's worker threads), each flooding new pools.
   const flood = async (offset: number) => {
-    const ingester = createIngester(h.pool);
+    const ingester = createIngester(db.pool);
     for (let b = 0; b < 10; b++) {
       await ingester.ingest(Array.from({ length: 5_000 }, (_, i) => ({ ts: now + b * 1000 + (i % 1000), site, route: { country: 'DE', pool: `pool-${offset + b * 5_000 + i}` }, status: i % 10 === 0 ? 403 : 200, latencyMs: 10 })));
     }
   };
   await Promise.all([flood(0), flood(50_000)]);
   for (const table of ['rollup_minute', 'rollup_hour', 'rollup_day']) {
-    const { rows } = await h.pool.query<{ kept: string; other_rows: string; other: string | null; all: string; routes_sum: string; other_labels: string | null }>(
+    const { rows } = await db.pool.query<{ kept: string; other_rows: string; other: string | null; all: string; routes_sum: string; other_labels: string | null }>(
       `SELECT count(*) FILTER (WHERE route_key NOT IN ('*', $2)) AS kept,
               count(*) FILTER (WHERE route_key = $2) AS other_rows,
               sum(requests) FILTER (WHERE route_key = $2) AS other,
@@ -307,16 +309,16 @@ test('100,000 pools on one site: rollups keep at most the cap of routes per day,
     const r = rows[0]!;
     expect([table, Number(r.all), Number(r.routes_sum)]).toEqual([table, 100_000, 100_000]);
     // A route's rows over the minutes of the day are as many as its minutes; the distinct routes are capped.
-    const { rows: distinct } = await h.pool.query<{ n: string }>(`SELECT count(DISTINCT route_key) AS n FROM ${table} WHERE site = $1 AND route_key NOT IN ('*', $2)`, [site, OTHER_ROUTES]);
+    const { rows: distinct } = await db.pool.query<{ n: string }>(`SELECT count(DISTINCT route_key) AS n FROM ${table} WHERE site = $1 AND route_key NOT IN ('*', $2)`, [site, OTHER_ROUTES]);
     expect(Number(distinct[0]!.n)).toBeLessThanOrEqual(cap);
     expect(Number(r.other)).toBeGreaterThanOrEqual(100_000 - cap * 10);
     expect(r.other_labels).toBe(OTHER_LABEL);
   }
   // Raw events keep their true pools.
-  const { rows: raw } = await h.pool.query<{ n: string }>('SELECT count(DISTINCT pool) AS n FROM request_events WHERE site = $1', [site]);
+  const { rows: raw } = await db.pool.query<{ n: string }>('SELECT count(DISTINCT pool) AS n FROM request_events WHERE site = $1', [site]);
   expect(Number(raw[0]!.n)).toBe(100_000);
   // The tick sees the capped routes plus "other", and every request.
-  const w = await readSiteWindows(h.pool, site, { asOf: new Date(now + 20_000), currentWindowMs: 60 * 60_000, baselineMs: DAY, excludeRecentMs: DAY });
+  const w = await readSiteWindows(db.pool, site, { asOf: new Date(now + 20_000), currentWindowMs: 60 * 60_000, baselineMs: DAY, excludeRecentMs: DAY });
   expect(w.current.requests).toBe(100_000);
   expect(w.current.routes.length).toBeLessThanOrEqual(cap + 1);
   expect(w.current.routes.find((r) => r.pool === OTHER_LABEL)?.requests).toBeGreaterThan(0);
@@ -330,11 +332,11 @@ test('the cap is exact across concurrent ingesters; known routes keep their rows
   // Four ingesters, each offering 6 new pools and 5 page types per batch, all at once.
   await Promise.all(
     Array.from({ length: 4 }, async (_, w) => {
-      const ingester = createIngester(h.pool, { caps });
+      const ingester = createIngester(db.pool, { caps });
       for (let b = 0; b < 3; b++) await ingester.ingest(Array.from({ length: 30 }, (_, i) => event(w * 100 + b * 10 + (i % 6), w * 10 + b * 3 + (i % 5), w * 1000 + b * 100 + i)));
     }),
   );
-  const { rows } = await h.pool.query<{ routes: string; types: string; other_types: string }>(
+  const { rows } = await db.pool.query<{ routes: string; types: string; other_types: string }>(
     `SELECT (SELECT count(DISTINCT route_key) FROM rollup_day WHERE site = $1 AND route_key NOT IN ('*', $2)) AS routes,
             (SELECT count(DISTINCT page_type) FROM page_norms_day WHERE site = $1 AND page_type <> $3) AS types,
             (SELECT count(*) FROM page_norms_day WHERE site = $1 AND page_type = $3) AS other_types`,
@@ -342,10 +344,10 @@ test('the cap is exact across concurrent ingesters; known routes keep their rows
   );
   expect(rows[0]).toEqual({ routes: '7', types: '3', other_types: '1' });
   // A later ingester: a kept route gets its own rows, a new one goes to "other".
-  const { rows: kept } = await h.pool.query<{ route_key: string; pool: string }>(`SELECT route_key, pool FROM rollup_day WHERE site = $1 AND route_key NOT IN ('*', $2) LIMIT 1`, [site, OTHER_ROUTES]);
-  const later = createIngester(h.pool, { caps });
+  const { rows: kept } = await db.pool.query<{ route_key: string; pool: string }>(`SELECT route_key, pool FROM rollup_day WHERE site = $1 AND route_key NOT IN ('*', $2) LIMIT 1`, [site, OTHER_ROUTES]);
+  const later = createIngester(db.pool, { caps });
   await later.ingest([{ ts: now + 5_000, site, route: { pool: kept[0]!.pool }, status: 200, latencyMs: 1 }, { ts: now + 5_001, site, route: { pool: 'brand-new' }, status: 200, latencyMs: 1 }]);
-  const { rows: after } = await h.pool.query<{ route_key: string; requests: string }>(
+  const { rows: after } = await db.pool.query<{ route_key: string; requests: string }>(
     `SELECT route_key, requests FROM rollup_minute WHERE site = $1 AND bucket = date_trunc('minute', to_timestamp($2 / 1000.0)) AND route_key <> '*' ORDER BY route_key`,
     [site, now + 5_000],
   );
@@ -356,7 +358,7 @@ test('the cap is exact across concurrent ingesters; known routes keep their rows
 test('the ingester refuses events outside its time horizon, naming them, and stores the rest', async () => {
   const site = newSite();
   const now = Date.now();
-  const result = await createIngester(h.pool).ingest([
+  const result = await createIngester(db.pool).ingest([
     { ts: now - 31 * DAY, site, status: 200, latencyMs: 1 },
     { ts: now - 29 * DAY, site, status: 200, latencyMs: 1 },
     { ts: now + 10 * 60_000, site, status: 200, latencyMs: 1 },

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { migrateUp } from '../../db/migrate';
+import { createPool } from '../../db/pool';
+import { TEMPLATE_DATABASE } from '../helpers/private-database';
 import { freePort } from '../../stack/free-port';
 import { startEmbeddedPostgres } from '../../stack/embedded-postgres';
 import { ensureTemporalCli } from '../../stack/temporal-cli';
@@ -31,6 +33,11 @@ export default async function globalSetup(): Promise<void> {
     startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), port: pgPort, persistent: false }),
   ]);
   await migrateUp(pg.databaseUrl);
+  // A migrated copy nobody connects to: tests that need DDL of their own (triggers on the store's tables)
+  // clone it into a private database instead of changing tables that parallel test files write to.
+  const admin = createPool(pg.databaseUrl, 1);
+  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE ${new URL(pg.databaseUrl).pathname.slice(1)}`);
+  await admin.end();
 
   const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn } });
   const bundlePath = join(dir, 'workflow-bundle.js');
