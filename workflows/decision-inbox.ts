@@ -164,14 +164,16 @@ export class DecisionInbox {
 
   /**
    * Waits out the tick interval; a decision wakes the loop at once and is applied, after which the
-   * interval starts again. Returns early once a stop is applied.
+   * interval starts again. Returns early once a stop is applied, or with `early` when `wakeEarly`
+   * holds (the history has grown too large to wait: the loop continues as new first).
    */
-  async waitForNextTick(intervalMs: number, summary: string, apply: ApplyDecision): Promise<void> {
+  async waitForNextTick(intervalMs: number, summary: string, apply: ApplyDecision, wakeEarly: () => boolean = () => false): Promise<'tick' | 'early'> {
     for (;;) {
-      const woken = await condition(() => this.queue.length > 0, intervalMs, { summary });
-      if (!woken) return;
+      if (wakeEarly()) return 'early';
+      const woken = await condition(() => this.queue.length > 0 || wakeEarly(), intervalMs, { summary });
+      if (!woken) return 'tick';
       await this.applyQueued(apply);
-      if (this.stopped !== null) return;
+      if (this.stopped !== null) return 'tick';
     }
   }
 }

@@ -7,4 +7,10 @@
 export const PATCHES = {
   /** Search attributes are upserted in the same workflow task as the tick's state change, before notices are dispatched. */
   publishBeforeDispatch: 'publish-before-dispatch',
+  /**
+   * While waiting for the next tick, the loop wakes when the server suggests continue-as-new (signals
+   * can grow the history fast: ~34 refused 1.5 MB signals in one 60 s interval would pass the 50 MB
+   * limit) and continues as new at once, without an extra tick.
+   */
+  continueAsNewWhileWaiting: 'continue-as-new-while-waiting',
 } as const;

@@ -199,6 +199,8 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   const loop = new SiteLoop(config, carried);
   const { inbox } = loop;
   loop.registerHandlers();
+  // Runs recorded before this patch never wake early; replaying them takes the old path.
+  const wakeOnLargeHistory = patched(PATCHES.continueAsNewWhileWaiting);
   loop.publish();
   for (;;) {
     await loop.tick();
@@ -209,7 +211,12 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
       if (inbox.stopped !== null) return loop.finish();
       await loop.continueAsNew();
     }
-    await inbox.waitForNextTick(config.tickIntervalMs, `next tick in ${seconds(config.tickIntervalMs)}`, loop.applyDecision);
+    const woke = await inbox.waitForNextTick(config.tickIntervalMs, `next tick in ${seconds(config.tickIntervalMs)}`, loop.applyDecision, () => wakeOnLargeHistory && workflowInfo().continueAsNewSuggested);
     if (inbox.stopped !== null) return loop.finish();
+    if (woke === 'early') {
+      await inbox.drain(loop.applyDecision, allHandlersFinished);
+      if (inbox.stopped !== null) return loop.finish();
+      await loop.continueAsNew();
+    }
   }
 }
