@@ -7,7 +7,7 @@
 import { parseCanaryDefinition } from '../../canaries/definition';
 import { selectorProblem } from '../../canary-runner/html';
 import { saveCanaries } from '../../db/canaries';
-import type { DecisionResult } from '../../control/messages';
+import { pauseUpdate } from '../../control/messages';
 import { ingestNow, loopInput, prepareSite, startHealthySite, startLoop, waitForState } from '../helpers/control-loop';
 import { answer, productPage, KNOWN_PRICE, startFixtureServer, type FixtureServer } from '../helpers/http-fixtures';
 import { createTestWorker, openHarness, type TestHarness } from '../helpers/services';
@@ -42,7 +42,7 @@ test('a paused site keeps running its canaries and shows their results in its st
   const { worker, connection } = await createTestWorker(h);
   await worker.runUntil(async () => {
     const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
-    const paused = await handle.executeUpdate<DecisionResult, [unknown]>('pause', { args: [{ who: 'dana@example.com', why: 'checking the terms' }] });
+    const paused = await handle.executeUpdate(pauseUpdate, { args: [{ who: 'dana@example.com', why: 'checking the terms' }] });
     expect(paused.controls).toMatchObject({ paused: true, canaryOnly: true });
     const pausedAt = Date.parse(paused.decidedAt);
 

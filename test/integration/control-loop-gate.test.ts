@@ -9,7 +9,7 @@ import { AwaitingHuman } from '../../common/search-attributes';
 import { controlAudit } from '../../db/controls';
 import { listDecisions } from '../../db/decisions';
 import { listNotifications } from '../../db/notifications';
-import { type DecisionResult, type PauseInput, type ResumeInput, type StopInput, pauseSignal, pauseUpdate, resumeUpdate, stateQuery, stopUpdate } from '../../control/messages';
+import { type PauseInput, type ResumeInput, type StopInput, pauseSignal, pauseUpdate, resumeUpdate, stateQuery, stopUpdate } from '../../control/messages';
 import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
 import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
 
@@ -69,7 +69,7 @@ test('a paused site waits through continue-as-new and a worker restart, then res
   const first = await createTestWorker(h);
   const { handle, paused } = await first.worker.runUntil(async () => {
     const { handle } = await startHealthySite(h.client, h.taskQueue, input);
-    const paused = await handle.executeUpdate<DecisionResult, [unknown]>('pause', { args: [{ who: 'carol@example.com', why: 'legal asked us to hold' }] });
+    const paused = await handle.executeUpdate(pauseUpdate, { args: [{ who: 'carol@example.com', why: 'legal asked us to hold' }] });
     expect(paused).toMatchObject({ decision: 'pause', band: 'healthy', controls: { paused: true, canaryOnly: true } });
     const waiting = await waitForState(handle, 'waiting', (s) => s.awaitingHuman !== null);
     // Two more continue-as-new while waiting; the wait, its start and its reminders are carried.
@@ -90,7 +90,7 @@ test('a paused site waits through continue-as-new and a worker restart, then res
     expect(still.awaitingHuman).toMatchObject({ kind: 'manual', since: paused.decidedAt });
     expect(still.controls).toMatchObject({ paused: true, canaryOnly: true });
 
-    const resumed = await handle.executeUpdate<DecisionResult, [unknown]>('resume', {
+    const resumed = await handle.executeUpdate(resumeUpdate, {
       args: [{ who: 'dave@example.com', why: 'legal cleared it', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 }],
     });
     expect(resumed).toMatchObject({ decision: 'resume', band: 'degrading', controls: { concurrencyLimit: 4, revisitMultiplier: 3, paused: false, canaryOnly: false } });

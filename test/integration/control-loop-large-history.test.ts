@@ -26,9 +26,14 @@ test('refused signals piling up while the loop waits: it continues as new before
       for (let i = 0; i < 6; i++) await handle.signal(pauseSignal, { who: 'flood', why: 'x', padding: 'x'.repeat(1_000_000) } as PauseInput);
       // The handle from start is bound to the first run; follow the workflow id to its latest run.
       const latest = h.client.workflow.getHandle(handle.workflowId);
+      // The server decides on its suggestion when it schedules a workflow task; signals that arrive while
+      // one is pending join it. So, as a real flood would, keep a small refused signal coming until the
+      // loop hands over: the next task is scheduled with the large history in view.
       const next = await eventually(async () => {
         const d = await latest.describe();
-        return d.runId !== firstRun ? d : undefined;
+        if (d.runId !== firstRun) return d;
+        await latest.signal(pauseSignal, { who: 'flood', why: 'x', padding: 'x' } as PauseInput);
+        return undefined;
       }, 'continued as new while waiting', 60_000);
       expect(next.status.name).toBe('RUNNING');
       const state = await latest.query(stateQuery);
