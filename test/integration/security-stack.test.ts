@@ -68,7 +68,9 @@ test('the banner masks the password; links use the UI that was started', async (
   const banner = stack.output();
   expect(banner).toContain(`  Temporal UI:   ${ui}\n`);
   expect(banner).toContain(`  PostgreSQL:    DATABASE_URL=postgres://${ROLE}:***@${server.host}${server.pathname} (yours, from the environment)\n`);
-  expect(banner).toMatch(/"database":"postgres:\/\/th_stack_[0-9a-f]+:\*\*\*@/); // the JSON log line too
+  // The JSON log line too. pino writes it asynchronously, so it may land after the banner: wait for it.
+  const logLine = await eventually(() => Promise.resolve(/"database":"postgres:\/\/th_stack_[0-9a-f]+:[^"@]*@/.exec(stack.output())?.[0]), 'the "running" log line', 30_000);
+  expect(logLine).toMatch(/"database":"postgres:\/\/th_stack_[0-9a-f]+:\*\*\*@/);
 
   // The CLI settings file: owner-only, the UI and Temporal addresses, not the operator's database URL.
   const file = join(dataDir, 'cli.env');
