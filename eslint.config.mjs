@@ -29,7 +29,7 @@ export default tseslint.config(
   },
   {
     // Every module the workflow bundle imports must be in here: test/unit/determinism-lint.test.ts checks it.
-    files: ['workflows/**/*.ts', 'control/**/*.ts', 'scoring/**/*.ts', 'common/**/*.ts', 'signals/**/*.ts', 'canaries/**/*.ts'],
+    files: ['workflows/**/*.ts', 'control/**/*.ts', 'scoring/**/*.ts', 'common/**/*.ts', 'signals/**/*.ts', 'canaries/**/*.ts', 'scenarios/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

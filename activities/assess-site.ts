@@ -34,6 +34,11 @@ export interface AssessSiteInput {
   previousRefusal: number;
   /** After a resume, only traffic from the decision on is judged (ISO time), else null. */
   evidenceSince: string | null;
+  /**
+   * The tick's time (ISO), from the workflow's schedule: the windows end at the last whole minute
+   * before it. Absent or null from loops started before the schedule existed: the database's time.
+   */
+  asOf?: string | null;
 }
 
 /** The stored row's `result`: everything but the key, tick and time (columns of their own). */
@@ -57,8 +62,68 @@ export function currentWindowMs(configured: number, asOf: Date, evidenceSince: s
   return Math.max(1, Math.min(configured, since));
 }
 
-export function makeAssessSite(deps: AssessSiteDeps) {
+/** What one tick's assessment needs besides the database: the same for the live loop and a replay. */
+export interface AssessAtInput {
+  site: string;
+  /** The tick's time: the windows end at the last whole minute before it. */
+  asOf: Date;
+  window: SiteHealthConfig['window'];
+  scoring: ScoringConfig;
+  previousRefusal: number;
+  evidenceSince: string | null;
+}
+
+/**
+ * One tick's assessment at `asOf`, written nowhere: the windows read from the rollups, the due canaries
+ * (live only: a replay passes no runner and judges the canary traffic recorded in the store), scored.
+ * The live activity records its result; `target-health replay` calls exactly this for every simulated tick.
+ */
+export interface AssessAtDeps {
+  pool: Pool;
+  readWindows?: ReadWindows | undefined;
+  runDueCanaries?: AssessSiteDeps['runDueCanaries'];
+  /** The site's registration (default: read it); a replay reads it once. */
+  findSite?: typeof findSite;
+  /** Days whose canaries failed, left out of the baseline (default: read them); a replay reads them per baseline. */
+  canaryFailedDays?: typeof canaryFailedDays;
+}
+
+export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promise<StoredResult> {
   const readWindows = deps.readWindows ?? readSiteWindows;
+  const readSite = deps.findSite ?? findSite;
+  const failedDays = deps.canaryFailedDays ?? canaryFailedDays;
+  const { asOf } = input;
+  const spec: WindowSpec = {
+    asOf,
+    currentWindowMs: currentWindowMs(input.window.currentWindowMs, asOf, input.evidenceSince),
+    baselineMs: input.window.baselineMs,
+    excludeRecentMs: input.window.excludeRecentMs,
+  };
+  // Canaries first, on every tick whatever the band (also while paused: then they are the traffic
+  // the loop keeps judging). Idempotent per schedule slot, so a retried tick fetches nothing twice.
+  const ran = deps.runDueCanaries ? await deps.runDueCanaries({ site: input.site, asOf: asOf.toISOString() }) : null;
+  const canaries = ran && ran.canaries > 0 ? { window: ran.window, evidence: ran.evidence, nextDueAt: ran.nextDueAt } : null;
+  // Baseline trust: days on which canaries failed are left out of the baseline (docs/canaries.md).
+  const bounds = windowBounds(spec);
+  const excludeDays = await failedDays(deps.pool, input.site, bounds.baseline.from, bounds.baseline.to);
+  const [windows, site] = await Promise.all([readWindows(deps.pool, input.site, { ...spec, excludeDays }), readSite(deps.pool, input.site)]);
+  // The canary block comes from the canary runs themselves (mismatches are not visible in traffic).
+  const current = canaries ? { ...windows.current, canary: canaries.window } : windows.current;
+  const assessment = assess({ current, baseline: windows.baseline, previousRefusal: input.previousRefusal }, input.scoring);
+  return {
+    site: { registered: site !== undefined, owner: site?.owner ?? null, parserOwner: site?.parserOwner ?? null },
+    window: {
+      currentFrom: windows.bounds.current.from.toISOString(),
+      currentTo: windows.bounds.current.to.toISOString(),
+      baselineFrom: windows.bounds.baseline.from.toISOString(),
+      baselineTo: windows.bounds.baseline.to.toISOString(),
+    },
+    assessment,
+    canaries: canaries ? { ...canaries, excludedBaselineDays: excludeDays } : null,
+  };
+}
+
+export function makeAssessSite(deps: AssessSiteDeps) {
   return async function assessSite(input: AssessSiteInput): Promise<TickAssessment> {
     const key = assessmentKey(input.site, input.chainId, input.tick);
     const existing = await findAssessment<StoredResult>(deps.pool, key);
@@ -66,39 +131,19 @@ export function makeAssessSite(deps: AssessSiteDeps) {
       deps.logger.info({ site: input.site, tick: input.tick, assessmentKey: key }, 'assessment already recorded (activity retried): returning it');
       return { assessmentKey: key, tick: input.tick, assessedAt: existing.assessedAt.toISOString(), ...existing.result };
     }
-    const { rows } = await deps.pool.query<{ now: Date }>('SELECT now() AS now');
-    const asOf = rows[0]!.now;
-    const spec: WindowSpec = {
-      asOf,
-      currentWindowMs: currentWindowMs(input.window.currentWindowMs, asOf, input.evidenceSince),
-      baselineMs: input.window.baselineMs,
-      excludeRecentMs: input.window.excludeRecentMs,
-    };
-    // Canaries first, on every tick whatever the band (also while paused: then they are the traffic
-    // the loop keeps judging). Idempotent per schedule slot, so a retried tick fetches nothing twice.
-    const ran = deps.runDueCanaries ? await deps.runDueCanaries({ site: input.site, asOf: asOf.toISOString() }) : null;
-    const canaries = ran && ran.canaries > 0 ? { window: ran.window, evidence: ran.evidence, nextDueAt: ran.nextDueAt } : null;
-    // Baseline trust: days on which canaries failed are left out of the baseline (docs/canaries.md).
-    const bounds = windowBounds(spec);
-    const excludeDays = canaries ? await canaryFailedDays(deps.pool, input.site, bounds.baseline.from, bounds.baseline.to) : [];
-    const [windows, site] = await Promise.all([readWindows(deps.pool, input.site, { ...spec, excludeDays }), findSite(deps.pool, input.site)]);
-    // The canary block comes from the canary runs themselves (mismatches are not visible in traffic).
-    const current = canaries ? { ...windows.current, canary: canaries.window } : windows.current;
-    const assessment = assess({ current, baseline: windows.baseline, previousRefusal: input.previousRefusal }, input.scoring);
-    const result: StoredResult = {
-      site: { registered: site !== undefined, owner: site?.owner ?? null, parserOwner: site?.parserOwner ?? null },
-      window: {
-        currentFrom: windows.bounds.current.from.toISOString(),
-        currentTo: windows.bounds.current.to.toISOString(),
-        baselineFrom: windows.bounds.baseline.from.toISOString(),
-        baselineTo: windows.bounds.baseline.to.toISOString(),
-      },
-      assessment,
-      canaries: canaries ? { ...canaries, excludedBaselineDays: excludeDays } : null,
-    };
+    // The tick's time comes from the workflow (its schedule), so a late or retried activity judges
+    // the same windows, and a replay at the same times reproduces it. Loops started before the
+    // schedule existed send none: they are judged at the database's time, as they always were.
+    const asOf = input.asOf !== undefined && input.asOf !== null ? new Date(input.asOf) : await databaseNow(deps.pool);
+    const result = await assessAt(deps, { site: input.site, asOf, window: input.window, scoring: input.scoring, previousRefusal: input.previousRefusal, evidenceSince: input.evidenceSince });
     // Written once; if a concurrent attempt got there first, its row wins and is returned.
     const stored = await recordAssessmentOnce(deps.pool, { assessmentKey: key, site: input.site, workflowId: input.workflowId, chainId: input.chainId, tick: input.tick, assessedAt: asOf, result });
-    deps.logger.debug({ site: input.site, tick: input.tick, score: assessment.health.score, state: assessment.state, inserted: stored.inserted }, 'assessed site');
+    deps.logger.debug({ site: input.site, tick: input.tick, score: result.assessment.health.score, state: result.assessment.state, inserted: stored.inserted }, 'assessed site');
     return { assessmentKey: key, tick: input.tick, assessedAt: stored.assessedAt.toISOString(), ...stored.result };
   };
+}
+
+async function databaseNow(pool: Pool): Promise<Date> {
+  const { rows } = await pool.query<{ now: Date }>('SELECT now() AS now');
+  return rows[0]!.now;
 }

@@ -66,8 +66,11 @@ export async function seedBaseline(pool: Pool, site: string, routes: Array<Route
   }
 }
 
-/** Events "now" (or `agoMs` in the past), spread over a second. */
+/**
+ * Events "now" (or `agoMs` before), spread over the last second of the latest whole minute that has
+ * passed: a tick judges whole minutes only (db/signal-store/read-windows.ts), so these count at once.
+ */
 export async function ingestNow(pool: Pool, site: string, mix: Mix, agoMs = 0): Promise<void> {
-  const t = Date.now() - agoMs;
+  const t = Math.floor((Date.now() - agoMs) / 60_000) * 60_000 - 1;
   await ingest(pool, eventsOf(site, mix, (i) => t - (i % 1000)));
 }

@@ -2,9 +2,9 @@
  * Canary definitions: one page per canary whose correct answer we know, the route it travels, what it
  * must show, and how often to check. Validated completely when defined (zod for shape, then the
  * checks zod cannot do: every string storable, selectors compile, patterns compile on the linear-time
- * engine, the URL is one canaries may reach, proxy URLs have a host and a port, route labels exist,
- * intervals are positive), so nothing malformed ever reaches the store or the loop. Errors are one
- * line each: `field: what is wrong; how to fix it`.
+ * engine, the URL is one canaries may reach and carries no credentials, proxy URLs have a host and a
+ * port, route labels exist, intervals are positive), so nothing malformed ever reaches the store or the
+ * loop. Errors are one line each: `field: what is wrong; how to fix it`.
  */
 import { z } from 'zod';
 import { cutText, isWellFormed } from '../common/well-formed';
@@ -13,6 +13,7 @@ import { tryNormaliseSite } from '../signals/site';
 import { formatDurationMs, parseDurationMs } from './duration';
 import { type Expectation, type ExpectationChecks, type ExpectationJson, expectationToJson, parseExpectation } from './expectation';
 import type { SelectorCheck } from './html-document';
+import { pageCredentialsProblem, redactPageUrl } from './page-url';
 import { checkProxyUrl } from './proxy-url';
 import { type ReachPolicy, urlReachProblem } from './reach';
 import { ROUTE_LABEL, ROUTE_LABEL_HELP, type RouteTable } from './routes';
@@ -204,7 +205,7 @@ function checkDefinition(data: ShapeOutput, checks: Checks, path: string, site: 
   const field = (name: string) => (path === '' ? name : `${path}.${name}`);
   const options: Partial<DefinitionOptions> = checks.kind === 'define' ? checks : {};
 
-  const url = checkPageUrl(data.url);
+  const url = checkPageUrl(data.url, checks.kind === 'define');
   if (url !== undefined) errors.push(`${field('url')}: ${url}`);
   else if (options.reach !== undefined) {
     const reach = urlReachProblem(data.url, site, options.reach);
@@ -254,16 +255,22 @@ function checkDefinition(data: ShapeOutput, checks: Checks, path: string, site: 
 /** URLs are echoed in refusals up to this many characters (a long query cut, the host kept). */
 const MAX_URL_ECHO = 200;
 
-function checkPageUrl(raw: string): string | undefined {
+/**
+ * What is wrong with a page URL, quoting it without its secrets (canaries/page-url.ts). Credentials
+ * (`user:password@`) are refused when a canary is defined; a stored URL that has them (defined before
+ * this rule) is still read back, so listing and running it keep working.
+ */
+function checkPageUrl(raw: string, defining: boolean): string | undefined {
+  const shown = describeValue(redactPageUrl(raw), MAX_URL_ECHO);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    return `${describeValue(raw, MAX_URL_ECHO)} is not a URL; give the full page URL like "https://shop.example.com/p/1"`;
+    return `${shown} is not a URL; give the full page URL like "https://shop.example.com/p/1"`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${describeValue(raw, MAX_URL_ECHO)} must start with http:// or https://`;
-  if (url.hostname === '') return `${describeValue(raw, MAX_URL_ECHO)} has no host`;
-  return undefined;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${shown} must start with http:// or https://`;
+  if (url.hostname === '') return `${shown} has no host`;
+  return defining ? pageCredentialsProblem(raw, MAX_URL_ECHO) : undefined;
 }
 
 function checkDuration(

@@ -17,6 +17,7 @@
  */
 import ipaddr from 'ipaddr.js';
 import { describeValue } from '../common/zod-issues';
+import { redactPageUrl } from './page-url';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -75,7 +76,7 @@ export function urlReachProblem(url: string, site: string | undefined, policy: R
   } catch {
     return undefined; // not a URL: the definition's URL check says so
   }
-  const shown = describeValue(url, 200);
+  const shown = describeValue(redactPageUrl(url), 200);
   const literal = host.replace(/^\[(.*)\]$/, '$1');
   if (isIpLiteral(literal)) {
     const address = unmap(ipaddr.parse(literal));

@@ -21,6 +21,7 @@ export interface CanaryRunSummary {
   canaryId: string;
   site: string;
   name: string;
+  /** The page, as people may see it: secret query values and any user info masked (canaries/page-url.ts). */
   url: string;
   /** How it travelled, without credentials: "direct", "route residential-de", "proxy 10.0.0.5:8080". */
   route: string;

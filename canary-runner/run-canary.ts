@@ -6,6 +6,8 @@
 import type { CheckedExpectation } from '../canaries/check';
 import type { CanaryDefinition } from '../canaries/definition';
 import { judgeCanary } from '../canaries/judge';
+import { pageTextCleaner } from '../canaries/page-url';
+import { cutText } from '../common/well-formed';
 import { patternProblem } from '../canaries/pattern';
 import { resolveRoute } from '../canaries/routes';
 import type { CanaryResultKind } from '../canaries/types';
@@ -50,7 +52,27 @@ export interface CanaryRun {
 
 let defaultClassifier: Classifier | undefined;
 
+/**
+ * One run; its texts never hold the page URL's secrets, even when the page echoes its own URL
+ * (canaries/page-url.ts): they are masked after judging, so the verdict is the page's.
+ */
 export async function runCanary(input: RunCanaryInput): Promise<CanaryRun> {
+  return withoutPageSecrets(await judgedRun(input), pageTextCleaner(input.definition.url));
+}
+
+/** The run's texts (reason, evidence, checks, the event's reason) passed through `clean`. */
+export function withoutPageSecrets(run: CanaryRun, clean: (text: string) => string): CanaryRun {
+  const checks = run.checks.map((c) => {
+    const out: CheckedExpectation = { ...c, check: clean(c.check), expected: clean(c.expected), actual: clean(c.actual) };
+    if (c.excerpt !== undefined) out.excerpt = clean(c.excerpt);
+    return out;
+  });
+  // The event's reason keeps the schema's 200 characters (a masked value may be longer than it was).
+  const event = run.event === null || run.event.outcomeReason === undefined ? run.event : { ...run.event, outcomeReason: cutText(clean(run.event.outcomeReason), 200, '') };
+  return { ...run, reason: clean(run.reason), evidence: clean(run.evidence), checks, event };
+}
+
+async function judgedRun(input: RunCanaryInput): Promise<CanaryRun> {
   const { definition, settings } = input;
   const ranAt = new Date();
   // Our own configuration, before anything reaches the site: such a run says nothing about the site.

@@ -4,6 +4,7 @@
  * plain JSON for Temporal payloads.
  */
 import { type CanaryEvidence, canaryWindowInput } from '../canaries/latest';
+import { pageTextCleaner } from '../canaries/page-url';
 import { runKeyFor, slotFor } from '../canaries/schedule';
 import type { CanaryRunSummary, CanaryTrigger } from '../canaries/types';
 import { cutText } from '../common/well-formed';
@@ -119,7 +120,7 @@ async function runAndRecord(deps: CanaryRunnerDeps, canary: StoredCanary, runKey
     // A bug in one canary's check must not stop the others or fail the tick; it is recorded (not
     // counted against the site) and logged loudly.
     deps.logger.error({ err, canary: canary.id }, 'canary check failed unexpectedly');
-    const message = err instanceof Error ? err.message : String(err);
+    const message = pageTextCleaner(canary.definition.url)(err instanceof Error ? err.message : String(err));
     const d = canary.definition;
     const route = d.route !== undefined ? `route ${d.route}` : d.proxy !== undefined ? 'proxy' : 'direct';
     run = internalErrorRun(route, `internal error while checking the canary: ${message}`, message);

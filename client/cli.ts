@@ -22,7 +22,9 @@ const COMMANDS: Record<string, () => Register> = {
   canary: () => (require('./commands/canary') as Record<'registerCanaryCommand', Register>).registerCanaryCommand,
   retention: () => (require('./commands/retention') as Record<'registerRetentionCommand', Register>).registerRetentionCommand,
   migrate: () => (require('./commands/migrate') as Record<'registerMigrateCommand', Register>).registerMigrateCommand,
+  replay: () => (require('./commands/replay') as Record<'registerReplayCommand', Register>).registerReplayCommand,
   score: () => (require('./commands/score') as Record<'registerScoreCommand', Register>).registerScoreCommand,
+  simulate: () => (require('./commands/simulate') as Record<'registerSimulateCommand', Register>).registerSimulateCommand,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 

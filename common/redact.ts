@@ -131,9 +131,18 @@ function redactQuery(query: string): string {
   const pairs = query.split('&').map((pair) => {
     const eq = pair.indexOf('=');
     if (eq === -1) return pair;
-    return SECRET_PARAM.test(decodeName(pair.slice(0, eq))) ? `${pair.slice(0, eq)}=${MASK}` : pair;
+    return isSecretQueryName(pair.slice(0, eq)) ? `${pair.slice(0, eq)}=${MASK}` : pair;
   });
   return `?${pairs.join('&')}`;
+}
+
+/**
+ * Whether a query parameter of this name carries a secret (`token`, `password`, `api_key`, `sig`,
+ * `…secret…`): the rule {@link redactUrl} masks by, for callers that must find such values elsewhere
+ * (a canary page echoing its own URL: canaries/page-url.ts).
+ */
+export function isSecretQueryName(name: string): boolean {
+  return SECRET_PARAM.test(decodeName(name));
 }
 
 function decodeName(name: string): string {

@@ -119,6 +119,8 @@ export const loopStateSchema = z.strictObject({
   firstAssessedAt: isoTime.nullable(),
   /** Absent in states carried by runs before it existed. */
   problem: loopProblemSchema.nullable().default(null),
+  /** The next tick's slot (workflow time, ISO): a continued run waits for it. Null before the first tick. */
+  nextTickAt: isoTime.nullable().default(null),
 });
 export type LoopState = z.output<typeof loopStateSchema>;
 
@@ -147,6 +149,7 @@ export function initialLoopState(chainId: string): LoopState {
     rejected: [],
     firstAssessedAt: null,
     problem: null,
+    nextTickAt: null,
   };
 }
 

@@ -13,6 +13,7 @@ import {
   readStoredDefinition,
 } from '../canaries/definition';
 import type { CheckedExpectation } from '../canaries/check';
+import { redactPageUrl } from '../canaries/page-url';
 import type { CanaryResultKind, CanaryRunSummary, CanaryTrigger } from '../canaries/types';
 import { cutText, storableJson, wellFormed } from '../common/well-formed';
 import type { Outcome, RequestOutcomeEventInput } from '../signals/event';
@@ -281,12 +282,13 @@ export async function latestCanaryRuns(q: Queryable, site: string): Promise<Cana
   return rows.map((row) => toSummary(toStoredRun(row), { name: row.name, url: row.definition.url, intervalMs: Number(row.interval_ms) }));
 }
 
+/** A run as the rest of the product sees it; the page URL without its secrets (canaries/page-url.ts). */
 export function toSummary(run: StoredCanaryRun, canary: { name: string; url: string; intervalMs: number }): CanaryRunSummary {
   return {
     canaryId: run.canaryId,
     site: run.site,
     name: canary.name,
-    url: canary.url,
+    url: redactPageUrl(canary.url),
     route: run.route,
     result: run.result,
     reason: run.reason,

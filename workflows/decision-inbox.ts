@@ -163,14 +163,17 @@ export class DecisionInbox {
   }
 
   /**
-   * Waits out the tick interval; a decision wakes the loop at once and is applied, after which the
-   * interval starts again. Returns early once a stop is applied, or with `early` when `wakeEarly`
-   * holds (the history has grown too large to wait: the loop continues as new first).
+   * Waits until the next tick is due (`remainingMs`, asked again after each wake: the schedule's slot,
+   * or the whole interval again for runs that predate the schedule); a decision wakes the loop at once
+   * and is applied. Returns early once a stop is applied, or with `early` when `wakeEarly` holds (the
+   * history has grown too large to wait: the loop continues as new first).
    */
-  async waitForNextTick(intervalMs: number, summary: string, apply: ApplyDecision, wakeEarly: () => boolean = () => false): Promise<'tick' | 'early'> {
+  async waitForNextTick(remainingMs: () => number, summary: string, apply: ApplyDecision, wakeEarly: () => boolean = () => false): Promise<'tick' | 'early'> {
     for (;;) {
       if (wakeEarly()) return 'early';
-      const woken = await condition(() => this.queue.length > 0 || wakeEarly(), intervalMs, { summary });
+      const ms = remainingMs();
+      if (ms <= 0) return 'tick';
+      const woken = await condition(() => this.queue.length > 0 || wakeEarly(), ms, { summary });
       if (!woken) return 'tick';
       await this.applyQueued(apply);
       if (this.stopped !== null) return 'tick';

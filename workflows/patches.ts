@@ -13,4 +13,10 @@ export const PATCHES = {
    * limit) and continues as new at once, without an extra tick.
    */
   continueAsNewWhileWaiting: 'continue-as-new-while-waiting',
+  /**
+   * Ticks follow a schedule: slots on the tick interval's grid, each tick's time (`asOf`) handed to the
+   * assessment, the next slot carried through continue-as-new (a new run waits for it instead of
+   * ticking at once), a late loop skipping to the latest slot that has passed.
+   */
+  tickSchedule: 'tick-schedule',
 } as const;

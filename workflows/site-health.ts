@@ -22,6 +22,7 @@ import type { NoticeDraft } from '../control/notices';
 import { type LoopConfig, type TickPlan, planTick } from '../control/plan';
 import { planFailedTick } from '../control/plan/failed';
 import { PublishedAttributes, attributesForNewRun, loopAttributes } from '../control/search-attributes';
+import { msUntilDue, nextSlot, tickTime } from '../control/schedule';
 import { stateView, stopSummary } from '../control/state-view';
 import type { TickAssessment } from '../control/tick-assessment';
 import { DecisionInbox, type QueuedDecision } from './decision-inbox';
@@ -29,6 +30,9 @@ import { deliverNotification } from './deliver-notification';
 import { PATCHES } from './patches';
 
 type LoopSettings = Omit<ParsedSiteHealthInput, 'carried'>;
+
+/** Workflow time: the SDK's deterministic clock (the time of the current workflow task). */
+const workflowNow = (): number => new Date().getTime();
 
 function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
@@ -47,6 +51,8 @@ class SiteLoop {
   constructor(
     readonly config: LoopSettings,
     carried: LoopState | undefined,
+    /** Ticks follow the schedule (control/schedule.ts); false only when replaying runs that predate it. */
+    readonly scheduled: boolean,
   ) {
     const info = workflowInfo();
     this.state = carried ? { ...carried, runs: carried.runs + 1 } : initialLoopState(info.firstExecutionRunId);
@@ -98,24 +104,42 @@ class SiteLoop {
     }
   }
 
+  /** Milliseconds until the next tick's slot (≤ 0: due now). */
+  msUntilDue(): number {
+    return msUntilDue(this.state.nextTickAt, workflowNow());
+  }
+
   /** One tick: assess, plan, act. */
   async tick(): Promise<void> {
     const { site, config, state } = this;
     const tick = state.tick + 1;
+    // Workflow time: the tick's slot on the schedule, the same on replay of this history.
+    const asOf = this.scheduled ? tickTime(state.nextTickAt, workflowNow(), config.tickIntervalMs) : null;
+    if (asOf !== null) this.state = { ...state, nextTickAt: new Date(nextSlot(asOf, config.tickIntervalMs)).toISOString() };
     let t: TickAssessment;
     try {
       t = await this.acts.assessSite.executeWithOptions({ summary: `assess ${site}, tick ${tick}` }, [
-        { site, workflowId: this.workflowId, chainId: state.chainId, tick, window: config.window, scoring: config.scoring, previousRefusal: state.scoring.refusalStreak, evidenceSince: state.evidenceSince },
+        {
+          site,
+          workflowId: this.workflowId,
+          chainId: state.chainId,
+          tick,
+          window: config.window,
+          scoring: config.scoring,
+          previousRefusal: state.scoring.refusalStreak,
+          evidenceSince: state.evidenceSince,
+          ...(asOf === null ? {} : { asOf: new Date(asOf).toISOString() }),
+        },
       ]);
     } catch (err) {
       // Retries are unlimited, so only a refusal of the input itself (LoopErrors.DataError) ends up here.
       if (!(err instanceof ActivityFailure)) throw err;
       // Workflow time (deterministic): there is no database time for an assessment that was not made.
-      const failed = { tick, at: new Date().toISOString(), message: err.cause?.message ?? err.message };
-      return this.act(tick, assessmentKey(site, state.chainId, tick), null, planFailedTick(state, failed, this.loopConfig()));
+      const failed = { tick, at: new Date(asOf ?? workflowNow()).toISOString(), message: err.cause?.message ?? err.message };
+      return this.act(tick, assessmentKey(site, state.chainId, tick), null, planFailedTick(this.state, failed, this.loopConfig()));
     }
     this.lastAssessment = t;
-    return this.act(tick, t.assessmentKey, t.assessmentKey, planTick(state, t, this.loopConfig()));
+    return this.act(tick, t.assessmentKey, t.assessmentKey, planTick(this.state, t, this.loopConfig()));
   }
 
   private loopConfig(): LoopConfig {
@@ -196,13 +220,25 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   const parsed = parseSiteHealthInput(input);
   if (!parsed.ok) throw ApplicationFailure.nonRetryable(`invalid siteHealth input: ${parsed.message}`, LoopErrors.InvalidInput);
   const { carried, ...config } = parsed.value;
-  const loop = new SiteLoop(config, carried);
+  // Runs recorded before these patches replay on their old paths.
+  const wakeOnLargeHistory = patched(PATCHES.continueAsNewWhileWaiting);
+  const scheduled = patched(PATCHES.tickSchedule);
+  const loop = new SiteLoop(config, carried, scheduled);
   const { inbox } = loop;
   loop.registerHandlers();
-  // Runs recorded before this patch never wake early; replaying them takes the old path.
-  const wakeOnLargeHistory = patched(PATCHES.continueAsNewWhileWaiting);
   loop.publish();
+  const wakeEarly = () => wakeOnLargeHistory && workflowInfo().continueAsNewSuggested;
   for (;;) {
+    if (scheduled) {
+      // Wait for the tick's slot (a continued run waits for the one its predecessor booked).
+      const woke = await inbox.waitForNextTick(() => loop.msUntilDue(), `next tick at ${loop.state.nextTickAt ?? 'once'}`, loop.applyDecision, wakeEarly);
+      if (inbox.stopped !== null) return loop.finish();
+      if (woke === 'early') {
+        await inbox.drain(loop.applyDecision, allHandlersFinished);
+        if (inbox.stopped !== null) return loop.finish();
+        await loop.continueAsNew();
+      }
+    }
     await loop.tick();
     await inbox.applyQueued(loop.applyDecision);
     if (inbox.stopped !== null) return loop.finish();
@@ -211,7 +247,8 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
       if (inbox.stopped !== null) return loop.finish();
       await loop.continueAsNew();
     }
-    const woke = await inbox.waitForNextTick(config.tickIntervalMs, `next tick in ${seconds(config.tickIntervalMs)}`, loop.applyDecision, () => wakeOnLargeHistory && workflowInfo().continueAsNewSuggested);
+    if (scheduled) continue;
+    const woke = await inbox.waitForNextTick(() => config.tickIntervalMs, `next tick in ${seconds(config.tickIntervalMs)}`, loop.applyDecision, wakeEarly);
     if (inbox.stopped !== null) return loop.finish();
     if (woke === 'early') {
       await inbox.drain(loop.applyDecision, allHandlersFinished);

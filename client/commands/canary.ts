@@ -10,6 +10,7 @@ import { UserError } from '../../common/user-error';
 import { describeValue } from '../../common/zod-issues';
 import { CanaryDefinitionError, canaryId, definitionToJson, parseCanaryDefinition, parseCanaryFile } from '../../canaries/definition';
 import { formatDurationMs } from '../../canaries/duration';
+import { redactPageUrl } from '../../canaries/page-url';
 import { redactProxyUrl } from '../../canaries/proxy-url';
 import type { CanaryRunSummary } from '../../canaries/types';
 import { definitionOptions } from '../../canary-runner/define';
@@ -102,7 +103,7 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
     .command('list')
     .description('list canaries with their latest result')
     .argument('[site]', 'only this site')
-    .option('--json', 'print JSON (definitions with proxy passwords redacted, and latest results)')
+    .option('--json', 'print JSON (definitions with proxy passwords and secret URL parameters redacted, and latest results)')
     .action(async (rawSite: string | undefined, options: { json?: boolean }) => {
       const site = rawSite === undefined ? undefined : siteArgument(rawSite);
       const pool = await context().db();
@@ -112,6 +113,7 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
       if (options.json) {
         const out = canaries.map((c) => {
           const definition = definitionToJson(c.definition);
+          definition.url = redactPageUrl(definition.url);
           if (definition.proxy !== undefined) definition.proxy = redactProxyUrl(definition.proxy);
           return { id: c.id, site: c.site, revision: c.revision, definition, latest: latest.get(c.id) ?? null };
         });

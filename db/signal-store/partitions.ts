@@ -2,6 +2,11 @@
  * Time partitions of the signal store. Every table is range-partitioned on its time column; ingestion
  * creates the partitions a batch needs, retention drops whole partitions (cheap, no table bloat, no
  * long DELETEs). Partition names carry their start: `<table>_p<YYYYMMDD>`.
+ *
+ * Partitions are created by the database function `th_ensure_partition` (migration 005), which runs
+ * with the tables' owner's rights and computes name and bounds itself: so whoever ingests — the worker,
+ * `target-health ingest`, a crawler's `postgresSink` — needs no DDL rights, only EXECUTE on it
+ * (docs/security.md, "A least-privilege role for crawlers").
  */
 import type { PoolClient } from 'pg';
 import type { Pool } from '../pool';
@@ -63,19 +68,28 @@ export async function ensurePartitions(pool: Pool, table: PartitionedTable, inst
     await client.query('BEGIN');
     await client.query("SELECT pg_advisory_xact_lock(hashtext('target-health:partitions'))");
     for (const [name, start] of missing) {
-      const end = partitionEnd(granularity, start);
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF ${table} FOR VALUES FROM ('${start.toISOString()}') TO ('${end.toISOString()}')`,
-      );
+      const { rows } = await client.query<{ created: string }>('SELECT th_ensure_partition($1, $2) AS created', [table, start]);
+      // The function computes the name itself: a different one means the two span tables disagree.
+      if (rows[0]?.created !== name) throw new Error(`th_ensure_partition made ${rows[0]?.created ?? 'nothing'} where ${name} was expected; the span of ${table} differs between partitions.ts and the database`);
     }
     await client.query('COMMIT');
     for (const name of missing.keys()) known.add(name);
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
+    throw withGrantHint(err);
   } finally {
     client.release();
   }
+}
+
+/** A role without EXECUTE on the function gets the grant it lacks named (the SQLSTATE stays: 42501). */
+function withGrantHint(err: unknown): unknown {
+  if ((err as { code?: unknown } | null)?.code !== '42501') return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return Object.assign(
+    new Error(`${message}: this database role may not create the signal store's daily partitions; grant it EXECUTE ON FUNCTION th_ensure_partition(text, timestamptz) (docs/security.md)`),
+    { code: '42501' },
+  );
 }
 
 export interface PartitionInfo {

@@ -3,8 +3,9 @@
  * engine's types — from rollups only, so the cost depends on the window lengths, not on traffic.
  *
  * Bounds (half-open):
- * - current  = the last `currentWindowMs` of minute buckets up to and including the minute holding
- *              `asOf` (so the newest events count at once);
+ * - current  = [asOf − currentWindowMs, asOf) over whole minutes that have fully passed: the minute
+ *              holding `asOf` is left out, so a tick never sees events stamped after its time (no
+ *              look-ahead in a replay) nor a partial minute (live, the crawler is still sending it);
  * - baseline = [H − excludeRecent − baseline, H − excludeRecent) with H = `asOf` floored to the hour:
  *              14 days that end one day ago by default. Whole UTC days in it are read from day
  *              rollups, the ragged ends from hour rollups.
@@ -30,7 +31,7 @@ const ceilTo = (t: number, unit: number): number => Math.ceil(t / unit) * unit;
 
 export function windowBounds(spec: WindowSpec): SiteWindows['bounds'] {
   const asOf = spec.asOf.getTime();
-  const currentTo = floorTo(asOf, MINUTE) + MINUTE;
+  const currentTo = floorTo(asOf, MINUTE);
   const currentFrom = currentTo - ceilTo(spec.currentWindowMs, MINUTE);
   const baselineTo = floorTo(asOf, HOUR) - ceilTo(spec.excludeRecentMs, HOUR);
   const baselineFrom = baselineTo - ceilTo(spec.baselineMs, HOUR);
@@ -42,7 +43,6 @@ export function windowBounds(spec: WindowSpec): SiteWindows['bounds'] {
 
 /** Sums arrive as text (numeric, bigint[]): exact, whatever their size. */
 interface Row {
-  w: 'current' | 'baseline';
   route_key: string;
   country: string | null;
   pool: string | null;
@@ -71,38 +71,44 @@ const SUMS = `sum(requests) AS requests, sum(hard_blocks) AS hard_blocks, sum(ch
   sum(canary_failures) AS canary_failures`;
 
 /**
- * One statement: the three rollup levels unioned and summed per window and route. The day rollups
- * cover whole UTC days inside the baseline; hour rollups cover the ends. Days listed in
- * `excludeDays` (UTC dates, e.g. days on which canaries failed) are left out of the baseline.
- * The all-routes rows' latency histograms are summed bucket by bucket as bigint (`th_hist_sum` adds
- * integer arrays, which overflow once a bucket passes 2^31 requests: a busy site's 14-day baseline).
+ * The windows' statements: rollup rows of one window summed per route, and the all-routes rows'
+ * latency histograms summed bucket by bucket as bigint (`th_hist_sum` adds integer arrays, which
+ * overflow once a bucket passes 2^31 requests: a busy site's 14-day baseline). What they read is the
+ * rows (`parts`): minute rollups for the current window; for the baseline, day rollups for whole UTC
+ * days and hour rollups for the ends, leaving out the days listed in `excludeDays` (UTC dates, e.g.
+ * days on which canaries failed).
  */
-const READ_SQL = `
-WITH parts AS (
-  SELECT 'current' AS w, * FROM rollup_minute WHERE site = $1 AND bucket >= $2 AND bucket < $3
-  UNION ALL
-  SELECT 'baseline', * FROM rollup_day WHERE site = $1 AND bucket >= $5 AND bucket < $6
-    AND NOT ((bucket AT TIME ZONE 'UTC')::date = ANY($8::date[]))
-  UNION ALL
-  SELECT 'baseline', * FROM rollup_hour WHERE site = $1 AND bucket >= $4 AND bucket < $7
-    AND (bucket < $5 OR bucket >= $6)
-    AND NOT ((bucket AT TIME ZONE 'UTC')::date = ANY($8::date[]))
-),
+const WINDOW_SUMS = `
 sums AS (
-  SELECT w, route_key, min(country) AS country, min(pool) AS pool, min(session) AS session, ${SUMS}
-  FROM parts GROUP BY w, route_key
+  SELECT route_key, min(country) AS country, min(pool) AS pool, min(session) AS session, ${SUMS}
+  FROM parts GROUP BY route_key
 ),
 hist AS (
-  SELECT w, array_agg(n ORDER BY i) AS latency_hist
+  SELECT array_agg(n ORDER BY i) AS latency_hist
   FROM (
-    SELECT p.w, h.i, sum(h.x) AS n
+    SELECT h.i, sum(h.x) AS n
     FROM parts p CROSS JOIN LATERAL unnest(p.latency_hist) WITH ORDINALITY AS h(x, i)
-    WHERE p.route_key = $9
-    GROUP BY p.w, h.i
+    WHERE p.route_key = $2
+    GROUP BY h.i
   ) buckets
-  GROUP BY w
 )
-SELECT s.*, hist.latency_hist FROM sums s LEFT JOIN hist ON hist.w = s.w AND s.route_key = $9`;
+SELECT s.*, hist.latency_hist FROM sums s LEFT JOIN hist ON s.route_key = $2`;
+
+const CURRENT_PARTS = 'SELECT * FROM rollup_minute WHERE site = $1 AND bucket >= $3 AND bucket < $4';
+
+const BASELINE_PARTS = `
+  SELECT * FROM rollup_day WHERE site = $1 AND bucket >= $4 AND bucket < $5
+    AND NOT ((bucket AT TIME ZONE 'UTC')::date = ANY($7::date[]))
+  UNION ALL
+  SELECT * FROM rollup_hour WHERE site = $1 AND bucket >= $3 AND bucket < $6
+    AND (bucket < $4 OR bucket >= $5)
+    AND NOT ((bucket AT TIME ZONE 'UTC')::date = ANY($7::date[]))`;
+
+/** $1 site, $2 the all-routes key, $3–$4 the current window. */
+const CURRENT_SQL = `WITH parts AS (${CURRENT_PARTS}),${WINDOW_SUMS}`;
+
+/** $1 site, $2 the all-routes key, $3 baseline start, $4–$5 whole days, $6 baseline end, $7 excluded days. */
+const BASELINE_SQL = `WITH parts AS (${BASELINE_PARTS}),${WINDOW_SUMS}`;
 
 /** A summed count as a number: exact up to 2^53 - 1, saturated there (see the header). */
 export function countFromSql(text: string | null | undefined): number {
@@ -144,36 +150,44 @@ function toWindow(total: Row | undefined, routes: Row[]): Window {
   });
 }
 
-export async function readSiteWindows(pool: Pool, site: string, spec: WindowSpec & { excludeDays?: readonly string[] }): Promise<SiteWindows> {
-  const bounds = windowBounds(spec);
-  const b0 = bounds.baseline.from.getTime();
-  const b1 = bounds.baseline.to.getTime();
+function windowOf(rows: readonly Row[]): Window {
+  return toWindow(
+    rows.find((r) => r.route_key === ALL_ROUTES),
+    rows.filter((r) => r.route_key !== ALL_ROUTES),
+  );
+}
+
+/** The current window: minute rollups in `bounds` (from windowBounds). */
+export async function readCurrentWindow(pool: Pool, site: string, bounds: SiteWindows['bounds']['current']): Promise<Window> {
+  // Named: each connection plans it once (it runs every tick of every site, and every replayed tick).
+  const { rows } = await pool.query<Row>({ name: 'th-current-window', text: CURRENT_SQL, values: [site, ALL_ROUTES, bounds.from, bounds.to] });
+  return windowOf(rows);
+}
+
+/** The baseline window in `bounds` (from windowBounds), or null when the site had no traffic in it. */
+export async function readBaselineWindow(pool: Pool, site: string, bounds: SiteWindows['bounds']['baseline'], excludeDays: readonly string[] = []): Promise<Window | null> {
+  const b0 = bounds.from.getTime();
+  const b1 = bounds.to.getTime();
   // Whole UTC days inside the baseline; if there are none, hour rollups cover it all.
   let dayFrom = ceilTo(b0, DAY);
   let dayTo = floorTo(b1, DAY);
   if (dayTo <= dayFrom) dayFrom = dayTo = b1;
-  const { rows } = await pool.query<Row>(READ_SQL, [
-    site,
-    bounds.current.from,
-    bounds.current.to,
-    bounds.baseline.from,
-    new Date(dayFrom),
-    new Date(dayTo),
-    bounds.baseline.to,
-    spec.excludeDays ?? [],
-    ALL_ROUTES,
-  ]);
-  const pick = (w: Row['w']) => ({
-    total: rows.find((r) => r.w === w && r.route_key === ALL_ROUTES),
-    routes: rows.filter((r) => r.w === w && r.route_key !== ALL_ROUTES),
-  });
-  const current = pick('current');
-  const baseline = pick('baseline');
-  const baselineWindow = toWindow(baseline.total, baseline.routes);
-  return {
-    site,
-    current: toWindow(current.total, current.routes),
-    baseline: baselineWindow.requests > 0 ? baselineWindow : null,
-    bounds,
-  };
+  const { rows } = await pool.query<Row>({ name: 'th-baseline-window', text: BASELINE_SQL, values: [site, ALL_ROUTES, bounds.from, new Date(dayFrom), new Date(dayTo), bounds.to, excludeDays] });
+  const baseline = windowOf(rows);
+  return baseline.requests > 0 ? baseline : null;
+}
+
+/**
+ * Both windows of a tick. Two statements, run together: the baseline moves once an hour, so a replay
+ * can keep it while the current window slides (replay/engine.ts); live, they cost what one did.
+ */
+export async function readSiteWindows(
+  pool: Pool,
+  site: string,
+  spec: WindowSpec & { excludeDays?: readonly string[] },
+  readBaseline: typeof readBaselineWindow = readBaselineWindow,
+): Promise<SiteWindows> {
+  const bounds = windowBounds(spec);
+  const [current, baseline] = await Promise.all([readCurrentWindow(pool, site, bounds.current), readBaseline(pool, site, bounds.baseline, spec.excludeDays ?? [])]);
+  return { site, current, baseline, bounds };
 }

@@ -51,10 +51,14 @@ export function loopStubs(testEnv: TestWorkflowEnvironment, site: string, traffi
   const applied: ApplyCall[] = [];
   const delivered: string[] = [];
   let record: { controls: Controls; version: number } | null = null;
+  /** The latest tick's time: a tick's actions are stamped with it (the loop reckons reminders by it). */
+  let tickAt: number | null = null;
 
   const activities: LoopActivities = {
     async assessSite(input) {
-      const at = await now();
+      // As the real activity: the tick's time from the workflow's schedule (else the clock).
+      const at = input.asOf ? Date.parse(input.asOf) : await now();
+      tickAt = at;
       assessed.push({ at, runId: callerRunId(), input });
       const assessedAt = new Date(at).toISOString();
       const baselineTo = at - input.window.excludeRecentMs;
@@ -75,7 +79,7 @@ export function loopStubs(testEnv: TestWorkflowEnvironment, site: string, traffi
     },
 
     async applyActions(input) {
-      const at = await now();
+      const at = input.actor === 'control-loop' && tickAt !== null ? tickAt : await now();
       applied.push({ at, runId: callerRunId(), input });
       let controlsChanged = false;
       if (input.controls !== null && changedFields(record?.controls ?? null, input.controls.next).length > 0) {

@@ -93,6 +93,18 @@ describe('bad definitions are refused at definition time, nothing written', () =
     expect(await storedCount()).toBe(0);
   });
 
+  test('page credentials in --url or in a file are refused, never echoed', async () => {
+    const url = `http://crawler:hunter2-page@127.0.0.1:${server.port}/p/known`;
+    const fix = 'holds credentials (user:password@); page credentials are not supported: remove them and point the canary at a page anyone can load (give a route or proxy for how it travels)';
+    const flags = await canary(['add', site, '--url', url, '--expect-status', '200']);
+    expectRefused(flags, [`--url: "http://***@127.0.0.1:${server.port}/p/known" ${fix}`]);
+    const path = file('page-credentials.json', { canaries: [{ site, name: 'login', url, expect: [{ status: 200 }] }] });
+    const imported = await canary(['import', path]);
+    expectRefused(imported, [`${path}: canaries[0].url: "http://***@127.0.0.1:${server.port}/p/known" ${fix}`]);
+    expect(flags.stderr + imported.stderr).not.toContain('hunter2-page');
+    expect(await storedCount()).toBe(0);
+  });
+
   test('negative and zero intervals', async () => {
     const add = (interval: string) => canary(['add', site, '--url', `${server.origin}/p/known`, '--interval', interval, '--expect-status', '200']);
     expectRefused(await add('-5m'), ['--interval: must be a positive duration like "15m" (got "-5m")']);
@@ -232,6 +244,27 @@ describe('defining, listing, running and removing canaries', () => {
     const passing = await canary(['run', site, '--json']);
     expect(passing.code).toBe(0);
     expect((JSON.parse(passing.stdout) as Array<{ result: string }>).map((r) => r.result)).toEqual(['pass', 'pass']);
+  });
+
+  test('a ?token= in a page URL: stored with the definition, masked in list and run output and in the run rows', async () => {
+    const tokenSite = `tok-${randomUUID().slice(0, 8)}.example.com`;
+    await upsertSite(pool, tokenSite);
+    const secret = `t0k-${randomUUID()}`;
+    const added = await canary(['add', tokenSite, '--url', `${server.origin}/p/known?lang=en&token=${secret}`, '--expect-text', '.price', '--equals', KNOWN_PRICE]);
+    expect(added).toMatchObject({ code: 0, stdout: `created ${tokenSite}/p-known (every 15m, direct, 1 check)\n` });
+    expect((await listCanaries(pool, tokenSite))[0]?.definition.url).toBe(`${server.origin}/p/known?lang=en&token=${secret}`);
+
+    const ran = await canary(['run', tokenSite, '--json']);
+    expect(ran.code).toBe(0);
+    expect(JSON.parse(ran.stdout)).toMatchObject([{ canaryId: `${tokenSite}/p-known`, result: 'pass', url: `${server.origin}/p/known?lang=en&token=***` }]);
+    expect(server.requests.some((r) => r.target === `/p/known?lang=en&token=${secret}`)).toBe(true); // the page got it
+    const listed = await canary(['list', tokenSite, '--json']);
+    const [entry] = JSON.parse(listed.stdout) as Array<{ definition: { url: string }; latest: { url: string } }>;
+    expect(entry).toMatchObject({ definition: { url: `${server.origin}/p/known?lang=en&token=***` }, latest: { url: `${server.origin}/p/known?lang=en&token=***` } });
+    const text = await canary(['list', tokenSite]);
+    const runs = JSON.stringify((await pool.query('SELECT * FROM canary_runs WHERE site = $1', [tokenSite])).rows);
+    expect(runs).toContain('"result":"pass"');
+    for (const shown of [added.stdout, added.stderr, ran.stdout, ran.stderr, listed.stdout, listed.stderr, text.stdout, text.stderr, runs]) expect(shown).not.toContain(secret);
   });
 
   test('run: an unknown site or a site without canaries is a one-line error', async () => {

@@ -50,7 +50,8 @@ test('a current window whose byte sum passes 2^53 is read (saturated) and assess
     await rollup('rollup_minute', site, t, { requests: 4_600, bytes: 4_600_000_000_000_000, hist: histogram(4_600) });
     await rollup('rollup_minute', site, t, { requests: 4_600, bytes: 4_600_000_000_000_000, pool: 'p1' });
   }
-  const w = await readSiteWindows(pool, site, { asOf: new Date(now), currentWindowMs: 10 * MINUTE, baselineMs: DAY, excludeRecentMs: DAY });
+  // The tick after both minutes have passed.
+  const w = await readSiteWindows(pool, site, { asOf: new Date(now + MINUTE), currentWindowMs: 10 * MINUTE, baselineMs: DAY, excludeRecentMs: DAY });
   expect(w.current.requests).toBe(9_200);
   expect(w.current.bytes).toBe(Number.MAX_SAFE_INTEGER);
   expect(w.current.p95LatencyMs).toBe(bucketValue(LATENCY_HISTOGRAM, BUCKET));
@@ -68,7 +69,7 @@ test('baseline counts past 2^63 and a latency bucket past 2^31 are read without 
     const day = Math.floor((asOf - days * DAY) / DAY) * DAY;
     await rollup('rollup_day', site, day, { requests: '4611686018427387904', hist: histogram(2 ** 31 - 1) });
   }
-  await rollup('rollup_minute', site, Math.floor(asOf / MINUTE) * MINUTE, { requests: 1, hist: histogram(1) });
+  await rollup('rollup_minute', site, Math.floor(asOf / MINUTE) * MINUTE - MINUTE, { requests: 1, hist: histogram(1) });
 
   const w = await readSiteWindows(pool, site, { asOf: new Date(asOf), currentWindowMs: 15 * MINUTE, baselineMs: 14 * DAY, excludeRecentMs: DAY });
   expect(w.baseline?.requests).toBe(Number.MAX_SAFE_INTEGER);

@@ -4,8 +4,9 @@
  * read from the environment) whose environment holds secrets — a DATABASE_URL whose password holds
  * `:`, `/`, `@`, `%` and `"` (a real PostgreSQL role: the worker logs in with it), a JSON webhook with a
  * token in its path and query, a Slack webhook with its secret path, proxy credentials in
- * TARGET_HEALTH_ROUTES and in a canary's own `proxy` — and goes through notifications (one webhook
- * failing, then delivered) and canaries (through an authenticating proxy, and one refused by it). Then
+ * TARGET_HEALTH_ROUTES and in a canary's own `proxy`, a `?token=` in a canary's page URL (its page
+ * echoing the URL back) — and goes through notifications (one webhook failing, then delivered) and
+ * canaries (through an authenticating proxy, and one refused by it). Then
  * every place people or tools read is searched for each secret: the full histories of the loop and of
  * its delivery workflows (payloads decoded), what the UI's describe shows (search attributes, memo,
  * pending activities with their last failure), every row the loop wrote, and every log line of the
@@ -26,11 +27,19 @@ import { createPool, type Pool } from '../../db/pool';
 import { createLogger } from '../../logging/logger';
 import { createWorker } from '../../worker/create-worker';
 import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
-import { answer, productPage, startFixtureServer, startForwardProxy, type FixtureServer, type ForwardProxy } from '../helpers/http-fixtures';
+import { answer, type Handler, productPage, startFixtureServer, startForwardProxy, type FixtureServer, type ForwardProxy } from '../helpers/http-fixtures';
 import { env, eventually, openHarness, type TestHarness } from '../helpers/services';
 
 const core = (): string => randomBytes(8).toString('hex');
-const CORES = { database: core(), webhookPath: core(), webhookQuery: core(), slack: core(), routeProxy: core(), badProxy: core(), canaryProxy: core() };
+const CORES = { database: core(), webhookPath: core(), webhookQuery: core(), slack: core(), routeProxy: core(), badProxy: core(), canaryProxy: core(), pageToken: core() };
+
+/** The product page, its canonical link echoing the URL it was asked for (what many shops do): the page's own copy of a canary's `?token=`. */
+const echoingPage: Handler = (req, res) => {
+  const canonical = `http://${req.headers.host ?? ''}${req.url ?? '/'}`.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+  res
+    .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    .end(productPage().replace(/<link rel="canonical" href="[^"]*">/, `<link rel="canonical" href="${canonical}">`));
+};
 
 /** A webhook receiver: `/hook/…` answers 503 until `up`; `/services/…` (Slack) answers 200. */
 async function receiver(): Promise<{ url: string; hits: { path: string; status: number }[]; setUp(up: boolean): void; close(): Promise<void> }> {
@@ -98,7 +107,7 @@ let secretDatabaseUrl: string;
 
 beforeAll(async () => {
   h = await openHarness();
-  pages = await startFixtureServer({ '/p/known': answer.html(productPage()) });
+  pages = await startFixtureServer({ '/p/known': answer.html(productPage()), '/p/echo': echoingPage });
   proxy = await startForwardProxy({ auth: { user: 'crawler', password: `Px:${CORES.routeProxy}/p@ss%"` } });
   ownProxy = await startForwardProxy({ auth: { user: 'crawler', password: `Cp:${CORES.canaryProxy}@%` } });
   role = `th_sec_${core()}`;
@@ -143,6 +152,13 @@ test('no secret of the environment reaches histories, search attributes, the UI,
     { name: 'via-route', url: `${pages.origin}/p/known`, route: 'secure-route', interval: '30s', expect: [{ status: 200 }] },
     { name: 'refused-by-proxy', url: `${pages.origin}/p/known`, route: 'refused-route', interval: '30s', expect: [{ status: 200 }] },
     { name: 'own-proxy', url: `${pages.origin}/p/known`, proxy: canaryProxyUrl, interval: '30s', expect: [{ status: 200 }] },
+    // Accepted (docs/security.md): the value is stored with the definition and masked everywhere else.
+    {
+      name: 'page-token',
+      url: `${pages.origin}/p/echo?lang=en&token=${CORES.pageToken}`,
+      interval: '30s',
+      expect: [{ css: 'link[rel=canonical]', attr: 'href', matches: '^http://' }],
+    },
   ];
   await saveCanaries(
     h.pool,
@@ -168,12 +184,15 @@ test('no secret of the environment reaches histories, search attributes, the UI,
   try {
     await worker.runUntil(async () => {
       const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
-      const withCanaries = await waitForState(handle, 'three canary results', (s) => (s.canaries?.evidence.length ?? 0) === 3);
+      const withCanaries = await waitForState(handle, 'four canary results', (s) => (s.canaries?.evidence.length ?? 0) === 4);
       // The route with the right credentials got through the authenticating proxy; the wrong ones did not.
       const byName = Object.fromEntries(withCanaries.canaries!.evidence.map((e) => [e.name, e]));
       expect(byName['via-route']).toMatchObject({ result: 'pass', route: 'route secure-route' });
       expect(byName['own-proxy']).toMatchObject({ result: 'pass', route: `proxy 127.0.0.1:${ownProxy.port}` });
       expect(byName['refused-by-proxy']!.result).toBe('error');
+      // The page got the token and echoed it; the loop's state shows the URL and the echo masked.
+      expect(byName['page-token']).toMatchObject({ result: 'pass', route: 'direct', url: `${pages.origin}/p/echo?lang=en&token=***` });
+      expect(byName['page-token']!.evidence).toContain('/p/echo?lang=en&token=***');
 
       await ingestNow(h.pool, site, { hard: 60, ok: 40 });
       await waitForState(handle, 'degrading', (s) => s.band === 'degrading');
@@ -206,9 +225,12 @@ test('no secret of the environment reaches histories, search attributes, the UI,
   expect(logs.includes('"notification"')).toBe(true);
   expect(hooks.hits.some((x) => x.path.includes(CORES.slack))).toBe(true); // the secret was really in use
   expect(proxy.seen.some((x) => x.headers['proxy-authorization'] !== undefined)).toBe(true);
+  expect(pages.requests.some((r) => r.target.includes(`token=${CORES.pageToken}`))).toBe(true);
+  expect(afterDelivery.includes('/p/echo?lang=en&token=***')).toBe(true);
+  expect(rows.includes('token=***')).toBe(true); // the run rows hold the masked echo
   const canaryRows = JSON.stringify((await h.pool.query('SELECT definition FROM canaries WHERE site = $1', [site])).rows);
-  // A canary's own `proxy` is stored with it (docs/security.md says so) — and this search finds it there.
-  expect(leaked(canaryRows)).toEqual(['canaryProxy']);
+  // A canary's own `proxy` and its page URL are stored with it (docs/security.md says so) — and this search finds them there.
+  expect(leaked(canaryRows)).toEqual(['canaryProxy', 'pageToken']);
 
   expect({ whileFailing: leaked(whileFailing), rowsWhileFailing: leaked(rowsWhileFailing), afterDelivery: leaked(afterDelivery), rows: leaked(rows), logs: leaked(logs) }).toEqual({
     whileFailing: [],

@@ -121,7 +121,8 @@ test('rollups equal the raw-event computation; p95 within the histogram error', 
 
   // The all-routes latency histogram over the whole period against the raw p95.
   const { rows: lat } = await db.pool.query<{ latency_ms: number }>('SELECT latency_ms FROM request_events WHERE site = $1', [site]);
-  const windows = await readSiteWindows(db.pool, site, { asOf: new Date(), currentWindowMs: 4 * DAY, baselineMs: 16 * HOUR, excludeRecentMs: 0 });
+  // A tick a minute from now: the minute holding the newest events has passed.
+  const windows = await readSiteWindows(db.pool, site, { asOf: new Date(Date.now() + 60_000), currentWindowMs: 4 * DAY, baselineMs: 16 * HOUR, excludeRecentMs: 0 });
   const rawP95 = nearestRank(lat.map((r) => r.latency_ms), 0.95)!;
   expect(windows.current.requests).toBe(6_000);
   expect(Math.abs(windows.current.p95LatencyMs - rawP95) / rawP95).toBeLessThanOrEqual(LATENCY_HISTOGRAM.relativeError);
@@ -142,15 +143,18 @@ test('window and baseline edges: the most recent day is excluded, the baseline i
     at(H - 15 * DAY, 'baseline-first-ms'), // inside: exactly 14 days before the end
     at(H - 15 * DAY - 1, 'too-old'), // outside
     at(H - 8 * DAY + 5 * HOUR, 'middle'), // inside, read from a day rollup
-    at(asOf.getTime(), 'current-now'), // current window
-    at(asOf.getTime() - 15 * 60_000, 'before-current'), // 12:15:15: minute 12:15, just before the window (12:16-12:30)
+    at(asOf.getTime(), 'current-now'), // 12:30:15: in the minute the tick falls in, not yet passed: outside
+    at(asOf.getTime() - 60_000, 'last-whole-minute'), // 12:29:15: the last whole minute, inside
+    at(asOf.getTime() - 15 * 60_000, 'first-minute'), // 12:15:15: minute 12:15, the window's first
+    at(asOf.getTime() - 16 * 60_000, 'before-current'), // 12:14:15: just before the window (12:15-12:30)
   ]);
   const w = await readSiteWindows(db.pool, site, { asOf, ...DEFAULT_WINDOW_SPEC });
   expect(w.bounds.baseline).toEqual({ from: new Date(H - 15 * DAY), to: new Date(H - DAY) });
   expect(w.bounds.baseline.to.getTime() - w.bounds.baseline.from.getTime()).toBe(14 * DAY);
-  expect(w.bounds.current).toEqual({ from: new Date(Date.UTC(2026, 10, 20, 12, 16)), to: new Date(Date.UTC(2026, 10, 20, 12, 31)) });
+  // [asOf − 15 min, asOf) over whole minutes that have passed.
+  expect(w.bounds.current).toEqual({ from: new Date(Date.UTC(2026, 10, 20, 12, 15)), to: new Date(Date.UTC(2026, 10, 20, 12, 30)) });
   expect(w.baseline?.requests).toBe(3); // baseline-last-ms, baseline-first-ms, middle
-  expect(w.current.requests).toBe(1); // current-now; 12:15:15 falls in minute 12:15, before the window
+  expect(w.current.requests).toBe(2); // last-whole-minute, first-minute
 });
 
 test('a repeated batch is ignored; a partly repeated one adds only the new events', async () => {
@@ -162,7 +166,7 @@ test('a repeated batch is ignored; a partly repeated one adds only the new event
   expect(await ingester.ingest(batch)).toMatchObject({ inserted: 0, duplicates: 100 });
   const more = [...batch.slice(0, 10), { eventId: 'new-1', ts: now, site, status: 200, latencyMs: 10 }, { eventId: 'new-1', ts: now, site, status: 200, latencyMs: 10 }];
   expect(await ingester.ingest(more)).toMatchObject({ accepted: 12, inserted: 1, duplicates: 11 });
-  const w = await readSiteWindows(db.pool, site, { asOf: new Date(now), currentWindowMs: 10 * 60_000, baselineMs: DAY, excludeRecentMs: DAY });
+  const w = await readSiteWindows(db.pool, site, { asOf: new Date(now + 60_000), currentWindowMs: 10 * 60_000, baselineMs: DAY, excludeRecentMs: DAY });
   expect(w.current.requests).toBe(101);
   expect(w.current.hardBlocks).toBe(10);
   const { rows } = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [site]);
@@ -318,7 +322,7 @@ test('100,000 pools on one site: rollups keep at most the cap of routes per day,
   const { rows: raw } = await db.pool.query<{ n: string }>('SELECT count(DISTINCT pool) AS n FROM request_events WHERE site = $1', [site]);
   expect(Number(raw[0]!.n)).toBe(100_000);
   // The tick sees the capped routes plus "other", and every request.
-  const w = await readSiteWindows(db.pool, site, { asOf: new Date(now + 20_000), currentWindowMs: 60 * 60_000, baselineMs: DAY, excludeRecentMs: DAY });
+  const w = await readSiteWindows(db.pool, site, { asOf: new Date(now + 2 * 60_000), currentWindowMs: 60 * 60_000, baselineMs: DAY, excludeRecentMs: DAY });
   expect(w.current.requests).toBe(100_000);
   expect(w.current.routes.length).toBeLessThanOrEqual(cap + 1);
   expect(w.current.routes.find((r) => r.pool === OTHER_LABEL)?.requests).toBeGreaterThan(0);

@@ -33,6 +33,15 @@ function hourlyLoop(site: string, overrides: Partial<SiteHealthInput> = {}): Sit
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/**
+ * Ticks fall on the tick interval's grid (control/schedule.ts): the first at once, the next on the
+ * hour. Starting on the hour makes them 0, 1, 2 h after the start, as the comments below count them.
+ */
+async function waitForTheHour(): Promise<void> {
+  const now = await testEnv.currentTimeMs();
+  await testEnv.sleep(HOUR - (now % HOUR));
+}
+
 /** Consecutive differences. */
 const gaps = (times: readonly number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
 
@@ -42,6 +51,7 @@ test('a resisting site waits three days for a person: reminded every 4 hours, ne
   const { worker, taskQueue } = await createStubWorker(testEnv, stubs.activities);
 
   await worker.runUntil(async () => {
+    await waitForTheHour();
     const handle = await testEnv.client.workflow.start(SITE_HEALTH_WORKFLOW, { workflowId: workflowIdForSite(site), taskQueue, args: [hourlyLoop(site)] });
 
     // Ticks at 0, 1 and 2 h (half an hour more, so no tick is due at the moment time stops).
@@ -81,8 +91,9 @@ test('a resisting site waits three days for a person: reminded every 4 hours, ne
     expect(decision.at - pausedAt).toBeGreaterThanOrEqual(3 * DAY);
     expect(stubs.controls()).toMatchObject({ paused: false, canaryOnly: false, concurrencyLimit: 8 });
 
-    // The site is judged afresh on traffic since the decision (healthy): no more waiting, no more reminders.
-    await testEnv.sleep(4.5 * HOUR);
+    // The site is judged afresh on traffic since the decision (healthy): no more waiting, no more
+    // reminders. (The decision came at half past; 4¼ h more stops the clock between two ticks.)
+    await testEnv.sleep(4.25 * HOUR);
     const resumed = await handle.query(stateQuery);
     expect(resumed.awaitingHuman).toBeNull();
     expect(resumed.band).not.toBe('resisting');
@@ -96,19 +107,20 @@ test('a resisting site waits three days for a person: reminded every 4 hours, ne
 });
 
 /**
- * 9 ticks a run, not a round 10: each run ends on a multiple of 8 hours, so no reminder (due 2 h
- * after a multiple of 4) is sent by a run's last tick. The Java test server freezes its clock when a
+ * 8 ticks a run: run k's last tick falls 8k − 1 hours after the start, never 2 h after a multiple of 4
+ * (when reminders are due), so no reminder is sent by a run's last tick. The Java test server freezes its clock when a
  * detached child (the reminder's delivery) completes after its parent run has continued as new: it
  * locks time skipping to notify the parent and, the parent run being closed, never unlocks it. A real
  * server just drops that notification.
  */
-test('continue-as-new every 9 ticks for two days with a pending human wait: the wait, its start and its reminders carry over; a decision after it works', async () => {
+test('continue-as-new every 8 ticks for two days with a pending human wait: the wait, its start and its reminders carry over; a decision after it works', async () => {
   const site = 'continued.example.com';
   const stubs = loopStubs(testEnv, site, resistsFromTick3);
   const { worker, taskQueue } = await createStubWorker(testEnv, stubs.activities);
 
   await worker.runUntil(async () => {
-    const handle = await testEnv.client.workflow.start(SITE_HEALTH_WORKFLOW, { workflowId: workflowIdForSite(site), taskQueue, args: [hourlyLoop(site, { maxTicksPerRun: 9 })] });
+    await waitForTheHour();
+    const handle = await testEnv.client.workflow.start(SITE_HEALTH_WORKFLOW, { workflowId: workflowIdForSite(site), taskQueue, args: [hourlyLoop(site, { maxTicksPerRun: 8 })] });
     const chainId = handle.firstExecutionRunId;
 
     await testEnv.sleep(2.5 * HOUR);
@@ -118,9 +130,9 @@ test('continue-as-new every 9 ticks for two days with a pending human wait: the 
     await testEnv.sleep(2 * DAY);
     const waiting = await handle.query(stateQuery);
     const runs = new Set(stubs.assessed.map((a) => a.runId));
-    // At least one tick an hour for 50 h, 9 ticks a run.
-    expect(waiting.tick).toBeGreaterThanOrEqual(51);
-    expect(waiting.runs).toBe(Math.ceil(waiting.tick / 9));
+    // One tick an hour for 50 h (on the hour: a continued run waits for its slot), 8 ticks a run.
+    expect(waiting.tick).toBe(51);
+    expect(waiting.runs).toBe(Math.ceil(waiting.tick / 8));
     expect(waiting.runs).toBeGreaterThanOrEqual(6);
     expect(runs.size).toBe(waiting.runs);
     expect((await handle.describe()).runId).not.toBe(chainId);

@@ -1,0 +1,93 @@
+/**
+ * Replay is the live loop: a stored trace (shifted to the present: healthy minutes, then a hostile
+ * minute that has not happened yet when the loop starts) is judged by the live loop on the dev server,
+ * tick by tick, until it pauses the site; then `replaySite` walks the same tick times over the same
+ * store and must give the same scores, smoothed scores, bands, reasons and notices at every tick.
+ * Also: no look-ahead — an event 1 ms after a tick's time never reaches that tick.
+ */
+import { workflowIdForSite } from '../../common/names';
+import { parseSiteHealthInput } from '../../control/config';
+import { historyQuery } from '../../control/messages';
+import { replaySite } from '../../replay/engine';
+import { ingest, eventsOf } from '../../bench/sites-traffic';
+import { loopInput, prepareSite, startLoop, waitForState } from '../helpers/control-loop';
+import { createTestWorker, openHarness, type TestHarness } from '../helpers/services';
+
+let h: TestHarness;
+beforeAll(async () => {
+  h = await openHarness();
+});
+afterAll(async () => h.close());
+
+const MINUTE = 60_000;
+
+function configOf(input: ReturnType<typeof loopInput>) {
+  const parsed = parseSiteHealthInput(input);
+  if (!parsed.ok) throw new Error(parsed.message);
+  const { carried: _carried, ...config } = parsed.value;
+  return config;
+}
+
+test('a live loop and a replay over the same stored traffic agree tick for tick', async () => {
+  const site = await prepareSite(h.pool, 'replay-live');
+  // The trace: nine healthy minutes before now, then one hostile minute that starts at the next
+  // minute boundary — stored before the loop starts, so nothing races the live ticks: each tick
+  // sees exactly the whole minutes before its time, live and in replay.
+  // (At least 15 s ahead, so the trace is stored and the loop has ticked before it.)
+  const next = Math.ceil((Date.now() + 15_000) / MINUTE) * MINUTE;
+  for (let m = 10; m >= 1; m--) {
+    const start = next - m * MINUTE;
+    await ingest(h.pool, eventsOf(site, { ok: 30 }, (i) => start + i * 1_000));
+  }
+  await ingest(h.pool, eventsOf(site, { ok: 20, hard: 100, challenge: 80 }, (i) => next + i * 200));
+
+  const input = loopInput(site, { tickIntervalMs: 2_000 });
+  const { worker, connection } = await createTestWorker(h);
+  // The loop starts a few ticks before the hostile minute (its history then holds every tick).
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - 8_000 - Date.now())));
+  const live = await worker.runUntil(async () => {
+    const handle = await startLoop(h.client, h.taskQueue, input);
+    // Until the hostile minute has passed and the loop paused the site, and two ticks more.
+    const paused = await waitForState(handle, 'paused by the loop', (s) => s.awaitingHuman !== null, 150_000);
+    await waitForState(handle, 'two ticks after the pause', (s) => s.tick >= paused.tick + 2);
+    await handle.terminate('test done');
+    return handle.query(historyQuery);
+  });
+  await connection.close();
+
+  expect(live[0]!.tick).toBe(1); // every tick is still in the kept history
+  const notices = await h.pool.query<{ notification_key: string; kind: string }>('SELECT notification_key, kind FROM notifications WHERE site = $1', [site]);
+  const liveNotices = (tick: number): string[] =>
+    notices.rows
+      .filter((n) => n.notification_key.split('/')[2] === String(tick))
+      .map((n) => n.kind)
+      .sort();
+
+  const replay = await replaySite(h.pool, { site, from: new Date(0), to: new Date(0), tickMs: input.tickIntervalMs!, at: live.map((t) => new Date(t.assessedAt)), config: configOf(input) });
+  expect(replay.ticks).toHaveLength(live.length);
+  const seen = (t: { score: number | null; smoothedScore: number | null; band: string; reasons: string[] }) => ({ score: t.score, smoothedScore: t.smoothedScore, band: t.band, reasons: t.reasons });
+  for (const [i, l] of live.entries()) {
+    const r = replay.ticks[i]!;
+    expect({ tick: r.tick, asOf: r.asOf, ...seen(r), notices: r.notices.map((n) => n.kind).sort() }).toEqual({ tick: l.tick, asOf: l.assessedAt, ...seen(l), notices: liveNotices(l.tick) });
+  }
+  // The trace did go somewhere: healthy first, paused at the end, notices sent.
+  expect(live[0]!.band).toBe('healthy');
+  expect(live[live.length - 1]!.band).toBe('resisting');
+  expect(notices.rows.length).toBeGreaterThan(0);
+  expect(workflowIdForSite(site)).toContain(site);
+}, 240_000);
+
+test('no look-ahead: an event 1 ms after a tick never reaches it, nor one in the minute the tick falls in', async () => {
+  const site = await prepareSite(h.pool, 'lookahead');
+  const boundary = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE;
+  await ingest(h.pool, [
+    ...eventsOf(site, { ok: 1 }, () => boundary - 1),
+    ...eventsOf(site, { hard: 1 }, () => boundary + 1),
+    ...eventsOf(site, { hard: 1 }, () => boundary + 29_999),
+  ]);
+  const config = configOf(loopInput(site));
+  const at = [new Date(boundary), new Date(boundary + 1), new Date(boundary + 30_000), new Date(boundary + MINUTE)];
+  const r = await replaySite(h.pool, { site, from: new Date(0), to: new Date(0), tickMs: 1_000, at, config });
+  // At the boundary, 1 ms and 30 s after it: only the event before it. A minute later: all three.
+  expect(r.ticks.map((t) => t.requests)).toEqual([1, 1, 1, 3]);
+});
