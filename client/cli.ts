@@ -25,6 +25,7 @@ const COMMANDS: Record<string, () => Register> = {
   replay: () => (require('./commands/replay') as Record<'registerReplayCommand', Register>).registerReplayCommand,
   score: () => (require('./commands/score') as Record<'registerScoreCommand', Register>).registerScoreCommand,
   simulate: () => (require('./commands/simulate') as Record<'registerSimulateCommand', Register>).registerSimulateCommand,
+  backtest: () => (require('./commands/backtest') as Record<'registerBacktestCommand', Register>).registerBacktestCommand,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 

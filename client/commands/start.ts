@@ -1,11 +1,10 @@
 /** `target-health start <site>`: register a site and start its control loop. */
-import { readFileSync } from 'node:fs';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
-import { describeValue, messageLine } from '../../common/zod-issues';
 import { workflowUiLink } from '../../config/env';
+import { readSettingsFile } from '../../config/settings-file';
 import { upsertSite } from '../../db/sites';
 import { siteArgument } from '../site-arg';
 import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../../control/config';
@@ -23,21 +22,7 @@ export interface StartOptions {
 
 /** Settings from `--config <file.json>`: any of window, scoring, policy, timeouts, maxTicksPerRun. */
 function readConfigFile(path: string | undefined): Partial<SiteHealthInput> {
-  if (path === undefined) return {};
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new UserError(`--config: cannot read ${describeValue(path, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new UserError(`--config: ${describeValue(path, 200)} is not valid JSON (${messageLine(err instanceof Error ? err.message : String(err))})`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UserError(`--config: ${describeValue(path, 200)} must hold a JSON object like {"policy": {"concurrency": {"nominal": 8}}}`);
-  return value;
+  return path === undefined ? {} : (readSettingsFile(path));
 }
 
 /** The run's static details in the Temporal UI: how this loop was configured. */

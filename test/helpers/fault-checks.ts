@@ -55,6 +55,13 @@ export interface HistoryFacts {
   decisionKeys: string[];
   noticeKeys: string[];
   workflowTaskFailures: WorkflowTaskFailure[];
+  /**
+   * Tasks the server refused because they closed the run (continue-as-new) while a new event had
+   * arrived (a detached delivery workflow completing, a signal): UNHANDLED_COMMAND. A race no workflow
+   * code can prevent, resolved by the server — it schedules a new task with the event and the run
+   * closes on that one (the Temporal UI does not flag these). Counted, not failures.
+   */
+  closeRaces: number;
   workflowTaskTimeouts: number;
   /** Activity attempts beyond the first (a crashed worker's, a database outage's), from ActivityTaskStarted. */
   activityRetries: number;
@@ -84,6 +91,7 @@ export function historyFacts(runs: readonly ChainRun[]): HistoryFacts {
     decisionKeys: [],
     noticeKeys: [],
     workflowTaskFailures: [],
+    closeRaces: 0,
     workflowTaskTimeouts: 0,
     activityRetries: 0,
     endsClean: true,
@@ -110,6 +118,11 @@ export function historyFacts(runs: readonly ChainRun[]): HistoryFacts {
           break;
         case E.EVENT_TYPE_WORKFLOW_TASK_FAILED: {
           const a = e.workflowTaskFailedEventAttributes;
+          lastTaskOutcome = e.eventType;
+          if (a?.cause === CAUSE.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND) {
+            facts.closeRaces += 1;
+            break;
+          }
           facts.workflowTaskFailures.push({
             runId: run.runId,
             eventId: String(e.eventId),
@@ -148,6 +161,8 @@ export interface LoopFigures {
   notifications: number;
   activityRetries: number;
   workflowTaskFailures: number;
+  /** Close races the server resolved (see HistoryFacts.closeRaces). */
+  closeRaces: number;
   workflowTaskTimeouts: number;
 }
 
@@ -222,6 +237,7 @@ export async function checkLoop(opts: { client: Client; pool: Pool; site: string
       notifications: notes.length,
       activityRetries: facts.activityRetries,
       workflowTaskFailures: facts.workflowTaskFailures.length,
+      closeRaces: facts.closeRaces,
       workflowTaskTimeouts: facts.workflowTaskTimeouts,
     },
   };

@@ -30,6 +30,8 @@ const REVIEWED: ReadonlyArray<{ file: string; expression: string; why: string }>
   { file: 'db/signal-store/ingest.ts', expression: "allCols.join(', ')", why: 'fixed column names from COUNT_COLUMNS plus literals' },
   { file: 'db/signal-store/ingest.ts', expression: "unnestTypes.map((t, i) => `$${i + 1}::${t}[]`).join(', ')", why: 'placeholders $1…$n cast to fixed type names' },
   { file: 'db/signal-store/ingest.ts', expression: "allCols.map((c) => `${c} = r.${c} + EXCLUDED.${c}`).join(',\\n      ')", why: 'fixed column names from COUNT_COLUMNS plus literals' },
+  { file: 'backtest/scratch-database.ts', expression: 'name', why: 'a scratch database name the code makes: th_backtest_<pid>_<8 hex>_<n> (CREATE/DROP DATABASE take no parameters)' },
+  { file: 'backtest/scratch-database.ts', expression: 'template', why: 'the scratch template database name the code makes: th_backtest_<pid>_<8 hex>_template' },
   { file: 'db/canaries.ts', expression: "RUN_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')", why: 'RUN_COLUMNS is a constant list of column names' },
 ];
 

@@ -1,0 +1,48 @@
+/**
+ * `target-health backtest <dir> [--config file.json] [--tick 60s] [--json] [--keep]`: replays every
+ * scenario of a directory (`target-health simulate all --out <dir>`) with the loop's own code in scratch
+ * databases and prints the scorecard against each scenario's truth, beside simple reference rules
+ * (backtest/). Nothing is written to the live database's tables.
+ *
+ * Exit codes: 0 the scorecard was printed; 2 bad input (directory, truth or events file, --config,
+ * --tick, DATABASE_URL) — one line naming the file or field; 3 the database failed partway.
+ */
+import type { Command } from 'commander';
+import { loadDatabaseUrl } from '../../config/env';
+import { formatScorecardJson, formatScorecardText } from '../../backtest/format';
+import { runBacktest } from '../../backtest/run';
+import { replaySite } from '../../replay/engine';
+import { parseDuration } from '../durations';
+
+interface BacktestCommandOptions {
+  config?: string;
+  tick: string;
+  json?: boolean;
+  keep?: boolean;
+}
+
+export function registerBacktestCommand(program: Command): void {
+  program
+    .command('backtest')
+    .description('replay each scenario of a directory (<name>.ndjson + <name>.truth.json) in scratch databases and score the loop and reference rules against the truth')
+    .argument('<dir>', 'a scenario directory, as written by `target-health simulate all --out <dir>`')
+    .option('--config <file>', 'JSON loop settings: window, scoring, policy, timeouts (as for `start --config`); default: the product defaults')
+    .option('--tick <duration>', 'time between replayed ticks, e.g. 30s, 1m', '60s')
+    .option('--json', 'print the scorecard and timings as one JSON document')
+    .option('--keep', 'keep each scenario\'s scratch database (their names are printed) instead of dropping it')
+    .action(async (dir: string, options: BacktestCommandOptions) => {
+      const tickMs = parseDuration('--tick', options.tick);
+      const databaseUrl = loadDatabaseUrl();
+      const progress = process.stderr.isTTY === true ? (line: string) => process.stderr.write(`${line}\n`) : undefined;
+      const result = await runBacktest({
+        dir,
+        databaseUrl,
+        tickMs,
+        ...(options.config !== undefined ? { configPath: options.config } : {}),
+        keep: options.keep === true,
+        replaySite,
+        ...(progress ? { onProgress: progress } : {}),
+      });
+      process.stdout.write(options.json ? formatScorecardJson(result) : formatScorecardText(result));
+    });
+}
