@@ -1,6 +1,6 @@
 /**
  * Replay is the live loop: a stored trace (shifted to the present: healthy minutes, then a hostile
- * minute that has not happened yet when the loop starts) is judged by the live loop on the dev server,
+ * minute that has not ended yet when the loop starts) is judged by the live loop on the dev server,
  * tick by tick, until it pauses the site; then `replaySite` walks the same tick times over the same
  * store and must give the same scores, smoothed scores, bands, reasons and notices at every tick.
  * Also: no look-ahead — an event 1 ms after a tick's time never reaches that tick.
@@ -30,21 +30,24 @@ function configOf(input: ReturnType<typeof loopInput>) {
 
 test('a live loop and a replay over the same stored traffic agree tick for tick', async () => {
   const site = await prepareSite(h.pool, 'replay-live');
-  // The trace: nine healthy minutes before now, then one hostile minute that starts at the next
-  // minute boundary — stored before the loop starts, so nothing races the live ticks: each tick
-  // sees exactly the whole minutes before its time, live and in replay.
-  // (At least 15 s ahead, so the trace is stored and the loop has ticked before it.)
-  const next = Math.ceil((Date.now() + 15_000) / MINUTE) * MINUTE;
+  const input = loopInput(site, { tickIntervalMs: 2_000 });
+  // The worker first (its bundle takes seconds to load on a busy machine), then the trace.
+  const { worker, connection } = await createTestWorker(h);
+  // The trace: ten healthy minutes, then one hostile minute — the minute under way (or the next one,
+  // late in it). All stored before the loop starts, so nothing races the live ticks: a tick judges the
+  // whole minutes before its time, so the hostile minute counts from the tick after it has ended, live
+  // and in replay alike.
+  let hostile = Math.floor(Date.now() / MINUTE) * MINUTE;
+  if (Date.now() > hostile + 30_000) hostile += MINUTE;
+  await ingest(h.pool, eventsOf(site, { ok: 20, hard: 100, challenge: 80 }, (i) => hostile + i * 200));
   for (let m = 10; m >= 1; m--) {
-    const start = next - m * MINUTE;
+    const start = hostile - m * MINUTE;
     await ingest(h.pool, eventsOf(site, { ok: 30 }, (i) => start + i * 1_000));
   }
-  await ingest(h.pool, eventsOf(site, { ok: 20, hard: 100, challenge: 80 }, (i) => next + i * 200));
-
-  const input = loopInput(site, { tickIntervalMs: 2_000 });
-  const { worker, connection } = await createTestWorker(h);
-  // The loop starts a few ticks before the hostile minute (its history then holds every tick).
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - 8_000 - Date.now())));
+  // The loop starts a few healthy ticks before the hostile minute ends (its history then holds every tick).
+  const startAt = hostile + MINUTE - 8_000;
+  if (Date.now() > startAt) throw new Error('storing the trace took over 20 s: the loop could not start before its hostile minute ended');
+  await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
   const live = await worker.runUntil(async () => {
     const handle = await startLoop(h.client, h.taskQueue, input);
     // Until the hostile minute has passed and the loop paused the site, and two ticks more.
