@@ -19,4 +19,10 @@ export const PATCHES = {
    * ticking at once), a late loop skipping to the latest slot that has passed.
    */
   tickSchedule: 'tick-schedule',
+  /**
+   * Before continuing as new, the loop waits (at most 10 s) for the delivery workflows it started
+   * in this run to finish: a run closing while one completes is refused by the server (UNHANDLED_COMMAND)
+   * and a decision sent at that moment is refused too (the server admits no update while a task fails).
+   */
+  deliveriesBeforeContinueAsNew: 'deliveries-before-continue-as-new',
 } as const;

@@ -7,7 +7,7 @@
  * person: decisions arrive through the inbox (workflows/decision-inbox.ts) and are applied here,
  * between ticks, through `applyDecision`. Every message is defined in control/messages.ts.
  */
-import { ActivityFailure, type ActivityInterfaceFor, ApplicationFailure, allHandlersFinished, makeContinueAsNewFunc, patched, proxyActivities, setCurrentDetails, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, type ActivityInterfaceFor, ApplicationFailure, allHandlersFinished, condition, makeContinueAsNewFunc, patched, proxyActivities, setCurrentDetails, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
@@ -43,6 +43,8 @@ class SiteLoop {
   state: LoopState;
   lastAssessment: TickAssessment | null = null;
   ticksThisRun = 0;
+  /** Delivery workflows started by this run that have not finished yet. */
+  private deliveriesInFlight = 0;
   readonly inbox: DecisionInbox;
   private readonly workflowId = workflowInfo().workflowId;
   private readonly published: PublishedAttributes;
@@ -90,13 +92,20 @@ class SiteLoop {
   private async dispatch(keys: readonly string[], notices: readonly NoticeDraft[]): Promise<void> {
     for (const [i, key] of keys.entries()) {
       try {
-        await startChild(deliverNotification, {
+        const child = await startChild(deliverNotification, {
           workflowId: deliveryWorkflowId(key),
           args: [{ notificationKey: key }],
           parentClosePolicy: 'ABANDON',
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           staticSummary: notices[i]?.title ?? `notification ${key}`,
         });
+        this.deliveriesInFlight += 1;
+        void child
+          .result()
+          .catch(() => undefined)
+          .finally(() => {
+            this.deliveriesInFlight -= 1;
+          });
       } catch (err) {
         // Already started (same key): delivery is under way or done; never send twice.
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -205,6 +214,18 @@ class SiteLoop {
     return stopSummary(this.site, this.state, this.inbox.stopped!, this.inbox.view().seq);
   }
 
+  /**
+   * Before continue-as-new: this run's deliveries finished (at most 10 s: a webhook that is down
+   * keeps retrying in its own workflow, which the next run does not need), then every queued decision
+   * applied and every handler finished. Runs that predate the patch only drain.
+   */
+  async prepareToContinue(waitForDeliveries: boolean): Promise<void> {
+    if (waitForDeliveries && this.deliveriesInFlight > 0) {
+      await condition(() => this.deliveriesInFlight === 0, '10 seconds', { summary: 'deliveries finishing before continue-as-new' });
+    }
+    await this.inbox.drain(this.applyDecision, allHandlersFinished);
+  }
+
   /** Everything the loop knows goes to the next run, a pending human wait included. */
   async continueAsNew(): Promise<never> {
     const next = makeContinueAsNewFunc<typeof siteHealth>({ typedSearchAttributes: attributesForNewRun(this.site, this.state) });
@@ -223,6 +244,7 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   // Runs recorded before these patches replay on their old paths.
   const wakeOnLargeHistory = patched(PATCHES.continueAsNewWhileWaiting);
   const scheduled = patched(PATCHES.tickSchedule);
+  const waitForDeliveries = patched(PATCHES.deliveriesBeforeContinueAsNew);
   const loop = new SiteLoop(config, carried, scheduled);
   const { inbox } = loop;
   loop.registerHandlers();
@@ -234,7 +256,7 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
       const woke = await inbox.waitForNextTick(() => loop.msUntilDue(), `next tick at ${loop.state.nextTickAt ?? 'once'}`, loop.applyDecision, wakeEarly);
       if (inbox.stopped !== null) return loop.finish();
       if (woke === 'early') {
-        await inbox.drain(loop.applyDecision, allHandlersFinished);
+        await loop.prepareToContinue(waitForDeliveries);
         if (inbox.stopped !== null) return loop.finish();
         await loop.continueAsNew();
       }
@@ -243,7 +265,7 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
     await inbox.applyQueued(loop.applyDecision);
     if (inbox.stopped !== null) return loop.finish();
     if (loop.shouldContinueAsNew()) {
-      await inbox.drain(loop.applyDecision, allHandlersFinished);
+      await loop.prepareToContinue(waitForDeliveries);
       if (inbox.stopped !== null) return loop.finish();
       await loop.continueAsNew();
     }
@@ -251,7 +273,7 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
     const woke = await inbox.waitForNextTick(() => config.tickIntervalMs, `next tick in ${seconds(config.tickIntervalMs)}`, loop.applyDecision, wakeEarly);
     if (inbox.stopped !== null) return loop.finish();
     if (woke === 'early') {
-      await inbox.drain(loop.applyDecision, allHandlersFinished);
+      await loop.prepareToContinue(waitForDeliveries);
       if (inbox.stopped !== null) return loop.finish();
       await loop.continueAsNew();
     }

@@ -13,6 +13,7 @@ import { workflowUiLink } from '../../config/env';
 import { parseDecision } from '../../control/decisions';
 import { type DecisionInputs, type DecisionKind, type DecisionResult, decisionMessages } from '../../control/messages';
 import type { CliContext } from '../context';
+import { executeUpdateRetrying } from '../update-retry';
 import { siteArgument } from '../site-arg';
 
 interface DecideOptions {
@@ -77,7 +78,7 @@ async function decide<K extends DecisionKind>(kind: K, rawSite: string, options:
       process.stdout.write(`${kind} sent to ${workflowId} as a signal (check \`target-health status ${site}\`)\n${link}\n`);
       return;
     }
-    const result = await handle.executeUpdate(messages.update, { args: [input] });
+    const result = await executeUpdateRetrying(handle, messages.update, [input]);
     process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${describe(result)}\n${link}\n`);
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new UserError(`site: no running health loop for ${site}; start one with \`target-health start ${site}\``);

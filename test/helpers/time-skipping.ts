@@ -34,15 +34,18 @@ function installQuietRuntime(): void {
 export async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
   installQuietRuntime();
   const executable = JSON.parse(env('TH_TEST_SERVER_EXECUTABLE')) as EphemeralServerExecutable;
-  let testEnv: TestWorkflowEnvironment;
-  try {
-    testEnv = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable } });
-  } catch (err) {
-    // The SDK gives a starting server 5 s to open its port; a JVM on a busy two-core machine can miss
-    // that once. Retry the start (never a test body) one time, and say so.
-    if (!/Failed connecting to test server/.test(err instanceof Error ? err.message : String(err))) throw err;
-    process.stderr.write('[time-skipping] the test server missed the SDK\'s 5 s start window; starting it once more\n');
-    testEnv = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable } });
+  // The SDK gives a starting server 5 s to open its port; a JVM on a busy two-core machine can miss
+  // that. Retry the start (never a test body) up to three times, and say so. Both of the SDK's
+  // wordings: "Failed connecting to test server", "ephemeral server … did not start within 5s".
+  let testEnv: TestWorkflowEnvironment | undefined;
+  for (let attempt = 1; testEnv === undefined; attempt++) {
+    try {
+      testEnv = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable } });
+    } catch (err) {
+      const missed = /Failed connecting to test server|did not start within/.test(err instanceof Error ? err.message : String(err));
+      if (!missed || attempt >= 4) throw err;
+      process.stderr.write(`[time-skipping] the test server missed the SDK's 5 s start window; starting it again (attempt ${attempt + 1})\n`);
+    }
   }
   await registerSearchAttributes(testEnv);
   return testEnv;

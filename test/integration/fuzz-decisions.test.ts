@@ -25,6 +25,7 @@ import { listDecisions } from '../../db/decisions';
 import { DECISION_KINDS, type DecisionKind, type DecisionResult, type SiteHealthState, LoopErrors, decisionMessages, stateQuery, stopUpdate } from '../../control/messages';
 import { REJECTED_LIMIT } from '../../control/loop-state';
 import { ingestNow, loopInput, prepareSite, startHealthySite } from '../helpers/control-loop';
+import { executeUpdateRetrying } from '../../client/update-retry';
 import { chainHistories, historyFacts } from '../helpers/fault-checks';
 import { createTestWorker, env, openHarness, type TestHarness } from '../helpers/services';
 import { hasRawControl, nastyShortString, nested, objectOf } from '../unit/fuzz/hostile';
@@ -135,13 +136,18 @@ test(`a running loop survives ${RUNS} fuzzed signals and updates, 1.5 MB refusal
         }
         figures.updates += 1;
         try {
-          const result = await handle.executeUpdate(update as typeof decisionMessages.pause.update, { args: [m.payload as never] });
+          // As `target-health decide` sends it: retried while the server refuses it during a task retry.
+          const result = await executeUpdateRetrying(handle, update as typeof decisionMessages.pause.update, [m.payload as never]);
           figures.updatesAccepted += 1;
           accepted.push(result);
           if (result.decision !== m.kind || !result.decisionKey) problems.push(`message ${i}: update answered ${JSON.stringify(result)}`);
         } catch (err) {
           const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-          if (!(cause instanceof ApplicationFailure)) throw new Error(`message ${i} (${m.kind} update): ${String(err)}`);
+          if (!(cause instanceof ApplicationFailure)) {
+            // The gRPC status behind a ServiceError says what the server refused (code and details).
+            const grpc = err instanceof Error && err.cause !== undefined ? ` (${JSON.stringify({ code: (err.cause as { code?: unknown }).code, details: (err.cause as { details?: unknown }).details })})` : '';
+            throw new Error(`message ${i} (${m.kind} update): ${String(err)}${grpc}`);
+          }
           if (cause.type === LoopErrors.InvalidDecision) figures.updatesRefused += 1;
           else if (cause.type === LoopErrors.DecisionNotAllowed) figures.updatesNotAllowed += 1;
           else problems.push(`message ${i}: refused as ${cause.type}`);
@@ -209,7 +215,13 @@ test(`a running loop survives ${RUNS} fuzzed signals and updates, 1.5 MB refusal
         let flushed = 0;
         let flushedBytes = 0;
         for (let j = i + 1; j < events.length && events[j]!.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED; j++, flushed++) flushedBytes += eventBytes(events[j]!);
-        const serverBufferLimit = f.cause === 'WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND' && flushed >= 1 && (flushedBytes >= LARGE_SIGNAL_BYTES || flushed >= SERVER_BUFFERED_EVENTS);
+        const forcedFlush = f.cause === 'WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND' && flushed >= 1 && (flushedBytes >= LARGE_SIGNAL_BYTES || flushed >= SERVER_BUFFERED_EVENTS);
+        // The other one: a run whose history already holds megabytes of refused signals is more than a
+        // gRPC message may carry (4 MB) when a worker must read it whole (after its cache lost the run):
+        // the task fails as GRPC_MESSAGE_TOO_LARGE and is retried; the run goes on (endsClean below).
+        const signalledBefore = events.slice(0, i).reduce((n, e) => n + signalBytes(e), 0);
+        const grpcLimit = f.cause === 'WORKFLOW_TASK_FAILED_CAUSE_GRPC_MESSAGE_TOO_LARGE' && signalledBefore >= 2 * LARGE_SIGNAL_BYTES;
+        const serverBufferLimit = forcedFlush || grpcLimit;
         return { ...f, run, flushed, flushedKB: Math.round(flushedBytes / 1024), serverBufferLimit, around: events.slice(Math.max(0, i - 4), i + 3).map((e) => E[e.eventType ?? 0]) };
       });
       expect(runs.length).toBeGreaterThan(1);
