@@ -216,11 +216,12 @@ test(`a running loop survives ${RUNS} fuzzed signals and updates, 1.5 MB refusal
         let flushedBytes = 0;
         for (let j = i + 1; j < events.length && events[j]!.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED; j++, flushed++) flushedBytes += eventBytes(events[j]!);
         const forcedFlush = f.cause === 'WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND' && flushed >= 1 && (flushedBytes >= LARGE_SIGNAL_BYTES || flushed >= SERVER_BUFFERED_EVENTS);
-        // The other one: a run whose history already holds megabytes of refused signals is more than a
-        // gRPC message may carry (4 MB) when a worker must read it whole (after its cache lost the run):
-        // the task fails as GRPC_MESSAGE_TOO_LARGE and is retried; the run goes on (endsClean below).
-        const signalledBefore = events.slice(0, i).reduce((n, e) => n + signalBytes(e), 0);
-        const grpcLimit = f.cause === 'WORKFLOW_TASK_FAILED_CAUSE_GRPC_MESSAGE_TOO_LARGE' && signalledBefore >= 2 * LARGE_SIGNAL_BYTES;
+        // The other one: a task whose message passes gRPC's 4 MB — the worker's answer to a batch of
+        // updates refused at validation (each refusal carries its 1.5 MB request back), or a history
+        // holding megabytes of refused signals that a worker must read whole after losing its cache.
+        // The task fails as GRPC_MESSAGE_TOO_LARGE and is retried, the updates are answered, the run goes
+        // on (endsClean below). Only the protocol's size limit can cause that cause.
+        const grpcLimit = f.cause === 'WORKFLOW_TASK_FAILED_CAUSE_GRPC_MESSAGE_TOO_LARGE' && figures.hugePayloads > 0;
         const serverBufferLimit = forcedFlush || grpcLimit;
         return { ...f, run, flushed, flushedKB: Math.round(flushedBytes / 1024), serverBufferLimit, around: events.slice(Math.max(0, i - 4), i + 3).map((e) => E[e.eventType ?? 0]) };
       });
