@@ -5,13 +5,10 @@
  */
 import type { HealthBand } from '../common/names';
 import type { Controls } from '../control/controls';
-import type { NoticeKind } from '../control/notices';
+import type { NoticeDraft, NoticeKind } from '../control/notices';
 
-export interface ReplayNotice {
-  kind: NoticeKind;
-  audience: 'owner' | 'parser_owner';
-  title: string;
-}
+/** A notice the tick would have sent: the live draft's kind, audience and title. */
+export type ReplayNotice = Pick<NoticeDraft, 'kind' | 'audience' | 'title'>;
 
 export interface ReplayTick {
   tick: number;
