@@ -4,9 +4,11 @@
  * writes it, so a replay computes exactly the same steps.
  *
  * Shape of the policy (see docs/control-loop.md): multiplicative decrease, additive increase — the
- * congestion-control rule (AIMD). A degrading site loses a share of its concurrency every tick the band
- * holds, so pressure drops fast; a recovering site gets it back a few slots per tick, so it is not hit
- * with full load the moment it looks healthy again.
+ * congestion-control rule (AIMD). A degrading site loses a share of its concurrency every step while the
+ * band holds, so pressure drops fast; a recovering site gets it back a few slots per step, so it is not
+ * hit with full load the moment it looks healthy again. Steps are paced in time (`steps.*EveryMs`), not
+ * per tick, so the tick interval does not change how fast a site is throttled (judgement 2; runs
+ * recorded before it step once per tick).
  */
 import { z } from 'zod';
 import { HEALTH_BANDS, type HealthBand } from '../common/names';
@@ -30,6 +32,12 @@ export const CONTROL_FIELDS = ['concurrencyLimit', 'revisitMultiplier', 'paused'
 export type ControlField = (typeof CONTROL_FIELDS)[number];
 
 const positiveInt = (what: string) => z.int({ error: `expected ${what} (a whole number of at least 1)` }).min(1, { error: `expected ${what} (a whole number of at least 1)` });
+/** Ten years: the longest pace or persistence a setting may ask for (as control/config.ts's durations). */
+const MAX_POLICY_MS = 3_650 * 86_400_000;
+const policyMs = (min: number) => {
+  const error = `expected milliseconds (a whole number of at least ${min})`;
+  return z.int({ error }).min(min, { error }).max(MAX_POLICY_MS, { error: `expected milliseconds of at most ${MAX_POLICY_MS} (ten years)` });
+};
 const fraction = z.number({ error: 'expected a number between 0 and 1 (exclusive)' }).gt(0, { error: 'expected a number between 0 and 1 (exclusive)' }).lt(1, { error: 'expected a number between 0 and 1 (exclusive)' });
 
 export const actionPolicySchema = z
@@ -40,9 +48,9 @@ export const actionPolicySchema = z
         nominal: positiveInt('a concurrency').default(16),
         /** Degrading never goes below this. */
         floor: positiveInt('a concurrency').default(1),
-        /** Each degrading tick: concurrency = max(floor, floor(concurrency × decreaseFactor)). */
+        /** Each throttle step: concurrency = max(floor, floor(concurrency × decreaseFactor)). */
         decreaseFactor: fraction.default(0.75),
-        /** Each healthy tick after a degradation: concurrency + increaseStep, up to nominal. */
+        /** Each restore step after a degradation: concurrency + increaseStep, up to nominal. */
         increaseStep: positiveInt('a step').default(2),
       })
       .prefault({}),
@@ -50,16 +58,35 @@ export const actionPolicySchema = z
       .strictObject({
         /** Degrading never lengthens revisit intervals beyond this multiple. */
         max: z.number({ error: 'expected a number of at least 1' }).min(1, { error: 'expected a number of at least 1' }).default(8),
-        /** Each degrading tick: multiplier × increaseFactor, up to max. */
+        /** Each throttle step: multiplier × increaseFactor, up to max. */
         increaseFactor: z.number({ error: 'expected a number above 1' }).gt(1, { error: 'expected a number above 1' }).default(1.5),
-        /** Each healthy tick after a degradation: multiplier − decreaseStep, down to 1. */
+        /** Each restore step after a degradation: multiplier − decreaseStep, down to 1. */
         decreaseStep: z.number({ error: 'expected a positive number' }).gt(0, { error: 'expected a positive number' }).default(0.5),
       })
       .prefault({}),
     cost: z
       .strictObject({
-        /** Each healthy tick after a degradation: effective-cost multiplier − decreaseStep, down to 1. */
+        /** Each restore step after a degradation: effective-cost multiplier − decreaseStep, down to 1. */
         decreaseStep: z.number({ error: 'expected a positive number' }).gt(0, { error: 'expected a positive number' }).default(0.5),
+        /**
+         * A throttle step raises the effective cost to the score's value only when that is at least this
+         * share above the current one (0.1: 1.50 → not before 1.65), so a score drifting by a point does
+         * not rewrite and audit the record every step (judgement 2).
+         */
+        minRelativeRaise: z.number({ error: 'expected a number between 0 and 10' }).min(0, { error: 'expected a number between 0 and 10' }).max(10, { error: 'expected a number between 0 and 10' }).default(0.1),
+      })
+      .prefault({}),
+    /**
+     * How fast the controls move, in time rather than ticks (judgement 2): a band entered takes its first
+     * step at once, then one step per this much time while it holds (several in one tick when ticks are
+     * longer). Ticks without a score add no time: no step without evidence.
+     */
+    steps: z
+      .strictObject({
+        /** Degrading: one throttle step per this much time in the band. */
+        degradeEveryMs: policyMs(1_000).default(60_000),
+        /** Healthy after a degradation: one restore step per this much time, until nominal. */
+        restoreEveryMs: policyMs(1_000).default(60_000),
       })
       .prefault({}),
     /** `resume` in cautious mode: degrading-band controls, whatever they were before the pause. */
@@ -74,6 +101,11 @@ export const actionPolicySchema = z
     reminderIntervalMs: z.int({ error: 'expected milliseconds (a whole number of at least 1000)' }).min(1_000, { error: 'expected milliseconds (a whole number of at least 1000)' }).default(4 * 3_600_000),
     /** Parser health below this alerts the parser's owner (again only after it recovered to threshold + 3). */
     parserAlertBelow: z.number({ error: 'expected a score 0-100' }).min(0, { error: 'expected a score 0-100' }).max(100, { error: 'expected a score 0-100' }).default(80),
+    /**
+     * Persistence of the parser alert (judgement 2): parser health must stay below the threshold on
+     * consecutive scored ticks (at least two) spanning at least this long. 3 min: four 60 s ticks.
+     */
+    parserAlertAfterMs: policyMs(0).default(180_000),
     /** Route-specific failures notify the site's owner as a route alert. */
     routeAlerts: z.boolean({ error: 'expected true or false' }).default(true),
   })
@@ -118,6 +150,16 @@ export function degradeStep(c: Controls, policy: ActionPolicy, costMultiplier: n
     band: 'degrading',
     reason,
   };
+}
+
+/**
+ * The effective cost a throttle step asks for (judgement 2): the score's value, but only once it is at
+ * least `cost.minRelativeRaise` above the current one — otherwise the current value, so the record (and
+ * its audit trail) changes when the cost changes meaningfully, not with every point of the score.
+ */
+export function meaningfulCost(current: number, target: number, policy: ActionPolicy): number {
+  const next = round2(target);
+  return next > current && next >= current * (1 + policy.cost.minRelativeRaise) ? next : current;
 }
 
 /** One restoring step towards the usual pace; never past it, never in one jump. */

@@ -121,6 +121,18 @@ export const loopStateSchema = z.strictObject({
   problem: loopProblemSchema.nullable().default(null),
   /** The next tick's slot (workflow time, ISO): a continued run waits for it. Null before the first tick. */
   nextTickAt: isoTime.nullable().default(null),
+  /**
+   * Time spent in the band since its last throttle or restore step, not yet worth a step (judgement 2:
+   * steps are paced in time, `policy.steps`). Absent in states carried by runs before it existed.
+   */
+  stepCreditMs: z.number().min(0).default(0),
+  /** Parser health below its alert threshold since (first such tick) and for how many scored ticks; null otherwise. */
+  parserBelow: z.strictObject({ since: isoTime, ticks: z.int().min(1) }).nullable().default(null),
+  /**
+   * Why the latest tick has no health score: `learning` (the baseline is not usable yet) or
+   * `insufficient-data` (a usable baseline, too little current traffic), in words; null when scored.
+   */
+  noScore: z.strictObject({ state: z.enum(['learning', 'insufficient-data']), detail: z.string() }).nullable().default(null),
 });
 export type LoopState = z.output<typeof loopStateSchema>;
 
@@ -150,6 +162,9 @@ export function initialLoopState(chainId: string): LoopState {
     firstAssessedAt: null,
     problem: null,
     nextTickAt: null,
+    stepCreditMs: 0,
+    parserBelow: null,
+    noScore: null,
   };
 }
 

@@ -50,6 +50,8 @@ export interface SiteHealthState {
   scoredBand: HealthBand;
   score: number | null;
   smoothedScore: number | null;
+  /** Why the latest tick has no score: learning the baseline, or too little current traffic (null when scored). */
+  noScore: LoopState['noScore'];
   parserHealth: number | null;
   reasons: string[];
   controls: Controls | null;

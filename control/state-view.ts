@@ -22,6 +22,7 @@ export function stateView(site: string, tickIntervalMs: number, state: LoopState
     scoredBand: state.scoredBand,
     score: state.score,
     smoothedScore: state.smoothedScore,
+    noScore: state.noScore,
     parserHealth: state.parserHealth,
     reasons: state.reasons,
     controls: state.controls,

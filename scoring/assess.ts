@@ -15,8 +15,9 @@ import { type TotalRefusalResult, assessTotalRefusal } from './total-refusal';
 import { type HostilityWindow, type Window, type WindowInput, parseWindow } from './window';
 
 /**
- * `learning`: no usable baseline, so no health score. `insufficient-data`: a baseline, but the current
- * window (after leaving out failing routes) is too small to judge. `scored`: a health score exists.
+ * `learning`: no usable baseline, so no health score. `insufficient-data`: a usable baseline, but too
+ * little current traffic — the current window (after leaving out failing routes) is too small to judge;
+ * the site is not learning, and the loop holds its band. `scored`: a health score exists.
  */
 export type AssessmentState = 'learning' | 'insufficient-data' | 'scored';
 

@@ -25,10 +25,10 @@ export {
   healthyRoutesWindow,
   routeKey,
 } from './route-diagnosis';
-export { type BaselineReadiness, baselineReadiness } from './learning';
+export { type BaselineReadiness, baselineReadiness, describeNoScore } from './learning';
 export { INITIAL_SMOOTHED_SCORE, type SmoothedScore, smoothScore, smoothingAlpha } from './smoothing';
 export { type HealthBand, type ScoredBand, bandFor, nextBand } from './bands';
 export { type TotalRefusalResult, assessTotalRefusal } from './total-refusal';
 export { type CanaryCheck, checkCanaries } from './canary';
 export { type AssessInput, type Assessment, type AssessmentState, type HealthAssessment, assess } from './assess';
-export { INITIAL_SITE_STATE, type SiteScoringState, type SiteTick, advanceSiteState } from './site-state';
+export { type AdvanceOptions, INITIAL_SITE_STATE, type SiteScoringState, type SiteTick, advanceSiteState } from './site-state';

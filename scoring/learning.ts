@@ -3,8 +3,13 @@
  * whose baseline window saw too little traffic has no normal yet, and a score against an empty baseline
  * would call every challenge "20 points above normal". Such a site is `learning`: no health score, no
  * band action — only total refusal (which needs no baseline) can still mark it resisting.
+ *
+ * Not to be confused with a site that has its normal but too little *current* traffic to judge (a quiet
+ * site, or one throttled to a trickle): that is `insufficient-data`, and the site is not learning
+ * anything — its band is held (docs/scoring.md, "Learning").
  */
-import { DEFAULT_SCORING_CONFIG, type LearningConfig } from './config';
+import type { Assessment } from './assess';
+import { DEFAULT_SCORING_CONFIG, type LearningConfig, type ScoringConfig } from './config';
 import type { RefusalCounts } from './window';
 
 export interface BaselineReadiness {
@@ -29,4 +34,17 @@ export function baselineReadiness(baseline: RefusalCounts | null | undefined, co
     };
   }
   return { ready: true, baselineRequests: requests, minBaselineRequests: config.minBaselineRequests, detail: null };
+}
+
+/**
+ * Why an assessment has no health score, in words for the operator — learning the baseline, or too
+ * little current traffic — or null when it has one.
+ */
+export function describeNoScore(a: Assessment, config: ScoringConfig = DEFAULT_SCORING_CONFIG): { state: 'learning' | 'insufficient-data'; detail: string } | null {
+  if (a.state === 'learning') return { state: 'learning', detail: `learning the baseline: ${a.baseline.detail ?? 'baseline still learning'}` };
+  if (a.state === 'insufficient-data') {
+    const aside = a.health.scope === 'healthy-routes' ? ' (failing routes set aside)' : '';
+    return { state: 'insufficient-data', detail: `too little current traffic to judge: ${a.health.window.requests} requests in the current window${aside}, needs ${config.health.minRequests}` };
+  }
+  return null;
 }

@@ -31,18 +31,31 @@ export interface SiteTick {
   effectiveCostMultiplier: number;
 }
 
+export interface AdvanceOptions {
+  /**
+   * A site with a usable baseline that has never been scored (too little current traffic) is `healthy`
+   * — nothing is known against it — instead of staying `learning` (the loop's judgement 2). Off: the
+   * behaviour of runs recorded before it.
+   */
+  readyBaselineIsNotLearning?: boolean;
+}
+
 /**
  * Band precedence: total refusal → `resisting`; no baseline → `learning`; never scored → previous band
- * (or `learning`); otherwise the hysteresis rule of bands.ts on the rounded smoothed score.
+ * (or `learning`; with `readyBaselineIsNotLearning`, `healthy` instead of `learning`); otherwise the
+ * hysteresis rule of bands.ts on the rounded smoothed score.
  */
-export function advanceSiteState(previous: SiteScoringState, assessment: Assessment, elapsedMs: number, config: ScoringConfig = DEFAULT_SCORING_CONFIG): SiteTick {
+export function advanceSiteState(previous: SiteScoringState, assessment: Assessment, elapsedMs: number, config: ScoringConfig = DEFAULT_SCORING_CONFIG, options: AdvanceOptions = {}): SiteTick {
   const smoothed = smoothScore(previous.smoothed, assessment.health.score, elapsedMs, config.smoothing);
   const smoothedScore = smoothed.value === null ? null : pythonRound(smoothed.value);
   let band: HealthBand;
   if (assessment.totalRefusal.totalRefusal) band = 'resisting';
   else if (assessment.state === 'learning') band = 'learning';
-  else if (smoothedScore === null) band = previous.band ?? 'learning';
-  else band = nextBand(previous.band, smoothedScore, config.bands);
+  else if (smoothedScore === null) {
+    const held = previous.band ?? 'learning';
+    // The baseline is usable, so the site is not learning; too little traffic is no evidence against it.
+    band = options.readyBaselineIsNotLearning === true && held === 'learning' ? 'healthy' : held;
+  } else band = nextBand(previous.band, smoothedScore, config.bands);
   return {
     state: { smoothed, band, refusalStreak: assessment.totalRefusal.streak },
     band,

@@ -65,7 +65,8 @@ function input(site: string, extra: Partial<SiteHealthInput> = {}): SiteHealthIn
     tickIntervalMs: 1_000,
     window: { currentWindowMs: 10 * 60_000 },
     scoring: { smoothing: { halfLifeMs: 1_000 } },
-    policy: { reminderIntervalMs: 2_000 },
+    // Steps and the parser alert's persistence at the 1 s tick's pace (the product's are minutes).
+    policy: { reminderIntervalMs: 2_000, steps: { degradeEveryMs: 1_000, restoreEveryMs: 1_000 }, parserAlertAfterMs: 2_000 },
     timeouts: { activityMs: 5_000 },
     ...extra,
   };

@@ -25,4 +25,11 @@ export const PATCHES = {
    * and a decision sent at that moment is refused too (the server admits no update while a task fails).
    */
   deliveriesBeforeContinueAsNew: 'deliveries-before-continue-as-new',
+  /**
+   * Judgement 2 (issue 13): throttle and restore steps paced in time (`policy.steps`), the effective cost
+   * raised only when it changes meaningfully, parser alerts after persistence, and a site with a usable
+   * baseline but too little current traffic not shown as `learning` (control/plan/types.ts
+   * `JudgementVersion`). Read once at the start of a run and handed to the planner.
+   */
+  judgement2: 'judgement-2',
 } as const;

@@ -19,7 +19,7 @@ import { assessmentKey, controlsKey, deliveryWorkflowId, notificationKey } from 
 import { type LoopState, initialLoopState } from '../control/loop-state';
 import { type DecisionResult, LoopErrors, type SiteHealthSummary, historyQuery, stateQuery } from '../control/messages';
 import type { NoticeDraft } from '../control/notices';
-import { type LoopConfig, type TickPlan, planTick } from '../control/plan';
+import { type JudgementVersion, type LoopConfig, type TickPlan, planTick } from '../control/plan';
 import { planFailedTick } from '../control/plan/failed';
 import { PublishedAttributes, attributesForNewRun, loopAttributes } from '../control/search-attributes';
 import { msUntilDue, nextSlot, tickTime } from '../control/schedule';
@@ -55,6 +55,8 @@ class SiteLoop {
     carried: LoopState | undefined,
     /** Ticks follow the schedule (control/schedule.ts); false only when replaying runs that predate it. */
     readonly scheduled: boolean,
+    /** The judgement rules of this run (control/plan/types.ts); 1 only when replaying runs that predate judgement 2. */
+    readonly judgement: JudgementVersion,
   ) {
     const info = workflowInfo();
     this.state = carried ? { ...carried, runs: carried.runs + 1 } : initialLoopState(info.firstExecutionRunId);
@@ -152,7 +154,7 @@ class SiteLoop {
   }
 
   private loopConfig(): LoopConfig {
-    return { site: this.site, policy: this.config.policy, scoring: this.config.scoring };
+    return { site: this.site, policy: this.config.policy, scoring: this.config.scoring, judgement: this.judgement, tickIntervalMs: this.config.tickIntervalMs };
   }
 
   /** Carries out a tick's plan: controls and notices in one activity, then the new state. */
@@ -245,7 +247,8 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   const wakeOnLargeHistory = patched(PATCHES.continueAsNewWhileWaiting);
   const scheduled = patched(PATCHES.tickSchedule);
   const waitForDeliveries = patched(PATCHES.deliveriesBeforeContinueAsNew);
-  const loop = new SiteLoop(config, carried, scheduled);
+  const judgement: JudgementVersion = patched(PATCHES.judgement2) ? 2 : 1;
+  const loop = new SiteLoop(config, carried, scheduled, judgement);
   const { inbox } = loop;
   loop.registerHandlers();
   loop.publish();

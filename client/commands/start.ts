@@ -34,11 +34,11 @@ export function staticDetails(c: ParsedSiteHealthInput): string {
     '',
     '| band | score | action |',
     '|---|---|---|',
-    `| healthy | ≥ ${b.healthyMin} | none; after a degradation restore +${p.concurrency.increaseStep} concurrency per tick up to ${p.concurrency.nominal} |`,
-    `| degrading | ${b.degradingMin}–${b.healthyMin - 1} | concurrency ×${p.concurrency.decreaseFactor} per tick (floor ${p.concurrency.floor}), revisit ×${p.revisit.increaseFactor} (max ×${p.revisit.max}), cost raised, owner notified |`,
+    `| healthy | ≥ ${b.healthyMin} | none; after a degradation restore +${p.concurrency.increaseStep} concurrency every ${p.steps.restoreEveryMs / 1000} s up to ${p.concurrency.nominal} |`,
+    `| degrading | ${b.degradingMin}–${b.healthyMin - 1} | concurrency ×${p.concurrency.decreaseFactor} every ${p.steps.degradeEveryMs / 1000} s (floor ${p.concurrency.floor}), revisit ×${p.revisit.increaseFactor} (max ×${p.revisit.max}), cost raised, owner notified |`,
     `| resisting | < ${b.degradingMin} or total refusal | pause, canaries only, notify the owner, **wait for a person** (reminders every ${p.reminderIntervalMs / 60_000} min) |`,
     '',
-    `Smoothing half-life ${c.scoring.smoothing.halfLifeMs / 60_000} min, hysteresis ${b.hysteresis} points. Parser health below ${p.parserAlertBelow} alerts the parser owner. Decide with \`target-health decide resume|stop|pause ${c.site}\`.`,
+    `Smoothing half-life ${c.scoring.smoothing.halfLifeMs / 60_000} min, hysteresis ${b.hysteresis} points. Parser health below ${p.parserAlertBelow} for ${p.parserAlertAfterMs / 1000} s alerts the parser owner. Decide with \`target-health decide resume|stop|pause ${c.site}\`.`,
   ].join('\n');
 }
 

@@ -1,52 +1,95 @@
 /**
  * The band's part of a tick: controls and the owner's notifications.
  *   learning   nothing (the first tick writes the site's nominal controls);
- *   healthy    nothing; after a degradation one restore step per tick until nominal;
- *   degrading  one throttle step per tick while the band holds (floors), effective cost raised, route
- *              diagnosis recorded, owner notified on entry;
+ *   healthy    nothing; after a degradation restore steps until nominal;
+ *   degrading  throttle steps while the band holds (floors), effective cost raised, route diagnosis
+ *              recorded, owner notified on entry;
  *   resisting  pause, canaries only, owner notified with the evidence, then wait for a person. While
  *              waiting: keep assessing, remind, never act on its own.
+ * Pace (judgement 2): a band entered takes one step at once, then one per `policy.steps.*EveryMs` of
+ * time in it, whatever the tick interval. Judgement 1 (runs recorded before it): one step per tick.
  */
 import type { HealthBand } from '../../common/names';
 import type { SiteTick } from '../../scoring/site-state';
-import { type ActionPolicy, type Controls, changedFields, degradeStep, describeChange, isThrottled, nominalControls, pausedControls, restoreStep } from '../controls';
+import { type Controls, changedFields, degradeStep, describeChange, isThrottled, meaningfulCost, nominalControls, pausedControls, restoreStep } from '../controls';
 import { describeSignals, scoreLine } from '../notices';
 import type { TickAssessment } from '../tick-assessment';
 import type { LoopConfig, TickDraft } from './types';
 
-function bandReason(band: HealthBand, t: TickAssessment, smoothed: number | null): string {
+function bandReason(band: HealthBand, t: TickAssessment, smoothed: number | null, config: LoopConfig): string {
   const a = t.assessment;
   const reasons = a.reasons.length > 0 ? a.reasons.join(', ') : 'no reasons';
   const score = `score ${a.health.score ?? '—'}${smoothed === null ? '' : `, smoothed ${smoothed}`}`;
+  // Judgement 2 says why there is no score: too little current traffic is not learning.
+  const held = config.judgement >= 2 && a.state === 'insufficient-data' ? `; band held, too little current traffic (${a.health.window.requests} requests, needs ${config.scoring.health.minRequests})` : '';
   switch (band) {
     case 'learning':
       return `learning: ${a.baseline.detail ?? 'baseline still learning'}`;
     case 'healthy':
-      return `healthy (${score})`;
+      return `healthy (${score})${held}`;
     case 'degrading':
-      return `degrading (${score}): ${reasons}; routes: ${a.routes.verdict}`;
+      return `degrading (${score}): ${reasons}; routes: ${a.routes.verdict}${held}`;
     case 'resisting':
-      return `resisting (${score}): ${reasons}`;
+      return `resisting (${score}): ${reasons}${held}`;
     case 'stopped':
       return 'stopped';
   }
 }
 
+/** How many steps the band takes this tick, and the time carried towards the next one. */
+interface Pace {
+  steps: number;
+  creditMs: number;
+}
+
+/**
+ * Judgement 1: one step per tick. Judgement 2: entering the band steps at once; while it holds, each
+ * tick adds its time (at most one tick interval: a late loop does not catch up on missed slots) and a
+ * step is taken per `everyMs` accumulated — so 10 s and 60 s ticks throttle alike.
+ */
+function paceFor(band: HealthBand, d: TickDraft, config: LoopConfig): Pace {
+  if (config.judgement < 2) return { steps: 1, creditMs: 0 };
+  const { steps } = config.policy;
+  const everyMs = band === 'degrading' ? steps.degradeEveryMs : band === 'healthy' ? steps.restoreEveryMs : null;
+  if (everyMs === null) return { steps: 0, creditMs: 0 };
+  if (d.prev.band !== band) return { steps: 1, creditMs: 0 };
+  const credit = d.prev.stepCreditMs + Math.min(d.elapsedMs, config.tickIntervalMs);
+  const due = Math.floor(credit / everyMs);
+  return { steps: due, creditMs: credit - due * everyMs };
+}
+
 /** The band's controls for this tick, from the current ones (null: the site has none yet). */
-function bandControls(band: HealthBand, current: Controls | null, policy: ActionPolicy, costMultiplier: number, reason: string): Controls {
+function bandControls(band: HealthBand, current: Controls | null, config: LoopConfig, costMultiplier: number, reason: string, pace: Pace): { next: Controls; creditMs: number } {
+  const { policy } = config;
   const base = current ?? nominalControls(policy, band, reason);
   switch (band) {
-    case 'healthy':
-      return current !== null && isThrottled(current, policy) ? restoreStep(current, policy, reason) : { ...base, band, reason };
-    case 'degrading':
-      // A band entered this tick gets its first step now; a band that holds gets one more.
-      return degradeStep(base, policy, costMultiplier, reason);
+    case 'healthy': {
+      if (current === null || !isThrottled(current, policy)) return { next: { ...base, band, reason }, creditMs: 0 };
+      let next: Controls = { ...current, band, reason };
+      for (let i = 0; i < pace.steps && isThrottled(next, policy); i += 1) next = restoreStep(next, policy, reason);
+      // Back at the usual pace: nothing left to restore, no time to carry.
+      return { next, creditMs: isThrottled(next, policy) ? pace.creditMs : 0 };
+    }
+    case 'degrading': {
+      // A band entered this tick gets its first step now; a band that holds gets more as they fall due.
+      let next: Controls = { ...base, band, reason };
+      for (let i = 0; i < pace.steps; i += 1) {
+        const cost = config.judgement >= 2 ? meaningfulCost(next.effectiveCostMultiplier, costMultiplier, policy) : costMultiplier;
+        next = degradeStep(next, policy, cost, reason);
+      }
+      return { next, creditMs: pace.creditMs };
+    }
     case 'resisting':
-      return pausedControls(base, 'resisting', reason);
+      return { next: pausedControls(base, 'resisting', reason), creditMs: 0 };
     case 'learning':
     case 'stopped':
-      return { ...base, band, reason };
+      return { next: { ...base, band, reason }, creditMs: 0 };
   }
+}
+
+/** `1 min`, `90 s`: a pace in words. */
+function minutes(ms: number): string {
+  return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`;
 }
 
 /** Paused and waiting for a person: keep watching (canary traffic), remind, never act alone. */
@@ -75,12 +118,15 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
   const a = t.assessment;
   const { policy, site } = config;
   const band = step.band;
-  const reason = bandReason(band, t, step.smoothedScore);
+  const reason = bandReason(band, t, step.smoothedScore, config);
   // Steps need fresh evidence: a tick without a score (too few requests, e.g. because the site is
-  // throttled) holds the controls instead of throttling further on what it no longer sees.
+  // throttled) holds the controls instead of throttling further on what it no longer sees — and adds
+  // no time towards the next step.
   const hold = prev.controls !== null && band === prev.band && a.health.score === null && !a.totalRefusal.totalRefusal;
-  const next = hold && prev.controls !== null ? prev.controls : bandControls(band, prev.controls, policy, step.effectiveCostMultiplier, reason);
+  const planned = hold && prev.controls !== null ? { next: prev.controls, creditMs: prev.stepCreditMs } : bandControls(band, prev.controls, config, step.effectiveCostMultiplier, reason, paceFor(band, d, config));
+  const next = planned.next;
   d.state.band = band;
+  d.state.stepCreditMs = planned.creditMs;
   if (changedFields(prev.controls, next).length > 0) {
     const description = describeChange(prev.controls, next);
     d.change = { next, description, routeDiagnosis: band === 'degrading' ? a.routes : null };
@@ -96,7 +142,7 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
       severity: 'warning',
       audience: 'owner',
       title: `${site} is degrading (${scoreLine(e)}): throttling`,
-      text: `Reasons: ${reasons}. ${describeSignals(e.signals)}. Routes: ${a.routes.summary}. Controls: ${changed}; one step more each tick while the band holds.`,
+      text: `Reasons: ${reasons}. ${describeSignals(e.signals)}. Routes: ${a.routes.summary}. Controls: ${changed}; ${config.judgement >= 2 ? `one step more every ${minutes(policy.steps.degradeEveryMs)}` : 'one step more each tick'} while the band holds.`,
       evidence: e,
     }));
     d.actions.push('notified owner (degrading)');

@@ -8,8 +8,12 @@
  *   band     band.ts   — controls per band, the owner's notices, the pause and its reminders;
  *   parser   parser.ts — parser health below its threshold notifies the parser's owner (no throttling);
  *   routes   routes.ts — route-specific failures notify the owner as a route alert.
+ *
+ * `config.judgement` selects the rules (types.ts `JudgementVersion`): a run recorded before judgement 2
+ * replays with the rules it was recorded with.
  */
 import { applyCanaryFloorToTick, DEFAULT_CANARY_POLICY } from '../../canaries/band-floor';
+import { describeNoScore } from '../../scoring/learning';
 import { advanceSiteState } from '../../scoring/site-state';
 import { HISTORY_LIMIT, type LoopState, type TickSummary, pushBounded } from '../loop-state';
 import { buildEvidence } from '../notices';
@@ -19,7 +23,8 @@ import { planParserAlert } from './parser';
 import { planRouteAlert } from './routes';
 import type { LoopConfig, TickDraft, TickPlan } from './types';
 
-export type { ControlChange, LoopConfig, TickPlan } from './types';
+export { CURRENT_JUDGEMENT } from './types';
+export type { ControlChange, JudgementVersion, LoopConfig, TickPlan } from './types';
 
 function elapsedMs(from: string | null, to: string): number {
   if (from === null) return 0;
@@ -31,7 +36,8 @@ export function planTick(prev: LoopState, assessed: TickAssessment, config: Loop
   // A canary returning a normal-looking page with the wrong value is the most serious finding: by
   // policy it puts the site in at least the degrading band and heads the reasons (canaries/band-floor.ts).
   const raw = assessed.assessment;
-  const scored = advanceSiteState(prev.scoring, raw, elapsedMs(prev.lastAssessedAt, assessed.assessedAt), config.scoring);
+  const elapsed = elapsedMs(prev.lastAssessedAt, assessed.assessedAt);
+  const scored = advanceSiteState(prev.scoring, raw, elapsed, config.scoring, { readyBaselineIsNotLearning: config.judgement >= 2 });
   const floored = applyCanaryFloorToTick(prev.scoring, scored, raw, config.canary ?? DEFAULT_CANARY_POLICY);
   const step = floored.tick;
   // From here on the reasons are the floored ones (a mismatch first), for state, notices and history.
@@ -39,6 +45,7 @@ export function planTick(prev: LoopState, assessed: TickAssessment, config: Loop
   const t: TickAssessment = { ...assessed, assessment: a };
   const d: TickDraft = {
     prev,
+    elapsedMs: elapsed,
     t,
     state: {
       ...prev,
@@ -54,6 +61,8 @@ export function planTick(prev: LoopState, assessed: TickAssessment, config: Loop
       firstAssessedAt: prev.firstAssessedAt ?? t.assessedAt,
       // An assessed tick ends an episode of failed ones.
       problem: null,
+      // Descriptive only (the state query, status, details): learning the baseline vs too little traffic.
+      noScore: describeNoScore(a, config.scoring),
     },
     change: null,
     notices: [],

@@ -240,6 +240,14 @@ export class BatchAggregator {
     }
   }
 
+  /**
+   * The norm rows aggregated so far for a site, per page type and UTC day (not folded by the cardinality
+   * cap): ingest classifies a batch's later days against them. Live views, not copies.
+   */
+  normRows(site: string): ReadonlyMap<string, ReadonlyMap<number, NormDelta>> | undefined {
+    return this.norms.get(site);
+  }
+
   /** The route keys of the batch per site and UTC day (for the cardinality cap). */
   routeKeysByDay(): Map<string, DayKeys> {
     const out = new Map<string, DayKeys>();

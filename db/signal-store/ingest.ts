@@ -17,7 +17,7 @@ import { fastParseEvent } from '../../signals/fast-parse';
 import { EVENT_HORIZON, horizonProblem, type EventHorizon } from '../../signals/horizon';
 import { cutText, wellFormed } from '../../common/well-formed';
 import type { Pool } from '../pool';
-import type { Classification } from '../../signals/classify';
+import type { Classification, Classifier, Norms } from '../../signals/classify';
 import {
   ALL_ROUTES,
   BatchAggregator,
@@ -32,7 +32,8 @@ import {
   type RollupLevel,
 } from './aggregate';
 import { CardinalityGuard, DEFAULT_CARDINALITY_CAPS, type CardinalityCaps } from './cardinality';
-import { createContextCache, type ClassificationContextCache, type SiteContext } from './norms';
+import { createContextCache, type ClassificationContextCache, type NormWindow } from './norms';
+import { normWindow, normsAsOf, type DayNorm } from './norms-as-of';
 import { boolArray, numberArray, textArray } from './array-literal';
 import { copyRaw, isUniqueViolation } from './copy-raw';
 import { CopyPayload } from './copy-payload';
@@ -154,45 +155,100 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
   const cardinality = new CardinalityGuard(options.caps ?? DEFAULT_CARDINALITY_CAPS);
   const clock = options.clock ?? Date.now;
 
-  /** The classification context of every site in the batch (usually one or a few). */
-  async function contextsOf(events: readonly RequestOutcomeEvent[]): Promise<Map<string, SiteContext>> {
-    const bySite = new Map<string, SiteContext>();
+  /**
+   * Classifies the batch, encodes its COPY rows and aggregates it. An event of UTC day D is judged
+   * against the norms of D−14 … D−1 (norms-as-of.ts): the stored ones, plus those of the batch's own
+   * earlier days, which are not stored yet — so a batch spanning several days (a backfill) is classified
+   * day by day, in ascending order, as if each day had been fed and stored before the next.
+   */
+  async function prepare(events: readonly RequestOutcomeEvent[]): Promise<Prepared> {
+    const n = events.length;
+    const dayOf = new Array<number>(n);
+    const days = new Set<number>();
+    const siteDays = new Map<string, Set<number>>();
     let lastSite = '';
-    for (const e of events) {
-      if (e.site === lastSite || bySite.has(e.site)) continue;
+    let lastDay = NaN;
+    for (let i = 0; i < n; i++) {
+      const e = events[i]!;
+      // Both parsers produce whole milliseconds; a hand-built event must too (the row format needs it).
+      if (!Number.isSafeInteger(e.ts)) throw new TypeError(`event ${i}: ts must be whole epoch milliseconds (got ${e.ts}); parse events with parseEvent`);
+      const day = bucketStart('day', e.ts);
+      dayOf[i] = day;
+      if (day === lastDay && e.site === lastSite) continue;
+      lastDay = day;
       lastSite = e.site;
-      bySite.set(e.site, await contexts.get(e.site));
+      days.add(day);
+      const ofSite = siteDays.get(e.site);
+      if (ofSite) ofSite.add(day);
+      else siteDays.set(e.site, new Set([day]));
     }
-    return bySite;
+    const classifiers = new Map<string, Classifier>();
+    const windows = new Map<string, Map<number, NormWindow>>();
+    await Promise.all(
+      [...siteDays].map(async ([site, ofSite]) => {
+        const [classifier, ofDay] = await Promise.all([contexts.classifier(site), contexts.windows(site, [...ofSite])]);
+        classifiers.set(site, classifier);
+        windows.set(site, ofDay);
+      }),
+    );
+
+    const classifications = new Array<Classification>(n);
+    const payload = new CopyPayload(n);
+    const aggregator = new BatchAggregator();
+    type Context = { classifier: Classifier; norms: Map<string, Norms> };
+    /** The classifier and norms of (site, day): the window's, plus the batch's rows of earlier days. */
+    const contextOf = (site: string, day: number): Context => {
+      const window = windows.get(site)!.get(day)!;
+      const pending = days.size > 1 ? aggregator.normRows(site) : undefined;
+      return { classifier: classifiers.get(site)!, norms: pending ? withPending(window, pending, day) : window.norms };
+    };
+    const classifyOne = (i: number, ctx: Context): void => {
+      const e = events[i]!;
+      const c = ctx.classifier(e, e.pageType === undefined ? undefined : ctx.norms.get(e.pageType));
+      classifications[i] = c;
+      payload.add(e, c);
+      aggregator.add(e, c);
+    };
+    if (days.size === 1) {
+      // The common case (a live feed): one day, in input order.
+      const day = dayOf[0]!;
+      const bySite = new Map<string, Context>();
+      let site = '';
+      let ctx: Context | undefined;
+      for (let i = 0; i < n; i++) {
+        const e = events[i]!;
+        if (e.site !== site || ctx === undefined) {
+          site = e.site;
+          ctx = bySite.get(site);
+          if (ctx === undefined) bySite.set(site, (ctx = contextOf(site, day)));
+        }
+        classifyOne(i, ctx);
+      }
+    } else {
+      const byDay = new Map<number, number[]>();
+      for (let i = 0; i < n; i++) {
+        const list = byDay.get(dayOf[i]!);
+        if (list) list.push(i);
+        else byDay.set(dayOf[i]!, [i]);
+      }
+      // Ascending days, each in input order: a day's norms are made once its earlier days are aggregated.
+      for (const day of [...byDay.keys()].sort((a, b) => a - b)) {
+        const bySite = new Map<string, Context>();
+        for (const i of byDay.get(day)!) {
+          const site = events[i]!.site;
+          let ctx = bySite.get(site);
+          if (ctx === undefined) bySite.set(site, (ctx = contextOf(site, day)));
+          classifyOne(i, ctx);
+        }
+      }
+    }
+    return { classifications, payload, aggregator, days };
   }
 
   /** One batch in one transaction (retried whole when it loses a deadlock); throws what the database says. */
   async function storeWhole(events: readonly RequestOutcomeEvent[]): Promise<{ inserted: number; duplicates: number }> {
     if (events.length === 0) return { inserted: 0, duplicates: 0 };
-    const bySite = await contextsOf(events);
-    // One pass: classify, encode the COPY row, aggregate. Nothing per event is kept but the classification.
-    const classifications = new Array<Classification>(events.length);
-    const payload = new CopyPayload(events.length);
-    const aggregator = new BatchAggregator();
-    const days = new Set<number>();
-    let lastSite = '';
-    let lastDay = NaN;
-    let ctx: SiteContext | undefined;
-    for (let i = 0; i < events.length; i++) {
-      const e = events[i]!;
-      // Both parsers produce whole milliseconds; a hand-built event must too (the row format needs it).
-      if (!Number.isSafeInteger(e.ts)) throw new TypeError(`event ${i}: ts must be whole epoch milliseconds (got ${e.ts}); parse events with parseEvent`);
-      if (e.site !== lastSite || ctx === undefined) {
-        ctx = bySite.get(e.site)!;
-        lastSite = e.site;
-      }
-      const c = ctx.classifier(e, e.pageType === undefined ? undefined : ctx.norms.get(e.pageType));
-      classifications[i] = c;
-      payload.add(e, c);
-      aggregator.add(e, c);
-      const day = bucketStart('day', e.ts);
-      if (day !== lastDay) days.add((lastDay = day));
-    }
+    const { classifications, payload, aggregator, days } = await prepare(events);
     await ensureBatchPartitions(pool, days);
     for (let attempt = 1; ; attempt++) {
       const client = await pool.connect();
@@ -216,6 +272,8 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
         for (const level of ROLLUP_LEVELS) await upsertRollups(client, level, deltas[level]);
         await upsertNorms(client, norms);
         await client.query('COMMIT');
+        // Later days' windows hold these rows now: this ingester reads them again.
+        for (const d of norms) contexts.stored(d.site, d.day);
         admission.committed({ routes: writtenRouteKeys(deltas.day), pageTypes: writtenPageTypes(norms) });
         return { inserted, duplicates: events.length - inserted };
       } catch (err) {
@@ -264,6 +322,33 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
       return { accepted: stored.inserted + stored.duplicates, inserted: stored.inserted, duplicates: stored.duplicates, rejected };
     },
   };
+}
+
+interface Prepared {
+  classifications: Classification[];
+  payload: CopyPayload;
+  aggregator: BatchAggregator;
+  days: Set<number>;
+}
+
+/**
+ * The norms of `day` from the stored window plus the batch's own rows of earlier days in it (not stored
+ * yet). Without such rows, the window's norms as they are. A resent batch counts its already stored
+ * events twice here (stored and pending): the same pages twice leave a day's median and rate as they are.
+ */
+function withPending(window: NormWindow, pending: ReadonlyMap<string, ReadonlyMap<number, DayNorm>>, day: number): Map<string, Norms> {
+  const { from, to } = normWindow(day);
+  let rows: Map<string, DayNorm[]> | undefined;
+  for (const [pageType, byDay] of pending) {
+    for (const [d, row] of byDay) {
+      if (d < from || d >= to) continue;
+      rows ??= new Map([...window.rows].map(([t, list]) => [t, [...list]]));
+      let list = rows.get(pageType);
+      if (!list) rows.set(pageType, (list = []));
+      list.push(row);
+    }
+  }
+  return rows ? normsAsOf(rows, day) : window.norms;
 }
 
 /** The route keys with their own day rows in a batch's deltas (what it wrote), per site and day. */

@@ -1,79 +1,183 @@
 /**
- * Per-site classification context, cached: the site's classifier settings (sites.config.classifier)
- * and its size / records norms per page type over the last 14 days. Norms move slowly, so a few
- * minutes of staleness is fine and saves a query per batch.
+ * Per-site classification context, cached per ingester: the site's classifier settings
+ * (sites.config.classifier), and its per-day norm rows for the window of each UTC day it classifies
+ * (norms-as-of.ts: the 14 days before that day).
+ *
+ * Why it can be cached: the rows of days before D change only when traffic of those days arrives late
+ * or is backfilled. Such writes by this ingester drop the windows they fall in at once (`stored`), so
+ * the next batch reads them again — a backfill fed through one ingester, batch after batch, classifies
+ * each day against everything stored before it. Writes by other ingesters (the CLI's other worker
+ * threads, other recorders) are seen when the entry is read again, after `ttlMs` (5 minutes). Live, the
+ * window of today holds no writes of today, so a steady feed reads each site's norms once per 5 minutes.
  */
 import { compileClassifier, type Classifier, type Norms } from '../../signals/classify';
 import { parseSiteClassifierConfig } from '../../signals/config';
-import { BYTES_HISTOGRAM, quantile } from '../../signals/histogram';
 import type { Pool } from '../pool';
+import { DAY_MS, NORM_DAYS, normWindow, normsAsOf, type DayNorm } from './norms-as-of';
 
-export interface SiteContext {
-  classifier: Classifier;
+/** The norm rows of a site for the window of one day, and the norms they give as of that day. */
+export interface NormWindow {
+  /** Per page type, per-day rows as stored: at least the window's days (normsAsOf ignores the others). */
+  rows: Map<string, DayNorm[]>;
+  /** `normsAsOf(rows, day)`: what events of the day are classified against when nothing else is pending. */
   norms: Map<string, Norms>;
-  loadedAt: number;
 }
 
 export interface ClassificationContextCache {
-  get(site: string): Promise<SiteContext>;
+  /** The site's classifier, compiled from its settings. */
+  classifier(site: string): Promise<Classifier>;
+  /** The site's norm rows for classifying events of each of `days` (UTC day starts), by day. */
+  windows(site: string, days: readonly number[]): Promise<Map<number, NormWindow>>;
+  /** This ingester stored norm rows of (site, day): the windows that hold that day are read again. */
+  stored(site: string, day: number): void;
+  /** Forgets everything cached for a site (or every site). */
   invalidate(site?: string): void;
 }
 
-const NORM_DAYS = 14;
+interface Entry<T> {
+  value: T;
+  loadedAt: number;
+}
+
+/** Entries kept before expired ones are swept (a backfill over many sites and days). */
+const MAX_WINDOWS = 4_096;
 
 export function createContextCache(pool: Pool, ttlMs = 5 * 60_000, now: () => number = Date.now): ClassificationContextCache {
-  const cache = new Map<string, SiteContext>();
-  const loading = new Map<string, Promise<SiteContext>>();
+  const classifiers = new Map<string, Entry<Classifier>>();
+  const loadingClassifiers = new Map<string, Promise<Classifier>>();
+  const windows = new Map<string, Entry<NormWindow>>();
+  /** Window loads in flight; `stale` once a write lands in their days (their result is then not kept). */
+  const loadingWindows = new Map<string, { promise: Promise<NormWindow>; stale: boolean }>();
   const defaultClassifier = compileClassifier({});
+  const windowKey = (site: string, day: number) => `${site}\u0000${day}`;
 
-  async function load(site: string): Promise<SiteContext> {
-    const [config, norms] = await Promise.all([
-      pool.query<{ classifier: unknown }>("SELECT config -> 'classifier' AS classifier FROM sites WHERE site = $1", [site]),
-      pool.query<{ page_type: string; responses: string; with_records: string; extractions: string; bytes_hist: number[] | null }>(
-        `SELECT page_type, sum(responses) AS responses, sum(with_records) AS with_records, sum(extractions) AS extractions,
-                th_hist_sum(bytes_hist) AS bytes_hist
-         FROM page_norms_day WHERE site = $1 AND day >= (now() AT TIME ZONE 'UTC')::date - $2::int
-         GROUP BY page_type`,
-        [site, NORM_DAYS],
-      ),
-    ]);
-    const raw = config.rows[0]?.classifier;
-    let classifier = defaultClassifier;
-    if (raw !== undefined && raw !== null) {
-      const parsed = parseSiteClassifierConfig(raw);
-      // A bad stored config was refused when it was set; if one slipped in, classify with defaults
-      // rather than refusing the site's traffic.
-      if (parsed.ok) classifier = compileClassifier(parsed.config);
-    }
-    const byType = new Map<string, Norms>();
-    for (const r of norms.rows) {
-      const responses = Number(r.responses);
-      const extractions = Number(r.extractions);
-      const median = r.bytes_hist ? quantile(BYTES_HISTOGRAM, r.bytes_hist, 0.5) : undefined;
-      byType.set(r.page_type, {
-        ...(median !== undefined && responses > 0 ? { sizeNorm: { medianBytes: median, samples: responses } } : {}),
-        ...(extractions > 0 ? { recordsNorm: { usualRecordsRate: Number(r.with_records) / extractions, samples: extractions } } : {}),
+  async function loadClassifier(site: string): Promise<Classifier> {
+    const { rows } = await pool.query<{ classifier: unknown }>("SELECT config -> 'classifier' AS classifier FROM sites WHERE site = $1", [site]);
+    const raw = rows[0]?.classifier;
+    if (raw === undefined || raw === null) return defaultClassifier;
+    const parsed = parseSiteClassifierConfig(raw);
+    // A bad stored config was refused when it was set; if one slipped in, classify with defaults
+    // rather than refusing the site's traffic.
+    return parsed.ok ? compileClassifier(parsed.config) : defaultClassifier;
+  }
+
+  /** The site's rows of `[from, to)`, per page type: one read for all the windows a batch lacks. */
+  async function loadRows(site: string, from: number, to: number): Promise<Map<string, DayNorm[]>> {
+    const { rows } = await pool.query<{ page_type: string; day_ms: number; responses: string; with_records: string; extractions: string; bytes_hist: number[] | null }>(
+      `SELECT page_type, (extract(epoch FROM day) * 1000)::float8 AS day_ms, responses, with_records, extractions, bytes_hist
+       FROM page_norms_day WHERE site = $1 AND day >= $2::date AND day < $3::date`,
+      [site, isoDay(from), isoDay(to)],
+    );
+    const byType = new Map<string, DayNorm[]>();
+    for (const r of rows) {
+      let list = byType.get(r.page_type);
+      if (!list) byType.set(r.page_type, (list = []));
+      list.push({
+        day: Number(r.day_ms),
+        responses: Number(r.responses),
+        withRecords: Number(r.with_records),
+        extractions: Number(r.extractions),
+        bytesHist: r.bytes_hist,
       });
     }
-    return { classifier, norms: byType, loadedAt: now() };
+    return byType;
+  }
+
+  function sweep(): void {
+    const t = now();
+    for (const [key, entry] of windows) if (t - entry.loadedAt >= ttlMs) windows.delete(key);
+    // Still full (a backfill touching thousands of site-days within minutes): drop the oldest.
+    for (const key of windows.keys()) {
+      if (windows.size <= MAX_WINDOWS / 2) break;
+      windows.delete(key);
+    }
   }
 
   return {
-    async get(site) {
-      const hit = cache.get(site);
-      if (hit && now() - hit.loadedAt < ttlMs) return hit;
-      let pending = loading.get(site);
+    async classifier(site) {
+      const hit = classifiers.get(site);
+      if (hit && now() - hit.loadedAt < ttlMs) return hit.value;
+      let pending = loadingClassifiers.get(site);
       if (!pending) {
-        pending = load(site).finally(() => loading.delete(site));
-        loading.set(site, pending);
+        pending = loadClassifier(site).finally(() => loadingClassifiers.delete(site));
+        loadingClassifiers.set(site, pending);
       }
-      const ctx = await pending;
-      cache.set(site, ctx);
-      return ctx;
+      const value = await pending;
+      classifiers.set(site, { value, loadedAt: now() });
+      return value;
+    },
+    async windows(site, days) {
+      const out = new Map<number, Promise<NormWindow>>();
+      const missing: number[] = [];
+      const t = now();
+      for (const day of days) {
+        const key = windowKey(site, day);
+        const hit = windows.get(key);
+        const loading = loadingWindows.get(key);
+        if (hit && t - hit.loadedAt < ttlMs) out.set(day, Promise.resolve(hit.value));
+        else if (loading) out.set(day, loading.promise);
+        else missing.push(day);
+      }
+      if (missing.length > 0) {
+        // One read covers every missing window: the rows of the 14 days before the first to the last day.
+        const first = Math.min(...missing);
+        const last = Math.max(...missing);
+        const rows = loadRows(site, normWindow(first).from, normWindow(last).to);
+        for (const day of missing) {
+          const key = windowKey(site, day);
+          // Each window keeps the whole read's rows; normsAsOf takes only those of its own days.
+          const entry = { promise: rows.then((r): NormWindow => ({ rows: r, norms: normsAsOf(r, day) })), stale: false };
+          loadingWindows.set(key, entry);
+          entry.promise
+            .then((value) => {
+              if (entry.stale) return;
+              if (windows.size >= MAX_WINDOWS) sweep();
+              windows.set(key, { value, loadedAt: t });
+            })
+            .catch(() => undefined)
+            .finally(() => {
+              if (loadingWindows.get(key) === entry) loadingWindows.delete(key);
+            });
+          out.set(day, entry.promise);
+        }
+      }
+      const resolved = new Map<number, NormWindow>();
+      for (const [day, promise] of out) resolved.set(day, await promise);
+      return resolved;
+    },
+    stored(site, day) {
+      // The windows holding `day` are those of day+1 … day+14.
+      for (let d = day + DAY_MS; d <= day + NORM_DAYS * DAY_MS; d += DAY_MS) {
+        const key = windowKey(site, d);
+        windows.delete(key);
+        const loading = loadingWindows.get(key);
+        if (loading) {
+          // Its read may predate the write: keep its answer for the batch that asked, not for later ones.
+          loading.stale = true;
+          loadingWindows.delete(key);
+        }
+      }
     },
     invalidate(site) {
-      if (site === undefined) cache.clear();
-      else cache.delete(site);
+      if (site === undefined) {
+        classifiers.clear();
+        windows.clear();
+        for (const loading of loadingWindows.values()) loading.stale = true;
+        loadingWindows.clear();
+        return;
+      }
+      classifiers.delete(site);
+      const prefix = `${site}\u0000`;
+      for (const key of windows.keys()) if (key.startsWith(prefix)) windows.delete(key);
+      for (const [key, loading] of loadingWindows) {
+        if (!key.startsWith(prefix)) continue;
+        loading.stale = true;
+        loadingWindows.delete(key);
+      }
     },
   };
+}
+
+function isoDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
 }

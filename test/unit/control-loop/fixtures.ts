@@ -4,7 +4,7 @@ import { assess } from '../../../scoring/assess';
 import type { RouteWindow, WindowInput } from '../../../scoring/window';
 import { actionPolicySchema, type ActionPolicy } from '../../../control/controls';
 import type { TickAssessment } from '../../../control/tick-assessment';
-import type { LoopConfig } from '../../../control/plan';
+import { CURRENT_JUDGEMENT, type LoopConfig } from '../../../control/plan';
 
 export const SITE = 'shop.example.com';
 
@@ -52,12 +52,18 @@ export function window(requests: number, shares: { hard?: number; challenge?: nu
 /** Short smoothing half-life: one tick (a minute apart) moves the smoothed score almost all the way. */
 export const SCORING: ScoringConfig = parseScoringConfig({ smoothing: { halfLifeMs: 5_000 } });
 export const POLICY: ActionPolicy = actionPolicySchema.parse({ reminderIntervalMs: 3 * 60_000 });
-export const CONFIG: LoopConfig = { site: SITE, policy: POLICY, scoring: SCORING };
+/** The current judgement rules, ticks a minute apart (the tick fixtures' spacing). */
+export const CONFIG: LoopConfig = { site: SITE, policy: POLICY, scoring: SCORING, judgement: CURRENT_JUDGEMENT, tickIntervalMs: 60_000 };
 
 const T0 = Date.parse('2025-03-14T10:00:00.000Z');
 
 export function tickAssessment(tick: number, current: WindowInput, opts: { previousRefusal?: number; baseline?: WindowInput | null } = {}): TickAssessment {
-  const assessedAt = new Date(T0 + tick * 60_000).toISOString();
+  return tickAssessmentAt(tick, tick * 60_000, current, opts);
+}
+
+/** A tick `atMs` after the fixtures' start (any tick interval). */
+export function tickAssessmentAt(tick: number, atMs: number, current: WindowInput, opts: { previousRefusal?: number; baseline?: WindowInput | null } = {}): TickAssessment {
+  const assessedAt = new Date(T0 + atMs).toISOString();
   return {
     assessmentKey: `${SITE}/chain/${tick}`,
     tick,

@@ -109,17 +109,17 @@ describe('planTick: bands and actions', () => {
     expect(last(plans).state.reasons[0]).toBe('total_refusal');
   });
 
-  test('a parser break lowers parser health only: parser owner notified once, no throttling', () => {
+  test('a parser break lowers parser health only: parser owner notified once it persisted, no throttling', () => {
     const broken = () => window(400, { missing: 0.5 });
-    const plans = run([healthy(), broken(), broken(), broken()]);
+    const plans = run([healthy(), ...Array.from({ length: 6 }, broken)]);
     expect(plans.slice(1).every((p) => p.state.band === 'healthy' && p.change === null)).toBe(true);
     expect(plans[1]!.state.parserHealth).toBeLessThan(80);
     expect(plans[1]!.state.score).toBe(100);
-    const notices = plans.flatMap((p) => p.notices);
-    expect(notices.map((n) => [n.kind, n.audience])).toEqual([['parser_health', 'parser_owner']]);
-    // Recovers, then breaks again: alerted again (the alert re-armed at threshold + 3).
-    const again = run([healthy(), broken()], last(plans).state);
-    expect(again.flatMap((p) => p.notices.map((n) => n.kind))).toEqual(['parser_health']);
+    // Below 80 from tick 2 on; told on tick 5, when it has been below for 3 minutes (parserAlertAfterMs).
+    expect(plans.map((p) => p.notices.map((n) => [n.kind, n.audience]))).toEqual([[], [], [], [], [['parser_health', 'parser_owner']], [], []]);
+    // Recovers, then breaks again: alerted again once that persisted (the alert re-armed at threshold + 3).
+    const again = run([healthy(), ...Array.from({ length: 4 }, broken)], last(plans).state);
+    expect(again.map((p) => p.notices.map((n) => n.kind))).toEqual([[], [], [], [], ['parser_health']]);
   });
 
   test('a route-specific failure leaves the band alone and raises a route alert', () => {
