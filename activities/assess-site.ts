@@ -12,7 +12,7 @@ import { readSiteWindows } from '../db/signal-store';
 import type { SiteWindows, WindowSpec } from '../db/signal-store/types';
 import { findSite } from '../db/sites';
 import type { Logger } from '../logging/logger';
-import { assess } from '../scoring/assess';
+import { type AssessInput, assess } from '../scoring/assess';
 import type { ScoringConfig } from '../scoring/config';
 import type { RunDueCanariesInput, RunDueCanariesResult } from './canaries';
 import { canaryFailedDays } from '../db/canaries';
@@ -32,6 +32,8 @@ export interface AssessSiteInput {
   scoring: ScoringConfig;
   /** The previous tick's total-refusal streak. */
   previousRefusal: number;
+  /** The rest of what the previous tick carried: majority-refusal streak and route watch (absent from older loops). */
+  previous?: AssessInput['previous'];
   /** After a resume, only traffic from the decision on is judged (ISO time), else null. */
   evidenceSince: string | null;
   /**
@@ -55,13 +57,6 @@ export interface AssessSiteDeps {
   runDueCanaries?: (input: RunDueCanariesInput) => Promise<RunDueCanariesResult>;
 }
 
-/** The current window's length: the configured one, or since the decision that resumed the site. */
-export function currentWindowMs(configured: number, asOf: Date, evidenceSince: string | null): number {
-  if (evidenceSince === null) return configured;
-  const since = asOf.getTime() - Date.parse(evidenceSince);
-  return Math.max(1, Math.min(configured, since));
-}
-
 /** What one tick's assessment needs besides the database: the same for the live loop and a replay. */
 export interface AssessAtInput {
   site: string;
@@ -70,6 +65,7 @@ export interface AssessAtInput {
   window: SiteHealthConfig['window'];
   scoring: ScoringConfig;
   previousRefusal: number;
+  previous?: AssessInput['previous'];
   evidenceSince: string | null;
 }
 
@@ -95,7 +91,10 @@ export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promis
   const { asOf } = input;
   const spec: WindowSpec = {
     asOf,
-    currentWindowMs: currentWindowMs(input.window.currentWindowMs, asOf, input.evidenceSince),
+    currentWindowMs: input.window.currentWindowMs,
+    recentWindowMs: input.window.recentWindowMs,
+    // The human gate: after a resume, only whole minutes from the decision on are judged.
+    notBefore: input.evidenceSince === null ? null : new Date(input.evidenceSince),
     baselineMs: input.window.baselineMs,
     excludeRecentMs: input.window.excludeRecentMs,
   };
@@ -109,7 +108,7 @@ export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promis
   const [windows, site] = await Promise.all([readWindows(deps.pool, input.site, { ...spec, excludeDays }), readSite(deps.pool, input.site)]);
   // The canary block comes from the canary runs themselves (mismatches are not visible in traffic).
   const current = canaries ? { ...windows.current, canary: canaries.window } : windows.current;
-  const assessment = assess({ current, baseline: windows.baseline, previousRefusal: input.previousRefusal }, input.scoring);
+  const assessment = assess({ current, baseline: windows.baseline, previousRefusal: input.previousRefusal, previous: input.previous ?? {}, at: asOf.getTime() }, input.scoring);
   return {
     site: { registered: site !== undefined, owner: site?.owner ?? null, parserOwner: site?.parserOwner ?? null },
     window: {
@@ -135,7 +134,7 @@ export function makeAssessSite(deps: AssessSiteDeps) {
     // the same windows, and a replay at the same times reproduces it. Loops started before the
     // schedule existed send none: they are judged at the database's time, as they always were.
     const asOf = input.asOf !== undefined && input.asOf !== null ? new Date(input.asOf) : await databaseNow(deps.pool);
-    const result = await assessAt(deps, { site: input.site, asOf, window: input.window, scoring: input.scoring, previousRefusal: input.previousRefusal, evidenceSince: input.evidenceSince });
+    const result = await assessAt(deps, { site: input.site, asOf, window: input.window, scoring: input.scoring, previousRefusal: input.previousRefusal, previous: input.previous ?? {}, evidenceSince: input.evidenceSince });
     // Written once; if a concurrent attempt got there first, its row wins and is returned.
     const stored = await recordAssessmentOnce(deps.pool, { assessmentKey: key, site: input.site, workflowId: input.workflowId, chainId: input.chainId, tick: input.tick, assessedAt: asOf, result });
     deps.logger.debug({ site: input.site, tick: input.tick, score: result.assessment.health.score, state: result.assessment.state, inserted: stored.inserted }, 'assessed site');

@@ -25,6 +25,11 @@ export const windowConfigSchema = z
   .strictObject({
     /** Length of the current window each tick judges. */
     currentWindowMs: ms('a window', 1_000).default(15 * 60_000),
+    /**
+     * Length of the recent window the refusal rules also judge (the last whole minutes of the current
+     * one), so an abrupt wall pauses within minutes instead of waiting for the 15-minute window to fill.
+     */
+    recentWindowMs: ms('a window', 60_000).default(5 * 60_000),
     /** Length of the baseline (the site's normal). */
     baselineMs: ms('a baseline', 60_000).default(14 * 86_400_000),
     /** The most recent stretch left out of the baseline, so one bad day does not become normal. */

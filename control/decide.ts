@@ -73,7 +73,9 @@ export function afterDecision(state: LoopState, d: ParsedDecision, next: Control
         band: 'degrading',
         scoredBand: 'degrading',
         smoothedScore: null,
-        scoring: { smoothed: { ...INITIAL_SMOOTHED_SCORE }, band: 'degrading', refusalStreak: 0 },
+        // Smoothing and the refusal streaks start afresh: only traffic after the decision is judged. A
+        // route under watch or confirmed stays so (a dead proxy pool is not the site's doing).
+        scoring: { smoothed: { ...INITIAL_SMOOTHED_SCORE }, band: 'degrading', refusalStreak: 0, ...(state.scoring.routeWatch === undefined ? {} : { majorityStreak: 0, routeWatch: state.scoring.routeWatch }) },
         evidenceSince: meta.decidedAt,
       };
     case 'pause':

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { HEALTH_BANDS, type HealthBand } from '../common/names';
 import { INITIAL_SITE_STATE } from '../scoring/site-state';
+import { routeWatchSchema } from '../scoring/route-watch';
 import { controlsSchema } from './controls';
 import { DECISION_KINDS, resumeModeSchema } from './decisions';
 
@@ -21,6 +22,9 @@ export const scoringStateSchema = z.strictObject({
   smoothed: z.strictObject({ value: z.number().nullable(), pendingMs: z.number().min(0) }),
   band: band.nullable(),
   refusalStreak: z.int().min(0),
+  /** Absent in states carried from before these rules (read as 0 and an empty watch). */
+  majorityStreak: z.int().min(0).optional(),
+  routeWatch: routeWatchSchema.optional(),
 });
 
 export const awaitingSchema = z.strictObject({

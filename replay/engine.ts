@@ -164,7 +164,7 @@ export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<Repla
     let plan: TickPlan;
     let t: TickAssessment | null = null;
     try {
-      const result = await assessAt(deps, { site, asOf, window: config.window, scoring: config.scoring, previousRefusal: state.scoring.refusalStreak, evidenceSince: state.evidenceSince });
+      const result = await assessAt(deps, { site, asOf, window: config.window, scoring: config.scoring, previousRefusal: state.scoring.refusalStreak, previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] }, evidenceSince: state.evidenceSince });
       t = { assessmentKey: assessmentKey(site, REPLAY_CHAIN, tick), tick, assessedAt: asOf.toISOString(), ...result };
       plan = planTick(state, t, loopConfig);
     } catch (err) {

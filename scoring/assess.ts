@@ -11,6 +11,8 @@ import { type BaselineReadiness, baselineReadiness } from './learning';
 import { type ParserHealthResult, parserHealth } from './parser-health';
 import { type HealthSignal, NO_SCORE, type NoScoreReason, type ReasonKey } from './reasons';
 import { type RouteDiagnosis, diagnoseRoutes, healthyRoutesWindow } from './route-diagnosis';
+import { type MajorityRefusalResult, assessMajorityRefusal } from './majority-refusal';
+import { type ConfirmedDiagnosis, type RouteWatch, confirmRoutes, withoutGroups } from './route-watch';
 import { type TotalRefusalResult, assessTotalRefusal } from './total-refusal';
 import { type HostilityWindow, type Window, type WindowInput, parseWindow } from './window';
 
@@ -38,12 +40,20 @@ export interface Assessment {
   health: HealthAssessment;
   parser: ParserHealthResult;
   cost: CostDriftResult;
-  routes: RouteDiagnosis;
+  /**
+   * Route diagnosis after confirmation (route-watch.ts): route-specific only for confirmed routes, with
+   * the ones still watched. Stored assessments made before confirmation existed have no `watching`.
+   */
+  routes: RouteDiagnosis & Partial<Pick<ConfirmedDiagnosis, 'watching' | 'newlyConfirmed'>>;
   totalRefusal: TotalRefusalResult;
+  /** Absent from assessments stored before the rule existed. */
+  majorityRefusal?: MajorityRefusalResult;
+  /** What the next tick's `previous` is (absent from assessments stored before it existed). */
+  carry?: AssessCarry;
   canary: CanaryCheck;
   /**
    * Every reason key raised this tick, hostility first (a site serving challenge pages breaks any
-   * extractor): total_refusal, health signals by penalty, canary_mismatch, route_specific, extraction_*,
+   * extractor): total_refusal or majority_refusal, health signals by penalty, canary_mismatch, route_specific, extraction_*,
    * cost_*.
    */
   reasons: ReasonKey[];
@@ -55,6 +65,17 @@ export interface AssessInput {
   baseline: WindowInput | null;
   /** The previous tick's total-refusal streak (or flag); 0 / false on the first tick. */
   previousRefusal?: boolean | number;
+  /** The rest of what the previous tick carried (majority-refusal streak, route watch); none on the first tick. */
+  previous?: Partial<Omit<AssessCarry, 'refusalStreak'>>;
+  /** The tick's time in ms (route confirmation measures how long a suspect lasted), or null. */
+  at?: number | null;
+}
+
+/** What one tick's assessment hands to the next (kept in the loop state). */
+export interface AssessCarry {
+  refusalStreak: number;
+  majorityStreak: number;
+  routeWatch: RouteWatch;
 }
 
 const isSignal = (r: string): r is HealthSignal => r === 'hard_block' || r === 'challenge' || r === 'soft_block' || r === 'latency';
@@ -64,10 +85,18 @@ export function assess(input: AssessInput, config: ScoringConfig = DEFAULT_SCORI
   const current: Window = parseWindow(input.current, 'current');
   const baseline: Window | null = input.baseline === null ? null : parseWindow(input.baseline, 'baseline');
 
-  const routes = diagnoseRoutes(current.routes, baseline?.routes ?? [], config.routes);
+  // This tick's test, then confirmation: only a confirmed route is set aside from the score.
+  const raw = diagnoseRoutes(current.routes, baseline?.routes ?? [], config.routes);
+  const confirmed = confirmRoutes(raw, current.routes, current.recent, input.previous?.routeWatch ?? [], input.at ?? null, config.routes);
+  const routes = confirmed.diagnosis;
   const scoped = healthyRoutesWindow(current, routes);
   const scope = routes.verdict === 'route-specific' ? 'healthy-routes' : 'site';
   const readiness = baselineReadiness(baseline, config.learning);
+  // The refusal rules set aside every route the test singles out, confirmed or not: a dead pool must not
+  // pause the site while its alert is still being confirmed.
+  const aside = [...(raw.verdict === 'route-specific' ? raw.suspects : []), ...(routes.verdict === 'route-specific' ? routes.suspects : [])];
+  const refusalCurrent = withoutGroups(current, current.routes, aside);
+  const refusalRecent = current.recent === undefined ? null : withoutGroups(current.recent, current.recent.routes, aside);
 
   let health: HealthAssessment;
   let state: AssessmentState;
@@ -82,16 +111,19 @@ export function assess(input: AssessInput, config: ScoringConfig = DEFAULT_SCORI
 
   const parser = parserHealth(current, baseline, config.parser);
   const cost = costDrift(current, baseline, config.cost);
-  const totalRefusal = assessTotalRefusal(scoped, input.previousRefusal ?? 0, config.totalRefusal);
+  const totalRefusal = assessTotalRefusal(refusalCurrent, input.previousRefusal ?? 0, config.totalRefusal, refusalRecent);
+  const majorityRefusal = assessMajorityRefusal(refusalCurrent, refusalRecent, readiness.ready ? baseline : null, input.previous?.majorityStreak ?? 0, config.majorityRefusal);
   const canary = checkCanaries(current.canary, config.canary);
 
   const reasons: ReasonKey[] = [];
   if (totalRefusal.totalRefusal) reasons.push('total_refusal');
+  else if (majorityRefusal.majorityRefusal) reasons.push('majority_refusal');
   reasons.push(...health.reasons.filter(isSignal));
   if (canary.mismatch) reasons.push('canary_mismatch');
   if (routes.verdict === 'route-specific') reasons.push('route_specific');
   for (const r of parser.reasons) if (r.startsWith('extraction_')) reasons.push(r as ReasonKey);
   reasons.push(...cost.reasons);
 
-  return { state, baseline: readiness, health, parser, cost, routes, totalRefusal, canary, reasons };
+  const carry: AssessCarry = { refusalStreak: totalRefusal.streak, majorityStreak: majorityRefusal.streak, routeWatch: confirmed.watch };
+  return { state, baseline: readiness, health, parser, cost, routes, totalRefusal, majorityRefusal, carry, canary, reasons };
 }

@@ -114,6 +114,25 @@ export const routeConfigSchema = z.strictObject({
   alpha: z.number().gt(0, { error: 'expected a number in (0, 1)' }).lt(1, { error: 'expected a number in (0, 1)' }).default(0.01),
   /** If the suspect routes carry more than this share of the traffic, the problem is the site's. */
   maxBadShare: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.5),
+  /**
+   * Confirmation (scoring/route-watch.ts): a suspect is blamed — alerted, and its traffic set aside from
+   * the score — only once it has been the suspect on this many consecutive ticks…
+   */
+  confirmTicks: z.int({ error: 'expected an integer of at least 1' }).min(1, { error: 'expected an integer of at least 1' }).default(3),
+  /** …spanning at least this long (so 10 s ticks do not confirm on 20 s of one window)… */
+  confirmAfterMs: z.int({ error: 'expected a whole number of milliseconds' }).min(0, { error: 'expected a whole number of milliseconds' }).default(120_000),
+  /**
+   * …and, on each of them, fails in the recent window (the last 5 minutes) at least this much more often
+   * than the rest of that window's traffic (0.3 = 30 points): fresh evidence of a large effect, not a
+   * cluster of the past quarter hour that is still inside the window.
+   */
+  minConfirmGap: z.number().min(0, { error: 'expected a number in [0, 1]' }).max(1, { error: 'expected a number in [0, 1]' }).default(0.3),
+  /** The suspect's requests the recent window needs for that comparison. */
+  minRecentRouteRequests: countSchema.default(10),
+  /** …and the one-sided Fisher exact test of the suspect against the rest of the recent window must give p ≤ this. */
+  recentAlpha: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.000_01),
+  /** A confirmed route is cleared after this many consecutive ticks on which it is no longer a suspect. */
+  clearTicks: z.int({ error: 'expected an integer of at least 1' }).min(1, { error: 'expected an integer of at least 1' }).default(5),
 });
 
 export const smoothingConfigSchema = z.strictObject({
@@ -145,6 +164,20 @@ export const totalRefusalConfigSchema = z.strictObject({
   minRequests: countSchema.default(50),
 });
 
+export const majorityRefusalConfigSchema = z.strictObject({
+  enabled: z.boolean({ error: 'expected true or false' }).default(true),
+  /** Share of a window's requests refused (hard + challenge + soft) that counts as a majority refusal. */
+  threshold: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.5),
+  /** …and at least this many times the site's normal refused share (its baseline's). */
+  normalMultiple: z.number().min(1, { error: 'expected a number of at least 1' }).default(4),
+  /** Refusing ticks in a row needed. */
+  consecutiveTicks: z.int().min(1, { error: 'expected an integer of at least 1' }).default(2),
+  /** Volume the current window needs to count. */
+  minRequests: countSchema.default(50),
+  /** Volume the recent window (the last `window.recentWindowMs`) needs to count. */
+  minRecentRequests: countSchema.default(50),
+});
+
 export const canaryConfigSchema = z.strictObject({
   /** Canary mismatches in one window that raise `canary_mismatch`. Canaries have known answers: 1. */
   minMismatches: z.int().min(1, { error: 'expected an integer of at least 1' }).default(1),
@@ -159,6 +192,7 @@ export const scoringConfigSchema = z.strictObject({
   smoothing: smoothingConfigSchema.prefault({}),
   bands: bandConfigSchema.prefault({}),
   totalRefusal: totalRefusalConfigSchema.prefault({}),
+  majorityRefusal: majorityRefusalConfigSchema.prefault({}),
   canary: canaryConfigSchema.prefault({}),
 });
 
@@ -175,6 +209,7 @@ export type RouteConfig = ScoringConfig['routes'];
 export type SmoothingConfig = ScoringConfig['smoothing'];
 export type BandConfig = ScoringConfig['bands'];
 export type TotalRefusalConfig = ScoringConfig['totalRefusal'];
+export type MajorityRefusalConfig = ScoringConfig['majorityRefusal'];
 export type CanaryConfig = ScoringConfig['canary'];
 
 export class ScoringConfigError extends Error {

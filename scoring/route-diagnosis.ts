@@ -101,7 +101,7 @@ export function routeKey(labels: RouteLabels): string {
 }
 
 /** Just the labels of a route (what a finding lists). */
-function labelsOf(r: RouteLabels): RouteLabels {
+export function labelsOf(r: RouteLabels): RouteLabels {
   const labels: RouteLabels = {};
   if (r.country !== undefined) labels.country = r.country;
   if (r.pool !== undefined) labels.pool = r.pool;

@@ -5,6 +5,7 @@
  */
 import type { HealthBand } from '../common/names';
 import type { Assessment } from './assess';
+import type { RouteWatch } from './route-watch';
 import { nextBand } from './bands';
 import { DEFAULT_SCORING_CONFIG, type ScoringConfig } from './config';
 import { effectiveCostMultiplier } from './cost-drift';
@@ -17,6 +18,9 @@ export interface SiteScoringState {
   band: HealthBand | null;
   /** Pass to the next `assess` as `previousRefusal`. */
   refusalStreak: number;
+  /** Pass to the next `assess` in `previous` (absent in states from before these rules). */
+  majorityStreak?: number;
+  routeWatch?: RouteWatch;
 }
 
 export const INITIAL_SITE_STATE: SiteScoringState = Object.freeze({ smoothed: INITIAL_SMOOTHED_SCORE, band: null, refusalStreak: 0 });
@@ -41,7 +45,7 @@ export interface AdvanceOptions {
 }
 
 /**
- * Band precedence: total refusal → `resisting`; no baseline → `learning`; never scored → previous band
+ * Band precedence: total or majority refusal → `resisting`; no baseline → `learning`; never scored → previous band
  * (or `learning`; with `readyBaselineIsNotLearning`, `healthy` instead of `learning`); otherwise the
  * hysteresis rule of bands.ts on the rounded smoothed score.
  */
@@ -49,7 +53,7 @@ export function advanceSiteState(previous: SiteScoringState, assessment: Assessm
   const smoothed = smoothScore(previous.smoothed, assessment.health.score, elapsedMs, config.smoothing);
   const smoothedScore = smoothed.value === null ? null : pythonRound(smoothed.value);
   let band: HealthBand;
-  if (assessment.totalRefusal.totalRefusal) band = 'resisting';
+  if (assessment.totalRefusal.totalRefusal || assessment.majorityRefusal?.majorityRefusal === true) band = 'resisting';
   else if (assessment.state === 'learning') band = 'learning';
   else if (smoothedScore === null) {
     const held = previous.band ?? 'learning';
@@ -57,7 +61,13 @@ export function advanceSiteState(previous: SiteScoringState, assessment: Assessm
     band = options.readyBaselineIsNotLearning === true && held === 'learning' ? 'healthy' : held;
   } else band = nextBand(previous.band, smoothedScore, config.bands);
   return {
-    state: { smoothed, band, refusalStreak: assessment.totalRefusal.streak },
+    state: {
+      smoothed,
+      band,
+      refusalStreak: assessment.totalRefusal.streak,
+      // Assessments stored before these rules carry neither: the state keeps none either.
+      ...(assessment.carry === undefined ? {} : { majorityStreak: assessment.carry.majorityStreak, routeWatch: assessment.carry.routeWatch }),
+    },
     band,
     bandChanged: previous.band !== band,
     smoothedScore,

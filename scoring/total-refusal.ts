@@ -3,7 +3,7 @@
  * request with 403 scores 65 and would only ever be "degrading". At least `threshold` (90%) of a
  * window's requests refused, on `consecutiveTicks` (2) ticks in a row with enough volume, therefore
  * counts as resisting whatever the score says, with its own reason `total_refusal`. The score itself
- * is untouched.
+ * is untouched. With a recent window (the last 5 whole minutes), either window refusing counts.
  */
 import { DEFAULT_SCORING_CONFIG, type TotalRefusalConfig } from './config';
 import type { RefusalCounts } from './window';
@@ -26,12 +26,16 @@ export interface TotalRefusalResult {
  * of 1) or its streak. A tick without enough volume neither extends nor breaks the streak: low volume
  * is no evidence either way, and a refusing site often gets little traffic once throttled.
  */
-export function assessTotalRefusal(window: RefusalCounts, previous: boolean | number, config: TotalRefusalConfig = DEFAULT_SCORING_CONFIG.totalRefusal): TotalRefusalResult {
+export function assessTotalRefusal(window: RefusalCounts, previous: boolean | number, config: TotalRefusalConfig = DEFAULT_SCORING_CONFIG.totalRefusal, recent: RefusalCounts | null = null): TotalRefusalResult {
   const previousStreak = typeof previous === 'boolean' ? (previous ? 1 : 0) : Math.max(0, Math.floor(previous));
   const refused = window.hardBlocks + window.challenges + window.softBlocks;
   const refusedShare = window.requests === 0 ? 0 : refused / window.requests;
-  const enoughVolume = window.requests > 0 && window.requests >= config.minRequests;
-  const refusing = enoughVolume && refusedShare >= config.threshold;
+  const windowCounts = window.requests > 0 && window.requests >= config.minRequests;
+  // The recent window (the last few minutes), when given, counts too: an abrupt wall is seen sooner.
+  const recentCounts = recent !== null && recent.requests > 0 && recent.requests >= config.minRequests;
+  const recentRefusing = recentCounts && (recent.hardBlocks + recent.challenges + recent.softBlocks) / recent.requests >= config.threshold;
+  const enoughVolume = windowCounts || recentCounts;
+  const refusing = (windowCounts && refusedShare >= config.threshold) || recentRefusing;
   const streak = !enoughVolume ? previousStreak : refusing ? previousStreak + 1 : 0;
   return { refusedShare, enoughVolume, refusing, streak, totalRefusal: config.enabled && streak >= config.consecutiveTicks };
 }

@@ -87,6 +87,23 @@ export const canaryResultsSchema = z.object({
 });
 export type CanaryResults = z.output<typeof canaryResultsSchema>;
 
+/**
+ * The last few whole minutes of the current window (`window.recentWindowMs`, default 5): refusal counts
+ * only, per route too, so the refusal rules can judge an abrupt change before the whole current window
+ * shows it (scoring/majority-refusal.ts). Absent from baselines and from windows read before it existed.
+ */
+export const recentWindowSchema = z.object(
+  {
+    requests: countSchema,
+    hardBlocks: countSchema,
+    challenges: countSchema,
+    softBlocks: countSchema,
+    routes: z.array(routeWindowSchema, { error: 'expected an array of routes' }).default([]),
+  },
+  { error: 'expected an object' },
+);
+export type RecentWindow = z.output<typeof recentWindowSchema>;
+
 export const windowSchema = hostilityWindowSchema.extend({
   extractionOk: countSchema.default(0),
   extractionMissingFields: countSchema.default(0),
@@ -99,6 +116,7 @@ export const windowSchema = hostilityWindowSchema.extend({
   credits: amountSchema.default(0),
   canary: canaryResultsSchema.prefault({}),
   routes: z.array(routeWindowSchema, { error: 'expected an array of routes' }).default([]),
+  recent: recentWindowSchema.optional(),
 });
 export type Window = z.output<typeof windowSchema>;
 /** What callers may pass: everything beyond the hostility fields is optional. */

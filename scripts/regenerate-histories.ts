@@ -64,8 +64,8 @@ function input(site: string, extra: Partial<SiteHealthInput> = {}): SiteHealthIn
     site,
     tickIntervalMs: 1_000,
     window: { currentWindowMs: 10 * 60_000 },
-    scoring: { smoothing: { halfLifeMs: 1_000 } },
-    // Steps and the parser alert's persistence at the 1 s tick's pace (the product's are minutes).
+    // Route confirmation, steps and the parser alert's persistence at the 1 s tick's pace (the product's are minutes).
+    scoring: { smoothing: { halfLifeMs: 1_000 }, routes: { confirmAfterMs: 2_000 } },
     policy: { reminderIntervalMs: 2_000, steps: { degradeEveryMs: 1_000, restoreEveryMs: 1_000 }, parserAlertAfterMs: 2_000 },
     timeouts: { activityMs: 5_000 },
     ...extra,
@@ -106,12 +106,17 @@ async function escalation(ctx: Ctx): Promise<Record<string, string>> {
   await waitFor(handle, 'a reminder', (s) => s.tick >= paused.tick + 3);
   await handle.signal(resumeSignal, { who: 'alice@example.com', why: 'checked the terms', mode: 'cautious' });
   await waitFor(handle, 'resumed', (s) => s.awaitingHuman === null);
-  await poll('restored', async () => {
-    const s = await handle.query(stateQuery);
-    if (s.controls?.concurrencyLimit === 16 && s.controls.revisitMultiplier === 1) return s;
-    await ingestNow(ctx.pool, site, { ok: 60 });
-    return undefined;
-  });
+  // Only whole minutes after the decision are judged: the healthy traffic counts once such a minute has passed.
+  await poll(
+    'restored',
+    async () => {
+      const s = await handle.query(stateQuery);
+      if (s.controls?.concurrencyLimit === 16 && s.controls.revisitMultiplier === 1) return s;
+      await ingestNow(ctx.pool, site, { ok: 60 });
+      return undefined;
+    },
+    240_000,
+  );
   await handle.executeUpdate(stopUpdate, { args: [{ who: 'bob@example.com', why: 'done' }] });
   await handle.result();
   const [history] = await runsOf(ctx, handle.workflowId);

@@ -138,6 +138,7 @@ class SiteLoop {
           window: config.window,
           scoring: config.scoring,
           previousRefusal: state.scoring.refusalStreak,
+          previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] },
           evidenceSince: state.evidenceSince,
           ...(asOf === null ? {} : { asOf: new Date(asOf).toISOString() }),
         },

@@ -122,7 +122,7 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
   // Steps need fresh evidence: a tick without a score (too few requests, e.g. because the site is
   // throttled) holds the controls instead of throttling further on what it no longer sees — and adds
   // no time towards the next step.
-  const hold = prev.controls !== null && band === prev.band && a.health.score === null && !a.totalRefusal.totalRefusal;
+  const hold = prev.controls !== null && band === prev.band && a.health.score === null && !a.totalRefusal.totalRefusal && a.majorityRefusal?.majorityRefusal !== true;
   const planned = hold && prev.controls !== null ? { next: prev.controls, creditMs: prev.stepCreditMs } : bandControls(band, prev.controls, config, step.effectiveCostMultiplier, reason, paceFor(band, d, config));
   const next = planned.next;
   d.state.band = band;

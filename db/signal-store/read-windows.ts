@@ -5,7 +5,11 @@
  * Bounds (half-open):
  * - current  = [asOf − currentWindowMs, asOf) over whole minutes that have fully passed: the minute
  *              holding `asOf` is left out, so a tick never sees events stamped after its time (no
- *              look-ahead in a replay) nor a partial minute (live, the crawler is still sending it);
+ *              look-ahead in a replay) nor a partial minute (live, the crawler is still sending it).
+ *              With a gate (`notBefore`, a resume's time) it starts no earlier than the first whole
+ *              minute from the gate: a partial minute before a person's decision is never judged;
+ * - recent   = the last `recentWindowMs` (5 min) of the current window, refusal counts only (read in
+ *              the same statement: the refusal rules' fast window);
  * - baseline = [H − excludeRecent − baseline, H − excludeRecent) with H = `asOf` floored to the hour:
  *              14 days that end one day ago by default. Whole UTC days in it are read from day
  *              rollups, the ragged ends from hour rollups.
@@ -16,7 +20,7 @@
  * data gets near it (a few thousand events each claiming the largest body the store accepts); it must
  * not stop the site's loop, and a cost ratio computed from a saturated sum is still "far above normal".
  */
-import { makeWindow, type RouteWindow, type Window } from '../../scoring/window';
+import { makeWindow, type RecentWindow, type RouteWindow, type Window } from '../../scoring/window';
 import { LATENCY_HISTOGRAM, quantile } from '../../signals/histogram';
 import type { Pool } from '../pool';
 import { ALL_ROUTES } from './aggregate';
@@ -26,17 +30,23 @@ const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
+const DEFAULT_RECENT_MS = 5 * MINUTE;
+
 const floorTo = (t: number, unit: number): number => Math.floor(t / unit) * unit;
 const ceilTo = (t: number, unit: number): number => Math.ceil(t / unit) * unit;
 
 export function windowBounds(spec: WindowSpec): SiteWindows['bounds'] {
   const asOf = spec.asOf.getTime();
   const currentTo = floorTo(asOf, MINUTE);
-  const currentFrom = currentTo - ceilTo(spec.currentWindowMs, MINUTE);
+  const gate = spec.notBefore === null || spec.notBefore === undefined ? -Infinity : ceilTo(spec.notBefore.getTime(), MINUTE);
+  // An empty window (from = to) when the gate is this minute or later: nothing after it has passed yet.
+  const currentFrom = Math.min(currentTo, Math.max(currentTo - ceilTo(spec.currentWindowMs, MINUTE), gate));
+  const recentFrom = Math.max(currentFrom, currentTo - ceilTo(spec.recentWindowMs ?? DEFAULT_RECENT_MS, MINUTE));
   const baselineTo = floorTo(asOf, HOUR) - ceilTo(spec.excludeRecentMs, HOUR);
   const baselineFrom = baselineTo - ceilTo(spec.baselineMs, HOUR);
   return {
     current: { from: new Date(currentFrom), to: new Date(currentTo) },
+    recent: { from: new Date(recentFrom), to: new Date(currentTo) },
     baseline: { from: new Date(baselineFrom), to: new Date(baselineTo) },
   };
 }
@@ -64,6 +74,11 @@ interface Row {
   latency_hist: string[] | null;
   /** Current window only: the all-routes row's minute histograms, `{1,0,3};{0,2}` (see CURRENT_SQL). */
   minute_hists?: string | null;
+  /** Current window only: the recent window's refusal counts. */
+  recent_requests?: string | null;
+  recent_hard_blocks?: string | null;
+  recent_challenges?: string | null;
+  recent_soft_blocks?: string | null;
 }
 
 /** Minute histograms as `{1,0,3};{0,2}` added bucket by bucket, each sum saturated at 2^53 - 1. */
@@ -119,13 +134,17 @@ const BASELINE_PARTS = `
     AND NOT ((bucket AT TIME ZONE 'UTC')::date = ANY($7::date[]))`;
 
 /**
- * $1 site, $2 the all-routes key, $3–$4 the current window. A few minutes of rows: the all-routes
- * histograms come back as text, one per minute, and are added up here (sumMinuteHistograms) — a
- * third cheaper than summing them in SQL, and this read runs on every tick.
+ * $1 site, $2 the all-routes key, $3–$4 the current window, $5 the recent window's start. A few minutes
+ * of rows: the all-routes histograms come back as text, one per minute, and are added up here
+ * (sumMinuteHistograms) — a third cheaper than summing them in SQL, and this read runs on every tick.
  */
 const CURRENT_SQL = `
 SELECT route_key, min(country) AS country, min(pool) AS pool, min(session) AS session, ${SUMS},
-  CASE WHEN route_key = $2 THEN string_agg(latency_hist::text, ';') END AS minute_hists
+  CASE WHEN route_key = $2 THEN string_agg(latency_hist::text, ';') END AS minute_hists,
+  sum(requests) FILTER (WHERE bucket >= $5) AS recent_requests,
+  sum(hard_blocks) FILTER (WHERE bucket >= $5) AS recent_hard_blocks,
+  sum(challenges) FILTER (WHERE bucket >= $5) AS recent_challenges,
+  sum(soft_blocks) FILTER (WHERE bucket >= $5) AS recent_soft_blocks
 FROM rollup_minute WHERE site = $1 AND bucket >= $3 AND bucket < $4
 GROUP BY route_key`;
 
@@ -179,11 +198,31 @@ function windowOf(rows: readonly Row[]): Window {
   );
 }
 
-/** The current window: minute rollups in `bounds` (from windowBounds). */
-export async function readCurrentWindow(pool: Pool, site: string, bounds: SiteWindows['bounds']['current']): Promise<Window> {
+/** A row's recent-window counts, in the shape of the row's own (for toRoute). */
+function recentRow(r: Row): Row {
+  return { ...r, requests: r.recent_requests ?? '0', hard_blocks: r.recent_hard_blocks ?? '0', challenges: r.recent_challenges ?? '0', soft_blocks: r.recent_soft_blocks ?? '0' };
+}
+
+function recentOf(rows: readonly Row[]): RecentWindow {
+  const total = rows.find((r) => r.route_key === ALL_ROUTES);
+  const counts = total === undefined ? { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 } : toRoute(recentRow(total));
+  const routes = rows
+    .filter((r) => r.route_key !== ALL_ROUTES)
+    .map((r) => toRoute(recentRow(r)))
+    .filter((r) => r.requests > 0)
+    .sort((a, b) => b.requests - a.requests);
+  return { requests: counts.requests, hardBlocks: counts.hardBlocks, challenges: counts.challenges, softBlocks: counts.softBlocks, routes };
+}
+
+/**
+ * The current window: minute rollups in `bounds` (from windowBounds), with the recent window from
+ * `recentFrom` (default: the whole current window) to the same end.
+ */
+export async function readCurrentWindow(pool: Pool, site: string, bounds: SiteWindows['bounds']['current'], recentFrom: Date = bounds.from): Promise<Window> {
   // Named: each connection plans it once (it runs every tick of every site, and every replayed tick).
-  const { rows } = await pool.query<Row>({ name: 'th-current-window', text: CURRENT_SQL, values: [site, ALL_ROUTES, bounds.from, bounds.to] });
-  return windowOf(rows.map((r) => (r.minute_hists ? { ...r, latency_hist: sumMinuteHistograms(r.minute_hists) } : r)));
+  const { rows } = await pool.query<Row>({ name: 'th-current-window', text: CURRENT_SQL, values: [site, ALL_ROUTES, bounds.from, bounds.to, recentFrom] });
+  const window = windowOf(rows.map((r) => (r.minute_hists ? { ...r, latency_hist: sumMinuteHistograms(r.minute_hists) } : r)));
+  return { ...window, recent: recentOf(rows) };
 }
 
 /** The baseline window in `bounds` (from windowBounds), or null when the site had no traffic in it. */
@@ -210,6 +249,6 @@ export async function readSiteWindows(
   readBaseline: typeof readBaselineWindow = readBaselineWindow,
 ): Promise<SiteWindows> {
   const bounds = windowBounds(spec);
-  const [current, baseline] = await Promise.all([readCurrentWindow(pool, site, bounds.current), readBaseline(pool, site, bounds.baseline, spec.excludeDays ?? [])]);
+  const [current, baseline] = await Promise.all([readCurrentWindow(pool, site, bounds.current, bounds.recent.from), readBaseline(pool, site, bounds.baseline, spec.excludeDays ?? [])]);
   return { site, current, baseline, bounds };
 }

@@ -9,6 +9,14 @@ export interface WindowSpec {
   asOf: Date;
   /** Length of the current window, e.g. 15 minutes. */
   currentWindowMs: number;
+  /** Length of the recent window inside it (the refusal rules' fast window), default 5 minutes. */
+  recentWindowMs?: number;
+  /**
+   * The human gate: no traffic before this instant is judged (after a resume, the decision's time). The
+   * current window then starts at the first whole minute from it, so a partial minute before the
+   * decision never counts. Null or absent: no gate.
+   */
+  notBefore?: Date | null;
   /** Length of the baseline, default 14 days. */
   baselineMs: number;
   /** The most recent stretch left out of the baseline, default 1 day. */
@@ -17,6 +25,7 @@ export interface WindowSpec {
 
 export const DEFAULT_WINDOW_SPEC = {
   currentWindowMs: 15 * 60_000,
+  recentWindowMs: 5 * 60_000,
   baselineMs: 14 * 86_400_000,
   excludeRecentMs: 86_400_000,
 } as const;
@@ -27,7 +36,7 @@ export interface SiteWindows {
   /** Null when the site has no traffic at all in the baseline period (a new site). */
   baseline: Window | null;
   /** The exact bounds used (half-open [from, to)), for explanations and tests. */
-  bounds: { current: { from: Date; to: Date }; baseline: { from: Date; to: Date } };
+  bounds: { current: { from: Date; to: Date }; recent: { from: Date; to: Date }; baseline: { from: Date; to: Date } };
 }
 
 export interface RejectedLine {

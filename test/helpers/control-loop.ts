@@ -26,7 +26,8 @@ export function loopInput(site: string, overrides: Partial<SiteHealthInput> = {}
     site,
     tickIntervalMs: 1_000,
     window: { currentWindowMs: 10 * 60_000 },
-    scoring: { smoothing: { halfLifeMs: 1_000 } },
+    // Route confirmation at the 1 s tick's pace (the product's: three ticks over 2 minutes).
+    scoring: { smoothing: { halfLifeMs: 1_000 }, routes: { confirmAfterMs: 2_000 } },
     // Steps and the parser alert's persistence at the 1 s tick's pace (the product's are minutes).
     policy: { reminderIntervalMs: 60 * 60_000, steps: { degradeEveryMs: 1_000, restoreEveryMs: 1_000 }, parserAlertAfterMs: 2_000 },
     timeouts: { activityMs: 5_000 },

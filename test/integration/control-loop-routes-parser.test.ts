@@ -22,7 +22,9 @@ test('a route-specific failure raises a route alert and leaves the band and the 
   for (const route of POOLS) await ingestNow(h.pool, site, { ok: 100, route });
   const { worker, connection } = await createTestWorker(h);
   await worker.runUntil(async () => {
-    const { handle, healthy } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
+    // Smoothing at the product's ratio to route confirmation (half-life 5× the 2 s it takes, as 10 min
+    // is to 2 min): until pool-c is confirmed its refusals count in the score, barely moving the band.
+    const { handle, healthy } = await startHealthySite(h.client, h.taskQueue, loopInput(site, { scoring: { smoothing: { halfLifeMs: 10_000 }, routes: { confirmAfterMs: 2_000 } } }));
 
     // pool-c dies: every request through it is refused (a fifth of the traffic); a and b are fine.
     await ingestNow(h.pool, site, { hard: 80, route: { pool: 'pool-c' } });

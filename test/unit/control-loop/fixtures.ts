@@ -1,6 +1,7 @@
 /** Assessments built with the real scoring engine, for the control loop's pure tests. */
 import { type ScoringConfig, parseScoringConfig } from '../../../scoring/config';
-import { assess } from '../../../scoring/assess';
+import { type AssessInput, assess } from '../../../scoring/assess';
+import type { LoopState } from '../../../control/loop-state';
 import type { RouteWindow, WindowInput } from '../../../scoring/window';
 import { actionPolicySchema, type ActionPolicy } from '../../../control/controls';
 import type { TickAssessment } from '../../../control/tick-assessment';
@@ -57,12 +58,24 @@ export const CONFIG: LoopConfig = { site: SITE, policy: POLICY, scoring: SCORING
 
 const T0 = Date.parse('2025-03-14T10:00:00.000Z');
 
-export function tickAssessment(tick: number, current: WindowInput, opts: { previousRefusal?: number; baseline?: WindowInput | null } = {}): TickAssessment {
+export interface TickOptions {
+  previousRefusal?: number;
+  /** What the previous tick carried (majority-refusal streak, route watch): `carried(state)`. */
+  previous?: AssessInput['previous'];
+  baseline?: WindowInput | null;
+}
+
+/** What a loop state hands to the next assessment (as the workflow sends it). */
+export function carried(state: LoopState): TickOptions {
+  return { previousRefusal: state.scoring.refusalStreak, previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] } };
+}
+
+export function tickAssessment(tick: number, current: WindowInput, opts: TickOptions = {}): TickAssessment {
   return tickAssessmentAt(tick, tick * 60_000, current, opts);
 }
 
 /** A tick `atMs` after the fixtures' start (any tick interval). */
-export function tickAssessmentAt(tick: number, atMs: number, current: WindowInput, opts: { previousRefusal?: number; baseline?: WindowInput | null } = {}): TickAssessment {
+export function tickAssessmentAt(tick: number, atMs: number, current: WindowInput, opts: TickOptions = {}): TickAssessment {
   const assessedAt = new Date(T0 + atMs).toISOString();
   return {
     assessmentKey: `${SITE}/chain/${tick}`,
@@ -70,7 +83,10 @@ export function tickAssessmentAt(tick: number, atMs: number, current: WindowInpu
     assessedAt,
     site: { registered: true, owner: 'crawl@example.com', parserOwner: 'parser@example.com' },
     window: { currentFrom: assessedAt, currentTo: assessedAt, baselineFrom: assessedAt, baselineTo: assessedAt },
-    assessment: assess({ current, baseline: opts.baseline === undefined ? BASELINE : opts.baseline, previousRefusal: opts.previousRefusal ?? 0 }, SCORING),
+    assessment: assess(
+      { current, baseline: opts.baseline === undefined ? BASELINE : opts.baseline, previousRefusal: opts.previousRefusal ?? 0, previous: opts.previous ?? {}, at: T0 + atMs },
+      SCORING,
+    ),
     canaries: null,
   };
 }

@@ -1,6 +1,6 @@
 import { initialLoopState, type LoopState } from '../../../control/loop-state';
 import { planTick, type TickPlan } from '../../../control/plan';
-import { CONFIG, POLICY, SITE, tickAssessment, window } from './fixtures';
+import { CONFIG, POLICY, SITE, carried, tickAssessment, window } from './fixtures';
 
 const healthy = () => window(400);
 const degrading = () => window(400, { hard: 0.25 }); // hard blocks 25% vs 0.5%: −35 → 65
@@ -11,7 +11,7 @@ function run(windows: ReturnType<typeof window>[], state: LoopState = initialLoo
   const plans: TickPlan[] = [];
   let s = state;
   for (const w of windows) {
-    const plan = planTick(s, tickAssessment(s.tick + 1, w, { previousRefusal: s.scoring.refusalStreak }), CONFIG);
+    const plan = planTick(s, tickAssessment(s.tick + 1, w, carried(s)), CONFIG);
     plans.push(plan);
     s = plan.state;
   }
@@ -122,22 +122,25 @@ describe('planTick: bands and actions', () => {
     expect(again.map((p) => p.notices.map((n) => n.kind))).toEqual([[], [], [], [], ['parser_health']]);
   });
 
-  test('a route-specific failure leaves the band alone and raises a route alert', () => {
-    // Pool "c" (a third of the traffic) refuses everything; pools a and b are fine.
+  test('a route-specific failure leaves the band alone and raises one route alert once confirmed', () => {
+    // Pool "c" (7% of the traffic) refuses everything; pools a and b are fine. Until it is confirmed its
+    // refusals count in the score (88: still healthy), then the site is judged on a and b alone (100).
     const routes = [
-      { pool: 'a', requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0 },
-      { pool: 'b', requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0 },
-      { pool: 'c', requests: 100, hardBlocks: 100, challenges: 0, softBlocks: 0 },
+      { pool: 'a', requests: 250, hardBlocks: 0, challenges: 0, softBlocks: 0 },
+      { pool: 'b', requests: 250, hardBlocks: 0, challenges: 0, softBlocks: 0 },
+      { pool: 'c', requests: 40, hardBlocks: 40, challenges: 0, softBlocks: 0 },
     ];
-    const routeFailure = () => ({ ...window(500, { hard: 0.2 }, routes) });
-    const plans = run([healthy(), routeFailure(), routeFailure()]);
-    expect(plans.slice(1).map((p) => p.state.band)).toEqual(['healthy', 'healthy']);
-    expect(plans.slice(1).map((p) => p.change)).toEqual([null, null]);
-    expect(plans[1]!.state.score).toBe(100);
-    expect(plans[1]!.state.reasons).toContain('route_specific');
+    const routeFailure = () => ({ ...window(540, { hard: 40 / 540 }, routes), recent: { requests: 540, hardBlocks: 40, challenges: 0, softBlocks: 0, routes } });
+    const plans = run([healthy(), routeFailure(), routeFailure(), routeFailure(), routeFailure()]);
+    // Watched on ticks 2 and 3, confirmed on tick 4 (three ticks, two minutes): only then alerted and set aside.
+    expect(plans.slice(1).map((p) => p.state.reasons.includes('route_specific'))).toEqual([false, false, true, true]);
+    expect(plans[1]!.notices).toEqual([]);
+    expect(plans.slice(1).map((p) => p.state.score)).toEqual([88, 88, 100, 100]);
+    // Never throttled: the route's refusals are set aside from the refusal rules from the first tick.
+    expect(plans.slice(1).map((p) => p.change)).toEqual([null, null, null, null]);
     const notices = plans.flatMap((p) => p.notices);
     expect(notices.map((n) => n.kind)).toEqual(['route_alert']);
-    expect(notices[0]!.evidence.routes).toMatchObject({ verdict: 'route-specific', suspects: [expect.objectContaining({ dimension: 'pool', value: 'c' })] });
+    expect(plans[3]!.notices[0]!.evidence.routes).toMatchObject({ verdict: 'route-specific', suspects: [expect.objectContaining({ dimension: 'pool', value: 'c' })] });
   });
 
   test('a new site is learning: nominal controls, no action, no alert', () => {

@@ -7,9 +7,9 @@ const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'reasons.md')
 describe('reason keys', () => {
   test('every key family of docs/architecture.md is defined, each with a one-line description', () => {
     expect(HEALTH_SIGNALS).toEqual(['hard_block', 'challenge', 'soft_block', 'latency']);
-    expect(REASON_KEYS).toEqual(expect.arrayContaining(['total_refusal', 'canary_mismatch', ...HEALTH_SIGNALS, ...EXTRACTION_SIGNALS, ...COST_SIGNALS, ...ROUTE_REASONS]));
+    expect(REASON_KEYS).toEqual(expect.arrayContaining(['total_refusal', 'majority_refusal', 'canary_mismatch', ...HEALTH_SIGNALS, ...EXTRACTION_SIGNALS, ...COST_SIGNALS, ...ROUTE_REASONS]));
     for (const key of REASON_KEYS) {
-      expect(key).toMatch(/^(hard_block|challenge|soft_block|latency|total_refusal|canary_mismatch|extraction_[a-z_]+|cost_[a-z_]+|route_[a-z_]+)$/);
+      expect(key).toMatch(/^(hard_block|challenge|soft_block|latency|total_refusal|majority_refusal|canary_mismatch|extraction_[a-z_]+|cost_[a-z_]+|route_[a-z_]+)$/);
       expect(REASONS[key]).not.toContain('\n');
       expect(REASONS[key].length).toBeGreaterThan(10);
     }

@@ -33,6 +33,16 @@ function siteWindow(routes: RouteWindow[], extra: Partial<WindowInput> = {}): Wi
   });
 }
 
+/** `ticks` assessments of the same window a minute apart, each handed what the previous one carried. */
+function assessTicks(current: Window, base: Window, ticks: number): ReturnType<typeof assess>[] {
+  const out: ReturnType<typeof assess>[] = [];
+  for (let i = 0; i < ticks; i++) {
+    const carry = out[i - 1]?.carry;
+    out.push(assess({ current, baseline: base, previousRefusal: carry?.refusalStreak ?? 0, previous: carry ?? {}, at: Date.UTC(2026, 0, 1, 12, i) }));
+  }
+  return out;
+}
+
 const POOLS = ['p1', 'p2', 'p3', 'p4', 'p5'];
 /** Normal for this site: 2% hard blocks, 1% challenges, p95 400 ms on every pool. */
 const baselineRoutes = [...POOLS, 'dead'].map((pool) => route({ pool }, 2000, 40, 20));
@@ -45,7 +55,14 @@ describe('route diagnosis scenarios', () => {
     const healthy = POOLS.map((pool) => route({ pool }, 200, 4, 2));
     const current = siteWindow([...healthy, route({ pool: 'dead' }, 200, 200, 0, 0, 50)]);
 
-    const a = assess({ current, baseline });
+    // Watched on the first two ticks (its traffic still in the score), confirmed on the third.
+    const [first, second, a] = assessTicks(current, baseline, 3) as [ReturnType<typeof assess>, ReturnType<typeof assess>, ReturnType<typeof assess>];
+    for (const watched of [first, second]) {
+      expect(watched.routes.verdict).toBe('site-wide');
+      expect(watched.routes.watching).toEqual([expect.objectContaining({ dimension: 'pool', value: 'dead' })]);
+      expect(watched.health.score).toBe(71);
+    }
+    expect(a.routes.newlyConfirmed).toEqual(['pool:dead']);
     expect(a.routes.verdict).toBe('route-specific');
     expect(a.routes.suspects.map((s) => [s.dimension, s.value])).toEqual([['pool', 'dead']]);
     expect(a.reasons).toContain('route_specific');
@@ -58,6 +75,10 @@ describe('route diagnosis scenarios', () => {
     expect(a.health.score).toBe(100);
     // "Unaffected": the same as if the dead pool had carried no traffic at all.
     const withoutDeadPool = assess({ current: siteWindow(healthy), baseline });
+    // It stays set aside while it keeps failing, and no new alert is due for it.
+    const later = assess({ current, baseline, previous: a.carry ?? {}, at: Date.UTC(2026, 0, 1, 12, 3) });
+    expect(later.routes.verdict).toBe('route-specific');
+    expect(later.routes.newlyConfirmed).toEqual([]);
     expect(a.health.score).toBe(withoutDeadPool.health.score);
     expect(a.health.window).toEqual({ requests: 1000, hardBlocks: 20, challenges: 10, softBlocks: 0, p95LatencyMs: 400 });
   });
