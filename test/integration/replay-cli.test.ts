@@ -74,9 +74,10 @@ test('a table of what happened and a summary; --json gives every tick; nothing i
   expect(Number(rows[0]!.n)).toBe(0);
 }, 120_000);
 
-test('--compare: without the total-refusal rule the wall pauses later or never, and the differences are listed', async () => {
+test('--compare: without the refusal rules the wall pauses later or never, and the differences are listed', async () => {
   const slow = join(dir, 'slow.json');
-  writeFileSync(slow, JSON.stringify({ scoring: { totalRefusal: { enabled: false } } }));
+  // Both rules: either alone pauses a 97 % wall as soon (majority refusal needs half, total 90 %).
+  writeFileSync(slow, JSON.stringify({ scoring: { totalRefusal: { enabled: false }, majorityRefusal: { enabled: false } } }));
   const r = await replay(['--from', from, '--to', to, '--compare', slow]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
