@@ -26,6 +26,8 @@ const COMMANDS: Record<string, () => Register> = {
   score: () => (require('./commands/score') as Record<'registerScoreCommand', Register>).registerScoreCommand,
   simulate: () => (require('./commands/simulate') as Record<'registerSimulateCommand', Register>).registerSimulateCommand,
   backtest: () => (require('./commands/backtest') as Record<'registerBacktestCommand', Register>).registerBacktestCommand,
+  api: () => (require('./commands/api') as Record<'registerApiCommand', Register>).registerApiCommand,
+  token: () => (require('./commands/token') as Record<'registerTokenCommand', Register>).registerTokenCommand,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 

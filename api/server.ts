@@ -1,0 +1,78 @@
+/**
+ * The HTTP API (`target-health api`, docs/api.md): one Fastify instance with the rate limit, bearer-token
+ * auth and every route module of api/routes/. Built by `buildApi` so the tests and the benchmark run
+ * the same server the command runs, on a random port.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import type { Client } from '@temporalio/client';
+import type { Pool } from '../db/pool';
+import type { Logger } from '../logging/logger';
+import { bearerToken, registerAuth } from './auth';
+import { sendError } from './errors';
+import { createHash } from 'node:crypto';
+import type { ApiSettings } from './settings';
+import { ROUTES } from './routes';
+import { type ApiMetrics, createApiMetrics } from './metrics';
+import './openapi-meta';
+
+export interface ApiDeps {
+  pool: Pool;
+  /** The Temporal client (decisions, starting loops, readiness); connected lazily by the caller. */
+  temporal: () => Promise<Client>;
+  logger: Logger;
+  settings: ApiSettings;
+}
+
+/** What every route module gets. */
+export interface RouteContext extends ApiDeps {
+  app: FastifyInstance;
+  metrics: ApiMetrics;
+}
+
+export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.logger.child({ component: 'api' }) as FastifyBaseLogger,
+    bodyLimit: deps.settings.TH_API_BODY_LIMIT,
+    // Request ids in the logs; the default request log has method, url and status, never headers.
+    disableRequestLogging: false,
+    return503OnClosing: true,
+  });
+
+  // A user's mistake is one line naming the field, never a stack trace.
+  app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
+    const status = err.statusCode ?? 500;
+    if (status >= 500) {
+      request.log.error({ err }, 'request failed');
+      return sendError(reply, status, 'internal', 'internal error (logged on the server)');
+    }
+    if (status === 413) return sendError(reply, 413, 'too_large', `body: larger than the limit of ${deps.settings.TH_API_BODY_LIMIT} bytes; send smaller batches`);
+    if (status === 415) return sendError(reply, 415, 'unsupported_media_type', err.message);
+    return sendError(reply, status, err.code?.toLowerCase() ?? 'bad_request', err.message);
+  });
+  app.setNotFoundHandler((request, reply) => sendError(reply, 404, 'not_found', `${request.method} ${request.url.split('?')[0]}: no such route (see /openapi.json)`));
+
+  await app.register(rateLimit, {
+    max: deps.settings.TH_API_RATE_LIMIT,
+    timeWindow: 60_000,
+    // Per token (its hash: the secret is not kept as a key), else per address.
+    keyGenerator: (request) => {
+      const token = bearerToken(request.headers.authorization);
+      return token === null ? `ip:${request.ip}` : `token:${createHash('sha256').update(token).digest('base64url')}`;
+    },
+    errorResponseBuilder: (_request, context) => ({
+      statusCode: 429,
+      error: { code: 'rate_limited', message: `rate limit: more than ${context.max} requests per minute for this token; retry in ${Math.ceil(context.ttl / 1000)} s` },
+    }),
+  });
+  registerAuth(app, { pool: deps.pool });
+
+  const metrics = createApiMetrics();
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.requestSeconds.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  });
+  const ctx: RouteContext = { ...deps, app, metrics };
+  for (const register of ROUTES) await register(ctx);
+  return app;
+}

@@ -1,0 +1,36 @@
+/**
+ * The API server for integration tests: the real `buildApi` on a random port, over the test harness's
+ * PostgreSQL and Temporal client, and tokens created as `target-health token create` creates them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { buildApi } from '../../api/server';
+import { apiEnvSchema, type ApiSettings } from '../../api/settings';
+import { createToken, type Scope } from '../../api/tokens';
+import { type TestHarness, testLogger } from './services';
+
+export interface TestApi {
+  app: FastifyInstance;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** A fresh token with these scopes (named uniquely); returns the secret. */
+  token(scopes: Scope[], name?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startTestApi(h: TestHarness, overrides: Partial<ApiSettings> = {}): Promise<TestApi> {
+  const settings = { ...apiEnvSchema.parse({ TH_API_PORT: '0' }), ...overrides };
+  const app = await buildApi({ pool: h.pool, temporal: async () => h.client, logger: testLogger, settings });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    app,
+    url,
+    token: async (scopes, name = `test-${randomUUID().slice(0, 8)}`) => (await createToken(h.pool, name, scopes)).token,
+    close: () => app.close(),
+  };
+}
+
+/** `fetch` with a bearer token. */
+export function authed(token: string, init: RequestInit = {}): RequestInit {
+  return { ...init, headers: { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${token}` } };
+}
