@@ -31,8 +31,10 @@ export interface RouteContext extends ApiDeps {
 }
 
 export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
-  const app: FastifyInstance = Fastify({
-    loggerInstance: deps.logger.child({ component: 'api' }) as FastifyBaseLogger,
+  // Typed as Fastify's logger interface, so the instance is the plain FastifyInstance route modules take.
+  const logger: FastifyBaseLogger = deps.logger.child({ component: 'api' });
+  const app = Fastify({
+    loggerInstance: logger,
     bodyLimit: deps.settings.TH_API_BODY_LIMIT,
     // Request ids in the logs; the default request log has method, url and status, never headers.
     disableRequestLogging: false,

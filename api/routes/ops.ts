@@ -5,10 +5,10 @@
 import type { RouteContext } from '../server';
 
 export function registerOpsRoutes({ app, pool, temporal }: RouteContext): void {
-  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/healthz', () => ({ ok: true }));
 
   // Who a token is and what it may do: a client checks its configuration with it.
-  app.get('/v1/whoami', { config: { scope: 'read' } }, async (request) => ({ name: request.principal!.name, scopes: [...request.principal!.scopes].sort() }));
+  app.get('/v1/whoami', { config: { scope: 'read' } }, (request) => ({ name: request.principal!.name, scopes: [...request.principal!.scopes].sort() }));
 
   app.get('/readyz', async (_request, reply) => {
     const checks = await Promise.all([
