@@ -4,6 +4,7 @@
  * the same server the command runs, on a random port.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { Client } from '@temporalio/client';
 import type { Pool } from '../db/pool';
@@ -67,6 +68,9 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       error: { code: 'rate_limited', message: `rate limit: more than ${context.max} requests per minute for this token; retry in ${Math.ceil(context.ttl / 1000)} s` },
     }),
   });
+  // CORS is off unless origins are configured: the API serves crawlers and tools, not browsers.
+  const origins = deps.settings.TH_API_CORS_ORIGINS.split(',').map((o) => o.trim()).filter((o) => o !== '');
+  if (origins.length > 0) await app.register(cors, { origin: origins, allowedHeaders: ['authorization', 'content-type', 'content-encoding', 'if-none-match', 'last-event-id'], exposedHeaders: ['etag'] });
   registerAuth(app, { pool: deps.pool });
 
   const metrics = createApiMetrics();
