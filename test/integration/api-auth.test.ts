@@ -56,3 +56,15 @@ test('tokens: none, malformed, unknown, revoked → 401; valid without the scope
   }
   expect(status).toBe(401);
 });
+
+test('CORS is off by default, and on only for the configured origins', async () => {
+  const asked = { headers: { origin: 'https://ops.example.com' } };
+  expect((await fetch(`${api.url}/healthz`, asked)).headers.get('access-control-allow-origin')).toBeNull();
+  const open = await startTestApi(h, { TH_API_CORS_ORIGINS: 'https://ops.example.com' });
+  try {
+    expect((await fetch(`${open.url}/healthz`, asked)).headers.get('access-control-allow-origin')).toBe('https://ops.example.com');
+    expect((await fetch(`${open.url}/healthz`, { headers: { origin: 'https://evil.example' } })).headers.get('access-control-allow-origin')).toBeNull();
+  } finally {
+    await open.close();
+  }
+});
