@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../api/server';
 import { apiEnvSchema, type ApiSettings } from '../../api/settings';
 import { createToken, type Scope } from '../../api/tokens';
+import type { Logger } from '../../logging/logger';
 import { type TestHarness, testLogger } from './services';
 
 export interface TestApi {
@@ -18,9 +19,9 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function startTestApi(h: TestHarness, overrides: Partial<ApiSettings> = {}): Promise<TestApi> {
+export async function startTestApi(h: TestHarness, overrides: Partial<ApiSettings> = {}, logger: Logger = testLogger): Promise<TestApi> {
   const settings = { ...apiEnvSchema.parse({ TH_API_PORT: '0' }), ...overrides };
-  const app = await buildApi({ pool: h.pool, temporal: () => Promise.resolve(h.client), logger: testLogger, settings });
+  const app = await buildApi({ pool: h.pool, temporal: () => Promise.resolve(h.client), logger, settings });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     app,

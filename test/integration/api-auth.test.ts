@@ -2,9 +2,11 @@
  * The API's auth on the real server (random port), PostgreSQL and the dev server: 401 without a token,
  * with a malformed, unknown or revoked one; 403 with a valid token lacking the scope; public probes.
  */
+import pino from 'pino';
 import { revokeToken } from '../../api/tokens';
 import { authed, startTestApi, type TestApi } from '../helpers/api';
-import { openHarness, type TestHarness } from '../helpers/services';
+import { CLI, cleanEnv, run } from '../helpers/processes';
+import { env, openHarness, type TestHarness } from '../helpers/services';
 
 let h: TestHarness;
 let api: TestApi;
@@ -67,4 +69,42 @@ test('CORS is off by default, and on only for the configured origins', async () 
   } finally {
     await open.close();
   }
+});
+
+test('a token is stored only as a hash and never logged, even at trace level', async () => {
+  const lines: string[] = [];
+  const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
+  const traced = await startTestApi(h, {}, logger);
+  try {
+    const secret = await traced.token(['read'], 'never-logged');
+    expect((await fetch(`${traced.url}/v1/whoami`, authed(secret))).status).toBe(200);
+    expect((await fetch(`${traced.url}/v1/whoami?token=x`, authed(`${secret}x`))).status).toBe(401);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('\n')).not.toContain(secret.slice(3));
+    const { rows } = await h.pool.query<{ row: string }>("SELECT to_jsonb(t)::text AS row FROM api_tokens t WHERE name = 'never-logged'");
+    expect(rows[0]!.row).not.toContain(secret.slice(3));
+    expect(rows[0]!.row).toContain(secret.slice(0, 7));
+  } finally {
+    await traced.close();
+  }
+});
+
+test('target-health token create | list | revoke, and clear errors for bad names and scopes', async () => {
+  const cliEnv = cleanEnv({ DATABASE_URL: env('DATABASE_URL') });
+  const name = `cli-${Date.now()}`;
+  const created = await run(CLI, ['token', 'create', name, '--scope', 'read,decide'], cliEnv);
+  expect(created.code).toBe(0);
+  const secret = created.stdout.trim();
+  expect(secret).toMatch(/^th_[A-Za-z0-9_-]{43}$/);
+  expect(created.stderr).toContain('not shown again');
+  expect(await (await fetch(`${api.url}/v1/whoami`, authed(secret))).json()).toEqual({ name, scopes: ['decide', 'read'] });
+  const listed = await run(CLI, ['token', 'list', '--json'], cliEnv);
+  const row = (JSON.parse(listed.stdout) as Array<{ name: string; prefix: string; revokedAt: string | null }>).find((t) => t.name === name)!;
+  expect(row).toMatchObject({ prefix: secret.slice(0, 7), revokedAt: null });
+  expect(listed.stdout).not.toContain(secret.slice(7));
+  expect(await run(CLI, ['token', 'create', name, '--scope', 'read'], cliEnv)).toMatchObject({ code: 2, stderr: `target-health: name: a token named "${name}" exists already; revoke it or choose another name\n` });
+  expect((await run(CLI, ['token', 'create', 'x', '--scope', 'read,root'], cliEnv)).stderr).toMatch(/^target-health: --scope: \[1\]: expected one of ingest, read, decide, admin/);
+  expect((await run(CLI, ['token', 'create', 'bad name', '--scope', 'read'], cliEnv)).stderr).toMatch(/^target-health: name: must be 1-64 letters/);
+  expect(await run(CLI, ['token', 'revoke', name], cliEnv)).toMatchObject({ code: 0, stdout: `token "${name}" revoked\n` });
+  expect((await run(CLI, ['token', 'revoke', 'nobody-at-all'], cliEnv)).stderr).toMatch(/^target-health: name: no token named "nobody-at-all"/);
 });
