@@ -124,6 +124,7 @@ test('rate limit: 429 with one line past the limit, per token', async () => {
     const body = (await refused.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('rate_limited');
     expect(body.error.message).toMatch(/^rate limit: more than 2 requests per minute for this token; retry in \d+ s$/);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
     // Another token has its own budget.
     expect((await fetch(`${limited.url}/v1/whoami`, authed(await limited.token(['read'])))).status).toBe(200);
   } finally {
@@ -147,7 +148,7 @@ test('/readyz answers 503 naming postgres when PostgreSQL is down (a private emb
     const body = (await r.json()) as { ready: boolean; checks: Array<{ name: string; ok: boolean; error?: string }> };
     expect(body.ready).toBe(false);
     expect(body.checks).toEqual([
-      { name: 'postgres', ok: false, error: expect.stringMatching(/\S/) },
+      { name: 'postgres', ok: false, error: expect.stringMatching(/ECONNREFUSED|terminat|connect/i) },
       { name: 'temporal', ok: true },
     ]);
     // The process itself is fine.
