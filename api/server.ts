@@ -63,10 +63,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       const token = bearerToken(request.headers.authorization);
       return token === null ? `ip:${request.ip}` : `token:${createHash('sha256').update(token).digest('base64url')}`;
     },
-    errorResponseBuilder: (_request, context) => ({
-      statusCode: 429,
-      error: { code: 'rate_limited', message: `rate limit: more than ${context.max} requests per minute for this token; retry in ${Math.ceil(context.ttl / 1000)} s` },
-    }),
+    // The plugin throws what this returns, so it reaches the error handler above: an Error with a status
+    // and a code becomes the one-line `{"error": {"code": "rate_limited", …}}` (a plain object would not).
+    errorResponseBuilder: (_request, context) =>
+      Object.assign(new Error(`rate limit: more than ${context.max} requests per minute for this token; retry in ${Math.ceil(context.ttl / 1000)} s`), { statusCode: 429, code: 'RATE_LIMITED' }),
   });
   // CORS is off unless origins are configured: the API serves crawlers and tools, not browsers.
   const origins = deps.settings.TH_API_CORS_ORIGINS.split(',').map((o) => o.trim()).filter((o) => o !== '');

@@ -1,9 +1,13 @@
 /**
  * `npm start`: the whole system on embedded defaults, in one process tree —
  * the Temporal dev server with its web UI (SQLite file in the data folder, so runs survive a restart),
- * PostgreSQL (embedded unless DATABASE_URL is set), migrations, and the worker.
+ * PostgreSQL (embedded unless DATABASE_URL is set), migrations, the worker and the HTTP API.
  * TEMPORAL_ADDRESS set → that cluster is used instead of a dev server.
- * Ctrl-C drains the worker, then stops PostgreSQL and the dev server: nothing is left running.
+ * Ctrl-C drains the worker, then stops the API, PostgreSQL and the dev server: nothing is left running.
+ *
+ * The API listens on TH_API_HOST:TH_API_PORT (127.0.0.1:8787). When TH_API_PORT is not set and 8787 is
+ * taken (another program, a second stack), it takes a free port and prints it: a local stack should
+ * start. A port the user chose is theirs: if it is taken, the stack stops with one line naming it.
  *
  * What it prints never holds a password (docs/security.md): the database URL is shown masked, and the
  * settings the CLI needs go into a file only the user can read (stack/cli-settings.ts). The worker gets
@@ -15,6 +19,10 @@ import { loadConfiguredTemporalUiUrl, loadLocalStackSettings, loadLogLevel, load
 import { createLogger } from '../logging/logger';
 import { redactUrl } from '../common/redact';
 import { startWorker } from '../worker/start-worker';
+import { loadApiSettings } from '../api/settings';
+import { startApi } from '../api/start-api';
+import { UserError } from '../common/user-error';
+import { isPortInUse } from './free-port';
 import { writeCliSettings } from './cli-settings';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { supervisePostgres } from './supervise-postgres';
@@ -78,6 +86,16 @@ runMain('target-health start', async () => {
     }
 
     const started = await startWorker({ temporal, databaseUrl, logger, ...(uiUrl !== undefined ? { uiUrl } : {}) });
+    // After the worker: it has applied the migrations the API's tables need.
+    const apiSettings = loadApiSettings();
+    const apiPortChosen = process.env.TH_API_PORT !== undefined && process.env.TH_API_PORT !== '';
+    if (apiSettings.TH_API_PORT !== 0 && (await isPortInUse(apiSettings.TH_API_PORT, apiSettings.TH_API_HOST))) {
+      if (apiPortChosen) throw new UserError(`TH_API_PORT: port ${apiSettings.TH_API_PORT} is already in use (another \`npm start\` or \`target-health api\`?); stop it or choose another port`);
+      logger.warn(`port ${apiSettings.TH_API_PORT} is in use: the API takes a free port (set TH_API_PORT to choose one)`);
+      apiSettings.TH_API_PORT = 0;
+    }
+    const api = await startApi({ databaseUrl, temporal, settings: apiSettings, logger });
+    stops.push({ name: 'API', stop: () => api.close() });
     const cliSettings = writeCliSettings(dataDir, {
       TEMPORAL_ADDRESS: temporal.address,
       ...(uiUrl !== undefined ? { TEMPORAL_UI_URL: uiUrl } : {}),
@@ -86,7 +104,7 @@ runMain('target-health start', async () => {
     });
     const shownDatabaseUrl = redactUrl(databaseUrl);
     logger.info(
-      { temporal: temporal.address, ui: uiUrl ?? '(see your cluster)', database: shownDatabaseUrl, taskQueue: temporal.taskQueue },
+      { temporal: temporal.address, ui: uiUrl ?? '(see your cluster)', database: shownDatabaseUrl, api: api.url, taskQueue: temporal.taskQueue },
       'Target Health is running — Ctrl-C to stop',
     );
     process.stdout.write(
@@ -96,7 +114,9 @@ runMain('target-health start', async () => {
         `  Temporal:      TEMPORAL_ADDRESS=${temporal.address}`,
         `  PostgreSQL:    DATABASE_URL=${shownDatabaseUrl}${externalDatabaseUrl === undefined ? '' : ' (yours, from the environment)'}`,
         `  CLI settings:  ${cliSettings.shownPath} (${cliSettings.names.join(', ')}; readable by you only)`,
+        `  API:           ${api.url} (OpenAPI: ${api.url}/openapi.json)`,
         `  Watch a site:  set -a; . ${cliSettings.shownPath}; set +a; npx target-health start shop.example.com`,
+        `  First token:   set -a; . ${cliSettings.shownPath}; set +a; npx target-health token create me --scope admin`,
         '',
       ].join('\n') + '\n',
     );

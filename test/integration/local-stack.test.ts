@@ -1,6 +1,6 @@
 /**
- * `npm start`'s program on real processes: it brings up the dev server, PostgreSQL, migrations and the
- * worker; Ctrl-C (SIGINT) stops every process it started; the next start finds the same data and the
+ * `npm start`'s program on real processes: it brings up the dev server, PostgreSQL, migrations, the
+ * worker and the API; Ctrl-C (SIGINT) stops every process it started; the next start finds the same data and the
  * same running site loop.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -29,12 +29,13 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   const base = mkdtempSync(join(tmpdir(), 'th-stack-'));
   chmodSync(base, 0o755);
   dataDir = join(base, 'data');
-  const ports = { temporal: await freePort(), ui: await freePort(), pg: await freePort() };
+  const ports = { temporal: await freePort(), ui: await freePort(), pg: await freePort(), api: await freePort() };
   const stackEnv = cleanEnv({
     TARGET_HEALTH_DATA_DIR: dataDir,
     TEMPORAL_PORT: String(ports.temporal),
     TEMPORAL_UI_PORT: String(ports.ui),
     TARGET_HEALTH_PG_PORT: String(ports.pg),
+    TH_API_PORT: String(ports.api),
     LOG_LEVEL: 'info',
     XDG_CACHE_HOME: process.env.XDG_CACHE_HOME,
     TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH,
@@ -56,6 +57,20 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   expect(banner).toContain(`DATABASE_URL=postgres://postgres:***@127.0.0.1:${ports.pg}/target_health`);
   expect(banner).not.toContain('postgres:postgres@');
   expect(readFileSync(join(dataDir, 'cli.env'), 'utf8')).toContain(`DATABASE_URL=${cliEnv.DATABASE_URL}\n`);
+  // The API answers beside the others, its URL in the banner with how to get a first token.
+  const apiUrl = `http://127.0.0.1:${ports.api}`;
+  expect(banner).toContain(`API:           ${apiUrl} (OpenAPI: ${apiUrl}/openapi.json)`);
+  expect(banner).toMatch(/First token: .*npx target-health token create me --scope admin/);
+  expect(await (await fetch(`${apiUrl}/healthz`)).json()).toEqual({ ok: true });
+  const readiness = await fetch(`${apiUrl}/readyz`);
+  expect({ status: readiness.status, body: await readiness.json() }).toEqual({ status: 200, body: { ready: true, checks: [{ name: 'postgres', ok: true }, { name: 'temporal', ok: true }] } });
+  // The token it suggests works against the stack's database, and /metrics accepts it.
+  const created = await run(CLI, ['token', 'create', 'me', '--scope', 'admin'], cliEnv);
+  expect(created.code).toBe(0);
+  const token = created.stdout.trim();
+  expect((await fetch(`${apiUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+  // Nothing secret in what the stack printed: neither the token nor the database password.
+  expect(first.output()).not.toContain(token);
 
   const started = await run(CLI, ['start', 'stack-test.example.com', '--tick', '1s'], cliEnv);
   expect(started.stderr).toBe('');
@@ -73,6 +88,8 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   first.child.kill('SIGINT');
   expect(await waitForExit(first.child)).toBe(0);
   expect(processesUsing(dataDir)).toEqual([]);
+  // The API stopped with it: its port is closed.
+  await expect(fetch(`${apiUrl}/healthz`)).rejects.toThrow();
 
   const second = await startUntil(STACK, stackEnv, ready, 90_000);
   children.push(second.child);

@@ -5,9 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Script } from 'node:vm';
 import { parse } from 'yaml';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
 import { EMBEDDED_POSTGRES_SETTINGS } from '../../stack/embedded-postgres';
+import { loadApiSettings } from '../../api/settings';
 
 interface Service {
   image?: string;
@@ -15,17 +17,19 @@ interface Service {
   environment?: Record<string, string>;
   depends_on?: Record<string, { condition: string }>;
   command?: string[];
+  entrypoint?: string[];
   volumes?: string[];
   ports?: string[];
   healthcheck?: { test: string[] };
+  restart?: string;
 }
 
 const root = join(__dirname, '..', '..');
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const s = compose.services;
 
-test('has Temporal on PostgreSQL, the UI, search-attribute setup and the worker', () => {
-  expect(Object.keys(s).sort()).toEqual(['postgresql', 'temporal', 'temporal-search-attributes', 'temporal-ui', 'worker']);
+test('has Temporal on PostgreSQL, the UI, search-attribute setup, the worker and the API', () => {
+  expect(Object.keys(s).sort()).toEqual(['api', 'postgresql', 'temporal', 'temporal-search-attributes', 'temporal-ui', 'worker']);
   expect(s.postgresql!.image).toMatch(/^postgres:\d+/);
   expect(s.temporal!.image).toMatch(/^temporalio\/auto-setup:/);
   expect(s.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
@@ -55,6 +59,29 @@ test('the worker is built here and points at the stack by service name', () => {
   expect(db.username).toBe(s.postgresql!.environment!.POSTGRES_USER);
   expect(db.password).toBe(s.postgresql!.environment!.POSTGRES_PASSWORD);
   expect(w.depends_on).toMatchObject({ postgresql: { condition: 'service_healthy' }, 'temporal-search-attributes': { condition: 'service_completed_successfully' } });
+});
+
+test('the API runs the same image as the worker: migrate, then `target-health api` on 0.0.0.0:8787, probed on /healthz', () => {
+  const a = s.api!;
+  expect(a.build).toBe(s.worker!.build);
+  expect(a.entrypoint).toEqual(['/bin/sh', '-c']);
+  expect(a.command).toEqual(['node bin/target-health.js migrate && exec node bin/target-health.js api']);
+  // The bin the command names is the one the Dockerfile copies into the image.
+  expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(/COPY --from=build \/app\/bin \.\/bin/);
+  expect(a.environment).toMatchObject({ TH_API_HOST: '0.0.0.0', TH_API_PORT: '8787', TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: 'default' });
+  expect(a.environment!.DATABASE_URL).toBe(s.worker!.environment!.DATABASE_URL);
+  expect(a.ports).toEqual(['8787:8787']);
+  expect(a.depends_on).toEqual({ postgresql: { condition: 'service_healthy' }, temporal: { condition: 'service_healthy' } });
+  const probe = a.healthcheck!.test;
+  expect(probe.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+  expect(probe[3]).toContain("fetch('http://127.0.0.1:8787/healthz')");
+  // The probe is valid JavaScript (compiled here, run in the container).
+  expect(() => new Script(probe[3]!)).not.toThrow();
+  expect(a.restart).toBe('unless-stopped');
+});
+
+test('the API settings in the compose file are ones the API accepts', () => {
+  expect(loadApiSettings(s.api!.environment ?? {})).toMatchObject({ TH_API_HOST: '0.0.0.0', TH_API_PORT: 8787 });
 });
 
 test("the application's database is created by the mounted init script", () => {
