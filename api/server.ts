@@ -37,8 +37,6 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: deps.settings.TH_API_BODY_LIMIT,
-    // Request ids in the logs; the default request log has method, url and status, never headers.
-    disableRequestLogging: false,
     return503OnClosing: true,
   });
 
