@@ -99,8 +99,9 @@ export function rejectionField(message: string): string {
     const name = m[1]!;
     if (KNOWN_FIELDS.has(name)) return name;
     if (name === 'event') return 'event';
-    if (message.includes('unknown field')) return 'unknown_field';
   }
+  // Named as sent (quoted when odd): `"évil key": unknown field; known fields: …`.
+  if (message.includes(': unknown field')) return 'unknown_field';
   if (message.startsWith('not valid JSON')) return 'json';
   if (message.startsWith('not valid UTF-8')) return 'utf8';
   if (message.startsWith('longer than')) return 'line_length';

@@ -28,7 +28,7 @@ export async function registerEventsRoutes({ app, pool, metrics, settings }: Rou
   const ingester = createIngester(pool);
 
   // Encapsulated: the raw-buffer parsers below apply to this route only.
-  await app.register(async (scope) => {
+  await app.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser([...EVENT_MEDIA_TYPES], { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
@@ -88,6 +88,7 @@ export async function registerEventsRoutes({ app, pool, metrics, settings }: Rou
         return reply.code(400).send({ error: { code: 'invalid_events', message }, ...result });
       },
     );
+    done();
   });
 }
 
