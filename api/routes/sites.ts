@@ -5,14 +5,13 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
-import { workflowIdForSite } from '../../common/names';
+import { TASK_QUEUE, workflowIdForSite } from '../../common/names';
 import { formatIssues } from '../../common/zod-issues';
 import { siteHealthInputSchema } from '../../control/config';
 import { type SiteHealthState, type TickSummary, historyQuery, stateQuery } from '../../control/messages';
 import { type AssessmentCursor, pageAssessments } from '../../db/assessments';
 import { upsertSite } from '../../db/sites';
 import { startSiteLoop } from '../../client/start-loop';
-import { TASK_QUEUE } from '../../common/names';
 import { sendError } from '../errors';
 import { checkInput, checkSite } from '../route-input';
 import {
