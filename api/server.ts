@@ -21,6 +21,8 @@ export interface ApiDeps {
   pool: Pool;
   /** The Temporal client (decisions, starting loops, readiness); connected lazily by the caller. */
   temporal: () => Promise<Client>;
+  /** The task queue loops started through the API run on (default: the product's, common/names.ts TASK_QUEUE). */
+  taskQueue?: string;
   logger: Logger;
   settings: ApiSettings;
 }

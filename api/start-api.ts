@@ -30,7 +30,7 @@ export async function startApi(opts: { databaseUrl: string; temporal: TemporalSe
       throw err;
     }
   };
-  const app = await buildApi({ pool, temporal, logger: opts.logger, settings: opts.settings });
+  const app = await buildApi({ pool, temporal, taskQueue: opts.temporal.taskQueue, logger: opts.logger, settings: opts.settings });
   const address = await app.listen({ host: opts.settings.TH_API_HOST, port: opts.settings.TH_API_PORT });
   return {
     url: address,

@@ -55,3 +55,91 @@ export async function assessmentHistory(pool: Pool, site: string, limit: number)
   );
   return rows.map((r) => ({ tick: Number(r.tick), assessedAt: r.assessed_at, score: r.score, parserHealth: r.parser_health, workflowId: r.workflow_id }));
 }
+
+/** One assessment as a page of history shows it: the scores and reasons, the full result on request. */
+export interface AssessmentPageRow {
+  assessmentKey: string;
+  workflowId: string;
+  chainId: string | null;
+  tick: number;
+  /** ISO-8601 with microseconds (the database's precision: the cursor must not skip rows of the same millisecond). */
+  assessedAt: string;
+  state: string | null;
+  score: number | null;
+  parserHealth: number | null;
+  reasons: string[];
+  /** The stored tick assessment, when asked for. */
+  result?: unknown;
+}
+
+/** Where the next page starts: after this (time, key) pair, in (assessed_at, assessment_key) order. */
+export interface AssessmentCursor {
+  assessedAt: string;
+  assessmentKey: string;
+}
+
+/**
+ * A site's assessments in [from, to), oldest first, `limit` at a time, keyset-paged on (assessed_at,
+ * assessment_key): a page costs one index range scan however deep it is, and rows written meanwhile
+ * never shift a page. Returns the rows and the cursor of the next page (null on the last one).
+ */
+export async function pageAssessments(
+  pool: Pool,
+  site: string,
+  o: { from?: Date; to?: Date; limit: number; after?: AssessmentCursor; withResult?: boolean },
+): Promise<{ rows: AssessmentPageRow[]; next: AssessmentCursor | null }> {
+  const { rows } = await pool.query<{
+    assessment_key: string;
+    workflow_id: string;
+    chain_id: string | null;
+    tick: string;
+    assessed_at: string;
+    state: string | null;
+    score: number | null;
+    parser_health: number | null;
+    reasons: string[] | null;
+    result?: unknown;
+  }>(
+    `SELECT assessment_key, workflow_id, chain_id, tick,
+            to_char(assessed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS assessed_at,
+            result #>> '{assessment,state}' AS state, score, parser_health,
+            CASE WHEN jsonb_typeof(result #> '{assessment,reasons}') = 'array'
+                 THEN ARRAY(SELECT jsonb_array_elements_text(result #> '{assessment,reasons}')) END AS reasons
+            ${o.withResult ? ', result' : ''}
+       FROM assessments
+      WHERE site = $1
+        AND ($2::timestamptz IS NULL OR assessed_at >= $2)
+        AND ($3::timestamptz IS NULL OR assessed_at < $3)
+        AND ($4::timestamptz IS NULL OR (assessed_at, assessment_key) > ($4::timestamptz, $5::text))
+      ORDER BY assessed_at, assessment_key
+      LIMIT $6`,
+    [site, o.from ?? null, o.to ?? null, o.after?.assessedAt ?? null, o.after?.assessmentKey ?? null, o.limit + 1],
+  );
+  const more = rows.length > o.limit;
+  const page = rows.slice(0, o.limit).map((r) => ({
+    assessmentKey: r.assessment_key,
+    workflowId: r.workflow_id,
+    chainId: r.chain_id,
+    tick: Number(r.tick),
+    assessedAt: r.assessed_at,
+    state: r.state,
+    score: r.score,
+    parserHealth: r.parser_health,
+    reasons: r.reasons ?? [],
+    ...(o.withResult ? { result: r.result } : {}),
+  }));
+  const last = page[page.length - 1];
+  return { rows: page, next: more && last ? { assessedAt: last.assessedAt, assessmentKey: last.assessmentKey } : null };
+}
+
+/** The latest assessment's raw score (and its time) of each of these sites, in one query. */
+export async function latestScores(pool: Pool, sites: readonly string[]): Promise<Map<string, { score: number | null; assessedAt: Date }>> {
+  if (sites.length === 0) return new Map();
+  const { rows } = await pool.query<{ site: string; score: number | null; assessed_at: Date }>(
+    `SELECT s.site, a.score, a.assessed_at
+       FROM unnest($1::text[]) AS s(site)
+       CROSS JOIN LATERAL (SELECT score, assessed_at FROM assessments WHERE site = s.site ORDER BY assessed_at DESC LIMIT 1) a`,
+    [sites],
+  );
+  return new Map(rows.map((r) => [r.site, { score: r.score, assessedAt: r.assessed_at }]));
+}

@@ -1,9 +1,20 @@
 /** Every route module of the API, in the order they are registered (and listed in the OpenAPI document). */
 import type { RouteContext } from '../server';
+import { registerDecisionRoutes } from './decisions';
 import { registerEventsRoutes } from './events';
 import { registerMetricsRoutes } from './metrics';
+import { registerOpenApiRoutes } from './openapi';
 import { registerOpsRoutes } from './ops';
+import { registerSitesRoutes } from './sites';
 
 export type RegisterRoutes = (ctx: RouteContext) => void | Promise<void>;
 
-export const ROUTES: readonly RegisterRoutes[] = [registerOpsRoutes, registerEventsRoutes, registerMetricsRoutes];
+// registerOpenApiRoutes first: its onRoute hook documents every route registered after it.
+export const ROUTES: readonly RegisterRoutes[] = [
+  registerOpenApiRoutes,
+  registerOpsRoutes,
+  registerEventsRoutes,
+  registerSitesRoutes,
+  registerDecisionRoutes,
+  registerMetricsRoutes,
+];

@@ -2,15 +2,31 @@
  * Operations: `/healthz` (the process answers) and `/readyz` (PostgreSQL and Temporal answer), both
  * public — a load balancer or Kubernetes probes them without a token.
  */
+import { z } from 'zod';
 import type { RouteContext } from '../server';
 
+const readySchema = z.object({ ready: z.boolean(), checks: z.array(z.object({ name: z.string(), ok: z.boolean(), error: z.string().optional() })) });
+
 export function registerOpsRoutes({ app, pool, temporal }: RouteContext): void {
-  app.get('/healthz', () => ({ ok: true }));
+  app.get(
+    '/healthz',
+    { config: { openapi: { summary: 'The process answers (liveness)', tag: 'operations', responses: { 200: { description: 'alive', schema: z.object({ ok: z.literal(true) }) } } } } },
+    () => ({ ok: true }),
+  );
 
   // Who a token is and what it may do: a client checks its configuration with it.
-  app.get('/v1/whoami', { config: { scope: 'read' } }, (request) => ({ name: request.principal!.name, scopes: [...request.principal!.scopes].sort() }));
+  app.get(
+    '/v1/whoami',
+    {
+      config: {
+        scope: 'read',
+        openapi: { summary: "The token's name and scopes", tag: 'operations', responses: { 200: { description: 'who the token is', schema: z.object({ name: z.string(), scopes: z.array(z.string()) }) } } },
+      },
+    },
+    (request) => ({ name: request.principal!.name, scopes: [...request.principal!.scopes].sort() }));
 
-  app.get('/readyz', async (_request, reply) => {
+  const readyDoc = { 200: { description: 'PostgreSQL and Temporal answer', schema: readySchema }, 503: { description: 'one of them does not (see checks)', schema: readySchema } };
+  app.get('/readyz', { config: { openapi: { summary: 'PostgreSQL and Temporal are reachable (readiness)', tag: 'operations', responses: readyDoc } } }, async (_request, reply) => {
     const checks = await Promise.all([
       probe('postgres', async () => void (await pool.query('SELECT 1'))),
       probe('temporal', async () => void (await (await temporal()).workflowService.getSystemInfo({}))),

@@ -1,5 +1,4 @@
 /** `target-health start <site>`: register a site and start its control loop. */
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
@@ -8,10 +7,11 @@ import { readSettingsFile } from '../../config/settings-file';
 import { upsertSite } from '../../db/sites';
 import { siteArgument } from '../site-arg';
 import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../../control/config';
-import { SITE_HEALTH_WORKFLOW, type SiteHealthWorkflow } from '../../control/messages';
-import { attributesForNewRun } from '../../control/search-attributes';
+import { startSiteLoop } from '../start-loop';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
+
+export { staticDetails } from '../start-loop';
 
 export interface StartOptions {
   tick: string;
@@ -23,23 +23,6 @@ export interface StartOptions {
 /** Settings from `--config <file.json>`: any of window, scoring, policy, timeouts, maxTicksPerRun. */
 function readConfigFile(path: string | undefined): Partial<SiteHealthInput> {
   return path === undefined ? {} : (readSettingsFile(path));
-}
-
-/** The run's static details in the Temporal UI: how this loop was configured. */
-export function staticDetails(c: ParsedSiteHealthInput): string {
-  const p = c.policy;
-  const b = c.scoring.bands;
-  return [
-    `Scores how **${c.site}** treats the crawler every ${c.tickIntervalMs / 1000} s against its own normal (baseline ${c.window.baselineMs / 86_400_000} days, current window ${c.window.currentWindowMs / 60_000} min).`,
-    '',
-    '| band | score | action |',
-    '|---|---|---|',
-    `| healthy | ≥ ${b.healthyMin} | none; after a degradation restore +${p.concurrency.increaseStep} concurrency every ${p.steps.restoreEveryMs / 1000} s up to ${p.concurrency.nominal} |`,
-    `| degrading | ${b.degradingMin}–${b.healthyMin - 1} | concurrency ×${p.concurrency.decreaseFactor} every ${p.steps.degradeEveryMs / 1000} s (floor ${p.concurrency.floor}), revisit ×${p.revisit.increaseFactor} (max ×${p.revisit.max}), cost raised, owner notified |`,
-    `| resisting | < ${b.degradingMin} or total refusal | pause, canaries only, notify the owner, **wait for a person** (reminders every ${p.reminderIntervalMs / 60_000} min) |`,
-    '',
-    `Smoothing half-life ${c.scoring.smoothing.halfLifeMs / 60_000} min, hysteresis ${b.hysteresis} points. Parser health below ${p.parserAlertBelow} for ${p.parserAlertAfterMs / 1000} s alerts the parser owner. Decide with \`target-health decide resume|stop|pause ${c.site}\`.`,
-  ].join('\n');
 }
 
 /**
@@ -80,22 +63,7 @@ export function registerStartCommand(program: Command, context: () => CliContext
       const settings = ctx.temporalSettings();
       const workflowId = workflowIdForSite(site);
       const link = workflowUiLink(ctx.uiUrl(), settings.namespace, workflowId);
-      try {
-        await client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, {
-          workflowId,
-          taskQueue: settings.taskQueue,
-          args: [input],
-          typedSearchAttributes: attributesForNewRun(site, { band: 'learning', awaiting: null, smoothedScore: null, parserHealth: null, problem: null }),
-          staticSummary: `Health loop for ${site} (tick ${options.tick})`,
-          staticDetails: staticDetails(checked),
-        });
-        process.stdout.write(`started ${workflowId} (tick ${options.tick})\n${link}\n`);
-      } catch (err) {
-        if (err instanceof WorkflowExecutionAlreadyStartedError) {
-          process.stdout.write(`${workflowId} is already running\n${link}\n`);
-          return;
-        }
-        throw err;
-      }
+      const { started } = await startSiteLoop(client, settings.taskQueue, input, checked, options.tick);
+      process.stdout.write(started ? `started ${workflowId} (tick ${options.tick})\n${link}\n` : `${workflowId} is already running\n${link}\n`);
     });
 }

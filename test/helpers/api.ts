@@ -21,7 +21,7 @@ export interface TestApi {
 
 export async function startTestApi(h: TestHarness, overrides: Partial<ApiSettings> = {}, logger: Logger = testLogger): Promise<TestApi> {
   const settings = { ...apiEnvSchema.parse({ TH_API_PORT: '0' }), ...overrides };
-  const app = await buildApi({ pool: h.pool, temporal: () => Promise.resolve(h.client), logger, settings });
+  const app = await buildApi({ pool: h.pool, temporal: () => Promise.resolve(h.client), taskQueue: h.taskQueue, logger, settings });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     app,
