@@ -49,6 +49,8 @@ export interface ControlsFeedStatus {
   /** Queries this feed ran (loads, change reads, resyncs, snapshots). */
   queries: number;
   notifications: number;
+  /** Listeners of single sites (long-polls waiting). */
+  waiting: number;
 }
 
 /** `since(lastId)`: the changes after it, or `gap` when they are not all known (too old, another process, a reconnect). */
@@ -129,7 +131,7 @@ export class ControlsFeed {
   }
 
   status(): ControlsFeedStatus {
-    return { live: this.live, reconnects: this.counters.reconnects, cachedSites: this.cache.size, queries: this.counters.queries, notifications: this.counters.notifications };
+    return { live: this.live, reconnects: this.counters.reconnects, cachedSites: this.cache.size, queries: this.counters.queries, notifications: this.counters.notifications, waiting: [...this.siteListeners.values()].reduce((n, set) => n + set.size, 0) };
   }
 
   /** The latest event id given. */

@@ -20,6 +20,9 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-cache, no-transform',
   // nginx and similar proxies buffer responses unless told not to: events would arrive in bursts.
   'x-accel-buffering': 'no',
+  // A stream is one long answer: once it ends the client reconnects anyway, and a connection kept alive
+  // after it would hold up the server's close until the keep-alive timeout.
+  connection: 'close',
 };
 
 export class SseConnection {

@@ -18,6 +18,13 @@ import { sendError } from '../errors';
 import type { RouteContext } from '../server';
 import { SSE_HEADERS, SseConnection } from '../sse';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The controls cache of this server (its status is read by tests and the benchmark). */
+    controlsFeed: ControlsFeed;
+  }
+}
+
 /** Longest long-poll a client may ask for. */
 export const MAX_WAIT_MS = 60_000;
 /** Most sites one stream may filter on. */
@@ -95,6 +102,7 @@ function badRequest(reply: FastifyReply, error: z.ZodError): FastifyReply {
 export async function registerControlsRoutes({ app, pool, logger, metrics }: RouteContext): Promise<void> {
   const feed = new ControlsFeed({ pool, logger });
   await feed.start();
+  app.decorate('controlsFeed', feed);
   const streams = new Set<SseConnection>();
   /** Long-polls in progress: answered at once when the server closes. */
   const waiters = new Set<() => void>();
@@ -119,16 +127,18 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
   function waitForChange(site: string, after: number, waitMs: number, reply: FastifyReply): Promise<SiteControlsRecord | null> {
     return new Promise((resolve) => {
       let done = false;
-      const finish = (record: SiteControlsRecord | null) => {
+      const finish = (record: SiteControlsRecord | null, serverClosing = false) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
         unsubscribe();
         waiters.delete(onServerClose);
         reply.raw.off('close', onClientGone);
+        // The server is closing: this connection must not be kept alive after the answer, or closing waits for it.
+        if (serverClosing) void reply.header('connection', 'close');
         resolve(record);
       };
-      const onServerClose = () => finish(null);
+      const onServerClose = () => finish(null, true);
       const onClientGone = () => finish(null);
       const unsubscribe = feed.onSite(site, (record) => {
         if (record.version !== after) finish(record);
