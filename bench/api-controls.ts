@@ -14,6 +14,7 @@
  * BENCH_BASELINE_SECONDS (30), BENCH_TOKENS (10: crawlers share a token per team/deployment).
  */
 import { randomUUID } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
 import { Agent, request } from 'undici';
 import { buildApi } from '../api/server';
@@ -155,6 +156,10 @@ async function main(): Promise<void> {
     say(`cached run: ${RUN_MS / 1000} s`);
     const q0 = queries.count();
     const feed0 = app.controlsFeed.status().queries;
+    // Clients and server share this process's event loop: a stall (the machine busy elsewhere, GC) delays
+    // every request in flight. Its size is printed beside the client-side figures.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     const cachedRun = runCrawlers({ url: (s) => `${url}/v1/sites/${s}/controls`, tokens, ms: RUN_MS, dispatcher });
     // Sites are loaded lazily by the crawlers' first polls; then one SSE subscriber follows the whole fleet
     // (its snapshot is one query) and the controls of one site change every second until the run ends.
@@ -184,6 +189,7 @@ async function main(): Promise<void> {
       }
     })();
     const cached = await cachedRun;
+    loopDelay.disable();
     changing = false;
     await changer;
     const queriesEnd = queries.count();
@@ -211,6 +217,7 @@ async function main(): Promise<void> {
     const noDb = Math.max(0, steady.length - steadyQueries) / steady.length;
     line('cached, steady state (every crawler has polled once)', `${fmt(steady.length)} polls, ${fmt(steadyQueries)} queries (feed: ${fmt(feedEnd - feedSteady)}, tokens: ${fmt(steadyQueries - (feedEnd - feedSteady))})`);
     line('cached, steady state: polls without a database round trip', `≥ ${fmt(noDb * 100, 1)} % (1 query per ${fmt(steady.length / Math.max(1, steadyQueries), 0)} polls)`);
+    line('cached: event-loop delay of this process p99 / max', `${fmt(loopDelay.percentile(99) / 1e6, 1)} / ${fmt(loopDelay.max / 1e6, 1)} ms`);
     const b = summarise('baseline', baseline, serverMs.uncached);
     line('baseline: database queries by the API', `${fmt(baselineQueries)} for ${fmt(baseline.length)} polls`);
     line('p99 round trip, cached vs baseline', `${fmt(c.p99, 2)} vs ${fmt(b.p99, 2)} ms (${fmt(b.p99 / c.p99, 1)}×)`);
