@@ -73,6 +73,17 @@ export async function readControls(db: Queryable, site: string, opts: { forUpdat
   return rows[0] && toRecord(rows[0]);
 }
 
+/**
+ * Several sites' records in one query (the API's controls cache: a batch of notified changes, a resync
+ * after a reconnect, a stream's snapshot); `null`: every record.
+ */
+export async function readControlsOf(db: Queryable, sites: readonly string[] | null): Promise<SiteControlsRecord[]> {
+  const { rows } = sites === null
+    ? await db.query<ControlsRow>('SELECT * FROM site_controls ORDER BY site')
+    : await db.query<ControlsRow>('SELECT * FROM site_controls WHERE site = ANY($1::text[]) ORDER BY site', [sites]);
+  return rows.map(toRecord);
+}
+
 export async function auditRowExists(db: Queryable, actionKey: string): Promise<{ changedAt: Date; version: number | null } | undefined> {
   const { rows } = await db.query<{ changed_at: Date; version: string | null }>(
     `SELECT a.changed_at, (a.new_controls->>'version') AS version FROM control_audit a WHERE a.action_key = $1`,

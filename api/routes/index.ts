@@ -1,5 +1,6 @@
 /** Every route module of the API, in the order they are registered (and listed in the OpenAPI document). */
 import type { RouteContext } from '../server';
+import { registerControlsRoutes } from './controls';
 import { registerDecisionRoutes } from './decisions';
 import { registerEventsRoutes } from './events';
 import { registerMetricsRoutes } from './metrics';
@@ -14,6 +15,7 @@ export const ROUTES: readonly RegisterRoutes[] = [
   registerOpenApiRoutes,
   registerOpsRoutes,
   registerEventsRoutes,
+  registerControlsRoutes,
   registerSitesRoutes,
   registerDecisionRoutes,
   registerMetricsRoutes,
