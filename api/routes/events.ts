@@ -1,5 +1,5 @@
 /**
- * Events in: `POST /v1/events` (scope `ingest`; docs/api-events.md). NDJSON or a JSON array, optionally
+ * Events in: `POST /v1/events` (scope `ingest`; docs/api.md, "Events in"). NDJSON or a JSON array, optionally
  * gzip-compressed; validated and classified exactly as `target-health ingest` does, the valid events
  * stored in one transaction before the answer goes out, every refused line answered with its index and
  * the ingester's message. Idempotent by `eventId` (or the id derived from an event's content).
