@@ -16,6 +16,7 @@ import { readLines } from '../client/ingest-lines';
 import { parseNdjsonLines } from '../client/ndjson-batch';
 import type { BatchLine } from '../client/ingest-messages';
 import { EVENT_FIELDS } from '../signals/event';
+import type { IngestThreads } from './ingest-threads';
 import { BodyError } from './request-body';
 
 export const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson'] as const;
@@ -69,12 +70,17 @@ export async function decodeNdjsonLines(body: Buffer): Promise<BatchLine[]> {
   return lines;
 }
 
-/** Validates, classifies and stores one decoded body; the store's transaction has committed on return. */
-export async function ingestBody(ingester: Ingester, decoded: Decoded, now: number): Promise<EventsResult> {
+/**
+ * Validates, classifies and stores one decoded body; the store's transaction has committed on return.
+ * NDJSON lines go to the ingest threads when there are some (the same parser and store, off the event loop).
+ */
+export async function ingestBody(ingester: Ingester, decoded: Decoded, now: number, threads?: IngestThreads): Promise<EventsResult> {
   let rejected: RejectedLine[];
   let inserted: number;
   let duplicates: number;
-  if (decoded.lines !== undefined) {
+  if (decoded.lines !== undefined && threads !== undefined) {
+    ({ rejected, inserted, duplicates } = await threads.run(decoded.lines));
+  } else if (decoded.lines !== undefined) {
     const parsed = parseNdjsonLines(decoded.lines, 0, { now });
     const stored = await ingester.store(parsed.events, parsed.lines);
     rejected = stored.rejected.length === 0 ? parsed.rejected : [...parsed.rejected, ...stored.rejected].sort((a, b) => a.line - b.line);

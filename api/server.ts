@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import type { ApiSettings } from './settings';
 import { ROUTES } from './routes';
 import { type ApiMetrics, createApiMetrics } from './metrics';
+import type { IngestThreadsOptions } from './ingest-threads';
 import './openapi-meta';
 
 export interface ApiDeps {
@@ -25,6 +26,11 @@ export interface ApiDeps {
   taskQueue?: string;
   logger: Logger;
   settings: ApiSettings;
+  /**
+   * Worker threads for NDJSON event bodies (api/ingest-threads.ts): the compiled worker script and the
+   * database they connect to. Absent: events are parsed and stored on the server's own thread.
+   */
+  ingestThreads?: IngestThreadsOptions;
 }
 
 /** What every route module gets. */

@@ -2,6 +2,8 @@
  * Starts the API server on the given settings: a pool, a lazily connected Temporal client, the server
  * listening. Shared by `target-health api` and `npm start` (stack/start.ts).
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { Client as TemporalClient } from '@temporalio/client';
 import type { TemporalSettings } from '../config/env';
@@ -30,7 +32,10 @@ export async function startApi(opts: { databaseUrl: string; temporal: TemporalSe
       throw err;
     }
   };
-  const app = await buildApi({ pool, temporal, taskQueue: opts.temporal.taskQueue, logger: opts.logger, settings: opts.settings });
+  // NDJSON event bodies go to worker threads (the compiled worker of `target-health ingest`).
+  const script = join(__dirname, '..', 'client', 'ingest-worker.js');
+  const ingestThreads = existsSync(script) ? { script, databaseUrl: opts.databaseUrl } : undefined;
+  const app = await buildApi({ pool, temporal, taskQueue: opts.temporal.taskQueue, logger: opts.logger, settings: opts.settings, ...(ingestThreads ? { ingestThreads } : {}) });
   const address = await app.listen({ host: opts.settings.TH_API_HOST, port: opts.settings.TH_API_PORT });
   return {
     url: address,

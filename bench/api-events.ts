@@ -3,7 +3,8 @@
  * tenth carrying a 4 KB body sample) from several concurrent clients, against a baseline measured in
  * the same run — the same events sent one request per event by as many clients.
  *
- * The server is the real one (`buildApi`), in this process, listening on a random port, over a private
+ * The server is the real one (`buildApi`, with its ingest threads as `target-health api` starts it), in
+ * this process, listening on a random port, over a private
  * embedded PostgreSQL (bench/support.ts); no Temporal (the route does not need it: the client given
  * rejects). Bodies are serialised before the clock starts (a crawler has its batch in hand when it
  * sends), and every run is checked afterwards: each event is in the raw table and the minute rollups.
@@ -125,7 +126,9 @@ async function main(): Promise<void> {
   const db = await startBenchDb();
   // The limit is per token and minute; this run sends far more than a crawler would.
   const settings = { ...apiEnvSchema.parse({ TH_API_PORT: '0' }), TH_API_RATE_LIMIT: 10_000_000 };
-  const app = await buildApi({ pool: db.pool, temporal: () => Promise.reject(new Error('no Temporal in this benchmark')), logger: createLogger('warn'), settings });
+  // As `target-health api` runs it: NDJSON bodies parsed and stored by the ingest threads.
+  const ingestThreads = { script: join(__dirname, '..', 'client', 'ingest-worker.js'), databaseUrl: db.databaseUrl };
+  const app = await buildApi({ pool: db.pool, temporal: () => Promise.reject(new Error('no Temporal in this benchmark')), logger: createLogger('warn'), settings, ingestThreads });
   try {
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const { token } = await createToken(db.pool, 'bench', ['ingest']);

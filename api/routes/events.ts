@@ -15,6 +15,7 @@ import { RequestOutcomeEvent } from '../../signals/event';
 import { sendError } from '../errors';
 import { decodeJsonArray, decodeNdjsonLines, EVENT_MEDIA_TYPES, eventsResultSchema, ingestBody, JSON_TYPE, rejectionField, type Decoded, type EventsResult } from '../events-batch';
 import { BodyError, gunzipWithin, mediaTypeOf, requireEncoding, requireMediaType } from '../request-body';
+import { IngestThreads } from '../ingest-threads';
 import type { RouteContext } from '../server';
 
 const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
@@ -23,9 +24,12 @@ const invalidBatchSchema = errorSchema.extend(eventsResultSchema.shape);
 /** Seconds a client waits before resending a batch the database could not take. */
 const RETRY_AFTER_S = 5;
 
-export async function registerEventsRoutes({ app, pool, metrics, settings }: RouteContext): Promise<void> {
+export async function registerEventsRoutes({ app, pool, metrics, settings, ingestThreads }: RouteContext): Promise<void> {
   // One ingester for the server: its per-site classification contexts are cached across requests.
   const ingester = createIngester(pool);
+  // NDJSON bodies are parsed and stored by worker threads when the server has them (api/ingest-threads.ts).
+  const threads = ingestThreads === undefined ? undefined : new IngestThreads(ingestThreads);
+  if (threads !== undefined) app.addHook('onClose', () => threads.close());
 
   // Encapsulated: the raw-buffer parsers below apply to this route only.
   await app.register((scope, _options, done) => {
@@ -70,9 +74,10 @@ export async function registerEventsRoutes({ app, pool, metrics, settings }: Rou
         const decoded: Decoded = mediaTypeOf(request.headers['content-type']) === JSON_TYPE ? { inputs: decodeJsonArray(body) } : { lines: await decodeNdjsonLines(body) };
         let result: EventsResult;
         try {
-          result = await ingestBody(ingester, decoded, Date.now());
+          result = await ingestBody(ingester, decoded, Date.now(), threads);
         } catch (err) {
-          // Not the data's fault (connection lost, timeout, disk full): the batch may be partly stored; resending is safe.
+          // Not the data's fault (connection lost, timeout, disk full, a lost ingest thread): the batch may
+          // be partly stored; resending is safe.
           if (typeof (err as { code?: unknown }).code !== 'string') throw err;
           request.log.error({ err }, 'events: the database failed');
           void reply.header('retry-after', String(RETRY_AFTER_S));

@@ -8,7 +8,9 @@ import { buildApi } from '../../api/server';
 import { apiEnvSchema, type ApiSettings } from '../../api/settings';
 import { createToken, type Scope } from '../../api/tokens';
 import type { Logger } from '../../logging/logger';
-import { type TestHarness, testLogger } from './services';
+import { join } from 'node:path';
+import { ROOT } from './processes';
+import { env, type TestHarness, testLogger } from './services';
 
 export interface TestApi {
   app: FastifyInstance;
@@ -19,9 +21,14 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function startTestApi(h: TestHarness, overrides: Partial<ApiSettings> = {}, logger: Logger = testLogger): Promise<TestApi> {
+/**
+ * `ingestThreads`: NDJSON event bodies go to worker threads running the compiled worker
+ * (dist/client/ingest-worker.js; `npm test` builds first), as `target-health api` runs them.
+ */
+export async function startTestApi(h: TestHarness, overrides: Partial<ApiSettings> = {}, logger: Logger = testLogger, options: { ingestThreads?: boolean } = {}): Promise<TestApi> {
   const settings = { ...apiEnvSchema.parse({ TH_API_PORT: '0' }), ...overrides };
-  const app = await buildApi({ pool: h.pool, temporal: () => Promise.resolve(h.client), taskQueue: h.taskQueue, logger, settings });
+  const ingestThreads = options.ingestThreads === true ? { ingestThreads: { script: join(ROOT, 'dist', 'client', 'ingest-worker.js'), databaseUrl: env('DATABASE_URL'), threads: 2 } } : {};
+  const app = await buildApi({ pool: h.pool, temporal: () => Promise.resolve(h.client), taskQueue: h.taskQueue, logger, settings, ...ingestThreads });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     app,

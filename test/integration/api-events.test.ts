@@ -12,15 +12,20 @@ import { authed, startTestApi, type TestApi } from '../helpers/api';
 import { openHarness, type TestHarness } from '../helpers/services';
 
 let h: TestHarness;
+/** The server as `target-health api` runs it: NDJSON bodies parsed and stored by ingest threads. */
 let api: TestApi;
+/** The same server without threads: everything on the event loop (JSON arrays always are). */
+let inline: TestApi;
 let ingestToken: string;
 beforeAll(async () => {
   h = await openHarness();
-  api = await startTestApi(h);
+  api = await startTestApi(h, {}, undefined, { ingestThreads: true });
+  inline = await startTestApi(h);
   ingestToken = await api.token(['ingest']);
 });
 afterAll(async () => {
   await api.close();
+  await inline.close();
   await h.close();
 });
 
@@ -98,10 +103,13 @@ test('a mixed JSON array stores exactly its valid events and names each refused 
   expect(await rolledUp(site)).toBe(3);
 });
 
-test('NDJSON rejections are numbered by 0-based line, blank lines and bad JSON included', async () => {
+test.each([
+  ['in ingest threads', () => api.url],
+  ['on the event loop', () => inline.url],
+])('NDJSON rejections are numbered by 0-based line, blank lines and bad JSON included (%s)', async (_how, url) => {
   const site = newSite();
   const lines = [JSON.stringify(event(site, 0)), '', '{"ts": ', JSON.stringify(event(site, 3)), JSON.stringify(event(site, 4, { latencyMs: -1 }))];
-  const r = await post(lines.join('\r\n'), NDJSON);
+  const r = await post(lines.join('\r\n'), NDJSON, ingestToken, url());
   expect(r.status).toBe(200);
   expect(r.body).toMatchObject({ accepted: 2, inserted: 2, duplicates: 0 });
   expect(r.body.rejected).toEqual([
