@@ -164,7 +164,7 @@ export class ControlsFeed {
     }
     const trusted = this.listening;
     const epoch = this.epoch;
-    const records = await this.query(sites);
+    const records = await this.readSites(sites);
     if (trusted && epoch === this.epoch) for (const r of records) this.remember(r);
     return { seq, records };
   }
@@ -256,7 +256,7 @@ export class ControlsFeed {
     // Cached sites, and sites a long-poll waits on (read while the cache was not trusted, so not cached).
     const sites = [...new Set([...this.cache.keys(), ...this.siteListeners.keys()])];
     if (sites.length === 0) return;
-    const records = await this.query(sites);
+    const records = await this.readSites(sites);
     const found = new Set<string>();
     for (const r of records) {
       found.add(r.site);
@@ -298,7 +298,7 @@ export class ControlsFeed {
     this.flushing = true;
     let failed = false;
     try {
-      for (const r of await this.query(sites)) this.apply(r);
+      for (const r of await this.readSites(sites)) this.apply(r);
     } catch (err) {
       failed = true;
       for (const s of sites) this.pending.add(s);
@@ -316,7 +316,7 @@ export class ControlsFeed {
   private async load(site: string): Promise<SiteControlsRecord | null> {
     const trusted = this.listening;
     const epoch = this.epoch;
-    const [record] = await this.query([site]);
+    const [record] = await this.readSites([site]);
     // Cache only what was read while listening on the same connection: a change after it is notified.
     if (trusted && epoch === this.epoch) {
       if (record === undefined) this.rememberAbsent(site);
@@ -355,7 +355,7 @@ export class ControlsFeed {
     for (const listener of this.siteListeners.get(record.site) ?? []) this.safely(() => listener(record));
   }
 
-  private async query(sites: readonly string[] | null): Promise<SiteControlsRecord[]> {
+  private async readSites(sites: readonly string[] | null): Promise<SiteControlsRecord[]> {
     this.counters.queries += 1;
     return readControlsOf(this.pool, sites);
   }
