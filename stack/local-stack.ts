@@ -1,0 +1,135 @@
+/**
+ * The whole system on embedded defaults, in one process tree: the Temporal dev server with its web UI
+ * (SQLite file in the data folder, so runs survive a restart), PostgreSQL (embedded unless DATABASE_URL is
+ * set), migrations, the worker and the HTTP API. TEMPORAL_ADDRESS set → that cluster is used instead of a
+ * dev server. Shared by `npm start` (stack/start.ts) and `npm run demo` (demo/main.ts).
+ *
+ * The API listens on TH_API_HOST:TH_API_PORT (127.0.0.1:8787). When TH_API_PORT is not set and 8787 is
+ * taken (another program, a second stack), it takes a free port and prints it: a local stack should
+ * start. A port the user chose is theirs: if it is taken, the stack stops with one line naming it.
+ *
+ * What it reports never holds a password (docs/security.md): the database URL is shown masked, and the
+ * settings the CLI needs go into a file only the user can read (stack/cli-settings.ts). The worker gets
+ * the address of the UI it started, so notification links point at it.
+ */
+import { join, resolve } from 'node:path';
+import { loadConfiguredTemporalUiUrl, loadLocalStackSettings, loadOptionalDatabaseUrl, loadTemporalSettings, type TemporalSettings } from '../config/env';
+import type { Logger } from '../logging/logger';
+import { redactUrl } from '../common/redact';
+import { startWorker } from '../worker/start-worker';
+import { loadApiSettings } from '../api/settings';
+import { startApi } from '../api/start-api';
+import { UserError } from '../common/user-error';
+import { isPortInUse } from './free-port';
+import { writeCliSettings } from './cli-settings';
+import { startEmbeddedPostgres } from './embedded-postgres';
+import { supervisePostgres } from './supervise-postgres';
+import { ensureTemporalCli } from './temporal-cli';
+import { startTemporalDevServer } from './temporal-dev-server';
+
+export interface LocalStack {
+  temporal: TemporalSettings;
+  /** The Temporal web UI, when known (the dev server's, or TEMPORAL_UI_URL). */
+  uiUrl: string | undefined;
+  databaseUrl: string;
+  /** The database URL with its password masked, for printing. */
+  shownDatabaseUrl: string;
+  /** True when DATABASE_URL came from the environment (not the embedded PostgreSQL). */
+  externalDatabase: boolean;
+  apiUrl: string;
+  /** The CLI settings file (`set -a; . <file>; set +a` makes `npx target-health …` reach this stack). */
+  cliSettings: { shownPath: string; names: string[] };
+  /** Runs the worker until SIGINT/SIGTERM (the SDK's runtime drains it), then resolves. */
+  runWorker(): Promise<void>;
+  /** Stops what was started, in reverse order (after runWorker() has returned). */
+  stop(): Promise<void>;
+}
+
+export async function startLocalStack(logger: Logger): Promise<LocalStack> {
+  const local = loadLocalStackSettings();
+  const externalTemporal = process.env.TEMPORAL_ADDRESS !== undefined && process.env.TEMPORAL_ADDRESS !== '';
+  let temporal: TemporalSettings = loadTemporalSettings();
+  const externalDatabaseUrl = loadOptionalDatabaseUrl();
+  // An operator's TEMPORAL_UI_URL wins (a UI behind a reverse proxy); otherwise the dev server's own.
+  const configuredUiUrl = loadConfiguredTemporalUiUrl();
+  const dataDir = resolve(local.dataDir);
+
+  // Stop in reverse order of start, whatever happens after this point.
+  const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
+  const stopAll = async (): Promise<void> => {
+    for (const { name, stop } of stops.reverse()) {
+      try {
+        await stop();
+        logger.info(`${name} stopped`);
+      } catch (err) {
+        logger.warn({ err }, `${name} did not stop cleanly`);
+      }
+    }
+  };
+
+  try {
+    let uiUrl = configuredUiUrl;
+    if (!externalTemporal) {
+      const cli = await ensureTemporalCli(logger);
+      logger.info({ cli: cli.kind === 'binary' ? `${cli.path} (${cli.source})` : 'SDK download' }, 'starting the Temporal dev server');
+      const server = await startTemporalDevServer({
+        cli,
+        port: local.temporalPort,
+        uiPort: local.temporalUiPort,
+        dbFile: join(dataDir, 'temporal.sqlite'),
+        namespace: temporal.namespace,
+        logFile: join(dataDir, 'temporal.log'),
+      });
+      stops.push({ name: 'Temporal dev server', stop: () => server.stop() });
+      temporal = { ...temporal, address: server.address };
+      uiUrl = configuredUiUrl ?? server.uiUrl;
+    }
+
+    let databaseUrl = externalDatabaseUrl;
+    if (!databaseUrl) {
+      logger.info({ dataDir: join(dataDir, 'postgres') }, 'starting the embedded PostgreSQL');
+      const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: local.postgresPort, persistent: true });
+      stops.push({ name: 'PostgreSQL', stop: () => pg.stop() });
+      databaseUrl = pg.databaseUrl;
+      supervisePostgres(pg, logger, (message) => {
+        logger.error(message);
+        process.stderr.write(`${message}\n`);
+        process.exitCode = 3;
+        // The SDK's runtime drains the worker on SIGTERM; then everything started here is stopped.
+        process.kill(process.pid, 'SIGTERM');
+      });
+    }
+
+    const started = await startWorker({ temporal, databaseUrl, logger, ...(uiUrl !== undefined ? { uiUrl } : {}) });
+    // After the worker: it has applied the migrations the API's tables need.
+    const apiSettings = loadApiSettings();
+    const apiPortChosen = process.env.TH_API_PORT !== undefined && process.env.TH_API_PORT !== '';
+    if (apiSettings.TH_API_PORT !== 0 && (await isPortInUse(apiSettings.TH_API_PORT, apiSettings.TH_API_HOST))) {
+      if (apiPortChosen) throw new UserError(`TH_API_PORT: port ${apiSettings.TH_API_PORT} is already in use (another \`npm start\` or \`target-health api\`?); stop it or choose another port`);
+      logger.warn(`port ${apiSettings.TH_API_PORT} is in use: the API takes a free port (set TH_API_PORT to choose one)`);
+      apiSettings.TH_API_PORT = 0;
+    }
+    const api = await startApi({ databaseUrl, temporal, settings: apiSettings, logger });
+    stops.push({ name: 'API', stop: () => api.close() });
+    const cliSettings = writeCliSettings(dataDir, {
+      TEMPORAL_ADDRESS: temporal.address,
+      ...(uiUrl !== undefined ? { TEMPORAL_UI_URL: uiUrl } : {}),
+      // The operator's own DATABASE_URL is theirs to keep: it is not copied into another file.
+      ...(externalDatabaseUrl === undefined ? { DATABASE_URL: databaseUrl } : {}),
+    });
+    return {
+      temporal,
+      uiUrl,
+      databaseUrl,
+      shownDatabaseUrl: redactUrl(databaseUrl),
+      externalDatabase: externalDatabaseUrl !== undefined,
+      apiUrl: api.url,
+      cliSettings,
+      runWorker: () => started.run(),
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
