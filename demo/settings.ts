@@ -1,0 +1,28 @@
+/**
+ * The loop settings of the demo and of the end-to-end crawl test, stated rather than hidden: the
+ * product's defaults judge a minute-by-minute 15-minute window every minute, with steps every minute —
+ * right for production, too slow to watch. These are the same rules at a faster pace: what changes is
+ * how soon the loop looks and steps, not what it concludes (the seed score is the same function).
+ */
+import type { SiteHealthInput } from '../control/config';
+
+export const DEMO_LOOP_SETTINGS = {
+  /** A tick every 5 s (production: 60 s). */
+  tickIntervalMs: 5_000,
+  /** Judge the last 3 whole minutes, refusal rules also the last 1 (production: 15 and 5). */
+  window: { currentWindowMs: 3 * 60_000, recentWindowMs: 60_000 },
+  scoring: {
+    /** Smoothing half-life 15 s (production: minutes); a route is confirmed after 15 s of evidence (production: 2 min). */
+    smoothing: { halfLifeMs: 15_000 },
+    routes: { confirmAfterMs: 15_000 },
+  },
+  policy: {
+    /** One throttling step per 10 s, one restoring step per 30 s (production: one per minute each). */
+    steps: { degradeEveryMs: 10_000, restoreEveryMs: 30_000 },
+    parserAlertAfterMs: 30_000,
+  },
+} as const satisfies Omit<SiteHealthInput, 'site'>;
+
+export function demoLoopInput(site: string): SiteHealthInput {
+  return { site, ...structuredClone(DEMO_LOOP_SETTINGS) };
+}
