@@ -51,7 +51,7 @@ const share = z
 const pagesOf = <T extends readonly [string, ...string[]]>(kinds: T) =>
   z
     .array(z.enum(kinds, expecting(`one of ${kinds.join(', ')}`)), expecting(`a list of page kinds from ${kinds.join(', ')}`))
-    .min(1, expecting(`at least one page kind from ${kinds.join(', ')}`));
+    .min(1, expecting(`a list of at least one page kind from ${kinds.join(', ')}`));
 
 /** A host's mode. `latencyMs` (extra delay before answering) applies to every kind. */
 export const HostModeSchema = z.discriminatedUnion(
@@ -83,8 +83,8 @@ export type RampStep = z.infer<typeof RampStepSchema>;
 export const RampSchema = z.strictObject({
   steps: z
     .array(RampStepSchema, expecting('a list of steps like [{"afterMs": 0, "mode": {"kind": "normal"}}]'))
-    .min(1, expecting('at least one step'))
-    .max(MAX_RAMP_STEPS, expecting(`at most ${MAX_RAMP_STEPS} steps`)),
+    .min(1, expecting('a list of at least one step'))
+    .max(MAX_RAMP_STEPS, expecting(`a list of at most ${MAX_RAMP_STEPS} steps`)),
 });
 
 /** A ramp anchored at the time it was started, its steps in time order. */
