@@ -150,7 +150,7 @@ function header(options: CatalogueOptions): string {
   const nav = options.theme.categories.map((c, i) => `<a href="/list/${(i % pages) + 1}">${escapeHtml(c)}</a>`).join(' ');
   return (
     `<header class="site-header"><a class="logo" href="/">${escapeHtml(options.theme.siteName)}</a><nav class="categories">${nav}</nav>` +
-    `<form class="search" action="/search"><input name="q" placeholder="Search ${options.theme.itemsName.toLowerCase()}"></form><a class="account" href="/account">Sign in</a></header>`
+    `<form class="search" action="/search"><input name="q" placeholder="Search ${options.theme.itemsName.toLowerCase()}"></form><span class="account">Sign in</span></header>`
   );
 }
 
@@ -159,7 +159,8 @@ function footer(options: CatalogueOptions, rng: Rng): string {
   return (
     `<footer class="site-footer"><div class="newsletter"><h3>Stay in touch</h3>${paragraph(rng, options.theme, 3)}` +
     `<form action="/newsletter" method="post"><input type="email" name="email" placeholder="Your e-mail"><button>Subscribe</button></form></div>` +
-    `<ul class="links">${links.map((l) => `<li><a href="/info/${l.toLowerCase().replace(/ /g, '-')}">${l}</a></li>`).join('')}</ul>` +
+    // Plain text, not links: a crawl following every link stays inside the catalogue (no 404s to judge).
+    `<ul class="links">${links.map((l) => `<li><span class="link">${l}</span></li>`).join('')}</ul>` +
     `<p class="legal">© 2025 ${escapeHtml(options.theme.siteName)}. All prices include VAT.</p></footer>`
   );
 }

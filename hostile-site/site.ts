@@ -148,8 +148,9 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
   for (const config of options.hosts ?? DEFAULT_HOSTS) {
     const name = config.name.toLowerCase();
     if (hosts.has(name)) throw new HostileSiteError(`hosts: "${name}" is listed twice`);
-    const theme = typeof config.theme === 'object' ? config.theme : THEMES[config.theme ?? 'shop'];
-    if (theme === undefined) throw new HostileSiteError(`hosts: theme "${String(config.theme)}" of ${name} is unknown; use one of ${Object.keys(THEMES).join(', ')}`);
+    const themeName = typeof config.theme === 'object' ? undefined : (config.theme ?? 'shop');
+    const theme = typeof config.theme === 'object' ? config.theme : Object.hasOwn(THEMES, themeName ?? 'shop') ? THEMES[themeName ?? 'shop'] : undefined;
+    if (theme === undefined) throw new HostileSiteError(`hosts: theme "${themeName}" of ${name} is unknown; use one of ${Object.keys(THEMES).join(', ')}`);
     const protection = config.protection ?? 'cloudflare';
     hosts.set(name, {
       catalogue: { host: name, theme, protection, items: config.items ?? 200, perPage: config.perPage ?? 20 },

@@ -239,3 +239,10 @@ describe('closing', () => {
     await expect(pending).rejects.toMatchObject({ code: 'ECONNRESET' });
   });
 });
+
+describe('configuration', () => {
+  it('refuses an unknown theme and a duplicate host, naming them', async () => {
+    await expect(startHostileSite({ hosts: [{ name: 'a.hostile.test', theme: 'toString' }] })).rejects.toThrow(/^hosts: theme "toString" of a.hostile.test is unknown; use one of shop, news, travel, books$/);
+    await expect(startHostileSite({ hosts: [{ name: 'a.hostile.test' }, { name: 'A.hostile.test' }] })).rejects.toThrow(/^hosts: "a.hostile.test" is listed twice$/);
+  });
+});
