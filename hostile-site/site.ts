@@ -121,8 +121,10 @@ interface Host {
 
 const SCENARIO_PAGE_TYPE = { home: 'listing', listing: 'listing', product: 'product', robots: 'listing' } as const;
 
+/** `target-health-canary/`: the product token of the canary runner's default user agent, any version. */
 export function canaryUserAgentPrefix(): string {
-  return DEFAULT_CANARY_USER_AGENT.split(' ')[0] ?? DEFAULT_CANARY_USER_AGENT;
+  const slash = DEFAULT_CANARY_USER_AGENT.indexOf('/');
+  return slash === -1 ? DEFAULT_CANARY_USER_AGENT : DEFAULT_CANARY_USER_AGENT.slice(0, slash + 1);
 }
 
 /** The host name of a Host header: lower-case, without port; undefined when absent. */

@@ -127,7 +127,7 @@ describe('access log', () => {
     await direct(site.port, NEWS, '/item/1', { 'user-agent': 'crawler/1.0' });
     await direct(site.port, NEWS, '/item/2', { 'x-th-canary': '1' });
     await direct(site.port, NEWS, '/item/3?th-canary=1');
-    await direct(site.port, NEWS, '/item/4', { 'user-agent': 'target-health-canary/0.1 (known-answer page check)' });
+    await direct(site.port, NEWS, '/item/4', { 'user-agent': 'target-health-canary/9.9 (known-answer page check)' });
     await direct(site.port, NEWS, '/item/999', { 'x-th-route': 'dc-us' });
     const entries = site.log(NEWS, { since });
     expect(entries.map((e: AccessLogEntry) => [e.path, e.status, e.served, e.route, e.canary])).toEqual([
