@@ -78,7 +78,7 @@ export class AccessLog {
     return this.droppedCount;
   }
 
-  query(q: LogQuery = {}): AccessLogEntry[] {
+  find(q: LogQuery = {}): AccessLogEntry[] {
     return this.entries.filter(
       (e) => (q.since === undefined || e.ts >= q.since) && (q.route === undefined || e.route === q.route) && (q.canary === undefined || e.canary === q.canary),
     );

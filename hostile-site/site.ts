@@ -224,9 +224,9 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
         protection: host.protection,
       };
     },
-    log: (name, query) => hostOf(name).log.query(query),
-    rate: (name, windowMs, query) => hostOf(name).log.rate(clock(), windowMs, query),
-    summary: (name, query) => summarize(hostOf(name).log.query(query)),
+    log: (name, filter) => hostOf(name).log.find(filter),
+    rate: (name, windowMs, filter) => hostOf(name).log.rate(clock(), windowMs, filter),
+    summary: (name, filter) => summarize(hostOf(name).log.find(filter)),
     dropped: (name) => hostOf(name).log.dropped,
     attachProxies(list) {
       proxies = list;
