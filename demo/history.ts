@@ -86,3 +86,27 @@ async function write(pool: Pool, site: string, events: Record<string, unknown>[]
   if (result.rejected.length > 0) throw new Error(`history of ${site}: ${result.rejected.length} events refused, first: ${JSON.stringify(result.rejected[0])}`);
   return result.inserted + result.duplicates;
 }
+
+/**
+ * Normal answers of a host, fetched from the running site through a proxy (as the crawler will reach
+ * it) before it turns hostile: the history is then made of what the site really serves.
+ */
+export async function sampleNormalAnswers(urlOf: (path: string) => string, proxyUrl: string, pages: readonly string[]): Promise<NormalAnswer[]> {
+  const { fetch, ProxyAgent } = await import('undici');
+  const dispatcher = new ProxyAgent(proxyUrl);
+  try {
+    const answers: NormalAnswer[] = [];
+    for (const path of pages) {
+      const started = performance.now();
+      const response = await fetch(urlOf(path), { dispatcher });
+      const body = await response.text();
+      const latencyMs = Math.round(performance.now() - started);
+      if (response.status !== 200) throw new Error(`history sample ${urlOf(path)}: the site answered ${response.status}, not a normal page`);
+      const title = /<title>([^<]*)<\/title>/i.exec(body)?.[1]?.trim();
+      answers.push({ pageType: 'product', status: 200, bytes: Buffer.byteLength(body), latencyMs, ...(title ? { title } : {}), validRecords: 1 });
+    }
+    return answers;
+  } finally {
+    await dispatcher.close();
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * `npm run demo`: the loop closed, in about three minutes, on this machine only.
+ *
+ * It starts the stack (as `npm start`, in its own data folder `data/demo`, wiped at each start), a local
+ * site that turns hostile (hostile-site/) with three labelled proxies, back-fills 15 days of each host's
+ * normal from its real pages, starts a loop per host at the demo's pace (demo/settings.ts, printed), and
+ * runs a real Crawlee crawler with the Target Health adapter against it. Then:
+ *   shop   challenges more and more of its requests   → throttled
+ *   news   puts up a 403 wall                         → paused, waiting for a person
+ *   travel fine, but the dc-us proxy dies             → a route alert, not throttled
+ *   calm   fine                                       → healthy
+ * The terminal tells what happened and what to type; the Temporal UI shows the loops. Ctrl-C stops all.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { createLogger } from '../logging/logger';
+import { runMain } from '../bootstrap/run-main';
+import { loadLogLevel } from '../config/env';
+import { startLocalStack } from '../stack/local-stack';
+import { createPool } from '../db/pool';
+import { upsertSite } from '../db/sites';
+import { createToken } from '../api/tokens';
+import { parseSiteHealthInput } from '../control/config';
+import { stateQuery, type SiteHealthState } from '../control/messages';
+import { workflowIdForSite } from '../common/names';
+import { startSiteLoop } from '../client/start-loop';
+import { startHostileWorld } from '../hostile-site';
+import { createRecorder, apiSink } from '../recorder';
+import { createControlsClient } from '../controls-client';
+import { routeFromUserName } from '../crawlee';
+import { backfillHistory, sampleNormalAnswers } from './history';
+import { startDemoCrawler } from './crawler';
+import { DEMO_LOOP_SETTINGS, describeDemoSettings } from './settings';
+import { Narrator } from './narrator';
+
+const NOMINAL = 4;
+const PAGE_MS = 250;
+const HOSTS = { shop: 'shop.hostile.test', news: 'news.hostile.test', travel: 'travel.hostile.test', calm: 'calm.hostile.test' } as const;
+
+runMain('target-health demo', async () => {
+  // The demo's own stack, fresh each time: its story starts from nothing (and leaves `npm start`'s data alone).
+  process.env.TARGET_HEALTH_DATA_DIR ??= 'data/demo';
+  const { rmSync } = await import('node:fs');
+  rmSync(process.env.TARGET_HEALTH_DATA_DIR, { recursive: true, force: true });
+  // Warnings and errors only (LOG_LEVEL=info shows the stack's logs too): the terminal tells the story.
+  const logger = createLogger(loadLogLevel({ LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }), 'demo');
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  const startedAt = Date.now();
+  const clock = () => {
+    const s = Math.floor((Date.now() - startedAt) / 1000);
+    return `[${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}]`;
+  };
+
+  say('Target Health demo — starting the stack (Temporal dev server, PostgreSQL, worker, API)…');
+  const stack = await startLocalStack(logger);
+  const pool = createPool(stack.databaseUrl);
+  const cleanups: Array<() => Promise<void>> = [async () => pool.end()];
+  const cleanup = async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  };
+  try {
+    const world = await startHostileWorld({
+      hosts: [
+        { name: HOSTS.shop, theme: 'shop', protection: 'cloudflare', mode: { kind: 'normal', latencyMs: PAGE_MS } },
+        { name: HOSTS.news, theme: 'news', protection: 'datadome', mode: { kind: 'normal', latencyMs: PAGE_MS } },
+        { name: HOSTS.travel, theme: 'travel', protection: 'akamai', mode: { kind: 'normal', latencyMs: PAGE_MS } },
+        { name: HOSTS.calm, theme: 'books', protection: 'perimeterx', mode: { kind: 'normal', latencyMs: PAGE_MS } },
+      ],
+    });
+    cleanups.push(() => world.close());
+    const hosts = Object.values(HOSTS);
+
+    say(`${clock()} back-filling 15 days of each site's normal from its real pages…`);
+    const routes = world.proxies.map((p) => {
+      const r = routeFromUserName(p.label);
+      return { pool: r.pool ?? p.label, ...(r.country !== undefined ? { country: r.country } : {}) };
+    });
+    for (const host of hosts) {
+      await upsertSite(pool, host, { owner: `owner@${host}`, parserOwner: `parser@${host}` });
+      const answers = await sampleNormalAnswers((path) => world.site.urlOf(host, path), world.proxies[0]!.url, ['/item/1', '/item/7', '/item/42', '/item/99', '/item/150', '/item/200']);
+      await backfillHistory(pool, { site: host, routes, answers, days: 15, perDay: 400, now: Date.now() });
+    }
+
+    const connection = await Connection.connect({ address: stack.temporal.address });
+    cleanups.push(() => connection.close());
+    const client = new Client({ connection, namespace: stack.temporal.namespace });
+    say(`${clock()} starting a loop per site — ${describeDemoSettings(NOMINAL)}`);
+    for (const host of hosts) {
+      const input = { site: host, ...structuredClone(DEMO_LOOP_SETTINGS), policy: { ...structuredClone(DEMO_LOOP_SETTINGS.policy), concurrency: { nominal: NOMINAL } } };
+      const checked = parseSiteHealthInput(input);
+      if (!checked.ok) throw new Error(`demo loop settings: ${checked.message}`);
+      await startSiteLoop(client, stack.temporal.taskQueue, input, checked.value, `${DEMO_LOOP_SETTINGS.tickIntervalMs / 1000} s`);
+    }
+
+    const { token } = await createToken(pool, `demo-crawler-${Date.now()}`, ['ingest', 'read']);
+    const recorder = createRecorder({ sink: apiSink({ apiUrl: stack.apiUrl, token }), flushIntervalMs: 500, logger });
+    cleanups.push(() => recorder.close());
+    const controls = createControlsClient({ apiUrl: stack.apiUrl, token, sites: hosts, logger });
+    cleanups.push(() => controls.close());
+    await controls.ready();
+
+    const narrator = new Narrator({ say, clock, uiUrl: stack.uiUrl, namespace: stack.temporal.namespace, cliSettingsPath: stack.cliSettings.shownPath, hosts: HOSTS, nominal: NOMINAL, siteAdmin: world.site.origin });
+    controls.onChange((c) => narrator.controlsChanged(c));
+
+    const crawler = await startDemoCrawler({ hosts, urlOf: (host, path) => world.site.urlOf(host, path), proxyUrls: world.proxies.map((p) => p.url), recorder, controls, chainsPerHost: NOMINAL });
+    cleanups.push(() => crawler.stop());
+    say(`${clock()} a Crawlee crawler with the Target Health adapter is crawling all four sites through proxies ${world.proxies.map((p) => p.label).join(', ')}`);
+
+    // The story: each site's trouble starts at its own time.
+    const timers = [
+      setTimeout(() => {
+        world.site.turnHostile({ host: HOSTS.shop, steps: [
+          { afterMs: 0, mode: { kind: 'challenging', share: 0.15, latencyMs: PAGE_MS } },
+          { afterMs: 30_000, mode: { kind: 'challenging', share: 0.35, latencyMs: PAGE_MS } },
+        ] });
+        say(`${clock()} ${HOSTS.shop} starts answering some requests with a Cloudflare challenge (15 %, then 35 %)`);
+      }, 20_000),
+      setTimeout(() => {
+        world.site.setMode(HOSTS.news, { kind: 'wall', latencyMs: PAGE_MS });
+        say(`${clock()} ${HOSTS.news} puts up a 403 wall`);
+      }, 30_000),
+      setTimeout(() => {
+        world.proxy('dc-us').kill('refuse');
+        say(`${clock()} the dc-us proxy dies (connections refused) — every site's requests through it fail`);
+      }, 40_000),
+    ];
+    cleanups.push(async () => timers.forEach(clearTimeout));
+
+    // The loops' state, for what the controls do not show (route alerts, waiting for a person).
+    const poll = setInterval(() => {
+      void (async () => {
+        for (const host of hosts) {
+          const state = await client.workflow.getHandle(workflowIdForSite(host)).query<SiteHealthState>(stateQuery).catch(() => undefined);
+          if (state) narrator.stateSeen(host, state);
+        }
+      })();
+    }, 5_000);
+    cleanups.push(async () => clearInterval(poll));
+
+    say(`${clock()} watching — the Temporal UI: ${stack.uiUrl ?? '(your cluster)'}; Ctrl-C stops everything`);
+    // The SDK's runtime drains the worker on Ctrl-C; then everything above is stopped.
+    await stack.runWorker();
+    say(`${clock()} stopping: crawler ${JSON.stringify(crawler.adapter.stats())}`);
+  } finally {
+    await cleanup();
+    await stack.stop();
+  }
+});
