@@ -33,8 +33,10 @@ export function withoutUndefinedHeaders<T extends object>(event: T): T {
   let clean: Record<string, unknown> | undefined;
   for (const name of Object.keys(headers)) {
     const value: unknown = (headers as Record<string, unknown>)[name];
-    const fixed = value === undefined ? undefined : Array.isArray(value) && value.includes(undefined) ? value.filter((v) => v !== undefined) : value;
-    if (fixed === value && clean === undefined) continue;
+    const listWithHoles = Array.isArray(value) && value.includes(undefined);
+    const changed = value === undefined || listWithHoles;
+    if (!changed && clean === undefined) continue;
+    const fixed: unknown = listWithHoles ? (value as unknown[]).filter((v) => v !== undefined) : value;
     // First value to fix: copy what came before it (without a prototype, as the schema keeps headers).
     if (clean === undefined) {
       clean = Object.create(null) as Record<string, unknown>;
