@@ -15,7 +15,7 @@ import { createIngester } from '../db/signal-store/ingest';
 import { ensurePartitions } from '../db/signal-store/partitions';
 import { readSiteWindows } from '../db/signal-store/read-windows';
 import { DEFAULT_WINDOW_SPEC } from '../db/signal-store/types';
-import { createRecorder, postgresSink } from '../recorder';
+import { createRecorder, postgresSink, type RecordInput } from '../recorder';
 import { generateEvents } from './event-generator';
 import { cpuMs, treeCpuMs } from './proc-stats';
 import { fmt, heading, line, median, seconds, startBenchDb, type BenchDb } from './support';
@@ -44,7 +44,7 @@ async function benchRecorder(db: BenchDb, now: number): Promise<IngestRun> {
   const t = process.hrtime.bigint();
   const cpu = cpuMeter(db);
   for (const e of generateEvents({ site, from: now - DAY, to: now, count: INGEST_EVENTS, seed: 1 })) {
-    if (!recorder.record(e)) await recorder.drain();
+    if (!recorder.record(e as RecordInput)) await recorder.drain();
   }
   await recorder.close();
   const s = seconds(t);

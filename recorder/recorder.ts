@@ -24,6 +24,7 @@
 import { z } from 'zod';
 import type { IngestResult, RejectedLine } from '../db/signal-store/types';
 import { retryDelayMs } from './backoff';
+import { withoutUndefinedHeaders, type RecordInput } from './record-input';
 import { createEventIdSource } from './event-ids';
 import { createReporter, defaultRecorderLogger, describeError, type RecorderLogger } from './report';
 import { Spill } from './spill';
@@ -112,14 +113,27 @@ export interface RecorderStats {
 }
 // recorded + recovered = stored + duplicates + rejected + failed + buffered + spilled, at any moment.
 
+/** What recordWithId() tells about one event. */
+export interface RecordOutcome {
+  /** The event's idempotency key as stored (`event_id`): its own `eventId`, or the one the recorder gave it. Log it to find the row. */
+  id: string;
+  /** False: no room in memory or on disk, the event was dropped (counted in stats().dropped, given to onDropped). */
+  kept: boolean;
+  /** True: memory (and the spill) are past their high-water marks; await drain() before the next event. */
+  slowDown: boolean;
+}
+
 export interface Recorder {
   /**
    * Keeps the event (by reference until stored: do not change it afterwards). False means "slow down":
    * await drain() before the next one. It is also false for an event that was dropped (stats, onDropped).
+   * Header values that are `undefined` are left out (the event is then kept as a shallow copy).
    */
-  record(event: Record<string, unknown>): boolean;
+  record(event: RecordInput): boolean;
+  /** record(), answering the event's id too (to match the crawler's log lines with stored rows). */
+  recordWithId(event: RecordInput): RecordOutcome;
   /** record() after waiting at most maxWaitMs for room. */
-  recordAsync(event: Record<string, unknown>): Promise<boolean>;
+  recordAsync(event: RecordInput): Promise<boolean>;
   /** Resolves when record() would return true again. */
   drain(): Promise<void>;
   /** Writes every event in memory now and waits until each is stored or settled. */
@@ -130,6 +144,15 @@ export interface Recorder {
    */
   close(): Promise<void>;
   stats(): RecorderStats;
+}
+
+/**
+ * The wait a sink's error asks for before the next attempt (`retryAfterMs`, e.g. from an HTTP
+ * `Retry-After`), capped at a minute so a wrong header cannot stall the recorder; 0 when none.
+ */
+function retryAfterMsOf(err: unknown): number {
+  const ms = typeof err === 'object' && err !== null ? (err as { retryAfterMs?: unknown }).retryAfterMs : undefined;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? Math.min(ms, 60_000) : 0;
 }
 
 /** The sink gave no answer in time. The write may still complete; a retry is safe (event ids). */
@@ -308,13 +331,14 @@ export function createRecorder(options: RecorderOptions): Recorder {
     }
   }
 
-  function account(result: IngestResult, events: readonly Record<string, unknown>[]): void {
+  function account(result: IngestResult, batch: Batch): void {
+    const events = batch.events;
     counts.stored += result.inserted;
     counts.duplicates += result.duplicates;
     if (result.rejected.length > 0) {
       counts.rejected += result.rejected.length;
       const first = result.rejected[0]!;
-      reporter.rejected(result.rejected.length, first.errors[0] ?? 'invalid');
+      reporter.rejected(result.rejected.length, first.errors[0] ?? 'invalid', batch.ids[first.line - 1]);
       hook('onRejected', () => options.onRejected?.(result.rejected, events));
     }
   }
@@ -356,7 +380,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
       try {
         const result = await attempt(batch);
         writeSucceeded();
-        account(result, batch.events);
+        account(result, batch);
         return;
       } catch (err) {
         hook('onError', () => options.onError?.(err, n, batch.events.length));
@@ -373,7 +397,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
           if (spill) return spillBatch(batch, err);
           return fail(batch.events.length, err, `not stored within retryForMs (${retryForMs} ms)`);
         }
-        await pause(Math.min(retryDelayMs(n, backoff), left));
+        await pause(Math.min(Math.max(retryDelayMs(n, backoff), retryAfterMsOf(err)), left));
       }
     }
   }
@@ -384,7 +408,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
       try {
         const result = await attempt(batch);
         writeSucceeded();
-        account(result, batch.events);
+        account(result, batch);
         spill!.settle(batch.events.length);
         return true;
       } catch (err) {
@@ -399,7 +423,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
         }
         reporter.writeFailed(err);
         if (closing) return false;
-        await pause(retryDelayMs(n, backoff));
+        await pause(Math.max(retryDelayMs(n, backoff), retryAfterMsOf(err)));
       }
     }
   }
@@ -500,17 +524,27 @@ export function createRecorder(options: RecorderOptions): Recorder {
     return false;
   }
 
+  function keep(input: RecordInput): RecordOutcome {
+    if (closed) throw new Error('recorder is closed: record() was called after close()');
+    const event = withoutUndefinedHeaders(input) as Record<string, unknown>;
+    const id = typeof event.eventId === 'string' ? event.eventId : nextEventId();
+    if (pending() >= maxBuffered) {
+      const kept = overflow(event, id);
+      return { id, kept, slowDown: !kept || !spillHasRoom() };
+    }
+    buffer.push(event);
+    bufferIds.push(id);
+    counts.recorded += 1;
+    if (buffer.length >= batchSize) pump();
+    return { id, kept: true, slowDown: !(pending() < highWaterMark || spillHasRoom()) };
+  }
+
   const recorder: Recorder = {
     record(event) {
-      if (closed) throw new Error('recorder is closed: record() was called after close()');
-      const id = typeof event.eventId === 'string' ? event.eventId : nextEventId();
-      if (pending() >= maxBuffered) return overflow(event, id);
-      buffer.push(event);
-      bufferIds.push(id);
-      counts.recorded += 1;
-      if (buffer.length >= batchSize) pump();
-      return pending() < highWaterMark || spillHasRoom();
+      const outcome = keep(event);
+      return outcome.kept && !outcome.slowDown;
     },
+    recordWithId: keep,
     async recordAsync(event) {
       if (!hasRoom()) {
         let timer: NodeJS.Timeout | undefined;

@@ -49,7 +49,8 @@ export interface Reporter {
   /** True from a failed write until the next successful one. */
   readonly failing: boolean;
   dropped(count: number, reason: string): void;
-  rejected(count: number, firstError: string): void;
+  /** `firstEventId`: the id of the first refused event, to find it in the crawler's own logs. */
+  rejected(count: number, firstError: string, firstEventId?: string): void;
   failed(count: number, err: unknown, why: string): void;
   spilling(): void;
   spillEmptied(): void;
@@ -104,9 +105,14 @@ export function createReporter(logger: () => RecorderLogger, ctx: ReporterContex
         (ctx.spillDir === undefined ? 'Honour record() === false / await drain(), raise highWaterMark, or set spillDir' : 'Honour record() === false / await drain(), or raise maxSpillBytes'),
     ),
   );
-  const rejections = summary((count, firstError) =>
-    logger().warn({ rejected: count, firstError }, `recorder: the store refused ${count} invalid events (first: ${firstError}); fix the crawler's events (docs/events.md)`),
-  );
+  let firstRejectedId: string | undefined;
+  const rejections = summary((count, firstError) => {
+    logger().warn(
+      { rejected: count, firstError, ...(firstRejectedId === undefined ? {} : { firstEventId: firstRejectedId }) },
+      `recorder: the store refused ${count} invalid events (first: ${firstError}); they are not stored: fix the crawler's events (docs/events.md), or pass onRejected to handle them`,
+    );
+    firstRejectedId = undefined;
+  });
 
   return {
     get failing() {
@@ -141,7 +147,8 @@ export function createReporter(logger: () => RecorderLogger, ctx: ReporterContex
     dropped(count, reason) {
       drops.add(count, reason);
     },
-    rejected(count, firstError) {
+    rejected(count, firstError, firstEventId) {
+      firstRejectedId = firstEventId;
       rejections.add(count, firstError);
     },
     failed(count, err, why) {

@@ -1,11 +1,11 @@
 /** Collaborators of the recorder's unit tests: in-memory sinks and a logger that keeps its lines. */
-import type { EventSink, RecordedBatch, RecorderStats } from '../../../recorder';
+import type { EventSink, RecordedBatch, RecorderStats, RecordInput } from '../../../recorder';
 import type { RecorderLogger } from '../../../recorder/report';
 import type { IngestResult } from '../../../db/signal-store/types';
 
 export const ok = (n: number): IngestResult => ({ accepted: n, inserted: n, duplicates: 0, rejected: [] });
 
-export const ev = (i: number): Record<string, unknown> => ({ ts: 1_700_000_000_000 + i, site: 'a.example.com', status: 200, latencyMs: 1, bytes: i });
+export const ev = (i: number): RecordInput => ({ ts: 1_700_000_000_000 + i, site: 'a.example.com', status: 200, latencyMs: 1, bytes: i });
 
 export interface LogLine {
   level: 'info' | 'warn' | 'error';

@@ -1,0 +1,93 @@
+/**
+ * The package as a crawler installs it: `npm pack` (the built files of `npm test`'s build; `prepare`
+ * builds them for a git install), the tarball installed in a scratch project from the registry, and then
+ * - `target-health/recorder`, `/controls` and `/signals` load in Node;
+ * - a small TypeScript file using them compiles against the packed declarations (strict, nodenext);
+ * - a misspelt event field passed to `record()` does not compile.
+ * Install scripts are skipped (`--ignore-scripts`): nothing the crawler-side entry points load needs them.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ROOT } from '../helpers/processes';
+
+const exec = promisify(execFile);
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+
+let scratch: string;
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'th-package-'));
+});
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function tsc(project: string): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout } = await exec(process.execPath, [TSC, '-p', project], { cwd: scratch });
+    return { code: 0, output: stdout };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
+}
+
+test('npm pack → npm install of the tarball: the crawler-side exports load and type-check; a misspelt field does not compile', async () => {
+  const { stdout: packed } = await exec('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', scratch], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+  const [info] = JSON.parse(packed) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const files = new Set(info!.files.map((f) => f.path));
+  for (const f of ['dist/recorder/index.js', 'dist/recorder/index.d.ts', 'dist/controls-client/index.js', 'dist/controls-client/index.d.ts', 'dist/signals/index.js', 'dist/signals/index.d.ts', 'bin/target-health.js', 'README.md']) {
+    expect(files.has(f) ? f : `missing ${f}`).toBe(f);
+  }
+  expect([...files].filter((f) => f.endsWith('.map') || f.startsWith('test/') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+
+  const project = join(scratch, 'crawler');
+  rmSync(project, { recursive: true, force: true });
+  await exec('mkdir', ['-p', project]);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'scratch-crawler', version: '1.0.0', private: true }));
+  await exec('npm', ['install', join(scratch, info!.filename), '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=error'], { cwd: project, maxBuffer: 64 * 1024 * 1024 });
+  expect(readdirSync(join(project, 'node_modules', 'target-health'))).toEqual(expect.arrayContaining(['dist', 'package.json']));
+
+  const { stdout: loaded } = await exec(
+    process.execPath,
+    ['-e', "const r = require('target-health/recorder'); const c = require('target-health/controls'); const s = require('target-health/signals'); console.log([typeof r.createRecorder, typeof r.apiSink, typeof c.createControlsClient, typeof c.createPostgresControlsClient, typeof s.parseEvent].join(' '))"],
+    { cwd: project },
+  );
+  expect(loaded.trim()).toBe('function function function function function');
+
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, skipLibCheck: true, types: [] }, files: ['good.ts'] }),
+  );
+  writeFileSync(
+    join(project, 'good.ts'),
+    `import { createRecorder, apiSink, type RecordInput } from 'target-health/recorder';
+import { createControlsClient, type SiteControls } from 'target-health/controls';
+import { parseEvent } from 'target-health/signals';
+const recorder = createRecorder({ sink: apiSink({ apiUrl: 'http://127.0.0.1:8787', token: 'th_x' }) });
+const event: RecordInput = { ts: Date.now(), site: 'shop.example.com', status: 200, latencyMs: 120, headers: { server: 'nginx', 'cf-ray': undefined } };
+const { id, kept }: { id: string; kept: boolean } = recorder.recordWithId(event);
+const controls = createControlsClient({ apiUrl: 'http://127.0.0.1:8787', token: 'th_x', unknownSite: 'pause' });
+const held: SiteControls | undefined = controls.controlsFor('shop.example.com');
+const parsed = parseEvent(event);
+export const used = [id, kept, held, parsed.ok];
+`,
+  );
+  const good = await tsc(join(project, 'tsconfig.json'));
+  expect(good.output).toBe('');
+  expect(good.code).toBe(0);
+
+  writeFileSync(join(project, 'tsconfig.bad.json'), JSON.stringify({ extends: './tsconfig.json', files: ['bad.ts'] }));
+  writeFileSync(
+    join(project, 'bad.ts'),
+    `import { createRecorder, apiSink } from 'target-health/recorder';
+const recorder = createRecorder({ sink: apiSink({ apiUrl: 'http://127.0.0.1:8787', token: 'th_x' }) });
+recorder.record({ ts: Date.now(), site: 'shop.example.com', stauts: 200, latencyMs: 120 });
+`,
+  );
+  const bad = await tsc(join(project, 'tsconfig.bad.json'));
+  expect(bad.code).not.toBe(0);
+  expect(bad.output).toMatch(/bad\.ts\(3,\d+\): error TS\d+: Object literal may only specify known properties, .*'stauts'/);
+}, 600_000);
