@@ -4,6 +4,7 @@ import ssl
 
 import pytest
 from OpenSSL import SSL
+from scrapy import exceptions as sx
 from scrapy.core.downloader.handlers.http11 import TunnelError
 from twisted.internet import error as terr
 from twisted.python.failure import Failure
@@ -30,6 +31,11 @@ def test_clean_route_keeps_only_what_the_api_accepts():
     assert ev.clean_route({"country": "Germany", "pool": "!!"}) == {}
 
 
+def wrapped(outer, cause):
+    outer.__cause__ = cause
+    return outer
+
+
 @pytest.mark.parametrize("exc, kind", [
     (terr.TimeoutError(), "timeout"),
     (terr.TCPTimedOutError(), "timeout"),
@@ -45,6 +51,15 @@ def test_clean_route_keeps_only_what_the_api_accepts():
     (SSL.Error(), "tls"),
     (ssl.SSLCertVerificationError(), "tls"),
     (ValueError("odd"), "other"),
+    # Scrapy 2.13+ wraps Twisted's errors, keeping the original as the cause.
+    (sx.DownloadConnectionRefusedError("refused"), "connection_reset"),
+    (sx.CannotResolveHostError("x"), "dns"),
+    (sx.DownloadTimeoutError("x"), "timeout"),
+    (sx.DownloadFailedError("x"), "connection_reset"),
+    (sx.ResponseDataLossError("x"), "connection_reset"),
+    (wrapped(sx.DownloadFailedError("x"), ResponseNeverReceived([Failure(SSL.Error("handshake"))])), "tls"),
+    (wrapped(sx.DownloadFailedError("x"), ResponseNeverReceived([Failure(terr.ConnectionLost())])), "connection_reset"),
+    (sx.DownloadCancelledError("x"), "other"),
 ])
 def test_exception_kind(exc, kind):
     assert ev.exception_kind(exc) == kind

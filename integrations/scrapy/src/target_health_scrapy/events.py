@@ -95,17 +95,24 @@ def exception_kind(exc: BaseException) -> str:
     Matched by class name along the MRO so this module needs neither Twisted nor Scrapy imported, and a
     wrapped failure (ResponseNeverReceived's reasons) is looked into.
     """
+    # Scrapy 2.13+ wraps Twisted's errors (DownloadFailedError from ResponseFailed, …) and keeps the
+    # original as the cause: the cause says more (a TLS failure inside a failed response is "tls").
+    cause = exc.__cause__
+    if isinstance(cause, BaseException) and cause is not exc:
+        kind = exception_kind(cause)
+        if kind != "other":
+            return kind
     names = {cls.__name__ for cls in type(exc).__mro__}
     module = type(exc).__module__ or ""
     if names & {"TunnelError", "ProxyError", "ProxyConnectionError"}:
         return "proxy"
     if names & {"SSLError", "SSLCertVerificationError", "CertificateError"} or module.startswith("OpenSSL") or set(module.split(".")) & {"tls", "ssl", "_sslverify"}:
         return "tls"
-    if names & {"DNSLookupError", "gaierror", "NoResolverError"}:
+    if names & {"DNSLookupError", "CannotResolveHostError", "gaierror", "NoResolverError"}:
         return "dns"
-    if names & {"TimeoutError", "TCPTimedOutError", "UserTimeoutError", "ServerTimeoutError", "timeout"}:
+    if names & {"TimeoutError", "DownloadTimeoutError", "TCPTimedOutError", "UserTimeoutError", "ServerTimeoutError", "timeout"}:
         return "timeout"
-    if names & {"ResponseNeverReceived", "ResponseFailed", "_ResponseFailed", "RequestTransmissionFailed"}:
+    if names & {"ResponseNeverReceived", "ResponseFailed", "_ResponseFailed", "RequestTransmissionFailed", "DownloadFailedError", "ResponseDataLossError"}:
         # Twisted wraps the real cause in `reasons` (a list of Failures): a TLS failure stays a TLS failure.
         for reason in getattr(exc, "reasons", None) or []:
             inner = getattr(reason, "value", reason)
@@ -114,7 +121,7 @@ def exception_kind(exc: BaseException) -> str:
                 if kind in ("tls", "timeout", "dns", "proxy"):
                     return kind
         return "connection_reset"
-    if names & {"ConnectionLost", "ConnectionDone", "ConnectionRefusedError", "ConnectError", "ConnectionResetError", "ConnectionAbortedError", "BrokenPipeError", "PotentialDataLoss"}:
+    if names & {"ConnectionLost", "ConnectionDone", "ConnectionRefusedError", "DownloadConnectionRefusedError", "ConnectError", "ConnectionResetError", "ConnectionAbortedError", "BrokenPipeError", "PotentialDataLoss"}:
         return "connection_reset"
     return "other"
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import task, threads
 
 from .runtime import Runtime, runtime_for
@@ -36,7 +37,7 @@ class TargetHealthExtension:
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
 
-    def spider_opened(self, spider: Any) -> Any:
+    async def spider_opened(self, spider: Any) -> None:
         self.rt.start()
         self._sweeper = task.LoopingCall(self.rt.sweep, self.rt.settings.extraction_wait)
         self._sweeper.start(SWEEP_EVERY_S, now=False)
@@ -44,7 +45,7 @@ class TargetHealthExtension:
         wait = self.rt.settings.wait_for_controls
         log.info("target-health: recording to %s; controls: %s", self.rt.settings.api_url, self.rt.settings.controls_mode)
         if follower is None or wait <= 0:
-            return None
+            return
 
         def wait_ready() -> None:
             started = time.monotonic()
@@ -53,10 +54,10 @@ class TargetHealthExtension:
             else:
                 log.warning("target-health: no controls from the API after %.0fs; crawling with %s for unknown sites until they arrive", wait, self.rt.settings.unknown_site)
 
-        # spider_opened handlers may return a Deferred: the crawl starts once it fires.
-        return threads.deferToThread(wait_ready)
+        # Awaited by the engine: the crawl starts once the first controls are known (or the wait ends).
+        await maybe_deferred_to_future(threads.deferToThread(wait_ready))
 
-    def spider_closed(self, spider: Any, reason: str) -> Any:
+    async def spider_closed(self, spider: Any, reason: str) -> None:
         if self._sweeper is not None and self._sweeper.running:
             self._sweeper.stop()
         self.rt.sweep(0)  # whatever is still waiting for a callback goes now
@@ -69,5 +70,6 @@ class TargetHealthExtension:
                 counts = sender.close(self.rt.settings.close_timeout)
                 log.info("target-health: events sent %d (duplicates %d), rejected %d, dropped %d", counts.sent, counts.duplicates, counts.rejected, counts.dropped)
 
-        return threads.deferToThread(close)
+        # Blocking work on a thread: the reactor keeps running while the last batches go out.
+        await maybe_deferred_to_future(threads.deferToThread(close))
 
