@@ -26,6 +26,14 @@ def test_route_from_proxy(proxy, route):
     assert ev.route_from_proxy(proxy) == route
 
 
+def test_route_from_the_proxy_authorization_header():
+    # HttpProxyMiddleware moves the URL's credentials into this header before the middleware runs.
+    auth = b"Basic " + __import__("base64").b64encode(b"residential-de:secret")
+    assert ev.proxy_user(auth) == "residential-de"
+    assert ev.route_from_proxy("http://127.0.0.1:8000", ev.proxy_user(auth)) == {"pool": "residential", "country": "DE"}
+    assert ev.proxy_user(b"Bearer x") is None and ev.proxy_user(b"Basic !!!") is None and ev.proxy_user(None) is None
+
+
 def test_clean_route_keeps_only_what_the_api_accepts():
     assert ev.clean_route({"country": "de", "pool": "res eu", "session": "sticky-10m", "other": 1}) == {"country": "DE", "pool": "res-eu", "session": "sticky-10m"}
     assert ev.clean_route({"country": "Germany", "pool": "!!"}) == {}

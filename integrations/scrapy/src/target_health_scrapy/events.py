@@ -5,6 +5,8 @@ mirror `signals/event.ts`: the API refuses an unknown field, so nothing here inv
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import time
 import uuid
@@ -48,17 +50,32 @@ def label_or_none(value: Any) -> str | None:
     return cleaned if _LABEL.match(cleaned) else None
 
 
-def route_from_proxy(proxy: str | None) -> dict[str, str]:
+def proxy_user(proxy_authorization: bytes | str | None) -> str | None:
+    """The username of a `Proxy-Authorization: Basic …` header (HttpProxyMiddleware moves the proxy URL's
+    credentials there, before this middleware sees the request)."""
+    if not proxy_authorization:
+        return None
+    value = proxy_authorization.decode("latin-1") if isinstance(proxy_authorization, bytes) else proxy_authorization
+    scheme, _, encoded = value.strip().partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        return base64.b64decode(encoded.strip(), validate=True).decode("utf-8", errors="replace").split(":", 1)[0] or None
+    except (ValueError, binascii.Error):
+        return None
+
+
+def route_from_proxy(proxy: str | None, user: str | None = None) -> dict[str, str]:
     """The route of a proxy URL. Vendors put the pool and country in the username
     (`http://residential-de:secret@gw.example.net:8000`, also `pool-country-session-…`): the first
     part is the pool, a following two-letter part the country. Without credentials the proxy's host is
-    the pool. No proxy: an empty route (direct).
+    the pool. No proxy: an empty route (direct). `user`: the username when the URL no longer has it.
     """
     if not proxy:
         return {}
     parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
     route: dict[str, str] = {}
-    user = unquote(parts.username or "")
+    user = unquote(parts.username or "") or user or ""
     if user:
         pieces = [p for p in re.split(r"[-_]", user) if p]
         if pieces:

@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator, Iterable
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
-from twisted.internet.task import deferLater
+from twisted.internet.defer import Deferred
 
 from . import events as ev
 from .controls import SiteControls, slot_settings, verdict
@@ -23,7 +23,10 @@ log = logging.getLogger("target_health_scrapy")
 
 META_EVENT = "_target_health_event"  # the attempt's event, until it is sent
 META_START = "_target_health_start"
-HOLD_POLL_S = 0.2  # how often a held request looks at its site's controls again
+META_IN_FLIGHT = "_target_health_in_flight"  # the site this attempt holds a concurrency place of
+# A waiting request is woken by a change of its site's controls or a finished request of that site;
+# this is only the safety net.
+WAKE_EVERY_S = 1.0
 
 
 def _page_type(request: Any) -> str | None:
@@ -41,7 +44,7 @@ def _route(request: Any, runtime: Runtime) -> dict[str, Any]:
     resolver = runtime.crawler.settings.get("TARGET_HEALTH_ROUTE")
     if callable(resolver):
         return resolver(request) or {}
-    return ev.route_from_proxy(request.meta.get("proxy"))
+    return ev.route_from_proxy(request.meta.get("proxy"), ev.proxy_user(request.headers.get("Proxy-Authorization")))
 
 
 class TargetHealthDownloaderMiddleware:
@@ -49,6 +52,12 @@ class TargetHealthDownloaderMiddleware:
         self.rt = runtime
         # Slot keys seen per site (DOWNLOAD_SLOT in meta can make them differ from the host).
         self.slot_keys: dict[str, set[str]] = {}
+        # Requests in flight per site, and the requests waiting for a place or a resume. The extension
+        # enforces concurrencyLimit itself: Scrapy 2.19's slot concurrency is not enough on its own (with
+        # the asyncio reactor, _process_queue starts every queued request of a slot before the first is
+        # counted as transferring, so a burst of queued requests all go out at once).
+        self.in_flight: dict[str, int] = {}
+        self.waiters: dict[str, list[Deferred]] = {}
         if runtime.settings.enabled:
             runtime.store.on_change(lambda c: reactor.callFromThread(self.apply_to_slots, c))  # type: ignore[attr-defined]
 
@@ -64,6 +73,7 @@ class TargetHealthDownloaderMiddleware:
     def apply_to_slots(self, controls: SiteControls) -> None:
         """Sets the site's slot concurrency and delay, for its existing slots and the ones Scrapy creates
         later (per_slot_settings is what the downloader reads when it makes a slot)."""
+        self._wake(controls.site)
         engine = getattr(self.rt.crawler, "engine", None)
         downloader = getattr(engine, "downloader", None)
         if downloader is None:
@@ -73,16 +83,41 @@ class TargetHealthDownloaderMiddleware:
         for key in self.slot_keys.get(controls.site, {controls.site}):
             downloader.per_slot_settings[key] = {**downloader.per_slot_settings.get(key, {}), "concurrency": concurrency, "delay": delay}
             slot = downloader.slots.get(key)
+            log.debug("target-health: %s (slot %s): concurrency %d, delay %.2fs (controls v%d, %s)", controls.site, key, concurrency, delay, controls.version, "live slot" if slot is not None else "future slot")
             if slot is not None and (slot.concurrency != concurrency or slot.delay != delay):
                 slot.concurrency = concurrency
                 slot.delay = delay
                 self.rt.crawler.stats.set_value(f"target_health/slot_concurrency/{controls.site}", concurrency)
+
+    def _wake(self, site: str) -> None:
+        for d in self.waiters.pop(site, []):
+            if not d.called:
+                d.callback(None)
+
+    async def _wait(self, site: str) -> None:
+        d: Deferred = Deferred()
+        self.waiters.setdefault(site, []).append(d)
+        timer = reactor.callLater(WAKE_EVERY_S, lambda: None if d.called else d.callback(None))  # type: ignore[attr-defined]
+        await maybe_deferred_to_future(d)
+        if timer.active():
+            timer.cancel()
+
+    def _limit(self, site: str) -> int | None:
+        controls = self.rt.store.get(site)
+        return None if controls is None else min(controls.concurrency_limit, self.rt.settings.max_concurrency)
+
+    def _leave(self, request: Any) -> None:
+        site = request.meta.pop(META_IN_FLIGHT, None)
+        if site is not None:
+            self.in_flight[site] = max(0, self.in_flight.get(site, 0) - 1)
+            self._wake(site)
 
     async def process_request(self, request: Any) -> None:
         rt = self.rt
         if not rt.settings.enabled:
             return None
         request.meta.pop(META_EVENT, None)  # a retry or redirect copies meta: each attempt is new
+        request.meta.pop(META_IN_FLIGHT, None)  # a copied mark is not this attempt's place
         site = ev.site_of(request.url)
         rt.sites_seen.add(site)
         engine = getattr(rt.crawler, "engine", None)
@@ -103,17 +138,23 @@ class TargetHealthDownloaderMiddleware:
                 controls = rt.store.get(site)
                 raise IgnoreRequest(f"target-health: {site} is stopped ({controls.reason if controls else 'band stopped'}); request dropped")
             if decision == "go":
-                break
+                limit = self._limit(site)
+                if limit is None or self.in_flight.get(site, 0) < limit:
+                    break
+                await self._wait(site)  # the site has its concurrencyLimit of requests in flight
+                continue
             if held_since is None:
                 held_since = time.monotonic()
                 rt.inc("requests_held")
                 rt.inc("requests_held_now")
             # Not dropped, not failed: the request waits here until the site is resumed (or stopped).
-            await maybe_deferred_to_future(deferLater(reactor, HOLD_POLL_S, lambda: None))
+            await self._wait(site)
         if held_since is not None:
             rt.inc("requests_held_now", -1)
             rt.inc("requests_released")
         request.meta[META_START] = time.monotonic()
+        request.meta[META_IN_FLIGHT] = site
+        self.in_flight[site] = self.in_flight.get(site, 0) + 1
         return None
 
     # --- outcomes ------------------------------------------------------------------------------
@@ -139,6 +180,7 @@ class TargetHealthDownloaderMiddleware:
 
     def process_response(self, request: Any, response: Any) -> Any:
         rt = self.rt
+        self._leave(request)
         if not rt.settings.enabled:
             return response
         event = ev.response_event(
@@ -155,6 +197,7 @@ class TargetHealthDownloaderMiddleware:
 
     def process_exception(self, request: Any, exception: BaseException) -> None:
         rt = self.rt
+        self._leave(request)
         if not rt.settings.enabled or isinstance(exception, IgnoreRequest):
             return None
         rt.record(ev.exception_event(url=request.url, meta=request.meta, route=_route(request, rt), latency_ms=self._latency_ms(request), page_type=_page_type(request), exc=exception))
