@@ -1,0 +1,256 @@
+"""The downloader middleware (records each attempt's outcome, obeys the controls) and the spider
+middleware (sends a page's event once its callback has run, with the extraction result it reported).
+
+Place the downloader middleware close to the downloader (950, after HttpProxyMiddleware at 750 and
+RetryMiddleware at 550): it then sees every attempt — each retry and each redirect hop is its own event.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, AsyncIterator, Iterable
+
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred
+
+from . import events as ev
+from .controls import SiteControls, slot_settings, verdict
+from .runtime import Runtime, runtime_for
+
+log = logging.getLogger("target_health_scrapy")
+
+META_EVENT = "_target_health_event"  # the attempt's event, until it is sent
+META_START = "_target_health_start"
+META_IN_FLIGHT = "_target_health_in_flight"  # the site this attempt holds a concurrency place of
+# A waiting request is woken by a change of its site's controls or a finished request of that site;
+# this is only the safety net.
+WAKE_EVERY_S = 1.0
+
+
+def _page_type(request: Any) -> str | None:
+    explicit = request.meta.get(ev.META_PAGE_TYPE)
+    if explicit:
+        return str(explicit)
+    callback = request.callback
+    return getattr(callback, "__name__", None) if callback is not None else None
+
+
+def _route(request: Any, runtime: Runtime) -> dict[str, Any]:
+    explicit = request.meta.get(ev.META_ROUTE)
+    if isinstance(explicit, dict):
+        return explicit
+    resolver = runtime.crawler.settings.get("TARGET_HEALTH_ROUTE")
+    if callable(resolver):
+        return resolver(request) or {}
+    return ev.route_from_proxy(request.meta.get("proxy"), ev.proxy_user(request.headers.get("Proxy-Authorization")))
+
+
+class TargetHealthDownloaderMiddleware:
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        # Slot keys seen per site (DOWNLOAD_SLOT in meta can make them differ from the host).
+        self.slot_keys: dict[str, set[str]] = {}
+        # Requests in flight per site, and the requests waiting for a place or a resume. The extension
+        # enforces concurrencyLimit itself: Scrapy 2.19's slot concurrency is not enough on its own (with
+        # the asyncio reactor, _process_queue starts every queued request of a slot before the first is
+        # counted as transferring, so a burst of queued requests all go out at once).
+        self.in_flight: dict[str, int] = {}
+        self.waiters: dict[str, list[Deferred]] = {}
+        if runtime.settings.enabled:
+            runtime.store.on_change(lambda c: reactor.callFromThread(self.apply_to_slots, c))  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "TargetHealthDownloaderMiddleware":
+        try:
+            return cls(runtime_for(crawler))
+        except ValueError as err:
+            raise NotConfigured(str(err)) from None
+
+    # --- controls ------------------------------------------------------------------------------
+
+    def apply_to_slots(self, controls: SiteControls) -> None:
+        """Sets the site's slot concurrency and delay, for its existing slots and the ones Scrapy creates
+        later (per_slot_settings is what the downloader reads when it makes a slot)."""
+        self._wake(controls.site)
+        engine = getattr(self.rt.crawler, "engine", None)
+        downloader = getattr(engine, "downloader", None)
+        if downloader is None:
+            return
+        concurrency, delay = slot_settings(controls, self.rt.settings.base_delay)
+        concurrency = min(concurrency, self.rt.settings.max_concurrency)
+        for key in self.slot_keys.get(controls.site, {controls.site}):
+            downloader.per_slot_settings[key] = {**downloader.per_slot_settings.get(key, {}), "concurrency": concurrency, "delay": delay}
+            slot = downloader.slots.get(key)
+            log.debug("target-health: %s (slot %s): concurrency %d, delay %.2fs (controls v%d, %s)", controls.site, key, concurrency, delay, controls.version, "live slot" if slot is not None else "future slot")
+            if slot is not None and (slot.concurrency != concurrency or slot.delay != delay):
+                slot.concurrency = concurrency
+                slot.delay = delay
+                self.rt.crawler.stats.set_value(f"target_health/slot_concurrency/{controls.site}", concurrency)
+
+    def _wake(self, site: str) -> None:
+        for d in self.waiters.pop(site, []):
+            if not d.called:
+                d.callback(None)
+
+    async def _wait(self, site: str) -> None:
+        d: Deferred = Deferred()
+        self.waiters.setdefault(site, []).append(d)
+        timer = reactor.callLater(WAKE_EVERY_S, lambda: None if d.called else d.callback(None))  # type: ignore[attr-defined]
+        await maybe_deferred_to_future(d)
+        if timer.active():
+            timer.cancel()
+
+    def _limit(self, site: str) -> int | None:
+        controls = self.rt.store.get(site)
+        return None if controls is None else min(controls.concurrency_limit, self.rt.settings.max_concurrency)
+
+    def _leave(self, request: Any) -> None:
+        site = request.meta.pop(META_IN_FLIGHT, None)
+        if site is not None:
+            self.in_flight[site] = max(0, self.in_flight.get(site, 0) - 1)
+            self._wake(site)
+
+    async def process_request(self, request: Any) -> None:
+        rt = self.rt
+        if not rt.settings.enabled:
+            return None
+        request.meta.pop(META_EVENT, None)  # a retry or redirect copies meta: each attempt is new
+        request.meta.pop(META_IN_FLIGHT, None)  # a copied mark is not this attempt's place
+        site = ev.site_of(request.url)
+        rt.sites_seen.add(site)
+        engine = getattr(rt.crawler, "engine", None)
+        if engine is not None:
+            key = engine.downloader.get_slot_key(request)
+            keys = self.slot_keys.setdefault(site, set())
+            if key not in keys:
+                keys.add(key)
+                known = rt.store.get(site)
+                if known is not None:
+                    self.apply_to_slots(known)
+        canary = bool(request.meta.get(ev.META_CANARY))
+        held_since: float | None = None
+        while True:
+            decision = verdict(rt.store.get(site), canary=canary, unknown_site=rt.settings.unknown_site)
+            if decision == "drop":
+                rt.inc("requests_dropped_stopped")
+                controls = rt.store.get(site)
+                raise IgnoreRequest(f"target-health: {site} is stopped ({controls.reason if controls else 'band stopped'}); request dropped")
+            if decision == "go":
+                limit = self._limit(site)
+                if limit is None or self.in_flight.get(site, 0) < limit:
+                    break
+                await self._wait(site)  # the site has its concurrencyLimit of requests in flight
+                continue
+            if held_since is None:
+                held_since = time.monotonic()
+                rt.inc("requests_held")
+                rt.inc("requests_held_now")
+            # Not dropped, not failed: the request waits here until the site is resumed (or stopped).
+            await self._wait(site)
+        if held_since is not None:
+            rt.inc("requests_held_now", -1)
+            rt.inc("requests_released")
+        request.meta[META_START] = time.monotonic()
+        request.meta[META_IN_FLIGHT] = site
+        self.in_flight[site] = self.in_flight.get(site, 0) + 1
+        return None
+
+    # --- outcomes ------------------------------------------------------------------------------
+
+    def _latency_ms(self, request: Any) -> float:
+        latency = request.meta.get("download_latency")
+        if isinstance(latency, (int, float)):
+            return float(latency) * 1000.0
+        start = request.meta.get(META_START)
+        return (time.monotonic() - start) * 1000.0 if isinstance(start, float) else 0.0
+
+    def _waits_for_callback(self, request: Any, response: Any) -> bool:
+        """Whether the response will reach the spider's callback (HttpErrorMiddleware lets it through),
+        so its event waits for the extraction result; other responses are sent at once."""
+        status = response.status
+        if 200 <= status < 300 or request.meta.get("handle_httpstatus_all"):
+            return True
+        allowed = request.meta.get("handle_httpstatus_list")
+        if allowed is None:
+            spider = getattr(self.rt.crawler, "spider", None)
+            allowed = list(getattr(spider, "handle_httpstatus_list", []) or []) + list(self.rt.crawler.settings.getlist("HTTPERROR_ALLOWED_CODES"))
+        return status in allowed or self.rt.crawler.settings.getbool("HTTPERROR_ALLOW_ALL")
+
+    def process_response(self, request: Any, response: Any) -> Any:
+        rt = self.rt
+        self._leave(request)
+        if not rt.settings.enabled:
+            return response
+        event = ev.response_event(
+            url=request.url, meta=request.meta, route=_route(request, rt), latency_ms=self._latency_ms(request),
+            page_type=_page_type(request), status=response.status, body=response.body,
+            encoding=getattr(response, "encoding", None), header_list=response.headers.getlist,
+        )
+        if self._waits_for_callback(request, response):
+            rt.hold(event)
+            request.meta[META_EVENT] = event
+        else:
+            rt.record(event)
+        return response
+
+    def process_exception(self, request: Any, exception: BaseException) -> None:
+        rt = self.rt
+        self._leave(request)
+        if not rt.settings.enabled or isinstance(exception, IgnoreRequest):
+            return None
+        rt.record(ev.exception_event(url=request.url, meta=request.meta, route=_route(request, rt), latency_ms=self._latency_ms(request), page_type=_page_type(request), exc=exception))
+        return None
+
+
+def extraction(response: Any, result: str = "ok", valid_records: int | None = None, missing_fields: list[str] | None = None) -> None:
+    """Reports what the callback extracted from `response` (sent with the page's event):
+
+        target_health_scrapy.extraction(response, result="ok", valid_records=len(items))
+        target_health_scrapy.extraction(response, result="missing_fields", missing_fields=["price"])
+
+    A wrong value raises ValueError naming it. Without the extension (or for a response whose event is
+    already sent) it does nothing.
+    """
+    record = ev.extraction_record(result, valid_records, missing_fields)
+    event = response.meta.get(META_EVENT) if hasattr(response, "meta") else None
+    if isinstance(event, dict):
+        event["extraction"] = record
+
+
+class TargetHealthSpiderMiddleware:
+    """Sends a page's event after its callback has produced all its output (or failed), so the event
+    carries the extraction result the callback reported."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "TargetHealthSpiderMiddleware":
+        try:
+            return cls(runtime_for(crawler))
+        except ValueError as err:
+            raise NotConfigured(str(err)) from None
+
+    def _release(self, response: Any) -> None:
+        event = response.meta.pop(META_EVENT, None) if hasattr(response, "meta") else None
+        if isinstance(event, dict):
+            self.rt.release(event)
+
+    def process_spider_output(self, response: Any, result: Iterable[Any]) -> Iterable[Any]:
+        try:
+            yield from result
+        finally:
+            self._release(response)
+
+    async def process_spider_output_async(self, response: Any, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        try:
+            async for item in result:
+                yield item
+        finally:
+            self._release(response)
+
+    def process_spider_exception(self, response: Any, exception: BaseException) -> None:
+        self._release(response)
+        return None

@@ -1,0 +1,264 @@
+/**
+ * The Scrapy extension (integrations/scrapy) with a real Scrapy 2.19 crawl against the real API and
+ * PostgreSQL. The Python venv is provisioned in the per-machine cache on first use (stack/python-venv.ts).
+ *
+ * The crawl goes through a local forward proxy that also plays the sites (a node:http server keeping an
+ * access log and the requests in flight per site), so no DNS is needed and the route comes from the
+ * proxy's username (`residential-de`). Controls are written by the product's own writer
+ * (db/controls.ts), as the action activity writes them, and reach the crawler over the SSE stream:
+ * - throttle-…: concurrencyLimit 1 → never more than one request in flight at the server (free-…, at
+ *   nominal controls, shows the server does see concurrency);
+ * - pause-…: paused + canaryOnly → no production request reaches the server, canaries do; a resume
+ *   brings the held requests (never dropped) back;
+ * - stop-…: band stopped → dropped and counted in Scrapy's stats, none reaches the server.
+ * Then every attempt is in the store, classified (the challenge page by its body and headers).
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Controls } from '../../control/controls';
+import { controlsOf, readControls, writeControls } from '../../db/controls';
+import type { Pool } from '../../db/pool';
+import { workflowIdForSite } from '../../common/names';
+import { ensureScrapyVenv, type PythonVenv } from '../../stack/python-venv';
+import { startTestApi, type TestApi } from '../helpers/api';
+import { ROOT } from '../helpers/processes';
+import { eventually, openHarness, type TestHarness } from '../helpers/services';
+
+const PKG = join(ROOT, 'integrations', 'scrapy');
+const NOMINAL: Controls = { concurrencyLimit: 16, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band: 'healthy', reason: 'nominal' };
+
+async function change(pool: Pool, site: string, patch: Partial<Controls>): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const old = await readControls(client, site, { forUpdate: true });
+    const next = { ...(old ? controlsOf(old) : NOMINAL), ...patch };
+    const { version } = await writeControls(
+      client,
+      { site, workflowId: workflowIdForSite(site), actionKey: `test/${randomUUID()}`, next, changedFields: Object.keys(patch), routeDiagnosis: null, assessmentKey: null, decisionKey: null, actor: 'test' },
+      old,
+    );
+    await client.query('COMMIT');
+    return version;
+  } catch (err) {
+    await client.query('ROLLBACK');
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+interface Hit {
+  host: string;
+  path: string;
+  proxyUser: string;
+}
+
+const PRODUCT = (n: string) => `<!DOCTYPE html><html><head><title>Product ${n}</title></head><body><h1>Product ${n}</h1><p class="price">12.50</p></body></html>`;
+const CHALLENGE =
+  '<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title></head><body><div id="challenge-running">Checking your browser</div>' +
+  '<script>window._cf_chl_opt={cvId:"3",cType:"managed"};</script></body></html>';
+
+/** A forward proxy on loopback that serves the sites itself, logging each request and the requests in flight. */
+class SiteProxy {
+  readonly hits: Hit[] = [];
+  readonly inFlight = new Map<string, number>();
+  readonly maxInFlight = new Map<string, number>();
+  private server: Server = createServer((req, res) => this.handle(req, res));
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  count(host: string, pathPrefix = ''): number {
+    return this.hits.filter((h) => h.host === host && h.path.startsWith(pathPrefix)).length;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    // A proxy receives the absolute form: GET http://shop.example.com/p/1
+    const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'unknown'}`);
+    const auth = req.headers['proxy-authorization'] ?? '';
+    const proxyUser = auth.startsWith('Basic ') ? (Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':')[0] ?? '') : '';
+    const host = url.hostname;
+    this.hits.push({ host, path: url.pathname, proxyUser });
+    if (url.pathname.startsWith('/reset')) {
+      req.socket.destroy();
+      return;
+    }
+    const now = (this.inFlight.get(host) ?? 0) + 1;
+    this.inFlight.set(host, now);
+    this.maxInFlight.set(host, Math.max(now, this.maxInFlight.get(host) ?? 0));
+    // Slow enough (80 ms) that a crawler allowed several requests at once does have several in flight.
+    setTimeout(() => {
+      this.inFlight.set(host, (this.inFlight.get(host) ?? 1) - 1);
+      if (url.pathname.startsWith('/challenge')) {
+        res.writeHead(403, { 'content-type': 'text/html; charset=UTF-8', server: 'cloudflare', 'cf-mitigated': 'challenge' }).end(CHALLENGE);
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PRODUCT(url.pathname));
+      }
+    }, 80);
+  }
+}
+
+let h: TestHarness;
+let api: TestApi;
+let venv: PythonVenv;
+let proxy: SiteProxy;
+let proxyAddress: string;
+const progress = { info: (m: string) => process.stderr.write(`[scrapy venv] ${m}\n`), warn: (m: string) => process.stderr.write(`[scrapy venv] ${m}\n`) };
+
+beforeAll(async () => {
+  // First run on a machine: builds the venv (Scrapy + pytest), ~30 s; afterwards reused at once.
+  venv = await ensureScrapyVenv(join(PKG, 'requirements-test.txt'), progress);
+  h = await openHarness();
+  api = await startTestApi(h);
+  proxy = new SiteProxy();
+  proxyAddress = await proxy.listen();
+}, 600_000);
+afterAll(async () => {
+  await proxy?.close();
+  await api?.close();
+  await h?.close();
+});
+
+function python(args: string[], env: Record<string, string> = {}, cwd = PKG): { status: number | null; out: string } {
+  const r = spawnSync(venv.python, args, { cwd, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...env }, encoding: 'utf8', timeout: 300_000 });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+test("the package's own pytest suite passes (event building, error mapping, routes, SSE, controls, sender, follower)", () => {
+  const r = python(['-m', 'pytest', '-q', '-p', 'no:cacheprovider']);
+  expect(r.out).toMatch(/\b\d+ passed\b/);
+  expect(r.out).not.toMatch(/failed|error/i);
+  expect(r.status).toBe(0);
+});
+
+test('the package installs with pip from its folder and imports from the install', () => {
+  const target = mkdtempSync(join(tmpdir(), 'th-scrapy-install-'));
+  try {
+    const install = python(['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--no-build-isolation', '--no-cache-dir', '--target', target, PKG], {}, target);
+    expect(install.out).toBe('');
+    expect(install.status).toBe(0);
+    const probe = python(['-c', 'import target_health_scrapy as t; print(t.__file__); print(",".join(sorted(t.__all__)))'], { PYTHONPATH: target }, target);
+    expect(probe.status).toBe(0);
+    expect(probe.out).toContain(join(target, 'target_health_scrapy', '__init__.py'));
+    expect(probe.out).toContain('TargetHealthDownloaderMiddleware,TargetHealthExtension,TargetHealthSpiderMiddleware,extraction');
+  } finally {
+    rmSync(target, { recursive: true, force: true });
+  }
+});
+
+test('a real Scrapy crawl records every attempt and obeys the controls: throttled, paused (canaries pass), resumed, stopped', async () => {
+  const id = randomUUID().slice(0, 8);
+  const free = `free-${id}.example.com`;
+  const throttled = `throttle-${id}.example.com`;
+  const paused = `pause-${id}.example.com`;
+  const stopped = `stop-${id}.example.com`;
+  await change(h.pool, free, {});
+  await change(h.pool, throttled, { concurrencyLimit: 1, band: 'degrading', reason: 'test: throttle' });
+  await change(h.pool, paused, { paused: true, canaryOnly: true, band: 'resisting', reason: 'test: pause' });
+  await change(h.pool, stopped, { band: 'stopped', reason: 'test: stop' });
+
+  const pages = (n: number, prefix = '/p/') => Array.from({ length: n }, (_, i) => [`${prefix}${i}`, 'page']);
+  const plan = {
+    [free]: pages(12),
+    [throttled]: [...pages(12), ...pages(3, '/challenge/'), ['/reset', 'page']],
+    [paused]: [...pages(8), ...pages(3, '/canary/').map(([p]) => [p, 'canary'])],
+    [stopped]: pages(4),
+  };
+  const token = await api.token(['ingest', 'read']);
+  const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-crawl-'));
+  const statsFile = join(scratch, 'stats.json');
+  let output = '';
+  const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(PKG, 'tests', 'crawl', 'health_spider.py')], {
+    cwd: scratch,
+    env: { ...process.env, PYTHONPATH: join(PKG, 'src'), PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_PLAN: JSON.stringify(plan), TH_STATS_FILE: statsFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  // A wait that fails shows what Scrapy said.
+  const until = async (cond: () => boolean, what: string, ms: number): Promise<void> => {
+    try {
+      await eventually(() => Promise.resolve(cond() ? true : undefined), what, ms);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; server hits: ${JSON.stringify(proxy.hits.map((x) => `${x.host}${x.path}`))}; Scrapy output:\n${output.slice(-6000)}`);
+    }
+  };
+  try {
+    // Everything not held has been served: the free and throttled sites and the paused site's canaries.
+    // (The reset page: Scrapy's three attempts, each of which Twisted may try twice on a kept-alive
+    // connection, so the server sees it 3-6 times; the events below count Scrapy's attempts.)
+    await until(
+      () => proxy.count(free) === 12 && proxy.count(throttled, '/p/') === 12 && proxy.count(throttled, '/challenge/') === 3 && proxy.count(throttled, '/reset') >= 3 && proxy.count(paused, '/canary/') === 3,
+      'the unpaused requests to be served',
+      90_000,
+    );
+    // Paused: not one production request reached the site; stopped: nothing at all.
+    expect(proxy.count(paused, '/p/')).toBe(0);
+    expect(proxy.count(stopped)).toBe(0);
+    expect(proxy.maxInFlight.get(throttled)).toBe(1);
+    expect(proxy.maxInFlight.get(free)).toBeGreaterThan(1);
+
+    // Resume: the held requests go out now.
+    await change(h.pool, paused, { paused: false, canaryOnly: false, band: 'healthy', reason: 'test: resume' });
+    await until(() => proxy.count(paused, '/p/') === 8, 'the held requests to reach the site after the resume', 60_000);
+    expect(await exited).toBe(0);
+  } finally {
+    // A failed wait leaves held requests that a graceful stop would wait for.
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+
+  expect(proxy.count(stopped)).toBe(0);
+  expect(new Set(proxy.hits.filter((x) => x.host.endsWith(`-${id}.example.com`)).map((x) => x.proxyUser))).toEqual(new Set(['residential-de']));
+
+  // Scrapy's own stats (written after every spider_closed handler, the extension's flush included).
+  const stats = JSON.parse(readFileSync(statsFile, 'utf8')) as Record<string, number | string>;
+  rmSync(scratch, { recursive: true, force: true });
+  const attempts = 12 + 18 + 11;
+  expect(stats).toMatchObject({
+    'target_health/events_recorded': attempts,
+    'target_health/events_sent': attempts,
+    'target_health/events_rejected': 0,
+    'target_health/events_dropped': 0,
+    'target_health/requests_dropped_stopped': 4,
+    'target_health/requests_held': 8,
+    'target_health/requests_released': 8,
+    'target_health/requests_held_now': 0,
+    'downloader/exception_type_count/scrapy.exceptions.IgnoreRequest': 4,
+    item_scraped_count: 12 + 12 + 8 + 3,
+  });
+  expect(output).not.toMatch(/Traceback|refused:|target-health: .*(failed|unreachable|not delivered|gave up)/);
+
+  // The store: every attempt, classified.
+  const rows = await h.pool.query<{ site: string; status: number | null; network_error: string | null; outcome: string; canary: boolean; retries: number | null; valid_records: number | null; pool: string | null; country: string | null; n: string }>(
+    `SELECT site, status, network_error, outcome, canary, retries, valid_records, pool, country, count(*)::text AS n
+       FROM request_events WHERE site LIKE $1 GROUP BY 1,2,3,4,5,6,7,8,9 ORDER BY 1,2,3,6`,
+    [`%-${id}.example.com`],
+  );
+  const table = rows.rows.map((r) => ({ ...r, n: Number(r.n) }));
+  const route = { pool: 'residential', country: 'DE' };
+  expect(table).toEqual([
+    { site: free, status: 200, network_error: null, outcome: 'ok', canary: false, retries: null, valid_records: 1, ...route, n: 12 },
+    { site: paused, status: 200, network_error: null, outcome: 'ok', canary: false, retries: null, valid_records: 1, ...route, n: 8 },
+    { site: paused, status: 200, network_error: null, outcome: 'ok', canary: true, retries: null, valid_records: 1, ...route, n: 3 },
+    { site: throttled, status: 200, network_error: null, outcome: 'ok', canary: false, retries: null, valid_records: 1, ...route, n: 12 },
+    // The challenge's body and headers reached the classifier: a challenge, not a hard block.
+    { site: throttled, status: 403, network_error: null, outcome: 'challenge', canary: false, retries: null, valid_records: null, ...route, n: 3 },
+    { site: throttled, status: null, network_error: 'connection_reset', outcome: 'hard_block', canary: false, retries: 1, valid_records: null, ...route, n: 1 },
+    { site: throttled, status: null, network_error: 'connection_reset', outcome: 'hard_block', canary: false, retries: 2, valid_records: null, ...route, n: 1 },
+    { site: throttled, status: null, network_error: 'connection_reset', outcome: 'hard_block', canary: false, retries: null, valid_records: null, ...route, n: 1 },
+  ]);
+}, 300_000);
