@@ -12,7 +12,7 @@
  *     would have; errors before the handler are recorded in errorHandler / failedRequestHandler.
  */
 import { performance } from 'node:perf_hooks';
-import type { ControlsView, SiteControls } from '../controls-client/types';
+import type { SiteControls } from '../controls-client/types';
 import { classifyOutcome, type Classification } from '../signals/classify';
 import type { Extraction, Route } from '../signals/event';
 import { tryNormaliseSite } from '../signals/site';
@@ -99,7 +99,7 @@ export interface SchedulingHints {
 
 export interface TargetHealth {
   /** Your crawler options with the adapter's hooks and handlers merged in. */
-  crawlerOptions<O extends CrawlerOptionsLike>(options: O, kind?: CrawlerKind): O;
+  crawlerOptions<O extends CrawlerOptionsLike>(options: NoInfer<O>, kind?: CrawlerKind): O;
   /** Reports the extraction result of the current request; call it from your request handler. */
   extraction(ctx: object, extraction: Extraction): void;
   /** The controls of a URL's site, for your scheduler. */
@@ -170,14 +170,14 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
   function waitForControls(site: string, ms: number, ok: (c: SiteControls | undefined) => boolean): Promise<boolean> {
     if (!controls || ms <= 0) return Promise.resolve(false);
     return new Promise((resolve) => {
-      let unsubscribe: (() => void) | undefined;
       const done = (value: boolean) => {
         clearTimeout(timer);
-        unsubscribe?.();
+        unsubscribe();
         resolve(value);
       };
       const timer = setTimeout(() => done(false), ms);
-      unsubscribe = controls.onChange((changed) => {
+      // Listeners are called on later changes, never during onChange() itself (ControlsView's contract).
+      const unsubscribe = controls.onChange((changed) => {
         if (siteOf(`http://${changed.site}/`) === site && ok(changed)) done(true);
       });
       // A change applied between the caller's read and the subscription is not missed.
@@ -283,7 +283,7 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
       ctx.log.warning(`target-health: recorded without invalid fields: ${built.removed.join('; ')}`, { url: ctx.request.url });
     }
     const droppedBefore = recorder.stats().dropped;
-    if (recorder.record(built.input as Record<string, unknown>)) {
+    if (recorder.record(built.input)) {
       counts.recorded += 1;
     } else if (recorder.stats().dropped > droppedBefore) {
       counts.notKept += 1;
@@ -364,7 +364,7 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
   }
 
   return {
-    crawlerOptions<O extends CrawlerOptionsLike>(userOptions: O, kind: CrawlerKind = 'http'): O {
+    crawlerOptions<O extends CrawlerOptionsLike>(userOptions: NoInfer<O>, kind: CrawlerKind = 'http'): O {
       const merged = { ...userOptions } as Record<string, unknown>;
       const sessionPool = (userOptions.sessionPoolOptions ?? {}) as { blockedStatusCodes?: number[] };
       const retireStatuses = new Set(retireOn === false ? [] : (retireOn?.statuses ?? sessionPool.blockedStatusCodes ?? DEFAULTS.retireStatuses));

@@ -23,7 +23,7 @@ const RULES: readonly Rule[] = [
 /** The text to match: the error's code, name and message, and those of its cause (got wraps socket errors). */
 function describe(err: unknown, depth = 0): string {
   if (err === null || err === undefined || depth > 3) return '';
-  if (typeof err !== 'object') return String(err);
+  if (typeof err !== 'object') return typeof err === 'string' ? err : '';
   const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
   const parts = [e.code, e.name, e.message].filter((p): p is string => typeof p === 'string');
   return `${parts.join(' ')} ${describe(e.cause, depth + 1)}`;
