@@ -7,6 +7,8 @@
 import { CheerioCrawler, type CheerioCrawlerOptions } from '@crawlee/cheerio';
 import { log, ProxyConfiguration } from '@crawlee/core';
 import { HttpCrawler, type HttpCrawlerOptions } from '@crawlee/http';
+import { PlaywrightCrawler, type PlaywrightCrawlerOptions } from '@crawlee/playwright';
+import { chromium } from 'playwright-core';
 import { isDroppedByTargetHealth, targetHealth } from '../../crawlee';
 import type { SiteControls } from '../../controls-client/types';
 import { createRecorder } from '../../recorder/recorder';
@@ -14,7 +16,9 @@ import { memoryControls, memorySink, scratchConfiguration } from './crawlee-site
 
 export interface RunMessage {
   type: 'run';
-  crawler: 'cheerio' | 'http';
+  crawler: 'cheerio' | 'http' | 'playwright';
+  /** For `playwright`: the Chromium to launch (stack/chromium.ts). */
+  browser?: { executablePath: string; args: string[] };
   proxyUrl: string;
   requests: Array<string | { url: string; label?: string; userData?: Record<string, unknown> }>;
   controls?: Array<Partial<SiteControls> & { site: string }>;
@@ -64,7 +68,24 @@ async function run(m: RunMessage): Promise<void> {
     },
   };
   const crawler =
-    m.crawler === 'cheerio'
+    m.crawler === 'playwright'
+      ? new PlaywrightCrawler(
+          th.crawlerOptions<PlaywrightCrawlerOptions>(
+            {
+              ...common,
+              launchContext: { launcher: chromium, launchOptions: { headless: true, executablePath: m.browser?.executablePath, args: m.browser?.args ?? [] } },
+              requestHandler: async (ctx) => {
+                // @crawlee/playwright types its page from the `playwright` package, not installed here (playwright-core is).
+                const page = ctx.page as unknown as { content(): Promise<string> };
+                const price = (await page.content()).includes('class="price"');
+                th.extraction(ctx, price ? { result: 'ok', validRecords: 1 } : { result: 'empty', validRecords: 0 });
+              },
+            },
+            'browser',
+          ),
+          config,
+        )
+      : m.crawler === 'cheerio'
       ? new CheerioCrawler(
           th.crawlerOptions<CheerioCrawlerOptions>({
             ...common,

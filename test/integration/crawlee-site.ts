@@ -1,7 +1,7 @@
 /**
  * Fixtures of the Crawlee adapter's integration tests: a small site on loopback that answers for any
  * host name (`/ok`, `/challenge` = a 403 challenge page, `/error` = 500, `/reset` = socket destroyed,
- * `?delay=ms`), counting hits and the most requests in flight per host; a forward proxy (CONNECT and
+ * `?delay=ms`; other paths 404, uncounted), counting hits and the most requests in flight per host; a forward proxy (CONNECT and
  * absolute-form) that sends every host to that site, so a crawl can use real host names and proxy
  * user names (`http://residential-de:x@127.0.0.1:port`); an in-memory EventSink; a ControlsView held in
  * a map; and a Crawlee Configuration that keeps nothing on disk.
@@ -43,6 +43,12 @@ export async function startTestSite(): Promise<TestSite> {
   };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    const kind = url.pathname.split('/')[1];
+    if (!['ok', 'challenge', 'error', 'reset'].includes(kind ?? '')) {
+      // What a browser fetches besides the page (favicon, the challenge page's script): not a crawl request.
+      res.writeHead(404).end();
+      return;
+    }
     const c = countsOf(hostOf(req.headers.host));
     c.hits += 1;
     c.inFlight += 1;
@@ -55,7 +61,6 @@ export async function startTestSite(): Promise<TestSite> {
     res.on('close', finish);
     const delay = Number(url.searchParams.get('delay') ?? 0);
     setTimeout(() => {
-      const kind = url.pathname.split('/')[1];
       if (kind === 'reset') {
         req.socket.destroy();
         return;
