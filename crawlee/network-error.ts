@@ -1,0 +1,37 @@
+/**
+ * Maps the errors a request can end with in Crawlee (got-scraping for Http/Cheerio, Playwright's
+ * `net::ERR_*` for browsers, Node socket codes underneath) to the event's `networkError` enum.
+ * Only messages and codes are read: the error classes differ per crawler and per version.
+ */
+import type { NetworkError } from '../signals/event';
+
+interface Rule {
+  kind: NetworkError;
+  pattern: RegExp;
+}
+
+// First match wins: a proxy that resets the tunnel is a proxy problem, not the site resetting us, and a
+// TLS failure reported as "socket disconnected before secure TLS connection" is TLS, not a reset.
+const RULES: readonly Rule[] = [
+  { kind: 'proxy', pattern: /proxy|ERR_TUNNEL_CONNECTION_FAILED|\b407\b/i },
+  { kind: 'tls', pattern: /\b(?:TLS|SSL)\b|certificate|ERR_TLS_|ERR_SSL_|ERR_CERT_|EPROTO|CERT_HAS_EXPIRED|SELF_SIGNED|UNABLE_TO_VERIFY/i },
+  { kind: 'dns', pattern: /ENOTFOUND|EAI_AGAIN|EAI_FAIL|getaddrinfo|ERR_NAME_NOT_RESOLVED|ERR_NAME_RESOLUTION_FAILED/i },
+  { kind: 'timeout', pattern: /ETIMEDOUT|ESOCKETTIMEDOUT|timed? ?out|TimeoutError|ERR_TIMED_OUT|ERR_CONNECTION_TIMED_OUT/i },
+  { kind: 'connection_reset', pattern: /ECONNRESET|socket hang up|EPIPE|ERR_CONNECTION_RESET|ERR_CONNECTION_CLOSED|ERR_EMPTY_RESPONSE|other side closed|premature close/i },
+];
+
+/** The text to match: the error's code, name and message, and those of its cause (got wraps socket errors). */
+function describe(err: unknown, depth = 0): string {
+  if (err === null || err === undefined || depth > 3) return '';
+  if (typeof err !== 'object') return typeof err === 'string' ? err : '';
+  const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
+  const parts = [e.code, e.name, e.message].filter((p): p is string => typeof p === 'string');
+  return `${parts.join(' ')} ${describe(e.cause, depth + 1)}`;
+}
+
+/** The `networkError` for an error that ended a request before any HTTP response arrived. */
+export function networkErrorOf(err: unknown): NetworkError {
+  const text = describe(err);
+  for (const rule of RULES) if (rule.pattern.test(text)) return rule.kind;
+  return 'other';
+}
