@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CheerioCrawler, Configuration, ProxyConfiguration, type CheerioCrawlingContext } from '@crawlee/cheerio';
+import { CheerioCrawler, Configuration, ProxyConfiguration, type CheerioCrawlerOptions, type CheerioCrawlingContext } from '@crawlee/cheerio';
 import { targetHealth, type TargetHealth } from '../crawlee';
 import type { ControlsView } from '../controls-client/types';
 import type { Recorder } from '../recorder';
@@ -48,7 +48,9 @@ export interface DemoCrawler {
   stop(): Promise<void>;
 }
 
-export async function startDemoCrawler(options: DemoCrawlerOptions): Promise<DemoCrawler> {
+const isCanary = (ctx: CheerioCrawlingContext): boolean => (ctx.request.userData as { targetHealthCanary?: unknown }).targetHealthCanary === true;
+
+export function startDemoCrawler(options: DemoCrawlerOptions): DemoCrawler {
   const chains = options.chainsPerHost ?? 4;
   const canaryEveryMs = options.canaryEveryMs ?? 3_000;
   const items = options.items ?? 200;
@@ -66,12 +68,12 @@ export async function startDemoCrawler(options: DemoCrawlerOptions): Promise<Dem
     label: 'product',
   });
   const continueChain = async (ctx: CheerioCrawlingContext) => {
-    if (stopping || ctx.request.userData.targetHealthCanary === true) return;
+    if (stopping || isCanary(ctx)) return;
     await ctx.crawler.addRequests([next(new URL(ctx.request.url).hostname)]);
   };
 
   const crawler = new CheerioCrawler(
-    adapter.crawlerOptions({
+    adapter.crawlerOptions<CheerioCrawlerOptions>({
       proxyConfiguration: new ProxyConfiguration({ proxyUrls: [...options.proxyUrls] }),
       // A fixed pool: the adapter's per-site limits are what shape each site's rate, not autoscaling.
       minConcurrency: chains * options.hosts.length,
@@ -85,7 +87,7 @@ export async function startDemoCrawler(options: DemoCrawlerOptions): Promise<Dem
         const host = new URL(ctx.request.url).hostname;
         const priced = ctx.$('.price[data-price]').length > 0;
         adapter.extraction(ctx, priced ? { result: 'ok', validRecords: 1 } : { result: 'missing_fields', missingFields: ['price'], validRecords: 0 });
-        if (ctx.request.userData.targetHealthCanary !== true) handled.set(host, (handled.get(host) ?? 0) + 1);
+        if (!isCanary(ctx)) handled.set(host, (handled.get(host) ?? 0) + 1);
         await continueChain(ctx);
       },
       // A page given up after the retries still continues its chain: the crawl goes on, as a monitor's does.

@@ -101,7 +101,7 @@ runMain('target-health demo', async () => {
     const narrator = new Narrator({ say, clock, uiUrl: stack.uiUrl, namespace: stack.temporal.namespace, cliSettingsPath: stack.cliSettings.shownPath, hosts: HOSTS, nominal: NOMINAL, siteAdmin: world.site.origin });
     controls.onChange((c) => narrator.controlsChanged(c));
 
-    const crawler = await startDemoCrawler({ hosts, urlOf: (host, path) => world.site.urlOf(host, path), proxyUrls: world.proxies.map((p) => p.url), recorder, controls, chainsPerHost: NOMINAL });
+    const crawler = startDemoCrawler({ hosts, urlOf: (host, path) => world.site.urlOf(host, path), proxyUrls: world.proxies.map((p) => p.url), recorder, controls, chainsPerHost: NOMINAL });
     cleanups.push(() => crawler.stop());
     say(`${clock()} a Crawlee crawler with the Target Health adapter is crawling all four sites through proxies ${world.proxies.map((p) => p.label).join(', ')}`);
 
@@ -119,11 +119,11 @@ runMain('target-health demo', async () => {
         say(`${clock()} ${HOSTS.news} puts up a 403 wall`);
       }, 30_000),
       setTimeout(() => {
-        world.proxy('dc-us').kill('refuse');
+        void world.proxy('dc-us').kill('refuse');
         say(`${clock()} the dc-us proxy dies (connections refused) — every site's requests through it fail`);
       }, 40_000),
     ];
-    cleanups.push(async () => timers.forEach(clearTimeout));
+    cleanups.push(() => Promise.resolve(timers.forEach(clearTimeout)));
 
     // The loops' state, for what the controls do not show (route alerts, waiting for a person).
     const poll = setInterval(() => {
@@ -134,7 +134,7 @@ runMain('target-health demo', async () => {
         }
       })();
     }, 5_000);
-    cleanups.push(async () => clearInterval(poll));
+    cleanups.push(() => Promise.resolve(clearInterval(poll)));
 
     say(`${clock()} watching — the Temporal UI: ${stack.uiUrl ?? '(your cluster)'}; Ctrl-C stops everything`);
     // The SDK's runtime drains the worker on Ctrl-C; then everything above is stopped.

@@ -2,7 +2,8 @@
  * The loop closed with a real crawler (issue 15; the short form of `npm run demo`): a real Crawlee
  * CheerioCrawler with the Target Health adapter crawls the hostile site through three labelled proxies,
  * recording through the HTTP API and obeying the controls it streams, while the real loops (dev server,
- * PostgreSQL) judge each site against a history back-filled from the site's own normal answers.
+ * PostgreSQL) judge each site against a history back-filled from the site's own normal answers. The
+ * crawler is a process of its own (demo/crawler-main.ts), as a fleet's crawlers are.
  *
  * - shop turns to challenging 35 % of its requests → the loop throttles it → the crawler's rate to shop drops;
  * - news puts up a 403 wall → the loop pauses it → no production request reaches news (canaries do);
@@ -11,17 +12,17 @@
  *
  * Assertions are on the crawler's own counts and on the site's access log, not only on the loops' state.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { WorkflowHandle } from '@temporalio/client';
 import { startHostileWorld, type HostileWorld } from '../../hostile-site';
 import { backfillHistory, sampleNormalAnswers } from '../../demo/history';
-import { startDemoCrawler, type DemoCrawler } from '../../demo/crawler';
+import type { CrawlerProcessConfig, CrawlerReport } from '../../demo/crawler-main';
 import { DEMO_LOOP_SETTINGS } from '../../demo/settings';
 import { routeFromUserName } from '../../crawlee';
-import { createRecorder, apiSink, type Recorder } from '../../recorder';
-import { createControlsClient, type ControlsClient } from '../../controls-client';
-import type { SiteControls } from '../../controls-client/types';
-import { resumeUpdate, type SiteHealthState } from '../../control/messages';
+import { resumeUpdate } from '../../control/messages';
 import type { SiteHealthInput } from '../../control/config';
 import { createLoopWorker, registerSite, startLoop, waitForState } from '../helpers/control-loop';
 import { startTestApi, type TestApi } from '../helpers/api';
@@ -62,9 +63,7 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
     routes: ROUTES,
   });
   const { worker, connection } = await createLoopWorker(h, { uiUrl: 'http://ui.test', logger: testLogger });
-  let crawler: DemoCrawler | undefined;
-  let recorder: Recorder | undefined;
-  let controls: ControlsClient | undefined;
+  let crawler: CrawlerProcess | undefined;
   try {
     // The sites' normal: pages sampled from the live site, spread over 12 past days through the crawler's routes.
     const now = Date.now();
@@ -84,76 +83,96 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
       const loop = (host: string) => handles.get(host)!;
       for (const host of hosts) await waitForState(loop(host), `${host}: first controls`, (s) => s.controls !== null && s.band !== 'learning', 60_000);
 
-      // The crawler: events in through the API, controls out through its stream.
+      // The crawler, a process of its own: events in through the API, controls out through its stream.
       const token = await api.token(['ingest', 'read']);
-      recorder = createRecorder({ sink: apiSink({ apiUrl: api.url, token }), flushIntervalMs: 250, logger: testLogger });
-      controls = createControlsClient({ apiUrl: api.url, token, sites: hosts, logger: testLogger });
-      await controls.ready();
-      const seen = new Map<string, SiteControls[]>();
-      controls.onChange((c) => seen.set(c.site, [...(seen.get(c.site) ?? []), { ...c, updatedAt: new Date().toISOString() }]));
-      crawler = await startDemoCrawler({ hosts, urlOf: (host, path) => world.site.urlOf(host, path), proxyUrls: world.proxies.map((p) => p.url), recorder, controls, chainsPerHost: NOMINAL, canaryEveryMs: 2_000 });
-      await eventually(() => Promise.resolve(hosts.every((x) => crawler!.handled(x) >= 20) ? true : undefined), 'the crawl to reach every host', 60_000);
+      crawler = new CrawlerProcess({ apiUrl: api.url, token, hosts, proxyUrls: world.proxies.map((p) => p.url), chainsPerHost: NOMINAL, canaryEveryMs: 2_000 });
+      const c = crawler;
+      await eventually(() => Promise.resolve(hosts.every((x) => (c.last?.handled[x] ?? 0) >= 20) ? true : undefined), 'the crawl to reach every host', 90_000);
 
-      // shop's rate before anything happens (the chains fill its concurrency).
+      // shop's rate before anything happens (its chains fill its concurrency).
       const before = await settledRate(world, shop, 15_000);
 
       // The site turns: shop challenges a third of its requests, news walls, the dc-us proxy dies.
       world.site.setMode(shop, { kind: 'challenging', share: 0.35, latencyMs: PAGE_MS });
       world.site.setMode(news, { kind: 'wall', latencyMs: PAGE_MS });
-      world.proxy('dc-us').kill('refuse');
+      await world.proxy('dc-us').kill('refuse');
 
       // news: paused (waiting for a person), the crawler hears of it, and then only canaries reach news.
       const paused = await waitForState(loop(news), 'news paused', (s) => s.controls?.paused === true && s.awaitingHuman !== null, 240_000);
       expect(paused.band).toBe('resisting');
-      const heard = await eventually(() => Promise.resolve(seen.get(news)?.find((c) => c.paused)), 'the crawler to hear of the pause', 30_000);
-      // Requests the adapter admitted just before the pause reached it are on their way: give them one page time.
-      const pausedFrom = Date.parse(heard.updatedAt) + PAGE_MS + 500;
+      const heard = await eventually(() => Promise.resolve(c.heard.find((x) => x.site === news && x.paused)), 'the crawler to hear of the pause', 30_000);
+      // Requests the adapter admitted just before it heard are on their way: give them one page time.
+      const pausedFrom = heard.at + PAGE_MS + 500;
 
-      // shop: throttled to half its concurrency or less; its rate drops.
+      // shop: throttled to half its concurrency or less; the crawler hears of it; its rate drops.
       const throttled = await waitForState(loop(shop), 'shop throttled', (s) => (s.controls?.concurrencyLimit ?? NOMINAL) <= NOMINAL / 2, 240_000);
       expect(throttled.controls?.paused).toBe(false);
-      await eventually(() => Promise.resolve(controls!.controlsFor(shop)?.concurrencyLimit === throttled.controls!.concurrencyLimit ? true : undefined), 'the crawler to hear of the throttle', 30_000);
+      await eventually(() => Promise.resolve(c.heard.some((x) => x.site === shop && x.concurrencyLimit <= NOMINAL / 2) ? true : undefined), 'the crawler to hear of the throttle', 30_000);
       const after = await settledRate(world, shop, 15_000);
       expect(after).toBeLessThan(before * 0.75);
 
       // travel: the dead proxy is a route alert; travel itself is not throttled.
       const alerted = await waitForState(loop(travel), 'travel route alert', (s) => s.alerts.route, 240_000);
       expect(alerted.routeDiagnosis?.verdict).toBe('route-specific');
-      const travelControls = (await loop(travel).query<SiteHealthState>('state')).controls;
-      expect(travelControls).toMatchObject({ concurrencyLimit: NOMINAL, paused: false });
-      expect(seen.get(travel)?.some((c) => c.concurrencyLimit < NOMINAL || c.paused) ?? false).toBe(false);
+      expect(alerted.controls).toMatchObject({ concurrencyLimit: NOMINAL, paused: false });
+      expect(c.heard.filter((x) => x.site === travel && (x.concurrencyLimit < NOMINAL || x.paused))).toEqual([]);
 
-      // While paused: production requests to news stopped, canaries went on.
+      // While paused: production requests to news stopped, canaries went on, the adapter deferred news's requests.
       const whilePaused = world.site.log(news, { since: pausedFrom });
       expect(whilePaused.filter((e) => !e.canary)).toEqual([]);
       expect(whilePaused.filter((e) => e.canary).length).toBeGreaterThan(0);
-      const stats = crawler.adapter.stats();
-      expect(stats.deferredByPause).toBeGreaterThan(0);
+      expect(c.last?.adapter.deferredByPause ?? 0).toBeGreaterThan(0);
 
       // The wall comes down; a person resumes; production traffic to news is back.
       world.site.setMode(news, normal);
       const resumedAt = Date.now();
       await loop(news).executeUpdate(resumeUpdate, { args: [{ who: 'e2e-test', why: 'the site lifted its wall' }] });
       await eventually(() => Promise.resolve(world.site.log(news, { since: resumedAt, canary: false }).length >= 10 ? true : undefined), 'production traffic to news after the resume', 60_000);
-      expect(controls.controlsFor(news)?.paused).toBe(false);
+      expect(c.heard.filter((x) => x.site === news).at(-1)?.paused).toBe(false);
 
-      // Every event the crawler recorded was stored or is on its way; none was rejected or dropped.
-      await recorder.close();
-      const r = recorder.stats();
-      expect(r.rejected).toBe(0);
-      expect(r.dropped).toBe(0);
-      expect(r.failed).toBe(0);
-      recorder = undefined;
+      // The crawler stops: what its recorder held is sent; nothing was rejected, dropped or given up.
+      const final = await c.stop();
+      crawler = undefined;
+      expect(final.recorder).toMatchObject({ rejected: 0, dropped: 0, failed: 0 });
+      expect(final.recorder.stored).toBeGreaterThan(100);
       for (const handle of handles.values()) await handle.terminate('test done');
     });
   } finally {
-    await crawler?.stop();
-    await recorder?.close();
-    await controls?.close();
+    await crawler?.stop().catch(() => undefined);
     await world.close();
     await connection.close();
   }
 });
+
+/** The demo crawler as a child process; its JSON report lines are kept as they come. */
+class CrawlerProcess {
+  readonly heard: CrawlerReport['heard'] = [];
+  last: CrawlerReport | undefined;
+  private readonly child: ChildProcess;
+  private readonly exited: Promise<number | null>;
+  private stderr = '';
+
+  constructor(config: CrawlerProcessConfig) {
+    this.child = spawn(process.execPath, [join(__dirname, '../../dist/demo/crawler-main.js'), JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    createInterface({ input: this.child.stdout! }).on('line', (line) => {
+      const report = JSON.parse(line) as CrawlerReport;
+      this.heard.push(...report.heard);
+      this.last = report;
+    });
+    this.child.stderr!.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString('utf8')).slice(-20_000);
+    });
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+  }
+
+  /** SIGTERM: it stops crawling, sends what its recorder holds and prints its final report. */
+  async stop(): Promise<CrawlerReport> {
+    this.child.kill('SIGTERM');
+    const code = await this.exited;
+    if (code !== 0 || !this.last?.final) throw new Error(`the crawler process exited with ${code} without its final report; its stderr:\n${this.stderr}`);
+    return this.last;
+  }
+}
 
 /** Requests per second the site received from production requests over the last `windowMs`, after waiting that long. */
 async function settledRate(world: HostileWorld, host: string, windowMs: number): Promise<number> {
