@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CheerioCrawler, Configuration, ProxyConfiguration, type CheerioCrawlerOptions, type CheerioCrawlingContext } from '@crawlee/cheerio';
+import { CheerioCrawler, Configuration, ProxyConfiguration, log, type CheerioCrawlerOptions, type CheerioCrawlingContext } from '@crawlee/cheerio';
 import { targetHealth, type TargetHealth } from '../crawlee';
 import type { ControlsView } from '../controls-client/types';
 import type { Recorder } from '../recorder';
@@ -72,6 +72,9 @@ export function startDemoCrawler(options: DemoCrawlerOptions): DemoCrawler {
     await ctx.crawler.addRequests([next(new URL(ctx.request.url).hostname)]);
   };
 
+  // Crawlee's own log (its periodic statistics included) goes to stdout: off unless asked for. Set before
+  // the crawler exists, so the loggers it derives (statistics, session pool) start silent too.
+  if (options.quiet !== false) log.setLevel(log.LEVELS.OFF);
   const crawler = new CheerioCrawler(
     adapter.crawlerOptions<CheerioCrawlerOptions>({
       proxyConfiguration: new ProxyConfiguration({ proxyUrls: [...options.proxyUrls] }),
@@ -95,7 +98,7 @@ export function startDemoCrawler(options: DemoCrawlerOptions): DemoCrawler {
     }),
     config,
   );
-  if (options.quiet !== false) crawler.log.setLevel(crawler.log.LEVELS.OFF);
+  if (options.quiet !== false) crawler.log.setLevel(log.LEVELS.OFF);
 
   const seeds = options.hosts.flatMap((host) => Array.from({ length: chains }, () => next(host)));
   const canaries =

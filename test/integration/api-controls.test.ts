@@ -6,7 +6,6 @@
  * Changes are written by the product's own writer (db/controls.ts `writeControls`, as the action activity does).
  */
 import { randomUUID } from 'node:crypto';
-import type { Controls } from '../../control/controls';
 import { controlsOf, readControls, writeControls } from '../../db/controls';
 import { createPool, type Pool } from '../../db/pool';
 import { FEED_APPLICATION_NAME } from '../../api/controls-feed';
@@ -15,30 +14,9 @@ import { authed, startTestApi, type TestApi } from '../helpers/api';
 import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
 import { env, eventually, openHarness, type TestHarness } from '../helpers/services';
 import { openSse, type SseClient } from '../helpers/sse-client';
+import { changeControls as change } from '../helpers/controls';
 
-const NOMINAL: Controls = { concurrencyLimit: 16, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band: 'healthy', reason: 'nominal' };
 
-/** Writes a site's controls as the action activity does (row lock, upsert, audit row); returns the new version. */
-async function change(pool: Pool, site: string, patch: Partial<Controls>): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const old = await readControls(client, site, { forUpdate: true });
-    const next = { ...(old ? controlsOf(old) : NOMINAL), ...patch };
-    const { version } = await writeControls(
-      client,
-      { site, workflowId: workflowIdForSite(site), actionKey: `test/${randomUUID()}`, next, changedFields: Object.keys(patch), routeDiagnosis: null, assessmentKey: null, decisionKey: null, actor: 'test' },
-      old,
-    );
-    await client.query('COMMIT');
-    return version;
-  } catch (err) {
-    await client.query('ROLLBACK');
-    throw err;
-  } finally {
-    client.release();
-  }
-}
 
 const newSite = () => `ctl-${randomUUID().slice(0, 8)}.example.com`;
 

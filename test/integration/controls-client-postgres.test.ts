@@ -4,35 +4,12 @@
  * and the map kept while its connection is killed and re-read (snapshot) once it is back.
  */
 import { randomUUID } from 'node:crypto';
-import type { Controls } from '../../control/controls';
-import { controlsOf, readControls, writeControls } from '../../db/controls';
-import type { Pool } from '../../db/pool';
-import { workflowIdForSite } from '../../common/names';
 import { createPostgresControlsClient, type ControlsClient } from '../../controls-client';
 import type { RecorderLogger } from '../../recorder';
 import { env, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { changeControls as change } from '../helpers/controls';
 
-const NOMINAL: Controls = { concurrencyLimit: 16, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band: 'healthy', reason: 'nominal' };
 
-async function change(pool: Pool, site: string, patch: Partial<Controls>): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const old = await readControls(client, site, { forUpdate: true });
-    const { version } = await writeControls(
-      client,
-      { site, workflowId: workflowIdForSite(site), actionKey: `test/${randomUUID()}`, next: { ...(old ? controlsOf(old) : NOMINAL), ...patch }, changedFields: Object.keys(patch), routeDiagnosis: null, assessmentKey: null, decisionKey: null, actor: 'test' },
-      old,
-    );
-    await client.query('COMMIT');
-    return version;
-  } catch (err) {
-    await client.query('ROLLBACK');
-    throw err;
-  } finally {
-    client.release();
-  }
-}
 
 const newSite = () => `ccpg-${randomUUID().slice(0, 8)}.example.com`;
 const quiet: RecorderLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -10,38 +10,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { Controls } from '../../control/controls';
-import { controlsOf, readControls, writeControls } from '../../db/controls';
-import type { Pool } from '../../db/pool';
-import { workflowIdForSite } from '../../common/names';
 import { createControlsClient, type ControlsClient, type SiteControls } from '../../controls-client';
 import type { RecorderLogger } from '../../recorder';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
+import { changeControls as change } from '../helpers/controls';
 
-const NOMINAL: Controls = { concurrencyLimit: 16, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band: 'healthy', reason: 'nominal' };
 
-/** Writes a site's controls as the action activity does (row lock, upsert, audit row); returns the new version. */
-async function change(pool: Pool, site: string, patch: Partial<Controls>): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const old = await readControls(client, site, { forUpdate: true });
-    const next = { ...(old ? controlsOf(old) : NOMINAL), ...patch };
-    const { version } = await writeControls(
-      client,
-      { site, workflowId: workflowIdForSite(site), actionKey: `test/${randomUUID()}`, next, changedFields: Object.keys(patch), routeDiagnosis: null, assessmentKey: null, decisionKey: null, actor: 'test' },
-      old,
-    );
-    await client.query('COMMIT');
-    return version;
-  } catch (err) {
-    await client.query('ROLLBACK');
-    throw err;
-  } finally {
-    client.release();
-  }
-}
 
 /** A TCP relay on a fixed port to a target that can change (a restarted API). */
 interface Relay {

@@ -20,38 +20,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Controls } from '../../control/controls';
-import { controlsOf, readControls, writeControls } from '../../db/controls';
-import type { Pool } from '../../db/pool';
-import { workflowIdForSite } from '../../common/names';
 import { ensureScrapyVenv, type PythonVenv } from '../../stack/python-venv';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { ROOT } from '../helpers/processes';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
+import { changeControls as change } from '../helpers/controls';
 
 const PKG = join(ROOT, 'integrations', 'scrapy');
-const NOMINAL: Controls = { concurrencyLimit: 16, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band: 'healthy', reason: 'nominal' };
 
-async function change(pool: Pool, site: string, patch: Partial<Controls>): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const old = await readControls(client, site, { forUpdate: true });
-    const next = { ...(old ? controlsOf(old) : NOMINAL), ...patch };
-    const { version } = await writeControls(
-      client,
-      { site, workflowId: workflowIdForSite(site), actionKey: `test/${randomUUID()}`, next, changedFields: Object.keys(patch), routeDiagnosis: null, assessmentKey: null, decisionKey: null, actor: 'test' },
-      old,
-    );
-    await client.query('COMMIT');
-    return version;
-  } catch (err) {
-    await client.query('ROLLBACK');
-    throw err;
-  } finally {
-    client.release();
-  }
-}
 
 interface Hit {
   host: string;
