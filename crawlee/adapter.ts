@@ -342,7 +342,7 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     };
   }
 
-  function wrapErrorHandler(user: ErrorHandler | undefined): ErrorHandler {
+  function wrapErrorHandler(user: ErrorHandler | undefined, retireStatuses: ReadonlySet<number>): ErrorHandler {
     return async (ctx, error) => {
       if (error instanceof DeferredByTargetHealth) {
         // Crawlee adds a retry after this handler: take it back (a deferral is not a failed try), and keep
@@ -356,7 +356,20 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
       if (attempt) {
         // Sent but not recorded yet: a network error, or an error after the answer arrived (a timeout in
         // the handler, a refused content type). Never sent (a hook of yours threw first): nothing to record.
-        if (attempt.startedAt !== undefined) await record(ctx, attempt, error);
+        if (attempt.startedAt !== undefined) {
+          // Crawlee's own first post-navigation hook (its Content-Type check) throws before the adapter's
+          // when an answer has no HTML type — a bare `403` with an empty body, as many walls are. The answer
+          // arrived all the same: record its status, not a network error, and retire the blocked session.
+          if (!attempt.head && ctx.response !== undefined) {
+            attempt.endedAt ??= performance.now();
+            attempt.head = await responseHead(ctx.response, headerNames);
+            if (attempt.head && retireOn !== false && retireStatuses.has(attempt.head.status) && ctx.session) {
+              ctx.session.retire();
+              counts.sessionsRetired += 1;
+            }
+          }
+          await record(ctx, attempt, error);
+        }
         release(attempt);
       }
       return user?.(ctx, error);
@@ -385,8 +398,8 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
       merged.preNavigationHooks = [admit, ...userPre, startTimer];
       merged.postNavigationHooks = [stopTimer, ...userPost];
       merged.requestHandler = wrapHandler(userOptions.requestHandler as Handler | undefined, retireStatuses, errorStatuses);
-      merged.errorHandler = wrapErrorHandler(userOptions.errorHandler as ErrorHandler | undefined);
-      merged.failedRequestHandler = wrapErrorHandler(userOptions.failedRequestHandler as ErrorHandler | undefined);
+      merged.errorHandler = wrapErrorHandler(userOptions.errorHandler as ErrorHandler | undefined, retireStatuses);
+      merged.failedRequestHandler = wrapErrorHandler(userOptions.failedRequestHandler as ErrorHandler | undefined, retireStatuses);
       return merged as O;
     },
 

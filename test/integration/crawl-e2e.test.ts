@@ -22,9 +22,9 @@ import { backfillHistory, sampleNormalAnswers } from '../../demo/history';
 import type { CrawlerProcessConfig, CrawlerReport } from '../../demo/crawler-main';
 import { DEMO_LOOP_SETTINGS } from '../../demo/settings';
 import { routeFromUserName } from '../../crawlee';
-import { resumeUpdate } from '../../control/messages';
+import { resumeUpdate, stateQuery, type SiteHealthState } from '../../control/messages';
 import type { SiteHealthInput } from '../../control/config';
-import { createLoopWorker, registerSite, startLoop, waitForState } from '../helpers/control-loop';
+import { createLoopWorker, registerSite, startLoop } from '../helpers/control-loop';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
 
@@ -81,7 +81,7 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
       const handles = new Map<string, WorkflowHandle>();
       for (const host of hosts) handles.set(host, await startLoop(h.client, h.taskQueue, loopInputFor(host)));
       const loop = (host: string) => handles.get(host)!;
-      for (const host of hosts) await waitForState(loop(host), `${host}: first controls`, (s) => s.controls !== null && s.band !== 'learning', 60_000);
+      for (const host of hosts) await waitLoop(loop(host), `${host}: first controls`, (s) => s.controls !== null && s.band !== 'learning', 60_000);
 
       // The crawler, a process of its own: events in through the API, controls out through its stream.
       const token = await api.token(['ingest', 'read']);
@@ -98,21 +98,21 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
       await world.proxy('dc-us').kill('refuse');
 
       // news: paused (waiting for a person), the crawler hears of it, and then only canaries reach news.
-      const paused = await waitForState(loop(news), 'news paused', (s) => s.controls?.paused === true && s.awaitingHuman !== null, 240_000);
+      const paused = await waitLoop(loop(news), 'news paused', (s) => s.controls?.paused === true && s.awaitingHuman !== null, 240_000);
       expect(paused.band).toBe('resisting');
       const heard = await eventually(() => Promise.resolve(c.heard.find((x) => x.site === news && x.paused)), 'the crawler to hear of the pause', 30_000);
       // Requests the adapter admitted just before it heard are on their way: give them one page time.
       const pausedFrom = heard.at + PAGE_MS + 500;
 
       // shop: throttled to half its concurrency or less; the crawler hears of it; its rate drops.
-      const throttled = await waitForState(loop(shop), 'shop throttled', (s) => (s.controls?.concurrencyLimit ?? NOMINAL) <= NOMINAL / 2, 240_000);
+      const throttled = await waitLoop(loop(shop), 'shop throttled', (s) => (s.controls?.concurrencyLimit ?? NOMINAL) <= NOMINAL / 2, 240_000);
       expect(throttled.controls?.paused).toBe(false);
       await eventually(() => Promise.resolve(c.heard.some((x) => x.site === shop && x.concurrencyLimit <= NOMINAL / 2) ? true : undefined), 'the crawler to hear of the throttle', 30_000);
       const after = await settledRate(world, shop, 15_000);
       expect(after).toBeLessThan(before * 0.75);
 
       // travel: the dead proxy is a route alert; travel itself is not throttled.
-      const alerted = await waitForState(loop(travel), 'travel route alert', (s) => s.alerts.route, 240_000);
+      const alerted = await waitLoop(loop(travel), 'travel route alert', (s) => s.alerts.route, 240_000);
       expect(alerted.routeDiagnosis?.verdict).toBe('route-specific');
       expect(alerted.controls).toMatchObject({ concurrencyLimit: NOMINAL, paused: false });
       expect(c.heard.filter((x) => x.site === travel && (x.concurrencyLimit < NOMINAL || x.paused))).toEqual([]);
@@ -137,6 +137,21 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
       expect(final.recorder.stored).toBeGreaterThan(100);
       for (const handle of handles.values()) await handle.terminate('test done');
     });
+  } catch (err) {
+    // What the crawler saw, beside what the loop thought: which of the two went wrong.
+    const last = crawler?.last;
+    if (err instanceof Error) {
+      if (last) err.message += `\nthe crawler's last report: ${JSON.stringify({ handled: last.handled, adapter: last.adapter, recorder: last.recorder })}`;
+      // What the site served and what the store holds, per minute: where the story broke.
+      for (const host of hosts) err.message += `\n${host} served: ${JSON.stringify(world.site.summary(host))}`;
+      const { rows } = await h.pool.query<{ site: string; minute: string; status: number | null; outcome: string; n: string }>(
+        `SELECT site, to_char(date_trunc('minute', ts), 'HH24:MI') AS minute, status, outcome, count(*) AS n FROM request_events
+          WHERE site = ANY($1) AND ts > now() - interval '15 minutes' GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+        [hosts],
+      );
+      err.message += `\nstored: ${rows.map((r) => `${r.site.split('-')[0]} ${r.minute} ${r.status ?? '-'} ${r.outcome} ${r.n}`).join('; ')}`;
+    }
+    throw err;
   } finally {
     await crawler?.stop().catch(() => undefined);
     await world.close();
@@ -144,6 +159,24 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
   }
   // Whole minutes of crawl traffic must be judged at each stage (the loop reads whole minutes only).
 }, 12 * 60_000);
+
+/**
+ * Waits for a loop's state to satisfy `predicate`; on timeout the error carries the loop's last state
+ * (band, scores, reasons, controls): a judgement that did not come is then explained, not just reported.
+ */
+async function waitLoop(handle: WorkflowHandle, what: string, predicate: (s: SiteHealthState) => boolean, timeoutMs: number): Promise<SiteHealthState> {
+  let last: SiteHealthState | undefined;
+  try {
+    return await eventually(async () => {
+      last = await handle.query(stateQuery);
+      return predicate(last) ? last : undefined;
+    }, what, timeoutMs);
+  } catch (err) {
+    const s = last;
+    const seen = s ? { tick: s.tick, band: s.band, score: s.score, smoothedScore: s.smoothedScore, noScore: s.noScore, reasons: s.reasons, controls: s.controls, alerts: s.alerts, routeDiagnosis: s.routeDiagnosis, awaitingHuman: s.awaitingHuman } : null;
+    throw new Error(`${(err as Error).message}; the loop's last state: ${JSON.stringify(seen)}`);
+  }
+}
 
 /** The demo crawler as a child process; its JSON report lines are kept as they come. */
 class CrawlerProcess {

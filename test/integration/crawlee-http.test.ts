@@ -96,6 +96,22 @@ test('HttpCrawler: a socket reset is recorded as connection_reset; a custom rout
   expect(fine?.bodySample).toContain('<title>Product /ok/1</title>');
 });
 
+test('a bare 403 (no Content-Type, no body: Crawlee refuses it before any hook of ours) is recorded as a 403, its session retired', async () => {
+  const host = 'wall-http.test';
+  const { events: all, stats } = await crawl({
+    crawler: 'cheerio',
+    proxyUrl: proxy.url('residential-de'),
+    requests: [`http://${host}/bare403/1`, `http://${host}/ok/1`],
+    crawlerOptions: { maxRequestRetries: 0 },
+  }).done;
+  const events = eventsOf(all, host);
+  expect(events).toHaveLength(2);
+  const wall = events.find((e) => e.status === 403);
+  expect(wall).toMatchObject({ status: 403, headers: { server: 'nginx' }, route: { pool: 'residential', country: 'DE' } });
+  expect(wall).not.toHaveProperty('networkError');
+  expect(stats).toMatchObject({ recorded: 2, sessionsRetired: 1 });
+});
+
 test('pause: nothing but the canary reaches a paused site; its requests are crawled after resume, none failed or retried', async () => {
   const paused = 'paused.test';
   const other = 'other.test';

@@ -1,6 +1,6 @@
 /**
  * Fixtures of the Crawlee adapter's integration tests: a small site on loopback that answers for any
- * host name (`/ok`, `/challenge` = a 403 challenge page, `/error` = 500, `/reset` = socket destroyed,
+ * host name (`/ok`, `/challenge` = a 403 challenge page, `/bare403` = a 403 without type or body, `/error` = 500, `/reset` = socket destroyed,
  * `?delay=ms`; other paths 404, uncounted), counting hits and the most requests in flight per host; a forward proxy (CONNECT and
  * absolute-form) that sends every host to that site, so a crawl can use real host names and proxy
  * user names (`http://residential-de:x@127.0.0.1:port`); an in-memory EventSink; a ControlsView held in
@@ -44,7 +44,7 @@ export async function startTestSite(): Promise<TestSite> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const kind = url.pathname.split('/')[1];
-    if (!['ok', 'challenge', 'error', 'reset'].includes(kind ?? '')) {
+    if (!['ok', 'challenge', 'error', 'reset', 'bare403'].includes(kind ?? '')) {
       // What a browser fetches besides the page (favicon, the challenge page's script): not a crawl request.
       res.writeHead(404).end();
       return;
@@ -68,6 +68,12 @@ export async function startTestSite(): Promise<TestSite> {
       if (kind === 'challenge') {
         res.writeHead(403, { 'content-type': 'text/html; charset=utf-8', 'cf-mitigated': 'challenge', server: 'cloudflare' });
         res.end(CHALLENGE_BODY);
+        return;
+      }
+      if (kind === 'bare403') {
+        // A wall as many are: 403, no Content-Type, no body.
+        res.writeHead(403, { server: 'nginx', 'content-length': '0' });
+        res.end();
         return;
       }
       if (kind === 'error') {
