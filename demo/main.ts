@@ -7,7 +7,8 @@
  * runs a real Crawlee crawler with the Target Health adapter against it. Then:
  *   shop   challenges more and more of its requests   → throttled
  *   news   puts up a 403 wall                         → paused, waiting for a person
- *   travel fine, but the dc-us proxy dies             → a route alert, not throttled
+ *   travel bans the dc-us exits (a burned pool)       → a route alert, not throttled
+ *   and the resi-fr proxy dies: every site's requests through it fail → nothing throttled for it
  *   calm   fine                                       → healthy
  * The terminal tells what happened and what to type; the Temporal UI shows the loops. Ctrl-C stops all.
  */
@@ -33,7 +34,7 @@ import { DEMO_LOOP_SETTINGS, describeDemoSettings } from './settings';
 import { Narrator } from './narrator';
 
 const NOMINAL = 4;
-const PAGE_MS = 250;
+const PAGE_MS = 600;
 const HOSTS = { shop: 'shop.hostile.test', news: 'news.hostile.test', travel: 'travel.hostile.test', calm: 'calm.hostile.test' } as const;
 
 runMain('target-health demo', async () => {
@@ -119,9 +120,13 @@ runMain('target-health demo', async () => {
         say(`${clock()} ${HOSTS.news} puts up a 403 wall`);
       }, 30_000),
       setTimeout(() => {
-        void world.proxy('dc-us').kill('refuse');
-        say(`${clock()} the dc-us proxy dies (connections refused) — every site's requests through it fail`);
+        world.site.blockRoute(HOSTS.travel, 'dc-us');
+        say(`${clock()} ${HOSTS.travel} bans the dc-us exit addresses: 403 to that route only (a burned proxy pool)`);
       }, 40_000),
+      setTimeout(() => {
+        void world.proxy('resi-fr').kill('refuse');
+        say(`${clock()} the resi-fr proxy dies (connections refused): the crawler retries through the others; proxy errors throttle no site`);
+      }, 50_000),
     ];
     cleanups.push(() => Promise.resolve(timers.forEach(clearTimeout)));
 

@@ -54,7 +54,7 @@ export class Narrator {
           `      ${env}; npx target-health decide resume ${host} --who you@example.com --why "checked: the wall is gone"`,
           `      ${env}; npx target-health decide stop ${host} --who you@example.com --why "not worth it"`,
           `   Lift the wall first, or the loop pauses it again once it has judged a few minutes of walls:`,
-          `      curl -X POST ${this.o.siteAdmin}/_admin/hosts/${host}/mode -H 'content-type: application/json' -d '{"kind": "normal", "latencyMs": 250}'`,
+          `      curl -X POST ${this.o.siteAdmin}/_admin/hosts/${host}/mode -H 'content-type: application/json' -d '{"kind": "normal", "latencyMs": 600}'`,
         ].join('\n'),
       );
     }

@@ -12,9 +12,12 @@ export const DEMO_LOOP_SETTINGS = {
   /** Judge the last 3 whole minutes, refusal rules also the last 1 (production: 15 and 5). */
   window: { currentWindowMs: 3 * 60_000, recentWindowMs: 60_000 },
   scoring: {
-    /** Smoothing half-life 15 s (production: minutes); a route is confirmed after 15 s of evidence (production: 2 min). */
-    smoothing: { halfLifeMs: 15_000 },
-    routes: { confirmAfterMs: 15_000 },
+    /**
+     * Smoothing half-life 60 s, a route confirmed after 12 s of evidence: the production ratio (10 min to
+     * 2 min), so a burned route is confirmed — and set aside — before its refusals move the smoothed score.
+     */
+    smoothing: { halfLifeMs: 60_000 },
+    routes: { confirmAfterMs: 12_000 },
   },
   policy: {
     /** One throttling step per 10 s, one restoring step per 30 s (production: one per minute each). */

@@ -142,7 +142,9 @@ test('soft-blocks: a 15-day backfill in one ingest call and a day-by-day feed cl
 test("one batch spanning days: day D is judged against the batch's earlier days, never against itself", async () => {
   const site = `asof-${randomUUID().slice(0, 8)}.example.com`;
   const ingester = createIngester(pool);
-  const today = Math.floor(Date.now() / DAY) * DAY;
+  // "Today" is the last whole UTC day, not the current one: at 00:30 UTC the current day's 01:00 is still
+  // in the future, and the store refuses events more than 5 minutes ahead (a run just after midnight failed).
+  const today = Math.floor(Date.now() / DAY) * DAY - DAY;
   const normal = (ts: number, i: number) => ({ eventId: `n${ts}-${i}`, ts, site, pageType: 'product', status: 200, latencyMs: 90, bytes: 50_000 + i * 10, extraction: { result: 'ok', validRecords: 3 } });
   const tiny = (eventId: string, ts: number) => ({ eventId, ts, site, pageType: 'product', status: 200, latencyMs: 40, bytes: 900, extraction: { result: 'empty' } });
   // Listed newest first: the batch's order must not matter, only the days.

@@ -8,7 +8,8 @@
  * - shop turns to challenging 35 % of its requests → the loop throttles it → the crawler's rate to shop drops;
  * - news puts up a 403 wall → the loop pauses it → no production request reaches news (canaries do);
  *   the wall comes down and a person resumes → production traffic is back;
- * - travel stays fine, but the dc-us proxy dies → a route alert, travel is not throttled.
+ * - travel bans the dc-us exit addresses (a burned pool: 403 to that route only) → a route alert, travel is
+ *   not throttled; and the resi-fr proxy dies (connections refused): proxy errors do not throttle a site either.
  *
  * Assertions are on the crawler's own counts and on the site's access log, not only on the loops' state.
  */
@@ -30,8 +31,8 @@ import { eventually, openHarness, testLogger, type TestHarness } from '../helper
 
 const NOMINAL = 4;
 const ROUTES = [{ label: 'dc-de' }, { label: 'dc-us' }, { label: 'resi-fr' }];
-/** The site answers every page after this long, as a real one does: the concurrency limit then sets the rate. */
-const PAGE_MS = 250;
+/** The site answers every page after 1 s, as a slow real one does: the concurrency limit, not the crawler's CPU (two shared cores), then sets the rate. */
+const PAGE_MS = 1_000;
 
 let h: TestHarness;
 let api: TestApi;
@@ -49,7 +50,7 @@ function loopInputFor(site: string): SiteHealthInput {
   return { site, ...s, policy: { ...s.policy, concurrency: { nominal: NOMINAL } } };
 }
 
-test('a real Crawlee crawler slows down, stops and resumes as the loop decides; a dead proxy is a route alert', async () => {
+test('a real Crawlee crawler slows down, stops and resumes as the loop decides; a burned proxy route is a route alert', async () => {
   const id = randomUUID().slice(0, 6);
   const [shop, news, travel] = [`shop-${id}.hostile.test`, `news-${id}.hostile.test`, `travel-${id}.hostile.test`];
   const hosts = [shop, news, travel];
@@ -92,10 +93,11 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
       // shop's rate before anything happens (its chains fill its concurrency).
       const before = await settledRate(world, shop, 15_000);
 
-      // The site turns: shop challenges a third of its requests, news walls, the dc-us proxy dies.
+      // The site turns: shop challenges a third of its requests, news walls, travel bans dc-us; the resi-fr proxy dies.
       world.site.setMode(shop, { kind: 'challenging', share: 0.35, latencyMs: PAGE_MS });
       world.site.setMode(news, { kind: 'wall', latencyMs: PAGE_MS });
-      await world.proxy('dc-us').kill('refuse');
+      world.site.blockRoute(travel, 'dc-us');
+      await world.proxy('resi-fr').kill('refuse');
 
       // news: paused (waiting for a person), the crawler hears of it, and then only canaries reach news.
       const paused = await waitLoop(loop(news), 'news paused', (s) => s.controls?.paused === true && s.awaitingHuman !== null, 240_000);
@@ -111,7 +113,7 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
       const after = await settledRate(world, shop, 15_000);
       expect(after).toBeLessThan(before * 0.75);
 
-      // travel: the dead proxy is a route alert; travel itself is not throttled.
+      // travel: the burned route is a route alert; travel itself is not throttled (nor by the dead proxy's errors).
       const alerted = await waitLoop(loop(travel), 'travel route alert', (s) => s.alerts.route, 240_000);
       expect(alerted.routeDiagnosis?.verdict).toBe('route-specific');
       expect(alerted.controls).toMatchObject({ concurrencyLimit: NOMINAL, paused: false });
