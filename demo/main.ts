@@ -8,7 +8,6 @@
  *   shop   challenges more and more of its requests   → throttled
  *   news   puts up a 403 wall                         → paused, waiting for a person
  *   travel bans the dc-us exits (a burned pool)       → a route alert, not throttled
- *   and the resi-fr proxy dies: every site's requests through it fail → nothing throttled for it
  *   calm   fine                                       → healthy
  * The terminal tells what happened and what to type; the Temporal UI shows the loops. Ctrl-C stops all.
  */
@@ -30,7 +29,7 @@ import { createControlsClient } from '../controls-client';
 import { routeFromUserName } from '../crawlee';
 import { backfillHistory, sampleNormalAnswers } from './history';
 import { startDemoCrawler } from './crawler';
-import { DEMO_LOOP_SETTINGS, describeDemoSettings } from './settings';
+import { DEMO_LOOP_SETTINGS, demoLoopInput, describeDemoSettings } from './settings';
 import { Narrator } from './narrator';
 
 const NOMINAL = 4;
@@ -86,7 +85,7 @@ runMain('target-health demo', async () => {
     const client = new Client({ connection, namespace: stack.temporal.namespace });
     say(`${clock()} starting a loop per site — ${describeDemoSettings(NOMINAL)}`);
     for (const host of hosts) {
-      const input = { site: host, ...structuredClone(DEMO_LOOP_SETTINGS), policy: { ...structuredClone(DEMO_LOOP_SETTINGS.policy), concurrency: { nominal: NOMINAL } } };
+      const input = demoLoopInput(host, { nominalConcurrency: NOMINAL, productionSmoothing: host === HOSTS.travel });
       const checked = parseSiteHealthInput(input);
       if (!checked.ok) throw new Error(`demo loop settings: ${checked.message}`);
       await startSiteLoop(client, stack.temporal.taskQueue, input, checked.value, `${DEMO_LOOP_SETTINGS.tickIntervalMs / 1000} s`);
@@ -123,10 +122,6 @@ runMain('target-health demo', async () => {
         world.site.blockRoute(HOSTS.travel, 'dc-us');
         say(`${clock()} ${HOSTS.travel} bans the dc-us exit addresses: 403 to that route only (a burned proxy pool)`);
       }, 40_000),
-      setTimeout(() => {
-        void world.proxy('resi-fr').kill('refuse');
-        say(`${clock()} the resi-fr proxy dies (connections refused): the crawler retries through the others; proxy errors throttle no site`);
-      }, 50_000),
     ];
     cleanups.push(() => Promise.resolve(timers.forEach(clearTimeout)));
 
