@@ -13,7 +13,7 @@
  */
 import pg from 'pg';
 import { z } from 'zod';
-import { readControlsOf, type SiteControlsRecord } from '../db/controls';
+import { controlsOf, readControlsOf, type SiteControlsRecord } from '../db/controls';
 import { retryDelayMs } from '../recorder/backoff';
 import { defaultRecorderLogger, describeError, type RecorderLogger } from '../recorder/report';
 import { tryNormaliseSite } from '../signals/site';
@@ -41,18 +41,7 @@ export interface PostgresControlsClientOptions {
 const notificationSchema = z.object({ site: z.string(), version: z.number().int() });
 
 function toSiteControls(r: SiteControlsRecord): SiteControls {
-  return {
-    site: r.site,
-    concurrencyLimit: r.concurrencyLimit,
-    revisitMultiplier: r.revisitMultiplier,
-    paused: r.paused,
-    canaryOnly: r.canaryOnly,
-    effectiveCostMultiplier: r.effectiveCostMultiplier,
-    band: r.band,
-    reason: r.reason,
-    version: r.version,
-    updatedAt: r.updatedAt.toISOString(),
-  };
+  return { site: r.site, ...controlsOf(r), version: r.version, updatedAt: r.updatedAt.toISOString() };
 }
 
 /** PostgreSQL errors a reconnect will not cure: wrong password, no such database, the schema not migrated. */
