@@ -110,9 +110,9 @@ runMain('target-health demo', async () => {
       setTimeout(() => {
         world.site.turnHostile({ host: HOSTS.shop, steps: [
           { afterMs: 0, mode: { kind: 'challenging', share: 0.15, latencyMs: PAGE_MS } },
-          { afterMs: 30_000, mode: { kind: 'challenging', share: 0.35, latencyMs: PAGE_MS } },
+          { afterMs: 30_000, mode: { kind: 'challenging', share: 0.35, latencyMs: PAGE_MS * 1.5 } },
         ] });
-        say(`${clock()} ${HOSTS.shop} starts answering some requests with a Cloudflare challenge (15 %, then 35 %)`);
+        say(`${clock()} ${HOSTS.shop} starts answering some requests with a Cloudflare challenge (15 %, then 35 % and slower)`);
       }, 20_000),
       setTimeout(() => {
         world.site.setMode(HOSTS.news, { kind: 'wall', latencyMs: PAGE_MS });
