@@ -22,9 +22,10 @@ import { backfillHistory, sampleNormalAnswers } from '../../demo/history';
 import type { CrawlerProcessConfig, CrawlerReport } from '../../demo/crawler-main';
 import { demoLoopInput } from '../../demo/settings';
 import { routeFromUserName } from '../../crawlee';
-import { resumeUpdate, stateQuery, type SiteHealthState } from '../../control/messages';
+import { resumeUpdate } from '../../control/messages';
 import { createLoopWorker, registerSite, startLoop } from '../helpers/control-loop';
 import { startTestApi, type TestApi } from '../helpers/api';
+import { waitForLoop } from '../helpers/fault-checks';
 import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
 
 const NOMINAL = 4;
@@ -77,7 +78,7 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
       const handles = new Map<string, WorkflowHandle>();
       for (const host of hosts) handles.set(host, await startLoop(h.client, h.taskQueue, demoLoopInput(host, { nominalConcurrency: NOMINAL })));
       const loop = (host: string) => handles.get(host)!;
-      for (const host of hosts) await waitLoop(loop(host), `${host}: first controls`, (s) => s.controls !== null && s.band !== 'learning', 60_000);
+      for (const host of hosts) await waitForLoop(loop(host), `${host}: first controls`, (s) => s.controls !== null && s.band !== 'learning', 60_000);
 
       // The crawler, a process of its own: events in through the API, controls out through its stream.
       const token = await api.token(['ingest', 'read']);
@@ -94,14 +95,14 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
       const before = await settledRate(world, shop, 20_000);
 
       // news: paused (waiting for a person), the crawler hears of it, and then only canaries reach news.
-      const paused = await waitLoop(loop(news), 'news paused', (s) => s.controls?.paused === true && s.awaitingHuman !== null, 240_000);
+      const paused = await waitForLoop(loop(news), 'news paused', (s) => s.controls?.paused === true && s.awaitingHuman !== null, 240_000);
       expect(paused.band).toBe('resisting');
       const heard = await eventually(() => Promise.resolve(c.heard.find((x) => x.site === news && x.paused)), 'the crawler to hear of the pause', 30_000);
       // Requests the adapter admitted just before it heard are on their way: give them one page time.
       const pausedFrom = heard.at + PAGE_MS + 500;
 
       // shop: throttled (its concurrency lowered); the crawler hears of it; its rate drops with the limit.
-      const throttled = await waitLoop(loop(shop), 'shop throttled', (s) => (s.controls?.concurrencyLimit ?? NOMINAL) < NOMINAL, 240_000);
+      const throttled = await waitForLoop(loop(shop), 'shop throttled', (s) => (s.controls?.concurrencyLimit ?? NOMINAL) < NOMINAL, 240_000);
       expect(throttled.band).toBe('degrading');
       expect(throttled.controls?.paused).toBe(false);
       const limit = throttled.controls!.concurrencyLimit;
@@ -156,24 +157,6 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
   }
   // Whole minutes of crawl traffic must be judged at each stage (the loop reads whole minutes only).
 }, 12 * 60_000);
-
-/**
- * Waits for a loop's state to satisfy `predicate`; on timeout the error carries the loop's last state
- * (band, scores, reasons, controls): a judgement that did not come is then explained, not just reported.
- */
-async function waitLoop(handle: WorkflowHandle, what: string, predicate: (s: SiteHealthState) => boolean, timeoutMs: number): Promise<SiteHealthState> {
-  let last: SiteHealthState | undefined;
-  try {
-    return await eventually(async () => {
-      last = await handle.query(stateQuery);
-      return predicate(last) ? last : undefined;
-    }, what, timeoutMs);
-  } catch (err) {
-    const s = last;
-    const seen = s ? { tick: s.tick, band: s.band, score: s.score, smoothedScore: s.smoothedScore, noScore: s.noScore, reasons: s.reasons, controls: s.controls, alerts: s.alerts, routeDiagnosis: s.routeDiagnosis, awaitingHuman: s.awaitingHuman } : null;
-    throw new Error(`${(err as Error).message}; the loop's last state: ${JSON.stringify(seen)}`);
-  }
-}
 
 /** The demo crawler as a child process; its JSON report lines are kept as they come. */
 class CrawlerProcess {
