@@ -14,7 +14,7 @@ export function detailsMarkdown(site: string, state: LoopState, tickIntervalMs: 
   const decision = state.lastDecision === null ? '—' : `${state.lastDecision.kind} by ${state.lastDecision.who} at ${state.lastDecision.decidedAt}`;
   const rows: Array<[string, string]> = [
     ['band', `**${state.band}**${state.scoredBand !== state.band ? ` (score says ${state.scoredBand})` : ''}`],
-    ['score / smoothed', `${dash(state.score)} / ${dash(state.smoothedScore)}${state.noScore === null ? '' : ` (${state.noScore.detail})`}`],
+    ['score / smoothed', `${dash(state.score)} / ${dash(state.smoothedScore)}${state.noScore === null ? '' : ` (${state.noScore.detail})`}${state.heldFor === null || state.heldFor === undefined ? '' : ` (${state.heldFor})`}`],
     ['parser health', dash(state.parserHealth)],
     ['reasons', state.reasons.length > 0 ? state.reasons.join(', ') : '—'],
     ['controls', controls],

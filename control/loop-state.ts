@@ -137,6 +137,11 @@ export const loopStateSchema = z.strictObject({
    * `insufficient-data` (a usable baseline, too little current traffic), in words; null when scored.
    */
   noScore: z.strictObject({ state: z.enum(['learning', 'insufficient-data']), detail: z.string() }).nullable().default(null),
+  /**
+   * Judgement 3: why the latest tick held the band and the smoothed score (routes pulling the score down
+   * are being confirmed as a route problem), in words; null when it did not.
+   */
+  heldFor: z.string().max(2_000).nullable().default(null),
 });
 export type LoopState = z.output<typeof loopStateSchema>;
 
@@ -169,6 +174,7 @@ export function initialLoopState(chainId: string): LoopState {
     stepCreditMs: 0,
     parserBelow: null,
     noScore: null,
+    heldFor: null,
   };
 }
 

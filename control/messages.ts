@@ -52,6 +52,8 @@ export interface SiteHealthState {
   smoothedScore: number | null;
   /** Why the latest tick has no score: learning the baseline, or too little current traffic (null when scored). */
   noScore: LoopState['noScore'];
+  /** Why the band is held this tick (routes being confirmed), or null. */
+  heldFor: LoopState['heldFor'];
   parserHealth: number | null;
   reasons: string[];
   controls: Controls | null;

@@ -23,6 +23,7 @@ export function stateView(site: string, tickIntervalMs: number, state: LoopState
     score: state.score,
     smoothedScore: state.smoothedScore,
     noScore: state.noScore,
+    heldFor: state.heldFor,
     parserHealth: state.parserHealth,
     reasons: state.reasons,
     controls: state.controls,

@@ -81,6 +81,8 @@ export interface TargetHealthStats {
   sessionsRetired: number;
   /** Attempts failed after recording so Crawlee retries them (blocks and 5xx). */
   failedAfterRecording: number;
+  /** Attempts that ended without an answer (recorded with a `networkError`: a dead proxy, a timeout…). */
+  networkErrors: number;
 }
 
 export interface SchedulingHints {
@@ -159,6 +161,7 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     gateWaits: 0,
     sessionsRetired: 0,
     failedAfterRecording: 0,
+    networkErrors: 0,
   };
   const gate = new SiteGate();
   /** Keyed by the crawling context: Crawlee passes the same object to hooks, handler and error handlers. */
@@ -260,7 +263,7 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
       extraction: attempt.extraction,
     };
     if (attempt.head) return { ...base, status: attempt.head.status, headers: attempt.head.headers, ...attempt.body };
-    return { ...base, networkError: networkErrorOf(error) };
+    return { ...base, networkError: networkErrorOf(error, safe(() => ctx.proxyInfo !== undefined && ctx.proxyInfo !== null) === true) };
   }
 
   function safeRoute(ctx: CrawlingContextLike): Route {
@@ -272,7 +275,9 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
   async function record(ctx: CrawlingContextLike, attempt: Attempt, error?: unknown): Promise<void> {
     if (attempt.recorded) return;
     attempt.recorded = true;
-    const built = buildEvent(facts(ctx, attempt, error));
+    const f = facts(ctx, attempt, error);
+    if (f.networkError !== undefined) counts.networkErrors += 1;
+    const built = buildEvent(f);
     if (!built.ok) {
       counts.unrecordable += 1;
       ctx.log.warning(`target-health: not recorded, the event is invalid: ${built.errors.join('; ')}`, { url: ctx.request.url });

@@ -29,9 +29,21 @@ function describe(err: unknown, depth = 0): string {
   return `${parts.join(' ')} ${describe(e.cause, depth + 1)}`;
 }
 
-/** The `networkError` for an error that ended a request before any HTTP response arrived. */
-export function networkErrorOf(err: unknown): NetworkError {
+const TLS = RULES.find((r) => r.kind === 'tls')!.pattern;
+
+/**
+ * Failing to connect at all. Through a proxy every TCP connection goes to the proxy itself, so this is
+ * the proxy refusing or unreachable — a dead route (the same rule as the canary runner's fetch).
+ */
+const CONNECT_FAILED = /ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ERR_PROXY_CONNECTION_FAILED|ERR_CONNECTION_REFUSED/i;
+
+/**
+ * The `networkError` for an error that ended a request before any HTTP response arrived. `viaProxy`:
+ * the request went through a proxy (a connection refused is then the proxy's).
+ */
+export function networkErrorOf(err: unknown, viaProxy = false): NetworkError {
   const text = describe(err);
+  if (viaProxy && CONNECT_FAILED.test(text) && !TLS.test(text)) return 'proxy';
   for (const rule of RULES) if (rule.pattern.test(text)) return rule.kind;
   return 'other';
 }

@@ -15,6 +15,7 @@ import { type MajorityRefusalResult, assessMajorityRefusal } from './majority-re
 import { type ConfirmedDiagnosis, type RouteWatch, confirmRoutes, withoutGroups } from './route-watch';
 import { type TotalRefusalResult, assessTotalRefusal } from './total-refusal';
 import { type HostilityWindow, type Window, type WindowInput, parseWindow } from './window';
+import { bandFor, type ScoredBand } from './bands';
 
 /**
  * `learning`: no usable baseline, so no health score. `insufficient-data`: a usable baseline, but too
@@ -48,6 +49,14 @@ export interface Assessment {
   totalRefusal: TotalRefusalResult;
   /** Absent from assessments stored before the rule existed. */
   majorityRefusal?: MajorityRefusalResult;
+  /**
+   * Routes still being confirmed whose traffic alone moves this tick's score into a worse band: the
+   * score with them set aside too, and which routes. The loop (judgement 3) then holds the band and the
+   * smoothed score until the routes are confirmed (set aside) or cleared, so a dead proxy does not
+   * throttle the site while its alert is being confirmed. Null when there is nothing to hold for;
+   * absent from assessments stored before the rule existed.
+   */
+  routeHold?: RouteHold | null;
   /** What the next tick's `previous` is (absent from assessments stored before it existed). */
   carry?: AssessCarry;
   canary: CanaryCheck;
@@ -69,6 +78,15 @@ export interface AssessInput {
   previous?: Partial<Omit<AssessCarry, 'refusalStreak'>>;
   /** The tick's time in ms (route confirmation measures how long a suspect lasted), or null. */
   at?: number | null;
+}
+
+export interface RouteHold {
+  /** The seed score of the window without the confirmed routes and the ones being watched. */
+  score: number;
+  /** The band that score is in (plain thresholds), better than the tick's own score's. */
+  band: ScoredBand;
+  /** The watched routes, `pool dc-us`. */
+  routes: string[];
 }
 
 /** What one tick's assessment hands to the next (kept in the loop state). */
@@ -109,6 +127,8 @@ export function assess(input: AssessInput, config: ScoringConfig = DEFAULT_SCORI
     health = { scope, window: scoped, score: result.score, reasons: result.reasons, explanation: result.explanation };
   }
 
+  const routeHold = state === 'scored' && baseline !== null ? holdForWatchedRoutes(current, baseline, routes, health, config) : null;
+
   const parser = parserHealth(current, baseline, config.parser);
   const cost = costDrift(current, baseline, config.cost);
   const totalRefusal = assessTotalRefusal(refusalCurrent, input.previousRefusal ?? 0, config.totalRefusal, refusalRecent);
@@ -125,5 +145,24 @@ export function assess(input: AssessInput, config: ScoringConfig = DEFAULT_SCORI
   reasons.push(...cost.reasons);
 
   const carry: AssessCarry = { refusalStreak: totalRefusal.streak, majorityStreak: majorityRefusal.streak, routeWatch: confirmed.watch };
-  return { state, baseline: readiness, health, parser, cost, routes, totalRefusal, majorityRefusal, carry, canary, reasons };
+  return { state, baseline: readiness, health, parser, cost, routes, totalRefusal, majorityRefusal, routeHold, carry, canary, reasons };
+}
+
+const BAND_RANK: Record<ScoredBand, number> = { healthy: 0, degrading: 1, resisting: 2 };
+
+/**
+ * Whether the routes being watched (suspects of this tick, not confirmed yet) are what pulls the score
+ * into a worse band: the score of the window without them (and without the confirmed ones) is in a
+ * better band than the tick's score. Latency stays the scored window's (a route's p95 is not removable).
+ */
+function holdForWatchedRoutes(current: Window, baseline: Window, routes: Assessment['routes'], health: HealthAssessment, config: ScoringConfig): RouteHold | null {
+  const watching = routes.watching ?? [];
+  if (watching.length === 0 || health.score === null) return null;
+  const confirmed = routes.verdict === 'route-specific' ? routes.suspects : [];
+  const counts = withoutGroups(current, current.routes, [...confirmed, ...watching]);
+  const without = healthScore({ ...counts, p95LatencyMs: health.window.p95LatencyMs }, baseline, config.health);
+  if (without.score === null) return null;
+  const band = bandFor(without.score, config.bands);
+  if (BAND_RANK[band] >= BAND_RANK[bandFor(health.score, config.bands)]) return null;
+  return { score: without.score, band, routes: watching.map((w) => `${w.dimension} ${w.value}`) };
 }

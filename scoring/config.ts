@@ -112,6 +112,12 @@ export const routeConfigSchema = z.strictObject({
   minRateGap: z.number().min(0, { error: 'expected a number in [0, 1]' }).max(1, { error: 'expected a number in [0, 1]' }).default(0.1),
   /** Family-wise significance level of the one-sided Fisher exact tests (Bonferroni-corrected). */
   alpha: z.number().gt(0, { error: 'expected a number in (0, 1)' }).lt(1, { error: 'expected a number in (0, 1)' }).default(0.01),
+  /**
+   * Whether a route's errors (network errors — a proxy refusing or resetting, timeouts, DNS, TLS — and
+   * error answers) count as its failures beside its refusals. They never count in the site's score;
+   * here they are what shows a dead proxy, which refuses nothing and answers nothing.
+   */
+  countErrors: z.boolean({ error: 'expected true or false' }).default(true),
   /** If the suspect routes carry more than this share of the traffic, the problem is the site's. */
   maxBadShare: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.5),
   /**

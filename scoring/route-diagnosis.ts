@@ -4,7 +4,9 @@
  * country, pool and session pattern (and each individual route) is compared with the rest of the traffic
  * of the same window — and only a route that fails significantly *and* materially more often than the
  * rest is blamed. Its traffic is then left out of the site's score and reported as a route alert: a
- * dead pool must not pause a site.
+ * dead pool must not pause a site. A route's failures are its refusals *and* its errors (network errors,
+ * error answers; `routes.countErrors`): a proxy that refuses connections produces no refusal at all,
+ * only errors, and those never reach the site's score.
  *
  * The test is a one-sided Fisher exact test (see fisher-exact.ts for why exact), Bonferroni-corrected
  * over the groups tested, with a minimum volume per group and a minimum gap in rate. Groups are removed
@@ -21,8 +23,8 @@
  */
 import { DEFAULT_SCORING_CONFIG, type RouteConfig } from './config';
 import { fisherExactGreater } from './fisher-exact';
-import { CHALLENGES, HARD, REQUESTS, RouteGroups, SOFT } from './route-groups';
-import type { HostilityWindow, RefusalCounts, RouteLabels, RouteWindow } from './window';
+import { CHALLENGES, ERRORS, HARD, REQUESTS, RouteGroups, SOFT, STRIDE } from './route-groups';
+import type { HostilityWindow, RefusalCounts, RouteCounts, RouteLabels, RouteWindow } from './window';
 import { type Interval, wilsonInterval } from './wilson';
 
 export type RouteDimension = 'pool' | 'country' | 'sessionPattern' | 'route';
@@ -39,7 +41,7 @@ export const MAX_LISTED_ROUTES = 20;
 
 export interface RouteGroupStats {
   requests: number;
-  /** Hard blocks + challenges + soft blocks, at most `requests`. */
+  /** Hard blocks + challenges + soft blocks + errors (network errors, error answers), at most `requests`. */
   failures: number;
   rate: number;
   interval: Interval;
@@ -83,10 +85,10 @@ interface MergedRoute {
   key: string;
   /** The last part merged: its labels are the route's (see mergeRoutes). */
   last: RouteWindow;
-  counts: RefusalCounts;
+  counts: RouteCounts;
   p95LatencyMs: number | undefined;
   /** The same route's baseline counts, when it has any (only routes of the current window matter). */
-  baseline?: RefusalCounts;
+  baseline?: RouteCounts;
 }
 
 const LABEL_DIMENSIONS = ['pool', 'country', 'sessionPattern'] as const;
@@ -114,23 +116,24 @@ export function labelsOf(r: RouteLabels): RouteLabels {
  * Keys can collide when a label holds "/" or "=": such routes merge too, under the last one's labels
  * (as in the first version).
  */
-function mergeRoutes(routes: readonly RouteWindow[], baseline: readonly RouteWindow[] = []): MergedRoute[] {
-  const merged = mergedByKey(routes);
+function mergeRoutes(routes: readonly RouteWindow[], baseline: readonly RouteWindow[] = [], countErrors = true): MergedRoute[] {
+  const merged = mergedByKey(routes, countErrors);
   for (const r of baseline) {
     const m = merged.get(routeKey(r));
     if (m === undefined) continue;
-    const b = (m.baseline ??= { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 });
+    const b = (m.baseline ??= { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0 });
     b.requests += r.requests;
     b.hardBlocks += r.hardBlocks;
     b.challenges += r.challenges;
     b.softBlocks += r.softBlocks;
+    b.errors = (b.errors ?? 0) + (countErrors ? (r.errors ?? 0) : 0);
   }
   // The default sort order is code-unit order (what the first version's comparator gave), and faster.
   return [...merged.keys()].sort().map((k) => merged.get(k)!);
 }
 
-/** The merged routes by key, unsorted. */
-function mergedByKey(routes: readonly RouteWindow[]): Map<string, MergedRoute> {
+/** The merged routes by key, unsorted; errors left at 0 unless `countErrors`. */
+function mergedByKey(routes: readonly RouteWindow[], countErrors: boolean): Map<string, MergedRoute> {
   const merged = new Map<string, MergedRoute>();
   for (const r of routes) {
     const key = routeKey(r);
@@ -138,12 +141,18 @@ function mergedByKey(routes: readonly RouteWindow[]): Map<string, MergedRoute> {
     if (previous === undefined) {
       // Counts copied into objects of one shape: inputs come in many shapes, and reading them again and
       // again would be slow.
-      merged.set(key, { key, last: r, counts: { requests: r.requests, hardBlocks: r.hardBlocks, challenges: r.challenges, softBlocks: r.softBlocks }, p95LatencyMs: r.p95LatencyMs });
+      merged.set(key, { key, last: r, counts: { requests: r.requests, hardBlocks: r.hardBlocks, challenges: r.challenges, softBlocks: r.softBlocks, errors: countErrors ? (r.errors ?? 0) : 0 }, p95LatencyMs: r.p95LatencyMs });
       continue;
     }
     const c = previous.counts;
     previous.last = r;
-    previous.counts = { requests: c.requests + r.requests, hardBlocks: c.hardBlocks + r.hardBlocks, challenges: c.challenges + r.challenges, softBlocks: c.softBlocks + r.softBlocks };
+    previous.counts = {
+      requests: c.requests + r.requests,
+      hardBlocks: c.hardBlocks + r.hardBlocks,
+      challenges: c.challenges + r.challenges,
+      softBlocks: c.softBlocks + r.softBlocks,
+      errors: (c.errors ?? 0) + (countErrors ? (r.errors ?? 0) : 0),
+    };
     // p95 of merged parts is unknown; their maximum bounds it from above. Unknown if any part lacks it.
     previous.p95LatencyMs = previous.p95LatencyMs === undefined || r.p95LatencyMs === undefined ? undefined : Math.max(previous.p95LatencyMs, r.p95LatencyMs);
   }
@@ -155,33 +164,45 @@ function mergedByKey(routes: readonly RouteWindow[]): Map<string, MergedRoute> {
  * most 2^53 - 1. Beyond that, sums round and "the rest" is no longer the rest (hostile or corrupt
  * counts; real traffic is nowhere near).
  */
-function exactlySummable(counts: Iterable<RefusalCounts>): boolean {
+function exactlySummable(counts: Iterable<RouteCounts>): boolean {
   let requests = 0;
   let hard = 0;
   let challenges = 0;
   let soft = 0;
+  let errors = 0;
   for (const c of counts) {
     requests += c.requests;
     hard += c.hardBlocks;
     challenges += c.challenges;
     soft += c.softBlocks;
+    errors += c.errors ?? 0;
   }
-  return Math.max(requests, hard, challenges, soft) <= Number.MAX_SAFE_INTEGER;
+  return Math.max(requests, hard, challenges, soft, errors) <= Number.MAX_SAFE_INTEGER;
 }
 
-/** Hard blocks + challenges + soft blocks, at most the requests (a malformed aggregate may count more). */
-function failuresOf(requests: number, hard: number, challenges: number, soft: number): number {
-  return Math.min(requests, hard + challenges + soft);
+/**
+ * A route's failures: hard blocks + challenges + soft blocks + errors, at most the requests (a
+ * malformed aggregate may count more). Errors count here though not in the site's score: a dead proxy
+ * answers nothing at all, and that is the route's failure.
+ */
+function failuresOf(requests: number, hard: number, challenges: number, soft: number, errors: number): number {
+  return Math.min(requests, hard + challenges + soft + errors);
 }
 
 const rateOf = (failures: number, requests: number): number => failures / Math.max(1, requests);
 
-function stats(c: RefusalCounts): RouteGroupStats {
-  const failures = failuresOf(c.requests, c.hardBlocks, c.challenges, c.softBlocks);
+function stats(c: RouteCounts): RouteGroupStats {
+  const failures = failuresOf(c.requests, c.hardBlocks, c.challenges, c.softBlocks, c.errors ?? 0);
   return { requests: c.requests, failures, rate: rateOf(failures, c.requests), interval: wilsonInterval(failures, c.requests) };
 }
 
-const countsAt = (a: Float64Array, k: number): RefusalCounts => ({ requests: a[4 * k + REQUESTS]!, hardBlocks: a[4 * k + HARD]!, challenges: a[4 * k + CHALLENGES]!, softBlocks: a[4 * k + SOFT]! });
+const countsAt = (a: Float64Array, k: number): RouteCounts => ({
+  requests: a[STRIDE * k + REQUESTS]!,
+  hardBlocks: a[STRIDE * k + HARD]!,
+  challenges: a[STRIDE * k + CHALLENGES]!,
+  softBlocks: a[STRIDE * k + SOFT]!,
+  errors: a[STRIDE * k + ERRORS]!,
+});
 
 /** The suspect of one round: the most significant group (then the larger gap, then candidate order). */
 function bestGroup(groups: RouteGroups, config: RouteConfig, tested: Int32Array, testedCount: number, threshold: number): { group: number; pValue: number; gap: number } | null {
@@ -189,17 +210,23 @@ function bestGroup(groups: RouteGroups, config: RouteConfig, tested: Int32Array,
   let best: { group: number; pValue: number; gap: number } | null = null;
   for (let t = 0; t < testedCount; t++) {
     const k = tested[t]!;
-    const o = 4 * k;
+    const o = STRIDE * k;
     const requests = counts[o + REQUESTS]!;
-    const failures = failuresOf(requests, counts[o + HARD]!, counts[o + CHALLENGES]!, counts[o + SOFT]!);
+    const failures = failuresOf(requests, counts[o + HARD]!, counts[o + CHALLENGES]!, counts[o + SOFT]!, counts[o + ERRORS]!);
     const restRequests = remaining[REQUESTS]! - requests;
-    const restFailures = failuresOf(restRequests, remaining[HARD]! - counts[o + HARD]!, remaining[CHALLENGES]! - counts[o + CHALLENGES]!, remaining[SOFT]! - counts[o + SOFT]!);
+    const restFailures = failuresOf(
+      restRequests,
+      remaining[HARD]! - counts[o + HARD]!,
+      remaining[CHALLENGES]! - counts[o + CHALLENGES]!,
+      remaining[SOFT]! - counts[o + SOFT]!,
+      remaining[ERRORS]! - counts[o + ERRORS]!,
+    );
     const rate = rateOf(failures, requests);
     const gap = rate - rateOf(restFailures, restRequests);
     if (gap < config.minRateGap) continue;
     const baseRequests = base[o + REQUESTS]!;
     // A route that always failed this much is its normal, already in the site's baseline: not news.
-    if (baseRequests >= config.minRouteRequests && rate - rateOf(failuresOf(baseRequests, base[o + HARD]!, base[o + CHALLENGES]!, base[o + SOFT]!), baseRequests) < config.minRateGap) continue;
+    if (baseRequests >= config.minRouteRequests && rate - rateOf(failuresOf(baseRequests, base[o + HARD]!, base[o + CHALLENGES]!, base[o + SOFT]!, base[o + ERRORS]!), baseRequests) < config.minRateGap) continue;
     const pValue = fisherExactGreater(failures, requests, restFailures, restRequests);
     if (pValue > threshold) continue;
     if (best === null || pValue < best.pValue || (pValue === best.pValue && gap > best.gap)) best = { group: k, pValue, gap };
@@ -212,7 +239,7 @@ function bestGroup(groups: RouteGroups, config: RouteConfig, tested: Int32Array,
  * baseline where it has one).
  */
 export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readonly RouteWindow[], config: RouteConfig = DEFAULT_SCORING_CONFIG.routes): RouteDiagnosis {
-  const routes = mergeRoutes(current, baseline);
+  const routes = mergeRoutes(current, baseline, config.countErrors);
   if (!exactlySummable(routes.map((r) => r.counts)) || !exactlySummable(routes.flatMap((r) => r.baseline ?? []))) {
     return {
       verdict: 'insufficient-data',
@@ -236,7 +263,7 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
     let testedCount = 0;
     for (let k = 0; k < groups.size; k++) {
       if (!groups.isListed(k)) continue;
-      const requests = groups.counts[4 * k + REQUESTS]!;
+      const requests = groups.counts[STRIDE * k + REQUESTS]!;
       if (requests >= config.minRouteRequests && groups.remaining[REQUESTS]! - requests >= config.minRouteRequests) tested[testedCount++] = k;
     }
     if (testedGroups < 0) testedGroups = testedCount;
@@ -259,7 +286,7 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
       routes: members.slice(0, MAX_LISTED_ROUTES).map((i) => labelsOf(routes[i]!.last)),
       routeCount: members.length,
       current: stats(c),
-      rest: stats({ requests: r[REQUESTS]! - c.requests, hardBlocks: r[HARD]! - c.hardBlocks, challenges: r[CHALLENGES]! - c.challenges, softBlocks: r[SOFT]! - c.softBlocks }),
+      rest: stats({ requests: r[REQUESTS]! - c.requests, hardBlocks: r[HARD]! - c.hardBlocks, challenges: r[CHALLENGES]! - c.challenges, softBlocks: r[SOFT]! - c.softBlocks, errors: r[ERRORS]! - (c.errors ?? 0) }),
       baseline: b.requests >= config.minRouteRequests ? stats(b) : null,
       gap: best.gap,
       pValue: best.pValue,
@@ -337,7 +364,7 @@ export function healthyRoutesWindow(window: HostilityWindow & { routes: readonly
   for (const s of diagnosis.suspects) suspectValues[s.dimension].add(s.value);
   const isSuspect = (r: MergedRoute): boolean =>
     suspectValues.route.has(r.key) || LABEL_DIMENSIONS.some((d) => r.last[d] !== undefined && suspectValues[d].has(r.last[d]));
-  const routes = mergeRoutes(window.routes);
+  const routes = mergeRoutes(window.routes, [], false);
   let routeRequests = 0;
   let healthyCount = 0;
   let healthyP95: number | undefined = -Infinity;

@@ -13,7 +13,7 @@
  * All counts are integers whose totals the caller has checked to be at most 2^53 - 1: every sum and
  * difference below is exact, whatever the order.
  */
-import type { RefusalCounts } from './window';
+import type { RouteCounts } from './window';
 
 export type GroupDimension = 'pool' | 'country' | 'sessionPattern' | 'route';
 
@@ -21,15 +21,18 @@ export type GroupDimension = 'pool' | 'country' | 'sessionPattern' | 'route';
 export interface GroupRoute {
   key: string;
   labels: { pool?: string; country?: string; sessionPattern?: string };
-  counts: RefusalCounts;
-  baseline: RefusalCounts | undefined;
+  counts: RouteCounts;
+  baseline: RouteCounts | undefined;
 }
 
-/** Offsets of the four counts in the flat count arrays. */
+/** Offsets of the five counts in the flat count arrays, STRIDE apart. */
 export const REQUESTS = 0;
 export const HARD = 1;
 export const CHALLENGES = 2;
 export const SOFT = 3;
+/** Network errors and error answers (RouteWindow.errors). */
+export const ERRORS = 4;
+export const STRIDE = 5;
 
 const LABEL_DIMENSIONS = ['pool', 'country', 'sessionPattern'] as const;
 
@@ -52,14 +55,14 @@ export class RouteGroups {
   readonly members: number[][] = [];
   /** Remaining members per group. */
   readonly live: Int32Array;
-  /** Four counts per group (REQUESTS, HARD, CHALLENGES, SOFT) of its remaining members, now and in the baseline. */
+  /** STRIDE counts per group (REQUESTS, HARD, CHALLENGES, SOFT, ERRORS) of its remaining members, now and in the baseline. */
   readonly counts: Float64Array;
   readonly base: Float64Array;
-  /** Four counts of all remaining routes. */
-  readonly remaining = new Float64Array(4);
+  /** The counts of all remaining routes. */
+  readonly remaining = new Float64Array(STRIDE);
   remainingRoutes: number;
 
-  /** Four counts per route, now and in the baseline (zeros when it has none). */
+  /** STRIDE counts per route, now and in the baseline (zeros when it has none). */
   private readonly routeCounts: Float64Array;
   private readonly routeBase: Float64Array;
   private readonly removed: Uint8Array;
@@ -76,8 +79,8 @@ export class RouteGroups {
 
   constructor(routes: readonly GroupRoute[]) {
     const n = routes.length;
-    this.routeCounts = new Float64Array(4 * n);
-    this.routeBase = new Float64Array(4 * n);
+    this.routeCounts = new Float64Array(STRIDE * n);
+    this.routeBase = new Float64Array(STRIDE * n);
     routes.forEach((r, i) => {
       setCounts(this.routeCounts, i, r.counts);
       if (r.baseline !== undefined) setCounts(this.routeBase, i, r.baseline);
@@ -107,8 +110,8 @@ export class RouteGroups {
     const g = this.dimension.length;
     this.size = g;
     this.live = new Int32Array(g);
-    this.counts = new Float64Array(4 * g);
-    this.base = new Float64Array(4 * g);
+    this.counts = new Float64Array(STRIDE * g);
+    this.base = new Float64Array(STRIDE * g);
     this.duplicate = new Uint8Array(g);
     this.h1 = new Uint32Array(g);
     this.h2 = new Uint32Array(g);
@@ -221,20 +224,22 @@ export class RouteGroups {
   }
 }
 
-function setCounts(into: Float64Array, k: number, c: RefusalCounts): void {
-  const o = 4 * k;
+function setCounts(into: Float64Array, k: number, c: RouteCounts): void {
+  const o = STRIDE * k;
   into[o + REQUESTS] = c.requests;
   into[o + HARD] = c.hardBlocks;
   into[o + CHALLENGES] = c.challenges;
   into[o + SOFT] = c.softBlocks;
+  into[o + ERRORS] = c.errors ?? 0;
 }
 
-/** Adds (sign 1) or subtracts (-1) the four counts at `from[4j..]` to those at `into[4k..]`. */
+/** Adds (sign 1) or subtracts (-1) the counts at `from[STRIDE·j..]` to those at `into[STRIDE·k..]`. */
 function addCounts(into: Float64Array, k: number, from: Float64Array, j: number, sign: 1 | -1): void {
-  const o = 4 * k;
-  const f = 4 * j;
+  const o = STRIDE * k;
+  const f = STRIDE * j;
   into[o + REQUESTS] = into[o + REQUESTS]! + sign * from[f + REQUESTS]!;
   into[o + HARD] = into[o + HARD]! + sign * from[f + HARD]!;
   into[o + CHALLENGES] = into[o + CHALLENGES]! + sign * from[f + CHALLENGES]!;
   into[o + SOFT] = into[o + SOFT]! + sign * from[f + SOFT]!;
+  into[o + ERRORS] = into[o + ERRORS]! + sign * from[f + ERRORS]!;
 }

@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { DEFAULT_SCORING_CONFIG, type RouteConfig } from './config';
 import { fisherExactGreater } from './fisher-exact';
 import { type RouteDiagnosis, type RouteDimension, type RouteFinding, type RouteGroupStats, MAX_LISTED_ROUTES, labelsOf, routeKey } from './route-diagnosis';
-import type { RecentWindow, RefusalCounts, RouteWindow } from './window';
+import type { RecentWindow, RefusalCounts, RouteCounts, RouteWindow } from './window';
 import { wilsonInterval } from './wilson';
 
 /** Entries kept at most: every suspect of a tick (MAX_SUSPECTS) and as many confirmed ones. */
@@ -69,31 +69,33 @@ function matches(r: RouteWindow, dimension: RouteDimension, value: string): bool
   return dimension === 'route' ? routeKey(r) === value : r[dimension] === value;
 }
 
-function add(into: RefusalCounts, c: RefusalCounts): void {
+function add(into: Required<RouteCounts>, c: RouteCounts, countErrors: boolean): void {
   into.requests += c.requests;
   into.hardBlocks += c.hardBlocks;
   into.challenges += c.challenges;
   into.softBlocks += c.softBlocks;
+  if (countErrors) into.errors += c.errors ?? 0;
 }
 
-const zero = (): RefusalCounts => ({ requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 });
-const failures = (c: RefusalCounts): number => Math.min(c.requests, c.hardBlocks + c.challenges + c.softBlocks);
-const rate = (c: RefusalCounts): number => failures(c) / Math.max(1, c.requests);
+const zero = (): Required<RouteCounts> => ({ requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0 });
+/** A route's failures, as route diagnosis counts them: refusals and errors. */
+const failures = (c: RouteCounts): number => Math.min(c.requests, c.hardBlocks + c.challenges + c.softBlocks + (c.errors ?? 0));
+const rate = (c: RouteCounts): number => failures(c) / Math.max(1, c.requests);
 
-function stats(c: RefusalCounts): RouteGroupStats {
+function stats(c: RouteCounts): RouteGroupStats {
   return { requests: c.requests, failures: failures(c), rate: rate(c), interval: wilsonInterval(failures(c), c.requests) };
 }
 
-/** A group's counts and the rest's, over a list of routes. */
-function split(routes: readonly RouteWindow[], isIn: (r: RouteWindow) => boolean): { group: RefusalCounts; rest: RefusalCounts; members: RouteWindow[] } {
+/** A group's counts and the rest's, over a list of routes (errors summed only when they count as failures). */
+function split(routes: readonly RouteWindow[], isIn: (r: RouteWindow) => boolean, countErrors: boolean): { group: Required<RouteCounts>; rest: Required<RouteCounts>; members: RouteWindow[] } {
   const group = zero();
   const rest = zero();
   const members: RouteWindow[] = [];
   for (const r of routes) {
     if (isIn(r)) {
-      add(group, r);
+      add(group, r, countErrors);
       members.push(r);
-    } else add(rest, r);
+    } else add(rest, r, countErrors);
   }
   return { group, rest, members };
 }
@@ -106,7 +108,7 @@ function split(routes: readonly RouteWindow[], isIn: (r: RouteWindow) => boolean
 function freshlyFailing(recent: RecentWindow | undefined, dimension: RouteDimension, value: string, config: RouteConfig): boolean {
   // Windows read before the recent window existed: the current window's test alone.
   if (recent === undefined) return true;
-  const { group, rest } = split(recent.routes, (r) => matches(r, dimension, value));
+  const { group, rest } = split(recent.routes, (r) => matches(r, dimension, value), config.countErrors);
   if (group.requests < config.minRecentRouteRequests) return false;
   if (rate(group) - rate(rest) < config.minConfirmGap) return false;
   // One pre-named hypothesis per suspect (no correction for the groups): is this route worse than the rest?
@@ -114,9 +116,9 @@ function freshlyFailing(recent: RecentWindow | undefined, dimension: RouteDimens
 }
 
 /** A confirmed group's finding on this tick's window (also when this tick's test did not single it out). */
-function findingFor(entry: RouteWatchEntry, routes: readonly RouteWindow[], taken: (r: RouteWindow) => boolean, raw: RouteFinding | undefined): RouteFinding {
+function findingFor(entry: RouteWatchEntry, routes: readonly RouteWindow[], taken: (r: RouteWindow) => boolean, raw: RouteFinding | undefined, countErrors: boolean): RouteFinding {
   if (raw !== undefined) return raw;
-  const { group, rest, members } = split(routes, (r) => !taken(r) && matches(r, entry.dimension, entry.value));
+  const { group, rest, members } = split(routes, (r) => !taken(r) && matches(r, entry.dimension, entry.value), countErrors);
   return {
     dimension: entry.dimension,
     value: entry.value,
@@ -206,13 +208,15 @@ function diagnosisOf(
   if (confirmed.length === 0) {
     const verdict = raw.verdict === 'route-specific' ? 'site-wide' : raw.verdict;
     const summary = raw.verdict === 'route-specific' ? `no route confirmed yet${watchingText}` : `${raw.summary}${watchingText}`;
-    return { ...raw, verdict, summary, suspects: [], excluded: zero(), suspectShare: raw.verdict === 'route-specific' ? 0 : raw.suspectShare, watching, newlyConfirmed };
+    return { ...raw, verdict, summary, suspects: [], excluded: { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 }, suspectShare: raw.verdict === 'route-specific' ? 0 : raw.suspectShare, watching, newlyConfirmed };
   }
   // The confirmed groups' findings, each over the routes no earlier one took (as diagnoseRoutes lists them).
   const findings: RouteFinding[] = [];
   const takenBy = (r: RouteWindow): boolean => findings.some((f) => matches(r, f.dimension, f.value));
-  for (const e of confirmed) findings.push(findingFor(e, routes, takenBy, suspects.get(identity(e.dimension, e.value))));
-  const { group: excluded, rest } = split(routes, takenBy);
+  for (const e of confirmed) findings.push(findingFor(e, routes, takenBy, suspects.get(identity(e.dimension, e.value)), config.countErrors));
+  const { group, rest } = split(routes, takenBy, false);
+  // What the site's score leaves out: the routes' requests and refusals (errors are not in the score).
+  const excluded: RefusalCounts = { requests: group.requests, hardBlocks: group.hardBlocks, challenges: group.challenges, softBlocks: group.softBlocks };
   const total = excluded.requests + rest.requests;
   const share = total === 0 ? 0 : excluded.requests / total;
   const describe = findings.map((s) => `${s.dimension} ${s.value} (${pct(s.current.rate)} failing vs ${pct(s.rest.rate)})`).join(', ');
@@ -222,7 +226,7 @@ function diagnosisOf(
       verdict: 'site-wide',
       summary: `confirmed failing routes carry ${pct(share)} of the traffic, more than ${pct(config.maxBadShare)}: treated as the site's doing (${describe})`,
       suspects: findings,
-      excluded: zero(),
+      excluded: { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 },
       suspectShare: share,
       watching,
       newlyConfirmed,
@@ -237,7 +241,7 @@ function diagnosisOf(
  */
 export function withoutGroups(total: RefusalCounts, routes: readonly RouteWindow[], groups: ReadonlyArray<{ dimension: RouteDimension; value: string }>): RefusalCounts {
   if (groups.length === 0) return { requests: total.requests, hardBlocks: total.hardBlocks, challenges: total.challenges, softBlocks: total.softBlocks };
-  const { group } = split(routes, (r) => groups.some((g) => matches(r, g.dimension, g.value)));
+  const { group } = split(routes, (r) => groups.some((g) => matches(r, g.dimension, g.value)), false);
   return {
     requests: Math.max(0, total.requests - group.requests),
     hardBlocks: Math.max(0, total.hardBlocks - group.hardBlocks),

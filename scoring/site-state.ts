@@ -33,6 +33,8 @@ export interface SiteTick {
   smoothedScore: number | null;
   /** For a cost-aware scheduler: cost drift times 100 / smoothed score, capped. */
   effectiveCostMultiplier: number;
+  /** Band and smoothed score held for routes being confirmed (`holdForWatchedRoutes`). */
+  heldForRoutes?: boolean;
 }
 
 export interface AdvanceOptions {
@@ -42,18 +44,31 @@ export interface AdvanceOptions {
    * behaviour of runs recorded before it.
    */
   readyBaselineIsNotLearning?: boolean;
+  /**
+   * Judgement 3: a tick whose score is pulled into a worse band by routes still being confirmed
+   * (`assessment.routeHold`) neither moves the smoothed score nor the band — they wait for the routes'
+   * verdict, which comes within `routes.confirmAfterMs` and a few ticks (confirmed: set aside from the
+   * score; or cleared). The refusal rules are not held (they already set every suspect aside).
+   */
+  holdForWatchedRoutes?: boolean;
 }
 
+const isScored = (band: HealthBand | null): boolean => band === 'healthy' || band === 'degrading' || band === 'resisting';
+
 /**
- * Band precedence: total or majority refusal → `resisting`; no baseline → `learning`; never scored → previous band
+ * Band precedence: total or majority refusal → `resisting`; held for routes being confirmed (judgement 3)
+ * → the previous band, smoothed score unchanged; no baseline → `learning`; never scored → previous band
  * (or `learning`; with `readyBaselineIsNotLearning`, `healthy` instead of `learning`); otherwise the
  * hysteresis rule of bands.ts on the rounded smoothed score.
  */
 export function advanceSiteState(previous: SiteScoringState, assessment: Assessment, elapsedMs: number, config: ScoringConfig = DEFAULT_SCORING_CONFIG, options: AdvanceOptions = {}): SiteTick {
-  const smoothed = smoothScore(previous.smoothed, assessment.health.score, elapsedMs, config.smoothing);
+  const refused = assessment.totalRefusal.totalRefusal || assessment.majorityRefusal?.majorityRefusal === true;
+  const held = options.holdForWatchedRoutes === true && !refused && (assessment.routeHold ?? null) !== null && isScored(previous.band) && previous.smoothed.value !== null;
+  const smoothed = held ? previous.smoothed : smoothScore(previous.smoothed, assessment.health.score, elapsedMs, config.smoothing);
   const smoothedScore = smoothed.value === null ? null : pythonRound(smoothed.value);
   let band: HealthBand;
-  if (assessment.totalRefusal.totalRefusal || assessment.majorityRefusal?.majorityRefusal === true) band = 'resisting';
+  if (refused) band = 'resisting';
+  else if (held) band = previous.band!;
   else if (assessment.state === 'learning') band = 'learning';
   else if (smoothedScore === null) {
     const held = previous.band ?? 'learning';
@@ -72,5 +87,6 @@ export function advanceSiteState(previous: SiteScoringState, assessment: Assessm
     bandChanged: previous.band !== band,
     smoothedScore,
     effectiveCostMultiplier: effectiveCostMultiplier(assessment.cost.costRatio, smoothedScore, config.cost),
+    ...(held ? { heldForRoutes: true } : {}),
   };
 }

@@ -56,6 +56,8 @@ export type HostilityWindow = z.output<typeof hostilityWindowSchema>;
 
 /** Refusal counts without latency: what route diagnosis and total refusal read. */
 export type RefusalCounts = Pick<HostilityWindow, 'requests' | 'hardBlocks' | 'challenges' | 'softBlocks'>;
+/** A route's counts: its refusals and its errors (route diagnosis counts both as the route's failures). */
+export type RouteCounts = RefusalCounts & { errors?: number };
 
 /**
  * One route's share of the window. A route is whatever path the request took: a country, a proxy pool, a
@@ -70,6 +72,13 @@ export const routeWindowSchema = z.object(
     hardBlocks: countSchema,
     challenges: countSchema,
     softBlocks: countSchema,
+    /**
+     * Requests on this route that got no answer from the site (network errors: a proxy refusing or
+     * resetting, timeouts, DNS, TLS) or an error status. Not part of the health score (the seed's four
+     * numbers); route diagnosis counts them as the route's failures: a dead proxy fails this way.
+     * Absent from windows read before it existed (= 0).
+     */
+    errors: countSchema.optional(),
     p95LatencyMs: latencySchema.optional(),
   },
   { error: 'expected an object' },

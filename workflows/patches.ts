@@ -32,4 +32,10 @@ export const PATCHES = {
    * `JudgementVersion`). Read once at the start of a run and handed to the planner.
    */
   judgement2: 'judgement-2',
+  /**
+   * Judgement 3 (issue 15): a tick whose score is pulled into a worse band by routes still being
+   * confirmed holds the band and the smoothed score (scoring/site-state.ts `holdForWatchedRoutes`), so a
+   * dead proxy gives a route alert without throttling the site first. Read once at the start of a run.
+   */
+  judgement3: 'judgement-3',
 } as const;

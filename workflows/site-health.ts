@@ -248,7 +248,10 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   const wakeOnLargeHistory = patched(PATCHES.continueAsNewWhileWaiting);
   const scheduled = patched(PATCHES.tickSchedule);
   const waitForDeliveries = patched(PATCHES.deliveriesBeforeContinueAsNew);
-  const judgement: JudgementVersion = patched(PATCHES.judgement2) ? 2 : 1;
+  // Both read on every run, in this order: a run recorded before judgement 3 replays with judgement 2.
+  const judgement2 = patched(PATCHES.judgement2);
+  const judgement3 = patched(PATCHES.judgement3);
+  const judgement: JudgementVersion = judgement3 ? 3 : judgement2 ? 2 : 1;
   const loop = new SiteLoop(config, carried, scheduled, judgement);
   const { inbox } = loop;
   loop.registerHandlers();

@@ -20,6 +20,7 @@ export function formatStatus(state: SiteHealthState, history: readonly TickSumma
     `band       ${state.band}${state.scoredBand !== state.band ? ` (the score alone says ${state.scoredBand})` : ''}`,
     `score      ${dash(state.score)} (smoothed ${dash(state.smoothedScore)}), parser health ${dash(state.parserHealth)}`,
     ...(state.noScore === null || state.noScore === undefined ? [] : [`no score   ${state.noScore.detail}`]),
+    ...(state.heldFor === null || state.heldFor === undefined ? [] : [`held       ${state.heldFor}`]),
     `reasons    ${state.reasons.length > 0 ? state.reasons.join(', ') : '—'}`,
     `routes     ${state.routeDiagnosis ? state.routeDiagnosis.summary : '—'}`,
     `controls   ${c === null ? '—' : `${c.paused ? (c.canaryOnly ? 'PAUSED (canaries only)' : 'PAUSED') : 'running'}, concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`}`,

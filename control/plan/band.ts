@@ -16,12 +16,14 @@ import { describeSignals, scoreLine } from '../notices';
 import type { TickAssessment } from '../tick-assessment';
 import type { LoopConfig, TickDraft } from './types';
 
-function bandReason(band: HealthBand, t: TickAssessment, smoothed: number | null, config: LoopConfig): string {
+function bandReason(band: HealthBand, t: TickAssessment, smoothed: number | null, config: LoopConfig, heldForRoutes: boolean): string {
   const a = t.assessment;
   const reasons = a.reasons.length > 0 ? a.reasons.join(', ') : 'no reasons';
   const score = `score ${a.health.score ?? '—'}${smoothed === null ? '' : `, smoothed ${smoothed}`}`;
   // Judgement 2 says why there is no score: too little current traffic is not learning.
-  const held = config.judgement >= 2 && a.state === 'insufficient-data' ? `; band held, too little current traffic (${a.health.window.requests} requests, needs ${config.scoring.health.minRequests})` : '';
+  let held = config.judgement >= 2 && a.state === 'insufficient-data' ? `; band held, too little current traffic (${a.health.window.requests} requests, needs ${config.scoring.health.minRequests})` : '';
+  // Judgement 3: held while the routes that pull the score down are being confirmed.
+  if (heldForRoutes) held += `; ${routeHoldText(t) ?? ''}`;
   switch (band) {
     case 'learning':
       return `learning: ${a.baseline.detail ?? 'baseline still learning'}`;
@@ -34,6 +36,15 @@ function bandReason(band: HealthBand, t: TickAssessment, smoothed: number | null
     case 'stopped':
       return 'stopped';
   }
+}
+
+/** `band held while pool c is confirmed as a route problem (score 100 without it)`, or null without a hold. */
+export function routeHoldText(t: TickAssessment): string | null {
+  const hold = t.assessment.routeHold ?? null;
+  if (hold === null) return null;
+  const one = hold.routes.length === 1;
+  const routes = hold.routes.length > 3 ? `${hold.routes.slice(0, 3).join(', ')} and ${hold.routes.length - 3} more` : hold.routes.join(', ');
+  return `band held while ${routes} ${one ? 'is' : 'are'} confirmed as a route problem (score ${hold.score} without ${one ? 'it' : 'them'})`;
 }
 
 /** How many steps the band takes this tick, and the time carried towards the next one. */
@@ -118,15 +129,19 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
   const a = t.assessment;
   const { policy, site } = config;
   const band = step.band;
-  const reason = bandReason(band, t, step.smoothedScore, config);
+  const reason = bandReason(band, t, step.smoothedScore, config, step.heldForRoutes === true);
   // Steps need fresh evidence: a tick without a score (too few requests, e.g. because the site is
   // throttled) holds the controls instead of throttling further on what it no longer sees — and adds
   // no time towards the next step.
-  const hold = prev.controls !== null && band === prev.band && a.health.score === null && !a.totalRefusal.totalRefusal && a.majorityRefusal?.majorityRefusal !== true;
+  // Judgement 3: so does a tick held while routes are being confirmed (its score is the routes' doing).
+  const noEvidence = a.health.score === null || step.heldForRoutes === true;
+  const hold = prev.controls !== null && band === prev.band && noEvidence && !a.totalRefusal.totalRefusal && a.majorityRefusal?.majorityRefusal !== true;
   const planned = hold && prev.controls !== null ? { next: prev.controls, creditMs: prev.stepCreditMs } : bandControls(band, prev.controls, config, step.effectiveCostMultiplier, reason, paceFor(band, d, config));
   const next = planned.next;
   d.state.band = band;
   d.state.stepCreditMs = planned.creditMs;
+  d.state.heldFor = step.heldForRoutes === true ? routeHoldText(t) : null;
+  if (d.state.heldFor !== null && prev.heldFor === null) d.actions.push(d.state.heldFor);
   if (changedFields(prev.controls, next).length > 0) {
     const description = describeChange(prev.controls, next);
     d.change = { next, description, routeDiagnosis: band === 'degrading' ? a.routes : null };

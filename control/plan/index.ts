@@ -37,7 +37,10 @@ export function planTick(prev: LoopState, assessed: TickAssessment, config: Loop
   // policy it puts the site in at least the degrading band and heads the reasons (canaries/band-floor.ts).
   const raw = assessed.assessment;
   const elapsed = elapsedMs(prev.lastAssessedAt, assessed.assessedAt);
-  const scored = advanceSiteState(prev.scoring, raw, elapsed, config.scoring, { readyBaselineIsNotLearning: config.judgement >= 2 });
+  const scored = advanceSiteState(prev.scoring, raw, elapsed, config.scoring, {
+    readyBaselineIsNotLearning: config.judgement >= 2,
+    holdForWatchedRoutes: config.judgement >= 3,
+  });
   const floored = applyCanaryFloorToTick(prev.scoring, scored, raw, config.canary ?? DEFAULT_CANARY_POLICY);
   const step = floored.tick;
   // From here on the reasons are the floored ones (a mismatch first), for state, notices and history.
@@ -63,6 +66,7 @@ export function planTick(prev: LoopState, assessed: TickAssessment, config: Loop
       problem: null,
       // Descriptive only (the state query, status, details): learning the baseline vs too little traffic.
       noScore: describeNoScore(a, config.scoring),
+      heldFor: null,
     },
     change: null,
     notices: [],

@@ -61,6 +61,7 @@ interface Row {
   hard_blocks: string;
   challenges: string;
   soft_blocks: string;
+  errors: string;
   extraction_ok: string;
   extraction_missing: string;
   extraction_schema: string;
@@ -79,6 +80,7 @@ interface Row {
   recent_hard_blocks?: string | null;
   recent_challenges?: string | null;
   recent_soft_blocks?: string | null;
+  recent_errors?: string | null;
 }
 
 /** Minute histograms as `{1,0,3};{0,2}` added bucket by bucket, each sum saturated at 2^53 - 1. */
@@ -95,7 +97,7 @@ export function sumMinuteHistograms(text: string): string[] {
 }
 
 const SUMS = `sum(requests) AS requests, sum(hard_blocks) AS hard_blocks, sum(challenges) AS challenges,
-  sum(soft_blocks) AS soft_blocks, sum(extraction_ok) AS extraction_ok, sum(extraction_missing) AS extraction_missing,
+  sum(soft_blocks) AS soft_blocks, sum(errors) AS errors, sum(extraction_ok) AS extraction_ok, sum(extraction_missing) AS extraction_missing,
   sum(extraction_schema) AS extraction_schema, sum(extraction_empty) AS extraction_empty, sum(valid_records) AS valid_records,
   sum(retries) AS retries, sum(bytes) AS bytes, sum(credits) AS credits, sum(canary_runs) AS canary_runs,
   sum(canary_failures) AS canary_failures`;
@@ -144,7 +146,8 @@ SELECT route_key, min(country) AS country, min(pool) AS pool, min(session) AS se
   sum(requests) FILTER (WHERE bucket >= $5) AS recent_requests,
   sum(hard_blocks) FILTER (WHERE bucket >= $5) AS recent_hard_blocks,
   sum(challenges) FILTER (WHERE bucket >= $5) AS recent_challenges,
-  sum(soft_blocks) FILTER (WHERE bucket >= $5) AS recent_soft_blocks
+  sum(soft_blocks) FILTER (WHERE bucket >= $5) AS recent_soft_blocks,
+  sum(errors) FILTER (WHERE bucket >= $5) AS recent_errors
 FROM rollup_minute WHERE site = $1 AND bucket >= $3 AND bucket < $4
 GROUP BY route_key`;
 
@@ -166,6 +169,7 @@ function toRoute(r: Row): RouteWindow {
     hardBlocks: countFromSql(r.hard_blocks),
     challenges: countFromSql(r.challenges),
     softBlocks: countFromSql(r.soft_blocks),
+    errors: countFromSql(r.errors),
   };
 }
 
@@ -200,7 +204,7 @@ function windowOf(rows: readonly Row[]): Window {
 
 /** A row's recent-window counts, in the shape of the row's own (for toRoute). */
 function recentRow(r: Row): Row {
-  return { ...r, requests: r.recent_requests ?? '0', hard_blocks: r.recent_hard_blocks ?? '0', challenges: r.recent_challenges ?? '0', soft_blocks: r.recent_soft_blocks ?? '0' };
+  return { ...r, requests: r.recent_requests ?? '0', hard_blocks: r.recent_hard_blocks ?? '0', challenges: r.recent_challenges ?? '0', soft_blocks: r.recent_soft_blocks ?? '0', errors: r.recent_errors ?? '0' };
 }
 
 function recentOf(rows: readonly Row[]): RecentWindow {

@@ -8,7 +8,10 @@
  * - shop turns to challenging 35 % of its requests → the loop throttles it → the crawler's rate to shop drops;
  * - news puts up a 403 wall → the loop pauses it → no production request reaches news (canaries do);
  *   the wall comes down and a person resumes → production traffic is back;
- * - travel stays fine: it is crawled throughout, and nothing it does changes its controls.
+ * - travel stays fine: it is crawled throughout, and nothing it does changes its controls;
+ * - then the resi-fr proxy dies (refuses connections): every site fails on that route alone → travel gets
+ *   a route alert naming it, and is not throttled; the crawler's attempts through it end in network
+ *   errors and travel is still crawled through the other routes.
  *
  * Assertions are on the crawler's own counts and on the site's access log, not only on the loops' state.
  */
@@ -30,6 +33,8 @@ import { eventually, openHarness, testLogger, type TestHarness } from '../helper
 
 const NOMINAL = 4;
 const ROUTES = [{ label: 'dc-de' }, { label: 'dc-us' }, { label: 'resi-fr' }];
+/** The route whose proxy dies at the end. */
+const DEAD_ROUTE = 'resi-fr';
 /** The site answers every page after 1 s, as a slow real one does: the concurrency limit, not the crawler's CPU (two shared cores), then sets the rate. */
 const PAGE_MS = 1_000;
 const HOSTILE_PAGE_MS = 1_500;
@@ -128,6 +133,23 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
       await eventually(() => Promise.resolve(world.site.log(news, { since: resumedAt, canary: false }).length >= 10 ? true : undefined), 'production traffic to news after the resume', 60_000);
       expect(c.heard.filter((x) => x.site === news).at(-1)?.paused).toBe(false);
 
+      // A proxy dies: resi-fr refuses connections. It fails against every site; travel, fine otherwise,
+      // gets a route alert naming that route, and is not throttled.
+      const errorsBefore = c.last?.adapter.networkErrors ?? 0;
+      const deadFrom = Date.now();
+      await world.proxy(DEAD_ROUTE).kill('refuse');
+      const alerted = await waitForLoop(loop(travel), 'travel: a route alert for the dead proxy', (s) => s.alerts.route, 300_000);
+      expect(alerted.routeDiagnosis?.summary).toMatch(/resi|fr/i);
+      expect(alerted.band).toBe('healthy');
+      expect(alerted.controls).toMatchObject({ concurrencyLimit: NOMINAL, paused: false });
+      // The crawler's own counts: its attempts through the dead proxy ended in network errors…
+      await eventually(() => Promise.resolve((c.last?.adapter.networkErrors ?? 0) - errorsBefore >= 10 ? true : undefined), 'the crawler to count network errors', 30_000);
+      // …none reached travel through it, and travel was still crawled through the other routes.
+      expect(world.site.log(travel, { since: deadFrom + 1_000, route: DEAD_ROUTE })).toEqual([]);
+      expect(world.site.log(travel, { since: deadFrom, canary: false }).length).toBeGreaterThan(20);
+      // travel was never throttled nor paused, from start to end, as the crawler heard it.
+      expect(c.heard.filter((x) => x.site === travel && (x.concurrencyLimit < NOMINAL || x.paused))).toEqual([]);
+
       // The crawler stops: what its recorder held is sent; nothing was rejected, dropped or given up.
       const final = await c.stop();
       crawler = undefined;
@@ -156,7 +178,7 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
     await connection.close();
   }
   // Whole minutes of crawl traffic must be judged at each stage (the loop reads whole minutes only).
-}, 12 * 60_000);
+}, 15 * 60_000);
 
 /** The demo crawler as a child process; its JSON report lines are kept as they come. */
 class CrawlerProcess {

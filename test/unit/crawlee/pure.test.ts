@@ -30,6 +30,17 @@ describe('networkErrorOf', () => {
     [{ message: 'wrapped', cause: { code: 'ENOTFOUND' } }, 'dns'],
   ];
   test.each(cases)('%p → %s', (err, kind) => expect(networkErrorOf(err)).toBe(kind));
+
+  // Through a proxy the crawler's TCP connection goes to the proxy: refused there is a dead route.
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:41234'), { code: 'ECONNREFUSED' });
+  test('a connection refused through a proxy is the proxy\'s; without one it is not', () => {
+    expect(networkErrorOf(refused, true)).toBe('proxy');
+    expect(networkErrorOf({ message: 'RequestError', cause: refused }, true)).toBe('proxy');
+    expect(networkErrorOf(new Error('page.goto: net::ERR_PROXY_CONNECTION_FAILED at http://x/'), true)).toBe('proxy');
+    expect(networkErrorOf(refused, false)).toBe('other');
+    // A TLS failure through a proxy stays TLS (the tunnel was up; the site's handshake failed).
+    expect(networkErrorOf(new Error('Client network socket disconnected before secure TLS connection was established'), true)).toBe('tls');
+  });
 });
 
 describe('routes from proxyInfo', () => {

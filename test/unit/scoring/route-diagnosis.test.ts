@@ -7,6 +7,7 @@ import {
   healthScore,
   healthyRoutesWindow,
   makeWindow,
+  parseScoringConfig,
 } from '../../../scoring';
 
 /** A route with `requests` requests and the given refusals; p95 given so the healthy-route bound applies. */
@@ -180,5 +181,54 @@ describe('route diagnosis scenarios', () => {
     expect(d.suspects.map((s) => s.value)).toEqual(['dead']);
     expect(d.verdict).toBe('route-specific');
     expect(healthyRoutesWindow(current, d)).toEqual({ requests: 5_200_000, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 1099 });
+  });
+});
+
+describe('errors count as a route\'s failures (routes.countErrors)', () => {
+  /** Pools a and b fine; pool c's requests all ended in a network error (a dead proxy): no refusal at all. */
+  const dead: RouteWindow[] = [
+    { pool: 'a', requests: 200, hardBlocks: 2, challenges: 0, softBlocks: 0 },
+    { pool: 'b', requests: 200, hardBlocks: 2, challenges: 0, softBlocks: 0 },
+    { pool: 'c', requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 200 },
+  ];
+
+  test('a dead proxy is the suspect, its errors counted as failures', () => {
+    const d = diagnoseRoutes(dead, []);
+    expect(d.verdict).toBe('route-specific');
+    expect(d.suspects.map((s) => [s.dimension, s.value, s.current.failures, s.current.rate])).toEqual([['pool', 'c', 200, 1]]);
+    expect(d.suspects[0]!.rest).toMatchObject({ requests: 400, failures: 4 });
+    // What the score leaves out is the route's requests and refusals (errors are never in the score).
+    expect(d.excluded).toEqual({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0 });
+  });
+
+  test('off: errors are not failures, and the dead proxy is no suspect', () => {
+    const routes = { ...parseScoringConfig({}).routes, countErrors: false };
+    expect(diagnoseRoutes(dead, [], routes).suspects).toEqual([]);
+  });
+
+  test('errors spread evenly over the routes (the site failing, or the crawler\'s own network) blame no route', () => {
+    const even = ['a', 'b', 'c'].map((pool) => ({ pool, requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 60 }));
+    const d = diagnoseRoutes(even, []);
+    expect(d.verdict).toBe('site-wide');
+    expect(d.suspects).toEqual([]);
+  });
+
+  test('a route that always errored this much is its normal: not news', () => {
+    const base = [
+      { pool: 'a', requests: 2000, hardBlocks: 20, challenges: 0, softBlocks: 0 },
+      { pool: 'b', requests: 2000, hardBlocks: 20, challenges: 0, softBlocks: 0 },
+      { pool: 'c', requests: 2000, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 1900 },
+    ];
+    const d = diagnoseRoutes(dead, base);
+    expect(d.suspects).toEqual([]);
+  });
+
+  test('the watch confirms a dead proxy on fresh evidence from its errors', () => {
+    const current = siteWindow(dead, { recent: { requests: 600, hardBlocks: 4, challenges: 0, softBlocks: 0, routes: dead } });
+    const ticks = assessTicks(current, siteWindow(dead.map((r) => ({ ...r, requests: r.requests * 10, hardBlocks: 20, errors: 0 }))), 3);
+    expect(ticks.map((a) => a.routes.verdict)).toEqual(['site-wide', 'site-wide', 'route-specific']);
+    expect(ticks[2]!.routes.suspects.map((s) => s.value)).toEqual(['c']);
+    // Errors are not refusals: the site's score is the seed's over its refusals, unaffected throughout.
+    expect(ticks.map((a) => a.health.score)).toEqual([100, 100, 100]);
   });
 });
