@@ -129,7 +129,7 @@ test('the package installs with pip from its folder and imports from the install
     const probe = python(['-c', 'import target_health_scrapy as t; print(t.__file__); print(",".join(sorted(t.__all__)))'], { PYTHONPATH: target }, target);
     expect(probe.status).toBe(0);
     expect(probe.out).toContain(join(target, 'target_health_scrapy', '__init__.py'));
-    expect(probe.out).toContain('TargetHealthDownloaderMiddleware,TargetHealthExtension,TargetHealthSpiderMiddleware,extraction');
+    expect(probe.out).toContain('TargetHealthDownloaderMiddleware,TargetHealthExtension,TargetHealthSpiderMiddleware,controls_changed,extraction');
   } finally {
     rmSync(target, { recursive: true, force: true });
   }

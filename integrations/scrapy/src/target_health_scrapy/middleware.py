@@ -18,6 +18,7 @@ from twisted.internet.defer import Deferred
 from . import events as ev
 from .controls import SiteControls, slot_settings, verdict
 from .runtime import Runtime, runtime_for
+from .signals import controls_changed
 
 log = logging.getLogger("target_health_scrapy")
 
@@ -59,7 +60,7 @@ class TargetHealthDownloaderMiddleware:
         self.in_flight: dict[str, int] = {}
         self.waiters: dict[str, list[Deferred]] = {}
         if runtime.settings.enabled:
-            runtime.store.on_change(lambda c: reactor.callFromThread(self.apply_to_slots, c))  # type: ignore[attr-defined]
+            runtime.store.on_change(lambda c: reactor.callFromThread(self.changed, c))  # type: ignore[attr-defined]
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "TargetHealthDownloaderMiddleware":
@@ -69,6 +70,12 @@ class TargetHealthDownloaderMiddleware:
             raise NotConfigured(str(err)) from None
 
     # --- controls ------------------------------------------------------------------------------
+
+    def changed(self, controls: SiteControls) -> None:
+        """A site's controls changed (on the reactor thread): obey them, then tell whoever listens."""
+        self.apply_to_slots(controls)
+        self.rt.inc("controls_changes")
+        self.rt.crawler.signals.send_catch_log(signal=controls_changed, controls=controls)
 
     def apply_to_slots(self, controls: SiteControls) -> None:
         """Sets the site's slot concurrency and delay, for its existing slots and the ones Scrapy creates
@@ -105,6 +112,30 @@ class TargetHealthDownloaderMiddleware:
     def _limit(self, site: str) -> int | None:
         controls = self.rt.store.get(site)
         return None if controls is None else min(controls.concurrency_limit, self.rt.settings.max_concurrency)
+
+    def _closing(self) -> bool:
+        """Whether the crawl is shutting down (the engine stopped, or the spider is being closed)."""
+        engine = getattr(self.rt.crawler, "engine", None)
+        if engine is None:
+            return False
+        slot = getattr(engine, "_slot", None)  # Scrapy has no public "closing" flag; the engine's slot holds it
+        return not engine.running or (slot is not None and getattr(slot, "closing", None) is not None)
+
+    def _give_back(self, request: Any, site: str) -> None:
+        """A held request at shutdown: Scrapy waits for every request in the downloader before it closes,
+        so holding on would hang the shutdown until the site is resumed. The request goes back to the
+        scheduler (kept on disk with JOBDIR, like any request still scheduled; discarded without it) and
+        this attempt ends with IgnoreRequest — it never reached the site."""
+        rt = self.rt
+        rt.inc("requests_held_now", -1)
+        rt.inc("requests_given_back_at_close")
+        engine = getattr(rt.crawler, "engine", None)
+        try:
+            if engine is not None:
+                engine.crawl(request.replace(dont_filter=True))
+        except Exception as err:  # the scheduler may already be gone: the request is then lost with it
+            log.warning("target-health: could not hand %s back to the scheduler at close: %s", request.url, err)
+        raise IgnoreRequest(f"target-health: {site} is paused and the crawl is closing; request handed back to the scheduler")
 
     def _leave(self, request: Any) -> None:
         site = request.meta.pop(META_IN_FLIGHT, None)
@@ -147,6 +178,8 @@ class TargetHealthDownloaderMiddleware:
                 held_since = time.monotonic()
                 rt.inc("requests_held")
                 rt.inc("requests_held_now")
+            if self._closing():
+                self._give_back(request, site)
             # Not dropped, not failed: the request waits here until the site is resumed (or stopped).
             await self._wait(site)
         if held_since is not None:
