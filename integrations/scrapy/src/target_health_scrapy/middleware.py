@@ -59,6 +59,8 @@ class TargetHealthDownloaderMiddleware:
         # counted as transferring, so a burst of queued requests all go out at once).
         self.in_flight: dict[str, int] = {}
         self.waiters: dict[str, list[Deferred]] = {}
+        # Sites whose requests are being held now (logged once when the holding starts, once when it ends).
+        self.holding: set[str] = set()
         if runtime.settings.enabled:
             runtime.store.on_change(lambda c: reactor.callFromThread(self.changed, c))  # type: ignore[attr-defined]
 
@@ -166,6 +168,9 @@ class TargetHealthDownloaderMiddleware:
             decision = verdict(rt.store.get(site), canary=canary, unknown_site=rt.settings.unknown_site)
             if decision == "drop":
                 rt.inc("requests_dropped_stopped")
+                if held_since is not None:  # held while paused, then stopped: no longer held
+                    rt.inc("requests_held_now", -1)
+                    self.holding.discard(site)
                 controls = rt.store.get(site)
                 raise IgnoreRequest(f"target-health: {site} is stopped ({controls.reason if controls else 'band stopped'}); request dropped")
             if decision == "go":
@@ -178,6 +183,10 @@ class TargetHealthDownloaderMiddleware:
                 held_since = time.monotonic()
                 rt.inc("requests_held")
                 rt.inc("requests_held_now")
+                if site not in self.holding:
+                    self.holding.add(site)
+                    controls = rt.store.get(site)
+                    log.info("target-health: holding the requests of %s until it is resumed (%s)", site, controls.reason if controls else "no controls yet")
             if self._closing():
                 self._give_back(request, site)
             # Not dropped, not failed: the request waits here until the site is resumed (or stopped).
@@ -185,6 +194,9 @@ class TargetHealthDownloaderMiddleware:
         if held_since is not None:
             rt.inc("requests_held_now", -1)
             rt.inc("requests_released")
+            if site in self.holding:
+                self.holding.discard(site)
+                log.info("target-health: %s resumed; releasing its held requests", site)
         request.meta[META_START] = time.monotonic()
         request.meta[META_IN_FLIGHT] = site
         self.in_flight[site] = self.in_flight.get(site, 0) + 1
