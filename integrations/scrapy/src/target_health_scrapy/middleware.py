@@ -196,7 +196,7 @@ class TargetHealthDownloaderMiddleware:
             rt.inc("requests_released")
             if site in self.holding:
                 self.holding.discard(site)
-                log.info("target-health: %s resumed; releasing its held requests", site)
+                log.info("target-health: %s may be crawled again; releasing its held requests", site)
         request.meta[META_START] = time.monotonic()
         request.meta[META_IN_FLIGHT] = site
         self.in_flight[site] = self.in_flight.get(site, 0) + 1
