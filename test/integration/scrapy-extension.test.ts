@@ -20,13 +20,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureScrapyVenv, type PythonVenv } from '../../stack/python-venv';
+import type { PythonVenv } from '../../stack/python-venv';
 import { startTestApi, type TestApi } from '../helpers/api';
-import { ROOT } from '../helpers/processes';
+import { SCRAPY_PKG as PKG, scrapyVenv } from '../helpers/scrapy';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
 import { changeControls as change } from '../helpers/controls';
-
-const PKG = join(ROOT, 'integrations', 'scrapy');
 
 
 interface Hit {
@@ -92,11 +90,10 @@ let api: TestApi;
 let venv: PythonVenv;
 let proxy: SiteProxy;
 let proxyAddress: string;
-const progress = { info: (m: string) => process.stderr.write(`[scrapy venv] ${m}\n`), warn: (m: string) => process.stderr.write(`[scrapy venv] ${m}\n`) };
 
 beforeAll(async () => {
   // First run on a machine: builds the venv (Scrapy + pytest), ~30 s; afterwards reused at once.
-  venv = await ensureScrapyVenv(join(PKG, 'requirements-test.txt'), progress);
+  venv = await scrapyVenv();
   h = await openHarness();
   api = await startTestApi(h);
   proxy = new SiteProxy();
@@ -129,7 +126,7 @@ test('the package installs with pip from its folder and imports from the install
     const probe = python(['-c', 'import target_health_scrapy as t; print(t.__file__); print(",".join(sorted(t.__all__)))'], { PYTHONPATH: target }, target);
     expect(probe.status).toBe(0);
     expect(probe.out).toContain(join(target, 'target_health_scrapy', '__init__.py'));
-    expect(probe.out).toContain('TargetHealthDownloaderMiddleware,TargetHealthExtension,TargetHealthSpiderMiddleware,extraction');
+    expect(probe.out).toContain('TargetHealthDownloaderMiddleware,TargetHealthExtension,TargetHealthSpiderMiddleware,controls_changed,extraction');
   } finally {
     rmSync(target, { recursive: true, force: true });
   }
@@ -193,7 +190,6 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
     await until(() => proxy.count(paused, '/p/') === 8, 'the held requests to reach the site after the resume', 60_000);
     expect(await exited).toBe(0);
   } finally {
-    // A failed wait leaves held requests that a graceful stop would wait for.
     if (child.exitCode === null) child.kill('SIGKILL');
   }
 
@@ -238,3 +234,51 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
     { site: throttled, status: null, network_error: 'connection_reset', outcome: 'hard_block', canary: false, retries: null, valid_records: null, ...route, n: 1 },
   ]);
 }, 300_000);
+
+test('a graceful stop while a site is paused ends at once: its held requests go back to the scheduler, none reaches the site', async () => {
+  const id = randomUUID().slice(0, 8);
+  const paused = `held-${id}.example.com`;
+  const free = `open-${id}.example.com`;
+  await change(h.pool, paused, { paused: true, canaryOnly: true, band: 'resisting', reason: 'test: pause' });
+  await change(h.pool, free, {});
+  const pages = (n: number) => Array.from({ length: n }, (_, i) => [`/p/${i}`, 'page']);
+  const token = await api.token(['ingest', 'read']);
+  const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-stop-'));
+  const statsFile = join(scratch, 'stats.json');
+  let output = '';
+  const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(PKG, 'tests', 'crawl', 'health_spider.py')], {
+    cwd: scratch,
+    env: { ...process.env, PYTHONPATH: join(PKG, 'src'), PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_PLAN: JSON.stringify({ [paused]: pages(5), [free]: pages(3) }), TH_STATS_FILE: statsFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  try {
+    // The extension says when it starts holding a site's requests; the free site's pages are served meanwhile.
+    await eventually(() => Promise.resolve(output.includes(`holding the requests of ${paused}`) && proxy.count(free) === 3 ? true : undefined), 'the paused site to be held', 60_000).catch((err: Error) => {
+      throw new Error(`${err.message}; Scrapy output:\n${output.slice(-6000)}`);
+    });
+    // Without the hand-back Scrapy would wait for the held requests until the site is resumed: the stop must not hang.
+    const stopping = Date.now();
+    child.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000).unref())]);
+    expect({ code, output: code === 0 ? '' : output.slice(-6000) }).toEqual({ code: 0, output: '' });
+    process.stderr.write(`[scrapy] stopped ${Date.now() - stopping} ms after SIGTERM with 5 requests held\n`);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+  expect(proxy.count(paused)).toBe(0);
+  const stats = JSON.parse(readFileSync(statsFile, 'utf8')) as Record<string, number | string>;
+  rmSync(scratch, { recursive: true, force: true });
+  expect(stats).toMatchObject({
+    'target_health/requests_held': 5,
+    'target_health/requests_given_back_at_close': 5,
+    'target_health/requests_held_now': 0,
+    'target_health/events_recorded': 3,
+    'target_health/events_sent': 3,
+  });
+  expect(stats['target_health/requests_released']).toBeUndefined();
+  expect(output).toMatch(/Closing spider \(shutdown\)/);
+  expect(output).not.toMatch(/Traceback|could not hand/);
+}, 120_000);

@@ -9,6 +9,7 @@ site's controls (concurrency, pace, pause, canary-only, stop). See docs/crawlers
 """
 from .extension import TargetHealthExtension
 from .middleware import TargetHealthDownloaderMiddleware, TargetHealthSpiderMiddleware, extraction
+from .signals import controls_changed
 
-__all__ = ["TargetHealthExtension", "TargetHealthDownloaderMiddleware", "TargetHealthSpiderMiddleware", "extraction"]
+__all__ = ["TargetHealthExtension", "TargetHealthDownloaderMiddleware", "TargetHealthSpiderMiddleware", "controls_changed", "extraction"]
 __version__ = "0.1.0"

@@ -18,6 +18,7 @@ from twisted.internet.defer import Deferred
 from . import events as ev
 from .controls import SiteControls, slot_settings, verdict
 from .runtime import Runtime, runtime_for
+from .signals import controls_changed
 
 log = logging.getLogger("target_health_scrapy")
 
@@ -58,8 +59,10 @@ class TargetHealthDownloaderMiddleware:
         # counted as transferring, so a burst of queued requests all go out at once).
         self.in_flight: dict[str, int] = {}
         self.waiters: dict[str, list[Deferred]] = {}
+        # Sites whose requests are being held now (logged once when the holding starts, once when it ends).
+        self.holding: set[str] = set()
         if runtime.settings.enabled:
-            runtime.store.on_change(lambda c: reactor.callFromThread(self.apply_to_slots, c))  # type: ignore[attr-defined]
+            runtime.store.on_change(lambda c: reactor.callFromThread(self.changed, c))  # type: ignore[attr-defined]
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "TargetHealthDownloaderMiddleware":
@@ -69,6 +72,12 @@ class TargetHealthDownloaderMiddleware:
             raise NotConfigured(str(err)) from None
 
     # --- controls ------------------------------------------------------------------------------
+
+    def changed(self, controls: SiteControls) -> None:
+        """A site's controls changed (on the reactor thread): obey them, then tell whoever listens."""
+        self.apply_to_slots(controls)
+        self.rt.inc("controls_changes")
+        self.rt.crawler.signals.send_catch_log(signal=controls_changed, controls=controls)
 
     def apply_to_slots(self, controls: SiteControls) -> None:
         """Sets the site's slot concurrency and delay, for its existing slots and the ones Scrapy creates
@@ -106,6 +115,30 @@ class TargetHealthDownloaderMiddleware:
         controls = self.rt.store.get(site)
         return None if controls is None else min(controls.concurrency_limit, self.rt.settings.max_concurrency)
 
+    def _closing(self) -> bool:
+        """Whether the crawl is shutting down (the engine stopped, or the spider is being closed)."""
+        engine = getattr(self.rt.crawler, "engine", None)
+        if engine is None:
+            return False
+        slot = getattr(engine, "_slot", None)  # Scrapy has no public "closing" flag; the engine's slot holds it
+        return not engine.running or (slot is not None and getattr(slot, "closing", None) is not None)
+
+    def _give_back(self, request: Any, site: str) -> None:
+        """A held request at shutdown: Scrapy waits for every request in the downloader before it closes,
+        so holding on would hang the shutdown until the site is resumed. The request goes back to the
+        scheduler (kept on disk with JOBDIR, like any request still scheduled; discarded without it) and
+        this attempt ends with IgnoreRequest — it never reached the site."""
+        rt = self.rt
+        rt.inc("requests_held_now", -1)
+        rt.inc("requests_given_back_at_close")
+        engine = getattr(rt.crawler, "engine", None)
+        try:
+            if engine is not None:
+                engine.crawl(request.replace(dont_filter=True))
+        except Exception as err:  # the scheduler may already be gone: the request is then lost with it
+            log.warning("target-health: could not hand %s back to the scheduler at close: %s", request.url, err)
+        raise IgnoreRequest(f"target-health: {site} is paused and the crawl is closing; request handed back to the scheduler")
+
     def _leave(self, request: Any) -> None:
         site = request.meta.pop(META_IN_FLIGHT, None)
         if site is not None:
@@ -135,6 +168,9 @@ class TargetHealthDownloaderMiddleware:
             decision = verdict(rt.store.get(site), canary=canary, unknown_site=rt.settings.unknown_site)
             if decision == "drop":
                 rt.inc("requests_dropped_stopped")
+                if held_since is not None:  # held while paused, then stopped: no longer held
+                    rt.inc("requests_held_now", -1)
+                    self.holding.discard(site)
                 controls = rt.store.get(site)
                 raise IgnoreRequest(f"target-health: {site} is stopped ({controls.reason if controls else 'band stopped'}); request dropped")
             if decision == "go":
@@ -147,11 +183,20 @@ class TargetHealthDownloaderMiddleware:
                 held_since = time.monotonic()
                 rt.inc("requests_held")
                 rt.inc("requests_held_now")
+                if site not in self.holding:
+                    self.holding.add(site)
+                    controls = rt.store.get(site)
+                    log.info("target-health: holding the requests of %s until it is resumed (%s)", site, controls.reason if controls else "no controls yet")
+            if self._closing():
+                self._give_back(request, site)
             # Not dropped, not failed: the request waits here until the site is resumed (or stopped).
             await self._wait(site)
         if held_since is not None:
             rt.inc("requests_held_now", -1)
             rt.inc("requests_released")
+            if site in self.holding:
+                self.holding.discard(site)
+                log.info("target-health: %s may be crawled again; releasing its held requests", site)
         request.meta[META_START] = time.monotonic()
         request.meta[META_IN_FLIGHT] = site
         self.in_flight[site] = self.in_flight.get(site, 0) + 1
