@@ -30,6 +30,9 @@ export class Narrator {
     this.controls.set(c.site, c);
     if (before === undefined) return; // The first record the crawler hears of: nothing changed yet.
     const changes: string[] = [];
+    // The first step down from the usual concurrency, named as such: the outcome the demo promises for
+    // a site that resists partly (later steps read "concurrency 3→2").
+    if (!c.paused && before.concurrencyLimit >= this.o.nominal && c.concurrencyLimit < this.o.nominal) changes.push('THROTTLED');
     if (before.concurrencyLimit !== c.concurrencyLimit) changes.push(`concurrency ${before.concurrencyLimit}→${c.concurrencyLimit}`);
     if (before.revisitMultiplier !== c.revisitMultiplier) changes.push(`revisit ×${before.revisitMultiplier}→×${c.revisitMultiplier}`);
     if (before.paused !== c.paused) changes.push(c.paused ? `PAUSED${c.canaryOnly ? ' (canaries only)' : ''}` : 'resumed');

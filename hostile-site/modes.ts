@@ -1,6 +1,6 @@
 /**
  * What a host of the hostile site does to the requests it gets: its mode (normal, challenging, soft
- * blocks, a wall, slowness), the schema that validates a mode sent to the admin endpoint, and the ramp —
+ * blocks, both at once, a wall, slowness), the schema that validates a mode sent to the admin endpoint, and the ramp —
  * a schedule of modes over time — evaluated lazily against the site's clock, so a test with an injected
  * clock moves through it without timers or sleeps.
  *
@@ -53,6 +53,25 @@ const pagesOf = <T extends readonly [string, ...string[]]>(kinds: T) =>
     .array(z.enum(kinds, expecting(`one of ${kinds.join(', ')}`)), expecting(`a list of page kinds from ${kinds.join(', ')}`))
     .min(1, expecting(`a list of at least one page kind from ${kinds.join(', ')}`));
 
+/**
+ * `mixed`: challenges and soft blocks at once, as a bot-management escalation serves them — some
+ * requests get a challenge, some an empty shell, the rest the page. One draw per request decides, so
+ * the two shares are disjoint and must not add up to more than 1.
+ */
+const MixedModeSchema = z
+  .strictObject({
+    kind: z.literal('mixed'),
+    challengeShare: share,
+    softShare: share,
+    challengePages: pagesOf(CHALLENGE_KINDS).optional(),
+    softPages: pagesOf(SOFT_PAGES).optional(),
+    latencyMs: latencyMs.optional(),
+  })
+  .refine((m) => m.challengeShare + m.softShare <= 1, {
+    path: ['softShare'],
+    message: 'challengeShare + softShare must be at most 1 (each request gets one answer); lower one of them',
+  });
+
 /** A host's mode. `latencyMs` (extra delay before answering) applies to every kind. */
 export const HostModeSchema = z.discriminatedUnion(
   'kind',
@@ -61,9 +80,10 @@ export const HostModeSchema = z.discriminatedUnion(
     z.strictObject({ kind: z.literal('slow'), latencyMs }),
     z.strictObject({ kind: z.literal('challenging'), share, pages: pagesOf(CHALLENGE_KINDS).optional(), latencyMs: latencyMs.optional() }),
     z.strictObject({ kind: z.literal('soft-block'), share, pages: pagesOf(SOFT_PAGES).optional(), latencyMs: latencyMs.optional() }),
+    MixedModeSchema,
     z.strictObject({ kind: z.literal('wall'), page: z.enum(HARD_KINDS, expecting(`one of ${HARD_KINDS.join(', ')}`)).optional(), latencyMs: latencyMs.optional() }),
   ],
-  expecting('a mode like {"kind": "challenging", "share": 0.3}; kind is one of normal, slow, challenging, soft-block, wall'),
+  expecting('a mode like {"kind": "challenging", "share": 0.3}; kind is one of normal, slow, challenging, soft-block, mixed, wall'),
 );
 export type HostMode = z.infer<typeof HostModeSchema>;
 export type ModeKind = HostMode['kind'];

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { formatIssues } from '../common/zod-issues';
 import { DEFAULT_CANARY_USER_AGENT } from '../canary-runner/settings';
-import { renderPage, type HardKind } from '../scenarios/pages';
+import { renderPage, type ChallengeKind, type HardKind } from '../scenarios/pages';
 import { hashText, mixSeed, Rng } from '../scenarios/rng';
 import { AccessLog, DEFAULT_MAX_ENTRIES, summarize, type AccessLogEntry, type LogQuery, type LogSummary, type Rate, type ServedKind } from './access-log';
 import { handleAdmin, type ProxyControl } from './admin';
@@ -256,18 +256,26 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
     const blocked = host.blockedRoutes.get(route);
     if (blocked !== undefined) return refusal(blocked, 'route-block');
     if (mode.kind === 'wall') return refusal(mode.page ?? DEFAULT_PAGES[host.protection].wall, 'wall');
+    const challenge = (pages: readonly ChallengeKind[] | undefined) => {
+      const kind = rng.pick(pages ?? [DEFAULT_PAGES[host.protection].challenge]);
+      const r = renderPage(kind, rng, context);
+      return { served: 'challenge' as const, page: kind, answer: fromScenario(r.status ?? 403, r.headers, r.bodySample) };
+    };
+    const softBlock = (pages: readonly SoftPage[] | undefined) => {
+      const kind = rng.pick(pages ?? [DEFAULT_PAGES[host.protection].soft]);
+      if (kind === 'empty-records') return { served: 'soft-block' as const, page: kind, answer: listingPage(host.catalogue, 1, true) };
+      const r = renderPage(kind, rng, context);
+      return { served: 'soft-block' as const, page: kind, answer: fromScenario(r.status ?? 200, r.headers, r.bodySample) };
+    };
     // robots.txt is content-free: share-based protections leave it alone (a wall does not).
     if (pageType !== 'robots') {
-      if (mode.kind === 'challenging' && rng.chance(mode.share)) {
-        const kind = rng.pick(mode.pages ?? [DEFAULT_PAGES[host.protection].challenge]);
-        const r = renderPage(kind, rng, context);
-        return { served: 'challenge', page: kind, answer: fromScenario(r.status ?? 403, r.headers, r.bodySample) };
-      }
-      if (mode.kind === 'soft-block' && rng.chance(mode.share)) {
-        const kind: SoftPage = rng.pick(mode.pages ?? [DEFAULT_PAGES[host.protection].soft]);
-        if (kind === 'empty-records') return { served: 'soft-block', page: kind, answer: listingPage(host.catalogue, 1, true) };
-        const r = renderPage(kind, rng, context);
-        return { served: 'soft-block', page: kind, answer: fromScenario(r.status ?? 200, r.headers, r.bodySample) };
+      if (mode.kind === 'challenging' && rng.chance(mode.share)) return challenge(mode.pages);
+      if (mode.kind === 'soft-block' && rng.chance(mode.share)) return softBlock(mode.pages);
+      if (mode.kind === 'mixed') {
+        // One draw: [0, challengeShare) a challenge, then [.., + softShare) a soft block, else the page.
+        const u = rng.next();
+        if (u < mode.challengeShare) return challenge(mode.challengePages);
+        if (u < mode.challengeShare + mode.softShare) return softBlock(mode.softPages);
       }
     }
     const page = renderCatalogue(host.catalogue, path);

@@ -99,6 +99,22 @@ describe('soft blocks', () => {
     expect({ outcome: verdict.outcome, rule: verdict.rule }).toEqual({ outcome: 'soft_block', rule: 'size_norm' });
   });
 
+  it('mixed: its challenges classify as challenge and its empty shells as soft_block by the size norm', async () => {
+    site.setMode(SHOP, { kind: 'normal' });
+    const sizes: number[] = [];
+    for (let i = 1; i <= 25; i++) sizes.push(Buffer.byteLength((await direct(site.port, SHOP, `/item/${i}`)).body));
+    sizes.sort((a, b) => a - b);
+    const sizeNorm = { medianBytes: sizes[12]!, samples: 25 };
+    site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.5, softShare: 0.5, softPages: ['small-page'] });
+    const verdicts = new Set<string>();
+    for (let i = 1; i <= 30; i++) {
+      const answer = await direct(site.port, SHOP, `/item/${i}`);
+      const verdict = classifyOutcome(eventOf(answer, { pageType: 'product' }), { sizeNorm });
+      verdicts.add(`${answer.status} ${verdict.outcome} ${verdict.rule}`);
+    }
+    expect(verdicts).toEqual(new Set(['403 challenge challenge_marker', '200 soft_block size_norm']));
+  });
+
   it('empty-records: the page layout without items, soft_block by an empty extraction where listings yield records', async () => {
     site.setMode(SHOP, { kind: 'soft-block', share: 1, pages: ['empty-records'] });
     const answer = await direct(site.port, SHOP, '/list/3');

@@ -40,6 +40,47 @@ describe('modes', () => {
     expect(some).toBeLessThan(0.35 * 600);
   });
 
+  it('mixed: one draw per request gives a challenge, a soft block or the page, each about its share', async () => {
+    site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.2, softShare: 0.1, softPages: ['small-page'] });
+    const since = (now += 1000);
+    for (let i = 0; i < 600; i++) await direct(site.port, SHOP, `/item/${(i % 200) + 1}`);
+    const entries = site.log(SHOP, { since });
+    const count = (served: string) => entries.filter((e) => e.served === served).length;
+    // Seeded draws: the same counts every run; the bounds say each share is honoured and they do not overlap.
+    expect(count('challenge')).toBeGreaterThan(0.15 * 600);
+    expect(count('challenge')).toBeLessThan(0.25 * 600);
+    expect(count('soft-block')).toBeGreaterThan(0.06 * 600);
+    expect(count('soft-block')).toBeLessThan(0.14 * 600);
+    expect(count('page')).toBe(600 - count('challenge') - count('soft-block'));
+    // The host's default challenge (403) and the requested soft page (a 200 without the catalogue's items).
+    expect(new Set(entries.filter((e) => e.served === 'challenge').map((e) => `${e.status} ${e.page}`))).toEqual(new Set(['403 cloudflare-challenge']));
+    expect(new Set(entries.filter((e) => e.served === 'soft-block').map((e) => `${e.status} ${e.page}`))).toEqual(new Set(['200 small-page']));
+    expect(new Set(entries.map((e) => e.mode))).toEqual(new Set(['mixed']));
+  });
+
+  it('mixed: the shares are disjoint — all challenged at 1, all soft-blocked at 1, nothing served at 0.5 + 0.5', async () => {
+    const servedOf = async (challengeShare: number, softShare: number): Promise<Set<string>> => {
+      site.setMode(SHOP, { kind: 'mixed', challengeShare, softShare });
+      const since = (now += 1000);
+      for (let i = 0; i < 40; i++) await direct(site.port, SHOP, `/item/${i + 1}`);
+      return new Set(site.log(SHOP, { since }).map((e) => e.served));
+    };
+    expect(await servedOf(1, 0)).toEqual(new Set(['challenge']));
+    expect(await servedOf(0, 1)).toEqual(new Set(['soft-block']));
+    expect(await servedOf(0.5, 0.5)).toEqual(new Set(['challenge', 'soft-block']));
+    expect(await servedOf(0, 0)).toEqual(new Set(['page']));
+    // robots.txt escapes it, as it escapes the other share-based modes.
+    site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.5, softShare: 0.5 });
+    expect((await direct(site.port, SHOP, '/robots.txt')).status).toBe(200);
+  });
+
+  it('mixed: refuses shares adding up to more than 1, naming the field, and keeps the old mode', () => {
+    site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.15, softShare: 0.1, latencyMs: 5 });
+    expect(() => site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.6, softShare: 0.5 })).toThrow(/^mode\.softShare: challengeShare \+ softShare must be at most 1/);
+    expect(() => site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.2 } as never)).toThrow(/^mode\.softShare: /);
+    expect(site.modeOf(SHOP)).toEqual({ kind: 'mixed', challengeShare: 0.15, softShare: 0.1, latencyMs: 5 });
+  });
+
   it('robots.txt escapes share-based refusals but not a wall', async () => {
     site.setMode(SHOP, { kind: 'challenging', share: 1 });
     expect((await direct(site.port, SHOP, '/robots.txt')).status).toBe(200);
@@ -201,6 +242,8 @@ describe('admin endpoint', () => {
     ['a share out of range', `/_admin/hosts/${SHOP}/mode`, { kind: 'challenging', share: 1.5 }, /^share: /],
     ['a missing share', `/_admin/hosts/${SHOP}/mode`, { kind: 'soft-block' }, /^share: /],
     ['an unknown kind', `/_admin/hosts/${SHOP}/mode`, { kind: 'angry' }, /^kind: /],
+    ['mixed shares above 1', `/_admin/hosts/${SHOP}/mode`, { kind: 'mixed', challengeShare: 0.7, softShare: 0.4 }, /^softShare: challengeShare \+ softShare must be at most 1/],
+    ['a mixed soft page that is a challenge', `/_admin/hosts/${SHOP}/mode`, { kind: 'mixed', challengeShare: 0.1, softShare: 0.1, softPages: ['cloudflare-challenge'] }, /^softPages\[0\]: /],
     ['an unknown field', `/_admin/hosts/${SHOP}/mode`, { kind: 'normal', latency: 5 }, /latency/],
     ['an unknown page', `/_admin/hosts/${SHOP}/mode`, { kind: 'wall', page: 'cloudflare' }, /^page: .*cloudflare-block/],
     ['a negative step time', `/_admin/hosts/${SHOP}/ramp`, { steps: [{ afterMs: -5, mode: { kind: 'wall' } }] }, /^steps\[0\]\.afterMs: /],
