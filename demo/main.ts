@@ -106,7 +106,7 @@ runMain('target-health demo', async () => {
     const client = new Client({ connection, namespace: stack.temporal.namespace });
     say(`${clock()} starting a loop per site — ${describeDemoSettings(NOMINAL)}`);
     for (const host of hosts) {
-      const input = demoLoopInput(host, { nominalConcurrency: NOMINAL, productionSmoothing: host === HOSTS.travel });
+      const input = demoLoopInput(host, { nominalConcurrency: NOMINAL });
       const checked = parseSiteHealthInput(input);
       if (!checked.ok) throw new Error(`demo loop settings: ${checked.message}`);
       await startSiteLoop(client, stack.temporal.taskQueue, input, checked.value, `${DEMO_LOOP_SETTINGS.tickIntervalMs / 1000} s`);

@@ -24,18 +24,15 @@ export const DEMO_LOOP_SETTINGS = {
 } as const satisfies Omit<SiteHealthInput, 'site'>;
 
 /**
- * A demo loop's input. `productionSmoothing`: the product's 10-minute smoothing half-life instead of the
- * demo's 60 s. Route evidence is judged per whole minute (three ticks, each with a new minute of evidence),
- * so at the demo's 5 s ticks a route takes about three minutes to confirm — long enough for a 60 s
- * half-life to throttle the site first; at the production half-life the route is confirmed and set aside
- * while the smoothed score has barely moved, as in production. The demo's route-problem site uses it.
+ * A demo loop's input: the demo settings for every site alike. (A route-problem site needs nothing of its
+ * own: while a failing route is being confirmed the loop holds the band — judgement 3 — so the site is
+ * not throttled before the route alert, at the demo's pace as in production.)
  */
-export function demoLoopInput(site: string, options: { nominalConcurrency: number; productionSmoothing?: boolean }): SiteHealthInput {
+export function demoLoopInput(site: string, options: { nominalConcurrency: number }): SiteHealthInput {
   const s = structuredClone(DEMO_LOOP_SETTINGS);
   return {
     site,
     ...s,
-    scoring: { ...s.scoring, smoothing: { halfLifeMs: options.productionSmoothing === true ? 600_000 : s.scoring.smoothing.halfLifeMs } },
     policy: { ...s.policy, concurrency: { nominal: options.nominalConcurrency } },
   };
 }
@@ -46,7 +43,7 @@ export function describeDemoSettings(nominalConcurrency: number): string {
   return [
     `tick ${s.tickIntervalMs / 1000} s`,
     `window ${s.window.currentWindowMs / 60_000} min (refusals also over the last ${s.window.recentWindowMs / 60_000} min)`,
-    `smoothing half-life ${s.scoring.smoothing.halfLifeMs / 1000} s (the route-problem site: 10 min, as in production)`,
+    `smoothing half-life ${s.scoring.smoothing.halfLifeMs / 1000} s`,
     `a route confirmed after ${s.scoring.routes.confirmAfterMs / 1000} s`,
     `a step every ${s.policy.steps.degradeEveryMs / 1000} s down, ${s.policy.steps.restoreEveryMs / 1000} s up`,
     `nominal concurrency ${nominalConcurrency}`,

@@ -25,7 +25,7 @@ import { backfillHistory, sampleNormalAnswers } from '../../demo/history';
 import type { CrawlerProcessConfig, CrawlerReport } from '../../demo/crawler-main';
 import { demoLoopInput } from '../../demo/settings';
 import { routeFromUserName } from '../../crawlee';
-import { resumeUpdate } from '../../control/messages';
+import { resumeUpdate, stateQuery } from '../../control/messages';
 import { createLoopWorker, registerSite, startLoop } from '../helpers/control-loop';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { waitForLoop } from '../helpers/fault-checks';
@@ -135,10 +135,13 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
 
       // A proxy dies: resi-fr refuses connections. It fails against every site; travel, fine otherwise,
       // gets a route alert naming that route, and is not throttled.
+      // No route alert before it (the alert below is the dead proxy's).
+      expect((await loop(travel).query(stateQuery)).alerts.route).toBe(false);
       const errorsBefore = c.last?.adapter.networkErrors ?? 0;
       const deadFrom = Date.now();
       await world.proxy(DEAD_ROUTE).kill('refuse');
       const alerted = await waitForLoop(loop(travel), 'travel: a route alert for the dead proxy', (s) => s.alerts.route, 300_000);
+      process.stderr.write(`route alert ${Date.now() - deadFrom} ms after the kill: ${alerted.routeDiagnosis?.summary}\n`);
       expect(alerted.routeDiagnosis?.summary).toMatch(/resi|fr/i);
       expect(alerted.band).toBe('healthy');
       expect(alerted.controls).toMatchObject({ concurrencyLimit: NOMINAL, paused: false });
