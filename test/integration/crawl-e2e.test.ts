@@ -16,23 +16,18 @@
  * Assertions are on the crawler's own counts and on the site's access log, not only on the loops' state.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { WorkflowHandle } from '@temporalio/client';
-import { startHostileWorld, type HostileWorld } from '../../hostile-site';
-import { backfillHistory, sampleNormalAnswers } from '../../demo/history';
+import type { HostileWorld } from '../../hostile-site';
 import type { CrawlerProcessConfig, CrawlerReport } from '../../demo/crawler-main';
-import { demoLoopInput } from '../../demo/settings';
-import { routeFromUserName } from '../../crawlee';
 import { resumeUpdate, stateQuery } from '../../control/messages';
-import { createLoopWorker, registerSite, startLoop } from '../helpers/control-loop';
+import { createLoopWorker } from '../helpers/control-loop';
+import { startCrawlLoops, startCrawlWorld } from '../helpers/crawl-world';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { waitForLoop } from '../helpers/fault-checks';
 import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
 
 const NOMINAL = 4;
-const ROUTES = [{ label: 'dc-de' }, { label: 'dc-us' }, { label: 'resi-fr' }];
 /** The route whose proxy dies at the end. */
 const DEAD_ROUTE = 'resi-fr';
 /** The site answers every page after 1 s, as a slow real one does: the concurrency limit, not the crawler's CPU (two shared cores), then sets the rate. */
@@ -52,38 +47,13 @@ afterAll(async () => {
 
 
 test('a real Crawlee crawler slows down, stops and resumes as the loop decides; a healthy site is left alone', async () => {
-  const id = randomUUID().slice(0, 6);
-  const [shop, news, travel] = [`shop-${id}.hostile.test`, `news-${id}.hostile.test`, `travel-${id}.hostile.test`];
-  const hosts = [shop, news, travel];
+  const { world, shop, news, travel, hosts } = await startCrawlWorld(h, PAGE_MS);
   const normal = { kind: 'normal', latencyMs: PAGE_MS } as const;
-  const world: HostileWorld = await startHostileWorld({
-    hosts: [
-      { name: shop, theme: 'shop', protection: 'cloudflare', mode: normal },
-      { name: news, theme: 'news', protection: 'datadome', mode: normal },
-      { name: travel, theme: 'travel', protection: 'akamai', mode: normal },
-    ],
-    routes: ROUTES,
-  });
   const { worker, connection } = await createLoopWorker(h, { uiUrl: 'http://ui.test', logger: testLogger });
   let crawler: CrawlerProcess | undefined;
   try {
-    // The sites' normal: pages sampled from the live site, spread over 12 past days through the crawler's routes.
-    const now = Date.now();
-    const routes = world.proxies.map((p) => {
-      const r = routeFromUserName(p.label);
-      return { pool: r.pool ?? p.label, ...(r.country !== undefined ? { country: r.country } : {}) };
-    });
-    for (const host of hosts) {
-      await registerSite(h.pool, host);
-      const answers = await sampleNormalAnswers((path) => world.site.urlOf(host, path), world.proxies[0]!.url, ['/item/1', '/item/2', '/item/3', '/item/50', '/item/120', '/item/199']);
-      await backfillHistory(h.pool, { site: host, routes, answers, days: 12, perDay: 300, now });
-    }
-
     await worker.runUntil(async () => {
-      const handles = new Map<string, WorkflowHandle>();
-      for (const host of hosts) handles.set(host, await startLoop(h.client, h.taskQueue, demoLoopInput(host, { nominalConcurrency: NOMINAL })));
-      const loop = (host: string) => handles.get(host)!;
-      for (const host of hosts) await waitForLoop(loop(host), `${host}: first controls`, (s) => s.controls !== null && s.band !== 'learning', 60_000);
+      const { loop, handles } = await startCrawlLoops(h, hosts, NOMINAL);
 
       // The crawler, a process of its own: events in through the API, controls out through its stream.
       const token = await api.token(['ingest', 'read']);

@@ -16,22 +16,16 @@
  * - at the end every event Scrapy posted is stored once, none rejected or dropped, and every request the
  *   site served has its stored event.
  */
-import { randomUUID } from 'node:crypto';
-import type { WorkflowHandle } from '@temporalio/client';
-import { startHostileWorld, type HostileWorld } from '../../hostile-site';
-import { backfillHistory, sampleNormalAnswers } from '../../demo/history';
-import { demoLoopInput } from '../../demo/settings';
-import { routeFromUserName } from '../../crawlee';
 import { resumeUpdate, stateQuery } from '../../control/messages';
 import type { PythonVenv } from '../../stack/python-venv';
-import { createLoopWorker, registerSite, startLoop } from '../helpers/control-loop';
+import { createLoopWorker } from '../helpers/control-loop';
+import { CRAWL_ROUTES as ROUTES, startCrawlLoops, startCrawlWorld } from '../helpers/crawl-world';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { waitForLoop } from '../helpers/fault-checks';
 import { MonitorCrawl, scrapyVenv } from '../helpers/scrapy';
 import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
 
 const NOMINAL = 4;
-const ROUTES = [{ label: 'dc-de' }, { label: 'dc-us' }, { label: 'resi-fr' }];
 /** Every page takes 1 s (1.5 s once hostile): the concurrency the extension admits, not Scrapy's CPU (two shared cores), sets the rate. */
 const PAGE_MS = 1_000;
 const HOSTILE_PAGE_MS = 1_500;
@@ -52,38 +46,13 @@ afterAll(async () => {
 });
 
 test('a real Scrapy crawl slows down, stops and resumes as the loop decides; a healthy site is left alone; every event is stored once', async () => {
-  const id = randomUUID().slice(0, 6);
-  const [shop, news, travel] = [`shop-${id}.hostile.test`, `news-${id}.hostile.test`, `travel-${id}.hostile.test`];
-  const hosts = [shop, news, travel];
+  const { world, shop, news, travel, hosts } = await startCrawlWorld(h, PAGE_MS);
   const normal = { kind: 'normal', latencyMs: PAGE_MS } as const;
-  const world: HostileWorld = await startHostileWorld({
-    hosts: [
-      { name: shop, theme: 'shop', protection: 'cloudflare', mode: normal },
-      { name: news, theme: 'news', protection: 'datadome', mode: normal },
-      { name: travel, theme: 'travel', protection: 'akamai', mode: normal },
-    ],
-    routes: ROUTES,
-  });
   const { worker, connection } = await createLoopWorker(h, { uiUrl: 'http://ui.test', logger: testLogger });
   let crawl: MonitorCrawl | undefined;
   try {
-    // The sites' normal: pages sampled from the live site, spread over 12 past days through the crawl's routes.
-    const now = Date.now();
-    const routes = world.proxies.map((p) => {
-      const r = routeFromUserName(p.label);
-      return { pool: r.pool ?? p.label, ...(r.country !== undefined ? { country: r.country } : {}) };
-    });
-    for (const host of hosts) {
-      await registerSite(h.pool, host);
-      const answers = await sampleNormalAnswers((path) => world.site.urlOf(host, path), world.proxies[0]!.url, ['/item/1', '/item/2', '/item/3', '/item/50', '/item/120', '/item/199']);
-      await backfillHistory(h.pool, { site: host, routes, answers, days: 12, perDay: 300, now });
-    }
-
     await worker.runUntil(async () => {
-      const handles = new Map<string, WorkflowHandle>();
-      for (const host of hosts) handles.set(host, await startLoop(h.client, h.taskQueue, demoLoopInput(host, { nominalConcurrency: NOMINAL })));
-      const loop = (host: string) => handles.get(host)!;
-      for (const host of hosts) await waitForLoop(loop(host), `${host}: first controls`, (s) => s.controls !== null && s.band !== 'learning', 60_000);
+      const { loop, handles } = await startCrawlLoops(h, hosts, NOMINAL);
 
       // Scrapy, a process of its own: events in through the API, controls out through its stream.
       const token = await api.token(['ingest', 'read']);
