@@ -44,8 +44,10 @@ const toChange = (r: ChangeRow): ControlChange => ({
 });
 
 // The time a change belongs to: a tick's change is the tick's (its assessment's slot time), so it lines
-// up with the tick's row; a decision's is when it was written.
-const CHANGE_COLUMNS = `COALESCE(a.assessed_at, c.changed_at) AS at, c.changed_at, c.actor, c.reason, c.old_controls, c.new_controls, c.assessment_key, c.decision_key`;
+// up with the tick's row; a decision's is when it was written (it also names the assessment that led to
+// it, which may be several ticks older).
+const AT = `CASE WHEN c.decision_key IS NULL THEN COALESCE(a.assessed_at, c.changed_at) ELSE c.changed_at END`;
+const CHANGE_COLUMNS = `${AT} AS at, c.changed_at, c.actor, c.reason, c.old_controls, c.new_controls, c.assessment_key, c.decision_key`;
 
 /**
  * The latest control change of each of these sites, in one statement: one backward step on the
@@ -85,7 +87,7 @@ export async function changesBetween(pool: Pool, site: string, from: Date, to: D
 export async function bandBefore(pool: Pool, site: string, from: Date): Promise<HealthBand | null> {
   const { rows } = await pool.query<{ band: HealthBand }>(
     `SELECT band FROM (
-       SELECT c.new_controls ->> 'band' AS band, COALESCE(a.assessed_at, c.changed_at) AS at, c.id
+       SELECT c.new_controls ->> 'band' AS band, ${AT} AS at, c.id
          FROM control_audit c LEFT JOIN assessments a ON a.assessment_key = c.assessment_key
         WHERE c.site = $1) t
       WHERE at < $2

@@ -101,7 +101,8 @@ const decisionOf = (d: DecisionEvent): TickRow['decisions'][number] => ({ at: d.
 /**
  * One row per tick. The band starts at `bandBefore` and follows every change in time order: a tick's
  * own change applies to its row; a change made by a decision (or by a tick outside the range) applies
- * from its time on and is listed on the row of the tick before it (the first row when none is).
+ * from its time on and is listed on the row of the tick before it (the first row when none is). A
+ * decision's change names the assessment that led to it, but belongs to the decision's time.
  */
 export function tickRows(
   ticks: readonly AssessmentPageRow[],
@@ -114,7 +115,7 @@ export function tickRows(
   const own = new Map<string, ControlChange[]>();
   const loose: ControlChange[] = [];
   for (const c of changes) {
-    if (c.assessmentKey !== null && keys.has(c.assessmentKey)) own.set(c.assessmentKey, [...(own.get(c.assessmentKey) ?? []), c]);
+    if (c.decisionKey === null && c.assessmentKey !== null && keys.has(c.assessmentKey)) own.set(c.assessmentKey, [...(own.get(c.assessmentKey) ?? []), c]);
     else loose.push(c);
   }
   const liveByTick = new Map((live?.ticks ?? []).map((t) => [t.tick, t]));

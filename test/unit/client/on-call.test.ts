@@ -147,8 +147,8 @@ const controls = (band: Controls['band'], concurrencyLimit: number, paused = fal
 function tick(n: number, at: string, score: number | null, reasons: string[] = []): AssessmentPageRow {
   return { assessmentKey: `s/c1/${n}`, workflowId: 'site-health:s', chainId: 'c1', tick: n, assessedAt: at, state: score === null ? 'insufficient-data' : 'scored', score, parserHealth: 98, reasons };
 }
-function change(at: string, before: Controls | null, after: Controls, key: string | null, actor = 'control-loop'): ControlChange {
-  return { at: new Date(at), changedAt: new Date(at), actor, reason: after.reason, oldControls: before, newControls: { ...after, version: 1 }, assessmentKey: key, decisionKey: key === null ? 'd/1' : null };
+function change(at: string, before: Controls | null, after: Controls, key: string | null, actor = 'control-loop', decisionKey: string | null = null): ControlChange {
+  return { at: new Date(at), changedAt: new Date(at), actor, reason: after.reason, oldControls: before, newControls: { ...after, version: 1 }, assessmentKey: key, decisionKey };
 }
 
 describe('history: the band timeline', () => {
@@ -162,7 +162,8 @@ describe('history: the band timeline', () => {
   const changes = [
     change('2026-12-01T10:01:00Z', controls('healthy', 16), controls('degrading', 12), 's/c1/2'),
     change('2026-12-01T10:02:00Z', controls('degrading', 12), controls('resisting', 12, true), 's/c1/3'),
-    change('2026-12-01T10:03:30Z', controls('resisting', 12, true), controls('healthy', 8), null, 'human:alice'),
+    // A decision's change names the assessment that led to it (tick 3) but belongs to its own time.
+    change('2026-12-01T10:03:30Z', controls('resisting', 12, true), controls('healthy', 8), 's/c1/3', 'human:alice', 'd/1'),
   ];
   const decisions: DecisionEvent[] = [{ at: new Date('2026-12-01T10:03:30Z'), kind: 'resume', who: 'alice', why: 'checked', decisionKey: 'd/1' }];
 
