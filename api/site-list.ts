@@ -3,10 +3,11 @@
  * one visibility list query over the loops' search attributes (HealthBand, HealthScore, ParserHealth,
  * AwaitingHuman, LoopProblem — published by every loop when they change). That is one RPC per page
  * whatever the number of sites, answered by the server's visibility store without waking any workflow,
- * and the filters (`band`, `awaiting`) run in the store. Two things are not search attributes, so:
+ * and the filters (`band`, `awaiting`) run in the store. Three things are not search attributes, so:
  *   - the raw score of the latest tick comes from the assessments table, one indexed query per page;
  *   - since when a site waits comes from the loop's `state` query, asked only of the waiting sites of
- *     the page (few, and the ones a person looks at), in parallel, with a time limit.
+ *     the page (few, and the ones a person looks at), in parallel, with a time limit;
+ *   - the latest control change (when, who, what and why) from `control_audit`, one indexed query per page.
  * The cursor is the server's own page token: pages stay consistent while loops come and go.
  */
 import type { Client } from '@temporalio/client';
@@ -16,11 +17,15 @@ import { HEALTH_BANDS, type HealthBand, WORKFLOW_ID_PREFIX } from '../common/nam
 import { AwaitingHuman, HealthBand as HealthBandKey, HealthScore, LoopProblem, ParserHealth, TargetSite } from '../common/search-attributes';
 import { SITE_HEALTH_WORKFLOW, stateQuery } from '../control/messages';
 import { latestScores } from '../db/assessments';
+import { latestChanges } from '../db/history';
+import { describeChange } from '../control/controls';
 import type { Pool } from '../db/pool';
 import type { SiteSummary } from './schemas/sites';
 
 export interface SiteListFilter {
   band?: Exclude<HealthBand, 'stopped'>;
+  /** Any of these bands (`target-health sites --band a,b`); combined with `band` when both are given. */
+  bands?: ReadonlyArray<Exclude<HealthBand, 'stopped'>>;
   awaiting?: boolean;
 }
 
@@ -28,6 +33,7 @@ export interface SiteListFilter {
 export function siteListQuery(filter: SiteListFilter): string {
   const terms = [`WorkflowType = "${SITE_HEALTH_WORKFLOW}"`, 'ExecutionStatus = "Running"'];
   if (filter.band !== undefined) terms.push(`${HealthBandKey.name} = "${filter.band}"`);
+  if (filter.bands !== undefined && filter.bands.length > 0) terms.push(`${HealthBandKey.name} IN (${filter.bands.map((b) => `"${b}"`).join(', ')})`);
   if (filter.awaiting !== undefined) terms.push(`${AwaitingHuman.name} = ${filter.awaiting}`);
   return terms.join(' AND ');
 }
@@ -102,13 +108,15 @@ export async function listSites(
       loopStartedAt: timestampIso(e.startTime),
     };
   });
-  const [scores, waits] = await Promise.all([
+  const [scores, changes, waits] = await Promise.all([
     latestScores(deps.pool, rows.map((r) => r.site)),
+    latestChanges(deps.pool, rows.map((r) => r.site)),
     Promise.all(rows.map((r) => (r.awaitingHuman ? awaitingSince(deps.client, r.workflowId, page.stateTimeoutMs ?? 2_000) : Promise.resolve({ since: null })))),
   ]);
   const sites = rows.map((r, i): SiteSummary => {
     const latest = scores.get(r.site);
     const wait: { since: string | null; error?: string } = waits[i]!;
+    const change = changes.get(r.site);
     return {
       site: r.site,
       workflowId: r.workflowId,
@@ -122,6 +130,10 @@ export async function listSites(
       loopStartedAt: r.loopStartedAt,
       lastAssessedAt: latest ? latest.assessedAt.toISOString() : null,
       ...(wait.error === undefined ? {} : { stateUnavailable: wait.error }),
+      lastChange:
+        change === undefined
+          ? null
+          : { at: change.at.toISOString(), actor: change.actor, change: describeChange(change.oldControls, change.newControls), reason: change.reason, version: change.newControls.version },
     };
   });
   const token = response.nextPageToken;

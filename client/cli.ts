@@ -16,6 +16,8 @@ type Register = (program: Command, context: () => CliContext) => void;
 const COMMANDS: Record<string, () => Register> = {
   start: () => (require('./commands/start') as Record<'registerStartCommand', Register>).registerStartCommand,
   status: () => (require('./commands/status') as Record<'registerStatusCommand', Register>).registerStatusCommand,
+  sites: () => (require('./commands/sites') as Record<'registerSitesCommand', Register>).registerSitesCommand,
+  history: () => (require('./commands/history') as Record<'registerHistoryCommand', Register>).registerHistoryCommand,
   decide: () => (require('./commands/decide') as Record<'registerDecideCommand', Register>).registerDecideCommand,
   controls: () => (require('./commands/controls') as Record<'registerControlsCommand', Register>).registerControlsCommand,
   ingest: () => (require('./commands/ingest') as Record<'registerIngestCommand', Register>).registerIngestCommand,

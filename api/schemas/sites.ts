@@ -51,6 +51,16 @@ export const siteSummarySchema = z.object({
   lastAssessedAt: z.string().nullable(),
   /** Present only when the loop's state could not be read for a waiting site (awaitingSince is then null). */
   stateUnavailable: z.string().optional(),
+  /** The latest change of the site's controls (control_audit): when, by whom, what changed and why; null before the first. */
+  lastChange: z
+    .object({
+      at: z.string().describe("when it took effect: the tick's time for a change the loop made, else when it was written"),
+      actor: z.string().describe('`control-loop`, or `human:<who>` for a decision'),
+      change: z.string().describe('what changed, e.g. `concurrency 12→9, band healthy→degrading`'),
+      reason: z.string(),
+      version: z.number().describe('the controls version it produced'),
+    })
+    .nullable(),
 });
 export type SiteSummary = z.output<typeof siteSummarySchema>;
 
