@@ -22,14 +22,14 @@ export function scoreBuckets(ticks: readonly ScoreTick[], from: number, to: numb
   const out: ScoreBucket[] = [];
   let smoothed: SmoothedScore = INITIAL_SMOOTHED_SCORE;
   let prevT: number | null = null;
-  let current: { t: number; sum: number; scored: number; min: number | null; ticks: number } | null = null;
+  let current: { t: number; sum: number; scored: number; min: number | null; ticks: number; smoothed: number | null } | null = null;
   const flush = (): void => {
     if (current === null) return;
     out.push({
       t: current.t,
       meanScore: current.scored === 0 ? null : current.sum / current.scored,
       minScore: current.min,
-      smoothedScore: smoothed.value,
+      smoothedScore: current.smoothed,
       ticks: current.ticks,
     });
     current = null;
@@ -40,8 +40,9 @@ export function scoreBuckets(ticks: readonly ScoreTick[], from: number, to: numb
     if (tick.t < from || tick.t >= to) continue;
     const b = floorTo(tick.t, bucketMs);
     if (current !== null && current.t !== b) flush();
-    current ??= { t: b, sum: 0, scored: 0, min: null, ticks: 0 };
+    current ??= { t: b, sum: 0, scored: 0, min: null, ticks: 0, smoothed: null };
     current.ticks += 1;
+    current.smoothed = smoothed.value;
     if (tick.score !== null) {
       current.sum += tick.score;
       current.scored += 1;

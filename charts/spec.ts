@@ -33,11 +33,12 @@ const pct = (r: number | null): number | null => (r === null ? null : Math.round
 
 export function buildChartSpec(data: ChartData): TopLevelSpec {
   const { healthyMin, resistingBelow } = bandThresholds();
-  const x = { field: 't', type: 'temporal' as const, title: null, scale: { domain: [data.from, data.to] } };
-  const scoreRows = data.scores.flatMap((b) => [
-    ...(b.meanScore === null ? [] : [{ t: b.t, series: 'score (bucket mean)', value: Math.round(b.meanScore * 10) / 10 }]),
-    ...(b.smoothedScore === null ? [] : [{ t: b.t, series: 'smoothed score', value: Math.round(b.smoothedScore * 10) / 10 }]),
-  ]);
+  // The period is fixed on each panel's first layer only: the others share its scale (giving it on every
+  // layer makes Vega-Lite merge identical domains and warn about each).
+  const xd = { field: 't', type: 'temporal' as const, title: null, scale: { domain: [data.from, data.to] } };
+  const x = { field: 't', type: 'temporal' as const, title: null };
+  const rawRows = data.scores.flatMap((b) => (b.meanScore === null ? [] : [{ t: b.t, value: Math.round(b.meanScore * 10) / 10 }]));
+  const smoothedRows = data.scores.flatMap((b) => (b.smoothedScore === null ? [] : [{ t: b.t, value: Math.round(b.smoothedScore * 10) / 10 }]));
   const rateRows = data.rates.flatMap((b) =>
     b.requests === 0
       ? []
@@ -69,7 +70,10 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
       text: `${data.site} — ${iso(data.from)} to ${iso(data.to)}`,
-      subtitle: `${describeBucket(data.resolution.bucketMs)} buckets (signals from ${data.resolution.level} rollups, scores from assessments); dashed: the 14-day normal`,
+      subtitle: [
+        `${describeBucket(data.resolution.bucketMs)} buckets (signals from ${data.resolution.level} rollups, scores from assessments)`,
+        'score: grey = bucket mean, blue = smoothed; shading = the band the loop published; dashed = the 14-day normal',
+      ],
     },
     config: { font: FONT, view: { stroke: '#e0e0e0' }, axis: { labelFontSize: 11, titleFontSize: 11 }, legend: { labelFontSize: 11, titleFontSize: 11 } },
     background: 'white',
@@ -84,7 +88,7 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
             data: { values: bandRows },
             mark: { type: 'rect', opacity: 0.18 },
             encoding: {
-              x,
+              x: xd,
               x2: { field: 't2' },
               color: { field: 'band', type: 'nominal', title: 'band (the loop)', scale: { domain: Object.keys(BAND_COLOURS), range: Object.values(BAND_COLOURS) } },
             },
@@ -95,14 +99,14 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
             encoding: { y: { field: 'y', type: 'quantitative' } },
           },
           {
-            data: { values: scoreRows },
-            mark: { type: 'line', interpolate: 'linear' },
-            encoding: {
-              x,
-              y: { field: 'value', type: 'quantitative', title: 'score', scale: { domain: [0, 100] } },
-              stroke: { field: 'series', type: 'nominal', title: null, scale: { domain: ['score (bucket mean)', 'smoothed score'], range: ['#90a4ae', '#0d47a1'] } },
-              strokeWidth: { field: 'series', type: 'nominal', legend: null, scale: { domain: ['score (bucket mean)', 'smoothed score'], range: [1, 2.5] } },
-            },
+            data: { values: rawRows },
+            mark: { type: 'line', color: '#90a4ae', strokeWidth: 1 },
+            encoding: { x, y: { field: 'value', type: 'quantitative', title: 'score', scale: { domain: [0, 100] } } },
+          },
+          {
+            data: { values: smoothedRows },
+            mark: { type: 'line', color: '#0d47a1', strokeWidth: 2.5 },
+            encoding: { x, y: { field: 'value', type: 'quantitative' } },
           },
           {
             data: { values: decisionRows },
@@ -110,7 +114,7 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
             encoding: { x },
           },
         ],
-        resolve: { scale: { color: 'independent', stroke: 'independent' } },
+        
       },
       {
         name: 'refusals',
@@ -121,7 +125,7 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
             data: { values: rateRows },
             mark: { type: 'line', strokeWidth: 1.5 },
             encoding: {
-              x,
+              x: xd,
               y: { field: 'value', type: 'quantitative', title: '% of requests' },
               color: { field: 'signal', type: 'nominal', title: 'signal', scale: signalScale },
             },
@@ -141,7 +145,7 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
           {
             data: { values: latencyRows },
             mark: { type: 'line', color: '#00695c', strokeWidth: 1.5 },
-            encoding: { x, y: { field: 'value', type: 'quantitative', title: 'latency p95 (ms)' } },
+            encoding: { x: xd, y: { field: 'value', type: 'quantitative', title: 'latency p95 (ms)' } },
           },
           {
             data: { values: latencyBaselineRows },
@@ -157,7 +161,7 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
         data: { values: markRows },
         mark: { type: 'point', filled: true, size: 60 },
         encoding: {
-          x: { ...x, axis: { format: '%b %d %H:%M' } },
+          x: { ...xd, axis: { format: '%b %d %H:%M' } },
           y: { field: 'kind', type: 'nominal', title: null, scale: { domain: [...MARK_KINDS] } },
           color: { field: 'kind', type: 'nominal', legend: null, scale: { domain: [...MARK_KINDS], range: ['#000000', '#c62828', '#1565c0'] } },
           shape: { field: 'kind', type: 'nominal', legend: null, scale: { domain: [...MARK_KINDS], range: ['diamond', 'triangle-up', 'circle'] } },
