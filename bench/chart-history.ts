@@ -99,6 +99,18 @@ export async function recordReplayAsHistory(
     });
     await pool.query('UPDATE decisions SET decided_at = $2 WHERE decision_key = $1', [decisionKey, d.at]);
     counts.decisions += 1;
+    // The replay ends at a stop without a tick; live, the stop's action publishes the `stopped` band.
+    if (d.kind === 'stop' && previous !== null) {
+      const actionKey = `${decisionKey}/act`;
+      const next: Controls = { ...previous, band: 'stopped', paused: true, canaryOnly: false, reason: `stopped by ${d.who}: ${d.why}` };
+      await writeControls(
+        pool,
+        { site: o.site, workflowId, actionKey, next, changedFields: changedFields(previous, next), routeDiagnosis: null, assessmentKey: null, decisionKey, actor: d.who },
+        await readControls(pool, o.site),
+      );
+      await pool.query('UPDATE control_audit SET changed_at = $2 WHERE action_key = $1', [actionKey, d.at]);
+      counts.controlChanges += 1;
+    }
   }
   return { result, ...counts };
 }

@@ -90,8 +90,6 @@ async function main(): Promise<void> {
     const spec = await timed(() => Promise.resolve(buildChartSpec(read.value.data)));
     const svg = await timed(() => renderSvg(spec.value));
     const png = await timed(() => svgToPng(svg.value));
-    const svgTotal = read.s + spec.s + svg.s;
-    const pngTotal = svgTotal + png.s;
     const { resolution } = read.value.data;
     line('buckets', `${read.value.data.scores.length} score, ${read.value.data.rates.length} signal (${resolution.bucketMs / 60_000} min, ${resolution.level} rollups)`);
     line('load average (1 min) while measuring', fmt(loadavg()[0]!, 1));
@@ -119,9 +117,9 @@ async function main(): Promise<void> {
     const colours = new Set<number>();
     for (let i = 0; i < decoded.data.length; i += 4) colours.add(decoded.data.readUInt32BE(i));
     const $ = load(readFileSync(svgPath, 'utf8'), { xml: true });
-    const marks = (cls: string): number => $(`g.${cls} > path`).length;
+    const marks = (cls: string): number => $(`g.${cls}.role-mark > path`).length;
     line('PNG decoded', `${decoded.width}×${decoded.height}, ${fmt(colours.size)} distinct colours`);
-    line('SVG parsed', `${$('svg').attr('width')}×${$('svg').attr('height')}; band rects ${marks('mark-rect')}, lines ${marks('mark-line')}, rules ${$('g.mark-rule > line').length}, points ${marks('mark-symbol')}`);
+    line('SVG parsed', `${$('svg').attr('width')}×${$('svg').attr('height')}; band rects ${marks('mark-rect')}, lines ${marks('mark-line')}, rules ${$('g.mark-rule.role-mark > line').length}, points ${marks('mark-symbol')}`);
     if (decoded.width < 1000 || colours.size < 50 || marks('mark-line') < 2) throw new Error('the chart is blank or malformed');
     const worst = Math.max(cliSvg.s, cliPng.s);
     const worstCpu = Math.max(cliSvg.cpuS, cliPng.cpuS);

@@ -25,9 +25,17 @@ const LABEL_MAX = 90;
 const clip = (s: string): string => (s.length > LABEL_MAX ? `${s.slice(0, LABEL_MAX - 1)}…` : s);
 const num = (s: string | number | null): number => (s === null ? 0 : Number(s));
 
-export async function oldestMinuteBucket(pool: Pool, site: string): Promise<number | null> {
-  const { rows } = await pool.query<{ oldest: Date | null }>(`SELECT min(bucket) AS oldest FROM rollup_minute WHERE site = $1 AND route_key = $2`, [site, ALL_ROUTES]);
-  return rows[0]?.oldest?.getTime() ?? null;
+/** True when [from, to) has hour rows older than the site's oldest minute row (retention dropped those minutes). */
+export async function minutesPruned(pool: Pool, site: string, from: number, to: number): Promise<boolean> {
+  const { rows } = await pool.query<{ pruned: boolean }>(
+    `SELECT EXISTS (
+       SELECT 1 FROM rollup_hour
+        WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4
+          AND bucket < date_trunc('hour', COALESCE((SELECT min(bucket) FROM rollup_minute WHERE site = $1 AND route_key = $2), 'infinity'::timestamptz))
+     ) AS pruned`,
+    [site, ALL_ROUTES, new Date(from), new Date(to)],
+  );
+  return rows[0]?.pruned === true;
 }
 
 /** The all-routes rows of [from, to) summed per bucket; latency histograms come back as text, merged here. */
@@ -129,7 +137,7 @@ export interface ChartRead {
 
 export async function readChartData(pool: Pool, site: string, from: number, to: number, halfLifeMs = DEFAULT_SCORING_CONFIG.smoothing.halfLifeMs): Promise<ChartRead> {
   let resolution = chooseResolution(from, to);
-  if (resolution.level === 'minute') resolution = withinMinuteRetention(resolution, from, await oldestMinuteBucket(pool, site));
+  if (resolution.level === 'minute') resolution = withinMinuteRetention(resolution, await minutesPruned(pool, site, from, to));
   const [rates, days, ticks, audit, decisions, alerts] = await Promise.all([
     readRateBuckets(pool, site, from, to, resolution),
     readDayTotals(pool, site, from, to),

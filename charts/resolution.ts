@@ -30,11 +30,12 @@ export function chooseResolution(fromMs: number, toMs: number): Resolution {
 }
 
 /**
- * Minute rollups are kept only a few days (docs/signal-store.md, Retention): a short period older than
- * the oldest minute row is read from hour rollups, at hourly buckets at least.
+ * Minute rollups are kept only a few days (docs/signal-store.md, Retention): when the period has hour
+ * rows from before the oldest minute row (`minutesPruned`), it is read from hour rollups, at hourly
+ * buckets at least — a site whose traffic merely starts inside the period keeps its minutes.
  */
-export function withinMinuteRetention(r: Resolution, fromMs: number, oldestMinuteMs: number | null): Resolution {
-  if (r.level !== 'minute' || (oldestMinuteMs !== null && fromMs >= oldestMinuteMs)) return r;
+export function withinMinuteRetention(r: Resolution, minutesPruned: boolean): Resolution {
+  if (r.level !== 'minute' || !minutesPruned) return r;
   return { level: 'hour', bucketMs: Math.max(r.bucketMs, HOUR) };
 }
 

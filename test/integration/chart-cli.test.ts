@@ -50,12 +50,14 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(async () => pool.end());
 
-test('the history the chart is drawn from: healthy, then paused by the wall, then stopped by a person', () => {
-  expect(history.assessments).toBe(360);
+test('the history the chart is drawn from: healthy, then paused by the wall, until a person stops the loop', () => {
+  // Six hours of 60 s ticks, until the person's stop ends the loop two hours after the wall.
+  expect(history.assessments).toBe(history.result.ticks.length);
+  expect(history.assessments).toBe(301);
   const bands = history.result.ticks.map((t) => t.band);
   expect(bands[0]).toBe('healthy');
   expect(bands).toContain('resisting');
-  expect(bands[bands.length - 1]).toBe('stopped');
+  expect(bands[bands.length - 1]).toBe('resisting');
   expect(history.notifications).toBeGreaterThan(0);
   expect(history.decisions).toBe(1);
 });
@@ -65,7 +67,7 @@ test('SVG: parsed, with the band shading, score and signal lines, and one point 
   const r = await chart([site, '--from', from, '--to', to, '--out', out]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
-  expect(r.stdout).toBe(`wrote ${out}: ${site}, 360 assessments and ${r.stdout.match(/and (\d+) requests/)![1]} requests in 1 min buckets (minute rollups), ${r.stdout.match(/, (\d+) marks/)![1]} marks\n`);
+  expect(r.stdout).toBe(`wrote ${out}: ${site}, ${history.assessments} assessments and ${r.stdout.match(/and (\d+) requests/)![1]} requests in 1 min buckets (minute rollups), ${r.stdout.match(/, (\d+) marks/)![1]} marks\n`);
 
   const { rows } = await pool.query<{ n: string }>(
     `SELECT (SELECT count(*) FROM decisions WHERE site = $1 AND decided_at >= $2 AND decided_at < $3)
@@ -83,14 +85,14 @@ test('SVG: parsed, with the band shading, score and signal lines, and one point 
   expect(Number(svg.attr('width'))).toBeGreaterThan(1000);
   expect($('text').text()).toContain(site);
   // Band shading: healthy, resisting and stopped periods, in their colours.
-  const fills = $('g.mark-rect > path').map((_, p) => $(p).attr('fill')).get();
+  const fills = $('g.mark-rect.role-mark > path').map((_, p) => $(p).attr('fill')).get();
   expect(fills).toEqual(expect.arrayContaining([BAND_COLOURS.healthy, BAND_COLOURS.resisting, BAND_COLOURS.stopped]));
   // Lines: raw and smoothed score, three signals, latency.
-  expect($('g.mark-line > path').length).toBe(6);
+  expect($('g.mark-line.role-mark > path').length).toBe(6);
   // One point per mark, in the marks row.
-  expect($('g.mark-symbol > path').length).toBe(marks);
+  expect($('g.mark-symbol.role-mark > path').length).toBe(marks);
   // Thresholds (80, 50), the decision over the score, and the daily normals (two signals + latency at least).
-  expect($('g.mark-rule > line').length).toBeGreaterThanOrEqual(2 + 1 + 3);
+  expect($('g.mark-rule.role-mark > line').length).toBeGreaterThanOrEqual(2 + 1 + 3);
 }, 60_000);
 
 test('PNG over three days: decoded, twice the SVG size, far from blank; a second chart replaces it whole', async () => {

@@ -20,13 +20,12 @@ test.each([
   expect(span / r.bucketMs).toBeLessThanOrEqual(MAX_POINTS);
 });
 
-test('a short period older than the oldest minute rollup is read from hour rollups', () => {
+test('a short period whose minute rollups were dropped by retention is read from hour rollups', () => {
   const r = chooseResolution(T0, T0 + D);
-  expect(withinMinuteRetention(r, T0, T0 + H)).toEqual({ level: 'hour', bucketMs: H });
-  expect(withinMinuteRetention(r, T0, null)).toEqual({ level: 'hour', bucketMs: H });
-  expect(withinMinuteRetention(r, T0, T0 - H)).toBe(r);
+  expect(withinMinuteRetention(r, true)).toEqual({ level: 'hour', bucketMs: H });
+  expect(withinMinuteRetention(r, false)).toBe(r);
   const hourly = chooseResolution(T0, T0 + 14 * D);
-  expect(withinMinuteRetention(hourly, T0, null)).toBe(hourly);
+  expect(withinMinuteRetention(hourly, true)).toBe(hourly);
 });
 
 test('bucket names', () => {
