@@ -25,6 +25,7 @@ const COMMANDS: Record<string, () => Register> = {
   retention: () => (require('./commands/retention') as Record<'registerRetentionCommand', Register>).registerRetentionCommand,
   migrate: () => (require('./commands/migrate') as Record<'registerMigrateCommand', Register>).registerMigrateCommand,
   replay: () => (require('./commands/replay') as Record<'registerReplayCommand', Register>).registerReplayCommand,
+  chart: () => (require('./commands/chart') as Record<'registerChartCommand', Register>).registerChartCommand,
   score: () => (require('./commands/score') as Record<'registerScoreCommand', Register>).registerScoreCommand,
   simulate: () => (require('./commands/simulate') as Record<'registerSimulateCommand', Register>).registerSimulateCommand,
   backtest: () => (require('./commands/backtest') as Record<'registerBacktestCommand', Register>).registerBacktestCommand,

@@ -1,0 +1,81 @@
+/**
+ * `target-health chart <site> --from T --to T --out file.svg|file.png`: the site's score and smoothed
+ * score over the band per period, its refusal rates and p95 latency against their normal, and decisions,
+ * alerts and control changes as marks — one image, from the store's rollups and the assessments.
+ * docs/charts.md.
+ */
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { dirname, extname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { UserError } from '../../common/user-error';
+import { describeValue } from '../../common/zod-issues';
+import { describeBucket } from '../../charts/resolution';
+import { readChartData } from '../../charts/read-history';
+import { renderSvg, svgToPng } from '../../charts/render';
+import { buildChartSpec } from '../../charts/spec';
+import { writeFileAtomically } from '../../charts/write-atomically';
+import type { CliContext } from '../context';
+import { siteArgument } from '../site-arg';
+import { parseTime, requireKnownSite } from './replay';
+
+interface ChartOptions {
+  from?: string;
+  to?: string;
+  out?: string;
+}
+
+/** Day rollups are kept 800 days (docs/signal-store.md, Retention): nothing older can be charted. */
+export const MAX_RANGE_DAYS = 800;
+const DAY = 86_400_000;
+
+/** The output's format from its extension, and a check that it can be written — before anything is read. */
+export async function checkOutput(out: string | undefined): Promise<{ path: string; format: 'svg' | 'png' }> {
+  if (out === undefined || out === '') throw new UserError('--out: required, the file to write, ending in .svg or .png (e.g. --out shop.svg)');
+  const ext = extname(out).toLowerCase();
+  if (ext !== '.svg' && ext !== '.png') throw new UserError(`--out: ${describeValue(out, 200)} must end in .svg or .png`);
+  const path = resolve(out);
+  const existing = await stat(path).catch(() => undefined);
+  if (existing?.isDirectory()) throw new UserError(`--out: ${describeValue(out, 200)} is a folder; name a file in it, e.g. ${out.replace(/\/+$/, '')}/chart${ext}`);
+  try {
+    await access(dirname(path), constants.W_OK);
+  } catch (err) {
+    throw new UserError(`--out: cannot write into ${describeValue(dirname(path), 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); choose an existing folder you can write to`);
+  }
+  return { path, format: ext === '.svg' ? 'svg' : 'png' };
+}
+
+export function checkRange(options: ChartOptions): { from: number; to: number } {
+  const from = parseTime('--from', options.from).getTime();
+  const to = parseTime('--to', options.to).getTime();
+  if (to <= from) throw new UserError(`--to: ${options.to} must be after --from ${options.from}`);
+  if (to - from > MAX_RANGE_DAYS * DAY) throw new UserError(`--from/--to: ${Math.ceil((to - from) / DAY)} days; chart at most ${MAX_RANGE_DAYS} days (the day rollups' retention)`);
+  return { from, to };
+}
+
+export function registerChartCommand(program: Command, context: () => CliContext): void {
+  program
+    .command('chart')
+    .description("chart a site's score, signals against their normal, and decisions, alerts and control changes over a period (SVG or PNG)")
+    .argument('<site>', 'the site (host name or URL)')
+    .option('--from <time>', 'start of the period: ISO-8601 time with a zone, or a UTC date')
+    .option('--to <time>', 'end of the period (exclusive)')
+    .option('--out <file>', 'the image to write: file.svg or file.png (written whole or not at all)')
+    .action(async (rawSite: string, options: ChartOptions) => {
+      const site = siteArgument(rawSite);
+      const { from, to } = checkRange(options);
+      const out = await checkOutput(options.out);
+      const pool = await context().db();
+      await requireKnownSite(pool, site);
+      const read = await readChartData(pool, site, from, to);
+      if (read.ticks === 0 && read.requests === 0) {
+        throw new UserError(`--from/--to: ${site} has no assessments and no traffic in [${new Date(from).toISOString()}, ${new Date(to).toISOString()}); choose a period it was watched in`);
+      }
+      const svg = await renderSvg(buildChartSpec(read.data));
+      await writeFileAtomically(out.path, out.format === 'svg' ? svg : await svgToPng(svg));
+      const { resolution } = read.data;
+      process.stdout.write(
+        `wrote ${options.out}: ${site}, ${read.ticks} assessments and ${read.requests} requests in ${describeBucket(resolution.bucketMs)} buckets (${resolution.level} rollups), ${read.data.marks.length} marks\n`,
+      );
+    });
+}

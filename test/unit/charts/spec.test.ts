@@ -1,0 +1,87 @@
+import { BAND_COLOURS, buildChartSpec } from '../../../charts/spec';
+import type { ChartData } from '../../../charts/types';
+
+const H = 3_600_000;
+const D = 24 * H;
+const T0 = Date.UTC(2026, 10, 24);
+
+const data: ChartData = {
+  site: 'shop.example.com',
+  from: T0,
+  to: T0 + 2 * D,
+  resolution: { level: 'hour', bucketMs: H },
+  scores: [
+    { t: T0, meanScore: 91.26, minScore: 88, smoothedScore: 90.04, ticks: 60 },
+    { t: T0 + H, meanScore: null, minScore: null, smoothedScore: 90.04, ticks: 60 },
+  ],
+  rates: [
+    { t: T0, requests: 1000, hardBlocks: 10, challenges: 5, softBlocks: 0, p95LatencyMs: 210.4 },
+    { t: T0 + H, requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: null },
+  ],
+  baselines: [
+    { day: T0 - D / 2, hardBlockRate: 0.02, challengeRate: 0.001, softBlockRate: null, p95LatencyMs: 200 },
+    { day: T0 + D, hardBlockRate: null, challengeRate: null, softBlockRate: null, p95LatencyMs: null },
+  ],
+  bands: [
+    { from: T0, to: T0 + H, band: 'healthy' },
+    { from: T0 + H, to: T0 + 2 * D, band: 'resisting' },
+  ],
+  marks: [
+    { t: T0 + H, kind: 'alert', label: 'critical resisting: paused' },
+    { t: T0 + H, kind: 'control change', label: 'paused by loop: score 30' },
+    { t: T0 + 3 * H, kind: 'decision', label: 'resume by alice: checked' },
+  ],
+};
+
+type Layer = { data: { values: Record<string, unknown>[] }; mark: { type: string }; encoding: Record<string, { field?: string; scale?: { domain?: unknown[] } }> };
+type Panel = { name: string; layer?: Layer[]; data?: { values: Record<string, unknown>[] }; encoding?: Layer['encoding'] };
+const spec = buildChartSpec(data) as unknown as { vconcat: Panel[]; title: { text: string; subtitle: string[] } };
+const panel = (name: string): Panel => spec.vconcat.find((p) => p.name === name)!;
+const layer = (name: string, type: string, i = 0): Layer => panel(name).layer!.filter((l) => l.mark.type === type)[i]!;
+
+test('four panels on one time axis fixed to the period', () => {
+  expect(spec.vconcat.map((p) => p.name)).toEqual(['score', 'refusals', 'latency', 'marks']);
+  for (const p of spec.vconcat) expect((p.layer?.[0] ?? (p as unknown as Layer)).encoding.x!.scale?.domain).toEqual([T0, T0 + 2 * D]);
+  expect(spec.title.text).toBe('shop.example.com — 2026-11-24 00:00Z to 2026-11-26 00:00Z');
+  expect(spec.title.subtitle[0]).toMatch(/^1 h buckets \(signals from hour rollups/);
+});
+
+test('band shading: one rect per period, coloured by the band the loop published', () => {
+  const rect = layer('score', 'rect');
+  expect(rect.data.values).toEqual([
+    { t: T0, t2: T0 + H, band: 'healthy' },
+    { t: T0 + H, t2: T0 + 2 * D, band: 'resisting' },
+  ]);
+  expect(rect.encoding.color!.scale).toEqual({ domain: Object.keys(BAND_COLOURS), range: Object.values(BAND_COLOURS) });
+  // The zones' edges: the default thresholds.
+  expect(layer('score', 'rule').data.values.map((v) => v.y)).toEqual([80, 50]);
+});
+
+test('score and smoothed score lines; buckets without a score leave a gap, not a zero', () => {
+  expect(layer('score', 'line', 0).data.values).toEqual([{ t: T0, value: 91.3 }]);
+  expect(layer('score', 'line', 1).data.values).toEqual([
+    { t: T0, value: 90 },
+    { t: T0 + H, value: 90 },
+  ]);
+});
+
+test('signal rates in % of requests against their daily normal, clipped to the period', () => {
+  expect(layer('refusals', 'line').data.values).toEqual([
+    { t: T0, signal: 'hard blocks', value: 1 },
+    { t: T0, signal: 'challenges', value: 0.5 },
+    { t: T0, signal: 'soft blocks', value: 0 },
+  ]);
+  expect(layer('refusals', 'rule').data.values).toEqual([
+    { t: T0, t2: T0 + D / 2, signal: 'hard blocks', value: 2 },
+    { t: T0, t2: T0 + D / 2, signal: 'challenges', value: 0.1 },
+  ]);
+  expect(layer('latency', 'line').data.values).toEqual([{ t: T0, value: 210 }]);
+  expect(layer('latency', 'rule').data.values).toEqual([{ t: T0, t2: T0 + D / 2, value: 200 }]);
+});
+
+test('decisions, alerts and control changes as marks; decisions also as rules over the score', () => {
+  const marks = panel('marks');
+  expect(marks.data!.values.map((m) => m.kind)).toEqual(['alert', 'control change', 'decision']);
+  expect(marks.encoding!.y!.scale?.domain).toEqual(['decision', 'alert', 'control change']);
+  expect(layer('score', 'rule', 1).data.values).toEqual([{ t: T0 + 3 * H, kind: 'decision', label: 'resume by alice: checked' }]);
+});
