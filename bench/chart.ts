@@ -18,14 +18,12 @@ import { PNG } from 'pngjs';
 import { readChartData } from '../charts/read-history';
 import { renderSvg, svgToPng } from '../charts/render';
 import { buildChartSpec } from '../charts/spec';
-import { ingestEvents } from '../db/signal-store';
 import { generateScenario } from '../scenarios';
 import { recordReplayAsHistory } from './chart-history';
 import { cpuMs } from './proc-stats';
-import { fmt, heading, line, median, seconds, startBenchDb } from './support';
+import { fmt, heading, ingestInBatches, line, median, seconds, startBenchDb } from './support';
 
 const DAY = 86_400_000;
-const BATCH = 5_000;
 const RUNS = 5;
 const TARGET_S = 2;
 const CLI = join(__dirname, '..', '..', 'bin', 'target-health.js');
@@ -67,18 +65,7 @@ async function main(): Promise<void> {
     const { site } = scenario.truth;
     heading(`A 14-day chart of ${site}`);
     let t0 = process.hrtime.bigint();
-    let batch: unknown[] = [];
-    let events = 0;
-    for (const e of scenario.events) {
-      batch.push(e);
-      if (batch.length === BATCH) {
-        await ingestEvents(db.pool, batch);
-        events += batch.length;
-        batch = [];
-      }
-    }
-    if (batch.length > 0) await ingestEvents(db.pool, batch);
-    events += batch.length;
+    const events = await ingestInBatches(db.pool, scenario.events);
     line('events ingested (15 days)', `${fmt(events)} in ${fmt(seconds(t0), 1)} s`);
 
     const from = end - 14 * DAY;

@@ -9,17 +9,15 @@
  *   - baseline: every read repeated on every tick, as the live activity does it.
  * Each is run three times; the median is reported, with the per-tick cost. Target: ≤ 3 s per site-day.
  */
-import { ingestEvents } from '../db/signal-store';
 import { parseSiteHealthInput } from '../control/config';
 import { replaySite, tickTimes } from '../replay/engine';
 import { generateScenario } from '../scenarios';
-import { fmt, heading, line, median, seconds, startBenchDb } from './support';
+import { fmt, heading, ingestInBatches, line, median, seconds, startBenchDb } from './support';
 import { canaryFailedDays } from '../db/canaries';
 import { findSite } from '../db/sites';
 import { readCurrentWindow, readSiteWindows, windowBounds } from '../db/signal-store/read-windows';
 
 const HOUR = 3_600_000;
-const BATCH = 5_000;
 const RUNS = 3;
 
 async function main(): Promise<void> {
@@ -31,18 +29,7 @@ async function main(): Promise<void> {
     heading(`Replay of one site-day (${site})`);
 
     let t0 = process.hrtime.bigint();
-    let batch: unknown[] = [];
-    let events = 0;
-    for (const e of scenario.events) {
-      batch.push(e);
-      if (batch.length === BATCH) {
-        await ingestEvents(db.pool, batch);
-        events += batch.length;
-        batch = [];
-      }
-    }
-    if (batch.length > 0) await ingestEvents(db.pool, batch);
-    events += batch.length;
+    const events = await ingestInBatches(db.pool, scenario.events);
     const ingestS = seconds(t0);
     line('events ingested (15 days)', `${fmt(events)} in ${fmt(ingestS, 1)} s (${fmt(events / ingestS)} ev/s)`);
 

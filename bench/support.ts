@@ -3,6 +3,7 @@ import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrateUp } from '../db/migrate';
+import { ingestEvents } from '../db/signal-store';
 import { createPool, type Pool } from '../db/pool';
 import { startEmbeddedPostgres } from '../stack/embedded-postgres';
 import { freePort } from '../stack/free-port';
@@ -55,4 +56,20 @@ export function line(label: string, value: string): void {
 
 export function heading(text: string): void {
   process.stdout.write(`\n${text}\n${'-'.repeat(text.length)}\n`);
+}
+
+/** Ingests events through the product's ingest path in batches of `batchSize`; returns how many. */
+export async function ingestInBatches(pool: Pool, events: Iterable<unknown>, batchSize = 5_000): Promise<number> {
+  let batch: unknown[] = [];
+  let count = 0;
+  for (const e of events) {
+    batch.push(e);
+    if (batch.length === batchSize) {
+      await ingestEvents(pool, batch);
+      count += batch.length;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) await ingestEvents(pool, batch);
+  return count + batch.length;
 }
