@@ -159,7 +159,17 @@ test('sites --watch into a pipe: a frame per interval until Ctrl-C, exit 0', asy
 test('history: ticks with the band timeline, changes and decisions; aggregated per minute; text', async () => {
   await fleetSettled();
   const from = startedAt.toISOString();
-  const doc = historySchema.parse(await cliJson<History>(['history', sites.resisting, '--from', from, '--to', 'now', '--json']));
+  // A range whose ticks are all stored: up to the latest stored tick (exclusive). The loop writes its
+  // ticks in order, so none before it is still on its way — with `--to now` a tick assessed just before
+  // the call but stored just after it would be in one read and not in the next.
+  // (Once a tick after the move to resisting is stored, so the range holds that move.)
+  const to = await eventually(async () => {
+    const { rows: latest } = await h.pool.query<{ at: Date }>('SELECT max(assessed_at) AS at FROM assessments WHERE site = $1', [sites.resisting]);
+    const at = latest[0]!.at;
+    return at.getTime() > Date.parse(awaitingSince) ? at.toISOString() : undefined;
+  }, 'a stored tick after the move to resisting', 60_000);
+  const doc = historySchema.parse(await cliJson<History>(['history', sites.resisting, '--from', from, '--to', to, '--json']));
+  expect(doc.to).toBe(to);
   expect(doc).toMatchObject({ site: sites.resisting, from, everyMs: null });
   const rows = doc.rows as TickRow[];
   expect(rows.length).toBe(doc.ticks);
