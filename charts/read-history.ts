@@ -6,17 +6,15 @@
  */
 import type { HealthBand } from '../common/names';
 import type { Pool } from '../db/pool';
-import { ALL_ROUTES } from '../db/signal-store/aggregate';
+import { ALL_ROUTES, ROLLUP_TABLE } from '../db/signal-store/aggregate';
 import { sumMinuteHistograms } from '../db/signal-store/read-windows';
 import { DEFAULT_SCORING_CONFIG } from '../scoring/config';
 import { LATENCY_HISTOGRAM, quantile } from '../signals/histogram';
 import { chooseResolution, floorTo, withinMinuteRetention } from './resolution';
 import { BASELINE_DAYS, BASELINE_GAP_DAYS, bandPeriods, dailyBaselines, scoreBuckets } from './series';
-import type { ChartData, ChartMark, RateBucket, Resolution, RollupLevel, ScoreTick } from './types';
+import type { ChartData, ChartMark, RateBucket, Resolution, ScoreTick } from './types';
 
 const DAY = 86_400_000;
-/** Fixed table names per level (never built from input). */
-const ROLLUP_TABLE: Record<RollupLevel, string> = { minute: 'rollup_minute', hour: 'rollup_hour', day: 'rollup_day' };
 /** Ticks read before `from` to warm the smoothing up: after 6 half-lives the start weighs under 2 %. */
 const WARMUP_HALF_LIVES = 6;
 /** A mark's label is one short line. */

@@ -14,6 +14,8 @@ export interface ClassifiedEvent {
 
 export type RollupLevel = 'minute' | 'hour' | 'day';
 export const ROLLUP_LEVELS: readonly RollupLevel[] = ['minute', 'hour', 'day'];
+/** The rollup table of each level: fixed names (never built from input), the only ones SQL may interpolate. */
+export const ROLLUP_TABLE: Readonly<Record<RollupLevel, string>> = { minute: 'rollup_minute', hour: 'rollup_hour', day: 'rollup_day' };
 const LEVEL_MS: Record<RollupLevel, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 
 /** The all-routes row; it alone carries the latency histogram. */

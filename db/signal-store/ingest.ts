@@ -24,6 +24,7 @@ import {
   OTHER_PAGE_TYPE,
   OTHER_ROUTES,
   ROLLUP_LEVELS,
+  ROLLUP_TABLE,
   bucketStart,
   type ClassifiedEvent,
   type DayKeys,
@@ -499,7 +500,6 @@ async function insertRawSkippingRepeats(client: PoolClient, batch: readonly Clas
   });
 }
 
-const ROLLUP_TABLE: Record<RollupLevel, string> = { minute: 'rollup_minute', hour: 'rollup_hour', day: 'rollup_day' };
 const COUNT_COLUMNS = [
   ['requests', 'requests'],
   ['ok', 'ok'],

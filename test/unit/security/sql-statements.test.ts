@@ -27,6 +27,7 @@ interface Finding {
 const REVIEWED: ReadonlyArray<{ file: string; expression: string; why: string }> = [
   { file: 'db/signal-store/partitions.ts', expression: 'p.name', why: 'a relname read from pg_inherits for a fixed parent table, kept only when it matches /_p\\d{8}$/' },
   { file: 'db/signal-store/ingest.ts', expression: 'table', why: 'ROLLUP_TABLE[level]: one of three fixed table names, level typed RollupLevel' },
+  { file: 'charts/read-history.ts', expression: 'ROLLUP_TABLE[r.level]', why: 'one of three fixed table names (db/signal-store/aggregate.ts), level typed RollupLevel' },
   { file: 'db/signal-store/ingest.ts', expression: "allCols.join(', ')", why: 'fixed column names from COUNT_COLUMNS plus literals' },
   { file: 'db/signal-store/ingest.ts', expression: "unnestTypes.map((t, i) => `$${i + 1}::${t}[]`).join(', ')", why: 'placeholders $1…$n cast to fixed type names' },
   { file: 'db/signal-store/ingest.ts', expression: "allCols.map((c) => `${c} = r.${c} + EXCLUDED.${c}`).join(',\\n      ')", why: 'fixed column names from COUNT_COLUMNS plus literals' },
