@@ -137,7 +137,9 @@ test('soft-blocks: a 15-day backfill in one ingest call and a day-by-day feed cl
       `bands alike on ${(alike * 100).toFixed(2)} % of ticks, scores on ${(sameScore * 100).toFixed(2)} % (at most ${apart} apart), reasons on ${(sameReasons * 100).toFixed(2)} %\n`,
   );
   expect(alike).toBeGreaterThanOrEqual(0.99);
-}, 240_000);
+  // A hang guard, not a race: the work is fixed (2 × 178k events ingested, one replay): 50–120 s on a
+  // quiet machine, 245 s at a load of 20 on two cores (the suite beside a benchmark and four builds).
+}, 600_000);
 
 test("one batch spanning days: day D is judged against the batch's earlier days, never against itself", async () => {
   const site = `asof-${randomUUID().slice(0, 8)}.example.com`;

@@ -86,15 +86,18 @@ test('a real Crawlee crawler slows down, stops and resumes as the loop decides; 
       const after = await settledRate(world, shop, 20_000);
       expect(after).toBeLessThan(before * (limit / NOMINAL + 0.1));
 
+      // travel, fine all along, is crawled on while news is paused (waited for: on a loaded machine the
+      // crawler is slower, and how many pages it fetched by a given moment says nothing about the loop).
+      await eventually(() => Promise.resolve(world.site.log(travel, { since: pausedFrom, canary: false }).length > 20 ? true : undefined), 'travel crawled on while news is paused', 120_000);
+
       // While paused: production requests to news stopped, canaries went on, the adapter deferred news's requests.
       const whilePaused = world.site.log(news, { since: pausedFrom });
       expect(whilePaused.filter((e) => !e.canary)).toEqual([]);
       expect(whilePaused.filter((e) => e.canary).length).toBeGreaterThan(0);
       expect(c.last?.adapter.deferredByPause ?? 0).toBeGreaterThan(0);
 
-      // travel, fine all along, was left alone: never throttled, crawled throughout.
+      // travel was left alone all along: never throttled nor paused.
       expect(c.heard.filter((x) => x.site === travel && (x.concurrencyLimit < NOMINAL || x.paused))).toEqual([]);
-      expect(world.site.log(travel, { since: pausedFrom, canary: false }).length).toBeGreaterThan(20);
 
       // The wall comes down; a person resumes; production traffic to news is back.
       world.site.setMode(news, normal);
