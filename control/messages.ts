@@ -11,7 +11,7 @@
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { HealthBand } from '../common/names';
-import type { SiteHealthInput } from './config';
+import type { SiteHealthConfig, SiteHealthInput } from './config';
 import type { Controls } from './controls';
 import type { DecisionKind, PauseInput, ResumeInput, StopInput } from './decisions';
 import type { AwaitingHuman, DecisionSummary, LoopProblem, LoopState, TickSummary } from './loop-state';
@@ -121,6 +121,11 @@ export interface DeliveryReport {
 export const stateQuery = defineQuery<SiteHealthState>('state');
 /** Recent ticks, oldest first; the argument caps how many. */
 export const historyQuery = defineQuery<TickSummary[], [number?]>('history');
+/**
+ * The settings the loop runs with now (every default filled in): what `start` compares a new start's
+ * settings against. A query adds no command to the history, so it needs no patch.
+ */
+export const settingsQuery = defineQuery<SiteHealthConfig>('settings');
 
 export const resumeSignal = defineSignal<[ResumeInput]>('resume');
 export const stopSignal = defineSignal<[StopInput]>('stop');

@@ -5,7 +5,7 @@
  * person sources in another terminal. It sits beside the PostgreSQL data files, which anyone able to
  * read it could read anyway.
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 
 export const CLI_SETTINGS_FILE = 'cli.env';
@@ -40,4 +40,22 @@ export function writeCliSettings(dataDir: string, settings: Readonly<Record<stri
   // `. file` without a slash would search PATH.
   const shown = inside ? (rel.includes('/') ? rel : `./${rel}`) : path;
   return { path, shownPath: shellQuote(shown), names };
+}
+
+/** The inverse of shellQuote: `'it'\''s'` → `it's`, a bare word as is. */
+export function shellUnquote(text: string): string {
+  if (!text.startsWith("'")) return text;
+  return text.slice(1, -1).replace(/'\\''/g, "'");
+}
+
+/** The settings an earlier `npm start` wrote to `<data dir>/cli.env`, or undefined when there is none. */
+export function readCliSettings(dataDir: string): Record<string, string> | undefined {
+  const path = join(dataDir, CLI_SETTINGS_FILE);
+  if (!existsSync(path)) return undefined;
+  const settings: Record<string, string> = {};
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (m) settings[m[1]!] = shellUnquote(m[2]!);
+  }
+  return settings;
 }

@@ -22,6 +22,7 @@ import { startApi } from '../api/start-api';
 import { UserError } from '../common/user-error';
 import { isPortInUse } from './free-port';
 import { writeCliSettings } from './cli-settings';
+import { setAsideOwnStoppedSettings } from './own-settings';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { supervisePostgres } from './supervise-postgres';
 import { ensureTemporalCli } from './temporal-cli';
@@ -47,6 +48,10 @@ export interface LocalStack {
 
 export async function startLocalStack(logger: Logger): Promise<LocalStack> {
   const local = loadLocalStackSettings();
+  const setAside = await setAsideOwnStoppedSettings(resolve(local.dataDir));
+  if (setAside !== undefined) {
+    logger.info({ names: setAside.names, file: setAside.file }, `${setAside.names.join(', ')} in the environment are this stack's own (from ${setAside.file}, exported earlier) and nothing answers on them: starting the embedded services again`);
+  }
   const externalTemporal = process.env.TEMPORAL_ADDRESS !== undefined && process.env.TEMPORAL_ADDRESS !== '';
   let temporal: TemporalSettings = loadTemporalSettings();
   const externalDatabaseUrl = loadOptionalDatabaseUrl();

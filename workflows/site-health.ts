@@ -17,7 +17,7 @@ import { afterDecision, decisionAssessmentKey, decisionControls, decisionNotice 
 import { detailsMarkdown } from '../control/details';
 import { assessmentKey, controlsKey, deliveryWorkflowId, notificationKey } from '../control/keys';
 import { type LoopState, initialLoopState } from '../control/loop-state';
-import { type DecisionResult, LoopErrors, type SiteHealthSummary, historyQuery, stateQuery } from '../control/messages';
+import { type DecisionResult, LoopErrors, type SiteHealthSummary, historyQuery, settingsQuery, stateQuery } from '../control/messages';
 import type { NoticeDraft } from '../control/notices';
 import { type JudgementVersion, type LoopConfig, type TickPlan, planTick } from '../control/plan';
 import { planFailedTick } from '../control/plan/failed';
@@ -80,6 +80,7 @@ class SiteLoop {
     setHandler(historyQuery, (limit?: number) => this.state.history.slice(-Math.max(1, Math.min(limit ?? this.state.history.length, this.state.history.length))), {
       description: 'Recent ticks, oldest first (optional argument: how many, default all kept).',
     });
+    setHandler(settingsQuery, () => this.config, { description: 'The settings the loop runs with (every default filled in).' });
     this.inbox.register();
   }
 

@@ -17,7 +17,11 @@ import { buildChartSpec } from '../../charts/spec';
 import { writeFileAtomically } from '../../charts/write-atomically';
 import type { CliContext } from '../context';
 import { siteArgument } from '../site-arg';
-import { parseTime, requireKnownSite } from './replay';
+import { parseWhen } from '../on-call/times';
+import { requireKnownSite } from './replay';
+
+const DEFAULT_FROM = '-24h';
+const DEFAULT_TO = 'now';
 
 interface ChartOptions {
   from?: string;
@@ -45,9 +49,10 @@ export async function checkOutput(out: string | undefined): Promise<{ path: stri
   return { path, format: ext === '.svg' ? 'svg' : 'png' };
 }
 
-export function checkRange(options: ChartOptions): { from: number; to: number } {
-  const from = parseTime('--from', options.from).getTime();
-  const to = parseTime('--to', options.to).getTime();
+/** The period, in the forms `history` takes (client/on-call/times.ts): ISO with a zone, a UTC date, now, -6h. */
+export function checkRange(options: ChartOptions, now: Date = new Date()): { from: number; to: number } {
+  const from = parseWhen('--from', options.from ?? DEFAULT_FROM, now).getTime();
+  const to = parseWhen('--to', options.to ?? DEFAULT_TO, now).getTime();
   if (to <= from) throw new UserError(`--to: ${options.to} must be after --from ${options.from}`);
   if (to - from > MAX_RANGE_DAYS * DAY) throw new UserError(`--from/--to: ${Math.ceil((to - from) / DAY)} days; chart at most ${MAX_RANGE_DAYS} days (the day rollups' retention)`);
   return { from, to };
@@ -58,8 +63,8 @@ export function registerChartCommand(program: Command, context: () => CliContext
     .command('chart')
     .description("chart a site's score, signals against their normal, and decisions, alerts and control changes over a period (SVG or PNG)")
     .argument('<site>', 'the site (host name or URL)')
-    .option('--from <time>', 'start of the period: ISO-8601 time with a zone, or a UTC date')
-    .option('--to <time>', 'end of the period (exclusive)')
+    .option('--from <time>', 'start (ISO-8601 with a zone, a UTC date, or a time ago: -6h, 2d)', DEFAULT_FROM)
+    .option('--to <time>', 'end, exclusive (same forms; now by default)', DEFAULT_TO)
     .option('--out <file>', 'the image to write: file.svg or file.png (written whole or not at all)')
     .action(async (rawSite: string, options: ChartOptions) => {
       const site = siteArgument(rawSite);

@@ -1,4 +1,5 @@
 /** `target-health start <site>`: register a site and start its control loop. */
+import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
@@ -6,7 +7,9 @@ import { workflowUiLink } from '../../config/env';
 import { readSettingsFile } from '../../config/settings-file';
 import { upsertSite } from '../../db/sites';
 import { siteArgument } from '../site-arg';
-import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../../control/config';
+import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthConfig, type SiteHealthInput } from '../../control/config';
+import { settingsQuery } from '../../control/messages';
+import { askedChanges } from '../settings-diff';
 import { startSiteLoop } from '../start-loop';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
@@ -36,11 +39,37 @@ export function startSettings(rawSite: string, options: StartOptions): { site: s
   if (!checked.ok) {
     // The tick interval always comes from --tick (it overrides the file): name the flag, not the field.
     const message = checked.message.replace(/(^|; )tickIntervalMs: /g, '$1--tick: ');
-    throw new UserError(options.config ? `--config ${options.config}: ${message}` : message.startsWith('--tick: ') ? message : `settings: ${message}`);
+    // Only --tick wrong: name the flag alone, even beside a --config file (the user typed --tick, not the file).
+    const onlyTick = message.split('; ').every((part) => part.startsWith('--tick: '));
+    throw new UserError(onlyTick ? message : options.config ? `--config ${options.config}: ${message}` : `settings: ${message}`);
   }
   if (checked.value.carried !== undefined) throw new UserError('--config: "carried" is the state of a continued run, not a setting; remove it');
   return { site, input, checked: checked.value };
 }
+
+/**
+ * `start` on a running site changes nothing: when the user asked for other settings than the loop runs
+ * with, say which and how to apply them (exit 2 — what was asked did not happen).
+ */
+async function reportSettingsDiff(client: Client, workflowId: string, checked: ParsedSiteHealthInput, given: Record<string, unknown>, site: string, options: StartOptions): Promise<void> {
+  if (Object.keys(given).length === 0) return;
+  let running: SiteHealthConfig;
+  try {
+    // A loop whose worker is down answers no query: do not hang the command on it.
+    running = await client.connection.withDeadline(Date.now() + SETTINGS_QUERY_TIMEOUT_MS, () => client.workflow.getHandle(workflowId).query(settingsQuery));
+  } catch (err) {
+    process.stderr.write(`could not compare settings with the running loop (${err instanceof Error ? err.message : String(err)}); \`target-health configure ${site} …\` changes a running loop's settings\n`);
+    return;
+  }
+  const { carried: _carried, ...wanted } = checked;
+  const changes = askedChanges(running, wanted, given);
+  if (changes.length === 0) return;
+  process.stderr.write(`${workflowId} runs with other settings than this start asks for; nothing was changed:\n${changes.map((c) => `  ${c.path}: ${c.running} (running) → ${c.wanted} (asked)\n`).join('')}`);
+  const flags = [...(given.tickIntervalMs !== undefined ? [`--tick ${options.tick}`] : []), ...(options.config !== undefined ? [`--config ${options.config}`] : [])];
+  throw new UserError(`start: ${site} is already running with other settings; apply them with \`target-health configure ${site} ${flags.join(' ')}\``);
+}
+
+const SETTINGS_QUERY_TIMEOUT_MS = 10_000;
 
 export function registerStartCommand(program: Command, context: () => CliContext): void {
   program
@@ -51,7 +80,7 @@ export function registerStartCommand(program: Command, context: () => CliContext
     .option('--owner <contact>', "who is notified when the site degrades (the crawl's owner)")
     .option('--parser-owner <contact>', "who is notified when the site's parser health falls")
     .option('--config <file>', 'JSON settings: window, scoring, policy, timeouts, maxTicksPerRun (see docs/control-loop.md)')
-    .action(async (rawSite: string, options: StartOptions) => {
+    .action(async (rawSite: string, options: StartOptions, command: Command) => {
       const { site, input, checked } = startSettings(rawSite, options);
 
       const ctx = context();
@@ -65,5 +94,10 @@ export function registerStartCommand(program: Command, context: () => CliContext
       const link = workflowUiLink(ctx.uiUrl(), settings.namespace, workflowId);
       const { started } = await startSiteLoop(client, settings.taskQueue, input, checked, options.tick);
       process.stdout.write(started ? `started ${workflowId} (tick ${options.tick})\n${link}\n` : `${workflowId} is already running\n${link}\n`);
+      if (!started) {
+        // The settings the user typed (not the defaults filled in for the rest) are what a start asks for.
+        const given: Record<string, unknown> = { ...readConfigFile(options.config), ...(command.getOptionValueSource('tick') === 'default' ? {} : { tickIntervalMs: input.tickIntervalMs }) };
+        await reportSettingsDiff(client, workflowId, checked, given, site, options);
+      }
     });
 }

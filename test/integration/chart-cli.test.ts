@@ -95,6 +95,16 @@ test('SVG: parsed, with the band shading, score and signal lines, and one point 
   expect($('g.mark-rule.role-mark > line').length).toBeGreaterThanOrEqual(2 + 1 + 3);
 }, 60_000);
 
+test('times as `history` takes them: a time ago for --from', async () => {
+  const out = join(dir, 'relative.svg');
+  // Hours back from now to an hour before the scenario's start: the same assessments as from..to.
+  const hoursAgo = Math.ceil((Date.now() - Date.parse(from)) / H) + 1;
+  const r = await chart([site, '--from', `-${hoursAgo}h`, '--to', to, '--out', out]);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain(`${site}, ${history.assessments} assessments`);
+}, 60_000);
+
 test('PNG over three days: decoded, twice the SVG size, far from blank; a second chart replaces it whole', async () => {
   const out = join(dir, 'three-days.png');
   const end = Date.parse(truth.incident.to);
@@ -120,7 +130,7 @@ test('PNG over three days: decoded, twice the SVG size, far from blank; a second
 test.each([
   ['an unknown site', ['nobody-here.example.com', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: site: nobody-here\.example\.com is unknown here/],
   ['a bad site', ['not a host', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: site: /],
-  ['no --from', ['@site', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: --from: required/],
+  ['a relative time that reaches before 1970', ['@site', '--from', '-99999999d', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: --from: "-99999999d" reaches back before 1970/],
   ['a malformed time', ['@site', '--from', 'yesterday', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: --from: "yesterday" is not a time/],
   ['--to before --from', ['@site', '--from', '2026-11-25', '--to', '2026-11-24', '--out', '@dir/a.svg'], /^target-health: --to: 2026-11-24 must be after --from 2026-11-25/],
   ['an empty range', ['@site', '--from', '2026-11-25', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: --to: 2026-11-25 must be after --from 2026-11-25/],

@@ -8,6 +8,7 @@ import { mkdtempSync, chmodSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPool } from '../../db/pool';
+import { readCliSettings } from '../../stack/cli-settings';
 import { freePort } from '../../stack/free-port';
 import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../helpers/processes';
 import { eventually } from '../helpers/services';
@@ -91,9 +92,15 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   // The API stopped with it: its port is closed.
   await expect(fetch(`${apiUrl}/healthz`)).rejects.toThrow();
 
-  const second = await startUntil(STACK, stackEnv, ready, 90_000);
+  // Restarted from the terminal that followed the banner's advice (`set -a; . data/cli.env; set +a`): the
+  // exported settings are the stopped stack's own, so the embedded services start again (not "external").
+  const exported = readCliSettings(dataDir)!;
+  expect(Object.keys(exported)).toEqual(['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'DATABASE_URL']);
+  const second = await startUntil(STACK, { ...stackEnv, ...exported }, ready, 90_000);
   children.push(second.child);
   expect(second.output()).toMatch(/database schema is up to date/);
+  expect(second.output()).toContain("TEMPORAL_ADDRESS, TEMPORAL_UI_URL, DATABASE_URL in the environment are this stack's own");
+  expect(second.output()).not.toContain('(yours, from the environment)');
   // The same workflow carries on from where it was: ticks keep counting, not restarted at 1.
   const after = { tick: await eventually(async () => {
     const tick = await tickOf();
