@@ -6,7 +6,7 @@
  * against its schema; bad input refused with one line naming the flag, exit 2, nothing written.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'cheerio';
 import { recordReplayAsHistory, type RecordedHistory } from '../../bench/chart-history';
@@ -73,6 +73,7 @@ describe('a review written to a file', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     markdown = readFileSync(out, 'utf8');
+    if (process.env.REVIEW_SAMPLE) writeFileSync(process.env.REVIEW_SAMPLE, markdown);
     expect(r.stdout).toMatch(new RegExp(`^wrote ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} and \\S+review-${site.replace(/\./g, '\\.')}-\\d{8}T\\d{4}Z\\.svg: ${site.replace(/\./g, '\\.')}, resisting from `));
     const json = await review([site, '--incident', new Date(onset + H).toISOString(), '--json', '--no-chart']);
     expect(json.stderr).toBe('');
@@ -143,15 +144,22 @@ describe('a review written to a file', () => {
     const pause = doc.actions.find((a) => a.kind === 'pause')!;
     expect(pause).toBeDefined();
     expect(pause.change).toContain('paused');
-    // Before the pause the wave was refused; after it the crawler sent next to nothing.
-    const before = await pool.query<{ requests: string; refused: string }>(
-      `SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(hard_blocks + challenges + soft_blocks), 0) AS refused FROM rollup_minute
-        WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4`,
-      [site, ALL_ROUTES, new Date(Date.parse(pause.from) - 15 * M), pause.from],
-    );
-    expect(pause.before.requests).toBe(Number(before.rows[0]!.requests));
-    expect(pause.before.refusals).toBe(Number(before.rows[0]!.refused));
-    expect(pause.before.rate).toBeGreaterThan(0.5);
+    // The quarter hour before the pause (from the rollups), and the one from the minute after it.
+    const span = async (from: number, to: number) => {
+      const { rows: r } = await pool.query<{ requests: string; refused: string }>(
+        `SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(hard_blocks + challenges + soft_blocks), 0) AS refused FROM rollup_minute
+          WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4`,
+        [site, ALL_ROUTES, new Date(from), new Date(to)],
+      );
+      return { requests: Number(r[0]!.requests), refusals: Number(r[0]!.refused) };
+    };
+    const pausedAt = Date.parse(pause.from);
+    expect(pause.before).toMatchObject(await span(pausedAt - 15 * M, pausedAt));
+    const nextMinute = Math.floor(Date.parse(pause.to) / M) * M + M;
+    expect(pause.after).toMatchObject(await span(nextMinute, nextMinute + 15 * M));
+    expect(pause.before.rate).toBeCloseTo(pause.before.refusals / pause.before.requests, 12);
+    // The simulated crawler does not obey the controls: the wave goes on being refused after the pause.
+    expect(pause.after.rate).toBeGreaterThan(pause.before.rate!);
     expect(markdown).toMatch(/\| pause \| 1 \| /);
   });
 
