@@ -6,7 +6,7 @@
  * against its schema; bad input refused with one line naming the flag, exit 2, nothing written.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'cheerio';
 import { recordReplayAsHistory, type RecordedHistory } from '../../bench/chart-history';
@@ -73,7 +73,6 @@ describe('a review written to a file', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     markdown = readFileSync(out, 'utf8');
-    if (process.env.REVIEW_SAMPLE) writeFileSync(process.env.REVIEW_SAMPLE, markdown);
     expect(r.stdout).toMatch(new RegExp(`^wrote ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} and \\S+review-${site.replace(/\./g, '\\.')}-\\d{8}T\\d{4}Z\\.svg: ${site.replace(/\./g, '\\.')}, resisting from `));
     const json = await review([site, '--incident', new Date(onset + H).toISOString(), '--json', '--no-chart']);
     expect(json.stderr).toBe('');

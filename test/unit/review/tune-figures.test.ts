@@ -21,7 +21,7 @@ function result(bands: HealthBand[], concurrency: number[] = bands.map((b) => (b
   const ticks: ReplayTick[] = bands.map((band, i) => ({
     tick: i + 1, asOf: new Date(T0 + i * M).toISOString(), state: 'scored', score: 90, smoothedScore: 90, band, scoredBand: band, parserHealth: null, reasons: [], routeVerdict: 'none',
     failingRoutes: [], requests: 100, controls: controls(band, concurrency[i]!), change: null, notices: band === 'healthy' ? [] : [{ kind: 'degrading', audience: 'owner', title: 'x' }], awaitingSince: null, decisions: [],
-  }) as ReplayTick);
+  }));
   const first = ticks.find((t) => t.band !== 'healthy');
   return { ticks, summary: { site: 'shop.example.com', from: ticks[0]!.asOf, to: ticks[ticks.length - 1]!.asOf, tickMs: M, ticks: ticks.length, timeInBand: { learning: 0, healthy: 0, degrading: 0, resisting: 0, stopped: 0 }, firstDegradeAt: first?.asOf ?? null, firstPauseAt: null, notices: { degrading: ticks.filter((t) => t.notices.length > 0).length }, unscoredTicks: 0 } };
 }
