@@ -26,6 +26,7 @@ const COMMANDS: Record<string, () => Register> = {
   migrate: () => (require('./commands/migrate') as Record<'registerMigrateCommand', Register>).registerMigrateCommand,
   replay: () => (require('./commands/replay') as Record<'registerReplayCommand', Register>).registerReplayCommand,
   chart: () => (require('./commands/chart') as Record<'registerChartCommand', Register>).registerChartCommand,
+  review: () => (require('./commands/review') as Record<'registerReviewCommand', Register>).registerReviewCommand,
   score: () => (require('./commands/score') as Record<'registerScoreCommand', Register>).registerScoreCommand,
   simulate: () => (require('./commands/simulate') as Record<'registerSimulateCommand', Register>).registerSimulateCommand,
   backtest: () => (require('./commands/backtest') as Record<'registerBacktestCommand', Register>).registerBacktestCommand,

@@ -1,0 +1,150 @@
+/**
+ * Gathers the facts of one incident from PostgreSQL: the band changes around T (control_audit) to find
+ * it (client/review/find-incident.ts), then over its window the ticks (assessments: score and reasons of
+ * the tick that changed a band), the control changes folded into actions with the refusal rate before
+ * and after each (the store's minute rollups, all routes), the people's decisions, and the refusal peak.
+ * The same reads `history` and `chart` use (db/history.ts, charts/read-history.ts).
+ */
+import { readRateBuckets, minutesPruned } from '../../charts/read-history';
+import type { RateBucket, Resolution } from '../../charts/types';
+import { UserError } from '../../common/user-error';
+import { type AssessmentPageRow, pageAssessments } from '../../db/assessments';
+import { bandBefore, changesBetween, type ControlChange } from '../../db/history';
+import type { Pool } from '../../db/pool';
+import { ACTION_SPAN_MS, groupActions } from './actions';
+import { type BandMove, type IncidentWindow, findIncident } from './find-incident';
+import { PEAK_WINDOW_MS, type RefusalPeak, refusalPeak, spanRate } from './refusals';
+import type { BandChangeRow, DecisionRow, Review } from './schema';
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+export interface StoredDecision {
+  at: Date;
+  kind: 'resume' | 'stop' | 'pause';
+  who: string;
+  why: string;
+  /** As stored: {"mode": "cautious"} or {"mode": "explicit", "concurrency": n, "revisitMultiplier": x}. */
+  mode: Record<string, unknown> | null;
+  awaitingSince: Date | null;
+}
+
+export interface Facts {
+  window: IncidentWindow;
+  /** Everything of the review but the chart and the tuning. */
+  review: Omit<Review, 'chart' | 'tuning'>;
+  buckets: RateBucket[];
+  peak: RefusalPeak | null;
+  /** The median time between stored ticks in the window (the live loop's tick), or null with fewer than two. */
+  tickMs: number | null;
+}
+
+/** Band moves among control changes: those whose band differs from the one before. */
+export function bandMoves(changes: readonly ControlChange[]): BandMove[] {
+  return changes
+    .filter((c) => c.oldControls === null || c.oldControls.band !== c.newControls.band)
+    .map((c) => ({ at: c.at.getTime(), from: c.oldControls?.band ?? null, to: c.newControls.band }));
+}
+
+/** The median spacing of the ticks, rounded to the second. */
+export function medianSpacing(ticks: readonly { assessedAt: string }[]): number | null {
+  if (ticks.length < 2) return null;
+  const gaps = ticks.slice(1).map((t, i) => Date.parse(t.assessedAt) - Date.parse(ticks[i]!.assessedAt)).sort((a, b) => a - b);
+  return Math.max(1000, Math.round(gaps[Math.floor(gaps.length / 2)]! / 1000) * 1000);
+}
+
+async function readTicks(pool: Pool, site: string, from: Date, to: Date): Promise<AssessmentPageRow[]> {
+  const rows: AssessmentPageRow[] = [];
+  let after: Parameters<typeof pageAssessments>[2]['after'];
+  for (;;) {
+    const page = await pageAssessments(pool, site, { from, to, limit: 10_000, ...(after === undefined ? {} : { after }) });
+    rows.push(...page.rows);
+    if (page.next === null) return rows;
+    after = page.next;
+  }
+}
+
+/** The site's decisions in [from, to], with the resume mode and how long the site had waited. */
+export async function readDecisions(pool: Pool, site: string, from: Date, to: Date): Promise<StoredDecision[]> {
+  const { rows } = await pool.query<{ decided_at: Date; kind: StoredDecision['kind']; who: string; why: string; mode: Record<string, unknown> | null; awaiting_since: Date | null }>(
+    `SELECT decided_at, kind, who, why, mode, awaiting_since FROM decisions
+      WHERE site = $1 AND decided_at >= $2 AND decided_at <= $3
+      ORDER BY decided_at, decision_key`,
+    [site, from, to],
+  );
+  return rows.map((r) => ({ at: r.decided_at, kind: r.kind, who: r.who, why: r.why, mode: r.mode, awaitingSince: r.awaiting_since }));
+}
+
+function modeText(mode: Record<string, unknown> | null): string | null {
+  if (mode === null) return null;
+  if (mode.mode === 'explicit') return `explicit: concurrency ${String(mode.concurrency)}, revisit ×${String(mode.revisitMultiplier)}`;
+  return typeof mode.mode === 'string' ? mode.mode : JSON.stringify(mode);
+}
+
+/** The minute rollups, or the hour ones once retention has dropped the window's minutes. */
+async function readRates(pool: Pool, site: string, from: number, to: number): Promise<{ level: 'minute' | 'hour'; buckets: RateBucket[]; bucketMs: number }> {
+  const pruned = await minutesPruned(pool, site, from, to);
+  const resolution: Resolution = pruned ? { level: 'hour', bucketMs: HOUR } : { level: 'minute', bucketMs: MINUTE };
+  const start = Math.floor(from / resolution.bucketMs) * resolution.bucketMs;
+  return { level: resolution.level as 'minute' | 'hour', buckets: await readRateBuckets(pool, site, start, to, resolution), bucketMs: resolution.bucketMs };
+}
+
+export async function gatherFacts(pool: Pool, o: { site: string; t: number; beforeMs: number; afterMs: number; now: number }): Promise<Facts> {
+  const { site } = o;
+  const lower = new Date(o.t - o.beforeMs);
+  const upper = new Date(Math.min(o.t + o.afterMs, o.now) + 1);
+  const [around, opening] = await Promise.all([changesBetween(pool, site, lower, upper), bandBefore(pool, site, lower)]);
+  const window = findIncident(bandMoves(around), opening, o.t, o.beforeMs, o.afterMs, o.now);
+  if (window === null) {
+    throw new UserError(
+      `--incident: ${site} did not degrade or resist between ${lower.toISOString()} and ${new Date(upper.getTime() - 1).toISOString()}; give a time nearer the incident or widen --before/--after (\`target-health history ${site}\` shows the bands)`,
+    );
+  }
+  const from = new Date(window.from);
+  const to = new Date(window.to);
+  const inWindow = around.filter((c) => c.at >= from && c.at <= to);
+  const [ticks, decisions, rates] = await Promise.all([
+    readTicks(pool, site, from, new Date(window.to + 1)),
+    readDecisions(pool, site, from, to),
+    readRates(pool, site, window.from - ACTION_SPAN_MS - PEAK_WINDOW_MS, window.to + ACTION_SPAN_MS + MINUTE),
+  ]);
+  const byKey = new Map(ticks.map((t) => [t.assessmentKey, t]));
+  const timeline: BandChangeRow[] = inWindow
+    .filter((c) => c.oldControls === null || c.oldControls.band !== c.newControls.band)
+    .map((c) => {
+      const tick = c.assessmentKey === null || c.decisionKey !== null ? undefined : byKey.get(c.assessmentKey);
+      return { at: c.at.toISOString(), from: c.oldControls?.band ?? null, to: c.newControls.band, actor: c.actor, reason: c.reason, score: tick?.score ?? null, reasons: tick?.reasons ?? [] };
+    });
+  const peak = refusalPeak(rates.buckets, window.from, window.to, rates.bucketMs);
+  const firstWarning = timeline.find((b) => b.to === 'degrading' || b.to === 'resisting');
+  const decisionRows: DecisionRow[] = decisions.map((d) => ({
+    at: d.at.toISOString(),
+    who: d.who,
+    kind: d.kind,
+    why: d.why,
+    mode: modeText(d.mode),
+    waitedMs: d.awaitingSince === null ? null : d.at.getTime() - d.awaitingSince.getTime(),
+  }));
+  return {
+    window,
+    buckets: rates.buckets,
+    peak,
+    tickMs: medianSpacing(ticks),
+    review: {
+      site,
+      incidentAt: new Date(o.t).toISOString(),
+      window: { from: from.toISOString(), to: to.toISOString(), openStart: window.openStart, openEnd: window.openEnd, durationMs: window.to - window.from },
+      worstBand: window.worst,
+      ticks: ticks.filter((t) => Date.parse(t.assessedAt) < window.to).length,
+      refusals: {
+        level: rates.level,
+        peak: peak === null ? null : { rate: peak.rate, at: new Date(peak.at).toISOString(), reachedAt: new Date(peak.reachedAt).toISOString() },
+        during: spanRate(rates.buckets, window.from, window.to),
+      },
+      lead: firstWarning === undefined || peak === null ? null : { firstWarningAt: firstWarning.at, peakReachedAt: new Date(peak.reachedAt).toISOString(), ms: peak.reachedAt - Date.parse(firstWarning.at) },
+      timeline,
+      actions: groupActions(inWindow, rates.buckets),
+      decisions: decisionRows,
+    },
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * A review as Markdown (pure): summary, timeline of band changes, lead time, actions and their effect on
+ * refusals, decisions, the chart, what to tune. Every figure comes from the review document
+ * (client/review/schema.ts); nothing is computed here beyond formatting.
+ */
+import { ACTION_SPAN_MS } from './actions';
+import { PEAK_SHARE, PEAK_WINDOW_MS } from './refusals';
+import type { RateSpanJson, Review, RunFigures } from './schema';
+import { minutesText } from './tune-figures';
+
+/** `2026-11-24 10:02:00Z`. */
+export const when = (iso: string | null): string => (iso === null ? '—' : `${iso.slice(0, 19).replace('T', ' ')}Z`);
+export const percent = (rate: number | null): string => (rate === null ? '—' : `${(rate * 100).toFixed(1)} %`);
+
+/** A table cell: pipes escaped, one line. */
+export function cell(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ').trim() || '—';
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)];
+}
+
+const perMinute = (s: RateSpanJson): string => (s.requests === 0 ? '0' : s.perMinute.toFixed(1));
+const spanText = (s: RateSpanJson): string => (s.requests === 0 ? 'no traffic' : `${percent(s.rate)} of ${s.requests}`);
+
+function leadText(ms: number): string {
+  if (ms === 0) return 'at the moment refusals peaked';
+  return ms > 0 ? `${minutesText(ms)} before refusals peaked` : `${minutesText(-ms)} after refusals peaked`;
+}
+
+function summary(r: Review): string[] {
+  const w = r.window;
+  const peak = r.refusals.peak;
+  return [
+    '## Summary',
+    '',
+    `- **Site:** ${r.site}`,
+    `- **Window:** ${when(w.from)} → ${when(w.to)}${w.openStart ? ' (already away from healthy at the start of the search: it began earlier)' : ''}${w.openEnd ? ' (not back to healthy by the end of the search)' : ''}`,
+    `- **Duration:** ${minutesText(w.durationMs)}`,
+    `- **Worst band:** ${r.worstBand}`,
+    `- **Ticks stored:** ${r.ticks}`,
+    peak === null
+      ? `- **Peak refusal rate:** — (no ${minutesText(PEAK_WINDOW_MS)} span with enough traffic)`
+      : `- **Peak refusal rate:** ${percent(peak.rate)} over ${minutesText(PEAK_WINDOW_MS)} at ${when(peak.at)}; refusals peaked (first reached ${Math.round(PEAK_SHARE * 100)} % of it) at ${when(peak.reachedAt)}`,
+    `- **Refusals over the window:** ${spanText(r.refusals.during)} requests (${r.refusals.level} rollups, all routes)`,
+    `- **Lead time:** ${r.lead === null ? '— (no warning band change or no refusal peak in the window)' : `first warning at ${when(r.lead.firstWarningAt)}, ${leadText(r.lead.ms)}`}`,
+  ];
+}
+
+function timeline(r: Review): string[] {
+  if (r.timeline.length === 0) return ['## Timeline of band changes', '', 'No band change inside the window (the band was already away from healthy when the search began).'];
+  return [
+    '## Timeline of band changes',
+    '',
+    ...table(
+      ['Time', 'Band', 'By', 'Score', 'Tick reasons', 'Why'],
+      r.timeline.map((b) => [when(b.at), `${b.from ?? '—'} → ${b.to}`, b.actor, b.score === null ? '—' : String(b.score), b.reasons.join(', '), b.reason]),
+    ),
+  ];
+}
+
+function lead(r: Review): string[] {
+  const out = ['## Lead time', ''];
+  if (r.lead === null) {
+    out.push(r.refusals.peak === null ? 'Refusals never had enough traffic to measure a peak in the window.' : 'No change into degrading or resisting inside the window: nothing to measure the lead from.');
+  } else {
+    out.push(
+      `The first warning (a change into degrading or resisting) came at ${when(r.lead.firstWarningAt)}; refusals peaked at ${when(r.lead.peakReachedAt)} — the warning came **${leadText(r.lead.ms)}**.`,
+      '',
+      `"Peaked" is the first minute the ${minutesText(PEAK_WINDOW_MS)} refusal rate reached ${Math.round(PEAK_SHARE * 100)} % of its highest value in the window (${percent(r.refusals.peak?.rate ?? null)}).`,
+    );
+  }
+  return out;
+}
+
+function actions(r: Review): string[] {
+  const out = ['## Actions taken and their effect', ''];
+  if (r.actions.length === 0) return [...out, 'No control change inside the window.'];
+  out.push(
+    `Consecutive changes by the same actor into the same band are one action. Refusals and requests per minute over the ${minutesText(ACTION_SPAN_MS)} before an action's first change and after its last (from the minute after it).`,
+    '',
+    ...table(
+      ['From', 'To', 'Action', 'Steps', 'By', 'Change', 'Refusals before → after', 'Requests/min before → after', 'Why'],
+      r.actions.map((a) => [when(a.from), when(a.to), a.kind, String(a.steps), a.actor, a.change, `${spanText(a.before)} → ${spanText(a.after)}`, `${perMinute(a.before)} → ${perMinute(a.after)}`, a.reason]),
+    ),
+  );
+  return out;
+}
+
+function decisions(r: Review): string[] {
+  const out = ['## Who decided what and when', ''];
+  if (r.decisions.length === 0) return [...out, 'No person decided during the incident: every change was the loop\'s.'];
+  return [
+    ...out,
+    ...table(
+      ['Time', 'Who', 'Decision', 'Mode', 'Waited for a person', 'Why'],
+      r.decisions.map((d) => [when(d.at), d.who, d.kind, d.mode ?? '—', d.waitedMs === null ? '—' : minutesText(d.waitedMs), d.why]),
+    ),
+  ];
+}
+
+function chart(r: Review): string[] {
+  return ['## Chart', '', r.chart.file === null ? r.chart.note : `![${r.site}: score, refusals and actions around the incident](${encodeURI(r.chart.file)})`, ...(r.chart.file === null ? [] : ['', r.chart.note])];
+}
+
+function figuresRow(f: RunFigures, differs: string): string[] {
+  return [f.name, when(f.firstDegradeAt), when(f.firstPauseAt), f.leadMs === null ? '—' : leadText(f.leadMs).replace(' refusals peaked', ''), String(f.throttledTicks), String(f.warningTicks), String(f.notices), differs];
+}
+
+function tuning(r: Review): string[] {
+  const t = r.tuning;
+  const out = [
+    '## What to tune',
+    '',
+    `The incident replayed (\`target-health replay --compare\`'s engine) from ${when(t.from)} to ${when(t.to)} at ${minutesText(t.tickMs)} ticks with the people's decisions above, once with the ${t.settingsFrom} and once per candidate. Lead is before refusals peaked in the store; throttled ticks are ticks degrading, resisting, paused or below nominal.`,
+    '',
+    ...table(
+      ['Settings', 'First warning', 'First pause', 'Lead', 'Throttled ticks', 'Ticks degrading/resisting', 'Notices', 'Ticks that differ (band, controls, notices)'],
+      [figuresRow(t.current, '—'), ...t.candidates.map((c) => figuresRow(c, `${c.differences} (${c.importantDifferences})`))],
+    ),
+    '',
+  ];
+  const live = r.timeline.find((b) => b.to === 'degrading' || b.to === 'resisting');
+  if (live !== undefined) {
+    out.push(
+      t.current.firstDegradeAt === live.at
+        ? `The replay of the current settings first warned when live did (${when(live.at)}): the replay stands for what ran.`
+        : `Live first warned at ${when(live.at)}, the replay of the current settings at ${when(t.current.firstDegradeAt)}: the loop ran with other settings than these (give them with --config) or under older judgement rules.`,
+      '',
+    );
+  }
+  for (const c of t.candidates) {
+    const warn = c.firstDegradeAt === null ? 'would not have warned' : c.earlierByMs === null ? 'would have warned (the current settings did not)' : c.earlierByMs === 0 ? 'would have warned at the same tick' : c.earlierByMs > 0 ? `would have warned ${minutesText(c.earlierByMs)} earlier` : `would have warned ${minutesText(-c.earlierByMs)} later`;
+    const throttle = c.throttledLess === 0 ? 'throttled as many ticks' : c.throttledLess > 0 ? `throttled ${c.throttledLess} ticks fewer` : `throttled ${-c.throttledLess} ticks more`;
+    out.push(`- **${c.name}** — ${c.description}: ${warn} and ${throttle}; ${c.importantDifferences} tick(s) differ in band, reasons, controls or notices.`);
+  }
+  out.push(
+    '',
+    t.warnedEarliest === null ? '**Warned earlier:** none of the candidates.' : `**Warned earliest:** ${t.warnedEarliest}.`,
+    t.throttledLeast === null ? '**Throttled less:** none of the candidates.' : `**Throttled least:** ${t.throttledLeast}.`,
+    '',
+    `To look tick by tick: \`target-health replay ${r.site} --from ${t.from} --to ${t.to} --tick ${t.tickMs / 1000}s --compare candidate.json\` with a candidate's JSON above in candidate.json.`,
+  );
+  return out;
+}
+
+export function renderReview(r: Review): string {
+  const sections = [
+    [`# Incident review: ${r.site}, ${when(r.window.from)} → ${when(r.window.to)}`, '', `Around ${when(r.incidentAt)} (\`target-health review ${r.site} --incident ${r.incidentAt}\`).`],
+    summary(r),
+    timeline(r),
+    lead(r),
+    actions(r),
+    decisions(r),
+    chart(r),
+    tuning(r),
+  ];
+  return `${sections.map((s) => s.join('\n')).join('\n\n')}\n`;
+}

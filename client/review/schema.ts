@@ -1,0 +1,125 @@
+/**
+ * What a review holds, as one document: the Markdown (client/review/render.ts) is written from it, and
+ * `review --json` prints it. Times are ISO-8601 strings, durations milliseconds, rates 0–1.
+ */
+import { z } from 'zod';
+import { HEALTH_BANDS } from '../../common/names';
+
+const band = z.enum(HEALTH_BANDS);
+const iso = z.string();
+
+export const rateSpanSchema = z.object({
+  requests: z.number(),
+  refusals: z.number(),
+  rate: z.number().nullable(),
+  perMinute: z.number(),
+});
+
+export const bandChangeSchema = z.object({
+  at: iso,
+  from: band.nullable(),
+  to: band,
+  actor: z.string(),
+  /** The control change's reason (control_audit). */
+  reason: z.string(),
+  /** The tick's raw score and reasons, most important first (assessments), when a tick made the change. */
+  score: z.number().nullable(),
+  reasons: z.array(z.string()),
+});
+
+export const ACTION_KINDS = ['throttle', 'pause', 'restore', 'resume', 'stop', 'change'] as const;
+
+export const actionSchema = z.object({
+  kind: z.enum(ACTION_KINDS),
+  /** First and last change of the run (consecutive changes by the same actor into the same band). */
+  from: iso,
+  to: iso,
+  steps: z.number().int(),
+  actor: z.string(),
+  /** The run's net change, e.g. `concurrency 16→5, revisit ×1→×3.38, band healthy→degrading`. */
+  change: z.string(),
+  reason: z.string(),
+  /** Refusals in the ACTION_SPAN_MS before the run's first change and after its last. */
+  before: rateSpanSchema,
+  after: rateSpanSchema,
+});
+
+export const decisionSchema = z.object({
+  at: iso,
+  who: z.string(),
+  kind: z.string(),
+  why: z.string(),
+  /** Resume mode (`cautious`, or `explicit` with its figures), null for other kinds. */
+  mode: z.string().nullable(),
+  /** How long the site had waited for a person when they decided, when it was waiting. */
+  waitedMs: z.number().nullable(),
+});
+
+export const runFiguresSchema = z.object({
+  name: z.string(),
+  /** What the settings are, in words (`current settings`, `smoothing half-life 5 min (current 10 min)`). */
+  description: z.string(),
+  firstDegradeAt: iso.nullable(),
+  firstPauseAt: iso.nullable(),
+  /** First warning before refusals peaked (positive: before), null without a warning or a peak. */
+  leadMs: z.number().nullable(),
+  /** Ticks throttled or paused (the backtest's measure). */
+  throttledTicks: z.number().int(),
+  /** Ticks in degrading or resisting. */
+  warningTicks: z.number().int(),
+  notices: z.number().int(),
+});
+
+export const candidateSchema = runFiguresSchema.extend({
+  /** Ticks where the replay differs from the current settings' (`replay --compare`), and those in band, reasons, controls or notices. */
+  differences: z.number().int(),
+  importantDifferences: z.number().int(),
+  /** Warned earlier by this much (negative: later), null when either never warned. */
+  earlierByMs: z.number().nullable(),
+  /** Throttled ticks fewer than the current settings' (negative: more). */
+  throttledLess: z.number().int(),
+});
+
+export const tuningSchema = z.object({
+  from: iso,
+  to: iso,
+  tickMs: z.number().int(),
+  /** Where the current settings came from (`--config file`, or the product defaults). */
+  settingsFrom: z.string(),
+  current: runFiguresSchema,
+  candidates: z.array(candidateSchema),
+  /** The candidate that warned earliest / throttled least, when one did better than the current settings. */
+  warnedEarliest: z.string().nullable(),
+  throttledLeast: z.string().nullable(),
+});
+
+export const reviewSchema = z.object({
+  site: z.string(),
+  incidentAt: iso,
+  window: z.object({ from: iso, to: iso, openStart: z.boolean(), openEnd: z.boolean(), durationMs: z.number() }),
+  worstBand: band,
+  ticks: z.number().int(),
+  refusals: z.object({
+    /** The rollup level the rates come from (`minute`; `hour` once the minutes are past retention). */
+    level: z.enum(['minute', 'hour']),
+    peak: z.object({ rate: z.number(), at: iso, reachedAt: iso }).nullable(),
+    during: rateSpanSchema,
+  }),
+  /** First warning band change → refusals peaked. */
+  lead: z.object({ firstWarningAt: iso, peakReachedAt: iso, ms: z.number() }).nullable(),
+  timeline: z.array(bandChangeSchema),
+  actions: z.array(actionSchema),
+  decisions: z.array(decisionSchema),
+  /** The chart beside the review (its path relative to the Markdown), or null with why. */
+  chart: z.object({ file: z.string().nullable(), note: z.string() }),
+  tuning: tuningSchema,
+});
+
+export type RateSpanJson = z.output<typeof rateSpanSchema>;
+export type BandChangeRow = z.output<typeof bandChangeSchema>;
+export type ActionRow = z.output<typeof actionSchema>;
+export type DecisionRow = z.output<typeof decisionSchema>;
+export type RunFigures = z.output<typeof runFiguresSchema>;
+export type CandidateFigures = z.output<typeof candidateSchema>;
+export type Tuning = z.output<typeof tuningSchema>;
+export type Review = z.output<typeof reviewSchema>;

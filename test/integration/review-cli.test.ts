@@ -1,0 +1,230 @@
+/**
+ * `target-health review` as a user runs it, on a simulated challenge wave (`simulate` + `ingest`) whose
+ * loop history is written through the loop's db functions (bench/chart-history.ts: a replay around the
+ * wave, paused until a person resumes after it ended): the Markdown's sections, its figures against the
+ * stored rows (control_audit, decisions, minute rollups), the chart beside it parsed, the JSON document
+ * against its schema; bad input refused with one line naming the flag, exit 2, nothing written.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { load } from 'cheerio';
+import { recordReplayAsHistory, type RecordedHistory } from '../../bench/chart-history';
+import { type Review, reviewSchema } from '../../client/review/schema';
+import { createPool, type Pool } from '../../db/pool';
+import { ALL_ROUTES } from '../../db/signal-store/aggregate';
+import { type ScenarioTruth, scenarioTruthSchema } from '../../scenarios/truth';
+import { CLI, cleanEnv, run } from '../helpers/processes';
+import { env } from '../helpers/services';
+
+const M = 60_000;
+const H = 60 * M;
+let pool: Pool;
+let dir: string;
+let site: string;
+let truth: ScenarioTruth;
+let history: RecordedHistory;
+let onset: number;
+let resumeAt: string;
+const db = () => cleanEnv({ DATABASE_URL: env('DATABASE_URL') });
+const review = (args: string[]) => run(CLI, ['review', ...args], db());
+
+beforeAll(async () => {
+  pool = createPool(env('DATABASE_URL'), 2);
+  dir = mkdtempSync(join(env('TH_TEST_DIR'), 'review-'));
+  site = `wave-${randomUUID().slice(0, 8)}.sim.example`;
+  const simulated = await run(CLI, ['simulate', 'challenge-wave', '--days', '3', '--site', site, '--out', dir], cleanEnv({}));
+  if (simulated.code !== 0) throw new Error(simulated.stderr);
+  truth = scenarioTruthSchema.parse(JSON.parse(readFileSync(join(dir, 'challenge-wave.truth.json'), 'utf8')));
+  const ingested = await run(CLI, ['ingest', join(dir, 'challenge-wave.ndjson')], db());
+  if (ingested.code !== 0) throw new Error(ingested.stderr);
+  onset = Date.parse(truth.onset!);
+  // The wave lasts five hours (and 20 minutes of ramp down); a person resumes once it is over.
+  resumeAt = new Date(onset + 5 * H + 40 * M + 30_000).toISOString();
+  history = await recordReplayAsHistory(pool, {
+    site,
+    from: new Date(onset - 2 * H),
+    to: new Date(onset + 8 * H),
+    tickMs: M,
+    decisions: [{ at: resumeAt, kind: 'resume', who: 'alice@example.com', why: 'the wave is over' }],
+  });
+}, 300_000);
+afterAll(async () => pool.end());
+
+const sections = ['## Summary', '## Timeline of band changes', '## Lead time', '## Actions taken and their effect', '## Who decided what and when', '## Chart', '## What to tune'];
+
+test('the recorded history: healthy, paused by the wave, resumed by a person, healthy again', () => {
+  const bands = history.result.ticks.map((t) => t.band);
+  expect(bands[0]).toBe('healthy');
+  expect(bands).toContain('resisting');
+  expect(bands[bands.length - 1]).toBe('healthy');
+  expect(history.decisions).toBe(1);
+});
+
+describe('a review written to a file', () => {
+  let out: string;
+  let markdown: string;
+  let doc: Review;
+
+  beforeAll(async () => {
+    const folder = mkdtempSync(join(dir, 'md-'));
+    out = join(folder, 'review.md');
+    const r = await review([site, '--incident', new Date(onset + H).toISOString(), '--out', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    markdown = readFileSync(out, 'utf8');
+    expect(r.stdout).toMatch(new RegExp(`^wrote ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} and \\S+review-${site.replace(/\./g, '\\.')}-\\d{8}T\\d{4}Z\\.svg: ${site.replace(/\./g, '\\.')}, resisting from `));
+    const json = await review([site, '--incident', new Date(onset + H).toISOString(), '--json', '--no-chart']);
+    expect(json.stderr).toBe('');
+    expect(json.code).toBe(0);
+    doc = reviewSchema.parse(JSON.parse(json.stdout));
+  }, 180_000);
+
+  test('every section, in order, under a title naming the site', () => {
+    expect(markdown.startsWith(`# Incident review: ${site}, `)).toBe(true);
+    const at = sections.map((s) => markdown.indexOf(`\n${s}\n`));
+    expect(at.every((i) => i > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+
+  test('the window runs from the first move away from healthy to the return to healthy, as control_audit has them', async () => {
+    const { rows } = await pool.query<{ at: Date; old: string | null; new: string }>(
+      `SELECT changed_at AS at, old_controls->>'band' AS old, new_controls->>'band' AS new FROM control_audit
+        WHERE site = $1 AND (old_controls IS NULL OR old_controls->>'band' <> new_controls->>'band') ORDER BY changed_at, id`,
+      [site],
+    );
+    const away = rows.find((r) => r.old === 'healthy' && r.new !== 'healthy')!;
+    const back = rows.find((r) => r.at > away.at && r.new === 'healthy')!;
+    expect(away.at.getTime()).toBeGreaterThanOrEqual(onset);
+    expect(doc.window).toEqual({ from: away.at.toISOString(), to: back.at.toISOString(), openStart: false, openEnd: false, durationMs: back.at.getTime() - away.at.getTime() });
+    expect(doc.worstBand).toBe('resisting');
+    // The timeline: every band change of the window, the return to healthy included.
+    const inWindow = rows.filter((r) => r.at >= away.at && r.at <= back.at);
+    expect(doc.timeline.map((b) => [b.at, b.from, b.to])).toEqual(inWindow.map((r) => [r.at.toISOString(), r.old, r.new]));
+    expect(doc.timeline[0]!.reasons[0]).toMatch(/challenge|majority_refusal|total_refusal/);
+    expect(markdown).toContain(`| ${doc.timeline[0]!.at.slice(0, 19).replace('T', ' ')}Z | healthy → ${doc.timeline[0]!.to} |`);
+    // Ticks stored in the window.
+    const ticks = await pool.query<{ n: string }>('SELECT count(*) AS n FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3', [site, doc.window.from, doc.window.to]);
+    expect(doc.ticks).toBe(Number(ticks.rows[0]!.n));
+  });
+
+  test('refusals: the window total and the 5-minute peak from the minute rollups; the lead time from the first warning', async () => {
+    const { rows } = await pool.query<{ t: Date; requests: string; refused: string }>(
+      `SELECT bucket AS t, requests, hard_blocks + challenges + soft_blocks AS refused FROM rollup_minute
+        WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4 ORDER BY bucket`,
+      [site, ALL_ROUTES, new Date(Date.parse(doc.window.from) - 5 * M), doc.window.to],
+    );
+    const minutes = rows.map((r) => ({ t: r.t.getTime(), requests: Number(r.requests), refused: Number(r.refused) }));
+    const during = minutes.filter((m) => m.t >= Date.parse(doc.window.from));
+    expect(doc.refusals.level).toBe('minute');
+    expect(doc.refusals.during.requests).toBe(during.reduce((n, m) => n + m.requests, 0));
+    expect(doc.refusals.during.refusals).toBe(during.reduce((n, m) => n + m.refused, 0));
+    // The peak: the highest share refused over the 5 minutes ending with each minute of the window.
+    let best = { rate: -1, t: 0 };
+    for (const m of during) {
+      const span = minutes.filter((x) => x.t > m.t - 5 * M && x.t <= m.t);
+      const req = span.reduce((n, x) => n + x.requests, 0);
+      const rate = span.reduce((n, x) => n + x.refused, 0) / req;
+      if (req >= 20 && rate > best.rate) best = { rate, t: m.t };
+    }
+    expect(doc.refusals.peak!.rate).toBeCloseTo(best.rate, 12);
+    expect(doc.refusals.peak!.at).toBe(new Date(best.t).toISOString());
+    // The wave refuses ~80 %: refusals peaked after they passed half (the truth), and before the highest minute.
+    expect(best.rate).toBeGreaterThan(0.7);
+    expect(Date.parse(doc.refusals.peak!.reachedAt)).toBeGreaterThanOrEqual(Date.parse(truth.refused50At!));
+    expect(Date.parse(doc.refusals.peak!.reachedAt)).toBeLessThanOrEqual(best.t);
+    expect(doc.lead).toEqual({ firstWarningAt: doc.timeline[0]!.at, peakReachedAt: doc.refusals.peak!.reachedAt, ms: Date.parse(doc.refusals.peak!.reachedAt) - Date.parse(doc.timeline[0]!.at) });
+    expect(markdown).toContain(`- **Peak refusal rate:** ${(best.rate * 100).toFixed(1)} % over 5 min at ${new Date(best.t).toISOString().slice(0, 19).replace('T', ' ')}Z`);
+  });
+
+  test('actions: every control change of the window in one run or another, the refusal rates around each from the rollups', async () => {
+    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM control_audit WHERE site = $1 AND changed_at >= $2 AND changed_at <= $3', [site, doc.window.from, doc.window.to]);
+    expect(doc.actions.reduce((n, a) => n + a.steps, 0)).toBe(Number(rows[0]!.n));
+    const pause = doc.actions.find((a) => a.kind === 'pause')!;
+    expect(pause).toBeDefined();
+    expect(pause.change).toContain('paused');
+    // The quarter hour before the pause (from the rollups), and the one from the minute after it.
+    const span = async (from: number, to: number) => {
+      const { rows: r } = await pool.query<{ requests: string; refused: string }>(
+        `SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(hard_blocks + challenges + soft_blocks), 0) AS refused FROM rollup_minute
+          WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4`,
+        [site, ALL_ROUTES, new Date(from), new Date(to)],
+      );
+      return { requests: Number(r[0]!.requests), refusals: Number(r[0]!.refused) };
+    };
+    const pausedAt = Date.parse(pause.from);
+    expect(pause.before).toMatchObject(await span(pausedAt - 15 * M, pausedAt));
+    const nextMinute = Math.floor(Date.parse(pause.to) / M) * M + M;
+    expect(pause.after).toMatchObject(await span(nextMinute, nextMinute + 15 * M));
+    expect(pause.before.rate).toBeCloseTo(pause.before.refusals / pause.before.requests, 12);
+    // The simulated crawler does not obey the controls: the wave goes on being refused after the pause.
+    expect(pause.after.rate).toBeGreaterThan(pause.before.rate!);
+    expect(markdown).toMatch(/\| pause \| 1 \| /);
+  });
+
+  test('who decided: the stored decision, with its reason', () => {
+    expect(doc.decisions).toEqual([{ at: resumeAt, who: 'alice@example.com', kind: 'resume', why: 'the wave is over', mode: 'cautious', waitedMs: null }]);
+    expect(markdown).toContain(`| ${resumeAt.slice(0, 19).replace('T', ' ')}Z | alice@example.com | resume | cautious | — | the wave is over |`);
+  });
+
+  test('the chart beside the review, linked by its relative name, parsed as SVG', () => {
+    const file = readdirSync(join(out, '..')).find((f) => f.endsWith('.svg'))!;
+    expect(file).toMatch(new RegExp(`^review-${site.replace(/\./g, '\\.')}-\\d{8}T\\d{4}Z\\.svg$`));
+    expect(markdown).toContain(`](${file})`);
+    const $ = load(readFileSync(join(out, '..', file), 'utf8'), { xml: true });
+    expect($('svg').first().attr('xmlns')).toBe('http://www.w3.org/2000/svg');
+    expect($('text').text()).toContain(site);
+    expect($('g.mark-line.role-mark > path').length).toBe(6);
+  });
+
+  test('what to tune: the current settings replayed as they ran live, and two candidates, from the replays figures', () => {
+    const t = doc.tuning;
+    expect(t.tickMs).toBe(M);
+    // The history was recorded by a replay with the defaults: the review's replay of them warns at the same tick.
+    expect(t.current.firstDegradeAt).toBe(doc.timeline[0]!.at);
+    expect(t.candidates.map((c) => c.name)).toEqual(['faster smoothing', 'earlier throttle']);
+    for (const c of t.candidates) {
+      expect(c.throttledLess).toBe(t.current.throttledTicks - c.throttledTicks);
+      expect(c.earlierByMs).toBe(Date.parse(t.current.firstDegradeAt!) - Date.parse(c.firstDegradeAt!));
+    }
+    // Degrading at a higher score can only come sooner.
+    expect(t.candidates[1]!.earlierByMs).toBeGreaterThanOrEqual(0);
+    expect(markdown).toContain('The replay of the current settings first warned when live did');
+    expect(markdown).toMatch(/\*\*Warned (earliest|earlier):\*\* /);
+    expect(markdown).toContain(`- **earlier throttle** — degrade below 85 instead of 80`);
+  });
+});
+
+test('to stdout with --no-chart: the same sections, no chart written, the review says so', async () => {
+  const r = await review([site, '--incident', new Date(onset + 2 * H).toISOString(), '--no-chart']);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  for (const s of sections) expect(r.stdout).toContain(`\n${s}\n`);
+  expect(r.stdout).toContain('Chart not drawn (--no-chart)');
+}, 120_000);
+
+test.each([
+  ['an unknown site', ['nobody-here.example.com', '--incident', '2026-11-24T10:00:00Z', '--out', '@dir/r.md'], /^target-health: site: nobody-here\.example\.com is unknown here/],
+  ['a bad site', ['not a host', '--incident', '2026-11-24T10:00:00Z', '--out', '@dir/r.md'], /^target-health: site: /],
+  ['no --incident', ['@site', '--out', '@dir/r.md'], /^target-health: --incident: required/],
+  ['a malformed time', ['@site', '--incident', 'yesterday', '--out', '@dir/r.md'], /^target-health: --incident: "yesterday" is not a time/],
+  ['a time in the future', ['@site', '--incident', '2999-01-01', '--out', '@dir/r.md'], /^target-health: --incident: "2999-01-01" is in the future/],
+  ['no incident near the time', ['@site', '--incident', '@quiet', '--before', '1h', '--after', '1h', '--out', '@dir/r.md'], /^target-health: --incident: \S+ did not degrade or resist between /],
+  ['a malformed --before', ['@site', '--incident', '@quiet', '--before', 'soon', '--out', '@dir/r.md'], /^target-health: --before: "soon" is not a duration/],
+  ['a search too wide', ['@site', '--incident', '@quiet', '--after', '4d', '--out', '@dir/r.md'], /^target-health: --after: "4d" reaches too far; search at most 3d/],
+  ['three candidates', ['@site', '--incident', '@quiet', '--candidate', 'a.json', '--candidate', 'b.json', '--candidate', 'c.json', '--out', '@dir/r.md'], /^target-health: --candidate: 3 given; try at most 2/],
+  ['a folder as --out', ['@site', '--incident', '@quiet', '--out', '@dir/sub.md'], /^target-health: --out: ".*sub\.md" is a folder/],
+])('%s: one line naming the flag, exit 2, nothing written', async (_name, rawArgs, message) => {
+  const bad = mkdtempSync(join(dir, 'bad-'));
+  mkdirSync(join(bad, 'sub.md'));
+  // A quiet afternoon two days before the wave.
+  const quiet = new Date(onset - 2 * 24 * H).toISOString();
+  const args = rawArgs.map((a) => (a === '@site' ? site : a === '@quiet' ? quiet : a.replace('@dir', bad)));
+  const r = await review(args);
+  expect(r.stderr).toMatch(message);
+  expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(readdirSync(bad)).toEqual(['sub.md']);
+  expect(existsSync(join(bad, 'r.md'))).toBe(false);
+}, 60_000);
