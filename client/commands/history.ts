@@ -39,14 +39,17 @@ async function readTicks(pool: Pool, site: string, from: Date, to: Date): Promis
   }
 }
 
+const LIVE_TIMEOUT_MS = 10_000;
+
 /**
  * The running loop's last 50 ticks (smoothed scores and what each tick did), or why there are none. A
- * loop that is not running, or a Temporal server that does not answer in 3 s, leaves the history without
- * smoothed scores — said in the output, never a failure: everything else is in PostgreSQL.
+ * loop that is not running, or a Temporal server that does not answer in 10 s, leaves the history without
+ * smoothed scores — said in the output, never a failure: everything else is in PostgreSQL. (3 s was too
+ * short on a loaded machine: connecting and two queries took longer at a load of 20 on two cores.)
  */
 async function liveTicks(connect: () => Promise<Client>, site: string): Promise<{ live: LiveTicks | null; note: string }> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('Temporal did not answer in 3 s')), 3_000)));
+  const limit = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Temporal did not answer in ${LIVE_TIMEOUT_MS / 1000} s`)), LIVE_TIMEOUT_MS)));
   try {
     const read = (async () => {
       const handle = (await connect()).workflow.getHandle(workflowIdForSite(site));

@@ -14,7 +14,9 @@ import { buildChartSpec } from '../../charts/spec';
 import { writeFileAtomically } from '../../charts/write-atomically';
 import { UserError } from '../../common/user-error';
 import { describeValue } from '../../common/zod-issues';
+import type { Client } from '@temporalio/client';
 import type { SiteHealthConfig } from '../../control/config';
+import { queryRunningSettings, type RunningSettings } from '../running-settings';
 import type { Pool } from '../../db/pool';
 import { parseDuration } from '../durations';
 import { parseWhen } from '../on-call/times';
@@ -82,6 +84,17 @@ async function writeChart(pool: Pool, review: Pick<Review, 'site' | 'window'>, d
   return { file, note: `${file}: ${minutesText(pad)} either side of the window, ${read.ticks} ticks, ${read.data.marks.length} marks (decisions, alerts, control changes); \`target-health chart\` draws the same.` };
 }
 
+/** The running loop's settings, or why not (no loop, Temporal unreachable): never fails the review. */
+async function runningSettingsOf(ctx: CliContext, site: string): Promise<RunningSettings> {
+  let client: Client;
+  try {
+    client = await ctx.temporal();
+  } catch (err) {
+    return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+  }
+  return queryRunningSettings(client, site);
+}
+
 export function registerReviewCommand(program: Command, context: () => CliContext): void {
   program
     .command('review')
@@ -106,7 +119,8 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       const afterMs = searchSpan('--after', options.after);
       const tickFlag = options.tick === undefined ? null : parseDuration('--tick', options.tick);
       // Settings are checked before anything is read; the tick is set once the stored ticks are known.
-      const current = replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), options.config);
+      let current = replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), options.config);
+      let settingsFrom = options.config === undefined ? 'product defaults (no --config given)' : `settings of ${options.config}`;
       const files = options.candidate ?? [];
       if (files.length > MAX_CANDIDATES) throw new UserError(`--candidate: ${files.length} given; try at most ${MAX_CANDIDATES} at a time`);
       const fileCandidates = files.map((f): Candidate => ({ name: basename(f), description: `settings of ${f}`, config: replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), f) }));
@@ -114,6 +128,14 @@ export function registerReviewCommand(program: Command, context: () => CliContex
 
       const pool = await context().db();
       await requireKnownSite(pool, site);
+      if (options.config === undefined) {
+        // Without --config the replays start from what the site's loop runs with now, when it answers.
+        const running = await runningSettingsOf(context(), site);
+        if (running.ok) {
+          current = running.settings;
+          settingsFrom = `the running loop's settings (site-health:${site})`;
+        } else settingsFrom = `product defaults (no --config given; ${running.reason})`;
+      }
       const facts = await gatherFacts(pool, { site, t, beforeMs, afterMs, now });
       const tickMs = tickFlag ?? facts.tickMs ?? DEFAULT_TICK_MS;
       const withTick = (c: SiteHealthConfig): SiteHealthConfig => ({ ...c, tickIntervalMs: tickMs });
@@ -122,7 +144,7 @@ export function registerReviewCommand(program: Command, context: () => CliContex
         site,
         window: { from: facts.window.from, to: facts.window.to },
         now,
-        current: { config: withTick(current), settingsFrom: options.config === undefined ? 'product defaults (no --config given)' : `settings of ${options.config}` },
+        current: { config: withTick(current), settingsFrom },
         candidates,
         peakReachedAt: facts.peak?.reachedAt ?? null,
       });

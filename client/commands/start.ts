@@ -7,8 +7,8 @@ import { workflowUiLink } from '../../config/env';
 import { readSettingsFile } from '../../config/settings-file';
 import { upsertSite } from '../../db/sites';
 import { siteArgument } from '../site-arg';
-import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthConfig, type SiteHealthInput } from '../../control/config';
-import { settingsQuery } from '../../control/messages';
+import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../../control/config';
+import { queryRunningSettings } from '../running-settings';
 import { askedChanges } from '../settings-diff';
 import { startSiteLoop } from '../start-loop';
 import type { CliContext } from '../context';
@@ -53,23 +53,18 @@ export function startSettings(rawSite: string, options: StartOptions): { site: s
  */
 async function reportSettingsDiff(client: Client, workflowId: string, checked: ParsedSiteHealthInput, given: Record<string, unknown>, site: string, options: StartOptions): Promise<void> {
   if (Object.keys(given).length === 0) return;
-  let running: SiteHealthConfig;
-  try {
-    // A loop whose worker is down answers no query: do not hang the command on it.
-    running = await client.connection.withDeadline(Date.now() + SETTINGS_QUERY_TIMEOUT_MS, () => client.workflow.getHandle(workflowId).query(settingsQuery));
-  } catch (err) {
-    process.stderr.write(`could not compare settings with the running loop (${err instanceof Error ? err.message : String(err)}); \`target-health configure ${site} …\` changes a running loop's settings\n`);
+  const running = await queryRunningSettings(client, site);
+  if (!running.ok) {
+    process.stderr.write(`could not compare settings with the running loop (${running.reason}); \`target-health configure ${site} …\` changes a running loop's settings\n`);
     return;
   }
   const { carried: _carried, ...wanted } = checked;
-  const changes = askedChanges(running, wanted, given);
+  const changes = askedChanges(running.settings, wanted, given);
   if (changes.length === 0) return;
   process.stderr.write(`${workflowId} runs with other settings than this start asks for; nothing was changed:\n${changes.map((c) => `  ${c.path}: ${c.running} (running) → ${c.wanted} (asked)\n`).join('')}`);
   const flags = [...(given.tickIntervalMs !== undefined ? [`--tick ${options.tick}`] : []), ...(options.config !== undefined ? [`--config ${options.config}`] : [])];
   throw new UserError(`start: ${site} is already running with other settings; apply them with \`target-health configure ${site} ${flags.join(' ')}\``);
 }
-
-const SETTINGS_QUERY_TIMEOUT_MS = 10_000;
 
 export function registerStartCommand(program: Command, context: () => CliContext): void {
   program

@@ -1,0 +1,25 @@
+/**
+ * The settings a site's running loop has now (the workflow's `settings` query), for commands that
+ * compare against them (`start` on a running site) or start from them (`review`'s replays). A loop
+ * whose worker is down answers no query: the query has a deadline instead of hanging the command.
+ */
+import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { workflowIdForSite } from '../common/names';
+import type { SiteHealthConfig } from '../control/config';
+import { settingsQuery } from '../control/messages';
+
+const SETTINGS_QUERY_TIMEOUT_MS = 10_000;
+
+export type RunningSettings = { ok: true; settings: SiteHealthConfig } | { ok: false; reason: string };
+
+export async function queryRunningSettings(client: Client, site: string): Promise<RunningSettings> {
+  try {
+    const handle = client.workflow.getHandle(workflowIdForSite(site));
+    const settings = await client.connection.withDeadline(Date.now() + SETTINGS_QUERY_TIMEOUT_MS, () => handle.query(settingsQuery));
+    return { ok: true, settings };
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return { ok: false, reason: 'no loop of this site runs' };
+    return { ok: false, reason: `the loop did not answer: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
