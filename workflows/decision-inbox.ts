@@ -10,6 +10,7 @@
  */
 import { ApplicationFailure, condition, log, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
 import { cutText, wellFormed } from '../common/well-formed';
+import { describeValue } from '../common/zod-issues';
 import { type DecisionKind, type GateView, type ParsedDecision, DECISION_KINDS, GATE_AFTER, decisionNotAllowed, parseDecision } from '../control/decisions';
 import { decisionKey } from '../control/keys';
 import { REJECTED_LIMIT, pushBounded } from '../control/loop-state';
@@ -92,7 +93,8 @@ export class DecisionInbox {
    */
   registerUnknownSignals(): void {
     setDefaultSignalHandler((name: string) => {
-      const shown = JSON.stringify(cutText(wellFormed(String(name)), SIGNAL_NAME_CHARS));
+      // Quoted, cut, well formed and on one line (control characters and line separators escaped).
+      const shown = describeValue(String(name), SIGNAL_NAME_CHARS);
       const known = DECISION_KINDS.join(', ');
       log.warn('unknown signal refused', { site: this.site, name: shown });
       this.refuse(`unknown signal ${shown}: this loop takes ${known} (e.g. target-health decide resume ${this.site} --who … --why …)`);
