@@ -12,6 +12,7 @@ import { type ReadWindows, makeAssessSite } from './assess-site';
 import { makeCanaryActivities } from './canaries';
 import { refusingBadData } from './data-errors';
 import { makeDeliveryActivities } from './deliver-notification';
+import { makeRecordSettingsChange } from './record-settings-change';
 
 export interface ActivityDeps {
   pool: Pool;
@@ -35,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     assessSite: refusingBadData('the assessment', makeAssessSite({ pool: deps.pool, logger: deps.logger, runDueCanaries: (input) => canaries.runDueCanaries(input), ...(deps.readWindows ? { readWindows: deps.readWindows } : {}) })),
     applyActions: makeApplyActions({ pool: deps.pool, logger: deps.logger, uiUrl }),
+    recordSettingsChange: makeRecordSettingsChange({ pool: deps.pool, logger: deps.logger }),
     ...makeDeliveryActivities({ pool: deps.pool, logger: deps.logger, notifier }),
     // Also callable on its own (`target-health canary run` uses the same runner).
     ...canaries,
@@ -44,3 +46,4 @@ export function createActivities(deps: ActivityDeps) {
 export type Activities = ReturnType<typeof createActivities>;
 export type { AssessSiteInput, TickAssessment } from './assess-site';
 export type { ApplyActionsInput, ApplyActionsResult } from './apply-actions';
+export type { RecordSettingsChangeInput, RecordSettingsChangeResult } from './record-settings-change';

@@ -83,6 +83,9 @@ export const resumePayloadSchema = z
     return { who: p.who, why: p.why, mode: mode.data };
   });
 
+/** Who and why as every person's message takes them (decisions, live reconfiguration: control/settings-change.ts). */
+export { who as whoSchema, why as whySchema };
+
 export const stopPayloadSchema = z.strictObject({ who, why });
 export const pausePayloadSchema = z.strictObject({ who, why });
 

@@ -10,6 +10,7 @@
  *   site/chain/decision/n                   the n-th human decision of the chain
  *   site/chain/decision/n/controls          the controls change it made
  *   site/chain/decision/n/notify-<kind>     the notification it raised
+ *   site/chain/settings/n                   the n-th settings change (`configure`) of the chain
  *   notify:<notification key>               the workflow id of that notification's delivery
  */
 import type { NoticeKind } from './notices';
@@ -22,6 +23,11 @@ export function assessmentKey(site: string, chainId: string, tick: number): stri
 /** The n-th decision of a chain (numbered in arrival order by the decision inbox). */
 export function decisionKey(site: string, chainId: string, seq: number): string {
   return `${site}/${chainId}/decision/${seq}`;
+}
+
+/** The n-th settings change of a chain (numbered in arrival order by the settings inbox). */
+export function settingsChangeKey(site: string, chainId: string, seq: number): string {
+  return `${site}/${chainId}/settings/${seq}`;
 }
 
 /** The controls change made by a tick (`assessmentKey`) or a decision (`decisionKey`). */

@@ -114,6 +114,8 @@ export const loopStateSchema = z.strictObject({
   lastDecision: decisionSummarySchema.nullable(),
   /** Decisions received so far in this chain (numbers their idempotency keys). */
   decisionSeq: z.int().min(0),
+  /** Settings changes (`configure`) received so far in this chain (numbers their keys). Absent before them. */
+  settingsSeq: z.int().min(0).default(0),
   /** After a resume only traffic from the decision on is judged (database time), null otherwise. */
   evidenceSince: isoTime.nullable(),
   alerts: z.strictObject({ parser: z.boolean(), route: z.boolean() }),
@@ -163,6 +165,7 @@ export function initialLoopState(chainId: string): LoopState {
     awaiting: null,
     lastDecision: null,
     decisionSeq: 0,
+    settingsSeq: 0,
     evidenceSince: null,
     alerts: { parser: false, route: false },
     history: [],

@@ -14,12 +14,14 @@ import type { HealthBand } from '../common/names';
 import type { SiteHealthConfig, SiteHealthInput } from './config';
 import type { Controls } from './controls';
 import type { DecisionKind, PauseInput, ResumeInput, StopInput } from './decisions';
+import type { ConfigureInput, ConfigureResult } from './settings-change';
 import type { AwaitingHuman, DecisionSummary, LoopProblem, LoopState, TickSummary } from './loop-state';
 import type { TickAssessment } from './tick-assessment';
 
 export type { SiteHealthInput } from './config';
 export { DECISION_KINDS, type DecisionKind, type PauseInput, type ResumeInput, type StopInput, pausePayloadSchema, resumePayloadSchema, stopPayloadSchema } from './decisions';
 export type { TickSummary } from './loop-state';
+export { type ConfigureInput, type ConfigureResult, type SettingChange, configurePayloadSchema } from './settings-change';
 
 // --- Workflow types ------------------------------------------------------------------------------
 
@@ -134,6 +136,13 @@ export const resumeUpdate = defineUpdate<DecisionResult, [ResumeInput]>('resume'
 export const stopUpdate = defineUpdate<DecisionResult, [StopInput]>('stop');
 export const pauseUpdate = defineUpdate<DecisionResult, [PauseInput]>('pause');
 
+/**
+ * Live reconfiguration: changes a running loop's settings (and the site's owners) from the next tick on;
+ * validated before it is accepted, recorded in `settings_changes`, carried through continue-as-new.
+ * An update only: a change refused must say why. (Patch `live-settings`.)
+ */
+export const configureUpdate = defineUpdate<ConfigureResult, [ConfigureInput]>('configure');
+
 /** Each decision kind's payload (what a client sends). */
 export interface DecisionInputs {
   resume: ResumeInput;
@@ -159,6 +168,8 @@ export const LoopErrors = {
   InvalidInput: 'InvalidInput',
   /** A decision's payload failed validation; names the field and the fix. */
   InvalidDecision: 'InvalidDecision',
+  /** A `configure` payload failed validation (names the field), or the loop is stopping. */
+  InvalidSettings: 'InvalidSettings',
   /** A decision not allowed now (resume while not paused, anything after stop). */
   DecisionNotAllowed: 'DecisionNotAllowed',
   /** The outbox has no notification under the key a delivery was started for. */

@@ -27,7 +27,7 @@ import { ensureTemporalCli } from '../stack/temporal-cli';
 import { startTemporalDevServer } from '../stack/temporal-dev-server';
 import { createWorker } from '../worker/create-worker';
 import { encodeHistory } from './history-files';
-import { SITE_HEALTH_WORKFLOW, type SiteHealthState, type SiteHealthWorkflow, pauseSignal, pauseUpdate, resumeSignal, resumeUpdate, stateQuery, stopUpdate } from '../control/messages';
+import { SITE_HEALTH_WORKFLOW, type SiteHealthState, type SiteHealthWorkflow, configureUpdate, pauseSignal, pauseUpdate, resumeSignal, resumeUpdate, stateQuery, stopUpdate } from '../control/messages';
 import type { SiteHealthInput } from '../control/config';
 
 export const HISTORIES_DIR = join(PROJECT_ROOT, 'test', 'histories');
@@ -165,7 +165,32 @@ async function routeAndParser(ctx: Ctx): Promise<Record<string, string>> {
   return { 'site-health-route-parser': history! };
 }
 
-const SCENARIOS = { escalation, continueAsNew, routeAndParser };
+/**
+ * Live settings (patch `live-settings`): an unknown signal and a bad decision refused, a `configure`
+ * update (tick, policy, owner) carried through continue-as-new, a pause that drops the refusals, stop.
+ */
+async function liveSettings(ctx: Ctx): Promise<Record<string, string>> {
+  const site = await newSite(ctx, 'configure');
+  await ingestNow(ctx.pool, site, { ok: 100 });
+  const handle = await start(ctx, input(site, { maxTicksPerRun: 4 }));
+  await waitFor(handle, 'healthy', (s) => s.band === 'healthy');
+  await handle.signal('resmue', { who: 'frank@example.com', why: 'typo' });
+  await handle.signal(pauseSignal, { who: '', why: 'refused: no who' });
+  await waitFor(handle, 'two refusals', (s) => s.rejected.length >= 2);
+  const changed = await handle.executeUpdate(configureUpdate, {
+    args: [{ who: 'frank@example.com', why: 'slower ticks', settings: { tickIntervalMs: 2_000, policy: { concurrency: { nominal: 12 } } }, owner: `new-owner@${site}` }],
+  });
+  const before = await handle.query(stateQuery);
+  await waitFor(handle, 'a continue-as-new on the new settings', (s) => s.runs > before.runs && s.tick >= before.tick + 2 && s.tickIntervalMs === changed.tickIntervalMs);
+  await handle.executeUpdate(pauseUpdate, { args: [{ who: 'frank@example.com', why: 'hold' }] });
+  await waitFor(handle, 'paused, refusals dropped', (s) => s.awaitingHuman !== null && s.rejected.length === 0);
+  await handle.executeUpdate(stopUpdate, { args: [{ who: 'frank@example.com', why: 'done' }] });
+  await handle.result();
+  const runs = await runsOf(ctx, handle.workflowId);
+  return Object.fromEntries(runs.map((h, i) => [`site-health-live-settings-run${i + 1}`, h]));
+}
+
+const SCENARIOS = { escalation, continueAsNew, routeAndParser, liveSettings };
 
 runMain('regenerate-histories', async () => {
   const recording = process.argv[2] ?? 'current';

@@ -3,10 +3,14 @@
  * validate a decision and queue it; the main loop applies queued decisions between ticks, in arrival
  * order, through one function. So a decision never interleaves with a tick's actions and every control
  * change happens in one place. Updates are answered once their decision is applied; signals cannot
- * answer, so their refusals are logged and kept (bounded) for the `state` query.
+ * answer, so their refusals are logged and kept (bounded) for the `state` query — with patch
+ * `live-settings` also signals of a name the loop does not know (a mistyped `resmue`), and a refusal is
+ * dropped once a later decision is applied (it no longer says anything about the site). Other work the
+ * loop applies between ticks (the settings inbox) is woken and drained here too.
  */
-import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
 import { cutText, wellFormed } from '../common/well-formed';
+import { describeValue } from '../common/zod-issues';
 import { type DecisionKind, type GateView, type ParsedDecision, DECISION_KINDS, GATE_AFTER, decisionNotAllowed, parseDecision } from '../control/decisions';
 import { decisionKey } from '../control/keys';
 import { REJECTED_LIMIT, pushBounded } from '../control/loop-state';
@@ -19,6 +23,20 @@ export interface QueuedDecision {
   /** Idempotency key of the decision (control/keys.ts). */
   key: string;
   outcome?: { ok: true; result: DecisionResult } | { ok: false; message: string };
+  /** Refusals recorded before this decision arrived (numbering of `Refusal.n`): applied, it drops them. */
+  refusalsBefore: number;
+}
+
+/** A refused signal kept for the `state` query, numbered in arrival order (within this run). */
+interface Refusal {
+  n: number;
+  message: string;
+}
+
+/** More work the loop applies between ticks, woken and drained with the decisions (the settings inbox). */
+export interface SideQueue {
+  readonly pending: number;
+  applyQueued(): Promise<void>;
 }
 
 /** Applies one decision (writes controls, audit, notice) and answers with what was applied. */
@@ -26,6 +44,8 @@ export type ApplyDecision = (q: QueuedDecision) => Promise<DecisionResult>;
 
 /** A refusal kept for the `state` query is cut to this many characters: refusals echo what was sent. */
 const REJECTED_MESSAGE_CHARS = 500;
+/** An unknown signal's name is echoed in its refusal cut to this many characters. */
+const SIGNAL_NAME_CHARS = 80;
 
 const DESCRIPTIONS: Record<DecisionKind, string> = {
   resume:
@@ -36,7 +56,9 @@ const DESCRIPTIONS: Record<DecisionKind, string> = {
 
 export class DecisionInbox {
   private seq: number;
-  private rejected: string[];
+  private rejected: Refusal[];
+  private refusals: number;
+  private side: SideQueue | null = null;
   private readonly queue: QueuedDecision[] = [];
   /** The decision being applied (its activity in flight): validators count it as already applied. */
   private applying: QueuedDecision | null = null;
@@ -51,9 +73,44 @@ export class DecisionInbox {
     private readonly chainId: string,
     carried: { decisionSeq: number; rejected: readonly string[] },
     private readonly gateNow: () => Omit<GateView, 'stopped'>,
+    /** Patch `live-settings`: an applied decision drops the refusals that came before it. */
+    private readonly pruneRefusals = false,
   ) {
     this.seq = carried.decisionSeq;
-    this.rejected = [...carried.rejected];
+    // Carried refusals all came before any decision of this run.
+    this.rejected = carried.rejected.map((message, n) => ({ n, message }));
+    this.refusals = this.rejected.length;
+  }
+
+  /** Also wake for, and apply, another queue's work between ticks (patch `live-settings`). */
+  alsoApply(side: SideQueue): void {
+    this.side = side;
+  }
+
+  /**
+   * Records signals of names the loop has no handler for as refused, instead of letting them vanish
+   * (patch `live-settings`): the name is cut and made well formed, the payload not echoed.
+   */
+  registerUnknownSignals(): void {
+    setDefaultSignalHandler((name: string) => {
+      // Quoted, cut, well formed and on one line (control characters and line separators escaped).
+      const shown = describeValue(String(name), SIGNAL_NAME_CHARS);
+      const known = DECISION_KINDS.join(', ');
+      log.warn('unknown signal refused', { site: this.site, name: shown });
+      this.refuse(`unknown signal ${shown}: this loop takes ${known} (e.g. target-health decide resume ${this.site} --who … --why …)`);
+    });
+  }
+
+  /** True once a stop is applied or queued. */
+  stopping(): boolean {
+    return this.gate().stopped;
+  }
+
+  private refuse(message: string): void {
+    // Kept in the workflow's state and carried by continue-as-new: bounded and well formed.
+    const kept = cutText(wellFormed(message), REJECTED_MESSAGE_CHARS);
+    this.rejected = pushBounded(this.rejected, { n: this.refusals, message: kept }, REJECTED_LIMIT);
+    this.refusals += 1;
   }
 
   /** Sets the signal and update handlers of every decision kind. */
@@ -69,10 +126,9 @@ export class DecisionInbox {
         try {
           this.enqueue(this.check(kind, payload), 'signal');
         } catch (err) {
-          // Kept in the workflow's state and carried by continue-as-new: bounded and well formed.
-          const message = cutText(wellFormed(err instanceof Error ? err.message : String(err)), REJECTED_MESSAGE_CHARS);
-          log.warn('decision signal refused', { site: this.site, kind, message });
-          this.rejected = pushBounded(this.rejected, message, REJECTED_LIMIT);
+          const message = err instanceof Error ? err.message : String(err);
+          log.warn('decision signal refused', { site: this.site, kind, message: cutText(wellFormed(message), REJECTED_MESSAGE_CHARS) });
+          this.refuse(message);
         }
       },
       { description: `${DESCRIPTIONS[kind]} (Signal: fire and forget; refusals show in the state query.)` },
@@ -100,12 +156,12 @@ export class DecisionInbox {
   }
 
   view(): InboxView {
-    return { rejected: this.rejected, pending: this.queue.length, seq: this.seq };
+    return { rejected: this.rejected.map((r) => r.message), pending: this.queue.length, seq: this.seq };
   }
 
   /** What continue-as-new carries: the numbering of decisions and the refusals shown. */
   carry(): { decisionSeq: number; rejected: string[] } {
-    return { decisionSeq: this.seq, rejected: this.rejected };
+    return { decisionSeq: this.seq, rejected: this.rejected.map((r) => r.message) };
   }
 
   /** The gate as it will be once the decisions already queued are applied. */
@@ -131,7 +187,7 @@ export class DecisionInbox {
 
   private enqueue(decision: ParsedDecision, via: QueuedDecision['via']): QueuedDecision {
     this.seq += 1;
-    const q: QueuedDecision = { decision, via, key: decisionKey(this.site, this.chainId, this.seq) };
+    const q: QueuedDecision = { decision, via, key: decisionKey(this.site, this.chainId, this.seq), refusalsBefore: this.refusals };
     this.queue.push(q);
     return q;
   }
@@ -149,6 +205,8 @@ export class DecisionInbox {
         this.applying = null;
       });
       if (q.decision.kind === 'stop') this.stopped = { decision: q.decision, decidedAt: result.decidedAt };
+      // A person has acted since those refusals: they no longer say anything about the site.
+      if (this.pruneRefusals) this.rejected = this.rejected.filter((r) => r.n >= q.refusalsBefore);
       q.outcome = { ok: true, result };
     }
   }
@@ -157,9 +215,14 @@ export class DecisionInbox {
   async drain(apply: ApplyDecision, allHandlersFinished: () => boolean): Promise<void> {
     for (;;) {
       await this.applyQueued(apply);
-      if (this.queue.length === 0 && allHandlersFinished()) return;
-      await condition(() => this.queue.length > 0 || allHandlersFinished());
+      if (this.sidePending()) await this.side!.applyQueued();
+      if (this.queue.length === 0 && !this.sidePending() && allHandlersFinished()) return;
+      await condition(() => this.queue.length > 0 || this.sidePending() || allHandlersFinished());
     }
+  }
+
+  private sidePending(): boolean {
+    return this.side !== null && this.side.pending > 0;
   }
 
   /**
@@ -168,12 +231,14 @@ export class DecisionInbox {
    * and is applied. Returns early once a stop is applied, or with `early` when `wakeEarly` holds (the
    * history has grown too large to wait: the loop continues as new first).
    */
-  async waitForNextTick(remainingMs: () => number, summary: string, apply: ApplyDecision, wakeEarly: () => boolean = () => false): Promise<'tick' | 'early'> {
+  async waitForNextTick(remainingMs: () => number, summary: string | (() => string), apply: ApplyDecision, wakeEarly: () => boolean = () => false): Promise<'tick' | 'early'> {
     for (;;) {
       if (wakeEarly()) return 'early';
+      // Settings first: a new tick interval books a new slot, which `remainingMs` then reads.
+      if (this.sidePending()) await this.side!.applyQueued();
       const ms = remainingMs();
       if (ms <= 0) return 'tick';
-      const woken = await condition(() => this.queue.length > 0 || wakeEarly(), ms, { summary });
+      const woken = await condition(() => this.queue.length > 0 || this.sidePending() || wakeEarly(), ms, { summary: typeof summary === 'string' ? summary : summary() });
       if (!woken) return 'tick';
       await this.applyQueued(apply);
       if (this.stopped !== null) return 'tick';

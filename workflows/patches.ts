@@ -38,4 +38,11 @@ export const PATCHES = {
    * dead proxy gives a route alert without throttling the site first. Read once at the start of a run.
    */
   judgement3: 'judgement-3',
+  /**
+   * Issue 16: live reconfiguration — the `configure` update changes the loop's settings between ticks
+   * (workflows/settings-inbox.ts; a new tick interval books the next slot on its grid at once); signals
+   * of unknown names are recorded as refused (a default signal handler); an applied decision drops the
+   * refusals that came before it. Read once at the start of a run.
+   */
+  liveSettings: 'live-settings',
 } as const;

@@ -16,6 +16,7 @@ import { changedFields, describeChange } from '../control/controls';
 import { afterDecision, decisionAssessmentKey, decisionControls, decisionNotice } from '../control/decide';
 import { detailsMarkdown } from '../control/details';
 import { assessmentKey, controlsKey, deliveryWorkflowId, notificationKey } from '../control/keys';
+import { type ConfigureResult, settingsChanges } from '../control/settings-change';
 import { type LoopState, initialLoopState } from '../control/loop-state';
 import { type DecisionResult, LoopErrors, type SiteHealthSummary, historyQuery, settingsQuery, stateQuery } from '../control/messages';
 import type { NoticeDraft } from '../control/notices';
@@ -26,10 +27,20 @@ import { msUntilDue, nextSlot, tickTime } from '../control/schedule';
 import { stateView, stopSummary } from '../control/state-view';
 import type { TickAssessment } from '../control/tick-assessment';
 import { DecisionInbox, type QueuedDecision } from './decision-inbox';
+import { type QueuedSettingsChange, SettingsInbox } from './settings-inbox';
 import { deliverNotification } from './deliver-notification';
 import { PATCHES } from './patches';
 
 type LoopSettings = Omit<ParsedSiteHealthInput, 'carried'>;
+
+/** The loop's activities with this run's timeouts and retry policy. */
+function loopActivities(settings: LoopSettings): ActivityInterfaceFor<Activities> {
+  return proxyActivities<Activities>({
+    startToCloseTimeout: settings.timeouts.activityMs,
+    // No maximum attempts: a tick that cannot read or write the database waits rather than guesses.
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+  });
+}
 
 /** Workflow time: the SDK's deterministic clock (the time of the current workflow task). */
 const workflowNow = (): number => new Date().getTime();
@@ -46,27 +57,31 @@ class SiteLoop {
   /** Delivery workflows started by this run that have not finished yet. */
   private deliveriesInFlight = 0;
   readonly inbox: DecisionInbox;
+  /** Live reconfiguration (patch `live-settings`); null on runs recorded before it. */
+  readonly settingsInbox: SettingsInbox | null;
   private readonly workflowId = workflowInfo().workflowId;
   private readonly published: PublishedAttributes;
-  private readonly acts: ActivityInterfaceFor<Activities>;
+  private acts: ActivityInterfaceFor<Activities>;
 
   constructor(
-    readonly config: LoopSettings,
+    /** The loop's settings: replaced, between ticks, by a `configure` update (and carried by continue-as-new). */
+    public config: LoopSettings,
     carried: LoopState | undefined,
     /** Ticks follow the schedule (control/schedule.ts); false only when replaying runs that predate it. */
     readonly scheduled: boolean,
     /** The judgement rules of this run (control/plan/types.ts); 1 only when replaying runs that predate judgement 2. */
     readonly judgement: JudgementVersion,
+    /** Patch `live-settings`: the `configure` update, unknown signals refused, refusals pruned by a decision. */
+    readonly liveSettings: boolean,
   ) {
     const info = workflowInfo();
     this.state = carried ? { ...carried, runs: carried.runs + 1 } : initialLoopState(info.firstExecutionRunId);
-    this.inbox = new DecisionInbox(config.site, this.state.chainId, this.state, () => ({ site: config.site, band: this.state.band, awaiting: this.state.awaiting !== null }));
+    this.inbox = new DecisionInbox(config.site, this.state.chainId, this.state, () => ({ site: config.site, band: this.state.band, awaiting: this.state.awaiting !== null }), liveSettings);
+    this.settingsInbox = liveSettings
+      ? new SettingsInbox(config.site, this.state.chainId, this.state.settingsSeq, () => this.config, () => this.inbox.stopping())
+      : null;
     this.published = new PublishedAttributes(ALL_SEARCH_ATTRIBUTE_KEYS.map((key) => ({ name: key.name, value: info.typedSearchAttributes.get(key) ?? null })));
-    this.acts = proxyActivities<Activities>({
-      startToCloseTimeout: config.timeouts.activityMs,
-      // No maximum attempts: a tick that cannot read or write the database waits rather than guesses.
-      retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
-    });
+    this.acts = loopActivities(config);
   }
 
   get site(): string {
@@ -82,6 +97,11 @@ class SiteLoop {
     });
     setHandler(settingsQuery, () => this.config, { description: 'The settings the loop runs with (every default filled in).' });
     this.inbox.register();
+    if (this.settingsInbox !== null) {
+      this.settingsInbox.register(this.applySettings);
+      this.inbox.alsoApply(this.settingsInbox);
+      this.inbox.registerUnknownSignals();
+    }
   }
 
   /** The Temporal UI: search attributes that changed, and the details table. */
@@ -213,6 +233,41 @@ class SiteLoop {
     return { decision: d.kind, decisionKey: q.key, decidedAt: result.appliedAt, band: this.state.band, controls: this.state.controls, message: `${d.kind} applied to ${site}` };
   };
 
+  /**
+   * Puts one settings change in force (between ticks): recorded first (owners and the audit row, one
+   * activity, only when something changes), then the loop's settings replaced. A new tick interval
+   * books the next tick on the new interval's grid at once, so it takes effect from the next tick.
+   */
+  readonly applySettings = async (q: QueuedSettingsChange): Promise<ConfigureResult> => {
+    const { site, state } = this;
+    const before = this.config;
+    const after = q.change.settings;
+    const settingsChanged = settingsChanges(before, after);
+    const ownersGiven = Object.keys(q.change.owners).length > 0;
+    let recorded: { changedAt: string | null; changes: ConfigureResult['changes'] } = { changedAt: null, changes: [] };
+    if (settingsChanged.length > 0 || ownersGiven) {
+      recorded = await this.acts.recordSettingsChange.executeWithOptions({ summary: `configure by ${q.change.who}: ${settingsChanged.map((c) => c.field).join(', ') || 'owners'}`.slice(0, 200) }, [
+        { site, workflowId: this.workflowId, chainId: state.chainId, changeKey: q.key, who: q.change.who, why: q.change.why, changes: settingsChanged, settings: after, owners: q.change.owners },
+      ]);
+    }
+    this.config = after;
+    if (after.timeouts.activityMs !== before.timeouts.activityMs) this.acts = loopActivities(after);
+    if (after.tickIntervalMs !== before.tickIntervalMs && this.scheduled && this.state.nextTickAt !== null) {
+      this.state = { ...this.state, nextTickAt: new Date(nextSlot(workflowNow(), after.tickIntervalMs)).toISOString() };
+    }
+    this.publish();
+    const n = recorded.changes.length;
+    return {
+      site,
+      changeKey: q.key,
+      changedAt: recorded.changedAt,
+      changes: recorded.changes,
+      tickIntervalMs: this.config.tickIntervalMs,
+      nextTickAt: this.state.nextTickAt,
+      message: n === 0 ? `nothing changed: ${site} already has these settings` : `${n} setting${n === 1 ? '' : 's'} of ${site} changed by ${q.change.who}`,
+    };
+  };
+
   async finish(): Promise<SiteHealthSummary> {
     await this.inbox.drain(this.applyDecision, allHandlersFinished);
     return stopSummary(this.site, this.state, this.inbox.stopped!, this.inbox.view().seq);
@@ -233,7 +288,7 @@ class SiteLoop {
   /** Everything the loop knows goes to the next run, a pending human wait included. */
   async continueAsNew(): Promise<never> {
     const next = makeContinueAsNewFunc<typeof siteHealth>({ typedSearchAttributes: attributesForNewRun(this.site, this.state) });
-    return next({ ...this.config, carried: { ...this.state, ...this.inbox.carry() } });
+    return next({ ...this.config, carried: { ...this.state, ...this.inbox.carry(), ...(this.settingsInbox?.carry() ?? {}) } });
   }
 
   shouldContinueAsNew(): boolean {
@@ -253,7 +308,8 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   const judgement2 = patched(PATCHES.judgement2);
   const judgement3 = patched(PATCHES.judgement3);
   const judgement: JudgementVersion = judgement3 ? 3 : judgement2 ? 2 : 1;
-  const loop = new SiteLoop(config, carried, scheduled, judgement);
+  const liveSettings = patched(PATCHES.liveSettings);
+  const loop = new SiteLoop(config, carried, scheduled, judgement, liveSettings);
   const { inbox } = loop;
   loop.registerHandlers();
   loop.publish();
@@ -261,7 +317,7 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   for (;;) {
     if (scheduled) {
       // Wait for the tick's slot (a continued run waits for the one its predecessor booked).
-      const woke = await inbox.waitForNextTick(() => loop.msUntilDue(), `next tick at ${loop.state.nextTickAt ?? 'once'}`, loop.applyDecision, wakeEarly);
+      const woke = await inbox.waitForNextTick(() => loop.msUntilDue(), () => `next tick at ${loop.state.nextTickAt ?? 'once'}`, loop.applyDecision, wakeEarly);
       if (inbox.stopped !== null) return loop.finish();
       if (woke === 'early') {
         await loop.prepareToContinue(waitForDeliveries);
@@ -278,7 +334,7 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
       await loop.continueAsNew();
     }
     if (scheduled) continue;
-    const woke = await inbox.waitForNextTick(() => config.tickIntervalMs, `next tick in ${seconds(config.tickIntervalMs)}`, loop.applyDecision, wakeEarly);
+    const woke = await inbox.waitForNextTick(() => loop.config.tickIntervalMs, () => `next tick in ${seconds(loop.config.tickIntervalMs)}`, loop.applyDecision, wakeEarly);
     if (inbox.stopped !== null) return loop.finish();
     if (woke === 'early') {
       await loop.prepareToContinue(waitForDeliveries);

@@ -63,6 +63,16 @@ function patchesIn(history: (typeof histories)[number]['history']): string[] {
   });
 }
 
+test('the live-settings path is replayed with its messages: a configure update, an unknown signal, a continue-as-new after the change', () => {
+  const newest = recordings()[recordings().length - 1]!;
+  const runs = histories.filter((h) => h.recording === newest && h.scenario.startsWith('site-health-live-settings-run'));
+  expect(runs.length).toBeGreaterThanOrEqual(2);
+  const events = runs.flatMap((h) => h.history.events ?? []);
+  expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'configure')).toHaveLength(1);
+  expect(events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'resmue')).toBe(true);
+  expect(patchesIn(runs[0]!.history)).toContain(PATCHES.liveSettings);
+});
+
 test.each(Object.values(PATCHES))('both paths of patch %s are replayed: histories recorded before it, and with it', (patch) => {
   const siteHealth = histories.filter((h) => h.scenario.startsWith('site-health'));
   const withPatch = siteHealth.filter((h) => patchesIn(h.history).includes(patch)).map((h) => h.name);

@@ -1,0 +1,105 @@
+/**
+ * The loop's settings inbox (live reconfiguration, patch `live-settings`): the `configure` update's
+ * validator checks the payload with zod against the settings the loop will have (its own plus the
+ * changes already queued); the handler queues the change; the main loop applies it between ticks, like a
+ * decision (workflows/decision-inbox.ts), so a tick never runs half on old and half on new settings.
+ * The update answers once the change is recorded and in force: what changed, old → new.
+ */
+import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import type { SiteHealthConfig } from '../control/config';
+import { settingsChangeKey } from '../control/keys';
+import { type ConfigureResult, LoopErrors, configureUpdate } from '../control/messages';
+import { type SettingsChangeRequest, parseSettingsChange } from '../control/settings-change';
+
+export interface QueuedSettingsChange {
+  change: SettingsChangeRequest;
+  /** Idempotency key of the change (control/keys.ts). */
+  key: string;
+  outcome?: { ok: true; result: ConfigureResult } | { ok: false; message: string };
+}
+
+/** Records one change and puts it in force; answers with what changed. */
+export type ApplySettingsChange = (q: QueuedSettingsChange) => Promise<ConfigureResult>;
+
+const DESCRIPTION =
+  'Change the running loop\'s settings from the next tick on: {"who", "why"?, "settings"?: {"tickIntervalMs": 30000, "policy": {…}, …}, "owner"?, "parserOwner"?}. Only the fields given change; validated before it is accepted; recorded (who, when, old → new); answers with the changes.';
+
+export class SettingsInbox {
+  private seq: number;
+  private readonly queue: QueuedSettingsChange[] = [];
+
+  /**
+   * @param current the loop's settings now.
+   * @param stopping true once a stop is applied or queued: a stopping loop takes no new settings.
+   */
+  constructor(
+    private readonly site: string,
+    private readonly chainId: string,
+    carriedSeq: number,
+    private readonly current: () => SiteHealthConfig,
+    private readonly stopping: () => boolean,
+  ) {
+    this.seq = carriedSeq;
+  }
+
+  register(apply: ApplySettingsChange): void {
+    this.apply = apply;
+    setHandler(
+      configureUpdate,
+      async (payload: unknown): Promise<ConfigureResult> => {
+        const q = this.enqueue(this.check(payload));
+        await condition(() => q.outcome !== undefined);
+        const outcome = q.outcome!;
+        if (!outcome.ok) throw ApplicationFailure.nonRetryable(outcome.message, LoopErrors.InvalidSettings);
+        return outcome.result;
+      },
+      {
+        validator: (payload: unknown) => {
+          this.check(payload);
+        },
+        description: DESCRIPTION,
+      },
+    );
+  }
+
+  private apply: ApplySettingsChange | null = null;
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** What continue-as-new carries: the numbering of settings changes. */
+  carry(): { settingsSeq: number } {
+    return { settingsSeq: this.seq };
+  }
+
+  /** The settings the loop will have once the changes already queued are applied. */
+  private planned(): SiteHealthConfig {
+    return this.queue.length > 0 ? this.queue[this.queue.length - 1]!.change.settings : this.current();
+  }
+
+  private check(payload: unknown): SettingsChangeRequest {
+    if (this.stopping()) throw ApplicationFailure.nonRetryable(`configure: ${this.site} is stopping; its loop takes no new settings`, LoopErrors.InvalidSettings);
+    const parsed = parseSettingsChange(this.planned(), payload);
+    if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.message, LoopErrors.InvalidSettings);
+    return parsed.change;
+  }
+
+  private enqueue(change: SettingsChangeRequest): QueuedSettingsChange {
+    this.seq += 1;
+    const q: QueuedSettingsChange = { change, key: settingsChangeKey(this.site, this.chainId, this.seq) };
+    this.queue.push(q);
+    return q;
+  }
+
+  /** Applies the queued changes in arrival order; after a stop they are refused. */
+  async applyQueued(): Promise<void> {
+    for (let q = this.queue.shift(); q !== undefined; q = this.queue.shift()) {
+      if (this.stopping() || this.apply === null) {
+        q.outcome = { ok: false, message: `configure: ${this.site} has stopped; its loop takes no new settings` };
+        continue;
+      }
+      q.outcome = { ok: true, result: await this.apply(q) };
+    }
+  }
+}
