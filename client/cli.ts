@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Register> = {
   status: () => (require('./commands/status') as Record<'registerStatusCommand', Register>).registerStatusCommand,
   sites: () => (require('./commands/sites') as Record<'registerSitesCommand', Register>).registerSitesCommand,
   history: () => (require('./commands/history') as Record<'registerHistoryCommand', Register>).registerHistoryCommand,
+  explain: () => (require('./commands/explain') as Record<'registerExplainCommand', Register>).registerExplainCommand,
   decide: () => (require('./commands/decide') as Record<'registerDecideCommand', Register>).registerDecideCommand,
   controls: () => (require('./commands/controls') as Record<'registerControlsCommand', Register>).registerControlsCommand,
   ingest: () => (require('./commands/ingest') as Record<'registerIngestCommand', Register>).registerIngestCommand,

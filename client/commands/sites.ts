@@ -7,7 +7,9 @@
 import type { Command } from 'commander';
 import type { SiteSummary } from '../../api/schemas/sites';
 import { listSites } from '../../api/site-list';
-import { buildFleet, type Fleet, formatFleet, parseBands } from '../on-call/fleet';
+import { scoreBuckets } from '../../db/score-trend';
+import { buildFleet, type Fleet, formatFleet, parseBands, withTrends } from '../on-call/fleet';
+import { trendRange, trendsFrom } from '../on-call/trend';
 import { watch, watchInterval } from '../on-call/watch';
 import type { CliContext } from '../context';
 
@@ -35,7 +37,12 @@ async function readFleet(context: () => CliContext, filter: Fleet['filter']): Pr
     rows.push(...page.sites);
     cursor = page.next ?? undefined;
   } while (cursor !== undefined);
-  return buildFleet(rows, filter, new Date());
+  const now = new Date();
+  const fleet = buildFleet(rows, filter, now);
+  // The sparklines: one statement for every listed site (db/score-trend.ts).
+  const range = trendRange(now);
+  const listed = fleet.sites.map((s) => s.site);
+  return withTrends(fleet, range, trendsFrom(await scoreBuckets(deps.pool, listed, range.from, range.to, range.bucketMs), listed, range));
 }
 
 export function registerSitesCommand(program: Command, context: () => CliContext): void {
