@@ -2,7 +2,8 @@
  * `target-health sites`: the fleet at a glance, most urgent first (docs/on-call.md). The rows come from
  * the code behind `GET /v1/sites` (api/site-list.ts): the loops' search attributes through Temporal
  * visibility, the raw score and the last control change from PostgreSQL, since when a site waits from
- * the waiting loops' `state` query.
+ * the waiting loops' `state` query; the score's sparkline over the last 24 h from `assessments`, in one
+ * statement for all listed sites (db/score-trend.ts).
  */
 import type { Command } from 'commander';
 import type { SiteSummary } from '../../api/schemas/sites';
@@ -48,7 +49,7 @@ async function readFleet(context: () => CliContext, filter: Fleet['filter']): Pr
 export function registerSitesCommand(program: Command, context: () => CliContext): void {
   program
     .command('sites')
-    .description('the fleet at a glance: band, score / smoothed, parser health, waiting since, last change and why — most urgent first')
+    .description('the fleet at a glance: band, score / smoothed, the last day\'s trend, parser health, waiting since, last change and why — most urgent first')
     .option('--band <band>', 'only these bands: learning, healthy, degrading, resisting (repeat, or separate with commas)', collect, [])
     .option('--awaiting', 'only the sites waiting for a person')
     .option('--site <pattern>', 'only sites whose name contains this, or matches this glob (*.example.com); repeatable', collect, [])
