@@ -5,12 +5,12 @@
  * shared install, sparkly is ESM-only (this CLI is CommonJS), and none both pins the scale and leaves a
  * gap for a missing point. Both matter here: the scale is the score's own 0–100 (a flat 98 is a full
  * bar, not noise stretched to fill the range, and two sites' lines compare), and a stretch without a
- * score (learning, too little traffic, no tick) is a blank, not a made-up zero.
+ * score (learning, too little traffic, no tick) is a dot, not a made-up zero (▁ is a score near 0).
  */
 
 export const SPARK_BARS = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'] as const;
 /** What a point without a value shows. */
-export const SPARK_GAP = ' ';
+export const SPARK_GAP = '·';
 
 export interface SparkScale {
   min: number;

@@ -17,7 +17,7 @@ export const trendSchema = z.object({
   bucketMs: z.number().int().positive(),
   /** Oldest first; null: no scored tick in that bucket (no tick, learning, or too little traffic). */
   points: z.array(z.number().nullable()),
-  /** The same as unicode bars on the 0–100 scale, a blank per null point. */
+  /** The same as unicode bars on the 0–100 scale, `·` per null point. */
   sparkline: z.string(),
 });
 export type Trend = z.output<typeof trendSchema>;

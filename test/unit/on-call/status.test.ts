@@ -104,7 +104,7 @@ describe('status text', () => {
     const text = formatStatus({ state, history: [], explained: { tick: null, latest: null, unexplained: 'no tick assessed yet', canaries: NONE, next, trend }, link: 'http://ui/x' });
     const lines = text.split('\n');
     expect(lines).toContain('band       resisting');
-    expect(lines).toContain('trend      █  ▁  (mean score per 60 min over the last 4 h, oldest first)');
+    expect(lines).toContain('trend      █··▁  (mean score per 60 min over the last 4 h, oldest first)');
     expect(lines).toContain('signals    — (no tick assessed yet)');
     expect(lines).toContain('routes     failures spread over every route');
     expect(lines).toContain('canaries   none defined — nothing shows whether the paused site calmed down (see "next" for how to add one)');
