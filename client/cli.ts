@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Register> = {
   sites: () => (require('./commands/sites') as Record<'registerSitesCommand', Register>).registerSitesCommand,
   history: () => (require('./commands/history') as Record<'registerHistoryCommand', Register>).registerHistoryCommand,
   configure: () => (require('./commands/configure') as Record<'registerConfigureCommand', Register>).registerConfigureCommand,
+  explain: () => (require('./commands/explain') as Record<'registerExplainCommand', Register>).registerExplainCommand,
   decide: () => (require('./commands/decide') as Record<'registerDecideCommand', Register>).registerDecideCommand,
   controls: () => (require('./commands/controls') as Record<'registerControlsCommand', Register>).registerControlsCommand,
   ingest: () => (require('./commands/ingest') as Record<'registerIngestCommand', Register>).registerIngestCommand,

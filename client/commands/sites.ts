@@ -2,12 +2,15 @@
  * `target-health sites`: the fleet at a glance, most urgent first (docs/on-call.md). The rows come from
  * the code behind `GET /v1/sites` (api/site-list.ts): the loops' search attributes through Temporal
  * visibility, the raw score and the last control change from PostgreSQL, since when a site waits from
- * the waiting loops' `state` query.
+ * the waiting loops' `state` query; the score's sparkline over the last 24 h from `assessments`, in one
+ * statement for all listed sites (db/score-trend.ts).
  */
 import type { Command } from 'commander';
 import type { SiteSummary } from '../../api/schemas/sites';
 import { listSites } from '../../api/site-list';
-import { buildFleet, type Fleet, formatFleet, parseBands } from '../on-call/fleet';
+import { scoreBuckets } from '../../db/score-trend';
+import { buildFleet, type Fleet, formatFleet, parseBands, withTrends } from '../on-call/fleet';
+import { trendRange, trendsFrom } from '../on-call/trend';
 import { watch, watchInterval } from '../on-call/watch';
 import type { CliContext } from '../context';
 
@@ -35,13 +38,18 @@ async function readFleet(context: () => CliContext, filter: Fleet['filter']): Pr
     rows.push(...page.sites);
     cursor = page.next ?? undefined;
   } while (cursor !== undefined);
-  return buildFleet(rows, filter, new Date());
+  const now = new Date();
+  const fleet = buildFleet(rows, filter, now);
+  // The sparklines: one statement for every listed site (db/score-trend.ts).
+  const range = trendRange(now);
+  const listed = fleet.sites.map((s) => s.site);
+  return withTrends(fleet, range, trendsFrom(await scoreBuckets(deps.pool, listed, range.from, range.to, range.bucketMs), listed, range));
 }
 
 export function registerSitesCommand(program: Command, context: () => CliContext): void {
   program
     .command('sites')
-    .description('the fleet at a glance: band, score / smoothed, parser health, waiting since, last change and why — most urgent first')
+    .description('the fleet at a glance: band, score / smoothed, the last day\'s trend, parser health, waiting since, last change and why — most urgent first')
     .option('--band <band>', 'only these bands: learning, healthy, degrading, resisting (repeat, or separate with commas)', collect, [])
     .option('--awaiting', 'only the sites waiting for a person')
     .option('--site <pattern>', 'only sites whose name contains this, or matches this glob (*.example.com); repeatable', collect, [])

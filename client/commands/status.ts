@@ -1,49 +1,55 @@
-/** `target-health status <site>`: the loop's current state, from the workflow's query. */
+/**
+ * `target-health status <site>`: the loop's state (its `state` and `history` queries), explained — the
+ * latest tick signal by signal against the site's normal (its stored assessment), routes, canaries, the
+ * score's trend over a day, and what the loop will do next and why, with the commands to run
+ * (docs/on-call.md).
+ */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
 import { describeValue } from '../../common/zod-issues';
 import { workflowUiLink } from '../../config/env';
-import { siteArgument } from '../site-arg';
 import { type SiteHealthState, type TickSummary, historyQuery, stateQuery } from '../../control/messages';
+import { assessmentAtOrBefore } from '../../db/assessment-at';
+import { latestCanaryRuns, listCanaries } from '../../db/canaries';
+import type { Pool } from '../../db/pool';
+import { scoreBuckets } from '../../db/score-trend';
+import { explainTick, type TickExplanation } from '../on-call/explain';
+import { type CanaryStatus, type Status, whatNext } from '../on-call/status';
+import { formatStatus } from '../on-call/status-text';
+import { readStoredTick } from '../on-call/stored-tick';
+import { trendRange, trendsFrom } from '../on-call/trend';
+import { siteArgument } from '../site-arg';
 import type { CliContext } from '../context';
 
-const dash = (v: number | null): string => (v === null ? '—' : String(v));
+/**
+ * The latest tick explained: the loop's own last assessment when it has one, else (right after a
+ * continue-as-new) the latest stored one. An assessment that cannot be read says why instead.
+ */
+async function latestExplained(pool: Pool, state: SiteHealthState): Promise<Pick<Status['explained'], 'tick' | 'latest' | 'unexplained'>> {
+  const own = state.lastAssessment;
+  const source = own !== null ? { tick: own.tick, assessedAt: own.assessedAt, assessmentKey: own.assessmentKey, result: own as unknown } : await assessmentAtOrBefore(pool, state.site, null);
+  if (source === undefined) return { tick: null, latest: null, unexplained: 'no tick assessed yet' };
+  const tick = { tick: source.tick, assessedAt: new Date(source.assessedAt).toISOString(), assessmentKey: source.assessmentKey };
+  const read = readStoredTick(source.result);
+  if (!read.ok) return { tick, latest: null, unexplained: `the assessment of tick ${source.tick} cannot be explained (${read.problem})` };
+  const latest: TickExplanation = explainTick(read.tick);
+  return { tick, latest, unexplained: null };
+}
 
-export function formatStatus(state: SiteHealthState, history: readonly TickSummary[], link: string): string {
-  const c = state.controls;
-  const w = state.awaitingHuman;
-  const d = state.lastDecision;
-  const lines = [
-    `site       ${state.site}`,
-    `band       ${state.band}${state.scoredBand !== state.band ? ` (the score alone says ${state.scoredBand})` : ''}`,
-    `score      ${dash(state.score)} (smoothed ${dash(state.smoothedScore)}), parser health ${dash(state.parserHealth)}`,
-    ...(state.noScore === null || state.noScore === undefined ? [] : [`no score   ${state.noScore.detail}`]),
-    ...(state.heldFor === null || state.heldFor === undefined ? [] : [`held       ${state.heldFor}`]),
-    `reasons    ${state.reasons.length > 0 ? state.reasons.join(', ') : '—'}`,
-    `routes     ${state.routeDiagnosis ? state.routeDiagnosis.summary : '—'}`,
-    `controls   ${c === null ? '—' : `${c.paused ? (c.canaryOnly ? 'PAUSED (canaries only)' : 'PAUSED') : 'running'}, concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`}`,
-    `waiting    ${w === null ? 'no' : `YES since ${w.since} (${w.kind}: ${w.reason}); ${w.remindersSent} reminder(s)`}`,
-    `decision   ${d === null ? '—' : `${d.kind} by ${d.who} at ${d.decidedAt}: ${d.why}`}`,
-    `tick       ${state.tick} (every ${state.tickIntervalMs / 1000}s, run ${state.runs} of the chain), last ${state.lastAssessedAt ?? 'not yet'}`,
-  ];
-  if (state.rejected.length > 0) lines.push(`refused    ${state.rejected[state.rejected.length - 1]}`);
-  if (history.length > 0) {
-    lines.push('', 'recent ticks (score / smoothed, band, reasons, actions):');
-    for (const t of history) lines.push(`  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ${t.band.padEnd(9)}  ${t.reasons.join(',') || '—'}  ${t.actions.join('; ')}`);
-  }
-  lines.push('', link);
-  return lines.join('\n') + '\n';
+async function canaryStatus(pool: Pool, site: string): Promise<CanaryStatus> {
+  const [defined, latest] = await Promise.all([listCanaries(pool, site), latestCanaryRuns(pool, site)]);
+  return { defined: defined.map((c) => c.id), latest: latest.map((r) => ({ canaryId: r.canaryId, result: r.result, ranAt: r.ranAt, reason: r.reason })) };
 }
 
 export function registerStatusCommand(program: Command, context: () => CliContext): void {
   program
     .command('status')
-    .description("show a site's band, scores, controls, whether it waits for a person, and its recent ticks")
+    .description("a site's band and scores explained: each signal vs its normal, routes, canaries, the day's trend, what the loop does next and why")
     .argument('<site>', 'the site (host name or URL)')
     .option('--history <n>', 'recent ticks to show', '10')
-    .option('--json', 'print the state (and history) as JSON')
+    .option('--json', 'print the state, history and explanation as JSON (docs/on-call.md)')
     .action(async (rawSite: string, options: { json?: boolean; history: string }) => {
       const site = siteArgument(rawSite);
       const n = Number(options.history);
@@ -61,10 +67,14 @@ export function registerStatusCommand(program: Command, context: () => CliContex
         if (err instanceof WorkflowNotFoundError) throw new UserError(`site: no health loop for ${site}; start one with \`target-health start ${site}\``);
         throw err;
       }
+      const pool = await ctx.db();
+      const range = trendRange(new Date());
+      const [latest, canaries, buckets] = await Promise.all([latestExplained(pool, state), canaryStatus(pool, site), scoreBuckets(pool, [site], range.from, range.to, range.bucketMs)]);
+      const explained: Status['explained'] = { ...latest, canaries, next: whatNext(state, canaries), trend: trendsFrom(buckets, [site], range).get(site)! };
       if (options.json) {
-        process.stdout.write(`${JSON.stringify({ ...state, history })}\n`);
+        process.stdout.write(`${JSON.stringify({ ...state, history, explained })}\n`);
         return;
       }
-      process.stdout.write(formatStatus(state, history, workflowUiLink(ctx.uiUrl(), ctx.temporalSettings().namespace, workflowId)));
+      process.stdout.write(formatStatus({ state, history, explained, link: workflowUiLink(ctx.uiUrl(), ctx.temporalSettings().namespace, workflowId) }));
     });
 }

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { UserError } from '../../common/user-error';
 import { describeValue } from '../../common/zod-issues';
 import { LISTED_BANDS, siteSummarySchema, type SiteSummary } from '../../api/schemas/sites';
+import { sparkline } from './sparkline';
+import type { Trend, TrendRange } from './trend';
 
 export type ListedBand = (typeof LISTED_BANDS)[number];
 
@@ -27,7 +29,11 @@ export function urgencyOf(s: Pick<SiteSummary, 'band' | 'awaitingHuman' | 'probl
   return 'healthy';
 }
 
-export const fleetSiteSchema = siteSummarySchema.extend({ urgency: z.enum(URGENCIES) });
+export const fleetSiteSchema = siteSummarySchema.extend({
+  urgency: z.enum(URGENCIES),
+  /** Mean raw score per bucket of the fleet's `trend` range, oldest first (null: no scored tick); null when not read. */
+  trend: z.array(z.number().nullable()).nullable(),
+});
 export type FleetSite = z.output<typeof fleetSiteSchema>;
 
 /** `sites --json`: one document (one per refresh with `--watch`). Documented in docs/on-call.md. */
@@ -38,6 +44,8 @@ export const fleetSchema = z.object({
   counts: z.object(Object.fromEntries(LISTED_BANDS.map((b) => [b, z.number().int()])) as Record<ListedBand, z.ZodNumber>),
   awaiting: z.number().int(),
   sites: z.array(fleetSiteSchema),
+  /** The range of the sites' `trend` points (the last 24 h in 20 buckets); null when not read. */
+  trend: z.object({ from: z.string(), to: z.string(), bucketMs: z.number().int().positive(), points: z.number().int().positive() }).nullable(),
 });
 export type Fleet = z.output<typeof fleetSchema>;
 
@@ -83,10 +91,19 @@ export function buildFleet(rows: readonly SiteSummary[], filter: Fleet['filter']
     .filter((r) => matches(r.site))
     .filter((r) => !filter.awaiting || r.awaitingHuman)
     .filter((r) => filter.bands === null || (r.band !== null && (filter.bands as readonly string[]).includes(r.band)))
-    .map((r): FleetSite => ({ ...r, urgency: urgencyOf(r) }))
+    .map((r): FleetSite => ({ ...r, urgency: urgencyOf(r), trend: null }))
     .sort(compareUrgency);
   const counts = Object.fromEntries(LISTED_BANDS.map((b) => [b, sites.filter((s) => s.band === b).length])) as Record<ListedBand, number>;
-  return { generatedAt: now.toISOString(), filter, counts, awaiting: sites.filter((s) => s.awaitingHuman).length, sites };
+  return { generatedAt: now.toISOString(), filter, counts, awaiting: sites.filter((s) => s.awaitingHuman).length, sites, trend: null };
+}
+
+/** The fleet with each site's score trend (read for all listed sites at once, client/on-call/trend.ts). */
+export function withTrends(fleet: Fleet, range: TrendRange, trends: ReadonlyMap<string, Trend>): Fleet {
+  return {
+    ...fleet,
+    sites: fleet.sites.map((s) => ({ ...s, trend: trends.get(s.site)?.points ?? Array.from({ length: range.points }, () => null) })),
+    trend: { from: range.from.toISOString(), to: range.to.toISOString(), bucketMs: range.bucketMs, points: range.points },
+  };
 }
 
 /** `3h 05m ago`: how long ago `iso` was, in the largest two units. */
@@ -115,6 +132,8 @@ function changeCell(s: FleetSite, now: Date): string {
   return `${ago(c.at, now)} ${c.actor}: ${c.change} — ${cap(c.reason, 90)}`;
 }
 
+const trendHours = (t: NonNullable<Fleet['trend']>): number => Math.round((Date.parse(t.to) - Date.parse(t.from)) / 3_600_000);
+
 /** The fleet as a table: a summary line, then one line per site (the last column unpadded). */
 export function formatFleet(fleet: Fleet, now: Date): string {
   const c = fleet.counts;
@@ -126,11 +145,12 @@ export function formatFleet(fleet: Fleet, now: Date): string {
     s.site,
     `${s.band ?? '—'}${s.problem === null ? '' : ` (${s.problem})`}`,
     `${dash(s.score)} / ${dash(s.smoothedScore)}`,
+    ...(fleet.trend === null ? [] : [s.trend === null || s.trend.every((p) => p === null) ? '—' : sparkline(s.trend)]),
     dash(s.parserHealth),
     waitingCell(s, now),
     changeCell(s, now) + (s.stateUnavailable === undefined ? '' : `  [waiting since unknown: ${s.stateUnavailable}]`),
   ]);
-  const header = ['SITE', 'BAND', 'SCORE / SMOOTHED', 'PARSER', 'WAITING FOR A PERSON SINCE', 'LAST CHANGE AND WHY'];
+  const header = ['SITE', 'BAND', 'SCORE / SMOOTHED', ...(fleet.trend === null ? [] : [`LAST ${trendHours(fleet.trend)}H`]), 'PARSER', 'WAITING FOR A PERSON SINCE', 'LAST CHANGE AND WHY'];
   const widths = header.slice(0, -1).map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]): string => cells.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join('  ').trimEnd();
   lines.push('', line(header), ...rows.map(line));

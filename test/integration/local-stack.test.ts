@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createPool } from '../../db/pool';
 import { readCliSettings } from '../../stack/cli-settings';
 import { freePort } from '../../stack/free-port';
+import { noCanaryWarning } from '../../client/on-call/canary-hint';
 import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../helpers/processes';
 import { eventually } from '../helpers/services';
 
@@ -74,7 +75,8 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   expect(first.output()).not.toContain(token);
 
   const started = await run(CLI, ['start', 'stack-test.example.com', '--tick', '1s'], cliEnv);
-  expect(started.stderr).toBe('');
+  // The only thing on stderr: the site has no canary yet (client/on-call/canary-hint.ts).
+  expect(started.stderr).toBe(`target-health: ${noCanaryWarning('stack-test.example.com')}\n`);
   expect(started.stdout).toContain('started site-health:stack-test.example.com');
   const tickOf = async (): Promise<number> => (JSON.parse((await run(CLI, ['status', 'stack-test.example.com', '--json'], cliEnv)).stdout) as { tick: number }).tick;
   const before = {

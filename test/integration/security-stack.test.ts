@@ -10,6 +10,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import { noCanaryWarning } from '../../client/on-call/canary-hint';
 import { listNotifications } from '../../db/notifications';
 import { createPool, type Pool } from '../../db/pool';
 import { freePort } from '../../stack/free-port';
@@ -83,7 +84,8 @@ test('the banner masks the password; links use the UI that was started', async (
   const cliEnv = cleanEnv({ TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`, TEMPORAL_UI_URL: ui, DATABASE_URL: env('DATABASE_URL') });
   const site = `ui-link-${randomBytes(4).toString('hex')}.example.com`;
   const started = await run(CLI, ['start', site, '--tick', '1s', '--owner', `owner@${site}`], cliEnv);
-  expect(started.stderr).toBe('');
+  // The only thing on stderr: the site has no canary yet (client/on-call/canary-hint.ts).
+  expect(started.stderr).toBe(`target-health: ${noCanaryWarning(site)}\n`);
   expect(started.stdout).toContain(`${ui}/namespaces/default/workflows/site-health%3A${site}`);
   const paused = await run(CLI, ['decide', 'pause', site, '--who', 'sec@example.com', '--why', 'link check'], cliEnv);
   expect(paused.stderr).toBe('');

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { workflowIdForSite } from '../../common/names';
+import { noCanaryWarning } from '../../client/on-call/canary-hint';
 import { settingsQuery, stateQuery } from '../../control/messages';
 import { CLI, cleanEnv, run } from '../helpers/processes';
 import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
@@ -21,6 +22,8 @@ let running: Promise<void>;
 let cliEnv: NodeJS.ProcessEnv;
 const site = `start${randomUUID().slice(0, 6)}.example.com`;
 const dir = mkdtempSync(join(tmpdir(), 'th-start-'));
+/** The site has no canary: every start says so on stderr (client/on-call/canary-hint.ts). */
+const warning = (): string => `target-health: ${noCanaryWarning(site)}\n`;
 
 beforeAll(async () => {
   h = await openHarness();
@@ -39,7 +42,7 @@ afterAll(async () => {
 
 test('a second start with the same or no settings: already running, exit 0', async () => {
   const first = await run(CLI, ['start', site, '--tick', '2s'], cliEnv);
-  expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: '' });
+  expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: warning() });
   expect(first.stdout).toContain(`started site-health:${site} (tick 2s)`);
   const handle = h.client.workflow.getHandle(workflowIdForSite(site));
   // The loop answers once its first workflow task ran.
@@ -47,7 +50,7 @@ test('a second start with the same or no settings: already running, exit 0', asy
 
   for (const args of [['start', site], ['start', site, '--tick', '2s'], ['start', site, '--tick', '2000']]) {
     const again = await run(CLI, args, cliEnv);
-    expect({ args, code: again.code, stderr: again.stderr }).toEqual({ args, code: 0, stderr: '' });
+    expect({ args, code: again.code, stderr: again.stderr }).toEqual({ args, code: 0, stderr: warning() });
     expect(again.stdout).toContain(`site-health:${site} is already running`);
   }
 });
@@ -60,6 +63,7 @@ test('other settings: nothing changed, the differences and the command that appl
   expect(r.stdout).toContain('is already running');
   const lines = r.stderr.trimEnd().split('\n');
   expect(lines).toEqual([
+    warning().trimEnd(),
     `site-health:${site} runs with other settings than this start asks for; nothing was changed:`,
     '  scoring.smoothing.halfLifeMs: 10m (running) → 5m (asked)',
     '  tickIntervalMs: 2s (running) → 5s (asked)',

@@ -1,0 +1,77 @@
+/** `target-health status <site>` as text: the state, the latest tick explained, canaries, what happens next. */
+import type { SiteHealthState, TickSummary } from '../../control/messages';
+import { formatSignals, formatTickContext, scoreSentence, type TickExplanation } from './explain';
+import type { CanaryStatus, NextStep } from './status';
+import type { Trend } from './trend';
+
+const dash = (v: number | null): string => (v === null ? '—' : String(v));
+/** `2026-12-01 11:58:00Z` from an ISO time. */
+export const shortTime = (iso: string): string => iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+
+export interface StatusView {
+  state: SiteHealthState;
+  history: readonly TickSummary[];
+  explained: {
+    tick: { tick: number; assessedAt: string } | null;
+    latest: TickExplanation | null;
+    unexplained: string | null;
+    canaries: CanaryStatus;
+    next: NextStep;
+    trend: Trend;
+  };
+  link: string;
+}
+
+function canaryLines(c: CanaryStatus, waiting: boolean): string[] {
+  if (c.defined.length === 0) return [`canaries   none defined${waiting ? ' — nothing shows whether the paused site calmed down' : ''} (see "next" for how to add one)`];
+  const latest = new Map(c.latest.map((r) => [r.canaryId, r]));
+  return c.defined.map((id, i) => {
+    const r = latest.get(id);
+    return `${i === 0 ? `canaries   ${c.defined.length} defined: ` : '           '}${id} ${r === undefined ? 'not run yet' : `${r.result.toUpperCase()} at ${shortTime(r.ranAt)}: ${r.reason}`}`;
+  });
+}
+
+export function formatStatus(v: StatusView): string {
+  const { state } = v;
+  const c = state.controls;
+  const w = state.awaitingHuman;
+  const d = state.lastDecision;
+  const e = v.explained;
+  const hours = Math.round((Date.parse(e.trend.to) - Date.parse(e.trend.from)) / 3_600_000);
+  const lines = [
+    `site       ${state.site}`,
+    `band       ${state.band}${state.scoredBand !== state.band ? ` (the score alone says ${state.scoredBand})` : ''}`,
+    `score      ${dash(state.score)} (smoothed ${dash(state.smoothedScore)}), parser health ${dash(state.parserHealth)}`,
+    `trend      ${e.trend.points.some((p) => p !== null) ? `${e.trend.sparkline}  (mean score per ${Math.round(e.trend.bucketMs / 60_000)} min over the last ${hours} h, oldest first)` : `— (no scored tick in the last ${hours} h)`}`,
+    ...(state.noScore === null || state.noScore === undefined ? [] : [`no score   ${state.noScore.detail}`]),
+    ...(state.heldFor === null || state.heldFor === undefined ? [] : [`held       ${state.heldFor}`]),
+    `reasons    ${state.reasons.length > 0 ? state.reasons.join(', ') : '—'}`,
+    `controls   ${c === null ? '—' : `${c.paused ? (c.canaryOnly ? 'PAUSED (canaries only)' : 'PAUSED') : 'running'}, concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`}`,
+    `waiting    ${w === null ? 'no' : `YES since ${w.since} (${w.kind}: ${w.reason}); ${w.remindersSent} reminder(s)`}`,
+    `decision   ${d === null ? '—' : `${d.kind} by ${d.who} at ${d.decidedAt}: ${d.why}`}`,
+    `tick       ${state.tick} (every ${state.tickIntervalMs / 1000}s, run ${state.runs} of the chain), last ${state.lastAssessedAt ?? 'not yet'}`,
+  ];
+  if (state.rejected.length > 0) lines.push(`refused    ${state.rejected[state.rejected.length - 1]}`);
+
+  lines.push('');
+  if (e.latest !== null && e.tick !== null) {
+    lines.push(`signals at tick ${e.tick.tick} (${shortTime(e.tick.assessedAt)}), now vs the site's normal (95% intervals):`);
+    lines.push(...formatSignals(e.latest.signals));
+    lines.push(`  score ${scoreSentence(e.latest)}`);
+    for (const [label, text] of formatTickContext(e.latest).filter(([l]) => l === 'routes' || l === 'rules')) lines.push(`${label.padEnd(10)} ${text}`);
+  } else {
+    lines.push(`signals    — (${e.unexplained ?? 'no tick yet'})`, `routes     ${state.routeDiagnosis ? state.routeDiagnosis.summary : '—'}`);
+  }
+  lines.push(...canaryLines(e.canaries, w !== null));
+  const n = e.next;
+  lines.push(`next       ${n.plan}`, `           why: ${n.why}`);
+  if (n.nextTickAt !== null) lines.push(`           next tick due ${shortTime(n.nextTickAt)}`);
+  n.commands.forEach((cmd, i) => lines.push(`           ${i === 0 ? 'run:' : '    '} ${cmd}`));
+
+  if (v.history.length > 0) {
+    lines.push('', 'recent ticks (score / smoothed, band, reasons, actions):');
+    for (const t of v.history) lines.push(`  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ${t.band.padEnd(9)}  ${t.reasons.join(',') || '—'}  ${t.actions.join('; ')}`);
+  }
+  lines.push('', v.link);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,156 @@
+import { addCanaryCommand, noCanaryWarning } from '../../../client/on-call/canary-hint';
+import { buildFleet, fleetSchema, formatFleet, withTrends } from '../../../client/on-call/fleet';
+import { type CanaryStatus, type StateForNext, decideCommands, whatNext } from '../../../client/on-call/status';
+import { formatStatus } from '../../../client/on-call/status-text';
+import { trendRange, trendsFrom } from '../../../client/on-call/trend';
+import type { SiteHealthState } from '../../../control/messages';
+import type { SiteSummary } from '../../../api/schemas/sites';
+
+const SITE = 'shop.example.com';
+const NONE: CanaryStatus = { defined: [], latest: [] };
+const ONE: CanaryStatus = { defined: [`${SITE}/price`], latest: [{ canaryId: `${SITE}/price`, result: 'pass', ranAt: '2026-12-01T11:55:00.000Z', reason: 'price 139.95 as expected' }] };
+
+const base: StateForNext = {
+  site: SITE,
+  band: 'healthy',
+  scoredBand: 'healthy',
+  smoothedScore: 97,
+  reasons: [],
+  noScore: null,
+  heldFor: null,
+  awaitingHuman: null,
+  problem: null,
+  pendingDecisions: 0,
+  tickIntervalMs: 60_000,
+  lastAssessedAt: '2026-12-01T11:58:00.000Z',
+  controls: null,
+};
+const waiting = { kind: 'resisting' as const, since: '2026-12-01T09:55:00.000Z', reason: 'resisting (score 12, smoothed 18): hard_block', pausedBy: null, assessmentKey: 'k', remindersSent: 1, lastNotifiedAt: '2026-12-01T10:55:00.000Z' };
+
+describe('whatNext', () => {
+  test('the next tick is the slot after the latest one on the tick grid', () => {
+    expect(whatNext(base, NONE).nextTickAt).toBe('2026-12-01T11:59:00.000Z');
+    expect(whatNext({ ...base, lastAssessedAt: '2026-12-01T11:58:00.000Z', tickIntervalMs: 300_000 }, NONE).nextTickAt).toBe('2026-12-01T12:00:00.000Z');
+    expect(whatNext({ ...base, lastAssessedAt: null }, NONE).nextTickAt).toBeNull();
+  });
+
+  test('paused without a canary: says so plainly, with the decide commands and how to add one', () => {
+    const n = whatNext({ ...base, band: 'resisting', scoredBand: 'resisting', smoothedScore: null, awaitingHuman: waiting, noScore: { state: 'insufficient-data', detail: 'too little current traffic to judge: 0 requests' } }, NONE);
+    expect(n.awaitingHuman).toBe(true);
+    expect(n.plan).toBe('waits for a person: keeps assessing every tick, reminds the owner, changes nothing on its own');
+    expect(n.why).toBe(`paused by the loop (resisting) since ${waiting.since}: ${waiting.reason}; it has NO canary defined: while paused there is no traffic, so nothing shows whether the site calmed down — add one (below)`);
+    expect(n.commands).toEqual([...decideCommands(SITE), addCanaryCommand(SITE)]);
+    expect(n.commands[0]).toMatch(/^target-health decide resume shop\.example\.com --who <you> --why "<why>"/);
+    expect(n.commands[1]).toBe('target-health decide stop shop.example.com --who <you> --why "<why>"');
+  });
+
+  test('paused with canaries: what the score (or the canaries) say now; no canary hint', () => {
+    const byHand = { ...waiting, kind: 'manual' as const, pausedBy: 'alice' };
+    const scored = whatNext({ ...base, awaitingHuman: byHand, pendingDecisions: 1 }, ONE);
+    expect(scored.plan).toBe('waits for a person: keeps assessing every tick and running its canaries, reminds the owner, changes nothing on its own; 1 decision(s) queued, applied before the next tick');
+    expect(scored.why).toMatch(/^paused by hand by alice since .*; the score alone now says healthy \(smoothed 97\)$/);
+    expect(scored.commands).toEqual(decideCommands(SITE));
+    const unscored = whatNext({ ...base, awaitingHuman: waiting, noScore: { state: 'insufficient-data', detail: 'too little' } }, ONE);
+    expect(unscored.why).toMatch(/no score while paused \(too little\); the canaries are the evidence \(below\)$/);
+  });
+
+  test('not waiting: a failing assessment, a route hold, learning, too little traffic, then the band', () => {
+    const problem = { kind: 'assessment_failed' as const, since: '2026-12-01T11:00:00.000Z', ticks: 3, message: 'bad value' };
+    expect(whatNext({ ...base, problem }, NONE)).toMatchObject({ plan: expect.stringMatching(/^tries the assessment again/), why: 'assessments failing since 2026-12-01T11:00:00.000Z (3 tick(s)): bad value', commands: [] });
+    expect(whatNext({ ...base, heldFor: 'band held while pool dc is confirmed' }, NONE)).toMatchObject({ plan: expect.stringMatching(/^holds the band and the controls until the routes/), why: 'band held while pool dc is confirmed' });
+    expect(whatNext({ ...base, band: 'learning', noScore: { state: 'learning', detail: 'learning the baseline: no baseline yet' } }, NONE).plan).toMatch(/^keeps the initial controls/);
+    expect(whatNext({ ...base, noScore: { state: 'insufficient-data', detail: 'too little' } }, NONE).plan).toMatch(/^holds the band and the controls: no fresh evidence/);
+    expect(whatNext({ ...base, band: 'degrading', smoothedScore: 66, reasons: ['hard_block'] }, NONE)).toMatchObject({ plan: expect.stringMatching(/^throttles one step more/), why: 'degrading (smoothed 66): hard_block' });
+    expect(whatNext(base, NONE)).toMatchObject({ plan: expect.stringMatching(/^keeps the usual pace/), why: 'healthy (smoothed 97)', awaitingHuman: false });
+    expect(whatNext({ ...base, band: 'stopped' }, NONE)).toMatchObject({ plan: 'nothing: the loop was stopped', nextTickAt: null });
+  });
+});
+
+describe('canary hints', () => {
+  test('the warning is one line naming the site and the command', () => {
+    const w = noCanaryWarning(SITE);
+    expect(w.split('\n')).toHaveLength(1);
+    expect(w).toBe(`warning: ${SITE} has no canary: while paused nothing will show whether it calmed down; add one with \`target-health canary add ${SITE} --url <page whose answer you know> --expect-text <css selector> --equals <expected value>\` (docs/canaries.md)`);
+  });
+});
+
+describe('status text', () => {
+  const now = new Date('2026-12-01T12:00:00.000Z');
+  const range = trendRange(now, 4 * 3_600_000, 4);
+  const trend = trendsFrom([{ site: SITE, bucket: 0, mean: 100, ticks: 60 }, { site: SITE, bucket: 3, mean: 10, ticks: 60 }], [SITE], range).get(SITE)!;
+  const state = {
+    ...base,
+    band: 'resisting',
+    scoredBand: 'resisting',
+    chainId: 'c',
+    runs: 1,
+    tick: 42,
+    score: 12,
+    smoothedScore: 18,
+    parserHealth: 97,
+    reasons: ['hard_block'],
+    controls: { concurrencyLimit: 4, revisitMultiplier: 3, paused: true, canaryOnly: true, effectiveCostMultiplier: 2, band: 'resisting', reason: 'resisting' },
+    awaitingHuman: waiting,
+    lastDecision: null,
+    routeDiagnosis: { verdict: 'site-wide', summary: 'failures spread over every route' },
+    alerts: { parser: false, route: false },
+    rejected: [],
+    lastAssessment: null,
+    canaries: null,
+  } as SiteHealthState;
+
+  test('trend, canaries, next with the exact commands; no tick explained says why', () => {
+    const next = whatNext(state, NONE);
+    const text = formatStatus({ state, history: [], explained: { tick: null, latest: null, unexplained: 'no tick assessed yet', canaries: NONE, next, trend }, link: 'http://ui/x' });
+    const lines = text.split('\n');
+    expect(lines).toContain('band       resisting');
+    expect(lines).toContain('trend      █··▁  (mean score per 60 min over the last 4 h, oldest first)');
+    expect(lines).toContain('signals    — (no tick assessed yet)');
+    expect(lines).toContain('routes     failures spread over every route');
+    expect(lines).toContain('canaries   none defined — nothing shows whether the paused site calmed down (see "next" for how to add one)');
+    expect(lines).toContain(`next       ${next.plan}`);
+    expect(lines).toContain('           next tick due 2026-12-01 11:59:00Z');
+    expect(lines).toContain(`           run: ${decideCommands(SITE)[0]}`);
+    expect(lines).toContain(`                ${decideCommands(SITE)[1]}`);
+    expect(lines).toContain(`                ${addCanaryCommand(SITE)}`);
+    expect(lines.at(-2)).toBe('http://ui/x');
+  });
+
+  test('canaries listed with their latest result; an empty trend says so', () => {
+    const empty = trendsFrom([], [SITE], range).get(SITE)!;
+    const text = formatStatus({ state: { ...state, awaitingHuman: null }, history: [], explained: { tick: null, latest: null, unexplained: 'x', canaries: { defined: [...ONE.defined, `${SITE}/stock`], latest: ONE.latest }, next: whatNext(state, ONE), trend: empty }, link: 'l' });
+    expect(text).toContain('trend      — (no scored tick in the last 4 h)\n');
+    expect(text).toContain(`canaries   2 defined: ${SITE}/price PASS at 2026-12-01 11:55:00Z: price 139.95 as expected\n           ${SITE}/stock not run yet\n`);
+  });
+});
+
+describe('sites: the trend column', () => {
+  const row = (site: string, score: number): SiteSummary => ({
+    site,
+    workflowId: `site-health:${site}`,
+    band: 'healthy',
+    score,
+    smoothedScore: score,
+    parserHealth: 99,
+    awaitingHuman: false,
+    awaitingSince: null,
+    problem: null,
+    loopStartedAt: '2026-11-20T08:00:00.000Z',
+    lastAssessedAt: '2026-12-01T11:59:00.000Z',
+    lastChange: null,
+  });
+  test('a sparkline per site after the scores, its range in JSON; none read → no column', () => {
+    const now = new Date('2026-12-01T12:00:00.000Z');
+    const range = trendRange(now, 2 * 3_600_000, 2);
+    const plain = buildFleet([row('a.com', 95), row('b.com', 90)], { bands: null, awaiting: false, site: [] }, now);
+    expect(formatFleet(plain, now).split('\n')[2]).not.toMatch(/LAST \d+H/);
+    const fleet = withTrends(plain, range, trendsFrom([{ site: 'a.com', bucket: 0, mean: 40, ticks: 60 }, { site: 'a.com', bucket: 1, mean: 95, ticks: 60 }], ['a.com', 'b.com'], range));
+    expect(fleetSchema.parse(fleet)).toEqual(fleet);
+    expect(fleet.trend).toEqual({ from: '2026-12-01T10:00:00.000Z', to: '2026-12-01T12:00:00.000Z', bucketMs: 3_600_000, points: 2 });
+    expect(fleet.sites.map((s) => s.trend)).toEqual([[null, null], [40, 95]]);
+    const lines = formatFleet(fleet, now).split('\n');
+    expect(lines[2]).toMatch(/^SITE\s+BAND\s+SCORE \/ SMOOTHED\s+LAST 2H\s+PARSER/);
+    expect(lines[3]).toMatch(/^b\.com\s+healthy\s+90 \/ 90\s+—\s+99/);
+    expect(lines[4]).toMatch(/^a\.com\s+healthy\s+95 \/ 95\s+▄█\s+99/);
+  });
+});
