@@ -183,11 +183,17 @@ function hasCredentials(value: string): boolean {
 }
 
 /**
- * Where `npm start`'s dev server serves the web UI by default. 127.0.0.1, not localhost: the dev server
- * listens on 127.0.0.1 only, and localhost may resolve to ::1 first. The banner, the CLI's links and the
- * notifications' links all use this form.
+ * Where `npm start`'s dev server serves the web UI on `port`: the one place this address is built. The
+ * dev server (so the banner), the CLI's links and the notifications' links all come from here.
+ * 127.0.0.1, not localhost: the dev server listens on 127.0.0.1 only, and localhost may resolve to ::1
+ * first.
  */
-export const DEFAULT_TEMPORAL_UI_URL = 'http://127.0.0.1:8233';
+export function localTemporalUiUrl(uiPort: number): string {
+  return `http://127.0.0.1:${uiPort}`;
+}
+
+/** The UI of `npm start` on its default port (TEMPORAL_UI_PORT unset). */
+export const DEFAULT_TEMPORAL_UI_URL = localTemporalUiUrl(8233);
 
 const uiUrl = z
   .url({ protocol: /^https?$/, message: 'must be an http(s) URL like http://127.0.0.1:8233' })
@@ -199,9 +205,12 @@ export function loadConfiguredTemporalUiUrl(env: Env = process.env): string | un
   return parseEnv(z.object({ TEMPORAL_UI_URL: uiUrl }), env).TEMPORAL_UI_URL.replace(/\/+$/, '');
 }
 
-/** Base URL of the Temporal web UI, for links in CLI output and notifications: TEMPORAL_UI_URL, else {@link DEFAULT_TEMPORAL_UI_URL}. */
+/**
+ * Base URL of the Temporal web UI, for links in CLI output and notifications: TEMPORAL_UI_URL, else the
+ * UI `npm start` serves with these settings (TEMPORAL_UI_PORT, default 8233) — the address its banner prints.
+ */
 export function loadTemporalUiUrl(env: Env = process.env): string {
-  return loadConfiguredTemporalUiUrl(env) ?? DEFAULT_TEMPORAL_UI_URL;
+  return loadConfiguredTemporalUiUrl(env) ?? localTemporalUiUrl(parseEnv(z.object({ TEMPORAL_UI_PORT: localStackSchema.shape.TEMPORAL_UI_PORT }), env).TEMPORAL_UI_PORT);
 }
 
 export function workflowUiLink(uiUrl: string, namespace: string, workflowId: string): string {
