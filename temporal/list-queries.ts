@@ -36,9 +36,7 @@ export function listQueries(site: string): ListQuery[] {
 /** The site the doc's examples name. */
 export const DOC_SITE = 'shop.example.com';
 
-/** The doc's lines: the pass-through command with the query for sh, and what it shows. */
+/** The doc's lines: what each list shows, then the pass-through command with its query quoted for sh. */
 export function listQueryCommands(site: string = DOC_SITE): string[] {
-  const commands = listQueries(site).map((q) => ({ command: `npx target-health temporal workflow list --query "${q.query}"`, shows: q.shows }));
-  const width = Math.max(...commands.map((c) => c.command.length));
-  return commands.map((c) => `${c.command.padEnd(width)}  # ${c.shows}`);
+  return listQueries(site).flatMap((q) => [`# ${q.shows}`, `npx target-health temporal workflow list --query "${q.query}"`]);
 }
