@@ -12,34 +12,10 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { UserError } from '../common/user-error';
-import { loadTemporalSettings } from '../config/env';
+import { temporalCliEnv } from '../config/env';
 import { ensureTemporalCli, temporalCacheDir } from '../stack/temporal-cli';
 
 type Env = NodeJS.ProcessEnv;
-
-/** Our TLS variables and the names the Temporal CLI reads for the same setting (its environment configuration). */
-const TLS_NAMES: ReadonlyArray<readonly [ours: string, theirs: string]> = [
-  ['TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_CLIENT_CERT_PATH'],
-  ['TEMPORAL_TLS_KEY_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH'],
-  ['TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH'],
-];
-
-/**
- * The Temporal CLI's environment: ours, validated (a malformed variable is refused with the line every
- * command gives), with the address and namespace every command uses and our TLS variables under the
- * Temporal CLI's names. A variable already set under the CLI's own name is left as the user set it.
- */
-export function temporalCliEnv(env: Env): Env {
-  const settings = loadTemporalSettings(env);
-  const out: Env = { ...env, TEMPORAL_ADDRESS: settings.address, TEMPORAL_NAMESPACE: settings.namespace };
-  for (const [ours, theirs] of TLS_NAMES) {
-    const value = env[ours];
-    if (value !== undefined && value !== '' && (env[theirs] === undefined || env[theirs] === '')) out[theirs] = value;
-  }
-  // Ours accepts yes/no/1/0; the CLI takes true/false.
-  if (env.TEMPORAL_TLS !== undefined && env.TEMPORAL_TLS !== '') out.TEMPORAL_TLS = settings.tls === undefined ? 'false' : 'true';
-  return out;
-}
 
 /** The exit code a shell reports for a child killed by `signal`. */
 function signalExitCode(signal: NodeJS.Signals): number {

@@ -3,7 +3,7 @@
  * environment variables the CLI reads (flags typed by the user still win — proven against the dev
  * server in test/integration/temporal-cli.test.ts).
  */
-import { temporalCliEnv } from '../../../client/temporal-passthrough';
+import { temporalCliEnv } from '../../../config/env';
 import { UserError } from '../../../common/user-error';
 
 test('address and namespace: the validated settings, defaults included', () => {
