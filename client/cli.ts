@@ -34,6 +34,7 @@ const COMMANDS: Record<string, () => Register> = {
   backtest: () => (require('./commands/backtest') as Record<'registerBacktestCommand', Register>).registerBacktestCommand,
   api: () => (require('./commands/api') as Record<'registerApiCommand', Register>).registerApiCommand,
   token: () => (require('./commands/token') as Record<'registerTokenCommand', Register>).registerTokenCommand,
+  temporal: () => (require('./commands/temporal') as Record<'registerTemporalCommand', Register>).registerTemporalCommand,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 

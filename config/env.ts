@@ -130,6 +130,31 @@ export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
   return settings;
 }
 
+/** Our TLS variables and the names the Temporal CLI reads for the same setting (its environment configuration). */
+const TLS_NAMES: ReadonlyArray<readonly [ours: string, theirs: string]> = [
+  ['TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_CLIENT_CERT_PATH'],
+  ['TEMPORAL_TLS_KEY_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH'],
+  ['TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH'],
+];
+
+/**
+ * The environment of the Temporal CLI `target-health temporal …` runs (client/temporal-passthrough.ts): ours, validated (a malformed variable is refused with the line every
+ * command gives), with the address and namespace every command uses and our TLS variables under the
+ * Temporal CLI's names. A variable already set under the CLI's own name is left as the user set it.
+ * Here, beside loadTemporalSettings: this module is the one place that names Temporal's credentials.
+ */
+export function temporalCliEnv(env: Env): Env {
+  const settings = loadTemporalSettings(env);
+  const out: Env = { ...env, TEMPORAL_ADDRESS: settings.address, TEMPORAL_NAMESPACE: settings.namespace };
+  for (const [ours, theirs] of TLS_NAMES) {
+    const value = env[ours];
+    if (value !== undefined && value !== '' && (env[theirs] === undefined || env[theirs] === '')) out[theirs] = value;
+  }
+  // Ours accepts yes/no/1/0; the CLI takes true/false.
+  if (env.TEMPORAL_TLS !== undefined && env.TEMPORAL_TLS !== '') out.TEMPORAL_TLS = settings.tls === undefined ? 'false' : 'true';
+  return out;
+}
+
 /** DATABASE_URL is required by the worker and the CLI; only the local stack (`npm start`) embeds one. */
 export function loadDatabaseUrl(env: Env = process.env): string {
   const e = parseEnv(
@@ -183,11 +208,17 @@ function hasCredentials(value: string): boolean {
 }
 
 /**
- * Where `npm start`'s dev server serves the web UI by default. 127.0.0.1, not localhost: the dev server
- * listens on 127.0.0.1 only, and localhost may resolve to ::1 first. The banner, the CLI's links and the
- * notifications' links all use this form.
+ * Where `npm start`'s dev server serves the web UI on `port`: the one place this address is built. The
+ * dev server (so the banner), the CLI's links and the notifications' links all come from here.
+ * 127.0.0.1, not localhost: the dev server listens on 127.0.0.1 only, and localhost may resolve to ::1
+ * first.
  */
-export const DEFAULT_TEMPORAL_UI_URL = 'http://127.0.0.1:8233';
+export function localTemporalUiUrl(uiPort: number): string {
+  return `http://127.0.0.1:${uiPort}`;
+}
+
+/** The UI of `npm start` on its default port (TEMPORAL_UI_PORT unset). */
+export const DEFAULT_TEMPORAL_UI_URL = localTemporalUiUrl(8233);
 
 const uiUrl = z
   .url({ protocol: /^https?$/, message: 'must be an http(s) URL like http://127.0.0.1:8233' })
@@ -199,9 +230,12 @@ export function loadConfiguredTemporalUiUrl(env: Env = process.env): string | un
   return parseEnv(z.object({ TEMPORAL_UI_URL: uiUrl }), env).TEMPORAL_UI_URL.replace(/\/+$/, '');
 }
 
-/** Base URL of the Temporal web UI, for links in CLI output and notifications: TEMPORAL_UI_URL, else {@link DEFAULT_TEMPORAL_UI_URL}. */
+/**
+ * Base URL of the Temporal web UI, for links in CLI output and notifications: TEMPORAL_UI_URL, else the
+ * UI `npm start` serves with these settings (TEMPORAL_UI_PORT, default 8233) — the address its banner prints.
+ */
 export function loadTemporalUiUrl(env: Env = process.env): string {
-  return loadConfiguredTemporalUiUrl(env) ?? DEFAULT_TEMPORAL_UI_URL;
+  return loadConfiguredTemporalUiUrl(env) ?? localTemporalUiUrl(parseEnv(z.object({ TEMPORAL_UI_PORT: localStackSchema.shape.TEMPORAL_UI_PORT }), env).TEMPORAL_UI_PORT);
 }
 
 export function workflowUiLink(uiUrl: string, namespace: string, workflowId: string): string {

@@ -1,29 +1,61 @@
 /**
- * The run's "current details" in the Temporal UI: a short markdown table of where the site stands, so a
- * person opening the run sees the band, the scores, the controls and whether it waits for them without
- * reading the event history.
+ * The run's "current details" in the Temporal UI (markdown). A person opens the run because something
+ * is wrong, so it leads with what they came for: the band, why the site is there (reasons, why the band
+ * is held, a loop problem) and — when the site waits for a person — the exact commands that decide, with
+ * the site's own name in them. The table of scores, controls and ticks follows.
+ *
+ * Pure and free of Node builtins: the workflow calls it on every publish (setCurrentDetails records no
+ * command in the history, so what it says can change without breaking replay).
  */
 import type { LoopState } from './loop-state';
 
 const dash = (v: number | null): string => (v === null ? '—' : String(v));
 
+/** A word for sh: as is when it is plainly safe (host names are), else single-quoted. */
+function shellWord(value: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The command that takes decision `kind` for `site`; who and why are the person's to fill in. */
+export function decideCommand(site: string, kind: 'resume' | 'stop'): string {
+  return `target-health decide ${kind} ${shellWord(site)} --who <you> --why "<why>"`;
+}
+
+/** Markdown text on one line: a stray newline or pipe would break the layout or the table. */
+const oneLine = (s: string): string => s.replace(/\s*\n\s*/g, ' ');
+const cell = (s: string): string => oneLine(s).replace(/\|/g, '\\|');
+
+/** The first lines: band, why, and what a person can do about it. */
+function lead(site: string, state: LoopState): string[] {
+  const scoreSays = state.scoredBand !== state.band ? ` (the score alone says ${state.scoredBand})` : '';
+  const waiting = state.awaiting;
+  const bandLine =
+    waiting === null
+      ? `**${state.band}**${scoreSays}`
+      : `**${state.band}**${scoreSays} — **waiting for a person** since ${waiting.since} (${waiting.kind === 'manual' ? `paused by ${waiting.pausedBy ?? 'a person'}` : 'paused by the loop'}${waiting.remindersSent > 0 ? `, ${waiting.remindersSent} reminders sent` : ''})`;
+  const why: string[] = [];
+  if (waiting !== null) why.push(`Paused: ${oneLine(waiting.reason)}`);
+  why.push(`Reasons: ${state.reasons.length > 0 ? state.reasons.join(', ') : 'none'}`);
+  if (state.noScore !== null) why.push(`No score: ${oneLine(state.noScore.detail)}`);
+  if (state.heldFor !== null) why.push(`Band held: ${oneLine(state.heldFor)}`);
+  if (state.problem !== null) why.push(`**Problem: ${state.problem.kind}** since ${state.problem.since} (${state.problem.ticks} ticks): ${oneLine(state.problem.message)}`);
+  const lines = [`${bandLine} · ${site}`, '', ...why.map((w) => `- ${w}`)];
+  if (waiting !== null) {
+    lines.push('', '**Decide** (nothing more happens until someone does):', '', `- resume: \`${decideCommand(site, 'resume')}\``, `- stop: \`${decideCommand(site, 'stop')}\``);
+  }
+  return lines;
+}
+
 export function detailsMarkdown(site: string, state: LoopState, tickIntervalMs: number): string {
   const c = state.controls;
   const controls = c === null ? '—' : c.paused ? (c.canaryOnly ? 'paused, canaries only' : 'paused') : `concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`;
-  const waiting = state.awaiting === null ? 'no' : `**yes**, since ${state.awaiting.since} (${state.awaiting.kind}${state.awaiting.remindersSent > 0 ? `, ${state.awaiting.remindersSent} reminders` : ''})`;
   const decision = state.lastDecision === null ? '—' : `${state.lastDecision.kind} by ${state.lastDecision.who} at ${state.lastDecision.decidedAt}`;
   const rows: Array<[string, string]> = [
-    ['band', `**${state.band}**${state.scoredBand !== state.band ? ` (score says ${state.scoredBand})` : ''}`],
-    ['score / smoothed', `${dash(state.score)} / ${dash(state.smoothedScore)}${state.noScore === null ? '' : ` (${state.noScore.detail})`}${state.heldFor === null || state.heldFor === undefined ? '' : ` (${state.heldFor})`}`],
+    ['score / smoothed', `${dash(state.score)} / ${dash(state.smoothedScore)}`],
     ['parser health', dash(state.parserHealth)],
-    ['reasons', state.reasons.length > 0 ? state.reasons.join(', ') : '—'],
     ['controls', controls],
-    ['awaiting a human', waiting],
-    ...(state.problem === null ? [] : ([['problem', `**${state.problem.kind}** since ${state.problem.since} (${state.problem.ticks} ticks): ${state.problem.message}`]] as Array<[string, string]>)),
     ['last decision', decision],
     ['tick', `${state.tick} (every ${Math.round(tickIntervalMs / 1000)} s), last at ${state.lastAssessedAt ?? '—'}`],
   ];
-  // Pipes inside cells would break the table.
-  const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  return [`**${site}**`, '', '| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${cell(v)} |`)].join('\n');
+  return [...lead(site, state), '', '| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${cell(v)} |`)].join('\n');
 }

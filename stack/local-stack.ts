@@ -25,7 +25,7 @@ import { writeCliSettings } from './cli-settings';
 import { setAsideOwnStoppedSettings } from './own-settings';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { supervisePostgres } from './supervise-postgres';
-import { ensureTemporalCli } from './temporal-cli';
+import { ensureTemporalCli, type TemporalCli } from './temporal-cli';
 import { startTemporalDevServer } from './temporal-dev-server';
 
 export interface LocalStack {
@@ -40,6 +40,8 @@ export interface LocalStack {
   apiUrl: string;
   /** The CLI settings file (`set -a; . <file>; set +a` makes `npx target-health …` reach this stack). */
   cliSettings: { shownPath: string; names: string[] };
+  /** The Temporal CLI provisioned for the dev server; undefined when TEMPORAL_ADDRESS names a cluster. */
+  temporalCli: TemporalCli | undefined;
   /** Runs the worker until SIGINT/SIGTERM (the SDK's runtime drains it), then resolves. */
   runWorker(): Promise<void>;
   /** Stops what was started, in reverse order (after runWorker() has returned). */
@@ -74,8 +76,10 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
 
   try {
     let uiUrl = configuredUiUrl;
+    let temporalCli: TemporalCli | undefined;
     if (!externalTemporal) {
       const cli = await ensureTemporalCli(logger);
+      temporalCli = cli;
       logger.info({ cli: cli.kind === 'binary' ? `${cli.path} (${cli.source})` : 'SDK download' }, 'starting the Temporal dev server');
       const server = await startTemporalDevServer({
         cli,
@@ -130,6 +134,7 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
       externalDatabase: externalDatabaseUrl !== undefined,
       apiUrl: api.url,
       cliSettings,
+      temporalCli,
       runWorker: () => started.run(),
       stop: stopAll,
     };

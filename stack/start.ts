@@ -6,6 +6,7 @@
 import { runMain } from '../bootstrap/run-main';
 import { loadLogLevel } from '../config/env';
 import { createLogger } from '../logging/logger';
+import { bannerLines } from './banner';
 import { startLocalStack } from './local-stack';
 
 runMain('target-health start', async () => {
@@ -18,17 +19,15 @@ runMain('target-health start', async () => {
       'Target Health is running — Ctrl-C to stop',
     );
     process.stdout.write(
-      [
-        '',
-        `  Temporal UI:   ${uiUrl ?? '(your cluster)'}`,
-        `  Temporal:      TEMPORAL_ADDRESS=${temporal.address}`,
-        `  PostgreSQL:    DATABASE_URL=${shownDatabaseUrl}${stack.externalDatabase ? ' (yours, from the environment)' : ''}`,
-        `  CLI settings:  ${cliSettings.shownPath} (${cliSettings.names.join(', ')}; readable by you only)`,
-        `  API:           ${apiUrl} (OpenAPI: ${apiUrl}/openapi.json)`,
-        `  Watch a site:  set -a; . ${cliSettings.shownPath}; set +a; npx target-health start shop.example.com`,
-        `  First token:   set -a; . ${cliSettings.shownPath}; set +a; npx target-health token create me --scope admin`,
-        '',
-      ].join('\n') + '\n',
+      bannerLines({
+        uiUrl,
+        temporalAddress: temporal.address,
+        shownDatabaseUrl,
+        externalDatabase: stack.externalDatabase,
+        apiUrl,
+        cliSettings,
+        temporalCli: stack.temporalCli,
+      }).join('\n') + '\n',
     );
     // The SDK's runtime shuts the worker down on SIGINT/SIGTERM; runWorker() returns once it has drained.
     await stack.runWorker();

@@ -8,6 +8,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
+import { localTemporalUiUrl } from '../config/env';
 import { UserError } from '../common/user-error';
 import { isPortInUse } from './free-port';
 import type { TemporalCli } from './temporal-cli';
@@ -71,7 +72,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
   }
   if (options.dbFile) mkdirSync(dirname(options.dbFile), { recursive: true });
   mkdirSync(dirname(options.logFile), { recursive: true });
-  const uiUrl = options.uiPort !== undefined ? `http://127.0.0.1:${options.uiPort}` : undefined;
+  const uiUrl = options.uiPort !== undefined ? localTemporalUiUrl(options.uiPort) : undefined;
 
   if (options.cli.kind === 'sdk-download') return startWithSdkDownload(options, address, uiUrl);
 

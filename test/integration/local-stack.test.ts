@@ -11,6 +11,8 @@ import { createPool } from '../../db/pool';
 import { readCliSettings } from '../../stack/cli-settings';
 import { freePort } from '../../stack/free-port';
 import { noCanaryWarning } from '../../client/on-call/canary-hint';
+import { isExecutable } from '../../stack/temporal-cli';
+import { RUNNING_SITES_QUERY } from '../../temporal/list-queries';
 import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../helpers/processes';
 import { eventually } from '../helpers/services';
 
@@ -86,6 +88,16 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
     }, 'two ticks before the restart', 60_000),
   };
   expect(before.tick).toBeGreaterThanOrEqual(2);
+  // The banner names the Temporal CLI it provisioned, and its "List sites" line — the pass-through
+  // form with the settings of cli.env — lists the loop just started.
+  const cliPath = /\n {2}Temporal CLI: {2}(\S+) \((?:TEMPORAL_CLI_PATH|PATH|cache|go install)\); or `npx target-health temporal …`/.exec(banner)?.[1];
+  expect(cliPath !== undefined && isExecutable(cliPath)).toBe(true);
+  const listSites = /\n {2}List sites: {4}set -a; \. (\S+); set \+a; npx target-health temporal workflow list --query "([^"]+)"\n/.exec(banner);
+  expect(listSites?.slice(1)).toEqual([join(dataDir, 'cli.env'), RUNNING_SITES_QUERY]);
+  const sourced = cleanEnv({ ...Object.fromEntries(readFileSync(join(dataDir, 'cli.env'), 'utf8').split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])), XDG_CACHE_HOME: process.env.XDG_CACHE_HOME });
+  const listed = await run(CLI, ['temporal', 'workflow', 'list', '--query', RUNNING_SITES_QUERY], sourced);
+  expect(listed.code).toBe(0);
+  expect(listed.stdout).toContain('site-health:stack-test.example.com');
 
   expect(processesUsing(dataDir).length).toBeGreaterThanOrEqual(2); // dev server + postgres
   first.child.kill('SIGINT');
