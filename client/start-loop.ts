@@ -44,7 +44,9 @@ export async function startSiteLoop(
       taskQueue,
       args: [input],
       typedSearchAttributes: attributesForNewRun(checked.site, { band: 'learning', awaiting: null, smoothedScore: null, parserHealth: null, problem: null }),
-      staticSummary: `Health loop for ${checked.site} (tick ${tickLabel})`,
+      // Fixed at start (a run's summary cannot change): it points at the current details, which lead with
+      // the band, why, and the command to decide.
+      staticSummary: `Health loop for ${checked.site} (tick ${tickLabel}): band, why and how to decide under Current details`,
       staticDetails: staticDetails(checked),
     });
     return { workflowId, started: true, runId: handle.firstExecutionRunId };

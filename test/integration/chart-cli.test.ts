@@ -4,17 +4,17 @@
  * wall, a person's stop): the SVG parsed and its marks counted against the database, the PNG decoded,
  * a file replaced whole; bad input refused with one line naming the flag, exit 2, nothing written.
  */
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'cheerio';
 import { PNG } from 'pngjs';
 import { BAND_COLOURS } from '../../charts/spec';
 import { createPool, type Pool } from '../../db/pool';
-import { type ScenarioTruth, scenarioTruthSchema } from '../../scenarios/truth';
+import type { ScenarioTruth } from '../../scenarios/truth';
 import { recordReplayAsHistory, type RecordedHistory } from '../../bench/chart-history';
 import { CLI, cleanEnv, run } from '../helpers/processes';
 import { env } from '../helpers/services';
+import { simulateAndIngest } from '../helpers/simulated-site';
 
 const M = 60_000;
 const H = 60 * M;
@@ -30,13 +30,7 @@ const chart = (args: string[]) => run(CLI, ['chart', ...args], db());
 
 beforeAll(async () => {
   pool = createPool(env('DATABASE_URL'), 2);
-  dir = mkdtempSync(join(env('TH_TEST_DIR'), 'chart-'));
-  site = `wall-${randomUUID().slice(0, 8)}.sim.example`;
-  const simulated = await run(CLI, ['simulate', 'sudden-wall', '--days', '3', '--site', site, '--out', dir], cleanEnv({}));
-  if (simulated.code !== 0) throw new Error(simulated.stderr);
-  truth = scenarioTruthSchema.parse(JSON.parse(readFileSync(join(dir, 'sudden-wall.truth.json'), 'utf8')));
-  const ingested = await run(CLI, ['ingest', join(dir, 'sudden-wall.ndjson')], db());
-  if (ingested.code !== 0) throw new Error(ingested.stderr);
+  ({ site, dir, truth } = await simulateAndIngest('sudden-wall', 'wall'));
   const onset = Date.parse(truth.onset!);
   from = new Date(onset - 3 * H).toISOString();
   to = new Date(onset + 3 * H).toISOString();

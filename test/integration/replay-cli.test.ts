@@ -3,14 +3,14 @@
  * and its summary, NDJSON, two settings compared, a person's resume replayed across the pause; nothing
  * written to the live tables; bad input refused with one line naming the flag or field, exit 2.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPool, type Pool } from '../../db/pool';
 import type { ReplaySummary, ReplayTick } from '../../replay/types';
-import { type ScenarioTruth, scenarioTruthSchema } from '../../scenarios/truth';
+import type { ScenarioTruth } from '../../scenarios/truth';
 import { CLI, cleanEnv, run } from '../helpers/processes';
 import { env } from '../helpers/services';
+import { simulateAndIngest } from '../helpers/simulated-site';
 
 let pool: Pool;
 let dir: string;
@@ -23,13 +23,7 @@ const replay = (args: string[]) => run(CLI, ['replay', site, ...args], db());
 
 beforeAll(async () => {
   pool = createPool(env('DATABASE_URL'), 2);
-  dir = mkdtempSync(join(env('TH_TEST_DIR'), 'replay-'));
-  site = `wall-${randomUUID().slice(0, 8)}.sim.example`;
-  const simulated = await run(CLI, ['simulate', 'sudden-wall', '--days', '3', '--site', site, '--out', dir], cleanEnv({}));
-  if (simulated.code !== 0) throw new Error(simulated.stderr);
-  truth = scenarioTruthSchema.parse(JSON.parse(readFileSync(join(dir, 'sudden-wall.truth.json'), 'utf8')));
-  const ingested = await run(CLI, ['ingest', join(dir, 'sudden-wall.ndjson')], db());
-  if (ingested.code !== 0) throw new Error(ingested.stderr);
+  ({ site, dir, truth } = await simulateAndIngest('sudden-wall', 'wall'));
   // Half an hour before the wall to an hour after it.
   from = new Date(Date.parse(truth.onset!) - 30 * 60_000).toISOString();
   to = new Date(Date.parse(truth.onset!) + 60 * 60_000).toISOString();

@@ -5,7 +5,6 @@
  * stored rows (control_audit, decisions, minute rollups), the chart beside it parsed, the JSON document
  * against its schema; bad input refused with one line naming the flag, exit 2, nothing written.
  */
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'cheerio';
@@ -13,9 +12,10 @@ import { recordReplayAsHistory, type RecordedHistory } from '../../bench/chart-h
 import { type Review, reviewSchema } from '../../client/review/schema';
 import { createPool, type Pool } from '../../db/pool';
 import { ALL_ROUTES } from '../../db/signal-store/aggregate';
-import { type ScenarioTruth, scenarioTruthSchema } from '../../scenarios/truth';
+import type { ScenarioTruth } from '../../scenarios/truth';
 import { CLI, cleanEnv, run } from '../helpers/processes';
 import { env } from '../helpers/services';
+import { simulateAndIngest } from '../helpers/simulated-site';
 
 const M = 60_000;
 const H = 60 * M;
@@ -31,13 +31,7 @@ const review = (args: string[]) => run(CLI, ['review', ...args], db());
 
 beforeAll(async () => {
   pool = createPool(env('DATABASE_URL'), 2);
-  dir = mkdtempSync(join(env('TH_TEST_DIR'), 'review-'));
-  site = `wave-${randomUUID().slice(0, 8)}.sim.example`;
-  const simulated = await run(CLI, ['simulate', 'challenge-wave', '--days', '3', '--site', site, '--out', dir], cleanEnv({}));
-  if (simulated.code !== 0) throw new Error(simulated.stderr);
-  truth = scenarioTruthSchema.parse(JSON.parse(readFileSync(join(dir, 'challenge-wave.truth.json'), 'utf8')));
-  const ingested = await run(CLI, ['ingest', join(dir, 'challenge-wave.ndjson')], db());
-  if (ingested.code !== 0) throw new Error(ingested.stderr);
+  ({ site, dir, truth } = await simulateAndIngest('challenge-wave', 'wave'));
   onset = Date.parse(truth.onset!);
   // The wave lasts five hours (and 20 minutes of ramp down); a person resumes once it is over.
   resumeAt = new Date(onset + 5 * H + 40 * M + 30_000).toISOString();
