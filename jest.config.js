@@ -50,5 +50,16 @@ module.exports = {
       testMatch: ['**/*.test.ts'],
       transform,
     },
+    {
+      // The production path (stack/cluster): the Temporal server built from source on PostgreSQL, two
+      // worker processes. Its global setup builds the server and UI server into the per-machine cache
+      // on first use (minutes, once), with progress lines.
+      displayName: 'cluster',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test/cluster'],
+      testMatch: ['**/*.test.ts'],
+      transform,
+      globalSetup: '<rootDir>/test/setup/cluster-setup.ts',
+    },
   ],
 };

@@ -12,7 +12,9 @@
  *
  * Options (flags or environment): --sites 1000[,2000…] (BENCH_SITES), --tick 60 (s, BENCH_TICK_S),
  * --measure 120 (s, BENCH_MEASURE_S), --server-db file|memory (BENCH_SERVER_DB: the dev server's SQLite on
- * disk, as `npm start` runs it, or in memory — to show what the disk costs).
+ * disk, as `npm start` runs it, or in memory — to show what the disk costs), --server dev|cluster|dev,cluster
+ * (BENCH_SERVER: the dev server, the cluster stack's Temporal server on its own PostgreSQL — stack/cluster —
+ * or both in the same run, each scale on each; the server's CPU then includes its PostgreSQL's).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
@@ -24,7 +26,9 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { upsertSite } from '../db/sites';
 import { ensureTemporalCli } from '../stack/temporal-cli';
 import { freePort } from '../stack/free-port';
-import { startTemporalDevServer, type DevServerHandle } from '../stack/temporal-dev-server';
+import { startTemporalDevServer } from '../stack/temporal-dev-server';
+import { startClusterStack } from '../stack/cluster/cluster-stack';
+import pino from 'pino';
 import type { SiteHealthInput } from '../control/config';
 import { SITE_HEALTH_WORKFLOW, type SiteHealthWorkflow } from '../control/messages';
 import { temporal } from '@temporalio/proto';
@@ -47,6 +51,9 @@ const TICK_MS = Number(option('--tick', 'BENCH_TICK_S', '60')) * 1000;
 const MEASURE_MS = Number(option('--measure', 'BENCH_MEASURE_S', '120')) * 1000;
 /** `file`: SQLite on disk, as `npm start` runs the dev server; `memory`: no disk, to show what the disk costs. */
 const SERVER_DB = option('--server-db', 'BENCH_SERVER_DB', 'file');
+const SERVERS = option('--server', 'BENCH_SERVER', 'dev').split(',').map((x) => x.trim());
+for (const name of SERVERS) if (name !== 'dev' && name !== 'cluster') throw new Error(`--server: "${name}" is not a server; use dev, cluster or dev,cluster`);
+type ServerKind = 'dev' | 'cluster';
 const TARGET = { sites: 1000, tickMs: 60_000, p95Ms: 2000 };
 /** Share of sites whose current traffic degrades / resists (the rest is healthy). */
 const MIX = { degrading: 0.1, resisting: 0.05 };
@@ -124,10 +131,37 @@ async function startWorker(env: NodeJS.ProcessEnv, logFile: string): Promise<Chi
   return child;
 }
 
-async function runPhase(opts: { name: string; db: BenchDb; dir: string; bundlePath: string; pgPid: number; count: number; kind: 'timer' | 'sites'; sites: readonly string[] }): Promise<Phase> {
-  const cli = await ensureTemporalCli({ info: say, warn: say });
-  const port = await freePort();
-  const server: DevServerHandle = await startTemporalDevServer({ cli, port, namespace: 'default', logFile: join(opts.dir, `temporal-${opts.name}.log`), ...(SERVER_DB === 'file' ? { dbFile: join(opts.dir, `temporal-${opts.name}.sqlite`) } : {}) });
+interface BenchServer {
+  address: string;
+  /** CPU of the server's processes: the dev server; the cluster's Temporal server and its PostgreSQL. */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+/** A fresh Temporal server for one phase. */
+async function startServer(kind: ServerKind, name: string, dir: string): Promise<BenchServer> {
+  if (kind === 'dev') {
+    const cli = await ensureTemporalCli({ info: say, warn: say });
+    const port = await freePort();
+    const server = await startTemporalDevServer({ cli, port, namespace: 'default', logFile: join(dir, `temporal-${name}.log`), ...(SERVER_DB === 'file' ? { dbFile: join(dir, `temporal-${name}.sqlite`) } : {}) });
+    return {
+      address: server.address,
+      cpuMs: () => treeCpuMs(server.pid!),
+      stop: async () => {
+        await server.stop();
+        // Keep the logs, not the (large) SQLite files.
+        rmSync(join(dir, `temporal-${name}.sqlite`), { force: true });
+      },
+    };
+  }
+  const clusterDir = join(dir, `cluster-${name}`);
+  const stack = await startClusterStack({ dataDir: clusterDir, workers: 0, ports: 'free', uiPort: null, postgresPort: await freePort(), persistent: false, logger: pino({ level: 'warn' }) });
+  const pgPid = Number(readFileSync(join(clusterDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return { address: stack.address, cpuMs: () => treeCpuMs(stack.server.pid!) + treeCpuMs(pgPid), stop: () => stack.stop() };
+}
+
+async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; dir: string; bundlePath: string; pgPid: number; count: number; kind: 'timer' | 'sites'; sites: readonly string[] }): Promise<Phase> {
+  const server = await startServer(opts.server, opts.name, opts.dir);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: 'default' });
   const worker = await startWorker({ PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: TASK_QUEUE, DATABASE_URL: opts.db.databaseUrl, TH_BENCH_BUNDLE: opts.bundlePath, LOG_FORMAT: 'json' }, join(opts.dir, `worker-${opts.name}.log`));
@@ -147,14 +181,14 @@ async function runPhase(opts: { name: string; db: BenchDb; dir: string; bundlePa
     // within one interval) is over before the window opens; it is reported on its own.
     await sleep(WARMUP_MS);
     const w0 = Date.now();
-    const cpu0 = { worker: cpuMs(worker.pid!), server: treeCpuMs(server.pid!), pg: treeCpuMs(opts.pgPid) };
+    const cpu0 = { worker: cpuMs(worker.pid!), server: server.cpuMs(), pg: treeCpuMs(opts.pgPid) };
     const rss: number[] = [];
     while (Date.now() - w0 < MEASURE_MS) {
       rss.push(rssMb(worker.pid!));
       await sleep(1_000);
     }
     const w1 = Date.now();
-    const cpu1 = { worker: cpuMs(worker.pid!), server: treeCpuMs(server.pid!), pg: treeCpuMs(opts.pgPid) };
+    const cpu1 = { worker: cpuMs(worker.pid!), server: server.cpuMs(), pg: treeCpuMs(opts.pgPid) };
     await sleep(GRACE_MS);
     const stoppedAt = Date.now();
     worker.kill('SIGTERM');
@@ -208,17 +242,16 @@ async function runPhase(opts: { name: string; db: BenchDb; dir: string; bundlePa
     if (worker.exitCode === null) worker.kill('SIGKILL');
     await connection.close();
     await server.stop();
-    // Keep the logs, not the (large) SQLite files.
-    rmSync(join(opts.dir, `temporal-${opts.name}.sqlite`), { force: true });
   }
 }
 
-function report(base: Phase, sites: Phase): { met: boolean } {
+function report(server: ServerKind, base: Phase, sites: Phase): { met: boolean } {
+  const serverName = server === 'dev' ? 'dev server' : 'Temporal server + its PostgreSQL';
   const wake = (p: Phase) => p.lags.map((l) => l.wakeLagMs);
   const tick = (p: Phase) => p.lags.map((l) => l.tickLagMs).filter((x): x is number => x !== null);
   const perTick = (p: Phase, cpu: number) => cpu / Math.max(1, p.lags.length);
   const pct = (p: Phase, cpu: number) => `${fmt((cpu / p.windowMs) * 100)}% of a core`;
-  heading(`${sites.workflows} sites, tick every ${TICK_MS / 1000} s, measured ${fmt(sites.windowMs / 1000)} s after a ${WARMUP_MS / 1000} s warm-up`);
+  heading(`${server === 'dev' ? 'Dev server' : 'Cluster stack'}: ${sites.workflows} sites, tick every ${TICK_MS / 1000} s, measured ${fmt(sites.windowMs / 1000)} s after a ${WARMUP_MS / 1000} s warm-up`);
   for (const p of [base, sites]) {
     const label = p === base ? 'baseline: empty timer-only loops' : 'site loops (siteHealth)';
     line(`${label}: ticks due in the window (≈ N × window / tick), not started`, `${fmt(p.lags.length)} (≈ ${fmt(p.ticksExpected)}), ${fmt(p.lags.length / (p.windowMs / 1000), 1)}/s, ${fmt(p.late)} not started`);
@@ -233,18 +266,18 @@ function report(base: Phase, sites: Phase): { met: boolean } {
     line(`${label}: start-up: first workflow task waited p50 / p95 / max`, `${fmt(percentile(p.firstTaskWaits, 0.5))} / ${fmt(percentile(p.firstTaskWaits, 0.95))} / ${fmt(Math.max(...p.firstTaskWaits))} ms`);
     line(`${label}: workflow tasks failed / timed out, activities timed out`, `${fmt(p.taskFailures)} / ${fmt(p.taskTimeouts)} / ${fmt(p.activityTimeouts)}`);
     line(`${label}: worker CPU, RSS avg / max`, `${pct(p, p.workerCpuMs)}, ${fmt(p.rssAvgMb)} / ${fmt(p.rssMaxMb)} MB`);
-    line(`${label}: dev server CPU / PostgreSQL CPU`, `${pct(p, p.serverCpuMs)} / ${pct(p, p.pgCpuMs)}`);
-    line(`${label}: CPU per tick: worker / dev server / PostgreSQL`, `${fmt(perTick(p, p.workerCpuMs), 1)} / ${fmt(perTick(p, p.serverCpuMs), 1)} / ${fmt(perTick(p, p.pgCpuMs), 1)} ms`);
+    line(`${label}: ${serverName} CPU / product's PostgreSQL CPU`, `${pct(p, p.serverCpuMs)} / ${pct(p, p.pgCpuMs)}`);
+    line(`${label}: CPU per tick: worker / ${serverName} / product's PostgreSQL`, `${fmt(perTick(p, p.workerCpuMs), 1)} / ${fmt(perTick(p, p.serverCpuMs), 1)} / ${fmt(perTick(p, p.pgCpuMs), 1)} ms`);
   }
   const ratio = (a: number, b: number) => (b > 0 ? `×${fmt(a / b, 1)}` : 'n/a');
   line('ratio site loops / baseline: wake lag p95', ratio(percentile(wake(sites), 0.95), percentile(wake(base), 0.95)));
-  line('ratio site loops / baseline: dev server CPU per tick', ratio(perTick(sites, sites.serverCpuMs), perTick(base, base.serverCpuMs)));
+  line(`ratio site loops / baseline: ${serverName} CPU per tick`, ratio(perTick(sites, sites.serverCpuMs), perTick(base, base.serverCpuMs)));
   line('ratio site loops / baseline: worker CPU per tick', ratio(perTick(sites, sites.workerCpuMs), perTick(base, base.workerCpuMs)));
   const p95 = percentile(tick(sites), 0.95);
   // Sustained: every tick due in the window started (none still waiting 10 s after it).
   const sustained = sites.late === 0;
   const met = sustained && p95 < TARGET.p95Ms;
-  line(`verdict at ${sites.workflows} sites / ${TICK_MS / 1000} s`, `${sustained ? 'sustained' : 'NOT sustained'}, tick lag p95 ${fmt(p95)} ms ${p95 < TARGET.p95Ms ? '<' : '≥'} ${TARGET.p95Ms} ms`);
+  line(`verdict (${server}) at ${sites.workflows} sites / ${TICK_MS / 1000} s`, `${sustained ? 'sustained' : 'NOT sustained'}, tick lag p95 ${fmt(p95)} ms ${p95 < TARGET.p95Ms ? '<' : '≥'} ${TARGET.p95Ms} ms`);
   return { met };
 }
 
@@ -256,21 +289,26 @@ async function main(): Promise<void> {
     const bundlePath = join(db.dir, 'bench-bundle.js');
     say(`logs in ${db.dir}`);
     writeFileSync(bundlePath, bundle.code);
-    heading(`Site loops: one worker + the Temporal dev server (SQLite ${SERVER_DB === 'file' ? 'file' : 'in memory'}), ${cpus().length} cores`);
-    const outcomes: Array<{ sites: number; met: boolean }> = [];
+    const serverLabel = (k: ServerKind): string => (k === 'dev' ? `the Temporal dev server (SQLite ${SERVER_DB === 'file' ? 'file' : 'in memory'})` : 'the cluster stack (Temporal server on PostgreSQL)');
+    heading(`Site loops: one worker + ${SERVERS.map((k) => serverLabel(k as ServerKind)).join(', then ')}, ${cpus().length} cores`);
+    const outcomes: Array<{ server: ServerKind; sites: number; met: boolean }> = [];
     for (const count of SITES) {
-      const sites = Array.from({ length: count }, (_, i) => `s${i}-n${count}.bench.example`);
-      say(`seeding ${count} sites (${fmt(count * 300)} events through the signal store)`);
-      const t = Date.now();
-      await seedSites(db, sites);
-      say(`seeded in ${fmt((Date.now() - t) / 1000, 1)} s`);
-      const base = await runPhase({ name: `timer-${count}`, db, dir: db.dir, bundlePath, pgPid, count, kind: 'timer', sites });
-      const loops = await runPhase({ name: `sites-${count}`, db, dir: db.dir, bundlePath, pgPid, count, kind: 'sites', sites });
-      outcomes.push({ sites: count, ...report(base, loops) });
+      for (const server of SERVERS as ServerKind[]) {
+        // Sites of their own per server: the second server's loops start from no stored state of the first's.
+        const sites = Array.from({ length: count }, (_, i) => `s${i}-n${count}-${server}.bench.example`);
+        say(`seeding ${count} sites (${fmt(count * 300)} events through the signal store)`);
+        const t = Date.now();
+        await seedSites(db, sites);
+        say(`seeded in ${fmt((Date.now() - t) / 1000, 1)} s`);
+        const base = await runPhase({ name: `${server}-timer-${count}`, server, db, dir: db.dir, bundlePath, pgPid, count, kind: 'timer', sites });
+        const loops = await runPhase({ name: `${server}-sites-${count}`, server, db, dir: db.dir, bundlePath, pgPid, count, kind: 'sites', sites });
+        outcomes.push({ server, sites: count, ...report(server, base, loops) });
+      }
     }
     if (TICK_MS === TARGET.tickMs && SITES.includes(TARGET.sites)) {
-      const t = outcomes.find((o) => o.sites === TARGET.sites)!;
-      heading(`Target (${TARGET.sites} sites every ${TARGET.tickMs / 1000} s, p95 tick lag < ${TARGET.p95Ms} ms): ${t.met ? 'met' : 'NOT met'}`);
+      for (const t of outcomes.filter((o) => o.sites === TARGET.sites)) {
+        heading(`Target on the ${t.server} server (${TARGET.sites} sites every ${TARGET.tickMs / 1000} s, p95 tick lag < ${TARGET.p95Ms} ms): ${t.met ? 'met' : 'NOT met'}`);
+      }
     }
   } finally {
     await db.stop();

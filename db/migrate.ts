@@ -1,7 +1,8 @@
 /**
  * Schema migrations: plain SQL files in db/migrations, applied in order by node-pg-migrate, which
- * records them in `pgmigrations` and serialises concurrent runs with an advisory lock. Applying is
- * idempotent: a second run finds nothing to do.
+ * records them in `pgmigrations` and serialises concurrent runs with an advisory lock: workers started
+ * together on a new database wait for the first one's migrations (node-pg-migrate's default would fail
+ * them), then find nothing to do. Applying is idempotent.
  */
 import { runner } from 'node-pg-migrate';
 import { MIGRATIONS_DIR } from '../config/paths';
@@ -22,6 +23,7 @@ export async function migrateUp(databaseUrl: string, log?: MigrationLog): Promis
       migrationsTable: 'pgmigrations',
       checkOrder: true,
       singleTransaction: true,
+      advisoryLockMode: 'wait',
       log: () => undefined,
     });
     const names = applied.map((m) => m.name);

@@ -23,3 +23,15 @@ export function isPortInUse(port: number, host = '127.0.0.1'): Promise<boolean> 
     server.listen(port, host, () => server.close(() => resolve(false)));
   });
 }
+
+/**
+ * A free port below 32768, outside Linux's ephemeral range (32768–60999): Temporal stores its services'
+ * membership ports in a PostgreSQL smallint, so the OS's pick from `freePort()` does not fit there.
+ */
+export async function freeLowPort(taken: ReadonlySet<number> = new Set()): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!taken.has(port) && !(await isPortInUse(port))) return port;
+  }
+  throw new Error('no free port found between 20000 and 32000');
+}

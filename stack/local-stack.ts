@@ -24,6 +24,7 @@ import { isPortInUse } from './free-port';
 import { writeCliSettings } from './cli-settings';
 import { setAsideOwnStoppedSettings } from './own-settings';
 import { startEmbeddedPostgres } from './embedded-postgres';
+import { stopList } from './stop-list';
 import { supervisePostgres } from './supervise-postgres';
 import { ensureTemporalCli, type TemporalCli } from './temporal-cli';
 import { startTemporalDevServer } from './temporal-dev-server';
@@ -62,17 +63,8 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
   const dataDir = resolve(local.dataDir);
 
   // Stop in reverse order of start, whatever happens after this point.
-  const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
-  const stopAll = async (): Promise<void> => {
-    for (const { name, stop } of stops.reverse()) {
-      try {
-        await stop();
-        logger.info(`${name} stopped`);
-      } catch (err) {
-        logger.warn({ err }, `${name} did not stop cleanly`);
-      }
-    }
-  };
+  const stops = stopList(logger);
+  const stopAll = stops.stopAll;
 
   try {
     let uiUrl = configuredUiUrl;
@@ -89,7 +81,7 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
         namespace: temporal.namespace,
         logFile: join(dataDir, 'temporal.log'),
       });
-      stops.push({ name: 'Temporal dev server', stop: () => server.stop() });
+      stops.add('Temporal dev server', () => server.stop());
       temporal = { ...temporal, address: server.address };
       uiUrl = configuredUiUrl ?? server.uiUrl;
     }
@@ -98,7 +90,7 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
     if (!databaseUrl) {
       logger.info({ dataDir: join(dataDir, 'postgres') }, 'starting the embedded PostgreSQL');
       const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: local.postgresPort, persistent: true });
-      stops.push({ name: 'PostgreSQL', stop: () => pg.stop() });
+      stops.add('PostgreSQL', () => pg.stop());
       databaseUrl = pg.databaseUrl;
       supervisePostgres(pg, logger, (message) => {
         logger.error(message);
@@ -119,7 +111,7 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
       apiSettings.TH_API_PORT = 0;
     }
     const api = await startApi({ databaseUrl, temporal, settings: apiSettings, logger });
-    stops.push({ name: 'API', stop: () => api.close() });
+    stops.add('API', () => api.close());
     const cliSettings = writeCliSettings(dataDir, {
       TEMPORAL_ADDRESS: temporal.address,
       ...(uiUrl !== undefined ? { TEMPORAL_UI_URL: uiUrl } : {}),

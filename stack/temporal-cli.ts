@@ -8,11 +8,12 @@
  *      (v1.5.1 is the newest release `go install` accepts: later go.mod files carry `replace` lines);
  *   5. otherwise the Temporal SDK's own download of the dev server (needs internet).
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { UserError } from '../common/user-error';
+import { type ProvisionLog, goInstall } from './go-install';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
@@ -21,10 +22,7 @@ export type TemporalCli =
   | { kind: 'binary'; path: string; source: 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'go install' }
   | { kind: 'sdk-download'; downloadDir: string };
 
-export interface ProvisionLog {
-  info(message: string): void;
-  warn(message: string): void;
-}
+export type { ProvisionLog };
 
 /** The per-machine cache of provisioned tools, outside the clone (shared by every clone on the machine). */
 export function toolCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -45,7 +43,7 @@ export function isExecutable(path: string): boolean {
   }
 }
 
-function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (dir === '') continue;
     const candidate = join(dir, name);
@@ -54,46 +52,8 @@ function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
-function hasGo(env: NodeJS.ProcessEnv): boolean {
+export function hasGo(env: NodeJS.ProcessEnv): boolean {
   return spawnSync('go', ['version'], { env, stdio: 'ignore' }).status === 0;
-}
-
-/** Runs `go install` into a staging folder, then moves the binary into the cache in one rename. */
-async function goInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.ProcessEnv): Promise<string> {
-  const staging = join(cacheDir, `.staging-${process.pid}`);
-  mkdirSync(staging, { recursive: true });
-  log.info(
-    `Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with \`go install\` into ${cacheDir} — first run on this machine only; it takes a few minutes.`,
-  );
-  const started = Date.now();
-  let lastLine = '';
-  const child = spawn('go', ['install', `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`], {
-    env: { ...env, GOBIN: staging },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const onOutput = (chunk: Buffer): void => {
-    const lines = chunk.toString('utf8').trim().split('\n');
-    lastLine = lines[lines.length - 1] ?? lastLine;
-  };
-  child.stdout.on('data', onOutput);
-  child.stderr.on('data', onOutput);
-  // A heartbeat so a person (or a CI log) can see the build is alive and what it is doing.
-  const heartbeat = setInterval(() => {
-    const secs = Math.round((Date.now() - started) / 1000);
-    log.info(`still building the Temporal CLI (${secs}s)${lastLine ? `: ${lastLine}` : ''}`);
-  }, 20_000);
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  clearInterval(heartbeat);
-  const built = join(staging, 'temporal');
-  if (code !== 0 || !existsSync(built)) {
-    rmSync(staging, { recursive: true, force: true });
-    throw new UserError(`go install ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} failed (exit ${code}): ${lastLine || 'no output'}`);
-  }
-  const target = join(cacheDir, 'temporal');
-  renameSync(built, target);
-  rmSync(staging, { recursive: true, force: true });
-  log.info(`Temporal CLI built in ${Math.round((Date.now() - started) / 1000)}s: ${target}`);
-  return target;
 }
 
 export async function ensureTemporalCli(log: ProvisionLog, env: NodeJS.ProcessEnv = process.env): Promise<TemporalCli> {
@@ -109,7 +69,10 @@ export async function ensureTemporalCli(log: ProvisionLog, env: NodeJS.ProcessEn
   const cached = join(cacheDir, 'temporal');
   if (isExecutable(cached)) return { kind: 'binary', path: cached, source: 'cache' };
 
-  if (hasGo(env)) return { kind: 'binary', path: await goInstall(cacheDir, log, env), source: 'go install' };
+  if (hasGo(env)) {
+    const built = await goInstall({ label: 'the Temporal CLI', packages: [TEMPORAL_CLI_MODULE], version: TEMPORAL_CLI_VERSION, binaries: { temporal: 'temporal' } }, cacheDir, log, env);
+    return { kind: 'binary', path: built.temporal!, source: 'go install' };
+  }
 
   log.warn('No temporal binary on PATH or in the cache, and no Go to build one: falling back to the Temporal SDK download (needs internet).');
   mkdirSync(cacheDir, { recursive: true });

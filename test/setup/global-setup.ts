@@ -2,6 +2,10 @@
  * Starts the real services the integration tests share: the Temporal dev server (in memory, headless,
  * provisioned by the same script as `npm start`) and an embedded PostgreSQL in a temporary folder,
  * migrated. Bundles the workflow code once. Tests find them through process.env.
+ *
+ * TEST_SERVER=cluster runs the same tests on the production path instead: the cluster stack's Temporal
+ * server (stack/cluster, built from source on first use) on PostgreSQL with SQL visibility, no workers of
+ * its own (each test starts its own), its PostgreSQL also holding the product's database.
  */
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +18,8 @@ import { freePort } from '../../stack/free-port';
 import { startEmbeddedPostgres } from '../../stack/embedded-postgres';
 import { ensureTemporalCli } from '../../stack/temporal-cli';
 import { startTemporalDevServer } from '../../stack/temporal-dev-server';
+import { startClusterStack } from '../../stack/cluster/cluster-stack';
+import pino from 'pino';
 import { workflowsPath } from '../../worker/create-worker';
 
 const log = {
@@ -28,10 +34,22 @@ export default async function globalSetup(): Promise<void> {
 
   const cli = await ensureTemporalCli(log);
   const [temporalPort, pgPort] = [await freePort(), await freePort()];
-  const [server, pg] = await Promise.all([
-    startTemporalDevServer({ cli, port: temporalPort, namespace: 'default', logFile: join(dir, 'temporal.log') }),
-    startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), port: pgPort, persistent: false }),
-  ]);
+  let server: { address: string; stop(): Promise<void> };
+  let pg: { databaseUrl: string; stop(): Promise<void> };
+  if (process.env.TEST_SERVER === 'cluster') {
+    log.info('TEST_SERVER=cluster: the Temporal server of the cluster stack on PostgreSQL');
+    const cluster = await startClusterStack({ dataDir: join(dir, 'cluster'), workers: 0, ports: 'free', uiPort: null, postgresPort: pgPort, persistent: false, logger: pino({ level: 'warn' }) });
+    server = { address: cluster.address, stop: () => cluster.stop() };
+    // The cluster stack stops its PostgreSQL itself.
+    pg = { databaseUrl: cluster.databaseUrl, stop: () => Promise.resolve() };
+  } else if (process.env.TEST_SERVER !== undefined && process.env.TEST_SERVER !== 'dev') {
+    throw new Error(`TEST_SERVER: "${process.env.TEST_SERVER}" is not a server; use dev (the default) or cluster`);
+  } else {
+    [server, pg] = await Promise.all([
+      startTemporalDevServer({ cli, port: temporalPort, namespace: 'default', logFile: join(dir, 'temporal.log') }),
+      startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), port: pgPort, persistent: false }),
+    ]);
+  }
   await migrateUp(pg.databaseUrl);
   // A migrated copy nobody connects to: tests that need DDL of their own (triggers on the store's tables)
   // clone it into a private database instead of changing tables that parallel test files write to.

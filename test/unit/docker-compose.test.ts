@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { parse } from 'yaml';
-import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
 import { EMBEDDED_POSTGRES_SETTINGS } from '../../stack/embedded-postgres';
 import { loadApiSettings } from '../../api/settings';
 
@@ -15,6 +14,7 @@ interface Service {
   image?: string;
   build?: string;
   environment?: Record<string, string>;
+  env_file?: string;
   depends_on?: Record<string, { condition: string }>;
   command?: string[];
   entrypoint?: string[];
@@ -28,25 +28,31 @@ const root = join(__dirname, '..', '..');
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const s = compose.services;
 
-test('has Temporal on PostgreSQL, the UI, search-attribute setup, the worker and the API', () => {
-  expect(Object.keys(s).sort()).toEqual(['api', 'postgresql', 'temporal', 'temporal-search-attributes', 'temporal-ui', 'worker']);
+test('has Temporal on PostgreSQL (schema set-up, server, registration), the UI, the worker and the API', () => {
+  expect(Object.keys(s).sort()).toEqual(['api', 'postgresql', 'temporal', 'temporal-register', 'temporal-schema', 'temporal-ui', 'worker']);
   expect(s.postgresql!.image).toMatch(/^postgres:\d+/);
-  expect(s.temporal!.image).toMatch(/^temporalio\/auto-setup:/);
-  expect(s.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
+  expect(s.temporal!.environment).toMatchObject({ POSTGRES_SEEDS: 'postgresql', DB_PORT: '5432' });
   expect(s['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
+  // The order: schema (after PostgreSQL is healthy) → server → registration → UI, worker and API.
+  expect(s['temporal-schema']!.depends_on).toEqual({ postgresql: { condition: 'service_healthy' } });
+  expect(s.temporal!.depends_on).toEqual({ 'temporal-schema': { condition: 'service_completed_successfully' } });
+  expect(s['temporal-register']!.depends_on).toEqual({ temporal: { condition: 'service_started' } });
+  expect(s['temporal-ui']!.depends_on).toEqual({ 'temporal-register': { condition: 'service_completed_successfully' } });
 });
 
-test('images match the server and UI versions of the dev server we test against (Server 1.29.1, UI 2.42.1)', () => {
-  expect(s.temporal!.image).toBe('temporalio/auto-setup:1.29.1');
-  expect(s['temporal-search-attributes']!.image).toBe('temporalio/admin-tools:1.29.1');
+test('images match the server and UI versions the cluster stack builds and the dev server runs (Server 1.29.1, UI 2.42.1)', () => {
+  expect(s.temporal!.image).toBe('temporalio/server:1.29.1');
+  expect(s['temporal-schema']!.image).toBe('temporalio/admin-tools:1.29.1');
+  expect(s['temporal-register']!.image).toBe('temporalio/admin-tools:1.29.1');
   expect(s['temporal-ui']!.image).toBe('temporalio/ui:2.42.1');
 });
 
-test('registers every product search attribute with its type', () => {
-  const script = s['temporal-search-attributes']!.command!.join(' ');
-  const cliType: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int', BOOL: 'Bool' };
-  for (const key of ALL_SEARCH_ATTRIBUTE_KEYS) expect(script).toContain(`${key.name}=${cliType[key.type]}`);
-  expect(s['temporal-search-attributes']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
+test('the schema and registration services run the scripts of deploy/temporal, with the database password given by environment', () => {
+  expect(s['temporal-schema']!.entrypoint).toEqual(['/bin/sh', '/etc/target-health/temporal/setup-schema.sh']);
+  expect(s['temporal-register']!.entrypoint).toEqual(['/bin/sh', '/etc/target-health/temporal/register.sh']);
+  expect(s['temporal-register']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
+  expect(s['temporal-schema']!.environment!.POSTGRES_PWD).toBe(s.postgresql!.environment!.POSTGRES_PASSWORD);
+  expect(s.temporal!.environment!.POSTGRES_PWD).toBe(s.postgresql!.environment!.POSTGRES_PASSWORD);
 });
 
 test('the worker is built here and points at the stack by service name', () => {
@@ -58,7 +64,7 @@ test('the worker is built here and points at the stack by service name', () => {
   expect(db.pathname).toBe('/target_health');
   expect(db.username).toBe(s.postgresql!.environment!.POSTGRES_USER);
   expect(db.password).toBe(s.postgresql!.environment!.POSTGRES_PASSWORD);
-  expect(w.depends_on).toMatchObject({ postgresql: { condition: 'service_healthy' }, 'temporal-search-attributes': { condition: 'service_completed_successfully' } });
+  expect(w.depends_on).toMatchObject({ postgresql: { condition: 'service_healthy' }, 'temporal-register': { condition: 'service_completed_successfully' } });
 });
 
 test('the API runs the same image as the worker: migrate, then `target-health api` on 0.0.0.0:8787, probed on /healthz', () => {
@@ -71,7 +77,7 @@ test('the API runs the same image as the worker: migrate, then `target-health ap
   expect(a.environment).toMatchObject({ TH_API_HOST: '0.0.0.0', TH_API_PORT: '8787', TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: 'default' });
   expect(a.environment!.DATABASE_URL).toBe(s.worker!.environment!.DATABASE_URL);
   expect(a.ports).toEqual(['8787:8787']);
-  expect(a.depends_on).toEqual({ postgresql: { condition: 'service_healthy' }, temporal: { condition: 'service_healthy' } });
+  expect(a.depends_on).toEqual({ postgresql: { condition: 'service_healthy' }, 'temporal-register': { condition: 'service_completed_successfully' } });
   const probe = a.healthcheck!.test;
   expect(probe.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
   expect(probe[3]).toContain("fetch('http://127.0.0.1:8787/healthz')");

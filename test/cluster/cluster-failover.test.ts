@@ -1,0 +1,88 @@
+/**
+ * The production path, run for real (CI-sized): the cluster stack (stack/cluster) — the Temporal server
+ * built from go.temporal.io/server on the embedded PostgreSQL with SQL visibility, schemas by its SQL
+ * tool, namespace and search attributes by `temporal operator` — with two worker processes.
+ *
+ * A site loop ticks on it; the worker running the tick's assessment is SIGKILLed mid-tick (placed, not
+ * hoped for: the test holds the lock the assessment's write needs and kills the worker that holds the
+ * activity); the other worker carries on. Afterwards, from the database and the histories: every tick
+ * assessed once, none lost, no workflow task failure; the loop is listed by the search attributes.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { workflowIdForSite } from '../../common/names';
+import { type SiteHealthSummary, stateQuery, stopUpdate } from '../../control/messages';
+import { createPool, type Pool } from '../../db/pool';
+import { RUNNING_SITES_QUERY } from '../../temporal/list-queries';
+import { type ClusterProcess, alive, startClusterProcess } from '../helpers/cluster-process';
+import { ingestNow, loopInput, prepareSite, startHealthySite } from '../helpers/control-loop';
+import { checkLoop, printFigures, waitForLoop } from '../helpers/fault-checks';
+import { until } from '../helpers/fault-stack';
+
+let stack: ClusterProcess;
+let connection: Connection;
+let client: Client;
+let pool: Pool;
+
+beforeAll(async () => {
+  stack = await startClusterProcess(2);
+  connection = await Connection.connect({ address: stack.address });
+  client = new Client({ connection, namespace: stack.namespace });
+  pool = createPool(stack.databaseUrl, 4);
+}, 600_000);
+
+afterAll(async () => {
+  await pool?.end();
+  await connection?.close();
+  await stack?.stop();
+}, 120_000);
+
+test('a site loop on the cluster: one of two workers SIGKILLed mid-tick, the other carries on, every tick assessed once', async () => {
+  const site = await prepareSite(pool, 'cluster');
+  await ingestNow(pool, site, { ok: 100 });
+  // 3 s activity timeouts: the killed worker's attempt is retried 3 s after it started, on the other worker.
+  const input = loopInput(site, { timeouts: { activityMs: 3_000 } });
+  const { handle, healthy } = await startHealthySite(client, 'target-health', input);
+
+  // Listed by the search attributes of SQL visibility (the list the README shows).
+  await until(async () => {
+    const ids: string[] = [];
+    for await (const w of client.workflow.list({ query: `${RUNNING_SITES_QUERY} AND TargetSite = '${site}' AND HealthBand = 'healthy'` })) ids.push(w.workflowId);
+    return ids.includes(workflowIdForSite(site)) ? true : undefined;
+  }, `${site} listed as healthy`, 60_000);
+
+  // Hold the assessments table: the next tick's assessment does its reads and waits to write.
+  const locker = await pool.connect();
+  let tick: number;
+  let killedPid: number;
+  try {
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE assessments IN EXCLUSIVE MODE');
+    const pending = await until(async () => {
+      const d = await handle.describe();
+      const a = (d.raw.pendingActivities ?? []).find((p) => p.activityType?.name === 'assessSite' && p.lastWorkerIdentity);
+      return a ?? undefined;
+    }, 'the assessment in flight on a worker', 60_000);
+    tick = (await handle.query(stateQuery)).tick + 1;
+    // The SDK's default identity is `<pid>@<host>`.
+    killedPid = Number(pending.lastWorkerIdentity!.split('@')[0]);
+    expect(stack.workers.map((w) => w.pid)).toContain(killedPid);
+    process.kill(killedPid, 'SIGKILL');
+    await until(() => (alive(killedPid) ? undefined : true), `worker ${killedPid} gone`, 10_000);
+  } finally {
+    await locker.query('COMMIT').catch(() => undefined);
+    locker.release();
+  }
+  const survivor = stack.workers.find((w) => w.pid !== killedPid)!;
+  await waitForLoop(handle, `two ticks past ${tick} on the other worker`, (s) => s.tick >= tick + 2, 120_000);
+  expect(alive(survivor.pid)).toBe(true);
+
+  const stopped = await handle.executeUpdate(stopUpdate, { args: [{ who: 'cluster@example.com', why: 'cluster test done' }] });
+  expect(stopped.band).toBe('stopped');
+  const summary = (await handle.result()) as SiteHealthSummary;
+  const check = await checkLoop({ client, pool, site, workflowId: workflowIdForSite(site), chainId: healthy.chainId, ticks: summary.ticks });
+  expect(check.figures.ticksDoubled).toBe(0);
+  expect(check.figures.ticksMissing).toBe(0);
+  // The killed attempt was retried (on the survivor).
+  expect(check.figures.activityRetries).toBeGreaterThanOrEqual(1);
+  printFigures('cluster: one of two workers SIGKILLed mid-tick', [{ 'killed at tick': tick, ...check.figures }]);
+}, 600_000);
