@@ -1,10 +1,13 @@
 /**
  * Tick lag from event histories (server timestamps, so the measure does not depend on the benchmark's
- * own clock or load): for every timer of the tick interval, the time from when it was due
- * (TimerStarted + interval) to
+ * own clock or load): for every tick timer — one of the tick interval (the empty loops), or one the site
+ * loop started to wait for its next slot on the tick schedule (control/schedule.ts: its summary says
+ * "next tick at …", its duration is whatever is left to the slot) — the time from when it was due
+ * (TimerStarted + its duration) to
  *   - the workflow task that handled it starting (`wake`: Temporal's own cost — timer, queue, worker), and
  *   - the tick's assessment activity starting (`tick`: what the issue calls tick lag), for site loops.
  */
+import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 
@@ -29,6 +32,27 @@ function ms(d: { seconds?: { toNumber(): number } | number | null; nanos?: numbe
   return seconds * 1000 + Math.round((d.nanos ?? 0) / 1e6);
 }
 
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** The summary the workflow gave a timer (user metadata), if any. */
+function timerSummary(e: HistoryEvent): string | undefined {
+  const payload = e.userMetadata?.summary;
+  if (!payload) return undefined;
+  try {
+    const value: unknown = defaultPayloadConverter.fromPayload(payload);
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A timer that waits for a tick: the interval itself, or the site loop's wait for its next slot. */
+function tickTimerMs(e: HistoryEvent, intervalMs: number): number | null {
+  const duration = ms(e.timerStartedEventAttributes?.startToFireTimeout);
+  if (duration === intervalMs) return duration;
+  return timerSummary(e)?.startsWith('next tick') === true ? duration : null;
+}
+
 export function tickLags(history: History, intervalMs: number): TickLag[] {
   const events = history.events ?? [];
   const timers = new Map<string, number>();
@@ -43,14 +67,16 @@ export function tickLags(history: History, intervalMs: number): TickLag[] {
     const t = tsToMs(e.eventTime);
     const id = String(e.eventId);
     switch (e.eventType) {
-      case E.EVENT_TYPE_TIMER_STARTED:
-        if (ms(e.timerStartedEventAttributes?.startToFireTimeout) === intervalMs) {
-          timers.set(id, t + intervalMs);
+      case E.EVENT_TYPE_TIMER_STARTED: {
+        const duration = tickTimerMs(e, intervalMs);
+        if (duration !== null) {
+          timers.set(id, t + duration);
           open.add(id);
           if (lastFired) lastFired.lag.cycleMs = t - lastFired.at;
           lastFired = null;
         }
         break;
+      }
       case E.EVENT_TYPE_TIMER_CANCELED:
         open.delete(String(e.timerCanceledEventAttributes?.startedEventId));
         break;
@@ -105,4 +131,68 @@ export function firstTaskWaitMs(history: History): number {
     if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_STARTED && scheduled !== null) return tsToMs(e.eventTime) - scheduled;
   }
   return 0;
+}
+
+/**
+ * A site loop's ticks, read from its assessments: each `assessSite` activity carries the slot it
+ * assesses (`asOf`, the tick schedule's due time), so the lag needs no timer at all — a loop that is late
+ * enough to skip to a later slot (control/schedule.ts) simply has fewer ticks, which the caller counts
+ * against the ticks due. Wake = due → the workflow task that scheduled the assessment started.
+ */
+export function siteTickLags(history: History): TickLag[] {
+  return siteTicks(history).map(({ scheduledAt: _scheduledAt, ...lag }) => lag);
+}
+
+/** Slots of a loop's tick schedule due in [from, to): its slots are `phase + k × interval`. */
+export function slotsDue(anyDueAt: number, intervalMs: number, from: number, to: number): number {
+  const phase = ((anyDueAt % intervalMs) + intervalMs) % intervalMs;
+  const first = Math.ceil((from - phase) / intervalMs);
+  const last = Math.ceil((to - phase) / intervalMs);
+  return Math.max(0, last - first);
+}
+
+function siteTicks(history: History): Array<TickLag & { scheduledAt: number }> {
+  const events = history.events ?? [];
+  const startedAt = new Map<string, number>();
+  const completedToStarted = new Map<string, string>();
+  const byScheduled = new Map<string, TickLag & { scheduledAt: number }>();
+  const out: Array<TickLag & { scheduledAt: number }> = [];
+  for (const e of events) {
+    const t = tsToMs(e.eventTime);
+    const id = String(e.eventId);
+    switch (e.eventType) {
+      case E.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+        startedAt.set(id, t);
+        break;
+      case E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+        completedToStarted.set(id, String(e.workflowTaskCompletedEventAttributes?.startedEventId));
+        break;
+      case E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
+        const a = e.activityTaskScheduledEventAttributes;
+        if (a?.activityType?.name !== 'assessSite') break;
+        const input = a.input?.payloads?.[0];
+        const asOf = input ? defaultPayloadConverter.fromPayload<{ asOf?: string }>(input).asOf : undefined;
+        if (asOf === undefined) break;
+        const dueAt = Date.parse(asOf);
+        const wfStarted = startedAt.get(completedToStarted.get(String(a.workflowTaskCompletedEventId)) ?? '');
+        const lag = { dueAt, wakeLagMs: wfStarted === undefined ? Number.NaN : wfStarted - dueAt, tickLagMs: null, cycleMs: null, assessMs: null, scheduledAt: t };
+        byScheduled.set(id, lag);
+        out.push(lag);
+        break;
+      }
+      case E.EVENT_TYPE_ACTIVITY_TASK_STARTED: {
+        const lag = byScheduled.get(String(e.activityTaskStartedEventAttributes?.scheduledEventId));
+        if (lag && lag.tickLagMs === null) lag.tickLagMs = t - lag.dueAt;
+        break;
+      }
+      case E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: {
+        const lag = byScheduled.get(String(e.activityTaskCompletedEventAttributes?.scheduledEventId));
+        if (lag) lag.assessMs = t - lag.scheduledAt;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return out;
 }

@@ -25,13 +25,15 @@ export function startChild(name: string, command: string, args: readonly string[
   mkdirSync(dirname(options.logFile), { recursive: true });
   const log = createWriteStream(options.logFile, { flags: 'a' });
   const child = spawn(command, [...args], { env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...(options.cwd ? { cwd: options.cwd } : {}) });
-  child.stdout.pipe(log);
-  child.stderr.pipe(log);
+  // Both streams into one log: neither may end it (the other could still write); 'close' — the process
+  // gone and both streams drained — ends it.
+  child.stdout.pipe(log, { end: false });
+  child.stderr.pipe(log, { end: false });
   let ended: string | null = null;
   const exited = new Promise<string>((resolve) =>
-    child.once('exit', (code, signal) => {
+    child.once('close', (code, signal) => {
       ended = signal ?? `exit code ${code}`;
-      resolve(ended);
+      log.end(() => resolve(ended!));
     }),
   );
   const killOnExit = (): void => {
@@ -55,7 +57,7 @@ export function startChild(name: string, command: string, args: readonly string[
         await exited;
         clearTimeout(force);
       }
-      await new Promise<void>((resolve) => log.end(resolve));
+      await exited;
     },
   };
 }

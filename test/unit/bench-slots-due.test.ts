@@ -1,0 +1,12 @@
+/** bench:sites counts a site loop's ticks due in the measured window from its schedule's slots. */
+import { slotsDue } from '../../bench/history-lag';
+
+test('slots phase + k × interval inside [from, to)', () => {
+  // Slots at 5, 15, 25, 35, …
+  expect(slotsDue(25, 10, 0, 30)).toBe(3); // 5, 15, 25
+  expect(slotsDue(5, 10, 5, 35)).toBe(3); // 5, 15, 25 (35 excluded)
+  expect(slotsDue(5, 10, 6, 15)).toBe(0);
+  expect(slotsDue(5, 10, 6, 16)).toBe(1);
+  expect(slotsDue(1_796_000_005_000, 60_000, 1_796_000_000_000, 1_796_000_120_000)).toBe(2);
+  expect(slotsDue(5, 10, 30, 20)).toBe(0);
+});
