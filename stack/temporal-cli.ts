@@ -43,7 +43,7 @@ export function isExecutable(path: string): boolean {
   }
 }
 
-export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (dir === '') continue;
     const candidate = join(dir, name);

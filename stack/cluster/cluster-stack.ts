@@ -51,8 +51,6 @@ export interface ClusterStack {
   shownDatabaseUrl: string;
   server: ChildHandle;
   workers: ChildHandle[];
-  /** Starts one more worker process (after a kill, or to scale out). */
-  addWorker(): ChildHandle;
   /** Resolves once the worker polls its task queue (it bundles the workflow code first: seconds). */
   polling(worker: ChildHandle, timeoutMs?: number): Promise<void>;
   /** Stops what was started, in reverse order: workers (drained), UI, server, PostgreSQL. */
@@ -150,7 +148,7 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
 
     const polling = (w: ChildHandle, timeoutMs = 180_000): Promise<void> => waitForLogLine(w, /"msg":"worker polling"/, 'polling its task queue', timeoutMs);
     await Promise.all(workers.map((w) => polling(w)));
-    return { address, namespace, uiUrl, databaseUrl, shownDatabaseUrl: redactUrl(databaseUrl), server, workers, addWorker, polling, stop: stopAll };
+    return { address, namespace, uiUrl, databaseUrl, shownDatabaseUrl: redactUrl(databaseUrl), server, workers, polling, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;
