@@ -20,21 +20,47 @@ import { changeControls as change } from '../helpers/controls';
 
 const newSite = () => `ctl-${randomUUID().slice(0, 8)}.example.com`;
 
-/** Counts the queries the API sends through its pool (instrumentation of the real pool, not a mock). */
-function countQueries(pool: Pool): { count(): number } {
+/** The API's token cache (api/auth.ts): a verified token is not verified again for 5 s. */
+const TOKEN_CACHE_MS = 5_000;
+
+interface QueryCount {
+  /** Queries other than token verification. */
+  count(): number;
+  /** When the token verifications were sent (ms). */
+  verifications(): number[];
+}
+
+/**
+ * Counts the queries the API sends through its pool (instrumentation of the real pool, not a mock).
+ * Token verifications are kept apart with their times: the cache holds a token for 5 s of wall time, so
+ * on a loaded machine polls that take longer than that verify it again — once per 5 s, as designed.
+ */
+function countQueries(pool: Pool): QueryCount {
   let n = 0;
+  const verified: number[] = [];
   const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-    n += 1;
+    const text = typeof args[0] === 'string' ? args[0] : '';
+    if (/FROM api_tokens WHERE token_hash/.test(text)) verified.push(Date.now());
+    else n += 1;
     return original(...args);
   };
-  return { count: () => n };
+  return { count: () => n, verifications: () => [...verified] };
+}
+
+/** Token verifications between `from` and now: none while the last one before is fresh, then one per 5 s at most. */
+function expectTokenCacheHeld(q: QueryCount, from: number): void {
+  const all = q.verifications();
+  const lastBefore = Math.max(0, ...all.filter((t) => t < from));
+  const during = all.filter((t) => t >= from);
+  const allowed = Math.max(0, Math.ceil((Date.now() - (lastBefore + TOKEN_CACHE_MS)) / TOKEN_CACHE_MS));
+  expect(during.length).toBeLessThanOrEqual(allowed);
 }
 
 let h: TestHarness;
 let api: TestApi;
 let apiPool: Pool;
-let queries: { count(): number };
+let queries: QueryCount;
 let reader: string;
 beforeAll(async () => {
   h = await openHarness();
@@ -74,14 +100,17 @@ test('GET controls: the record with its version as ETag; If-None-Match → 304 f
     updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
   });
 
-  // The site is cached and the token verified: twenty polls cost no database round trip.
+  // The site is cached and the token verified: twenty polls cost no database round trip (the token is
+  // verified again only if the polls outlast its 5 s in the cache).
   const before = queries.count();
+  const pollsFrom = Date.now();
   for (let i = 0; i < 20; i++) {
     const r = await get(site, '', { 'if-none-match': i % 2 === 0 ? `"${v1}"` : `W/"${v1}", "0"` });
     expect(r.status).toBe(304);
     expect(r.headers.get('etag')).toBe(`"${v1}"`);
   }
   expect(queries.count() - before).toBe(0);
+  expectTokenCacheHeld(queries, pollsFrom);
   // A different tag → the record.
   expect((await get(site, '', { 'if-none-match': '"999999"' })).status).toBe(200);
 
@@ -104,8 +133,10 @@ test('a site without controls is a 404 naming how to get them; bad input is a 40
   expect(await errorOf(r)).toEqual({ code: 'not_found', message: `site: no controls recorded for ${missing} yet; its loop writes them on its first tick (start it with \`target-health start ${missing}\`)` });
   // Remembered as absent: a crawler polling before its loop starts costs no query either.
   const before = queries.count();
+  const pollFrom = Date.now();
   expect((await get(missing)).status).toBe(404);
   expect(queries.count() - before).toBe(0);
+  expectTokenCacheHeld(queries, pollFrom);
   // ...and its first controls are seen as soon as they are written.
   const v = await change(h.pool, missing, {});
   await eventually(async () => ((await get(missing)).status === 200 ? true : undefined), 'controls of a site remembered as absent');
