@@ -10,6 +10,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
+import { localActivityMarker } from '../temporal/local-activity-marker';
 
 const E = temporal.api.enums.v1.EventType;
 type History = temporal.api.history.v1.IHistory;
@@ -134,13 +135,16 @@ export function firstTaskWaitMs(history: History): number {
 }
 
 /**
- * A site loop's ticks, read from its assessments: each `assessSite` activity carries the slot it
- * assesses (`asOf`, the tick schedule's due time), so the lag needs no timer at all — a loop that is late
+ * A site loop's ticks, read from its assessments: each one carries the slot it assesses (`asOf`, the
+ * tick schedule's slot: the regular activity's input, or the local activity's result, whose
+ * `assessedAt` is the `asOf` it was given), so the lag needs no timer at all — a loop that is late
  * enough to skip to a later slot (control/schedule.ts) simply has fewer ticks, which the caller counts
- * against the ticks due. Wake = due → the workflow task that scheduled the assessment started.
+ * against the ticks due. Due = slot + the site's phase (`phase`, 0 for unphased loops). Wake = due → the
+ * workflow task that ran (local) or scheduled (regular) the assessment started; tick = due → the
+ * assessment started (for a local one: the same workflow task, which runs it first thing).
  */
-export function siteTickLags(history: History): TickLag[] {
-  return siteTicks(history).map(({ scheduledAt: _scheduledAt, ...lag }) => lag);
+export function siteTickLags(history: History, phase = 0): TickLag[] {
+  return siteTicks(history, phase).map(({ scheduledAt: _scheduledAt, ...lag }) => lag);
 }
 
 /** Slots of a loop's tick schedule due in [from, to): its slots are `phase + k × interval`. */
@@ -151,12 +155,13 @@ export function slotsDue(anyDueAt: number, intervalMs: number, from: number, to:
   return Math.max(0, last - first);
 }
 
-function siteTicks(history: History): Array<TickLag & { scheduledAt: number }> {
+function siteTicks(history: History, phase: number): Array<TickLag & { scheduledAt: number }> {
   const events = history.events ?? [];
   const startedAt = new Map<string, number>();
   const completedToStarted = new Map<string, string>();
   const byScheduled = new Map<string, TickLag & { scheduledAt: number }>();
   const out: Array<TickLag & { scheduledAt: number }> = [];
+  const taskStarted = (completedEventId: unknown): number | undefined => startedAt.get(completedToStarted.get(String(completedEventId)) ?? '');
   for (const e of events) {
     const t = tsToMs(e.eventTime);
     const id = String(e.eventId);
@@ -167,14 +172,25 @@ function siteTicks(history: History): Array<TickLag & { scheduledAt: number }> {
       case E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
         completedToStarted.set(id, String(e.workflowTaskCompletedEventAttributes?.startedEventId));
         break;
+      case E.EVENT_TYPE_MARKER_RECORDED: {
+        const m = localActivityMarker(e);
+        if (m === null || m.activityType !== 'assessSite' || m.failed) break;
+        const asOf = (m.result as { assessedAt?: string } | null)?.assessedAt;
+        if (asOf === undefined) break;
+        const dueAt = Date.parse(asOf) + phase;
+        const wfStarted = taskStarted(e.markerRecordedEventAttributes?.workflowTaskCompletedEventId);
+        const wake = wfStarted === undefined ? Number.NaN : wfStarted - dueAt;
+        out.push({ dueAt, wakeLagMs: wake, tickLagMs: Number.isNaN(wake) ? null : wake, cycleMs: null, assessMs: wfStarted === undefined || m.completedAt === null ? null : m.completedAt - wfStarted, scheduledAt: t });
+        break;
+      }
       case E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
         const a = e.activityTaskScheduledEventAttributes;
         if (a?.activityType?.name !== 'assessSite') break;
         const input = a.input?.payloads?.[0];
         const asOf = input ? defaultPayloadConverter.fromPayload<{ asOf?: string }>(input).asOf : undefined;
         if (asOf === undefined) break;
-        const dueAt = Date.parse(asOf);
-        const wfStarted = startedAt.get(completedToStarted.get(String(a.workflowTaskCompletedEventId)) ?? '');
+        const dueAt = Date.parse(asOf) + phase;
+        const wfStarted = taskStarted(a.workflowTaskCompletedEventId);
         const lag = { dueAt, wakeLagMs: wfStarted === undefined ? Number.NaN : wfStarted - dueAt, tickLagMs: null, cycleMs: null, assessMs: null, scheduledAt: t };
         byScheduled.set(id, lag);
         out.push(lag);

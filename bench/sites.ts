@@ -32,6 +32,8 @@ import pino from 'pino';
 import type { SiteHealthInput } from '../control/config';
 import { SITE_HEALTH_WORKFLOW, type SiteHealthWorkflow } from '../control/messages';
 import { temporal } from '@temporalio/proto';
+import { tsToMs } from '@temporalio/common/lib/time';
+import { phaseMs } from '../control/schedule';
 import { firstTaskWaitMs, siteTickLags, slotsDue, tickLags, type TickLag } from './history-lag';
 import { cpuMs, rssMb, treeCpuMs } from './proc-stats';
 import { eventsOf, ingest } from './sites-traffic';
@@ -51,6 +53,8 @@ const TICK_MS = Number(option('--tick', 'BENCH_TICK_S', '60')) * 1000;
 const MEASURE_MS = Number(option('--measure', 'BENCH_MEASURE_S', '120')) * 1000;
 /** `file`: SQLite on disk, as `npm start` runs the dev server; `memory`: no disk, to show what the disk costs. */
 const SERVER_DB = option('--server-db', 'BENCH_SERVER_DB', 'file');
+/** Worker cache size (TARGET_HEALTH_WORKER_CACHED_WORKFLOWS), e.g. `--cache 250`; default: the worker's own. */
+const CACHE = option('--cache', 'BENCH_CACHE', '');
 const SERVERS = option('--server', 'BENCH_SERVER', 'dev').split(',').map((x) => x.trim());
 for (const name of SERVERS) if (name !== 'dev' && name !== 'cluster') throw new Error(`--server: "${name}" is not a server; use dev, cluster or dev,cluster`);
 type ServerKind = 'dev' | 'cluster';
@@ -100,6 +104,10 @@ interface Phase {
   late: number;
   /** Per workflow: its first workflow task, scheduled → started (the start-up burst). */
   firstTaskWaits: number[];
+  /** Site loops, all started at once: start → first tick's assessment (the start-up storm, phases spreading it). */
+  firstTickDelays: number[];
+  /** Site loops: the most first ticks that woke within one second. */
+  firstTicksPeakPerSecond: number;
   /** Over the whole run, all workflows: workflow tasks failed / timed out, activities timed out. */
   taskFailures: number;
   taskTimeouts: number;
@@ -164,17 +172,21 @@ async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; d
   const server = await startServer(opts.server, opts.name, opts.dir);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: 'default' });
-  const worker = await startWorker({ PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: TASK_QUEUE, DATABASE_URL: opts.db.databaseUrl, TH_BENCH_BUNDLE: opts.bundlePath, LOG_FORMAT: 'json' }, join(opts.dir, `worker-${opts.name}.log`));
+  const worker = await startWorker(
+    { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: TASK_QUEUE, DATABASE_URL: opts.db.databaseUrl, TH_BENCH_BUNDLE: opts.bundlePath, LOG_FORMAT: 'json', ...(CACHE === '' ? {} : { TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: CACHE }) },
+    join(opts.dir, `worker-${opts.name}.log`),
+  );
   try {
-    say(`${opts.name}: starting ${opts.count} workflows, first ticks spread over ${TICK_MS / 1000} s`);
+    // The empty loops are spread by random start delays (an evenly spread reference load); the site loops
+    // all start at once, as a fleet's `start` does — their phases (control/schedule.ts) spread the ticks.
+    say(`${opts.name}: starting ${opts.count} workflows, ${opts.kind === 'timer' ? `first ticks spread over ${TICK_MS / 1000} s by start delays` : 'all at once (the site phases spread them)'}`);
     const ids = Array.from({ length: opts.count }, (_, i) => (opts.kind === 'timer' ? `timer-only-${i}` : `site-health:${opts.sites[i]}`));
     await pool(ids, 32, async (workflowId, i) => {
-      const startDelay = randomInt(0, TICK_MS);
       if (opts.kind === 'timer') {
-        await client.workflow.start('timerOnlyLoop', { workflowId, taskQueue: TASK_QUEUE, args: [{ tickIntervalMs: TICK_MS }], startDelay });
+        await client.workflow.start('timerOnlyLoop', { workflowId, taskQueue: TASK_QUEUE, args: [{ tickIntervalMs: TICK_MS }], startDelay: randomInt(0, TICK_MS) });
       } else {
         const input: SiteHealthInput = { site: opts.sites[i]!, tickIntervalMs: TICK_MS, scoring: { learning: { minBaselineRequests: 200 } } };
-        await client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, { workflowId, taskQueue: TASK_QUEUE, args: [input], startDelay });
+        await client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, { workflowId, taskQueue: TASK_QUEUE, args: [input] });
       }
     });
     // Two intervals: every loop has had its first tick and the start-up burst (all N loops created
@@ -197,13 +209,24 @@ async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; d
     say(`${opts.name}: reading ${ids.length} histories`);
     const lags: TickLag[] = [];
     const firstTaskWaits: number[] = [];
+    const firstTickDelays: number[] = [];
+    const firstTickSeconds = new Map<number, number>();
     let taskFailures = 0;
     let taskTimeouts = 0;
     let activityTimeouts = 0;
     let skipped = 0;
     await pool(ids, 16, async (workflowId) => {
       const history = await client.workflow.getHandle(workflowId).fetchHistory();
-      const ticks = opts.kind === 'sites' ? siteTickLags(history) : tickLags(history, TICK_MS);
+      const site = workflowId.slice('site-health:'.length);
+      const ticks = opts.kind === 'sites' ? siteTickLags(history, phaseMs(site, TICK_MS)) : tickLags(history, TICK_MS);
+      const first = ticks[0];
+      if (opts.kind === 'sites' && first !== undefined && first.tickLagMs !== null) {
+        const startedAt = tsToMs(history.events?.[0]?.eventTime);
+        const at = first.dueAt + first.tickLagMs;
+        firstTickDelays.push(at - startedAt);
+        const second = Math.floor(at / 1000);
+        firstTickSeconds.set(second, (firstTickSeconds.get(second) ?? 0) + 1);
+      }
       const all = ticks.filter((l) => l.dueAt >= w0 && l.dueAt < w1);
       lags.push(...all);
       // A site loop behind by a whole interval skips to its latest slot: the slots it skipped never ran.
@@ -232,6 +255,8 @@ async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; d
       ticksExpected: expected,
       late,
       firstTaskWaits,
+      firstTickDelays,
+      firstTicksPeakPerSecond: Math.max(0, ...firstTickSeconds.values()),
       taskFailures,
       taskTimeouts,
       activityTimeouts,
@@ -269,6 +294,10 @@ function report(server: ServerKind, base: Phase, sites: Phase): { met: boolean }
       if (cycle.length > 0) line(`${label}: whole tick p50 / p95 (timer fired → next timer)`, `${fmt(percentile(cycle, 0.5))} / ${fmt(percentile(cycle, 0.95))} ms`);
     }
     line(`${label}: start-up: first workflow task waited p50 / p95 / max`, `${fmt(percentile(p.firstTaskWaits, 0.5))} / ${fmt(percentile(p.firstTaskWaits, 0.95))} / ${fmt(Math.max(...p.firstTaskWaits))} ms`);
+    if (p === sites && p.firstTickDelays.length > 0) {
+      line(`${label}: start-up storm: all started at once → first tick p50 / p95 / max`, `${fmt(percentile(p.firstTickDelays, 0.5))} / ${fmt(percentile(p.firstTickDelays, 0.95))} / ${fmt(Math.max(...p.firstTickDelays))} ms`);
+      line(`${label}: start-up storm: most first ticks in one second (steady state: ${fmt(p.workflows / (TICK_MS / 1000), 1)}/s)`, fmt(p.firstTicksPeakPerSecond));
+    }
     line(`${label}: workflow tasks failed / timed out, activities timed out`, `${fmt(p.taskFailures)} / ${fmt(p.taskTimeouts)} / ${fmt(p.activityTimeouts)}`);
     line(`${label}: worker CPU, RSS avg / max`, `${pct(p, p.workerCpuMs)}, ${fmt(p.rssAvgMb)} / ${fmt(p.rssMaxMb)} MB`);
     line(`${label}: ${serverName} CPU / product's PostgreSQL CPU`, `${pct(p, p.serverCpuMs)} / ${pct(p, p.pgCpuMs)}`);
@@ -295,7 +324,7 @@ async function main(): Promise<void> {
     say(`logs in ${db.dir}`);
     writeFileSync(bundlePath, bundle.code);
     const serverLabel = (k: ServerKind): string => (k === 'dev' ? `the Temporal dev server (SQLite ${SERVER_DB === 'file' ? 'file' : 'in memory'})` : 'the cluster stack (Temporal server on PostgreSQL)');
-    heading(`Site loops: one worker + ${SERVERS.map((k) => serverLabel(k as ServerKind)).join(', then ')}, ${cpus().length} cores`);
+    heading(`Site loops: one worker (cache: ${CACHE === '' ? 'the worker default' : `${CACHE} workflows`}) + ${SERVERS.map((k) => serverLabel(k as ServerKind)).join(', then ')}, ${cpus().length} cores`);
     const outcomes: Array<{ server: ServerKind; sites: number; met: boolean }> = [];
     for (const count of SITES) {
       for (const server of SERVERS as ServerKind[]) {

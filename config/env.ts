@@ -175,6 +175,33 @@ export function loadLogLevel(env: Env = process.env): LogLevel {
   return parseEnv(z.object({ LOG_LEVEL: logLevel.default('info') }), env).LOG_LEVEL;
 }
 
+const wholeNumber = (min: number, max: number, what: string) =>
+  z.coerce.number({ message: `must be ${what}` }).int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+
+const workerTuningSchema = z.object({
+  TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: wholeNumber(0, 1_000_000, 'a number of workflows').optional(),
+  TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS: wholeNumber(1_000, 600_000, 'a timeout in milliseconds').optional(),
+});
+
+/**
+ * Worker tuning (docs/operations.md "Worker memory"): how many workflows a worker keeps in its cache
+ * (each costs memory; one that is not cached replays its history on its next task), and how long the
+ * server waits for the caching worker to take a workflow's next task before any worker may (the sticky
+ * queue's schedule-to-start timeout: how soon a dead worker's loops move on).
+ */
+export interface WorkerTuning {
+  maxCachedWorkflows?: number;
+  stickyQueueScheduleToStartTimeoutMs?: number;
+}
+
+export function loadWorkerTuning(env: Env = process.env): WorkerTuning {
+  const e = parseEnv(workerTuningSchema, env);
+  return {
+    ...(e.TARGET_HEALTH_WORKER_CACHED_WORKFLOWS === undefined ? {} : { maxCachedWorkflows: e.TARGET_HEALTH_WORKER_CACHED_WORKFLOWS }),
+    ...(e.TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS === undefined ? {} : { stickyQueueScheduleToStartTimeoutMs: e.TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS }),
+  };
+}
+
 const port = z.coerce.number({ message: 'must be a port number' }).int('must be a whole number').min(1, 'must be 1-65535').max(65535, 'must be 1-65535');
 
 const localStackSchema = z.object({

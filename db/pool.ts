@@ -13,8 +13,9 @@ export function describeDatabaseUrl(databaseUrl: string): string {
   return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
 }
 
-export function createPool(databaseUrl: string, max = 10): Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+/** @param applicationName shown in pg_stat_activity (which process holds which connection); default: pg's. */
+export function createPool(databaseUrl: string, max = 10, applicationName?: string): Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, ...(applicationName === undefined ? {} : { application_name: applicationName }) });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return pool;

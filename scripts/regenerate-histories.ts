@@ -190,7 +190,37 @@ async function liveSettings(ctx: Ctx): Promise<Record<string, string>> {
   return Object.fromEntries(runs.map((h, i) => [`site-health-live-settings-run${i + 1}`, h]));
 }
 
-const SCENARIOS = { escalation, continueAsNew, routeAndParser, liveSettings };
+/**
+ * Patch `local-assessment`'s fallback: the assessments table held (as a lock) for longer than the local
+ * assessment's budget, so the tick's local attempts time out and it is assessed by the regular activity
+ * once the table is free; two more ticks, stop.
+ */
+async function assessmentFallback(ctx: Ctx): Promise<Record<string, string>> {
+  const site = await newSite(ctx, 'fallback');
+  await ingestNow(ctx.pool, site, { ok: 100 });
+  const handle = await start(ctx, input(site, { timeouts: { activityMs: 2_000 } }));
+  await waitFor(handle, 'healthy', (s) => s.band === 'healthy');
+  const locker = await ctx.pool.connect();
+  try {
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE assessments IN EXCLUSIVE MODE');
+    await poll('the tick retried as a regular activity', async () => {
+      const d = await handle.describe();
+      return (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'assessSite') ? true : undefined;
+    });
+  } finally {
+    await locker.query('COMMIT');
+    locker.release();
+  }
+  const after = await handle.query(stateQuery);
+  await waitFor(handle, 'two ticks after', (s) => s.tick >= after.tick + 2);
+  await handle.executeUpdate(stopUpdate, { args: [{ who: 'gina@example.com', why: 'done' }] });
+  await handle.result();
+  const [history] = await runsOf(ctx, handle.workflowId);
+  return { 'site-health-assessment-fallback': history! };
+}
+
+const SCENARIOS = { escalation, continueAsNew, routeAndParser, liveSettings, assessmentFallback };
 
 runMain('regenerate-histories', async () => {
   const recording = process.argv[2] ?? 'current';

@@ -4,6 +4,7 @@
  */
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { loadWorkerTuning } from '../config/env';
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logging/logger';
 
@@ -17,8 +18,8 @@ export interface CreateWorkerOptions {
   uiUrl?: string;
   /** A pre-built bundle (tests bundle once); otherwise the workflows are bundled at start. */
   workflowBundlePath?: string;
-  /** Worker tuning overrides (tests use small pollers). */
-  tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'identity'>>;
+  /** Worker tuning overrides (tests use small pollers); otherwise the environment's (config/env.ts loadWorkerTuning). */
+  tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'stickyQueueScheduleToStartTimeout' | 'identity'>>;
 }
 
 export function workflowsPath(): string {
@@ -26,6 +27,7 @@ export function workflowsPath(): string {
 }
 
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  const tuning = loadWorkerTuning();
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -37,6 +39,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     // interrupted one is simply retried by the next worker.
     shutdownGraceTime: '10 seconds',
     shutdownForceTime: '30 seconds',
+    ...(tuning.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: tuning.maxCachedWorkflows }),
+    ...(tuning.stickyQueueScheduleToStartTimeoutMs === undefined ? {} : { stickyQueueScheduleToStartTimeout: tuning.stickyQueueScheduleToStartTimeoutMs }),
     ...options.tuning,
   });
 }

@@ -2,6 +2,7 @@
  * Everything a worker process does before polling: check PostgreSQL, apply migrations, connect to
  * Temporal, make sure the search attributes exist. Shared by `npm run worker` and `npm start`.
  */
+import { hostname } from 'node:os';
 import { Runtime, makeTelemetryFilterString, type Worker } from '@temporalio/worker';
 import type { TemporalSettings } from '../config/env';
 import { migrateUp } from '../db/migrate';
@@ -19,6 +20,11 @@ export interface StartedWorker {
 }
 
 let runtimeInstalled = false;
+
+/** The worker's connections' application_name: `target-health worker <pid>@<host>`. */
+export function workerApplicationName(): string {
+  return `target-health worker ${process.pid}@${hostname()}`.slice(0, 63);
+}
 
 /** Sends the SDK's own logs through pino, once per process. */
 function installRuntime(logger: Logger): void {
@@ -41,7 +47,9 @@ function installRuntime(logger: Logger): void {
 export async function startWorker(options: { temporal: TemporalSettings; databaseUrl: string; logger: Logger; uiUrl?: string }): Promise<StartedWorker> {
   const { logger } = options;
   installRuntime(logger);
-  const pool = createPool(options.databaseUrl);
+  // Named after the worker's identity (the SDK's default, `<pid>@<host>`): pg_stat_activity tells which
+  // worker holds which connection — an operator's (and the failover tests') way to find a stuck tick.
+  const pool = createPool(options.databaseUrl, 10, workerApplicationName());
   try {
     await checkDatabase(pool, options.databaseUrl);
     await migrateUp(options.databaseUrl, logger);

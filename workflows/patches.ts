@@ -45,4 +45,19 @@ export const PATCHES = {
    * refusals that came before it. Read once at the start of a run.
    */
   liveSettings: 'live-settings',
+  /**
+   * Issue 17, the cheaper tick: the tick's assessment runs as a local activity, inside the workflow task
+   * the tick's timer woke (one workflow task per tick, no activity task round trips through the server);
+   * should it fail twice on this worker, the tick falls back to the regular `assessSite` activity, retried
+   * by the server without limit as before (visible as pending in the UI, on any worker). Read once at the
+   * start of a run.
+   */
+  localAssessment: 'local-assessment',
+  /**
+   * Issue 17, the start-up storm: each site wakes at a fixed phase after its slot (control/schedule.ts
+   * `phaseMs`, at most a minute), a new chain's first tick included, so a fleet's ticks (and a thousand
+   * loops started at once) spread over the interval. The tick's `asOf` stays the slot. Read once at the
+   * start of a run.
+   */
+  tickPhase: 'tick-phase',
 } as const;

@@ -7,7 +7,7 @@
  * person: decisions arrive through the inbox (workflows/decision-inbox.ts) and are applied here,
  * between ticks, through `applyDecision`. Every message is defined in control/messages.ts.
  */
-import { ActivityFailure, type ActivityInterfaceFor, ApplicationFailure, allHandlersFinished, condition, makeContinueAsNewFunc, patched, proxyActivities, setCurrentDetails, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, type ActivityInterfaceFor, ApplicationFailure, type LocalActivityInterfaceFor, TemporalFailure, allHandlersFinished, condition, makeContinueAsNewFunc, patched, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
@@ -23,9 +23,10 @@ import type { NoticeDraft } from '../control/notices';
 import { type JudgementVersion, type LoopConfig, type TickPlan, planTick } from '../control/plan';
 import { planFailedTick } from '../control/plan/failed';
 import { PublishedAttributes, attributesForNewRun, loopAttributes } from '../control/search-attributes';
-import { msUntilDue, nextSlot, tickTime } from '../control/schedule';
+import { firstPhasedSlot, msUntilDue, nextSlot, phaseMs, tickTime } from '../control/schedule';
 import { stateView, stopSummary } from '../control/state-view';
 import type { TickAssessment } from '../control/tick-assessment';
+import type { AssessSiteInput } from '../activities/assess-site';
 import { DecisionInbox, type QueuedDecision } from './decision-inbox';
 import { type QueuedSettingsChange, SettingsInbox } from './settings-inbox';
 import { deliverNotification } from './deliver-notification';
@@ -40,6 +41,34 @@ function loopActivities(settings: LoopSettings): ActivityInterfaceFor<Activities
     // No maximum attempts: a tick that cannot read or write the database waits rather than guesses.
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
   });
+}
+
+/**
+ * The tick's assessment as a local activity (patch `local-assessment`): run by this worker inside the
+ * workflow task, two attempts within one activity timeout — then the tick falls back to the regular
+ * activity (`loopActivities`), which the server retries without limit on any worker.
+ */
+function proxyLocalAssessment(settings: LoopSettings): LocalActivityInterfaceFor<Pick<Activities, 'assessSite'>> {
+  return proxyLocalActivities<Pick<Activities, 'assessSite'>>({
+    startToCloseTimeout: settings.timeouts.activityMs,
+    scheduleToCloseTimeout: settings.timeouts.activityMs + 1_000,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 2 },
+  });
+}
+
+/**
+ * An assessment's failure: its message, and whether it is a failure of the input itself
+ * (LoopErrors.DataError: the same on every retry, so never retried as an activity either). A local
+ * activity's failure arrives wrapped in an ActivityFailure when it happens, but bare (the cause alone)
+ * when a run is replayed from its marker — after a cache eviction, on another worker — so both forms
+ * are read the same way; anything else is not an assessment's failure.
+ */
+function assessmentFailure(err: unknown): { message: string; dataError: boolean } | null {
+  const cause = err instanceof ActivityFailure ? err.cause : err instanceof TemporalFailure ? err : null;
+  if (err instanceof ActivityFailure || cause !== null) {
+    return { message: cause?.message ?? (err as Error).message, dataError: cause instanceof ApplicationFailure && cause.type === LoopErrors.DataError };
+  }
+  return null;
 }
 
 /** Workflow time: the SDK's deterministic clock (the time of the current workflow task). */
@@ -62,6 +91,8 @@ class SiteLoop {
   private readonly workflowId = workflowInfo().workflowId;
   private readonly published: PublishedAttributes;
   private acts: ActivityInterfaceFor<Activities>;
+  /** Patch `local-assessment`: the assessment's local-activity proxy; null on runs recorded before it. */
+  private localActs: LocalActivityInterfaceFor<Pick<Activities, 'assessSite'>> | null;
 
   constructor(
     /** The loop's settings: replaced, between ticks, by a `configure` update (and carried by continue-as-new). */
@@ -73,6 +104,10 @@ class SiteLoop {
     readonly judgement: JudgementVersion,
     /** Patch `live-settings`: the `configure` update, unknown signals refused, refusals pruned by a decision. */
     readonly liveSettings: boolean,
+    /** Patch `local-assessment`: the assessment runs as a local activity first. */
+    readonly localAssessment: boolean,
+    /** Patch `tick-phase`: the loop wakes at its site's phase after each slot (control/schedule.ts). */
+    readonly phased: boolean,
   ) {
     const info = workflowInfo();
     this.state = carried ? { ...carried, runs: carried.runs + 1 } : initialLoopState(info.firstExecutionRunId);
@@ -82,6 +117,22 @@ class SiteLoop {
       : null;
     this.published = new PublishedAttributes(ALL_SEARCH_ATTRIBUTE_KEYS.map((key) => ({ name: key.name, value: info.typedSearchAttributes.get(key) ?? null })));
     this.acts = loopActivities(config);
+    this.localActs = localAssessment ? proxyLocalAssessment(config) : null;
+    // A new phased chain books its first slot: the first at or after now whose wake time (slot + phase) is not past.
+    if (phased && scheduled && this.state.nextTickAt === null) {
+      this.state = { ...this.state, nextTickAt: new Date(firstPhasedSlot(workflowNow(), this.phase(), config.tickIntervalMs)).toISOString() };
+    }
+  }
+
+  /** The site's offset after each slot (0 on runs that predate patch `tick-phase`). */
+  phase(): number {
+    return this.phased ? phaseMs(this.config.site, this.config.tickIntervalMs) : 0;
+  }
+
+  /** When the next tick wakes (ISO), for summaries and the details: its slot plus the site's phase. */
+  nextWakeAt(): string | null {
+    const slot = this.state.nextTickAt;
+    return slot === null ? null : new Date(Date.parse(slot) + this.phase()).toISOString();
   }
 
   get site(): string {
@@ -138,7 +189,7 @@ class SiteLoop {
 
   /** Milliseconds until the next tick's slot (≤ 0: due now). */
   msUntilDue(): number {
-    return msUntilDue(this.state.nextTickAt, workflowNow());
+    return msUntilDue(this.state.nextTickAt, workflowNow(), this.phase());
   }
 
   /** One tick: assess, plan, act. */
@@ -146,33 +197,51 @@ class SiteLoop {
     const { site, config, state } = this;
     const tick = state.tick + 1;
     // Workflow time: the tick's slot on the schedule, the same on replay of this history.
-    const asOf = this.scheduled ? tickTime(state.nextTickAt, workflowNow(), config.tickIntervalMs) : null;
+    const asOf = this.scheduled ? tickTime(state.nextTickAt, workflowNow(), config.tickIntervalMs, this.phase()) : null;
     if (asOf !== null) this.state = { ...state, nextTickAt: new Date(nextSlot(asOf, config.tickIntervalMs)).toISOString() };
     let t: TickAssessment;
     try {
-      t = await this.acts.assessSite.executeWithOptions({ summary: `assess ${site}, tick ${tick}` }, [
-        {
-          site,
-          workflowId: this.workflowId,
-          chainId: state.chainId,
-          tick,
-          window: config.window,
-          scoring: config.scoring,
-          previousRefusal: state.scoring.refusalStreak,
-          previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] },
-          evidenceSince: state.evidenceSince,
-          ...(asOf === null ? {} : { asOf: new Date(asOf).toISOString() }),
-        },
-      ]);
+      t = await this.assess(`assess ${site}, tick ${tick}`, {
+        site,
+        workflowId: this.workflowId,
+        chainId: state.chainId,
+        tick,
+        window: config.window,
+        scoring: config.scoring,
+        previousRefusal: state.scoring.refusalStreak,
+        previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] },
+        evidenceSince: state.evidenceSince,
+        ...(asOf === null ? {} : { asOf: new Date(asOf).toISOString() }),
+      });
     } catch (err) {
       // Retries are unlimited, so only a refusal of the input itself (LoopErrors.DataError) ends up here.
-      if (!(err instanceof ActivityFailure)) throw err;
+      const failure = assessmentFailure(err);
+      if (failure === null) throw err;
       // Workflow time (deterministic): there is no database time for an assessment that was not made.
-      const failed = { tick, at: new Date(asOf ?? workflowNow()).toISOString(), message: err.cause?.message ?? err.message };
+      const failed = { tick, at: new Date(asOf ?? workflowNow()).toISOString(), message: failure.message };
       return this.act(tick, assessmentKey(site, state.chainId, tick), null, planFailedTick(this.state, failed, this.loopConfig()));
     }
     this.lastAssessment = t;
     return this.act(tick, t.assessmentKey, t.assessmentKey, planTick(this.state, t, this.loopConfig()));
+  }
+
+  /**
+   * The tick's assessment: locally first (patch `local-assessment`), else — or when the local attempts
+   * failed for any reason but the data itself — as a regular activity. Both carry the tick's
+   * assessment key, so an attempt that wrote before failing is found, not written again.
+   */
+  private async assess(summary: string, input: AssessSiteInput): Promise<TickAssessment> {
+    if (this.localActs !== null) {
+      try {
+        return await this.localActs.assessSite.executeWithOptions({ summary }, [input]);
+      } catch (err) {
+        const failure = assessmentFailure(err);
+        if (failure === null || failure.dataError) throw err;
+        const why = failure.message.slice(0, 120);
+        return this.acts.assessSite.executeWithOptions({ summary: `${summary} (retried as an activity: ${why})`.slice(0, 200) }, [input]);
+      }
+    }
+    return this.acts.assessSite.executeWithOptions({ summary }, [input]);
   }
 
   private loopConfig(): LoopConfig {
@@ -251,7 +320,10 @@ class SiteLoop {
       ]);
     }
     this.config = after;
-    if (after.timeouts.activityMs !== before.timeouts.activityMs) this.acts = loopActivities(after);
+    if (after.timeouts.activityMs !== before.timeouts.activityMs) {
+      this.acts = loopActivities(after);
+      if (this.localActs !== null) this.localActs = proxyLocalAssessment(after);
+    }
     if (after.tickIntervalMs !== before.tickIntervalMs && this.scheduled && this.state.nextTickAt !== null) {
       this.state = { ...this.state, nextTickAt: new Date(nextSlot(workflowNow(), after.tickIntervalMs)).toISOString() };
     }
@@ -309,7 +381,9 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   const judgement3 = patched(PATCHES.judgement3);
   const judgement: JudgementVersion = judgement3 ? 3 : judgement2 ? 2 : 1;
   const liveSettings = patched(PATCHES.liveSettings);
-  const loop = new SiteLoop(config, carried, scheduled, judgement, liveSettings);
+  const localAssessment = patched(PATCHES.localAssessment);
+  const phased = patched(PATCHES.tickPhase);
+  const loop = new SiteLoop(config, carried, scheduled, judgement, liveSettings, localAssessment, phased);
   const { inbox } = loop;
   loop.registerHandlers();
   loop.publish();
@@ -317,7 +391,7 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   for (;;) {
     if (scheduled) {
       // Wait for the tick's slot (a continued run waits for the one its predecessor booked).
-      const woke = await inbox.waitForNextTick(() => loop.msUntilDue(), () => `next tick at ${loop.state.nextTickAt ?? 'once'}`, loop.applyDecision, wakeEarly);
+      const woke = await inbox.waitForNextTick(() => loop.msUntilDue(), () => `next tick at ${loop.nextWakeAt() ?? 'once'}`, loop.applyDecision, wakeEarly);
       if (inbox.stopped !== null) return loop.finish();
       if (woke === 'early') {
         await loop.prepareToContinue(waitForDeliveries);

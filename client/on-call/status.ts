@@ -8,7 +8,7 @@ import { HEALTH_BANDS } from '../../common/names';
 import { controlsSchema } from '../../control/controls';
 import { awaitingSchema, decisionSummarySchema, loopProblemSchema, tickSummarySchema } from '../../control/loop-state';
 import type { SiteHealthState } from '../../control/messages';
-import { nextSlot } from '../../control/schedule';
+import { nextSlot, phaseMs } from '../../control/schedule';
 import { addCanaryCommand } from './canary-hint';
 import { tickExplanationSchema } from './explain';
 import { trendSchema } from './trend';
@@ -16,7 +16,7 @@ import { trendSchema } from './trend';
 // --- What the loop does next -----------------------------------------------------------------------
 
 export const nextStepSchema = z.object({
-  /** When the next tick is due (its slot on the tick grid after the latest one); null before the first. */
+  /** When the next tick is due: its slot on the tick grid after the latest one, plus the site's phase; null before the first. */
   nextTickAt: z.string().nullable(),
   /** What the loop will do at its next ticks, in words. */
   plan: z.string(),
@@ -56,7 +56,8 @@ export function decideCommands(site: string): string[] {
  * keeps band and controls, and otherwise the band's policy applies (control/plan/band.ts).
  */
 export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
-  const nextTickAt = s.lastAssessedAt === null ? null : new Date(nextSlot(Date.parse(s.lastAssessedAt), s.tickIntervalMs)).toISOString();
+  // The next slot after the latest tick, plus the site's phase (when the loop wakes: control/schedule.ts).
+  const nextTickAt = s.lastAssessedAt === null ? null : new Date(nextSlot(Date.parse(s.lastAssessedAt), s.tickIntervalMs) + phaseMs(s.site, s.tickIntervalMs)).toISOString();
   const queued = s.pendingDecisions > 0 ? `; ${s.pendingDecisions} decision(s) queued, applied before the next tick` : '';
   const smoothed = s.smoothedScore === null ? 'no smoothed score' : `smoothed ${s.smoothedScore}`;
   const reasons = s.reasons.length > 0 ? s.reasons.join(', ') : 'no reasons';

@@ -9,6 +9,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { ApplyActionsInput } from '../../activities/apply-actions';
 import type { AssessSiteInput } from '../../activities/assess-site';
+import type { TickAssessment } from '../../control/tick-assessment';
+import { localActivityMarker } from '../../temporal/local-activity-marker';
 import { controlAudit, readControls, type AuditRow } from '../../db/controls';
 import { listDecisions } from '../../db/decisions';
 import type { Pool } from '../../db/pool';
@@ -48,8 +50,15 @@ export interface WorkflowTaskFailure {
 
 export interface HistoryFacts {
   runs: number;
-  /** Tick → how often an assessment of it was scheduled (once, or the workflow repeated a tick). */
+  /**
+   * Tick → how often an assessment of it was made: a local one recorded (patch `local-assessment`) or a
+   * regular one scheduled (runs before the patch, or a tick whose local attempts failed) — once, or the
+   * workflow repeated a tick.
+   */
   assessTicks: Map<number, number>;
+  /** Ticks assessed by the local activity, and ticks that fell back to the regular activity after it failed. */
+  localAssessments: number;
+  assessmentFallbacks: number;
   /** Action keys of every applyActions scheduled with a controls change, in order. */
   controlActionKeys: string[];
   decisionKeys: string[];
@@ -87,6 +96,8 @@ export function historyFacts(runs: readonly ChainRun[]): HistoryFacts {
   const facts: HistoryFacts = {
     runs: runs.length,
     assessTicks: new Map(),
+    localAssessments: 0,
+    assessmentFallbacks: 0,
     controlActionKeys: [],
     decisionKeys: [],
     noticeKeys: [],
@@ -100,6 +111,18 @@ export function historyFacts(runs: readonly ChainRun[]): HistoryFacts {
     let lastTaskOutcome: number | undefined;
     for (const e of run.events) {
       switch (e.eventType) {
+        case E.EVENT_TYPE_MARKER_RECORDED: {
+          const m = localActivityMarker(e);
+          if (m === null || m.activityType !== 'assessSite') break;
+          if (m.failed) {
+            facts.assessmentFallbacks += 1;
+            break;
+          }
+          const { tick } = m.result as TickAssessment;
+          facts.localAssessments += 1;
+          facts.assessTicks.set(tick, (facts.assessTicks.get(tick) ?? 0) + 1);
+          break;
+        }
         case E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
           const type = e.activityTaskScheduledEventAttributes?.activityType?.name;
           if (type === 'assessSite') {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { committedHistories, recordings } from '../../replay/histories';
 import { PATCHES } from '../../../workflows/patches';
+import { localActivityMarker } from '../../../temporal/local-activity-marker';
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const bundles = new Map<string, WorkflowBundleWithSourceMap>();
@@ -71,6 +72,18 @@ test('the live-settings path is replayed with its messages: a configure update, 
   expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'configure')).toHaveLength(1);
   expect(events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'resmue')).toBe(true);
   expect(patchesIn(runs[0]!.history)).toContain(PATCHES.liveSettings);
+});
+
+test('the local assessment and its fallback are replayed: local markers, and a tick whose local attempts failed assessed by the regular activity', () => {
+  const newest = recordings()[recordings().length - 1]!;
+  const fallback = histories.find((h) => h.name === `${newest}/site-health-assessment-fallback`);
+  expect(fallback).toBeDefined();
+  const events = fallback!.history.events ?? [];
+  const markers = events.map((e) => localActivityMarker(e)).filter((m) => m !== null && m.activityType === 'assessSite');
+  expect(markers.filter((m) => !m!.failed).length).toBeGreaterThanOrEqual(2);
+  expect(markers.filter((m) => m!.failed).length).toBeGreaterThanOrEqual(1);
+  expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'assessSite').length).toBeGreaterThanOrEqual(1);
+  expect(patchesIn(fallback!.history)).toEqual(expect.arrayContaining([PATCHES.localAssessment, PATCHES.tickPhase]));
 });
 
 test.each(Object.values(PATCHES))('both paths of patch %s are replayed: histories recorded before it, and with it', (patch) => {
