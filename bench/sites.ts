@@ -116,6 +116,8 @@ interface Phase {
   windowMs: number;
   workerCpuMs: number;
   serverCpuMs: number;
+  /** Of serverCpuMs: the cluster's own PostgreSQL (Temporal's persistence and visibility); 0 for the dev server. */
+  serverStoreCpuMs: number;
   pgCpuMs: number;
   rssAvgMb: number;
   rssMaxMb: number;
@@ -143,6 +145,8 @@ interface BenchServer {
   address: string;
   /** CPU of the server's processes: the dev server; the cluster's Temporal server and its PostgreSQL. */
   cpuMs(): number;
+  /** Of cpuMs: the server's persistence process (the cluster's PostgreSQL; 0 for the dev server, whose SQLite is in-process). */
+  storeCpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -155,6 +159,7 @@ async function startServer(kind: ServerKind, name: string, dir: string): Promise
     return {
       address: server.address,
       cpuMs: () => treeCpuMs(server.pid!),
+      storeCpuMs: () => 0,
       stop: async () => {
         await server.stop();
         // Keep the logs, not the (large) SQLite files.
@@ -165,7 +170,7 @@ async function startServer(kind: ServerKind, name: string, dir: string): Promise
   const clusterDir = join(dir, `cluster-${name}`);
   const stack = await startClusterStack({ dataDir: clusterDir, workers: 0, ports: 'free', uiPort: null, postgresPort: await freePort(), persistent: false, logger: pino({ level: 'warn' }) });
   const pgPid = Number(readFileSync(join(clusterDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  return { address: stack.address, cpuMs: () => treeCpuMs(stack.server.pid!) + treeCpuMs(pgPid), stop: () => stack.stop() };
+  return { address: stack.address, cpuMs: () => treeCpuMs(stack.server.pid!) + treeCpuMs(pgPid), storeCpuMs: () => treeCpuMs(pgPid), stop: () => stack.stop() };
 }
 
 async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; dir: string; bundlePath: string; pgPid: number; count: number; kind: 'timer' | 'sites'; sites: readonly string[] }): Promise<Phase> {
@@ -193,14 +198,14 @@ async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; d
     // within one interval) is over before the window opens; it is reported on its own.
     await sleep(WARMUP_MS);
     const w0 = Date.now();
-    const cpu0 = { worker: cpuMs(worker.pid!), server: server.cpuMs(), pg: treeCpuMs(opts.pgPid) };
+    const cpu0 = { worker: cpuMs(worker.pid!), server: server.cpuMs(), store: server.storeCpuMs(), pg: treeCpuMs(opts.pgPid) };
     const rss: number[] = [];
     while (Date.now() - w0 < MEASURE_MS) {
       rss.push(rssMb(worker.pid!));
       await sleep(1_000);
     }
     const w1 = Date.now();
-    const cpu1 = { worker: cpuMs(worker.pid!), server: server.cpuMs(), pg: treeCpuMs(opts.pgPid) };
+    const cpu1 = { worker: cpuMs(worker.pid!), server: server.cpuMs(), store: server.storeCpuMs(), pg: treeCpuMs(opts.pgPid) };
     await sleep(GRACE_MS);
     const stoppedAt = Date.now();
     worker.kill('SIGTERM');
@@ -264,6 +269,7 @@ async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; d
       windowMs: w1 - w0,
       workerCpuMs: cpu1.worker - cpu0.worker,
       serverCpuMs: cpu1.server - cpu0.server,
+      serverStoreCpuMs: cpu1.store - cpu0.store,
       pgCpuMs: cpu1.pg - cpu0.pg,
       rssAvgMb: rss.reduce((a, b) => a + b, 0) / Math.max(1, rss.length),
       rssMaxMb: Math.max(...rss),
@@ -302,6 +308,7 @@ function report(server: ServerKind, base: Phase, sites: Phase): { met: boolean }
     line(`${label}: worker CPU, RSS avg / max`, `${pct(p, p.workerCpuMs)}, ${fmt(p.rssAvgMb)} / ${fmt(p.rssMaxMb)} MB`);
     line(`${label}: ${serverName} CPU / product's PostgreSQL CPU`, `${pct(p, p.serverCpuMs)} / ${pct(p, p.pgCpuMs)}`);
     line(`${label}: CPU per tick: worker / ${serverName} / product's PostgreSQL`, `${fmt(perTick(p, p.workerCpuMs), 1)} / ${fmt(perTick(p, p.serverCpuMs), 1)} / ${fmt(perTick(p, p.pgCpuMs), 1)} ms`);
+    if (server === 'cluster') line(`${label}: of the server's CPU per tick: Temporal server / its PostgreSQL`, `${fmt(perTick(p, p.serverCpuMs - p.serverStoreCpuMs), 1)} / ${fmt(perTick(p, p.serverStoreCpuMs), 1)} ms`);
   }
   const ratio = (a: number, b: number) => (b > 0 ? `×${fmt(a / b, 1)}` : 'n/a');
   line('ratio site loops / baseline: wake lag p95', ratio(percentile(wake(sites), 0.95), percentile(wake(base), 0.95)));
