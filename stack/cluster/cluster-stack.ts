@@ -8,14 +8,14 @@
  * PostgreSQL is the embedded one (one server holds Temporal's two databases and the product's), unless
  * DATABASE_URL names another: then Temporal's databases go on that server, beside the product's.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { localTemporalUiUrl } from '../../config/env';
 import { PROJECT_ROOT } from '../../config/paths';
 import { redactUrl } from '../../common/redact';
 import { UserError } from '../../common/user-error';
 import type { Logger } from '../../logging/logger';
-import { startEmbeddedPostgres } from '../embedded-postgres';
+import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../embedded-postgres';
 import { stopList } from '../stop-list';
 import { freeLowPort, isPortInUse } from '../free-port';
 import { ensureTemporalCli } from '../temporal-cli';
@@ -53,6 +53,17 @@ export interface ClusterStack {
   workers: ChildHandle[];
   /** Resolves once the worker polls its task queue (it bundles the workflow code first: seconds). */
   polling(worker: ChildHandle, timeoutMs?: number): Promise<void>;
+  /**
+   * Stops the Temporal server (SIGTERM, as a deploy does) and starts it again on the same database and
+   * ports; resolves once it serves. `server` is the new process afterwards. (The failover tests.)
+   */
+  restartServer(): Promise<void>;
+  /**
+   * The embedded PostgreSQL (Temporal's databases and the product's) stopped — a fast shutdown, every
+   * connection cut — kept down for `downMs`, and started again on the same data. (The failover tests;
+   * not available with DATABASE_URL.)
+   */
+  restartPostgres(downMs: number): Promise<void>;
   /** Stops what was started, in reverse order: workers (drained), UI, server, PostgreSQL. */
   stop(): Promise<void>;
 }
@@ -73,6 +84,22 @@ async function choosePorts(kind: ClusterStackOptions['ports']): Promise<ClusterP
     ports[key] = port;
   }
   return ports as unknown as ClusterPorts;
+}
+
+/** PostgreSQL's fast shutdown (SIGINT to the postmaster: every session cut, data kept); resolves once it has exited. */
+async function fastShutdown(pgDataDir: string): Promise<void> {
+  const pid = Number(readFileSync(join(pgDataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    if (Date.now() > deadline) throw new UserError(`PostgreSQL (pid ${pid}) did not shut down within 60 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 function databaseOf(url: string): ClusterDatabase {
@@ -98,10 +125,12 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
   const stopAll = stops.stopAll;
   try {
     let databaseUrl = options.externalDatabaseUrl;
+    let pg: EmbeddedPostgresHandle | null = null;
     if (databaseUrl === undefined) {
-      const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: options.postgresPort, persistent: options.persistent });
-      stops.add('PostgreSQL', () => pg.stop());
-      databaseUrl = pg.databaseUrl;
+      const embedded = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: options.postgresPort, persistent: options.persistent });
+      stops.add('PostgreSQL', () => embedded.stop());
+      databaseUrl = embedded.databaseUrl;
+      pg = embedded;
     }
     const db = databaseOf(databaseUrl);
     const setupLog = join(dataDir, 'logs', 'temporal-setup.log');
@@ -109,7 +138,8 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
     // The script's own lines (the SQL tool's log lines are in the set-up log).
     logger.info({ schema: schema.filter((l) => /^(created database|database .* exists|schema of)/.test(l)) }, "Temporal's databases are ready");
 
-    const server = startTemporalServer(binaries.server, serverEnv(shared, db, ports), join(dataDir, 'logs', 'temporal-server.log'));
+    const startServer = (): ChildHandle => startTemporalServer(binaries.server, serverEnv(shared, db, ports), join(dataDir, 'logs', 'temporal-server.log'));
+    let server = startServer();
     stops.add('Temporal server', () => server.stop());
     await waitUntilServing(address, server);
     const registered = await runDeployScript('register.sh', registerEnv(shared, address, cli.path), setupLog);
@@ -148,7 +178,32 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
 
     const polling = (w: ChildHandle, timeoutMs = 180_000): Promise<void> => waitForLogLine(w, /"msg":"worker polling"/, 'polling its task queue', timeoutMs);
     await Promise.all(workers.map((w) => polling(w)));
-    return { address, namespace, uiUrl, databaseUrl, shownDatabaseUrl: redactUrl(databaseUrl), server, workers, polling, stop: stopAll };
+    const restartServer = async (): Promise<void> => {
+      await server.stop();
+      server = startServer();
+      await waitUntilServing(address, server);
+    };
+    const restartPostgres = async (downMs: number): Promise<void> => {
+      if (pg === null) throw new UserError('restartPostgres: the stack runs on DATABASE_URL, not its embedded PostgreSQL');
+      await fastShutdown(join(dataDir, 'postgres'));
+      await new Promise((r) => setTimeout(r, downMs));
+      await pg.restart();
+    };
+    return {
+      address,
+      namespace,
+      uiUrl,
+      databaseUrl,
+      shownDatabaseUrl: redactUrl(databaseUrl),
+      get server() {
+        return server;
+      },
+      workers,
+      polling,
+      restartServer,
+      restartPostgres,
+      stop: stopAll,
+    };
   } catch (err) {
     await stopAll();
     throw err;

@@ -8,35 +8,18 @@
  * waits on it); the other worker carries on. Afterwards, from the database and the histories: every tick
  * assessed once, none lost, no workflow task failure; the loop is listed by the search attributes.
  */
-import { Client, Connection } from '@temporalio/client';
 import { workflowIdForSite } from '../../common/names';
 import { type SiteHealthSummary, stateQuery, stopUpdate } from '../../control/messages';
-import { createPool, type Pool } from '../../db/pool';
 import { RUNNING_SITES_QUERY } from '../../temporal/list-queries';
-import { type ClusterProcess, alive, startClusterProcess } from '../helpers/cluster-process';
+import { alive, useClusterStack } from '../helpers/cluster-process';
 import { ingestNow, loopInput, prepareSite, startHealthySite } from '../helpers/control-loop';
 import { checkLoop, printFigures, waitForLoop } from '../helpers/fault-checks';
 import { until } from '../helpers/fault-stack';
 
-let stack: ClusterProcess;
-let connection: Connection;
-let client: Client;
-let pool: Pool;
-
-beforeAll(async () => {
-  stack = await startClusterProcess(2);
-  connection = await Connection.connect({ address: stack.address });
-  client = new Client({ connection, namespace: stack.namespace });
-  pool = createPool(stack.databaseUrl, 4);
-}, 600_000);
-
-afterAll(async () => {
-  await pool?.end();
-  await connection?.close();
-  await stack?.stop();
-}, 120_000);
+const cluster = useClusterStack(2);
 
 test('a site loop on the cluster: one of two workers SIGKILLed mid-tick, the other carries on, every tick assessed once', async () => {
+  const { stack, client, pool } = cluster;
   const site = await prepareSite(pool, 'cluster');
   await ingestNow(pool, site, { ok: 100 });
   // 3 s activity timeouts: the killed worker's attempt is retried 3 s after it started, on the other worker.

@@ -1,5 +1,5 @@
 import { UserError } from '../../common/user-error';
-import { loadDatabaseUrl, loadLocalStackSettings, loadLogLevel, loadOptionalDatabaseUrl, loadTemporalSettings } from '../../config/env';
+import { loadDatabaseUrl, loadLocalStackSettings, loadLogLevel, loadOptionalDatabaseUrl, loadTemporalSettings, loadWorkerTuning } from '../../config/env';
 
 function message(fn: () => unknown): string {
   try {
@@ -43,4 +43,12 @@ test('DATABASE_URL: required for the worker, optional for the local stack, never
   const m = message(() => loadDatabaseUrl({ DATABASE_URL: 'mysql://u:hunter2@db/x' }));
   expect(m).toMatch(/^DATABASE_URL: must be a PostgreSQL URL/);
   expect(m).not.toContain('hunter2');
+});
+
+test('worker tuning: unset leaves the SDK defaults; given values are read; bad ones name the variable', () => {
+  expect(loadWorkerTuning({})).toEqual({});
+  expect(loadWorkerTuning({ TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: '1500', TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS: '5000' })).toEqual({ maxCachedWorkflows: 1500, stickyQueueScheduleToStartTimeoutMs: 5000 });
+  expect(message(() => loadWorkerTuning({ TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: 'many' }))).toMatch(/^TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: must be a number of workflows \(got "many"\)$/);
+  expect(message(() => loadWorkerTuning({ TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: '2.5' }))).toMatch(/^TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: must be a whole number/);
+  expect(message(() => loadWorkerTuning({ TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS: '10' }))).toMatch(/^TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS: must be at least 1000/);
 });
