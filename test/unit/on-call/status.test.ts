@@ -1,9 +1,10 @@
 import { addCanaryCommand, noCanaryWarning } from '../../../client/on-call/canary-hint';
 import { buildFleet, fleetSchema, formatFleet, withTrends } from '../../../client/on-call/fleet';
 import { type CanaryStatus, type StateForNext, decideCommands, whatNext } from '../../../client/on-call/status';
-import { formatStatus } from '../../../client/on-call/status-text';
+import { formatStatus, shortTime } from '../../../client/on-call/status-text';
 import { trendRange, trendsFrom } from '../../../client/on-call/trend';
 import type { SiteHealthState } from '../../../control/messages';
+import { phaseMs } from '../../../control/schedule';
 import type { SiteSummary } from '../../../api/schemas/sites';
 
 const SITE = 'shop.example.com';
@@ -28,9 +29,11 @@ const base: StateForNext = {
 const waiting = { kind: 'resisting' as const, since: '2026-12-01T09:55:00.000Z', reason: 'resisting (score 12, smoothed 18): hard_block', pausedBy: null, assessmentKey: 'k', remindersSent: 1, lastNotifiedAt: '2026-12-01T10:55:00.000Z' };
 
 describe('whatNext', () => {
-  test('the next tick is the slot after the latest one on the tick grid', () => {
-    expect(whatNext(base, NONE).nextTickAt).toBe('2026-12-01T11:59:00.000Z');
-    expect(whatNext({ ...base, lastAssessedAt: '2026-12-01T11:58:00.000Z', tickIntervalMs: 300_000 }, NONE).nextTickAt).toBe('2026-12-01T12:00:00.000Z');
+  test('the next tick is the slot after the latest one on the tick grid, plus the site phase (when the loop wakes)', () => {
+    const at = (slot: string, intervalMs: number): string => new Date(Date.parse(slot) + phaseMs(SITE, intervalMs)).toISOString();
+    expect(phaseMs(SITE, 60_000)).toBeGreaterThan(0);
+    expect(whatNext(base, NONE).nextTickAt).toBe(at('2026-12-01T11:59:00.000Z', 60_000));
+    expect(whatNext({ ...base, lastAssessedAt: '2026-12-01T11:58:00.000Z', tickIntervalMs: 300_000 }, NONE).nextTickAt).toBe(at('2026-12-01T12:00:00.000Z', 300_000));
     expect(whatNext({ ...base, lastAssessedAt: null }, NONE).nextTickAt).toBeNull();
   });
 
@@ -109,7 +112,7 @@ describe('status text', () => {
     expect(lines).toContain('routes     failures spread over every route');
     expect(lines).toContain('canaries   none defined — nothing shows whether the paused site calmed down (see "next" for how to add one)');
     expect(lines).toContain(`next       ${next.plan}`);
-    expect(lines).toContain('           next tick due 2026-12-01 11:59:00Z');
+    expect(lines).toContain(`           next tick due ${shortTime(new Date(Date.parse('2026-12-01T11:59:00.000Z') + phaseMs(SITE, 60_000)).toISOString())}`);
     expect(lines).toContain(`           run: ${decideCommands(SITE)[0]}`);
     expect(lines).toContain(`                ${decideCommands(SITE)[1]}`);
     expect(lines).toContain(`                ${addCanaryCommand(SITE)}`);
