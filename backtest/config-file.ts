@@ -20,7 +20,7 @@ export async function readConfigSettings(path: string | undefined): Promise<Conf
  * (or the defaults); a site the loop would refuse names `truthFile`.
  */
 export function loopConfigFor(settings: ConfigSettings, configPath: string | undefined, site: string, tickMs: number, truthFile: string): SiteHealthConfig {
-  const parsed = siteHealthConfigSchema.safeParse({ ...settings, site, tickIntervalMs: tickMs });
+  const parsed = siteHealthConfigSchema().safeParse({ ...settings, site, tickIntervalMs: tickMs });
   if (parsed.success) return parsed.data;
   const siteIssues = parsed.error.issues.filter((i) => i.path[0] === 'site');
   if (siteIssues.length > 0) throw new UserError(`${truthFile}: ${formatIssues(siteIssues)}`);

@@ -38,6 +38,7 @@ import { firstTaskWaitMs, siteTickLags, slotsDue, tickLags, type TickLag } from 
 import { cpuMs, rssMb, treeCpuMs } from './proc-stats';
 import { eventsOf, ingest } from './sites-traffic';
 import { fmt, heading, line, percentile, startBenchDb, type BenchDb } from './support';
+import { bundlerOptions } from '../worker/workflow-bundle';
 
 const DAY = 86_400_000;
 const EventType = temporal.api.enums.v1.EventType;
@@ -326,7 +327,7 @@ async function main(): Promise<void> {
   const db = await startBenchDb();
   const pgPid = Number(readFileSync(join(db.dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
   try {
-    const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./sites-workflows'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: say, error: say } });
+    const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./sites-workflows'), ...bundlerOptions(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: say, error: say } });
     const bundlePath = join(db.dir, 'bench-bundle.js');
     say(`logs in ${db.dir}`);
     writeFileSync(bundlePath, bundle.code);

@@ -14,15 +14,15 @@ import type { Assessment } from '../scoring/assess';
 import type { ReasonKey } from '../scoring/reasons';
 import type { SiteScoringState, SiteTick } from '../scoring/site-state';
 
-export const canaryPolicySchema = z.strictObject({
+const CANARY_POLICY_SCHEMA = z.strictObject({
   /** The least serious band a site with a canary mismatch can be in; `none` turns the floor off. */
   floorBand: z.enum(['none', 'degrading', 'resisting'], { error: 'expected one of none, degrading, resisting' }).default('degrading'),
   /** Put `canary_mismatch` first among the reasons (notifications and the UI show the first ones). */
   headReasons: z.boolean({ error: 'expected true or false' }).default(true),
 });
-export type CanaryPolicy = z.output<typeof canaryPolicySchema>;
-export type CanaryPolicyInput = z.input<typeof canaryPolicySchema>;
-export const DEFAULT_CANARY_POLICY: CanaryPolicy = Object.freeze(canaryPolicySchema.parse({}));
+export type CanaryPolicy = z.output<typeof CANARY_POLICY_SCHEMA>;
+export type CanaryPolicyInput = z.input<typeof CANARY_POLICY_SCHEMA>;
+export const DEFAULT_CANARY_POLICY: CanaryPolicy = Object.freeze(CANARY_POLICY_SCHEMA.parse({}));
 
 // learning sits with healthy: a site still learning its baseline has no score, but a canary has a known
 // answer and needs no baseline, so a mismatch lifts a learning site to the floor as well.
@@ -78,3 +78,6 @@ export function applyCanaryFloorToTick(
     floored: true,
   };
 }
+
+// Schemas leave a module shared by the workflow sandbox only through functions (workflows/shared-modules.ts).
+export const canaryPolicySchema = (): typeof CANARY_POLICY_SCHEMA => CANARY_POLICY_SCHEMA;

@@ -21,7 +21,7 @@ const ms = (what: string, min: number) => {
   return z.int({ error }).min(min, { error }).max(MAX_SETTING_MS, { error: `expected ${what} in milliseconds of at most ${MAX_SETTING_MS} (ten years)` });
 };
 
-export const windowConfigSchema = z
+const WINDOW_CONFIG_SCHEMA = z
   .strictObject({
     /** Length of the current window each tick judges. */
     currentWindowMs: ms('a window', 1_000).default(15 * 60_000),
@@ -37,14 +37,14 @@ export const windowConfigSchema = z
   })
   .prefault({});
 
-export const timeoutsSchema = z
+const timeoutsSchema = z
   .strictObject({
     /** Start-to-close timeout of each loop activity: how soon a crashed worker's activity is retried. */
     activityMs: ms('a timeout', 1_000).default(30_000),
   })
   .prefault({});
 
-export const siteHealthConfigSchema = z.strictObject({
+const SITE_HEALTH_CONFIG_SCHEMA = z.strictObject({
   site: z.string({ error: 'required: a normalised host like shop.example.com' }).superRefine((value, ctx) => {
     const result = tryNormaliseSite(value);
     if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error.message });
@@ -54,26 +54,31 @@ export const siteHealthConfigSchema = z.strictObject({
   tickIntervalMs: ms('a tick interval', 1_000).default(60_000),
   /** Continue-as-new after this many ticks even if the server does not suggest it yet. */
   maxTicksPerRun: z.int({ error: 'expected a whole number of at least 1' }).min(1, { error: 'expected a whole number of at least 1' }).default(1_000),
-  window: windowConfigSchema,
+  window: WINDOW_CONFIG_SCHEMA,
   /** Scoring: weights, smoothing half-life, band thresholds and hysteresis, total refusal, … */
-  scoring: scoringConfigSchema.prefault({}),
+  scoring: scoringConfigSchema().prefault({}),
   /** What each band does: steps, floors, cautious resume, reminders, parser alert threshold. */
-  policy: actionPolicySchema.prefault({}),
+  policy: actionPolicySchema().prefault({}),
   timeouts: timeoutsSchema,
 });
 
-export const siteHealthInputSchema = siteHealthConfigSchema.extend({
+const SITE_HEALTH_INPUT_SCHEMA = SITE_HEALTH_CONFIG_SCHEMA.extend({
   /** Present only on a continued run: the loop's state, pending human wait included. */
-  carried: loopStateSchema.optional(),
+  carried: loopStateSchema().optional(),
 });
 
-export type SiteHealthInput = z.input<typeof siteHealthInputSchema>;
-export type SiteHealthConfig = z.output<typeof siteHealthConfigSchema>;
-export type ParsedSiteHealthInput = z.output<typeof siteHealthInputSchema>;
+export type SiteHealthInput = z.input<typeof SITE_HEALTH_INPUT_SCHEMA>;
+export type SiteHealthConfig = z.output<typeof SITE_HEALTH_CONFIG_SCHEMA>;
+export type ParsedSiteHealthInput = z.output<typeof SITE_HEALTH_INPUT_SCHEMA>;
 
 /** Validates and fills defaults; the error is one line naming each bad field. */
 export function parseSiteHealthInput(input: unknown): { ok: true; value: ParsedSiteHealthInput } | { ok: false; message: string } {
-  const parsed = siteHealthInputSchema.safeParse(input);
+  const parsed = SITE_HEALTH_INPUT_SCHEMA.safeParse(input);
   if (!parsed.success) return { ok: false, message: formatIssues(parsed.error) };
   return { ok: true, value: parsed.data };
 }
+
+// Schemas leave a module shared by the workflow sandbox only through functions (workflows/shared-modules.ts).
+export const windowConfigSchema = (): typeof WINDOW_CONFIG_SCHEMA => WINDOW_CONFIG_SCHEMA;
+export const siteHealthConfigSchema = (): typeof SITE_HEALTH_CONFIG_SCHEMA => SITE_HEALTH_CONFIG_SCHEMA;
+export const siteHealthInputSchema = (): typeof SITE_HEALTH_INPUT_SCHEMA => SITE_HEALTH_INPUT_SCHEMA;

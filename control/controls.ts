@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import { HEALTH_BANDS, type HealthBand } from '../common/names';
 
-export const controlsSchema = z.strictObject({
+const CONTROLS_SCHEMA = z.strictObject({
   /** Concurrent requests the crawler may have open against the site. */
   concurrencyLimit: z.int().min(1),
   /** Multiplier on the crawler's own revisit intervals (1 = as usual, 2 = half as often). */
@@ -26,7 +26,7 @@ export const controlsSchema = z.strictObject({
   band: z.enum(HEALTH_BANDS),
   reason: z.string(),
 });
-export type Controls = z.output<typeof controlsSchema>;
+export type Controls = z.output<typeof CONTROLS_SCHEMA>;
 
 export const CONTROL_FIELDS = ['concurrencyLimit', 'revisitMultiplier', 'paused', 'canaryOnly', 'effectiveCostMultiplier', 'band', 'reason'] as const;
 export type ControlField = (typeof CONTROL_FIELDS)[number];
@@ -40,7 +40,7 @@ const policyMs = (min: number) => {
 };
 const fraction = z.number({ error: 'expected a number between 0 and 1 (exclusive)' }).gt(0, { error: 'expected a number between 0 and 1 (exclusive)' }).lt(1, { error: 'expected a number between 0 and 1 (exclusive)' });
 
-export const actionPolicySchema = z
+const ACTION_POLICY_SCHEMA = z
   .strictObject({
     concurrency: z
       .strictObject({
@@ -114,8 +114,8 @@ export const actionPolicySchema = z
       ctx.addIssue({ code: 'custom', path: ['concurrency', 'floor'], message: `must not exceed concurrency.nominal (${p.concurrency.nominal})` });
     }
   });
-export type ActionPolicy = z.output<typeof actionPolicySchema>;
-export type ActionPolicyInput = z.input<typeof actionPolicySchema>;
+export type ActionPolicy = z.output<typeof ACTION_POLICY_SCHEMA>;
+export type ActionPolicyInput = z.input<typeof ACTION_POLICY_SCHEMA>;
 
 /** Hysteresis of the parser alert: it re-arms only once parser health is this far above the threshold. */
 export const PARSER_ALERT_HYSTERESIS = 3;
@@ -220,3 +220,7 @@ export function describeChange(before: Controls | null, after: Controls): string
   if (before.band !== after.band) parts.push(`band ${before.band}→${after.band}`);
   return parts.length > 0 ? parts.join(', ') : 'no change';
 }
+
+// Schemas leave a module shared by the workflow sandbox only through functions (workflows/shared-modules.ts).
+export const controlsSchema = (): typeof CONTROLS_SCHEMA => CONTROLS_SCHEMA;
+export const actionPolicySchema = (): typeof ACTION_POLICY_SCHEMA => ACTION_POLICY_SCHEMA;

@@ -36,7 +36,7 @@ const why = z
   .max(2000, { error: 'at most 2000 characters' })
   .refine(storable, STORABLE);
 
-export const resumeModeSchema = z.discriminatedUnion('mode', [
+const RESUME_MODE_SCHEMA = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('cautious') }),
   z.strictObject({
     mode: z.literal('explicit'),
@@ -44,7 +44,7 @@ export const resumeModeSchema = z.discriminatedUnion('mode', [
     revisitMultiplier: z.number({ error: 'expected a number 1-100 (1 = usual revisit intervals)' }).min(1, { error: 'expected a number 1-100 (1 = usual revisit intervals)' }).max(100, { error: 'expected a number 1-100 (1 = usual revisit intervals)' }),
   }),
 ]);
-export type ResumeMode = z.output<typeof resumeModeSchema>;
+export type ResumeMode = z.output<typeof RESUME_MODE_SCHEMA>;
 
 const RESUME_HELP = 'mode: "cautious" (degrading-band controls) or "explicit" with concurrency and revisitMultiplier';
 
@@ -53,7 +53,7 @@ const RESUME_HELP = 'mode: "cautious" (degrading-band controls) or "explicit" wi
  * "revisitMultiplier": 2}`. `mode` defaults to cautious; concurrency/revisitMultiplier without a mode
  * mean explicit. Parsed into `{who, why, mode: ResumeMode}`.
  */
-export const resumePayloadSchema = z
+const resumePayloadSchema = z
   .strictObject({
     who,
     why,
@@ -75,7 +75,7 @@ export const resumePayloadSchema = z
       }
     }
     const candidate = explicit ? { mode: 'explicit', concurrency: p.concurrency, revisitMultiplier: p.revisitMultiplier } : { mode: 'cautious' };
-    const mode = resumeModeSchema.safeParse(candidate);
+    const mode = RESUME_MODE_SCHEMA.safeParse(candidate);
     if (!mode.success) {
       for (const issue of mode.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
       return z.NEVER;
@@ -83,11 +83,8 @@ export const resumePayloadSchema = z
     return { who: p.who, why: p.why, mode: mode.data };
   });
 
-/** Who and why as every person's message takes them (decisions, live reconfiguration: control/settings-change.ts). */
-export { who as whoSchema, why as whySchema };
-
-export const stopPayloadSchema = z.strictObject({ who, why });
-export const pausePayloadSchema = z.strictObject({ who, why });
+const stopPayloadSchema = z.strictObject({ who, why });
+const pausePayloadSchema = z.strictObject({ who, why });
 
 export type ResumePayload = z.output<typeof resumePayloadSchema>;
 export type StopPayload = z.output<typeof stopPayloadSchema>;
@@ -138,3 +135,9 @@ export function decisionNotAllowed(kind: DecisionKind, gate: GateView): string |
   if (kind === 'pause' && gate.awaiting) return `pause: ${gate.site} is already paused and waiting for a decision; send resume or stop`;
   return null;
 }
+
+// Schemas leave a module shared by the workflow sandbox only through functions (workflows/shared-modules.ts).
+export const resumeModeSchema = (): typeof RESUME_MODE_SCHEMA => RESUME_MODE_SCHEMA;
+/** Who and why as every person's message takes them (decisions, live reconfiguration: control/settings-change.ts). */
+export const whoSchema = (): typeof who => who;
+export const whySchema = (): typeof why => why;

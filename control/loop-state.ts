@@ -18,16 +18,16 @@ export const REJECTED_LIMIT = 5;
 const band = z.enum(HEALTH_BANDS);
 const isoTime = z.string().min(1);
 
-export const scoringStateSchema = z.strictObject({
+const scoringStateSchema = z.strictObject({
   smoothed: z.strictObject({ value: z.number().nullable(), pendingMs: z.number().min(0) }),
   band: band.nullable(),
   refusalStreak: z.int().min(0),
   /** Absent in states carried from before these rules (read as 0 and an empty watch). */
   majorityStreak: z.int().min(0).optional(),
-  routeWatch: routeWatchSchema.optional(),
+  routeWatch: routeWatchSchema().optional(),
 });
 
-export const awaitingSchema = z.strictObject({
+const AWAITING_SCHEMA = z.strictObject({
   /** `resisting`: the band paused the site; `manual`: a person paused it with `pause`. */
   kind: z.enum(['resisting', 'manual']),
   /** Database time of the pause. */
@@ -40,19 +40,19 @@ export const awaitingSchema = z.strictObject({
   /** Database time of the last notification or reminder about this wait. */
   lastNotifiedAt: isoTime,
 });
-export type AwaitingHuman = z.output<typeof awaitingSchema>;
+export type AwaitingHuman = z.output<typeof AWAITING_SCHEMA>;
 
-export const decisionSummarySchema = z.strictObject({
+const DECISION_SUMMARY_SCHEMA = z.strictObject({
   decisionKey: z.string(),
   kind: z.enum(DECISION_KINDS),
   who: z.string(),
   why: z.string(),
-  mode: resumeModeSchema.nullable(),
+  mode: resumeModeSchema().nullable(),
   via: z.enum(['signal', 'update']),
   decidedAt: isoTime,
   assessmentKey: z.string().nullable(),
 });
-export type DecisionSummary = z.output<typeof decisionSummarySchema>;
+export type DecisionSummary = z.output<typeof DECISION_SUMMARY_SCHEMA>;
 
 /**
  * Why the loop cannot do its job right now. `assessment_failed`: a tick's assessment failed on its data
@@ -60,7 +60,7 @@ export type DecisionSummary = z.output<typeof decisionSummarySchema>;
  * the loop says so (state, `LoopProblem` search attribute, one notice per episode), keeps its other
  * duties (decisions, canaries, reminders) and tries again on the next tick.
  */
-export const loopProblemSchema = z.strictObject({
+const LOOP_PROBLEM_SCHEMA = z.strictObject({
   kind: z.enum(['assessment_failed']),
   /** Workflow time of the first failed tick of this episode. */
   since: isoTime,
@@ -69,9 +69,9 @@ export const loopProblemSchema = z.strictObject({
   /** The latest failure, in words (bounded). */
   message: z.string(),
 });
-export type LoopProblem = z.output<typeof loopProblemSchema>;
+export type LoopProblem = z.output<typeof LOOP_PROBLEM_SCHEMA>;
 
-export const tickSummarySchema = z.strictObject({
+const TICK_SUMMARY_SCHEMA = z.strictObject({
   tick: z.int().min(1),
   assessedAt: isoTime,
   /** `failed`: the tick could not be assessed (see the loop's `problem`). */
@@ -88,11 +88,11 @@ export const tickSummarySchema = z.strictObject({
   /** What the tick did, in words ("concurrency 12→9", "notified owner"). */
   actions: z.array(z.string()),
 });
-export type TickSummary = z.output<typeof tickSummarySchema>;
+export type TickSummary = z.output<typeof TICK_SUMMARY_SCHEMA>;
 
 const bandCounts = z.strictObject(Object.fromEntries(HEALTH_BANDS.map((b) => [b, z.int().min(0).default(0)])) as Record<HealthBand, z.ZodDefault<z.ZodInt>>);
 
-export const loopStateSchema = z.strictObject({
+const LOOP_STATE_SCHEMA = z.strictObject({
   /** First run id of the chain: stable across continue-as-new, part of every idempotency key. */
   chainId: z.string().min(1),
   tick: z.int().min(0),
@@ -109,9 +109,9 @@ export const loopStateSchema = z.strictObject({
   smoothedScore: z.number().nullable(),
   parserHealth: z.number().nullable(),
   reasons: z.array(z.string()),
-  controls: controlsSchema.nullable(),
-  awaiting: awaitingSchema.nullable(),
-  lastDecision: decisionSummarySchema.nullable(),
+  controls: controlsSchema().nullable(),
+  awaiting: AWAITING_SCHEMA.nullable(),
+  lastDecision: DECISION_SUMMARY_SCHEMA.nullable(),
   /** Decisions received so far in this chain (numbers their idempotency keys). */
   decisionSeq: z.int().min(0),
   /** Settings changes (`configure`) received so far in this chain (numbers their keys). Absent before them. */
@@ -119,12 +119,12 @@ export const loopStateSchema = z.strictObject({
   /** After a resume only traffic from the decision on is judged (database time), null otherwise. */
   evidenceSince: isoTime.nullable(),
   alerts: z.strictObject({ parser: z.boolean(), route: z.boolean() }),
-  history: z.array(tickSummarySchema).max(HISTORY_LIMIT),
+  history: z.array(TICK_SUMMARY_SCHEMA).max(HISTORY_LIMIT),
   bandTicks: bandCounts,
   rejected: z.array(z.string()).max(REJECTED_LIMIT),
   firstAssessedAt: isoTime.nullable(),
   /** Absent in states carried by runs before it existed. */
-  problem: loopProblemSchema.nullable().default(null),
+  problem: LOOP_PROBLEM_SCHEMA.nullable().default(null),
   /** The next tick's slot (workflow time, ISO): a continued run waits for it. Null before the first tick. */
   nextTickAt: isoTime.nullable().default(null),
   /**
@@ -145,7 +145,7 @@ export const loopStateSchema = z.strictObject({
    */
   heldFor: z.string().max(2_000).nullable().default(null),
 });
-export type LoopState = z.output<typeof loopStateSchema>;
+export type LoopState = z.output<typeof LOOP_STATE_SCHEMA>;
 
 export function initialLoopState(chainId: string): LoopState {
   return {
@@ -185,3 +185,10 @@ export function pushBounded<T>(list: T[], item: T, limit: number): T[] {
   const next = [...list, item];
   return next.length > limit ? next.slice(next.length - limit) : next;
 }
+
+// Schemas leave a module shared by the workflow sandbox only through functions (workflows/shared-modules.ts).
+export const awaitingSchema = (): typeof AWAITING_SCHEMA => AWAITING_SCHEMA;
+export const decisionSummarySchema = (): typeof DECISION_SUMMARY_SCHEMA => DECISION_SUMMARY_SCHEMA;
+export const loopProblemSchema = (): typeof LOOP_PROBLEM_SCHEMA => LOOP_PROBLEM_SCHEMA;
+export const tickSummarySchema = (): typeof TICK_SUMMARY_SCHEMA => TICK_SUMMARY_SCHEMA;
+export const loopStateSchema = (): typeof LOOP_STATE_SCHEMA => LOOP_STATE_SCHEMA;

@@ -19,7 +19,7 @@ import type { AwaitingHuman, DecisionSummary, LoopProblem, LoopState, TickSummar
 import type { TickAssessment } from './tick-assessment';
 
 export type { SiteHealthInput } from './config';
-export { DECISION_KINDS, type DecisionKind, type PauseInput, type ResumeInput, type StopInput, pausePayloadSchema, resumePayloadSchema, stopPayloadSchema } from './decisions';
+export { DECISION_KINDS, type DecisionKind, type PauseInput, type ResumeInput, type StopInput } from './decisions';
 export type { TickSummary } from './loop-state';
 export { type ConfigureInput, type ConfigureResult, type SettingChange, configurePayloadSchema } from './settings-change';
 

@@ -57,15 +57,15 @@ const SETTINGS_EXAMPLE = '{"tickIntervalMs": 30000, "policy": {"concurrency": {"
  * settings (docs/control-loop.md "Configuration"), nested like the start input; only the fields given
  * change, the others keep their current values.
  */
-export const configurePayloadSchema = z.strictObject({
-  who: whoSchema,
-  why: whySchema.optional(),
+const CONFIGURE_PAYLOAD_SCHEMA = z.strictObject({
+  who: whoSchema(),
+  why: whySchema().optional(),
   settings: z.record(z.string(), z.unknown(), { error: `expected a JSON object of settings like ${SETTINGS_EXAMPLE}` }).optional(),
   owner: contact('crawl-team@example.com').optional(),
   parserOwner: contact('parser-team@example.com').optional(),
 });
 /** What a client sends. */
-export type ConfigureInput = z.input<typeof configurePayloadSchema>;
+export type ConfigureInput = z.input<typeof CONFIGURE_PAYLOAD_SCHEMA>;
 
 /** A validated change: the loop's settings as they will be, and the owners to set. */
 export interface SettingsChangeRequest {
@@ -127,14 +127,14 @@ const PAYLOAD_EXAMPLE = `{"who": "alice@example.com", "settings": ${SETTINGS_EXA
  */
 export function parseSettingsChange(current: SiteHealthConfig, payload: unknown): { ok: true; change: SettingsChangeRequest } | { ok: false; message: string } {
   if (!isPlainObject(payload)) return { ok: false, message: `configure: expected a JSON object like ${PAYLOAD_EXAMPLE}` };
-  const parsed = configurePayloadSchema.safeParse(payload);
+  const parsed = CONFIGURE_PAYLOAD_SCHEMA.safeParse(payload);
   if (!parsed.success) return { ok: false, message: `configure: ${formatIssues(parsed.error)}` };
   const { who, why, settings = {}, owner, parserOwner } = parsed.data;
   if (Object.keys(settings).length === 0 && owner === undefined && parserOwner === undefined) {
     return { ok: false, message: `configure: nothing to change: give settings (e.g. ${SETTINGS_EXAMPLE}), owner or parserOwner` };
   }
   if (Object.hasOwn(settings, 'site')) return { ok: false, message: "configure: settings.site: a loop's site cannot change; start a loop for the other site instead" };
-  const merged = siteHealthConfigSchema.safeParse(mergeSettings(current, settings));
+  const merged = siteHealthConfigSchema().safeParse(mergeSettings(current, settings));
   if (!merged.success) return { ok: false, message: `configure: ${formatIssues(merged.error, { prefix: 'settings' })}` };
   return {
     ok: true,
@@ -146,3 +146,6 @@ export function parseSettingsChange(current: SiteHealthConfig, payload: unknown)
     },
   };
 }
+
+// Schemas leave a module shared by the workflow sandbox only through functions (workflows/shared-modules.ts).
+export const configurePayloadSchema = (): typeof CONFIGURE_PAYLOAD_SCHEMA => CONFIGURE_PAYLOAD_SCHEMA;

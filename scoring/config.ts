@@ -23,7 +23,7 @@ function weightsSumTo100<T extends Record<string, number>>(weights: T, ctx: z.Re
 const weight = nonNegative('expected a non-negative weight');
 
 /** Health weights keyed by reason key, in the seed's order (that order breaks ties between reasons). */
-export const healthWeightsSchema = z
+const HEALTH_WEIGHTS_SCHEMA = z
   .strictObject({
     hard_block: weight.default(35),
     challenge: weight.default(25),
@@ -33,7 +33,7 @@ export const healthWeightsSchema = z
   .superRefine(weightsSumTo100);
 
 /** Where each signal's badness saturates (reaches 1, i.e. the full weight is lost). */
-export const healthCapsSchema = z.strictObject({
+const HEALTH_CAPS_SCHEMA = z.strictObject({
   /** Rate excess over baseline at full penalty: 0.20 = 20 percentage points. */
   rateExcess: z
     .number({ error: 'expected a number in (0, 1]' })
@@ -47,18 +47,18 @@ export const healthCapsSchema = z.strictObject({
     .default(3),
 });
 
-export const healthConfigSchema = z.strictObject({
+const healthConfigSchema = z.strictObject({
   /** A current window with fewer requests gets no score (seed: MIN_REQUESTS = 50). */
-  minRequests: countSchema.default(50),
-  weights: healthWeightsSchema.prefault({}),
-  caps: healthCapsSchema.prefault({}),
+  minRequests: countSchema().default(50),
+  weights: HEALTH_WEIGHTS_SCHEMA.prefault({}),
+  caps: HEALTH_CAPS_SCHEMA.prefault({}),
 });
 
-export const parserConfigSchema = z.strictObject({
+const parserConfigSchema = z.strictObject({
   /** Fewer extraction outcomes than this in the current window: no parser score. */
-  minExtractions: countSchema.default(50),
+  minExtractions: countSchema().default(50),
   /** Fewer extraction outcomes than this in the baseline: parser health is still learning. */
-  minBaselineExtractions: countSchema.default(200),
+  minBaselineExtractions: countSchema().default(200),
   weights: z
     .strictObject({
       extraction_missing_fields: weight.default(40),
@@ -78,11 +78,11 @@ export const parserConfigSchema = z.strictObject({
     .prefault({}),
 });
 
-export const costConfigSchema = z.strictObject({
+const costConfigSchema = z.strictObject({
   /** Fewer requests than this in the current window: no cost ratios. */
-  minRequests: countSchema.default(50),
+  minRequests: countSchema().default(50),
   /** Fewer valid records than this in the baseline: cost drift is still learning. */
-  minBaselineValidRecords: countSchema.default(50),
+  minBaselineValidRecords: countSchema().default(50),
   /** A per-record cost at least this many times its baseline becomes a reason. */
   reasonRatio: z.number({ error: 'expected a number of at least 1' }).min(1, { error: 'expected a number of at least 1' }).default(1.5),
   /**
@@ -100,14 +100,14 @@ export const costConfigSchema = z.strictObject({
   maxMultiplier: z.number().min(1, { error: 'expected a number of at least 1' }).default(10),
 });
 
-export const learningConfigSchema = z.strictObject({
+const learningConfigSchema = z.strictObject({
   /** A baseline with fewer requests is not a normal to compare against: the site is `learning`. */
-  minBaselineRequests: countSchema.default(500),
+  minBaselineRequests: countSchema().default(500),
 });
 
-export const routeConfigSchema = z.strictObject({
+const routeConfigSchema = z.strictObject({
   /** A route group (and the rest it is compared with) needs this many current requests to be judged. */
-  minRouteRequests: countSchema.default(30),
+  minRouteRequests: countSchema().default(30),
   /** A group must fail at least this much more often than the rest (0.10 = 10 points) to matter. */
   minRateGap: z.number().min(0, { error: 'expected a number in [0, 1]' }).max(1, { error: 'expected a number in [0, 1]' }).default(0.1),
   /** Family-wise significance level of the one-sided Fisher exact tests (Bonferroni-corrected). */
@@ -134,19 +134,19 @@ export const routeConfigSchema = z.strictObject({
    */
   minConfirmGap: z.number().min(0, { error: 'expected a number in [0, 1]' }).max(1, { error: 'expected a number in [0, 1]' }).default(0.3),
   /** The suspect's requests the recent window needs for that comparison. */
-  minRecentRouteRequests: countSchema.default(10),
+  minRecentRouteRequests: countSchema().default(10),
   /** …and the one-sided Fisher exact test of the suspect against the rest of the recent window must give p ≤ this. */
   recentAlpha: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.000_01),
   /** A confirmed route is cleared after this many consecutive ticks on which it is no longer a suspect. */
   clearTicks: z.int({ error: 'expected an integer of at least 1' }).min(1, { error: 'expected an integer of at least 1' }).default(5),
 });
 
-export const smoothingConfigSchema = z.strictObject({
+const smoothingConfigSchema = z.strictObject({
   /** Time for an old score's weight to halve. 10 min: one bad minute moves the value by ~7%. */
   halfLifeMs: z.number().gt(0, { error: 'expected a positive number of milliseconds' }).default(600_000),
 });
 
-export const bandConfigSchema = z
+const bandConfigSchema = z
   .strictObject({
     healthyMin: z.number().default(80),
     degradingMin: z.number().default(50),
@@ -160,17 +160,17 @@ export const bandConfigSchema = z
     }
   });
 
-export const totalRefusalConfigSchema = z.strictObject({
+const totalRefusalConfigSchema = z.strictObject({
   enabled: z.boolean({ error: 'expected true or false' }).default(true),
   /** Share of a window's requests refused (hard + challenge + soft) that counts as refusing. */
   threshold: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.9),
   /** Refusing ticks in a row needed. */
   consecutiveTicks: z.int().min(1, { error: 'expected an integer of at least 1' }).default(2),
   /** Volume a tick needs to count (like the score's minimum). */
-  minRequests: countSchema.default(50),
+  minRequests: countSchema().default(50),
 });
 
-export const majorityRefusalConfigSchema = z.strictObject({
+const majorityRefusalConfigSchema = z.strictObject({
   enabled: z.boolean({ error: 'expected true or false' }).default(true),
   /** Share of a window's requests refused (hard + challenge + soft) that counts as a majority refusal. */
   threshold: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.5),
@@ -179,17 +179,17 @@ export const majorityRefusalConfigSchema = z.strictObject({
   /** Refusing ticks in a row needed. */
   consecutiveTicks: z.int().min(1, { error: 'expected an integer of at least 1' }).default(2),
   /** Volume the current window needs to count. */
-  minRequests: countSchema.default(50),
+  minRequests: countSchema().default(50),
   /** Volume the recent window (the last `window.recentWindowMs`) needs to count. */
-  minRecentRequests: countSchema.default(50),
+  minRecentRequests: countSchema().default(50),
 });
 
-export const canaryConfigSchema = z.strictObject({
+const canaryConfigSchema = z.strictObject({
   /** Canary mismatches in one window that raise `canary_mismatch`. Canaries have known answers: 1. */
   minMismatches: z.int().min(1, { error: 'expected an integer of at least 1' }).default(1),
 });
 
-export const scoringConfigSchema = z.strictObject({
+const SCORING_CONFIG_SCHEMA = z.strictObject({
   health: healthConfigSchema.prefault({}),
   parser: parserConfigSchema.prefault({}),
   cost: costConfigSchema.prefault({}),
@@ -202,9 +202,9 @@ export const scoringConfigSchema = z.strictObject({
   canary: canaryConfigSchema.prefault({}),
 });
 
-export type ScoringConfig = z.output<typeof scoringConfigSchema>;
+export type ScoringConfig = z.output<typeof SCORING_CONFIG_SCHEMA>;
 /** A partial configuration: anything left out takes the default. */
-export type ScoringConfigInput = z.input<typeof scoringConfigSchema>;
+export type ScoringConfigInput = z.input<typeof SCORING_CONFIG_SCHEMA>;
 export type HealthConfig = ScoringConfig['health'];
 export type HealthWeights = HealthConfig['weights'];
 export type HealthCaps = HealthConfig['caps'];
@@ -227,7 +227,7 @@ export class ScoringConfigError extends Error {
 
 /** Validates a (partial) configuration and fills in defaults. Throws ScoringConfigError naming the field. */
 export function parseScoringConfig(input: unknown = {}): ScoringConfig {
-  const result = scoringConfigSchema.safeParse(input);
+  const result = SCORING_CONFIG_SCHEMA.safeParse(input);
   if (!result.success) throw new ScoringConfigError(`invalid scoring config: ${formatIssues(result.error)}`);
   return result.data;
 }
@@ -242,3 +242,8 @@ function deepFreeze<T>(value: T): T {
 
 /** The product defaults, frozen so that no caller can change them for everyone else. */
 export const DEFAULT_SCORING_CONFIG: ScoringConfig = deepFreeze(parseScoringConfig({}));
+
+// Schemas leave a module shared by the workflow sandbox only through functions (workflows/shared-modules.ts).
+export const healthWeightsSchema = (): typeof HEALTH_WEIGHTS_SCHEMA => HEALTH_WEIGHTS_SCHEMA;
+export const healthCapsSchema = (): typeof HEALTH_CAPS_SCHEMA => HEALTH_CAPS_SCHEMA;
+export const scoringConfigSchema = (): typeof SCORING_CONFIG_SCHEMA => SCORING_CONFIG_SCHEMA;

@@ -27,7 +27,7 @@ import { wilsonInterval } from './wilson';
 /** Entries kept at most: every suspect of a tick (MAX_SUSPECTS) and as many confirmed ones. */
 export const MAX_WATCHED = 40;
 
-export const routeWatchEntrySchema = z.object({
+const routeWatchEntrySchema = z.object({
   dimension: z.enum(['pool', 'country', 'sessionPattern', 'route']),
   value: z.string().max(1_000),
   /** Consecutive ticks on which it was a suspect with fresh evidence (unconfirmed entries). */
@@ -39,7 +39,7 @@ export const routeWatchEntrySchema = z.object({
   confirmed: z.boolean(),
 });
 export type RouteWatchEntry = z.output<typeof routeWatchEntrySchema>;
-export const routeWatchSchema = z.array(routeWatchEntrySchema).max(MAX_WATCHED);
+const ROUTE_WATCH_SCHEMA = z.array(routeWatchEntrySchema).max(MAX_WATCHED);
 export type RouteWatch = RouteWatchEntry[];
 
 /** A suspect not confirmed yet, for the operator's view. */
@@ -249,3 +249,6 @@ export function withoutGroups(total: RefusalCounts, routes: readonly RouteWindow
     softBlocks: Math.max(0, total.softBlocks - group.softBlocks),
   };
 }
+
+// Schemas leave a module shared by the workflow sandbox only through functions (workflows/shared-modules.ts).
+export const routeWatchSchema = (): typeof ROUTE_WATCH_SCHEMA => ROUTE_WATCH_SCHEMA;

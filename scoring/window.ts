@@ -22,14 +22,14 @@ const LATENCY_MESSAGE = 'expected a non-negative number of milliseconds';
 const requiredOr = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'required' : message);
 
 /** A count: a safe, non-negative integer (safe so every accepted JSON integer is represented exactly). */
-export const countSchema = z.int({ error: requiredOr(COUNT_MESSAGE) }).min(0, { error: COUNT_MESSAGE });
+const COUNT_SCHEMA = z.int({ error: requiredOr(COUNT_MESSAGE) }).min(0, { error: COUNT_MESSAGE });
 
 /**
  * p95 latency in ms. Bounded by 2^53 - 1 so that an integer literal in JSON is read exactly by both
  * JavaScript and the Python reference (which reads big integers exactly and would otherwise divide
  * differently).
  */
-export const latencySchema = z
+const latencySchema = z
   .number({ error: requiredOr(LATENCY_MESSAGE) })
   .min(0, { error: LATENCY_MESSAGE })
   .max(Number.MAX_SAFE_INTEGER, { error: `${LATENCY_MESSAGE} (at most ${Number.MAX_SAFE_INTEGER})` });
@@ -42,17 +42,17 @@ const LABEL_MESSAGE = `expected a non-empty string of at most ${MAX_LABEL_CHARS}
 const labelSchema = z.string({ error: LABEL_MESSAGE }).min(1, { error: LABEL_MESSAGE }).max(MAX_LABEL_CHARS, { error: LABEL_MESSAGE });
 
 /** The four numbers the seed's health score reads. This alone is a valid window for `healthScore`. */
-export const hostilityWindowSchema = z.object(
+const HOSTILITY_WINDOW_SCHEMA = z.object(
   {
-    requests: countSchema,
-    hardBlocks: countSchema,
-    challenges: countSchema,
-    softBlocks: countSchema,
+    requests: COUNT_SCHEMA,
+    hardBlocks: COUNT_SCHEMA,
+    challenges: COUNT_SCHEMA,
+    softBlocks: COUNT_SCHEMA,
     p95LatencyMs: latencySchema,
   },
   { error: requiredOr('expected an object') },
 );
-export type HostilityWindow = z.output<typeof hostilityWindowSchema>;
+export type HostilityWindow = z.output<typeof HOSTILITY_WINDOW_SCHEMA>;
 
 /** Refusal counts without latency: what route diagnosis and total refusal read. */
 export type RefusalCounts = Pick<HostilityWindow, 'requests' | 'hardBlocks' | 'challenges' | 'softBlocks'>;
@@ -63,22 +63,22 @@ export type RouteCounts = RefusalCounts & { errors?: number };
  * One route's share of the window. A route is whatever path the request took: a country, a proxy pool, a
  * session pattern (sticky, rotating, ...). Any label may be absent when the crawler does not know it.
  */
-export const routeWindowSchema = z.object(
+const routeWindowSchema = z.object(
   {
     country: labelSchema.optional(),
     pool: labelSchema.optional(),
     sessionPattern: labelSchema.optional(),
-    requests: countSchema,
-    hardBlocks: countSchema,
-    challenges: countSchema,
-    softBlocks: countSchema,
+    requests: COUNT_SCHEMA,
+    hardBlocks: COUNT_SCHEMA,
+    challenges: COUNT_SCHEMA,
+    softBlocks: COUNT_SCHEMA,
     /**
      * Requests on this route that got no answer from the site (network errors: a proxy refusing or
      * resetting, timeouts, DNS, TLS) or an error status. Not part of the health score (the seed's four
      * numbers); route diagnosis counts them as the route's failures: a dead proxy fails this way.
      * Absent from windows read before it existed (= 0).
      */
-    errors: countSchema.optional(),
+    errors: COUNT_SCHEMA.optional(),
     p95LatencyMs: latencySchema.optional(),
   },
   { error: 'expected an object' },
@@ -87,12 +87,12 @@ export type RouteWindow = z.output<typeof routeWindowSchema>;
 export type RouteLabels = Pick<RouteWindow, 'country' | 'pool' | 'sessionPattern'>;
 
 /** Canary fetches (pages with a known correct answer) run through the production routes. */
-export const canaryResultsSchema = z.object({
-  runs: countSchema.default(0),
+const canaryResultsSchema = z.object({
+  runs: COUNT_SCHEMA.default(0),
   /** Fetches that did not produce a page (refused, timed out). */
-  failures: countSchema.default(0),
+  failures: COUNT_SCHEMA.default(0),
   /** Pages that looked normal but carried the wrong value. */
-  mismatches: countSchema.default(0),
+  mismatches: COUNT_SCHEMA.default(0),
 });
 export type CanaryResults = z.output<typeof canaryResultsSchema>;
 
@@ -101,26 +101,26 @@ export type CanaryResults = z.output<typeof canaryResultsSchema>;
  * only, per route too, so the refusal rules can judge an abrupt change before the whole current window
  * shows it (scoring/majority-refusal.ts). Absent from baselines and from windows read before it existed.
  */
-export const recentWindowSchema = z.object(
+const recentWindowSchema = z.object(
   {
-    requests: countSchema,
-    hardBlocks: countSchema,
-    challenges: countSchema,
-    softBlocks: countSchema,
+    requests: COUNT_SCHEMA,
+    hardBlocks: COUNT_SCHEMA,
+    challenges: COUNT_SCHEMA,
+    softBlocks: COUNT_SCHEMA,
     routes: z.array(routeWindowSchema, { error: 'expected an array of routes' }).default([]),
   },
   { error: 'expected an object' },
 );
 export type RecentWindow = z.output<typeof recentWindowSchema>;
 
-export const windowSchema = hostilityWindowSchema.extend({
-  extractionOk: countSchema.default(0),
-  extractionMissingFields: countSchema.default(0),
-  extractionSchemaMismatch: countSchema.default(0),
-  extractionEmpty: countSchema.default(0),
-  validRecords: countSchema.default(0),
-  retries: countSchema.default(0),
-  bytes: countSchema.default(0),
+const windowSchema = HOSTILITY_WINDOW_SCHEMA.extend({
+  extractionOk: COUNT_SCHEMA.default(0),
+  extractionMissingFields: COUNT_SCHEMA.default(0),
+  extractionSchemaMismatch: COUNT_SCHEMA.default(0),
+  extractionEmpty: COUNT_SCHEMA.default(0),
+  validRecords: COUNT_SCHEMA.default(0),
+  retries: COUNT_SCHEMA.default(0),
+  bytes: COUNT_SCHEMA.default(0),
   /** Credits of a paid fetching service; may be fractional. */
   credits: amountSchema.default(0),
   canary: canaryResultsSchema.prefault({}),
@@ -150,3 +150,7 @@ export function parseWindow(input: unknown, name = 'window'): Window {
 export function makeWindow(input: WindowInput): Window {
   return parseWindow(input);
 }
+
+// Schemas leave a module shared by the workflow sandbox only through functions (workflows/shared-modules.ts).
+export const countSchema = (): typeof COUNT_SCHEMA => COUNT_SCHEMA;
+export const hostilityWindowSchema = (): typeof HOSTILITY_WINDOW_SCHEMA => HOSTILITY_WINDOW_SCHEMA;

@@ -7,6 +7,7 @@ import { createActivities } from '../activities';
 import { loadWorkerTuning } from '../config/env';
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logging/logger';
+import { bundlerOptions } from './workflow-bundle';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -32,7 +33,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    ...(options.workflowBundlePath ? { workflowBundle: { codePath: options.workflowBundlePath } } : { workflowsPath: workflowsPath() }),
+    ...(options.workflowBundlePath ? { workflowBundle: { codePath: options.workflowBundlePath } } : { workflowsPath: workflowsPath(), bundlerOptions: bundlerOptions() }),
     activities: createActivities({ pool: options.pool, logger: options.logger, ...(options.uiUrl !== undefined ? { uiUrl: options.uiUrl } : {}) }),
     // On SIGTERM, in-flight activities get 10 s to finish; after 30 s the worker stops even if the
     // server is unreachable (a shutdown must never hang a deploy). Activities are idempotent, so an

@@ -33,7 +33,7 @@ export const MAX_STREAM_SITES = 10_000;
 const SSE_RETRY_MS = 1_000;
 
 /** The answer of the controls routes and the `data` of a stream's `controls` event. */
-export const controlsBodySchema = controlsSchema.extend({
+export const controlsBodySchema = controlsSchema().extend({
   site: z.string(),
   /** Grows by one with every change; the ETag is this number, quoted. */
   version: z.int().min(1),

@@ -181,7 +181,7 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
       if ('site' in config) return sendError(reply, 400, 'bad_request', 'config.site: the site comes from the path; remove it');
       if ('carried' in config) return sendError(reply, 400, 'bad_request', 'config.carried: the state of a continued run, not a setting; remove it');
       const input = { ...config, site: site.value };
-      const checked = siteHealthInputSchema.safeParse(input);
+      const checked = siteHealthInputSchema().safeParse(input);
       if (!checked.success) return sendError(reply, 400, 'bad_request', formatIssues(checked.error, { prefix: 'config' }));
       await upsertSite(pool, site.value, {
         ...(body.value?.owner === undefined ? {} : { owner: body.value.owner }),

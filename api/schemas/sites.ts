@@ -127,7 +127,7 @@ export const decisionResultSchema = z.object({
   decisionKey: z.string(),
   decidedAt: z.string(),
   band: z.enum(HEALTH_BANDS),
-  controls: controlsSchema.nullable(),
+  controls: controlsSchema().nullable(),
   message: z.string(),
 });
 

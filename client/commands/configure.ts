@@ -59,7 +59,7 @@ export function configurePayload(o: ConfigureOptions, defaultWho: () => string |
     ...(o.parserOwner === undefined ? {} : { parserOwner: o.parserOwner }),
   };
   // The workflow validates the whole change; the flags' own shape is checked here without a round trip.
-  const checked = configurePayloadSchema.safeParse(payload);
+  const checked = configurePayloadSchema().safeParse(payload);
   if (!checked.success) throw new UserError(refusalAsFlags(`configure: ${formatIssues(checked.error)}`, o));
   return payload;
 }

@@ -39,11 +39,11 @@ export const EXIT_INVALID_INPUT = 2;
 
 export const scoreCaseSchema = z.strictObject(
   {
-    current: hostilityWindowSchema,
-    baseline: hostilityWindowSchema,
-    weights: healthWeightsSchema.optional(),
-    caps: healthCapsSchema.optional(),
-    minRequests: countSchema.optional(),
+    current: hostilityWindowSchema(),
+    baseline: hostilityWindowSchema(),
+    weights: healthWeightsSchema().optional(),
+    caps: healthCapsSchema().optional(),
+    minRequests: countSchema().optional(),
   },
   { error: 'expected a JSON object like {"current": {...}, "baseline": {...}}' },
 );

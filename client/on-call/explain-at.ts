@@ -17,7 +17,7 @@ export const explainSchema = z.object({
   tick: z.object({ tick: z.number().int(), assessedAt: z.string(), assessmentKey: z.string(), chainId: z.string().nullable() }),
   /** The loop's band and controls in effect then (after that tick acted); null when none were recorded yet. */
   band: z.enum(HEALTH_BANDS).nullable(),
-  controls: controlsSchema.extend({ version: z.number().int().optional() }).nullable(),
+  controls: controlsSchema().extend({ version: z.number().int().optional() }).nullable(),
   /** The control change those controls came from. */
   controlsChange: z.object({ at: z.string(), actor: z.string(), reason: z.string() }).nullable(),
   explanation: tickExplanationSchema,

@@ -113,9 +113,9 @@ export const siteStateSchema = z.object({
   heldFor: z.string().nullable(),
   parserHealth: z.number().nullable(),
   reasons: z.array(z.string()),
-  controls: controlsSchema.nullable(),
-  awaitingHuman: awaitingSchema.nullable(),
-  lastDecision: decisionSummarySchema.nullable(),
+  controls: controlsSchema().nullable(),
+  awaitingHuman: awaitingSchema().nullable(),
+  lastDecision: decisionSummarySchema().nullable(),
   routeDiagnosis: z.object({ verdict: z.string(), summary: z.string() }).nullable(),
   alerts: z.object({ parser: z.boolean(), route: z.boolean() }),
   rejected: z.array(z.string()),
@@ -123,12 +123,12 @@ export const siteStateSchema = z.object({
   lastAssessedAt: z.string().nullable(),
   lastAssessment: z.looseObject({ assessmentKey: z.string(), tick: z.number() }).nullable(),
   canaries: z.looseObject({}).nullable(),
-  problem: loopProblemSchema.nullable(),
+  problem: loopProblemSchema().nullable(),
 });
 
 /** `status --json`: the state and recent ticks as before, plus `explained` (docs/on-call.md). */
 export const statusSchema = siteStateSchema.extend({
-  history: z.array(tickSummarySchema),
+  history: z.array(tickSummarySchema()),
   explained: z.object({
     /** The tick explained (the latest stored one), or null before the first. */
     tick: z.object({ tick: z.number().int(), assessedAt: z.string(), assessmentKey: z.string() }).nullable(),

@@ -113,7 +113,7 @@ test('soft-blocks: a 15-day backfill in one ingest call and a day-by-day feed cl
 
   // The same judgement: the incident day replayed over both stores gives the same scorecard —
   // first degrade, first pause, and the band and reasons at (almost) every tick.
-  const config = siteHealthConfigSchema.parse({ site: backfillSite });
+  const config = siteHealthConfigSchema().parse({ site: backfillSite });
   const from = new Date(Math.floor(incidentFrom / HOUR) * HOUR);
   const [x, y] = await Promise.all(
     [backfillSite, feedSite].map((site) => replaySite(pool, { site, from, to: new Date(end), tickMs: 60_000, config: { ...config, site } })),

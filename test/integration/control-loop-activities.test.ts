@@ -22,14 +22,14 @@ beforeAll(async () => {
 });
 afterAll(async () => h.close());
 
-const policy = actionPolicySchema.parse({});
+const policy = actionPolicySchema().parse({});
 const logged: Array<Record<string, unknown>> = [];
 const acts = () => createActivities({ pool: h.pool, logger: testLogger, uiUrl: 'http://ui.test', notifier: { channels: [{ name: 'log', send: (p) => (logged.push({ key: p.key }), Promise.resolve()) }] } });
 
 test('assessSite: a retried tick returns the recorded assessment, at the same database time, one row', async () => {
   const site = await prepareSite(h.pool, 'act');
   await ingestNow(h.pool, site, { ok: 80, hard: 20 });
-  const input = { site, workflowId: `site-health:${site}`, chainId: 'chain-1', tick: 7, window: windowConfigSchema.parse({}), scoring: scoringConfigSchema.parse({}), previousRefusal: 0, evidenceSince: null };
+  const input = { site, workflowId: `site-health:${site}`, chainId: 'chain-1', tick: 7, window: windowConfigSchema().parse({}), scoring: scoringConfigSchema().parse({}), previousRefusal: 0, evidenceSince: null };
   const first = await acts().assessSite(input);
   // More traffic arrives between the attempts: the retry must not re-judge the tick.
   await ingestNow(h.pool, site, { hard: 100 });

@@ -28,7 +28,7 @@ function input(site: string, n: number, o: Partial<RecordSettingsChangeInput> = 
     who: 'alice@example.com',
     why: 'fewer reads',
     changes: [{ field: 'tickIntervalMs', old: 60_000, new: 30_000 }],
-    settings: siteHealthConfigSchema.parse({ site, tickIntervalMs: 30_000 }),
+    settings: siteHealthConfigSchema().parse({ site, tickIntervalMs: 30_000 }),
     owners: { owner: 'night@example.com' },
     ...o,
   };

@@ -21,6 +21,7 @@ import { startTemporalDevServer } from '../../stack/temporal-dev-server';
 import { startClusterStack } from '../../stack/cluster/cluster-stack';
 import pino from 'pino';
 import { workflowsPath } from '../../worker/create-worker';
+import { bundlerOptions } from '../../worker/workflow-bundle';
 
 const log = {
   info: (m: string) => process.stderr.write(`[test services] ${m}\n`),
@@ -57,7 +58,7 @@ export default async function globalSetup(): Promise<void> {
   await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE ${new URL(pg.databaseUrl).pathname.slice(1)}`);
   await admin.end();
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn } });
+  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), ...bundlerOptions(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn } });
   const bundlePath = join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
 

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ensureTemporalTestServer, testServerExecutable } from '../../stack/temporal-test-server';
+import { bundlerOptions } from '../../worker/workflow-bundle';
 
 const log = {
   info: (m: string) => process.stderr.write(`[time-skipping] ${m}\n`),
@@ -25,7 +26,7 @@ export default async function timeSkippingSetup(): Promise<void> {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'target-health-time-skipping-'));
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn } });
+  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), ...bundlerOptions(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn } });
   const bundlePath = join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
   process.env.TH_TS_WORKFLOW_BUNDLE = bundlePath;

@@ -6,13 +6,14 @@
  */
 import { relative, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundlerOptions } from '../../worker/workflow-bundle';
 import { execFileSync } from 'node:child_process';
 
 const ROOT = resolve(__dirname, '..', '..');
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 async function bundledProjectModules(): Promise<string[]> {
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet });
+  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), ...bundlerOptions(), logger: quiet });
   // The bundle carries its source map inline; its `sources` are the modules webpack included.
   const inline = /sourceMappingURL=data:application\/json;(?:charset=utf-8;)?base64,([A-Za-z0-9+/=]+)/.exec(bundle.code);
   if (inline === null) throw new Error('the workflow bundle has no inline source map');

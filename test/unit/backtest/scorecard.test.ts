@@ -6,7 +6,7 @@ import type { ScenarioTruth } from '../../../scenarios/truth';
 import { buildScorecard, median, routeMatches, scoreLoop, scoreRule, scoreScenario } from '../../../backtest/scorecard';
 import { formatDuration, formatScorecardJson, formatScorecardText } from '../../../backtest/format';
 
-const POLICY = actionPolicySchema.parse({});
+const POLICY = actionPolicySchema().parse({});
 const MIN = 60_000;
 const T = (hhmm: string) => `2025-03-14T${hhmm}:00.000Z`;
 

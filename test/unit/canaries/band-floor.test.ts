@@ -23,16 +23,16 @@ describe('canary band floor', () => {
   });
 
   test('configurable: floor to resisting, no floor, reasons left in engine order', () => {
-    const strict = canaryPolicySchema.parse({ floorBand: 'resisting' });
+    const strict = canaryPolicySchema().parse({ floorBand: 'resisting' });
     expect(applyCanaryFloor({ band: 'degrading', reasons: ['canary_mismatch'], mismatch: true }, strict)).toMatchObject({ band: 'resisting', floored: true });
-    const off = canaryPolicySchema.parse({ floorBand: 'none', headReasons: false });
+    const off = canaryPolicySchema().parse({ floorBand: 'none', headReasons: false });
     expect(applyCanaryFloor({ band: 'healthy', reasons: ['latency', 'canary_mismatch'], mismatch: true }, off)).toEqual({
       band: 'healthy',
       reasons: ['latency', 'canary_mismatch'],
       floored: false,
     });
     expect(DEFAULT_CANARY_POLICY).toEqual({ floorBand: 'degrading', headReasons: true });
-    expect(canaryPolicySchema.safeParse({ floorBand: 'healthy' }).success).toBe(false);
+    expect(canaryPolicySchema().safeParse({ floorBand: 'healthy' }).success).toBe(false);
   });
 
   test('on a real tick: a perfect score with a canary mismatch is degrading, and the state carries it', () => {

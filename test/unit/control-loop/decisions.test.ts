@@ -4,7 +4,7 @@ import { afterDecision, decisionControls, decisionNotice } from '../../../contro
 import { decisionNotAllowed, parseDecision, type ParsedDecision } from '../../../control/decisions';
 import { initialLoopState, type LoopState } from '../../../control/loop-state';
 
-const policy = actionPolicySchema.parse({});
+const policy = actionPolicySchema().parse({});
 const gate = { site: 'shop.example.com', band: 'healthy', stopped: false, awaiting: false };
 
 describe('decision payloads', () => {

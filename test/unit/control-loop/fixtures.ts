@@ -52,7 +52,7 @@ export function window(requests: number, shares: { hard?: number; challenge?: nu
 
 /** Short smoothing half-life: one tick (a minute apart) moves the smoothed score almost all the way. */
 export const SCORING: ScoringConfig = parseScoringConfig({ smoothing: { halfLifeMs: 5_000 } });
-export const POLICY: ActionPolicy = actionPolicySchema.parse({ reminderIntervalMs: 3 * 60_000 });
+export const POLICY: ActionPolicy = actionPolicySchema().parse({ reminderIntervalMs: 3 * 60_000 });
 /** The current judgement rules, ticks a minute apart (the tick fixtures' spacing). */
 export const CONFIG: LoopConfig = { site: SITE, policy: POLICY, scoring: SCORING, judgement: CURRENT_JUDGEMENT, tickIntervalMs: 60_000 };
 

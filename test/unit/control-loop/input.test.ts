@@ -36,6 +36,6 @@ describe('siteHealth input', () => {
     const carried = JSON.parse(JSON.stringify(state)) as unknown;
     const parsed = parseSiteHealthInput({ site: 'shop.example.com', carried });
     expect(parsed.ok && parsed.value.carried).toEqual(state);
-    expect(loopStateSchema.safeParse({ ...state, tick: -1 }).success).toBe(false);
+    expect(loopStateSchema().safeParse({ ...state, tick: -1 }).success).toBe(false);
   });
 });

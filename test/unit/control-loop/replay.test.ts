@@ -8,6 +8,7 @@ import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type WorkflowBundle
 import { committedHistories, recordings } from '../../replay/histories';
 import { PATCHES } from '../../../workflows/patches';
 import { localActivityMarker } from '../../../temporal/local-activity-marker';
+import { bundlerOptions } from '../../../worker/workflow-bundle';
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const bundles = new Map<string, WorkflowBundleWithSourceMap>();
@@ -15,7 +16,7 @@ const bundles = new Map<string, WorkflowBundleWithSourceMap>();
 async function bundle(path: string): Promise<WorkflowBundleWithSourceMap> {
   let b = bundles.get(path);
   if (!b) {
-    b = await bundleWorkflowCode({ workflowsPath: path, logger: quiet });
+    b = await bundleWorkflowCode({ workflowsPath: path, ...bundlerOptions(), logger: quiet });
     bundles.set(path, b);
   }
   return b;

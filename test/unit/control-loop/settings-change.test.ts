@@ -2,7 +2,7 @@
 import { siteHealthConfigSchema } from '../../../control/config';
 import { mergeSettings, parseSettingsChange, settingsChanges } from '../../../control/settings-change';
 
-const current = siteHealthConfigSchema.parse({ site: 'shop.example.com', tickIntervalMs: 60_000, policy: { concurrency: { nominal: 8, floor: 2 } } });
+const current = siteHealthConfigSchema().parse({ site: 'shop.example.com', tickIntervalMs: 60_000, policy: { concurrency: { nominal: 8, floor: 2 } } });
 
 function refusal(payload: unknown): string {
   const r = parseSettingsChange(current, payload);

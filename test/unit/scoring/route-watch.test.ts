@@ -100,7 +100,7 @@ test('the watch stays bounded and valid whatever comes in', () => {
   const many: RouteWatch = Array.from({ length: 60 }, (_, i) => ({ dimension: 'pool' as const, value: `p${i}`, streak: 1, since: null, quiet: 0, confirmed: i % 2 === 0 }));
   const r = confirmRoutes(diagnoseRoutes(failing, []), failing, recentOf(failing), many, T0);
   expect(r.watch.length).toBeLessThanOrEqual(MAX_WATCHED);
-  expect(routeWatchSchema.safeParse(r.watch).success).toBe(true);
+  expect(routeWatchSchema().safeParse(r.watch).success).toBe(true);
   // Confirmed entries are kept first.
   expect(r.watch.slice(0, 30).every((e) => e.confirmed)).toBe(true);
 });
