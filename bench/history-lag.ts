@@ -124,14 +124,17 @@ export function tickLags(history: History, intervalMs: number): TickLag[] {
   return out;
 }
 
-/** The first workflow task of a run: scheduled → started (a loop's start-up, not a tick). */
-export function firstTaskWaitMs(history: History): number {
+/**
+ * The first workflow task of a run: scheduled → started (a loop's start-up, not a tick). One that had
+ * not started when the worker stopped (`stoppedAt`) counts with its wait so far, not as no wait.
+ */
+export function firstTaskWaitMs(history: History, stoppedAt: number): number {
   let scheduled: number | null = null;
   for (const e of history.events ?? []) {
     if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED && scheduled === null) scheduled = tsToMs(e.eventTime);
     if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_STARTED && scheduled !== null) return tsToMs(e.eventTime) - scheduled;
   }
-  return 0;
+  return scheduled === null ? 0 : Math.max(0, stoppedAt - scheduled);
 }
 
 /**

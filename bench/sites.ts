@@ -14,7 +14,9 @@
  * --measure 120 (s, BENCH_MEASURE_S), --server-db file|memory (BENCH_SERVER_DB: the dev server's SQLite on
  * disk, as `npm start` runs it, or in memory — to show what the disk costs), --server dev|cluster|dev,cluster
  * (BENCH_SERVER: the dev server, the cluster stack's Temporal server on its own PostgreSQL — stack/cluster —
- * or both in the same run, each scale on each; the server's CPU then includes its PostgreSQL's).
+ * or both in the same run, each scale on each; the server's CPU then includes its PostgreSQL's), --cache N
+ * (BENCH_CACHE: the worker's TARGET_HEALTH_WORKER_CACHED_WORKFLOWS), --sticky MS (BENCH_STICKY_MS: its
+ * TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
@@ -40,6 +42,7 @@ import { eventsOf, ingest } from './sites-traffic';
 import { fmt, heading, line, percentile, startBenchDb, type BenchDb } from './support';
 import { bundlerOptions } from '../worker/workflow-bundle';
 
+const TimeoutType = temporal.api.enums.v1.TimeoutType;
 const DAY = 86_400_000;
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -56,6 +59,8 @@ const MEASURE_MS = Number(option('--measure', 'BENCH_MEASURE_S', '120')) * 1000;
 const SERVER_DB = option('--server-db', 'BENCH_SERVER_DB', 'file');
 /** Worker cache size (TARGET_HEALTH_WORKER_CACHED_WORKFLOWS), e.g. `--cache 250`; default: the worker's own. */
 const CACHE = option('--cache', 'BENCH_CACHE', '');
+/** Sticky queue schedule-to-start timeout (TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS), e.g. `--sticky 30000`; default: the worker's own. */
+const STICKY = option('--sticky', 'BENCH_STICKY_MS', '');
 const SERVERS = option('--server', 'BENCH_SERVER', 'dev').split(',').map((x) => x.trim());
 for (const name of SERVERS) if (name !== 'dev' && name !== 'cluster') throw new Error(`--server: "${name}" is not a server; use dev, cluster or dev,cluster`);
 type ServerKind = 'dev' | 'cluster';
@@ -112,6 +117,8 @@ interface Phase {
   /** Over the whole run, all workflows: workflow tasks failed / timed out, activities timed out. */
   taskFailures: number;
   taskTimeouts: number;
+  /** Of taskTimeouts: waited longer than the sticky timeout for the worker that cached the workflow (then replayed by whichever worker takes it). */
+  stickyTimeouts: number;
   activityTimeouts: number;
   lags: TickLag[];
   windowMs: number;
@@ -179,7 +186,7 @@ async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; d
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: 'default' });
   const worker = await startWorker(
-    { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: TASK_QUEUE, DATABASE_URL: opts.db.databaseUrl, TH_BENCH_BUNDLE: opts.bundlePath, LOG_FORMAT: 'json', ...(CACHE === '' ? {} : { TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: CACHE }) },
+    { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: TASK_QUEUE, DATABASE_URL: opts.db.databaseUrl, TH_BENCH_BUNDLE: opts.bundlePath, LOG_FORMAT: 'json', ...(CACHE === '' ? {} : { TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: CACHE }), ...(STICKY === '' ? {} : { TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS: STICKY }) },
     join(opts.dir, `worker-${opts.name}.log`),
   );
   try {
@@ -219,6 +226,7 @@ async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; d
     const firstTickSeconds = new Map<number, number>();
     let taskFailures = 0;
     let taskTimeouts = 0;
+    let stickyTimeouts = 0;
     let activityTimeouts = 0;
     let skipped = 0;
     await pool(ids, 16, async (workflowId) => {
@@ -232,15 +240,21 @@ async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; d
         firstTickDelays.push(at - startedAt);
         const second = Math.floor(at / 1000);
         firstTickSeconds.set(second, (firstTickSeconds.get(second) ?? 0) + 1);
+      } else if (opts.kind === 'sites') {
+        // No first tick by the time the worker stopped: it counts with its wait so far (a lower bound).
+        firstTickDelays.push(stoppedAt - tsToMs(history.events?.[0]?.eventTime));
       }
       const all = ticks.filter((l) => l.dueAt >= w0 && l.dueAt < w1);
       lags.push(...all);
       // A site loop behind by a whole interval skips to its latest slot: the slots it skipped never ran.
       if (opts.kind === 'sites' && ticks.length > 0) skipped += Math.max(0, slotsDue(ticks[0]!.dueAt, TICK_MS, w0, w1) - all.length);
-      firstTaskWaits.push(firstTaskWaitMs(history));
+      firstTaskWaits.push(firstTaskWaitMs(history, stoppedAt));
       for (const e of history.events ?? []) {
         if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) taskFailures += 1;
-        if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT) taskTimeouts += 1;
+        if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT) {
+          taskTimeouts += 1;
+          if (e.workflowTaskTimedOutEventAttributes?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) stickyTimeouts += 1;
+        }
         if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT) activityTimeouts += 1;
       }
     });
@@ -265,6 +279,7 @@ async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; d
       firstTicksPeakPerSecond: Math.max(0, ...firstTickSeconds.values()),
       taskFailures,
       taskTimeouts,
+      stickyTimeouts,
       activityTimeouts,
       lags,
       windowMs: w1 - w0,
@@ -305,7 +320,7 @@ function report(server: ServerKind, base: Phase, sites: Phase): { met: boolean }
       line(`${label}: start-up storm: all started at once → first tick p50 / p95 / max`, `${fmt(percentile(p.firstTickDelays, 0.5))} / ${fmt(percentile(p.firstTickDelays, 0.95))} / ${fmt(Math.max(...p.firstTickDelays))} ms`);
       line(`${label}: start-up storm: most first ticks in one second (steady state: ${fmt(p.workflows / (TICK_MS / 1000), 1)}/s)`, fmt(p.firstTicksPeakPerSecond));
     }
-    line(`${label}: workflow tasks failed / timed out, activities timed out`, `${fmt(p.taskFailures)} / ${fmt(p.taskTimeouts)} / ${fmt(p.activityTimeouts)}`);
+    line(`${label}: workflow tasks failed / timed out (of which sticky-queue waits), activities timed out`, `${fmt(p.taskFailures)} / ${fmt(p.taskTimeouts)} (${fmt(p.stickyTimeouts)}) / ${fmt(p.activityTimeouts)}`);
     line(`${label}: worker CPU, RSS avg / max`, `${pct(p, p.workerCpuMs)}, ${fmt(p.rssAvgMb)} / ${fmt(p.rssMaxMb)} MB`);
     line(`${label}: ${serverName} CPU / product's PostgreSQL CPU`, `${pct(p, p.serverCpuMs)} / ${pct(p, p.pgCpuMs)}`);
     line(`${label}: CPU per tick: worker / ${serverName} / product's PostgreSQL`, `${fmt(perTick(p, p.workerCpuMs), 1)} / ${fmt(perTick(p, p.serverCpuMs), 1)} / ${fmt(perTick(p, p.pgCpuMs), 1)} ms`);
@@ -319,7 +334,8 @@ function report(server: ServerKind, base: Phase, sites: Phase): { met: boolean }
   // Sustained: every tick due in the window started (none still waiting 10 s after it).
   const sustained = sites.late === 0;
   const met = sustained && p95 < TARGET.p95Ms;
-  line(`verdict (${server}) at ${sites.workflows} sites / ${TICK_MS / 1000} s`, `${sustained ? 'sustained' : 'NOT sustained'}, tick lag p95 ${fmt(p95)} ms ${p95 < TARGET.p95Ms ? '<' : '≥'} ${TARGET.p95Ms} ms`);
+  const verdict = met ? 'target met' : sustained ? 'target NOT met (every due tick ran, late)' : 'NOT sustained (due ticks never ran)';
+  line(`verdict (${server}) at ${sites.workflows} sites / ${TICK_MS / 1000} s`, `${verdict}: tick lag p95 ${fmt(p95)} ms ${p95 < TARGET.p95Ms ? '<' : '≥'} ${TARGET.p95Ms} ms`);
   return { met };
 }
 
@@ -332,7 +348,7 @@ async function main(): Promise<void> {
     say(`logs in ${db.dir}`);
     writeFileSync(bundlePath, bundle.code);
     const serverLabel = (k: ServerKind): string => (k === 'dev' ? `the Temporal dev server (SQLite ${SERVER_DB === 'file' ? 'file' : 'in memory'})` : 'the cluster stack (Temporal server on PostgreSQL)');
-    heading(`Site loops: one worker (cache: ${CACHE === '' ? 'the worker default' : `${CACHE} workflows`}) + ${SERVERS.map((k) => serverLabel(k as ServerKind)).join(', then ')}, ${cpus().length} cores`);
+    heading(`Site loops: one worker (cache: ${CACHE === '' ? 'the worker default' : `${CACHE} workflows`}, sticky timeout: ${STICKY === '' ? 'the worker default' : `${STICKY} ms`}) + ${SERVERS.map((k) => serverLabel(k as ServerKind)).join(', then ')}, ${cpus().length} cores`);
     const outcomes: Array<{ server: ServerKind; sites: number; met: boolean }> = [];
     for (const count of SITES) {
       for (const server of SERVERS as ServerKind[]) {

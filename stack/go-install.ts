@@ -31,17 +31,21 @@ export async function goInstall(program: GoProgram, cacheDir: string, log: Provi
   log.info(`Building ${program.label} ${program.version} with \`go install\` into ${cacheDir} — first run on this machine only; it takes a few minutes.`);
   const started = Date.now();
   let lastLine = '';
+  let lastLineAt = started;
   const targets = program.packages.map((p) => `${p}@${program.version}`);
   const child = spawn('go', ['install', ...targets], { env: { ...env, GOBIN: staging }, stdio: ['ignore', 'pipe', 'pipe'] });
   const onOutput = (chunk: Buffer): void => {
     const lines = chunk.toString('utf8').trim().split('\n');
     lastLine = lines[lines.length - 1] ?? lastLine;
+    lastLineAt = Date.now();
   };
   child.stdout.on('data', onOutput);
   child.stderr.on('data', onOutput);
   const heartbeat = setInterval(() => {
     const secs = Math.round((Date.now() - started) / 1000);
-    log.info(`still building ${program.label} (${secs}s)${lastLine ? `: ${lastLine}` : ''}`);
+    // go prints its downloads, then compiles silently for minutes: a stale last line is not what it is doing.
+    const doing = Date.now() - lastLineAt < 20_000 ? lastLine : lastLine ? `compiling (after: ${lastLine})` : 'compiling';
+    log.info(`still building ${program.label} (${secs}s)${doing ? `: ${doing}` : ''}`);
   }, 20_000);
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearInterval(heartbeat);
