@@ -150,7 +150,8 @@ test('property: a pino JSON line holding the URL anywhere comes out valid JSON w
   );
 });
 
-test('the product logger masks a URL password that reaches a log call', () => {
+/** The product logger, writing into a list. */
+function keptLogger(): { lines: string[]; logger: ReturnType<typeof createLogger> } {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -158,7 +159,11 @@ test('the product logger masks a URL password that reaches a log call', () => {
       done();
     },
   });
-  const logger = createLogger('info', 'redact-test', sink);
+  return { lines, logger: createLogger('info', 'redact-test', sink) };
+}
+
+test('the product logger masks a URL password that reaches a log call', () => {
+  const { lines, logger } = keptLogger();
   const secret = 'Qx:p@ss/w%rd"';
   const url = `postgres://app:${encodeURIComponent(secret)}@db.example:5432/x`;
   logger.error({ err: new Error(`cannot reach ${url}`), database: url }, `lost ${url}`);
@@ -172,14 +177,7 @@ test('the product logger masks a URL password that reaches a log call', () => {
 });
 
 test('the product logger masks secret query values of a bare path (a request log line)', () => {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  const logger = createLogger('info', 'redact-test', sink);
+  const { lines, logger } = keptLogger();
   logger.info({ req: { method: 'GET', url: '/v1/sites?access_token=th_SECRETsecret&limit=5' } }, 'request completed');
   logger.info('GET /v1/whoami?token=th_SECRETsecret');
   expect(lines).toHaveLength(2);
