@@ -7,6 +7,8 @@ export interface WorkerSettings {
   databaseUrl: string | null;
   /** A statement (and an answer from the server) taking longer than this fails the batch: exit 3, not a hang. */
   timeoutMs: number;
+  /** Waiting longer for a connection fails the batch (default 10 s). */
+  connectTimeoutMs?: number;
 }
 
 /**
