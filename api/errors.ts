@@ -11,3 +11,15 @@ export interface ApiErrorBody {
 export function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
   return reply.code(status).type('application/json').send({ error: { code, message } } satisfies ApiErrorBody);
 }
+
+/** Seconds a client waits before trying again when the database did not answer (`Retry-After`). */
+export const STORE_RETRY_AFTER_S = 5;
+
+/**
+ * 503 `store_unavailable` with `Retry-After`: PostgreSQL did not answer in time or is not available.
+ * `message` says what could not be done and how to retry.
+ */
+export function sendStoreUnavailable(reply: FastifyReply, message: string): FastifyReply {
+  void reply.header('retry-after', String(STORE_RETRY_AFTER_S));
+  return sendError(reply, 503, 'store_unavailable', message);
+}

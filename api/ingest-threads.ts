@@ -19,6 +19,8 @@ export interface IngestThreadsOptions {
   threads?: number;
   /** A statement taking longer fails its batch (503) instead of hanging the request. */
   timeoutMs?: number;
+  /** Waiting longer for a connection fails the batch too (default 10 s). */
+  connectTimeoutMs?: number;
 }
 
 type Done = Extract<BatchResult, { type: 'done' }>;
@@ -35,7 +37,7 @@ export class IngestThreads {
   private readonly settings: WorkerSettings;
 
   constructor(private readonly options: IngestThreadsOptions) {
-    this.settings = { databaseUrl: options.databaseUrl, timeoutMs: options.timeoutMs ?? 60_000 };
+    this.settings = { databaseUrl: options.databaseUrl, timeoutMs: options.timeoutMs ?? 60_000, ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }) };
     const n = options.threads ?? Math.min(4, Math.max(2, availableParallelism()));
     for (let i = 0; i < n; i++) this.slots.push(this.spawn());
   }

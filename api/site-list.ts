@@ -8,11 +8,16 @@
  *   - since when a site waits comes from the loop's `state` query, asked only of the waiting sites of
  *     the page (few, and the ones a person looks at), in parallel, with a time limit;
  *   - the latest control change (when, who, what and why) from `control_audit`, one indexed query per page.
- * The cursor is the server's own page token: pages stay consistent while loops come and go.
+ * The cursor is the server's own page token: pages stay consistent while loops come and go. It is
+ * wrapped with a tag of the listing it belongs to (namespace and filters), so a cursor the listing did
+ * not hand out — edited, of other filters, of another endpoint — is a 400 naming `cursor` rather than
+ * a server error or a silently empty fleet.
  */
+import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
+import { z } from 'zod';
 import { HEALTH_BANDS, type HealthBand, WORKFLOW_ID_PREFIX } from '../common/names';
 import { AwaitingHuman, HealthBand as HealthBandKey, HealthScore, LoopProblem, ParserHealth, TargetSite } from '../common/search-attributes';
 import { SITE_HEALTH_WORKFLOW, stateQuery } from '../control/messages';
@@ -39,6 +44,29 @@ export function siteListQuery(filter: SiteListFilter): string {
 }
 
 export class CursorError extends Error {}
+
+/** Which listing a cursor belongs to: its namespace and visibility query (the filters). */
+const listingTag = (namespace: string, query: string): string => createHash('sha256').update(`${namespace}\n${query}`).digest('base64url').slice(0, 16);
+
+const cursorSchema = z.strictObject({ l: z.string(), t: z.string().regex(/^[A-Za-z0-9_-]+$/) });
+const NOT_A_CURSOR = 'cursor: not a cursor of this listing; use the `next` value of the previous page, or start again without it';
+
+export function encodeSiteCursor(tag: string, token: Uint8Array): string {
+  return Buffer.from(JSON.stringify({ l: tag, t: Buffer.from(token).toString('base64url') }), 'utf8').toString('base64url');
+}
+
+/** The server's page token of a cursor this listing handed out; CursorError for any other. */
+export function decodeSiteCursor(cursor: string, tag: string): Uint8Array {
+  let parsed: z.output<typeof cursorSchema> | undefined;
+  try {
+    if (/^[A-Za-z0-9_-]+$/.test(cursor)) parsed = cursorSchema.safeParse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))).data;
+  } catch {
+    // Not JSON: not ours.
+  }
+  if (parsed === undefined) throw new CursorError(NOT_A_CURSOR);
+  if (parsed.l !== tag) throw new CursorError('cursor: it belongs to a listing with other filters; pass the same band and awaiting as for the first page, or start again without it');
+  return new Uint8Array(Buffer.from(parsed.t, 'base64url'));
+}
 
 function decodeAttribute(fields: Record<string, Payload> | null | undefined, name: string): unknown {
   const payload = fields?.[name];
@@ -78,19 +106,18 @@ export async function listSites(
   filter: SiteListFilter,
   page: { limit: number; cursor?: string; stateTimeoutMs?: number },
 ): Promise<{ sites: SiteSummary[]; next: string | null }> {
-  if (page.cursor !== undefined && !/^[A-Za-z0-9_-]+$/.test(page.cursor)) throw new CursorError('cursor: not a cursor of this listing; use the `next` value of the previous page');
-  const nextPageToken = page.cursor === undefined ? new Uint8Array() : new Uint8Array(Buffer.from(page.cursor, 'base64url'));
+  const namespace = deps.client.options.namespace;
+  const query = siteListQuery(filter);
+  const tag = listingTag(namespace, query);
+  const nextPageToken = page.cursor === undefined ? new Uint8Array() : decodeSiteCursor(page.cursor, tag);
   let response: temporal.api.workflowservice.v1.ListWorkflowExecutionsResponse;
   try {
-    response = await deps.client.workflowService.listWorkflowExecutions({
-      namespace: deps.client.options.namespace,
-      query: siteListQuery(filter),
-      pageSize: page.limit,
-      nextPageToken,
-    });
+    response = await deps.client.workflowService.listWorkflowExecutions({ namespace, query, pageSize: page.limit, nextPageToken });
   } catch (err) {
-    // A token the server cannot read (edited, or from another listing) is the client's mistake.
-    if (page.cursor !== undefined && (err as { code?: number }).code === 3) throw new CursorError('cursor: not a cursor of this listing (or it expired); start again without it');
+    // A token the server cannot read (edited inside its wrapping) is the client's mistake: servers
+    // answer INVALID_ARGUMENT (3) or, failing to deserialize it, UNKNOWN (2).
+    const code = (err as { code?: number }).code;
+    if (page.cursor !== undefined && (code === 3 || code === 2)) throw new CursorError('cursor: not a cursor of this listing (or it expired); start again without it');
     throw err;
   }
   const rows = response.executions.map((e) => {
@@ -137,5 +164,5 @@ export async function listSites(
     };
   });
   const token = response.nextPageToken;
-  return { sites, next: token && token.length > 0 ? Buffer.from(token).toString('base64url') : null };
+  return { sites, next: token && token.length > 0 ? encodeSiteCursor(tag, token) : null };
 }

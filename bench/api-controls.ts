@@ -23,7 +23,8 @@ import { createToken } from '../api/tokens';
 import type { Controls } from '../control/controls';
 import { workflowIdForSite } from '../common/names';
 import { controlsOf, readControls, writeControls } from '../db/controls';
-import { createPool, type Pool } from '../db/pool';
+import type { Pool } from '../db/pool';
+import { createApiPool } from '../api/start-api';
 import { openSse, type SseEvent } from '../test/helpers/sse-client';
 import { fmt, heading, line, percentile, startBenchDb } from './support';
 
@@ -120,7 +121,8 @@ function summarise(label: string, polls: Poll[], serverMs: number[]): { p99: num
 
 async function main(): Promise<void> {
   const db = await startBenchDb();
-  const apiPool = createPool(db.databaseUrl, 16);
+  // The API's own pool (its size and limits), as `target-health api` runs it.
+  const apiPool = createApiPool(db.databaseUrl);
   const queries = countQueries(apiPool);
   const dispatcher = new Agent({ keepAliveTimeout: 60_000, connections: CRAWLERS + 10 });
   try {

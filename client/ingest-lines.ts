@@ -1,8 +1,8 @@
 /**
  * The lines of an NDJSON byte stream, for `target-health ingest`: split on LF (a CR before it dropped),
  * decoded as UTF-8 — or handed over as an {@link UnreadableLine} when a line is longer than
- * {@link MAX_LINE_BYTES} (its bytes are counted, never held: memory stays bounded whatever the input)
- * or is not valid UTF-8 (refused by line number instead of stored with replacement characters).
+ * {@link MAX_LINE_BYTES} (its bytes are counted, never held: memory stays bounded whatever the input;
+ * which field holds most of them is noted, for the message) or is not valid UTF-8 (refused by line number instead of stored with replacement characters).
  *
  * Lines are handed over a whole chunk at a time (an async generator yielding each line costs a promise
  * per line, and this is the ingest hot path); the complete lines inside a chunk are checked and decoded
@@ -11,6 +11,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { BatchLine, UnreadableLine } from './ingest-messages';
+import { FieldSizes, largestFieldOf, type LargestField } from './line-fields';
 
 /** Longest line read, in bytes: a legal event is far smaller (bodySample is cut to 64 KB anyway). */
 export const MAX_LINE_BYTES = 1 << 20;
@@ -31,10 +32,15 @@ function firstBadByte(line: Buffer): number {
   return at < 0 ? 0 : Buffer.byteLength(text.slice(0, at));
 }
 
+/** A line refused for its length, with the field that holds most of it when it is a JSON object. */
+function tooLong(bytes: number, largest: LargestField | null): UnreadableLine {
+  return largest === null ? { unreadable: 'too-long', bytes } : { unreadable: 'too-long', bytes, largest };
+}
+
 function lineOf(bytes: Buffer): BatchLine {
   const end = bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
   const line = bytes.subarray(0, end);
-  if (line.length > MAX_LINE_BYTES) return { unreadable: 'too-long', bytes: line.length };
+  if (line.length > MAX_LINE_BYTES) return tooLong(line.length, largestFieldOf(line));
   if (!isUtf8(line)) return { unreadable: 'not-utf8', bytes: line.length, at: firstBadByte(line) };
   return line.toString('utf8');
 }
@@ -43,6 +49,8 @@ function lineOf(bytes: Buffer): BatchLine {
 class Carry {
   private parts: Buffer[] = [];
   private size = 0;
+  /** Once the line is past the limit: its field sizes, fed as its bytes go by. */
+  private fields: FieldSizes | null = null;
 
   get empty(): boolean {
     return this.size === 0;
@@ -51,19 +59,35 @@ class Carry {
   add(bytes: Buffer): void {
     if (bytes.length === 0) return;
     this.size += bytes.length;
-    // Past the limit the line is refused anyway: stop holding its bytes (one more for a CR).
-    if (this.size > MAX_LINE_BYTES + 1) this.parts = [];
-    else this.parts.push(Buffer.from(bytes));
+    if (this.fields !== null) {
+      this.fields.feed(bytes);
+    } else if (this.size > MAX_LINE_BYTES + 1) {
+      // Past the limit the line is refused anyway: stop holding its bytes (one more for a CR), only measure them.
+      this.fields = new FieldSizes();
+      for (const part of this.parts) this.fields.feed(part);
+      this.fields.feed(bytes);
+      this.parts = [];
+    } else {
+      this.parts.push(Buffer.from(bytes));
+    }
   }
 
   /** The line ending with `tail` (the bytes before its LF), and a fresh carry. */
   finish(tail: Buffer): BatchLine {
     const total = this.size + tail.length;
-    // Up to the limit plus a CR, every byte is held and lineOf decides; past it, only the size is known.
-    const line: BatchLine =
-      total > MAX_LINE_BYTES + 1 ? { unreadable: 'too-long', bytes: total } : lineOf(this.parts.length === 0 ? tail : Buffer.concat([...this.parts, tail]));
+    let line: BatchLine;
+    if (total <= MAX_LINE_BYTES + 1) {
+      // Up to the limit plus a CR, every byte is held and lineOf decides.
+      line = lineOf(this.parts.length === 0 ? tail : Buffer.concat([...this.parts, tail]));
+    } else {
+      const fields = this.fields ?? new FieldSizes();
+      if (this.fields === null) for (const part of this.parts) fields.feed(part);
+      fields.feed(tail);
+      line = tooLong(total, fields.largest());
+    }
     this.parts = [];
     this.size = 0;
+    this.fields = null;
     return line;
   }
 }
@@ -78,7 +102,8 @@ function regionLines(region: Buffer, into: BatchLine[]): void {
       const end = stop > start && text.charCodeAt(stop - 1) === CR ? stop - 1 : stop;
       // A string of n UTF-16 units holds at most 3n bytes: only long ones need measuring.
       if ((end - start) * 3 > MAX_LINE_BYTES && Buffer.byteLength(text.slice(start, end)) > MAX_LINE_BYTES) {
-        into.push({ unreadable: 'too-long', bytes: Buffer.byteLength(text.slice(start, end)) } satisfies UnreadableLine);
+        const line = Buffer.from(text.slice(start, end), 'utf8');
+        into.push(tooLong(line.length, largestFieldOf(line)));
       } else {
         into.push(text.slice(start, end));
       }

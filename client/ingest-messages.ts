@@ -1,11 +1,14 @@
 /** Messages between `target-health ingest` and its worker threads (client/ingest-worker.ts). */
 import type { RejectedLine } from '../db/signal-store/types';
+import type { LargestField } from './line-fields';
 
 export interface WorkerSettings {
   /** null: --dry-run, validate only. */
   databaseUrl: string | null;
   /** A statement (and an answer from the server) taking longer than this fails the batch: exit 3, not a hang. */
   timeoutMs: number;
+  /** Waiting longer for a connection fails the batch (default 10 s). */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -19,6 +22,8 @@ export interface UnreadableLine {
   bytes: number;
   /** not-utf8: byte offset of the first bad byte in the line. */
   at?: number;
+  /** too-long: the top-level field holding the most bytes, when the line is a JSON object. */
+  largest?: LargestField;
 }
 
 export type BatchLine = string | UnreadableLine;

@@ -16,7 +16,7 @@ if (!port) throw new Error('ingest-worker.js runs as a worker thread of `target-
 const settings = workerData as WorkerSettings;
 /** The client waits a little longer than the server's own timeout, so that a live server's cancel wins. */
 const queryTimeoutMs = (timeoutMs: number): number => timeoutMs + 2_000;
-/** A new connection gets this long (PostgreSQL under load can be slow to fork a backend). */
+/** A new connection gets this long by default (PostgreSQL under load can be slow to fork a backend). */
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
@@ -25,11 +25,11 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * server cancels a statement after `timeoutMs` (a lock or a slow disk), and the client gives up
  * waiting for an answer a little later (a frozen or unreachable server cannot cancel anything).
  */
-function createIngestPool(databaseUrl: string, timeoutMs: number): pg.Pool {
+function createIngestPool(databaseUrl: string, timeoutMs: number, connectTimeoutMs: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: 2,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     statement_timeout: timeoutMs,
     query_timeout: queryTimeoutMs(timeoutMs),
@@ -39,7 +39,7 @@ function createIngestPool(databaseUrl: string, timeoutMs: number): pg.Pool {
   return pool;
 }
 
-const pool = settings.databaseUrl === null ? undefined : createIngestPool(settings.databaseUrl, settings.timeoutMs);
+const pool = settings.databaseUrl === null ? undefined : createIngestPool(settings.databaseUrl, settings.timeoutMs, settings.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
 const ingester = pool ? createIngester(pool) : undefined;
 
 async function handle(seq: number, lines: readonly BatchLine[], firstLine: number): Promise<BatchResult> {

@@ -8,6 +8,7 @@ import type { RequestOutcomeEvent } from '../signals/event';
 import { cutText, wellFormed } from '../common/well-formed';
 import type { BatchLine } from './ingest-messages';
 import { MAX_LINE_BYTES } from './ingest-lines';
+import { largestFieldOf, type LargestField } from './line-fields';
 
 export interface ParsedLines {
   events: RequestOutcomeEvent[];
@@ -23,8 +24,17 @@ function isBlank(line: string): boolean {
   return line.length === 0 || (line.charCodeAt(0) !== 123 && line.trim() === '');
 }
 
-const TOO_LONG = (bytes: number) =>
-  `longer than ${MAX_LINE_BYTES.toLocaleString('en')} bytes (${bytes.toLocaleString('en')}); cut bodySample to 64 KB (only that much is read) — the line was not stored`;
+/** Names the field that made the line long (the reader measured them); bodySample has its own advice. */
+function TOO_LONG(bytes: number, largest?: LargestField): string {
+  const head = `longer than ${MAX_LINE_BYTES.toLocaleString('en')} bytes (${bytes.toLocaleString('en')})`;
+  const tail = ' — the line was not stored';
+  if (largest === undefined) return `${head}; each line must be one event, far smaller than that${tail}`;
+  const name = fieldName(largest.name);
+  const held = `${name} holds ${largest.bytes.toLocaleString('en')} bytes of it`;
+  if (name === 'bodySample') return `${head}: ${held}; cut bodySample to 64 KB (only that much is read)${tail}`;
+  return `${head}: ${held}; send ${name} shorter (an event is far smaller)${tail}`;
+}
+const fieldName = (name: string): string => (/^[A-Za-z0-9_$-]{1,64}$/.test(name) ? name : JSON.stringify(cutText(name, 64, '…')));
 const NOT_UTF8 = (at: number) =>
   `not valid UTF-8 (bad byte at byte ${at} of the line); write the file as UTF-8 — the line was not stored rather than stored with replacement characters`;
 
@@ -38,7 +48,7 @@ export function parseNdjsonLines(lines: readonly BatchLine[], firstLine: number,
     const line = lines[i]!;
     const number = firstLine + i;
     if (typeof line !== 'string') {
-      rejected.push({ line: number, errors: [line.unreadable === 'too-long' ? TOO_LONG(line.bytes) : NOT_UTF8(line.at ?? 0)] });
+      rejected.push({ line: number, errors: [line.unreadable === 'too-long' ? TOO_LONG(line.bytes, line.largest) : NOT_UTF8(line.at ?? 0)] });
       continue;
     }
     if (isBlank(line)) {
@@ -48,7 +58,8 @@ export function parseNdjsonLines(lines: readonly BatchLine[], firstLine: number,
     }
     // Lines come from the reader, which measures bytes; this guards callers that hand strings directly.
     if (line.length > MAX_LINE_BYTES) {
-      rejected.push({ line: number, errors: [TOO_LONG(Buffer.byteLength(line))] });
+      const bytes = Buffer.from(line, 'utf8');
+      rejected.push({ line: number, errors: [TOO_LONG(bytes.length, largestFieldOf(bytes) ?? undefined)] });
       continue;
     }
     try {

@@ -57,10 +57,14 @@ export function urlOrigin(raw: string): string {
 
 /**
  * Free text (an error message, a log line, a banner) with the credentials of every URL in it masked:
- * `connect to postgres://app:s3:cr/t@db:5432/x failed` → `connect to postgres://app:***@db:5432/x failed`.
- * Text without `//` is returned as is.
+ * `connect to postgres://app:s3:cr/t@db:5432/x failed` → `connect to postgres://app:***@db:5432/x failed`,
+ * and the secret query values of bare paths too (`/v1/sites?access_token=…`, as a request log has them).
  */
 export function redactText(text: string): string {
+  return redactQueryPairs(redactUrlsInText(text));
+}
+
+function redactUrlsInText(text: string): string {
   if (!text.includes('//')) return text;
   let out = '';
   let from = 0;
@@ -118,6 +122,15 @@ function redactAfterSlashes(token: string, authorityEndPattern: RegExp): string 
   return `${head}${rest.slice(0, query)}${redactQuery(queryText)}${hash === -1 ? '' : rest.slice(hash)}`;
 }
 
+/** A `?name=value` or `&name=value` pair anywhere in text: a query of a bare path (no scheme, no `//`). */
+const QUERY_PAIR = /([?&])([^=&#?\s]+)=([^&#\s]*)/g;
+
+/** `text` with the value of every secret-named query pair masked (`GET /v1/sites?access_token=***&limit=5`). */
+function redactQueryPairs(text: string): string {
+  if (!text.includes('=')) return text;
+  return text.replace(QUERY_PAIR, (pair: string, sep: string, name: string, value: string) => (value !== MASK && isSecretQueryName(name) ? `${sep}${name}=${MASK}` : pair));
+}
+
 /** `user:pa` (cut at a raw `/` in the password), not `host:8080`, `host` nor `[::1]:8080`. */
 function looksLikeCutPassword(authority: string): boolean {
   if (authority.startsWith('[')) return false;
@@ -164,9 +177,9 @@ function isWholeUrl(value: string): boolean {
   }
 }
 
-/** Cheap test for a log line that may hold a URL credential or secret parameter: most lines do not. */
+/** Cheap test for a log line that may hold a URL credential or secret parameter (also of a bare path): most lines do not. */
 export function mayHoldUrlSecret(line: string): boolean {
-  return line.includes('//') && (line.includes('@') || line.includes('='));
+  return (line.includes('//') && line.includes('@')) || (line.includes('=') && (line.includes('//') || line.includes('?')));
 }
 
 /**

@@ -77,6 +77,8 @@ const lineOf = (text: string): string => messageLine(text);
 export function describeValue(value: unknown, maxChars = 60): string {
   if (value === undefined) return 'nothing';
   if (typeof value === 'string') return oneLine(JSON.stringify(capText(value, maxChars)));
+  // Past 2^53 − 1 JSON.parse has already rounded the number: echoing it would show a value never sent.
+  if (typeof value === 'number' && Math.abs(value) > Number.MAX_SAFE_INTEGER) return Number.isFinite(value) ? 'a number beyond 2^53 − 1, which JSON numbers do not hold exactly' : 'a number too large for JSON numbers';
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
   if (Array.isArray(value)) return 'an array';
   return `a ${typeof value}`;

@@ -13,9 +13,36 @@ export function describeDatabaseUrl(databaseUrl: string): string {
   return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
 }
 
-/** @param applicationName shown in pg_stat_activity (which process holds which connection); default: pg's. */
-export function createPool(databaseUrl: string, max = 10, applicationName?: string): Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, ...(applicationName === undefined ? {} : { application_name: applicationName }) });
+/**
+ * How long a pool waits for PostgreSQL: for a connection (a new one, or a free one of the pool), and for
+ * a statement's answer. `statementMs` is the server's own limit (a lock, a slow disk: it cancels the
+ * statement and the connection stays usable); the client gives up a second later, for a server that
+ * cannot cancel anything (frozen, or unreachable with the connection still open).
+ */
+export interface PoolTimeouts {
+  connectMs: number;
+  statementMs: number;
+}
+
+/** Client-side limit for a statement: a little over the server's own, so a live server's cancel wins. */
+export const queryTimeoutMs = (timeouts: PoolTimeouts): number => timeouts.statementMs + 1_000;
+
+/**
+ * @param applicationName shown in pg_stat_activity (which process holds which connection); default: pg's.
+ * @param timeouts statement limits (default: none, only the 5 s connection limit): for processes that
+ * must answer in bounded time whatever the database does (the API: api/start-api.ts).
+ */
+export function createPool(databaseUrl: string, max = 10, applicationName?: string, timeouts?: PoolTimeouts): Pool {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max,
+    connectionTimeoutMillis: timeouts?.connectMs ?? 5_000,
+    idleTimeoutMillis: 30_000,
+    // TCP keepalive: a connection whose peer vanished (a network cut) is found dead instead of waited on.
+    keepAlive: true,
+    ...(timeouts === undefined ? {} : { statement_timeout: timeouts.statementMs, query_timeout: queryTimeoutMs(timeouts) }),
+    ...(applicationName === undefined ? {} : { application_name: applicationName }),
+  });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return pool;
@@ -30,6 +57,25 @@ export async function checkDatabase(pool: Pool, databaseUrl: string): Promise<vo
       `DATABASE_URL: cannot connect to PostgreSQL at ${describeDatabaseUrl(databaseUrl)} (${describePgError(err)}); check that the server is running and the URL is right`,
     );
   }
+}
+
+/** SQLSTATEs of a server that cannot serve now: 08 connection, 53 resources, 57014 cancelled (statement timeout), 57P0x shutting down or starting. */
+const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57014|57P0[1-5])$/;
+/** Node's errors for a server that cannot be reached. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** node-postgres's and pg-pool's own words for a lost, refused or timed-out connection or statement. */
+const PG_UNAVAILABLE_MESSAGE = /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Client was closed)/;
+
+/**
+ * Whether an error says PostgreSQL did not answer or is not available (rather than refusing the
+ * request itself): what a caller answers with "try again later" (the API's 503 `store_unavailable`).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNREACHABLE.has(code))) return true;
+  if (err instanceof AggregateError && err.errors.length > 0 && err.errors.every(isDatabaseUnavailable)) return true;
+  return PG_UNAVAILABLE_MESSAGE.test(err.message);
 }
 
 export function describePgError(err: unknown): string {

@@ -125,12 +125,14 @@ const route = z
   )
   .default({});
 
+// Range first, and alone: a number too large is one error saying the bound, not also "not an integer"
+// (past 2^53 − 1 every number fails zod's integer check).
 const count = (what: string, max: number) =>
   z
     .number(expecting(what))
-    .int(expecting(what))
-    .min(0, expecting(what))
-    .max(max, expecting(`${what.replace(/ \(an integer ≥ 0\)$/, '')}, at most ${max.toLocaleString('en')}`));
+    .min(0, { ...expecting(what), abort: true })
+    .max(max, { ...expecting(`${what.replace(/ \(an integer ≥ 0\)$/, '')}, at most ${max.toLocaleString('en')}`), abort: true })
+    .int(expecting(what));
 
 /** A refinement refusing text PostgreSQL cannot store (NUL, lone surrogates), naming the culprit. */
 const storable = (what: string) =>
@@ -276,7 +278,7 @@ const eventShape = {
   credits: z
     .number(expecting('the credits this request cost, a number ≥ 0'))
     .min(0, expecting('the credits this request cost, a number ≥ 0'))
-    .max(Number.MAX_SAFE_INTEGER, expecting('a finite number of credits'))
+    .max(Number.MAX_SAFE_INTEGER, expecting(`a number of credits of at most ${Number.MAX_SAFE_INTEGER.toLocaleString('en')} (2^53 − 1)`))
     .optional(),
   extraction: extraction.optional(),
   canary: z.boolean(expecting('true or false (true for a canary fetch)')).optional(),

@@ -154,6 +154,7 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
     {
       config: {
         scope: 'read',
+        holdsOpen: true,
         openapi: {
           summary: "A site's controls (what its crawler obeys), with ETag and an optional long-poll",
           description:
@@ -208,6 +209,7 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
     {
       config: {
         scope: 'read',
+        holdsOpen: true,
         openapi: {
           summary: 'Server-Sent Events: every change of controls for the fleet (or the sites named), resumable with Last-Event-ID',
           description:

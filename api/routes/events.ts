@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { createIngester } from '../../db/signal-store';
 import { RequestOutcomeEvent } from '../../signals/event';
-import { sendError } from '../errors';
+import { sendStoreUnavailable, STORE_RETRY_AFTER_S } from '../errors';
 import { decodeJsonArray, decodeNdjsonLines, EVENT_MEDIA_TYPES, eventsResultSchema, ingestBody, JSON_TYPE, rejectionField, type Decoded, type EventsResult } from '../events-batch';
 import { BodyError, gunzipWithin, mediaTypeOf, requireEncoding, requireMediaType } from '../request-body';
 import { IngestThreads } from '../ingest-threads';
@@ -20,9 +20,6 @@ import type { RouteContext } from '../server';
 
 const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 const invalidBatchSchema = errorSchema.extend(eventsResultSchema.shape);
-
-/** Seconds a client waits before resending a batch the database could not take. */
-const RETRY_AFTER_S = 5;
 
 export async function registerEventsRoutes({ app, pool, metrics, settings, ingestThreads }: RouteContext): Promise<void> {
   // One ingester for the server: its per-site classification contexts are cached across requests.
@@ -80,8 +77,7 @@ export async function registerEventsRoutes({ app, pool, metrics, settings, inges
           // be partly stored; resending is safe.
           if (typeof (err as { code?: unknown }).code !== 'string') throw err;
           request.log.error({ err }, 'events: the database failed');
-          void reply.header('retry-after', String(RETRY_AFTER_S));
-          return sendError(reply, 503, 'store_unavailable', `database: the events could not be stored now; send the same batch again in ${RETRY_AFTER_S} s (nothing is stored twice)`);
+          return sendStoreUnavailable(reply, `database: the events could not be stored now; send the same batch again in ${STORE_RETRY_AFTER_S} s (nothing is stored twice)`);
         }
         record(metrics, result);
         if (result.accepted > 0) return reply.code(200).send(result);

@@ -55,23 +55,6 @@ let db: FaultDatabase;
 let work: string;
 const databaseUrl = () => db.postgres.databaseUrl;
 
-/** The postmaster and its backends: all must stop for the server to be frozen. */
-function serverProcesses(): number[] {
-  const postmaster = Number(readFileSync(join(db.postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === postmaster) children.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return [postmaster, ...children];
-}
-
 interface Stored {
   count: number;
   distinctIds: number;
@@ -425,21 +408,12 @@ test(`PostgreSQL frozen (SIGSTOP) for ${FREEZE_MS / 1000} s: writes time out and
   const crawler = crawl(recorder, siteOf('frozen'), 10);
   const max = sampleMax(() => recorder.stats());
   await waitFor(() => recorder.stats().stored > 0, 'the recorder storing', 60_000);
-  const pids = serverProcesses();
-  const signal = (pid: number, sig: NodeJS.Signals) => {
-    try {
-      process.kill(pid, sig);
-    } catch (err) {
-      // A backend that ended after it was listed.
-      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-    }
-  };
   const frozenAt = Date.now();
   try {
-    for (const pid of pids) signal(pid, 'SIGSTOP');
+    db.postgres.freeze();
     await sleep(FREEZE_MS);
   } finally {
-    for (const pid of [...pids].reverse()) signal(pid, 'SIGCONT');
+    db.postgres.thaw();
   }
   const frozeFor = Date.now() - frozenAt;
   await waitFor(() => recorder.stats().buffered < 100, 'the recorder to catch up', 180_000);

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../api/server';
+import { apiIngestThreads } from '../../api/start-api';
 import { apiEnvSchema, type ApiSettings } from '../../api/settings';
 import { createToken, type Scope } from '../../api/tokens';
 import type { Logger } from '../../logging/logger';
@@ -25,9 +26,16 @@ export interface TestApi {
  * `ingestThreads`: NDJSON event bodies go to worker threads running the compiled worker
  * (dist/client/ingest-worker.js; `npm test` builds first), as `target-health api` runs them.
  */
-export async function startTestApi(h: TestHarness, overrides: Partial<ApiSettings> = {}, logger: Logger = testLogger, options: { ingestThreads?: boolean } = {}): Promise<TestApi> {
+export async function startTestApi(
+  h: TestHarness,
+  overrides: Partial<ApiSettings> = {},
+  logger: Logger = testLogger,
+  options: { ingestThreads?: boolean; databaseUrl?: string } = {},
+): Promise<TestApi> {
   const settings = { ...apiEnvSchema.parse({ TH_API_PORT: '0' }), ...overrides };
-  const ingestThreads = options.ingestThreads === true ? { ingestThreads: { script: join(ROOT, 'dist', 'client', 'ingest-worker.js'), databaseUrl: env('DATABASE_URL'), threads: 2 } } : {};
+  // The threads as `target-health api` runs them (its limits), on the harness's database unless another is named.
+  const threads = { ...apiIngestThreads(join(ROOT, 'dist', 'client', 'ingest-worker.js'), options.databaseUrl ?? env('DATABASE_URL')), threads: 2 };
+  const ingestThreads = options.ingestThreads === true ? { ingestThreads: threads } : {};
   const app = await buildApi({ pool: h.pool, temporal: () => Promise.resolve(h.client), taskQueue: h.taskQueue, logger, settings, ...ingestThreads });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {

@@ -5,7 +5,7 @@
  * and CLI runs (`bin/target-health.js`). Nothing here is shared with the integration project's services.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -121,6 +121,15 @@ const { startEmbeddedPostgres } = require(${JSON.stringify(join(ROOT, 'dist', 's
 });
 `;
 
+function signalIfAlive(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch (err) {
+    // A backend that ended after it was listed.
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
 export class FaultPostgres {
   private controller: Child | undefined;
   databaseUrl = '';
@@ -143,8 +152,44 @@ export class FaultPostgres {
     this.databaseUrl = /^READY (\S+)/m.exec(child.output)![1]!;
   }
 
+  /** The postmaster and its backends: all must stop for the server to be frozen. */
+  serverProcesses(): number[] {
+    const postmaster = Number(readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children: number[] = [];
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (ppid === postmaster) children.push(Number(entry));
+      } catch {
+        // The process ended while we looked.
+      }
+    }
+    return [postmaster, ...children];
+  }
+
+  /**
+   * SIGSTOP of the postmaster and every backend: the server answers nothing (connections stay open,
+   * new ones are accepted by the kernel and never answered) until {@link thaw}. Returns the pids.
+   */
+  freeze(): number[] {
+    const pids = this.serverProcesses();
+    for (const pid of pids) signalIfAlive(pid, 'SIGSTOP');
+    this.frozen = pids;
+    return pids;
+  }
+
+  thaw(): void {
+    for (const pid of [...this.frozen].reverse()) signalIfAlive(pid, 'SIGCONT');
+    this.frozen = [];
+  }
+
+  private frozen: number[] = [];
+
   /** A clean (fast) shutdown: every connection is cut, the data stays. */
   async stop(): Promise<void> {
+    if (this.frozen.length > 0) this.thaw();
     const child = this.controller;
     this.controller = undefined;
     if (!child || !child.alive) return;

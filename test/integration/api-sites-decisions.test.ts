@@ -4,13 +4,15 @@
  * filters and pages, one site's state, its assessments paged over a closed range, and decisions through
  * the workflow's updates — the token's name is who decided, in the decisions table and the audit trail.
  */
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { workflowIdForSite } from '../../common/names';
 import { controlAudit } from '../../db/controls';
 import { listDecisions } from '../../db/decisions';
 import type { SiteSummary } from '../../api/schemas/sites';
 import { authed, startTestApi, type TestApi } from '../helpers/api';
-import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
+import { ingestNow, loopInput, prepareSite, registerSite, seedBaseline, startHealthySite, waitForState } from '../helpers/control-loop';
 import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
 
 let h: TestHarness;
@@ -23,9 +25,12 @@ let decider: string;
 let admin: string;
 const DECIDER = 'ops-alice@example.com';
 
+/** The API's error-level log lines (a user's bad input must not be one). */
+const loggedErrors: string[] = [];
+
 beforeAll(async () => {
   h = await openHarness();
-  api = await startTestApi(h);
+  api = await startTestApi(h, {}, pino({ level: 'error' }, { write: (line: string) => void loggedErrors.push(line) }));
   ({ worker, connection } = await createTestWorker(h));
   running = worker.run();
   reader = await api.token(['read']);
@@ -207,4 +212,71 @@ test('a loop started through the API; sites listed and filtered, state and asses
   expect((await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'pause', why: 'x' })).status).toBe(404);
   await eventually(async () => (names((await listAll('band=healthy', 50)).sites).includes(a) ? undefined : true), 'A gone from the listing');
   await handleB.terminate('test done');
+});
+
+test('a host name of 164 characters works on every /v1/sites/{site} route; an over-long path is our 414, without the path', async () => {
+  // Valid: labels of at most 63 characters, 164 in all (Fastify's default refused path parameters over 100).
+  const site = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(10)}.long-${randomUUID().slice(0, 8)}.example.com`;
+  expect(site).toHaveLength(164);
+  await registerSite(h.pool, site);
+  await seedBaseline(h.pool, site);
+  await ingestNow(h.pool, site, { ok: 100 });
+  const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
+  try {
+    const state = await call('GET', `/v1/sites/${site}?history=1`, reader);
+    expect(state).toMatchObject({ status: 200, json: { site, band: 'healthy' } });
+    expect(await call('GET', `/v1/sites/${site}/controls`, reader)).toMatchObject({ status: 200, json: { site } });
+    expect(await call('GET', `/v1/sites/${site}/assessments?limit=1`, reader)).toMatchObject({ status: 200, json: { site } });
+    const paused = await call('POST', `/v1/sites/${site}/decisions`, decider, { kind: 'pause', why: 'a long host name' });
+    expect(paused).toMatchObject({ status: 200, json: { decision: 'pause', controls: { paused: true } } });
+    expect((await call('POST', `/v1/sites/${site}/loop`, admin)).status).toBe(409);
+    // Percent-encoded in the path, as encodeURIComponent writes it: the same site.
+    expect(await call('GET', `/v1/sites/${encodeURIComponent(site.toUpperCase())}/controls`, reader)).toMatchObject({ status: 200, json: { site } });
+  } finally {
+    await handle.terminate('test done');
+  }
+  // A path part longer than any site input: the API's one-line error, not Fastify's body echoing 9 KB.
+  const huge = `${'x'.repeat(9_000)}.example.com`;
+  const r = await fetch(`${api.url}/v1/sites/${huge}/controls`, authed(reader));
+  const text = await r.text();
+  expect(r.status).toBe(414);
+  expect(JSON.parse(text)).toEqual({ error: { code: 'uri_too_long', message: expect.stringMatching(/^path: a part of the path is longer than 8192 characters/) } });
+  expect(text).not.toContain('xxxxxxxxxx');
+  // A broken %-escape: our 400, without the path either.
+  const broken = await fetch(`${api.url}/v1/sites/shop%ZZ.example.com/controls`, authed(reader));
+  expect(broken.status).toBe(400);
+  expect(await broken.text()).not.toContain('%ZZ');
+});
+
+test('a malformed or foreign listing cursor is a 400 naming cursor', async () => {
+  const errorsBefore = loggedErrors.length;
+  // Base64url that is not a cursor of ours (Temporal answered `2 UNKNOWN` to it: a 500).
+  for (const cursor of ['AAAA', 'bm90LWEtY3Vyc29y', Buffer.from(JSON.stringify({ assessedAt: new Date().toISOString(), assessmentKey: 'k' })).toString('base64url')]) {
+    const r = await call('GET', `/v1/sites?cursor=${cursor}`, reader);
+    expect(r).toEqual({ status: 400, json: { error: { code: 'bad_request', message: expect.stringMatching(/^cursor: not a cursor of this listing/) } } });
+  }
+  // Well-formed, but of a listing with other filters: not a silently empty (or wrong) page.
+  const sites = await Promise.all([0, 1].map(async () => {
+    const s = await prepareSite(h.pool, 'api-cursor');
+    await ingestNow(h.pool, s, { ok: 100 });
+    return startHealthySite(h.client, h.taskQueue, loopInput(s));
+  }));
+  try {
+    const first = await eventually(async () => {
+      const r = await call('GET', '/v1/sites?band=healthy&limit=1', reader);
+      return (r.json as { next: string | null }).next === null ? undefined : (r.json as { next: string });
+    }, 'a first page with a next cursor');
+    const next = await call('GET', `/v1/sites?band=healthy&limit=1&cursor=${first.next}`, reader);
+    expect(next.status).toBe(200);
+    const foreign = await call('GET', `/v1/sites?band=resisting&limit=1&cursor=${first.next}`, reader);
+    expect(foreign).toEqual({ status: 400, json: { error: { code: 'bad_request', message: expect.stringMatching(/^cursor: it belongs to a listing with other filters/) } } });
+    // The server's own token edited inside a well-formed wrapping.
+    const wrapped = JSON.parse(Buffer.from(first.next, 'base64url').toString('utf8')) as { l: string; t: string };
+    const edited = Buffer.from(JSON.stringify({ ...wrapped, t: 'AAAA' })).toString('base64url');
+    expect(message(await call('GET', `/v1/sites?band=healthy&limit=1&cursor=${edited}`, reader))).toMatch(/^cursor: not a cursor of this listing/);
+  } finally {
+    await Promise.all(sites.map((s) => s.handle.terminate('test done')));
+  }
+  // None of it was a server error.
+  expect(loggedErrors.slice(errorsBefore)).toEqual([]);
 });

@@ -1,11 +1,13 @@
 /**
  * The CLI's line reader: however the bytes are chunked, the same lines come out; lines longer than the
- * limit are counted without being held; invalid UTF-8 is named, never decoded into U+FFFD.
+ * limit are counted without being held (naming the field that made them long); invalid UTF-8 is named,
+ * never decoded into U+FFFD.
  */
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { MAX_LINE_BYTES, readLines } from '../../../client/ingest-lines';
 import type { BatchLine } from '../../../client/ingest-messages';
+import { parseNdjsonLines } from '../../../client/ndjson-batch';
 
 async function linesOf(chunks: Array<Buffer | string>): Promise<BatchLine[]> {
   const out: BatchLine[] = [];
@@ -78,4 +80,28 @@ test('an endless line without a newline keeps memory flat (parts are dropped pas
   }
   expect(lines).toEqual([{ unreadable: 'too-long', bytes: 64 << 20 }]);
   expect(peak - before).toBeLessThan(16 << 20);
+});
+
+test('a line over the limit names the field holding most of it, however it is chunked (issue 26)', async () => {
+  const event = (fields: Record<string, unknown>) => JSON.stringify({ ts: 1, site: 'shop.example.com', status: 200, latencyMs: 1, ...fields });
+  const headers = event({ headers: { 'x-big': 'h'.repeat(MAX_LINE_BYTES) }, bodySample: 'short' });
+  const body = event({ title: 't', bodySample: 'b'.repeat(MAX_LINE_BYTES) });
+  // Quotes, escapes and braces inside strings are not structure.
+  const tricky = event({ title: '"{[,:\\', outcomeReason: `x"},"fake":"${'q'.repeat(MAX_LINE_BYTES)}` });
+  const input = Buffer.from(`${headers}\n${body}\n${tricky}\nnot json ${'n'.repeat(MAX_LINE_BYTES)}\nlast`);
+  const expected = [
+    { unreadable: 'too-long', bytes: Buffer.byteLength(headers), largest: { name: 'headers', bytes: Buffer.byteLength(JSON.stringify({ 'x-big': 'h'.repeat(MAX_LINE_BYTES) })) } },
+    { unreadable: 'too-long', bytes: Buffer.byteLength(body), largest: { name: 'bodySample', bytes: MAX_LINE_BYTES + 2 } },
+    { unreadable: 'too-long', bytes: Buffer.byteLength(tricky), largest: { name: 'outcomeReason', bytes: expect.any(Number) } },
+    { unreadable: 'too-long', bytes: MAX_LINE_BYTES + 9 },
+    'last',
+  ];
+  expect(await linesOf([input])).toEqual(expected);
+  expect(await linesOf(chunked(input, Array.from({ length: 80 }, (_, i) => i * 65_536 + 13)))).toEqual(expected);
+  // The messages name it (parseNdjsonLines, as `target-health ingest` and POST /v1/events answer).
+  const errors = parseNdjsonLines(await linesOf([input]), 1).rejected.map((r) => r.errors[0]);
+  expect(errors[0]).toMatch(/^longer than 1,048,576 bytes \([\d,]+\): headers holds [\d,]+ bytes of it; send headers shorter/);
+  expect(errors[1]).toMatch(/^longer than 1,048,576 bytes \([\d,]+\): bodySample holds 1,048,578 bytes of it; cut bodySample to 64 KB/);
+  expect(errors[2]).toMatch(/: outcomeReason holds /);
+  expect(errors[3]).toMatch(/^longer than 1,048,576 bytes \([\d,]+\); each line must be one event/);
 });

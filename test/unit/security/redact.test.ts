@@ -51,6 +51,9 @@ describe('redactText masks credentials of URLs inside free text', () => {
     ['a scheme-relative URL', 'nonsense //user:secret@host', 'nonsense //user:***@host'],
     ['a password cut by a space', 'postgres://app:pa ss@db/x', 'postgres://app:*** ss@db/x'],
     ['a query token', 'POST https://hooks.example.com/x?token=abc#frag failed', 'POST https://hooks.example.com/x?token=***#frag failed'],
+    ['a bare path with a token (a request log)', '/v1/sites?access_token=th_abc&limit=5', '/v1/sites?access_token=***&limit=5'],
+    ['a bare path, secrets after others', 'GET /v1/x?limit=5&api_key=k1&sig=s2&key=k3 failed', 'GET /v1/x?limit=5&api_key=***&sig=***&key=*** failed'],
+    ['a bare path with a password', 'GET /login?user=bob&password=hunter2#top', 'GET /login?user=bob&password=***#top'],
   ])('%s', (_case, text, shown) => {
     expect(redactText(text)).toBe(shown);
   });
@@ -61,6 +64,7 @@ describe('redactText masks credentials of URLs inside free text', () => {
     'http://[::1]:8080/a@b',
     'no URL here: user:pass@host',
     'postgres://postgres@127.0.0.1:54329/target_health',
+    '/v1/sites?cursor=abc&limit=5&band=critical',
   ])('leaves %s alone', (text) => {
     expect(redactText(text)).toBe(text);
   });
@@ -146,7 +150,8 @@ test('property: a pino JSON line holding the URL anywhere comes out valid JSON w
   );
 });
 
-test('the product logger masks a URL password that reaches a log call', () => {
+/** The product logger, writing into a list. */
+function keptLogger(): { lines: string[]; logger: ReturnType<typeof createLogger> } {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -154,7 +159,11 @@ test('the product logger masks a URL password that reaches a log call', () => {
       done();
     },
   });
-  const logger = createLogger('info', 'redact-test', sink);
+  return { lines, logger: createLogger('info', 'redact-test', sink) };
+}
+
+test('the product logger masks a URL password that reaches a log call', () => {
+  const { lines, logger } = keptLogger();
   const secret = 'Qx:p@ss/w%rd"';
   const url = `postgres://app:${encodeURIComponent(secret)}@db.example:5432/x`;
   logger.error({ err: new Error(`cannot reach ${url}`), database: url }, `lost ${url}`);
@@ -165,4 +174,14 @@ test('the product logger masks a URL password that reaches a log call', () => {
   expect(all).not.toContain('p@ss');
   expect(all).toContain('postgres://app:***@db.example:5432/x');
   expect(JSON.parse(lines[1]!)).toMatchObject({ plain: 'nothing to hide', msg: 'ordinary line' });
+});
+
+test('the product logger masks secret query values of a bare path (a request log line)', () => {
+  const { lines, logger } = keptLogger();
+  logger.info({ req: { method: 'GET', url: '/v1/sites?access_token=th_SECRETsecret&limit=5' } }, 'request completed');
+  logger.info('GET /v1/whoami?token=th_SECRETsecret');
+  expect(lines).toHaveLength(2);
+  expect(lines.join('')).not.toContain('th_SECRETsecret');
+  expect(JSON.parse(lines[0]!)).toMatchObject({ req: { url: '/v1/sites?access_token=***&limit=5' } });
+  expect(JSON.parse(lines[1]!)).toMatchObject({ msg: 'GET /v1/whoami?token=***' });
 });

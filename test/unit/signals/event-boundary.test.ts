@@ -38,6 +38,18 @@ describe('numbers fit their columns', () => {
     expect(errorsOf({ ...base, ...patch }).some((e) => e.startsWith(message))).toBe(true);
   });
 
+  it('an integer past 2^53 − 1: one error per field naming the bound, no rounded echo (issue 26)', () => {
+    // JSON.parse rounds 9007199254740993 to …992: the message must not show a value never sent.
+    const input = JSON.parse(`{"ts":${NOW},"site":"shop.example.com","status":200,"latencyMs":10,"credits":9007199254740993,"bytes":9007199254740993}`) as unknown;
+    const errors = errorsOf(input);
+    const beyond = '(got a number beyond 2^53 − 1, which JSON numbers do not hold exactly)';
+    expect(errors.sort()).toEqual([
+      `bytes: must be the response body size in bytes, at most 1,000,000,000,000 ${beyond}`,
+      `credits: must be a number of credits of at most 9,007,199,254,740,991 (2^53 − 1) ${beyond}`,
+    ]);
+    expect(eventOf({ ...base, credits: Number.MAX_SAFE_INTEGER }).credits).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   it('the largest values that fit are accepted, by both parsers alike', () => {
     const e = eventOf({ ...base, retries: MAX_INT32, bytes: MAX_BYTES, extraction: { result: 'ok', validRecords: MAX_INT32 } });
     expect([e.retries, e.bytes, e.extraction?.validRecords]).toEqual([MAX_INT32, MAX_BYTES, MAX_INT32]);
