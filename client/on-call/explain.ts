@@ -57,7 +57,16 @@ export const tickExplanationSchema = z.object({
   signals: z.array(signalRowSchema),
   reasons: z.array(z.string()),
   rules: z.object({
-    totalRefusal: z.object({ fired: z.boolean(), refusedShare: z.number(), streak: z.number() }),
+    totalRefusal: z.object({
+      fired: z.boolean(),
+      /** The current window's refused share. */
+      refusedShare: z.number(),
+      /** The recent window's (the last few minutes), when it had enough requests; null otherwise or in older assessments. */
+      recentRefusedShare: z.number().nullable(),
+      /** The window whose share made this tick refusing (null: not refusing, or an older assessment). */
+      refusingWindow: z.enum(['current', 'recent']).nullable(),
+      streak: z.number(),
+    }),
     majorityRefusal: z.object({ fired: z.boolean(), currentShare: z.number(), normalShare: z.number().nullable(), streak: z.number() }).nullable(),
   }),
   routes: z.object({
@@ -138,7 +147,13 @@ export function explainTick(t: StoredTick): TickExplanation {
     signals,
     reasons: a.reasons,
     rules: {
-      totalRefusal: { fired: a.totalRefusal.totalRefusal, refusedShare: a.totalRefusal.refusedShare, streak: a.totalRefusal.streak },
+      totalRefusal: {
+        fired: a.totalRefusal.totalRefusal,
+        refusedShare: a.totalRefusal.refusedShare,
+        recentRefusedShare: a.totalRefusal.recentRefusedShare ?? null,
+        refusingWindow: a.totalRefusal.refusingWindow ?? null,
+        streak: a.totalRefusal.streak,
+      },
       majorityRefusal: m === undefined ? null : { fired: m.majorityRefusal, currentShare: m.currentShare, normalShare: m.normalShare, streak: m.streak },
     },
     routes: {
@@ -189,12 +204,22 @@ export function formatSignals(rows: readonly SignalRow[], indent = '  '): string
   return [line(header), ...cells.map(line)];
 }
 
+/**
+ * The refused share that made the tick refusing, first: when only the recent window (the last few
+ * minutes) refused, the current window's lower share is not what fired the rule.
+ */
+function refusalShares(t: TickExplanation['rules']['totalRefusal']): string {
+  const recent = t.recentRefusedShare === null ? '' : `, recent window ${percent(t.recentRefusedShare)}`;
+  if (t.refusingWindow === 'recent' && t.recentRefusedShare !== null) return `refused ${percent(t.recentRefusedShare)} in the recent window, ${percent(t.refusedShare)} over the current one`;
+  return `refused ${percent(t.refusedShare)}${recent}`;
+}
+
 /** The rules, routes, canaries, parser and cost of a tick, one line each (`label  text`). */
 export function formatTickContext(e: TickExplanation): Array<[string, string]> {
   const t = e.rules.totalRefusal;
   const m = e.rules.majorityRefusal;
   const rules = [
-    `total refusal ${t.fired ? 'FIRED' : 'no'} (refused ${percent(t.refusedShare)}, streak ${t.streak})`,
+    `total refusal ${t.fired ? 'FIRED' : 'no'} (${refusalShares(t)}, streak ${t.streak})`,
     m === null ? 'majority refusal: not in this assessment' : `majority refusal ${m.fired ? 'FIRED' : 'no'} (refused ${percent(m.currentShare)}, normal ${m.normalShare === null ? '—' : percent(m.normalShare)}, streak ${m.streak})`,
   ].join('; ');
   const r = e.routes;

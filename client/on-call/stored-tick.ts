@@ -73,7 +73,15 @@ export const storedAssessmentSchema = z.looseObject({
     watching: z.array(z.looseObject({ dimension: z.string(), value: z.string(), ticks: num, confirmTicks: num })).optional(),
     newlyConfirmed: z.array(z.string()).optional(),
   }),
-  totalRefusal: z.looseObject({ refusedShare: num, enoughVolume: z.boolean(), streak: num, totalRefusal: z.boolean() }),
+  // recentRefusedShare and refusingWindow: absent from assessments stored before they existed.
+  totalRefusal: z.looseObject({
+    refusedShare: num,
+    recentRefusedShare: num.nullable().optional(),
+    refusingWindow: z.enum(['current', 'recent']).nullable().optional(),
+    enoughVolume: z.boolean(),
+    streak: num,
+    totalRefusal: z.boolean(),
+  }),
   majorityRefusal: z.looseObject({ normalShare: num.nullable(), currentShare: num, streak: num, majorityRefusal: z.boolean() }).optional(),
   routeHold: z.looseObject({ score: num, band: z.string(), routes: z.array(z.string()) }).nullable().optional(),
   canary: z.looseObject({ runs: num, failures: num, mismatches: num, mismatch: z.boolean() }),
