@@ -5,6 +5,7 @@
  * (any past tick) and `status` (the latest one). Pure: the reads are the commands'.
  */
 import { z } from 'zod';
+import { formatCrawlerCanaries } from '../../canaries/latest';
 import { HEALTH_SIGNALS, EXTRACTION_SIGNALS } from '../../scoring/reasons';
 import type { StoredRateSignal, StoredTick } from './stored-tick';
 
@@ -80,6 +81,8 @@ export const tickExplanationSchema = z.object({
     hold: z.object({ score: z.number(), band: z.string(), routes: z.array(z.string()) }).nullable(),
   }),
   canary: z.object({ runs: z.number(), failures: z.number(), mismatches: z.number(), mismatch: z.boolean() }),
+  /** Canary requests the crawlers sent in the current window, and how many got no normal page; null for ticks assessed before this was kept. */
+  crawlerCanaries: z.object({ requests: z.number(), failed: z.number() }).nullable(),
   parser: z.object({ score: z.number().nullable(), reasons: z.array(z.string()) }),
   cost: z.object({ status: z.string(), costRatio: z.number(), reasons: z.array(z.string()) }),
 });
@@ -164,6 +167,7 @@ export function explainTick(t: StoredTick): TickExplanation {
       hold: a.routeHold ?? null,
     },
     canary: { runs: a.canary.runs, failures: a.canary.failures, mismatches: a.canary.mismatches, mismatch: a.canary.mismatch },
+    crawlerCanaries: t.crawlerCanaries === undefined ? null : { requests: t.crawlerCanaries.requests, failed: t.crawlerCanaries.failed },
     parser: { score: a.parser.score, reasons: a.parser.reasons },
     cost: { status: a.cost.status, costRatio: a.cost.costRatio, reasons: a.cost.reasons },
   };
@@ -214,6 +218,15 @@ function refusalShares(t: TickExplanation['rules']['totalRefusal']): string {
   return `refused ${percent(t.refusedShare)}${recent}`;
 }
 
+/** What the tick counted of the product's canaries, then the crawlers' own canary requests when there were any. */
+function canarySentence(e: TickExplanation): string {
+  const c = e.canary;
+  const own = c.runs === 0 ? 'none counted this tick' : `${c.runs} counted, ${c.failures} failed, ${c.mismatches} mismatched${c.mismatch ? ' → canary_mismatch' : ''}`;
+  const crawler = e.crawlerCanaries;
+  if (crawler === null || crawler.requests === 0) return own;
+  return `${own}; ${formatCrawlerCanaries(crawler, { from: e.window.currentFrom, to: e.window.currentTo })}`;
+}
+
 /** The rules, routes, canaries, parser and cost of a tick, one line each (`label  text`). */
 export function formatTickContext(e: TickExplanation): Array<[string, string]> {
   const t = e.rules.totalRefusal;
@@ -227,11 +240,10 @@ export function formatTickContext(e: TickExplanation): Array<[string, string]> {
   if (r.setAside.length > 0) routeParts.push(`set aside: ${r.setAside.map((s) => `${s.route} (${percent(s.failureRate)} failing vs ${percent(s.restRate)})`).join(', ')}`);
   if (r.watched.length > 0) routeParts.push(`watched: ${r.watched.map((w) => `${w.route} (${w.ticks}/${w.confirmTicks} ticks)`).join(', ')}`);
   if (r.hold !== null) routeParts.push(`band held: score ${r.hold.score} (${r.hold.band}) without ${r.hold.routes.join(', ')}`);
-  const c = e.canary;
   return [
     ['rules', rules],
     ['routes', routeParts.join('; ')],
-    ['canaries', c.runs === 0 ? 'none counted this tick' : `${c.runs} counted, ${c.failures} failed, ${c.mismatches} mismatched${c.mismatch ? ' → canary_mismatch' : ''}`],
+    ['canaries', canarySentence(e)],
     ['parser', `${e.parser.score ?? '—'}${e.parser.reasons.length > 0 ? ` (${e.parser.reasons.join(', ')})` : ''}`],
     ['cost', `×${e.cost.costRatio.toFixed(2)} per valid record (${e.cost.status}${e.cost.reasons.length > 0 ? `: ${e.cost.reasons.join(', ')}` : ''})`],
   ];

@@ -92,6 +92,8 @@ export type StoredAssessment = z.output<typeof storedAssessmentSchema>;
 export const storedTickSchema = z.looseObject({
   window: z.looseObject({ currentFrom: z.string(), currentTo: z.string(), baselineFrom: z.string(), baselineTo: z.string() }),
   assessment: storedAssessmentSchema,
+  // The crawlers' canary requests of the current window; absent from ticks assessed before it existed.
+  crawlerCanaries: z.looseObject({ requests: num, failed: num }).optional(),
 });
 export type StoredTick = z.output<typeof storedTickSchema>;
 
