@@ -15,7 +15,8 @@ import type { Logger } from '../logging/logger';
 import { type AssessInput, assess } from '../scoring/assess';
 import type { ScoringConfig } from '../scoring/config';
 import type { RunDueCanariesInput, RunDueCanariesResult } from './canaries';
-import { canaryFailedDays } from '../db/canaries';
+import { canaryFailedDays, ownCanaryFetches } from '../db/canaries';
+import { crawlerCanaries } from '../canaries/types';
 import { windowBounds } from '../db/signal-store';
 import type { TickAssessment } from '../control/tick-assessment';
 import type { SiteHealthConfig } from '../control/config';
@@ -82,12 +83,15 @@ export interface AssessAtDeps {
   findSite?: typeof findSite;
   /** Days whose canaries failed, left out of the baseline (default: read them); a replay reads them per baseline. */
   canaryFailedDays?: typeof canaryFailedDays;
+  /** The product's own canary fetches in a span (default: read them). */
+  ownCanaryFetches?: typeof ownCanaryFetches;
 }
 
 export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promise<StoredResult> {
   const readWindows = deps.readWindows ?? readSiteWindows;
   const readSite = deps.findSite ?? findSite;
   const failedDays = deps.canaryFailedDays ?? canaryFailedDays;
+  const ownFetches = deps.ownCanaryFetches ?? ownCanaryFetches;
   const { asOf } = input;
   const spec: WindowSpec = {
     asOf,
@@ -106,6 +110,8 @@ export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promis
   const bounds = windowBounds(spec);
   const excludeDays = await failedDays(deps.pool, input.site, bounds.baseline.from, bounds.baseline.to);
   const [windows, site] = await Promise.all([readWindows(deps.pool, input.site, { ...spec, excludeDays }), readSite(deps.pool, input.site)]);
+  // The crawlers' own canaries: the store's canary traffic of the current window less the product's.
+  const own = await ownFetches(deps.pool, input.site, windows.bounds.current.from, windows.bounds.current.to);
   // The canary block comes from the canary runs themselves (mismatches are not visible in traffic).
   const current = canaries ? { ...windows.current, canary: canaries.window } : windows.current;
   const assessment = assess({ current, baseline: windows.baseline, previousRefusal: input.previousRefusal, previous: input.previous ?? {}, at: asOf.getTime() }, input.scoring);
@@ -119,6 +125,7 @@ export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promis
     },
     assessment,
     canaries: canaries ? { ...canaries, excludedBaselineDays: excludeDays } : null,
+    crawlerCanaries: crawlerCanaries(windows.current.canary, own),
   };
 }
 

@@ -49,7 +49,12 @@ export function makeCanaryActivities(deps: CanaryActivityDeps) {
       if (deps.ca !== undefined) runner.ca = deps.ca;
       if (context) {
         runner.signal = context.cancellationSignal;
-        runner.onProgress = () => context.heartbeat();
+        // Progress heartbeats only as an activity of its own (`target-health canary run`'s path, or a
+        // worker scheduling it): inside the tick's assessment — a local activity — the server has no
+        // record to heartbeat to, so each one was refused (`Activity heartbeat failed … UnknownActivity`,
+        // logged by the worker after every canary of every tick). A local activity's deadline is its
+        // start-to-close timeout, which needs no heartbeat.
+        if (!context.info.isLocal) runner.onProgress = () => context.heartbeat();
       }
       const asOf = parsed.data.asOf === undefined ? undefined : new Date(parsed.data.asOf);
       const result = await runDue(runner, parsed.data.site, asOf);

@@ -10,7 +10,7 @@
  * down, activity failing) — and counts for nothing, so an old verdict cannot hold a site down forever.
  */
 import type { CanaryResults } from '../scoring/window';
-import { type CanaryResultKind, type CanaryRunSummary, isFailure } from './types';
+import { type CanaryResultKind, type CanaryRunSummary, type CrawlerCanaries, isFailure } from './types';
 
 export const DEFAULT_MAX_AGE_INTERVALS = 3;
 
@@ -76,10 +76,24 @@ export function canaryWindowInput(latest: readonly CanaryRunSummary[], options: 
   return { canary, evidence };
 }
 
+/** `12:03` of an ISO time (UTC). */
+const hhmm = (iso: string): string => iso.replace(/^\d{4}-\d{2}-\d{2}T(\d{2}:\d{2}).*$/, '$1');
+
 /** One line per canary for notifications: `MISMATCH shop.example.com/price (12:03Z, route dc-us): reason`. */
 export function formatCanaryEvidence(e: CanaryEvidence): string {
-  const when = e.ranAt.replace(/^\d{4}-\d{2}-\d{2}T(\d{2}:\d{2}).*$/, '$1Z');
+  const when = `${hhmm(e.ranAt)}Z`;
   const flags = [when, e.route, ...(e.stale ? ['stale'] : []), ...(e.countsForSite ? [] : ['configuration'])].join(', ');
   const detail = e.result === 'pass' ? e.reason : `${e.reason} — ${e.evidence}`;
   return `${e.result.toUpperCase()} ${e.canaryId} (${flags}): ${detail}`;
+}
+
+/**
+ * The crawlers' own canaries in words, one text for status, explain, the run's details, notifications
+ * and reviews: `97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed`.
+ * `window` is the span they were counted over (ISO bounds), shown as times of day when given.
+ */
+export function formatCrawlerCanaries(c: CrawlerCanaries, window?: { from: string; to: string }): string {
+  const span = window === undefined ? '' : ` ${hhmm(window.from)}–${hhmm(window.to)}Z`;
+  const what = c.requests === 0 ? '' : `: ${c.requests - c.failed} ok, ${c.failed} refused or failed`;
+  return `${c.requests} canary request${c.requests === 1 ? '' : 's'} from the crawler${span}${what}`;
 }

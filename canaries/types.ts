@@ -51,3 +51,22 @@ export interface CanaryRunSummary {
 export function isFailure(run: Pick<CanaryRunSummary, 'result' | 'countsForSite'>): boolean {
   return run.countsForSite && (run.result === 'blocked' || run.result === 'error');
 }
+
+/**
+ * Canary requests the crawlers sent themselves (events with `canary: true`: the Crawlee adapter's and
+ * the Scrapy extension's canaries, which go while a site is paused with `canaryOnly`) over a window:
+ * the signal store's canary-marked requests less the product's own canary fetches, which are stored
+ * there too. Evidence beside the product's canaries: how many went out and what they got.
+ */
+export interface CrawlerCanaries {
+  /** Canary requests the crawlers sent in the window. */
+  requests: number;
+  /** Of those, answered with anything but a normal page (refused, challenged, errors). */
+  failed: number;
+}
+
+/** The store's canary counts (`canary {runs, failures}` of a window) less the product's own fetches in it. */
+export function crawlerCanaries(store: { runs: number; failures: number }, own: CrawlerCanaries): CrawlerCanaries {
+  const requests = Math.max(0, store.runs - own.requests);
+  return { requests, failed: Math.min(requests, Math.max(0, store.failures - own.failed)) };
+}

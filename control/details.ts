@@ -7,7 +7,9 @@
  * Pure and free of Node builtins: the workflow calls it on every publish (setCurrentDetails records no
  * command in the history, so what it says can change without breaking replay).
  */
+import { formatCrawlerCanaries } from '../canaries/latest';
 import type { LoopState } from './loop-state';
+import type { TickAssessment } from './tick-assessment';
 
 const dash = (v: number | null): string => (v === null ? '—' : String(v));
 
@@ -46,7 +48,20 @@ function lead(site: string, state: LoopState): string[] {
   return lines;
 }
 
-export function detailsMarkdown(site: string, state: LoopState, tickIntervalMs: number): string {
+/**
+ * The canary evidence of the latest tick: the product's canaries (counted, failed, mismatched) and the
+ * crawlers' own canary requests of the current window — while paused, the only traffic there is.
+ */
+function canaryCell(t: TickAssessment): string {
+  const parts: string[] = [];
+  const w = t.canaries?.window;
+  if (w !== undefined) parts.push(`${w.runs} of the product's counted, ${w.failures} failed, ${w.mismatches} mismatched`);
+  const crawler = t.crawlerCanaries;
+  if (crawler !== undefined && crawler.requests > 0) parts.push(formatCrawlerCanaries(crawler, { from: t.window.currentFrom, to: t.window.currentTo }));
+  return parts.length > 0 ? parts.join('; ') : 'none defined, none from the crawler';
+}
+
+export function detailsMarkdown(site: string, state: LoopState, tickIntervalMs: number, latest: TickAssessment | null = null): string {
   const c = state.controls;
   const controls = c === null ? '—' : c.paused ? (c.canaryOnly ? 'paused, canaries only' : 'paused') : `concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`;
   const decision = state.lastDecision === null ? '—' : `${state.lastDecision.kind} by ${state.lastDecision.who} at ${state.lastDecision.decidedAt}`;
@@ -54,6 +69,8 @@ export function detailsMarkdown(site: string, state: LoopState, tickIntervalMs: 
     ['score / smoothed', `${dash(state.score)} / ${dash(state.smoothedScore)}`],
     ['parser health', dash(state.parserHealth)],
     ['controls', controls],
+    // The latest tick's canary evidence (absent before the first tick).
+    ...(latest === null ? [] : [['canaries', canaryCell(latest)] as [string, string]]),
     ['last decision', decision],
     ['tick', `${state.tick} (every ${Math.round(tickIntervalMs / 1000)} s), last at ${state.lastAssessedAt ?? '—'}`],
   ];

@@ -4,7 +4,7 @@
  * score, reasons, each signal against the site's baseline, the route diagnosis and the recent history.
  * The activity adds the recipient and the link to the run, then queues it in the outbox.
  */
-import { formatCanaryEvidence } from '../canaries/latest';
+import { formatCanaryEvidence, formatCrawlerCanaries } from '../canaries/latest';
 import type { HealthBand } from '../common/names';
 import type { TickAssessment } from './tick-assessment';
 import type { Controls } from './controls';
@@ -49,7 +49,7 @@ export interface Evidence {
   controls: Controls | null;
   awaitingSince: string | null;
   recentHistory: TickSummary[];
-  /** The latest canary results, one line each, most serious first (empty without canaries). */
+  /** The latest canary results, one line each, most serious first, then the crawlers' canary requests (empty without either). */
   canaries: string[];
 }
 
@@ -92,6 +92,18 @@ export function routeEvidence(a: TickAssessment['assessment']): RouteEvidence {
   };
 }
 
+/**
+ * The product's canaries, one line each (most serious first), then the crawlers' own canary requests of
+ * the current window when they sent any (`CRAWLER 97 canary requests from the crawler 11:48–11:58Z: …`).
+ */
+export function canaryLines(t: TickAssessment | null): string[] {
+  if (t === null) return [];
+  const own = t.canaries ? t.canaries.evidence.map(formatCanaryEvidence) : [];
+  const crawler = t.crawlerCanaries;
+  if (crawler === undefined || crawler.requests === 0) return own;
+  return [...own, `CRAWLER ${formatCrawlerCanaries(crawler, { from: t.window.currentFrom, to: t.window.currentTo })}`];
+}
+
 export function buildEvidence(state: LoopState, t: TickAssessment | null): Evidence {
   const a = t?.assessment;
   return {
@@ -111,7 +123,7 @@ export function buildEvidence(state: LoopState, t: TickAssessment | null): Evide
     controls: state.controls,
     awaitingSince: state.awaiting?.since ?? null,
     recentHistory: state.history.slice(-EVIDENCE_HISTORY),
-    canaries: t?.canaries ? t.canaries.evidence.map(formatCanaryEvidence) : [],
+    canaries: canaryLines(t),
   };
 }
 

@@ -4,6 +4,7 @@
  * the site's registration. Defined here (pure types) so workflow code needs no import from activities.
  */
 import type { CanaryEvidence } from '../canaries/latest';
+import type { CrawlerCanaries } from '../canaries/types';
 import type { Assessment } from '../scoring/assess';
 import type { CanaryResults } from '../scoring/window';
 
@@ -29,4 +30,10 @@ export interface TickAssessment {
   assessment: Assessment;
   /** Null for a site without canaries. */
   canaries: TickCanaries | null;
+  /**
+   * Canary requests the crawlers sent in the current window (`canary: true` events less the product's
+   * own canary fetches): evidence while paused, with or without canaries of the product's. Absent from
+   * assessments recorded before it existed.
+   */
+  crawlerCanaries?: CrawlerCanaries;
 }

@@ -14,7 +14,7 @@ import {
 } from '../canaries/definition';
 import type { CheckedExpectation } from '../canaries/check';
 import { redactPageUrl } from '../canaries/page-url';
-import type { CanaryResultKind, CanaryRunSummary, CanaryTrigger } from '../canaries/types';
+import { type CanaryResultKind, type CanaryRunSummary, type CanaryTrigger, type CrawlerCanaries, crawlerCanaries } from '../canaries/types';
 import { cutText, storableJson, wellFormed } from '../common/well-formed';
 import type { Outcome, RequestOutcomeEventInput } from '../signals/event';
 import type { Pool } from './pool';
@@ -370,4 +370,49 @@ export async function canaryFailedDays(pool: Queryable, site: string, from: Date
 export async function deleteCanaryRunsBefore(q: Queryable, before: Date): Promise<number> {
   const result = await q.query('DELETE FROM canary_runs WHERE ran_at < $1', [before]);
   return result.rowCount ?? 0;
+}
+
+/**
+ * The product's own canary fetches of `site` in [from, to) that went into the signal store as canary
+ * traffic (runs with an event: a configuration error fetched nothing), and how many were not `ok` —
+ * what to take from the store's canary counts to leave the crawlers' own (canaries/types.ts
+ * `crawlerCanaries`). An event's time is its run's `ran_at`, so the same bounds select the same fetches.
+ */
+export async function ownCanaryFetches(q: Queryable, site: string, from: Date, to: Date): Promise<CrawlerCanaries> {
+  const { rows } = await q.query<{ requests: string; failed: string }>(
+    `SELECT count(*) AS requests, count(*) FILTER (WHERE outcome IS DISTINCT FROM 'ok') AS failed
+       FROM canary_runs
+      WHERE site = $1 AND ran_at >= $2 AND ran_at < $3 AND event IS NOT NULL`,
+    [site, from, to],
+  );
+  return { requests: Number(rows[0]?.requests ?? 0), failed: Number(rows[0]?.failed ?? 0) };
+}
+
+/**
+ * The crawlers' canary requests to `site` in [from, to) (the rollups' all-routes row: whole minutes, or
+ * whole hours once the minutes are past retention), for a span no tick covers whole (`start`, a
+ * review's incident).
+ */
+export async function crawlerCanaryTraffic(q: Queryable, site: string, from: Date, to: Date, level: 'minute' | 'hour' = 'minute'): Promise<CrawlerCanaries> {
+  const table = level === 'hour' ? 'rollup_hour' : 'rollup_minute';
+  const [{ rows }, own] = await Promise.all([
+    q.query<{ runs: string | null; failures: string | null }>(
+      `SELECT sum(canary_runs) AS runs, sum(canary_failures) AS failures FROM ${table}
+        WHERE site = $1 AND route_key = '*' AND bucket >= $2 AND bucket < $3`,
+      [site, from, to],
+    ),
+    ownCanaryFetches(q, site, from, to),
+  ]);
+  return crawlerCanaries({ runs: Number(rows[0]?.runs ?? 0), failures: Number(rows[0]?.failures ?? 0) }, own);
+}
+
+/** The product's canary runs of `site` in [from, to) that count for it, by result. */
+export async function canaryRunResults(q: Queryable, site: string, from: Date, to: Date): Promise<Record<CanaryResultKind, number>> {
+  const { rows } = await q.query<{ result: CanaryResultKind; n: string }>(
+    'SELECT result, count(*) AS n FROM canary_runs WHERE site = $1 AND ran_at >= $2 AND ran_at < $3 AND counts_for_site GROUP BY result',
+    [site, from, to],
+  );
+  const out: Record<CanaryResultKind, number> = { pass: 0, mismatch: 0, blocked: 0, error: 0 };
+  for (const r of rows) out[r.result] = Number(r.n);
+  return out;
 }

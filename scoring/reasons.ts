@@ -42,6 +42,21 @@ export type ReasonKey = keyof typeof REASONS;
 export const REASON_KEYS = Object.keys(REASONS) as ReasonKey[];
 
 /**
+ * The one order reasons are listed in, by weight: the refusal rules (they make a site resisting
+ * whatever the score says), the health signals in weight order, a canary mismatch, a route alert, then
+ * parser and cost signals — the order an assessment raises them in (scoring/assess.ts, where health
+ * signals of unequal penalty go by penalty). Wherever reasons are shown without penalties, or tie on
+ * something else (history's buckets: ticks raised), this breaks the tie.
+ */
+export const REASON_ORDER: readonly ReasonKey[] = ['total_refusal', 'majority_refusal', ...HEALTH_SIGNALS, 'canary_mismatch', ...ROUTE_REASONS, ...EXTRACTION_SIGNALS, ...COST_SIGNALS];
+
+/** Sorts reasons by REASON_ORDER; a string that is no reason key (a stored no-score sentence) goes last, alphabetically. */
+export function compareReasons(a: string, b: string): number {
+  const rank = (r: string): number => (isReasonKey(r) ? REASON_ORDER.indexOf(r) : REASON_ORDER.length);
+  return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/**
  * Why a score is absent. These are sentences, not keys: the first is the seed's exact wording (the CLI
  * must reproduce the reference output), the others follow its style.
  */

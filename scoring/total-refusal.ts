@@ -11,6 +11,14 @@ import type { RefusalCounts } from './window';
 export interface TotalRefusalResult {
   /** Refused share of this window: (hard + challenge + soft) / requests (0 with no requests). */
   refusedShare: number;
+  /** Refused share of the recent window, when one was given with enough requests to judge; else null. */
+  recentRefusedShare: number | null;
+  /**
+   * Which window made this tick refusing: `current` when the whole window did (it is then the one
+   * shown, even if the recent one refused too), `recent` when only the last few minutes did, null when
+   * the tick is not refusing. What a person is shown as "the rate that fired" (client/on-call/explain.ts).
+   */
+  refusingWindow: 'current' | 'recent' | null;
   /** Whether this window had enough requests to judge. */
   enoughVolume: boolean;
   /** This window alone refuses (enough volume and refusedShare >= threshold). */
@@ -33,9 +41,12 @@ export function assessTotalRefusal(window: RefusalCounts, previous: boolean | nu
   const windowCounts = window.requests > 0 && window.requests >= config.minRequests;
   // The recent window (the last few minutes), when given, counts too: an abrupt wall is seen sooner.
   const recentCounts = recent !== null && recent.requests > 0 && recent.requests >= config.minRequests;
-  const recentRefusing = recentCounts && (recent.hardBlocks + recent.challenges + recent.softBlocks) / recent.requests >= config.threshold;
+  const recentRefusedShare = recentCounts ? (recent.hardBlocks + recent.challenges + recent.softBlocks) / recent.requests : null;
+  const recentRefusing = recentRefusedShare !== null && recentRefusedShare >= config.threshold;
+  const currentRefusing = windowCounts && refusedShare >= config.threshold;
   const enoughVolume = windowCounts || recentCounts;
-  const refusing = (windowCounts && refusedShare >= config.threshold) || recentRefusing;
+  const refusing = currentRefusing || recentRefusing;
+  const refusingWindow = currentRefusing ? 'current' : recentRefusing ? 'recent' : null;
   const streak = !enoughVolume ? previousStreak : refusing ? previousStreak + 1 : 0;
-  return { refusedShare, enoughVolume, refusing, streak, totalRefusal: config.enabled && streak >= config.consecutiveTicks };
+  return { refusedShare, recentRefusedShare, refusingWindow, enoughVolume, refusing, streak, totalRefusal: config.enabled && streak >= config.consecutiveTicks };
 }

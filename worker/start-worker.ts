@@ -8,6 +8,7 @@ import type { TemporalSettings } from '../config/env';
 import { migrateUp } from '../db/migrate';
 import { checkDatabase, createPool, type Pool } from '../db/pool';
 import type { Logger } from '../logging/logger';
+import { sdkLogger } from '../logging/temporal-logger';
 import { connectWorker } from '../temporal/connect';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
 import { createWorker } from './create-worker';
@@ -31,14 +32,7 @@ function installRuntime(logger: Logger): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   Runtime.install({
-    logger: {
-      log: (level, message, meta) => logger[level === 'TRACE' ? 'trace' : (level.toLowerCase() as 'debug' | 'info' | 'warn' | 'error')](meta ?? {}, message),
-      trace: (message, meta) => logger.trace(meta ?? {}, message),
-      debug: (message, meta) => logger.debug(meta ?? {}, message),
-      info: (message, meta) => logger.info(meta ?? {}, message),
-      warn: (message, meta) => logger.warn(meta ?? {}, message),
-      error: (message, meta) => logger.error(meta ?? {}, message),
-    },
+    logger: sdkLogger(logger),
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
   });
 }

@@ -159,7 +159,7 @@ class SiteLoop {
   publish(): void {
     const changed = this.published.takeChanged(loopAttributes(this.site, this.state));
     if (changed.length > 0) upsertSearchAttributes(changed);
-    setCurrentDetails(detailsMarkdown(this.site, this.state, this.config.tickIntervalMs));
+    setCurrentDetails(detailsMarkdown(this.site, this.state, this.config.tickIntervalMs, this.lastAssessment));
   }
 
   /** Notifications go to detached delivery workflows, so a slow webhook never holds the loop. */

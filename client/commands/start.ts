@@ -6,8 +6,8 @@ import { UserError } from '../../common/user-error';
 import { workflowUiLink } from '../../config/env';
 import { readSettingsFile } from '../../config/settings-file';
 import { upsertSite } from '../../db/sites';
-import { listCanaries } from '../../db/canaries';
-import { noCanaryWarning } from '../on-call/canary-hint';
+import { crawlerCanaryTraffic, listCanaries } from '../../db/canaries';
+import { CRAWLER_CANARY_LOOKBACK_MS, crawlerCanaryNote, noCanaryWarning } from '../on-call/canary-hint';
 import { siteArgument } from '../site-arg';
 import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../../control/config';
 import { queryRunningSettings } from '../running-settings';
@@ -91,8 +91,14 @@ export function registerStartCommand(program: Command, context: () => CliContext
       const link = workflowUiLink(ctx.uiUrl(), settings.namespace, workflowId);
       const { started } = await startSiteLoop(client, settings.taskQueue, input, checked, options.tick);
       process.stdout.write(started ? `started ${workflowId} (tick ${options.tick})\n${link}\n` : `${workflowId} is already running\n${link}\n`);
-      // Without a canary a paused site has no traffic: nothing would show whether it calmed down.
-      if ((await listCanaries(await ctx.db(), site)).length === 0) process.stderr.write(`target-health: ${noCanaryWarning(site)}\n`);
+      // Without a canary a paused site has no traffic but its crawler's own canary requests: without
+      // those, nothing would show whether it calmed down.
+      const pool = await ctx.db();
+      if ((await listCanaries(pool, site)).length === 0) {
+        const now = Date.now();
+        const crawler = await crawlerCanaryTraffic(pool, site, new Date(now - CRAWLER_CANARY_LOOKBACK_MS), new Date(now));
+        process.stderr.write(`target-health: ${crawler.requests > 0 ? crawlerCanaryNote(site, crawler) : noCanaryWarning(site)}\n`);
+      }
       if (!started) {
         // The settings the user typed (not the defaults filled in for the rest) are what a start asks for.
         const given: Record<string, unknown> = { ...readConfigFile(options.config), ...(command.getOptionValueSource('tick') === 'default' ? {} : { tickIntervalMs: input.tickIntervalMs }) };

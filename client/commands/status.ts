@@ -38,9 +38,15 @@ async function latestExplained(pool: Pool, state: SiteHealthState): Promise<Pick
   return { tick, latest, unexplained: null };
 }
 
-async function canaryStatus(pool: Pool, site: string): Promise<CanaryStatus> {
-  const [defined, latest] = await Promise.all([listCanaries(pool, site), latestCanaryRuns(pool, site)]);
-  return { defined: defined.map((c) => c.id), latest: latest.map((r) => ({ canaryId: r.canaryId, result: r.result, ranAt: r.ranAt, reason: r.reason })) };
+/** The product's canaries (their latest runs), and the crawlers' own canary requests of the latest tick's window. */
+async function canaryStatus(pool: Pool, site: string, latest: TickExplanation | null): Promise<CanaryStatus> {
+  const [defined, runs] = await Promise.all([listCanaries(pool, site), latestCanaryRuns(pool, site)]);
+  const crawler = latest?.crawlerCanaries ?? null;
+  return {
+    defined: defined.map((c) => c.id),
+    latest: runs.map((r) => ({ canaryId: r.canaryId, result: r.result, ranAt: r.ranAt, reason: r.reason })),
+    crawler: crawler === null || latest === null ? null : { ...crawler, from: latest.window.currentFrom, to: latest.window.currentTo },
+  };
 }
 
 export function registerStatusCommand(program: Command, context: () => CliContext): void {
@@ -69,7 +75,8 @@ export function registerStatusCommand(program: Command, context: () => CliContex
       }
       const pool = await ctx.db();
       const range = trendRange(new Date());
-      const [latest, canaries, buckets] = await Promise.all([latestExplained(pool, state), canaryStatus(pool, site), scoreBuckets(pool, [site], range.from, range.to, range.bucketMs)]);
+      const [latest, buckets] = await Promise.all([latestExplained(pool, state), scoreBuckets(pool, [site], range.from, range.to, range.bucketMs)]);
+      const canaries = await canaryStatus(pool, site, latest.latest);
       const explained: Status['explained'] = { ...latest, canaries, next: whatNext(state, canaries), trend: trendsFrom(buckets, [site], range).get(site)! };
       if (options.json) {
         process.stdout.write(`${JSON.stringify({ ...state, history, explained })}\n`);

@@ -5,6 +5,7 @@
  * (any past tick) and `status` (the latest one). Pure: the reads are the commands'.
  */
 import { z } from 'zod';
+import { formatCrawlerCanaries } from '../../canaries/latest';
 import { HEALTH_SIGNALS, EXTRACTION_SIGNALS } from '../../scoring/reasons';
 import type { StoredRateSignal, StoredTick } from './stored-tick';
 
@@ -57,7 +58,16 @@ export const tickExplanationSchema = z.object({
   signals: z.array(signalRowSchema),
   reasons: z.array(z.string()),
   rules: z.object({
-    totalRefusal: z.object({ fired: z.boolean(), refusedShare: z.number(), streak: z.number() }),
+    totalRefusal: z.object({
+      fired: z.boolean(),
+      /** The current window's refused share. */
+      refusedShare: z.number(),
+      /** The recent window's (the last few minutes), when it had enough requests; null otherwise or in older assessments. */
+      recentRefusedShare: z.number().nullable(),
+      /** The window whose share made this tick refusing (null: not refusing, or an older assessment). */
+      refusingWindow: z.enum(['current', 'recent']).nullable(),
+      streak: z.number(),
+    }),
     majorityRefusal: z.object({ fired: z.boolean(), currentShare: z.number(), normalShare: z.number().nullable(), streak: z.number() }).nullable(),
   }),
   routes: z.object({
@@ -71,6 +81,8 @@ export const tickExplanationSchema = z.object({
     hold: z.object({ score: z.number(), band: z.string(), routes: z.array(z.string()) }).nullable(),
   }),
   canary: z.object({ runs: z.number(), failures: z.number(), mismatches: z.number(), mismatch: z.boolean() }),
+  /** Canary requests the crawlers sent in the current window, and how many got no normal page; null for ticks assessed before this was kept. */
+  crawlerCanaries: z.object({ requests: z.number(), failed: z.number() }).nullable(),
   parser: z.object({ score: z.number().nullable(), reasons: z.array(z.string()) }),
   cost: z.object({ status: z.string(), costRatio: z.number(), reasons: z.array(z.string()) }),
 });
@@ -138,7 +150,13 @@ export function explainTick(t: StoredTick): TickExplanation {
     signals,
     reasons: a.reasons,
     rules: {
-      totalRefusal: { fired: a.totalRefusal.totalRefusal, refusedShare: a.totalRefusal.refusedShare, streak: a.totalRefusal.streak },
+      totalRefusal: {
+        fired: a.totalRefusal.totalRefusal,
+        refusedShare: a.totalRefusal.refusedShare,
+        recentRefusedShare: a.totalRefusal.recentRefusedShare ?? null,
+        refusingWindow: a.totalRefusal.refusingWindow ?? null,
+        streak: a.totalRefusal.streak,
+      },
       majorityRefusal: m === undefined ? null : { fired: m.majorityRefusal, currentShare: m.currentShare, normalShare: m.normalShare, streak: m.streak },
     },
     routes: {
@@ -149,6 +167,7 @@ export function explainTick(t: StoredTick): TickExplanation {
       hold: a.routeHold ?? null,
     },
     canary: { runs: a.canary.runs, failures: a.canary.failures, mismatches: a.canary.mismatches, mismatch: a.canary.mismatch },
+    crawlerCanaries: t.crawlerCanaries === undefined ? null : { requests: t.crawlerCanaries.requests, failed: t.crawlerCanaries.failed },
     parser: { score: a.parser.score, reasons: a.parser.reasons },
     cost: { status: a.cost.status, costRatio: a.cost.costRatio, reasons: a.cost.reasons },
   };
@@ -189,12 +208,31 @@ export function formatSignals(rows: readonly SignalRow[], indent = '  '): string
   return [line(header), ...cells.map(line)];
 }
 
+/**
+ * The refused share that made the tick refusing, first: when only the recent window (the last few
+ * minutes) refused, the current window's lower share is not what fired the rule.
+ */
+function refusalShares(t: TickExplanation['rules']['totalRefusal']): string {
+  const recent = t.recentRefusedShare === null ? '' : `, recent window ${percent(t.recentRefusedShare)}`;
+  if (t.refusingWindow === 'recent' && t.recentRefusedShare !== null) return `refused ${percent(t.recentRefusedShare)} in the recent window, ${percent(t.refusedShare)} over the current one`;
+  return `refused ${percent(t.refusedShare)}${recent}`;
+}
+
+/** What the tick counted of the product's canaries, then the crawlers' own canary requests when there were any. */
+function canarySentence(e: TickExplanation): string {
+  const c = e.canary;
+  const own = c.runs === 0 ? 'none counted this tick' : `${c.runs} counted, ${c.failures} failed, ${c.mismatches} mismatched${c.mismatch ? ' → canary_mismatch' : ''}`;
+  const crawler = e.crawlerCanaries;
+  if (crawler === null || crawler.requests === 0) return own;
+  return `${own}; ${formatCrawlerCanaries(crawler, { from: e.window.currentFrom, to: e.window.currentTo })}`;
+}
+
 /** The rules, routes, canaries, parser and cost of a tick, one line each (`label  text`). */
 export function formatTickContext(e: TickExplanation): Array<[string, string]> {
   const t = e.rules.totalRefusal;
   const m = e.rules.majorityRefusal;
   const rules = [
-    `total refusal ${t.fired ? 'FIRED' : 'no'} (refused ${percent(t.refusedShare)}, streak ${t.streak})`,
+    `total refusal ${t.fired ? 'FIRED' : 'no'} (${refusalShares(t)}, streak ${t.streak})`,
     m === null ? 'majority refusal: not in this assessment' : `majority refusal ${m.fired ? 'FIRED' : 'no'} (refused ${percent(m.currentShare)}, normal ${m.normalShare === null ? '—' : percent(m.normalShare)}, streak ${m.streak})`,
   ].join('; ');
   const r = e.routes;
@@ -202,11 +240,10 @@ export function formatTickContext(e: TickExplanation): Array<[string, string]> {
   if (r.setAside.length > 0) routeParts.push(`set aside: ${r.setAside.map((s) => `${s.route} (${percent(s.failureRate)} failing vs ${percent(s.restRate)})`).join(', ')}`);
   if (r.watched.length > 0) routeParts.push(`watched: ${r.watched.map((w) => `${w.route} (${w.ticks}/${w.confirmTicks} ticks)`).join(', ')}`);
   if (r.hold !== null) routeParts.push(`band held: score ${r.hold.score} (${r.hold.band}) without ${r.hold.routes.join(', ')}`);
-  const c = e.canary;
   return [
     ['rules', rules],
     ['routes', routeParts.join('; ')],
-    ['canaries', c.runs === 0 ? 'none counted this tick' : `${c.runs} counted, ${c.failures} failed, ${c.mismatches} mismatched${c.mismatch ? ' → canary_mismatch' : ''}`],
+    ['canaries', canarySentence(e)],
     ['parser', `${e.parser.score ?? '—'}${e.parser.reasons.length > 0 ? ` (${e.parser.reasons.join(', ')})` : ''}`],
     ['cost', `×${e.cost.costRatio.toFixed(2)} per valid record (${e.cost.status}${e.cost.reasons.length > 0 ? `: ${e.cost.reasons.join(', ')}` : ''})`],
   ];

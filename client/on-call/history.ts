@@ -15,6 +15,7 @@ import { describeChange } from '../../control/controls';
 import type { TickSummary } from '../../control/messages';
 import type { AssessmentPageRow } from '../../db/assessments';
 import type { ControlChange, DecisionEvent } from '../../db/history';
+import { compareReasons } from '../../scoring/reasons';
 
 /** Most rows a default `history` prints (the default `--every` is chosen to stay under it). */
 export const DEFAULT_MAX_ROWS = 500;
@@ -204,7 +205,8 @@ export function aggregate(rows: readonly TickRow[], everyMs: number): BucketRow[
       score: range(list.map((r) => r.score)),
       smoothedScore: range(list.map((r) => r.smoothedScore)),
       parserHealth: range(list.map((r) => r.parserHealth)),
-      reasons: [...reasons.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([reason, ticks]) => ({ reason, ticks })),
+      // Most ticks first; ties in the one order of reasons (by weight: scoring/reasons.ts), as status lists them.
+      reasons: [...reasons.entries()].sort((a, b) => b[1] - a[1] || compareReasons(a[0], b[0])).map(([reason, ticks]) => ({ reason, ticks })),
       actions: list.flatMap((r) => r.actions),
       decisions: list.flatMap((r) => r.decisions),
     };

@@ -1,4 +1,5 @@
 /** `target-health status <site>` as text: the state, the latest tick explained, canaries, what happens next. */
+import { formatCrawlerCanaries } from '../../canaries/latest';
 import type { SiteHealthState, TickSummary } from '../../control/messages';
 import { formatSignals, formatTickContext, scoreSentence, type TickExplanation } from './explain';
 import type { CanaryStatus, NextStep } from './status';
@@ -23,12 +24,18 @@ export interface StatusView {
 }
 
 function canaryLines(c: CanaryStatus, waiting: boolean): string[] {
-  if (c.defined.length === 0) return [`canaries   none defined${waiting ? ' — nothing shows whether the paused site calmed down' : ''} (see "next" for how to add one)`];
+  // The crawlers' own canary requests count as evidence too, with or without canaries of the product's.
+  const crawler = c.crawler !== null && c.crawler.requests > 0 ? formatCrawlerCanaries(c.crawler, c.crawler) : null;
+  if (c.defined.length === 0) {
+    if (crawler !== null) return [`canaries   none defined; ${crawler}`];
+    return [`canaries   none defined${waiting ? ' — nothing shows whether the paused site calmed down' : ''} (see "next" for how to add one)`];
+  }
   const latest = new Map(c.latest.map((r) => [r.canaryId, r]));
-  return c.defined.map((id, i) => {
+  const own = c.defined.map((id, i) => {
     const r = latest.get(id);
     return `${i === 0 ? `canaries   ${c.defined.length} defined: ` : '           '}${id} ${r === undefined ? 'not run yet' : `${r.result.toUpperCase()} at ${shortTime(r.ranAt)}: ${r.reason}`}`;
   });
+  return crawler === null ? own : [...own, `           ${crawler}`];
 }
 
 export function formatStatus(v: StatusView): string {

@@ -9,6 +9,7 @@ import { controlsSchema } from '../../control/controls';
 import { awaitingSchema, decisionSummarySchema, loopProblemSchema, tickSummarySchema } from '../../control/loop-state';
 import type { SiteHealthState } from '../../control/messages';
 import { nextSlot, phaseMs } from '../../control/schedule';
+import { formatCrawlerCanaries } from '../../canaries/latest';
 import { addCanaryCommand } from './canary-hint';
 import { tickExplanationSchema } from './explain';
 import { trendSchema } from './trend';
@@ -34,6 +35,12 @@ export const canaryStatusSchema = z.object({
   defined: z.array(z.string()),
   /** Each defined canary's latest run (absent: not run since it was defined or edited). */
   latest: z.array(z.object({ canaryId: z.string(), result: z.string(), ranAt: z.string(), reason: z.string() })),
+  /**
+   * Canary requests the crawlers sent themselves (`canary: true` events) in the latest tick's current
+   * window [from, to), and how many got no normal page; null before the first tick, or for a tick
+   * assessed before they were counted.
+   */
+  crawler: z.object({ requests: z.number(), failed: z.number(), from: z.string(), to: z.string() }).nullable(),
 });
 export type CanaryStatus = z.output<typeof canaryStatusSchema>;
 
@@ -64,12 +71,14 @@ export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
   const w = s.awaitingHuman;
   if (w !== null) {
     const who = w.kind === 'resisting' ? 'paused by the loop (resisting)' : `paused by hand${w.pausedBy === null ? '' : ` by ${w.pausedBy}`}`;
+    const crawler = canaries.crawler !== null && canaries.crawler.requests > 0 ? formatCrawlerCanaries(canaries.crawler, canaries.crawler) : null;
     const evidence =
       canaries.defined.length === 0
-        ? 'it has NO canary defined: while paused there is no traffic, so nothing shows whether the site calmed down — add one (below)'
-        : s.noScore !== null
-          ? `no score while paused (${s.noScore.detail}); the canaries are the evidence (below)`
-          : `the score alone now says ${s.scoredBand} (${smoothed})`;
+        ? crawler !== null
+          ? `no canary of its own is defined; the crawler's canaries are the evidence: ${crawler}`
+          : 'it has NO canary defined: while paused there is no traffic, so nothing shows whether the site calmed down — add one (below)'
+        : (s.noScore !== null ? `no score while paused (${s.noScore.detail}); the canaries are the evidence (below)` : `the score alone now says ${s.scoredBand} (${smoothed})`) +
+          (crawler !== null ? `; ${crawler}` : '');
     return {
       nextTickAt,
       plan: `waits for a person: keeps assessing every tick${canaries.defined.length > 0 ? ' and running its canaries' : ''}, reminds the owner, changes nothing on its own${queued}`,

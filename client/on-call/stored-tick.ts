@@ -73,7 +73,15 @@ export const storedAssessmentSchema = z.looseObject({
     watching: z.array(z.looseObject({ dimension: z.string(), value: z.string(), ticks: num, confirmTicks: num })).optional(),
     newlyConfirmed: z.array(z.string()).optional(),
   }),
-  totalRefusal: z.looseObject({ refusedShare: num, enoughVolume: z.boolean(), streak: num, totalRefusal: z.boolean() }),
+  // recentRefusedShare and refusingWindow: absent from assessments stored before they existed.
+  totalRefusal: z.looseObject({
+    refusedShare: num,
+    recentRefusedShare: num.nullable().optional(),
+    refusingWindow: z.enum(['current', 'recent']).nullable().optional(),
+    enoughVolume: z.boolean(),
+    streak: num,
+    totalRefusal: z.boolean(),
+  }),
   majorityRefusal: z.looseObject({ normalShare: num.nullable(), currentShare: num, streak: num, majorityRefusal: z.boolean() }).optional(),
   routeHold: z.looseObject({ score: num, band: z.string(), routes: z.array(z.string()) }).nullable().optional(),
   canary: z.looseObject({ runs: num, failures: num, mismatches: num, mismatch: z.boolean() }),
@@ -84,6 +92,8 @@ export type StoredAssessment = z.output<typeof storedAssessmentSchema>;
 export const storedTickSchema = z.looseObject({
   window: z.looseObject({ currentFrom: z.string(), currentTo: z.string(), baselineFrom: z.string(), baselineTo: z.string() }),
   assessment: storedAssessmentSchema,
+  // The crawlers' canary requests of the current window; absent from ticks assessed before it existed.
+  crawlerCanaries: z.looseObject({ requests: num, failed: num }).optional(),
 });
 export type StoredTick = z.output<typeof storedTickSchema>;
 

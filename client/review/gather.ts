@@ -9,6 +9,7 @@ import { readRateBuckets, minutesPruned } from '../../charts/read-history';
 import type { RateBucket, Resolution } from '../../charts/types';
 import { UserError } from '../../common/user-error';
 import { type AssessmentPageRow, pageAssessments } from '../../db/assessments';
+import { canaryRunResults, crawlerCanaryTraffic } from '../../db/canaries';
 import { bandBefore, changesBetween, type ControlChange } from '../../db/history';
 import type { Pool } from '../../db/pool';
 import { ACTION_SPAN_MS, groupActions } from './actions';
@@ -103,11 +104,15 @@ export async function gatherFacts(pool: Pool, o: { site: string; t: number; befo
   const from = new Date(window.from);
   const to = new Date(window.to);
   const inWindow = around.filter((c) => c.at >= from && c.at <= to);
-  const [ticks, decisions, rates] = await Promise.all([
+  const [ticks, decisions, rates, ownCanaries] = await Promise.all([
     readTicks(pool, site, from, new Date(window.to + 1)),
     readDecisions(pool, site, from, to),
     readRates(pool, site, window.from - ACTION_SPAN_MS - PEAK_WINDOW_MS, window.to + ACTION_SPAN_MS + MINUTE),
+    canaryRunResults(pool, site, from, new Date(window.to + 1)),
   ]);
+  // The crawlers' canaries at the rates' resolution: whole buckets touching the window.
+  const bucketFrom = new Date(Math.floor(window.from / rates.bucketMs) * rates.bucketMs);
+  const crawlerCanaries = await crawlerCanaryTraffic(pool, site, bucketFrom, new Date(window.to + 1), rates.level);
   const byKey = new Map(ticks.map((t) => [t.assessmentKey, t]));
   const timeline: BandChangeRow[] = inWindow
     .filter((c) => c.oldControls === null || c.oldControls.band !== c.newControls.band)
@@ -145,6 +150,7 @@ export async function gatherFacts(pool: Pool, o: { site: string; t: number; befo
       timeline,
       actions: groupActions(inWindow, rates.buckets),
       decisions: decisionRows,
+      canaries: { product: ownCanaries, crawler: crawlerCanaries },
     },
   };
 }

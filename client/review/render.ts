@@ -3,6 +3,7 @@
  * refusals, decisions, the chart, what to tune. Every figure comes from the review document
  * (client/review/schema.ts); nothing is computed here beyond formatting.
  */
+import { formatCrawlerCanaries } from '../../canaries/latest';
 import { ACTION_SPAN_MS } from './actions';
 import { PEAK_SHARE, PEAK_WINDOW_MS } from './refusals';
 import type { RateSpanJson, Review, RunFigures } from './schema';
@@ -100,6 +101,19 @@ function decisions(r: Review): string[] {
   ];
 }
 
+/** What the canaries saw during the incident: the product's runs by result, and the crawlers' own canary requests. */
+function canaries(r: Review): string[] {
+  const p = r.canaries.product;
+  const runs = p.pass + p.mismatch + p.blocked + p.error;
+  const c = r.canaries.crawler;
+  return [
+    '## Canaries',
+    '',
+    runs === 0 ? 'No canary of the product\'s ran during the incident.' : `The product's canaries ran ${runs} time(s): ${p.pass} pass, ${p.mismatch} mismatch, ${p.blocked} blocked, ${p.error} error.`,
+    c.requests === 0 ? 'The crawler sent no canary requests (`canary: true`) during the incident.' : `During the incident, ${formatCrawlerCanaries(c)}.`,
+  ];
+}
+
 function chart(r: Review): string[] {
   return ['## Chart', '', r.chart.file === null ? r.chart.note : `![${r.site}: score, refusals and actions around the incident](${encodeURI(r.chart.file)})`, ...(r.chart.file === null ? [] : ['', r.chart.note])];
 }
@@ -153,6 +167,7 @@ export function renderReview(r: Review): string {
     lead(r),
     actions(r),
     decisions(r),
+    canaries(r),
     chart(r),
     tuning(r),
   ];

@@ -110,6 +110,11 @@ export const reviewSchema = z.object({
   timeline: z.array(bandChangeSchema),
   actions: z.array(actionSchema),
   decisions: z.array(decisionSchema),
+  /** Canary evidence over the window: the product's canary runs by result, and the crawlers' own canary requests. */
+  canaries: z.object({
+    product: z.object({ pass: z.number().int(), mismatch: z.number().int(), blocked: z.number().int(), error: z.number().int() }),
+    crawler: z.object({ requests: z.number().int(), failed: z.number().int() }),
+  }),
   /** The chart beside the review (its path relative to the Markdown), or null with why. */
   chart: z.object({ file: z.string().nullable(), note: z.string() }),
   tuning: tuningSchema,

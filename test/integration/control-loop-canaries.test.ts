@@ -2,15 +2,21 @@
  * Canaries inside the control loop, on the real dev server and PostgreSQL, against a real local HTTP
  * server: a site paused by hand keeps running its canaries and shows their latest results in its
  * state; a canary returning a normal-looking page with the wrong value puts a healthy site in at
- * least the degrading band with canary_mismatch as its first reason.
+ * least the degrading band with canary_mismatch as its first reason; the canary requests a crawler
+ * sends itself (`canary: true` events) are canary evidence in the state, `status`, the run's details
+ * and notifications, apart from the product's own canary fetches.
  */
 import { parseCanaryDefinition } from '../../canaries/definition';
 import { selectorProblem } from '../../canary-runner/html';
 import { saveCanaries } from '../../db/canaries';
+import { statusSchema } from '../../client/on-call/status';
 import { pauseUpdate } from '../../control/messages';
+import { listNotifications } from '../../db/notifications';
+import { ingestEvents } from '../../db/signal-store';
 import { ingestNow, loopInput, prepareSite, startHealthySite, startLoop, waitForState } from '../helpers/control-loop';
 import { answer, productPage, KNOWN_PRICE, startFixtureServer, type FixtureServer } from '../helpers/http-fixtures';
-import { createTestWorker, openHarness, type TestHarness } from '../helpers/services';
+import { CLI, cleanEnv, run } from '../helpers/processes';
+import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
 
 // The fixture server listens on 127.0.0.1: the operator's explicit opt-in for canaries to reach it. Set
 // before the worker's activities read their settings (jest gives each test file its own process.env).
@@ -81,3 +87,58 @@ test('a wrong value on a normal-looking page puts a healthy site in at least deg
   });
   await connection.close();
 });
+
+test('canary requests the crawler sends while paused are canary evidence: state, status, details and reminders', async () => {
+  const site = await prepareSite(h.pool, 'crawler-canary');
+  await ingestNow(h.pool, site, { ok: 100 });
+  const { worker, connection } = await createTestWorker(h);
+  await worker.runUntil(async () => {
+    // Reminders every second: each carries the tick's evidence.
+    const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site, { policy: { ...loopInput(site).policy, reminderIntervalMs: 1_000 } }));
+    await handle.executeUpdate(pauseUpdate, { args: [{ who: 'dana@example.com', why: 'checking the terms' }] });
+    // A canary of the product's: its fetch is canary traffic in the store too, and is not the crawler's.
+    await defineCanary(site, '/p/known');
+    // The crawler's own canaries while paused: 20 requests in the last whole minute, 5 of them refused.
+    const t = Math.floor(Date.now() / 60_000) * 60_000 - 1_000;
+    const events = Array.from({ length: 20 }, (_, i) => ({ eventId: `crawler-canary-${i}`, ts: t + i, site, route: {}, latencyMs: 120, canary: true, status: i < 5 ? 403 : 200, bytes: 5_000 }));
+    expect((await ingestEvents(h.pool, events)).rejected).toEqual([]);
+
+    const s = await waitForState(handle, "the crawler's canaries in the latest assessment", (st) => {
+      const a = st.lastAssessment as { crawlerCanaries?: { requests: number } } | null;
+      return a?.crawlerCanaries?.requests === 20 && (st.canaries?.window.runs ?? 0) === 1;
+    });
+    expect((s.lastAssessment as { crawlerCanaries?: unknown }).crawlerCanaries).toEqual({ requests: 20, failed: 5 });
+    const a = s.lastAssessment as { window: { currentFrom: string; currentTo: string } };
+    const hhmm = (iso: string): string => iso.slice(11, 16);
+    const words = `20 canary requests from the crawler ${hhmm(a.window.currentFrom)}–${hhmm(a.window.currentTo)}Z: 15 ok, 5 refused or failed`;
+
+    // The run's current details (the Temporal UI) show both kinds of canary.
+    const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(metadata.currentDetails).toMatch(/\| canaries \| 1 of the product's counted, 0 failed, 0 mismatched; 20 canary requests from the crawler \d\d:\d\d–\d\d:\d\dZ: 15 ok, 5 refused or failed \|/);
+
+    // A reminder sent from now on carries them among its canary lines.
+    const reminder = await eventuallyReminder(site);
+    expect(reminder.some((line) => /^CRAWLER 20 canary requests from the crawler \d\d:\d\d–\d\d:\d\dZ: 15 ok, 5 refused or failed$/.test(line))).toBe(true);
+
+    // `status`: with the product's canary and the crawler's, in JSON and in text.
+    const cliEnv = cleanEnv({ TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'), DATABASE_URL: env('DATABASE_URL'), TEMPORAL_TASK_QUEUE: h.taskQueue });
+    const json = await run(CLI, ['status', site, '--json'], cliEnv);
+    expect(json.code).toBe(0);
+    const status = statusSchema.parse(JSON.parse(json.stdout));
+    expect(status.explained.canaries.crawler).toMatchObject({ requests: 20, failed: 5 });
+    expect(status.explained.latest!.crawlerCanaries).toMatchObject({ requests: 20, failed: 5 });
+    expect(status.explained.next.why).toContain('; 20 canary requests from the crawler ');
+    const text = await run(CLI, ['status', site], cliEnv);
+    expect(text.stdout.split('\n')).toContain(`           ${words}`);
+    await handle.terminate('test done');
+  });
+  await connection.close();
+}, 120_000);
+
+/** The canary lines of the first reminder stored for `site` that carries the crawler's canaries. */
+function eventuallyReminder(site: string): Promise<string[]> {
+  return eventually(async () => {
+    const reminders = (await listNotifications(h.pool, site)).filter((n) => n.kind === 'reminder');
+    return reminders.map((n) => (n.payload as { evidence: { canaries: string[] } }).evidence.canaries).find((l) => l.some((x) => x.startsWith('CRAWLER ')));
+  }, "a reminder with the crawler's canaries");
+}

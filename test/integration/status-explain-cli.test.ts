@@ -91,7 +91,8 @@ test('status --json: the latest tick signal by signal as stored, canaries, the t
   // The normal is the 14-day baseline: a hard-block rate with a narrow interval.
   const hard = e.latest!.signals.find((x) => x.signal === 'hard_block')!;
   expect(hard.interval!.normal.high - hard.interval!.normal.low).toBeLessThan(0.05);
-  expect(e.canaries).toEqual({ defined: [], latest: [] });
+  // No canary of its own, and the crawler sent none: the latest tick's window counted zero.
+  expect(e.canaries).toEqual({ defined: [], latest: [], crawler: { requests: 0, failed: 0, from: e.latest!.window.currentFrom, to: e.latest!.window.currentTo } });
   expect(e.next).toMatchObject({ awaitingHuman: false, plan: expect.stringMatching(/^keeps the usual pace/), commands: [] });
   expect(Date.parse(e.next.nextTickAt!)).toBeGreaterThan(Date.parse(e.tick!.assessedAt));
   // The day's trend: 20 points of 72 minutes, the last one this run's perfect score.

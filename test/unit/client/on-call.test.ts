@@ -4,6 +4,7 @@ import type { Controls } from '../../../control/controls';
 import type { AssessmentPageRow } from '../../../db/assessments';
 import type { ControlChange, DecisionEvent } from '../../../db/history';
 import { ago, buildFleet, fleetSchema, formatFleet, parseBands, siteMatcher, urgencyOf } from '../../../client/on-call/fleet';
+import { REASON_ORDER } from '../../../scoring/reasons';
 import { aggregate, bucketCount, defaultEvery, formatHistory, historySchema, tickRows } from '../../../client/on-call/history';
 import { parseWhen } from '../../../client/on-call/times';
 
@@ -211,6 +212,14 @@ describe('history: aggregation', () => {
     expect(defaultEvery(14 * 86_400_000, 20_160)).toBe(3_600_000); // 14 days: hourly (337)
     expect(defaultEvery(90 * 86_400_000, 129_600)).toBe(21_600_000); // 90 days: 6 h (361)
     expect(bucketCount(new Date('2026-12-01T10:30:00Z'), new Date('2026-12-01T12:00:00Z'), 3_600_000)).toBe(2);
+  });
+
+  test('reasons raised on as many ticks are listed by weight, the order status lists them in (not alphabetically)', () => {
+    const at = (i: number): string => new Date(Date.parse('2026-12-01T10:00:00Z') + i * 60_000).toISOString();
+    const ticks = [['latency', 'extraction_empty'], ['challenge', 'cost_bytes'], ['hard_block', 'route_specific'], ['total_refusal', 'canary_mismatch']].map((r, i) => tick(i + 1, at(i), 50, r));
+    const [bucket] = aggregate(tickRows(ticks, [], [], 'healthy', null), 3_600_000);
+    expect(bucket!.reasons.map((r) => r.reason)).toEqual(['total_refusal', 'hard_block', 'challenge', 'latency', 'canary_mismatch', 'route_specific', 'extraction_empty', 'cost_bytes']);
+    expect(bucket!.reasons.map((r) => r.reason)).toEqual([...REASON_ORDER].filter((r) => bucket!.reasons.some((x) => x.reason === r)));
   });
 
   test('one row per interval: worst band, score ranges, reasons by frequency, every action kept', () => {

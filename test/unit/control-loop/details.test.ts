@@ -4,6 +4,7 @@
  */
 import { decideCommand, detailsMarkdown } from '../../../control/details';
 import { initialLoopState, type LoopState } from '../../../control/loop-state';
+import type { TickAssessment } from '../../../control/tick-assessment';
 
 const SITE = 'shop.example.com';
 
@@ -52,6 +53,18 @@ test('a site waiting for a person: band first, then why, then the commands that 
     '| last decision | — |',
     '| tick | 42 (every 60 s), last at 2026-12-01T09:55:00.000Z |',
   ]);
+});
+
+test('the latest tick\'s canary evidence: the product\'s canaries and the crawler\'s own canary requests', () => {
+  const tick = (over: Partial<TickAssessment>): TickAssessment =>
+    ({ window: { currentFrom: '2026-12-01T09:45:00.000Z', currentTo: '2026-12-01T09:55:00.000Z', baselineFrom: '', baselineTo: '' }, canaries: null, ...over }) as TickAssessment;
+  const row = (t: TickAssessment): string | undefined => lines(detailsMarkdown(SITE, resisting, 60_000, t)).find((l) => l.startsWith('| canaries |'));
+  expect(row(tick({ crawlerCanaries: { requests: 97, failed: 7 } }))).toBe('| canaries | 97 canary requests from the crawler 09:45–09:55Z: 90 ok, 7 refused or failed |');
+  const own = { window: { runs: 2, failures: 1, mismatches: 0 }, evidence: [], nextDueAt: null, excludedBaselineDays: [] };
+  expect(row(tick({ canaries: own, crawlerCanaries: { requests: 3, failed: 0 } }))).toBe("| canaries | 2 of the product's counted, 1 failed, 0 mismatched; 3 canary requests from the crawler 09:45–09:55Z: 3 ok, 0 refused or failed |");
+  expect(row(tick({ crawlerCanaries: { requests: 0, failed: 0 } }))).toBe('| canaries | none defined, none from the crawler |');
+  // Before the first tick there is no evidence row.
+  expect(row(null as unknown as TickAssessment)).toBeUndefined();
 });
 
 test('a pause by hand names who paused; the band the score alone gives is shown when it differs', () => {

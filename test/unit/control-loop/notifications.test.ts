@@ -3,7 +3,8 @@ import { describeUrl } from '../../../notifications/channels';
 import { slackBody } from '../../../notifications/format';
 import type { NotificationPayload } from '../../../notifications/types';
 import { initialLoopState } from '../../../control/loop-state';
-import { buildEvidence } from '../../../control/notices';
+import { buildEvidence, canaryLines } from '../../../control/notices';
+import type { TickAssessment } from '../../../control/tick-assessment';
 
 describe('notifier settings', () => {
   test('webhooks are optional; empty means unset', () => {
@@ -47,4 +48,25 @@ test('the Slack body: title, text, recent ticks and the link, with mrkdwn escape
       '<http://ui/namespaces/default/workflows/site-health%3Ashop.example.com|Open the loop in the Temporal UI>',
     ].join('\n'),
   );
+});
+
+test('notifications carry the crawler\'s own canary requests as canary evidence, after the product\'s canaries', () => {
+  const window = { currentFrom: '2026-12-01T11:48:00.000Z', currentTo: '2026-12-01T11:58:00.000Z', baselineFrom: '', baselineTo: '' };
+  const own = {
+    window: { runs: 1, failures: 1, mismatches: 0 },
+    evidence: [{ canaryId: 'shop.example.com/price', name: 'price', url: 'https://shop.example.com/p', route: 'direct', result: 'blocked' as const, reason: 'status 403', evidence: 'title: denied', status: 403, ranAt: '2026-12-01T11:50:00.000Z', stale: false, countsForSite: true }],
+    nextDueAt: null,
+    excludedBaselineDays: [],
+  };
+  const tick = (over: Partial<TickAssessment>): TickAssessment => ({ window, canaries: null, ...over }) as TickAssessment;
+  const crawlerLine = 'CRAWLER 97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed';
+  expect(canaryLines(tick({ crawlerCanaries: { requests: 97, failed: 7 } }))).toEqual([crawlerLine]);
+  expect(canaryLines(tick({ canaries: own, crawlerCanaries: { requests: 97, failed: 7 } }))).toEqual(['BLOCKED shop.example.com/price (11:50Z, direct): status 403 — title: denied', crawlerLine]);
+  // None sent, or a tick assessed before they were counted: only the product's.
+  expect(canaryLines(tick({ canaries: own, crawlerCanaries: { requests: 0, failed: 0 } }))).toHaveLength(1);
+  expect(canaryLines(tick({}))).toEqual([]);
+  expect(canaryLines(null)).toEqual([]);
+  const evidence = { ...buildEvidence(initialLoopState('c'), null), canaries: canaryLines(tick({ crawlerCanaries: { requests: 97, failed: 7 } })) };
+  const body = slackBody({ key: 'k', kind: 'reminder', severity: 'critical', site: 'shop.example.com', audience: 'owner', recipient: 'o@example.com', title: 't', text: 'x', link: 'http://ui/x', workflowId: 'w', evidence }).text;
+  expect(body).toContain(`Canaries:\n• ${crawlerLine}`);
 });

@@ -1,4 +1,4 @@
-import { explainTick, formatSignals, percent, scoreSentence, tickExplanationSchema } from '../../../client/on-call/explain';
+import { explainTick, formatSignals, formatTickContext, percent, scoreSentence, tickExplanationSchema } from '../../../client/on-call/explain';
 import { explainSchema, formatExplained } from '../../../client/on-call/explain-at';
 import { readStoredTick } from '../../../client/on-call/stored-tick';
 import { assess } from '../../../scoring/assess';
@@ -66,6 +66,24 @@ describe('explainTick', () => {
     const broken = stored({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 300 }) as { assessment: { health: Record<string, unknown> } };
     broken.assessment.health.score = 'high';
     expect(readStoredTick(broken)).toEqual({ ok: false, problem: expect.stringMatching(/^assessment\.health\.score: /) });
+  });
+
+  test('total refusal that fired on the recent window shows the recent window\'s share, not the current one\'s', () => {
+    // 67.5% of the current window refused, 95% of its last minutes: the rule (90%) fired on the recent one.
+    const current: WindowInput = { requests: 200, hardBlocks: 135, challenges: 0, softBlocks: 0, p95LatencyMs: 400, recent: { requests: 60, hardBlocks: 57, challenges: 0, softBlocks: 0, routes: [] } };
+    const read = readStoredTick(JSON.parse(JSON.stringify({ site: { registered: true, owner: null, parserOwner: null }, window: WINDOW, assessment: assess({ current, baseline: BASELINE, previousRefusal: 18 }), canaries: null })));
+    if (!read.ok) throw new Error(read.problem);
+    const e = explainTick(read.tick);
+    expect(e.rules.totalRefusal).toMatchObject({ fired: true, refusingWindow: 'recent', streak: 19 });
+    const rules = formatTickContext(e).find(([label]) => label === 'rules')![1];
+    expect(rules).toMatch(/^total refusal FIRED \(refused 95\.0% in the recent window, 67\.5% over the current one, streak 19\); /);
+    // An assessment stored before the windows were told apart reads as before.
+    const old = JSON.parse(JSON.stringify(read.tick)) as { assessment: { totalRefusal: Record<string, unknown> } };
+    delete old.assessment.totalRefusal.recentRefusedShare;
+    delete old.assessment.totalRefusal.refusingWindow;
+    const oldRead = readStoredTick(old);
+    if (!oldRead.ok) throw new Error(oldRead.problem);
+    expect(formatTickContext(explainTick(oldRead.tick)).find(([label]) => label === 'rules')![1]).toMatch(/^total refusal FIRED \(refused 67\.5%, streak 19\); /);
   });
 
   test('percentages', () => {

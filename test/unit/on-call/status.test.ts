@@ -1,4 +1,4 @@
-import { addCanaryCommand, noCanaryWarning } from '../../../client/on-call/canary-hint';
+import { addCanaryCommand, crawlerCanaryNote, noCanaryWarning } from '../../../client/on-call/canary-hint';
 import { buildFleet, fleetSchema, formatFleet, withTrends } from '../../../client/on-call/fleet';
 import { type CanaryStatus, type StateForNext, decideCommands, whatNext } from '../../../client/on-call/status';
 import { formatStatus, shortTime } from '../../../client/on-call/status-text';
@@ -8,8 +8,10 @@ import { phaseMs } from '../../../control/schedule';
 import type { SiteSummary } from '../../../api/schemas/sites';
 
 const SITE = 'shop.example.com';
-const NONE: CanaryStatus = { defined: [], latest: [] };
-const ONE: CanaryStatus = { defined: [`${SITE}/price`], latest: [{ canaryId: `${SITE}/price`, result: 'pass', ranAt: '2026-12-01T11:55:00.000Z', reason: 'price 139.95 as expected' }] };
+const NONE: CanaryStatus = { defined: [], latest: [], crawler: null };
+const ONE: CanaryStatus = { defined: [`${SITE}/price`], latest: [{ canaryId: `${SITE}/price`, result: 'pass', ranAt: '2026-12-01T11:55:00.000Z', reason: 'price 139.95 as expected' }], crawler: null };
+/** 97 canary requests the crawler sent while paused, in the latest tick's window. */
+const CRAWLER = { requests: 97, failed: 7, from: '2026-12-01T11:48:00.000Z', to: '2026-12-01T11:58:00.000Z' };
 
 const base: StateForNext = {
   site: SITE,
@@ -47,6 +49,19 @@ describe('whatNext', () => {
     expect(n.commands[1]).toBe('target-health decide stop shop.example.com --who <you> --why "<why>"');
   });
 
+  test('paused without a canary of its own but with the crawler\'s canaries: they are the evidence, how many and what they got', () => {
+    const paused = { ...base, band: 'resisting' as const, scoredBand: 'resisting' as const, smoothedScore: null, awaitingHuman: waiting, noScore: { state: 'insufficient-data' as const, detail: 'too little' } };
+    const n = whatNext(paused, { ...NONE, crawler: CRAWLER });
+    expect(n.why).toBe(`paused by the loop (resisting) since ${waiting.since}: ${waiting.reason}; no canary of its own is defined; the crawler's canaries are the evidence: 97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed`);
+    expect(n.why).not.toContain('NO canary');
+    // A canary of its own still checks the content: the hint stays among the commands.
+    expect(n.commands).toEqual([...decideCommands(SITE), addCanaryCommand(SITE)]);
+    // None sent in the window: as without any.
+    expect(whatNext(paused, { ...NONE, crawler: { ...CRAWLER, requests: 0, failed: 0 } }).why).toContain('it has NO canary defined');
+    // With canaries of its own, the crawler's are said too.
+    expect(whatNext(paused, { ...ONE, crawler: CRAWLER }).why).toMatch(/the canaries are the evidence \(below\); 97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed$/);
+  });
+
   test('paused with canaries: what the score (or the canaries) say now; no canary hint', () => {
     const byHand = { ...waiting, kind: 'manual' as const, pausedBy: 'alice' };
     const scored = whatNext({ ...base, awaitingHuman: byHand, pendingDecisions: 1 }, ONE);
@@ -73,7 +88,13 @@ describe('canary hints', () => {
   test('the warning is one line naming the site and the command', () => {
     const w = noCanaryWarning(SITE);
     expect(w.split('\n')).toHaveLength(1);
-    expect(w).toBe(`warning: ${SITE} has no canary: while paused nothing will show whether it calmed down; add one with \`target-health canary add ${SITE} --url <page whose answer you know> --expect-text <css selector> --equals <expected value>\` (docs/canaries.md)`);
+    expect(w).toBe(`warning: ${SITE} has no canary, and its crawler sent no canary requests in the last 24 h: while paused nothing will show whether it calmed down; add one with \`target-health canary add ${SITE} --url <page whose answer you know> --expect-text <css selector> --equals <expected value>\` (docs/canaries.md)`);
+  });
+
+  test('a site whose crawler sends canaries gets a note saying how many and what they got, not the warning', () => {
+    const n = crawlerCanaryNote(SITE, { requests: 97, failed: 7 });
+    expect(n.split('\n')).toHaveLength(1);
+    expect(n).toBe(`note: ${SITE} has no canary of its own; 97 canary requests from the crawler: 90 ok, 7 refused or failed in the last 24 h — while paused they show whether it calmed down; a canary of its own also checks the content: \`${addCanaryCommand(SITE)}\``);
   });
 });
 
@@ -121,9 +142,18 @@ describe('status text', () => {
 
   test('canaries listed with their latest result; an empty trend says so', () => {
     const empty = trendsFrom([], [SITE], range).get(SITE)!;
-    const text = formatStatus({ state: { ...state, awaitingHuman: null }, history: [], explained: { tick: null, latest: null, unexplained: 'x', canaries: { defined: [...ONE.defined, `${SITE}/stock`], latest: ONE.latest }, next: whatNext(state, ONE), trend: empty }, link: 'l' });
+    const text = formatStatus({ state: { ...state, awaitingHuman: null }, history: [], explained: { tick: null, latest: null, unexplained: 'x', canaries: { defined: [...ONE.defined, `${SITE}/stock`], latest: ONE.latest, crawler: null }, next: whatNext(state, ONE), trend: empty }, link: 'l' });
     expect(text).toContain('trend      — (no scored tick in the last 4 h)\n');
     expect(text).toContain(`canaries   2 defined: ${SITE}/price PASS at 2026-12-01 11:55:00Z: price 139.95 as expected\n           ${SITE}/stock not run yet\n`);
+  });
+
+  test('the crawler\'s canaries are listed as canary evidence, without canaries of the product\'s and beside them', () => {
+    const empty = trendsFrom([], [SITE], range).get(SITE)!;
+    const view = (canaries: CanaryStatus): string[] => formatStatus({ state, history: [], explained: { tick: null, latest: null, unexplained: 'x', canaries, next: whatNext(state, canaries), trend: empty }, link: 'l' }).split('\n');
+    expect(view({ ...NONE, crawler: CRAWLER })).toContain('canaries   none defined; 97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed');
+    const both = view({ ...ONE, crawler: CRAWLER });
+    expect(both).toContain(`canaries   1 defined: ${SITE}/price PASS at 2026-12-01 11:55:00Z: price 139.95 as expected`);
+    expect(both[both.indexOf(`canaries   1 defined: ${SITE}/price PASS at 2026-12-01 11:55:00Z: price 139.95 as expected`) + 1]).toBe('           97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed');
   });
 });
 

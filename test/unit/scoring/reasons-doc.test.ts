@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { COST_SIGNALS, EXTRACTION_SIGNALS, HEALTH_SIGNALS, NO_SCORE, REASONS, REASON_KEYS, ROUTE_REASONS, isReasonKey } from '../../../scoring';
+import { COST_SIGNALS, EXTRACTION_SIGNALS, HEALTH_SIGNALS, NO_SCORE, REASONS, REASON_KEYS, ROUTE_REASONS, assess, isReasonKey } from '../../../scoring';
+import { REASON_ORDER, compareReasons } from '../../../scoring/reasons';
 
 const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'reasons.md'), 'utf8');
 
@@ -23,6 +24,18 @@ describe('reason keys', () => {
     for (const [key, text] of rows) {
       if (isReasonKey(key)) expect(text).toBe(REASONS[key]);
     }
+  });
+
+  test('one order of reasons: every key once, the order an assessment raises them in', () => {
+    expect([...REASON_ORDER].sort()).toEqual([...REASON_KEYS].sort());
+    expect(new Set(REASON_ORDER).size).toBe(REASON_ORDER.length);
+    // A 403 wall on two ticks with slow answers, a lost parser and costlier records: the assessment's own list is in that order.
+    const baseline = { requests: 10_000, hardBlocks: 100, challenges: 0, softBlocks: 0, p95LatencyMs: 200, extractionOk: 10_000, validRecords: 10_000, bytes: 1e8 };
+    const current = { requests: 200, hardBlocks: 200, challenges: 0, softBlocks: 0, p95LatencyMs: 800, extractionOk: 10, extractionEmpty: 190, validRecords: 10, bytes: 1e7 };
+    const reasons = assess({ current, baseline, previousRefusal: 1 }).reasons;
+    expect(reasons.length).toBeGreaterThan(3);
+    expect([...reasons].sort(compareReasons)).toEqual(reasons);
+    expect(['no reason', 'latency', 'total_refusal', 'challenge'].sort(compareReasons)).toEqual(['total_refusal', 'challenge', 'latency', 'no reason']);
   });
 
   test('docs/reasons.md explains every no-score sentence', () => {
