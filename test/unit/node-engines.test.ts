@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- semver ships no types in this tree
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- semver 6 (a devDependency) ships no types
 const semver = require('semver') as { satisfies(version: string, range: string): boolean; minVersion(range: string): { version: string } | null };
 
 const ROOT = join(__dirname, '..', '..');
