@@ -6,7 +6,9 @@
  *  1. admission (first pre-navigation hook): `stopped` → dropped; paused → waits up to pauseDelayMs for a
  *     resume, then is put back into the queue (DeferredByTargetHealth, not counted as a retry); then a
  *     place under the site's concurrencyLimit (waits up to gateWaitMs, then is put back too);
- *  2. timing: last pre-navigation hook → first post-navigation hook;
+ *  2. departure (last pre-navigation hook): the controls once more, as the request leaves — a pause or a
+ *     stop that came while it waited at the gate or ran the user's hooks puts it back (or drops it)
+ *     before anything is sent; then the clock starts (→ first post-navigation hook);
  *  3. the request handler wrapper reads the body, records the event (once, in `finally`, with what the
  *     handler reported through `extraction()`), retires the session of a block and throws as Crawlee
  *     would have; errors before the handler are recorded in errorHandler / failedRequestHandler.
@@ -71,6 +73,11 @@ export interface TargetHealthStats {
   fieldsRemoved: number;
   /** Attempts put back into the queue because their site was paused. */
   deferredByPause: number;
+  /**
+   * Of those, attempts already admitted (past the gate) and put back as they were leaving: the pause came
+   * while they waited at the gate or ran your pre-navigation hooks. Nothing was sent.
+   */
+  deferredOnDeparture: number;
   /** Attempts put back because the site's concurrency gate stayed full for gateWaitMs. */
   deferredByGate: number;
   /** Requests dropped because their site is stopped. */
@@ -156,6 +163,7 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     unrecordable: 0,
     fieldsRemoved: 0,
     deferredByPause: 0,
+    deferredOnDeparture: 0,
     deferredByGate: 0,
     droppedByStop: 0,
     gateWaits: 0,
@@ -194,6 +202,14 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     return c.paused && !(canary && c.canaryOnly);
   };
 
+  /** A stopped site's request: dropped (not retried), counted and logged. */
+  function drop(ctx: CrawlingContextLike, site: string, current: SiteControls): never {
+    counts.droppedByStop += 1;
+    ctx.request.noRetry = true;
+    ctx.log.warning(`target-health: dropped ${ctx.request.url}: ${site} is stopped (${current.reason})`, { droppedByStop: counts.droppedByStop });
+    throw new DroppedByTargetHealth(site, current.reason);
+  }
+
   /** First pre-navigation hook: drop, defer or admit the attempt. */
   async function admit(ctx: CrawlingContextLike): Promise<void> {
     const { request } = ctx;
@@ -202,12 +218,7 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     const canary = request.userData.targetHealthCanary === true;
     const attempt: Attempt = { site, canary, ts: Date.now(), retries: request.retryCount, gateHeld: false, recorded: false };
     let current = controlsOf(site);
-    if (current?.band === 'stopped') {
-      counts.droppedByStop += 1;
-      request.noRetry = true;
-      ctx.log.warning(`target-health: dropped ${request.url}: ${site} is stopped (${current.reason})`, { droppedByStop: counts.droppedByStop });
-      throw new DroppedByTargetHealth(site, current.reason);
-    }
+    if (current?.band === 'stopped') drop(ctx, site, current);
     if (isPaused(current, canary)) {
       const resumed = await waitForControls(site, pauseDelayMs, (c) => !isPaused(c, canary));
       current = controlsOf(site);
@@ -231,9 +242,28 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     attempts.set(ctx, attempt);
   }
 
-  function startTimer(ctx: CrawlingContextLike): void {
+  /**
+   * Last pre-navigation hook, right before Crawlee sends the request: the controls may have changed since
+   * admission (an attempt can wait up to gateWaitMs at the gate, and the user's hooks may take their
+   * time), so they are read again — a pause puts the attempt back, a stop drops it, and its gate place is
+   * given back either way. Synchronous, so nothing runs between this check and the request going out
+   * but Crawlee's own preparation. Then the clock starts.
+   */
+  function depart(ctx: CrawlingContextLike): void {
     const attempt = attempts.get(ctx);
-    if (attempt) attempt.startedAt = performance.now();
+    if (!attempt) return;
+    const current = controlsOf(attempt.site);
+    if (current?.band === 'stopped') {
+      release(attempt);
+      drop(ctx, attempt.site, current);
+    }
+    if (isPaused(current, attempt.canary)) {
+      release(attempt);
+      counts.deferredByPause += 1;
+      counts.deferredOnDeparture += 1;
+      throw new DeferredByTargetHealth(attempt.site, 'paused', `${current?.reason ?? 'no controls known for the site, unknownSite is "pause"'}; it came while the request waited to leave`);
+    }
+    attempt.startedAt = performance.now();
   }
 
   async function stopTimer(ctx: CrawlingContextLike): Promise<void> {
@@ -399,8 +429,9 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
       }
       const userPre = (userOptions.preNavigationHooks ?? []) as Hook[];
       const userPost = (userOptions.postNavigationHooks ?? []) as Hook[];
-      // Admission first (a dropped or deferred request runs none of the user's hooks), the clock last.
-      merged.preNavigationHooks = [admit, ...userPre, startTimer];
+      // Admission first (a dropped or deferred request runs none of the user's hooks); the departure check
+      // and the clock last.
+      merged.preNavigationHooks = [admit, ...userPre, depart];
       merged.postNavigationHooks = [stopTimer, ...userPost];
       merged.requestHandler = wrapHandler(userOptions.requestHandler as Handler | undefined, retireStatuses, errorStatuses);
       merged.errorHandler = wrapErrorHandler(userOptions.errorHandler as ErrorHandler | undefined, retireStatuses);

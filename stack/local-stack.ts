@@ -117,6 +117,8 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
       ...(uiUrl !== undefined ? { TEMPORAL_UI_URL: uiUrl } : {}),
       // The operator's own DATABASE_URL is theirs to keep: it is not copied into another file.
       ...(externalDatabaseUrl === undefined ? { DATABASE_URL: databaseUrl } : {}),
+      // The API's base URL, for crawlers and curl started from another terminal (the port may be a free one).
+      TH_API: api.url,
     });
     return {
       temporal,

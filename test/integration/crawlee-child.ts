@@ -1,8 +1,8 @@
 /**
  * A crawl with the adapter in a child process (Crawlee loads its HTTP client by dynamic import(), which
  * jest's module sandbox refuses): the test sends one
- * `run` message, may send `controls` changes while it runs, and gets `progress` (the adapter's counts)
- * and a final `done` message with the crawler's statistics and every event the recorder stored.
+ * `run` message, may send `controls` changes while it runs (each answered by `controls-applied`, with
+ * the time the crawler had it), and gets `progress` (the adapter's counts) and a final `done` message with the crawler's statistics and every event the recorder stored.
  */
 import { CheerioCrawler, type CheerioCrawlerOptions } from '@crawlee/cheerio';
 import { log, ProxyConfiguration } from '@crawlee/core';
@@ -36,7 +36,11 @@ const controls = memoryControls();
 const send = (m: unknown) => process.send?.(m);
 
 process.on('message', (m: RunMessage | ControlsMessage) => {
-  if (m.type === 'controls') controls.set(m.site, m.change);
+  if (m.type === 'controls') {
+    controls.set(m.site, m.change);
+    // When the crawler had the change: what "after the pause was received" is measured from.
+    send({ type: 'controls-applied', site: m.site, at: Date.now() });
+  }
   else void run(m).catch((err: unknown) => send({ type: 'error', message: String(err instanceof Error ? err.stack : err) }));
 });
 

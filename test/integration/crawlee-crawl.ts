@@ -22,6 +22,8 @@ export interface Crawl {
   done: Promise<Done>;
   stats(): TargetHealthStats | undefined;
   controls(site: string, change: Partial<SiteControls>): void;
+  /** Like controls(); resolves with the time (Date.now() in the crawler) the crawler had the change. */
+  applyControls(site: string, change: Partial<SiteControls>): Promise<number>;
 }
 
 const children = new Set<ChildProcess>();
@@ -46,9 +48,11 @@ export function crawl(run: Omit<RunMessage, 'type'>): Crawl {
   const child = fork(join(__dirname, 'crawlee-child.ts'), [], { execArgv: ['-r', REGISTER], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.add(child);
   let latest: TargetHealthStats | undefined;
+  const applied: Array<(at: number) => void> = [];
   const done = new Promise<Done>((resolve, reject) => {
-    child.on('message', (m: { type: string; stats?: TargetHealthStats; message?: string } & Partial<Done>) => {
+    child.on('message', (m: { type: string; stats?: TargetHealthStats; message?: string; at?: number } & Partial<Done>) => {
       if (m.type === 'progress') latest = m.stats;
+      if (m.type === 'controls-applied') applied.shift()?.(m.at!);
       if (m.type === 'error') reject(new Error(m.message));
       if (m.type === 'done') {
         resolve(m as unknown as Done);
@@ -62,6 +66,11 @@ export function crawl(run: Omit<RunMessage, 'type'>): Crawl {
     done,
     stats: () => latest,
     controls: (site, change) => child.send({ type: 'controls', site, change } satisfies ControlsMessage),
+    applyControls: (site, change) =>
+      new Promise<number>((resolve) => {
+        applied.push(resolve);
+        child.send({ type: 'controls', site, change } satisfies ControlsMessage);
+      }),
   };
 }
 

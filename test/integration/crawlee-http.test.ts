@@ -3,7 +3,8 @@
  * local site, recording into a real recorder: every attempt recorded once (status, latency, body,
  * route, retries, extraction), challenge bodies kept and their sessions retired, 5xx bodies kept and
  * retried as Crawlee would, network errors mapped; pause defers (nothing reaches the site, canaries
- * excepted) and resumes, concurrencyLimit=1 holds one request in flight, stopped drops and counts.
+ * excepted) and resumes, also for requests already waiting at the concurrency gate when the pause comes;
+ * concurrencyLimit=1 holds one request in flight, stopped drops and counts.
  * Assertions use the crawler's own statistics and the site's access counts. Crawls run in a child
  * process (crawlee-child.ts: Crawlee loads its HTTP client by dynamic import, which jest refuses).
  */
@@ -141,6 +142,40 @@ test('pause: nothing but the canary reaches a paused site; its requests are craw
   // Deferrals are not retries: every event says retries 0.
   expect(events.map((e) => e.retries)).toEqual([0, 0, 0, 0, 0, 0]);
   expect(events.filter((e) => e.canary === true)).toHaveLength(1);
+});
+
+test('a pause heard while requests wait at the concurrency gate: none of them reaches the site; after each resume the crawl goes on, none failed', async () => {
+  const gated = 'gated.test';
+  const pageMs = 600;
+  const run = crawl({
+    crawler: 'cheerio',
+    proxyUrl: proxy.url('residential-de'),
+    controls: [{ site: gated, concurrencyLimit: 1, band: 'degrading' }],
+    // Long gate waits: the queue stays at the gate (not put back by the gate's own timeout) across a pause.
+    adapter: { pauseDelayMs: 300, gateWaitMs: 20_000 },
+    requests: Array.from({ length: 20 }, (_, i) => `http://${gated}/ok/${i}?delay=${pageMs}`),
+    crawlerOptions: { minConcurrency: 8, maxConcurrency: 8, maxRequestRetries: 0 },
+  });
+  const figures: string[] = [];
+  for (let pause = 1; pause <= 3; pause++) {
+    // One request at the site, the rest of the crawler's eight at the gate behind it.
+    const before = site.counts(gated).hits;
+    await waitFor(`pause ${pause}: a request in flight`, () => site.counts(gated).inFlight === 1 && site.counts(gated).hits > before);
+    const deferredBefore = run.stats()?.deferredOnDeparture ?? 0;
+    const heardAt = await run.applyControls(gated, { paused: true, canaryOnly: true, band: 'resisting', reason: `pause ${pause}` });
+    // The request in flight ends and frees its place: the gate lets its queue go — each must be put back.
+    await waitFor(`pause ${pause}: the queue at the gate put back (or a request sent)`, () => site.arrivals(gated).some((t) => t > heardAt) || (run.stats()?.deferredOnDeparture ?? 0) - deferredBefore >= 3);
+    const after = site.arrivals(gated).filter((t) => t > heardAt);
+    figures.push(`pause ${pause}: ${after.length} after (${after.map((t) => `+${t - heardAt} ms`).join(', ') || 'none'}), put back on departure ${(run.stats()?.deferredOnDeparture ?? 0) - deferredBefore}`);
+    expect({ pause, reachedAfterPause: after.map((t) => t - heardAt) }).toEqual({ pause, reachedAfterPause: [] });
+    await run.applyControls(gated, { paused: false, canaryOnly: false, band: 'degrading', reason: `resume ${pause}` });
+  }
+  process.stderr.write(`[crawlee gate] ${figures.join('; ')}\n`);
+  const { crawlerStats, events } = await run.done;
+  expect(crawlerStats).toEqual({ requestsFinished: 20, requestsFailed: 0 });
+  expect(site.counts(gated).hits).toBe(20);
+  expect(site.counts(gated).maxInFlight).toBe(1);
+  expect(eventsOf(events, gated).map((e) => e.retries)).toEqual(Array.from({ length: 20 }, () => 0));
 });
 
 test('concurrencyLimit=1 keeps one request in flight to the site while the crawler runs four', async () => {

@@ -29,6 +29,8 @@ export interface HostCounts {
 export interface TestSite {
   port: number;
   counts(host: string): HostCounts;
+  /** When each counted request to the host arrived (Date.now() on the site, oldest first). */
+  arrivals(host: string): number[];
   close(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ const hostOf = (header: string | undefined) => (header ?? '').replace(/:\d+$/, '
 
 export async function startTestSite(): Promise<TestSite> {
   const perHost = new Map<string, HostCounts>();
+  const arrivals = new Map<string, number[]>();
   const countsOf = (host: string) => {
     let c = perHost.get(host);
     if (!c) perHost.set(host, (c = { hits: 0, inFlight: 0, maxInFlight: 0 }));
@@ -49,7 +52,10 @@ export async function startTestSite(): Promise<TestSite> {
       res.writeHead(404).end();
       return;
     }
-    const c = countsOf(hostOf(req.headers.host));
+    const host = hostOf(req.headers.host);
+    if (!arrivals.has(host)) arrivals.set(host, []);
+    arrivals.get(host)!.push(Date.now());
+    const c = countsOf(host);
     c.hits += 1;
     c.inFlight += 1;
     c.maxInFlight = Math.max(c.maxInFlight, c.inFlight);
@@ -91,6 +97,7 @@ export async function startTestSite(): Promise<TestSite> {
   return {
     port,
     counts: (host) => ({ ...countsOf(host) }),
+    arrivals: (host) => [...(arrivals.get(host) ?? [])],
     close: () => closeServer(server),
   };
 }

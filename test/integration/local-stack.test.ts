@@ -65,6 +65,8 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   expect(readFileSync(join(dataDir, 'cli.env'), 'utf8')).toContain(`DATABASE_URL=${cliEnv.DATABASE_URL}\n`);
   // The API answers beside the others, its URL in the banner with how to get a first token.
   const apiUrl = `http://127.0.0.1:${ports.api}`;
+  // cli.env gives the API's URL too, for crawlers and curl started from another terminal.
+  expect(readCliSettings(dataDir)?.TH_API).toBe(apiUrl);
   expect(banner).toContain(`API:           ${apiUrl} (OpenAPI: ${apiUrl}/openapi.json)`);
   expect(banner).toMatch(/First token: .*npx target-health token create me --scope admin/);
   expect(await (await fetch(`${apiUrl}/healthz`)).json()).toEqual({ ok: true });
@@ -111,11 +113,11 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   // Restarted from the terminal that followed the banner's advice (`set -a; . data/cli.env; set +a`): the
   // exported settings are the stopped stack's own, so the embedded services start again (not "external").
   const exported = readCliSettings(dataDir)!;
-  expect(Object.keys(exported)).toEqual(['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'DATABASE_URL']);
+  expect(Object.keys(exported)).toEqual(['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'DATABASE_URL', 'TH_API']);
   const second = await startUntil(STACK, { ...stackEnv, ...exported }, ready, 90_000);
   children.push(second.child);
   expect(second.output()).toMatch(/database schema is up to date/);
-  expect(second.output()).toContain("TEMPORAL_ADDRESS, TEMPORAL_UI_URL, DATABASE_URL in the environment are this stack's own");
+  expect(second.output()).toContain("TEMPORAL_ADDRESS, TEMPORAL_UI_URL, DATABASE_URL, TH_API in the environment are this stack's own");
   expect(second.output()).not.toContain('(yours, from the environment)');
   // The same workflow carries on from where it was: ticks keep counting, not restarted at 1.
   const after = { tick: await eventually(async () => {

@@ -15,13 +15,14 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PythonVenv } from '../../stack/python-venv';
 import { startTestApi, type TestApi } from '../helpers/api';
+import { ROOT } from '../helpers/processes';
 import { SCRAPY_PKG as PKG, scrapyVenv } from '../helpers/scrapy';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
 import { changeControls as change } from '../helpers/controls';
@@ -31,6 +32,8 @@ interface Hit {
   host: string;
   path: string;
   proxyUser: string;
+  /** Date.now() when the request arrived. */
+  at: number;
 }
 
 const PRODUCT = (n: string) => `<!DOCTYPE html><html><head><title>Product ${n}</title></head><body><h1>Product ${n}</h1><p class="price">12.50</p></body></html>`;
@@ -65,7 +68,7 @@ class SiteProxy {
     const auth = req.headers['proxy-authorization'] ?? '';
     const proxyUser = auth.startsWith('Basic ') ? (Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':')[0] ?? '') : '';
     const host = url.hostname;
-    this.hits.push({ host, path: url.pathname, proxyUser });
+    this.hits.push({ host, path: url.pathname, proxyUser, at: Date.now() });
     if (url.pathname.startsWith('/reset')) {
       req.socket.destroy();
       return;
@@ -282,3 +285,100 @@ test('a graceful stop while a site is paused ends at once: its held requests go 
   expect(output).toMatch(/Closing spider \(shutdown\)/);
   expect(output).not.toMatch(/Traceback|could not hand/);
 }, 120_000);
+
+/** The settings block of docs/crawlers-scrapy.md ("# settings.py"), as written. */
+function documentedSettings(): string {
+  const doc = readFileSync(join(ROOT, 'docs', 'crawlers-scrapy.md'), 'utf8');
+  const block = [...doc.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.startsWith('# settings.py'));
+  if (!block) throw new Error('docs/crawlers-scrapy.md: no ```python block starting with "# settings.py"');
+  return block;
+}
+
+test('a `scrapy startproject` project configured as the docs say runs with `scrapy crawl`; a pause heard while admitted requests wait out the slot delay: none of them reaches the site, all are crawled after the resume', async () => {
+  const id = randomUUID().slice(0, 8);
+  const site = `slot-${id}.example.com`;
+  const PAGES = 12;
+  await change(h.pool, site, {});
+  const token = await api.token(['ingest', 'read']);
+  const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-project-'));
+  const project = join(scratch, 'shop');
+  const made = spawnSync(venv.python, ['-m', 'scrapy', 'startproject', 'shop', project], { encoding: 'utf8' });
+  expect(made.status).toBe(0);
+  // settings.py as startproject made it (DOWNLOAD_DELAY = 1, the asyncio reactor…), then the docs' block, as
+  // written, then the crawl's own choices: 8 requests at once per site, so 8 wait in the slot's delay queue.
+  appendFileSync(join(project, 'shop', 'settings.py'), `\n${documentedSettings()}\nCONCURRENT_REQUESTS_PER_DOMAIN = 8\nROBOTSTXT_OBEY = False\nTELNETCONSOLE_ENABLED = False\nTARGET_HEALTH_BATCH_INTERVAL = 0.2\n`);
+  copyFileSync(join(PKG, 'tests', 'project', 'prices.py'), join(project, 'shop', 'spiders', 'prices.py'));
+
+  const heard: Array<{ site: string; paused: boolean; at: number }> = [];
+  let counts: Record<string, number> = {};
+  let output = '';
+  const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'crawl', 'prices', '-s', 'STATS_CLASS=health_spider.JsonFileStats'], {
+    cwd: project,
+    // The final stats are written by the real-crawl test's stats class (tests/crawl/health_spider.py).
+    env: { ...process.env, PYTHONPATH: [join(PKG, 'src'), join(PKG, 'tests', 'crawl')].join(':'), PYTHONDONTWRITEBYTECODE: '1', TH_API: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_SITE: site, TH_PAGES: String(PAGES), TH_STATS_FILE: join(scratch, 'stats.json') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let partial = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    partial += c.toString('utf8');
+    const lines = partial.split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      if (!line.startsWith('@@th ')) {
+        output += `${line}\n`;
+        continue;
+      }
+      const m = JSON.parse(line.slice(5)) as { heard?: (typeof heard)[number]; stats?: Record<string, number> };
+      if (m.heard) heard.push(m.heard);
+      if (m.stats) counts = m.stats;
+    }
+  });
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const hits = () => proxy.hits.filter((x) => x.host === site);
+  const until = async <T>(probe: () => T | undefined, what: string, ms: number, everyMs = 200): Promise<T> => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const value = probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`timed out waiting for ${what}; counts ${JSON.stringify(counts)}; site hits ${hits().length}; Scrapy output:\n${output.slice(-6000)}`);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  };
+  try {
+    // Two pages served; the next requests, admitted, wait in Scrapy's slot queue (a 0.5–1.5 s delay each).
+    // Paused at once after a page arrived (polled every 20 ms), so the pause lands well before the next leaves.
+    await until(() => (hits().length >= 2 ? true : undefined), 'two pages served', 90_000, 20);
+    await change(h.pool, site, { paused: true, canaryOnly: true, band: 'resisting', reason: 'test: pause' });
+    const pause = await until(() => heard.find((x) => x.site === site && x.paused), 'Scrapy to hear the pause', 30_000);
+    // Every request not served is held by the extension (after the admitted ones were put back as they left the
+    // slot queue), or one reached the site after the pause (the failure).
+    await until(() => (hits().some((x) => x.at > pause.at) || (counts.requests_held_now ?? 0) === PAGES - hits().length ? true : undefined), 'the unserved requests to be held', 60_000);
+    const after = hits().filter((x) => x.at > pause.at).map((x) => x.at - pause.at);
+    process.stderr.write(`[scrapy startproject] after the pause was heard: ${after.length} requests reached the site (${after.map((ms) => `+${ms} ms`).join(', ') || 'none'}); put back as they left the slot queue: ${counts.requests_paused_on_departure ?? 0}; held: ${counts.requests_held_now ?? 0}\n`);
+    expect(after).toEqual([]);
+    expect(counts.requests_paused_on_departure ?? 0).toBeGreaterThan(0);
+
+    // Resumed: the held requests go out; the crawl finishes by itself, every page crawled once.
+    await change(h.pool, site, { paused: false, canaryOnly: false, band: 'healthy', reason: 'test: resume' });
+    const code = await exited;
+    expect({ code, output: code === 0 ? '' : output.slice(-6000) }).toEqual({ code: 0, output: '' });
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+  expect(output).not.toMatch(/Traceback|does not match the requested one/);
+  expect(output).toMatch(/Using reactor: twisted\.internet\.asyncioreactor\.AsyncioSelectorReactor/);
+  expect(hits().map((x) => x.path).sort()).toEqual(Array.from({ length: PAGES }, (_, i) => `/p/${i}`).sort());
+  const stats = JSON.parse(readFileSync(join(scratch, 'stats.json'), 'utf8')) as Record<string, number | string>;
+  rmSync(scratch, { recursive: true, force: true });
+  expect(stats).toMatchObject({
+    'target_health/events_recorded': PAGES,
+    'target_health/events_sent': PAGES,
+    'target_health/events_rejected': 0,
+    'target_health/requests_held_now': 0,
+    item_scraped_count: PAGES,
+  });
+  expect(stats['target_health/requests_released']).toBe(stats['target_health/requests_held']);
+  const { rows } = await h.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [site]);
+  expect(Number(rows[0]!.n)).toBe(PAGES);
+}, 180_000);

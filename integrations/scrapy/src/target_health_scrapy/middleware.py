@@ -3,6 +3,11 @@ middleware (sends a page's event once its callback has run, with the extraction 
 
 Place the downloader middleware close to the downloader (950, after HttpProxyMiddleware at 750 and
 RetryMiddleware at 550): it then sees every attempt — each retry and each redirect hop is its own event.
+
+Nothing here imports `twisted.internet.reactor` at import time: Scrapy imports spider modules (which
+import this package, for `extraction`) before it installs the reactor its settings ask for, and importing
+the reactor module installs Twisted's default one — `scrapy crawl` would then refuse to start ("The
+installed reactor … does not match the requested one"). The reactor is looked up when first used.
 """
 from __future__ import annotations
 
@@ -10,9 +15,9 @@ import logging
 import time
 from typing import Any, AsyncIterator, Iterable
 
+from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 
 from . import events as ev
@@ -28,6 +33,22 @@ META_IN_FLIGHT = "_target_health_in_flight"  # the site this attempt holds a con
 # A waiting request is woken by a change of its site's controls or a finished request of that site;
 # this is only the safety net.
 WAKE_EVERY_S = 1.0
+
+
+def _reactor() -> Any:
+    """The running reactor, imported when needed (never at import time: see the module's docstring)."""
+    from twisted.internet import reactor
+
+    return reactor
+
+
+class PausedOnDeparture(Exception):
+    """Raised in front of the download handler for an admitted request whose site was paused while it
+    waited in Scrapy's slot queue: the middleware's process_exception hands it back to the scheduler."""
+
+    def __init__(self, site: str) -> None:
+        super().__init__(f"target-health: {site} was paused while the request waited for its slot; handed back to the scheduler, not sent")
+        self.site = site
 
 
 def _page_type(request: Any) -> str | None:
@@ -62,14 +83,52 @@ class TargetHealthDownloaderMiddleware:
         # Sites whose requests are being held now (logged once when the holding starts, once when it ends).
         self.holding: set[str] = set()
         if runtime.settings.enabled:
-            runtime.store.on_change(lambda c: reactor.callFromThread(self.changed, c))  # type: ignore[attr-defined]
+            runtime.store.on_change(lambda c: _reactor().callFromThread(self.changed, c))
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "TargetHealthDownloaderMiddleware":
         try:
-            return cls(runtime_for(crawler))
+            mw = cls(runtime_for(crawler))
         except ValueError as err:
             raise NotConfigured(str(err)) from None
+        if mw.rt.settings.enabled:
+            crawler.signals.connect(mw.engine_started, signal=signals.engine_started)
+        return mw
+
+    # --- the departure check ---------------------------------------------------------------------
+
+    def engine_started(self) -> None:
+        """Puts the departure check in front of the download handlers. process_request admits a request
+        before Scrapy's slot queue, where it may wait out the slot's delay (DOWNLOAD_DELAY × the revisit
+        multiplier, per request ahead of it) — a pause arriving meanwhile would not stop it. The handlers
+        are what the downloader calls once the slot lets a request go, so the site's controls are read
+        there once more, the last moment before anything is sent."""
+        downloader = getattr(getattr(self.rt.crawler, "engine", None), "downloader", None)
+        handlers = getattr(downloader, "handlers", None)
+        download = getattr(handlers, "download_request_async", None)
+        if download is None:
+            log.warning("target-health: this Scrapy has no Downloader.handlers.download_request_async: a pause reaches only the requests not yet admitted")
+            return
+
+        async def download_request_async(request: Any) -> Any:
+            self._depart(request)
+            return await download(request)
+
+        handlers.download_request_async = download_request_async  # type: ignore[union-attr]
+
+    def _depart(self, request: Any) -> None:
+        """An admitted request leaving Scrapy's slot queue: a stop drops it, a pause hands it back (see
+        process_exception); a canary on a canary-only site goes."""
+        site = request.meta.get(META_IN_FLIGHT)
+        if site is None:  # not admitted by this middleware (disabled, or a request it never saw)
+            return
+        decision = verdict(self.rt.store.get(site), canary=bool(request.meta.get(ev.META_CANARY)), unknown_site=self.rt.settings.unknown_site)
+        if decision == "drop":
+            self.rt.inc("requests_dropped_stopped")
+            controls = self.rt.store.get(site)
+            raise IgnoreRequest(f"target-health: {site} is stopped ({controls.reason if controls else 'band stopped'}); request dropped")
+        if decision == "hold":
+            raise PausedOnDeparture(site)
 
     # --- controls ------------------------------------------------------------------------------
 
@@ -106,7 +165,7 @@ class TargetHealthDownloaderMiddleware:
     async def _wait(self, site: str) -> None:
         d: Deferred = Deferred()
         self.waiters.setdefault(site, []).append(d)
-        timer = reactor.callLater(WAKE_EVERY_S, lambda: None if d.called else d.callback(None))  # type: ignore[attr-defined]
+        timer = _reactor().callLater(WAKE_EVERY_S, lambda: None if d.called else d.callback(None))
         await maybe_deferred_to_future(d)
         if timer.active():
             timer.cancel()
@@ -240,9 +299,15 @@ class TargetHealthDownloaderMiddleware:
             rt.record(event)
         return response
 
-    def process_exception(self, request: Any, exception: BaseException) -> None:
+    def process_exception(self, request: Any, exception: BaseException) -> Any:
         rt = self.rt
         self._leave(request)
+        if isinstance(exception, PausedOnDeparture):
+            # Nothing was sent: no event. Back to the scheduler (past the dupefilter: it was seen already),
+            # from where process_request holds it until the site is resumed, as any request of a paused site.
+            rt.inc("requests_paused_on_departure")
+            log.debug("%s", exception)
+            return request.replace(dont_filter=True)
         if not rt.settings.enabled or isinstance(exception, IgnoreRequest):
             return None
         rt.record(ev.exception_event(url=request.url, meta=request.meta, route=_route(request, rt), latency_ms=self._latency_ms(request), page_type=_page_type(request), exc=exception))
