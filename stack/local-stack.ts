@@ -80,6 +80,8 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
         dbFile: join(dataDir, 'temporal.sqlite'),
         namespace: temporal.namespace,
         logFile: join(dataDir, 'temporal.log'),
+        pidFile: join(dataDir, 'temporal.pid'),
+        log: { info: (m) => logger.info(m) },
       });
       stops.add('Temporal dev server', () => server.stop());
       temporal = { ...temporal, address: server.address };
@@ -89,15 +91,20 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
     let databaseUrl = externalDatabaseUrl;
     if (!databaseUrl) {
       logger.info({ dataDir: join(dataDir, 'postgres') }, 'starting the embedded PostgreSQL');
-      const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: local.postgresPort, persistent: true });
-      stops.add('PostgreSQL', () => pg.stop());
+      const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: local.postgresPort, persistent: true, log: { info: (m) => logger.info(m) } });
+      // The product's role, never the superuser (stack/embedded-postgres.ts).
       databaseUrl = pg.databaseUrl;
-      supervisePostgres(pg, logger, (message) => {
+      const supervision = supervisePostgres(pg, logger, (message) => {
         logger.error(message);
         process.stderr.write(`${message}\n`);
         process.exitCode = 3;
         // The SDK's runtime drains the worker on SIGTERM; then everything started here is stopped.
         process.kill(process.pid, 'SIGTERM');
+      });
+      // After the worker has drained (runWorker() returned): no restart may start the server again.
+      stops.add('PostgreSQL', async () => {
+        supervision.stop();
+        await pg.stop();
       });
     }
 

@@ -4,13 +4,15 @@
  * the web UI for `npm start`, headless for tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
 import { localTemporalUiUrl } from '../config/env';
 import { UserError } from '../common/user-error';
 import { isPortInUse } from './free-port';
+import { isRunning, processCommandLine, stopLeftover } from './leftover-process';
+import { withParentDeathSignal } from './parent-death';
 import type { TemporalCli } from './temporal-cli';
 
 export interface DevServerOptions {
@@ -23,6 +25,13 @@ export interface DevServerOptions {
   namespace: string;
   /** Where the server's own output goes. */
   logFile: string;
+  /**
+   * Where its pid is kept while it runs (`npm start`): a server an earlier start left running on the same
+   * SQLite file is stopped before this one starts. Undefined: none (tests' servers in memory).
+   */
+  pidFile?: string;
+  /** One-line notices (a leftover server stopped). */
+  log?: { info(message: string): void };
 }
 
 export interface DevServerHandle {
@@ -62,8 +71,26 @@ async function waitUntilServing(address: string, namespace: string, child: Child
   throw new UserError(`the Temporal dev server did not become ready at ${address} within 60 s (${lastError}); see ${logFile}`);
 }
 
+/**
+ * The dev server an earlier start of this data folder left running (its pid file names a live
+ * `temporal server start-dev` on the same SQLite file): stopped (SIGTERM, its clean stop) before ours
+ * starts on the same file and port. After a kill -9 of the stack it is already stopping (its parent-death
+ * signal); this waits for it.
+ */
+async function stopLeftoverServer(pidFile: string, dbFile: string | undefined, log: DevServerOptions['log']): Promise<void> {
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  const command = Number.isInteger(pid) && pid > 0 && isRunning(pid) ? processCommandLine(pid) : undefined;
+  if (command !== undefined && command.includes('start-dev') && (dbFile === undefined || command.includes(dbFile))) {
+    log?.info(`the Temporal dev server of ${dbFile ?? 'this stack'} is still running (pid ${pid}), left by an earlier start: stopping it and starting it anew`);
+    if (!(await stopLeftover(pid, 'SIGTERM', 'SIGKILL', 15_000))) throw new UserError(`the Temporal dev server (pid ${pid}) of an earlier start did not stop; stop it, then start again`);
+  }
+  rmSync(pidFile, { force: true });
+}
+
 export async function startTemporalDevServer(options: DevServerOptions): Promise<DevServerHandle> {
   const address = `127.0.0.1:${options.port}`;
+  if (options.pidFile !== undefined) await stopLeftoverServer(options.pidFile, options.dbFile, options.log);
   if (await isPortInUse(options.port)) {
     throw new UserError(`TEMPORAL_PORT: port ${options.port} is already in use (another \`npm start\` or Temporal server?); stop it or choose another port`);
   }
@@ -93,10 +120,13 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
   ];
   const log = createWriteStream(options.logFile, { flags: 'a' });
   // Its own process group: a terminal's Ctrl-C reaches only us, and we stop the server after the
-  // worker has drained, not before.
-  const child = spawn(options.cli.path, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // worker has drained, not before. SIGTERM (its clean stop) when we die (stack/parent-death.ts).
+  const command = withParentDeathSignal(options.cli.path, args, 'SIGTERM');
+  const child = spawn(command.command, command.args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
+  const pidFile = options.pidFile;
+  if (pidFile !== undefined && child.pid !== undefined) writeFileSync(pidFile, `${child.pid}\n`);
   // If this process exits without a clean stop (an uncaught error, process.exit elsewhere), take the
   // server down with it: no orphaned dev servers holding the port.
   const killOnExit = (): void => {
@@ -108,6 +138,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
     await waitUntilServing(address, options.namespace, child, options.logFile);
   } catch (err) {
     killOnExit();
+    if (pidFile !== undefined) rmSync(pidFile, { force: true });
     throw err;
   }
   return {
@@ -122,6 +153,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
         await exited;
         clearTimeout(force);
       }
+      if (pidFile !== undefined) rmSync(pidFile, { force: true });
       log.end();
     },
   };

@@ -47,7 +47,13 @@ export interface ClusterStack {
   address: string;
   namespace: string;
   uiUrl: string | undefined;
+  /** The product's database, as its workers log in (the embedded server's product role, or DATABASE_URL). */
   databaseUrl: string;
+  /**
+   * The same server as a role that can make databases and roles: the embedded server's superuser (which
+   * Temporal's own databases use too), or DATABASE_URL. The tests' scratch databases; never the workers'.
+   */
+  adminDatabaseUrl: string;
   shownDatabaseUrl: string;
   server: ChildHandle;
   workers: ChildHandle[];
@@ -125,14 +131,17 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
   const stopAll = stops.stopAll;
   try {
     let databaseUrl = options.externalDatabaseUrl;
+    let adminDatabaseUrl = databaseUrl;
     let pg: EmbeddedPostgresHandle | null = null;
     if (databaseUrl === undefined) {
-      const embedded = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: options.postgresPort, persistent: options.persistent });
+      const embedded = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: options.postgresPort, persistent: options.persistent, log: { info: (m) => logger.info(m) } });
       stops.add('PostgreSQL', () => embedded.stop());
       databaseUrl = embedded.databaseUrl;
+      adminDatabaseUrl = embedded.superuserUrl;
       pg = embedded;
     }
-    const db = databaseOf(databaseUrl);
+    // Temporal's setup creates its own databases: the embedded server's superuser does that (and owns them).
+    const db = databaseOf(adminDatabaseUrl ?? databaseUrl);
     const setupLog = join(dataDir, 'logs', 'temporal-setup.log');
     const schema = await runDeployScript('setup-schema.sh', schemaEnv(shared, db, binaries.sqlTool), setupLog);
     // The script's own lines (the SQL tool's log lines are in the set-up log).
@@ -194,6 +203,7 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
       namespace,
       uiUrl,
       databaseUrl,
+      adminDatabaseUrl: adminDatabaseUrl ?? databaseUrl,
       shownDatabaseUrl: redactUrl(databaseUrl),
       get server() {
         return server;

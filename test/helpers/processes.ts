@@ -33,10 +33,14 @@ export function run(script: string, args: string[], env: NodeJS.ProcessEnv, inpu
   });
 }
 
-/** Starts a long-running process and resolves once `ready` appears in its output. */
-export function startUntil(script: string, env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs: number): Promise<{ child: ChildProcess; output: () => string }> {
+/**
+ * Starts a long-running process and resolves once `ready` appears in its output. `detached`: it leads a
+ * process group of its own, as a program started from a terminal does (the terminal's Ctrl-C goes to the
+ * whole group: `process.kill(-child.pid, 'SIGINT')`).
+ */
+export function startUntil(script: string, env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs: number, options: { detached?: boolean } = {}): Promise<{ child: ChildProcess; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached === true });
     let out = '';
     const timer = setTimeout(() => {
       child.kill('SIGINT');
@@ -61,4 +65,16 @@ export function startUntil(script: string, env: NodeJS.ProcessEnv, ready: RegExp
 export function waitForExit(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+const MIGRATE = `require(${JSON.stringify(join(ROOT, 'dist', 'db', 'migrate.js'))}).migrateUp(process.env.DATABASE_URL).then(
+  (names) => process.stdout.write(JSON.stringify(names)),
+  (err) => { process.stderr.write(err.message); process.exit(3); },
+);`;
+
+/** migrateUp() in a process of its own, as a worker runs it (node-pg-migrate is an ES module: it runs from dist/, which `npm test` builds first). */
+export async function migrateInProcess(databaseUrl: string): Promise<string[]> {
+  const done = await run('-e', [MIGRATE], cleanEnv({ DATABASE_URL: databaseUrl }));
+  if (done.code !== 0) throw new Error(`migrateUp failed (exit ${done.code}): ${done.stderr}`);
+  return JSON.parse(done.stdout) as string[];
 }

@@ -46,10 +46,6 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
     XDG_CACHE_HOME: process.env.XDG_CACHE_HOME,
     TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH,
   });
-  const cliEnv = cleanEnv({
-    TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
-    DATABASE_URL: `postgres://postgres:postgres@127.0.0.1:${ports.pg}/target_health`,
-  });
   const ready = /Target Health is running/;
 
   const first = await startUntil(STACK, stackEnv, ready, 90_000);
@@ -60,8 +56,13 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   expect(ui.status).toBe(200);
   // The banner masks the embedded database's password; the full URL is in the owner-only cli.env (docs/security.md).
   const banner = await eventually(() => Promise.resolve(/Watch a site:.*\n/.test(first.output()) ? first.output() : undefined), 'the banner');
-  expect(banner).toContain(`DATABASE_URL=postgres://postgres:***@127.0.0.1:${ports.pg}/target_health`);
-  expect(banner).not.toContain('postgres:postgres@');
+  // The product's role (not the superuser) with the data folder's own secret (test/integration/embedded-postgres.test.ts).
+  expect(banner).toContain(`DATABASE_URL=postgres://target_health:***@127.0.0.1:${ports.pg}/target_health`);
+  const secret = JSON.parse(readFileSync(join(dataDir, 'postgres.secret'), 'utf8')) as { superuser: string; product: string };
+  const cliEnv = cleanEnv({
+    TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
+    DATABASE_URL: `postgres://target_health:${secret.product}@127.0.0.1:${ports.pg}/target_health`,
+  });
   expect(readFileSync(join(dataDir, 'cli.env'), 'utf8')).toContain(`DATABASE_URL=${cliEnv.DATABASE_URL}\n`);
   // The API answers beside the others, its URL in the banner with how to get a first token.
   const apiUrl = `http://127.0.0.1:${ports.api}`;
@@ -77,8 +78,8 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   expect(created.code).toBe(0);
   const token = created.stdout.trim();
   expect((await fetch(`${apiUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-  // Nothing secret in what the stack printed: neither the token nor the database password.
-  expect(first.output()).not.toContain(token);
+  // Nothing secret in what the stack printed: neither the token nor the database passwords.
+  for (const value of [token, secret.product, secret.superuser]) expect(first.output()).not.toContain(value);
 
   const started = await run(CLI, ['start', 'stack-test.example.com', '--tick', '1s'], cliEnv);
   // The only thing on stderr: the site has no canary yet (client/on-call/canary-hint.ts).

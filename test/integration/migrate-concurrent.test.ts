@@ -5,21 +5,9 @@
  * `npm test` builds first).
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { createPool } from '../../db/pool';
-import { ROOT, cleanEnv, run } from '../helpers/processes';
+import { migrateInProcess } from '../helpers/processes';
 import { env } from '../helpers/services';
-
-const MIGRATE = `require(${JSON.stringify(join(ROOT, 'dist', 'db', 'migrate.js'))}).migrateUp(process.env.DATABASE_URL).then(
-  (names) => process.stdout.write(JSON.stringify(names)),
-  (err) => { process.stderr.write(err.message); process.exit(3); },
-);`;
-
-async function migrateInProcess(databaseUrl: string): Promise<string[]> {
-  const done = await run('-e', [MIGRATE], cleanEnv({ DATABASE_URL: databaseUrl }));
-  if (done.code !== 0) throw new Error(`migrateUp failed (exit ${done.code}): ${done.stderr}`);
-  return JSON.parse(done.stdout) as string[];
-}
 
 test('three concurrent migrateUp calls on an empty database: all succeed, each migration applied once', async () => {
   const shared = env('DATABASE_URL');

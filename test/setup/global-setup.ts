@@ -36,25 +36,29 @@ export default async function globalSetup(): Promise<void> {
   const cli = await ensureTemporalCli(log);
   const [temporalPort, pgPort] = [await freePort(), await freePort()];
   let server: { address: string; stop(): Promise<void> };
-  let pg: { databaseUrl: string; stop(): Promise<void> };
+  // databaseUrl: the product's role (owns the tables, not a superuser: migrations run as it, as in
+  // `npm start`); adminUrl: what the tests get as DATABASE_URL, able to make scratch databases and roles.
+  let pg: { databaseUrl: string; adminUrl: string; stop(): Promise<void> };
   if (process.env.TEST_SERVER === 'cluster') {
     log.info('TEST_SERVER=cluster: the Temporal server of the cluster stack on PostgreSQL');
     const cluster = await startClusterStack({ dataDir: join(dir, 'cluster'), workers: 0, ports: 'free', uiPort: null, postgresPort: pgPort, persistent: false, logger: pino({ level: 'warn' }) });
     server = { address: cluster.address, stop: () => cluster.stop() };
     // The cluster stack stops its PostgreSQL itself.
-    pg = { databaseUrl: cluster.databaseUrl, stop: () => Promise.resolve() };
+    pg = { databaseUrl: cluster.databaseUrl, adminUrl: cluster.adminDatabaseUrl, stop: () => Promise.resolve() };
   } else if (process.env.TEST_SERVER !== undefined && process.env.TEST_SERVER !== 'dev') {
     throw new Error(`TEST_SERVER: "${process.env.TEST_SERVER}" is not a server; use dev (the default) or cluster`);
   } else {
-    [server, pg] = await Promise.all([
+    const [devServer, embedded] = await Promise.all([
       startTemporalDevServer({ cli, port: temporalPort, namespace: 'default', logFile: join(dir, 'temporal.log') }),
       startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), port: pgPort, persistent: false }),
     ]);
+    server = devServer;
+    pg = { databaseUrl: embedded.databaseUrl, adminUrl: embedded.superuserUrl, stop: () => embedded.stop() };
   }
   await migrateUp(pg.databaseUrl);
   // A migrated copy nobody connects to: tests that need DDL of their own (triggers on the store's tables)
   // clone it into a private database instead of changing tables that parallel test files write to.
-  const admin = createPool(pg.databaseUrl, 1);
+  const admin = createPool(pg.adminUrl, 1);
   await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE ${new URL(pg.databaseUrl).pathname.slice(1)}`);
   await admin.end();
 
@@ -64,7 +68,7 @@ export default async function globalSetup(): Promise<void> {
 
   process.env.TEMPORAL_ADDRESS = server.address;
   process.env.TEMPORAL_NAMESPACE = 'default';
-  process.env.DATABASE_URL = pg.databaseUrl;
+  process.env.DATABASE_URL = pg.adminUrl;
   process.env.TH_TEST_WORKFLOW_BUNDLE = bundlePath;
   process.env.TH_TEST_DIR = dir;
   process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'warn';
