@@ -6,6 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createPool, type Pool } from '../../db/pool';
+import pg from 'pg';
+
+const { escapeIdentifier } = pg;
 
 export const TEMPLATE_DATABASE = 'th_test_template';
 
@@ -19,7 +22,9 @@ export async function privateDatabase(sharedUrl: string): Promise<PrivateDatabas
   const name = `th_private_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   const admin = createPool(sharedUrl, 1);
   try {
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
+    // Owned as the template is (by the tables' owner; a clone is otherwise owned by whoever makes it).
+    const { rows } = await admin.query<{ owner: string }>('SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = $1', [TEMPLATE_DATABASE]);
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE} OWNER ${escapeIdentifier(rows[0]!.owner)}`);
   } finally {
     await admin.end();
   }

@@ -114,7 +114,8 @@ test('a crawler role with only the documented grants records through postgresSin
   );
   expect(rows[0]).toEqual({ raw: '120', requests: '120', blocks: '30' });
   // The partitions exist now, and belong to the tables' owner, not to the crawler.
-  const owner = (await db.pool.query<{ u: string }>('SELECT current_user AS u')).rows[0]!.u;
+  const owner = (await db.pool.query<{ u: string }>("SELECT tableowner AS u FROM pg_tables WHERE tablename = 'request_events'")).rows[0]!.u;
+  expect(owner).not.toBe(role);
   for (const t of days) {
     const name = partitionName('request_events', partitionStart('day', t));
     const { rows: owned } = await db.pool.query<{ tableowner: string }>('SELECT tableowner FROM pg_tables WHERE tablename = $1', [name]);

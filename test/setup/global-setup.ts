@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { migrateUp } from '../../db/migrate';
 import { createPool } from '../../db/pool';
+import pgLib from 'pg';
 import { TEMPLATE_DATABASE } from '../helpers/private-database';
 import { freePort } from '../../stack/free-port';
 import { startEmbeddedPostgres } from '../../stack/embedded-postgres';
@@ -59,7 +60,10 @@ export default async function globalSetup(): Promise<void> {
   // A migrated copy nobody connects to: tests that need DDL of their own (triggers on the store's tables)
   // clone it into a private database instead of changing tables that parallel test files write to.
   const admin = createPool(pg.adminUrl, 1);
-  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE ${new URL(pg.databaseUrl).pathname.slice(1)}`);
+  // Owned by the role that owns its tables, as the product's database is: the clones' public schema
+  // (owned by the database's owner) then lets the store's SECURITY DEFINER function create partitions.
+  const owner = decodeURIComponent(new URL(pg.databaseUrl).username);
+  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE ${new URL(pg.databaseUrl).pathname.slice(1)} OWNER ${pgLib.escapeIdentifier(owner)}`);
   await admin.end();
 
   const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), ...bundlerOptions(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn } });
