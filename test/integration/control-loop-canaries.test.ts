@@ -108,9 +108,9 @@ test('canary requests the crawler sends while paused are canary evidence: state,
       return a?.crawlerCanaries?.requests === 20 && (st.canaries?.window.runs ?? 0) === 1;
     });
     expect((s.lastAssessment as { crawlerCanaries?: unknown }).crawlerCanaries).toEqual({ requests: 20, failed: 5 });
-    const a = s.lastAssessment as { window: { currentFrom: string; currentTo: string } };
-    const hhmm = (iso: string): string => iso.slice(11, 16);
-    const words = `20 canary requests from the crawler ${hhmm(a.window.currentFrom)}–${hhmm(a.window.currentTo)}Z: 15 ok, 5 refused or failed`;
+    // The window's bounds are the tick's: `status` below may read a later tick than the state above (one a
+    // second), so the texts are matched by shape; the counts stay (the events sit inside every such window).
+    const words = /^ {11}20 canary requests from the crawler \d\d:\d\d–\d\d:\d\dZ: 15 ok, 5 refused or failed$/;
 
     // The run's current details (the Temporal UI) show both kinds of canary.
     const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
@@ -129,7 +129,7 @@ test('canary requests the crawler sends while paused are canary evidence: state,
     expect(status.explained.latest!.crawlerCanaries).toMatchObject({ requests: 20, failed: 5 });
     expect(status.explained.next.why).toContain('; 20 canary requests from the crawler ');
     const text = await run(CLI, ['status', site], cliEnv);
-    expect(text.stdout.split('\n')).toContain(`           ${words}`);
+    expect(text.stdout.split('\n').some((line) => words.test(line))).toBe(true);
     await handle.terminate('test done');
   });
   await connection.close();
