@@ -47,17 +47,20 @@ test('a steady tick is one workflow task: the assessment is a local activity, wo
   expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'assessSite')).toEqual([]);
 
   // Ticks after the site settled (no control change, no notice): between one tick timer firing and the
-  // next, exactly one workflow task.
+  // next, one workflow task carries the tick's commands (the assessment's marker, the next timer). A
+  // window may hold more tasks only when the machine was too slow for one: the SDK keeps a slow local
+  // activity alive with command-less heartbeat tasks, and a timed-out task is retried. Any other extra
+  // task, or any command besides the marker and the timer, is the loop doing more per tick.
   const phase = phaseMs(site, input.tickIntervalMs!);
-  const tasksPerTick: number[] = [];
+  const windows: temporal.api.history.v1.IHistoryEvent[][] = [];
+  let current: temporal.api.history.v1.IHistoryEvent[] | null = null;
   const wakeAfterSlot: number[] = [];
-  let tasks: number | null = null;
   for (const e of events) {
     if (e.eventType === E.EVENT_TYPE_TIMER_FIRED) {
-      if (tasks !== null) tasksPerTick.push(tasks);
-      tasks = 0;
-    } else if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && tasks !== null) tasks += 1;
-    else if (e.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) tasks = null; // the stop
+      if (current !== null) windows.push(current);
+      current = [];
+    } else if (e.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) current = null; // the stop
+    else if (current !== null) current.push(e);
     const m = localActivityMarker(e);
     if (m !== null && m.activityType === 'assessSite' && !m.failed) {
       const slot = Date.parse((m.result as TickAssessment).assessedAt);
@@ -65,12 +68,45 @@ test('a steady tick is one workflow task: the assessment is a local activity, wo
       wakeAfterSlot.push(tsToMs(e.eventTime) - slot);
     }
   }
-  const steady = tasksPerTick.slice(-4);
+  const steady = windows.slice(-4).map(describeTickWindow);
   expect(steady).toHaveLength(4);
-  expect(steady).toEqual([1, 1, 1, 1]);
+  for (const w of steady) {
+    expect({ commands: w.commands, commandTasks: w.commandTasks }).toEqual({ commands: ['MARKER_RECORDED', 'TIMER_STARTED'], commandTasks: 1 });
+    if (w.tasks > 1) expect({ extraTasks: w.tasks - 1, slowOrRetried: w.slowOrRetried, window: w.events }).toMatchObject({ slowOrRetried: true });
+  }
   // The loop woke at its phase after the slot (never before it: the marker is recorded after the wake).
   for (const ms of wakeAfterSlot.slice(1)) expect(ms).toBeGreaterThanOrEqual(phase);
 }, 120_000);
+
+/** What one tick's window of history holds: its tasks, which of them carried commands, and whether the machine was slow. */
+function describeTickWindow(window: temporal.api.history.v1.IHistoryEvent[]): { tasks: number; commandTasks: number; commands: string[]; slowOrRetried: boolean; events: string[] } {
+  const name = (e: temporal.api.history.v1.IHistoryEvent) => (E[e.eventType ?? 0] ?? String(e.eventType)).replace('EVENT_TYPE_', '');
+  const isTaskEvent = (e: temporal.api.history.v1.IHistoryEvent) => name(e).startsWith('WORKFLOW_TASK_');
+  let tasks = 0;
+  let commandTasks = 0;
+  let inCompletedTask = false;
+  let taskHasCommands = false;
+  let slowOrRetried = false;
+  let firstStart: number | null = null;
+  const commands: string[] = [];
+  for (const e of window) {
+    if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_STARTED) firstStart ??= tsToMs(e.eventTime);
+    if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT || e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_FAILED) slowOrRetried = true;
+    if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) {
+      tasks += 1;
+      inCompletedTask = true;
+      taskHasCommands = false;
+      // A task open for 4 s or more: past any normal tick, close to the SDK's heartbeat point (80 % of 10 s).
+      if (firstStart !== null && tsToMs(e.eventTime) - firstStart >= 4_000) slowOrRetried = true;
+    } else if (isTaskEvent(e)) inCompletedTask = false;
+    else {
+      if (inCompletedTask && !taskHasCommands) commandTasks += 1;
+      taskHasCommands = true;
+      commands.push(name(e));
+    }
+  }
+  return { tasks, commandTasks, commands, slowOrRetried, events: window.map(name) };
+}
 
 test('local attempts that fail fall back to the regular activity: the tick assessed once, the loop carries on', async () => {
   const site = await prepareSite(h.pool, 'fallback');
