@@ -24,7 +24,7 @@ import {
   type SiteClassifierConfig,
   type SiteClassifierConfigInput,
 } from './config';
-import { MarkerSpec } from './marker-spec';
+import { MarkerSpec, type MarkerSpecInput } from './marker-spec';
 import { BUILT_IN_MARKERS } from './markers';
 import { pageView, type PageView } from './page-view';
 
@@ -98,13 +98,30 @@ interface CompiledConfig {
   blockMarkers: readonly CompiledMarker[];
 }
 
-const BUILT_IN_COMPILED: readonly CompiledMarker[] = BUILT_IN_MARKERS.map((m) => compileMarker(MarkerSpec.parse(m)));
+/**
+ * The markers every site is classified with before its own: the built-in catalogue, or a deployment's
+ * catalogue (built-in plus a marker file's additions and overrides). Compiled once; classifiers built
+ * from it share the compiled matchers.
+ */
+export interface MarkerCatalogue {
+  readonly markers: readonly CompiledMarker[];
+  /** Where the markers came from, for logs and `classify`'s explanation ("built-in", a file path). */
+  readonly source: string;
+}
+
+/** Compiles validated-or-not marker specs; throws a zod error for an invalid one (validate first for messages). */
+export function compileCatalogue(specs: readonly MarkerSpecInput[], source: string): MarkerCatalogue {
+  return { markers: specs.map((m) => compileMarker(MarkerSpec.parse(m))), source };
+}
+
+export const BUILT_IN_CATALOGUE: MarkerCatalogue = compileCatalogue(BUILT_IN_MARKERS, 'built-in');
 
 /**
  * Validates a per-site configuration and precompiles its markers once; the returned function is what
  * hot paths should call. Throws {@link SiteClassifierConfigError} (errors as `field: message`).
+ * `catalogue` replaces the built-in markers (a deployment's marker file); the site's own come first.
  */
-export function compileClassifier(config: SiteClassifierConfigInput = {}): Classifier {
+export function compileClassifier(config: SiteClassifierConfigInput = {}, catalogue: MarkerCatalogue = BUILT_IN_CATALOGUE): Classifier {
   const parsed = parseSiteClassifierConfig(config);
   if (!parsed.ok) throw new SiteClassifierConfigError(parsed.errors);
   const settings = parsed.config;
@@ -112,7 +129,7 @@ export function compileClassifier(config: SiteClassifierConfigInput = {}): Class
   // Site-specific markers first: they are the most specific evidence for that site.
   const markers = [
     ...settings.extraMarkers.map(compileMarker),
-    ...BUILT_IN_COMPILED.filter((m) => !disabled.has(m.id)),
+    ...catalogue.markers.filter((m) => !disabled.has(m.id)),
   ];
   const compiled: CompiledConfig = {
     settings,
