@@ -33,10 +33,10 @@ export const EXPECTATION_EXAMPLE = '{"css": ".price", "equals": "$139.95"}';
 const TEXT_LIMIT = 500;
 
 const statusCode = z
-  .number(expecting('an HTTP status code (an integer 100-599)'))
-  .int(expecting('an HTTP status code (an integer 100-599)'))
-  .min(100, expecting('an HTTP status code (an integer 100-599)'))
-  .max(599, expecting('an HTTP status code (an integer 100-599)'));
+  .number(expecting('an HTTP status code (an integer 100-999)'))
+  .int(expecting('an HTTP status code (an integer 100-999)'))
+  .min(100, expecting('an HTTP status code (an integer 100-999)'))
+  .max(999, expecting('an HTTP status code (an integer 100-999)'));
 
 const text = (what: string) =>
   z.string(expecting(what)).min(1, expecting(`a non-empty ${what}`)).max(TEXT_LIMIT, expecting(`${what} of at most ${TEXT_LIMIT} characters`));

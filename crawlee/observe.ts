@@ -4,6 +4,7 @@
  * Playwright a `Response` with methods and the page.
  */
 import { BODY_SAMPLE_CHARS } from '../signals/event';
+import { bodySampleOf } from '../signals/text';
 import { BUILT_IN_MARKERS } from '../signals/markers';
 
 /** Headers the built-in markers read (signals/markers.ts): only these are sent with an event. */
@@ -72,14 +73,17 @@ export interface BodyObservation {
   title?: string;
 }
 
-/** The first BODY_SAMPLE_CHARS characters of a decoded body; never decodes more than it keeps. */
+/**
+ * The sample the classifier needs (`bodySampleOf`: the whole page, or its head and tail) and the full size.
+ * A Buffer is decoded only where the sample comes from: its first and last BODY_SAMPLE_CHARS × 4 bytes at most
+ * (4 bytes per character at most; a character cut at either edge becomes U+FFFD, which no marker contains).
+ */
 export function sampleOf(body: string | Buffer): { bytes: number; bodySample: string } {
-  if (typeof body === 'string') {
-    return { bytes: Buffer.byteLength(body), bodySample: body.length > BODY_SAMPLE_CHARS ? body.slice(0, BODY_SAMPLE_CHARS) : body };
-  }
-  // At most 4 bytes per character: this many bytes hold the sample (a cut character is made whole by the schema).
-  const text = body.subarray(0, BODY_SAMPLE_CHARS * 4).toString('utf8');
-  return { bytes: body.length, bodySample: text.length > BODY_SAMPLE_CHARS ? text.slice(0, BODY_SAMPLE_CHARS) : text };
+  if (typeof body === 'string') return { bytes: Buffer.byteLength(body), bodySample: bodySampleOf(body, BODY_SAMPLE_CHARS) };
+  const window = BODY_SAMPLE_CHARS * 4;
+  if (body.length <= 2 * window) return { bytes: body.length, bodySample: bodySampleOf(body.toString('utf8'), BODY_SAMPLE_CHARS) };
+  const ends = `${body.subarray(0, window).toString('utf8')}${body.subarray(body.length - window).toString('utf8')}`;
+  return { bytes: body.length, bodySample: bodySampleOf(ends, BODY_SAMPLE_CHARS) };
 }
 
 interface CheerioLike {

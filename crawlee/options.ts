@@ -68,7 +68,7 @@ const OptionsSchema = z.strictObject({
     .union([
       z.literal(false),
       z.strictObject({
-        statuses: z.array(z.number().int().min(100).max(599), 'must be a list of HTTP status codes like [403, 429]').optional(),
+        statuses: z.array(z.number().int().min(100).max(999), 'must be a list of HTTP status codes like [403, 429]').optional(),
         outcomes: z.array(z.enum(OUTCOMES), `must be a list of outcomes (${OUTCOMES.join(', ')})`).optional(),
       }),
     ], 'must be false or {statuses?: number[], outcomes?: string[]}')

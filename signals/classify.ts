@@ -5,11 +5,13 @@
  * Rule order (first match wins):
  *  1. explicit `outcome` from the crawler
  *  2. network error: connection_reset → hard_block, anything else → error
- *  3. a challenge marker (any status) → challenge
+ *  3. the best content marker that counts (see {@link bestMarker}: vendor proof before generic wording
+ *     before weak text before a vendor's script; at the same rank a challenge before a block):
+ *     a challenge marker (any status) → challenge
  *  4. a block marker on a 1xx/2xx/3xx → soft_block (refusal disguised as success)
  *  5. a per-site status override
  *  6. a block marker on a 4xx/5xx → hard_block, attributed to the vendor
- *  7. 403 / 429 → hard_block
+ *  7. 403 / 429 / 999 → hard_block
  *  8. 2xx far below the (site, page type) size norm → soft_block
  *  9. 2xx with an empty extraction where that page type usually yields records → soft_block
  * 10. other 1xx/2xx/3xx → ok; other 4xx/5xx → error
@@ -94,8 +96,8 @@ export type Classifier = (event: ClassifiableEvent, norms?: Norms) => Classifica
 
 interface CompiledConfig {
   settings: SiteClassifierConfig;
-  challengeMarkers: readonly CompiledMarker[];
-  blockMarkers: readonly CompiledMarker[];
+  /** Site markers first, then the catalogue's: the order breaks ties between equally ranked matches. */
+  markers: readonly CompiledMarker[];
 }
 
 /**
@@ -131,11 +133,7 @@ export function compileClassifier(config: SiteClassifierConfigInput = {}, catalo
     ...settings.extraMarkers.map(compileMarker),
     ...catalogue.markers.filter((m) => !disabled.has(m.id)),
   ];
-  const compiled: CompiledConfig = {
-    settings,
-    challengeMarkers: markers.filter((m) => m.kind === 'challenge'),
-    blockMarkers: markers.filter((m) => m.kind === 'block'),
-  };
+  const compiled: CompiledConfig = { settings, markers };
   return (event, norms) => classifyWith(compiled, event, norms ?? {});
 }
 
@@ -181,18 +179,16 @@ function classifyWith(config: CompiledConfig, event: ClassifiableEvent, norms: N
   const refusalStatus = status >= 400;
 
   const view = hasContent(event) ? pageView(event) : undefined;
-  if (view) {
-    const challenge = findMarker(config.challengeMarkers, view, settings.shortPageBytes);
-    if (challenge) {
-      return {
-        outcome: 'challenge',
-        rule: 'challenge_marker',
-        reason: `${vendorText(challenge)}challenge on status ${status}: ${markerText(challenge)}`,
-        evidence: markerEvidence(challenge, status),
-      };
-    }
+  const marker = view ? bestMarker(config.markers, view, settings.shortPageBytes) : undefined;
+  if (marker?.kind === 'challenge') {
+    return {
+      outcome: 'challenge',
+      rule: 'challenge_marker',
+      reason: `${vendorText(marker)}challenge on status ${status}: ${markerText(marker)}`,
+      evidence: markerEvidence(marker, status),
+    };
   }
-  const block = view ? findMarker(config.blockMarkers, view, settings.shortPageBytes) : undefined;
+  const block = marker?.kind === 'block' ? marker : undefined;
   if (block && !refusalStatus) {
     return {
       outcome: 'soft_block',
@@ -221,14 +217,8 @@ function classifyWith(config: CompiledConfig, event: ClassifiableEvent, norms: N
     };
   }
 
-  if (status === 403 || status === 429) {
-    return {
-      outcome: 'hard_block',
-      rule: 'status',
-      reason: status === 403 ? 'status 403 (forbidden: explicit refusal)' : 'status 429 (too many requests: rate limited)',
-      evidence: { status },
-    };
-  }
+  const refusal = REFUSAL_STATUSES[status];
+  if (refusal !== undefined) return { outcome: 'hard_block', rule: 'status', reason: `status ${status} (${refusal})`, evidence: { status } };
 
   if (success) {
     const small = sizeSoftBlock(event, norms.sizeNorm, settings, status);
@@ -241,7 +231,7 @@ function classifyWith(config: CompiledConfig, event: ClassifiableEvent, norms: N
   return {
     outcome: 'error',
     rule: 'status',
-    reason: `status ${status} (${status >= 500 ? 'server' : 'client'} error)`,
+    reason: `status ${status} (${status >= 600 ? 'non-standard' : status >= 500 ? 'server' : 'client'} error)`,
     evidence: { status },
   };
 }
@@ -279,35 +269,106 @@ function hasContent(event: ClassifiableEvent): boolean {
   );
 }
 
+/** Statuses that are a refusal by themselves, whatever the page says. */
+const REFUSAL_STATUSES: Readonly<Record<number, string>> = {
+  403: 'forbidden: explicit refusal',
+  429: 'too many requests: rate limited',
+  // Not a standard status: LinkedIn answers crawlers with it, and nothing else uses it.
+  999: 'non-standard refusal of automated clients, as LinkedIn sends',
+};
+
 interface CountedMatch extends MarkerMatch {
   corroboratedBy?: string;
 }
 
-/** First marker that matches and, if weak, is corroborated by a non-2xx status or a short page. */
-function findMarker(markers: readonly CompiledMarker[], view: PageView, shortPageBytes: number): CountedMatch | undefined {
+/**
+ * The most telling marker that counts on this page. Every marker is tried (a page may carry a vendor's block
+ * text and a generic captcha title, or a login form's reCAPTCHA and a real block page), and the match with the
+ * best rank wins: a vendor's strong token, then generic strong wording (a block or challenge title), then weak
+ * text that a refusal status or a short page corroborates, then a vendor's script that a refusal status or a
+ * bare page corroborates. At the same rank a challenge beats a block (the page offers a way through), then the
+ * catalogue order decides (site markers first).
+ */
+function bestMarker(markers: readonly CompiledMarker[], view: PageView, shortPageBytes: number): CountedMatch | undefined {
+  let best: CountedMatch | undefined;
+  let bestRank = Number.POSITIVE_INFINITY;
+  let bare: string | undefined | null = null; // computed once, only if a script marker matches
   for (const marker of markers) {
+    const base = EVIDENCE_RANK[marker.evidence] + (marker.vendor === 'generic' ? 1 : 0);
+    const rank = base * 2 + (marker.kind === 'challenge' ? 0 : 1);
+    if (rank >= bestRank) continue;
     const match = marker.match(view);
     if (!match) continue;
-    if (match.evidence === 'strong') return match;
-    const corroboratedBy = corroboration(view, shortPageBytes);
-    if (corroboratedBy !== undefined) return { ...match, corroboratedBy };
+    if (match.evidence === 'strong') {
+      best = match;
+    } else if (match.evidence === 'weak') {
+      const corroboratedBy = weakCorroboration(view, shortPageBytes);
+      if (corroboratedBy === undefined) continue;
+      best = { ...match, corroboratedBy };
+    } else if (match.evidence === 'widget') {
+      const corroboratedBy = widgetCorroboration(view, shortPageBytes);
+      if (corroboratedBy === undefined) continue;
+      best = { ...match, corroboratedBy };
+    } else {
+      if (bare === null) bare = scriptCorroboration(view, shortPageBytes);
+      if (bare === undefined) continue;
+      best = { ...match, corroboratedBy: bare };
+    }
+    bestRank = rank;
   }
-  return undefined;
+  return best;
 }
 
-function corroboration(view: PageView, shortPageBytes: number): string | undefined {
+/** strong vendor 0, strong generic 1, weak vendor 2, weak generic 3, a widget or a vendor's script 4. */
+const EVIDENCE_RANK: Readonly<Record<CompiledMarker['evidence'], number>> = { strong: 0, weak: 2, widget: 4, script: 4 };
+
+function weakCorroboration(view: PageView, shortPageBytes: number): string | undefined {
   if (view.status !== undefined && (view.status < 200 || view.status >= 300)) return `status ${view.status}`;
   if (view.size !== undefined && view.size <= shortPageBytes) return `short page (${view.size} bytes)`;
   return undefined;
+}
+
+/** The page may carry a vendor's script anywhere it likes; it only tells when the page refuses or is nothing else. */
+const BARE_TEXT_CHARS = 120;
+
+function scriptCorroboration(view: PageView, shortPageBytes: number): string | undefined {
+  if (view.status !== undefined && view.status >= 400) return `status ${view.status}`;
+  if (view.title !== undefined || view.size === undefined || view.size > shortPageBytes) return undefined;
+  const text = visibleTextLength(view.body);
+  return text <= BARE_TEXT_CHARS ? `bare page (${view.size} bytes, no title, ${text} characters of text)` : undefined;
+}
+
+// A field a person types into or picks from: what a login, sign-up, search or contact form has and a captcha wall lacks.
+const ENTRY_FIELD = /<textarea\b|<select\b|<input\b(?![^>]*\btype=["']?(?:hidden|submit|button|checkbox|radio|image|reset)\b)/;
+
+function widgetCorroboration(view: PageView, shortPageBytes: number): string | undefined {
+  if (view.status !== undefined && view.status >= 400) return `status ${view.status}`;
+  if (view.size === undefined || view.size > shortPageBytes || ENTRY_FIELD.test(view.body)) return undefined;
+  return `short page with no field to fill in (${view.size} bytes)`;
+}
+
+/** Characters of text a reader would see: tags, scripts, styles and white space left out. */
+function visibleTextLength(lowerBody: string): number {
+  return lowerBody
+    .replace(/<(script|style|noscript)\b[^>]*>[\s\S]*?<\/\1>/g, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, '').length;
 }
 
 function vendorText(match: MarkerMatch): string {
   return match.vendor === 'generic' ? '' : `${match.vendor} `;
 }
 
+const EVIDENCE_WORDS: Readonly<Record<CompiledMarker['evidence'], string>> = {
+  strong: 'strong marker',
+  weak: 'weak marker',
+  widget: 'captcha widget',
+  script: "vendor's script",
+};
+
 function markerText(match: CountedMatch): string {
   const base = `marker ${match.markerId} matched ${match.matched}`;
-  return match.corroboratedBy ? `${base} (weak marker, corroborated by ${match.corroboratedBy})` : base;
+  return match.corroboratedBy ? `${base} (${EVIDENCE_WORDS[match.evidence]}, corroborated by ${match.corroboratedBy})` : base;
 }
 
 function markerEvidence(match: CountedMatch, status: number): ClassificationEvidence {

@@ -34,7 +34,7 @@ export const SiteClassifierConfig = z
       disabledMarkers: z.array(z.string(expecting('a built-in marker id')), expecting('a list of built-in marker ids')).default([]),
       statusOverrides: z
         .record(
-          z.string().regex(/^[1-5]\d\d$/, expecting('an HTTP status code like "404" as the key')),
+          z.string().regex(/^[1-9]\d\d$/, expecting('an HTTP status code like "404" as the key')),
           z.enum(OUTCOMES, expecting(OUTCOME_HELP)),
           expecting('an object mapping status codes to outcomes, like {"404": "soft_block"}'),
         )

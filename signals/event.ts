@@ -9,7 +9,8 @@
  * - `route` → always an object; `route.country` upper-case.
  * - `headers` → lower-case names, repeated headers joined with "\n"; any name, `__proto__` and
  *   `constructor` included, is kept as given (the object has no prototype).
- * - `bodySample` → cut to the first {@link BODY_SAMPLE_CHARS} characters (all the classifier reads).
+ * - `bodySample` → at most {@link BODY_SAMPLE_CHARS} characters: a longer page keeps its head and its tail
+ *   (`bodySampleOf`, all the classifier reads).
  *   Cuts fall on code-point boundaries; classification-only text (body, title, header values) is made
  *   well-formed, stored text (missingFields) and outcomeReason refuse NUL and lone surrogates (text.ts).
  * - Numbers must fit the columns and sums they end up in (see the limits below).
@@ -21,7 +22,7 @@
 import { z } from 'zod';
 import { describeValue, expecting, issueLines } from '../common/zod-issues';
 import { SITE_EXAMPLE, tryNormaliseSite } from './site';
-import { classificationText, storableTextProblem } from './text';
+import { bodySampleOf, classificationText, storableTextProblem } from './text';
 
 export { normaliseSite, tryNormaliseSite, SiteNameError } from './site';
 
@@ -263,10 +264,10 @@ const eventShape = {
   route,
   pageType: label('a page type', 'product').optional(),
   status: z
-    .number(expecting('an HTTP status code (an integer 100-599)'))
-    .int(expecting('an HTTP status code (an integer 100-599)'))
-    .min(100, expecting('an HTTP status code (an integer 100-599)'))
-    .max(599, expecting('an HTTP status code (an integer 100-599)'))
+    .number(expecting('an HTTP status code (an integer 100-999)'))
+    .int(expecting('an HTTP status code (an integer 100-999)'))
+    .min(100, expecting('an HTTP status code (an integer 100-999)'))
+    .max(999, expecting('an HTTP status code (an integer 100-999)'))
     .optional(),
   networkError: z.enum(NETWORK_ERRORS, expecting(`one of ${NETWORK_ERRORS.join(', ')}`)).optional(),
   latencyMs: z
@@ -295,7 +296,7 @@ const eventShape = {
   headers: headers.optional(),
   bodySample: z
     .string(expecting('the first characters of the response body (a string)'))
-    .transform((s) => classificationText(s, BODY_SAMPLE_CHARS))
+    .transform((s) => bodySampleOf(s, BODY_SAMPLE_CHARS))
     .optional(),
   title: z
     .string(expecting('the page title (a string)'))

@@ -22,7 +22,7 @@ import {
 } from './event';
 import { tryNormaliseSite } from './site';
 import { isWellFormed as isStorableText } from '../common/well-formed';
-import { classificationText } from './text';
+import { bodySampleOf, classificationText } from './text';
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
 const COUNTRY = /^[A-Za-z]{2}$/;
@@ -140,7 +140,7 @@ export function fastParseEvent(raw: unknown): RequestOutcomeEvent | undefined {
         event.pageType = v;
         break;
       case 'status':
-        if (typeof v !== 'number' || !Number.isInteger(v) || v < 100 || v > 599) return undefined;
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 100 || v > 999) return undefined;
         event.status = v;
         break;
       case 'networkError':
@@ -183,7 +183,7 @@ export function fastParseEvent(raw: unknown): RequestOutcomeEvent | undefined {
         break;
       case 'bodySample':
         if (typeof v !== 'string') return undefined;
-        event.bodySample = classificationText(v, BODY_SAMPLE_CHARS);
+        event.bodySample = bodySampleOf(v, BODY_SAMPLE_CHARS);
         break;
       default:
         // headers and anything unknown: the schema decides.

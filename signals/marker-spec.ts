@@ -10,12 +10,19 @@ export const MARKER_KINDS = ['challenge', 'block'] as const;
 export type MarkerKind = (typeof MARKER_KINDS)[number];
 
 /**
- * `strong`: the marker alone is proof (vendor-specific tokens that never appear on a normal page).
- * `weak`: text that also appears on normal pages (a reCAPTCHA widget on a login form, the words
- * "access denied" in an article). It only counts when corroborated: a non-2xx status, or a short page
- * (at most `shortPageBytes`).
+ * How much a match proves, from most to least (the classifier takes the best-ranked match, docs/classification.md):
+ * - `strong`: the marker alone is proof (vendor-specific tokens that never appear on a normal page).
+ * - `weak`: text that also appears on normal pages (the words "access denied" in an article, "too many
+ *   requests" in a help page). It only counts when corroborated: a non-2xx status, or a short page (at most
+ *   `shortPageBytes`).
+ * - `widget`: a captcha widget (reCAPTCHA, hCaptcha, Turnstile): it guards login, sign-up and contact forms
+ *   on ordinary pages. It only counts on a refusal status (4xx/5xx), or on a short page with nothing else to
+ *   fill in (no text, e-mail or password field, no text area or list): the captcha is the page.
+ * - `script`: a vendor's script (Incapsula's SWJIYLWA loader, the Kasada SDK, DataDome's tags.js): protected
+ *   sites put them on their ordinary pages and app shells too. It only counts on a refusal status, or on a
+ *   bare page: short, no title and almost no visible text — the page is nothing but the vendor's script.
  */
-export const MARKER_EVIDENCE = ['strong', 'weak'] as const;
+export const MARKER_EVIDENCE = ['strong', 'weak', 'widget', 'script'] as const;
 export type MarkerEvidence = (typeof MARKER_EVIDENCE)[number];
 
 const MAX_REGEX_LENGTH = 300;
@@ -69,7 +76,7 @@ export const MarkerSpec = z
         .regex(MARKER_ID, expecting('a marker id like "shop-captcha" (lower-case letters, digits, . _ -)')),
       vendor: z.string(expecting('the vendor or product name, e.g. "Cloudflare"')).min(1).max(64),
       kind: z.enum(MARKER_KINDS, expecting('"challenge" or "block"')),
-      evidence: z.enum(MARKER_EVIDENCE, expecting('"strong" or "weak"')).default('strong'),
+      evidence: z.enum(MARKER_EVIDENCE, expecting('"strong", "weak", "widget" or "script"')).default('strong'),
       /** Every text must appear in the scanned body. */
       bodyAll: needles.optional(),
       /** At least one text must appear in the scanned body. */
@@ -82,7 +89,7 @@ export const MarkerSpec = z
       headers: z.array(HeaderCondition, expecting('a list of header conditions')).min(1).max(10).optional(),
       /** Only applies to responses with one of these statuses. */
       statuses: z
-        .array(z.number().int().min(100).max(599), expecting('a list of HTTP status codes like [403, 503]'))
+        .array(z.number().int().min(100).max(999), expecting('a list of HTTP status codes (100–999) like [403, 503]'))
         .min(1)
         .optional(),
       note: z.string().max(500).optional(),

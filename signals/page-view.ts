@@ -54,6 +54,28 @@ const NAMED_ENTITIES: Readonly<Record<string, string>> = {
   hellip: '…',
   ndash: '–',
   mdash: '—',
+  // The accented letters of the languages the generic titles are written in (docs/classification.md).
+  aacute: 'á',
+  agrave: 'à',
+  acirc: 'â',
+  atilde: 'ã',
+  auml: 'ä',
+  ccedil: 'ç',
+  eacute: 'é',
+  egrave: 'è',
+  ecirc: 'ê',
+  iacute: 'í',
+  ntilde: 'ñ',
+  oacute: 'ó',
+  ocirc: 'ô',
+  otilde: 'õ',
+  ouml: 'ö',
+  uacute: 'ú',
+  uuml: 'ü',
+  szlig: 'ß',
+  iexcl: '¡',
+  iquest: '¿',
+  rsquo: '’',
 };
 
 /** Decodes the few entities titles use and collapses white space. */

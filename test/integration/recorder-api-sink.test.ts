@@ -70,7 +70,7 @@ test('every event of a batch invalid (400 invalid_events): all reach onRejected,
   const lines: number[] = [];
   const errors: unknown[] = [];
   const recorder = createRecorder({ sink: apiSink({ apiUrl: api.url, token: ingest, gzip: false, logger: quiet }), logger: quiet, onRejected: (r) => lines.push(...r.map((x) => x.line)), onError: (err) => errors.push(err) });
-  recorder.record({ ts: Date.now(), site, status: 700, latencyMs: 1 });
+  recorder.record({ ts: Date.now(), site, status: 1000, latencyMs: 1 });
   recorder.record({ ts: Date.now(), site, networkError: 'timeout', status: 200, latencyMs: 1 });
   await recorder.close();
   expect(lines).toEqual([1, 2]);

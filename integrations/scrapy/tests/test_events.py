@@ -88,9 +88,21 @@ def test_response_event_has_every_classification_input():
     assert e["retries"] == 2 and e["canary"] is True and e["pageType"] == "parse_product"
     assert e["headers"] == {"server": "cloudflare", "cf-mitigated": "challenge", "set-cookie": "a=1\n_px3=2"}
     assert e["title"] == "Just a moment..."
-    assert len(e["bodySample"]) == ev.BODY_SAMPLE_CHARS and e["bodySample"].startswith("<html>")
+    # Larger than the sample: its head and its tail, as signals/text.ts bodySampleOf cuts it.
+    assert len(e["bodySample"]) <= ev.BODY_SAMPLE_CHARS and e["bodySample"].startswith("<html>") and e["bodySample"].endswith("</body></html>")
+    assert e["bodySample"].count(ev.SAMPLE_GAP) == 1
     assert e["eventId"].startswith("scrapy-") and e["ts"].endswith("Z")
     assert "networkError" not in e
+
+
+def test_a_large_page_keeps_the_marker_in_its_last_kilobytes():
+    # Site-branded Cloudflare pages put the challenge script before </body>, hundreds of KB in.
+    body = "<html><head><title>Gusto</title></head><body>".encode() + "é".encode() * 300_000 + b"<script>window._cf_chl_opt={}</script></body></html>"
+    e = ev.response_event(url="https://a.example.com/", meta={}, route={}, latency_ms=1, page_type=None, status=403, body=body, encoding="utf-8", header_list=headers({}))
+    sample = e["bodySample"]
+    assert e["bytes"] == len(body) and len(sample) <= ev.BODY_SAMPLE_CHARS
+    assert sample.startswith("<html><head><title>Gusto") and sample.endswith("window._cf_chl_opt={}</script></body></html>")
+    assert "\ufffd" not in sample
 
 
 def test_response_event_survives_bad_bytes_and_unknown_encodings():

@@ -150,7 +150,7 @@ describe('canary definitions', () => {
       'expect[5].attr: counts elements, so an attribute makes no sense with count; remove attr',
       'expect[6]: must have one of status, css, json, absent (e.g. {"css": ".price", "equals": "$139.95"}); got fields selector, equals',
       'expect[7]: has both css and json; write one check per entry',
-      'expect[8].status: must be an HTTP status code (an integer 100-599) (got 99)',
+      'expect[8].status: must be an HTTP status code (an integer 100-999) (got 99)',
       'expect[9].equls: unknown field; did you mean "equals"?',
       'expect[10]: must be an object like {"css": ".price", "equals": "$139.95"}',
     ]);

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 /**
  * The adapter's pure parts: error mapping, route parsing, the per-site gate, event building, option
  * checks and the merge of the user's crawler options.
@@ -104,8 +106,14 @@ test('checkExtraction names the field', () => {
   expect(() => checkExtraction({ result: 'fine' })).toThrow(/^targetHealth\.extraction: extraction\.result: must be one of ok/);
 });
 
+test("the Scrapy extension sends the same headers as the Crawlee adapter (the built-in markers' headers)", () => {
+  const source = readFileSync(join(__dirname, '..', '..', '..', 'integrations', 'scrapy', 'src', 'target_health_scrapy', 'events.py'), 'utf8');
+  const tuple = /^CLASSIFIER_HEADERS = \(([^)]*)\)/m.exec(source)?.[1] ?? '';
+  expect([...tuple.matchAll(/"([^"]+)"/g)].map((m) => m[1]).sort()).toEqual([...CLASSIFIER_HEADERS].sort());
+});
+
 test('the headers sent are those the built-in markers read', () => {
-  expect([...CLASSIFIER_HEADERS].sort()).toEqual(['cf-mitigated', 'location', 'server', 'set-cookie', 'x-amzn-waf-action', 'x-datadome', 'x-iinfo']);
+  expect([...CLASSIFIER_HEADERS].sort()).toEqual(['cf-mitigated', 'location', 'server', 'set-cookie', 'x-amzn-waf-action', 'x-cachewall-action', 'x-datadome', 'x-iinfo', 'x-kpsdk-ct', 'x-vercel-mitigated']);
 });
 
 const recorder = { record: () => true, drain: () => Promise.resolve(), stats: () => ({ dropped: 0 }) } as unknown as Recorder;

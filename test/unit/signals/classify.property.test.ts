@@ -63,7 +63,7 @@ const eventInput = fc.record(
     ),
     pageType: fc.constantFrom('product', 'listing', 'search'),
     response: fc.oneof(
-      fc.record({ status: fc.integer({ min: 100, max: 599 }) }),
+      fc.record({ status: fc.integer({ min: 100, max: 999 }) }),
       fc.record({ networkError: fc.constantFrom(...NETWORK_ERRORS) }),
     ),
     latencyMs: fc.double({ min: 0, max: 600_000, noNaN: true }),

@@ -9,6 +9,7 @@ import { BODY_SAMPLE_CHARS, MAX_BYTES, MAX_INT32, normaliseSite, parseEvent, try
 import { fastParseEvent } from '../../../signals/fast-parse';
 import { EVENT_HORIZON } from '../../../signals/horizon';
 import { isWellFormed as isStorableText } from '../../../common/well-formed';
+import { SAMPLE_GAP } from '../../../signals/text';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 const base = { ts: NOW, site: 'shop.example.com', status: 200, latencyMs: 10 };
@@ -73,10 +74,12 @@ describe('stored text is storable', () => {
 });
 
 describe('classification-only text', () => {
-  it('bodySample is cut on a code-point boundary: an emoji straddling the cut goes whole', () => {
-    const body = `${'x'.repeat(BODY_SAMPLE_CHARS - 1)}😀tail`;
+  it('bodySample is cut on code-point boundaries: an emoji straddling either cut goes whole', () => {
+    const half = Math.floor((BODY_SAMPLE_CHARS - SAMPLE_GAP.length) / 2);
+    // The head's cut falls inside the first emoji, the tail's inside the second.
+    const body = `${'x'.repeat(half - 1)}😀${'m'.repeat(BODY_SAMPLE_CHARS)}😀${'y'.repeat(half - 1)}`;
     const e = eventOf({ ...base, bodySample: body });
-    expect(e.bodySample).toBe('x'.repeat(BODY_SAMPLE_CHARS - 1));
+    expect(e.bodySample).toBe(`${'x'.repeat(half - 1)}${SAMPLE_GAP}${'y'.repeat(half - 1)}`);
     expect(isStorableText(e.bodySample!)).toBe(true);
   });
 

@@ -1,4 +1,5 @@
 import { BODY_SAMPLE_CHARS, parseEvent, parseEventLine, RequestOutcomeEvent } from '../../../signals';
+import { SAMPLE_GAP } from '../../../signals/text';
 import { BASE_EVENT } from './helpers';
 
 const errorsOf = (input: unknown): string[] => {
@@ -64,9 +65,16 @@ describe('RequestOutcomeEvent schema', () => {
     expect(RequestOutcomeEvent.parse({ ...BASE_EVENT, ts }).ts).toBe(expected);
   });
 
-  it('cuts the body sample to what the classifier reads', () => {
-    const event = RequestOutcomeEvent.parse({ ...BASE_EVENT, bodySample: 'x'.repeat(BODY_SAMPLE_CHARS + 10) });
-    expect(event.bodySample).toHaveLength(BODY_SAMPLE_CHARS);
+  it('cuts a long body sample to what the classifier reads: its head and its tail', () => {
+    const event = RequestOutcomeEvent.parse({ ...BASE_EVENT, bodySample: `${'h'.repeat(BODY_SAMPLE_CHARS)}<script>window._cf_chl_opt={}</script>` });
+    const sample = event.bodySample ?? '';
+    expect(sample.length).toBeLessThanOrEqual(BODY_SAMPLE_CHARS);
+    expect(sample.length).toBeGreaterThan(BODY_SAMPLE_CHARS - 2);
+    expect(sample.startsWith('hhhh')).toBe(true);
+    expect(sample.endsWith('h<script>window._cf_chl_opt={}</script>')).toBe(true);
+    expect(sample.split(SAMPLE_GAP)).toHaveLength(2);
+    // A sample that fits is kept whole.
+    expect(RequestOutcomeEvent.parse({ ...BASE_EVENT, bodySample: 'x'.repeat(BODY_SAMPLE_CHARS) }).bodySample).toBe('x'.repeat(BODY_SAMPLE_CHARS));
   });
 
   describe('errors name the field and the fix', () => {
@@ -81,7 +89,7 @@ describe('RequestOutcomeEvent schema', () => {
       ['negative latency', { latencyMs: -3 }, 'latencyMs: must be the request latency in milliseconds, a number ≥ 0 like 412 (got -3)'],
       ['latency as a string', { latencyMs: '412' }, 'latencyMs: must be the request latency in milliseconds, a number ≥ 0 like 412 (got "412")'],
       ['missing latency', { latencyMs: undefined }, 'latencyMs: is required: the request latency in milliseconds'],
-      ['status out of range', { status: 700 }, 'status: must be an HTTP status code (an integer 100-599) (got 700)'],
+      ['status out of range', { status: 1000 }, 'status: must be an HTTP status code (an integer 100-999) (got 1000)'],
       ['fractional bytes', { bytes: 1.5 }, 'bytes: must be the response body size in bytes (an integer ≥ 0) (got 1.5)'],
       ['unknown network error', { status: undefined, networkError: 'refused' }, 'networkError: must be one of connection_reset, timeout, dns, tls, proxy, other (got "refused")'],
       ['bad country', { route: { country: 'Germany' } }, 'route.country: must be an ISO 3166-1 alpha-2 country code like "DE" (got "Germany")'],

@@ -17,7 +17,7 @@ const validEvent = fc.record(
     site: fc.constantFrom('shop.example.com', 'Shop.Example.COM', 'https://shop.example.com/p/1', 'news.example.org.', 'xn--bcher-kva.example'),
     route: fc.record({ country: fc.constantFrom('DE', 'us', 'Fr'), pool: fc.constantFrom('residential-eu', 'dc.1'), session: fc.constantFrom('sticky-10m', 'rotating') }, { requiredKeys: [] }),
     pageType: fc.constantFrom('product', 'listing', 'search'),
-    status: fc.integer({ min: 100, max: 599 }),
+    status: fc.integer({ min: 100, max: 999 }),
     latencyMs: fc.double({ min: 0, max: 86_400_000, noNaN: true }),
     bytes: fc.nat(),
     retries: fc.nat({ max: 10 }),

@@ -53,13 +53,16 @@ describe('fixture pages', () => {
     ['cloudflare-just-a-moment.html', 503, 'challenge', 'cloudflare-chl-opt', 'Cloudflare'],
     ['cloudflare-blocked.html', 403, 'hard_block', 'cloudflare-attention-required', 'Cloudflare'],
     ['cloudflare-blocked.html', 200, 'soft_block', 'cloudflare-attention-required', 'Cloudflare'],
-    ['turnstile.html', 200, 'challenge', 'turnstile-widget', 'Cloudflare Turnstile'],
+    // Its title says it first (a strong generic marker outranks a widget).
+    ['turnstile.html', 200, 'challenge', 'generic-challenge-title', 'generic'],
+    ['turnstile.html', 403, 'challenge', 'generic-challenge-title', 'generic'],
+    // Short pages whose only thing to do is the captcha.
     ['hcaptcha.html', 200, 'challenge', 'hcaptcha-widget', 'hCaptcha'],
     ['recaptcha.html', 200, 'challenge', 'recaptcha-widget', 'reCAPTCHA'],
     ['perimeterx-press-and-hold.html', 403, 'challenge', 'perimeterx-captcha', 'PerimeterX (HUMAN)'],
     ['perimeterx-press-and-hold.html', 200, 'challenge', 'perimeterx-captcha', 'PerimeterX (HUMAN)'],
     ['datadome-captcha.html', 403, 'challenge', 'datadome-captcha', 'DataDome'],
-    ['incapsula-incident.html', 200, 'challenge', 'incapsula-captcha-iframe', 'Imperva Incapsula'],
+    ['incapsula-incident.html', 200, 'soft_block', 'incapsula-incident', 'Imperva Incapsula'],
     ['akamai-access-denied.html', 403, 'hard_block', 'akamai-reference', 'Akamai'],
     ['akamai-access-denied.html', 200, 'soft_block', 'akamai-reference', 'Akamai'],
     ['generic-unusual-traffic.html', 200, 'soft_block', 'generic-block-text', 'generic'],
@@ -91,10 +94,34 @@ describe('fixture pages', () => {
     expect(classifyOutcome(pageEvent('article-mentions-blocked.html', { pageType: 'article' })).outcome).toBe('ok');
   });
 
-  it('weak widget markers need corroboration: a big page embedding a captcha widget is ok', () => {
+  it('captcha widgets need corroboration: a big page embedding one is ok', () => {
     for (const name of ['hcaptcha.html', 'recaptcha.html']) {
       expect(classifyOutcome(pageEvent(name, { bytes: 90_000 })).outcome).toBe('ok');
     }
+  });
+
+  it('a short login form with a captcha widget is ok: the widget guards a field to fill in', () => {
+    const login = '<html><head><title>Sign in</title></head><body><form method="post"><input name="email" type="email">' +
+      '<input type="password" name="pw"><div class="g-recaptcha" data-sitekey="x"></div><button>Sign in</button></form></body></html>';
+    expect(classifyOutcome({ status: 200, bodySample: login }).outcome).toBe('ok');
+    expect(classifyOutcome({ status: 200, bodySample: login.replace('<input name="email" type="email">', '<textarea name="msg"></textarea>') }).outcome).toBe('ok');
+    // The same widget with nothing else to fill in is the page's point: a challenge.
+    const wall = login.replace(/<input name="email"[^>]*><input type="password"[^>]*>/, '<input type="hidden" name="t" value="1">');
+    expect(classifyOutcome({ status: 200, bodySample: wall })).toMatchObject({
+      outcome: 'challenge',
+      evidence: { markerId: 'recaptcha-widget', corroboratedBy: `short page with no field to fill in (${wall.length} bytes)` },
+    });
+  });
+
+  it("a vendor's script counts on a bare page or a refusal status, never on an app shell with a title", () => {
+    const stub = '<html><head><script src="/_Incapsula_Resource?SWJIYLWA=719d34d31c8e3a6e6fffd425f7e032f3"></script></head><body></body></html>';
+    expect(classifyOutcome({ status: 200, bodySample: stub })).toMatchObject({ outcome: 'challenge', evidence: { markerId: 'incapsula-resource' } });
+    expect(classifyOutcome({ status: 200, bodySample: stub }).reason).toContain("(vendor's script, corroborated by bare page (");
+    const shell = stub.replace('<head>', '<head><title>Analytics</title>');
+    expect(classifyOutcome({ status: 200, bodySample: shell }).outcome).toBe('ok');
+    const withText = stub.replace('<body>', `<body><p>${'Our quarterly results are in. '.repeat(6)}</p>`);
+    expect(classifyOutcome({ status: 200, bodySample: withText }).outcome).toBe('ok');
+    expect(classifyOutcome({ status: 503, bodySample: shell })).toMatchObject({ outcome: 'challenge', evidence: { corroboratedBy: 'status 503' } });
   });
 
   it('a big page still counts as a challenge when its title says so', () => {
@@ -107,10 +134,38 @@ describe('fixture pages', () => {
   it('weak markers are corroborated by a refusal status even on a big page', () => {
     const result = classifyOutcome(pageEvent('recaptcha.html', { status: 429, bytes: 90_000 }));
     expect(result).toMatchObject({ outcome: 'challenge', evidence: { markerId: 'recaptcha-widget', corroboratedBy: 'status 429' } });
-    expect(result.reason).toContain('(weak marker, corroborated by status 429)');
+    expect(result.reason).toContain('(captcha widget, corroborated by status 429)');
   });
 
   it('the near-empty page is ok on its own (no content markers)', () => {
     expect(classifyOutcome(pageEvent('near-empty.html')).outcome).toBe('ok');
+  });
+});
+
+describe('titles and texts in the languages a fleet crawls', () => {
+  it.each([
+    ['Zugriff verweigert', 'block'],
+    ['Acc&egrave;s refus&eacute; | Boutique', 'block'],
+    ['Acceso denegado', 'block'],
+    ['Acesso negado', 'block'],
+    ['Accesso negato', 'block'],
+    ['アクセスが拒否されました', 'block'],
+    ['访问被拒绝', 'block'],
+    ['Доступ запрещен', 'block'],
+    ['Zu viele Anfragen', 'block'],
+    ['Sicherheitsüberprüfung', 'challenge'],
+    ['V&eacute;rification de s&eacute;curit&eacute;', 'challenge'],
+    ['&iquest;Eres un robot?', 'challenge'],
+    ['Проверка безопасности', 'challenge'],
+    ['Einen Moment bitte…', 'challenge'],
+  ])('title "%s" on a 403 → %s', (title, kind) => {
+    const result = classifyOutcome({ status: 403, bodySample: `<html><head><title>${title}</title></head><body><p>…</p></body></html>`, bytes: 20_000 });
+    expect(result.outcome).toBe(kind === 'block' ? 'hard_block' : 'challenge');
+    expect(result.rule).toBe(kind === 'block' ? 'block_marker' : 'challenge_marker');
+  });
+
+  it('an article whose title starts with the words but goes on is not a block page', () => {
+    const result = classifyOutcome({ status: 200, bodySample: '<title>Zugriff verweigerter Daten: was das Urteil bedeutet</title><p>Lorem</p>', bytes: 90_000 });
+    expect(result.outcome).toBe('ok');
   });
 });

@@ -19,7 +19,7 @@ BODY_SAMPLE_CHARS = 64 * 1024
 MAX_TITLE_CHARS = 1024
 MAX_HEADER_VALUE = 4096
 # The response headers the classifier's markers read (signals/markers.ts); others are not sent.
-CLASSIFIER_HEADERS = ("server", "cf-mitigated", "set-cookie", "x-datadome", "x-iinfo", "x-amzn-waf-action", "location")
+CLASSIFIER_HEADERS = ("server", "cf-mitigated", "set-cookie", "x-datadome", "x-iinfo", "x-amzn-waf-action", "location", "x-kpsdk-ct", "x-cachewall-action", "x-vercel-mitigated")
 NETWORK_ERRORS = ("connection_reset", "timeout", "dns", "tls", "proxy", "other")
 EXTRACTION_RESULTS = ("ok", "missing_fields", "schema_mismatch", "empty")
 
@@ -148,14 +148,33 @@ def _cut(text: str, limit: int) -> str:
     return text[:limit]
 
 
-def body_sample(body: bytes, encoding: str | None) -> str:
-    """The first 64 KB of the body, decoded (with replacement: a bad byte must not lose the event)."""
-    head = body[: BODY_SAMPLE_CHARS * 4]
+# Between the head and the tail of a large page's sample: the same text as signals/text.ts SAMPLE_GAP.
+SAMPLE_GAP = "\n[… middle of the page left out …]\n"
+
+
+def _decode(raw: bytes, encoding: str | None) -> str:
     try:
-        text = head.decode(encoding or "utf-8", errors="replace")
+        return raw.decode(encoding or "utf-8", errors="replace")
     except LookupError:
-        text = head.decode("utf-8", errors="replace")
-    return _cut(text, BODY_SAMPLE_CHARS)
+        return raw.decode("utf-8", errors="replace")
+
+
+def body_sample(body: bytes, encoding: str | None) -> str:
+    """What the classifier needs, at most 64 K characters: the whole page, or its head and its tail.
+
+    Large site-branded block pages carry their vendor's markers in the last kilobytes, so a head-only cut reads
+    them as ordinary pages (docs/classification.md, "Pages larger than the sample"). Decoded with replacement: a
+    bad byte must not lose the event; only the first and last 4 bytes × 64 K are decoded.
+    """
+    window = BODY_SAMPLE_CHARS * 4
+    if len(body) <= 2 * window:
+        text = _decode(body, encoding)
+    else:
+        text = _decode(body[:window], encoding) + _decode(body[-window:], encoding)
+    if len(text) <= BODY_SAMPLE_CHARS:
+        return text
+    half = (BODY_SAMPLE_CHARS - len(SAMPLE_GAP)) // 2
+    return text[:half] + SAMPLE_GAP + text[-half:]
 
 
 def title_of(body: bytes, encoding: str | None) -> str | None:
@@ -229,7 +248,7 @@ def base_event(*, url: str, meta: Mapping[str, Any], route: Mapping[str, Any], l
 
 def response_event(*, url: str, meta: Mapping[str, Any], route: Mapping[str, Any], latency_ms: float, page_type: str | None, status: int, body: bytes, encoding: str | None, header_list: Callable[[str], list[bytes]], now: float | None = None) -> dict[str, Any]:
     event = base_event(url=url, meta=meta, route=route, latency_ms=latency_ms, page_type=page_type, now=now)
-    event["status"] = status if 100 <= status <= 599 else 599
+    event["status"] = status if 100 <= status <= 999 else 599
     event["bytes"] = len(body)
     headers = classifier_headers(header_list)
     if headers:
