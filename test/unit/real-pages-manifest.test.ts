@@ -23,6 +23,8 @@ const pageSchema = z
         headers: z.record(z.string(), z.string()),
       })
       .strict(),
+    // The page family (one vendor's one page design), so figures and the holdout split can be read per family.
+    template: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'a lower-case id such as cloudflare-1020 or ok-article'),
     authenticity: z.enum(['captured', 'reconstructed-from-thread']),
     provenance: z
       .object({
@@ -80,6 +82,12 @@ describe('the collection as a whole', () => {
     expect(ordinary.length).toBeGreaterThanOrEqual(100);
     // Distinct refusal vendors and walls collected so far (the issue asks for 25; README lists the ones missing).
     expect(new Set(refusals.map((p) => p.label.vendor)).size).toBeGreaterThanOrEqual(16);
+  });
+
+  it('gives every template one class', () => {
+    const classes = new Map<string, Set<string>>();
+    for (const page of all) classes.set(page.template, (classes.get(page.template) ?? new Set()).add(page.label.class));
+    expect([...classes].filter(([, set]) => set.size > 1).map(([template, set]) => `${template}: ${[...set].join(', ')}`)).toEqual([]);
   });
 
   it('holds back about a fifth of the pages, of both kinds', () => {
