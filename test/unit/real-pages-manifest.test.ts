@@ -32,12 +32,18 @@ const pageSchema = z
         path: z.string().min(1),
         commit: z.string().regex(/^[0-9a-f]{40}$/, 'a full commit hash'),
         licence: z.string().min(1),
+        // The issue or pull-request thread a reconstructed page was pasted into (path is then `issues/N`).
+        thread: z.string().url().optional(),
       })
       .strict(),
     bytes: z.number().int().positive(),
     notes: z.string().min(1),
   })
-  .strict();
+  .strict()
+  .refine((page) => (page.authenticity === 'reconstructed-from-thread') === (page.provenance.thread !== undefined), {
+    message: 'a page reconstructed from a thread names that thread in provenance.thread, and only such a page does',
+    path: ['provenance', 'thread'],
+  });
 const manifestSchema = z.object({ version: z.literal(1), pages: z.array(pageSchema).min(1) }).strict();
 type Page = z.infer<typeof pageSchema>;
 
