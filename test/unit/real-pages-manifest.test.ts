@@ -112,6 +112,12 @@ describe('the collection as a whole', () => {
     expect([...classes].filter(([, set]) => set.size > 1).map(([template, set]) => `${template}: ${[...set].join(', ')}`)).toEqual([]);
   });
 
+  it('gives every refusal template one vendor (ordinary templates span the bait vendors)', () => {
+    const vendors = new Map<string, Set<string>>();
+    for (const page of refusals) vendors.set(page.template, (vendors.get(page.template) ?? new Set()).add(page.label.vendor));
+    expect([...vendors].filter(([, set]) => set.size > 1).map(([template, set]) => `${template}: ${[...set].join(', ')}`)).toEqual([]);
+  });
+
   it('holds back about a fifth of the pages, of both kinds', () => {
     const share = holdout.length / all.length;
     expect(share).toBeGreaterThan(0.15);
