@@ -109,7 +109,7 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
     vendor: 'Cloudflare Turnstile',
     kind: 'challenge',
     evidence: 'widget',
-    bodyAny: ['challenges.cloudflare.com/turnstile', 'cf-turnstile'],
+    bodyAny: ['cf-turnstile'],
     note: 'widget: Turnstile also guards login and contact forms on normal pages',
   },
   {
@@ -117,7 +117,7 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
     vendor: 'hCaptcha',
     kind: 'challenge',
     evidence: 'widget',
-    bodyAny: ['hcaptcha.com/1/api.js', 'h-captcha'],
+    bodyAny: ['h-captcha'],
     note: 'widget: hCaptcha also guards sign-up forms',
   },
   {
@@ -125,8 +125,22 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
     vendor: 'reCAPTCHA',
     kind: 'challenge',
     evidence: 'widget',
-    bodyAny: ['google.com/recaptcha/api.js', 'google.com/recaptcha/enterprise.js', 'recaptcha.net/recaptcha/api.js', 'g-recaptcha'],
-    note: 'widget: reCAPTCHA v3 runs invisibly on many normal pages, v2 guards login forms',
+    bodyAny: ['g-recaptcha'],
+    note: 'widget: reCAPTCHA v2 guards login forms',
+  },
+  {
+    id: 'captcha-script',
+    vendor: 'captcha service',
+    kind: 'challenge',
+    evidence: 'script',
+    bodyAny: [
+      'challenges.cloudflare.com/turnstile',
+      'hcaptcha.com/1/api.js',
+      'google.com/recaptcha/api.js',
+      'google.com/recaptcha/enterprise.js',
+      'recaptcha.net/recaptcha/api.js',
+    ],
+    note: 'script: app shells load a captcha library for the forms they render later; reCAPTCHA v3 runs invisibly on product pages',
   },
   // ================================================================ Google
   {
@@ -481,6 +495,25 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
     bodyAny: ['wallarm'],
     statuses: [403],
   },
+  {
+    id: 'haproxy-deny',
+    vendor: 'HAProxy',
+    kind: 'block',
+    bodyAny: ['request forbidden by administrative rules'],
+    note: "HAProxy's built-in 403 page for an http-request deny rule",
+  },
+  {
+    id: 'wts-waf-block',
+    vendor: 'WTS-WAF',
+    kind: 'block',
+    titleRegex: '^wts-waf',
+  },
+  {
+    id: 'red-shield-block',
+    vendor: 'Red Shield',
+    kind: 'block',
+    bodyAll: ['red-shield.net', 'blocked'],
+  },
   // ================================================================ sites' own walls
   {
     id: 'reddit-network-policy',
@@ -551,7 +584,7 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
     // Anchored: "Access Denied" or "Blocked | Shop" as the whole title, not "How the council blocked …".
     titleRegex:
       '^(?:access denied|access blocked|blocked|you have been blocked|forbidden|403 forbidden|request rejected|request blocked|request denied|' +
-      'ip blocked|too many requests|rate limited|not acceptable|web page blocked)(?:$|\\s*[|:.!–—-])',
+      'ip blocked|too many requests|rate limited|not acceptable|web page blocked|your request (?:has been )?blocked)(?:$|\\s*[|:.!–—-])',
   },
   {
     id: 'generic-block-title-de-fr-es-pt',
@@ -572,12 +605,32 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
       'доступ запрещен|доступ запрещён|доступ заблокирован|слишком много запросов)(?:$|\\s*[|:.!–—-])',
   },
   {
+    id: 'generic-status-title',
+    vendor: 'generic',
+    kind: 'block',
+    evidence: 'weak',
+    // A title that is the refusal status ("429", "403 Your User-Agent is banned from this site.").
+    titleRegex: '^(?:403|429)(?:$|\\s)',
+  },
+  {
+    id: 'generic-bare-refusal',
+    vendor: 'generic',
+    kind: 'block',
+    evidence: 'weak',
+    // The whole body is the refusal word (Netflix's 7-byte "BLOCKED"); an ordinary page never is.
+    bodyRegex: '^\\s*(?:blocked|access denied|forbidden|request blocked|too many requests)[.!]?\\s*$',
+  },
+  {
     id: 'generic-block-text',
     vendor: 'generic',
     kind: 'block',
     evidence: 'weak',
     bodyAny: [
       'unusual traffic from your computer network',
+      'your request has been blocked',
+      'your request to this object is blocked',
+      'user-agent is banned',
+      'you have been banned',
       'our systems have detected unusual traffic',
       'you have been blocked',
       'your ip has been blocked',
@@ -609,6 +662,8 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
       '异常流量',
       '访问被拒绝',
       '请求过于频繁',
+      '拦截提示',
+      '已被拦截',
       'подозрительный трафик',
       'доступ запрещен',
       'слишком много запросов',
