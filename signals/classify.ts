@@ -28,6 +28,7 @@ import {
 } from './config';
 import { MarkerSpec, type MarkerSpecInput } from './marker-spec';
 import { BUILT_IN_MARKERS } from './markers';
+import { NeedleRegistry, type NeedleScanner } from './needle-scan';
 import { pageView, type PageView } from './page-view';
 
 /** Size norm for the event's (site, page type): the median body size over `samples` responses. */
@@ -98,6 +99,7 @@ interface CompiledConfig {
   settings: SiteClassifierConfig;
   /** Site markers first, then the catalogue's: the order breaks ties between equally ranked matches. */
   markers: readonly CompiledMarker[];
+  scanner: NeedleScanner;
 }
 
 /**
@@ -107,13 +109,17 @@ interface CompiledConfig {
  */
 export interface MarkerCatalogue {
   readonly markers: readonly CompiledMarker[];
+  /** Finds all the catalogue markers' body texts in one pass (their matchers read its hits). */
+  readonly scanner: NeedleScanner;
   /** Where the markers came from, for logs and `classify`'s explanation ("built-in", a file path). */
   readonly source: string;
 }
 
 /** Compiles validated-or-not marker specs; throws a zod error for an invalid one (validate first for messages). */
 export function compileCatalogue(specs: readonly MarkerSpecInput[], source: string): MarkerCatalogue {
-  return { markers: specs.map((m) => compileMarker(MarkerSpec.parse(m))), source };
+  const needles = new NeedleRegistry();
+  const markers = specs.map((m) => compileMarker(MarkerSpec.parse(m), needles));
+  return { markers, scanner: needles.build(), source };
 }
 
 export const BUILT_IN_CATALOGUE: MarkerCatalogue = compileCatalogue(BUILT_IN_MARKERS, 'built-in');
@@ -130,10 +136,10 @@ export function compileClassifier(config: SiteClassifierConfigInput = {}, catalo
   const disabled = new Set(settings.disabledMarkers);
   // Site-specific markers first: they are the most specific evidence for that site.
   const markers = [
-    ...settings.extraMarkers.map(compileMarker),
+    ...settings.extraMarkers.map((m) => compileMarker(m)),
     ...catalogue.markers.filter((m) => !disabled.has(m.id)),
   ];
-  const compiled: CompiledConfig = { settings, markers };
+  const compiled: CompiledConfig = { settings, markers, scanner: catalogue.scanner };
   return (event, norms) => classifyWith(compiled, event, norms ?? {});
 }
 
@@ -179,6 +185,7 @@ function classifyWith(config: CompiledConfig, event: ClassifiableEvent, norms: N
   const refusalStatus = status >= 400;
 
   const view = hasContent(event) ? pageView(event) : undefined;
+  if (view && view.body !== '') view.hits = config.scanner.scan(view.body);
   const marker = view ? bestMarker(config.markers, view, settings.shortPageBytes) : undefined;
   if (marker?.kind === 'challenge') {
     return {

@@ -3,6 +3,7 @@
  * a page is then a handful of `includes` calls over an already lower-cased prefix.
  */
 import { type MarkerEvidence, type MarkerKind, type MarkerSpec } from './marker-spec';
+import { type NeedleRegistry } from './needle-scan';
 import { type PageView } from './page-view';
 
 export interface MarkerMatch {
@@ -27,7 +28,16 @@ type Test = (view: PageView) => string | undefined;
 const SNIPPET = 80;
 const snippet = (text: string): string => (text.length > SNIPPET ? `${text.slice(0, SNIPPET - 1)}…` : text);
 
-export function compileMarker(spec: MarkerSpec): CompiledMarker {
+/**
+ * With `needles`, body texts are looked up in the page's one-pass scan (`view.hits`, from that registry's
+ * scanner: a catalogue's markers share one); without, each is an `includes` over the body.
+ */
+export function compileMarker(spec: MarkerSpec, needles?: NeedleRegistry): CompiledMarker {
+  const contains = (needle: string): ((v: PageView) => boolean) => {
+    if (needles === undefined) return (v) => v.body.includes(needle);
+    const id = needles.idOf(needle);
+    return (v) => (v.hits === undefined ? v.body.includes(needle) : v.hits.has(id));
+  };
   const tests: Test[] = [];
   if (spec.statuses) {
     const statuses = new Set(spec.statuses);
@@ -52,14 +62,16 @@ export function compileMarker(spec: MarkerSpec): CompiledMarker {
     tests.push((v) => (v.title !== undefined && regex.test(v.title) ? `title "${snippet(v.title)}"` : undefined));
   }
   if (spec.bodyAll) {
-    const needles = spec.bodyAll.map((n) => n.toLowerCase());
-    tests.push((v) => (needles.every((n) => v.body.includes(n)) ? `"${needles.join('" + "')}"` : undefined));
+    const texts = spec.bodyAll.map((n) => n.toLowerCase());
+    const checks = texts.map(contains);
+    tests.push((v) => (checks.every((has) => has(v)) ? `"${texts.join('" + "')}"` : undefined));
   }
   if (spec.bodyAny) {
-    const needles = spec.bodyAny.map((n) => n.toLowerCase());
+    const texts = spec.bodyAny.map((n) => n.toLowerCase());
+    const checks = texts.map(contains);
     tests.push((v) => {
-      const found = needles.find((n) => v.body.includes(n));
-      return found === undefined ? undefined : `"${found}"`;
+      const at = checks.findIndex((has) => has(v));
+      return at === -1 ? undefined : `"${texts[at] ?? ''}"`;
     });
   }
   if (spec.bodyRegex !== undefined) {

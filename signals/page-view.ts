@@ -3,6 +3,7 @@
  * {@link BODY_SCAN_CHARS} characters lower-cased a single time, the title, lower-cased headers.
  */
 import { BODY_SAMPLE_CHARS, type RequestOutcomeEvent } from './event';
+import { type NeedleHits } from './needle-scan';
 
 export const BODY_SCAN_CHARS = BODY_SAMPLE_CHARS;
 
@@ -16,6 +17,8 @@ export interface PageView {
   status: number | undefined;
   /** Page size for "short page" checks: `bytes` when sent, else the sample's length. */
   size: number | undefined;
+  /** The catalogue's needles found in `body` by its one-pass scan (set by the classifier). */
+  hits?: NeedleHits | undefined;
 }
 
 type ViewSource = Pick<RequestOutcomeEvent, 'bodySample' | 'title' | 'headers' | 'status' | 'bytes'>;

@@ -1,0 +1,141 @@
+/**
+ * Finds every one of a catalogue's body needles in one pass over the page (Aho–Corasick), instead of one
+ * `includes` scan per needle: the catalogue holds a few hundred needles, and classification runs on every
+ * event (docs/classification.md, "Speed"). Built once per compiled classifier; pure, no allocation per scan
+ * beyond the first. Needles and text are compared as given: callers lower-case both.
+ */
+
+/** Registers needles while markers compile, then builds the automaton once. */
+export class NeedleRegistry {
+  private readonly ids = new Map<string, number>();
+  private scanner: NeedleScanner | undefined;
+
+  /** The id of `needle` (the same text gets the same id). */
+  idOf(needle: string): number {
+    let id = this.ids.get(needle);
+    if (id === undefined) {
+      if (this.scanner !== undefined) throw new Error('NeedleRegistry: a needle was added after the scanner was built');
+      id = this.ids.size;
+      this.ids.set(needle, id);
+    }
+    return id;
+  }
+
+  /** The scanner for every needle registered so far; built on first use. */
+  build(): NeedleScanner {
+    return (this.scanner ??= new NeedleScanner([...this.ids.keys()]));
+  }
+}
+
+/** Which needles a scanned text holds: `has(id)`. Valid until the scanner's next scan. */
+export interface NeedleHits {
+  has(id: number): boolean;
+}
+
+export class NeedleScanner {
+  /** Dense transitions: `next[state * width + class]`. */
+  private readonly next: Int32Array;
+  private readonly width: number;
+  /** Character code → alphabet class; 0 for a character no needle contains. */
+  private readonly classOf: Uint16Array;
+  /** Needle ids ending at each state (its own and those of its failure chain), flattened. */
+  private readonly outStart: Int32Array;
+  private readonly outIds: Int32Array;
+  /** Scan generation per needle: a needle was found in the current scan when its stamp equals `generation`. */
+  private readonly stamps: Uint32Array;
+  private generation = 0;
+  private readonly hits: NeedleHits;
+
+  constructor(needles: readonly string[]) {
+    this.classOf = new Uint16Array(0x10000);
+    let classes = 1;
+    for (const needle of needles) {
+      for (let i = 0; i < needle.length; i += 1) {
+        const code = needle.charCodeAt(i);
+        if (this.classOf[code] === 0) this.classOf[code] = classes++;
+      }
+    }
+    this.width = classes;
+
+    // The trie, with sparse children while it grows.
+    const children: Map<number, number>[] = [new Map<number, number>()];
+    const ends: number[][] = [[]];
+    needles.forEach((needle, id) => {
+      let state = 0;
+      for (let i = 0; i < needle.length; i += 1) {
+        const cls = this.classOf[needle.charCodeAt(i)] ?? 0;
+        let child = children[state]?.get(cls);
+        if (child === undefined) {
+          child = children.length;
+          children.push(new Map<number, number>());
+          ends.push([]);
+          children[state]?.set(cls, child);
+        }
+        state = child;
+      }
+      ends[state]?.push(id);
+    });
+
+    // Breadth first: failure links, dense transitions, outputs merged along the failure chain.
+    const states = children.length;
+    this.next = new Int32Array(states * classes);
+    const fail = new Int32Array(states);
+    const queue: number[] = [];
+    for (const [cls, child] of children[0] ?? []) {
+      this.next[cls] = child;
+      queue.push(child);
+    }
+    for (let head = 0; head < queue.length; head += 1) {
+      const state = queue[head] ?? 0;
+      const failEnds = ends[fail[state] ?? 0] ?? [];
+      if (failEnds.length > 0) ends[state]?.push(...failEnds);
+      for (let cls = 1; cls < classes; cls += 1) {
+        const child = children[state]?.get(cls);
+        const viaFail = this.next[(fail[state] ?? 0) * classes + cls] ?? 0;
+        if (child === undefined) {
+          this.next[state * classes + cls] = viaFail;
+        } else {
+          this.next[state * classes + cls] = child;
+          fail[child] = viaFail;
+          queue.push(child);
+        }
+      }
+    }
+    this.outStart = new Int32Array(states + 1);
+    let total = 0;
+    for (let s = 0; s < states; s += 1) {
+      this.outStart[s] = total;
+      total += ends[s]?.length ?? 0;
+    }
+    this.outStart[states] = total;
+    this.outIds = new Int32Array(total);
+    ends.forEach((list, s) => this.outIds.set(list, this.outStart[s] ?? 0));
+
+    this.stamps = new Uint32Array(needles.length);
+    this.hits = { has: (id) => this.stamps[id] === this.generation };
+  }
+
+  /** Scans `text`; the returned hits stay valid until the next `scan` of this scanner. */
+  scan(text: string): NeedleHits {
+    this.generation = (this.generation + 1) >>> 0;
+    if (this.generation === 0) {
+      // Wrapped after 2^32 scans: clear so that no old stamp reads as current.
+      this.stamps.fill(0);
+      this.generation = 1;
+    }
+    const { next, width, classOf, outStart, outIds, stamps, generation } = this;
+    let state = 0;
+    for (let i = 0; i < text.length; i += 1) {
+      const cls = classOf[text.charCodeAt(i)] ?? 0;
+      if (cls === 0) {
+        state = 0;
+        continue;
+      }
+      state = next[state * width + cls] ?? 0;
+      const from = outStart[state] ?? 0;
+      const to = outStart[state + 1] ?? 0;
+      for (let o = from; o < to; o += 1) stamps[outIds[o] ?? 0] = generation;
+    }
+    return this.hits;
+  }
+}
