@@ -1,5 +1,5 @@
 /**
- * `npm run bench:classify [-- --holdout] [-- --json]` — how well the classifier recognises real pages, and
+ * `npm run bench:classify [-- --holdout] [-- --json | --markdown]` — how well the classifier recognises real pages, and
  * what it costs (issue 27, points 5 and Acceptance).
  *
  * Recognition: the repository's real-page corpus (test/fixtures/real-pages; with --holdout also the
@@ -103,9 +103,9 @@ function printSet(result: SetResult): void {
 
 function main(): void {
   const args = process.argv.slice(2);
-  const unknown = args.filter((a) => a !== '--holdout' && a !== '--json');
+  const unknown = args.filter((a) => a !== '--holdout' && a !== '--json' && a !== '--markdown');
   if (unknown.length > 0) {
-    process.stderr.write(`bench:classify: unknown argument ${JSON.stringify(unknown[0])}; use --holdout and/or --json\n`);
+    process.stderr.write(`bench:classify: unknown argument ${JSON.stringify(unknown[0])}; use --holdout, --json or --markdown\n`);
     process.exitCode = 2;
     return;
   }
@@ -115,6 +115,11 @@ function main(): void {
   const cost = costs(readLabelledPages(CORPUS));
   if (json) {
     process.stdout.write(`${JSON.stringify({ sets, cost, costTargetUs: COST_TARGET_US })}\n`);
+    return;
+  }
+  if (args.includes('--markdown')) {
+    // For docs/classification.md: the same figures as Markdown tables, ready to paste.
+    for (const set of sets) process.stdout.write(`\n### ${set.set} (${set.pages} pages)\n\n${formatSummary(set.evaluations, true)}\n${formatComparison(set.evaluations, true)}`);
     return;
   }
   for (const set of sets) printSet(set);

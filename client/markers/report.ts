@@ -17,7 +17,11 @@ function cells(t: Tally & Rates): string[] {
   ];
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+function table(header: readonly string[], rows: readonly (readonly string[])[], markdown = false): string {
+  if (markdown) {
+    const md = (r: readonly string[]) => `| ${r.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`;
+    return [md(header), `|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows.map(md)].join('\n');
+  }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const render = (r: readonly string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [render(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(render)].join('\n');
@@ -32,7 +36,7 @@ export interface NamedEvaluation {
  * One table per mode: a row per vendor (and "all"), three columns per classifier (caught, right
  * class, false positives), so the product and its peer read side by side.
  */
-export function formatComparison(evaluations: readonly NamedEvaluation[]): string {
+export function formatComparison(evaluations: readonly NamedEvaluation[], markdown = false): string {
   const first = evaluations[0];
   if (first === undefined) return '';
   const out: string[] = [];
@@ -41,17 +45,17 @@ export function formatComparison(evaluations: readonly NamedEvaluation[]): strin
     const header = ['vendor (label)', ...evaluations.flatMap((e) => [`${e.name}: caught`, 'right class', 'FP on ok'])];
     const rows: string[][] = [['all', ...modes.flatMap((r) => cells(r.overall))]];
     for (const [v, vendor] of firstMode.vendors.entries()) rows.push([vendor.vendor, ...modes.flatMap((r) => cells(r.vendors[v]!))]);
-    out.push(`${MODE_TITLES[firstMode.mode]}\n${table(header, rows)}`);
+    out.push(`${markdown ? '**' : ''}${MODE_TITLES[firstMode.mode]}${markdown ? '**\n' : ''}\n${table(header, rows, markdown)}`);
   }
   return `${out.join('\n\n')}\n`;
 }
 
 /** The overall line per mode and classifier, the figures issue 27 asks for. */
-export function formatSummary(evaluations: readonly NamedEvaluation[]): string {
+export function formatSummary(evaluations: readonly NamedEvaluation[], markdown = false): string {
   const header = ['fed as', ...evaluations.flatMap((e) => [`${e.name}: caught`, 'right class', 'FP on ok'])];
   const first = evaluations[0]?.evaluation.modes ?? [];
   const rows = first.map((mode, m) => [MODE_TITLES[mode.mode], ...evaluations.flatMap((e) => cells(e.evaluation.modes[m]!.overall))]);
-  return `${table(header, rows)}\n`;
+  return `${table(header, rows, markdown)}\n`;
 }
 
 /** Per vendor recall and precision in one mode, for `markers test`. */
