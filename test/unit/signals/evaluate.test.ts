@@ -29,7 +29,9 @@ describe('eventFor: the event a crawler sends for a labelled page', () => {
   it('a large page is cut as the crawler cuts it, with its full size in bytes', () => {
     const big = 'a'.repeat(BODY_SAMPLE_CHARS + 500);
     const event = eventFor(page('big', big, { class: 'ok', vendor: 'none' }), 'body-only');
-    expect(event.bodySample).toHaveLength(BODY_SAMPLE_CHARS);
+    // At most the sample size (a head-and-tail cut may leave a character or two for its gap marker).
+    expect(event.bodySample!.length).toBeLessThanOrEqual(BODY_SAMPLE_CHARS);
+    expect(event.bodySample!.length).toBeGreaterThan(BODY_SAMPLE_CHARS - 64);
     expect(event.bytes).toBe(BODY_SAMPLE_CHARS + 500);
   });
 });
