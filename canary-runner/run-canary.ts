@@ -11,7 +11,8 @@ import { cutText } from '../common/well-formed';
 import { patternProblem } from '../canaries/pattern';
 import { resolveRoute } from '../canaries/routes';
 import type { CanaryResultKind } from '../canaries/types';
-import { compileClassifier, type Classifier } from '../signals/classify';
+import { compileClassifier, type Classifier, type MarkerCatalogue } from '../signals/classify';
+import { deploymentCatalogue } from '../config/marker-catalogue';
 import type { SiteClassifierConfigInput } from '../signals/config';
 import type { Outcome, RequestOutcomeEventInput } from '../signals/event';
 import { canaryEvent } from './event';
@@ -50,7 +51,7 @@ export interface CanaryRun {
   event: RequestOutcomeEventInput | null;
 }
 
-let defaultClassifier: Classifier | undefined;
+let defaultClassifier: { catalogue: MarkerCatalogue; classifier: Classifier } | undefined;
 
 /**
  * One run; its texts never hold the page URL's secrets, even when the page echoes its own URL
@@ -138,8 +139,11 @@ function runtimePatternProblem(definition: CanaryDefinition): string | undefined
   return undefined;
 }
 
+/** The site's classifier on the deployment's current marker catalogue (TARGET_HEALTH_MARKERS), as its traffic is classified at ingest. */
 function classifierOf(given: Classifier | SiteClassifierConfigInput | undefined): Classifier {
   if (typeof given === 'function') return given;
-  if (given !== undefined) return compileClassifier(given);
-  return (defaultClassifier ??= compileClassifier());
+  const catalogue = deploymentCatalogue().current();
+  if (given !== undefined) return compileClassifier(given, catalogue);
+  if (defaultClassifier?.catalogue !== catalogue) defaultClassifier = { catalogue, classifier: compileClassifier({}, catalogue) };
+  return defaultClassifier.classifier;
 }

@@ -32,6 +32,8 @@ const COMMANDS: Record<string, () => Register> = {
   score: () => (require('./commands/score') as Record<'registerScoreCommand', Register>).registerScoreCommand,
   simulate: () => (require('./commands/simulate') as Record<'registerSimulateCommand', Register>).registerSimulateCommand,
   backtest: () => (require('./commands/backtest') as Record<'registerBacktestCommand', Register>).registerBacktestCommand,
+  classify: () => (require('./commands/classify') as Record<'registerClassifyCommand', Register>).registerClassifyCommand,
+  markers: () => (require('./commands/markers') as Record<'registerMarkersCommand', Register>).registerMarkersCommand,
   api: () => (require('./commands/api') as Record<'registerApiCommand', Register>).registerApiCommand,
   token: () => (require('./commands/token') as Record<'registerTokenCommand', Register>).registerTokenCommand,
   temporal: () => (require('./commands/temporal') as Record<'registerTemporalCommand', Register>).registerTemporalCommand,

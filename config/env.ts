@@ -171,6 +171,16 @@ export function loadOptionalDatabaseUrl(env: Env = process.env): string | undefi
   return env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? undefined : loadDatabaseUrl(env);
 }
 
+/**
+ * TARGET_HEALTH_MARKERS: a deployment's marker file (docs/classification.md "Marker file"), or undefined
+ * (built-in markers only; an empty variable counts as unset). The file itself is read by
+ * config/marker-catalogue.ts, which names this variable in its errors.
+ */
+export function loadMarkerFilePath(env: Env = process.env): string | undefined {
+  if (env.TARGET_HEALTH_MARKERS === undefined || env.TARGET_HEALTH_MARKERS === '') return undefined;
+  return parseEnv(z.object({ TARGET_HEALTH_MARKERS: filePath.refine((v) => !v.includes('\u0000'), 'must be a file path') }), env).TARGET_HEALTH_MARKERS;
+}
+
 export function loadLogLevel(env: Env = process.env): LogLevel {
   return parseEnv(z.object({ LOG_LEVEL: logLevel.default('info') }), env).LOG_LEVEL;
 }

@@ -13,6 +13,12 @@ export interface MarkerMatch {
   evidence: MarkerEvidence;
   /** What matched, for the reason: a text, `title "…"` or `header name: value`. */
   matched: string;
+  /**
+   * Where the first body condition matched: a character offset into the scanned body (the sample's
+   * first characters, lower-cased), for explanations (`target-health classify`). Absent when only the
+   * title, headers or status matched.
+   */
+  offset?: number;
 }
 
 export interface CompiledMarker {
@@ -23,7 +29,9 @@ export interface CompiledMarker {
   match(view: PageView): MarkerMatch | undefined;
 }
 
-type Test = (view: PageView) => string | undefined;
+/** What a condition found ('' for a bare status match), and where in the body when it looked there. */
+type Found = { text: string; offset?: number };
+type Test = (view: PageView) => Found | undefined;
 
 const SNIPPET = 80;
 const snippet = (text: string): string => (text.length > SNIPPET ? `${text.slice(0, SNIPPET - 1)}…` : text);
@@ -42,7 +50,7 @@ export function compileMarker(spec: MarkerSpec, needles?: NeedleRegistry): Compi
   if (spec.statuses) {
     const statuses = new Set(spec.statuses);
     // First so a status mismatch skips the body scans.
-    tests.push((v) => (v.status !== undefined && statuses.has(v.status) ? '' : undefined));
+    tests.push((v) => (v.status !== undefined && statuses.has(v.status) ? { text: '' } : undefined));
   }
   if (spec.headers) {
     for (const condition of spec.headers) {
@@ -53,32 +61,35 @@ export function compileMarker(spec: MarkerSpec, needles?: NeedleRegistry): Compi
         if (value === undefined) return undefined;
         if (contains !== undefined && !value.includes(contains)) return undefined;
         if (regex !== undefined && !regex.test(value)) return undefined;
-        return `header ${condition.name}: ${snippet(value)}`;
+        return { text: `header ${condition.name}: ${snippet(value)}` };
       });
     }
   }
   if (spec.titleRegex !== undefined) {
     const regex = new RegExp(spec.titleRegex, 'i');
-    tests.push((v) => (v.title !== undefined && regex.test(v.title) ? `title "${snippet(v.title)}"` : undefined));
+    tests.push((v) => (v.title !== undefined && regex.test(v.title) ? { text: `title "${snippet(v.title)}"` } : undefined));
   }
   if (spec.bodyAll) {
     const texts = spec.bodyAll.map((n) => n.toLowerCase());
     const checks = texts.map(contains);
-    tests.push((v) => (checks.every((has) => has(v)) ? `"${texts.join('" + "')}"` : undefined));
+    tests.push((v) => (checks.every((has) => has(v)) ? { text: `"${texts.join('" + "')}"`, offset: v.body.indexOf(texts[0] ?? '') } : undefined));
   }
   if (spec.bodyAny) {
     const texts = spec.bodyAny.map((n) => n.toLowerCase());
     const checks = texts.map(contains);
     tests.push((v) => {
       const at = checks.findIndex((has) => has(v));
-      return at === -1 ? undefined : `"${texts[at] ?? ''}"`;
+      if (at === -1) return undefined;
+      const text = texts[at] ?? '';
+      // Where it is, for `target-health classify`: looked up only for the needle that matched.
+      return { text: `"${text}"`, offset: v.body.indexOf(text) };
     });
   }
   if (spec.bodyRegex !== undefined) {
     const regex = new RegExp(spec.bodyRegex, 'i');
     tests.push((v) => {
       const m = regex.exec(v.body);
-      return m ? `"${snippet(m[0])}"` : undefined;
+      return m ? { text: `"${snippet(m[0])}"`, offset: m.index } : undefined;
     });
   }
 
@@ -89,12 +100,16 @@ export function compileMarker(spec: MarkerSpec, needles?: NeedleRegistry): Compi
     evidence: spec.evidence,
     match(view) {
       const parts: string[] = [];
+      let offset: number | undefined;
       for (const test of tests) {
         const found = test(view);
         if (found === undefined) return undefined;
-        if (found !== '') parts.push(found);
+        if (found.text !== '') parts.push(found.text);
+        offset ??= found.offset;
       }
-      return { markerId: spec.id, vendor: spec.vendor, kind: spec.kind, evidence: spec.evidence, matched: parts.join(' and ') };
+      const match: MarkerMatch = { markerId: spec.id, vendor: spec.vendor, kind: spec.kind, evidence: spec.evidence, matched: parts.join(' and ') };
+      if (offset !== undefined) match.offset = offset;
+      return match;
     },
   };
 }

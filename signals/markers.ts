@@ -411,7 +411,8 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
     id: 'f5-asm-rejected',
     vendor: 'F5 BIG-IP ASM',
     kind: 'block',
-    bodyAll: ['the requested url was rejected', 'support id'],
+    bodyAny: ['your support id is', 'the requested url was rejected. please consult with your administrator'],
+    note: 'every F5 ASM blocking page, default or customised, ends with "Your support ID is: <20 digits>"',
   },
   {
     id: 'netscaler-appfw',

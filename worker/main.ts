@@ -4,6 +4,7 @@
  */
 import { runMain } from '../bootstrap/run-main';
 import { loadDatabaseUrl, loadLogLevel, loadTemporalSettings } from '../config/env';
+import { deploymentCatalogue } from '../config/marker-catalogue';
 import { createLogger } from '../logging/logger';
 import { startWorker } from './start-worker';
 
@@ -12,6 +13,8 @@ runMain('target-health worker', async () => {
   const temporal = loadTemporalSettings();
   const databaseUrl = loadDatabaseUrl();
   const logger = createLogger(logLevel, 'worker');
+  // The canaries' classifier uses the deployment's marker file: a bad one stops the worker here, in one line.
+  deploymentCatalogue();
   const started = await startWorker({ temporal, databaseUrl, logger });
   logger.info({ address: temporal.address, namespace: temporal.namespace, taskQueue: temporal.taskQueue }, 'worker polling');
   await started.run();

@@ -17,7 +17,8 @@ import { fastParseEvent } from '../../signals/fast-parse';
 import { EVENT_HORIZON, horizonProblem, type EventHorizon } from '../../signals/horizon';
 import { cutText, wellFormed } from '../../common/well-formed';
 import type { Pool } from '../pool';
-import type { Classification, Classifier, Norms } from '../../signals/classify';
+import type { Classification, Classifier, MarkerCatalogue, Norms } from '../../signals/classify';
+import { deploymentCatalogue } from '../../config/marker-catalogue';
 import {
   ALL_ROUTES,
   BatchAggregator,
@@ -116,6 +117,11 @@ export interface IngesterOptions {
   horizon?: EventHorizon;
   /** Route keys and page types per site and day with their own rows (cardinality.ts). */
   caps?: CardinalityCaps;
+  /**
+   * The marker catalogue events are classified with, asked for each batch (default: the deployment's,
+   * TARGET_HEALTH_MARKERS re-read when it changes, else the built-in one; config/marker-catalogue.ts).
+   */
+  catalogue?: () => MarkerCatalogue;
 }
 
 /** A batch's transaction is tried this often when it loses a deadlock or serialization conflict. */
@@ -152,7 +158,7 @@ function refusal(err: unknown): string {
 }
 
 export function createIngester(pool: Pool, options: IngesterOptions = {}): Ingester {
-  const contexts = createContextCache(pool);
+  const contexts = createContextCache(pool, undefined, undefined, options.catalogue ?? deploymentCatalogue().current);
   const cardinality = new CardinalityGuard(options.caps ?? DEFAULT_CARDINALITY_CAPS);
   const clock = options.clock ?? Date.now;
 

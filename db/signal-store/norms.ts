@@ -9,8 +9,13 @@
  * each day against everything stored before it. Writes by other ingesters (the CLI's other worker
  * threads, other recorders) are seen when the entry is read again, after `ttlMs` (5 minutes). Live, the
  * window of today holds no writes of today, so a steady feed reads each site's norms once per 5 minutes.
+ *
+ * The classifiers are compiled from the site's settings and the deployment's marker catalogue
+ * (`catalogue`, config/marker-catalogue.ts: re-read when its file changes): a cached classifier built
+ * from an older catalogue is compiled again on its next use, so the events after a marker-file change
+ * are classified with the new markers without waiting for the TTL.
  */
-import { compileClassifier, type Classifier, type Norms } from '../../signals/classify';
+import { BUILT_IN_CATALOGUE, compileClassifier, type Classifier, type MarkerCatalogue, type Norms } from '../../signals/classify';
 import { parseSiteClassifierConfig } from '../../signals/config';
 import type { Pool } from '../pool';
 import { DAY_MS, NORM_DAYS, normWindow, normsAsOf, type DayNorm } from './norms-as-of';
@@ -39,26 +44,40 @@ interface Entry<T> {
   loadedAt: number;
 }
 
+interface ClassifierEntry extends Entry<Classifier> {
+  catalogue: MarkerCatalogue;
+}
+
 /** Entries kept before expired ones are swept (a backfill over many sites and days). */
 const MAX_WINDOWS = 4_096;
 
-export function createContextCache(pool: Pool, ttlMs = 5 * 60_000, now: () => number = Date.now): ClassificationContextCache {
-  const classifiers = new Map<string, Entry<Classifier>>();
-  const loadingClassifiers = new Map<string, Promise<Classifier>>();
+export function createContextCache(
+  pool: Pool,
+  ttlMs = 5 * 60_000,
+  now: () => number = Date.now,
+  catalogue: () => MarkerCatalogue = () => BUILT_IN_CATALOGUE,
+): ClassificationContextCache {
+  const classifiers = new Map<string, ClassifierEntry>();
+  const loadingClassifiers = new Map<string, { promise: Promise<Classifier>; catalogue: MarkerCatalogue }>();
   const windows = new Map<string, Entry<NormWindow>>();
   /** Window loads in flight; `stale` once a write lands in their days (their result is then not kept). */
   const loadingWindows = new Map<string, { promise: Promise<NormWindow>; stale: boolean }>();
-  const defaultClassifier = compileClassifier({});
+  let defaults = { catalogue: catalogue(), classifier: compileClassifier({}, catalogue()) };
+  /** The classifier of a site without settings, for `markers` (compiled once per catalogue). */
+  const defaultClassifier = (markers: MarkerCatalogue): Classifier => {
+    if (defaults.catalogue !== markers) defaults = { catalogue: markers, classifier: compileClassifier({}, markers) };
+    return defaults.classifier;
+  };
   const windowKey = (site: string, day: number) => `${site}\u0000${day}`;
 
-  async function loadClassifier(site: string): Promise<Classifier> {
+  async function loadClassifier(site: string, markers: MarkerCatalogue): Promise<Classifier> {
     const { rows } = await pool.query<{ classifier: unknown }>("SELECT config -> 'classifier' AS classifier FROM sites WHERE site = $1", [site]);
     const raw = rows[0]?.classifier;
-    if (raw === undefined || raw === null) return defaultClassifier;
+    if (raw === undefined || raw === null) return defaultClassifier(markers);
     const parsed = parseSiteClassifierConfig(raw);
     // A bad stored config was refused when it was set; if one slipped in, classify with defaults
     // rather than refusing the site's traffic.
-    return parsed.ok ? compileClassifier(parsed.config) : defaultClassifier;
+    return parsed.ok ? compileClassifier(parsed.config, markers) : defaultClassifier(markers);
   }
 
   /** The site's rows of `[from, to)`, per page type: one read for all the windows a batch lacks. */
@@ -95,15 +114,22 @@ export function createContextCache(pool: Pool, ttlMs = 5 * 60_000, now: () => nu
 
   return {
     async classifier(site) {
+      const markers = catalogue();
       const hit = classifiers.get(site);
-      if (hit && now() - hit.loadedAt < ttlMs) return hit.value;
+      if (hit && hit.catalogue === markers && now() - hit.loadedAt < ttlMs) return hit.value;
       let pending = loadingClassifiers.get(site);
-      if (!pending) {
-        pending = loadClassifier(site).finally(() => loadingClassifiers.delete(site));
-        loadingClassifiers.set(site, pending);
+      if (!pending || pending.catalogue !== markers) {
+        const entry = { promise: loadClassifier(site, markers), catalogue: markers };
+        entry.promise
+          .finally(() => {
+            if (loadingClassifiers.get(site) === entry) loadingClassifiers.delete(site);
+          })
+          .catch(() => undefined);
+        loadingClassifiers.set(site, entry);
+        pending = entry;
       }
-      const value = await pending;
-      classifiers.set(site, { value, loadedAt: now() });
+      const value = await pending.promise;
+      classifiers.set(site, { value, loadedAt: now(), catalogue: pending.catalogue });
       return value;
     },
     async windows(site, days) {

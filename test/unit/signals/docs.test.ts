@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUILT_IN_MARKERS, classifyOutcome, parseEventLine, parseSiteClassifierConfig } from '../../../signals';
+import { parseMarkerFile } from '../../../signals/marker-file';
 
 const DOCS = join(__dirname, '..', '..', '..', 'docs');
 const read = (name: string): string => readFileSync(join(DOCS, name), 'utf8');
@@ -38,5 +39,10 @@ describe('docs/classification.md', () => {
   it('the example configuration is valid', () => {
     const [config] = jsonBlocks(doc);
     expect(parseSiteClassifierConfig(JSON.parse(config ?? 'null'))).toMatchObject({ ok: true });
+  });
+
+  it('the example marker file is valid', () => {
+    const file = jsonBlocks(doc).find((block) => block.includes('"version": 1') && block.includes('"disable"'));
+    expect(parseMarkerFile(JSON.parse(file ?? 'null'))).toMatchObject({ ok: true });
   });
 });
