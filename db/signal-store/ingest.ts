@@ -516,12 +516,19 @@ const COUNT_COLUMNS = [
   ['bytes', 'bytes'],
 ] as const satisfies ReadonlyArray<readonly [string, keyof RollupDelta]>;
 
+/** `"0,".repeat(n)` by n: a histogram of a few events is mostly leading zeros (latencies start near bucket 90). */
+const zeroRuns: string[] = [];
+
 function histLiteral(h: readonly number[] | null): string | null {
   if (!h) return null;
   // Trailing zeros carry nothing (th_hist_add treats missing buckets as 0): keep rows small.
   let end = h.length;
   while (end > 0 && h[end - 1] === 0) end--;
-  return `{${h.slice(0, end).join(',')}}`;
+  let start = 0;
+  while (start < end && h[start] === 0) start++;
+  let out = `{${(zeroRuns[start] ??= '0,'.repeat(start))}`;
+  for (let i = start; i < end; i++) out += i > start ? `,${h[i]!}` : String(h[i]!);
+  return `${out}}`;
 }
 
 async function upsertRollups(client: PoolClient, level: RollupLevel, deltas: readonly RollupDelta[]): Promise<void> {
