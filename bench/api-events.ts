@@ -22,6 +22,7 @@ import { normalPageHead, renderPage, type PageContext } from '../scenarios/pages
 import type { PageType } from '../scenarios/fleet';
 import { Rng } from '../scenarios/rng';
 import { generateEvents } from './event-generator';
+import { withTiles } from './realistic-events';
 import { cpuMs, treeCpuMs } from './proc-stats';
 import { fmt, heading, line, seconds, startBenchDb, type BenchDb } from './support';
 
@@ -35,13 +36,7 @@ const HOUR = 3_600_000;
 
 /** A product-grid page head cut at 4 KB: what a crawler sampling the first 4 KB of a normal page sends. */
 function normalBody(rng: Rng, c: PageContext): string {
-  let body = normalPageHead(rng, 'cloudflare', c).bodySample;
-  for (let tile = 0; body.length < BODY_SAMPLE_CHARS; tile++) {
-    body +=
-      `<article class="tile" data-sku="${rng.hex(8)}"><a href="/p/item-${rng.int(1, 99_999)}"><img src="/img/${rng.hex(12)}.webp" alt="Item ${tile}" loading="lazy" width="320" height="320">` +
-      `<h3 class="tile-title">Item ${tile}</h3></a><span class="price">€${rng.int(9, 499)}.${rng.int(10, 99)}</span><button class="add" data-id="${rng.int(1, 1e6)}">Add to cart</button></article>`;
-  }
-  return body.slice(0, BODY_SAMPLE_CHARS);
+  return withTiles(rng, normalPageHead(rng, 'cloudflare', c).bodySample, BODY_SAMPLE_CHARS);
 }
 
 /** Events from the store benchmark's generator, every tenth with a body sample (a block page when refused). */

@@ -179,13 +179,13 @@ const extraction = z
     }
   });
 
-const MAX_HEADERS = 200;
-const MAX_HEADER_VALUE = 4096;
-const MAX_HEADER_NAME = 256;
+export const MAX_HEADERS = 200;
+export const MAX_HEADER_VALUE = 4096;
+export const MAX_HEADER_NAME = 256;
 const HEADERS_HELP = 'an object of response headers like {"server": "cloudflare", "cf-mitigated": "challenge"}';
 const HEADER_VALUE_HELP = 'a header value (a string or a list of strings)';
 // Visible ASCII (no controls, no spaces inside): what HTTP allows in a field name, leniently.
-const HEADER_NAME = /^[\x21-\x7e]+$/;
+export const HEADER_NAME = /^[\x21-\x7e]+$/;
 
 /**
  * Response headers, validated by hand rather than with `z.record`: a record writes each key into a

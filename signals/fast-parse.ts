@@ -4,13 +4,19 @@
  *
  * It is *sound, not complete*: for any input it either returns exactly what `parseEvent` would return,
  * or `undefined`, and then the caller runs `parseEvent`, which decides and words the errors. Anything
- * unusual (headers, time zones other than Z, fractional epochs, unknown fields...) takes the slow path.
+ * unusual (header lists, time zones other than Z, fractional epochs, unknown fields...) takes the slow
+ * path. Headers with string values are taken here: refusal pages and sampled bodies come with their
+ * headers, and the schema's path cost those events several times what the rest of the line did.
  * test/unit/signals/fast-parse.test.ts checks the equivalence on generated valid and invalid events.
  */
 import {
   BODY_SAMPLE_CHARS,
   EXTRACTION_RESULTS,
+  HEADER_NAME,
   MAX_BYTES,
+  MAX_HEADER_NAME,
+  MAX_HEADER_VALUE,
+  MAX_HEADERS,
   MAX_INT32,
   MAX_LATENCY_MS,
   MAX_TITLE_CHARS,
@@ -112,6 +118,24 @@ function fastExtraction(raw: unknown): RequestOutcomeEvent['extraction'] | undef
   return out;
 }
 
+/** Headers as the schema normalises them (signals/event.ts), when every value is one string. */
+function fastHeaders(raw: unknown): Record<string, string> | undefined {
+  if (!isPlainObject(raw)) return undefined;
+  const names = Object.keys(raw);
+  if (names.length > MAX_HEADERS) return undefined;
+  // No prototype, as the schema keeps them: "__proto__" and "constructor" are header names like any.
+  const out = Object.create(null) as Record<string, string>;
+  for (const name of names) {
+    const value = raw[name];
+    const key = name.trim().toLowerCase();
+    if (typeof value !== 'string' || key.length > MAX_HEADER_NAME || !HEADER_NAME.test(key)) return undefined;
+    const text = classificationText(value, MAX_HEADER_VALUE);
+    const before = out[key];
+    out[key] = before === undefined ? text : `${before}\n${text}`;
+  }
+  return out;
+}
+
 /** The parsed event, or undefined: "ask parseEvent" (it may still be valid). */
 export function fastParseEvent(raw: unknown): RequestOutcomeEvent | undefined {
   if (!isPlainObject(raw)) return undefined;
@@ -185,8 +209,14 @@ export function fastParseEvent(raw: unknown): RequestOutcomeEvent | undefined {
         if (typeof v !== 'string') return undefined;
         event.bodySample = bodySampleOf(v, BODY_SAMPLE_CHARS);
         break;
+      case 'headers': {
+        const headers = fastHeaders(v);
+        if (!headers) return undefined;
+        event.headers = headers;
+        break;
+      }
       default:
-        // headers and anything unknown: the schema decides.
+        // Anything unknown: the schema decides.
         return undefined;
     }
   }

@@ -70,28 +70,15 @@ export interface RollupDelta {
   credits: number;
   canaryRuns: number;
   canaryFailures: number;
+  /**
+   * Counts per latency bucket on the all-routes row (null on route rows). As long as its highest
+   * non-empty bucket, not the scheme's 275: a minute of a few events fills a few buckets, and full-size
+   * arrays (allocated, copied and merged for every minute, hour and day delta) were the largest cost
+   * of aggregating a sparse batch (a back-fill over many sites and days). Missing buckets count 0, in
+   * SQL too (th_hist_add).
+   */
   latencyHist: number[] | null;
 }
-
-/** The additive fields of a delta: merging two deltas of one key adds these (and the histograms). */
-const SUMMED_FIELDS = [
-  'requests',
-  'ok',
-  'hardBlocks',
-  'challenges',
-  'softBlocks',
-  'errors',
-  'extractionOk',
-  'extractionMissing',
-  'extractionSchema',
-  'extractionEmpty',
-  'validRecords',
-  'retries',
-  'bytes',
-  'credits',
-  'canaryRuns',
-  'canaryFailures',
-] as const satisfies ReadonlyArray<keyof RollupDelta>;
 
 export interface NormDelta {
   site: string;
@@ -128,7 +115,7 @@ function emptyDelta(site: string, bucket: number, key: string, route: RequestOut
     credits: 0,
     canaryRuns: 0,
     canaryFailures: 0,
-    latencyHist: key === ALL_ROUTES ? emptyHistogram(LATENCY_HISTOGRAM) : null,
+    latencyHist: key === ALL_ROUTES ? [] : null,
   };
 }
 
@@ -169,11 +156,14 @@ function add(d: RollupDelta, e: RequestOutcomeEvent, c: Classification, latencyB
     d.canaryRuns += 1;
     if (c.outcome !== 'ok') d.canaryFailures += 1;
   }
-  if (d.latencyHist) d.latencyHist[latencyBucket] = (d.latencyHist[latencyBucket] ?? 0) + 1;
+  if (d.latencyHist) countInto(d.latencyHist, latencyBucket, 1);
 }
 
-/** Rollup levels coarser than a minute, derived from the minute deltas (a bucket of each contains whole minutes). */
-const COARSER_LEVELS = ['hour', 'day'] as const;
+/** Adds `n` to bucket `i` of a short histogram, growing it with zeros (kept packed: no holes). */
+function countInto(hist: number[], i: number, n: number): void {
+  while (hist.length <= i) hist.push(0);
+  hist[i]! += n;
+}
 
 /** The minute deltas of one (site, minute): the all-routes row and one per route. */
 interface MinuteSlot {
@@ -304,19 +294,10 @@ export class BatchAggregator {
         }
       }
     }
-    const out = { minute: minute.sort(compareDeltas) } as Record<RollupLevel, RollupDelta[]>;
-    for (const level of COARSER_LEVELS) {
-      const merged = new Map<string, RollupDelta>();
-      for (const d of minute) {
-        const bucket = bucketStart(level, d.bucket);
-        const key = `${d.site}\u0000${bucket}\u0000${d.routeKey}`;
-        const into = merged.get(key);
-        if (into) mergeDelta(into, d);
-        else merged.set(key, { ...d, bucket, latencyHist: d.latencyHist ? [...d.latencyHist] : null });
-      }
-      out[level] = [...merged.values()].sort(compareDeltas);
-    }
-    return out;
+    minute.sort(compareDeltas);
+    // Each level from the one below (day from hour: far fewer rows than minutes), in sorted runs.
+    const hour = coarser('hour', minute);
+    return { minute, hour, day: coarser('day', hour) };
   }
 
   /** Norm deltas sorted by key; page types that `keep` refuses are merged into {@link OTHER_PAGE_TYPE}. */
@@ -342,9 +323,52 @@ export class BatchAggregator {
   }
 }
 
+/**
+ * The deltas of a coarser level from finer ones sorted by (site, bucket): every (site, coarser bucket)
+ * is one contiguous run of them, merged by route key without building a key string per delta.
+ */
+function coarser(level: RollupLevel, finer: readonly RollupDelta[]): RollupDelta[] {
+  const out: RollupDelta[] = [];
+  const run = new Map<string, RollupDelta>();
+  let site = '';
+  let bucket = NaN;
+  for (const d of finer) {
+    const b = bucketStart(level, d.bucket);
+    if (b !== bucket || d.site !== site) {
+      for (const merged of run.values()) out.push(merged);
+      run.clear();
+      site = d.site;
+      bucket = b;
+    }
+    const into = run.get(d.routeKey);
+    if (into) mergeDelta(into, d);
+    else run.set(d.routeKey, { ...d, bucket: b, latencyHist: d.latencyHist ? d.latencyHist.slice() : null });
+  }
+  for (const merged of run.values()) out.push(merged);
+  return out.sort(compareDeltas);
+}
+
+/** Every additive field of a delta, one by one (a loop over field names was slower): runs per minute delta. */
 function mergeDelta(into: RollupDelta, d: RollupDelta): void {
-  for (const field of SUMMED_FIELDS) into[field] += d[field];
-  if (into.latencyHist && d.latencyHist) for (let i = 0; i < d.latencyHist.length; i++) into.latencyHist[i] = (into.latencyHist[i] ?? 0) + d.latencyHist[i]!;
+  into.requests += d.requests;
+  into.ok += d.ok;
+  into.hardBlocks += d.hardBlocks;
+  into.challenges += d.challenges;
+  into.softBlocks += d.softBlocks;
+  into.errors += d.errors;
+  into.extractionOk += d.extractionOk;
+  into.extractionMissing += d.extractionMissing;
+  into.extractionSchema += d.extractionSchema;
+  into.extractionEmpty += d.extractionEmpty;
+  into.validRecords += d.validRecords;
+  into.retries += d.retries;
+  into.bytes += d.bytes;
+  into.credits += d.credits;
+  into.canaryRuns += d.canaryRuns;
+  into.canaryFailures += d.canaryFailures;
+  const from = d.latencyHist;
+  const to = into.latencyHist;
+  if (to && from) for (let i = 0; i < from.length; i++) if (from[i] !== 0) countInto(to, i, from[i]!);
 }
 
 function mergeNorm(into: NormDelta, d: NormDelta): void {

@@ -25,13 +25,11 @@ import {
   OTHER_PAGE_TYPE,
   OTHER_ROUTES,
   ROLLUP_LEVELS,
-  ROLLUP_TABLE,
   bucketStart,
   type ClassifiedEvent,
   type DayKeys,
   type NormDelta,
   type RollupDelta,
-  type RollupLevel,
 } from './aggregate';
 import { CardinalityGuard, DEFAULT_CARDINALITY_CAPS, type CardinalityCaps } from './cardinality';
 import { createContextCache, type ClassificationContextCache, type NormWindow } from './norms';
@@ -40,6 +38,7 @@ import { boolArray, numberArray, textArray } from './array-literal';
 import { copyRaw, isUniqueViolation } from './copy-raw';
 import { CopyPayload } from './copy-payload';
 import { derivedEventId } from './derived-id';
+import { ensureRollupStage, histLiteral, upsertRollups } from './rollup-stage';
 import { ensurePartitions } from './partitions';
 import type { IngestResult, RejectedLine } from './types';
 
@@ -262,6 +261,7 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
       // A connection that failed below the SQL level (lost, or timed out on our side) is not reused.
       let broken: Error | undefined;
       try {
+        await ensureRollupStage(client);
         await client.query('BEGIN');
         // Decided on the whole batch before any row is written (see cardinality.ts for the lock).
         const admission = await cardinality.admit(client, aggregator.routeKeysByDay(), aggregator.pageTypesByDay());
@@ -504,60 +504,6 @@ async function insertRawSkippingRepeats(client: PoolClient, batch: readonly Clas
     // Delete as we go: of two events with one id in the same batch, only the first was inserted.
     return insertedKeys.delete(key);
   });
-}
-
-const COUNT_COLUMNS = [
-  ['requests', 'requests'],
-  ['ok', 'ok'],
-  ['hard_blocks', 'hardBlocks'],
-  ['challenges', 'challenges'],
-  ['soft_blocks', 'softBlocks'],
-  ['errors', 'errors'],
-  ['extraction_ok', 'extractionOk'],
-  ['extraction_missing', 'extractionMissing'],
-  ['extraction_schema', 'extractionSchema'],
-  ['extraction_empty', 'extractionEmpty'],
-  ['valid_records', 'validRecords'],
-  ['retries', 'retries'],
-  ['bytes', 'bytes'],
-] as const satisfies ReadonlyArray<readonly [string, keyof RollupDelta]>;
-
-function histLiteral(h: readonly number[] | null): string | null {
-  if (!h) return null;
-  // Trailing zeros carry nothing (th_hist_add treats missing buckets as 0): keep rows small.
-  let end = h.length;
-  while (end > 0 && h[end - 1] === 0) end--;
-  return `{${h.slice(0, end).join(',')}}`;
-}
-
-async function upsertRollups(client: PoolClient, level: RollupLevel, deltas: readonly RollupDelta[]): Promise<void> {
-  if (deltas.length === 0) return;
-  const table = ROLLUP_TABLE[level];
-  const counts = COUNT_COLUMNS.map(([, field]) => numberArray(deltas.map((d) => d[field])));
-  const params: unknown[] = [
-    textArray(deltas.map((d) => d.site)),
-    numberArray(deltas.map((d) => d.bucket)),
-    textArray(deltas.map((d) => d.routeKey)),
-    textArray(deltas.map((d) => d.country)),
-    textArray(deltas.map((d) => d.pool)),
-    textArray(deltas.map((d) => d.session)),
-    ...counts,
-    numberArray(deltas.map((d) => d.credits)),
-    numberArray(deltas.map((d) => d.canaryRuns)),
-    numberArray(deltas.map((d) => d.canaryFailures)),
-    textArray(deltas.map((d) => histLiteral(d.latencyHist))),
-  ];
-  const countCols = COUNT_COLUMNS.map(([c]) => c);
-  const allCols = [...countCols, 'credits', 'canary_runs', 'canary_failures'];
-  const unnestTypes = ['text', 'float8', 'text', 'text', 'text', 'text', ...countCols.map(() => 'bigint'), 'float8', 'bigint', 'bigint', 'text'];
-  const sql = `INSERT INTO ${table} AS r (site, bucket, route_key, country, pool, session, ${allCols.join(', ')}, latency_hist)
-    SELECT site, to_timestamp(bucket / 1000.0), route_key, country, pool, session, ${allCols.join(', ')}, latency_hist::int[]
-    FROM unnest(${unnestTypes.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
-      AS t(site, bucket, route_key, country, pool, session, ${allCols.join(', ')}, latency_hist)
-    ON CONFLICT (site, bucket, route_key) DO UPDATE SET
-      ${allCols.map((c) => `${c} = r.${c} + EXCLUDED.${c}`).join(',\n      ')},
-      latency_hist = th_hist_add(r.latency_hist, EXCLUDED.latency_hist)`;
-  await client.query(sql, params);
 }
 
 async function upsertNorms(client: PoolClient, deltas: readonly NormDelta[]): Promise<void> {

@@ -12,6 +12,7 @@ import { LATENCY_HISTOGRAM, nearestRank } from '../../signals/histogram';
 import { EMBEDDED_POSTGRES_SETTINGS } from '../../stack/embedded-postgres';
 import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
 import { env } from '../helpers/services';
+import { createPool } from '../../db/pool';
 
 // This file adds triggers to the store's tables: it works in a database of its own.
 let db: PrivateDatabase;
@@ -199,6 +200,41 @@ test('a batch that loses a deadlock is run again, whole, and counted once', asyn
     expect(rows[0]).toEqual({ raw: '50', rolled: '50', attempts: '51' });
   } finally {
     await db.pool.query(`DROP TRIGGER ${name} ON request_events`);
+    await db.pool.query(`DROP FUNCTION ${name}()`);
+    await db.pool.query(`DROP SEQUENCE ${name}`);
+  }
+});
+
+test('rows staged for the rollups go with a rolled-back attempt: the retry on the same connection counts each event once', async () => {
+  const site = newSite();
+  // One connection, so the retry reuses the staging tables of the failed attempt. It fails at the hour
+  // rollup, after the minute rows were staged and added and the hour rows staged.
+  const pool = createPool(db.url, 1);
+  const name = `th_test_stage_${randomUUID().slice(0, 8)}`;
+  await db.pool.query(`CREATE SEQUENCE ${name}`);
+  await db.pool.query(
+    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+       IF nextval('${name}') = 1 THEN RAISE EXCEPTION 'deadlock detected (test)' USING ERRCODE = '40P01'; END IF;
+       RETURN NEW; END $$`,
+  );
+  await db.pool.query(`CREATE TRIGGER ${name} BEFORE INSERT ON rollup_hour FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE FUNCTION ${name}()`);
+  try {
+    const ingester = createIngester(pool);
+    const now = Date.now();
+    const batch = (from: number) => Array.from({ length: 40 }, (_, i) => ({ eventId: `s${from + i}`, ts: now - (from + i) * 61_000, site, route: { country: 'DE' }, status: 200, latencyMs: 20 + i }));
+    expect(await ingester.ingest(batch(0))).toMatchObject({ inserted: 40 });
+    // The next batch on that connection starts from empty staging tables too (ON COMMIT DELETE ROWS).
+    expect(await ingester.ingest(batch(40))).toMatchObject({ inserted: 40 });
+    const { rows } = await db.pool.query<{ level: string; requests: string }>(
+      `SELECT 'minute' AS level, sum(requests) AS requests FROM rollup_minute WHERE site = $1 AND route_key = '*'
+       UNION ALL SELECT 'hour', sum(requests) FROM rollup_hour WHERE site = $1 AND route_key = '*'
+       UNION ALL SELECT 'day', sum(requests) FROM rollup_day WHERE site = $1 AND route_key <> '*'`,
+      [site],
+    );
+    expect(Object.fromEntries(rows.map((r) => [r.level, Number(r.requests)]))).toEqual({ minute: 80, hour: 80, day: 80 });
+  } finally {
+    await pool.end();
+    await db.pool.query(`DROP TRIGGER ${name} ON rollup_hour`);
     await db.pool.query(`DROP FUNCTION ${name}()`);
     await db.pool.query(`DROP SEQUENCE ${name}`);
   }

@@ -40,25 +40,54 @@ const classifiedArb: fc.Arbitrary<ClassifiedEvent> = fc
     return { event, classification: { outcome: r.outcome, rule: 'status', reason: 'test' } };
   });
 
+/** Every additive field of a delta (requests aside): each must add up at every level. */
+const COUNTED = [
+  'ok',
+  'hardBlocks',
+  'challenges',
+  'softBlocks',
+  'errors',
+  'extractionOk',
+  'extractionMissing',
+  'extractionSchema',
+  'extractionEmpty',
+  'validRecords',
+  'retries',
+  'bytes',
+  'credits',
+  'canaryRuns',
+  'canaryFailures',
+] as const satisfies ReadonlyArray<keyof RollupDelta>;
+
 /** The definition: every event counted into its (site, bucket, route) row and the all-routes row. */
 function direct(events: readonly ClassifiedEvent[], level: RollupLevel): Map<string, Partial<RollupDelta>> {
-  const out = new Map<string, Partial<RollupDelta> & { requests: number; hist: Map<number, number> }>();
-  const emptyRow = () => ({ requests: 0, ok: 0, softBlocks: 0, extractionOk: 0, retries: 0, bytes: 0, credits: 0, canaryRuns: 0, canaryFailures: 0, hist: new Map<number, number>() });
+  type Row = Record<(typeof COUNTED)[number], number> & { requests: number; hist: Map<number, number> };
+  const out = new Map<string, Row>();
+  const emptyRow = (): Row => ({ ...(Object.fromEntries(COUNTED.map((f) => [f, 0])) as Record<(typeof COUNTED)[number], number>), requests: 0, hist: new Map<number, number>() });
   for (const { event: e, classification: c } of events) {
     const bucket = bucketStart(level, e.ts);
     for (const rk of [ALL_ROUTES, routeKey(e.route)]) {
       const key = `${e.site} ${bucket} ${rk}`;
       const d = out.get(key) ?? emptyRow();
       d.requests += 1;
-      if (c.outcome === 'ok') d.ok! += 1;
-      if (c.outcome === 'soft_block') d.softBlocks! += 1;
-      if (e.extraction?.result === 'ok' && ['ok', 'error'].includes(c.outcome)) d.extractionOk! += 1;
-      d.retries! += e.retries ?? 0;
-      d.bytes! += e.bytes ?? 0;
-      d.credits! += e.credits ?? 0;
+      if (c.outcome === 'ok') d.ok += 1;
+      if (c.outcome === 'hard_block') d.hardBlocks += 1;
+      if (c.outcome === 'challenge') d.challenges += 1;
+      if (c.outcome === 'soft_block') d.softBlocks += 1;
+      if (c.outcome === 'error') d.errors += 1;
+      if (['ok', 'error'].includes(c.outcome)) {
+        if (e.extraction?.result === 'ok') d.extractionOk += 1;
+        if (e.extraction?.result === 'missing_fields') d.extractionMissing += 1;
+        if (e.extraction?.result === 'schema_mismatch') d.extractionSchema += 1;
+        if (e.extraction?.result === 'empty') d.extractionEmpty += 1;
+      }
+      d.validRecords += e.extraction?.validRecords ?? 0;
+      d.retries += e.retries ?? 0;
+      d.bytes += e.bytes ?? 0;
+      d.credits += e.credits ?? 0;
       if (e.canary) {
-        d.canaryRuns! += 1;
-        if (c.outcome !== 'ok') d.canaryFailures! += 1;
+        d.canaryRuns += 1;
+        if (c.outcome !== 'ok') d.canaryFailures += 1;
       }
       if (rk === ALL_ROUTES) {
         const b = bucketIndex(LATENCY_HISTOGRAM, e.latencyMs);
@@ -75,18 +104,7 @@ function summarise(deltas: readonly RollupDelta[]): Map<string, Partial<RollupDe
   for (const d of deltas) {
     const hist = new Map<number, number>();
     d.latencyHist?.forEach((n, i) => n > 0 && hist.set(i, n));
-    out.set(`${d.site} ${d.bucket} ${d.routeKey}`, {
-      requests: d.requests,
-      ok: d.ok,
-      softBlocks: d.softBlocks,
-      extractionOk: d.extractionOk,
-      retries: d.retries,
-      bytes: d.bytes,
-      credits: d.credits,
-      canaryRuns: d.canaryRuns,
-      canaryFailures: d.canaryFailures,
-      hist,
-    });
+    out.set(`${d.site} ${d.bucket} ${d.routeKey}`, { ...Object.fromEntries(COUNTED.map((f) => [f, d[f]])), requests: d.requests, hist });
   }
   return out;
 }

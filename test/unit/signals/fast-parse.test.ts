@@ -31,6 +31,21 @@ const validEvent = fc.record(
     outcome: fc.constantFrom('ok', 'hard_block', 'challenge', 'soft_block', 'error'),
     title: fc.string({ maxLength: 30 }),
     bodySample: fc.string({ maxLength: 50 }),
+    // Names that collide once lower-cased, that objects treat specially, or that the schema refuses;
+    // values that are lists (the schema's path) or longer than the schema keeps.
+    headers: fc
+      .array(
+        fc.tuple(
+          fc.constantFrom('Server', 'server', ' CF-Ray ', 'cf-mitigated', '__proto__', 'constructor', 'x-datadome', 'bad name', ''),
+          fc.oneof(fc.string({ maxLength: 20 }), fc.constant('x'.repeat(5_000)), fc.array(fc.string({ maxLength: 5 }), { maxLength: 2 })),
+        ),
+        { maxLength: 4 },
+      )
+      .map((pairs) => {
+        const out: Record<string, unknown> = {};
+        for (const [k, v] of pairs) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+        return out;
+      }),
   },
   { requiredKeys: ['ts', 'site', 'status', 'latencyMs'] },
 );
