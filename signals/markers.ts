@@ -44,6 +44,8 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
     vendor: 'Cloudflare',
     kind: 'challenge',
     // Only the orchestrate path: /cdn-cgi/challenge-platform/scripts/jsd/main.js is on normal pages.
+    // The needle gates the regex: found by the catalogue's one-pass scan, so most pages never run it.
+    bodyAny: ['/cdn-cgi/challenge-platform/'],
     bodyRegex: '/cdn-cgi/challenge-platform/(?:h/[a-z]/)?orchestrate/',
   },
   {
@@ -94,6 +96,7 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
     kind: 'block',
     evidence: 'weak',
     // 1006-1009 banned IP/country, 1010 browser signature, 1012 access denied, 1015 rate limited, 1020 firewall.
+    bodyAny: ['error code'],
     bodyRegex: 'error code:? ?10(?:0[6-9]|1[0-25]|20)\\b',
   },
   {
@@ -191,6 +194,7 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
     vendor: 'DataDome',
     kind: 'block',
     // The dd={…} object of DataDome's 403 page: 't':'bv' is a banned visitor (no captcha to solve).
+    bodyAny: ["'t':'bv'"],
     bodyRegex: "dd=\\{[^}]{0,400}'t':'bv'",
   },
   {
