@@ -87,7 +87,7 @@ export async function createScratchDatabases(databaseUrl: string): Promise<Scrat
   } catch (err) {
     throw new UserError(
       `DATABASE_URL: cannot create a scratch database on PostgreSQL at ${describeDatabaseUrl(databaseUrl)} (${describePgError(err)}); ` +
-        'the backtest needs a user allowed to create databases (CREATEDB)',
+        'the backtest needs a user allowed to create databases (CREATEDB), or DATABASE_URL unset to run on a private temporary PostgreSQL',
     );
   }
   live.set(template, null);

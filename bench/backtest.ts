@@ -17,10 +17,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatScorecardJson, formatScorecardText } from '../backtest/format';
+import { startPrivateBacktestServer } from '../backtest/private-server';
 import { runBacktest } from '../backtest/run';
 import { replaySite } from '../replay/engine';
 import { SCENARIO_NAMES } from '../scenarios';
-import { fmt, heading, line, startBenchDb } from './support';
+import { fmt, heading, line } from './support';
 
 const DAY_MS = 86_400_000;
 const CLI = join(__dirname, '..', '..', 'bin', 'target-health.js');
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
   const json = process.argv.includes('--json');
   const dir = mkdtempSync(join(tmpdir(), 'th-bench-backtest-'));
   const end = Math.floor(Date.now() / DAY_MS) * DAY_MS;
-  const db = await startBenchDb();
+  const db = await startPrivateBacktestServer();
   try {
     heading(`Generating the ${SCENARIO_NAMES.length} scenarios into ${dir} (target-health simulate all)`);
     const genStart = Date.now();

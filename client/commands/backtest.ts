@@ -2,14 +2,18 @@
  * `target-health backtest <dir> [--config file.json] [--tick 60s] [--json] [--keep]`: replays every
  * scenario of a directory (`target-health simulate all --out <dir>`) with the loop's own code in scratch
  * databases and prints the scorecard against each scenario's truth, beside simple reference rules
- * (backtest/). Nothing is written to the live database's tables.
+ * (backtest/). Nothing is written to the live database's tables. Without DATABASE_URL the scratch
+ * databases live on a private temporary PostgreSQL (backtest/private-server.ts); with it, on that
+ * server, whose user then needs CREATEDB.
  *
  * Exit codes: 0 the scorecard was printed; 2 bad input (directory, truth or events file, --config,
  * --tick, DATABASE_URL) — one line naming the file or field; 3 the database failed partway.
  */
 import type { Command } from 'commander';
-import { loadDatabaseUrl } from '../../config/env';
+import { UserError } from '../../common/user-error';
+import { loadOptionalDatabaseUrl } from '../../config/env';
 import { formatScorecardJson, formatScorecardText } from '../../backtest/format';
+import { withBacktestServer } from '../../backtest/private-server';
 import { runBacktest } from '../../backtest/run';
 import { replaySite } from '../../replay/engine';
 import { parseDuration } from '../durations';
@@ -32,17 +36,22 @@ export function registerBacktestCommand(program: Command): void {
     .option('--keep', 'keep each scenario\'s scratch database (their names are printed) instead of dropping it')
     .action(async (dir: string, options: BacktestCommandOptions) => {
       const tickMs = parseDuration('--tick', options.tick);
-      const databaseUrl = loadDatabaseUrl();
+      const databaseUrl = loadOptionalDatabaseUrl();
+      if (databaseUrl === undefined && options.keep === true) {
+        throw new UserError('--keep: needs DATABASE_URL (the scratch databases are kept on that server); without it the backtest runs on a private PostgreSQL that is removed at the end');
+      }
       const progress = process.stderr.isTTY === true ? (line: string) => process.stderr.write(`${line}\n`) : undefined;
-      const result = await runBacktest({
-        dir,
-        databaseUrl,
-        tickMs,
-        ...(options.config !== undefined ? { configPath: options.config } : {}),
-        keep: options.keep === true,
-        replaySite,
-        ...(progress ? { onProgress: progress } : {}),
-      });
+      const result = await withBacktestServer(databaseUrl, (url) =>
+        runBacktest({
+          dir,
+          databaseUrl: url,
+          tickMs,
+          ...(options.config !== undefined ? { configPath: options.config } : {}),
+          keep: options.keep === true,
+          replaySite,
+          ...(progress ? { onProgress: progress } : {}),
+        }),
+      );
       process.stdout.write(options.json ? formatScorecardJson(result) : formatScorecardText(result));
     });
 }

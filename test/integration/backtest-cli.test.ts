@@ -6,7 +6,9 @@
  * database is left behind. Then the mistakes a user makes: each one line naming the file or field,
  * exit 2, nothing left behind. And a scenario written days ago, moved into the store's horizon.
  */
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPool, type Pool } from '../../db/pool';
 import type { Scorecard, ScenarioScore } from '../../backtest/scorecard';
@@ -167,3 +169,37 @@ test('a scenario written days ago is moved by whole days into the horizon; --kee
   // Nothing else of that run was kept (its template is dropped).
   expect((await scratchDatabases()).filter((n) => n.startsWith(timing.database!.replace(/_1$/, '')))).toEqual([]);
 }, 120_000);
+
+test('without DATABASE_URL: on a private temporary PostgreSQL, removed at the end; --keep then needs DATABASE_URL', async () => {
+  const before = await scratchDatabases();
+  const noDb = (args: string[]) => run(CLI, args, cleanEnv({}));
+  const tmpBefore = readdirSync(tmpdir()).filter((n) => n.startsWith('th-backtest-pg-'));
+  const result = await noDb(['backtest', dir, '--json', '--tick', '10m']);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  const out = JSON.parse(result.stdout) as { scorecard: Scorecard };
+  expect(out.scorecard.overall).toMatchObject({ scenarios: 2, missedPauses: 0, falsePauses: 0 });
+  // The private server's folder is gone, and the live server got no scratch database.
+  expect(readdirSync(tmpdir()).filter((n) => n.startsWith('th-backtest-pg-'))).toEqual(tmpBefore);
+  expect(await scratchDatabases()).toEqual(before);
+
+  const keep = await noDb(['backtest', dir, '--keep']);
+  expect({ code: keep.code, stderr: keep.stderr.trim(), stdout: keep.stdout }).toEqual({ code: 2, stderr: expect.stringMatching(/^target-health: --keep: needs DATABASE_URL/), stdout: '' });
+}, 300_000);
+
+test('a DATABASE_URL user without CREATEDB is told so, and how to run without it', async () => {
+  const role = `th_nocreatedb_${process.pid}`;
+  const password = randomBytes(12).toString('hex');
+  await pool.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}' NOCREATEDB`);
+  try {
+    const url = new URL(env('DATABASE_URL'));
+    url.username = role;
+    url.password = password;
+    const r = await run(CLI, ['backtest', dir], cleanEnv({ DATABASE_URL: url.toString() }));
+    expect({ code: r.code, lines: r.stderr.trim().split('\n').length }).toEqual({ code: 2, lines: 1 });
+    expect(r.stderr).toMatch(/cannot create a scratch database .*CREATEDB\), or DATABASE_URL unset to run on a private temporary PostgreSQL/);
+    expect(r.stderr).not.toContain(password);
+  } finally {
+    await pool.query(`DROP ROLE ${role}`);
+  }
+}, 60_000);
