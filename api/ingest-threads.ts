@@ -21,6 +21,8 @@ export interface IngestThreadsOptions {
   timeoutMs?: number;
   /** Waiting longer for a connection fails the batch too (default 10 s). */
   connectTimeoutMs?: number;
+  /** Days of minute rollups kept (TARGET_HEALTH_MINUTE_DAYS); absent: every minute row. */
+  minuteDays?: number;
 }
 
 type Done = Extract<BatchResult, { type: 'done' }>;
@@ -37,7 +39,9 @@ export class IngestThreads {
   private readonly settings: WorkerSettings;
 
   constructor(private readonly options: IngestThreadsOptions) {
-    this.settings = { databaseUrl: options.databaseUrl, timeoutMs: options.timeoutMs ?? 60_000, ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }) };
+    this.settings = { databaseUrl: options.databaseUrl, timeoutMs: options.timeoutMs ?? 60_000, ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+      ...(options.minuteDays === undefined ? {} : { minuteDays: options.minuteDays }),
+    };
     const n = options.threads ?? Math.min(4, Math.max(2, availableParallelism()));
     for (let i = 0; i < n; i++) this.slots.push(this.spawn());
   }

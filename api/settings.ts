@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { UserError } from '../common/user-error';
 import { formatIssues } from '../common/zod-issues';
+import { DEFAULT_MINUTE_DAYS } from '../config/env';
 
 const int = (what: string, min: number, max: number) =>
   z.coerce.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(min, { error: `must be ${what}` }).max(max, { error: `must be ${what}` });
@@ -15,6 +16,8 @@ export const apiEnvSchema = z.object({
   TH_API_RATE_LIMIT: int('a number of requests per minute of at least 1', 1, 10_000_000).default(6_000),
   /** Origins allowed by CORS, comma-separated; empty (the default): CORS off. */
   TH_API_CORS_ORIGINS: z.string().default(''),
+  /** Days of minute rollups kept: events older than that get no minute rows (config/env.ts loadMinuteDays). */
+  TARGET_HEALTH_MINUTE_DAYS: int('a number of days (2-3650)', 2, 3_650).default(DEFAULT_MINUTE_DAYS),
 });
 export type ApiSettings = z.output<typeof apiEnvSchema>;
 

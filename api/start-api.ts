@@ -36,9 +36,10 @@ export const API_POOL_TIMEOUTS: PoolTimeouts = { connectMs: 3_000, statementMs: 
 export const API_INGEST_TIMEOUTS: PoolTimeouts = { connectMs: 3_000, statementMs: 8_000 };
 
 /** The API's ingest threads on `databaseUrl`, running the compiled worker `script`, with {@link API_INGEST_TIMEOUTS}. */
-export const apiIngestThreads = (script: string, databaseUrl: string): IngestThreadsOptions => ({
+export const apiIngestThreads = (script: string, databaseUrl: string, minuteDays?: number): IngestThreadsOptions => ({
   script,
   databaseUrl,
+  ...(minuteDays === undefined ? {} : { minuteDays }),
   timeoutMs: API_INGEST_TIMEOUTS.statementMs,
   connectTimeoutMs: API_INGEST_TIMEOUTS.connectMs,
 });
@@ -62,7 +63,7 @@ export async function startApi(opts: { databaseUrl: string; temporal: TemporalSe
   };
   // NDJSON event bodies go to worker threads (the compiled worker of `target-health ingest`).
   const script = join(__dirname, '..', 'client', 'ingest-worker.js');
-  const ingestThreads = existsSync(script) ? apiIngestThreads(script, opts.databaseUrl) : undefined;
+  const ingestThreads = existsSync(script) ? apiIngestThreads(script, opts.databaseUrl, opts.settings.TARGET_HEALTH_MINUTE_DAYS) : undefined;
   const app = await buildApi({ pool, temporal, taskQueue: opts.temporal.taskQueue, logger: opts.logger, settings: opts.settings, ...(ingestThreads ? { ingestThreads } : {}) });
   const address = await app.listen({ host: opts.settings.TH_API_HOST, port: opts.settings.TH_API_PORT });
   return {

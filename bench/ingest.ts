@@ -15,6 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, createWriteStream, fsyncSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { loadMinuteDays } from '../config/env';
 import { createIngester } from '../db/signal-store/ingest';
 import { ensurePartitions } from '../db/signal-store/partitions';
 import { readSiteWindows } from '../db/signal-store/read-windows';
@@ -76,6 +77,7 @@ async function benchRecorder(db: BenchDb, now: number, mix: Mix): Promise<Ingest
   const samples: Array<{ at: bigint; stored: number }> = [];
   const sampler = setInterval(() => samples.push({ at: process.hrtime.bigint(), stored: recorder.stats().stored }), 1_000);
   // Events are made one at a time, as a crawler makes them (their making is inside the timing).
+  const startedAt = Date.now();
   const t = process.hrtime.bigint();
   const cpu = cpuMeter(db);
   for (const e of events) {
@@ -87,7 +89,7 @@ async function benchRecorder(db: BenchDb, now: number, mix: Mix): Promise<Ingest
   clearInterval(sampler);
   const stats = recorder.stats();
   if (stats.stored !== INGEST_EVENTS) throw new Error(`recorder stored ${stats.stored} of ${INGEST_EVENTS} (${JSON.stringify(stats)})`);
-  await checkStored(db, sites);
+  await checkStored(db, sites, startedAt);
   // Rates between consecutive samples; the first stretch (the pipeline filling) is left out.
   const rates = samples.slice(2).map((x, i) => (x.stored - samples[i + 1]!.stored) / (Number(x.at - samples[i + 1]!.at) / 1e9));
   return { rate: INGEST_EVENTS / s, nodeCpuUs: used.ownMs * 1000 / INGEST_EVENTS, postgresCpuUs: used.postgresMs * 1000 / INGEST_EVENTS, ...(rates.length > 0 ? { slowestSecond: Math.min(...rates) } : {}) };
@@ -109,18 +111,29 @@ function cpuMeter(db: BenchDb): { stop(): { ownMs: number; childrenMs: number; p
   };
 }
 
-/** Every event is in the raw table and in the rollups of every level: the rate counts finished work. */
-async function checkStored(db: BenchDb, sites: readonly string[]): Promise<void> {
-  const { rows } = await db.pool.query<{ raw: string; minute: string; hour: string; day: string }>(
+/**
+ * Every event is in the raw table and in the hour and day rollups, and every event of the days that
+ * keep minute rollups (TARGET_HEALTH_MINUTE_DAYS, as ingest does) in the minute rollups: the rate
+ * counts finished work. `startedAt`: when the run began (a run across UTC midnight may have judged
+ * its first batches by the day before).
+ */
+async function checkStored(db: BenchDb, sites: readonly string[], startedAt: number): Promise<void> {
+  const firstMinuteDay = (at: number) => new Date(Math.floor((at - loadMinuteDays() * DAY) / DAY) * DAY);
+  const { rows } = await db.pool.query<{ raw: string; minute: string; hour: string; day: string; minute_days: string; minute_days_before: string }>(
     `SELECT (SELECT count(*) FROM request_events WHERE site = ANY($1::text[])) AS raw,
             (SELECT sum(requests) FROM rollup_minute WHERE site = ANY($1::text[]) AND route_key = '*') AS minute,
             (SELECT sum(requests) FROM rollup_hour WHERE site = ANY($1::text[]) AND route_key = '*') AS hour,
-            (SELECT sum(requests) FROM rollup_day WHERE site = ANY($1::text[]) AND route_key = '*') AS day`,
-    [sites],
+            (SELECT sum(requests) FROM rollup_day WHERE site = ANY($1::text[]) AND route_key = '*') AS day,
+            (SELECT count(*) FROM request_events WHERE site = ANY($1::text[]) AND ts >= $2) AS minute_days,
+            (SELECT count(*) FROM request_events WHERE site = ANY($1::text[]) AND ts >= $3) AS minute_days_before`,
+    [sites, firstMinuteDay(Date.now()), firstMinuteDay(startedAt)],
   );
   const r = rows[0]!;
-  for (const [what, n] of Object.entries(r)) {
-    if (Number(n) !== INGEST_EVENTS) throw new Error(`${sites[0]}…: ${what} holds ${n} events, expected ${INGEST_EVENTS}`);
+  for (const what of ['raw', 'hour', 'day'] as const) {
+    if (Number(r[what]) !== INGEST_EVENTS) throw new Error(`${sites[0]}…: ${what} holds ${r[what]} events, expected ${INGEST_EVENTS}`);
+  }
+  if (r.minute !== r.minute_days && r.minute !== r.minute_days_before) {
+    throw new Error(`${sites[0]}…: minute rollups hold ${r.minute} events, expected the ${r.minute_days} of the days that keep minute rows`);
   }
 }
 
@@ -138,6 +151,7 @@ async function benchCli(db: BenchDb, now: number, mix: Mix): Promise<IngestRun> 
   const fd = openSync(file, 'r+');
   fsyncSync(fd);
   closeSync(fd);
+  const startedAt = Date.now();
   const t = process.hrtime.bigint();
   const cpu = cpuMeter(db);
   const run = spawnSync(process.execPath, [join(__dirname, '..', 'client', 'main.js'), 'ingest', file, '--json', '--no-progress'], {
@@ -149,7 +163,7 @@ async function benchCli(db: BenchDb, now: number, mix: Mix): Promise<IngestRun> 
   if (run.status !== 0) throw new Error(`ingest CLI failed: ${run.stderr}`);
   const summary = JSON.parse(run.stdout) as { inserted: number };
   if (summary.inserted !== INGEST_EVENTS) throw new Error(`CLI stored ${summary.inserted} of ${INGEST_EVENTS}`);
-  await checkStored(db, sites);
+  await checkStored(db, sites, startedAt);
   return { rate: INGEST_EVENTS / s, nodeCpuUs: used.childrenMs * 1000 / INGEST_EVENTS, postgresCpuUs: used.postgresMs * 1000 / INGEST_EVENTS };
 }
 

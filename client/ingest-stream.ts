@@ -25,6 +25,8 @@ export interface StreamIngestOptions {
   timeoutMs?: number;
   /** Worker threads; each holds up to two batches, each written in its own transaction. */
   workers: number;
+  /** Days of minute rollups kept (TARGET_HEALTH_MINUTE_DAYS); absent: every minute row (a backtest). */
+  minuteDays?: number;
   /** The worker entry; tests substitute one that fails. Default: ingest-worker.js next to this file. */
   workerScript?: string;
   onRejected: (rejected: RejectedLine) => void;
@@ -178,7 +180,11 @@ export async function ingestStream(input: Readable, options: StreamIngestOptions
   /** First and last line of each batch in the workers, for a failure message. */
   const batchLines = new Map<number, [number, number]>();
   const script = options.workerScript ?? join(__dirname, 'ingest-worker.js');
-  const settings: WorkerSettings = { databaseUrl: options.databaseUrl, timeoutMs: options.timeoutMs ?? DEFAULT_DB_TIMEOUT_MS };
+  const settings: WorkerSettings = {
+    databaseUrl: options.databaseUrl,
+    timeoutMs: options.timeoutMs ?? DEFAULT_DB_TIMEOUT_MS,
+    ...(options.minuteDays === undefined ? {} : { minuteDays: options.minuteDays }),
+  };
   const workers = new WorkerPool(options.workers, script, settings, (result) => {
     if (result.type === 'failed') {
       const [first, last] = batchLines.get(result.seq) ?? [0, 0];

@@ -40,7 +40,7 @@ function createIngestPool(databaseUrl: string, timeoutMs: number, connectTimeout
 }
 
 const pool = settings.databaseUrl === null ? undefined : createIngestPool(settings.databaseUrl, settings.timeoutMs, settings.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
-const ingester = pool ? createIngester(pool) : undefined;
+const ingester = pool ? createIngester(pool, settings.minuteDays === undefined ? {} : { minuteDays: settings.minuteDays }) : undefined;
 
 async function handle(seq: number, lines: readonly BatchLine[], firstLine: number): Promise<BatchResult> {
   const parsed = parseNdjsonLines(lines, firstLine);

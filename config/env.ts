@@ -188,6 +188,20 @@ export function loadLogLevel(env: Env = process.env): LogLevel {
 const wholeNumber = (min: number, max: number, what: string) =>
   z.coerce.number({ message: `must be ${what}` }).int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
+/** The minute rollups' retention when nothing else says (db/signal-store/retention.ts holds the same default). */
+export const DEFAULT_MINUTE_DAYS = 3;
+
+/**
+ * TARGET_HEALTH_MINUTE_DAYS: how many days of minute rollups the deployment keeps (default 3). Ingest
+ * writes minute rows only for the days `target-health retention` keeps (a back-fill's older events go
+ * to the hour and day rollups only), and `retention` drops older minute partitions unless told
+ * otherwise with `--minute-days`.
+ */
+export function loadMinuteDays(env: Env = process.env): number {
+  if (env.TARGET_HEALTH_MINUTE_DAYS === undefined || env.TARGET_HEALTH_MINUTE_DAYS === '') return DEFAULT_MINUTE_DAYS;
+  return parseEnv(z.object({ TARGET_HEALTH_MINUTE_DAYS: wholeNumber(2, 3_650, 'a number of days (2-3650)').default(DEFAULT_MINUTE_DAYS) }), env).TARGET_HEALTH_MINUTE_DAYS;
+}
+
 const workerTuningSchema = z.object({
   TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: wholeNumber(0, 1_000_000, 'a number of workflows').optional(),
   TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS: wholeNumber(1_000, 600_000, 'a timeout in milliseconds').optional(),

@@ -10,6 +10,7 @@
  *   crawler; the recorder's writeTimeoutMs still bounds a write.
  */
 import pg from 'pg';
+import { loadMinuteDays } from '../config/env';
 import { createIngester } from '../db/signal-store/ingest';
 import type { Pool } from '../db/pool';
 import type { EventSink } from './recorder';
@@ -26,6 +27,11 @@ export interface PostgresSinkConfig {
   connectionTimeoutMs?: number;
   /** Where connection errors are logged (a pino logger fits); default: pino on stderr. */
   logger?: RecorderLogger;
+  /**
+   * Days of minute rollups the deployment keeps: events older than that get no minute rows (as
+   * `target-health retention` would drop them). Default: TARGET_HEALTH_MINUTE_DAYS, else 3.
+   */
+  minuteDays?: number;
 }
 
 export interface PostgresSink extends EventSink {
@@ -125,7 +131,7 @@ async function endWithin(pool: Pool, ms: number, log: () => RecorderLogger): Pro
  * `postgresSink({ connectionString })`: the sink makes and owns its pool (the safe default).
  * `postgresSink(pool, { logger })`: writes through the crawler's pg Pool (see the module comment).
  */
-export function postgresSink(poolOrConfig: Pool | PostgresSinkConfig, options: { logger?: RecorderLogger } = {}): PostgresSink {
+export function postgresSink(poolOrConfig: Pool | PostgresSinkConfig, options: { logger?: RecorderLogger; minuteDays?: number } = {}): PostgresSink {
   const configured = !isPool(poolOrConfig) ? poolOrConfig : undefined;
   let logger = configured?.logger ?? options.logger;
   const log = (): RecorderLogger => (logger ??= defaultRecorderLogger());
@@ -153,7 +159,9 @@ export function postgresSink(poolOrConfig: Pool | PostgresSinkConfig, options: {
     pool = poolOrConfig as Pool;
   }
   guard(pool, log);
-  const ingester = createIngester(pool);
+  const minuteDays = configured?.minuteDays ?? options.minuteDays ?? loadMinuteDays();
+  if (!Number.isInteger(minuteDays) || minuteDays < 2) throw new Error(`postgresSink: minuteDays: must be a whole number of days ≥ 2 (got ${String(minuteDays)})`);
+  const ingester = createIngester(pool, { minuteDays });
   let ended: Promise<void> | undefined;
   return {
     pool,

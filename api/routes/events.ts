@@ -23,7 +23,7 @@ const invalidBatchSchema = errorSchema.extend(eventsResultSchema.shape);
 
 export async function registerEventsRoutes({ app, pool, metrics, settings, ingestThreads }: RouteContext): Promise<void> {
   // One ingester for the server: its per-site classification contexts are cached across requests.
-  const ingester = createIngester(pool);
+  const ingester = createIngester(pool, { minuteDays: settings.TARGET_HEALTH_MINUTE_DAYS });
   // NDJSON bodies are parsed and stored by worker threads when the server has them (api/ingest-threads.ts).
   const threads = ingestThreads === undefined ? undefined : new IngestThreads(ingestThreads);
   if (threads !== undefined) app.addHook('onClose', () => threads.close());

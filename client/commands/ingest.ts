@@ -14,7 +14,7 @@ import pg from 'pg';
 import { UserError } from '../../common/user-error';
 import { describeValue } from '../../common/zod-issues';
 import { availableParallelism } from 'node:os';
-import { loadDatabaseUrl } from '../../config/env';
+import { loadDatabaseUrl, loadMinuteDays } from '../../config/env';
 import { describeDatabaseUrl, describePgError } from '../../db/pool';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
@@ -102,6 +102,7 @@ export function registerIngestCommand(program: Command, _context: () => CliConte
       const timeoutMs = parseDuration('--timeout', options.timeout);
       const input = openInput(source);
       const databaseUrl = options.dryRun ? null : loadDatabaseUrl();
+      const minuteDays = loadMinuteDays();
       if (databaseUrl !== null) await checkDatabase(databaseUrl, timeoutMs);
 
       const showBar = options.progress && process.stderr.isTTY === true && input.size !== undefined && input.size >= PROGRESS_MIN_BYTES;
@@ -114,6 +115,7 @@ export function registerIngestCommand(program: Command, _context: () => CliConte
         batchSize,
         timeoutMs,
         workers: INGEST_WORKERS,
+        minuteDays,
         onRejected: (r) => {
           const text = r.errors.map((e) => `line ${r.line}: ${e.replace(/^line \d+: /, '')}`).join('\n');
           if (bars) bars.log(`${text}\n`);

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
 import { describeValue } from '../../common/zod-issues';
+import { loadMinuteDays } from '../../config/env';
 import { applyRetention, retentionPolicySchema } from '../../db/signal-store/retention';
 import type { CliContext } from '../context';
 
@@ -22,12 +23,13 @@ export function registerRetentionCommand(program: Command, context: () => CliCon
     .description('drop raw-event and rollup partitions older than the retention policy (run daily)')
     .option('--dry-run', 'list what would be dropped')
     .option('--raw-days <n>', 'raw events kept (default 7)')
-    .option('--minute-days <n>', 'minute rollups kept (default 3)')
+    .option('--minute-days <n>', 'minute rollups kept (default: TARGET_HEALTH_MINUTE_DAYS, else 3)')
     .option('--hour-days <n>', 'hour rollups kept (default 90)')
     .option('--day-days <n>', 'day rollups kept (default 800)')
     .option('--norm-days <n>', 'page norms kept (default 60)')
     .action(async (options: RetentionOptions) => {
-      const input: Record<string, number> = {};
+      // The deployment's minute retention, which ingest follows too, unless the flag says otherwise.
+      const input: Record<string, number> = { minuteDays: loadMinuteDays() };
       for (const [field, flag] of Object.entries(FLAGS) as Array<[keyof typeof FLAGS, string]>) {
         const raw = options[field];
         if (raw === undefined) continue;

@@ -121,6 +121,38 @@ export interface IngesterOptions {
    * TARGET_HEALTH_MARKERS re-read when it changes, else the built-in one; config/marker-catalogue.ts).
    */
   catalogue?: () => MarkerCatalogue;
+  /**
+   * Days of minute rollups the deployment keeps (TARGET_HEALTH_MINUTE_DAYS, the retention's
+   * `minuteDays`): minute rows are written only for the UTC days retention would keep at the time of
+   * the batch — an event older than that (a back-fill, a crawler's late buffer) reaches the hour and day
+   * rollups and the raw table, as if retention had already run. Undefined: every minute row is written
+   * (a backtest's scratch database, tests).
+   */
+  minuteDays?: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The deltas of minute rows on days `target-health retention --minute-days <minuteDays>` would keep at
+ * `now`: it drops a day's partition once the day's end is `minuteDays` days old (partitions.ts).
+ */
+export function minuteRowsKept(minute: RollupDelta[], minuteDays: number | undefined, now: number): RollupDelta[] {
+  if (minuteDays === undefined) return minute;
+  const cutoff = now - minuteDays * DAY_MS;
+  // Every delta of a day shares the verdict: test the day once per run of one day.
+  let keep = false;
+  let day = NaN;
+  const kept: RollupDelta[] = [];
+  for (const d of minute) {
+    const ofDay = bucketStart('day', d.bucket);
+    if (ofDay !== day) {
+      day = ofDay;
+      keep = ofDay + DAY_MS > cutoff;
+    }
+    if (keep) kept.push(d);
+  }
+  return kept.length === minute.length ? minute : kept;
 }
 
 /** A batch's transaction is tried this often when it loses a deadlock or serialization conflict. */
@@ -255,7 +287,8 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
   async function storeWhole(events: readonly RequestOutcomeEvent[]): Promise<{ inserted: number; duplicates: number }> {
     if (events.length === 0) return { inserted: 0, duplicates: 0 };
     const { classifications, payload, aggregator, days } = await prepare(events);
-    await ensureBatchPartitions(pool, days);
+    const now = clock();
+    await ensureBatchPartitions(pool, days, minuteDaysKept(days, options.minuteDays, now));
     for (let attempt = 1; ; attempt++) {
       const client = await pool.connect();
       // A connection that failed below the SQL level (lost, or timed out on our side) is not reused.
@@ -275,6 +308,7 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
           inserted = fresh.length;
         }
         const deltas = stored.rollups(admission.keepRoute);
+        deltas.minute = minuteRowsKept(deltas.minute, options.minuteDays, now);
         const norms = stored.normDeltas(admission.keepPageType);
         for (const level of ROLLUP_LEVELS) await upsertRollups(client, level, deltas[level]);
         await upsertNorms(client, norms);
@@ -381,10 +415,18 @@ function addKey(into: Map<string, DayKeys>, site: string, day: number, key: stri
   entry.keys.add(key);
 }
 
-async function ensureBatchPartitions(pool: Pool, days: ReadonlySet<number>): Promise<void> {
+/** The batch's days that get minute rows (all of them without a minute retention). */
+function minuteDaysKept(days: ReadonlySet<number>, minuteDays: number | undefined, now: number): number[] {
+  if (minuteDays === undefined) return [...days];
+  const cutoff = now - minuteDays * DAY_MS;
+  return [...days].filter((day) => day + DAY_MS > cutoff);
+}
+
+async function ensureBatchPartitions(pool: Pool, days: ReadonlySet<number>, minuteDays: readonly number[]): Promise<void> {
   // One instant per distinct day is enough for every table's granularity (day, month, year).
   await ensurePartitions(pool, 'request_events', days);
-  await ensurePartitions(pool, 'rollup_minute', days);
+  // No empty minute partitions for days whose minute rows retention would drop.
+  await ensurePartitions(pool, 'rollup_minute', minuteDays);
   await ensurePartitions(pool, 'rollup_hour', days);
   await ensurePartitions(pool, 'rollup_day', days);
   await ensurePartitions(pool, 'page_norms_day', days);

@@ -287,6 +287,34 @@ test('retention drops whole partitions older than the policy and keeps the rest'
   expect(Number(days[0]!.n)).toBe(4);
 });
 
+test('with a minute retention, ingest writes minute rows only for the days retention keeps (a back-fill)', async () => {
+  const site = newSite();
+  // 2002, so that no other test's partitions are in range; the clock at day 10, 12:00.
+  const base = Date.UTC(2002, 2, 1);
+  const now = base + 10 * DAY + 12 * HOUR;
+  const ingester = createIngester(db.pool, { clock: () => now, minuteDays: 3 });
+  // One batch spanning the back-fill: days 0, 5, 6 (outside), 7 (the first day kept: it ends 2.5 days ago), 10.
+  const days = [0, 5, 6, 7, 10];
+  const result = await ingester.ingest(days.flatMap((d) => [1, 2].map((k) => ({ ts: base + d * DAY + k * HOUR, site, status: k === 1 ? 200 : 403, latencyMs: 10, route: { country: 'de' } }))));
+  expect(result).toMatchObject({ inserted: 10, rejected: [] });
+  const sumOf = async (table: string) =>
+    (await db.pool.query<{ day: string; n: string }>(
+      `SELECT to_char(bucket AT TIME ZONE 'UTC', 'DD') AS day, sum(requests) AS n FROM ${table} WHERE site = $1 AND route_key = '*' GROUP BY 1 ORDER BY 1`,
+      [site],
+    )).rows.map((r) => `${r.day}:${r.n}`);
+  // Raw, hour and day rows for every event; minute rows (all routes and the route's) for days 7 and 10 only.
+  expect(await sumOf('rollup_hour')).toEqual(['01:2', '06:2', '07:2', '08:2', '11:2']);
+  expect(await sumOf('rollup_day')).toEqual(['01:2', '06:2', '07:2', '08:2', '11:2']);
+  expect(await sumOf('rollup_minute')).toEqual(['08:2', '11:2']);
+  const { rows } = await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM rollup_minute WHERE site = $1 AND route_key <> '*'", [site]);
+  expect(Number(rows[0]!.n)).toBe(4);
+  // No empty minute partitions for the days left out, and retention at the same moment drops nothing more.
+  const minuteParts = (await listPartitions(db.pool, 'rollup_minute')).filter((p) => p.start.getUTCFullYear() === 2002).map((p) => p.name);
+  expect(minuteParts).toEqual(['rollup_minute_p20020308', 'rollup_minute_p20020311']);
+  const wouldDrop = await applyRetention(db.pool, retentionPolicySchema.parse({ minuteDays: 3 }), new Date(now), true);
+  expect(wouldDrop.rollup_minute.filter((n) => n.includes('2002'))).toEqual([]);
+});
+
 test('the embedded server runs with the write-heavy settings the store is tuned for', async () => {
   for (const [name, value] of Object.entries(EMBEDDED_POSTGRES_SETTINGS)) {
     const { rows } = await db.pool.query<{ setting: string }>(`SELECT current_setting($1) AS setting`, [name]);

@@ -1,5 +1,5 @@
 import { UserError } from '../../common/user-error';
-import { loadDatabaseUrl, loadLocalStackSettings, loadLogLevel, loadOptionalDatabaseUrl, loadTemporalSettings, loadWorkerTuning } from '../../config/env';
+import { loadDatabaseUrl, loadLocalStackSettings, loadLogLevel, loadMinuteDays, loadOptionalDatabaseUrl, loadTemporalSettings, loadWorkerTuning } from '../../config/env';
 
 function message(fn: () => unknown): string {
   try {
@@ -51,4 +51,14 @@ test('worker tuning: unset leaves the SDK defaults; given values are read; bad o
   expect(message(() => loadWorkerTuning({ TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: 'many' }))).toMatch(/^TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: must be a number of workflows \(got "many"\)$/);
   expect(message(() => loadWorkerTuning({ TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: '2.5' }))).toMatch(/^TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: must be a whole number/);
   expect(message(() => loadWorkerTuning({ TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS: '10' }))).toMatch(/^TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS: must be at least 1000/);
+});
+
+test('TARGET_HEALTH_MINUTE_DAYS: 3 when unset or empty; a whole number of days 2-3650; a bad value names the variable', () => {
+  expect(loadMinuteDays({})).toBe(3);
+  expect(loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: '' })).toBe(3);
+  expect(loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: '14' })).toBe(14);
+  for (const bad of ['1', 'three', '2.5', '99999']) {
+    expect(() => loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: bad })).toThrow(UserError);
+    expect(() => loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: bad })).toThrow(/TARGET_HEALTH_MINUTE_DAYS/);
+  }
 });
