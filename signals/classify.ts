@@ -185,7 +185,7 @@ function classifyWith(config: CompiledConfig, event: ClassifiableEvent, norms: N
   const refusalStatus = status >= 400;
 
   const view = hasContent(event) ? pageView(event) : undefined;
-  if (view && view.body !== '') view.hits = config.scanner.scan(view.body);
+  if (view && view.raw !== '') view.hits = config.scanner.scan(view.raw);
   const marker = view ? bestMarker(config.markers, view, settings.shortPageBytes) : undefined;
   if (marker?.kind === 'challenge') {
     return {
@@ -341,23 +341,23 @@ const BARE_TEXT_CHARS = 120;
 function scriptCorroboration(view: PageView, shortPageBytes: number): string | undefined {
   if (view.status !== undefined && view.status >= 400) return `status ${view.status}`;
   if (view.title !== undefined || view.size === undefined || view.size > shortPageBytes) return undefined;
-  const text = visibleTextLength(view.body);
+  const text = visibleTextLength(view.raw);
   return text <= BARE_TEXT_CHARS ? `bare page (${view.size} bytes, no title, ${text} characters of text)` : undefined;
 }
 
 // A field a person types into or picks from: what a login, sign-up, search or contact form has and a captcha wall lacks.
-const ENTRY_FIELD = /<textarea\b|<select\b|<input\b(?![^>]*\btype=["']?(?:hidden|submit|button|checkbox|radio|image|reset)\b)/;
+const ENTRY_FIELD = /<textarea\b|<select\b|<input\b(?![^>]*\btype=["']?(?:hidden|submit|button|checkbox|radio|image|reset)\b)/i;
 
 function widgetCorroboration(view: PageView, shortPageBytes: number): string | undefined {
   if (view.status !== undefined && view.status >= 400) return `status ${view.status}`;
-  if (view.size === undefined || view.size > shortPageBytes || ENTRY_FIELD.test(view.body)) return undefined;
+  if (view.size === undefined || view.size > shortPageBytes || ENTRY_FIELD.test(view.raw)) return undefined;
   return `short page with no field to fill in (${view.size} bytes)`;
 }
 
 /** Characters of text a reader would see: tags, scripts, styles and white space left out. */
-function visibleTextLength(lowerBody: string): number {
-  return lowerBody
-    .replace(/<(script|style|noscript)\b[^>]*>[\s\S]*?<\/\1>/g, ' ')
+function visibleTextLength(body: string): number {
+  return body
+    .replace(/<(script|style|noscript)\b[^>]*>[\s\S]*?<\/\1>/gi, ' ')
     .replace(/<[^>]*>/g, ' ')
     .replace(/\s+/g, '').length;
 }

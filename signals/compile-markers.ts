@@ -1,6 +1,8 @@
 /**
  * Turns marker specs into matchers once per configuration: needles lower-cased, regexes built. Matching
- * a page is then a handful of `includes` calls over an already lower-cased prefix.
+ * a page is then a handful of look-ups in the page's one-pass needle scan (or `includes` calls over the
+ * lower-cased prefix, for markers compiled without the catalogue's registry), and `i`-flagged regexes
+ * over the prefix as sent.
  */
 import { type MarkerEvidence, type MarkerKind, type MarkerSpec } from './marker-spec';
 import { type NeedleRegistry } from './needle-scan';
@@ -88,7 +90,8 @@ export function compileMarker(spec: MarkerSpec, needles?: NeedleRegistry): Compi
   if (spec.bodyRegex !== undefined) {
     const regex = new RegExp(spec.bodyRegex, 'i');
     tests.push((v) => {
-      const m = regex.exec(v.body);
+      // The `i` flag does the case: no lower-cased copy of the page for this.
+      const m = regex.exec(v.raw);
       return m ? { text: `"${snippet(m[0])}"`, offset: m.index } : undefined;
     });
   }

@@ -1,6 +1,8 @@
 /**
  * The part of a response the markers look at, prepared once per classification: the body's first
- * {@link BODY_SCAN_CHARS} characters lower-cased a single time, the title, lower-cased headers.
+ * {@link BODY_SCAN_CHARS} characters as sent (the needle scanner folds case itself, regexes take the `i`
+ * flag), a lower-cased copy made only when something reads it (where a needle was found, for
+ * explanations), the title, lower-cased headers.
  */
 import { BODY_SAMPLE_CHARS, type RequestOutcomeEvent } from './event';
 import { type NeedleHits } from './needle-scan';
@@ -8,43 +10,56 @@ import { type NeedleHits } from './needle-scan';
 export const BODY_SCAN_CHARS = BODY_SAMPLE_CHARS;
 
 export interface PageView {
-  /** Lower-cased body prefix ('' when the crawler sent none). */
-  body: string;
+  /** The body prefix as sent ('' when the crawler sent none). */
+  readonly raw: string;
+  /** The body prefix lower-cased (made on first read). */
+  readonly body: string;
   /** Lower-cased title: the event's `title`, else the body's <title>; undefined when neither. */
-  title: string | undefined;
+  readonly title: string | undefined;
   /** Lower-case names and values. */
-  headers: Readonly<Record<string, string>>;
-  status: number | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly status: number | undefined;
   /** Page size for "short page" checks: `bytes` when sent, else the sample's length. */
-  size: number | undefined;
-  /** The catalogue's needles found in `body` by its one-pass scan (set by the classifier). */
+  readonly size: number | undefined;
+  /** The catalogue's needles found in `raw` by its one-pass scan (set by the classifier). */
   hits?: NeedleHits | undefined;
 }
 
 type ViewSource = Pick<RequestOutcomeEvent, 'bodySample' | 'title' | 'headers' | 'status' | 'bytes'>;
 
+class LazyPageView implements PageView {
+  hits?: NeedleHits | undefined;
+  private lower: string | undefined;
+
+  constructor(
+    readonly raw: string,
+    readonly title: string | undefined,
+    readonly headers: Readonly<Record<string, string>>,
+    readonly status: number | undefined,
+    readonly size: number | undefined,
+  ) {}
+
+  get body(): string {
+    return (this.lower ??= this.raw.toLowerCase());
+  }
+}
+
 export function pageView(event: ViewSource): PageView {
-  const raw = event.bodySample ?? '';
-  const body = raw.length > BODY_SCAN_CHARS ? raw.slice(0, BODY_SCAN_CHARS).toLowerCase() : raw.toLowerCase();
+  const sample = event.bodySample ?? '';
+  const raw = sample.length > BODY_SCAN_CHARS ? sample.slice(0, BODY_SCAN_CHARS) : sample;
   const headers: Record<string, string> = {};
   if (event.headers) {
     for (const [name, value] of Object.entries(event.headers)) headers[name.toLowerCase()] = value.toLowerCase();
   }
-  const title = event.title !== undefined && event.title.trim() !== '' ? cleanTitle(event.title.toLowerCase()) : titleOf(body);
-  return {
-    body,
-    title,
-    headers,
-    status: event.status,
-    size: event.bytes ?? (event.bodySample !== undefined ? raw.length : undefined),
-  };
+  const title = event.title !== undefined && event.title.trim() !== '' ? cleanTitle(event.title.toLowerCase()) : titleOf(raw);
+  return new LazyPageView(raw, title, headers, event.status, event.bytes ?? (event.bodySample !== undefined ? sample.length : undefined));
 }
 
-const TITLE = /<title\b[^>]*>([^<]{0,512})/;
+const TITLE = /<title\b[^>]*>([^<]{0,512})/i;
 
-function titleOf(lowerBody: string): string | undefined {
-  const match = TITLE.exec(lowerBody);
-  return match?.[1] === undefined ? undefined : cleanTitle(match[1]);
+function titleOf(body: string): string | undefined {
+  const match = TITLE.exec(body);
+  return match?.[1] === undefined ? undefined : cleanTitle(match[1].toLowerCase());
 }
 
 const NAMED_ENTITIES: Readonly<Record<string, string>> = {
