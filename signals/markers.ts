@@ -419,6 +419,15 @@ export const BUILT_IN_MARKERS: readonly MarkerSpecInput[] = [
     note: 'every F5 ASM blocking page, default or customised, ends with "Your support ID is: <20 digits>"',
   },
   {
+    id: 'f5-asm-support-id',
+    vendor: 'F5 BIG-IP ASM',
+    kind: 'block',
+    evidence: 'weak',
+    bodyAny: ['support id'],
+    bodyRegex: 'support id[^0-9<>]{0,24}\\d{17,20}\\b',
+    note: 'an ASM blocking page customised in other words or another language still carries its support ID, a 19–20 digit number (corpus: "Your support ID is: 1721…", a managed page\'s "Support ID 9444…"); weak: it counts on a refusal status or a short page',
+  },
+  {
     id: 'netscaler-appfw',
     vendor: 'Citrix NetScaler',
     kind: 'block',
