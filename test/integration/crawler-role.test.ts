@@ -106,13 +106,16 @@ test('a crawler role with only the documented grants records through postgresSin
   expect(await record()).toMatchObject({ recorded: 120, stored: 0, duplicates: 120, failed: 0, dropped: 0 });
   expect(errors).toEqual([]);
 
-  const { rows } = await db.pool.query<{ raw: string; requests: string; blocks: string }>(
+  const { rows } = await db.pool.query<{ raw: string; requests: string; minutes: string; blocks: string }>(
     `SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw,
-            (SELECT sum(requests) FROM rollup_minute WHERE site = $1 AND route_key = '*') AS requests,
+            (SELECT sum(requests) FROM rollup_hour WHERE site = $1 AND route_key = '*') AS requests,
+            (SELECT sum(requests) FROM rollup_minute WHERE site = $1 AND route_key = '*') AS minutes,
             (SELECT sum(hard_blocks) FROM rollup_day WHERE site = $1 AND route_key = '*') AS blocks`,
     [site],
   );
-  expect(rows[0]).toEqual({ raw: '120', requests: '120', blocks: '30' });
+  // The events of 20 days ago are older than the minute retention (TARGET_HEALTH_MINUTE_DAYS, 3 by
+  // default): hour and day rows, no minute rows — those are the 60 of today.
+  expect(rows[0]).toEqual({ raw: '120', requests: '120', minutes: '60', blocks: '30' });
   // The partitions exist now, and belong to the tables' owner, not to the crawler.
   const owner = (await db.pool.query<{ u: string }>("SELECT tableowner AS u FROM pg_tables WHERE tablename = 'request_events'")).rows[0]!.u;
   expect(owner).not.toBe(role);
