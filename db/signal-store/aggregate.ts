@@ -165,42 +165,64 @@ function countInto(hist: number[], i: number, n: number): void {
   hist[i]! += n;
 }
 
-/** The minute deltas of one (site, minute): the all-routes row and one per route. */
-interface MinuteSlot {
+/** The deltas of one (site, bucket): the all-routes row and one per route. */
+interface Slot {
   all: RollupDelta;
   routes: Map<string, RollupDelta>;
 }
 
+export interface BatchAggregatorOptions {
+  /**
+   * Epoch ms of the first UTC day that keeps minute rollups (the minute retention's; ingest.ts
+   * `firstMinuteDay`). Events before it are aggregated straight into hour slots and make no minute
+   * deltas: in a back-fill most events are that old, and a minute slot per site and minute (a few events
+   * each) was most of the aggregation's cost, for rows that were then thrown away. Undefined: every
+   * event makes minute deltas.
+   */
+  minuteFrom?: number;
+}
+
 /**
  * Accumulates a batch into rollup and norm deltas, one event at a time. Hot path of ingestion, so
- * the per-event work is one aggregation at minute level (hour and day deltas are merged from the
- * minute deltas afterwards: ~50 rows per batch instead of 3 × 5,000 events), and consecutive events
- * of one site and minute reuse the last lookup.
+ * the per-event work is one aggregation at the finest level kept (minute, or hour for days without
+ * minute rows); coarser deltas are merged from those afterwards (~50 rows per batch instead of 3 ×
+ * 5,000 events), and consecutive events of one site and bucket reuse the last lookup.
  */
 export class BatchAggregator {
-  private readonly minutes = new Map<string, Map<number, MinuteSlot>>();
+  /** Per site, per bucket start: minute slots (days keeping minute rows) and hour slots (older days). */
+  private readonly minutes = new Map<string, Map<number, Slot>>();
+  private readonly hours = new Map<string, Map<number, Slot>>();
   private readonly norms = new Map<string, Map<string, Map<number, NormDelta>>>();
+  private readonly minuteFrom: number;
   private lastSite = '';
-  private lastMinute = NaN;
-  private lastSlot: MinuteSlot | undefined;
+  private lastBucket = NaN;
+  private lastSlot: Slot | undefined;
+
+  constructor(options: BatchAggregatorOptions = {}) {
+    this.minuteFrom = options.minuteFrom ?? -Infinity;
+  }
 
   add(e: RequestOutcomeEvent, c: Classification): void {
-    const minute = bucketStart('minute', e.ts);
+    const byMinute = e.ts >= this.minuteFrom;
+    // Minute and hour buckets never share a start within one batch's slots: minute buckets all lie at
+    // or after minuteFrom (a day start), hour buckets all before it.
+    const bucket = bucketStart(byMinute ? 'minute' : 'hour', e.ts);
     let slot = this.lastSlot;
-    if (slot === undefined || minute !== this.lastMinute || e.site !== this.lastSite) {
-      let bySite = this.minutes.get(e.site);
-      if (!bySite) this.minutes.set(e.site, (bySite = new Map<number, MinuteSlot>()));
-      slot = bySite.get(minute);
-      if (!slot) bySite.set(minute, (slot = { all: emptyDelta(e.site, minute, ALL_ROUTES, null), routes: new Map<string, RollupDelta>() }));
+    if (slot === undefined || bucket !== this.lastBucket || e.site !== this.lastSite) {
+      const slots = byMinute ? this.minutes : this.hours;
+      let bySite = slots.get(e.site);
+      if (!bySite) slots.set(e.site, (bySite = new Map<number, Slot>()));
+      slot = bySite.get(bucket);
+      if (!slot) bySite.set(bucket, (slot = { all: emptyDelta(e.site, bucket, ALL_ROUTES, null), routes: new Map<string, RollupDelta>() }));
       this.lastSlot = slot;
-      this.lastMinute = minute;
+      this.lastBucket = bucket;
       this.lastSite = e.site;
     }
     const latencyBucket = bucketIndex(LATENCY_HISTOGRAM, e.latencyMs);
     add(slot.all, e, c, latencyBucket);
     const rk = routeKey(e.route);
     let one = slot.routes.get(rk);
-    if (!one) slot.routes.set(rk, (one = emptyDelta(e.site, minute, rk, e.route)));
+    if (!one) slot.routes.set(rk, (one = emptyDelta(e.site, bucket, rk, e.route)));
     add(one, e, c, latencyBucket);
     if (c.outcome === 'ok' && e.pageType !== undefined && !e.canary && e.status !== undefined && e.status >= 200 && e.status < 300) this.addNorm(e, e.pageType);
   }
@@ -243,9 +265,9 @@ export class BatchAggregator {
   /** The route keys of the batch per site and UTC day (for the cardinality cap). */
   routeKeysByDay(): Map<string, DayKeys> {
     const out = new Map<string, DayKeys>();
-    for (const [site, bySite] of this.minutes) {
-      for (const [minute, slot] of bySite) {
-        const day = bucketStart('day', minute);
+    for (const [site, bySite] of [...this.minutes, ...this.hours]) {
+      for (const [bucket, slot] of bySite) {
+        const day = bucketStart('day', bucket);
         const id = `${site}\u0000${day}`;
         let entry = out.get(id);
         if (!entry) out.set(id, (entry = { site, day, keys: new Set<string>() }));
@@ -276,27 +298,14 @@ export class BatchAggregator {
    * that `keep` refuses are merged into the site's {@link OTHER_ROUTES} row of the same bucket.
    */
   rollups(keep?: KeepKey): Record<RollupLevel, RollupDelta[]> {
-    const minute: RollupDelta[] = [];
-    for (const bySite of this.minutes.values()) {
-      for (const slot of bySite.values()) {
-        minute.push(slot.all);
-        let other: RollupDelta | undefined;
-        const day = keep ? bucketStart('day', slot.all.bucket) : 0;
-        for (const d of slot.routes.values()) {
-          if (keep === undefined || keep(d.site, day, d.routeKey)) {
-            minute.push(d);
-          } else if (other === undefined) {
-            other = { ...d, routeKey: OTHER_ROUTES, country: OTHER_LABEL, pool: OTHER_LABEL, session: OTHER_LABEL };
-            minute.push(other);
-          } else {
-            mergeDelta(other, d);
-          }
-        }
-      }
-    }
-    minute.sort(compareDeltas);
-    // Each level from the one below (day from hour: far fewer rows than minutes), in sorted runs.
+    const minute = slotDeltas(this.minutes, keep).sort(compareDeltas);
+    // Hour deltas: merged from the minute ones, and the hour slots of older days as they are (the two
+    // never share a (site, hour): a day either keeps minute rows or not). Day deltas from hours.
     const hour = coarser('hour', minute);
+    if (this.hours.size > 0) {
+      hour.push(...slotDeltas(this.hours, keep));
+      hour.sort(compareDeltas);
+    }
     return { minute, hour, day: coarser('day', hour) };
   }
 
@@ -321,6 +330,29 @@ export class BatchAggregator {
     list.push(...other.values());
     return list.sort(compareNorms);
   }
+}
+
+/** The deltas of a set of slots, unsorted; routes that `keep` refuses merged into the site's other row. */
+function slotDeltas(slots: ReadonlyMap<string, ReadonlyMap<number, Slot>>, keep: KeepKey | undefined): RollupDelta[] {
+  const out: RollupDelta[] = [];
+  for (const bySite of slots.values()) {
+    for (const slot of bySite.values()) {
+      out.push(slot.all);
+      let other: RollupDelta | undefined;
+      const day = keep ? bucketStart('day', slot.all.bucket) : 0;
+      for (const d of slot.routes.values()) {
+        if (keep === undefined || keep(d.site, day, d.routeKey)) {
+          out.push(d);
+        } else if (other === undefined) {
+          other = { ...d, routeKey: OTHER_ROUTES, country: OTHER_LABEL, pool: OTHER_LABEL, session: OTHER_LABEL };
+          out.push(other);
+        } else {
+          mergeDelta(other, d);
+        }
+      }
+    }
+  }
+  return out;
 }
 
 /**

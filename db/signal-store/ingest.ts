@@ -134,25 +134,13 @@ export interface IngesterOptions {
 const DAY_MS = 86_400_000;
 
 /**
- * The deltas of minute rows on days `target-health retention --minute-days <minuteDays>` would keep at
- * `now`: it drops a day's partition once the day's end is `minuteDays` days old (partitions.ts).
+ * The first UTC day (epoch ms) whose minute rows `target-health retention --minute-days <minuteDays>`
+ * keeps at `now`: it drops a day's partition once the day's end is `minuteDays` days old
+ * (partitions.ts), so the day holding that cutoff instant is the oldest kept. Undefined without a
+ * minute retention (every day keeps its minute rows).
  */
-export function minuteRowsKept(minute: RollupDelta[], minuteDays: number | undefined, now: number): RollupDelta[] {
-  if (minuteDays === undefined) return minute;
-  const cutoff = now - minuteDays * DAY_MS;
-  // Every delta of a day shares the verdict: test the day once per run of one day.
-  let keep = false;
-  let day = NaN;
-  const kept: RollupDelta[] = [];
-  for (const d of minute) {
-    const ofDay = bucketStart('day', d.bucket);
-    if (ofDay !== day) {
-      day = ofDay;
-      keep = ofDay + DAY_MS > cutoff;
-    }
-    if (keep) kept.push(d);
-  }
-  return kept.length === minute.length ? minute : kept;
+export function firstMinuteDay(minuteDays: number | undefined, now: number): number | undefined {
+  return minuteDays === undefined ? undefined : bucketStart('day', now - minuteDays * DAY_MS);
 }
 
 /** A batch's transaction is tried this often when it loses a deadlock or serialization conflict. */
@@ -199,7 +187,7 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
    * earlier days, which are not stored yet — so a batch spanning several days (a backfill) is classified
    * day by day, in ascending order, as if each day had been fed and stored before the next.
    */
-  async function prepare(events: readonly RequestOutcomeEvent[]): Promise<Prepared> {
+  async function prepare(events: readonly RequestOutcomeEvent[], minuteFrom: number | undefined): Promise<Prepared> {
     const n = events.length;
     const dayOf = new Array<number>(n);
     const days = new Set<number>();
@@ -232,7 +220,7 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
 
     const classifications = new Array<Classification>(n);
     const payload = new CopyPayload(n);
-    const aggregator = new BatchAggregator();
+    const aggregator = new BatchAggregator(minuteFrom === undefined ? {} : { minuteFrom });
     type Context = { classifier: Classifier; norms: Map<string, Norms> };
     /** The classifier and norms of (site, day): the window's, plus the batch's rows of earlier days. */
     const contextOf = (site: string, day: number): Context => {
@@ -286,9 +274,10 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
   /** One batch in one transaction (retried whole when it loses a deadlock); throws what the database says. */
   async function storeWhole(events: readonly RequestOutcomeEvent[]): Promise<{ inserted: number; duplicates: number }> {
     if (events.length === 0) return { inserted: 0, duplicates: 0 };
-    const { classifications, payload, aggregator, days } = await prepare(events);
-    const now = clock();
-    await ensureBatchPartitions(pool, days, minuteDaysKept(days, options.minuteDays, now));
+    // Minute rows are written only for the days retention keeps them (judged once, for the whole batch).
+    const minuteFrom = firstMinuteDay(options.minuteDays, clock());
+    const { classifications, payload, aggregator, days } = await prepare(events, minuteFrom);
+    await ensureBatchPartitions(pool, days, minuteFrom === undefined ? [...days] : [...days].filter((day) => day >= minuteFrom));
     for (let attempt = 1; ; attempt++) {
       const client = await pool.connect();
       // A connection that failed below the SQL level (lost, or timed out on our side) is not reused.
@@ -303,12 +292,11 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
         if (!(await copyUnlessRepeated(client, payload.bytes()))) {
           // The batch repeats stored event ids: insert what is new, and aggregate only that.
           const fresh = await insertRawSkippingRepeats(client, events.map((event, i) => ({ event, classification: classifications[i]! })));
-          stored = new BatchAggregator();
+          stored = new BatchAggregator(minuteFrom === undefined ? {} : { minuteFrom });
           for (const { event, classification } of fresh) stored.add(event, classification);
           inserted = fresh.length;
         }
         const deltas = stored.rollups(admission.keepRoute);
-        deltas.minute = minuteRowsKept(deltas.minute, options.minuteDays, now);
         const norms = stored.normDeltas(admission.keepPageType);
         for (const level of ROLLUP_LEVELS) await upsertRollups(client, level, deltas[level]);
         await upsertNorms(client, norms);
@@ -413,13 +401,6 @@ function addKey(into: Map<string, DayKeys>, site: string, day: number, key: stri
   let entry = into.get(entryId);
   if (!entry) into.set(entryId, (entry = { site, day, keys: new Set<string>() }));
   entry.keys.add(key);
-}
-
-/** The batch's days that get minute rows (all of them without a minute retention). */
-function minuteDaysKept(days: ReadonlySet<number>, minuteDays: number | undefined, now: number): number[] {
-  if (minuteDays === undefined) return [...days];
-  const cutoff = now - minuteDays * DAY_MS;
-  return [...days].filter((day) => day + DAY_MS > cutoff);
 }
 
 async function ensureBatchPartitions(pool: Pool, days: ReadonlySet<number>, minuteDays: readonly number[]): Promise<void> {

@@ -315,6 +315,50 @@ test('with a minute retention, ingest writes minute rows only for the days reten
   expect(wouldDrop.rollup_minute.filter((n) => n.includes('2002'))).toEqual([]);
 });
 
+test('a new partition is made while other ingest transactions are in flight: no wait for them, indexes attached', async () => {
+  const site = newSite();
+  // 2003, apart from every other test's partitions.
+  const day1 = Date.UTC(2003, 2, 1);
+  const ingester = createIngester(db.pool, { clock: () => day1 + 2 * DAY });
+  await ingester.ingest([{ eventId: 'a', ts: day1 + HOUR, site, status: 200, latencyMs: 10 }]);
+  // A writer in the middle of its batch: rows written to the raw table and a rollup, not committed.
+  const writer = await db.pool.connect();
+  const maker = await db.pool.connect();
+  try {
+    await writer.query('BEGIN');
+    await writer.query("INSERT INTO request_events (ts, site, event_id, latency_ms, outcome, rule) VALUES ($1, $2, 'b', 10, 'ok', 'status')", [new Date(day1 + 2 * HOUR), site]);
+    await writer.query("INSERT INTO rollup_minute (site, bucket, route_key, requests) VALUES ($1, $2, '*', 1)", [site, new Date(day1 + 2 * HOUR)]);
+    // Making the next day's partitions must not wait for that writer (the old CREATE TABLE ... PARTITION
+    // OF did, holding every other writer behind it): with a lock timeout, a wait would fail with 55P03.
+    await maker.query('BEGIN');
+    await maker.query("SET LOCAL lock_timeout = '3s'");
+    for (const table of ['request_events', 'rollup_minute', 'rollup_hour', 'page_norms_day']) {
+      await maker.query('SELECT th_ensure_partition($1, $2)', [table, new Date(day1 + DAY + HOUR)]);
+    }
+    await maker.query('COMMIT');
+    await writer.query('COMMIT');
+  } finally {
+    writer.release();
+    maker.release();
+  }
+  const names = (await listPartitions(db.pool, 'request_events')).filter((p) => p.start.getUTCFullYear() === 2003).map((p) => p.name);
+  expect(names).toEqual(['request_events_p20030301', 'request_events_p20030302']);
+  // Raw partitions are insert-only and short-lived: no autovacuum (migration 008); the rollups keep it.
+  const { rows: options } = await db.pool.query<{ relname: string; reloptions: string[] | null }>(
+    "SELECT relname, reloptions FROM pg_class WHERE relname IN ('request_events_p20030302', 'rollup_minute_p20030302') ORDER BY relname",
+  );
+  expect(options).toEqual([
+    { relname: 'request_events_p20030302', reloptions: ['autovacuum_enabled=false'] },
+    { relname: 'rollup_minute_p20030302', reloptions: null },
+  ]);
+  // The attached partition carries the parent's unique index: a repeated event id there is a duplicate.
+  const next = [{ eventId: 'c', ts: day1 + DAY + HOUR, site, status: 200, latencyMs: 10 }];
+  expect(await ingester.ingest(next)).toMatchObject({ inserted: 1, duplicates: 0 });
+  expect(await ingester.ingest(next)).toMatchObject({ inserted: 0, duplicates: 1 });
+  const { rows } = await db.pool.query<{ n: string }>("SELECT sum(requests) AS n FROM rollup_minute WHERE site = $1 AND route_key = '*'", [site]);
+  expect(Number(rows[0]!.n)).toBe(3);
+});
+
 test('the embedded server runs with the write-heavy settings the store is tuned for', async () => {
   for (const [name, value] of Object.entries(EMBEDDED_POSTGRES_SETTINGS)) {
     const { rows } = await db.pool.query<{ setting: string }>(`SELECT current_setting($1) AS setting`, [name]);

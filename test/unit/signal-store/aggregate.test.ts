@@ -125,3 +125,23 @@ test('minute, hour and day deltas equal the per-event definition, and come sorte
     { numRuns: 300 },
   );
 });
+
+test('with a first minute day, older events make no minute deltas; hour and day deltas stay the definition', () => {
+  // T0 is 22:00 on day 0; the batch spans days 0–2, and minute rows are kept from day 1 on.
+  const minuteFrom = bucketStart('day', T0) + DAY;
+  fc.assert(
+    fc.property(fc.array(classifiedArb, { maxLength: 200 }), (events) => {
+      const agg = new BatchAggregator({ minuteFrom });
+      for (const { event, classification } of events) agg.add(event, classification);
+      const rollups = agg.rollups();
+      expect(summarise(rollups.minute)).toEqual(direct(events.filter((e) => e.event.ts >= minuteFrom), 'minute'));
+      for (const level of ['hour', 'day'] as const) {
+        expect(summarise(rollups[level])).toEqual(direct(events, level));
+        const keys = rollups[level].map((d) => [d.site, d.bucket, d.routeKey] as const);
+        const sorted = [...keys].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0)));
+        expect(keys).toEqual(sorted);
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
