@@ -1,9 +1,9 @@
 /**
  * Event ids the recorder gives events that have none: a random prefix per recorder (96 bits, so two
  * recorders never share one) followed by a fixed-width counter. Ids of one recorder therefore grow
- * monotonically, which matters to the store: the unique index on (site, event_id, ts) receives them
- * in order (appending to a few hot pages) instead of at random places as with UUIDs, and PostgreSQL
- * spends about a third less CPU per event on it. They are also cheaper to make than a UUID.
+ * monotonically: within one millisecond the store's unique index on (ts, site, event_id) receives
+ * them in order (with `site, event_id` leading, as before migration 009, that saved PostgreSQL about
+ * a third of its CPU per event against UUIDs). They are also cheaper to make than a UUID.
  */
 import { randomBytes } from 'node:crypto';
 

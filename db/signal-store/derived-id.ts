@@ -1,6 +1,6 @@
 /**
  * Ids for events sent without `eventId`: `h1:` and 22 base64url characters (132 bits) of the SHA-256 of
- * the event's canonical content (signals/canonical.ts). The unique index on (site, event_id, ts) then
+ * the event's canonical content (signals/canonical.ts). The unique index on (ts, site, event_id) then
  * ignores a resent event like any repeated id, so "send the file again" is always safe.
  *
  * The price, documented in docs/events.md: two events without ids that are identical in every field,
