@@ -285,8 +285,6 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
       try {
         await ensureRollupStage(client);
         await client.query('BEGIN');
-        // Decided on the whole batch before any row is written (see cardinality.ts for the lock).
-        const admission = await cardinality.admit(client, aggregator.routeKeysByDay(), aggregator.pageTypesByDay());
         let inserted = events.length;
         let stored = aggregator;
         if (!(await copyUnlessRepeated(client, payload.bytes()))) {
@@ -296,6 +294,11 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
           for (const { event, classification } of fresh) stored.add(event, classification);
           inserted = fresh.length;
         }
+        // Decided on what the batch adds before any rollup or norm row is written (cardinality.ts). After
+        // the raw rows, which do not depend on it: the admission's lock on a new (site, day) is held to
+        // COMMIT, and concurrent batches of that day wait for it — the raw COPY, half of a batch's time,
+        // no longer happens while they wait.
+        const admission = await cardinality.admit(client, stored.routeKeysByDay(), stored.pageTypesByDay());
         const deltas = stored.rollups(admission.keepRoute);
         const norms = stored.normDeltas(admission.keepPageType);
         for (const level of ROLLUP_LEVELS) await upsertRollups(client, level, deltas[level]);

@@ -29,6 +29,11 @@ export function run(script: string, args: string[], env: NodeJS.ProcessEnv, inpu
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A process may exit before it has read all its input (a run that gives up exits 3 mid-stream): the
+    // rest of the input then meets a closed pipe, as it would from a shell; its exit code tells the story.
+    child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') reject(err);
+    });
     child.stdin.end(input ?? '');
   });
 }
