@@ -15,6 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, createWriteStream, fsyncSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadMinuteDays } from '../config/env';
 import { createIngester } from '../db/signal-store/ingest';
 import { ensurePartitions } from '../db/signal-store/partitions';
@@ -74,6 +75,8 @@ interface IngestRun {
   postgresCpuUs: number;
   /** The slowest ~1 s stretch of the run (events/s), for the recorder: "sustained". */
   slowestSecond?: number;
+  /** The recorder's run: the crawler's event-loop delay (ms), 99th percentile and worst. */
+  loopDelayMs?: { p99: number; max: number };
 }
 
 async function benchRecorder(db: BenchDb, now: number, mix: Mix): Promise<IngestRun> {
@@ -86,11 +89,18 @@ async function benchRecorder(db: BenchDb, now: number, mix: Mix): Promise<Ingest
   const startedAt = Date.now();
   const t = process.hrtime.bigint();
   const cpu = cpuMeter(db);
+  // A crawler awaits the network between requests; this one gives the event loop a turn every 100
+  // events, so the loop delay measured is the recorder's own (its batch preparation), not the loop's.
+  const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+  loopDelay.enable();
+  let made = 0;
   for (const e of events) {
     if (!recorder.record(e as RecordInput)) await recorder.drain();
+    if (++made % 100 === 0) await new Promise<void>((resolve) => setImmediate(resolve));
   }
   await recorder.close();
   const s = seconds(t);
+  loopDelay.disable();
   const used = cpu.stop();
   clearInterval(sampler);
   const stats = recorder.stats();
@@ -99,7 +109,7 @@ async function benchRecorder(db: BenchDb, now: number, mix: Mix): Promise<Ingest
   // Rates between consecutive samples; the first stretch (the pipeline filling) is left out.
   const rates = samples.slice(2).map((x, i) => (x.stored - samples[i + 1]!.stored) / (Number(x.at - samples[i + 1]!.at) / 1e9));
   const maintenanceUs = await maintain(db);
-  return { rate: INGEST_EVENTS / s, nodeCpuUs: used.ownMs * 1000 / INGEST_EVENTS, postgresCpuUs: used.postgresMs * 1000 / INGEST_EVENTS, maintenanceUs, ...(rates.length > 0 ? { slowestSecond: Math.min(...rates) } : {}) };
+  return { rate: INGEST_EVENTS / s, nodeCpuUs: used.ownMs * 1000 / INGEST_EVENTS, postgresCpuUs: used.postgresMs * 1000 / INGEST_EVENTS, maintenanceUs, loopDelayMs: { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 }, ...(rates.length > 0 ? { slowestSecond: Math.min(...rates) } : {}) };
 }
 
 /**
@@ -290,6 +300,7 @@ async function main(): Promise<void> {
       line('recorder library → PostgreSQL', `${fmt(viaRecorder.rate)} events/s   ${fmt(viaRecorder.rate / naive, 1)}× baseline`);
       if (viaRecorder.slowestSecond !== undefined) line('  slowest ~1 s stretch of that run', `${fmt(viaRecorder.slowestSecond)} events/s`);
       line('  (event generation included)', cpuText(viaRecorder));
+      if (viaRecorder.loopDelayMs) line("  the crawler's event-loop delay while recording", `p99 ${fmt(viaRecorder.loopDelayMs.p99, 1)} ms, worst ${fmt(viaRecorder.loopDelayMs.max, 1)} ms`);
       line('target-health ingest <file> (NDJSON, separate process)', `${fmt(viaCli.rate)} events/s   ${fmt(viaCli.rate / naive, 1)}× baseline`);
       line('', cpuText(viaCli));
     }

@@ -149,6 +149,14 @@ const RETRY_BASE_MS = 20;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Preparing a batch is synchronous work of ~10 µs an event; a batch of 5,000 would hold the event loop
+ * for ~50 ms, and every statement of the other batches in flight (each transaction makes a dozen round
+ * trips) would wait for it — holding its locks the while. Every 256 events the loop gets a turn.
+ */
+const YIELD_EVERY_MASK = 255;
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 const sqlState = (err: unknown): string | undefined => {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
   return typeof code === 'string' ? code : undefined;
@@ -249,6 +257,7 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
           if (ctx === undefined) bySite.set(site, (ctx = contextOf(site, day)));
         }
         classifyOne(i, ctx);
+        if ((i & YIELD_EVERY_MASK) === YIELD_EVERY_MASK) await yieldToLoop();
       }
     } else {
       const byDay = new Map<number, number[]>();
@@ -258,6 +267,7 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
         else byDay.set(dayOf[i]!, [i]);
       }
       // Ascending days, each in input order: a day's norms are made once its earlier days are aggregated.
+      let done = 0;
       for (const day of [...byDay.keys()].sort((a, b) => a - b)) {
         const bySite = new Map<string, Context>();
         for (const i of byDay.get(day)!) {
@@ -265,6 +275,7 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
           let ctx = bySite.get(site);
           if (ctx === undefined) bySite.set(site, (ctx = contextOf(site, day)));
           classifyOne(i, ctx);
+          if ((++done & YIELD_EVERY_MASK) === 0) await yieldToLoop();
         }
       }
     }
