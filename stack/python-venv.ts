@@ -1,14 +1,16 @@
 /**
- * Provisions the Python environment the Scrapy extension's tests run in (integrations/scrapy): a venv in
- * the per-machine tool cache (~/.cache/target-health/venv-scrapy-2.19.0), built once with
- * `pip install -r integrations/scrapy/requirements-test.txt` and reused by every clone and test run.
+ * Provisions the Python environments the crawler integrations' tests run in (integrations/scrapy): one
+ * venv per requirements file, in the per-machine tool cache, named after the file's first pin
+ * (`scrapy==2.19.0` → ~/.cache/target-health/venv-scrapy-2.19.0), built once with `pip install -r` and
+ * reused by every clone and test run. Each Scrapy version the extension supports (oldest and newest) and
+ * crawlee-python have a requirements file of their own.
  *
  * - Rebuilt when the requirements change: the venv records the hash of the requirements file (and the
  *   interpreter's version) in a marker written last, so a half-built venv is never taken for a good one.
  * - Two jest workers (or two clones) never build it at once: a lock directory (mkdir is atomic) with the
  *   builder's pid; a lock whose process is gone is taken over.
  * - The package itself is not installed into the shared venv: the cache is shared by every clone on the
- *   machine, so each test runs the package from its own checkout (`pythonpath = ["src"]` in pyproject).
+ *   machine, so each test installs the wheel it built into a folder of its own (PYTHONPATH).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -17,7 +19,6 @@ import { join } from 'node:path';
 import { UserError } from '../common/user-error';
 import { type ProvisionLog, toolCacheRoot } from './temporal-cli';
 
-export const SCRAPY_VERSION = '2.19.0';
 const MARKER = '.th-requirements';
 const LOCK_WAIT_MS = 15 * 60_000;
 
@@ -30,11 +31,20 @@ export interface PythonVenv {
   ms: number;
 }
 
-export function scrapyVenvDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(toolCacheRoot(env), `venv-scrapy-${SCRAPY_VERSION}`);
+/** The first `name==version` pin of a requirements file: what the venv is named after. */
+export function firstPin(requirements: string, file: string): { name: string; version: string } {
+  for (const line of requirements.split('\n')) {
+    const m = /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([A-Za-z0-9.+!-]+)\s*(?:#.*)?$/.exec(line);
+    if (m) return { name: m[1]!.toLowerCase(), version: m[2]! };
+  }
+  throw new UserError(`${file}: no pinned requirement (name==version) to name its venv after`);
 }
 
-/** The base interpreter: TH_PYTHON, else python3; Scrapy 2.19 needs Python 3.10+. */
+export function pythonVenvDir(pin: { name: string; version: string }, env: NodeJS.ProcessEnv = process.env): string {
+  return join(toolCacheRoot(env), `venv-${pin.name}-${pin.version}`);
+}
+
+/** The base interpreter: TH_PYTHON, else python3; Scrapy 2.13+ and crawlee-python need Python 3.10+. */
 function basePython(env: NodeJS.ProcessEnv): { path: string; version: string } {
   const path = env.TH_PYTHON !== undefined && env.TH_PYTHON !== '' ? env.TH_PYTHON : 'python3';
   const probe = spawnSync(path, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], { env, encoding: 'utf8' });
@@ -43,7 +53,7 @@ function basePython(env: NodeJS.ProcessEnv): { path: string; version: string } {
   }
   const version = probe.stdout.trim();
   const [major = 0, minor = 0] = version.split('.').map(Number);
-  if (major < 3 || (major === 3 && minor < 10)) throw new UserError(`TH_PYTHON: "${path}" is Python ${version}; Scrapy ${SCRAPY_VERSION} needs Python 3.10+ (set TH_PYTHON to a newer interpreter)`);
+  if (major < 3 || (major === 3 && minor < 10)) throw new UserError(`TH_PYTHON: "${path}" is Python ${version}; the crawler integrations need Python 3.10+ (set TH_PYTHON to a newer interpreter)`);
   return { path, version };
 }
 
@@ -79,9 +89,9 @@ async function lock(lockDir: string, log: ProvisionLog): Promise<() => void> {
       rmSync(lockDir, { recursive: true, force: true });
       continue;
     }
-    if (!told) log.info(`Waiting for another process (pid ${Number.isNaN(owner) ? '?' : owner}) building the Scrapy venv…`);
+    if (!told) log.info(`Waiting for another process (pid ${Number.isNaN(owner) ? '?' : owner}) building the Python venv ${lockDir.replace(/\.lock$/, '')}…`);
     told = true;
-    if (Date.now() > deadline) throw new UserError(`Timed out waiting for the Scrapy venv lock ${lockDir}; if no build is running, delete that directory`);
+    if (Date.now() > deadline) throw new UserError(`Timed out waiting for the Python venv lock ${lockDir}; if no build is running, delete that directory`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -107,15 +117,16 @@ async function run(cmd: string, args: string[], what: string, log: ProvisionLog,
 }
 
 /**
- * The venv with Scrapy and pytest (`requirementsFile`), built on first use. Safe to call from several
- * processes at once.
+ * The venv of `requirementsFile`, built on first use. Safe to call from several processes at once.
  */
-export async function ensureScrapyVenv(requirementsFile: string, log: ProvisionLog, env: NodeJS.ProcessEnv = process.env): Promise<PythonVenv> {
+export async function ensurePythonVenv(requirementsFile: string, log: ProvisionLog, env: NodeJS.ProcessEnv = process.env): Promise<PythonVenv> {
   const started = Date.now();
-  const dir = scrapyVenvDir(env);
+  const requirements = readFileSync(requirementsFile, 'utf8');
+  const pin = firstPin(requirements, requirementsFile);
+  const dir = pythonVenvDir(pin, env);
   const python = join(dir, 'bin', 'python');
   const base = basePython(env);
-  const wanted = createHash('sha256').update(`python ${base.version}\n`).update(readFileSync(requirementsFile)).digest('hex');
+  const wanted = createHash('sha256').update(`python ${base.version}\n`).update(requirements).digest('hex');
   const ready = (): boolean => existsSync(python) && existsSync(join(dir, MARKER)) && readFileSync(join(dir, MARKER), 'utf8').trim() === wanted;
   if (ready()) return { python, dir, built: false, ms: Date.now() - started };
 
@@ -124,14 +135,14 @@ export async function ensureScrapyVenv(requirementsFile: string, log: ProvisionL
   try {
     // Another process may have built it while this one waited for the lock.
     if (ready()) return { python, dir, built: false, ms: Date.now() - started };
-    log.info(`Building the Python venv for the Scrapy extension's tests in ${dir} (Scrapy ${SCRAPY_VERSION}, Python ${base.version}) — first run on this machine, or its requirements changed; it takes a minute or two.`);
+    log.info(`Building the Python venv ${dir} (${pin.name} ${pin.version}, Python ${base.version}) for the crawler integrations' tests — first run on this machine, or its requirements changed; it takes a minute or two.`);
     rmSync(dir, { recursive: true, force: true });
     await run(base.path, ['-m', 'venv', dir], 'creating the venv', log, env);
     const pipEnv = { ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PYTHONDONTWRITEBYTECODE: '1' };
     await run(python, ['-m', 'pip', 'install', '--quiet', '--progress-bar', 'off', '-r', requirementsFile], `pip install -r ${requirementsFile}`, log, pipEnv);
     writeFileSync(join(dir, MARKER), `${wanted}\n`);
     const ms = Date.now() - started;
-    log.info(`Scrapy venv ready in ${Math.round(ms / 1000)}s: ${python}`);
+    log.info(`Python venv ready in ${Math.round(ms / 1000)}s: ${python}`);
     return { python, dir, built: true, ms };
   } finally {
     release();

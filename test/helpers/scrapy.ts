@@ -4,19 +4,73 @@
  * and the end-to-end test's monitor spider as a child process whose JSON report lines are kept as they
  * come (integrations/scrapy/tests/crawl/monitor_spider.py).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { ensureScrapyVenv, type PythonVenv } from '../../stack/python-venv';
+import { promisify } from 'node:util';
+import { ensurePythonVenv, type PythonVenv } from '../../stack/python-venv';
 import { ROOT } from './processes';
 
 export const SCRAPY_PKG = join(ROOT, 'integrations', 'scrapy');
 
-const progress = { info: (m: string) => process.stderr.write(`[scrapy venv] ${m}\n`), warn: (m: string) => process.stderr.write(`[scrapy venv] ${m}\n`) };
+const progress = { info: (m: string) => process.stderr.write(`[python venv] ${m}\n`), warn: (m: string) => process.stderr.write(`[python venv] ${m}\n`) };
+const execFileAsync = promisify(execFile);
 
-/** The venv with Scrapy and pytest; the first run on a machine builds it (~30 s), later runs reuse it at once. */
-export function scrapyVenv(): Promise<PythonVenv> {
-  return ensureScrapyVenv(join(SCRAPY_PKG, 'requirements-test.txt'), progress);
+/** The Scrapy versions the extension supports and is tested on: the oldest (pyproject's floor) and the newest. */
+export type ScrapyEdition = 'newest' | 'oldest';
+
+const REQUIREMENTS: Record<ScrapyEdition, string> = { newest: 'requirements-test.txt', oldest: 'requirements-oldest.txt' };
+
+/** The Scrapy version of an edition, as its requirements file pins it. */
+export function scrapyVersion(edition: ScrapyEdition): string {
+  const m = /^scrapy==(\S+)/m.exec(readFileSync(join(SCRAPY_PKG, REQUIREMENTS[edition]), 'utf8'));
+  if (!m) throw new Error(`${REQUIREMENTS[edition]}: no scrapy== pin`);
+  return m[1]!;
+}
+
+/**
+ * The venv of a Scrapy edition (newest: with pytest and the build tools too); the first run on a machine
+ * builds it (~30 s), later runs reuse it at once.
+ */
+export function scrapyVenv(edition: ScrapyEdition = 'newest'): Promise<PythonVenv> {
+  return ensurePythonVenv(join(SCRAPY_PKG, REQUIREMENTS[edition]), progress);
+}
+
+/** The package as a user gets it: its wheel and sdist, and the wheel installed into a folder of its own. */
+export interface InstalledScrapyPackage {
+  wheel: string;
+  sdist: string;
+  /** Put on PYTHONPATH: the installed wheel (pure Python, so every venv of this interpreter can use it). */
+  site: string;
+  /** Removes the build and the install. */
+  remove(): void;
+}
+
+/**
+ * `python -m build` of integrations/scrapy (wheel and sdist, into a scratch folder: nothing is written
+ * into the checkout), then `pip install --no-deps --target` of the wheel. The tests run Scrapy against
+ * that install, never against the source tree.
+ */
+export async function installScrapyPackage(venv: PythonVenv): Promise<InstalledScrapyPackage> {
+  const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-wheel-'));
+  const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+  try {
+    const dist = join(scratch, 'dist');
+    // --no-isolation: hatchling is in the test venv; nothing is downloaded for the build.
+    await execFileAsync(venv.python, ['-m', 'build', '--no-isolation', '--outdir', dist, SCRAPY_PKG], { env, cwd: scratch, maxBuffer: 16 << 20 });
+    const files = readdirSync(dist);
+    const wheel = files.find((f) => f.endsWith('-py3-none-any.whl'));
+    const sdist = files.find((f) => f.endsWith('.tar.gz'));
+    if (!wheel || !sdist) throw new Error(`python -m build made ${files.join(', ') || 'nothing'}; expected a py3-none-any wheel and an sdist`);
+    const site = join(scratch, 'site');
+    await execFileAsync(venv.python, ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-cache-dir', '--target', site, join(dist, wheel)], { env, cwd: scratch });
+    return { wheel: join(dist, wheel), sdist: join(dist, sdist), site, remove: () => rmSync(scratch, { recursive: true, force: true }) };
+  } catch (err) {
+    rmSync(scratch, { recursive: true, force: true });
+    throw err;
+  }
 }
 
 /** The monitor spider's settings (TH_CONFIG). */
@@ -63,10 +117,11 @@ export class MonitorCrawl {
   private readonly exited: Promise<number | null>;
   private output = '';
 
-  constructor(venv: PythonVenv, config: MonitorConfig, api: { url: string; token: string }) {
+  /** `installed`: the package's install folder (installScrapyPackage), on the crawl's PYTHONPATH. */
+  constructor(venv: PythonVenv, installed: string, config: MonitorConfig, api: { url: string; token: string }) {
     this.child = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(SCRAPY_PKG, 'tests', 'crawl', 'monitor_spider.py')], {
       cwd: SCRAPY_PKG,
-      env: { ...process.env, PYTHONPATH: join(SCRAPY_PKG, 'src'), PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: api.token, TH_CONFIG: JSON.stringify(config) },
+      env: { ...process.env, PYTHONPATH: installed, PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: api.token, TH_CONFIG: JSON.stringify(config) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     createInterface({ input: this.child.stdout! }).on('line', (line) => {

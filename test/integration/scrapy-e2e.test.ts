@@ -22,7 +22,7 @@ import { createLoopWorker } from '../helpers/control-loop';
 import { CRAWL_ROUTES as ROUTES, startCrawlLoops, startCrawlWorld } from '../helpers/crawl-world';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { waitForLoop } from '../helpers/fault-checks';
-import { MonitorCrawl, scrapyVenv } from '../helpers/scrapy';
+import { installScrapyPackage, MonitorCrawl, scrapyVenv, type InstalledScrapyPackage } from '../helpers/scrapy';
 import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
 
 const NOMINAL = 4;
@@ -36,14 +36,18 @@ const WINDOW_MS = 20_000;
 let h: TestHarness;
 let api: TestApi;
 let venv: PythonVenv;
+let installed: InstalledScrapyPackage;
 beforeAll(async () => {
   venv = await scrapyVenv();
+  // The crawl runs the package as a user installs it: the built wheel, not the source tree.
+  installed = await installScrapyPackage(venv);
   h = await openHarness();
   api = await startTestApi(h);
 }, 600_000);
 afterAll(async () => {
   await api?.close();
   await h?.close();
+  installed?.remove();
 });
 
 test('a real Scrapy crawl slows down, stops and resumes as the loop decides; a healthy site is left alone; every event is stored once', async () => {
@@ -58,7 +62,7 @@ test('a real Scrapy crawl slows down, stops and resumes as the loop decides; a h
       // Scrapy, a process of its own: events in through the API, controls out through its stream.
       const token = await api.token(['ingest', 'read']);
       const crawlFrom = Date.now();
-      crawl = new MonitorCrawl(venv, { hosts, proxyUrls: world.proxies.map((p) => p.url), chainsPerHost: NOMINAL, canaryEveryS: 2 }, { url: api.url, token });
+      crawl = new MonitorCrawl(venv, installed.site, { hosts, proxyUrls: world.proxies.map((p) => p.url), chainsPerHost: NOMINAL, canaryEveryS: 2 }, { url: api.url, token });
       const c = crawl;
       await eventually(() => Promise.resolve(hosts.every((x) => (c.last?.handled[x] ?? 0) >= 20) ? true : undefined), 'the crawl to reach every host', 90_000);
       // A whole window of crawling at nominal concurrency before the site turns: the rate to compare the throttled one with.

@@ -15,7 +15,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import type { PythonVenv } from '../../stack/python-venv';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { ROOT } from '../helpers/processes';
-import { SCRAPY_PKG as PKG, scrapyVenv } from '../helpers/scrapy';
+import { installScrapyPackage, SCRAPY_PKG as PKG, scrapyVenv, scrapyVersion, type InstalledScrapyPackage, type ScrapyEdition } from '../helpers/scrapy';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
 import { changeControls as change } from '../helpers/controls';
 
@@ -91,12 +91,18 @@ class SiteProxy {
 let h: TestHarness;
 let api: TestApi;
 let venv: PythonVenv;
+let venvs: Record<ScrapyEdition, PythonVenv>;
+let installed: InstalledScrapyPackage;
 let proxy: SiteProxy;
 let proxyAddress: string;
 
 beforeAll(async () => {
-  // First run on a machine: builds the venv (Scrapy + pytest), ~30 s; afterwards reused at once.
-  venv = await scrapyVenv();
+  // First run on a machine: builds the venvs (the newest Scrapy with pytest and the build tools, the
+  // oldest Scrapy supported), ~30 s each; afterwards reused at once.
+  venvs = { newest: await scrapyVenv('newest'), oldest: await scrapyVenv('oldest') };
+  venv = venvs.newest;
+  // Every crawl below runs the package as a user installs it: the built wheel, not the source tree.
+  installed = await installScrapyPackage(venv);
   h = await openHarness();
   api = await startTestApi(h);
   proxy = new SiteProxy();
@@ -106,6 +112,7 @@ afterAll(async () => {
   await proxy?.close();
   await api?.close();
   await h?.close();
+  installed?.remove();
 });
 
 function python(args: string[], env: Record<string, string> = {}, cwd = PKG): { status: number | null; out: string } {
@@ -120,18 +127,39 @@ test("the package's own pytest suite passes (event building, error mapping, rout
   expect(r.status).toBe(0);
 });
 
-test('the package installs with pip from its folder and imports from the install', () => {
-  const target = mkdtempSync(join(tmpdir(), 'th-scrapy-install-'));
+/** Every file under a folder with its size and modification time (what a build must leave as it was). */
+function tree(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => {
+      const path = join(e.parentPath, e.name);
+      const st = statSync(path);
+      return `${path.slice(dir.length)} ${st.size} ${st.mtimeMs}`;
+    })
+    .sort();
+}
+
+test('python -m build makes a wheel and an sdist of the package version, writes nothing into the checkout; the wheel installs and imports', async () => {
+  const before = tree(PKG);
+  const built = await installScrapyPackage(venv);
   try {
-    const install = python(['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--no-build-isolation', '--no-cache-dir', '--target', target, PKG], {}, target);
-    expect(install.out).toBe('');
-    expect(install.status).toBe(0);
-    const probe = python(['-c', 'import target_health_scrapy as t; print(t.__file__); print(",".join(sorted(t.__all__)))'], { PYTHONPATH: target }, target);
+    expect(tree(PKG)).toEqual(before);
+    const version = /^__version__ = "([^"]+)"$/m.exec(readFileSync(join(PKG, 'src', 'target_health_scrapy', '__init__.py'), 'utf8'))![1]!;
+    // The crawler packages move together: the wheel carries the npm package's version.
+    expect(version).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(built.wheel.endsWith(`target_health_scrapy-${version}-py3-none-any.whl`)).toBe(true);
+    expect(built.sdist.endsWith(`target_health_scrapy-${version}.tar.gz`)).toBe(true);
+    // The sdist holds the code and its documents, no tests.
+    const listing = spawnSync('tar', ['tzf', built.sdist], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map((f) => f.replace(/^[^/]+\//, ''));
+    expect(listing).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'CHANGELOG.md', 'pyproject.toml', 'PKG-INFO', 'src/target_health_scrapy/__init__.py', 'src/target_health_scrapy/middleware.py']));
+    expect(listing.filter((f) => f.startsWith('tests/') || f.includes('requirements'))).toEqual([]);
+    const probe = python(['-c', 'import target_health_scrapy as t; print(t.__file__); print(t.__version__); print(",".join(sorted(t.__all__)))'], { PYTHONPATH: built.site }, built.site);
     expect(probe.status).toBe(0);
-    expect(probe.out).toContain(join(target, 'target_health_scrapy', '__init__.py'));
+    expect(probe.out).toContain(join(built.site, 'target_health_scrapy', '__init__.py'));
+    expect(probe.out).toContain(`\n${version}\n`);
     expect(probe.out).toContain('TargetHealthDownloaderMiddleware,TargetHealthExtension,TargetHealthSpiderMiddleware,controls_changed,extraction');
   } finally {
-    rmSync(target, { recursive: true, force: true });
+    built.remove();
   }
 });
 
@@ -159,12 +187,16 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
   let output = '';
   const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(PKG, 'tests', 'crawl', 'health_spider.py')], {
     cwd: scratch,
-    env: { ...process.env, PYTHONPATH: join(PKG, 'src'), PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_PLAN: JSON.stringify(plan), TH_STATS_FILE: statsFile },
+    env: { ...process.env, PYTHONPATH: installed.site, PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_PLAN: JSON.stringify(plan), TH_STATS_FILE: statsFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let closingAt: number | undefined;
   child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
-  child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  child.stderr?.on('data', (c: Buffer) => {
+    output += c.toString('utf8');
+    if (closingAt === undefined && output.includes('Closing spider (finished)')) closingAt = Date.now();
+  });
+  const exited = new Promise<number>((resolve) => child.on('close', () => resolve(Date.now())));
   // A wait that fails shows what Scrapy said.
   const until = async (cond: () => boolean, what: string, ms: number): Promise<void> => {
     try {
@@ -191,7 +223,13 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
     // Resume: the held requests go out now.
     await change(h.pool, paused, { paused: false, canaryOnly: false, band: 'healthy', reason: 'test: resume' });
     await until(() => proxy.count(paused, '/p/') === 8, 'the held requests to reach the site after the resume', 60_000);
-    expect(await exited).toBe(0);
+    const exitedAt = await exited;
+    expect(child.exitCode).toBe(0);
+    // "Closing spider" to the process's end: the extension's close (the last events sent, the controls
+    // stream closed) adds no wait of its own (it waited out a 2 s thread join before).
+    const closeMs = exitedAt - closingAt!;
+    process.stderr.write(`[scrapy] "Closing spider (finished)" to exit: ${closeMs} ms\n`);
+    expect(closeMs).toBeLessThan(2_000);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }
@@ -251,7 +289,7 @@ test('a graceful stop while a site is paused ends at once: its held requests go 
   let output = '';
   const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(PKG, 'tests', 'crawl', 'health_spider.py')], {
     cwd: scratch,
-    env: { ...process.env, PYTHONPATH: join(PKG, 'src'), PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_PLAN: JSON.stringify({ [paused]: pages(5), [free]: pages(3) }), TH_STATS_FILE: statsFile },
+    env: { ...process.env, PYTHONPATH: installed.site, PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_PLAN: JSON.stringify({ [paused]: pages(5), [free]: pages(3) }), TH_STATS_FILE: statsFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
@@ -280,6 +318,8 @@ test('a graceful stop while a site is paused ends at once: its held requests go 
     'target_health/requests_held_now': 0,
     'target_health/events_recorded': 3,
     'target_health/events_sent': 3,
+    // Scrapy's own count: the 3 requests sent; the 5 handed back never left.
+    'downloader/request_count': 3,
   });
   expect(stats['target_health/requests_released']).toBeUndefined();
   expect(output).toMatch(/Closing spider \(shutdown\)/);
@@ -294,7 +334,9 @@ function documentedSettings(): string {
   return block;
 }
 
-test('a `scrapy startproject` project configured as the docs say runs with `scrapy crawl`; a pause heard while admitted requests wait out the slot delay: none of them reaches the site, all are crawled after the resume', async () => {
+test.each(['newest', 'oldest'] as const)('Scrapy %s: a `scrapy startproject` project configured as the docs say runs with `scrapy crawl` on the installed wheel; a pause heard while admitted requests wait out the slot delay: none of them reaches the site, all are crawled after the resume', async (edition) => {
+  const venv = venvs[edition];
+  process.stderr.write(`[scrapy startproject] Scrapy ${scrapyVersion(edition)}\n`);
   const id = randomUUID().slice(0, 8);
   const site = `slot-${id}.example.com`;
   const PAGES = 12;
@@ -304,9 +346,10 @@ test('a `scrapy startproject` project configured as the docs say runs with `scra
   const project = join(scratch, 'shop');
   const made = spawnSync(venv.python, ['-m', 'scrapy', 'startproject', 'shop', project], { encoding: 'utf8' });
   expect(made.status).toBe(0);
-  // settings.py as startproject made it (DOWNLOAD_DELAY = 1, the asyncio reactor…), then the docs' block, as
-  // written, then the crawl's own choices: 8 requests at once per site, so 8 wait in the slot's delay queue.
-  appendFileSync(join(project, 'shop', 'settings.py'), `\n${documentedSettings()}\nCONCURRENT_REQUESTS_PER_DOMAIN = 8\nROBOTSTXT_OBEY = False\nTELNETCONSOLE_ENABLED = False\nTARGET_HEALTH_BATCH_INTERVAL = 0.2\n`);
+  // settings.py as startproject made it (the asyncio reactor…), then the docs' block, as written, then the
+  // crawl's own choices: 8 requests at once per site and a delay of 1 s (the template of Scrapy 2.13.4+ sets
+  // it; 2.13.0's does not), so 8 wait in the slot's delay queue.
+  appendFileSync(join(project, 'shop', 'settings.py'), `\n${documentedSettings()}\nCONCURRENT_REQUESTS_PER_DOMAIN = 8\nDOWNLOAD_DELAY = 1\nROBOTSTXT_OBEY = False\nTELNETCONSOLE_ENABLED = False\nTARGET_HEALTH_BATCH_INTERVAL = 0.2\n`);
   copyFileSync(join(PKG, 'tests', 'project', 'prices.py'), join(project, 'shop', 'spiders', 'prices.py'));
 
   const heard: Array<{ site: string; paused: boolean; at: number }> = [];
@@ -315,7 +358,7 @@ test('a `scrapy startproject` project configured as the docs say runs with `scra
   const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'crawl', 'prices', '-s', 'STATS_CLASS=health_spider.JsonFileStats'], {
     cwd: project,
     // The final stats are written by the real-crawl test's stats class (tests/crawl/health_spider.py).
-    env: { ...process.env, PYTHONPATH: [join(PKG, 'src'), join(PKG, 'tests', 'crawl')].join(':'), PYTHONDONTWRITEBYTECODE: '1', TH_API: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_SITE: site, TH_PAGES: String(PAGES), TH_STATS_FILE: join(scratch, 'stats.json') },
+    env: { ...process.env, PYTHONPATH: [installed.site, join(PKG, 'tests', 'crawl')].join(':'), PYTHONDONTWRITEBYTECODE: '1', TH_API: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_SITE: site, TH_PAGES: String(PAGES), TH_STATS_FILE: join(scratch, 'stats.json') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let partial = '';
@@ -366,8 +409,9 @@ test('a `scrapy startproject` project configured as the docs say runs with `scra
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }
-  expect(output).not.toMatch(/Traceback|does not match the requested one/);
+  expect(output).not.toMatch(/Traceback|does not match the requested one|can never take effect/);
   expect(output).toMatch(/Using reactor: twisted\.internet\.asyncioreactor\.AsyncioSelectorReactor/);
+  expect(output).toContain(`Scrapy ${scrapyVersion(edition)} started`);
   expect(hits().map((x) => x.path).sort()).toEqual(Array.from({ length: PAGES }, (_, i) => `/p/${i}`).sort());
   const stats = JSON.parse(readFileSync(join(scratch, 'stats.json'), 'utf8')) as Record<string, number | string>;
   rmSync(scratch, { recursive: true, force: true });

@@ -2,6 +2,8 @@
 import socket
 import ssl
 
+import time
+
 import pytest
 from OpenSSL import SSL
 from scrapy import exceptions as sx
@@ -91,7 +93,7 @@ def test_response_event_has_every_classification_input():
     # Larger than the sample: its head and its tail, as signals/text.ts bodySampleOf cuts it.
     assert len(e["bodySample"]) <= ev.BODY_SAMPLE_CHARS and e["bodySample"].startswith("<html>") and e["bodySample"].endswith("</body></html>")
     assert e["bodySample"].count(ev.SAMPLE_GAP) == 1
-    assert e["eventId"].startswith("scrapy-") and e["ts"].endswith("Z")
+    assert e["eventId"].startswith("scrapy-") and isinstance(e["ts"], int) and abs(e["ts"] / 1000 - time.time()) < 60
     assert "networkError" not in e
 
 
@@ -103,6 +105,15 @@ def test_a_large_page_keeps_the_marker_in_its_last_kilobytes():
     assert e["bytes"] == len(body) and len(sample) <= ev.BODY_SAMPLE_CHARS
     assert sample.startswith("<html><head><title>Gusto") and sample.endswith("window._cf_chl_opt={}</script></body></html>")
     assert "\ufffd" not in sample
+
+
+def test_a_decoded_page_gives_the_same_sample_and_title_as_its_bytes():
+    body = ("<html><head><title> Prix\n réduit </title></head><body>" + "é" * 100_000 + "<i>fin</i></body></html>").encode()
+    args = dict(url="https://a.example.com/", meta={}, route={}, latency_ms=1, page_type=None, status=200, body=body, encoding="utf-8", header_list=headers({}))
+    from_bytes = ev.response_event(**args)
+    from_text = ev.response_event(**args, text=body.decode("utf-8"))
+    assert from_text["bodySample"] == from_bytes["bodySample"] and from_text["title"] == from_bytes["title"] == "Prix réduit"
+    assert from_text["bytes"] == len(body)
 
 
 def test_response_event_survives_bad_bytes_and_unknown_encodings():

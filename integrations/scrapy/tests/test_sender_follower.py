@@ -20,6 +20,8 @@ class Api:
         self.script = []  # statuses for successive POSTs; then 200
         self.stream_requests = []  # Last-Event-ID of each stream request
         self.stream_bodies = []  # what successive stream requests receive (then the connection closes)
+        self.hold_stream = threading.Event()  # when set: a stream stays open after its body
+        self.released = threading.Event()  # ends held streams
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,6 +59,8 @@ class Api:
                 self.end_headers()
                 self.wfile.write(body.encode())
                 self.wfile.flush()
+                if api.hold_stream.is_set():
+                    api.released.wait(60)  # an open stream, as the API's: heartbeats aside, silent
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -67,6 +71,7 @@ class Api:
 def api():
     a = Api()
     yield a
+    a.released.set()
     a.server.shutdown()
 
 
@@ -130,3 +135,33 @@ def test_follower_applies_snapshot_and_changes_resumes_with_last_event_id_and_ke
     follower.stop()
     assert api.stream_requests[:3] == [None, "11", "11"]
     assert store.get("a.example.com").concurrency_limit == 2
+
+
+def test_close_sends_at_once_without_waiting_out_the_batch_interval(api):
+    sender = EventSender(api.url, "t", batch_size=100, interval=30)
+    sender.start()
+    sender.offer({"eventId": "a", "site": "a.example.com"})
+    sender.offer({"eventId": "b", "site": "a.example.com"})
+    time.sleep(0.1)  # the thread now waits for more events (up to the 30 s interval)
+    started = time.monotonic()
+    counts = sender.close(10)
+    # Woken by the close: the batch went out, and the thread had ended when close() returned.
+    assert not sender._thread.is_alive()
+    assert [ids for _, ids in api.posts] == [["a", "b"]]
+    assert counts.dropped == 0
+    assert time.monotonic() - started < 5
+
+
+def test_stop_ends_the_follower_thread_while_its_stream_is_open(api):
+    # The API's stream ends with the connection (no length): http.client lets go of the connection's
+    # socket once the response starts, and stop() must still reach the blocked read.
+    api.hold_stream.set()
+    api.stream_bodies = ["id: 1\nevent: snapshot\ndata: " + json.dumps({"sites": [record(1)]}) + "\n\n"]
+    store = ControlsStore()
+    follower = ControlsFollower(api.url, "t", store)
+    follower.start()
+    wait_for(follower.ready.is_set, "the snapshot")
+    started = time.monotonic()
+    follower.stop()
+    assert not follower._thread.is_alive()  # ended, not left behind by the join's timeout
+    assert time.monotonic() - started < 1.5

@@ -4,8 +4,9 @@ site's controls (concurrency, pace, pause, canary-only, stop). See docs/crawlers
     DOWNLOADER_MIDDLEWARES = {"target_health_scrapy.TargetHealthDownloaderMiddleware": 950}
     SPIDER_MIDDLEWARES = {"target_health_scrapy.TargetHealthSpiderMiddleware": 45}
     EXTENSIONS = {"target_health_scrapy.TargetHealthExtension": 500}
-    TARGET_HEALTH_API_URL = "http://127.0.0.1:8787"
-    TARGET_HEALTH_TOKEN = "th_…"   # scopes ingest,read
+
+The API's address and token come from the environment (TH_API, TH_TOKEN: a token with the scopes
+ingest,read), or from the settings TARGET_HEALTH_API_URL and TARGET_HEALTH_TOKEN.
 """
 from .extension import TargetHealthExtension
 from .middleware import TargetHealthDownloaderMiddleware, TargetHealthSpiderMiddleware, extraction

@@ -12,10 +12,22 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import task, threads
 
-from .runtime import Runtime, runtime_for
+from .runtime import Runtime, Settings, runtime_for
 
 log = logging.getLogger("target_health_scrapy")
 SWEEP_EVERY_S = 5.0
+
+
+def concurrency_warnings(settings: Settings) -> list[str]:
+    """What in the crawl's own settings keeps the controls from taking effect (said once, at open)."""
+    if settings.controls_mode == "off" or settings.max_concurrency > 1:
+        return []
+    source = "CONCURRENT_REQUESTS_PER_IP" if settings.per_ip_concurrency else "CONCURRENT_REQUESTS_PER_DOMAIN"
+    return [
+        f"{source} = {settings.max_concurrency}: the controls' concurrencyLimit only lowers a site's concurrency, "
+        f"so it can never take effect here (pause, canary-only, stop and the pace still do); set {source} to the "
+        "most a site may get (Scrapy's project template sets 1; e.g. 8) and let Target Health lower it"
+    ]
 
 
 class TargetHealthExtension:
@@ -44,6 +56,8 @@ class TargetHealthExtension:
         follower = self.rt.follower
         wait = self.rt.settings.wait_for_controls
         log.info("target-health: recording to %s; controls: %s", self.rt.settings.api_url, self.rt.settings.controls_mode)
+        for warning in concurrency_warnings(self.rt.settings):
+            log.warning("target-health: %s", warning)
         if follower is None or wait <= 0:
             return
 

@@ -52,25 +52,38 @@ class ControlsFollower:
         self.connected = False
         self._etags: dict[str, str] = {}
         self._stop = threading.Event()
-        self._conn: http.client.HTTPConnection | None = None
+        # The socket of the request in progress, kept apart from its connection: http.client lets go of
+        # `conn.sock` once a response that ends with the connection (the stream) is read, so stop()
+        # could not reach the read it must wake — and the close waited out the join's timeout.
+        self._sock: socket.socket | None = None
         self._thread = threading.Thread(target=self._run, name="target-health-controls", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stops the thread and returns once it has ended (a read in progress is woken by shutting its
+        socket down; the join's timeout is only a safety net)."""
         self._stop.set()
-        conn = self._conn
-        if conn is not None and conn.sock is not None:
+        sock = self._sock
+        if sock is not None:
             try:
-                conn.sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked read
+                sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked read at once
             except OSError:
                 pass
-        self._thread.join(2)
+        if self._thread.is_alive():
+            self._thread.join(2)
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        """A connected connection whose socket stop() can reach."""
         cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
-        return cls(self.host, self.port, timeout=timeout)
+        conn = cls(self.host, self.port, timeout=timeout)
+        conn.connect()
+        self._sock = conn.sock
+        if self._stop.is_set():  # stop() ran while this one connected: it could not reach this socket
+            conn.close()
+            raise ConnectionError("controls follower stopped")
+        return conn
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
@@ -112,7 +125,6 @@ class ControlsFollower:
         if self.parser.last_event_id:
             headers["Last-Event-ID"] = self.parser.last_event_id
         conn = self._connection(self.read_timeout)
-        self._conn = conn
         try:
             conn.request("GET", f"{self.base_path}/v1/controls/stream{query}", headers=headers)
             resp = conn.getresponse()
@@ -129,7 +141,7 @@ class ControlsFollower:
                 if event is not None:
                     self._take(event.event, event.data)
         finally:
-            self._conn = None
+            self._sock = None
             conn.close()
 
     def _take(self, kind: str, data: str) -> None:
@@ -168,4 +180,5 @@ class ControlsFollower:
                 elif resp.status not in (304, 404):  # 404: no loop for the site yet; keep the defaults
                     raise ConnectionError(f"controls of {site} answered HTTP {resp.status}: {body[:300]!r}")
             finally:
+                self._sock = None
                 conn.close()

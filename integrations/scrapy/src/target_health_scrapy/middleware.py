@@ -17,6 +17,7 @@ from typing import Any, AsyncIterator, Iterable
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import TextResponse
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
@@ -51,12 +52,49 @@ class PausedOnDeparture(Exception):
         self.site = site
 
 
-def _page_type(request: Any) -> str | None:
-    explicit = request.meta.get(ev.META_PAGE_TYPE)
-    if explicit:
-        return str(explicit)
-    callback = request.callback
-    return getattr(callback, "__name__", None) if callback is not None else None
+# Page types of recently crawled production URLs, for canaries that revisit one of them.
+PAGE_TYPES_REMEMBERED = 10_000
+
+
+class PageTypes:
+    """The page type of each attempt: `meta["target_health_page_type"]`, else `TARGET_HEALTH_PAGE_TYPE`
+    (a callable `request → str | None`), else the callback's name — except for canaries. A canary
+    revisits a page the crawl knows, and is judged by that page type's norms; its own callback (a
+    `parse_canary` beside `parse_product`) would give it norms of its own, learned from canaries alone.
+    So a canary without an explicit page type takes the one last recorded for its URL by a production
+    request, and has none (site-wide judgement) when its URL was never crawled — said once per site."""
+
+    def __init__(self, resolver: Any = None) -> None:
+        self.resolver = resolver if callable(resolver) else None
+        self.by_url: dict[str, str] = {}
+        self.warned: set[str] = set()
+
+    def of(self, request: Any, site: str) -> str | None:
+        explicit = request.meta.get(ev.META_PAGE_TYPE)
+        if explicit:
+            return str(explicit)
+        if self.resolver is not None:
+            resolved = self.resolver(request)
+            if resolved:
+                return str(resolved)
+        if request.meta.get(ev.META_CANARY):
+            known = self.by_url.get(request.url)
+            if known is None and site not in self.warned:
+                self.warned.add(site)
+                log.warning("target-health: canaries of %s have no page type (%s was not crawled as a production page first); set meta[%r] to the page type they stand for", site, request.url, ev.META_PAGE_TYPE)
+            return known
+        callback = request.callback
+        page_type = getattr(callback, "__name__", None) if callback is not None else None
+        if page_type:
+            if len(self.by_url) >= PAGE_TYPES_REMEMBERED:
+                self.by_url.pop(next(iter(self.by_url)))  # the oldest: dicts keep insertion order
+            self.by_url[request.url] = page_type
+        return page_type
+
+
+# Routes of the proxies seen (a crawl uses a handful): parsing the URL and its credentials once each.
+_proxy_routes: dict[tuple[Any, Any], dict[str, str]] = {}
+PROXY_ROUTES_REMEMBERED = 1_000
 
 
 def _route(request: Any, runtime: Runtime) -> dict[str, Any]:
@@ -66,7 +104,16 @@ def _route(request: Any, runtime: Runtime) -> dict[str, Any]:
     resolver = runtime.crawler.settings.get("TARGET_HEALTH_ROUTE")
     if callable(resolver):
         return resolver(request) or {}
-    return ev.route_from_proxy(request.meta.get("proxy"), ev.proxy_user(request.headers.get("Proxy-Authorization")))
+    proxy = request.meta.get("proxy")
+    if not proxy:
+        return {}
+    key = (proxy, request.headers.get("Proxy-Authorization"))
+    route = _proxy_routes.get(key)
+    if route is None:
+        if len(_proxy_routes) >= PROXY_ROUTES_REMEMBERED:
+            _proxy_routes.clear()
+        route = _proxy_routes[key] = ev.route_from_proxy(proxy, ev.proxy_user(key[1]))
+    return route
 
 
 class TargetHealthDownloaderMiddleware:
@@ -82,6 +129,10 @@ class TargetHealthDownloaderMiddleware:
         self.waiters: dict[str, list[Deferred]] = {}
         # Sites whose requests are being held now (logged once when the holding starts, once when it ends).
         self.holding: set[str] = set()
+        self.page_types = PageTypes(runtime.crawler.settings.get("TARGET_HEALTH_PAGE_TYPE"))
+        # Whether Scrapy's DownloaderStats counts a request before this middleware sees it (found when the
+        # engine starts): a request handed back unsent is then taken out of downloader/request_count.
+        self.counted_before_us = False
         if runtime.settings.enabled:
             runtime.store.on_change(lambda c: _reactor().callFromThread(self.changed, c))
 
@@ -98,6 +149,29 @@ class TargetHealthDownloaderMiddleware:
     # --- the departure check ---------------------------------------------------------------------
 
     def engine_started(self) -> None:
+        self._find_downloader_stats()
+        self._wrap_download_handlers()
+
+    def _find_downloader_stats(self) -> None:
+        downloader = getattr(getattr(self.rt.crawler, "engine", None), "downloader", None)
+        chain = list(getattr(getattr(downloader, "middleware", None), "middlewares", ()) or ())
+        stats_at = next((i for i, mw in enumerate(chain) if type(mw).__name__ == "DownloaderStats"), None)
+        ours_at = next((i for i, mw in enumerate(chain) if mw is self), None)
+        self.counted_before_us = stats_at is not None and ours_at is not None and stats_at < ours_at
+
+    def _uncount(self, request: Any) -> None:
+        """Takes an attempt that was never sent back out of Scrapy's downloader stats, which counted it on
+        its way in (DownloaderStats.process_request, 850, runs before this middleware, 950)."""
+        if not self.counted_before_us:
+            return
+        from scrapy.utils.request import request_httprepr
+
+        stats = self.rt.crawler.stats
+        stats.inc_value("downloader/request_count", -1)
+        stats.inc_value(f"downloader/request_method_count/{request.method}", -1)
+        stats.inc_value("downloader/request_bytes", -len(request_httprepr(request)))
+
+    def _wrap_download_handlers(self) -> None:
         """Puts the departure check in front of the download handlers. process_request admits a request
         before Scrapy's slot queue, where it may wait out the slot's delay (DOWNLOAD_DELAY × the revisit
         multiplier, per request ahead of it) — a pause arriving meanwhile would not stop it. The handlers
@@ -105,16 +179,27 @@ class TargetHealthDownloaderMiddleware:
         there once more, the last moment before anything is sent."""
         downloader = getattr(getattr(self.rt.crawler, "engine", None), "downloader", None)
         handlers = getattr(downloader, "handlers", None)
-        download = getattr(handlers, "download_request_async", None)
+        download_async = getattr(handlers, "download_request_async", None)
+        if download_async is not None:
+
+            async def download_request_async(request: Any) -> Any:
+                self._depart(request)
+                return await download_async(request)
+
+            handlers.download_request_async = download_request_async  # type: ignore[union-attr]
+            return
+        download = getattr(handlers, "download_request", None)
         if download is None:
-            log.warning("target-health: this Scrapy has no Downloader.handlers.download_request_async: a pause reaches only the requests not yet admitted")
+            log.warning("target-health: this Scrapy's Downloader.handlers has no download_request: a pause reaches only the requests not yet admitted")
             return
 
-        async def download_request_async(request: Any) -> Any:
+        # Scrapy 2.13: the downloader calls handlers.download_request(request, spider) and turns what it
+        # raises into a failed Deferred, as the async one does.
+        def download_request(request: Any, spider: Any) -> Any:
             self._depart(request)
-            return await download(request)
+            return download(request, spider)
 
-        handlers.download_request_async = download_request_async  # type: ignore[union-attr]
+        handlers.download_request = download_request  # type: ignore[union-attr]
 
     def _depart(self, request: Any) -> None:
         """An admitted request leaving Scrapy's slot queue: a stop drops it, a pause hands it back (see
@@ -190,6 +275,7 @@ class TargetHealthDownloaderMiddleware:
         rt = self.rt
         rt.inc("requests_held_now", -1)
         rt.inc("requests_given_back_at_close")
+        self._uncount(request)
         engine = getattr(rt.crawler, "engine", None)
         try:
             if engine is not None:
@@ -198,13 +284,16 @@ class TargetHealthDownloaderMiddleware:
             log.warning("target-health: could not hand %s back to the scheduler at close: %s", request.url, err)
         raise IgnoreRequest(f"target-health: {site} is paused and the crawl is closing; request handed back to the scheduler")
 
-    def _leave(self, request: Any) -> None:
+    def _leave(self, request: Any) -> str:
+        """Frees the attempt's concurrency place; the attempt's site."""
         site = request.meta.pop(META_IN_FLIGHT, None)
         if site is not None:
             self.in_flight[site] = max(0, self.in_flight.get(site, 0) - 1)
             self._wake(site)
+            return site
+        return ev.site_of(request.url)
 
-    async def process_request(self, request: Any) -> None:
+    async def process_request(self, request: Any, spider: Any = None) -> None:
         rt = self.rt
         if not rt.settings.enabled:
             return None
@@ -282,15 +371,17 @@ class TargetHealthDownloaderMiddleware:
             allowed = list(getattr(spider, "handle_httpstatus_list", []) or []) + list(self.rt.crawler.settings.getlist("HTTPERROR_ALLOWED_CODES"))
         return status in allowed or self.rt.crawler.settings.getbool("HTTPERROR_ALLOW_ALL")
 
-    def process_response(self, request: Any, response: Any) -> Any:
+    def process_response(self, request: Any, response: Any, spider: Any = None) -> Any:
         rt = self.rt
-        self._leave(request)
+        site = self._leave(request)
         if not rt.settings.enabled:
             return response
         event = ev.response_event(
             url=request.url, meta=request.meta, route=_route(request, rt), latency_ms=self._latency_ms(request),
-            page_type=_page_type(request), status=response.status, body=response.body,
-            encoding=getattr(response, "encoding", None), header_list=response.headers.getlist,
+            page_type=self.page_types.of(request, site), status=response.status, body=response.body,
+            encoding=None, header_list=response.headers.getlist,
+            # A TextResponse's text: decoded once, for the spider (cached) and for the sample.
+            text=response.text if isinstance(response, TextResponse) else None,
         )
         if self._waits_for_callback(request, response):
             rt.hold(event)
@@ -299,18 +390,19 @@ class TargetHealthDownloaderMiddleware:
             rt.record(event)
         return response
 
-    def process_exception(self, request: Any, exception: BaseException) -> Any:
+    def process_exception(self, request: Any, exception: BaseException, spider: Any = None) -> Any:
         rt = self.rt
-        self._leave(request)
+        site = self._leave(request)
         if isinstance(exception, PausedOnDeparture):
             # Nothing was sent: no event. Back to the scheduler (past the dupefilter: it was seen already),
             # from where process_request holds it until the site is resumed, as any request of a paused site.
             rt.inc("requests_paused_on_departure")
+            self._uncount(request)
             log.debug("%s", exception)
             return request.replace(dont_filter=True)
         if not rt.settings.enabled or isinstance(exception, IgnoreRequest):
             return None
-        rt.record(ev.exception_event(url=request.url, meta=request.meta, route=_route(request, rt), latency_ms=self._latency_ms(request), page_type=_page_type(request), exc=exception))
+        rt.record(ev.exception_event(url=request.url, meta=request.meta, route=_route(request, rt), latency_ms=self._latency_ms(request), page_type=self.page_types.of(request, site), exc=exception))
         return None
 
 
@@ -348,19 +440,19 @@ class TargetHealthSpiderMiddleware:
         if isinstance(event, dict):
             self.rt.release(event)
 
-    def process_spider_output(self, response: Any, result: Iterable[Any]) -> Iterable[Any]:
+    def process_spider_output(self, response: Any, result: Iterable[Any], spider: Any = None) -> Iterable[Any]:
         try:
             yield from result
         finally:
             self._release(response)
 
-    async def process_spider_output_async(self, response: Any, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async def process_spider_output_async(self, response: Any, result: AsyncIterator[Any], spider: Any = None) -> AsyncIterator[Any]:
         try:
             async for item in result:
                 yield item
         finally:
             self._release(response)
 
-    def process_spider_exception(self, response: Any, exception: BaseException) -> None:
+    def process_spider_exception(self, response: Any, exception: BaseException, spider: Any = None) -> None:
         self._release(response)
         return None

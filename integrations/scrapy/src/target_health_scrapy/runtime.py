@@ -4,6 +4,7 @@ first (`runtime_for(crawler)`)."""
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -34,17 +35,21 @@ class Settings:
     base_delay: float
     max_concurrency: int
     extraction_wait: float
+    # CONCURRENT_REQUESTS_PER_IP, when set (it then replaces the per-domain limit in Scrapy's slots).
+    per_ip_concurrency: int = 0
 
     @staticmethod
     def from_scrapy(s: Any) -> "Settings":
         """Reads the TARGET_HEALTH_* settings; a bad value is a ValueError naming the setting and the fix."""
         enabled = s.getbool("TARGET_HEALTH_ENABLED", True)
-        api_url = (s.get("TARGET_HEALTH_API_URL") or "").strip()
-        token = (s.get("TARGET_HEALTH_TOKEN") or "").strip()
+        # The settings win; without them the environment the docs set up (TH_API, TH_TOKEN), so a token
+        # never has to be written into settings.py.
+        api_url = (s.get("TARGET_HEALTH_API_URL") or os.environ.get("TH_API") or "").strip()
+        token = (s.get("TARGET_HEALTH_TOKEN") or os.environ.get("TH_TOKEN") or "").strip()
         if enabled and not api_url:
-            raise ValueError("TARGET_HEALTH_API_URL: not set; give the API's URL (e.g. http://127.0.0.1:8787) or set TARGET_HEALTH_ENABLED = False")
+            raise ValueError("TARGET_HEALTH_API_URL: not set, and no TH_API in the environment; give the API's URL (e.g. http://127.0.0.1:8787) or set TARGET_HEALTH_ENABLED = False")
         if enabled and not token:
-            raise ValueError("TARGET_HEALTH_TOKEN: not set; create one with `target-health token create <name> --scope ingest,read`")
+            raise ValueError("TARGET_HEALTH_TOKEN: not set, and no TH_TOKEN in the environment; create one with `target-health token create <name> --scope ingest,read`")
         mode = s.get("TARGET_HEALTH_CONTROLS", "stream")
         if mode not in ("stream", "poll", "off"):
             raise ValueError(f"TARGET_HEALTH_CONTROLS: must be stream, poll or off (got {mode!r})")
@@ -73,6 +78,7 @@ class Settings:
             # Controls lower concurrency; they never raise it above what the crawl itself allows.
             max_concurrency=s.getint("CONCURRENT_REQUESTS_PER_IP") or per_domain,
             extraction_wait=s.getfloat("TARGET_HEALTH_EXTRACTION_WAIT", 30.0),
+            per_ip_concurrency=s.getint("CONCURRENT_REQUESTS_PER_IP"),
         )
 
 

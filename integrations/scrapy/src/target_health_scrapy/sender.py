@@ -22,6 +22,8 @@ from typing import Any, Callable
 log = logging.getLogger("target_health_scrapy")
 
 RETRYABLE = {408, 425, 429, 500, 502, 503, 504}
+# Put on the queue by close(): wakes a thread waiting out the batch interval for more events.
+_WAKE: dict[str, Any] = {}
 
 
 @dataclass
@@ -68,11 +70,13 @@ class EventSender:
         call it from a thread (the extension uses deferToThread), never on the reactor."""
         self._deadline = time.monotonic() + timeout
         self._stop.set()
+        try:
+            self._queue.put_nowait(_WAKE)
+        except queue.Full:
+            pass  # a full queue does not keep the thread waiting
         if self._thread.is_alive():
             self._thread.join(timeout + 1)
-        left = self._queue.qsize()
-        if left:
-            self._drain_as_dropped()
+        self._drain_as_dropped()
         return self.counts
 
     # --- the thread ------------------------------------------------------------------------------
@@ -88,8 +92,8 @@ class EventSender:
         n = 0
         while True:
             try:
-                self._queue.get_nowait()
-                n += 1
+                if self._queue.get_nowait() is not _WAKE:
+                    n += 1
             except queue.Empty:
                 break
         if n:
@@ -107,9 +111,11 @@ class EventSender:
             if self._stop.is_set():
                 remaining = 0  # closing: send what is there now
             try:
-                batch.append(self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait())
+                event = self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait()
             except queue.Empty:
                 break
+            if event is not _WAKE:
+                batch.append(event)
         return batch
 
     def _run(self) -> None:
