@@ -7,7 +7,7 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'bench/peer-shims/**', 'bin/**', '*.js', '*.mjs'] },
+  { ignores: ['dist/**', 'packages/*/dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'bench/peer-shims/**', 'bin/**', '*.js', '*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -29,7 +29,7 @@ export default tseslint.config(
   },
   {
     // Every module the workflow bundle imports must be in here: test/unit/determinism-lint.test.ts checks it.
-    files: ['workflows/**/*.ts', 'control/**/*.ts', 'scoring/**/*.ts', 'common/**/*.ts', 'signals/**/*.ts', 'canaries/**/*.ts', 'scenarios/**/*.ts'],
+    files: ['workflows/**/*.ts', 'control/**/*.ts', 'scoring/**/*.ts', 'common/**/*.ts', 'signals/**/*.ts', 'packages/crawler/src/events/**/*.ts', 'canaries/**/*.ts', 'scenarios/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

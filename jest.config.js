@@ -9,6 +9,13 @@ const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
 };
 
+/**
+ * The crawler package (packages/crawler, `@target-health/crawler`) is imported by its name, through the
+ * workspace link; under this condition its exports point at its TypeScript sources, so tests run on
+ * them and need no build of the package (the type-check resolves the same condition: tsconfig.json).
+ */
+const testEnvironmentOptions = { customExportConditions: ['node', 'node-addons', '@target-health/source'] };
+
 /** @type {import('jest').Config} */
 module.exports = {
   // Two cores: at most two test files at once.
@@ -19,6 +26,7 @@ module.exports = {
     {
       displayName: 'unit',
       testEnvironment: 'node',
+      testEnvironmentOptions,
       roots: ['<rootDir>/test/unit'],
       testMatch: ['**/*.test.ts'],
       transform,
@@ -26,6 +34,7 @@ module.exports = {
     {
       displayName: 'integration',
       testEnvironment: 'node',
+      testEnvironmentOptions,
       roots: ['<rootDir>/test/integration'],
       testMatch: ['**/*.test.ts'],
       transform,
@@ -35,6 +44,7 @@ module.exports = {
     {
       displayName: 'time-skipping',
       testEnvironment: 'node',
+      testEnvironmentOptions,
       roots: ['<rootDir>/test/time-skipping'],
       testMatch: ['**/*.test.ts'],
       transform,
@@ -46,6 +56,7 @@ module.exports = {
       // them (test/faults, docs/testing.md). CI-sized under `npm test`; `npm run test:faults`: full form.
       displayName: 'faults',
       testEnvironment: 'node',
+      testEnvironmentOptions,
       roots: ['<rootDir>/test/faults'],
       testMatch: ['**/*.test.ts'],
       transform,
@@ -56,6 +67,7 @@ module.exports = {
       // on first use (minutes, once), with progress lines.
       displayName: 'cluster',
       testEnvironment: 'node',
+      testEnvironmentOptions,
       roots: ['<rootDir>/test/cluster'],
       testMatch: ['**/*.test.ts'],
       transform,

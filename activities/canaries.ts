@@ -13,7 +13,7 @@ import { type CanarySettings, loadCanarySettings } from '../canary-runner/settin
 import type { Pool } from '../db/pool';
 import { ingestEvents } from '../db/signal-store';
 import type { Logger } from '../logging/logger';
-import type { SiteClassifierConfigInput } from '../signals/config';
+import type { SiteClassifierConfigInput } from '@target-health/crawler/events/config';
 
 export type { RunDueCanariesResult } from '../canary-runner/runner';
 export type { CanaryRunSummary } from '../canaries/types';

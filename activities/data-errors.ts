@@ -5,7 +5,7 @@
  * `LoopErrors.DataError` failures; the loop reports them and carries on (docs/control-loop.md).
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { cutText, wellFormed } from '../common/well-formed';
+import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
 import { LoopErrors } from '../control/messages';
 import { ScoringConfigError } from '../scoring/config';
 import { WindowValidationError } from '../scoring/window';

@@ -9,13 +9,13 @@
 import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import { cutText, wellFormed } from '../common/well-formed';
-import { describeValue } from '../common/zod-issues';
+import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import type { Ingester, RejectedLine } from '../db/signal-store';
 import { readLines } from '../client/ingest-lines';
 import { parseNdjsonLines } from '../client/ndjson-batch';
 import type { BatchLine } from '../client/ingest-messages';
-import { EVENT_FIELDS } from '../signals/event';
+import { EVENT_FIELDS } from '@target-health/crawler/events/event';
 import type { IngestThreads } from './ingest-threads';
 import { BodyError } from './request-body';
 

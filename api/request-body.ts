@@ -7,7 +7,7 @@
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { capText } from '../common/zod-issues';
+import { capText } from '@target-health/crawler/events/zod-issues';
 
 /** An error Fastify answers with its `statusCode` (through the server's error handler: one line, no stack). */
 export class BodyError extends Error {

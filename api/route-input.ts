@@ -4,8 +4,8 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { formatIssues } from '../common/zod-issues';
-import { tryNormaliseSite } from '../signals/site';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
+import { tryNormaliseSite } from '@target-health/crawler/events/site';
 import { sendError } from './errors';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; reply: FastifyReply };

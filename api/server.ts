@@ -17,7 +17,7 @@ import type { ApiSettings } from './settings';
 import { ROUTES } from './routes';
 import { type ApiMetrics, createApiMetrics } from './metrics';
 import type { IngestThreadsOptions } from './ingest-threads';
-import { MAX_SITE_INPUT_CHARS } from '../signals/site';
+import { MAX_SITE_INPUT_CHARS } from '@target-health/crawler/events/site';
 import { registerRequestLog } from './request-log';
 import './openapi-meta';
 

@@ -1,7 +1,7 @@
 /** The API server's settings from the environment (zod, one line naming the variable on error). */
 import { z } from 'zod';
 import { UserError } from '../common/user-error';
-import { formatIssues } from '../common/zod-issues';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { DEFAULT_MINUTE_DAYS } from '../config/env';
 
 const int = (what: string, min: number, max: number) =>

@@ -5,7 +5,7 @@
  * the tick interval is `--tick`'s; a `site` or `tickIntervalMs` in the file is overridden, as in `start`.
  */
 import { UserError } from '../common/user-error';
-import { formatIssues } from '../common/zod-issues';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { readSettingsFile } from '../config/settings-file';
 import { siteHealthConfigSchema, type SiteHealthConfig } from '../control/config';
 

@@ -6,7 +6,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../common/user-error';
-import { describeValue, formatIssues, messageLine } from '../common/zod-issues';
+import { describeValue, formatIssues, messageLine } from '@target-health/crawler/events/zod-issues';
 import { scenarioTruthSchema, type ScenarioTruth } from '../scenarios/truth';
 
 export interface ScenarioFiles {

@@ -12,7 +12,7 @@
  * Pure.
  */
 import { fastParseEvent } from '../signals/fast-parse';
-import { parseEvent } from '../signals/event';
+import { parseEvent } from '@target-health/crawler/events/event';
 import { EVENT_HORIZON } from '../signals/horizon';
 import type { ScenarioTruth } from '../scenarios/truth';
 

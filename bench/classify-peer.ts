@@ -12,7 +12,7 @@
  *   4xx/5xx `error`, else `ok`.
  */
 import type isAntibot from 'is-antibot';
-import type { ClassifiableEvent } from '../signals/classify';
+import type { ClassifiableEvent } from '@target-health/crawler/events/classify';
 import type { Verdict } from '../signals/evaluate';
 
 export type PeerInput = isAntibot.Input;

@@ -15,7 +15,7 @@
 import { join } from 'node:path';
 import { readLabelledPages } from '../client/markers/labelled-pages';
 import { formatComparison, formatMisses, formatSummary, type NamedEvaluation } from '../client/markers/report';
-import { compileClassifier, type ClassifiableEvent } from '../signals/classify';
+import { compileClassifier, type ClassifiableEvent } from '@target-health/crawler/events/classify';
 import { evaluate, eventFor, type LabelledPage } from '../signals/evaluate';
 import { isAntibotVerdict } from './classify-peer';
 import { fmt, heading, line, median } from './support';

@@ -6,14 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { ingestEvents } from '../db/signal-store';
 import type { Pool } from '../db/pool';
+import type { RequestOutcomeEventInput } from '@target-health/crawler/events/event';
 
 const DAY = 86_400_000;
 
-export interface Route {
-  country?: string;
-  pool?: string;
-  session?: string;
-}
+/** The route of an event as sent (the schema's: country, pool, session). */
+export type Route = NonNullable<RequestOutcomeEventInput['route']>;
 
 export interface Mix {
   ok?: number;

@@ -6,7 +6,7 @@
  * patterns run on the linear-time engine (canaries/pattern.ts). The HTML engine is passed in
  * (canary-runner/html.ts), so this module stays pure.
  */
-import { cutText, wellFormed } from '../common/well-formed';
+import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
 import { describeExpectation, type Assertion, type Expectation } from './expectation';
 import { collapse, type HtmlDocument, type HtmlParser } from './html-document';
 import { type JsonValue, resolvePointer } from './json-pointer';

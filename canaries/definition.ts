@@ -7,9 +7,9 @@
  * loop. Errors are one line each: `field: what is wrong; how to fix it`.
  */
 import { z } from 'zod';
-import { cutText, isWellFormed } from '../common/well-formed';
-import { describeValue, expecting, formatPath, issueLines, messageLine } from '../common/zod-issues';
-import { tryNormaliseSite } from '../signals/site';
+import { cutText, isWellFormed } from '@target-health/crawler/events/well-formed';
+import { describeValue, expecting, formatPath, issueLines, messageLine } from '@target-health/crawler/events/zod-issues';
+import { tryNormaliseSite } from '@target-health/crawler/events/site';
 import { formatDurationMs, parseDurationMs } from './duration';
 import { type Expectation, type ExpectationChecks, type ExpectationJson, expectationToJson, parseExpectation } from './expectation';
 import type { SelectorCheck } from './html-document';

@@ -5,7 +5,7 @@
  * one check per entry keeps each failure message about one thing.
  */
 import { z } from 'zod';
-import { describeValue, expecting, issueLines } from '../common/zod-issues';
+import { describeValue, expecting, issueLines } from '@target-health/crawler/events/zod-issues';
 import type { SelectorCheck } from './html-document';
 import { type JsonValue, pointerProblem } from './json-pointer';
 import { patternProblem } from './pattern';

@@ -2,7 +2,7 @@
  * What one canary fetch brought back, as the judge reads it. canary-runner/fetch.ts produces it (with
  * undici); the type lives here so the verdict (judge.ts) stays pure and testable without a network.
  */
-import type { NetworkError } from '../signals/event';
+import type { NetworkError } from '@target-health/crawler/events/event';
 
 interface Timing {
   latencyMs: number;

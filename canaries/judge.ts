@@ -9,9 +9,9 @@
  *   normal page, a content check fails → `mismatch` (the most serious result: wrong data that parses)
  *   normal page, every check holds     → `pass`
  */
-import { cutText, wellFormed } from '../common/well-formed';
-import { BODY_SAMPLE_CHARS } from '../signals/event';
-import type { Classification, Classifier } from '../signals/classify';
+import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
+import { BODY_SAMPLE_CHARS } from '@target-health/crawler/events/event';
+import type { Classification, Classifier } from '@target-health/crawler/events/classify';
 import { type CheckedExpectation, checkContent, checkStatus } from './check';
 import type { Expectation } from './expectation';
 import type { FetchOutcome } from './fetch-outcome';

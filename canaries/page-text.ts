@@ -4,7 +4,7 @@
  * took quadratic time on a page of unclosed tags — 0.6 s for 20 KB of "<", hours for a 2 MB body — on the
  * worker's main thread, where a site could stall its own loop.
  */
-import { cutText } from '../common/well-formed';
+import { cutText } from '@target-health/crawler/events/well-formed';
 import { collapse } from './html-document';
 
 const BLOCKS = ['script', 'style'] as const;

@@ -16,7 +16,7 @@
  *
  * Pure (the URL parser only): workflow code may import it.
  */
-import { describeValue } from '../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { isSecretQueryName, MASK, redactText, redactUrl, scrubSecrets } from '../common/redact';
 
 /** The URL as people may see it: user info as `***@`, secret query values as `***`; otherwise exactly as written. */

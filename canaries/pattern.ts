@@ -7,7 +7,7 @@
  * the canary is defined, with the reason.
  */
 import { RE2JS } from 're2js';
-import { describeValue } from '../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 
 export const PATTERN_SYNTAX_HELP = 'canary patterns run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) or backreferences \\1';
 

@@ -16,7 +16,7 @@
  * {@link addressReachProblem}.
  */
 import ipaddr from 'ipaddr.js';
-import { describeValue } from '../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { redactPageUrl } from './page-url';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;

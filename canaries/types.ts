@@ -3,7 +3,7 @@
  * notifications). Plain JSON (ISO strings, no Dates) so they cross Temporal payloads unchanged. Pure:
  * workflow code may import this module.
  */
-import type { Outcome } from '../signals/event';
+import type { Outcome } from '@target-health/crawler/events/event';
 
 export const CANARY_RESULTS = ['pass', 'mismatch', 'blocked', 'error'] as const;
 /**

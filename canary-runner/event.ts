@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { FetchOutcome } from '../canaries/fetch-outcome';
-import { cutText, wellFormed } from '../common/well-formed';
-import { parseEvent, type RequestOutcomeEventInput } from '../signals/event';
-import type { Classification } from '../signals/classify';
+import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
+import { parseEvent, type RequestOutcomeEventInput } from '@target-health/crawler/events/event';
+import type { Classification } from '@target-health/crawler/events/classify';
 
 const MAX_EVENT_ID = 128;
 

@@ -25,7 +25,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent, type Dispatcher, ProxyAgent, request } from 'undici';
 import type { FetchOutcome } from '../canaries/fetch-outcome';
 import { addressReachProblem, type ReachPolicy, urlReachProblem } from '../canaries/reach';
-import type { NetworkError } from '../signals/event';
+import type { NetworkError } from '@target-health/crawler/events/event';
 
 export type { FetchOutcome } from '../canaries/fetch-outcome';
 

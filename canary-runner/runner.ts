@@ -7,7 +7,7 @@ import { type CanaryEvidence, canaryWindowInput } from '../canaries/latest';
 import { pageTextCleaner } from '../canaries/page-url';
 import { runKeyFor, slotFor } from '../canaries/schedule';
 import type { CanaryRunSummary, CanaryTrigger } from '../canaries/types';
-import { cutText } from '../common/well-formed';
+import { cutText } from '@target-health/crawler/events/well-formed';
 import {
   type CanaryRunRecord,
   findCanaryRuns,
@@ -22,8 +22,8 @@ import {
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logging/logger';
 import type { CanaryResults } from '../scoring/window';
-import type { SiteClassifierConfigInput } from '../signals/config';
-import type { RequestOutcomeEventInput } from '../signals/event';
+import type { SiteClassifierConfigInput } from '@target-health/crawler/events/config';
+import type { RequestOutcomeEventInput } from '@target-health/crawler/events/event';
 import { runCanary, type CanaryRun } from './run-canary';
 import type { CanarySettings } from './settings';
 

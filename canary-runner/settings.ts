@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ALLOWED_TARGETS_VARIABLE, parseReachPolicy, type ReachPolicy } from '../canaries/reach';
 import { parseRouteTable, type RouteTable } from '../canaries/routes';
 import { UserError } from '../common/user-error';
-import { describeValue, messageLine } from '../common/zod-issues';
+import { describeValue, messageLine } from '@target-health/crawler/events/zod-issues';
 
 type Env = Record<string, string | undefined>;
 

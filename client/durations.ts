@@ -1,6 +1,6 @@
 import { msToNumber } from '@temporalio/common';
 import { UserError } from '../common/user-error';
-import { describeValue } from '../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 
 /**
  * The longest duration an option takes: what a Node timer (and PostgreSQL's statement_timeout) can wait,

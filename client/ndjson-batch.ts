@@ -4,8 +4,8 @@
  */
 import { parseBatch, type ParseBatchOptions } from '../db/signal-store/ingest';
 import type { RejectedLine } from '../db/signal-store/types';
-import type { RequestOutcomeEvent } from '../signals/event';
-import { cutText, wellFormed } from '../common/well-formed';
+import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
+import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
 import type { BatchLine } from './ingest-messages';
 import { MAX_LINE_BYTES } from './ingest-lines';
 import { largestFieldOf, type LargestField } from './line-fields';

@@ -1,5 +1,5 @@
 import { UserError } from '../common/user-error';
-import { tryNormaliseSite } from '../signals/site';
+import { tryNormaliseSite } from '@target-health/crawler/events/site';
 
 /** A `<site>` argument as the normalised host, or a one-line error naming the argument. */
 export function siteArgument(raw: string): string {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TASK_QUEUE } from '../common/names';
 import { UserError } from '../common/user-error';
-import { capText, describeValue, formatIssues } from '../common/zod-issues';
+import { capText, describeValue, formatIssues } from '@target-health/crawler/events/zod-issues';
 import { redactText, redactUrl, urlOrigin } from '../common/redact';
 
 type Env = Record<string, string | undefined>;
@@ -67,7 +67,7 @@ function isSecretVariable(name: string): boolean {
   return /KEY|TOKEN|SECRET|PASSWORD|WEBHOOK|ROUTES/.test(name) || name === 'DATABASE_URL';
 }
 
-/** Turns zod issues into one line: `VARIABLE: what is wrong (got "value")` (common/zod-issues.ts caps the echo). */
+/** Turns zod issues into one line: `VARIABLE: what is wrong (got "value")` (packages/crawler/src/events/zod-issues.ts caps the echo). */
 function formatEnvIssues(error: z.ZodError, env: Env): string {
   return formatIssues(error, {
     root: 'environment',

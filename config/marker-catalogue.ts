@@ -10,9 +10,9 @@ import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import pino from 'pino';
 import { UserError } from '../common/user-error';
 import { createLogger, type Logger } from '../logging/logger';
-import { BUILT_IN_CATALOGUE, type MarkerCatalogue } from '../signals/classify';
+import { BUILT_IN_CATALOGUE, type MarkerCatalogue } from '@target-health/crawler/events/classify';
 import { catalogueFromText, markerFileSummary } from '../signals/marker-file';
-import { BUILT_IN_MARKERS } from '../signals/markers';
+import { BUILT_IN_MARKERS } from '@target-health/crawler/events/markers';
 import { loadLogLevel, loadMarkerFilePath } from './env';
 
 export type ReadCatalogueResult = { ok: true; catalogue: MarkerCatalogue; summary: ReturnType<typeof markerFileSummary> } | { ok: false; errors: string[] };

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { UserError } from '../common/user-error';
-import { describeValue, messageLine } from '../common/zod-issues';
+import { describeValue, messageLine } from '@target-health/crawler/events/zod-issues';
 
 export function readSettingsFile(path: string, flag = '--config'): Record<string, unknown> {
   let text: string;

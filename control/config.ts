@@ -4,9 +4,9 @@
  * state a continued run carries. Every setting has a product default; a partial input is filled in.
  */
 import { z } from 'zod';
-import { tryNormaliseSite } from '../signals/site';
+import { tryNormaliseSite } from '@target-health/crawler/events/site';
 import { scoringConfigSchema } from '../scoring/config';
-import { formatIssues } from '../common/zod-issues';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { actionPolicySchema } from './controls';
 import { loopStateSchema } from './loop-state';
 

@@ -4,8 +4,8 @@
  * same two checks, so a signal is refused for exactly the reasons an update is, with the same message.
  */
 import { z } from 'zod';
-import { isWellFormed } from '../common/well-formed';
-import { formatIssues } from '../common/zod-issues';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 
 export const DECISION_KINDS = ['resume', 'stop', 'pause'] as const;
 export type DecisionKind = (typeof DECISION_KINDS)[number];

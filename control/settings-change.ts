@@ -6,8 +6,8 @@
  * answer and the audit row. Pure: the workflow, the activity and the CLI share it.
  */
 import { z } from 'zod';
-import { isWellFormed } from '../common/well-formed';
-import { formatIssues } from '../common/zod-issues';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { type SiteHealthConfig, siteHealthConfigSchema } from './config';
 import { whoSchema, whySchema } from './decisions';
 

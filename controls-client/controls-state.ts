@@ -13,7 +13,7 @@
  * - A site with no record: `unknownSite: 'allow'` (default) answers undefined (crawl it with your own
  *   defaults); `'pause'` answers a synthetic paused record of version 0.
  */
-import { tryNormaliseSite } from '../signals/site';
+import { tryNormaliseSite } from '@target-health/crawler/events/site';
 import type { RecorderLogger } from '../recorder/report';
 import type { ControlsView, SiteControls } from './types';
 
@@ -226,7 +226,7 @@ export class ControlsState implements ControlsView {
     this.readyWaiters.clear();
   }
 
-  /** The product's spelling of a site (signals/site.ts); null for a name that is not a host. */
+  /** The product's spelling of a site (packages/crawler/src/events/site.ts); null for a name that is not a host. */
   private normalise(input: string): string | null {
     let name = this.names.get(input);
     if (name === undefined) {

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { controlsOf, readControlsOf, type SiteControlsRecord } from '../db/controls';
 import { retryDelayMs } from '../recorder/backoff';
 import { defaultRecorderLogger, describeError, type RecorderLogger } from '../recorder/report';
-import { tryNormaliseSite } from '../signals/site';
+import { tryNormaliseSite } from '@target-health/crawler/events/site';
 import { ControlsClientError, ControlsState, type ControlsClient, type UnknownSitePolicy } from './controls-state';
 import type { SiteControls } from './types';
 

@@ -15,9 +15,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { SiteControls } from '../controls-client/types';
-import { classifyOutcome, type Classification } from '../signals/classify';
-import type { Extraction, Route } from '../signals/event';
-import { tryNormaliseSite } from '../signals/site';
+import { classifyOutcome, type Classification } from '@target-health/crawler/events/classify';
+import type { Extraction, Route } from '@target-health/crawler/events/event';
+import { tryNormaliseSite } from '@target-health/crawler/events/site';
 import { BlockedByTargetHealth, DeferredByTargetHealth, DroppedByTargetHealth, HttpErrorStatus } from './errors';
 import { buildEvent, checkExtraction, type AttemptFacts } from './event-builder';
 import { networkErrorOf } from './network-error';

@@ -4,8 +4,8 @@
 import { z } from 'zod';
 import type { ControlsView } from '../controls-client/types';
 import type { Recorder } from '../recorder/recorder';
-import { OUTCOMES, type Outcome, type Route } from '../signals/event';
-import type { SiteClassifierConfigInput } from '../signals/config';
+import { OUTCOMES, type Outcome, type Route } from '@target-health/crawler/events/event';
+import type { SiteClassifierConfigInput } from '@target-health/crawler/events/config';
 import type { ProxyInfoLike } from './route';
 
 /** What `routeOf` and `pageTypeOf` get of the request (Crawlee's Request fits). */
@@ -42,7 +42,7 @@ export interface TargetHealthOptions {
   unknownSite?: 'crawl' | 'pause';
   /** Response headers sent besides those the built-in markers read (for your own classifier markers). */
   extraHeaders?: string[];
-  /** The per-site classifier settings used to decide whether an answer is a block (signals/config.ts). */
+  /** The per-site classifier settings used to decide whether an answer is a block (packages/crawler/src/events/config.ts). */
   classifierConfig?: SiteClassifierConfigInput;
 }
 

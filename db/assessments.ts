@@ -1,6 +1,6 @@
 /** The assessments history: one row per tick of a site's loop, written once per idempotency key. */
 import type { Pool } from './pool';
-import { storableJson } from '../common/well-formed';
+import { storableJson } from '@target-health/crawler/events/well-formed';
 
 export interface StoredAssessment<R> {
   assessmentKey: string;

@@ -15,8 +15,8 @@ import {
 import type { CheckedExpectation } from '../canaries/check';
 import { redactPageUrl } from '../canaries/page-url';
 import { type CanaryResultKind, type CanaryRunSummary, type CanaryTrigger, type CrawlerCanaries, crawlerCanaries } from '../canaries/types';
-import { cutText, storableJson, wellFormed } from '../common/well-formed';
-import type { Outcome, RequestOutcomeEventInput } from '../signals/event';
+import { cutText, storableJson, wellFormed } from '@target-health/crawler/events/well-formed';
+import type { Outcome, RequestOutcomeEventInput } from '@target-health/crawler/events/event';
 import type { Pool } from './pool';
 
 type Queryable = Pool | PoolClient;
@@ -218,7 +218,7 @@ function toStoredRun(row: RunRow): StoredCanaryRun {
  * Records a run once per run key. A second attempt (a retried activity, a concurrent tick) finds the
  * first attempt's row and gets it back unchanged: at-least-once fetching, exactly-once recording.
  *
- * Every string is made storable first (common/well-formed.ts): the texts quote the crawled page, and a
+ * Every string is made storable first (packages/crawler/src/events/well-formed.ts): the texts quote the crawled page, and a
  * NUL or half an emoji in them would make PostgreSQL refuse the whole row.
  */
 export async function recordCanaryRunOnce(q: Queryable, run: CanaryRunRecord): Promise<{ run: StoredCanaryRun; inserted: boolean }> {

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import type { Controls } from '../control/controls';
 import type { Pool } from './pool';
-import { storableJson, wellFormed } from '../common/well-formed';
+import { storableJson, wellFormed } from '@target-health/crawler/events/well-formed';
 
 type Queryable = Pick<pg.PoolClient, 'query'> | Pool;
 

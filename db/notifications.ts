@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import type { Pool } from './pool';
-import { storableJson } from '../common/well-formed';
+import { storableJson } from '@target-health/crawler/events/well-formed';
 
 type Queryable = Pick<pg.PoolClient, 'query'> | Pool;
 

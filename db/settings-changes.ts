@@ -3,7 +3,7 @@
  * something, written with the owners it set in one transaction by the `recordSettingsChange` activity.
  */
 import type pg from 'pg';
-import { storableJson } from '../common/well-formed';
+import { storableJson } from '@target-health/crawler/events/well-formed';
 import type { SettingChange } from '../control/settings-change';
 import type { Pool } from './pool';
 

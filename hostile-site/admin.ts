@@ -17,7 +17,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { HARD_KINDS } from '../scenarios/pages';
-import { expecting, formatIssues } from '../common/zod-issues';
+import { expecting, formatIssues } from '@target-health/crawler/events/zod-issues';
 import { HostModeSchema, RampSchema } from './modes';
 import type { ProxyControl } from './proxy';
 import type { HostileSite } from './site';

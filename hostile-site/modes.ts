@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { CHALLENGE_KINDS, HARD_KINDS, type ChallengeKind, type HardKind } from '../scenarios/pages';
-import { expecting } from '../common/zod-issues';
+import { expecting } from '@target-health/crawler/events/zod-issues';
 
 /**
  * Soft blocks a host can serve (all with status 200):

@@ -12,7 +12,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { formatIssues } from '../common/zod-issues';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { DEFAULT_CANARY_USER_AGENT } from '../canary-runner/settings';
 import { renderPage, type ChallengeKind, type HardKind } from '../scenarios/pages';
 import { hashText, mixSeed, Rng } from '../scenarios/rng';

@@ -1,5 +1,5 @@
 /**
- * What `record()` takes: the request-outcome event as a crawler writes it (signals/event.ts, docs/events.md),
+ * What `record()` takes: the request-outcome event as a crawler writes it (packages/crawler/src/events/event.ts, docs/events.md),
  * typed from the schema's own input type, so a misspelt field in an object literal fails to compile instead
  * of being refused by the store at run time.
  *
@@ -8,7 +8,7 @@
  * header is simply absent. {@link withoutUndefinedHeaders} removes those values before the event is kept, so
  * one of them never gets the whole event refused.
  */
-import type { RequestOutcomeEventInput } from '../signals/event';
+import type { RequestOutcomeEventInput } from '@target-health/crawler/events/event';
 
 /** A response header value as HTTP clients hand it over: absent (`undefined`), one value, or repeated values. */
 export type RecordHeaderValue = string | readonly string[] | undefined;

@@ -6,8 +6,8 @@
  * counts, routes and pages minute by minute, where its rates are the default ones): scenarios differ only
  * by what they do to it.
  */
-import { MAX_TS, MIN_TS, type RequestOutcomeEventInput } from '../signals/event';
-import { tryNormaliseSite } from '../signals/site';
+import { MAX_TS, MIN_TS, type RequestOutcomeEventInput } from '@target-health/crawler/events/event';
+import { tryNormaliseSite } from '@target-health/crawler/events/site';
 import { findScenario, SCENARIO_NAMES, SCENARIOS, type ScenarioDefinition } from './catalog';
 import { firstMajorityMinute, hardBlocksOf, refusalsOf } from './shares';
 import { scenarioTruthSchema, type ScenarioTruth } from './truth';

@@ -9,7 +9,7 @@
  * on every normal page (Cloudflare's jsd, DataDome's tags.js, PerimeterX's sensor, reCAPTCHA v3), the
  * classic false-positive bait.
  */
-import type { NetworkError } from '../signals/event';
+import type { NetworkError } from '@target-health/crawler/events/event';
 import type { PageType } from './fleet';
 import type { Rng } from './rng';
 

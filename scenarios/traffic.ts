@@ -8,7 +8,7 @@
  * from plans alone, cheaply; events are rendered lazily, a minute at a time, so a 200,000-event scenario
  * never sits in memory. Pure: time comes in through the timeline, randomness from the seed.
  */
-import type { Outcome, RequestOutcomeEventInput } from '../signals/event';
+import type { Outcome, RequestOutcomeEventInput } from '@target-health/crawler/events/event';
 import { PAGE_TYPES, PAGE_WEIGHTS, PAGES, ROUTE_WEIGHT_TOTAL, ROUTE_WEIGHTS, ROUTES, type PageType, type RouteSpec } from './fleet';
 import {
   normalPageHead,

@@ -5,7 +5,7 @@
  * sites' scores incomparable.
  */
 import { z } from 'zod';
-import { formatIssues } from '../common/zod-issues';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { countSchema } from './window';
 
 const nonNegative = (what = 'expected a non-negative number') =>

@@ -13,7 +13,7 @@
  * Counts larger than `requests` are accepted (the reference tolerates them and rates are then > 1).
  */
 import { z } from 'zod';
-import { formatIssues } from '../common/zod-issues';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 
 const COUNT_MESSAGE = 'expected a non-negative integer';
 const NUMBER_MESSAGE = 'expected a non-negative number';

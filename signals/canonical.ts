@@ -8,7 +8,7 @@
  * Pieces rather than one string: the body sample (up to 64 KB) is hashed as it is, without being copied
  * into a JSON text first (that copy cost more than the hash).
  */
-import type { RequestOutcomeEvent } from './event';
+import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 
 /** Fields in a fixed order, absent ones as null. Versioned by the derived id's prefix: change both together. */
 export function canonicalEventParts(e: RequestOutcomeEvent): [fields: string, headers: string, title: string | null, bodySample: string | null] {

@@ -5,9 +5,9 @@
  * pages (client/markers/labelled-pages.ts) and supplies the classify function — the product's, a
  * deployment's catalogue, or a peer's mapped onto our outcomes — so every figure is computed the same way.
  */
-import { BODY_SAMPLE_CHARS, type Outcome } from './event';
-import type { ClassifiableEvent } from './classify';
-import { bodySampleOf } from './text';
+import { BODY_SAMPLE_CHARS, type Outcome } from '@target-health/crawler/events/event';
+import type { ClassifiableEvent } from '@target-health/crawler/events/classify';
+import { bodySampleOf } from '@target-health/crawler/events/text';
 
 /** What a labelled page *is* (test/fixtures/real-pages/README.md "Labels"). */
 export const LABEL_CLASSES = ['challenge', 'hard_block', 'soft_block', 'rate_limit', 'ok'] as const;
@@ -51,7 +51,7 @@ export type ClassifyPage = (event: ClassifiableEvent) => Verdict;
 const REFUSALS: ReadonlySet<Outcome> = new Set<Outcome>(['hard_block', 'soft_block', 'challenge']);
 
 /**
- * The body as a crawler sends it. The one place the sample is cut: when signals/text.ts gains the
+ * The body as a crawler sends it. The one place the sample is cut: when packages/crawler/src/events/text.ts gains the
  * crawler's own sampling of large pages (head and tail), call it here and every figure follows.
  */
 export function crawlerBodySample(html: string): string {

@@ -25,10 +25,10 @@ import {
   NETWORK_ERRORS,
   OUTCOMES,
   type RequestOutcomeEvent,
-} from './event';
-import { tryNormaliseSite } from './site';
-import { isWellFormed as isStorableText } from '../common/well-formed';
-import { bodySampleOf, classificationText } from './text';
+} from '@target-health/crawler/events/event';
+import { tryNormaliseSite } from '@target-health/crawler/events/site';
+import { isWellFormed as isStorableText } from '@target-health/crawler/events/well-formed';
+import { bodySampleOf, classificationText } from '@target-health/crawler/events/text';
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
 const COUNTRY = /^[A-Za-z]{2}$/;
@@ -118,7 +118,7 @@ function fastExtraction(raw: unknown): RequestOutcomeEvent['extraction'] | undef
   return out;
 }
 
-/** Headers as the schema normalises them (signals/event.ts), when every value is one string. */
+/** Headers as the schema normalises them (packages/crawler/src/events/event.ts), when every value is one string. */
 function fastHeaders(raw: unknown): Record<string, string> | undefined {
   if (!isPlainObject(raw)) return undefined;
   const names = Object.keys(raw);

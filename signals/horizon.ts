@@ -11,7 +11,7 @@
  *
  * Pure: the caller passes the clock (the ingester's, so tests and back-fills can move it).
  */
-import { describeValue } from '../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;

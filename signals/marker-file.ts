@@ -10,10 +10,10 @@
  * config/marker-catalogue.ts.
  */
 import { z } from 'zod';
-import { expecting, issueLines } from '../common/zod-issues';
-import { compileCatalogue, type MarkerCatalogue } from './classify';
-import { MarkerSpec, type MarkerSpecInput } from './marker-spec';
-import { BUILT_IN_MARKERS } from './markers';
+import { expecting, issueLines } from '@target-health/crawler/events/zod-issues';
+import { compileCatalogue, type MarkerCatalogue } from '@target-health/crawler/events/classify';
+import { MarkerSpec, type MarkerSpecInput } from '@target-health/crawler/events/marker-spec';
+import { BUILT_IN_MARKERS } from '@target-health/crawler/events/markers';
 
 export const MARKER_FILE_VERSION = 1;
 const MAX_FILE_MARKERS = 500;

@@ -17,6 +17,8 @@
  *   (`controlsSchema()`): a closure is not reached by the freeze.
  */
 
+import type { BundleOptions } from '@temporalio/worker';
+
 /**
  * The roots the workflows import from the shared core; their imports load with them. A module the
  * workflows import that is neither listed nor reached from here (nor one of the per-workflow modules
@@ -24,8 +26,8 @@
  */
 const SHARED_ROOTS = [
   '../canaries/band-floor',
-  '../common/well-formed',
-  '../common/zod-issues',
+  '@target-health/crawler/events/well-formed',
+  '@target-health/crawler/events/zod-issues',
   '../control/config',
   '../control/controls',
   '../control/decide',
@@ -49,7 +51,25 @@ export function sharedWorkflowModules(): string[] {
   return ['zod', ...SHARED_ROOTS.map((root) => require.resolve(root))];
 }
 
+/**
+ * The export condition under which the crawler package (`@target-health/crawler`, packages/crawler)
+ * serves its TypeScript sources instead of its built `dist/`. Jest and the type-check resolve it; Node
+ * does not.
+ */
+const CRAWLER_SOURCE_CONDITION = '@target-health/source';
+
+/**
+ * Webpack resolves the crawler package as this process does: its sources where this process loads them
+ * (under Jest), its `dist/` otherwise. Otherwise a test's bundle would hold the preloaded sources and,
+ * beside them, the built copy the workflows' imports reach — two copies of one module.
+ */
+function crawlerPackageHook(): BundleOptions['webpackConfigHook'] {
+  if (!require.resolve('@target-health/crawler/events/site').endsWith('.ts')) return undefined;
+  return (config) => ({ ...config, resolve: { ...config.resolve, conditionNames: [CRAWLER_SOURCE_CONDITION, '...'] } });
+}
+
 /** The options `bundleWorkflowCode` and `Worker.create` take (`bundlerOptions`). */
-export function bundlerOptions(): { preloadModules: string[] } {
-  return { preloadModules: sharedWorkflowModules() };
+export function bundlerOptions(): Pick<BundleOptions, 'preloadModules' | 'webpackConfigHook'> {
+  const webpackConfigHook = crawlerPackageHook();
+  return { preloadModules: sharedWorkflowModules(), ...(webpackConfigHook ? { webpackConfigHook } : {}) };
 }

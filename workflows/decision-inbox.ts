@@ -9,8 +9,8 @@
  * loop applies between ticks (the settings inbox) is woken and drained here too.
  */
 import { ApplicationFailure, condition, log, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
-import { cutText, wellFormed } from '../common/well-formed';
-import { describeValue } from '../common/zod-issues';
+import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { type DecisionKind, type GateView, type ParsedDecision, DECISION_KINDS, GATE_AFTER, decisionNotAllowed, parseDecision } from '../control/decisions';
 import { decisionKey } from '../control/keys';
 import { REJECTED_LIMIT, pushBounded } from '../control/loop-state';

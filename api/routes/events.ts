@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { createIngester } from '../../db/signal-store';
-import { RequestOutcomeEvent } from '../../signals/event';
+import { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import { sendStoreUnavailable, STORE_RETRY_AFTER_S } from '../errors';
 import { decodeJsonArray, decodeNdjsonLines, EVENT_MEDIA_TYPES, eventsResultSchema, ingestBody, JSON_TYPE, rejectionField, type Decoded, type EventsResult } from '../events-batch';
 import { BodyError, gunzipWithin, mediaTypeOf, requireEncoding, requireMediaType } from '../request-body';

@@ -6,7 +6,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { TASK_QUEUE, workflowIdForSite } from '../../common/names';
-import { formatIssues } from '../../common/zod-issues';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { siteHealthInputSchema } from '../../control/config';
 import { type SiteHealthState, type TickSummary, historyQuery, stateQuery } from '../../control/messages';
 import { type AssessmentCursor, pageAssessments } from '../../db/assessments';

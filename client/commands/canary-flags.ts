@@ -4,7 +4,7 @@
  * by the same parser; errors then name the flag the person typed, not the JSON field it became.
  */
 import type { JsonValue } from '../../canaries/json-pointer';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 
 export interface CanaryFlags {
   name?: string;

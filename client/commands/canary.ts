@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { CanaryDefinitionError, canaryId, definitionToJson, parseCanaryDefinition, parseCanaryFile } from '../../canaries/definition';
 import { formatDurationMs } from '../../canaries/duration';
 import { redactPageUrl } from '../../canaries/page-url';

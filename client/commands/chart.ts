@@ -9,7 +9,7 @@ import { access, stat } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { describeBucket } from '../../charts/resolution';
 import { readChartData } from '../../charts/read-history';
 import { renderSvg, svgToPng } from '../../charts/render';

@@ -14,7 +14,7 @@ import { UserError } from '../../common/user-error';
 import { workflowUiLink } from '../../config/env';
 import { readSettingsFile } from '../../config/settings-file';
 import { type ConfigureInput, type ConfigureResult, type SettingChange, configureUpdate, configurePayloadSchema } from '../../control/messages';
-import { formatIssues } from '../../common/zod-issues';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
 import { siteArgument } from '../site-arg';

@@ -1,7 +1,7 @@
 /** `target-health controls <site>`: what the crawler obeys for a site, and the recent audit trail. */
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { controlAudit, readControls } from '../../db/controls';
 import type { CliContext } from '../context';
 import { siteArgument } from '../site-arg';

@@ -8,7 +8,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { workflowUiLink } from '../../config/env';
 import { parseDecision } from '../../control/decisions';
 import { type DecisionInputs, type DecisionKind, type DecisionResult, decisionMessages } from '../../control/messages';

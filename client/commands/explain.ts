@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { assessmentAtOrBefore, controlsAt } from '../../db/assessment-at';
 import { siteSpan } from '../../db/history';
 import { explainTick } from '../on-call/explain';

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { historyQuery, stateQuery } from '../../control/messages';
 import { type AssessmentPageRow, pageAssessments } from '../../db/assessments';
 import { bandBefore, changesBetween, decisionsBetween, siteSpan } from '../../db/history';

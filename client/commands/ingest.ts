@@ -12,7 +12,7 @@ import { MultiBar } from 'cli-progress';
 import type { Command } from 'commander';
 import pg from 'pg';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { availableParallelism } from 'node:os';
 import { loadDatabaseUrl, loadMinuteDays } from '../../config/env';
 import { describeDatabaseUrl, describePgError } from '../../db/pool';

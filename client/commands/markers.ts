@@ -10,7 +10,7 @@
 import type { Command } from 'commander';
 import { readMarkerFile } from '../../config/marker-catalogue';
 import { UserError } from '../../common/user-error';
-import { compileClassifier } from '../../signals/classify';
+import { compileClassifier } from '@target-health/crawler/events/classify';
 import { evaluate } from '../../signals/evaluate';
 import { commandCatalogue } from '../markers/catalogue';
 import { readLabelledPages } from '../markers/labelled-pages';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import type { SiteHealthConfig } from '../../control/config';
 import type { Pool } from '../../db/pool';
 import { parseDecisionsFile, type ReplayDecision } from '../../replay/decisions-file';

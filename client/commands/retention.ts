@@ -1,7 +1,7 @@
 /** `target-health retention`: drop signal-store partitions older than the retention policy. */
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { loadMinuteDays } from '../../config/env';
 import { applyRetention, retentionPolicySchema } from '../../db/signal-store/retention';
 import type { CliContext } from '../context';

@@ -13,7 +13,7 @@ import { renderSvg } from '../../charts/render';
 import { buildChartSpec } from '../../charts/spec';
 import { writeFileAtomically } from '../../charts/write-atomically';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import type { Client } from '@temporalio/client';
 import type { SiteHealthConfig } from '../../control/config';
 import { queryRunningSettings, type RunningSettings } from '../running-settings';

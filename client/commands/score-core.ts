@@ -11,7 +11,7 @@
  * code is 2 if any case was invalid.
  */
 import { z } from 'zod';
-import { formatIssues } from '../../common/zod-issues';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import {
   DEFAULT_SCORING_CONFIG,
   HEALTH_SIGNALS,

@@ -12,8 +12,8 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
-import type { RequestOutcomeEventInput } from '../../signals/event';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
+import type { RequestOutcomeEventInput } from '@target-health/crawler/events/event';
 import {
   DEFAULT_DAYS,
   DEFAULT_SEED,

@@ -8,7 +8,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { workflowUiLink } from '../../config/env';
 import { type SiteHealthState, type TickSummary, historyQuery, stateQuery } from '../../control/messages';
 import { assessmentAtOrBefore } from '../../db/assessment-at';

@@ -1,7 +1,7 @@
 /** `target-health token create|list|revoke`: bearer tokens of the HTTP API (docs/api.md, "Auth"). */
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
-import { formatIssues } from '../../common/zod-issues';
+import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { SCOPES, TokenError, createToken, listTokens, revokeToken, scopesSchema, tokenNameSchema } from '../../api/tokens';
 import type { CliContext } from '../context';
 

@@ -4,7 +4,7 @@
  */
 import { loadMarkerFilePath } from '../../config/env';
 import { loadMarkerFile } from '../../config/marker-catalogue';
-import { BUILT_IN_CATALOGUE, type MarkerCatalogue } from '../../signals/classify';
+import { BUILT_IN_CATALOGUE, type MarkerCatalogue } from '@target-health/crawler/events/classify';
 
 export function commandCatalogue(env: Record<string, string | undefined> = process.env): MarkerCatalogue {
   const path = loadMarkerFilePath(env);

@@ -3,10 +3,10 @@
  * on the event a crawler would send for it, and for a marker verdict which marker, its vendor and
  * evidence level, what matched and where in the page (character offset, line and column, a snippet).
  */
-import { compileClassifier, type Classification, type ClassifiableEvent, type MarkerCatalogue } from '../../signals/classify';
-import type { MarkerMatch } from '../../signals/compile-markers';
+import { compileClassifier, type Classification, type ClassifiableEvent, type MarkerCatalogue } from '@target-health/crawler/events/classify';
+import type { MarkerMatch } from '@target-health/crawler/events/compile-markers';
 import { crawlerBodySample } from '../../signals/evaluate';
-import { pageView } from '../../signals/page-view';
+import { pageView } from '@target-health/crawler/events/page-view';
 
 export interface PageInput {
   body: string;

@@ -11,7 +11,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../common/user-error';
-import { describeValue, issueLines } from '../../common/zod-issues';
+import { describeValue, issueLines } from '@target-health/crawler/events/zod-issues';
 import { LABEL_CLASSES, type LabelClass, type LabelledPage } from '../../signals/evaluate';
 
 const status = z.number().int().min(100).max(999);

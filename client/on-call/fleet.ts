@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { LISTED_BANDS, siteSummarySchema, type SiteSummary } from '../../api/schemas/sites';
 import { sparkline } from './sparkline';
 import type { Trend, TrendRange } from './trend';

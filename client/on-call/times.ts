@@ -4,7 +4,7 @@
  */
 import { msToNumber } from '@temporalio/common';
 import { UserError } from '../../common/user-error';
-import { describeValue } from '../../common/zod-issues';
+import { describeValue } from '@target-health/crawler/events/zod-issues';
 
 const AGO = /^-?\s*\d+(\.\d+)?\s*(ms|s|m|h|d|w)$/i;
 

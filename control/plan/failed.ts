@@ -3,7 +3,7 @@
  * records the problem, tells the owner once per episode, and changes no controls — it has nothing new
  * to judge on. Decisions, reminders and canaries go on; the next tick tries again.
  */
-import { cutText, wellFormed } from '../../common/well-formed';
+import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
 import { HISTORY_LIMIT, type LoopState, type TickSummary, pushBounded } from '../loop-state';
 import { buildEvidence } from '../notices';
 import type { LoopConfig, TickPlan } from './types';

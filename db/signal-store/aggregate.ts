@@ -4,8 +4,8 @@
  * stored rollups in one transaction with the raw rows.
  */
 import { BYTES_HISTOGRAM, LATENCY_HISTOGRAM, bucketIndex, emptyHistogram } from '../../signals/histogram';
-import type { Classification } from '../../signals/classify';
-import type { RequestOutcomeEvent } from '../../signals/event';
+import type { Classification } from '@target-health/crawler/events/classify';
+import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 
 export interface ClassifiedEvent {
   event: RequestOutcomeEvent;

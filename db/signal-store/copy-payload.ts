@@ -5,8 +5,8 @@
  * `copyRow` (copy-raw.ts, the readable definition); test/unit/signal-store/copy-payload.test.ts checks
  * that on generated events, including escapes, non-ASCII text and fractional numbers.
  */
-import type { Classification } from '../../signals/classify';
-import type { RequestOutcomeEvent } from '../../signals/event';
+import type { Classification } from '@target-health/crawler/events/classify';
+import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import { field, textArrayField } from './copy-raw';
 
 const TAB = 9;

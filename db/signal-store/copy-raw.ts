@@ -6,8 +6,8 @@
  */
 import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { Classification } from '../../signals/classify';
-import type { RequestOutcomeEvent } from '../../signals/event';
+import type { Classification } from '@target-health/crawler/events/classify';
+import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import type { ClassifiedEvent } from './aggregate';
 
 export const RAW_COLUMNS =

@@ -10,7 +10,7 @@
  */
 import { createHash, hash } from 'node:crypto';
 import { canonicalEventParts } from '../../signals/canonical';
-import type { RequestOutcomeEvent } from '../../signals/event';
+import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 
 /** The prefix names the version of the canonical form: a new form needs a new prefix. */
 export const DERIVED_ID_PREFIX = 'h1:';

@@ -12,12 +12,12 @@
  * is not the data's fault: it fails the call, and the caller sends the batch again later.
  */
 import type { PoolClient } from 'pg';
-import { parseEvent, type RequestOutcomeEvent } from '../../signals/event';
+import { parseEvent, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import { fastParseEvent } from '../../signals/fast-parse';
 import { EVENT_HORIZON, horizonProblem, type EventHorizon } from '../../signals/horizon';
-import { cutText, wellFormed } from '../../common/well-formed';
+import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
 import type { Pool } from '../pool';
-import type { Classification, Classifier, MarkerCatalogue, Norms } from '../../signals/classify';
+import type { Classification, Classifier, MarkerCatalogue, Norms } from '@target-health/crawler/events/classify';
 import { deploymentCatalogue } from '../../config/marker-catalogue';
 import {
   ALL_ROUTES,

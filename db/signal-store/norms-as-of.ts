@@ -16,7 +16,7 @@
  *
  * Pure: ingest.ts loads the window's rows (norms.ts) and adds the rows of earlier days of its own batch.
  */
-import type { Norms } from '../../signals/classify';
+import type { Norms } from '@target-health/crawler/events/classify';
 import { BYTES_HISTOGRAM, mergeInto, quantile } from '../../signals/histogram';
 
 /** How many days before the event's own day make its norms. */

@@ -15,8 +15,8 @@
  * from an older catalogue is compiled again on its next use, so the events after a marker-file change
  * are classified with the new markers without waiting for the TTL.
  */
-import { BUILT_IN_CATALOGUE, compileClassifier, type Classifier, type MarkerCatalogue, type Norms } from '../../signals/classify';
-import { parseSiteClassifierConfig } from '../../signals/config';
+import { BUILT_IN_CATALOGUE, compileClassifier, type Classifier, type MarkerCatalogue, type Norms } from '@target-health/crawler/events/classify';
+import { parseSiteClassifierConfig } from '@target-health/crawler/events/config';
 import type { Pool } from '../pool';
 import { DAY_MS, NORM_DAYS, normWindow, normsAsOf, type DayNorm } from './norms-as-of';
 

@@ -10,8 +10,8 @@ import { DEFAULT_REACH, parseReachPolicy, type ReachPolicy } from '../../canarie
 import { selectorProblem } from '../../canary-runner/html';
 import { runCanary, type CanaryRun } from '../../canary-runner/run-canary';
 import type { CanarySettings } from '../../canary-runner/settings';
-import { isWellFormed } from '../../common/well-formed';
-import { parseEvent } from '../../signals/event';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
+import { parseEvent } from '@target-health/crawler/events/event';
 import { answer, fixturePage, type FixtureServer, type ForwardProxy, KNOWN_PRICE, productPage, startFixtureServer, startForwardProxy, TEST_TLS } from '../helpers/http-fixtures';
 
 const TIMEOUT_MS = 1_000;

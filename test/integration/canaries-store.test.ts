@@ -13,7 +13,7 @@ import { slotFor } from '../../canaries/schedule';
 import { definitionOptions } from '../../canary-runner/define';
 import { storeRun } from '../../canary-runner/runner';
 import type { CanarySettings } from '../../canary-runner/settings';
-import { isWellFormed } from '../../common/well-formed';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import {
   canaryDays,
   canaryFailedDays,
@@ -29,7 +29,7 @@ import {
 } from '../../db/canaries';
 import { createPool, type Pool } from '../../db/pool';
 import { upsertSite } from '../../db/sites';
-import { parseEvent } from '../../signals/event';
+import { parseEvent } from '@target-health/crawler/events/event';
 import { answer, fixturePage, type FixtureServer, type ForwardProxy, KNOWN_PRICE, productPage, startFixtureServer, startForwardProxy } from '../helpers/http-fixtures';
 import { env } from '../helpers/services';
 

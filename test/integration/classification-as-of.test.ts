@@ -15,7 +15,7 @@ import { createIngester } from '../../db/signal-store/ingest';
 import { siteHealthConfigSchema } from '../../control/config';
 import { replaySite } from '../../replay/engine';
 import { generateLabelledScenario } from '../../scenarios';
-import type { Outcome } from '../../signals/event';
+import type { Outcome } from '@target-health/crawler/events/event';
 import { CLI, cleanEnv, run } from '../helpers/processes';
 import { env } from '../helpers/services';
 

@@ -20,7 +20,7 @@ import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/clien
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import fc from 'fast-check';
-import { isWellFormed } from '../../common/well-formed';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import { listDecisions } from '../../db/decisions';
 import { DECISION_KINDS, type DecisionKind, type DecisionResult, type SiteHealthState, LoopErrors, decisionMessages, stateQuery, stopUpdate } from '../../control/messages';
 import { REJECTED_LIMIT } from '../../control/loop-state';

@@ -1,7 +1,9 @@
 /**
- * The package as a crawler installs it: `npm pack` (the built files of `npm test`'s build; `prepare`
- * builds them for a git install), the tarball installed in a scratch project from the registry, and then
- * - `target-health/recorder`, `/controls` and `/signals` load in Node;
+ * The package as a crawler installs it: `npm pack` of the server package and of the crawler package it
+ * depends on (`@target-health/crawler`, packages/crawler; the built files of `npm test`'s build; `prepare`
+ * builds them for a git install), the two tarballs installed in a scratch project from the registry, and then
+ * - `target-health/recorder`, `/controls` and `/signals` load in Node, `/signals` handing out the crawler
+ *   package's own schema (one copy);
  * - a small TypeScript file using them compiles against the packed declarations (strict, nodenext);
  * - a misspelt event field passed to `record()` does not compile.
  * Install scripts are skipped (`--ignore-scripts`): nothing the crawler-side entry points load needs them.
@@ -43,19 +45,25 @@ test('npm pack → npm install of the tarball: the crawler-side exports load and
   }
   expect([...files].filter((f) => f.endsWith('.map') || f.startsWith('test/') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
 
+  const { stdout: packedCrawler } = await exec('npm', ['pack', '-w', '@target-health/crawler', '--ignore-scripts', '--json', '--pack-destination', scratch], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+  const [crawler] = JSON.parse(packedCrawler) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const crawlerFiles = crawler!.files.map((f) => f.path);
+  expect(crawlerFiles).toEqual(expect.arrayContaining(['dist/events/index.js', 'dist/events/index.d.ts', 'README.md', 'CHANGELOG.md', 'package.json']));
+  expect(crawlerFiles.filter((f) => !f.startsWith('dist/') && !['README.md', 'CHANGELOG.md', 'package.json'].includes(f) || f.endsWith('.map'))).toEqual([]);
+
   const project = join(scratch, 'crawler');
   rmSync(project, { recursive: true, force: true });
   await exec('mkdir', ['-p', project]);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'scratch-crawler', version: '1.0.0', private: true }));
-  await exec('npm', ['install', join(scratch, info!.filename), '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=error'], { cwd: project, maxBuffer: 64 * 1024 * 1024 });
+  await exec('npm', ['install', join(scratch, crawler!.filename), join(scratch, info!.filename), '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=error'], { cwd: project, maxBuffer: 64 * 1024 * 1024 });
   expect(readdirSync(join(project, 'node_modules', 'target-health'))).toEqual(expect.arrayContaining(['dist', 'package.json']));
 
   const { stdout: loaded } = await exec(
     process.execPath,
-    ['-e', "const r = require('target-health/recorder'); const c = require('target-health/controls'); const s = require('target-health/signals'); console.log([typeof r.createRecorder, typeof r.apiSink, typeof c.createControlsClient, typeof c.createPostgresControlsClient, typeof s.parseEvent].join(' '))"],
+    ['-e', "const r = require('target-health/recorder'); const c = require('target-health/controls'); const s = require('target-health/signals'); const e = require('@target-health/crawler/events'); console.log([typeof r.createRecorder, typeof r.apiSink, typeof c.createControlsClient, typeof c.createPostgresControlsClient, typeof s.parseEvent, s.parseEvent === e.parseEvent].join(' '))"],
     { cwd: project },
   );
-  expect(loaded.trim()).toBe('function function function function function');
+  expect(loaded.trim()).toBe('function function function function function true');
 
   writeFileSync(
     join(project, 'tsconfig.json'),

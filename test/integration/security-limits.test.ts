@@ -4,7 +4,7 @@
  * latest 5, each at most 500 characters — whatever was sent (here eight signals carrying 100 KB unknown
  * keys and NUL/lone-surrogate values). The loop goes on ticking. Real dev server and PostgreSQL.
  */
-import { isWellFormed } from '../../common/well-formed';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import { pauseSignal, resumeSignal } from '../../control/messages';
 import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
 import { createTestWorker, openHarness, type TestHarness } from '../helpers/services';

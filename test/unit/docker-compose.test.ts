@@ -101,6 +101,9 @@ test('the Dockerfile builds and runs the worker entry with the migrations alongs
   const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
   expect(dockerfile).toMatch(/RUN npm ci/);
   expect(dockerfile).toMatch(/COPY --from=build \/app\/db\/migrations/);
+  // The worker imports the event schema and classifier from the crawler package, linked from node_modules.
+  expect(dockerfile).toMatch(/COPY packages\/crawler\/package.json \.\/packages\/crawler\/\nRUN npm ci/);
+  expect(dockerfile).toMatch(/COPY --from=build \/app\/packages\/crawler\/dist \.\/packages\/crawler\/dist/);
   expect(dockerfile).toMatch(/CMD \["node", "dist\/worker\/main.js"\]/);
 });
 

@@ -90,7 +90,7 @@ def test_response_event_has_every_classification_input():
     assert e["retries"] == 2 and e["canary"] is True and e["pageType"] == "parse_product"
     assert e["headers"] == {"server": "cloudflare", "cf-mitigated": "challenge", "set-cookie": "a=1\n_px3=2"}
     assert e["title"] == "Just a moment..."
-    # Larger than the sample: its head and its tail, as signals/text.ts bodySampleOf cuts it.
+    # Larger than the sample: its head and its tail, as packages/crawler/src/events/text.ts bodySampleOf cuts it.
     assert len(e["bodySample"]) <= ev.BODY_SAMPLE_CHARS and e["bodySample"].startswith("<html>") and e["bodySample"].endswith("</body></html>")
     assert e["bodySample"].count(ev.SAMPLE_GAP) == 1
     assert e["eventId"].startswith("scrapy-") and isinstance(e["ts"], int) and abs(e["ts"] / 1000 - time.time()) < 60

@@ -6,11 +6,11 @@ import { checkContent as checkWith } from '../../../canaries/check';
 import { parseCanaryDefinition } from '../../../canaries/definition';
 import type { Expectation } from '../../../canaries/expectation';
 import type { FetchOutcome } from '../../../canaries/fetch-outcome';
-import type { Classifier } from '../../../signals/classify';
+import type { Classifier } from '@target-health/crawler/events/classify';
 import { judgeCanary as judgeWith } from '../../../canaries/judge';
 import { parseHtml, selectorProblem } from '../../../canary-runner/html';
-import { isWellFormed } from '../../../common/well-formed';
-import { compileClassifier } from '../../../signals/classify';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
+import { compileClassifier } from '@target-health/crawler/events/classify';
 import { fixturePage as page, productPage } from '../../helpers/http-fixtures';
 
 const PRODUCT = productPage();

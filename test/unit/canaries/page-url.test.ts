@@ -10,7 +10,7 @@ import { judgeCanary } from '../../../canaries/judge';
 import { pageTextCleaner, pageUrlSecrets, redactPageUrl } from '../../../canaries/page-url';
 import { parseHtml, selectorProblem } from '../../../canary-runner/html';
 import { type CanaryRun, withoutPageSecrets } from '../../../canary-runner/run-canary';
-import { compileClassifier } from '../../../signals/classify';
+import { compileClassifier } from '@target-health/crawler/events/classify';
 import { productPage } from '../../helpers/http-fixtures';
 
 const TOKEN = 'tk-7f3a9c1e5b2d';

@@ -12,7 +12,7 @@ import { DEFAULT_REACH } from '../../../canaries/reach';
 import { resolveRoute } from '../../../canaries/routes';
 import { DEFAULT_CANARY_USER_AGENT, loadCanarySettings } from '../../../canary-runner/settings';
 import { UserError } from '../../../common/user-error';
-import { cutText, isWellFormed, wellFormed } from '../../../common/well-formed';
+import { cutText, isWellFormed, wellFormed } from '@target-health/crawler/events/well-formed';
 import { DEFAULT_CANARY_POLICY } from '../../../canaries/band-floor';
 import { DEFAULT_MAX_AGE_INTERVALS } from '../../../canaries/latest';
 import { DEFAULT_BASELINE_TRUST } from '../../../db/canaries';
@@ -43,7 +43,7 @@ describe('displayed numbers', () => {
   });
 });
 
-describe('well-formed text (common/well-formed.ts)', () => {
+describe('well-formed text (packages/crawler/src/events/well-formed.ts)', () => {
   test('cuts fall on code-point boundaries, with the ellipsis inside the limit', () => {
     expect(cutText('abc😀def', 5)).toBe('abc…');
     expect(cutText('abc😀def', 6)).toBe('abc😀…');
@@ -207,14 +207,15 @@ describe('canary add flags', () => {
 describe('canaries/ holds pure rules only', () => {
   // The control loop imports some of these from workflow code (Temporal's sandbox forbids Node builtins
   // and I/O), and the folder must not depend on db/, activities/, client/ or canary-runner/ (which
-  // depend on it). The lint's deterministic block says the same for Node builtins and I/O libraries.
+  // depend on it); the crawler package's `events` modules are pure too. The lint's deterministic block
+  // says the same for Node builtins and I/O libraries.
   const folder = join(__dirname, '..', '..', '..', 'canaries');
   const files = readdirSync(folder).filter((f) => f.endsWith('.ts'));
   test('the folder is not empty', () => expect(files.length).toBeGreaterThan(10));
   test.each(files)('canaries/%s imports only pure modules', (file) => {
     const source = readFileSync(join(folder, file), 'utf8');
     const imports = [...source.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
-    for (const spec of imports) expect(spec).toMatch(/^(zod|re2js|ipaddr\.js|\.\/[a-z-]+|\.\.\/(scoring|common|signals)\/[a-z-/]+)$/);
+    for (const spec of imports) expect(spec).toMatch(/^(zod|re2js|ipaddr\.js|@target-health\/crawler\/events(\/[a-z-]+)?|\.\/[a-z-]+|\.\.\/(scoring|common|signals)\/[a-z-/]+)$/);
     expect(source).not.toMatch(/\brequire\(/);
     expect(source).not.toMatch(/\bprocess\./);
   });

@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { z } from 'zod';
-import { MAX_ECHO_CHARS, MAX_LINE_CHARS, MAX_MESSAGE_CHARS, capText, describeValue, formatIssues, issueLines } from '../../../common/zod-issues';
-import { isWellFormed } from '../../../common/well-formed';
+import { MAX_ECHO_CHARS, MAX_LINE_CHARS, MAX_MESSAGE_CHARS, capText, describeValue, formatIssues, issueLines } from '@target-health/crawler/events/zod-issues';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
 
 const decision = z.strictObject({ who: z.string(), why: z.string() });
 const issuesOf = (schema: z.ZodType, input: unknown) => {

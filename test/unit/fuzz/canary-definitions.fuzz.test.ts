@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { CANARY_NAME, type CanaryDefinition, INTERVAL_LIMITS, TIMEOUT_LIMITS, definitionToJson, parseCanaryDefinition, parseCanaryFile, readStoredDefinition } from '../../../canaries/definition';
 import { definitionOptions } from '../../../canary-runner/define';
 import { loadCanarySettings } from '../../../canary-runner/settings';
-import { isWellFormed } from '../../../common/well-formed';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import { FUZZ_RUNS, fuzzParameters, anyValue, edgeNumber, hostileKey, messageProblems, nastyShortString, nastyString, objectOf } from './hostile';
 
 const PASSWORD = 'Pw-s3cr3t/x:y@z';

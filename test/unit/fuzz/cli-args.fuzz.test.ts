@@ -19,7 +19,7 @@ import { CANARY_NAME, type CanaryDefinition, INTERVAL_LIMITS, parseCanaryDefinit
 import { definitionOptions } from '../../../canary-runner/define';
 import { loadCanarySettings } from '../../../canary-runner/settings';
 import { UserError } from '../../../common/user-error';
-import { isWellFormed } from '../../../common/well-formed';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../control/decisions';
 import { FUZZ_RUNS, fuzzParameters, describeThrown, edgeNumber, messageProblems, nastyShortString, nastyString, thrownBy } from './hostile';
 

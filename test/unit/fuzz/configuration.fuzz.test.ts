@@ -15,12 +15,12 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { loadCanarySettings } from '../../../canary-runner/settings';
 import { UserError } from '../../../common/user-error';
-import { MAX_LINE_CHARS, MAX_MESSAGE_CHARS } from '../../../common/zod-issues';
+import { MAX_LINE_CHARS, MAX_MESSAGE_CHARS } from '@target-health/crawler/events/zod-issues';
 import { loadDatabaseUrl, loadLocalStackSettings, loadLogLevel, loadNotifierSettings, loadOptionalDatabaseUrl, loadTemporalSettings, loadTemporalUiUrl } from '../../../config/env';
 import { parseSiteHealthInput } from '../../../control/config';
 import { windowBounds } from '../../../db/signal-store/read-windows';
 import { ScoringConfigError, parseScoringConfig } from '../../../scoring/config';
-import { parseSiteClassifierConfig } from '../../../signals/config';
+import { parseSiteClassifierConfig } from '@target-health/crawler/events/config';
 import { FUZZ_RUNS, fuzzParameters, anyValue, describeThrown, edgeNumber, hostileKey, messageProblems, nastyShortString, nastyString, objectOf, thrownBy } from './hostile';
 
 // A field path as the formatters write it: plain names or JSON-quoted odd ones, joined by "." and "[i]".

@@ -13,8 +13,8 @@
  */
 import fc from 'fast-check';
 import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../control/decisions';
-import { isWellFormed } from '../../../common/well-formed';
-import { MAX_MESSAGE_CHARS } from '../../../common/zod-issues';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
+import { MAX_MESSAGE_CHARS } from '@target-health/crawler/events/zod-issues';
 import { FUZZ_RUNS, fuzzParameters, anyValue, edgeNumber, hasRawControl, hostileKey, messageProblems, nastyShortString, nastyString, objectOf } from './hostile';
 
 const FIELDS = ['who', 'why', 'mode', 'concurrency', 'revisitMultiplier'] as const;

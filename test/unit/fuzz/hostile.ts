@@ -6,7 +6,7 @@
  * deep nesting, and the checks every refusal must pass (one line, bounded, well formed).
  */
 import fc from 'fast-check';
-import { isWellFormed } from '../../../common/well-formed';
+import { isWellFormed } from '@target-health/crawler/events/well-formed';
 
 /**
  * Case count of every pure fuzz property: 10,000 (issue 11: at least that many each). TH_FUZZ_UNIT_RUNS

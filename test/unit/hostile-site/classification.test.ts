@@ -1,8 +1,8 @@
 /**
- * What each mode of the hostile site serves, judged by our own classifier (signals/classify.ts) exactly
+ * What each mode of the hostile site serves, judged by our own classifier (packages/crawler/src/events/classify.ts) exactly
  * as the store judges a crawler's event: status, headers, the body as sample, its size.
  */
-import { classifyOutcome } from '../../../signals';
+import { classifyOutcome } from '@target-health/crawler/events';
 import { CHALLENGE_KINDS, HARD_KINDS } from '../../../scenarios/pages';
 import { startHostileSite, type HostileSite } from '../../../hostile-site/site';
 import { DEFAULT_PAGES, SOFT_PAGES, type Protection } from '../../../hostile-site/modes';

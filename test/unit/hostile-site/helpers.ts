@@ -5,7 +5,7 @@
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
 import { load } from 'cheerio';
-import type { ClassifiableEvent } from '../../../signals';
+import type { ClassifiableEvent } from '@target-health/crawler/events';
 
 export interface Answer {
   status: number;

@@ -1,7 +1,7 @@
 /** record()'s input: undefined header values are left out without touching the crawler's object; recordWithId; refusals logged without onRejected. */
 import { createRecorder } from '../../../recorder';
 import { withoutUndefinedHeaders } from '../../../recorder/record-input';
-import { parseEvent } from '../../../signals';
+import { parseEvent } from '@target-health/crawler/events';
 import { captureLogger, ok } from './helpers';
 
 const base = { ts: 1_700_000_000_000, site: 'a.example.com', status: 200, latencyMs: 5 };

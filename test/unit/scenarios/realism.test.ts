@@ -8,8 +8,8 @@
  * - the cause shows after the onset and not before, as the description says, and the expectations match
  *   the traffic (a scenario that should pause does refuse more than half of the requests).
  */
-import { compileClassifier, type Norms } from '../../../signals/classify';
-import { parseEvent, type Outcome, type RequestOutcomeEvent } from '../../../signals/event';
+import { compileClassifier, type Norms } from '@target-health/crawler/events/classify';
+import { parseEvent, type Outcome, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import { fastParseEvent } from '../../../signals/fast-parse';
 import { generateLabelledScenario, SCENARIO_NAMES, type ScenarioTruth } from '../../../scenarios';
 

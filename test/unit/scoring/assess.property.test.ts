@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { INITIAL_SITE_STATE, type ScoringConfig, type WindowInput, WindowValidationError, advanceSiteState, assess, parseScoringConfig } from '../../../scoring';
-import { MAX_MESSAGE_CHARS } from '../../../common/zod-issues';
+import { MAX_MESSAGE_CHARS } from '@target-health/crawler/events/zod-issues';
 
 const MAX = Number.MAX_SAFE_INTEGER;
 

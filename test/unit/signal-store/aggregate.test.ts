@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { ALL_ROUTES, BatchAggregator, bucketStart, routeKey, type ClassifiedEvent, type RollupDelta, type RollupLevel } from '../../../db/signal-store/aggregate';
 import { LATENCY_HISTOGRAM, bucketIndex } from '../../../signals/histogram';
-import type { Outcome, RequestOutcomeEvent } from '../../../signals/event';
+import type { Outcome, RequestOutcomeEvent } from '@target-health/crawler/events/event';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 29, 22, 0, 0);

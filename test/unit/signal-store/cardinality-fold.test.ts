@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { ALL_ROUTES, BatchAggregator, OTHER_LABEL, OTHER_PAGE_TYPE, OTHER_ROUTES, bucketStart, routeKey, type RollupDelta } from '../../../db/signal-store/aggregate';
-import type { Classification } from '../../../signals/classify';
-import type { RequestOutcomeEvent } from '../../../signals/event';
+import type { Classification } from '@target-health/crawler/events/classify';
+import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 
 const T0 = Date.UTC(2026, 10, 29, 23, 50);
 const ok: Classification = { outcome: 'ok', rule: 'status', reason: 'status 200' };

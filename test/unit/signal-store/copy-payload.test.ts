@@ -3,8 +3,8 @@
  * any event: escapes, NULLs, non-ASCII text, fractional and huge numbers, minute changes within a batch.
  */
 import fc from 'fast-check';
-import type { Classification } from '../../../signals/classify';
-import type { RequestOutcomeEvent } from '../../../signals/event';
+import type { Classification } from '@target-health/crawler/events/classify';
+import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import { CopyPayload } from '../../../db/signal-store/copy-payload';
 import { copyText } from '../../../db/signal-store/copy-raw';
 

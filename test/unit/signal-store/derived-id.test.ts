@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { derivedEventId } from '../../../db/signal-store/derived-id';
-import { parseEvent, type RequestOutcomeEvent } from '../../../signals/event';
+import { parseEvent, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
 
 const parse = (input: Record<string, unknown>): RequestOutcomeEvent => {
   const r = parseEvent(input);

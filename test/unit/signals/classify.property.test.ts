@@ -13,7 +13,7 @@ import {
   RequestOutcomeEvent,
   type SiteClassifierConfigInput,
   tryNormaliseSite,
-} from '../../../signals';
+} from '@target-health/crawler/events';
 import { page } from './helpers';
 
 const FIXTURES = [

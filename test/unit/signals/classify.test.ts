@@ -3,7 +3,7 @@ import {
   compileClassifier,
   SiteClassifierConfigError,
   type SiteClassifierConfigInput,
-} from '../../../signals';
+} from '@target-health/crawler/events';
 import { event, page, pageEvent } from './helpers';
 
 const SIZE_NORM = { medianBytes: 150_000, samples: 40 };

@@ -1,4 +1,4 @@
-import { CLASSIFIER_DEFAULTS, parseSiteClassifierConfig } from '../../../signals';
+import { CLASSIFIER_DEFAULTS, parseSiteClassifierConfig } from '@target-health/crawler/events';
 
 const errorsOf = (input: unknown): string[] => {
   const result = parseSiteClassifierConfig(input);

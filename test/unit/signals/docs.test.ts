@@ -1,7 +1,7 @@
 /** Keeps docs/events.md and docs/classification.md honest: examples parse, the catalogue is complete. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUILT_IN_MARKERS, classifyOutcome, parseEventLine, parseSiteClassifierConfig } from '../../../signals';
+import { BUILT_IN_MARKERS, classifyOutcome, parseEventLine, parseSiteClassifierConfig } from '@target-health/crawler/events';
 import { parseMarkerFile } from '../../../signals/marker-file';
 
 const DOCS = join(__dirname, '..', '..', '..', 'docs');

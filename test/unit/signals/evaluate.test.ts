@@ -2,9 +2,9 @@
  * The evaluation core on small hand-built page sets: what a crawler would send in each mode, and the
  * tallies (caught, right class, false positives, precision) per vendor and overall.
  */
-import { BODY_SAMPLE_CHARS, type Outcome } from '../../../signals/event';
-import type { ClassifiableEvent } from '../../../signals/classify';
-import { compileClassifier } from '../../../signals/classify';
+import { BODY_SAMPLE_CHARS, type Outcome } from '@target-health/crawler/events/event';
+import type { ClassifiableEvent } from '@target-health/crawler/events/classify';
+import { compileClassifier } from '@target-health/crawler/events/classify';
 import { evaluate, eventFor, rightClass, type LabelledPage } from '../../../signals/evaluate';
 
 const page = (id: string, body: string, label: LabelledPage['label']): LabelledPage => ({ id, body, label });

@@ -5,11 +5,11 @@
  * before Punycode, and the store's time horizon is enforced with a clear message.
  */
 import { parseBatch } from '../../../db/signal-store/ingest';
-import { BODY_SAMPLE_CHARS, MAX_BYTES, MAX_INT32, normaliseSite, parseEvent, tryNormaliseSite } from '../../../signals';
+import { BODY_SAMPLE_CHARS, MAX_BYTES, MAX_INT32, normaliseSite, parseEvent, tryNormaliseSite } from '@target-health/crawler/events';
 import { fastParseEvent } from '../../../signals/fast-parse';
 import { EVENT_HORIZON } from '../../../signals/horizon';
-import { isWellFormed as isStorableText } from '../../../common/well-formed';
-import { SAMPLE_GAP } from '../../../signals/text';
+import { isWellFormed as isStorableText } from '@target-health/crawler/events/well-formed';
+import { SAMPLE_GAP } from '@target-health/crawler/events/text';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 const base = { ts: NOW, site: 'shop.example.com', status: 200, latencyMs: 10 };

@@ -13,10 +13,10 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { parseNdjsonLines } from '../../../client/ndjson-batch';
 import { DERIVED_ID_PREFIX } from '../../../db/signal-store/derived-id';
-import { MAX_BYTES, MAX_INT32, parseEvent, type RequestOutcomeEvent } from '../../../signals/event';
+import { MAX_BYTES, MAX_INT32, parseEvent, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import { fastParseEvent } from '../../../signals/fast-parse';
 import { EVENT_HORIZON } from '../../../signals/horizon';
-import { isWellFormed as isStorableText } from '../../../common/well-formed';
+import { isWellFormed as isStorableText } from '@target-health/crawler/events/well-formed';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 const RUNS = 10_000;

@@ -1,5 +1,5 @@
-import { BODY_SAMPLE_CHARS, parseEvent, parseEventLine, RequestOutcomeEvent } from '../../../signals';
-import { SAMPLE_GAP } from '../../../signals/text';
+import { BODY_SAMPLE_CHARS, parseEvent, parseEventLine, RequestOutcomeEvent } from '@target-health/crawler/events';
+import { SAMPLE_GAP } from '@target-health/crawler/events/text';
 import { BASE_EVENT } from './helpers';
 
 const errorsOf = (input: unknown): string[] => {

@@ -4,7 +4,7 @@
  * ways crawlers get them wrong.
  */
 import fc from 'fast-check';
-import { parseEvent } from '../../../signals/event';
+import { parseEvent } from '@target-health/crawler/events/event';
 import { fastParseEvent } from '../../../signals/fast-parse';
 
 const validEvent = fc.record(

@@ -1,7 +1,7 @@
 /** Shared test helpers: fixture pages and valid events with overrides. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RequestOutcomeEvent, type RequestOutcomeEventInput } from '../../../signals';
+import { RequestOutcomeEvent, type RequestOutcomeEventInput } from '@target-health/crawler/events';
 
 const PAGES = join(__dirname, '..', '..', 'fixtures', 'pages');
 

@@ -2,9 +2,9 @@
  * The marker file's validation (every problem names its field) and its merge with the built-in catalogue:
  * additions first, replacements in the built-in's place, disabled markers gone.
  */
-import { compileClassifier } from '../../../signals/classify';
+import { compileClassifier } from '@target-health/crawler/events/classify';
 import { catalogueFromText, mergeMarkers, parseMarkerFile } from '../../../signals/marker-file';
-import type { MarkerSpecInput } from '../../../signals/marker-spec';
+import type { MarkerSpecInput } from '@target-health/crawler/events/marker-spec';
 
 const BUILT_IN: MarkerSpecInput[] = [
   { id: 'a-challenge', vendor: 'A', kind: 'challenge', bodyAny: ['a-token'] },

@@ -1,4 +1,4 @@
-import { BUILT_IN_MARKERS, classifyOutcome, MarkerSpec, regexProblem } from '../../../signals';
+import { BUILT_IN_MARKERS, classifyOutcome, MarkerSpec, regexProblem } from '@target-health/crawler/events';
 import { pageEvent } from './helpers';
 
 describe('built-in marker catalogue', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { NeedleRegistry, NeedleScanner } from '../../../signals/needle-scan';
+import { NeedleRegistry, NeedleScanner } from '@target-health/crawler/events/needle-scan';
 
 // A small alphabet makes overlaps, prefixes of other needles and repeated needles common. Needles are
 // lower-case (the markers' are lower-cased when they compile); pages carry both cases, and characters

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { peerInput, peerVerdict, type PeerInput, type PeerResult } from '../../../bench/classify-peer';
 import { readLabelledPages } from '../../../client/markers/labelled-pages';
-import { compileClassifier, type ClassifiableEvent } from '../../../signals/classify';
+import { compileClassifier, type ClassifiableEvent } from '@target-health/crawler/events/classify';
 import { EVALUATION_MODES, evaluate, eventFor, type ClassifyPage, type LabelledPage, type ModeResult } from '../../../signals/evaluate';
 
 const FIXTURES = join(__dirname, '..', '..', 'fixtures');

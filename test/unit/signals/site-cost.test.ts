@@ -3,12 +3,12 @@
  * label's length): a 360 KB host once cost 17–43 s of CPU. The encoder (a pure collaborator) is
  * wrapped to count its calls.
  */
-import type * as Punycode from '../../../signals/punycode';
-import { punycodeEncode } from '../../../signals/punycode';
-import { tryNormaliseSite } from '../../../signals/site';
+import type * as Punycode from '@target-health/crawler/events/punycode';
+import { punycodeEncode } from '@target-health/crawler/events/punycode';
+import { tryNormaliseSite } from '@target-health/crawler/events/site';
 
-jest.mock('../../../signals/punycode', () => {
-  const actual = jest.requireActual<typeof Punycode>('../../../signals/punycode');
+jest.mock('@target-health/crawler/events/punycode', () => {
+  const actual = jest.requireActual<typeof Punycode>('@target-health/crawler/events/punycode');
   return { ...actual, punycodeEncode: jest.fn(actual.punycodeEncode) };
 });
 

@@ -1,5 +1,5 @@
-import { normaliseSite, SiteNameError, tryNormaliseSite } from '../../../signals';
-import { punycodeEncode } from '../../../signals/punycode';
+import { normaliseSite, SiteNameError, tryNormaliseSite } from '@target-health/crawler/events';
+import { punycodeEncode } from '@target-health/crawler/events/punycode';
 
 describe('normaliseSite', () => {
   it.each([

@@ -1,7 +1,7 @@
 """Building request-outcome events (docs/events.md) from Scrapy requests, responses and exceptions.
 
 Pure functions (no Scrapy engine, no I/O) so they are unit-tested directly. The event's fields and limits
-mirror `signals/event.ts`: the API refuses an unknown field, so nothing here invents one.
+mirror `packages/crawler/src/events/event.ts`: the API refuses an unknown field, so nothing here invents one.
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import time
 from typing import Any, Callable, Mapping
 from urllib.parse import unquote, urlsplit
 
-# The classifier reads at most this many characters of a body (signals/event.ts BODY_SAMPLE_CHARS).
+# The classifier reads at most this many characters of a body (packages/crawler/src/events/event.ts BODY_SAMPLE_CHARS).
 BODY_SAMPLE_CHARS = 64 * 1024
 MAX_TITLE_CHARS = 1024
 MAX_HEADER_VALUE = 4096
-# The response headers the classifier's markers read (signals/markers.ts); others are not sent.
+# The response headers the classifier's markers read (packages/crawler/src/events/markers.ts); others are not sent.
 CLASSIFIER_HEADERS = ("server", "cf-mitigated", "set-cookie", "x-datadome", "x-iinfo", "x-amzn-waf-action", "location", "x-kpsdk-ct", "x-cachewall-action", "x-vercel-mitigated")
 NETWORK_ERRORS = ("connection_reset", "timeout", "dns", "tls", "proxy", "other")
 EXTRACTION_RESULTS = ("ok", "missing_fields", "schema_mismatch", "empty")
@@ -108,7 +108,7 @@ def clean_route(route: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 def exception_kind(exc: BaseException) -> str:
-    """Maps a download exception to the event's `networkError` (signals/event.ts NETWORK_ERRORS).
+    """Maps a download exception to the event's `networkError` (packages/crawler/src/events/event.ts NETWORK_ERRORS).
 
     Matched by class name along the MRO so this module needs neither Twisted nor Scrapy imported, and a
     wrapped failure (ResponseNeverReceived's reasons) is looked into.
@@ -149,7 +149,7 @@ def _cut(text: str, limit: int) -> str:
     return text[:limit]
 
 
-# Between the head and the tail of a large page's sample: the same text as signals/text.ts SAMPLE_GAP.
+# Between the head and the tail of a large page's sample: the same text as packages/crawler/src/events/text.ts SAMPLE_GAP.
 SAMPLE_GAP = "\n[… middle of the page left out …]\n"
 
 

@@ -4,7 +4,7 @@
  * `field: what is wrong`, with the field path as it appears in the JSON (`routes[0].requests`).
  *
  * Everything it echoes from the input — unknown keys, odd field names, values — is capped at
- * MAX_ECHO_CHARS and cut on a code-point boundary (common/well-formed.ts: no NUL, no lone surrogate); a
+ * MAX_ECHO_CHARS and cut on a code-point boundary (well-formed.ts: no NUL, no lone surrogate); a
  * joined message is at most MAX_MESSAGE_CHARS. A refusal must stay small whatever was sent: refused
  * payloads are kept in workflow state and logs, and one that echoed a 1.5 MB key once wedged a loop.
  */

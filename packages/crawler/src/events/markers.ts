@@ -2,7 +2,7 @@
  * The built-in catalogue of challenge and block-page markers, written from the real pages in
  * test/fixtures/real-pages/ (never from the holdout, never from another project's rules).
  *
- * The classifier tries every marker and keeps the best-ranked match that counts (signals/classify.ts
+ * The classifier tries every marker and keeps the best-ranked match that counts (classify.ts
  * `bestMarker`): a vendor's strong token, then generic strong wording (titles), then weak text, then a
  * vendor's script; at the same rank a challenge beats a block, then this order decides.
  *

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { OUTCOMES } from './event';
-import { expecting, issueLines } from '../common/zod-issues';
+import { expecting, issueLines } from './zod-issues';
 import { MarkerSpec } from './marker-spec';
 import { BUILT_IN_MARKER_IDS } from './markers';
 

@@ -5,8 +5,8 @@
  * substance (a real DNS-style name with at least two labels, or an IPv4 address).
  */
 import { punycodeEncode } from './punycode';
-import { cutText } from '../common/well-formed';
-import { oneLine } from '../common/zod-issues';
+import { cutText } from './well-formed';
+import { oneLine } from './zod-issues';
 
 export const SITE_EXAMPLE = 'shop.example.com';
 

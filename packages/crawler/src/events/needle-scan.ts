@@ -12,11 +12,20 @@
  * a slice of the page, which is what a body sample usually is (measured; docs/classification.md "Speed").
  */
 /**
+ * Node's Buffer, as far as this module uses it. Declared here rather than taken from Node's typings: the
+ * events code is pure and runs where there is no Buffer too (the check below finds out at run time).
+ */
+declare const Buffer: { from(buffer: ArrayBuffer): Utf16Writer };
+interface Utf16Writer {
+  write(text: string, offset: number, encoding: 'utf16le'): number;
+}
+
+/**
  * Whether texts are copied into a UTF-16 array before the loop: Node's Buffer writes code units as they
  * are (lone surrogates included), and a Uint16Array reads them back in the platform's byte order, which
  * must then be little-endian.
  */
-const UTF16_COPY = typeof Buffer === 'function' && new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const UTF16_COPY = typeof Buffer !== 'undefined' && new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** Registers needles while markers compile, then builds the automaton once. */
 export class NeedleRegistry {
@@ -64,7 +73,7 @@ export class NeedleScanner {
   private readonly hits: NeedleHits;
   /** The reused copy of the text being scanned (unitsOf), and the Buffer over the same memory. */
   private units: Uint16Array | undefined;
-  private unitBytes: Buffer | undefined;
+  private unitBytes: Utf16Writer | undefined;
 
   constructor(needles: readonly string[]) {
     const classes = new Map<number, number>();

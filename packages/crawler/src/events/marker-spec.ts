@@ -4,7 +4,7 @@
  * lower-cases the body once); regexes always get the `i` flag.
  */
 import { z } from 'zod';
-import { expecting } from '../common/zod-issues';
+import { expecting } from './zod-issues';
 
 export const MARKER_KINDS = ['challenge', 'block'] as const;
 export type MarkerKind = (typeof MARKER_KINDS)[number];

@@ -20,7 +20,7 @@
  * this pure schema.
  */
 import { z } from 'zod';
-import { describeValue, expecting, issueLines } from '../common/zod-issues';
+import { describeValue, expecting, issueLines } from './zod-issues';
 import { SITE_EXAMPLE, tryNormaliseSite } from './site';
 import { bodySampleOf, classificationText, storableTextProblem } from './text';
 
