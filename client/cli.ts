@@ -23,6 +23,7 @@ const COMMANDS: Record<string, () => Register> = {
   decide: () => (require('./commands/decide') as Record<'registerDecideCommand', Register>).registerDecideCommand,
   controls: () => (require('./commands/controls') as Record<'registerControlsCommand', Register>).registerControlsCommand,
   ingest: () => (require('./commands/ingest') as Record<'registerIngestCommand', Register>).registerIngestCommand,
+  export: () => (require('./commands/export') as Record<'registerExportCommand', Register>).registerExportCommand,
   canary: () => (require('./commands/canary') as Record<'registerCanaryCommand', Register>).registerCanaryCommand,
   retention: () => (require('./commands/retention') as Record<'registerRetentionCommand', Register>).registerRetentionCommand,
   migrate: () => (require('./commands/migrate') as Record<'registerMigrateCommand', Register>).registerMigrateCommand,

@@ -145,8 +145,9 @@ test('python -m build makes a wheel and an sdist of the package version, writes 
   try {
     expect(tree(PKG)).toEqual(before);
     const version = /^__version__ = "([^"]+)"$/m.exec(readFileSync(join(PKG, 'src', 'target_health_scrapy', '__init__.py'), 'utf8'))![1]!;
-    // The crawler packages move together: the wheel carries the npm package's version.
-    expect(version).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    // The crawler packages move together: the wheel carries the npm crawler package's version (and the server's).
+    const npmVersion = (path: string) => (JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as { version: string }).version;
+    expect({ wheel: version, server: version }).toEqual({ wheel: npmVersion('packages/crawler/package.json'), server: npmVersion('package.json') });
     expect(built.wheel.endsWith(`target_health_scrapy-${version}-py3-none-any.whl`)).toBe(true);
     expect(built.sdist.endsWith(`target_health_scrapy-${version}.tar.gz`)).toBe(true);
     // The sdist holds the code and its documents, no tests.

@@ -115,6 +115,11 @@ const inlineCase: fc.Arbitrary<Case> = fc.oneof(
   })),
   fc.record({ site, history: text(['10', '-1', '1.5', 'all']) }).map((o) => ({ args: ['status', '--history', o.history, '--', o.site], expected: () => tryRefusal(() => siteArgument(o.site)), valid: /^(?:--history|TEMPORAL_ADDRESS): / })),
   fc.record({ days: text(['7', '0', '-1', '1e3', 'x']) }).map((o) => ({ args: ['retention', '--raw-days', o.days], expected: () => undefined, valid: /^(?:--raw-days|DATABASE_URL): / })),
+  fc.record({ site, shift: text(['-2d', '12h', '-40d', 'two days', '1e3d']), from: text(['-2h', '2026-11-30', 'yesterday']) }).map((o) => ({
+    args: ['export', '--shift', o.shift, '--from', o.from, '--', o.site],
+    expected: () => tryRefusal(() => siteArgument(o.site)),
+    valid: /^(?:--shift|--from|DATABASE_URL): /,
+  })),
 );
 
 const invocation = fc.oneof(decideCase, startCase, canaryCase, inlineCase);
