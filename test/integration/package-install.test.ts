@@ -48,8 +48,8 @@ test('npm pack → npm install of the tarball: the crawler-side exports load and
   const { stdout: packedCrawler } = await exec('npm', ['pack', '-w', '@target-health/crawler', '--ignore-scripts', '--json', '--pack-destination', scratch], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
   const [crawler] = JSON.parse(packedCrawler) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const crawlerFiles = crawler!.files.map((f) => f.path);
-  expect(crawlerFiles).toEqual(expect.arrayContaining(['dist/events/index.js', 'dist/events/index.d.ts', 'README.md', 'CHANGELOG.md', 'package.json']));
-  expect(crawlerFiles.filter((f) => !f.startsWith('dist/') && !['README.md', 'CHANGELOG.md', 'package.json'].includes(f) || f.endsWith('.map'))).toEqual([]);
+  expect(crawlerFiles).toEqual(expect.arrayContaining(['dist/events/index.js', 'dist/events/index.d.ts', 'README.md', 'CHANGELOG.md', 'LICENSE', 'package.json']));
+  expect(crawlerFiles.filter((f) => !f.startsWith('dist/') && !['README.md', 'CHANGELOG.md', 'LICENSE', 'package.json'].includes(f) || f.endsWith('.map'))).toEqual([]);
 
   const project = join(scratch, 'crawler');
   rmSync(project, { recursive: true, force: true });
