@@ -17,7 +17,7 @@
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import { z } from 'zod';
-import type { IngestResult, RejectedLine } from '../db/signal-store/types';
+import type { IngestResult, RejectedLine } from './types';
 import type { EventSink, RecordedBatch } from './recorder';
 import { defaultRecorderLogger, describeError, type RecorderLogger } from './report';
 

@@ -16,7 +16,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { retryDelayMs } from '../recorder/backoff';
 import { defaultRecorderLogger, describeError, type RecorderLogger } from '../recorder/report';
-import { tryNormaliseSite } from '@target-health/crawler/events/site';
+import { tryNormaliseSite } from '../events/site';
 import { ControlsClientError, ControlsState, type ControlsClient, type UnknownSitePolicy } from './controls-state';
 import { parseSiteControls, snapshotSchema } from './record-schema';
 

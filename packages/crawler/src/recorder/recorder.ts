@@ -22,7 +22,7 @@
  *   event object after passing it to `record()`.
  */
 import { z } from 'zod';
-import type { IngestResult, RejectedLine } from '../db/signal-store/types';
+import type { IngestResult, RejectedLine } from './types';
 import { retryDelayMs } from './backoff';
 import { withoutUndefinedHeaders, type RecordInput } from './record-input';
 import { createEventIdSource } from './event-ids';
