@@ -34,7 +34,7 @@ export interface ApiSinkConfig {
   maxBodyBytes?: number;
   /** A request with no answer within this is abandoned and retried (60 s). */
   timeoutMs?: number;
-  /** Where token and address problems are logged (a pino logger fits); default: pino on stderr. */
+  /** Where token and address problems are logged (a pino logger fits); default: JSON lines on stderr. */
   logger?: RecorderLogger;
 }
 
