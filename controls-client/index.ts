@@ -1,9 +1,7 @@
 /**
- * The crawler-side controls client (`target-health/controls`): keeps the last known controls of every
- * site current — over the API's SSE stream, or PostgreSQL LISTEN when the crawler shares the database —
- * and answers `controlsFor(site)`. See docs/crawlers-library.md.
+ * `target-health/controls`: the crawler package's controls client (`@target-health/crawler/controls`)
+ * plus the PostgreSQL LISTEN client, which stays in the server for now because it reads `site_controls`
+ * through the server's db/controls code.
  */
-export type { ControlsView, SiteControls, HealthBand } from './types';
-export { ControlsClientError, pausedUnknown, type ControlsClient, type ControlsClientStatus, type UnknownSitePolicy } from './controls-state';
-export { createControlsClient, type ControlsClientOptions } from './sse-client';
+export * from '@target-health/crawler/controls';
 export { createPostgresControlsClient, type PostgresControlsClientOptions } from './postgres-client';

@@ -14,11 +14,11 @@
 import pg from 'pg';
 import { z } from 'zod';
 import { controlsOf, readControlsOf, type SiteControlsRecord } from '../db/controls';
-import { retryDelayMs } from '../recorder/backoff';
-import { defaultRecorderLogger, describeError, type RecorderLogger } from '../recorder/report';
+import { retryDelayMs } from '@target-health/crawler/recorder/backoff';
+import { defaultRecorderLogger, describeError, type RecorderLogger } from '@target-health/crawler/recorder/report';
 import { tryNormaliseSite } from '@target-health/crawler/events/site';
-import { ControlsClientError, ControlsState, type ControlsClient, type UnknownSitePolicy } from './controls-state';
-import type { SiteControls } from './types';
+import { ControlsClientError, ControlsState, type ControlsClient, type UnknownSitePolicy } from '@target-health/crawler/controls/controls-state';
+import type { SiteControls } from '@target-health/crawler/controls/types';
 
 /** The channel the `site_controls` trigger notifies (db/migrations/006_api.sql; api/controls-feed.ts listens on it too). */
 const CONTROLS_CHANNEL = 'th_controls';

@@ -18,8 +18,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheerioCrawler, Configuration, ProxyConfiguration, log, type CheerioCrawlerOptions, type CheerioCrawlingContext } from '@crawlee/cheerio';
-import { targetHealth, type TargetHealth } from '../crawlee';
-import type { ControlsView } from '../controls-client/types';
+import { targetHealth, type TargetHealth } from '@target-health/crawler/crawlee';
+import type { ControlsView } from '@target-health/crawler/controls/types';
 import type { Recorder } from '../recorder';
 
 export interface DemoCrawlerOptions {

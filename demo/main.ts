@@ -26,7 +26,7 @@ import { startSiteLoop } from '../client/start-loop';
 import { startHostileWorld, type HostMode } from '../hostile-site';
 import { createRecorder, apiSink } from '../recorder';
 import { createControlsClient } from '../controls-client';
-import { routeFromUserName } from '../crawlee';
+import { routeFromUserName } from '@target-health/crawler/crawlee';
 import { backfillHistory, sampleNormalAnswers } from './history';
 import { startDemoCrawler } from './crawler';
 import { DEMO_LOOP_SETTINGS, demoLoopInput, describeDemoSettings } from './settings';

@@ -3,7 +3,7 @@
  * route alert or a wait for a person as the loop reports it, what to type next, and — once every site
  * has shown its outcome — where to look in the Temporal UI.
  */
-import type { SiteControls } from '../controls-client/types';
+import type { SiteControls } from '@target-health/crawler/controls/types';
 import type { SiteHealthState } from '../control/messages';
 
 export interface NarratorOptions {

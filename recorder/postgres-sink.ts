@@ -13,8 +13,8 @@ import pg from 'pg';
 import { loadMinuteDays } from '../config/env';
 import { createIngester } from '../db/signal-store/ingest';
 import type { Pool } from '../db/pool';
-import type { EventSink } from './recorder';
-import { defaultRecorderLogger, describeError, type RecorderLogger } from './report';
+import type { EventSink } from '@target-health/crawler/recorder/recorder';
+import { defaultRecorderLogger, describeError, type RecorderLogger } from '@target-health/crawler/recorder/report';
 
 export interface PostgresSinkConfig {
   /** postgres://user:password@host:5432/database (e.g. process.env.DATABASE_URL). */

@@ -39,17 +39,6 @@ export interface SiteWindows {
   bounds: { current: { from: Date; to: Date }; recent: { from: Date; to: Date }; baseline: { from: Date; to: Date } };
 }
 
-export interface RejectedLine {
-  /** 1-based line number (or index + 1 for the library recorder). */
-  line: number;
-  errors: string[];
-}
-
-export interface IngestResult {
-  /** Valid events handed to the store. */
-  accepted: number;
-  /** Of those, stored for the first time (the rest were repeats of an event id: ignored). */
-  inserted: number;
-  duplicates: number;
-  rejected: RejectedLine[];
-}
+// What ingestion reports is also what the crawler's recorder reports: one definition, in the crawler
+// package (its API sink parses the API's answer into it).
+export type { IngestResult, RejectedLine } from '@target-health/crawler/recorder/types';

@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createRecorder, postgresSink, WriteTimeoutError, type Recorder, type RecorderStats } from '../../recorder';
-import type { RecorderLogger } from '../../recorder/report';
+import type { RecorderLogger } from '@target-health/crawler/recorder/report';
 import { printFigures } from '../helpers/fault-checks';
 import { Child, FULL, startFaultDatabase, until, type FaultDatabase } from '../helpers/fault-stack';
 import { ROOT } from '../helpers/processes';

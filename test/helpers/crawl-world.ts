@@ -9,7 +9,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { startHostileWorld, type HostileWorld } from '../../hostile-site';
 import { backfillHistory, sampleNormalAnswers } from '../../demo/history';
 import { demoLoopInput } from '../../demo/settings';
-import { routeFromUserName } from '../../crawlee';
+import { routeFromUserName } from '@target-health/crawler/crawlee';
 import { registerSite, startLoop } from './control-loop';
 import { waitForLoop } from './fault-checks';
 import type { TestHarness } from './services';

@@ -9,9 +9,9 @@ import { log, ProxyConfiguration } from '@crawlee/core';
 import { HttpCrawler, type HttpCrawlerOptions } from '@crawlee/http';
 import { PlaywrightCrawler, type PlaywrightCrawlerOptions } from '@crawlee/playwright';
 import { chromium } from 'playwright-core';
-import { isDroppedByTargetHealth, targetHealth } from '../../crawlee';
-import type { SiteControls } from '../../controls-client/types';
-import { createRecorder } from '../../recorder/recorder';
+import { isDroppedByTargetHealth, targetHealth } from '@target-health/crawler/crawlee';
+import type { SiteControls } from '@target-health/crawler/controls/types';
+import { createRecorder } from '@target-health/crawler/recorder/recorder';
 import { memoryControls, memorySink, scratchConfiguration } from './crawlee-site';
 
 export interface RunMessage {

@@ -7,8 +7,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SiteControls } from '../../controls-client/types';
-import type { TargetHealthStats } from '../../crawlee';
+import type { SiteControls } from '@target-health/crawler/controls/types';
+import type { TargetHealthStats } from '@target-health/crawler/crawlee';
 import type { ControlsMessage, RunMessage } from './crawlee-child';
 
 export interface Done {

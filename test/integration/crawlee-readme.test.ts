@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { transformSync } from '@swc/core';
-import type { TargetHealthStats } from '../../crawlee';
+import type { TargetHealthStats } from '@target-health/crawler/crawlee';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { changeControls } from '../helpers/controls';
 import { ROOT } from '../helpers/processes';

@@ -13,8 +13,8 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Configuration } from '@crawlee/core';
-import type { ControlsView, SiteControls } from '../../controls-client/types';
-import type { EventSink, RecordedBatch } from '../../recorder/recorder';
+import type { ControlsView, SiteControls } from '@target-health/crawler/controls/types';
+import type { EventSink, RecordedBatch } from '@target-health/crawler/recorder/recorder';
 
 export const CHALLENGE_BODY = `<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>
 <div id="challenge-running">Checking if the site connection is secure</div>

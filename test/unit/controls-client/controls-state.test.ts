@@ -1,5 +1,5 @@
 /** The controls map both clients share: the version rule, snapshots replacing the map, the unknown-site fail-safe, listeners, ready(). */
-import { ControlsClientError, ControlsState } from '../../../controls-client/controls-state';
+import { ControlsClientError, ControlsState } from '@target-health/crawler/controls/controls-state';
 import type { SiteControls } from '../../../controls-client';
 
 const quiet = () => ({ info: () => undefined, warn: () => undefined, error: () => undefined });

@@ -4,14 +4,14 @@ import { join } from 'node:path';
  * The adapter's pure parts: error mapping, route parsing, the per-site gate, event building, option
  * checks and the merge of the user's crawler options.
  */
-import { buildEvent, checkExtraction } from '../../../crawlee/event-builder';
-import { networkErrorOf } from '../../../crawlee/network-error';
-import { CLASSIFIER_HEADERS } from '../../../crawlee/observe';
-import { routeFromProxyInfo, routeFromUserName } from '../../../crawlee/route';
-import { SiteGate } from '../../../crawlee/site-gate';
-import { targetHealth, type CrawlerOptionsLike } from '../../../crawlee/adapter';
-import type { ControlsView, SiteControls } from '../../../controls-client/types';
-import type { Recorder } from '../../../recorder/recorder';
+import { buildEvent, checkExtraction } from '@target-health/crawler/crawlee/event-builder';
+import { networkErrorOf } from '@target-health/crawler/crawlee/network-error';
+import { CLASSIFIER_HEADERS } from '@target-health/crawler/crawlee/observe';
+import { routeFromProxyInfo, routeFromUserName } from '@target-health/crawler/crawlee/route';
+import { SiteGate } from '@target-health/crawler/crawlee/site-gate';
+import { targetHealth, type CrawlerOptionsLike } from '@target-health/crawler/crawlee/adapter';
+import type { ControlsView, SiteControls } from '@target-health/crawler/controls/types';
+import type { Recorder } from '@target-health/crawler/recorder/recorder';
 
 describe('networkErrorOf', () => {
   const cases: Array<[unknown, string]> = [

@@ -2,7 +2,9 @@
  * Issue 28, "one source of truth": the event schema and the classifier live in the crawler package
  * (packages/crawler, `@target-health/crawler`) and nowhere else. The server imports them by the
  * package's name (never by a relative path into packages/), declares none of their names again, and the
- * package itself reaches nothing of the server and depends on zod alone.
+ * package itself reaches nothing of the server. Step 2 of the plan moved the recorder, the controls client
+ * and the Crawlee adapter in as well; the server keeps thin re-exports (`target-health/recorder`, …) and
+ * the two PostgreSQL parts, which need its store code.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -67,7 +69,12 @@ test('the server reaches the package by its name only, never by a path into pack
 
 test('no server module declares a name of the package again (no second copy of the schema or classifier)', () => {
   const packageNames = new Map<string, string>();
-  for (const file of packageSources()) for (const name of exportedNames(file)) packageNames.set(name, file);
+  // The schema, the classifier and the ingest result types: what the server must not define twice. (The
+  // crawler-side code has names of its own that the server may reuse for different things, e.g. the
+  // canary runner's undici-specific `networkErrorOf`.)
+  const shared = packageSources().filter((f) => f.startsWith('packages/crawler/src/events/') || f === 'packages/crawler/src/recorder/types.ts');
+  for (const file of shared) for (const name of exportedNames(file)) packageNames.set(name, file);
+  expect(packageNames.get('IngestResult')).toBe('packages/crawler/src/recorder/types.ts');
   expect(packageNames.get('parseEvent')).toBe('packages/crawler/src/events/event.ts');
   expect(packageNames.get('classifyOutcome')).toBe('packages/crawler/src/events/classify.ts');
   const again = serverSources()
@@ -76,16 +83,47 @@ test('no server module declares a name of the package again (no second copy of t
   expect(again).toEqual([]);
 });
 
-test('the package reaches nothing outside itself and depends on zod alone', () => {
+/**
+ * What the package's code may name besides its own files: Node builtins (not in `events`, which is pure),
+ * its dependencies and its optional Crawlee peer (only the `crawlee` subpath loads it).
+ */
+const PACKAGE_DEPENDENCIES = ['zod'];
+const PACKAGE_PEERS = ['@crawlee/core'];
+
+test('the package reaches nothing outside itself, only its declared dependencies', () => {
   const outside = packageSources().flatMap((file) =>
     specifiersOf(file)
-      .filter((s) => (s.startsWith('.') ? relative(join(PACKAGE, 'src'), normalize(join(ROOT, dirname(file), s))).startsWith('..') : s !== 'zod'))
+      .filter((s) => {
+        if (s.startsWith('.')) return relative(join(PACKAGE, 'src'), normalize(join(ROOT, dirname(file), s))).startsWith('..');
+        if (s.startsWith('node:')) return file.startsWith('packages/crawler/src/events/');
+        if (PACKAGE_PEERS.includes(s)) return !file.startsWith('packages/crawler/src/crawlee/');
+        return !PACKAGE_DEPENDENCIES.includes(s);
+      })
       .map((s) => `${file}: ${s}`),
   );
   expect(outside).toEqual([]);
-  const manifest = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
-  expect(Object.keys(manifest.dependencies ?? {})).toEqual(['zod']);
-  expect(manifest.peerDependencies).toBeUndefined();
+  const manifest = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+    peerDependencies?: Record<string, string>;
+    peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  };
+  expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(PACKAGE_DEPENDENCIES);
+  expect(Object.keys(manifest.peerDependencies ?? {}).sort()).toEqual(PACKAGE_PEERS);
+  for (const peer of PACKAGE_PEERS) expect(manifest.peerDependenciesMeta?.[peer]?.optional).toBe(true);
+});
+
+test('the server’s `target-health/{recorder,controls,crawlee}` hand out the package’s own code', () => {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded side by side to compare identities */
+  const pairs: Array<[Record<string, unknown>, Record<string, unknown>, string]> = [
+    [require('../../../recorder') as Record<string, unknown>, require('@target-health/crawler/recorder') as Record<string, unknown>, 'createRecorder'],
+    [require('../../../controls-client') as Record<string, unknown>, require('@target-health/crawler/controls') as Record<string, unknown>, 'createControlsClient'],
+    [require('../../../crawlee') as Record<string, unknown>, require('@target-health/crawler/crawlee') as Record<string, unknown>, 'targetHealth'],
+  ];
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  for (const [server, pkg, name] of pairs) {
+    expect(typeof pkg[name]).toBe('function');
+    expect(server[name]).toBe(pkg[name]);
+  }
 });
 
 test('`target-health/signals` hands out the package’s own functions, not copies', () => {

@@ -3,7 +3,7 @@
  * Pure (its output is a function it is given), so the lines are checked exactly where it matters.
  */
 import { Narrator } from '../../../demo/narrator';
-import type { SiteControls } from '../../../controls-client/types';
+import type { SiteControls } from '@target-health/crawler/controls/types';
 import type { SiteHealthState } from '../../../control/messages';
 
 const HOSTS = { shop: 'shop.test', news: 'news.test', travel: 'travel.test', calm: 'calm.test' };

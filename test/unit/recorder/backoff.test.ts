@@ -1,5 +1,5 @@
 /** Retry delays: exponential, capped, jittered within the upper half. */
-import { retryDelayMs } from '../../../recorder/backoff';
+import { retryDelayMs } from '@target-health/crawler/recorder/backoff';
 
 const policy = { initialMs: 100, maxMs: 5_000 };
 

@@ -1,6 +1,6 @@
 /** record()'s input: undefined header values are left out without touching the crawler's object; recordWithId; refusals logged without onRejected. */
 import { createRecorder } from '../../../recorder';
-import { withoutUndefinedHeaders } from '../../../recorder/record-input';
+import { withoutUndefinedHeaders } from '@target-health/crawler/recorder/record-input';
 import { parseEvent } from '@target-health/crawler/events';
 import { captureLogger, ok } from './helpers';
 

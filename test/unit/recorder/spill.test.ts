@@ -2,7 +2,7 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Spill } from '../../../recorder/spill';
+import { Spill } from '@target-health/crawler/recorder/spill';
 
 let dir: string;
 beforeEach(() => {

@@ -3,9 +3,9 @@
  * Cheerio crawlers hand over a Node `IncomingMessage` and the decoded body (a Buffer or a string),
  * Playwright a `Response` with methods and the page.
  */
-import { BODY_SAMPLE_CHARS } from '@target-health/crawler/events/event';
-import { bodySampleOf } from '@target-health/crawler/events/text';
-import { BUILT_IN_MARKERS } from '@target-health/crawler/events/markers';
+import { BODY_SAMPLE_CHARS } from '../events/event';
+import { bodySampleOf } from '../events/text';
+import { BUILT_IN_MARKERS } from '../events/markers';
 
 /** Headers the built-in markers read (packages/crawler/src/events/markers.ts): only these are sent with an event. */
 export const CLASSIFIER_HEADERS: readonly string[] = [

@@ -1,10 +1,10 @@
 /**
  * How the recorder tells the crawler's operators what happened to events it could not store at once:
- * log lines (through an injectable pino-compatible logger; by default pino on stderr), rate-limited so an
- * outage of many minutes or a flood of drops writes a few lines, not one per event or per attempt.
+ * log lines (through an injectable pino-compatible logger; by default JSON lines on stderr), rate-limited
+ * so an outage of many minutes or a flood of drops writes a few lines, not one per event or per attempt.
  * Counting (stats()) and the crawler's hooks are the recorder's job; this module only words and paces.
  */
-import pino from 'pino';
+import { writeSync } from 'node:fs';
 
 /** Satisfied by a pino logger (and by `console`); fields first, message second. */
 export interface RecorderLogger {
@@ -13,9 +13,35 @@ export interface RecorderLogger {
   error(fields: Record<string, unknown>, message: string): void;
 }
 
-/** pino on stderr, written synchronously: a crawler's stdout may be its data, and a crash must not eat the last lines. */
+/** pino's numeric levels, so a log pipeline that already reads pino lines reads these the same way. */
+const LEVELS = { info: 30, warn: 40, error: 50 } as const;
+
+/**
+ * One JSON object per line on stderr, in pino's line shape (`level`, `time`, `pid`, `name`, the fields,
+ * `msg`) — written by the package itself rather than by pino, which would add a dozen packages to every
+ * crawler for three log methods. Synchronous: a crawler's stdout may be its data, and a crash must not
+ * eat the last lines. A crawler that wants its own logger passes one (a pino logger fits).
+ */
 export function defaultRecorderLogger(): RecorderLogger {
-  return pino({ name: 'target-health-recorder', level: 'info' }, pino.destination({ dest: 2, sync: true }));
+  const line = (level: keyof typeof LEVELS, fields: Record<string, unknown>, msg: string): void => {
+    let text: string;
+    try {
+      text = JSON.stringify({ level: LEVELS[level], time: Date.now(), pid: process.pid, name: 'target-health-recorder', ...fields, msg });
+    } catch {
+      // A field JSON cannot hold (a cycle, a BigInt): the message still gets out.
+      text = JSON.stringify({ level: LEVELS[level], time: Date.now(), pid: process.pid, name: 'target-health-recorder', msg });
+    }
+    try {
+      writeSync(2, `${text}\n`);
+    } catch {
+      // stderr closed or full (EAGAIN on a non-blocking pipe): a log line is not worth failing a crawl for.
+    }
+  };
+  return {
+    info: (fields, msg) => line('info', fields, msg),
+    warn: (fields, msg) => line('warn', fields, msg),
+    error: (fields, msg) => line('error', fields, msg),
+  };
 }
 
 /** One line for an error: its code (ECONNREFUSED, 57P01…) and message, no stack. */

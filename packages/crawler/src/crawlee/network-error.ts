@@ -3,7 +3,7 @@
  * `net::ERR_*` for browsers, Node socket codes underneath) to the event's `networkError` enum.
  * Only messages and codes are read: the error classes differ per crawler and per version.
  */
-import type { NetworkError } from '@target-health/crawler/events/event';
+import type { NetworkError } from '../events/event';
 
 interface Rule {
   kind: NetworkError;

@@ -22,7 +22,7 @@
  *   event object after passing it to `record()`.
  */
 import { z } from 'zod';
-import type { IngestResult, RejectedLine } from '../db/signal-store/types';
+import type { IngestResult, RejectedLine } from './types';
 import { retryDelayMs } from './backoff';
 import { withoutUndefinedHeaders, type RecordInput } from './record-input';
 import { createEventIdSource } from './event-ids';
@@ -77,7 +77,7 @@ export interface RecorderOptions {
   spillDir?: string;
   /** Bytes the spill may hold (1 GiB); record() returns false past half of it. */
   maxSpillBytes?: number;
-  /** Where problems are logged (a pino logger fits); default: pino on stderr. */
+  /** Where problems are logged (a pino logger fits); default: JSON lines on stderr. */
   logger?: RecorderLogger;
   /** Events the store refused as invalid (line = 1-based position in `batch`). */
   onRejected?: (rejected: RejectedLine[], batch: readonly Record<string, unknown>[]) => void;

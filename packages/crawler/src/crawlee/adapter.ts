@@ -14,10 +14,10 @@
  *     would have; errors before the handler are recorded in errorHandler / failedRequestHandler.
  */
 import { performance } from 'node:perf_hooks';
-import type { SiteControls } from '../controls-client/types';
-import { classifyOutcome, type Classification } from '@target-health/crawler/events/classify';
-import type { Extraction, Route } from '@target-health/crawler/events/event';
-import { tryNormaliseSite } from '@target-health/crawler/events/site';
+import type { SiteControls } from '../controls/types';
+import { classifyOutcome, type Classification } from '../events/classify';
+import type { Extraction, Route } from '../events/event';
+import { tryNormaliseSite } from '../events/site';
 import { BlockedByTargetHealth, DeferredByTargetHealth, DroppedByTargetHealth, HttpErrorStatus } from './errors';
 import { buildEvent, checkExtraction, type AttemptFacts } from './event-builder';
 import { networkErrorOf } from './network-error';

@@ -8,7 +8,7 @@
  * header is simply absent. {@link withoutUndefinedHeaders} removes those values before the event is kept, so
  * one of them never gets the whole event refused.
  */
-import type { RequestOutcomeEventInput } from '@target-health/crawler/events/event';
+import type { RequestOutcomeEventInput } from '../events/event';
 
 /** A response header value as HTTP clients hand it over: absent (`undefined`), one value, or repeated values. */
 export type RecordHeaderValue = string | readonly string[] | undefined;

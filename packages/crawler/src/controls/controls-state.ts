@@ -13,7 +13,7 @@
  * - A site with no record: `unknownSite: 'allow'` (default) answers undefined (crawl it with your own
  *   defaults); `'pause'` answers a synthetic paused record of version 0.
  */
-import { tryNormaliseSite } from '@target-health/crawler/events/site';
+import { tryNormaliseSite } from '../events/site';
 import type { RecorderLogger } from '../recorder/report';
 import type { ControlsView, SiteControls } from './types';
 

@@ -2,7 +2,8 @@
  * The controls client over the API's Server-Sent Events stream (`GET /v1/controls/stream`, docs/api.md
  * "Controls"): one connection for every site of a crawler process.
  *
- * - Parsed with eventsource-parser over Node's fetch, with `Authorization: Bearer`.
+ * - Parsed with the package's own SSE line parser (sse-parser.ts) over Node's fetch, with
+ *   `Authorization: Bearer`.
  * - A dropped stream is reconnected with `Last-Event-ID`: the server replays the changes after it, or sends
  *   a fresh snapshot when it cannot (another server process, a restart). Waits between attempts start at
  *   the server's `retry:` and double per failure up to `reconnectMaxMs`, with jitter (a fleet that lost the
@@ -13,12 +14,12 @@
  * - 401/403/404 and 400 make ready() reject at once with one line naming the token or URL problem; the
  *   client keeps retrying at the slowest pace meanwhile (someone may fix the token).
  */
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { retryDelayMs } from '../recorder/backoff';
 import { defaultRecorderLogger, describeError, type RecorderLogger } from '../recorder/report';
-import { tryNormaliseSite } from '@target-health/crawler/events/site';
+import { tryNormaliseSite } from '../events/site';
 import { ControlsClientError, ControlsState, type ControlsClient, type UnknownSitePolicy } from './controls-state';
 import { parseSiteControls, snapshotSchema } from './record-schema';
+import { createSseParser, type SseMessage } from './sse-parser';
 
 export interface ControlsClientOptions {
   /** The API's base URL, e.g. `http://127.0.0.1:8787` (process.env.TH_API). */
@@ -29,7 +30,7 @@ export interface ControlsClientOptions {
   sites?: readonly string[];
   /** What controlsFor() answers for a site with no record yet: 'allow' (undefined: your defaults; the default) or 'pause'. */
   unknownSite?: UnknownSitePolicy;
-  /** Where connection problems are logged (a pino logger fits); default: pino on stderr. */
+  /** Where connection problems are logged (a pino logger fits); default: JSON lines on stderr. */
   logger?: RecorderLogger;
   /** ready() rejects when no snapshot arrived within this (10 s). */
   readyTimeoutMs?: number;
@@ -110,7 +111,7 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
   let serverRetryMs = DEFAULT_RETRY_MS;
   let wakeSleeper: (() => void) | undefined;
 
-  function onEvent(message: EventSourceMessage): void {
+  function onEvent(message: SseMessage): void {
     if (message.id !== undefined) lastEventId = message.id;
     if (message.event !== 'snapshot' && message.event !== 'controls') return;
     let data: unknown;
@@ -177,7 +178,7 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
       }, silenceTimeoutMs);
       watchdog.unref();
     };
-    const parser = createParser({
+    const parser = createSseParser({
       onEvent: (message) => {
         progressed = true;
         onEvent(message);

@@ -17,7 +17,7 @@
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import { z } from 'zod';
-import type { IngestResult, RejectedLine } from '../db/signal-store/types';
+import type { IngestResult, RejectedLine } from './types';
 import type { EventSink, RecordedBatch } from './recorder';
 import { defaultRecorderLogger, describeError, type RecorderLogger } from './report';
 
@@ -34,7 +34,7 @@ export interface ApiSinkConfig {
   maxBodyBytes?: number;
   /** A request with no answer within this is abandoned and retried (60 s). */
   timeoutMs?: number;
-  /** Where token and address problems are logged (a pino logger fits); default: pino on stderr. */
+  /** Where token and address problems are logged (a pino logger fits); default: JSON lines on stderr. */
   logger?: RecorderLogger;
 }
 

@@ -4,7 +4,7 @@
  * `user-x-cc-DE`), so that is read first; without one the proxy's host:port names the pool, which is
  * enough to tell one route from another.
  */
-import type { Route } from '@target-health/crawler/events/event';
+import type { Route } from '../events/event';
 
 /** What the adapter reads of Crawlee's ProxyInfo (a structural subset, so any 3.x version fits). */
 export interface ProxyInfoLike {

@@ -2,10 +2,10 @@
  * The adapter's options, their defaults, and their check (zod: a wrong option is one line naming it).
  */
 import { z } from 'zod';
-import type { ControlsView } from '../controls-client/types';
+import type { ControlsView } from '../controls/types';
 import type { Recorder } from '../recorder/recorder';
-import { OUTCOMES, type Outcome, type Route } from '@target-health/crawler/events/event';
-import type { SiteClassifierConfigInput } from '@target-health/crawler/events/config';
+import { OUTCOMES, type Outcome, type Route } from '../events/event';
+import type { SiteClassifierConfigInput } from '../events/config';
 import type { ProxyInfoLike } from './route';
 
 /** What `routeOf` and `pageTypeOf` get of the request (Crawlee's Request fits). */

@@ -3,7 +3,7 @@
  * recorder: an optional field the schema refuses (a user's page type with a space, an odd header) is
  * left out and named, rather than the whole event refused later by the store.
  */
-import { parseEvent, type Extraction, type NetworkError, type RequestOutcomeEvent, type RequestOutcomeEventInput, type Route } from '@target-health/crawler/events/event';
+import { parseEvent, type Extraction, type NetworkError, type RequestOutcomeEvent, type RequestOutcomeEventInput, type Route } from '../events/event';
 
 export interface AttemptFacts {
   ts: number;
