@@ -110,6 +110,9 @@ async function main(): Promise<void> {
     line('Scrapy alone', `${fmt(base, 2)} ms CPU per request`);
     line('Scrapy + Target Health extension', `${fmt(ext, 2)} ms CPU per request`);
     line("the extension's own cost", `${fmt(ext - base, 2)} ms per request (+${fmt(((ext - base) / base) * 100, 0)} %)`);
+    // Every round, so a run disturbed by other work on the cores shows as a spread, not as one figure.
+    const rounds = without.map((r, i) => `${fmt((r.cpuS * 1000) / r.pages, 2)} / ${fmt((withExt[i]!.cpuS * 1000) / withExt[i]!.pages, 2)}`);
+    line('each round, alone / with (ms per request)', rounds.join(';  '));
     line('wall time per crawl (median)', `${fmt(median(without.map((r) => r.wallS)), 1)} s alone, ${fmt(median(withExt.map((r) => r.wallS)), 1)} s with the extension`);
   } finally {
     await site.close();
