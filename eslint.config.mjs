@@ -19,6 +19,8 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
     },
   },
+  // A workspace's build scripts are plain ES modules outside any tsconfig: linted without type information.
+  { files: ['packages/*/scripts/*.mjs'], ...tseslint.configs.disableTypeChecked },
   {
     files: ['test/**/*.ts'],
     rules: {

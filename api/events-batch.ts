@@ -92,7 +92,7 @@ export async function ingestBody(ingester: Ingester, decoded: Decoded, now: numb
   return { accepted: inserted + duplicates, inserted, duplicates, rejected: rejected.map((r) => ({ index: r.line, errors: r.errors })) };
 }
 
-const KNOWN_FIELDS = new Set(EVENT_FIELDS);
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(EVENT_FIELDS);
 
 /**
  * The metric label of one rejection message: the event field it names (the part before the first ':',

@@ -12,7 +12,8 @@
 import { z } from 'zod';
 import { expecting, issueLines } from '@target-health/crawler/events/zod-issues';
 import { compileCatalogue, type MarkerCatalogue } from '@target-health/crawler/events/classify';
-import { MarkerSpec, type MarkerSpecInput } from '@target-health/crawler/events/marker-spec';
+import { MARKER_FIELDS, type MarkerSpecInput } from '@target-health/crawler/events/marker-spec';
+import { markerSpecSchema } from '@target-health/crawler/events/marker-spec-schema';
 import { BUILT_IN_MARKERS } from '@target-health/crawler/events/markers';
 
 export const MARKER_FILE_VERSION = 1;
@@ -21,7 +22,7 @@ const MAX_FILE_MARKERS = 500;
 export const MarkerFile = z.strictObject(
   {
     version: z.literal(MARKER_FILE_VERSION, expecting(`the file format version, ${MARKER_FILE_VERSION}`)),
-    markers: z.array(MarkerSpec, expecting('a list of marker objects')).max(MAX_FILE_MARKERS, expecting(`at most ${MAX_FILE_MARKERS} markers`)).default([]),
+    markers: z.array(markerSpecSchema(), expecting('a list of marker objects')).max(MAX_FILE_MARKERS, expecting(`at most ${MAX_FILE_MARKERS} markers`)).default([]),
     disable: z.array(z.string(expecting('a built-in marker id')), expecting('a list of built-in marker ids')).default([]),
   },
   expecting('an object like {"version": 1, "markers": [...], "disable": [...]}'),
@@ -33,7 +34,7 @@ export type ParseMarkerFileResult = { ok: true; file: MarkerFile } | { ok: false
 /** Validates a parsed marker file against `builtIn` (the ids it may replace or disable). */
 export function parseMarkerFile(input: unknown, builtIn: readonly MarkerSpecInput[] = BUILT_IN_MARKERS): ParseMarkerFileResult {
   const parsed = MarkerFile.safeParse(input);
-  const knownMarkerFields = Object.keys(MarkerSpec.shape);
+  const knownMarkerFields = [...MARKER_FIELDS];
   if (!parsed.success) {
     return {
       ok: false,

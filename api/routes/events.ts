@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { createIngester } from '../../db/signal-store';
-import { RequestOutcomeEvent } from '@target-health/crawler/events/event';
+import { eventSchema } from '@target-health/crawler/events/event-schema';
 import { sendStoreUnavailable, STORE_RETRY_AFTER_S } from '../errors';
 import { decodeJsonArray, decodeNdjsonLines, EVENT_MEDIA_TYPES, eventsResultSchema, ingestBody, JSON_TYPE, rejectionField, type Decoded, type EventsResult } from '../events-batch';
 import { BodyError, gunzipWithin, mediaTypeOf, requireEncoding, requireMediaType } from '../request-body';
@@ -46,7 +46,7 @@ export async function registerEventsRoutes({ app, pool, metrics, settings, inges
               '(docs/events.md); valid ones are stored in one transaction before the answer, and every refused line is listed ' +
               'with its 0-based index and one message per problem. Idempotent by `eventId`: a resent batch stores nothing twice.',
             tag: 'events',
-            body: z.array(RequestOutcomeEvent),
+            body: z.array(eventSchema()),
             requestMediaTypes: ['application/x-ndjson'],
             responses: {
               200: { description: 'At least one event was valid: stored (inserted) or already stored (duplicates); refused lines listed in rejected', schema: eventsResultSchema },

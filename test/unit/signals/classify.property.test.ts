@@ -10,11 +10,11 @@ import {
   OUTCOMES,
   parseEvent,
   parseEventLine,
-  RequestOutcomeEvent,
   type SiteClassifierConfigInput,
   tryNormaliseSite,
 } from '@target-health/crawler/events';
 import { page } from './helpers';
+import { eventSchema } from '@target-health/crawler/events/event-schema';
 
 const FIXTURES = [
   'product-page.html',
@@ -104,7 +104,7 @@ describe('classifyOutcome properties', () => {
   it('never throws on a valid event and always returns a known outcome, rule and reason', () => {
     fc.assert(
       fc.property(eventInput, norms, fc.constantFrom(...CONFIGS), (input, n, config) => {
-        const event = RequestOutcomeEvent.parse(input);
+        const event = eventSchema().parse(input);
         const result = classifyOutcome(event, { ...n, config });
         expect(OUTCOMES).toContain(result.outcome);
         expect(CLASSIFICATION_RULES).toContain(result.rule);

@@ -1,4 +1,5 @@
-import { BODY_SAMPLE_CHARS, parseEvent, parseEventLine, RequestOutcomeEvent } from '@target-health/crawler/events';
+import { BODY_SAMPLE_CHARS, parseEvent, parseEventLine } from '@target-health/crawler/events';
+import { eventSchema } from '@target-health/crawler/events/event-schema';
 import { SAMPLE_GAP } from '@target-health/crawler/events/text';
 import { BASE_EVENT } from './helpers';
 
@@ -50,7 +51,7 @@ describe('RequestOutcomeEvent schema', () => {
   });
 
   it('accepts a minimal network-error event and defaults route to {}', () => {
-    const event = RequestOutcomeEvent.parse({ ts: 1741947751120, site: 'shop.example.com', networkError: 'timeout', latencyMs: 30000 });
+    const event = eventSchema().parse({ ts: 1741947751120, site: 'shop.example.com', networkError: 'timeout', latencyMs: 30000 });
     expect(event).toEqual({ ts: 1741947751120, site: 'shop.example.com', route: {}, networkError: 'timeout', latencyMs: 30000 });
   });
 
@@ -62,11 +63,11 @@ describe('RequestOutcomeEvent schema', () => {
     ['2025-03-14T12:22:31+0200', Date.UTC(2025, 2, 14, 10, 22, 31)],
     [1741947751120.7, 1741947751120],
   ])('normalises ts %j to epoch ms', (ts, expected) => {
-    expect(RequestOutcomeEvent.parse({ ...BASE_EVENT, ts }).ts).toBe(expected);
+    expect(eventSchema().parse({ ...BASE_EVENT, ts }).ts).toBe(expected);
   });
 
   it('cuts a long body sample to what the classifier reads: its head and its tail', () => {
-    const event = RequestOutcomeEvent.parse({ ...BASE_EVENT, bodySample: `${'h'.repeat(BODY_SAMPLE_CHARS)}<script>window._cf_chl_opt={}</script>` });
+    const event = eventSchema().parse({ ...BASE_EVENT, bodySample: `${'h'.repeat(BODY_SAMPLE_CHARS)}<script>window._cf_chl_opt={}</script>` });
     const sample = event.bodySample ?? '';
     expect(sample.length).toBeLessThanOrEqual(BODY_SAMPLE_CHARS);
     expect(sample.length).toBeGreaterThan(BODY_SAMPLE_CHARS - 2);
@@ -74,7 +75,7 @@ describe('RequestOutcomeEvent schema', () => {
     expect(sample.endsWith('h<script>window._cf_chl_opt={}</script>')).toBe(true);
     expect(sample.split(SAMPLE_GAP)).toHaveLength(2);
     // A sample that fits is kept whole.
-    expect(RequestOutcomeEvent.parse({ ...BASE_EVENT, bodySample: 'x'.repeat(BODY_SAMPLE_CHARS) }).bodySample).toBe('x'.repeat(BODY_SAMPLE_CHARS));
+    expect(eventSchema().parse({ ...BASE_EVENT, bodySample: 'x'.repeat(BODY_SAMPLE_CHARS) }).bodySample).toBe('x'.repeat(BODY_SAMPLE_CHARS));
   });
 
   describe('errors name the field and the fix', () => {

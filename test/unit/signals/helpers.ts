@@ -1,7 +1,8 @@
 /** Shared test helpers: fixture pages and valid events with overrides. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RequestOutcomeEvent, type RequestOutcomeEventInput } from '@target-health/crawler/events';
+import { type RequestOutcomeEvent, type RequestOutcomeEventInput } from '@target-health/crawler/events';
+import { eventSchema } from '@target-health/crawler/events/event-schema';
 
 const PAGES = join(__dirname, '..', '..', 'fixtures', 'pages');
 
@@ -20,7 +21,7 @@ export const BASE_EVENT: RequestOutcomeEventInput = {
 
 /** A parsed event (so tests exercise the same normalised shape the service sees). */
 export function event(overrides: Partial<RequestOutcomeEventInput> = {}): RequestOutcomeEvent {
-  return RequestOutcomeEvent.parse({ ...BASE_EVENT, ...overrides });
+  return eventSchema().parse({ ...BASE_EVENT, ...overrides });
 }
 
 /** An event carrying a fixture page as its body sample, with `bytes` = the page's size unless given. */

@@ -3,7 +3,7 @@
  * held: a crawler must never obey a half-read or garbled record. Unknown fields are ignored, so a newer
  * server adding one does not break an older client.
  */
-import { z } from 'zod';
+import * as z from '../zod';
 import type { HealthBand, SiteControls } from './types';
 
 const BANDS = ['learning', 'healthy', 'degrading', 'resisting', 'stopped'] as const satisfies readonly HealthBand[];

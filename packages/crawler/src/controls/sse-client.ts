@@ -2,8 +2,8 @@
  * The controls client over the API's Server-Sent Events stream (`GET /v1/controls/stream`, docs/api.md
  * "Controls"): one connection for every site of a crawler process.
  *
- * - Parsed with the package's own SSE line parser (sse-parser.ts) over Node's fetch, with
- *   `Authorization: Bearer`.
+ * - Parsed with the package's own SSE line parser (sse-parser.ts) over node:http (../http.ts; Node 16
+ *   has no fetch), with `Authorization: Bearer`.
  * - A dropped stream is reconnected with `Last-Event-ID`: the server replays the changes after it, or sends
  *   a fresh snapshot when it cannot (another server process, a restart). Waits between attempts start at
  *   the server's `retry:` and double per failure up to `reconnectMaxMs`, with jitter (a fleet that lost the
@@ -20,6 +20,7 @@ import { tryNormaliseSite } from '../events/site';
 import { ControlsClientError, ControlsState, type ControlsClient, type UnknownSitePolicy } from './controls-state';
 import { parseSiteControls, snapshotSchema } from './record-schema';
 import { createSseParser, type SseMessage } from './sse-parser';
+import { discard, send, textOf, type HttpAnswer } from '../http';
 
 export interface ControlsClientOptions {
   /** The API's base URL, e.g. `http://127.0.0.1:8787` (process.env.TH_API). */
@@ -76,8 +77,8 @@ function refusalOf(status: number, message: string, url: URL): ControlsClientErr
   return new ControlsClientError(`controls: the API refused the stream request (${status}: ${message})`, 'bad_request');
 }
 
-async function errorMessageOf(res: Response): Promise<string> {
-  const text = await res.text().catch(() => '');
+async function errorMessageOf(res: HttpAnswer): Promise<string> {
+  const text = await textOf(res, 64 * 1024).catch(() => '');
   try {
     const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
     if (typeof message === 'string') return message;
@@ -141,12 +142,12 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
     current = abort;
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'cache-control': 'no-cache' };
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
-    let res: Response;
+    let res: HttpAnswer;
     const connectTimer = setTimeout(() => abort.abort(), connectTimeoutMs);
     try {
-      res = await fetch(url, { headers, signal: abort.signal });
+      res = await send(url, { method: 'GET', headers, signal: abort.signal });
     } catch (err) {
-      if (!closed) state.disconnected(abort.signal.aborted ? `no answer within ${connectTimeoutMs} ms` : `cannot reach ${url.origin} (${describeError((err as { cause?: unknown }).cause ?? err)})`);
+      if (!closed) state.disconnected(abort.signal.aborted ? `no answer within ${connectTimeoutMs} ms` : `cannot reach ${url.origin} (${describeError(err)})`);
       return { progressed: false, refused: false };
     } finally {
       clearTimeout(connectTimer);
@@ -160,9 +161,11 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
       state.refused(refusalOf(res.status, message, url));
       return { progressed: false, refused: true };
     }
-    if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream') || res.body === null) {
-      await res.body?.cancel().catch(() => undefined);
-      state.refused(new ControlsClientError(`controls: ${url.origin}${url.pathname} answered ${res.headers.get('content-type') ?? 'no content type'}, not an event stream; is apiUrl the Target Health API?`, 'not_a_stream'));
+    const contentType = res.header('content-type');
+    if (!(contentType ?? '').startsWith('text/event-stream')) {
+      abort.abort();
+      discard(res);
+      state.refused(new ControlsClientError(`controls: ${url.origin}${url.pathname} answered ${contentType ?? 'no content type'}, not an event stream; is apiUrl the Target Health API?`, 'not_a_stream'));
       return { progressed: false, refused: true };
     }
 
@@ -196,7 +199,7 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
         parser.feed(decoder.decode(chunk, { stream: true }));
       }
     } catch (err) {
-      problem = silent ? `the stream was silent for ${silenceTimeoutMs} ms (no heartbeat)` : `the stream broke (${describeError((err as { cause?: unknown }).cause ?? err)})`;
+      problem = silent ? `the stream was silent for ${silenceTimeoutMs} ms (no heartbeat)` : `the stream broke (${describeError(err)})`;
     } finally {
       clearTimeout(watchdog);
     }

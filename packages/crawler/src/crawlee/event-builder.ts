@@ -51,7 +51,7 @@ export function buildEvent(facts: AttemptFacts): BuiltEvent {
   const removed: string[] = [];
   for (let pass = 0; pass < 2; pass++) {
     const parsed = parseEvent(input);
-    if (parsed.ok) return { ok: true, input: input as RequestOutcomeEventInput, event: parsed.event, removed };
+    if (parsed.ok) return { ok: true, input: input as unknown as RequestOutcomeEventInput, event: parsed.event, removed };
     const fields = new Set(parsed.errors.map(fieldOf));
     if (pass === 1 || [...fields].some((f) => !DROPPABLE.has(f))) return { ok: false, errors: parsed.errors };
     for (const f of fields) delete input[f];

@@ -26,7 +26,8 @@ import {
   type SiteClassifierConfig,
   type SiteClassifierConfigInput,
 } from './config';
-import { MarkerSpec, type MarkerSpecInput } from './marker-spec';
+import { type MarkerSpecInput } from './marker-spec';
+import { markerSpecSchema } from './marker-spec-schema';
 import { BUILT_IN_MARKERS } from './markers';
 import { NeedleRegistry, type NeedleScanner } from './needle-scan';
 import { pageView, type PageView } from './page-view';
@@ -118,11 +119,31 @@ export interface MarkerCatalogue {
 /** Compiles validated-or-not marker specs; throws a zod error for an invalid one (validate first for messages). */
 export function compileCatalogue(specs: readonly MarkerSpecInput[], source: string): MarkerCatalogue {
   const needles = new NeedleRegistry();
-  const markers = specs.map((m) => compileMarker(MarkerSpec.parse(m), needles));
+  const markers = specs.map((m) => compileMarker(markerSpecSchema().parse(m), needles));
   return { markers, scanner: needles.build(), source };
 }
 
-export const BUILT_IN_CATALOGUE: MarkerCatalogue = compileCatalogue(BUILT_IN_MARKERS, 'built-in');
+/**
+ * A catalogue compiled when its markers are first read, not when the module loads: compiling the
+ * built-in markers (validating each, building the needle automaton) costs ~30 ms, which a crawler would
+ * otherwise pay at start-up whether it classifies anything or not (issue 28: the package loads in
+ * under 100 ms).
+ */
+function lazyCatalogue(specs: readonly MarkerSpecInput[], source: string): MarkerCatalogue {
+  let compiled: MarkerCatalogue | undefined;
+  const get = () => (compiled ??= compileCatalogue(specs, source));
+  return {
+    get markers() {
+      return get().markers;
+    },
+    get scanner() {
+      return get().scanner;
+    },
+    source,
+  };
+}
+
+export const BUILT_IN_CATALOGUE: MarkerCatalogue = lazyCatalogue(BUILT_IN_MARKERS, 'built-in');
 
 /**
  * Validates a per-site configuration and precompiles its markers once; the returned function is what

@@ -5,8 +5,10 @@
  */
 export * from './event';
 export * from './site';
-// The zod-issue formatter the schema's messages come from (zod-issues.ts), part of this package's API.
-export { type IssueFormatOptions, describeValue, expecting, formatIssues, formatPath, issueLines } from './zod-issues';
+// Not re-exported here: the zod schemas (event-schema, marker-spec-schema, config-schema) and the zod
+// issue formatter (zod-issues). Their declarations name zod's types, and these entry points must
+// type-check in a crawler that has no zod (the package bundles the part of zod it runs on). The server,
+// which has zod, imports them by their deep paths.
 export * from './marker-spec';
 export * from './markers';
 export * from './config';

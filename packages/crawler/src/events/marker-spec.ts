@@ -3,9 +3,6 @@
  * be validated like the built-in catalogue. All text comparisons are case-insensitive (the classifier
  * lower-cases the body once); regexes always get the `i` flag.
  */
-import { z } from 'zod';
-import { expecting } from './zod-issues';
-
 export const MARKER_KINDS = ['challenge', 'block'] as const;
 export type MarkerKind = (typeof MARKER_KINDS)[number];
 
@@ -42,69 +39,40 @@ export function regexProblem(source: string): string | undefined {
   return undefined;
 }
 
-const regexSource = z.string(expecting('a regular expression source (string)')).superRefine((source, ctx) => {
-  const problem = regexProblem(source);
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-});
-
-const needle = z
-  .string(expecting('a non-empty text to look for'))
-  .min(3, expecting('a text of at least 3 characters to look for'))
-  .max(200, expecting('a text of at most 200 characters'));
-const needles = z.array(needle, expecting('a list of texts')).min(1, expecting('a non-empty list of texts')).max(50);
-
-export const HeaderCondition = z.strictObject(
-  {
-    name: z
-      .string(expecting('a header name like "cf-mitigated"'))
-      .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, expecting('a header name like "cf-mitigated"'))
-      .transform((n) => n.toLowerCase()),
-    contains: needle.optional(),
-    regex: regexSource.optional(),
-  },
-  expecting('an object like {"name": "cf-mitigated", "contains": "challenge"} (no contains/regex: header present)'),
-);
-export type HeaderCondition = z.output<typeof HeaderCondition>;
-
 export const MARKER_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
-export const MarkerSpec = z
-  .strictObject(
-    {
-      id: z
-        .string(expecting('a marker id like "shop-captcha" (lower-case letters, digits, . _ -)'))
-        .regex(MARKER_ID, expecting('a marker id like "shop-captcha" (lower-case letters, digits, . _ -)')),
-      vendor: z.string(expecting('the vendor or product name, e.g. "Cloudflare"')).min(1).max(64),
-      kind: z.enum(MARKER_KINDS, expecting('"challenge" or "block"')),
-      evidence: z.enum(MARKER_EVIDENCE, expecting('"strong", "weak", "widget" or "script"')).default('strong'),
-      /** Every text must appear in the scanned body. */
-      bodyAll: needles.optional(),
-      /** At least one text must appear in the scanned body. */
-      bodyAny: needles.optional(),
-      /** Must match the scanned body. */
-      bodyRegex: regexSource.optional(),
-      /** Must match the page title (the event's `title`, else the body's <title>). */
-      titleRegex: regexSource.optional(),
-      /** Every condition must hold on the response headers. */
-      headers: z.array(HeaderCondition, expecting('a list of header conditions')).min(1).max(10).optional(),
-      /** Only applies to responses with one of these statuses. */
-      statuses: z
-        .array(z.number().int().min(100).max(999), expecting('a list of HTTP status codes (100–999) like [403, 503]'))
-        .min(1)
-        .optional(),
-      note: z.string().max(500).optional(),
-    },
-    expecting('a marker object like {"id": "shop-captcha", "vendor": "shop", "kind": "challenge", "bodyAny": ["/captcha/"]}'),
-  )
-  .refine(
-    (m) =>
-      m.bodyAll !== undefined ||
-      m.bodyAny !== undefined ||
-      m.bodyRegex !== undefined ||
-      m.titleRegex !== undefined ||
-      m.headers !== undefined,
-    { message: 'needs at least one of bodyAll, bodyAny, bodyRegex, titleRegex, headers' },
-  );
+/** A condition on one response header (no contains/regex: the header is present). */
+export interface HeaderCondition {
+  /** Lower-case once parsed. */
+  name: string;
+  contains?: string;
+  regex?: string;
+}
 
-export type MarkerSpec = z.output<typeof MarkerSpec>;
-export type MarkerSpecInput = z.input<typeof MarkerSpec>;
+/** A content marker as parsed (`evidence` filled in). See marker-spec-schema.ts for the rules. */
+export interface MarkerSpec {
+  id: string;
+  vendor: string;
+  kind: MarkerKind;
+  evidence: MarkerEvidence;
+  /** Every text must appear in the scanned body. */
+  bodyAll?: string[];
+  /** At least one text must appear in the scanned body. */
+  bodyAny?: string[];
+  /** Must match the scanned body. */
+  bodyRegex?: string;
+  /** Must match the page title (the event's `title`, else the body's <title>). */
+  titleRegex?: string;
+  /** Every condition must hold on the response headers. */
+  headers?: HeaderCondition[];
+  /** Only applies to responses with one of these statuses. */
+  statuses?: number[];
+  note?: string;
+}
+
+/** A content marker as written (in a marker file or a site's config): `evidence` defaults to "strong". */
+export type MarkerSpecInput = Omit<MarkerSpec, 'evidence'> & { evidence?: MarkerEvidence };
+
+/** A marker's fields (marker-spec-schema.ts holds them equal to the schema's). */
+export const MARKER_FIELDS: readonly MarkerField[] = ['id', 'vendor', 'kind', 'evidence', 'bodyAll', 'bodyAny', 'bodyRegex', 'titleRegex', 'headers', 'statuses', 'note'];
+export type MarkerField = keyof MarkerSpec;

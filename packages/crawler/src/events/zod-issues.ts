@@ -8,7 +8,7 @@
  * joined message is at most MAX_MESSAGE_CHARS. A refusal must stay small whatever was sent: refused
  * payloads are kept in workflow state and logs, and one that echoed a 1.5 MB key once wedged a loop.
  */
-import type { z } from 'zod';
+import type * as z from '../zod';
 import { cutText, wellFormed } from './well-formed';
 
 /** Longest echo of one piece of input (a key, a value), in UTF-16 code units, ellipsis included. */

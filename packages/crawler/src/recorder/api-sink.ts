@@ -16,7 +16,8 @@
  */
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import { z } from 'zod';
+import * as z from '../zod';
+import { keepAliveAgents, send as sendRequest, textOf } from '../http';
 import type { IngestResult, RejectedLine } from './types';
 import type { EventSink, RecordedBatch } from './recorder';
 import { defaultRecorderLogger, describeError, type RecorderLogger } from './report';
@@ -96,8 +97,8 @@ function checkConfig(config: ApiSinkConfig): { url: string; token: string } {
 }
 
 /** `Retry-After` in seconds or as an HTTP date, in ms; undefined when absent or unreadable. */
-function retryAfterMs(header: string | null): number | undefined {
-  if (header === null) return undefined;
+function retryAfterMs(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
   const seconds = Number(header);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
   const at = Date.parse(header);
@@ -119,6 +120,9 @@ function lineOf(event: Record<string, unknown>, id: string): { line: string } | 
 
 export function apiSink(config: ApiSinkConfig): ApiSink {
   const { url, token } = checkConfig(config);
+  const target = new URL(url);
+  // Connections stay open between batches (a batch every few hundred ms would otherwise open one each).
+  const agents = keepAliveAgents();
   const compress = config.gzip ?? true;
   const maxBodyBytes = config.maxBodyBytes ?? 8 * 1024 * 1024;
   const timeoutMs = config.timeoutMs ?? 60_000;
@@ -136,7 +140,7 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
     return err;
   }
 
-  async function post(body: string): Promise<{ status: number; json: unknown; headers: Headers }> {
+  async function post(body: string): Promise<{ status: number; json: unknown; retryAfter: string | undefined }> {
     const abort = new AbortController();
     inFlight.add(abort);
     const timer = setTimeout(() => abort.abort(), timeoutMs);
@@ -144,19 +148,18 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
       const payload = compress ? await gzip(Buffer.from(body)) : Buffer.from(body);
       const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', accept: 'application/json' };
       if (compress) headers['content-encoding'] = 'gzip';
-      const res = await fetch(url, { method: 'POST', headers, body: payload, signal: abort.signal });
-      const text = await res.text();
+      const res = await sendRequest(target, { method: 'POST', headers, body: payload, signal: abort.signal, agents });
+      const text = await textOf(res);
       let json: unknown;
       try {
         json = text === '' ? undefined : JSON.parse(text);
       } catch {
         json = undefined;
       }
-      return { status: res.status, json, headers: res.headers };
+      return { status: res.status, json, retryAfter: res.header('retry-after') };
     } catch (err) {
       if (abort.signal.aborted) throw new ApiSinkError(`no answer from ${url} within ${timeoutMs} ms (timeoutMs)`, 0, 'timeout', false);
-      const cause = (err as { cause?: unknown }).cause;
-      throw new ApiSinkError(`cannot reach the API at ${url} (${describeError(cause ?? err)})`, 0, 'network', false);
+      throw new ApiSinkError(`cannot reach the API at ${url} (${describeError(err)})`, 0, 'network', false);
     } finally {
       clearTimeout(timer);
       inFlight.delete(abort);
@@ -165,7 +168,7 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
 
   /** Sends one part; its refused lines come back numbered by batch position (1-based, as the recorder wants). */
   async function send(part: Part): Promise<IngestResult> {
-    const { status, json, headers } = await post(`${part.lines.join('\n')}\n`);
+    const { status, json, retryAfter: retryAfterHeader } = await post(`${part.lines.join('\n')}\n`);
     const error = errorSchema.safeParse(json);
     const code = error.success ? error.data.error.code : `http_${status}`;
     const message = error.success ? error.data.error.message : `HTTP ${status}`;
@@ -178,7 +181,7 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
     if (status === 401) throw configProblem(new ApiSinkError(`the API refused the token (401: ${message}): pass apiSink a valid token with the ingest scope (target-health token create <name> --scope ingest)`, status, code, false));
     if (status === 403) throw configProblem(new ApiSinkError(`the API refused the token (403: ${message}): it lacks the ingest scope; create one with target-health token create <name> --scope ingest`, status, code, false));
     if (status === 404) throw configProblem(new ApiSinkError(`${url} is not found (404): apiUrl must be the API's base URL, like http://127.0.0.1:8787`, status, code, false));
-    const retryAfter = retryAfterMs(headers.get('retry-after'));
+    const retryAfter = retryAfterMs(retryAfterHeader);
     if (status === 429 || status >= 500) throw new ApiSinkError(`the API could not take the events now (${status} ${code}: ${message})`, status, code, false, retryAfter);
     // 400 (other than invalid_events), 413, 415: the data, not the server — the recorder narrows it down.
     throw new ApiSinkError(`the API refused the batch (${status} ${code}: ${message})`, status, code, true);
@@ -220,6 +223,8 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
     isPermanentError: (err) => err instanceof ApiSinkError && err.permanent,
     close() {
       for (const abort of inFlight) abort.abort();
+      agents.http.destroy();
+      agents.https.destroy();
       return Promise.resolve();
     },
   };

@@ -21,7 +21,8 @@
  * - The recorder keeps a reference to each event until its batch is stored (no copy): do not change an
  *   event object after passing it to `record()`.
  */
-import { z } from 'zod';
+import * as z from '../zod';
+import { lazy } from '../lazy';
 import type { IngestResult, RejectedLine } from './types';
 import { retryDelayMs } from './backoff';
 import { withoutUndefinedHeaders, type RecordInput } from './record-input';
@@ -165,32 +166,35 @@ export class WriteTimeoutError extends Error {
 }
 
 const MS_PER_MINUTE = 60_000;
-const wholeAtLeast = (min: number) => z.number().int(`must be a whole number`).min(min, `must be at least ${min}`);
-const hookSchema = z.custom<(...args: never[]) => unknown>((f) => typeof f === 'function', 'must be a function');
-const OptionsSchema = z.strictObject({
-  sink: z.custom<EventSink>((s) => typeof s === 'object' && s !== null && typeof (s as EventSink).write === 'function', 'must be an EventSink (an object with write(batch)), e.g. postgresSink(...)'),
-  batchSize: wholeAtLeast(1).optional(),
-  flushIntervalMs: wholeAtLeast(1).optional(),
-  highWaterMark: wholeAtLeast(1).optional(),
-  maxBuffered: wholeAtLeast(1).optional(),
-  maxWaitMs: wholeAtLeast(0).optional(),
-  maxConcurrentWrites: wholeAtLeast(1).optional(),
-  retryForMs: wholeAtLeast(0).optional(),
-  retryInitialDelayMs: wholeAtLeast(1).optional(),
-  retryMaxDelayMs: wholeAtLeast(1).optional(),
-  writeTimeoutMs: wholeAtLeast(1).optional(),
-  spillDir: z.string().min(1, 'must name a directory').optional(),
-  maxSpillBytes: wholeAtLeast(1024).optional(),
-  logger: z.custom<RecorderLogger>((l) => typeof l === 'object' && l !== null && ['info', 'warn', 'error'].every((m) => typeof (l as Record<string, unknown>)[m] === 'function'), 'must have info, warn and error methods (a pino logger fits)').optional(),
-  onRejected: hookSchema.optional(),
-  onDropped: hookSchema.optional(),
-  onFailed: hookSchema.optional(),
-  onError: hookSchema.optional(),
+// Built on the first createRecorder() call, not at load (../lazy.ts).
+const optionsSchema = lazy(() => {
+  const wholeAtLeast = (min: number) => z.number().int(`must be a whole number`).min(min, `must be at least ${min}`);
+  const hookSchema = z.custom<(...args: never[]) => unknown>((f) => typeof f === 'function', 'must be a function');
+  return z.strictObject({
+    sink: z.custom<EventSink>((s) => typeof s === 'object' && s !== null && typeof (s as EventSink).write === 'function', 'must be an EventSink (an object with write(batch)), e.g. postgresSink(...)'),
+    batchSize: wholeAtLeast(1).optional(),
+    flushIntervalMs: wholeAtLeast(1).optional(),
+    highWaterMark: wholeAtLeast(1).optional(),
+    maxBuffered: wholeAtLeast(1).optional(),
+    maxWaitMs: wholeAtLeast(0).optional(),
+    maxConcurrentWrites: wholeAtLeast(1).optional(),
+    retryForMs: wholeAtLeast(0).optional(),
+    retryInitialDelayMs: wholeAtLeast(1).optional(),
+    retryMaxDelayMs: wholeAtLeast(1).optional(),
+    writeTimeoutMs: wholeAtLeast(1).optional(),
+    spillDir: z.string().min(1, 'must name a directory').optional(),
+    maxSpillBytes: wholeAtLeast(1024).optional(),
+    logger: z.custom<RecorderLogger>((l) => typeof l === 'object' && l !== null && ['info', 'warn', 'error'].every((m) => typeof (l as Record<string, unknown>)[m] === 'function'), 'must have info, warn and error methods (a pino logger fits)').optional(),
+    onRejected: hookSchema.optional(),
+    onDropped: hookSchema.optional(),
+    onFailed: hookSchema.optional(),
+    onError: hookSchema.optional(),
+  });
 });
 
 /** A clear one-line error naming the option, instead of odd behaviour later. */
 function checkOptions(options: RecorderOptions): void {
-  const parsed = OptionsSchema.safeParse(options);
+  const parsed = optionsSchema().safeParse(options);
   if (parsed.success) {
     if (options.maxBuffered !== undefined && options.maxBuffered < (options.highWaterMark ?? 50_000)) {
       throw new Error(`createRecorder: maxBuffered: must be at least highWaterMark (${options.highWaterMark ?? 50_000}) (got ${options.maxBuffered})`);
