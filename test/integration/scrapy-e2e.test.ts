@@ -1,9 +1,9 @@
 /**
  * The loop closed with a real Scrapy crawl (issue 15; the Scrapy twin of crawl-e2e.test.ts): Scrapy 2.19
- * with the Target Health extension (integrations/scrapy) crawls the hostile site through three labelled
+ * with the Target Health extension (integrations/python, `target_health.scrapy`) crawls the hostile site through three labelled
  * proxies, recording through the HTTP API and obeying the controls it streams, while the real loops
  * (dev server, PostgreSQL) judge each site against a history back-filled from the site's own normal
- * answers. The spider (integrations/scrapy/tests/crawl/monitor_spider.py) is a price monitor: each host
+ * answers. The spider (integrations/python/tests/scrapy/crawl/monitor_spider.py) is a price monitor: each host
  * is crawled by a fixed number of chains (a page's callback or errback schedules the next page), plus a
  * canary per host every 2 s.
  *

@@ -23,7 +23,7 @@ from urllib.parse import quote, urlencode, urlsplit
 from .controls import ControlsStore
 from .sse import SseParser
 
-log = logging.getLogger("target_health_scrapy")
+log = logging.getLogger("target_health")
 
 
 class NoStream(Exception):

@@ -36,7 +36,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.statscollectors import MemoryStatsCollector
 from twisted.internet import task
 
-import target_health_scrapy
+import target_health.scrapy
 
 CONFIG = json.loads(os.environ.get("TH_CONFIG", "{}"))
 REPORT = {"handled": {}, "finished": {}, "heard": []}
@@ -71,9 +71,9 @@ class ReportingStats(MemoryStatsCollector):
 class MonitorSpider(scrapy.Spider):
     name = "monitor"
     custom_settings = {
-        "DOWNLOADER_MIDDLEWARES": {"target_health_scrapy.TargetHealthDownloaderMiddleware": 950},
-        "SPIDER_MIDDLEWARES": {"target_health_scrapy.TargetHealthSpiderMiddleware": 45},
-        "EXTENSIONS": {"target_health_scrapy.TargetHealthExtension": 500},
+        "DOWNLOADER_MIDDLEWARES": {"target_health.scrapy.TargetHealthDownloaderMiddleware": 950},
+        "SPIDER_MIDDLEWARES": {"target_health.scrapy.TargetHealthSpiderMiddleware": 45},
+        "EXTENSIONS": {"target_health.scrapy.TargetHealthExtension": 500},
         "STATS_CLASS": ReportingStats,
         "TARGET_HEALTH_API_URL": os.environ.get("TH_API_URL", ""),
         "TARGET_HEALTH_TOKEN": os.environ.get("TH_TOKEN", ""),
@@ -102,7 +102,7 @@ class MonitorSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
-        crawler.signals.connect(spider.on_controls, signal=target_health_scrapy.controls_changed)
+        crawler.signals.connect(spider.on_controls, signal=target_health.scrapy.controls_changed)
         crawler.signals.connect(spider.on_idle, signal=signals.spider_idle)
         crawler.signals.connect(spider.on_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.on_closed, signal=signals.spider_closed)
@@ -137,9 +137,9 @@ class MonitorSpider(scrapy.Spider):
     def parse_item(self, response):
         priced = bool(response.css(".price[data-price]"))
         if priced:
-            target_health_scrapy.extraction(response, result="ok", valid_records=1)
+            target_health.scrapy.extraction(response, result="ok", valid_records=1)
         else:
-            target_health_scrapy.extraction(response, result="missing_fields", missing_fields=["price"], valid_records=0)
+            target_health.scrapy.extraction(response, result="missing_fields", missing_fields=["price"], valid_records=0)
         host = response.meta["host"]
         if not response.meta.get("target_health_canary"):
             REPORT["handled"][host] = REPORT["handled"].get(host, 0) + 1

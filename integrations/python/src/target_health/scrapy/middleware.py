@@ -21,13 +21,14 @@ from scrapy.http import TextResponse
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from . import events as ev
-from .controls import SiteControls, slot_settings, verdict
+from .. import events as ev
+from ..controls import SiteControls, slot_settings, verdict
 from .runtime import Runtime, runtime_for
 from .signals import controls_changed
 
-log = logging.getLogger("target_health_scrapy")
+log = logging.getLogger("target_health.scrapy")
 
+SOURCE = "scrapy"  # the events' id prefix
 META_EVENT = "_target_health_event"  # the attempt's event, until it is sent
 META_START = "_target_health_start"
 META_IN_FLIGHT = "_target_health_in_flight"  # the site this attempt holds a concurrency place of
@@ -377,7 +378,8 @@ class TargetHealthDownloaderMiddleware:
         if not rt.settings.enabled:
             return response
         event = ev.response_event(
-            url=request.url, meta=request.meta, route=_route(request, rt), latency_ms=self._latency_ms(request),
+            source=SOURCE, url=request.url, route=_route(request, rt), latency_ms=self._latency_ms(request),
+            canary=bool(request.meta.get(ev.META_CANARY)), retries=request.meta.get("retry_times"),
             page_type=self.page_types.of(request, site), status=response.status, body=response.body,
             encoding=None, header_list=response.headers.getlist,
             # A TextResponse's text: decoded once, for the spider (cached) and for the sample.
@@ -402,15 +404,19 @@ class TargetHealthDownloaderMiddleware:
             return request.replace(dont_filter=True)
         if not rt.settings.enabled or isinstance(exception, IgnoreRequest):
             return None
-        rt.record(ev.exception_event(url=request.url, meta=request.meta, route=_route(request, rt), latency_ms=self._latency_ms(request), page_type=self.page_types.of(request, site), exc=exception))
+        rt.record(ev.exception_event(
+            source=SOURCE, url=request.url, route=_route(request, rt), latency_ms=self._latency_ms(request),
+            canary=bool(request.meta.get(ev.META_CANARY)), retries=request.meta.get("retry_times"),
+            page_type=self.page_types.of(request, site), exc=exception,
+        ))
         return None
 
 
 def extraction(response: Any, result: str = "ok", valid_records: int | None = None, missing_fields: list[str] | None = None) -> None:
     """Reports what the callback extracted from `response` (sent with the page's event):
 
-        target_health_scrapy.extraction(response, result="ok", valid_records=len(items))
-        target_health_scrapy.extraction(response, result="missing_fields", missing_fields=["price"])
+        target_health.scrapy.extraction(response, result="ok", valid_records=len(items))
+        target_health.scrapy.extraction(response, result="missing_fields", missing_fields=["price"])
 
     A wrong value raises ValueError naming it. Without the extension (or for a response whose event is
     already sent) it does nothing.

@@ -11,7 +11,7 @@ import os
 import scrapy
 from scrapy.statscollectors import MemoryStatsCollector
 
-import target_health_scrapy
+import target_health.scrapy
 
 
 class JsonFileStats(MemoryStatsCollector):
@@ -25,9 +25,9 @@ class JsonFileStats(MemoryStatsCollector):
 class HealthSpider(scrapy.Spider):
     name = "health"
     custom_settings = {
-        "DOWNLOADER_MIDDLEWARES": {"target_health_scrapy.TargetHealthDownloaderMiddleware": 950},
-        "SPIDER_MIDDLEWARES": {"target_health_scrapy.TargetHealthSpiderMiddleware": 45},
-        "EXTENSIONS": {"target_health_scrapy.TargetHealthExtension": 500},
+        "DOWNLOADER_MIDDLEWARES": {"target_health.scrapy.TargetHealthDownloaderMiddleware": 950},
+        "SPIDER_MIDDLEWARES": {"target_health.scrapy.TargetHealthSpiderMiddleware": 45},
+        "EXTENSIONS": {"target_health.scrapy.TargetHealthExtension": 500},
         "STATS_CLASS": JsonFileStats,
         "TARGET_HEALTH_API_URL": os.environ.get("TH_API_URL", ""),
         "TARGET_HEALTH_TOKEN": os.environ.get("TH_TOKEN", ""),
@@ -57,7 +57,7 @@ class HealthSpider(scrapy.Spider):
     def parse_product(self, response):
         names = response.css("h1::text").getall()
         if names:
-            target_health_scrapy.extraction(response, result="ok", valid_records=len(names))
+            target_health.scrapy.extraction(response, result="ok", valid_records=len(names))
             yield {"name": names[0], "url": response.url}
         else:
-            target_health_scrapy.extraction(response, result="empty", valid_records=0)
+            target_health.scrapy.extraction(response, result="empty", valid_records=0)

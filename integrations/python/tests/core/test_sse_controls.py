@@ -1,8 +1,8 @@
 """The SSE parser, and applying controls by version and what they mean for a request."""
 import pytest
 
-from target_health_scrapy.controls import ControlsStore, SiteControls, slot_settings, verdict
-from target_health_scrapy.sse import SseParser
+from target_health.controls import ControlsStore, SiteControls, slot_settings, verdict
+from target_health.sse import SseParser
 
 
 def record(**kw):

@@ -1,6 +1,7 @@
-"""Building request-outcome events (docs/events.md) from Scrapy requests, responses and exceptions.
+"""Building request-outcome events (docs/events.md) from what any crawler knows of an attempt: its URL,
+route, latency, status, headers and body, or the exception it ended with.
 
-Pure functions (no Scrapy engine, no I/O) so they are unit-tested directly. The event's fields and limits
+Pure functions (no crawler, no I/O) so they are unit-tested directly and shared by every integration. The event's fields and limits
 mirror `packages/crawler/src/events/event.ts`: the API refuses an unknown field, so nothing here invents one.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ import itertools
 import re
 import secrets
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 # The classifier reads at most this many characters of a body (packages/crawler/src/events/event.ts BODY_SAMPLE_CHARS).
@@ -23,7 +24,8 @@ CLASSIFIER_HEADERS = ("server", "cf-mitigated", "set-cookie", "x-datadome", "x-i
 NETWORK_ERRORS = ("connection_reset", "timeout", "dns", "tls", "proxy", "other")
 EXTRACTION_RESULTS = ("ok", "missing_fields", "schema_mismatch", "empty")
 
-# Meta keys the extension reads (documented in docs/crawlers-scrapy.md).
+# The marks a user puts on a request: Scrapy's `request.meta`, crawlee-python's `Request.user_data`
+# (docs/crawlers-scrapy.md, docs/crawlers-crawlee-python.md). One spelling for both crawlers.
 META_CANARY = "target_health_canary"
 META_PAGE_TYPE = "target_health_page_type"
 META_ROUTE = "target_health_route"
@@ -205,7 +207,7 @@ def title_of_text(text: str) -> str | None:
     return _cut(" ".join(match.group(1).split()), MAX_TITLE_CHARS) or None
 
 
-def classifier_headers(get_list: Callable[[str], list[bytes]]) -> dict[str, str]:
+def classifier_headers(get_list: Callable[[str], Sequence[bytes | str]]) -> dict[str, str]:
     """The headers the classifier reads, repeated ones joined with a newline; undecodable bytes replaced
     and values cut, so one odd header never rejects the event."""
     out: dict[str, str] = {}
@@ -234,15 +236,15 @@ def extraction_record(result: str, valid_records: int | None = None, missing_fie
     return out
 
 
-# A random prefix per process and a counter: unique across crawlers (96 random bits) at a fraction of
-# uuid4's cost per event.
-_ID_PREFIX = f"scrapy-{secrets.token_hex(12)}-"
+# A random part per process and a counter: unique across crawlers (96 random bits) at a fraction of
+# uuid4's cost per event. The id starts with the crawler's name, so the store shows who sent an event.
+_ID_RANDOM = secrets.token_hex(12)
 _ids = itertools.count(1)
 
 
-def new_event_id() -> str:
+def new_event_id(source: str) -> str:
     """One id per attempt: resending a batch after a timeout or a 503 stores each event once."""
-    return f"{_ID_PREFIX}{next(_ids)}"
+    return f"{source}-{_ID_RANDOM}-{next(_ids)}"
 
 
 def now_ms(now: float | None = None) -> int:
@@ -250,18 +252,19 @@ def now_ms(now: float | None = None) -> int:
     return int((time.time() if now is None else now) * 1000)
 
 
-def base_event(*, url: str, meta: Mapping[str, Any], route: Mapping[str, Any], latency_ms: float, page_type: str | None, now: float | None = None) -> dict[str, Any]:
+def base_event(*, source: str, url: str, route: Mapping[str, Any], latency_ms: float, page_type: str | None, canary: bool = False, retries: int | None = None, now: float | None = None) -> dict[str, Any]:
+    """`source`: the crawler's name, the event id's prefix ("scrapy", "crawlee-py"); `retries`: how many
+    attempts of the same request came before this one."""
     event: dict[str, Any] = {
-        "eventId": new_event_id(),
+        "eventId": new_event_id(source),
         "ts": now_ms(now),
         "site": site_of(url),
         "route": clean_route(route),
         "latencyMs": round(max(0.0, min(latency_ms, 86_400_000.0)), 3),
     }
-    retries = meta.get("retry_times")
-    if isinstance(retries, int) and retries > 0:
+    if isinstance(retries, int) and not isinstance(retries, bool) and retries > 0:
         event["retries"] = retries
-    if meta.get(META_CANARY):
+    if canary:
         event["canary"] = True
     pt = label_or_none(page_type)
     if pt:
@@ -269,10 +272,10 @@ def base_event(*, url: str, meta: Mapping[str, Any], route: Mapping[str, Any], l
     return event
 
 
-def response_event(*, url: str, meta: Mapping[str, Any], route: Mapping[str, Any], latency_ms: float, page_type: str | None, status: int, body: bytes, encoding: str | None, header_list: Callable[[str], list[bytes]], now: float | None = None, text: str | None = None) -> dict[str, Any]:
-    """`text`: the body as the response decoded it (a TextResponse's `text`, cached and read by the spider
-    too): the sample and the title are cut from it instead of decoding the body once more."""
-    event = base_event(url=url, meta=meta, route=route, latency_ms=latency_ms, page_type=page_type, now=now)
+def response_event(*, source: str, url: str, route: Mapping[str, Any], latency_ms: float, page_type: str | None, status: int, body: bytes, encoding: str | None, header_list: Callable[[str], Sequence[bytes | str]], canary: bool = False, retries: int | None = None, now: float | None = None, text: str | None = None) -> dict[str, Any]:
+    """`text`: the body as the response decoded it (a Scrapy TextResponse's `text`, cached and read by
+    the spider too): the sample and the title are cut from it instead of decoding the body once more."""
+    event = base_event(source=source, url=url, route=route, latency_ms=latency_ms, page_type=page_type, canary=canary, retries=retries, now=now)
     event["status"] = status if 100 <= status <= 999 else 599
     event["bytes"] = len(body)
     headers = classifier_headers(header_list)
@@ -286,7 +289,7 @@ def response_event(*, url: str, meta: Mapping[str, Any], route: Mapping[str, Any
     return event
 
 
-def exception_event(*, url: str, meta: Mapping[str, Any], route: Mapping[str, Any], latency_ms: float, page_type: str | None, exc: BaseException, now: float | None = None) -> dict[str, Any]:
-    event = base_event(url=url, meta=meta, route=route, latency_ms=latency_ms, page_type=page_type, now=now)
+def exception_event(*, source: str, url: str, route: Mapping[str, Any], latency_ms: float, page_type: str | None, exc: BaseException, canary: bool = False, retries: int | None = None, now: float | None = None) -> dict[str, Any]:
+    event = base_event(source=source, url=url, route=route, latency_ms=latency_ms, page_type=page_type, canary=canary, retries=retries, now=now)
     event["networkError"] = exception_kind(exc)
     return event

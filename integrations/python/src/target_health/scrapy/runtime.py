@@ -9,11 +9,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .controls import ControlsStore
-from .follower import ControlsFollower
-from .sender import EventSender, SenderCounts
+from ..controls import ControlsStore
+from ..follower import ControlsFollower
+from ..sender import EventSender, SenderCounts
 
-log = logging.getLogger("target_health_scrapy")
+log = logging.getLogger("target_health.scrapy")
 _ATTR = "_target_health_runtime"
 STATS_PREFIX = "target_health"
 

@@ -19,7 +19,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-log = logging.getLogger("target_health_scrapy")
+log = logging.getLogger("target_health")
 
 RETRYABLE = {408, 425, 429, 500, 502, 503, 504}
 # Put on the queue by close(): wakes a thread waiting out the batch interval for more events.

@@ -1,7 +1,7 @@
 """The spider of the `scrapy startproject` test (test/integration/scrapy-extension.test.ts): copied into the
 spiders folder of a project made by `scrapy startproject`, whose settings.py gets the settings
 docs/crawlers-scrapy.md gives, and run with `scrapy crawl prices` — the way users run Scrapy. It imports
-`target_health_scrapy` at the top of the module, as the docs show.
+`target_health.scrapy` at the top of the module, as the docs show.
 
 Environment: TH_PROXY (host:port of the test's forward proxy, which plays the site), TH_SITE, TH_PAGES
 (the test also runs it with `-s STATS_CLASS=health_spider.JsonFileStats`, writing the final stats to TH_STATS_FILE). stdout: lines starting with `@@th ` — each controls change
@@ -16,7 +16,7 @@ import scrapy
 from scrapy import signals
 from twisted.internet import task
 
-import target_health_scrapy
+import target_health.scrapy
 
 
 def say(line):
@@ -31,7 +31,7 @@ class PricesSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
-        crawler.signals.connect(spider.on_controls, signal=target_health_scrapy.controls_changed)
+        crawler.signals.connect(spider.on_controls, signal=target_health.scrapy.controls_changed)
         crawler.signals.connect(spider.on_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.on_closed, signal=signals.spider_closed)
         return spider
@@ -58,6 +58,6 @@ class PricesSpider(scrapy.Spider):
 
     def parse_product(self, response):
         names = response.css("h1::text").getall()
-        target_health_scrapy.extraction(response, result="ok" if names else "empty", valid_records=len(names))
+        target_health.scrapy.extraction(response, result="ok" if names else "empty", valid_records=len(names))
         for name in names:
             yield {"name": name, "url": response.url}

@@ -2,9 +2,9 @@
 import logging
 from types import SimpleNamespace
 
-from target_health_scrapy.extension import concurrency_warnings
-from target_health_scrapy.middleware import PAGE_TYPES_REMEMBERED, PageTypes
-from target_health_scrapy.runtime import Settings
+from target_health.scrapy.extension import concurrency_warnings
+from target_health.scrapy.middleware import PAGE_TYPES_REMEMBERED, PageTypes
+from target_health.scrapy.runtime import Settings
 
 
 def parse_product(response):
@@ -31,7 +31,7 @@ def test_a_canary_takes_the_page_type_of_the_page_it_revisits_not_its_own_callba
     types.of(req("https://shop.example/p/1", parse_product), "shop.example")
     assert types.of(req("https://shop.example/p/1", parse_canary, target_health_canary=True), "shop.example") == "parse_product"
     # A canary of a page never crawled: no page type (judged site-wide), said once per site.
-    with caplog.at_level(logging.WARNING, logger="target_health_scrapy"):
+    with caplog.at_level(logging.WARNING, logger="target_health"):
         assert types.of(req("https://shop.example/p/2", parse_canary, target_health_canary=True), "shop.example") is None
         assert types.of(req("https://shop.example/p/3", parse_canary, target_health_canary=True), "shop.example") is None
     assert caplog.text.count("canaries of shop.example have no page type") == 1

@@ -14,7 +14,7 @@ from twisted.internet import task, threads
 
 from .runtime import Runtime, Settings, runtime_for
 
-log = logging.getLogger("target_health_scrapy")
+log = logging.getLogger("target_health.scrapy")
 SWEEP_EVERY_S = 5.0
 
 

@@ -12,7 +12,7 @@ from twisted.internet import error as terr
 from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseNeverReceived
 
-from target_health_scrapy import events as ev
+from target_health import events as ev
 
 
 @pytest.mark.parametrize("proxy, route", [
@@ -81,8 +81,7 @@ def headers(d):
 
 def test_response_event_has_every_classification_input():
     body = b"<html><head><title> Just a\n moment... </title></head><body>" + b"x" * 100_000 + b"</body></html>"
-    meta = {"retry_times": 2, "target_health_canary": True}
-    e = ev.response_event(url="https://Shop.Example.com:8443/p/1?q=1", meta=meta, route={"pool": "res", "country": "de"}, latency_ms=412.3456, page_type="parse_product", status=403, body=body, encoding="utf-8",
+    e = ev.response_event(source="scrapy", url="https://Shop.Example.com:8443/p/1?q=1", retries=2, canary=True, route={"pool": "res", "country": "de"}, latency_ms=412.3456, page_type="parse_product", status=403, body=body, encoding="utf-8",
                           header_list=headers({"server": [b"cloudflare"], "cf-mitigated": [b"challenge"], "set-cookie": [b"a=1", b"_px3=2"], "x-other": [b"no"]}))
     assert e["site"] == "shop.example.com"
     assert e["status"] == 403 and e["bytes"] == len(body) and e["latencyMs"] == 412.346
@@ -100,7 +99,7 @@ def test_response_event_has_every_classification_input():
 def test_a_large_page_keeps_the_marker_in_its_last_kilobytes():
     # Site-branded Cloudflare pages put the challenge script before </body>, hundreds of KB in.
     body = "<html><head><title>Gusto</title></head><body>".encode() + "é".encode() * 300_000 + b"<script>window._cf_chl_opt={}</script></body></html>"
-    e = ev.response_event(url="https://a.example.com/", meta={}, route={}, latency_ms=1, page_type=None, status=403, body=body, encoding="utf-8", header_list=headers({}))
+    e = ev.response_event(source="crawlee-py", url="https://a.example.com/", route={}, latency_ms=1, page_type=None, status=403, body=body, encoding="utf-8", header_list=headers({}))
     sample = e["bodySample"]
     assert e["bytes"] == len(body) and len(sample) <= ev.BODY_SAMPLE_CHARS
     assert sample.startswith("<html><head><title>Gusto") and sample.endswith("window._cf_chl_opt={}</script></body></html>")
@@ -109,7 +108,7 @@ def test_a_large_page_keeps_the_marker_in_its_last_kilobytes():
 
 def test_a_decoded_page_gives_the_same_sample_and_title_as_its_bytes():
     body = ("<html><head><title> Prix\n réduit </title></head><body>" + "é" * 100_000 + "<i>fin</i></body></html>").encode()
-    args = dict(url="https://a.example.com/", meta={}, route={}, latency_ms=1, page_type=None, status=200, body=body, encoding="utf-8", header_list=headers({}))
+    args = dict(source="crawlee-py", url="https://a.example.com/", route={}, latency_ms=1, page_type=None, status=200, body=body, encoding="utf-8", header_list=headers({}))
     from_bytes = ev.response_event(**args)
     from_text = ev.response_event(**args, text=body.decode("utf-8"))
     assert from_text["bodySample"] == from_bytes["bodySample"] and from_text["title"] == from_bytes["title"] == "Prix réduit"
@@ -117,14 +116,14 @@ def test_a_decoded_page_gives_the_same_sample_and_title_as_its_bytes():
 
 
 def test_response_event_survives_bad_bytes_and_unknown_encodings():
-    e = ev.response_event(url="http://a.example.com/", meta={}, route={}, latency_ms=1, page_type=None, status=200, body=b"\xff\xfe<title>\xc3</title>", encoding="no-such-codec", header_list=headers({"server": [b"\xe9t\xe9"]}))
+    e = ev.response_event(source="scrapy", url="http://a.example.com/", route={}, latency_ms=1, page_type=None, status=200, body=b"\xff\xfe<title>\xc3</title>", encoding="no-such-codec", header_list=headers({"server": [b"\xe9t\xe9"]}))
     assert "\ufffd" in e["bodySample"] and e["headers"]["server"] == "\xe9t\xe9"
     assert "retries" not in e and "canary" not in e and "pageType" not in e
 
 
 def test_exception_event_and_unique_ids():
-    a = ev.exception_event(url="http://a.example.com/", meta={"retry_times": 1}, route={}, latency_ms=5, page_type="p", exc=terr.TimeoutError())
-    b = ev.exception_event(url="http://a.example.com/", meta={}, route={}, latency_ms=5, page_type="p", exc=terr.TimeoutError())
+    a = ev.exception_event(url="http://a.example.com/", source="scrapy", retries=1, route={}, latency_ms=5, page_type="p", exc=terr.TimeoutError())
+    b = ev.exception_event(source="scrapy", url="http://a.example.com/", route={}, latency_ms=5, page_type="p", exc=terr.TimeoutError())
     assert a["networkError"] == "timeout" and "status" not in a and a["retries"] == 1
     assert a["eventId"] != b["eventId"]
 

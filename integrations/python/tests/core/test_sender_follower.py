@@ -7,9 +7,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from target_health_scrapy.controls import ControlsStore
-from target_health_scrapy.follower import ControlsFollower
-from target_health_scrapy.sender import EventSender
+from target_health.controls import ControlsStore
+from target_health.follower import ControlsFollower
+from target_health.sender import EventSender
 
 
 class Api:
