@@ -18,7 +18,7 @@ export const PYTHON_PKG = join(ROOT, 'integrations', 'python');
 /** The Scrapy extension's tests and spiders, inside the package's tests. */
 export const SCRAPY_TESTS = join(PYTHON_PKG, 'tests', 'scrapy');
 
-const progress = { info: (m: string) => process.stderr.write(`[python venv] ${m}\n`), warn: (m: string) => process.stderr.write(`[python venv] ${m}\n`) };
+export const progress = { info: (m: string) => process.stderr.write(`[python venv] ${m}\n`), warn: (m: string) => process.stderr.write(`[python venv] ${m}\n`) };
 const execFileAsync = promisify(execFile);
 
 /** The Scrapy versions the extension supports and is tested on: the oldest (pyproject's floor) and the newest. */
@@ -42,7 +42,7 @@ export function scrapyVenv(edition: ScrapyEdition = 'newest'): Promise<PythonVen
 }
 
 /** The package as a user gets it: its wheel and sdist, and the wheel installed into a folder of its own. */
-export interface InstalledScrapyPackage {
+export interface InstalledPythonPackage {
   wheel: string;
   sdist: string;
   /** Put on PYTHONPATH: the installed wheel (pure Python, so every venv of this interpreter can use it). */
@@ -53,10 +53,11 @@ export interface InstalledScrapyPackage {
 
 /**
  * `python -m build` of integrations/python (wheel and sdist, into a scratch folder: nothing is written
- * into the checkout), then `pip install --no-deps --target` of the wheel. The tests run Scrapy against
- * that install, never against the source tree.
+ * into the checkout), then `pip install --no-deps --target` of the wheel. The tests run Scrapy and
+ * crawlee-python against that install, never against the source tree. `venv`: one with the build tools
+ * (the newest Scrapy's); the wheel is pure Python, so every venv of the same interpreter can use it.
  */
-export async function installScrapyPackage(venv: PythonVenv): Promise<InstalledScrapyPackage> {
+export async function installPythonPackage(venv: PythonVenv): Promise<InstalledPythonPackage> {
   const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-wheel-'));
   const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1' };
   try {
@@ -120,7 +121,7 @@ export class MonitorCrawl {
   private readonly exited: Promise<number | null>;
   private output = '';
 
-  /** `installed`: the package's install folder (installScrapyPackage), on the crawl's PYTHONPATH. */
+  /** `installed`: the package's install folder (installPythonPackage), on the crawl's PYTHONPATH. */
   constructor(venv: PythonVenv, installed: string, config: MonitorConfig, api: { url: string; token: string }) {
     this.child = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(SCRAPY_TESTS, 'crawl', 'monitor_spider.py')], {
       cwd: PYTHON_PKG,

@@ -22,7 +22,7 @@ import { createLoopWorker } from '../helpers/control-loop';
 import { CRAWL_ROUTES as ROUTES, startCrawlLoops, startCrawlWorld } from '../helpers/crawl-world';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { waitForLoop } from '../helpers/fault-checks';
-import { installScrapyPackage, MonitorCrawl, scrapyVenv, type InstalledScrapyPackage } from '../helpers/scrapy';
+import { installPythonPackage, MonitorCrawl, scrapyVenv, type InstalledPythonPackage } from '../helpers/scrapy';
 import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
 
 const NOMINAL = 4;
@@ -36,11 +36,11 @@ const WINDOW_MS = 20_000;
 let h: TestHarness;
 let api: TestApi;
 let venv: PythonVenv;
-let installed: InstalledScrapyPackage;
+let installed: InstalledPythonPackage;
 beforeAll(async () => {
   venv = await scrapyVenv();
   // The crawl runs the package as a user installs it: the built wheel, not the source tree.
-  installed = await installScrapyPackage(venv);
+  installed = await installPythonPackage(venv);
   h = await openHarness();
   api = await startTestApi(h);
 }, 600_000);

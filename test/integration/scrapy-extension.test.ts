@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import type { PythonVenv } from '../../stack/python-venv';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { ROOT } from '../helpers/processes';
-import { installScrapyPackage, PYTHON_PKG as PKG, SCRAPY_TESTS, scrapyVenv, scrapyVersion, type InstalledScrapyPackage, type ScrapyEdition } from '../helpers/scrapy';
+import { installPythonPackage, PYTHON_PKG as PKG, SCRAPY_TESTS, scrapyVenv, scrapyVersion, type InstalledPythonPackage, type ScrapyEdition } from '../helpers/scrapy';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
 import { changeControls as change } from '../helpers/controls';
 
@@ -92,7 +92,7 @@ let h: TestHarness;
 let api: TestApi;
 let venv: PythonVenv;
 let venvs: Record<ScrapyEdition, PythonVenv>;
-let installed: InstalledScrapyPackage;
+let installed: InstalledPythonPackage;
 let proxy: SiteProxy;
 let proxyAddress: string;
 
@@ -102,7 +102,7 @@ beforeAll(async () => {
   venvs = { newest: await scrapyVenv('newest'), oldest: await scrapyVenv('oldest') };
   venv = venvs.newest;
   // Every crawl below runs the package as a user installs it: the built wheel, not the source tree.
-  installed = await installScrapyPackage(venv);
+  installed = await installPythonPackage(venv);
   h = await openHarness();
   api = await startTestApi(h);
   proxy = new SiteProxy();
@@ -142,7 +142,7 @@ function tree(dir: string): string[] {
 
 test('python -m build makes a wheel and an sdist of the package version, writes nothing into the checkout; the wheel installs and imports', async () => {
   const before = tree(PKG);
-  const built = await installScrapyPackage(venv);
+  const built = await installPythonPackage(venv);
   try {
     expect(tree(PKG)).toEqual(before);
     const version = /^__version__ = "([^"]+)"$/m.exec(readFileSync(join(PKG, 'src', 'target_health', '__init__.py'), 'utf8'))![1]!;
@@ -153,7 +153,7 @@ test('python -m build makes a wheel and an sdist of the package version, writes 
     expect(built.sdist.endsWith(`target_health-${version}.tar.gz`)).toBe(true);
     // The sdist holds the code and its documents, no tests.
     const listing = spawnSync('tar', ['tzf', built.sdist], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map((f) => f.replace(/^[^/]+\//, ''));
-    expect(listing).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'CHANGELOG.md', 'pyproject.toml', 'PKG-INFO', 'src/target_health/__init__.py', 'src/target_health/events.py', 'src/target_health/scrapy/middleware.py']));
+    expect(listing).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'CHANGELOG.md', 'pyproject.toml', 'PKG-INFO', 'src/target_health/__init__.py', 'src/target_health/events.py', 'src/target_health/scrapy/middleware.py', 'src/target_health/crawlee/__init__.py']));
     expect(listing.filter((f) => f.startsWith('tests/') || f.includes('requirements'))).toEqual([]);
     const probe = python(['-c', 'import target_health, target_health.scrapy as t; print(t.__file__); print(target_health.__version__); print(",".join(sorted(t.__all__)))'], { PYTHONPATH: built.site }, built.site);
     expect(probe.status).toBe(0);

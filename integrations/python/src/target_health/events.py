@@ -130,7 +130,8 @@ def exception_kind(exc: BaseException) -> str:
         return "tls"
     if names & {"DNSLookupError", "CannotResolveHostError", "gaierror", "NoResolverError"}:
         return "dns"
-    if names & {"TimeoutError", "DownloadTimeoutError", "TCPTimedOutError", "UserTimeoutError", "ServerTimeoutError", "timeout"}:
+    # httpx's and impit's (crawlee-python's HTTP clients) names are among these too.
+    if names & {"TimeoutError", "DownloadTimeoutError", "TCPTimedOutError", "UserTimeoutError", "ServerTimeoutError", "timeout", "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutException"}:
         return "timeout"
     if names & {"ResponseNeverReceived", "ResponseFailed", "_ResponseFailed", "RequestTransmissionFailed", "DownloadFailedError", "ResponseDataLossError"}:
         # Twisted wraps the real cause in `reasons` (a list of Failures): a TLS failure stays a TLS failure.
@@ -141,7 +142,7 @@ def exception_kind(exc: BaseException) -> str:
                 if kind in ("tls", "timeout", "dns", "proxy"):
                     return kind
         return "connection_reset"
-    if names & {"ConnectionLost", "ConnectionDone", "ConnectionRefusedError", "DownloadConnectionRefusedError", "ConnectError", "ConnectionResetError", "ConnectionAbortedError", "BrokenPipeError", "PotentialDataLoss"}:
+    if names & {"ConnectionLost", "ConnectionDone", "ConnectionRefusedError", "DownloadConnectionRefusedError", "ConnectError", "ConnectionResetError", "ConnectionAbortedError", "BrokenPipeError", "PotentialDataLoss", "RemoteProtocolError", "ReadError", "WriteError"}:
         return "connection_reset"
     return "other"
 

@@ -137,3 +137,13 @@ def test_extraction_record_checks_like_the_api():
         ev.extraction_record("ok", 1, ["price"])
     with pytest.raises(ValueError, match="^valid_records: is 2 but result is \"empty\""):
         ev.extraction_record("empty", 2)
+
+
+def test_crawlee_pythons_http_client_errors_map_by_name():
+    # impit and httpx (crawlee-python's HTTP clients) are not installed here: classes of the same names stand in.
+    def named(name: str) -> BaseException:
+        return type(name, (Exception,), {})()
+
+    assert ev.exception_kind(named("RemoteProtocolError")) == "connection_reset"
+    assert ev.exception_kind(named("ReadTimeout")) == "timeout"
+    assert ev.exception_kind(named("ConnectError")) == "connection_reset"

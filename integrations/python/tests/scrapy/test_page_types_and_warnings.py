@@ -3,7 +3,8 @@ import logging
 from types import SimpleNamespace
 
 from target_health.scrapy.extension import concurrency_warnings
-from target_health.scrapy.middleware import PAGE_TYPES_REMEMBERED, PageTypes
+from target_health.pages import PAGE_TYPES_REMEMBERED
+from target_health.scrapy.middleware import PageTypes
 from target_health.scrapy.runtime import Settings
 
 
@@ -45,7 +46,7 @@ def test_the_setting_names_every_request_and_the_memory_is_bounded():
     assert types.of(req("https://shop.example/p/1", parse_product), "shop.example") == "parse_product"
     for i in range(PAGE_TYPES_REMEMBERED + 5):
         types.of(req(f"https://shop.example/p/{i}", parse_product), "shop.example")
-    assert len(types.by_url) == PAGE_TYPES_REMEMBERED
+    assert len(types.memory.by_url) == PAGE_TYPES_REMEMBERED
 
 
 def settings(**kw):

@@ -23,6 +23,7 @@ from twisted.internet.defer import Deferred
 
 from .. import events as ev
 from ..controls import SiteControls, slot_settings, verdict
+from ..pages import PageTypeMemory
 from .runtime import Runtime, runtime_for
 from .signals import controls_changed
 
@@ -53,44 +54,25 @@ class PausedOnDeparture(Exception):
         self.site = site
 
 
-# Page types of recently crawled production URLs, for canaries that revisit one of them.
-PAGE_TYPES_REMEMBERED = 10_000
-
-
 class PageTypes:
     """The page type of each attempt: `meta["target_health_page_type"]`, else `TARGET_HEALTH_PAGE_TYPE`
-    (a callable `request → str | None`), else the callback's name — except for canaries. A canary
-    revisits a page the crawl knows, and is judged by that page type's norms; its own callback (a
-    `parse_canary` beside `parse_product`) would give it norms of its own, learned from canaries alone.
-    So a canary without an explicit page type takes the one last recorded for its URL by a production
-    request, and has none (site-wide judgement) when its URL was never crawled — said once per site."""
+    (a callable `request → str | None`), else the callback's name — except for canaries, which take the
+    page type last recorded for their URL (target_health.pages)."""
 
     def __init__(self, resolver: Any = None) -> None:
         self.resolver = resolver if callable(resolver) else None
-        self.by_url: dict[str, str] = {}
-        self.warned: set[str] = set()
+        self.memory = PageTypeMemory(f"meta[{ev.META_PAGE_TYPE!r}]")
 
     def of(self, request: Any, site: str) -> str | None:
         explicit = request.meta.get(ev.META_PAGE_TYPE)
-        if explicit:
-            return str(explicit)
-        if self.resolver is not None:
-            resolved = self.resolver(request)
-            if resolved:
-                return str(resolved)
-        if request.meta.get(ev.META_CANARY):
-            known = self.by_url.get(request.url)
-            if known is None and site not in self.warned:
-                self.warned.add(site)
-                log.warning("target-health: canaries of %s have no page type (%s was not crawled as a production page first); set meta[%r] to the page type they stand for", site, request.url, ev.META_PAGE_TYPE)
-            return known
+        if not explicit and self.resolver is not None:
+            explicit = self.resolver(request)
         callback = request.callback
-        page_type = getattr(callback, "__name__", None) if callback is not None else None
-        if page_type:
-            if len(self.by_url) >= PAGE_TYPES_REMEMBERED:
-                self.by_url.pop(next(iter(self.by_url)))  # the oldest: dicts keep insertion order
-            self.by_url[request.url] = page_type
-        return page_type
+        return self.memory.of(
+            url=request.url, site=site, canary=bool(request.meta.get(ev.META_CANARY)),
+            explicit=str(explicit) if explicit else None,
+            fallback=getattr(callback, "__name__", None) if callback is not None else None,
+        )
 
 
 # Routes of the proxies seen (a crawl uses a handful): parsing the URL and its credentials once each.
