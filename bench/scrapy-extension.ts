@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scrapy` — what the Scrapy extension (integrations/scrapy) costs a crawl: the same Scrapy
+ * `npm run bench:scrapy` — what the Scrapy extension (integrations/python, `target_health.scrapy`) costs a crawl: the same Scrapy
  * crawl (TH_BENCH_PAGES product pages of ~100 KB, 16 at once, title and price extracted with CSS selectors) with
  * and without the extension, in the same run, alternating, BENCH_ROUNDS times each. The figure is the
  * Scrapy process's own CPU time per request (all its threads: the event sender and the controls
@@ -30,7 +30,7 @@ const PAGES = Number(process.env.BENCH_PAGES ?? 2_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PAGE_CHARS = 100_000;
 const ROOT = join(__dirname, '..', '..');
-const SCRAPY_PKG = join(ROOT, 'integrations', 'scrapy');
+const PYTHON_PKG = join(ROOT, 'integrations', 'python');
 const execFileAsync = promisify(execFile);
 
 interface CrawlFigures {
@@ -69,7 +69,7 @@ async function crawl(python: string, withExtension: boolean, env: Record<string,
     const out = join(scratch, 'figures.json');
     await execFileAsync(python, ['-m', 'scrapy', 'runspider', join(ROOT, 'bench', 'scrapy', 'bench_spider.py')], {
       cwd: scratch,
-      env: { ...process.env, ...env, PYTHONPATH: join(SCRAPY_PKG, 'src'), PYTHONDONTWRITEBYTECODE: '1', TH_BENCH_EXTENSION: withExtension ? '1' : '0', TH_BENCH_OUT: out, TH_BENCH_PAGES: String(PAGES) },
+      env: { ...process.env, ...env, PYTHONPATH: join(PYTHON_PKG, 'src'), PYTHONDONTWRITEBYTECODE: '1', TH_BENCH_EXTENSION: withExtension ? '1' : '0', TH_BENCH_OUT: out, TH_BENCH_PAGES: String(PAGES) },
       maxBuffer: 64 << 20,
     });
     const figures = JSON.parse(readFileSync(out, 'utf8')) as CrawlFigures;
@@ -83,7 +83,7 @@ async function crawl(python: string, withExtension: boolean, env: Record<string,
 
 async function main(): Promise<void> {
   const log = { info: (m: string) => process.stderr.write(`${m}\n`), warn: (m: string) => process.stderr.write(`${m}\n`) };
-  const venv = await ensurePythonVenv(join(SCRAPY_PKG, 'requirements-test.txt'), log);
+  const venv = await ensurePythonVenv(join(PYTHON_PKG, 'requirements-scrapy.txt'), log);
   const db = await startBenchDb();
   const settings = { ...apiEnvSchema.parse({ TH_API_PORT: '0' }), TH_API_RATE_LIMIT: 10_000_000 };
   const ingestThreads = { script: join(__dirname, '..', 'client', 'ingest-worker.js'), databaseUrl: db.databaseUrl };

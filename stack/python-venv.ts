@@ -1,5 +1,5 @@
 /**
- * Provisions the Python environments the crawler integrations' tests run in (integrations/scrapy): one
+ * Provisions the Python environments the crawler integrations' tests run in (integrations/python): one
  * venv per requirements file, in the per-machine tool cache, named after the file's first pin
  * (`scrapy==2.19.0` → ~/.cache/target-health/venv-scrapy-2.19.0), built once with `pip install -r` and
  * reused by every clone and test run. Each Scrapy version the extension supports (oldest and newest) and

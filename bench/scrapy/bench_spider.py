@@ -24,9 +24,9 @@ SETTINGS = {
 }
 if WITH_EXTENSION:
     SETTINGS.update({
-        "DOWNLOADER_MIDDLEWARES": {"target_health_scrapy.TargetHealthDownloaderMiddleware": 950},
-        "SPIDER_MIDDLEWARES": {"target_health_scrapy.TargetHealthSpiderMiddleware": 45},
-        "EXTENSIONS": {"target_health_scrapy.TargetHealthExtension": 500},
+        "DOWNLOADER_MIDDLEWARES": {"target_health.scrapy.TargetHealthDownloaderMiddleware": 950},
+        "SPIDER_MIDDLEWARES": {"target_health.scrapy.TargetHealthSpiderMiddleware": 45},
+        "EXTENSIONS": {"target_health.scrapy.TargetHealthExtension": 500},
     })
 
 
@@ -68,7 +68,7 @@ class BenchSpider(scrapy.Spider):
         # A price monitor's product: the page's title and its first price.
         item = {"title": response.xpath("//title/text()").get(), "price": response.xpath("(//span[@class='price'])[1]/text()").get(), "url": response.url}
         if WITH_EXTENSION:
-            import target_health_scrapy
+            import target_health.scrapy
 
-            target_health_scrapy.extraction(response, result="ok" if item["price"] else "empty", valid_records=1 if item["price"] else 0)
+            target_health.scrapy.extraction(response, result="ok" if item["price"] else "empty", valid_records=1 if item["price"] else 0)
         yield item

@@ -1,8 +1,8 @@
 /**
- * Helpers for the tests that run the Scrapy extension (integrations/scrapy) with real Scrapy: the
- * package's folder, the Python venv it runs in (provisioned once per machine by stack/python-venv.ts),
+ * Helpers for the tests that run the Scrapy extension (integrations/python, `target_health.scrapy`) with real Scrapy:
+ * the package's folder, the Python venv it runs in (provisioned once per machine by stack/python-venv.ts),
  * and the end-to-end test's monitor spider as a child process whose JSON report lines are kept as they
- * come (integrations/scrapy/tests/crawl/monitor_spider.py).
+ * come (integrations/python/tests/scrapy/crawl/monitor_spider.py).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -13,19 +13,22 @@ import { promisify } from 'node:util';
 import { ensurePythonVenv, type PythonVenv } from '../../stack/python-venv';
 import { ROOT } from './processes';
 
-export const SCRAPY_PKG = join(ROOT, 'integrations', 'scrapy');
+/** The Python package `target-health` (its core, the Scrapy extension and the crawlee-python integration). */
+export const PYTHON_PKG = join(ROOT, 'integrations', 'python');
+/** The Scrapy extension's tests and spiders, inside the package's tests. */
+export const SCRAPY_TESTS = join(PYTHON_PKG, 'tests', 'scrapy');
 
-const progress = { info: (m: string) => process.stderr.write(`[python venv] ${m}\n`), warn: (m: string) => process.stderr.write(`[python venv] ${m}\n`) };
+export const progress = { info: (m: string) => process.stderr.write(`[python venv] ${m}\n`), warn: (m: string) => process.stderr.write(`[python venv] ${m}\n`) };
 const execFileAsync = promisify(execFile);
 
 /** The Scrapy versions the extension supports and is tested on: the oldest (pyproject's floor) and the newest. */
 export type ScrapyEdition = 'newest' | 'oldest';
 
-const REQUIREMENTS: Record<ScrapyEdition, string> = { newest: 'requirements-test.txt', oldest: 'requirements-oldest.txt' };
+const REQUIREMENTS: Record<ScrapyEdition, string> = { newest: 'requirements-scrapy.txt', oldest: 'requirements-scrapy-oldest.txt' };
 
 /** The Scrapy version of an edition, as its requirements file pins it. */
 export function scrapyVersion(edition: ScrapyEdition): string {
-  const m = /^scrapy==(\S+)/m.exec(readFileSync(join(SCRAPY_PKG, REQUIREMENTS[edition]), 'utf8'));
+  const m = /^scrapy==(\S+)/m.exec(readFileSync(join(PYTHON_PKG, REQUIREMENTS[edition]), 'utf8'));
   if (!m) throw new Error(`${REQUIREMENTS[edition]}: no scrapy== pin`);
   return m[1]!;
 }
@@ -35,11 +38,11 @@ export function scrapyVersion(edition: ScrapyEdition): string {
  * builds it (~30 s), later runs reuse it at once.
  */
 export function scrapyVenv(edition: ScrapyEdition = 'newest'): Promise<PythonVenv> {
-  return ensurePythonVenv(join(SCRAPY_PKG, REQUIREMENTS[edition]), progress);
+  return ensurePythonVenv(join(PYTHON_PKG, REQUIREMENTS[edition]), progress);
 }
 
 /** The package as a user gets it: its wheel and sdist, and the wheel installed into a folder of its own. */
-export interface InstalledScrapyPackage {
+export interface InstalledPythonPackage {
   wheel: string;
   sdist: string;
   /** Put on PYTHONPATH: the installed wheel (pure Python, so every venv of this interpreter can use it). */
@@ -49,17 +52,18 @@ export interface InstalledScrapyPackage {
 }
 
 /**
- * `python -m build` of integrations/scrapy (wheel and sdist, into a scratch folder: nothing is written
- * into the checkout), then `pip install --no-deps --target` of the wheel. The tests run Scrapy against
- * that install, never against the source tree.
+ * `python -m build` of integrations/python (wheel and sdist, into a scratch folder: nothing is written
+ * into the checkout), then `pip install --no-deps --target` of the wheel. The tests run Scrapy and
+ * crawlee-python against that install, never against the source tree. `venv`: one with the build tools
+ * (the newest Scrapy's); the wheel is pure Python, so every venv of the same interpreter can use it.
  */
-export async function installScrapyPackage(venv: PythonVenv): Promise<InstalledScrapyPackage> {
+export async function installPythonPackage(venv: PythonVenv): Promise<InstalledPythonPackage> {
   const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-wheel-'));
   const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1' };
   try {
     const dist = join(scratch, 'dist');
     // --no-isolation: hatchling is in the test venv; nothing is downloaded for the build.
-    await execFileAsync(venv.python, ['-m', 'build', '--no-isolation', '--outdir', dist, SCRAPY_PKG], { env, cwd: scratch, maxBuffer: 16 << 20 });
+    await execFileAsync(venv.python, ['-m', 'build', '--no-isolation', '--outdir', dist, PYTHON_PKG], { env, cwd: scratch, maxBuffer: 16 << 20 });
     const files = readdirSync(dist);
     const wheel = files.find((f) => f.endsWith('-py3-none-any.whl'));
     const sdist = files.find((f) => f.endsWith('.tar.gz'));
@@ -117,10 +121,10 @@ export class MonitorCrawl {
   private readonly exited: Promise<number | null>;
   private output = '';
 
-  /** `installed`: the package's install folder (installScrapyPackage), on the crawl's PYTHONPATH. */
+  /** `installed`: the package's install folder (installPythonPackage), on the crawl's PYTHONPATH. */
   constructor(venv: PythonVenv, installed: string, config: MonitorConfig, api: { url: string; token: string }) {
-    this.child = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(SCRAPY_PKG, 'tests', 'crawl', 'monitor_spider.py')], {
-      cwd: SCRAPY_PKG,
+    this.child = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(SCRAPY_TESTS, 'crawl', 'monitor_spider.py')], {
+      cwd: PYTHON_PKG,
       env: { ...process.env, PYTHONPATH: installed, PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: api.token, TH_CONFIG: JSON.stringify(config) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

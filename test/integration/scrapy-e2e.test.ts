@@ -1,9 +1,9 @@
 /**
  * The loop closed with a real Scrapy crawl (issue 15; the Scrapy twin of crawl-e2e.test.ts): Scrapy 2.19
- * with the Target Health extension (integrations/scrapy) crawls the hostile site through three labelled
+ * with the Target Health extension (integrations/python, `target_health.scrapy`) crawls the hostile site through three labelled
  * proxies, recording through the HTTP API and obeying the controls it streams, while the real loops
  * (dev server, PostgreSQL) judge each site against a history back-filled from the site's own normal
- * answers. The spider (integrations/scrapy/tests/crawl/monitor_spider.py) is a price monitor: each host
+ * answers. The spider (integrations/python/tests/scrapy/crawl/monitor_spider.py) is a price monitor: each host
  * is crawled by a fixed number of chains (a page's callback or errback schedules the next page), plus a
  * canary per host every 2 s.
  *
@@ -22,7 +22,7 @@ import { createLoopWorker } from '../helpers/control-loop';
 import { CRAWL_ROUTES as ROUTES, startCrawlLoops, startCrawlWorld } from '../helpers/crawl-world';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { waitForLoop } from '../helpers/fault-checks';
-import { installScrapyPackage, MonitorCrawl, scrapyVenv, type InstalledScrapyPackage } from '../helpers/scrapy';
+import { installPythonPackage, MonitorCrawl, scrapyVenv, type InstalledPythonPackage } from '../helpers/scrapy';
 import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
 
 const NOMINAL = 4;
@@ -36,11 +36,11 @@ const WINDOW_MS = 20_000;
 let h: TestHarness;
 let api: TestApi;
 let venv: PythonVenv;
-let installed: InstalledScrapyPackage;
+let installed: InstalledPythonPackage;
 beforeAll(async () => {
   venv = await scrapyVenv();
   // The crawl runs the package as a user installs it: the built wheel, not the source tree.
-  installed = await installScrapyPackage(venv);
+  installed = await installPythonPackage(venv);
   h = await openHarness();
   api = await startTestApi(h);
 }, 600_000);

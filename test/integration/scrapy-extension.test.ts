@@ -1,5 +1,5 @@
 /**
- * The Scrapy extension (integrations/scrapy) with a real Scrapy 2.19 crawl against the real API and
+ * The Scrapy extension (integrations/python, `target_health.scrapy`) with a real Scrapy 2.19 crawl against the real API and
  * PostgreSQL. The Python venv is provisioned in the per-machine cache on first use (stack/python-venv.ts).
  *
  * The crawl goes through a local forward proxy that also plays the sites (a node:http server keeping an
@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import type { PythonVenv } from '../../stack/python-venv';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { ROOT } from '../helpers/processes';
-import { installScrapyPackage, SCRAPY_PKG as PKG, scrapyVenv, scrapyVersion, type InstalledScrapyPackage, type ScrapyEdition } from '../helpers/scrapy';
+import { installPythonPackage, PYTHON_PKG as PKG, SCRAPY_TESTS, scrapyVenv, scrapyVersion, type InstalledPythonPackage, type ScrapyEdition } from '../helpers/scrapy';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
 import { changeControls as change } from '../helpers/controls';
 
@@ -92,7 +92,7 @@ let h: TestHarness;
 let api: TestApi;
 let venv: PythonVenv;
 let venvs: Record<ScrapyEdition, PythonVenv>;
-let installed: InstalledScrapyPackage;
+let installed: InstalledPythonPackage;
 let proxy: SiteProxy;
 let proxyAddress: string;
 
@@ -102,7 +102,7 @@ beforeAll(async () => {
   venvs = { newest: await scrapyVenv('newest'), oldest: await scrapyVenv('oldest') };
   venv = venvs.newest;
   // Every crawl below runs the package as a user installs it: the built wheel, not the source tree.
-  installed = await installScrapyPackage(venv);
+  installed = await installPythonPackage(venv);
   h = await openHarness();
   api = await startTestApi(h);
   proxy = new SiteProxy();
@@ -121,7 +121,8 @@ function python(args: string[], env: Record<string, string> = {}, cwd = PKG): { 
 }
 
 test("the package's own pytest suite passes (event building, error mapping, routes, SSE, controls, sender, follower)", () => {
-  const r = python(['-m', 'pytest', '-q', '-p', 'no:cacheprovider']);
+  // The core's and the Scrapy extension's tests (tests/crawlee runs in a crawlee venv: crawlee-python.test.ts).
+  const r = python(['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/core', 'tests/scrapy']);
   expect(r.out).toMatch(/\b\d+ passed\b/);
   expect(r.out).not.toMatch(/failed|error/i);
   expect(r.status).toBe(0);
@@ -141,22 +142,22 @@ function tree(dir: string): string[] {
 
 test('python -m build makes a wheel and an sdist of the package version, writes nothing into the checkout; the wheel installs and imports', async () => {
   const before = tree(PKG);
-  const built = await installScrapyPackage(venv);
+  const built = await installPythonPackage(venv);
   try {
     expect(tree(PKG)).toEqual(before);
-    const version = /^__version__ = "([^"]+)"$/m.exec(readFileSync(join(PKG, 'src', 'target_health_scrapy', '__init__.py'), 'utf8'))![1]!;
+    const version = /^__version__ = "([^"]+)"$/m.exec(readFileSync(join(PKG, 'src', 'target_health', '__init__.py'), 'utf8'))![1]!;
     // The crawler packages move together: the wheel carries the npm crawler package's version (and the server's).
     const npmVersion = (path: string) => (JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as { version: string }).version;
     expect({ wheel: version, server: version }).toEqual({ wheel: npmVersion('packages/crawler/package.json'), server: npmVersion('package.json') });
-    expect(built.wheel.endsWith(`target_health_scrapy-${version}-py3-none-any.whl`)).toBe(true);
-    expect(built.sdist.endsWith(`target_health_scrapy-${version}.tar.gz`)).toBe(true);
+    expect(built.wheel.endsWith(`target_health-${version}-py3-none-any.whl`)).toBe(true);
+    expect(built.sdist.endsWith(`target_health-${version}.tar.gz`)).toBe(true);
     // The sdist holds the code and its documents, no tests.
     const listing = spawnSync('tar', ['tzf', built.sdist], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map((f) => f.replace(/^[^/]+\//, ''));
-    expect(listing).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'CHANGELOG.md', 'pyproject.toml', 'PKG-INFO', 'src/target_health_scrapy/__init__.py', 'src/target_health_scrapy/middleware.py']));
+    expect(listing).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'CHANGELOG.md', 'pyproject.toml', 'PKG-INFO', 'src/target_health/__init__.py', 'src/target_health/events.py', 'src/target_health/scrapy/middleware.py', 'src/target_health/crawlee/__init__.py']));
     expect(listing.filter((f) => f.startsWith('tests/') || f.includes('requirements'))).toEqual([]);
-    const probe = python(['-c', 'import target_health_scrapy as t; print(t.__file__); print(t.__version__); print(",".join(sorted(t.__all__)))'], { PYTHONPATH: built.site }, built.site);
+    const probe = python(['-c', 'import target_health, target_health.scrapy as t; print(t.__file__); print(target_health.__version__); print(",".join(sorted(t.__all__)))'], { PYTHONPATH: built.site }, built.site);
     expect(probe.status).toBe(0);
-    expect(probe.out).toContain(join(built.site, 'target_health_scrapy', '__init__.py'));
+    expect(probe.out).toContain(join(built.site, 'target_health', 'scrapy', '__init__.py'));
     expect(probe.out).toContain(`\n${version}\n`);
     expect(probe.out).toContain('TargetHealthDownloaderMiddleware,TargetHealthExtension,TargetHealthSpiderMiddleware,controls_changed,extraction');
   } finally {
@@ -186,7 +187,7 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
   const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-crawl-'));
   const statsFile = join(scratch, 'stats.json');
   let output = '';
-  const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(PKG, 'tests', 'crawl', 'health_spider.py')], {
+  const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(SCRAPY_TESTS, 'crawl', 'health_spider.py')], {
     cwd: scratch,
     env: { ...process.env, PYTHONPATH: installed.site, PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_PLAN: JSON.stringify(plan), TH_STATS_FILE: statsFile },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -288,7 +289,7 @@ test('a graceful stop while a site is paused ends at once: its held requests go 
   const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-stop-'));
   const statsFile = join(scratch, 'stats.json');
   let output = '';
-  const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(PKG, 'tests', 'crawl', 'health_spider.py')], {
+  const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(SCRAPY_TESTS, 'crawl', 'health_spider.py')], {
     cwd: scratch,
     env: { ...process.env, PYTHONPATH: installed.site, PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_PLAN: JSON.stringify({ [paused]: pages(5), [free]: pages(3) }), TH_STATS_FILE: statsFile },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -351,15 +352,15 @@ test.each(['newest', 'oldest'] as const)('Scrapy %s: a `scrapy startproject` pro
   // crawl's own choices: 8 requests at once per site and a delay of 1 s (the template of Scrapy 2.13.4+ sets
   // it; 2.13.0's does not), so 8 wait in the slot's delay queue.
   appendFileSync(join(project, 'shop', 'settings.py'), `\n${documentedSettings()}\nCONCURRENT_REQUESTS_PER_DOMAIN = 8\nDOWNLOAD_DELAY = 1\nROBOTSTXT_OBEY = False\nTELNETCONSOLE_ENABLED = False\nTARGET_HEALTH_BATCH_INTERVAL = 0.2\n`);
-  copyFileSync(join(PKG, 'tests', 'project', 'prices.py'), join(project, 'shop', 'spiders', 'prices.py'));
+  copyFileSync(join(SCRAPY_TESTS, 'project', 'prices.py'), join(project, 'shop', 'spiders', 'prices.py'));
 
   const heard: Array<{ site: string; paused: boolean; at: number }> = [];
   let counts: Record<string, number> = {};
   let output = '';
   const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'crawl', 'prices', '-s', 'STATS_CLASS=health_spider.JsonFileStats'], {
     cwd: project,
-    // The final stats are written by the real-crawl test's stats class (tests/crawl/health_spider.py).
-    env: { ...process.env, PYTHONPATH: [installed.site, join(PKG, 'tests', 'crawl')].join(':'), PYTHONDONTWRITEBYTECODE: '1', TH_API: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_SITE: site, TH_PAGES: String(PAGES), TH_STATS_FILE: join(scratch, 'stats.json') },
+    // The final stats are written by the real-crawl test's stats class (tests/scrapy/crawl/health_spider.py).
+    env: { ...process.env, PYTHONPATH: [installed.site, join(SCRAPY_TESTS, 'crawl')].join(':'), PYTHONDONTWRITEBYTECODE: '1', TH_API: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_SITE: site, TH_PAGES: String(PAGES), TH_STATS_FILE: join(scratch, 'stats.json') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let partial = '';

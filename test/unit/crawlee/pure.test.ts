@@ -106,8 +106,8 @@ test('checkExtraction names the field', () => {
   expect(() => checkExtraction({ result: 'fine' })).toThrow(/^targetHealth\.extraction: extraction\.result: must be one of ok/);
 });
 
-test("the Scrapy extension sends the same headers as the Crawlee adapter (the built-in markers' headers)", () => {
-  const source = readFileSync(join(__dirname, '..', '..', '..', 'integrations', 'scrapy', 'src', 'target_health_scrapy', 'events.py'), 'utf8');
+test("the Python package (Scrapy, crawlee-python) sends the same headers as the Crawlee adapter (the built-in markers' headers)", () => {
+  const source = readFileSync(join(__dirname, '..', '..', '..', 'integrations', 'python', 'src', 'target_health', 'events.py'), 'utf8');
   const tuple = /^CLASSIFIER_HEADERS = \(([^)]*)\)/m.exec(source)?.[1] ?? '';
   expect([...tuple.matchAll(/"([^"]+)"/g)].map((m) => m[1]).sort()).toEqual([...CLASSIFIER_HEADERS].sort());
 });
