@@ -1,10 +1,10 @@
 /**
  * The README's Crawlee snippet, run as written (issue 26, points 9 and 10): the ```ts block of the
- * "Crawlee (`target-health/crawlee`)" section, its types stripped by SWC, in a process of its own that
- * imports the package by name (node_modules/target-health → this clone), against the real API (events
- * in, the controls stream out) and PostgreSQL. The test gives it what the snippet leaves to the user —
- * `proxyConfiguration` (a local forward proxy, user name `residential-de`) and `urls` — and, before its
- * `await crawler.run(urls)`, one observer line that prints each controls change it hears (with the time)
+ * "Crawlee (`@target-health/crawler/crawlee`)" section, its types stripped by SWC, in a process of its own
+ * that imports the crawler package by name (node_modules/@target-health/crawler → this clone's
+ * packages/crawler, as built), against the real API (events in, the controls stream out) and PostgreSQL.
+ * The test runs it as the README says — the URLs as arguments, PROXY_URL a local forward proxy (user
+ * name `residential-de`) — and adds, before its `await crawler.run(urls)`, one observer line that prints each controls change it hears (with the time)
  * and the adapter's counts. Controls are written by the product's own writer (db/controls.ts).
  *
  * - A site paused before the crawler starts, with the API's controls stream answering 3 s late: none of
@@ -67,9 +67,9 @@ async function slowStreamApi(apiUrl: string): Promise<{ url: string; close(): Pr
 /** The README's Crawlee snippet, split before `await crawler.run(urls);` (where the observer goes). */
 export function readmeCrawleeSnippet(): { setup: string; run: string } {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const from = readme.indexOf('### Crawlee (`target-health/crawlee`)');
+  const from = readme.indexOf('### Crawlee (`@target-health/crawler/crawlee`)');
   const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(from));
-  if (from < 0 || !block) throw new Error('README.md: the "Crawlee (`target-health/crawlee`)" section has no ```ts block');
+  if (from < 0 || !block) throw new Error('README.md: the "Crawlee (`@target-health/crawler/crawlee`)" section has no ```ts block');
   const at = block[1]!.indexOf('await crawler.run(urls);');
   if (at < 0) throw new Error('README.md: the Crawlee snippet lost its `await crawler.run(urls);` line');
   return { setup: block[1]!.slice(0, at), run: block[1]!.slice(at) };
@@ -77,10 +77,7 @@ export function readmeCrawleeSnippet(): { setup: string; run: string } {
 
 function crawlerScript(): string {
   const { setup, run } = readmeCrawleeSnippet();
-  const ts = `import { ProxyConfiguration } from '@crawlee/core';
-const proxyConfiguration = new ProxyConfiguration({ proxyUrls: [process.env.CRAWL_PROXY] });
-const urls = JSON.parse(process.env.CRAWL_URLS);
-// ---- the README's snippet, as written ----
+  const ts = `// ---- the README's snippet, as written ----
 ${setup}
 // ---- the test's observer ----
 const say = (line) => process.stdout.write(${JSON.stringify(MARK)} + JSON.stringify(line) + '\\n');
@@ -146,7 +143,8 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'th-readme-crawlee-'));
   // The script imports the package by name, as a crawler project does, and Crawlee from this clone.
   mkdirSync(join(work, 'node_modules'));
-  symlinkSync(ROOT, join(work, 'node_modules', 'target-health'), 'dir');
+  mkdirSync(join(work, 'node_modules', '@target-health'));
+  symlinkSync(join(ROOT, 'packages', 'crawler'), join(work, 'node_modules', '@target-health', 'crawler'), 'dir');
   symlinkSync(join(ROOT, 'node_modules', '@crawlee'), join(work, 'node_modules', '@crawlee'), 'dir');
   writeFileSync(join(work, 'readme-crawler.mjs'), crawlerScript());
 });
@@ -170,9 +168,9 @@ test("the README's Crawlee snippet, as written: no request before the first cont
 
   const token = await api.token(['ingest', 'read']);
   const c = new ReadmeCrawler(
-    spawn(process.execPath, [join(work, 'readme-crawler.mjs')], {
+    spawn(process.execPath, [join(work, 'readme-crawler.mjs'), ...earlyUrls, ...gatedUrls], {
       cwd: work,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, TH_API: slowApi.url, TH_TOKEN: token, CRAWL_PROXY: proxy.url('residential-de'), CRAWL_URLS: JSON.stringify([...earlyUrls, ...gatedUrls]) },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TH_API: slowApi.url, TH_TOKEN: token, PROXY_URL: proxy.url('residential-de') },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
