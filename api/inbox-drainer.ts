@@ -21,7 +21,7 @@
 import pg from 'pg';
 import { retryDelayMs } from '@target-health/crawler/recorder/backoff';
 import { INBOX_CHANNEL } from '@target-health/crawler/postgres/contract';
-import { claimInboxBatch, deleteInboxBatch } from '../db/signal-store/inbox';
+import { claimInboxBatch, deleteInboxBatch, inboxLines } from '../db/signal-store/inbox';
 import type { Pool } from '../db/pool';
 import { describePgError } from '../db/pool';
 import type { Logger } from '../logging/logger';
@@ -58,6 +58,8 @@ export interface InboxDrainerOptions {
   pollMs?: number;
   /** Longest wait before a failed batch (or a lost listener) is tried again (10 s). */
   retryMaxMs?: number;
+  /** Bytes of NDJSON a batch may decompress to (256 MiB; the sink writes at most 16 MiB a row). */
+  maxBatchBytes?: number;
 }
 
 export interface InboxDrainerStatus {
@@ -191,17 +193,33 @@ export class InboxDrainer {
         await tx.query('COMMIT');
         return 'empty';
       }
+      let lines: string[];
+      try {
+        lines = await inboxLines(batch.payload, this.options.maxBatchBytes ?? 256 * 1024 * 1024);
+      } catch (err) {
+        // Not a batch any sink wrote (not gzip, too large, not UTF-8): it can never be stored. Deleted,
+        // and its events counted and logged as refused — not retried for ever, not silent.
+        await deleteInboxBatch(tx, batch.batchId);
+        await tx.query('COMMIT');
+        this.options.metrics?.batches('drained');
+        this.options.metrics?.events('rejected', batch.eventCount);
+        this.options.logger.error(
+          { batchId: batch.batchId, eventCount: batch.eventCount, bytes: batch.payload.length, error: describePgError(err) },
+          `inbox: batch ${batch.batchId} cannot be read (${describePgError(err)}): its ${batch.eventCount} events are refused and the row deleted; postgresSink writes gzip-compressed NDJSON`,
+        );
+        return 'drained';
+      }
       let result: DrainResult;
       try {
-        result = await this.options.store(batch.lines);
+        result = await this.options.store(lines);
       } catch (err) {
         storeFailed = true;
-        throw Object.assign(new Error(`batch ${batch.batchId} (${batch.lines.length} events) could not be stored now: ${describePgError(err)}; it stays in the inbox`), { cause: err });
+        throw Object.assign(new Error(`batch ${batch.batchId} (${lines.length} events) could not be stored now: ${describePgError(err)}; it stays in the inbox`), { cause: err });
       }
       const waited = await deleteInboxBatch(tx, batch.batchId);
       await tx.query('COMMIT');
       this.drained += 1;
-      this.report(batch.batchId, batch.lines.length, batch.eventCount, result, waited);
+      this.report(batch.batchId, lines.length, batch.eventCount, result, waited);
       return 'drained';
     } catch (err) {
       // The batch's row lock goes with the transaction. A connection that failed mid-transaction (not

@@ -92,7 +92,7 @@ interface IngestRun {
    * the sink's inbox writes and of the drainer's batches (store + delete), and the wait from a batch's
    * inbox write to its events stored (s, by the server's clock; median, 99th percentile, worst).
    */
-  inbox?: { writeUs: number; drainUs: number; waitS: { p50: number; p99: number; max: number } };
+  inbox?: { writeUs: number; drainUs: number; waitS: { p50: number; p99: number; max: number }; writeRate: number };
 }
 
 /** Busy time of an async function's calls, summed (calls in flight overlap: a per-event cost, not a rate). */
@@ -144,6 +144,7 @@ async function benchRecorder(db: BenchDb, now: number, mix: Mix): Promise<Ingest
     if (++made % 100 === 0) await new Promise<void>((resolve) => setImmediate(resolve));
   }
   await recorder.close();
+  const inInbox = seconds(t);
   // Stored means in the store: wait for the drainer to empty the inbox.
   while ((await inboxBacklog(db.pool)).batches > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   const s = seconds(t);
@@ -158,7 +159,7 @@ async function benchRecorder(db: BenchDb, now: number, mix: Mix): Promise<Ingest
   // Rates between consecutive samples; the first stretch (the pipeline filling) is left out.
   const rates = samples.slice(2).map((x, i) => (x.stored - samples[i + 1]!.stored) / (Number(x.at - samples[i + 1]!.at) / 1e9));
   const maintenanceUs = await maintain(db);
-  const inbox = { writeUs: Number(writeBusy.ns) / 1000 / INGEST_EVENTS, drainUs: Number(drainBusy.ns) / 1000 / INGEST_EVENTS, waitS: { p50: percentile(waits, 0.5), p99: percentile(waits, 0.99), max: Math.max(...waits) } };
+  const inbox = { writeRate: INGEST_EVENTS / inInbox, writeUs: Number(writeBusy.ns) / 1000 / INGEST_EVENTS, drainUs: Number(drainBusy.ns) / 1000 / INGEST_EVENTS, waitS: { p50: percentile(waits, 0.5), p99: percentile(waits, 0.99), max: Math.max(...waits) } };
   return { rate: INGEST_EVENTS / s, nodeCpuUs: used.ownMs * 1000 / INGEST_EVENTS, postgresCpuUs: used.postgresMs * 1000 / INGEST_EVENTS, maintenanceUs, loopDelayMs: { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 }, inbox, ...(rates.length > 0 ? { slowestSecond: Math.min(...rates) } : {}) };
 }
 
@@ -351,9 +352,10 @@ async function main(): Promise<void> {
       if (viaRecorder.slowestSecond !== undefined) line('  slowest ~1 s stretch of that run', `${fmt(viaRecorder.slowestSecond)} events/s`);
       line('  (event generation included; crawler and drainer in one process)', cpuText(viaRecorder));
       if (viaRecorder.inbox) {
-        const { writeUs, drainUs, waitS } = viaRecorder.inbox;
+        const { writeUs, drainUs, waitS, writeRate } = viaRecorder.inbox;
+        line('  every event in the inbox (the crawler done) at', `${fmt(writeRate)} events/s`);
         line('  busy time per event: inbox write (sink) / drain (store + delete)', `${fmt(writeUs, 1)} µs / ${fmt(drainUs, 1)} µs`);
-        line('  inbox write → events stored, per batch', `median ${fmt(waitS.p50, 2)} s, p99 ${fmt(waitS.p99, 2)} s, worst ${fmt(waitS.max, 2)} s`);
+        line('  inbox write → events stored, per batch (queueing under this bulk load)', `median ${fmt(waitS.p50, 2)} s, p99 ${fmt(waitS.p99, 2)} s, worst ${fmt(waitS.max, 2)} s`);
       }
       if (viaRecorder.loopDelayMs) line("  the crawler's event-loop delay while recording", `p99 ${fmt(viaRecorder.loopDelayMs.p99, 1)} ms, worst ${fmt(viaRecorder.loopDelayMs.max, 1)} ms`);
       line('target-health ingest <file> (NDJSON, separate process)', `${fmt(viaCli.rate)} events/s   ${fmt(viaCli.rate / naive, 1)}× baseline`);

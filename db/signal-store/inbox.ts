@@ -5,6 +5,8 @@
  * them at a time) and deleted in that transaction once the ingester has stored its events: a drainer that
  * dies in between leaves the row to the next one, and the ingester ignores the events already stored.
  */
+import { promisify } from 'node:util';
+import { gunzip as gunzipCallback } from 'node:zlib';
 import type pg from 'pg';
 import { z } from 'zod';
 import { INBOX_TABLE } from '@target-health/crawler/postgres/contract';
@@ -13,14 +15,14 @@ type Queryable = Pick<pg.PoolClient, 'query'>;
 
 export interface InboxBatch {
   batchId: string;
-  /** NDJSON lines, one event each (blank ones left out). */
-  lines: string[];
+  /** The events as the sink wrote them: gzip of NDJSON ({@link inboxLines} reads them). */
+  payload: Buffer;
   /** What the sink said it wrote (the drainer compares). */
   eventCount: number;
   receivedAt: Date;
 }
 
-const rowSchema = z.object({ batch_id: z.string(), events: z.string(), event_count: z.number().int(), received_at: z.date() });
+const rowSchema = z.object({ batch_id: z.string(), events: z.instanceof(Buffer), event_count: z.number().int(), received_at: z.date() });
 
 /** The oldest batch no other transaction holds, locked until the caller's transaction ends; undefined: none. */
 export async function claimInboxBatch(tx: Queryable): Promise<InboxBatch | undefined> {
@@ -29,9 +31,21 @@ export async function claimInboxBatch(tx: Queryable): Promise<InboxBatch | undef
   );
   if (rows[0] === undefined) return undefined;
   const row = rowSchema.parse(rows[0]);
-  const lines = row.events.split('\n');
+  return { batchId: row.batch_id, payload: row.events, eventCount: row.event_count, receivedAt: row.received_at };
+}
+
+const gunzip = promisify(gunzipCallback);
+
+/**
+ * A batch's NDJSON lines (blank ones left out). Decompressed on libuv's threads, at most `maxBytes`
+ * (a crawler role can insert anything: a gzip bomb fails here). Throws when the payload is not gzip,
+ * too large, or not UTF-8 text — the row can never be stored.
+ */
+export async function inboxLines(payload: Buffer, maxBytes: number): Promise<string[]> {
+  const text = await gunzip(payload, { maxOutputLength: maxBytes });
+  const lines = new TextDecoder('utf-8', { fatal: true }).decode(text).split('\n');
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-  return { batchId: row.batch_id, lines, eventCount: row.event_count, receivedAt: row.received_at };
+  return lines;
 }
 
 /** Deletes a drained batch (in the claiming transaction); returns how long it waited, by the server's clock, in seconds. */

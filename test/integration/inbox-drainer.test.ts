@@ -4,16 +4,25 @@
  * what the store refuses is logged with the batch id and counted, not dropped; a batch the store cannot
  * take now stays in the inbox and is stored once it can; two drainers on one inbox store each batch once.
  * Rows are written by the crawler package's own sink (`postgresSink`), or — for what a crawler role could
- * insert that the sink would not — by a plain INSERT.
+ * insert that the sink would not — by a plain INSERT. Last, the API as `target-health api` runs it drains
+ * the inbox through its ingest threads and counts it in `/metrics`.
  */
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import { postgresSink } from '@target-health/crawler/postgres';
 import { InboxDrainer, type DrainResult } from '../../api/inbox-drainer';
 import { ingestBody } from '../../api/events-batch';
 import { createIngester } from '../../db/signal-store/ingest';
 import { inboxBacklog } from '../../db/signal-store/inbox';
 import { createLogger } from '../../logging/logger';
+import { buildApi } from '../../api/server';
+import { apiIngestThreads } from '../../api/start-api';
+import { apiEnvSchema } from '../../api/settings';
+import { createToken } from '../../api/tokens';
+import { join } from 'node:path';
+import { ROOT } from '../helpers/processes';
+import { testLogger } from '../helpers/services';
 import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
 import { env, eventually } from '../helpers/services';
 
@@ -102,13 +111,27 @@ test('events the store refuses are logged with the batch id and counted; the res
       'not json',
       JSON.stringify({ eventId: 'old-1', ts: Date.now() - 40 * DAY, site, status: 200, latencyMs: 10 }),
     ];
-    await db.pool.query('INSERT INTO event_inbox (batch_id, events, event_count) VALUES ($1, $2, 3)', ['b1:refused-test', `${lines.join('\n')}\n`]);
+    await db.pool.query('INSERT INTO event_inbox (batch_id, events, event_count) VALUES ($1, $2, 3)', ['b1:refused-test', gzipSync(`${lines.join('\n')}\n`)]);
     await eventually(async () => ((await inboxRows()) === 0 && h.results.length === 1 ? true : undefined), 'the batch drained');
     expect(await storedOf(site)).toBe(1);
     expect(h.counted).toEqual({ 'batches:drained': 1, 'events:inserted': 1, 'events:rejected': 2 });
     const warning = h.logs.find((l) => l.batchId === 'b1:refused-test');
     expect(warning).toMatchObject({ level: 40, rejected: 2, stored: 1, sample: [{ line: 2, errors: [expect.stringMatching(/^not valid JSON/)] }, { line: 3, errors: [expect.stringMatching(/^ts: is .* before now/)] }] });
     expect(String(warning!.msg)).toMatch(/^inbox: the store refused 2 of the 3 events of batch b1:refused-test \(first, line 2: not valid JSON/);
+  } finally {
+    await h.drainer.close();
+  }
+});
+
+test('a row no sink wrote (not gzip) cannot be read: its events are counted as refused, it is logged and deleted', async () => {
+  const h = drainer(200);
+  try {
+    await db.pool.query('INSERT INTO event_inbox (batch_id, events, event_count) VALUES ($1, $2, 7)', ['b1:garbage-test', Buffer.from('{"not":"gzip"}\n')]);
+    await eventually(async () => ((await inboxRows()) === 0 && (h.counted['events:rejected'] ?? 0) === 7 ? true : undefined), 'the row refused');
+    expect(h.results).toEqual([]);
+    const error = h.logs.find((l) => l.batchId === 'b1:garbage-test');
+    expect(error).toMatchObject({ level: 50, eventCount: 7 });
+    expect(String(error!.msg)).toMatch(/^inbox: batch b1:garbage-test cannot be read \(.*\): its 7 events are refused and the row deleted/);
   } finally {
     await h.drainer.close();
   }
@@ -165,4 +188,32 @@ test('two drainers on one inbox (FOR UPDATE SKIP LOCKED) store every batch once 
   expect(batches.reduce((n, r) => n + r.duplicates, 0)).toBe(0);
   expect(a.results.length).toBeGreaterThan(0);
   expect(b.results.length).toBeGreaterThan(0);
+});
+
+test('the API drains the inbox through its ingest threads and counts it in /metrics', async () => {
+  const settings = apiEnvSchema.parse({ TH_API_PORT: '0' });
+  const app = await buildApi({
+    pool: db.pool,
+    temporal: () => Promise.reject(new Error('no Temporal in this test')),
+    taskQueue: 'unused',
+    logger: testLogger,
+    settings,
+    ingestThreads: { ...apiIngestThreads(join(ROOT, 'dist', 'client', 'ingest-worker.js'), db.url), threads: 2 },
+  });
+  const sink = postgresSink({ connectionString: db.url, logger: QUIET });
+  try {
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const site = `api-${randomUUID().slice(0, 8)}.example.com`;
+    const events = Array.from({ length: 300 }, (_, i) => ({ ts: Date.now() - i, site, status: i % 10 === 0 ? 403 : 200, latencyMs: 20 }));
+    await sink.write({ events, eventIds: events.map((_, i) => `a${i}`) });
+    await eventually(async () => ((await storedOf(site)) === 300 && (await inboxRows()) === 0 ? true : undefined), 'the API to drain the batch');
+    const { token } = await createToken(db.pool, `reader-${randomUUID().slice(0, 8)}`, ['read']);
+    const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+    expect(text).toMatch(/^th_inbox_events_total\{result="inserted"\} 300$/m);
+    expect(text).toMatch(/^th_inbox_batches_total\{result="drained"\} 1$/m);
+    expect(text).toMatch(/^th_inbox_wait_seconds_count 1$/m);
+  } finally {
+    await sink.close();
+    await app.close();
+  }
 });

@@ -5,7 +5,7 @@
  * "A least-privilege role for crawlers"). The server imports these names from here: one copy.
  */
 
-/** Event batches waiting for the server's drainer: `(batch_id text PK, events text NDJSON, event_count int, received_at)`. */
+/** Event batches waiting for the server's drainer: `(batch_id text PK, events bytea: gzip of NDJSON, event_count int, received_at)`. */
 export const INBOX_TABLE = 'event_inbox';
 /** Notified (no payload) by the inbox's trigger for every batch inserted. */
 export const INBOX_CHANNEL = 'th_event_inbox';
