@@ -11,7 +11,7 @@
  * so every figure of the scorecard (onset, lead times) is the same whichever day the backtest runs on.
  * Pure.
  */
-import { fastParseEvent } from '../signals/fast-parse';
+import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
 import { parseEvent } from '@target-health/crawler/events/event';
 import { EVENT_HORIZON } from '../signals/horizon';
 import type { ScenarioTruth } from '../scenarios/truth';

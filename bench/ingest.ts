@@ -2,6 +2,9 @@
  * `npm run bench:store` — the signal store's figures on this machine, each against a baseline measured
  * in the same run:
  *   1. ingest through the recorder library and through `target-health ingest` (rollups included),
+ *      the recorder as a crawler on the database runs it: its `postgresSink` writes batches to the
+ *      event inbox, and the API's inbox drainer (with the API's ingest threads) stores them — timed
+ *      until every event is in the store, with the wait from inbox write to stored per batch,
  *      against one INSERT per event — for two mixes of events (BENCH_MIX=plain|realistic|both, default
  *      both): "plain", the body-less counters of one site over one day (the earlier figure, kept as the
  *      baseline), and "realistic" (bench/realistic-events.ts: a tenth of the events with 1–4 KB pages,
@@ -21,11 +24,18 @@ import { createIngester } from '../db/signal-store/ingest';
 import { ensurePartitions } from '../db/signal-store/partitions';
 import { readSiteWindows } from '../db/signal-store/read-windows';
 import { DEFAULT_WINDOW_SPEC } from '../db/signal-store/types';
-import { createRecorder, postgresSink, type RecordInput } from '../recorder';
+import { createRecorder, type EventSink, type RecordInput } from '@target-health/crawler/recorder';
+import { postgresSink } from '@target-health/crawler/postgres';
+import { apiIngestThreads } from '../api/start-api';
+import { IngestThreads } from '../api/ingest-threads';
+import { ingestBody } from '../api/events-batch';
+import { InboxDrainer } from '../api/inbox-drainer';
+import { inboxBacklog } from '../db/signal-store/inbox';
+import { createLogger } from '../logging/logger';
 import { generateEvents } from './event-generator';
 import { generateRealisticEvents, realisticSites, REALISTIC_DEFAULTS } from './realistic-events';
 import { cpuMs, treeCpuMs } from './proc-stats';
-import { fmt, heading, line, median, seconds, startBenchDb, type BenchDb } from './support';
+import { fmt, heading, line, median, percentile, seconds, startBenchDb, type BenchDb } from './support';
 
 const DAY = 86_400_000;
 const INGEST_EVENTS = Number(process.env.BENCH_INGEST_EVENTS ?? 1_000_000);
@@ -77,14 +87,49 @@ interface IngestRun {
   slowestSecond?: number;
   /** The recorder's run: the crawler's event-loop delay (ms), 99th percentile and worst. */
   loopDelayMs?: { p99: number; max: number };
+  /**
+   * The recorder's run through the inbox: busy time per event (µs, summed over the calls in flight) of
+   * the sink's inbox writes and of the drainer's batches (store + delete), and the wait from a batch's
+   * inbox write to its events stored (s, by the server's clock; median, 99th percentile, worst).
+   */
+  inbox?: { writeUs: number; drainUs: number; waitS: { p50: number; p99: number; max: number }; writeRate: number };
+}
+
+/** Busy time of an async function's calls, summed (calls in flight overlap: a per-event cost, not a rate). */
+function timed<A extends unknown[], R>(fn: (...args: A) => Promise<R>, total: { ns: bigint }): (...args: A) => Promise<R> {
+  return async (...args: A) => {
+    const t = process.hrtime.bigint();
+    try {
+      return await fn(...args);
+    } finally {
+      total.ns += process.hrtime.bigint() - t;
+    }
+  };
 }
 
 async function benchRecorder(db: BenchDb, now: number, mix: Mix): Promise<IngestRun> {
   const { events, sites } = mix.events('recorder', now);
-  const recorder = createRecorder({ sink: postgresSink(db.pool), batchSize: 5_000, highWaterMark: 50_000, flushIntervalMs: 200 });
-  // Stored events over time, sampled about every second (the crawler loop yields while it waits for room).
+  // The crawler's side: its own pool, as postgresSink({ connectionString }) makes it.
+  const inner = postgresSink({ connectionString: db.databaseUrl });
+  const writeBusy = { ns: 0n };
+  const sink: EventSink = { write: timed((batch: Parameters<EventSink['write']>[0]) => inner.write(batch), writeBusy), isPermanentError: (err) => inner.isPermanentError?.(err) ?? false, close: () => inner.close() };
+  // The server's side: the API's drainer, storing through the API's ingest threads.
+  const threads = new IngestThreads(apiIngestThreads(join(__dirname, '..', 'client', 'ingest-worker.js'), db.databaseUrl, loadMinuteDays()));
+  const ingester = createIngester(db.pool, { minuteDays: loadMinuteDays() });
+  const drainBusy = { ns: 0n };
+  const waits: number[] = [];
+  let storedByDrainer = 0;
+  const drainer = new InboxDrainer({
+    pool: db.pool,
+    logger: createLogger('warn', 'bench-inbox'),
+    store: timed((lines: string[]) => ingestBody(ingester, { lines }, Date.now(), threads), drainBusy),
+    metrics: { batches: () => undefined, events: (result, n) => { if (result !== 'rejected') storedByDrainer += n; }, waited: (w) => waits.push(w) },
+  });
+  drainer.start();
+  const recorder = createRecorder({ sink, batchSize: 5_000, highWaterMark: 50_000, flushIntervalMs: 200 });
+  // Events in the store over time (drained from the inbox), sampled about every second.
   const samples: Array<{ at: bigint; stored: number }> = [];
-  const sampler = setInterval(() => samples.push({ at: process.hrtime.bigint(), stored: recorder.stats().stored }), 1_000);
+  const sampler = setInterval(() => samples.push({ at: process.hrtime.bigint(), stored: storedByDrainer }), 1_000);
   // Events are made one at a time, as a crawler makes them (their making is inside the timing).
   const startedAt = Date.now();
   const t = process.hrtime.bigint();
@@ -99,17 +144,23 @@ async function benchRecorder(db: BenchDb, now: number, mix: Mix): Promise<Ingest
     if (++made % 100 === 0) await new Promise<void>((resolve) => setImmediate(resolve));
   }
   await recorder.close();
+  const inInbox = seconds(t);
+  // Stored means in the store: wait for the drainer to empty the inbox.
+  while ((await inboxBacklog(db.pool)).batches > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   const s = seconds(t);
   loopDelay.disable();
   const used = cpu.stop();
   clearInterval(sampler);
+  await drainer.close();
+  await threads.close();
   const stats = recorder.stats();
   if (stats.stored !== INGEST_EVENTS) throw new Error(`recorder stored ${stats.stored} of ${INGEST_EVENTS} (${JSON.stringify(stats)})`);
   await checkStored(db, sites, startedAt);
   // Rates between consecutive samples; the first stretch (the pipeline filling) is left out.
   const rates = samples.slice(2).map((x, i) => (x.stored - samples[i + 1]!.stored) / (Number(x.at - samples[i + 1]!.at) / 1e9));
   const maintenanceUs = await maintain(db);
-  return { rate: INGEST_EVENTS / s, nodeCpuUs: used.ownMs * 1000 / INGEST_EVENTS, postgresCpuUs: used.postgresMs * 1000 / INGEST_EVENTS, maintenanceUs, loopDelayMs: { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 }, ...(rates.length > 0 ? { slowestSecond: Math.min(...rates) } : {}) };
+  const inbox = { writeRate: INGEST_EVENTS / inInbox, writeUs: Number(writeBusy.ns) / 1000 / INGEST_EVENTS, drainUs: Number(drainBusy.ns) / 1000 / INGEST_EVENTS, waitS: { p50: percentile(waits, 0.5), p99: percentile(waits, 0.99), max: Math.max(...waits) } };
+  return { rate: INGEST_EVENTS / s, nodeCpuUs: used.ownMs * 1000 / INGEST_EVENTS, postgresCpuUs: used.postgresMs * 1000 / INGEST_EVENTS, maintenanceUs, loopDelayMs: { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 }, inbox, ...(rates.length > 0 ? { slowestSecond: Math.min(...rates) } : {}) };
 }
 
 /**
@@ -297,9 +348,15 @@ async function main(): Promise<void> {
       const viaCli = await benchCli(db, now, mix);
       results[mix.name] = { recorder: viaRecorder, cli: viaCli };
       process.stdout.write(`\n  mix "${mix.name}": ${mix.describe}\n`);
-      line('recorder library → PostgreSQL', `${fmt(viaRecorder.rate)} events/s   ${fmt(viaRecorder.rate / naive, 1)}× baseline`);
+      line('recorder library → inbox → drainer → store', `${fmt(viaRecorder.rate)} events/s   ${fmt(viaRecorder.rate / naive, 1)}× baseline`);
       if (viaRecorder.slowestSecond !== undefined) line('  slowest ~1 s stretch of that run', `${fmt(viaRecorder.slowestSecond)} events/s`);
-      line('  (event generation included)', cpuText(viaRecorder));
+      line('  (event generation included; crawler and drainer in one process)', cpuText(viaRecorder));
+      if (viaRecorder.inbox) {
+        const { writeUs, drainUs, waitS, writeRate } = viaRecorder.inbox;
+        line('  every event in the inbox (the crawler done) at', `${fmt(writeRate)} events/s`);
+        line('  busy time per event: inbox write (sink) / drain (store + delete)', `${fmt(writeUs, 1)} µs / ${fmt(drainUs, 1)} µs`);
+        line('  inbox write → events stored, per batch (queueing under this bulk load)', `median ${fmt(waitS.p50, 2)} s, p99 ${fmt(waitS.p99, 2)} s, worst ${fmt(waitS.max, 2)} s`);
+      }
       if (viaRecorder.loopDelayMs) line("  the crawler's event-loop delay while recording", `p99 ${fmt(viaRecorder.loopDelayMs.p99, 1)} ms, worst ${fmt(viaRecorder.loopDelayMs.max, 1)} ms`);
       line('target-health ingest <file> (NDJSON, separate process)', `${fmt(viaCli.rate)} events/s   ${fmt(viaCli.rate / naive, 1)}× baseline`);
       line('', cpuText(viaCli));

@@ -1,7 +1,7 @@
 /**
- * `target-health/controls`: the crawler package's controls client (`@target-health/crawler/controls`)
- * plus the PostgreSQL LISTEN client, which stays in the server for now because it reads `site_controls`
- * through the server's db/controls code.
+ * `target-health/controls` — deprecated: import `@target-health/crawler/controls` (the SSE client) and
+ * `@target-health/crawler/postgres` (the PostgreSQL LISTEN client) instead. Kept as a re-export of both
+ * so crawlers importing the server package keep working.
  */
 export * from '@target-health/crawler/controls';
-export { createPostgresControlsClient, type PostgresControlsClientOptions } from './postgres-client';
+export { createPostgresControlsClient, type PostgresControlsClientOptions } from '@target-health/crawler/postgres';

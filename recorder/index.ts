@@ -1,6 +1,7 @@
 /**
- * `target-health/recorder`: the crawler package's recorder (`@target-health/crawler/recorder`) plus the
- * PostgreSQL sink, which stays in the server for now because it runs the store's own ingester.
+ * `target-health/recorder` — deprecated: import `@target-health/crawler/recorder` (the recorder, the API
+ * sink) and `@target-health/crawler/postgres` (the PostgreSQL sink) instead. Kept as a re-export of both
+ * so crawlers importing the server package keep working.
  */
 export * from '@target-health/crawler/recorder';
-export { postgresSink, isPermanentPostgresError, type PostgresSink, type PostgresSinkConfig } from './postgres-sink';
+export { postgresSink, isPermanentPostgresError, type PostgresSink, type PostgresSinkConfig, type PostgresSinkOptions } from '@target-health/crawler/postgres';

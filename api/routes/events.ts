@@ -16,16 +16,34 @@ import { sendStoreUnavailable, STORE_RETRY_AFTER_S } from '../errors';
 import { decodeJsonArray, decodeNdjsonLines, EVENT_MEDIA_TYPES, eventsResultSchema, ingestBody, JSON_TYPE, rejectionField, type Decoded, type EventsResult } from '../events-batch';
 import { BodyError, gunzipWithin, mediaTypeOf, requireEncoding, requireMediaType } from '../request-body';
 import { IngestThreads } from '../ingest-threads';
+import { InboxDrainer } from '../inbox-drainer';
 import type { RouteContext } from '../server';
 
 const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 const invalidBatchSchema = errorSchema.extend(eventsResultSchema.shape);
 
-export async function registerEventsRoutes({ app, pool, metrics, settings, ingestThreads }: RouteContext): Promise<void> {
+export async function registerEventsRoutes({ app, pool, logger, metrics, settings, ingestThreads }: RouteContext): Promise<void> {
   // One ingester for the server: its per-site classification contexts are cached across requests.
   const ingester = createIngester(pool, { minuteDays: settings.TARGET_HEALTH_MINUTE_DAYS });
   // NDJSON bodies are parsed and stored by worker threads when the server has them (api/ingest-threads.ts).
   const threads = ingestThreads === undefined ? undefined : new IngestThreads(ingestThreads);
+  // The batches crawlers' postgresSink writes to the inbox are stored the same way (api/inbox-drainer.ts).
+  const drainer = new InboxDrainer({
+    pool,
+    logger: logger.child({ component: 'inbox' }),
+    store: (lines) => ingestBody(ingester, { lines }, Date.now(), threads),
+    metrics: {
+      batches: (result) => metrics.inboxBatches.inc({ result }),
+      events: (result, n) => metrics.inboxEvents.inc({ result }, n),
+      waited: (seconds) => metrics.inboxWaitSeconds.observe(seconds),
+    },
+  });
+  app.addHook('onReady', (done) => {
+    drainer.start();
+    done();
+  });
+  // Before the threads: batches in flight finish (or roll back) first.
+  app.addHook('onClose', () => drainer.close());
   if (threads !== undefined) app.addHook('onClose', () => threads.close());
 
   // Encapsulated: the raw-buffer parsers below apply to this route only.

@@ -13,7 +13,7 @@
  */
 import type { PoolClient } from 'pg';
 import { parseEvent, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
-import { fastParseEvent } from '../../signals/fast-parse';
+import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
 import { EVENT_HORIZON, horizonProblem, type EventHorizon } from '../../signals/horizon';
 import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
 import type { Pool } from '../pool';

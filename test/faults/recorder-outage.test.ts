@@ -7,8 +7,10 @@
  *      README's snippet as written (a child process), and a child with a spill that is SIGKILLed during
  *      the outage and restarted on its directory afterwards;
  *   2. PostgreSQL is frozen (SIGSTOP on every server process) and thawed.
- * Every assertion is made from the database: each event a crawler recorded is stored exactly once (the
- * crawler numbers its events in `bytes`), and the recorders' stats agree. Figures are printed at the end.
+ * The crawlers' `postgresSink` writes to the event inbox; the server's drainer (api/inbox-drainer.ts, here in
+ * the test's process on its own connections) runs through the faults too and stores the batches. Every
+ * assertion is made from the store: each event a crawler recorded is stored exactly once (the crawler
+ * numbers its events in `bytes`), and the recorders' stats agree. Figures are printed at the end.
  * Lengths: outage TH_FAULT_OUTAGE_SECONDS, else 300 s in the full form (TH_FAULTS_FULL=1, `npm run
  * test:faults`) and 20 s under `npm test`; freeze TH_FAULT_FREEZE_SECONDS, else 60 s full and 10 s.
  */
@@ -16,8 +18,10 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFile
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createRecorder, postgresSink, WriteTimeoutError, type Recorder, type RecorderStats } from '../../recorder';
+import { createRecorder, WriteTimeoutError, type Recorder, type RecorderStats } from '@target-health/crawler/recorder';
+import { postgresSink } from '@target-health/crawler/postgres';
 import type { RecorderLogger } from '@target-health/crawler/recorder/report';
+import { startTestDrainer, type TestDrainer } from '../helpers/inbox';
 import { printFigures } from '../helpers/fault-checks';
 import { Child, FULL, startFaultDatabase, until, type FaultDatabase } from '../helpers/fault-stack';
 import { ROOT } from '../helpers/processes';
@@ -51,7 +55,9 @@ function keptLogger(): { logger: RecorderLogger; lines: string[] } {
 // ---- the database under test -------------------------------------------------------------------
 
 let db: FaultDatabase;
-/** The crawlers' working folder: their scripts, spill directories, node_modules/target-health. */
+/** The server's side: drains the inbox into the store, through every fault. */
+let drainer: TestDrainer;
+/** The crawlers' working folder: their scripts, spill directories, node_modules/@target-health/crawler. */
 let work: string;
 const databaseUrl = () => db.postgres.databaseUrl;
 
@@ -62,7 +68,9 @@ interface Stored {
   seqs: number[];
 }
 
-async function storedFor(site: string): Promise<Stored> {
+/** What the store holds of a site; `drained`: once the inbox is empty (every batch written so far stored). */
+async function storedFor(site: string, drained = true): Promise<Stored> {
+  if (drained) await drainer.drained(120_000);
   const { rows } = await db.pool.query<{ bytes: string; event_id: string }>('SELECT bytes, event_id FROM request_events WHERE site = $1 ORDER BY bytes', [site]);
   return { count: rows.length, distinctIds: new Set(rows.map((r) => r.event_id)).size, seqs: rows.map((r) => Number(r.bytes)) };
 }
@@ -167,7 +175,8 @@ process.stdout.write(JSON.stringify({ sent, stats: recorder.stats() }) + '\\n');
 
 /** A crawler with a spill (MODE=record: records and reports its stats; MODE=resume: sends what is in SPILL_DIR and exits). */
 const SPILL_CRAWLER = `
-import { createRecorder, postgresSink } from 'target-health/recorder';
+import { createRecorder } from '@target-health/crawler/recorder';
+import { postgresSink } from '@target-health/crawler/postgres';
 const recorder = createRecorder({
   sink: postgresSink({ connectionString: process.env.DATABASE_URL }),
   spillDir: process.env.SPILL_DIR,
@@ -226,18 +235,21 @@ const figures: Array<Record<string, string | number>> = [];
 
 beforeAll(async () => {
   db = await startFaultDatabase('recorder');
+  drainer = startTestDrainer(db.pool, { retryMaxMs: 2_000 });
   work = join(db.dir, 'crawlers');
   mkdirSync(work);
   chmodSync(work, 0o755);
-  // The children import the package by name, as a crawler would: node_modules/target-health → this clone.
-  mkdirSync(join(work, 'node_modules'));
-  symlinkSync(ROOT, join(work, 'node_modules', 'target-health'), 'dir');
+  // The children import the package by name, as a crawler would: node_modules/@target-health/crawler → this
+  // clone's packages/crawler (its built dist/; pg is found from there, in this clone's node_modules).
+  mkdirSync(join(work, 'node_modules', '@target-health'), { recursive: true });
+  symlinkSync(join(ROOT, 'packages', 'crawler'), join(work, 'node_modules', '@target-health', 'crawler'), 'dir');
   writeFileSync(join(work, 'readme-crawler.mjs'), readmeCrawlerScript());
   writeFileSync(join(work, 'spill-crawler.mjs'), SPILL_CRAWLER);
 }, 300_000);
 
 afterAll(async () => {
   for (const c of children) await c.kill('SIGKILL');
+  await drainer?.close();
   await db?.close();
   printFigures(`recorder: PostgreSQL stopped ${OUTAGE_MS / 1000} s, frozen ${FREEZE_MS / 1000} s`, figures);
 }, 120_000);
@@ -283,7 +295,7 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
 
     // Everyone is storing before the fault.
     await waitFor(
-      async () => plainRecorder.stats().stored > 0 && spillRecorder.stats().stored > 0 && (killedNow()?.stored ?? 0) > 0 && (await storedFor(siteOf('readme'))).count > 0,
+      async () => plainRecorder.stats().stored > 0 && spillRecorder.stats().stored > 0 && (killedNow()?.stored ?? 0) > 0 && (await storedFor(siteOf('readme'), false)).count > 0,
       'every crawler storing',
       120_000,
     );

@@ -4,8 +4,9 @@
  * and the map kept while its connection is killed and re-read (snapshot) once it is back.
  */
 import { randomUUID } from 'node:crypto';
-import { createPostgresControlsClient, type ControlsClient } from '../../controls-client';
-import type { RecorderLogger } from '../../recorder';
+import { createPostgresControlsClient } from '@target-health/crawler/postgres';
+import type { ControlsClient } from '@target-health/crawler/controls';
+import type { RecorderLogger } from '@target-health/crawler/recorder';
 import { env, eventually, openHarness, type TestHarness } from '../helpers/services';
 import { changeControls as change } from '../helpers/controls';
 

@@ -1,10 +1,11 @@
 /**
  * The least-privilege crawler role of docs/security.md on a real PostgreSQL: the doc's SQL is run as
- * written (only the role's name and password replaced), then a crawler records through the recorder's
- * `postgresSink` logged in as that role, into days that have no partitions yet, and sends it all again.
- * Everything lands once; the partitions are the owner's; the role's own DDL, deletes and reads outside
- * the ingest path are refused. Works in a private database: it creates roles and grants, and needs days
- * without partitions.
+ * written (only the role's name and password replaced), then a crawler logged in as that role records
+ * through `postgresSink` (`@target-health/crawler/postgres`) into the event inbox, sends it all again, and
+ * follows the controls with `createPostgresControlsClient`; the server's drainer (the owner's connections)
+ * stores the batches, into days that have no partitions yet. Everything lands once; the role can neither
+ * read nor change the inbox, nor touch the store. Works in a private database: it creates roles and
+ * grants, and needs days without partitions.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -12,9 +13,11 @@ import { join } from 'node:path';
 import { createPool, type Pool } from '../../db/pool';
 import { createIngester } from '../../db/signal-store/ingest';
 import { forgetKnownPartitions, partitionName, partitionStart } from '../../db/signal-store/partitions';
-import { createRecorder, postgresSink } from '../../recorder';
+import { createRecorder } from '@target-health/crawler/recorder';
+import { createPostgresControlsClient, postgresSink } from '@target-health/crawler/postgres';
+import { startTestDrainer } from '../helpers/inbox';
 import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
-import { env } from '../helpers/services';
+import { env, eventually } from '../helpers/services';
 
 const DAY = 86_400_000;
 const QUIET = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -78,7 +81,7 @@ afterAll(async () => {
   }
 });
 
-test('a crawler role with only the documented grants records through postgresSink; partitions are made for it; its DDL is refused', async () => {
+test('a crawler role with only the documented grants writes batches to the inbox and reads the controls view; the drainer stores them once; the store is out of its reach', async () => {
   const { role, url } = await documentedRole();
   const site = `crawler-role-${hex(3)}.example.com`;
   const now = Date.now();
@@ -89,22 +92,40 @@ test('a crawler role with only the documented grants records through postgresSin
   forgetKnownPartitions();
 
   const errors: unknown[] = [];
+  const rejected: unknown[] = [];
   const record = async () => {
     const sink = postgresSink({ connectionString: url, logger: QUIET });
-    const recorder = createRecorder({ sink, batchSize: 50, retryForMs: 5_000, onError: (err) => errors.push(err), logger: QUIET });
+    const recorder = createRecorder({ sink, batchSize: 50, retryForMs: 5_000, onError: (err) => errors.push(err), onRejected: (r) => rejected.push(...r), logger: QUIET });
     for (let i = 0; i < 120; i++) {
       const ts = days[i % 2]! - 1_000 * i;
       recorder.record({ eventId: `e${i}`, ts, site, status: i % 4 === 0 ? 403 : 200, latencyMs: 40, route: { pool: 'dc' } });
     }
+    // Refused by the sink itself (the package's schema), with the store's message: never written.
+    recorder.record({ eventId: 'bad', ts: now, site, status: 99, latencyMs: 40 });
     await recorder.close();
     await sink.close();
     return recorder.stats();
   };
-  expect(await record()).toMatchObject({ recorded: 120, stored: 120, duplicates: 0, failed: 0, dropped: 0 });
-  // Sent again (a crawler resending after a timeout): the repeat path, which reads back what it inserted.
-  forgetKnownPartitions();
-  expect(await record()).toMatchObject({ recorded: 120, stored: 0, duplicates: 120, failed: 0, dropped: 0 });
+  // Nothing drains yet: the batches wait in the inbox (3 rows: 50 + 50 + 21 - the refused one).
+  expect(await record()).toMatchObject({ recorded: 121, stored: 120, duplicates: 0, rejected: 1, failed: 0, dropped: 0 });
+  expect((await db.pool.query<{ n: string; events: string }>('SELECT count(*) AS n, sum(event_count) AS events FROM event_inbox')).rows[0]).toEqual({ n: '3', events: '120' });
+  expect(rejected).toEqual([{ line: 21, errors: [expect.stringMatching(/^status: /)] }]);
+  // Sent again (a crawler resending after a timeout): the same rows, skipped (ON CONFLICT DO NOTHING).
+  expect(await record()).toMatchObject({ recorded: 121, stored: 0, duplicates: 120, rejected: 1, failed: 0, dropped: 0 });
+  expect((await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM event_inbox')).rows[0]!.n).toBe('3');
   expect(errors).toEqual([]);
+
+  const drainer = startTestDrainer(db.pool);
+  try {
+    await drainer.drained();
+  } finally {
+    await drainer.close();
+  }
+  expect(drainer.results.map((r) => r.rejected.length)).toEqual([0, 0, 0]);
+  expect(drainer.results.reduce((n, r) => n + r.inserted, 0)).toBe(120);
+  // A batch drained twice (a drainer that died between storing and deleting it) stores nothing twice.
+  const again = await createIngester(db.pool, { minuteDays: 3 }).ingest(Array.from({ length: 120 }, (_, i) => ({ eventId: `e${i}`, ts: days[i % 2]! - 1_000 * i, site, status: i % 4 === 0 ? 403 : 200, latencyMs: 40, route: { pool: 'dc' } })));
+  expect(again).toMatchObject({ inserted: 0, duplicates: 120 });
 
   const { rows } = await db.pool.query<{ raw: string; requests: string; minutes: string; blocks: string }>(
     `SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw,
@@ -113,8 +134,8 @@ test('a crawler role with only the documented grants records through postgresSin
             (SELECT sum(hard_blocks) FROM rollup_day WHERE site = $1 AND route_key = '*') AS blocks`,
     [site],
   );
-  // The events of 20 days ago are older than the minute retention (TARGET_HEALTH_MINUTE_DAYS, 3 by
-  // default): hour and day rows, no minute rows — those are the 60 of today.
+  // The events of 20 days ago are older than the minute retention (3 days): hour and day rows, no minute
+  // rows — those are the 60 of today.
   expect(rows[0]).toEqual({ raw: '120', requests: '120', minutes: '60', blocks: '30' });
   // The partitions exist now, and belong to the tables' owner, not to the crawler.
   const owner = (await db.pool.query<{ u: string }>("SELECT tableowner AS u FROM pg_tables WHERE tablename = 'request_events'")).rows[0]!.u;
@@ -125,64 +146,83 @@ test('a crawler role with only the documented grants records through postgresSin
     expect(owned).toEqual([{ tableowner: owner }]);
   }
 
+  // The controls, as the role reads them: the view (LISTEN needs no grant), a change arriving by NOTIFY.
+  await db.pool.query(
+    `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason, workflow_id, version, updated_by)
+     VALUES ($1, 4, 1, false, false, 1, 'healthy', 'ok', 'wf', 1, 'test')`,
+    [site],
+  );
+  const controls = createPostgresControlsClient({ connectionString: url, sites: [site], logger: QUIET });
+  try {
+    await controls.ready();
+    expect(controls.controlsFor(site)).toMatchObject({ site, concurrencyLimit: 4, paused: false, version: 1 });
+    await db.pool.query("UPDATE site_controls SET paused = true, band = 'resisting', version = version + 1 WHERE site = $1", [site]);
+    await eventually(() => Promise.resolve(controls.controlsFor(site)?.version === 2 ? true : undefined), 'the changed controls, notified');
+    expect(controls.controlsFor(site)).toMatchObject({ paused: true, band: 'resisting', version: 2 });
+  } finally {
+    await controls.close();
+  }
+
   const crawler = poolAs(url);
   expect((await crawler.query<{ u: string }>('SELECT current_user AS u')).rows[0]!.u).toBe(role);
-  // The function's search_path is pinned: a temporary table of the caller's named like the store's is not
-  // where the partition goes (temporary objects come first by default).
-  const session = await crawler.connect();
-  try {
-    await session.query('CREATE TEMP TABLE request_events (ts timestamptz NOT NULL) PARTITION BY RANGE (ts)');
-    expect((await session.query<{ p: string }>("SELECT th_ensure_partition('request_events', '2031-06-01T12:00:00Z') AS p")).rows).toEqual([{ p: 'request_events_p20310601' }]);
-    await session.query('DROP TABLE pg_temp.request_events');
-  } finally {
-    session.release();
-  }
-  const { rows: parent } = await db.pool.query<{ parent: string; schema: string }>(
-    `SELECT i.inhparent::regclass::text AS parent, n.nspname AS schema FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'request_events_p20310601'`,
-  );
-  expect(parent).toEqual([{ parent: 'request_events', schema: 'public' }]);
-
-  // What the role may not do: DDL of its own, deletes, reads beyond what ingestion needs, other tables.
+  // What the role may not do: read or change the inbox (other crawlers' batches), anything of the store.
   const today = partitionName('request_events', partitionStart('day', now));
   expect({
+    readInbox: await sqlState(crawler.query('SELECT batch_id FROM event_inbox LIMIT 1')),
+    deleteInbox: await sqlState(crawler.query('DELETE FROM event_inbox')),
+    updateInbox: await sqlState(crawler.query("UPDATE event_inbox SET events = ''")),
+    truncateInbox: await sqlState(crawler.query('TRUNCATE event_inbox')),
+    insertRawEvents: await sqlState(crawler.query("INSERT INTO request_events (ts, site, status, latency_ms, outcome, rule) VALUES (now(), 'x', 200, 1, 'ok', 'status')")),
+    readRawEvents: await sqlState(crawler.query('SELECT site FROM request_events LIMIT 1')),
+    readRollups: await sqlState(crawler.query('SELECT requests FROM rollup_day LIMIT 1')),
+    readNorms: await sqlState(crawler.query('SELECT * FROM page_norms_day LIMIT 1')),
+    readSites: await sqlState(crawler.query('SELECT config FROM sites LIMIT 1')),
+    makePartition: await sqlState(crawler.query("SELECT th_ensure_partition('request_events', '2031-06-01T12:00:00Z')")),
     createTable: await sqlState(crawler.query('CREATE TABLE th_probe (a int)')),
-    createPartition: await sqlState(crawler.query("CREATE TABLE request_events_p20310101 PARTITION OF request_events FOR VALUES FROM ('2031-01-01') TO ('2031-01-02')")),
     dropPartition: await sqlState(crawler.query(`DROP TABLE ${today}`)),
-    truncate: await sqlState(crawler.query('TRUNCATE request_events')),
-    deleteRollups: await sqlState(crawler.query('DELETE FROM rollup_day')),
-    readRawEvents: await sqlState(crawler.query('SELECT latency_ms FROM request_events LIMIT 1')),
+    alterTable: await sqlState(crawler.query('ALTER TABLE event_inbox ADD COLUMN th_probe int')),
     readCanaries: await sqlState(crawler.query('SELECT definition FROM canaries LIMIT 1')),
-    alterTable: await sqlState(crawler.query('ALTER TABLE request_events ADD COLUMN th_probe int')),
-    updateSites: await sqlState(crawler.query("UPDATE sites SET config = '{}' WHERE site = 'x'")),
     readAssessments: await sqlState(crawler.query('SELECT * FROM assessments LIMIT 1')),
-    readControls: await sqlState(crawler.query('SELECT * FROM site_controls LIMIT 1')),
+    readControlsTable: await sqlState(crawler.query('SELECT route_diagnosis FROM site_controls LIMIT 1')),
+    changeControls: await sqlState(crawler.query('UPDATE crawler_controls SET paused = false')),
     readAudit: await sqlState(crawler.query('SELECT * FROM control_audit LIMIT 1')),
     readDecisions: await sqlState(crawler.query('SELECT * FROM decisions LIMIT 1')),
     readNotifications: await sqlState(crawler.query('SELECT * FROM notifications LIMIT 1')),
-    otherTable: await sqlState(crawler.query("SELECT th_ensure_partition('canaries', now())")),
+    readTokens: await sqlState(crawler.query('SELECT * FROM api_tokens LIMIT 1')),
   }).toEqual({
-    createTable: '42501',
-    createPartition: '42501',
-    dropPartition: '42501',
-    truncate: '42501',
-    deleteRollups: '42501',
+    readInbox: '42501',
+    deleteInbox: '42501',
+    updateInbox: '42501',
+    truncateInbox: '42501',
+    insertRawEvents: '42501',
     readRawEvents: '42501',
-    readCanaries: '42501',
+    readRollups: '42501',
+    readNorms: '42501',
+    readSites: '42501',
+    makePartition: '42501',
+    createTable: '42501',
+    dropPartition: '42501',
     alterTable: '42501',
-    updateSites: '42501',
+    readCanaries: '42501',
     readAssessments: '42501',
-    readControls: '42501',
+    readControlsTable: '42501',
+    changeControls: '42501',
     readAudit: '42501',
     readDecisions: '42501',
     readNotifications: '42501',
-    otherTable: '22023',
+    readTokens: '42501',
   });
 });
 
-test('without EXECUTE on th_ensure_partition the role cannot make a missing partition, and the error names the grant', async () => {
+/** The rights the store's own ingester needs (the server's, `target-health ingest`): not the crawler role's any more. */
+const INGESTER_GRANTS = (role: string) => `
+GRANT SELECT (site, config) ON sites TO ${role};
+GRANT INSERT, SELECT (site, event_id, ts) ON request_events TO ${role};
+GRANT SELECT, INSERT, UPDATE ON rollup_minute, rollup_hour, rollup_day, page_norms_day TO ${role};`;
+
+test('a role that runs the ingester without EXECUTE on th_ensure_partition cannot make a missing partition, and the error names the grant', async () => {
   const { role, url } = await documentedRole();
-  await db.pool.query(`REVOKE EXECUTE ON FUNCTION th_ensure_partition(text, timestamptz) FROM ${role}`);
+  await db.pool.query(INGESTER_GRANTS(role));
   const t = Date.now() - 25 * DAY;
   forgetKnownPartitions();
   const ingester = createIngester(poolAs(url));

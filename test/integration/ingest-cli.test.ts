@@ -11,7 +11,9 @@ import { createWriteStream, writeFileSync } from 'node:fs';
 import net, { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createIngester } from '../../db/signal-store/ingest';
-import { createRecorder, postgresSink, type EventSink } from '../../recorder';
+import { createRecorder, type EventSink } from '@target-health/crawler/recorder';
+import { postgresSink } from '@target-health/crawler/postgres';
+import { startTestDrainer } from '../helpers/inbox';
 import { CLI, cleanEnv, run } from '../helpers/processes';
 import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
 import { env } from '../helpers/services';
@@ -119,9 +121,10 @@ test('the database refusing a batch: one line naming the lines, exit 3, every va
   }
 });
 
-test('the recorder library stores through the PostgreSQL sink, and a retried batch is not counted twice', async () => {
+test('the recorder library stores through the PostgreSQL sink and the inbox drainer, and a retried batch is not counted twice', async () => {
   const site = `rec-${randomUUID().slice(0, 8)}.example.com`;
   const sink = postgresSink(db.pool);
+  const drainer = startTestDrainer(db.pool, { pollMs: 200 });
   // The first write to finish succeeds in the database but its answer is "lost" (a timeout): the
   // recorder retries it. Writes run concurrently, so which batch that is (100 or the last 50) varies.
   let lost: number | undefined;
@@ -138,6 +141,13 @@ test('the recorder library stores through the PostgreSQL sink, and a retried bat
   await recorder.close();
   expect(lost).toBeGreaterThan(0);
   expect(recorder.stats()).toMatchObject({ recorded: 250, stored: 250 - lost!, duplicates: lost, failed: 0 });
+  try {
+    await drainer.drained();
+  } finally {
+    await drainer.close();
+  }
+  // Three batches (100, 100, 50), one inbox row each: the retried one was skipped by its key.
+  expect(drainer.results.map((r) => r.inserted + r.duplicates).sort()).toEqual([100, 100, 50].sort());
   const { rows } = await db.pool.query<{ n: string; blocks: string }>("SELECT sum(requests) AS n, sum(hard_blocks) AS blocks FROM rollup_minute WHERE site = $1 AND route_key = '*'", [site]);
   expect(Number(rows[0]!.n)).toBe(250);
   expect(Number(rows[0]!.blocks)).toBe(50);

@@ -5,7 +5,9 @@
  * - `target-health/recorder`, `/controls` and `/signals` load in Node, `/signals` handing out the crawler
  *   package's own schema (one copy);
  * - a small TypeScript file using them compiles against the packed declarations (strict, nodenext);
- * - a misspelt event field passed to `record()` does not compile.
+ * - a misspelt event field passed to `record()` does not compile;
+ * - `pg` is loaded only when a PostgreSQL sink or client is made (`@target-health/crawler/postgres`), and a
+ *   project with the crawler package alone (no `pg`) loads every other entry and is told to install `pg`.
  * Install scripts are skipped (`--ignore-scripts`): nothing the crawler-side entry points load needs them.
  */
 import { execFile } from 'node:child_process';
@@ -64,6 +66,29 @@ test('npm pack → npm install of the tarball: the crawler-side exports load and
     { cwd: project },
   );
   expect(loaded.trim()).toBe('function function function function function true');
+
+  // pg: not loaded by the other entries, nor by importing ./postgres; loaded when a sink is made.
+  const pgLoaded = "Object.keys(require.cache).some((k) => /[\\\\/]node_modules[\\\\/]pg[\\\\/]/.test(k))";
+  const { stdout: lazy } = await exec(
+    process.execPath,
+    ['-e', `for (const e of ['events', 'recorder', 'controls']) require('@target-health/crawler/' + e); const p = require('@target-health/crawler/postgres'); const before = ${pgLoaded}; const sink = p.postgresSink({ connectionString: 'postgres://u:p@127.0.0.1:1/db' }); console.log(before, ${pgLoaded}, require('target-health/recorder').postgresSink === p.postgresSink); void sink.close();`],
+    { cwd: project },
+  );
+  expect(lazy.trim()).toBe('false true true');
+
+  // The crawler package alone: no pg in the project.
+  const bare = join(scratch, 'bare');
+  rmSync(bare, { recursive: true, force: true });
+  await exec('mkdir', ['-p', bare]);
+  writeFileSync(join(bare, 'package.json'), JSON.stringify({ name: 'scratch-bare', version: '1.0.0', private: true }));
+  await exec('npm', ['install', join(scratch, crawler!.filename), '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=error'], { cwd: bare, maxBuffer: 64 * 1024 * 1024 });
+  expect(readdirSync(join(bare, 'node_modules'))).not.toContain('pg');
+  const { stdout: missing } = await exec(
+    process.execPath,
+    ['-e', "for (const e of ['events', 'recorder', 'controls']) require('@target-health/crawler/' + e); const p = require('@target-health/crawler/postgres'); for (const make of [() => p.postgresSink({ connectionString: 'postgres://u:p@h/db' }), () => p.createPostgresControlsClient({ connectionString: 'postgres://u:p@h/db' })]) { try { make(); console.log('made'); } catch (err) { console.log(err.message); } }"],
+    { cwd: bare },
+  );
+  expect(missing.trim().split('\n')).toEqual(['postgresSink: needs the pg package (npm install pg)', 'createPostgresControlsClient: needs the pg package (npm install pg)']);
 
   writeFileSync(
     join(project, 'tsconfig.json'),

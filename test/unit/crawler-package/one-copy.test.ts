@@ -86,11 +86,12 @@ test('no server module declares a name of the package again (no second copy of t
 /**
  * What the package's code may name besides its own files: Node builtins (not in `events`, which is pure),
  * its dependencies (none: zod is bundled into the build, and only src/zod.ts names it) and its optional
- * Crawlee peer (only the `crawlee` subpath loads it).
+ * peers, each only in the subpath that loads it (Crawlee in `crawlee`, pg in `postgres`).
  */
 const PACKAGE_DEPENDENCIES: string[] = [];
 const ZOD_DOOR = 'packages/crawler/src/zod.ts';
-const PACKAGE_PEERS = ['@crawlee/core'];
+const PEER_HOMES: Readonly<Record<string, string>> = { '@crawlee/core': 'packages/crawler/src/crawlee/', pg: 'packages/crawler/src/postgres/' };
+const PACKAGE_PEERS = Object.keys(PEER_HOMES).sort();
 
 test('the package reaches nothing outside itself, only its declared dependencies', () => {
   const outside = packageSources().flatMap((file) =>
@@ -98,7 +99,8 @@ test('the package reaches nothing outside itself, only its declared dependencies
       .filter((s) => {
         if (s.startsWith('.')) return relative(join(PACKAGE, 'src'), normalize(join(ROOT, dirname(file), s))).startsWith('..');
         if (s.startsWith('node:')) return file.startsWith('packages/crawler/src/events/');
-        if (PACKAGE_PEERS.includes(s)) return !file.startsWith('packages/crawler/src/crawlee/');
+        const home = PEER_HOMES[s];
+        if (home !== undefined) return !file.startsWith(home);
         if (s === 'zod' || s.startsWith('zod/')) return file !== ZOD_DOOR;
         return !PACKAGE_DEPENDENCIES.includes(s);
       })

@@ -10,7 +10,7 @@
  */
 import { compileClassifier, type Norms } from '@target-health/crawler/events/classify';
 import { parseEvent, type Outcome, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
-import { fastParseEvent } from '../../../signals/fast-parse';
+import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
 import { generateLabelledScenario, SCENARIO_NAMES, type ScenarioTruth } from '../../../scenarios';
 
 const END = Date.UTC(2026, 10, 30, 12, 0);

@@ -43,6 +43,12 @@ const REVIEWED: ReadonlyArray<{ file: string; expression: string; why: string }>
   { file: 'backtest/scratch-database.ts', expression: 'name', why: 'a scratch database name the code makes: th_backtest_<pid>_<8 hex>_<n> (CREATE/DROP DATABASE take no parameters)' },
   { file: 'backtest/scratch-database.ts', expression: 'template', why: 'the scratch template database name the code makes: th_backtest_<pid>_<8 hex>_template' },
   { file: 'db/canaries.ts', expression: "RUN_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')", why: 'RUN_COLUMNS is a constant list of column names' },
+  // The PostgreSQL contract with crawlers (packages/crawler/src/postgres/contract.ts): constants imported from another module.
+  { file: 'api/inbox-drainer.ts', expression: 'INBOX_CHANNEL', why: "the constant 'th_event_inbox' (contract.ts)" },
+  { file: 'db/signal-store/inbox.ts', expression: 'INBOX_TABLE', why: "the constant 'event_inbox' (contract.ts)" },
+  { file: 'packages/crawler/src/postgres/sink.ts', expression: 'INBOX_TABLE', why: "the constant 'event_inbox' (contract.ts)" },
+  { file: 'packages/crawler/src/postgres/controls-client.ts', expression: 'CONTROLS_VIEW', why: "the constant 'crawler_controls' (contract.ts)" },
+  { file: 'packages/crawler/src/postgres/controls-client.ts', expression: 'CONTROLS_CHANNEL', why: "the constant 'th_controls' (contract.ts)" },
 ];
 
 function productFiles(dir = ROOT): string[] {

@@ -6,7 +6,7 @@
  */
 import { parseBatch } from '../../../db/signal-store/ingest';
 import { BODY_SAMPLE_CHARS, MAX_BYTES, MAX_INT32, normaliseSite, parseEvent, tryNormaliseSite } from '@target-health/crawler/events';
-import { fastParseEvent } from '../../../signals/fast-parse';
+import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
 import { EVENT_HORIZON } from '../../../signals/horizon';
 import { isWellFormed as isStorableText } from '@target-health/crawler/events/well-formed';
 import { SAMPLE_GAP } from '@target-health/crawler/events/text';

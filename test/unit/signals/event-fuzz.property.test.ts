@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { parseNdjsonLines } from '../../../client/ndjson-batch';
 import { DERIVED_ID_PREFIX } from '../../../db/signal-store/derived-id';
 import { MAX_BYTES, MAX_INT32, parseEvent, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
-import { fastParseEvent } from '../../../signals/fast-parse';
+import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
 import { EVENT_HORIZON } from '../../../signals/horizon';
 import { isWellFormed as isStorableText } from '@target-health/crawler/events/well-formed';
 

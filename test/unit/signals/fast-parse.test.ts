@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { parseEvent } from '@target-health/crawler/events/event';
-import { fastParseEvent } from '../../../signals/fast-parse';
+import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
 
 const validEvent = fc.record(
   {

@@ -1,8 +1,8 @@
 /**
  * The controls client for a crawler that shares the service's PostgreSQL (no API in between): one
  * dedicated connection LISTENs on `th_controls`, which the `site_controls` trigger notifies with
- * `{site, version}` on every change (db/migrations/006_api.sql), and re-reads the changed rows
- * (db/controls.ts readControlsOf) — the same mechanism as the API's own cache (api/controls-feed.ts).
+ * `{site, version}` on every change, and re-reads the changed sites from the `crawler_controls` view
+ * (contract.ts; the server's migration 010 makes it: the fields a crawler obeys, nothing else).
  *
  * - On (re)connecting it LISTENs first and then reads every (filtered) record as a snapshot: a change
  *   committed in between is both read and notified, and the version rule applies it once.
@@ -10,22 +10,23 @@
  *   backoff; notifications sent meanwhile are lost, which the snapshot after the reconnect makes good.
  * - The connection is its own (not from a pool: a LISTEN must outlive any one query); with `pool`, it is
  *   made with that pool's settings and the pool itself is not used.
+ * - Every row is checked (the package's controls schema) before it is obeyed; a row that fails is logged
+ *   and left out, as a garbled record from the API's stream is.
  */
-import pg from 'pg';
-import { z } from 'zod';
-import { controlsOf, readControlsOf, type SiteControlsRecord } from '../db/controls';
-import { retryDelayMs } from '@target-health/crawler/recorder/backoff';
-import { defaultRecorderLogger, describeError, type RecorderLogger } from '@target-health/crawler/recorder/report';
-import { tryNormaliseSite } from '@target-health/crawler/events/site';
-import { ControlsClientError, ControlsState, type ControlsClient, type UnknownSitePolicy } from '@target-health/crawler/controls/controls-state';
-import type { SiteControls } from '@target-health/crawler/controls/types';
-
-/** The channel the `site_controls` trigger notifies (db/migrations/006_api.sql; api/controls-feed.ts listens on it too). */
-const CONTROLS_CHANNEL = 'th_controls';
+import type * as Pg from 'pg';
+import * as z from '../zod';
+import { retryDelayMs } from '../recorder/backoff';
+import { defaultRecorderLogger, describeError, type RecorderLogger } from '../recorder/report';
+import { tryNormaliseSite } from '../events/site';
+import { ControlsClientError, ControlsState, type ControlsClient, type UnknownSitePolicy } from '../controls/controls-state';
+import { parseSiteControls } from '../controls/record-schema';
+import type { SiteControls } from '../controls/types';
+import { CONTROLS_CHANNEL, CONTROLS_VIEW } from './contract';
+import { loadPg } from './load-pg';
 
 export interface PostgresControlsClientOptions {
   /** Connect with this pool's settings (the pool itself is not used), or with `connectionString`. */
-  pool?: pg.Pool;
+  pool?: Pg.Pool;
   /** postgres://user:password@host:5432/database (e.g. process.env.DATABASE_URL). */
   connectionString?: string;
   /** Follow only these sites (any spelling); default: every site. */
@@ -40,8 +41,48 @@ export interface PostgresControlsClientOptions {
 
 const notificationSchema = z.object({ site: z.string(), version: z.number().int() });
 
-function toSiteControls(r: SiteControlsRecord): SiteControls {
-  return { site: r.site, ...controlsOf(r), version: r.version, updatedAt: r.updatedAt.toISOString() };
+/** A row of the view, as node-postgres returns it (bigint as text, timestamptz as Date). */
+const rowSchema = z.object({
+  site: z.string(),
+  concurrency_limit: z.number(),
+  revisit_multiplier: z.number(),
+  paused: z.boolean(),
+  canary_only: z.boolean(),
+  effective_cost_multiplier: z.number(),
+  band: z.string(),
+  reason: z.string(),
+  version: z.union([z.string(), z.number()]),
+  updated_at: z.date(),
+});
+
+const COLUMNS = 'site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason, version, updated_at';
+
+/** The view's rows for these sites (null: every site), checked; a row that fails the check is logged and left out. */
+async function readControls(c: Pg.Client, sites: readonly string[] | null, log: () => RecorderLogger): Promise<SiteControls[]> {
+  const { rows } = sites === null
+    ? await c.query<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${CONTROLS_VIEW} ORDER BY site`)
+    : await c.query<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${CONTROLS_VIEW} WHERE site = ANY($1::text[]) ORDER BY site`, [sites]);
+  const out: SiteControls[] = [];
+  for (const raw of rows) {
+    const row = rowSchema.safeParse(raw);
+    const record = row.success
+      ? parseSiteControls({
+          site: row.data.site,
+          concurrencyLimit: row.data.concurrency_limit,
+          revisitMultiplier: row.data.revisit_multiplier,
+          paused: row.data.paused,
+          canaryOnly: row.data.canary_only,
+          effectiveCostMultiplier: row.data.effective_cost_multiplier,
+          band: row.data.band,
+          reason: row.data.reason,
+          version: Number(row.data.version),
+          updatedAt: row.data.updated_at.toISOString(),
+        })
+      : ({ ok: false, error: row.error.issues.map((i) => `${i.path.join('.') || 'row'}: ${i.message}`).join('; ') } as const);
+    if (record.ok) out.push(record.record);
+    else log().warn({ site: typeof raw.site === 'string' ? raw.site.slice(0, 253) : undefined, error: record.error }, `controls: ignored a ${CONTROLS_VIEW} row that is not a controls record (${record.error})`);
+  }
+  return out;
 }
 
 /** PostgreSQL errors a reconnect will not cure: wrong password, no such database, the schema not migrated. */
@@ -50,7 +91,8 @@ function refusalOf(err: unknown): ControlsClientError | undefined {
   if (typeof code !== 'string') return undefined;
   if (code.startsWith('28')) return new ControlsClientError(`controls: PostgreSQL refused the login (${describeError(err)}); check the user and password of the connection string`, 'database');
   if (code === '3D000') return new ControlsClientError(`controls: ${describeError(err)}; check the database name of the connection string`, 'database');
-  if (code === '42P01') return new ControlsClientError(`controls: the database has no site_controls table (${describeError(err)}); is it Target Health's database, migrated (target-health migrate)?`, 'database');
+  if (code === '42P01') return new ControlsClientError(`controls: the database has no ${CONTROLS_VIEW} view (${describeError(err)}); is it Target Health's database, migrated (target-health migrate) by version 0.1 or later?`, 'database');
+  if (code === '42501') return new ControlsClientError(`controls: ${describeError(err)}; the role needs GRANT SELECT ON ${CONTROLS_VIEW} (docs/security.md, "A least-privilege role for crawlers")`, 'database');
   return undefined;
 }
 
@@ -71,23 +113,24 @@ export function createPostgresControlsClient(options: PostgresControlsClientOpti
   let logger = options.logger;
   const log = (): RecorderLogger => (logger ??= defaultRecorderLogger());
   const state = new ControlsState(options.unknownSite ?? 'allow', options.readyTimeoutMs ?? 10_000, log, 'the PostgreSQL controls channel');
-  const clientConfig: pg.ClientConfig = { ...(options.pool ? options.pool.options : { connectionString: options.connectionString }), application_name: 'target-health-controls-client', keepAlive: true };
+  const pg = loadPg('createPostgresControlsClient');
+  const clientConfig: Pg.ClientConfig = { ...(options.pool ? options.pool.options : { connectionString: options.connectionString }), application_name: 'target-health-controls-client', keepAlive: true };
 
   let closed = false;
-  let client: pg.Client | undefined;
+  let client: Pg.Client | undefined;
   let failures = 0;
   let reconnectTimer: NodeJS.Timeout | undefined;
   /** Sites notified and not yet read; read together (one query per burst of changes). */
   const pending = new Set<string>();
   let reading = false;
 
-  async function readPending(c: pg.Client): Promise<void> {
+  async function readPending(c: Pg.Client): Promise<void> {
     if (reading || pending.size === 0) return;
     reading = true;
     const batch = [...pending];
     pending.clear();
     try {
-      for (const record of await readControlsOf(c, batch)) state.apply(toSiteControls(record));
+      for (const record of await readControls(c, batch, log)) state.apply(record);
     } catch (err) {
       // The connection is failing: its 'error'/'end' reconnects, and the snapshot after it reads these sites too.
       log().warn({ err: describeError(err), sites: batch.length }, 'controls: could not read changed controls; they are read again after reconnecting');
@@ -97,7 +140,7 @@ export function createPostgresControlsClient(options: PostgresControlsClientOpti
     if (pending.size > 0 && client === c) setImmediate(() => void readPending(c));
   }
 
-  function lost(c: pg.Client, err?: unknown): void {
+  function lost(c: Pg.Client, err?: unknown): void {
     if (client !== c) return;
     client = undefined;
     c.removeAllListeners('notification');
@@ -136,11 +179,11 @@ export function createPostgresControlsClient(options: PostgresControlsClientOpti
     try {
       await c.connect();
       await c.query(`LISTEN ${CONTROLS_CHANNEL}`);
-      const records = await readControlsOf(c, wanted === null ? null : sites);
+      const records = await readControls(c, wanted === null ? null : sites, log);
       if (client !== c || closed) return;
       failures = 0;
       state.connectedNow();
-      state.applySnapshot(records.map(toSiteControls));
+      state.applySnapshot(records);
     } catch (err) {
       lost(c, err);
     }

@@ -25,10 +25,10 @@ import {
   NETWORK_ERRORS,
   OUTCOMES,
   type RequestOutcomeEvent,
-} from '@target-health/crawler/events/event';
-import { tryNormaliseSite } from '@target-health/crawler/events/site';
-import { isWellFormed as isStorableText } from '@target-health/crawler/events/well-formed';
-import { bodySampleOf, classificationText } from '@target-health/crawler/events/text';
+} from './event';
+import { tryNormaliseSite } from './site';
+import { isWellFormed as isStorableText } from './well-formed';
+import { bodySampleOf, classificationText } from './text';
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
 const COUNTRY = /^[A-Za-z]{2}$/;
