@@ -1,6 +1,6 @@
 /**
  * The crawlee-python integration (`target_health.crawlee`, integrations/python) with real crawlee-python
- * crawls — the newest (1.11) and the oldest supported (1.6) — against the real API and PostgreSQL. The
+ * crawls — the newest (1.11) and the oldest supported (1.10.1) — against the real API and PostgreSQL. The
  * package runs as a user installs it: the built wheel (python -m build), never the source tree. The crawl
  * (integrations/python/tests/crawlee/crawl/th_crawl.py, a ParselCrawler set up as the docs show) goes
  * through a forward proxy with a labelled user name to the test site, which answers for any host and
@@ -68,9 +68,7 @@ test("the integration's own pytest suite passes on the newest crawlee (the reque
   expect(r.status).toBe(0);
 });
 
-// The oldest edition (crawlee 1.6.0, requirements-crawlee-oldest.txt) is not in the list yet: there the
-// crawl stalls after its first 8 pages (cause not found yet; see docs/crawlers-crawlee-python.md).
-test.each(['newest'] as const)('crawlee %s: every attempt recorded (a challenge with its body), throttled, paused before the crawl (canaries pass) until resumed, stopped', async (edition) => {
+test.each(['newest', 'oldest'] as const)('crawlee %s: every attempt recorded (a challenge with its body), throttled, paused before the crawl (canaries pass) until resumed, stopped', async (edition) => {
   const started = Date.now();
   const id = randomUUID().slice(0, 8);
   const free = `free-${id}.example.com`;

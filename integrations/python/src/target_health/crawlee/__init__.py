@@ -1,5 +1,5 @@
 """Target Health for crawlee-python (HTTP crawlers: ParselCrawler, BeautifulSoupCrawler, HttpCrawler;
-crawlee 1.6+): records every attempt's outcome — blocked answers with their body, network errors,
+crawlee 1.10.1+): records every attempt's outcome — blocked answers with their body, network errors,
 retries — to the Target Health API and obeys each site's controls (concurrency, pause with canaries only,
 stop). See docs/crawlers-crawlee-python.md.
 

@@ -1,6 +1,6 @@
 """Each attempt's event, from the navigation hooks and the error handlers to the end of the attempt.
 
-An attempt starts in a pre-navigation hook; the post-navigation hook (crawlee 1.6+) sees every answer
+An attempt starts in a pre-navigation hook; the post-navigation hook sees every answer
 before Crawlee judges its status — a 403 challenge's body included, which Crawlee then turns into a
 SessionError and never shows the request handler. A network error never reaches that hook: the error
 handlers name it. The event is sent when the attempt ends (the request manager is told the request is

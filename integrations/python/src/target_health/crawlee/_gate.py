@@ -195,7 +195,4 @@ class ControlledRequestManager(RequestManager):
         await (await self._queue()).drop()
 
     async def purge(self) -> None:
-        # RequestManager.purge exists from crawlee 1.7 on (a no-op by default); older ones have none.
-        purge = getattr(await self._queue(), "purge", None)
-        if purge is not None:
-            await purge()
+        await (await self._queue()).purge()

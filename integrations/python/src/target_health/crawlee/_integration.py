@@ -103,7 +103,7 @@ class TargetHealth:
         pre = getattr(crawler, "pre_navigation_hook", None)
         post = getattr(crawler, "post_navigation_hook", None)
         if pre is None or post is None:
-            raise ValueError(f"attach: {type(crawler).__name__} has no pre/post navigation hooks; use an HTTP crawler (ParselCrawler, BeautifulSoupCrawler, HttpCrawler) of crawlee 1.6 or newer")
+            raise ValueError(f"attach: {type(crawler).__name__} has no pre/post navigation hooks; use an HTTP crawler (ParselCrawler, BeautifulSoupCrawler, HttpCrawler) of crawlee 1.10.1 or newer")
         pre(self.attempts.before_navigation)
         post(self.attempts.after_navigation)
         crawler.error_handler(self._chain(getattr(crawler, "_error_handler", None)))
