@@ -25,6 +25,9 @@ async function exportedSeries(): Promise<Map<string, Set<string>>> {
   metrics.eventsIngested.inc({ result: 'inserted' });
   metrics.eventsRejected.inc({ field: 'ts' });
   metrics.requestSeconds.observe({ method: 'GET', route: '/metrics', status: '200' }, 0.01);
+  metrics.inboxBatches.inc({ result: 'drained' });
+  metrics.inboxEvents.inc({ result: 'rejected' });
+  metrics.inboxWaitSeconds.observe(0.3);
   const series = new Map<string, Set<string>>();
   for (const m of await metrics.registry.getMetricsAsJSON()) {
     for (const v of m.values) {
