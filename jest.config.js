@@ -6,7 +6,10 @@
  * hours and days of workflow time in seconds; each test starts its own test server) and `faults` (below).
  */
 const transform = {
-  '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+  '^.+\\.ts$': [
+    '@swc/jest',
+    { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
+  ],
 };
 
 /**

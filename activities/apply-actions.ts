@@ -65,7 +65,12 @@ export function makeApplyActions(deps: ApplyActionsDeps) {
       const { rows } = await client.query<{ now: Date }>('SELECT now() AS now');
       let appliedAt = rows[0]!.now;
       if (input.decision !== null) {
-        const d = await recordDecisionOnce(client, { ...input.decision, site: input.site, workflowId: input.workflowId, chainId: input.chainId });
+        const d = await recordDecisionOnce(client, {
+          ...input.decision,
+          site: input.site,
+          workflowId: input.workflowId,
+          chainId: input.chainId,
+        });
         appliedAt = d.decidedAt;
       }
       let controlsChanged = false;
@@ -78,7 +83,10 @@ export function makeApplyActions(deps: ApplyActionsDeps) {
         if (done) {
           controlsChanged = true;
           controlsVersion = done.version;
-          deps.logger.info({ site: input.site, actionKey: input.actionKey }, 'action already applied (activity retried): not applying it again');
+          deps.logger.info(
+            { site: input.site, actionKey: input.actionKey },
+            'action already applied (activity retried): not applying it again',
+          );
         } else {
           const fields = changedFields(old ? controlsOf(old) : null, input.controls.next);
           if (fields.length > 0) {
@@ -104,13 +112,31 @@ export function makeApplyActions(deps: ApplyActionsDeps) {
       }
       const notificationKeys: string[] = [];
       if (input.notices.length > 0) {
-        const owners = await client.query<{ owner: string | null; parser_owner: string | null }>('SELECT owner, parser_owner FROM sites WHERE site = $1', [input.site]);
+        const owners = await client.query<{ owner: string | null; parser_owner: string | null }>(
+          'SELECT owner, parser_owner FROM sites WHERE site = $1',
+          [input.site],
+        );
         const site = owners.rows[0];
         const link = workflowUiLink(deps.uiUrl, namespace(), input.workflowId);
         for (const { key, draft } of input.notices) {
-          const recipient = draft.audience === 'parser_owner' ? (site?.parser_owner ?? site?.owner ?? null) : (site?.owner ?? null);
-          const payload: NotificationPayload = { key, ...draft, site: input.site, recipient, link, workflowId: input.workflowId };
-          await enqueueNotification(client, { notificationKey: key, site: input.site, kind: draft.kind, severity: draft.severity, recipient, payload });
+          const recipient =
+            draft.audience === 'parser_owner' ? (site?.parser_owner ?? site?.owner ?? null) : (site?.owner ?? null);
+          const payload: NotificationPayload = {
+            key,
+            ...draft,
+            site: input.site,
+            recipient,
+            link,
+            workflowId: input.workflowId,
+          };
+          await enqueueNotification(client, {
+            notificationKey: key,
+            site: input.site,
+            kind: draft.kind,
+            severity: draft.severity,
+            recipient,
+            payload,
+          });
           notificationKeys.push(key);
         }
       }

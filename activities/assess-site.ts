@@ -47,7 +47,11 @@ export interface AssessSiteInput {
 /** The stored row's `result`: everything but the key, tick and time (columns of their own). */
 type StoredResult = Omit<TickAssessment, 'assessmentKey' | 'tick' | 'assessedAt'>;
 
-export type ReadWindows = (pool: Pool, site: string, spec: WindowSpec & { excludeDays?: readonly string[] }) => Promise<SiteWindows>;
+export type ReadWindows = (
+  pool: Pool,
+  site: string,
+  spec: WindowSpec & { excludeDays?: readonly string[] },
+) => Promise<SiteWindows>;
 
 export interface AssessSiteDeps {
   pool: Pool;
@@ -105,16 +109,29 @@ export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promis
   // Canaries first, on every tick whatever the band (also while paused: then they are the traffic
   // the loop keeps judging). Idempotent per schedule slot, so a retried tick fetches nothing twice.
   const ran = deps.runDueCanaries ? await deps.runDueCanaries({ site: input.site, asOf: asOf.toISOString() }) : null;
-  const canaries = ran && ran.canaries > 0 ? { window: ran.window, evidence: ran.evidence, nextDueAt: ran.nextDueAt } : null;
+  const canaries =
+    ran && ran.canaries > 0 ? { window: ran.window, evidence: ran.evidence, nextDueAt: ran.nextDueAt } : null;
   // Baseline trust: days on which canaries failed are left out of the baseline (docs/canaries.md).
   const bounds = windowBounds(spec);
   const excludeDays = await failedDays(deps.pool, input.site, bounds.baseline.from, bounds.baseline.to);
-  const [windows, site] = await Promise.all([readWindows(deps.pool, input.site, { ...spec, excludeDays }), readSite(deps.pool, input.site)]);
+  const [windows, site] = await Promise.all([
+    readWindows(deps.pool, input.site, { ...spec, excludeDays }),
+    readSite(deps.pool, input.site),
+  ]);
   // The crawlers' own canaries: the store's canary traffic of the current window less the product's.
   const own = await ownFetches(deps.pool, input.site, windows.bounds.current.from, windows.bounds.current.to);
   // The canary block comes from the canary runs themselves (mismatches are not visible in traffic).
   const current = canaries ? { ...windows.current, canary: canaries.window } : windows.current;
-  const assessment = assess({ current, baseline: windows.baseline, previousRefusal: input.previousRefusal, previous: input.previous ?? {}, at: asOf.getTime() }, input.scoring);
+  const assessment = assess(
+    {
+      current,
+      baseline: windows.baseline,
+      previousRefusal: input.previousRefusal,
+      previous: input.previous ?? {},
+      at: asOf.getTime(),
+    },
+    input.scoring,
+  );
   return {
     site: { registered: site !== undefined, owner: site?.owner ?? null, parserOwner: site?.parserOwner ?? null },
     window: {
@@ -134,17 +151,50 @@ export function makeAssessSite(deps: AssessSiteDeps) {
     const key = assessmentKey(input.site, input.chainId, input.tick);
     const existing = await findAssessment<StoredResult>(deps.pool, key);
     if (existing) {
-      deps.logger.info({ site: input.site, tick: input.tick, assessmentKey: key }, 'assessment already recorded (activity retried): returning it');
-      return { assessmentKey: key, tick: input.tick, assessedAt: existing.assessedAt.toISOString(), ...existing.result };
+      deps.logger.info(
+        { site: input.site, tick: input.tick, assessmentKey: key },
+        'assessment already recorded (activity retried): returning it',
+      );
+      return {
+        assessmentKey: key,
+        tick: input.tick,
+        assessedAt: existing.assessedAt.toISOString(),
+        ...existing.result,
+      };
     }
     // The tick's time comes from the workflow (its schedule), so a late or retried activity judges
     // the same windows, and a replay at the same times reproduces it. Loops started before the
     // schedule existed send none: they are judged at the database's time, as they always were.
     const asOf = input.asOf !== undefined && input.asOf !== null ? new Date(input.asOf) : await databaseNow(deps.pool);
-    const result = await assessAt(deps, { site: input.site, asOf, window: input.window, scoring: input.scoring, previousRefusal: input.previousRefusal, previous: input.previous ?? {}, evidenceSince: input.evidenceSince });
+    const result = await assessAt(deps, {
+      site: input.site,
+      asOf,
+      window: input.window,
+      scoring: input.scoring,
+      previousRefusal: input.previousRefusal,
+      previous: input.previous ?? {},
+      evidenceSince: input.evidenceSince,
+    });
     // Written once; if a concurrent attempt got there first, its row wins and is returned.
-    const stored = await recordAssessmentOnce(deps.pool, { assessmentKey: key, site: input.site, workflowId: input.workflowId, chainId: input.chainId, tick: input.tick, assessedAt: asOf, result });
-    deps.logger.debug({ site: input.site, tick: input.tick, score: result.assessment.health.score, state: result.assessment.state, inserted: stored.inserted }, 'assessed site');
+    const stored = await recordAssessmentOnce(deps.pool, {
+      assessmentKey: key,
+      site: input.site,
+      workflowId: input.workflowId,
+      chainId: input.chainId,
+      tick: input.tick,
+      assessedAt: asOf,
+      result,
+    });
+    deps.logger.debug(
+      {
+        site: input.site,
+        tick: input.tick,
+        score: result.assessment.health.score,
+        state: result.assessment.state,
+        inserted: stored.inserted,
+      },
+      'assessed site',
+    );
     return { assessmentKey: key, tick: input.tick, assessedAt: stored.assessedAt.toISOString(), ...stored.result };
   };
 }

@@ -23,7 +23,15 @@ const AS_OF_HELP = 'asOf: must be an ISO-8601 time with a zone or epoch millisec
 export const runDueCanariesInputSchema = z.strictObject({
   site: z.string().min(1, 'site: must be a normalised host like shop.example.com'),
   /** The tick's time; default: the database clock. ISO-8601 or epoch milliseconds. */
-  asOf: z.union([z.iso.datetime({ offset: true, error: AS_OF_HELP }), z.number({ error: AS_OF_HELP }).int(AS_OF_HELP).min(0, AS_OF_HELP)], AS_OF_HELP).optional(),
+  asOf: z
+    .union(
+      [
+        z.iso.datetime({ offset: true, error: AS_OF_HELP }),
+        z.number({ error: AS_OF_HELP }).int(AS_OF_HELP).min(0, AS_OF_HELP),
+      ],
+      AS_OF_HELP,
+    )
+    .optional(),
 });
 export type RunDueCanariesInput = z.input<typeof runDueCanariesInputSchema>;
 
@@ -42,7 +50,8 @@ export function makeCanaryActivities(deps: CanaryActivityDeps) {
   return {
     async runDueCanaries(input: RunDueCanariesInput): Promise<RunDueCanariesResult> {
       const parsed = runDueCanariesInputSchema.safeParse(input);
-      if (!parsed.success) throw new TypeError(`runDueCanaries: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+      if (!parsed.success)
+        throw new TypeError(`runDueCanaries: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
       const context = asyncLocalStorage.getStore();
       const runner: CanaryRunnerDeps = { pool: deps.pool, logger: deps.logger, settings };
       if (deps.classifierConfig) runner.classifierConfig = deps.classifierConfig;

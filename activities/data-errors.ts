@@ -18,11 +18,19 @@ function dataExceptionCode(err: unknown): string | null {
 
 /** True for errors that come from the data itself, the same on every retry. */
 export function isDataError(err: unknown): err is Error {
-  return err instanceof WindowValidationError || err instanceof ScoringConfigError || err instanceof RangeError || dataExceptionCode(err) !== null;
+  return (
+    err instanceof WindowValidationError ||
+    err instanceof ScoringConfigError ||
+    err instanceof RangeError ||
+    dataExceptionCode(err) !== null
+  );
 }
 
 /** `fn`, with data errors turned into non-retryable DataError failures (other errors are retried as before). */
-export function refusingBadData<A extends unknown[], R>(what: string, fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+export function refusingBadData<A extends unknown[], R>(
+  what: string,
+  fn: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
   return async (...args: A): Promise<R> => {
     try {
       return await fn(...args);

@@ -23,10 +23,18 @@ export function makeDeliveryActivities(deps: DeliveryDeps) {
   return {
     async deliverNotification(input: DeliverNotificationInput): Promise<DeliveryReport> {
       const stored = await findNotification(deps.pool, input.notificationKey);
-      if (!stored) throw ApplicationFailure.nonRetryable(`no notification ${input.notificationKey} in the outbox`, LoopErrors.NotificationNotFound);
+      if (!stored)
+        throw ApplicationFailure.nonRetryable(
+          `no notification ${input.notificationKey} in the outbox`,
+          LoopErrors.NotificationNotFound,
+        );
       const payload = stored.payload as NotificationPayload;
-      const delivered = Object.entries(stored.channels).filter(([, o]) => o === 'delivered').map(([c]) => c);
-      const failed = Object.entries(stored.channels).filter(([, o]) => o === 'rejected').map(([c]) => c);
+      const delivered = Object.entries(stored.channels)
+        .filter(([, o]) => o === 'delivered')
+        .map(([c]) => c);
+      const failed = Object.entries(stored.channels)
+        .filter(([, o]) => o === 'rejected')
+        .map(([c]) => c);
       const transient: string[] = [];
       for (const channel of deps.notifier.channels) {
         if (stored.channels[channel.name] !== undefined) continue;
@@ -39,15 +47,26 @@ export function makeDeliveryActivities(deps: DeliveryDeps) {
           if (err instanceof PermanentDeliveryError) {
             await recordChannelOutcome(deps.pool, stored.notificationKey, channel.name, 'rejected', message);
             failed.push(channel.name);
-            deps.logger.error({ notificationKey: stored.notificationKey, channel: channel.name, error: message }, 'notification rejected by channel; not retrying it');
+            deps.logger.error(
+              { notificationKey: stored.notificationKey, channel: channel.name, error: message },
+              'notification rejected by channel; not retrying it',
+            );
           } else {
             transient.push(message);
-            deps.logger.warn({ notificationKey: stored.notificationKey, channel: channel.name, error: message }, 'notification delivery failed; will retry');
+            deps.logger.warn(
+              { notificationKey: stored.notificationKey, channel: channel.name, error: message },
+              'notification delivery failed; will retry',
+            );
           }
         }
       }
       const done = transient.length === 0;
-      await recordAttempt(deps.pool, stored.notificationKey, done ? (failed.length > 0 ? `rejected by ${failed.join(', ')}` : null) : transient.join('; '), done);
+      await recordAttempt(
+        deps.pool,
+        stored.notificationKey,
+        done ? (failed.length > 0 ? `rejected by ${failed.join(', ')}` : null) : transient.join('; '),
+        done,
+      );
       // Fail the attempt so the delivery workflow retries it with backoff (only the missing channels).
       if (!done) throw new Error(transient.join('; '));
       return { notificationKey: stored.notificationKey, delivered, failed };

@@ -34,7 +34,15 @@ export function createActivities(deps: ActivityDeps) {
   const uiUrl = deps.uiUrl ?? loadTemporalUiUrl();
   const canaries = makeCanaryActivities({ pool: deps.pool, logger: deps.logger });
   return {
-    assessSite: refusingBadData('the assessment', makeAssessSite({ pool: deps.pool, logger: deps.logger, runDueCanaries: (input) => canaries.runDueCanaries(input), ...(deps.readWindows ? { readWindows: deps.readWindows } : {}) })),
+    assessSite: refusingBadData(
+      'the assessment',
+      makeAssessSite({
+        pool: deps.pool,
+        logger: deps.logger,
+        runDueCanaries: (input) => canaries.runDueCanaries(input),
+        ...(deps.readWindows ? { readWindows: deps.readWindows } : {}),
+      }),
+    ),
     applyActions: makeApplyActions({ pool: deps.pool, logger: deps.logger, uiUrl }),
     recordSettingsChange: makeRecordSettingsChange({ pool: deps.pool, logger: deps.logger }),
     ...makeDeliveryActivities({ pool: deps.pool, logger: deps.logger, notifier }),

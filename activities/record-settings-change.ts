@@ -42,7 +42,10 @@ export function makeRecordSettingsChange(deps: { pool: Pool; logger: Logger }) {
       const done = await findSettingsChange(client, input.changeKey);
       if (done) {
         await client.query('COMMIT');
-        deps.logger.info({ site: input.site, changeKey: input.changeKey }, 'settings change already recorded (activity retried)');
+        deps.logger.info(
+          { site: input.site, changeKey: input.changeKey },
+          'settings change already recorded (activity retried)',
+        );
         return { changedAt: done.changedAt.toISOString(), changes: done.changes };
       }
       const ownerChanges: SettingChange[] = [];
@@ -70,7 +73,10 @@ export function makeRecordSettingsChange(deps: { pool: Pool; logger: Logger }) {
         settings: input.settings,
       });
       await client.query('COMMIT');
-      deps.logger.info({ site: input.site, changeKey: input.changeKey, who: input.who, changes: row.changes }, 'loop settings changed');
+      deps.logger.info(
+        { site: input.site, changeKey: input.changeKey, who: input.who, changes: row.changes },
+        'loop settings changed',
+      );
       return { changedAt: row.changedAt.toISOString(), changes: row.changes };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);

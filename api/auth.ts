@@ -80,7 +80,12 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     const token = bearerToken(request.headers.authorization);
     if (token === null) {
       void reply.header('www-authenticate', 'Bearer realm="target-health"');
-      return sendError(reply, 401, 'unauthorized', 'Authorization: a bearer token is required (create one with `target-health token create <name> --scope …`)');
+      return sendError(
+        reply,
+        401,
+        'unauthorized',
+        'Authorization: a bearer token is required (create one with `target-health token create <name> --scope …`)',
+      );
     }
     let known = cache.lookup(token);
     if (known === undefined) {
@@ -93,7 +98,12 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
         if (counted && !lookups.take(request.ip)) {
           const retry = lookups.retryAfterS(request.ip);
           void reply.header('retry-after', String(retry));
-          return sendError(reply, 429, 'rate_limited', `rate limit: more than ${lookups.max} unknown tokens per minute from this address; retry in ${retry} s`);
+          return sendError(
+            reply,
+            429,
+            'rate_limited',
+            `rate limit: more than ${lookups.max} unknown tokens per minute from this address; retry in ${retry} s`,
+          );
         }
         pending = lookUp(token, counted ? request.ip : null);
         verifying.set(token, pending);
@@ -106,13 +116,19 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       return sendError(reply, 401, 'unauthorized', 'Authorization: the token is unknown or revoked');
     }
     if (!principal.scopes.has(scope) && !principal.scopes.has('admin')) {
-      return sendError(reply, 403, 'forbidden', `the token "${principal.name}" lacks the scope "${scope}" this route needs`);
+      return sendError(
+        reply,
+        403,
+        'forbidden',
+        `the token "${principal.name}" lacks the scope "${scope}" this route needs`,
+      );
     }
     request.principal = principal;
   };
   app.addHook('onRoute', (route) => {
     if (route.config?.scope === undefined) return;
-    const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    const hooks =
+      route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
     route.onRequest = [...hooks, authenticate];
   });
 }

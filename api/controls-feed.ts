@@ -131,7 +131,14 @@ export class ControlsFeed {
   }
 
   status(): ControlsFeedStatus {
-    return { live: this.live, reconnects: this.counters.reconnects, cachedSites: this.cache.size, queries: this.counters.queries, notifications: this.counters.notifications, waiting: [...this.siteListeners.values()].reduce((n, set) => n + set.size, 0) };
+    return {
+      live: this.live,
+      reconnects: this.counters.reconnects,
+      cachedSites: this.cache.size,
+      queries: this.counters.queries,
+      notifications: this.counters.notifications,
+      waiting: [...this.siteListeners.values()].reduce((n, set) => n + set.size, 0),
+    };
   }
 
   /** The latest event id given. */
@@ -160,7 +167,12 @@ export class ControlsFeed {
   async snapshot(sites: readonly string[] | null): Promise<{ seq: number; records: SiteControlsRecord[] }> {
     const seq = this.seq;
     if (sites !== null && this.live && sites.every((s) => this.cache.has(s))) {
-      return { seq, records: sites.map((s) => this.cache.get(s)).filter((r): r is SiteControlsRecord => r !== null && r !== undefined) };
+      return {
+        seq,
+        records: sites
+          .map((s) => this.cache.get(s))
+          .filter((r): r is SiteControlsRecord => r !== null && r !== undefined),
+      };
     }
     const trusted = this.listening;
     const epoch = this.epoch;
@@ -247,7 +259,10 @@ export class ControlsFeed {
     if (this.closed) return;
     const delay = Math.min(this.reconnectMaxMs, this.reconnectMinMs * 2 ** this.failures);
     this.failures += 1;
-    this.log.warn({ err: err instanceof Error ? err.message : undefined, retryInMs: delay }, 'controls feed: lost the PostgreSQL listener; reads go to the database until it is back');
+    this.log.warn(
+      { err: err instanceof Error ? err.message : undefined, retryInMs: delay },
+      'controls feed: lost the PostgreSQL listener; reads go to the database until it is back',
+    );
     this.reconnectTimer = setTimeout(() => void this.connect(), delay);
     this.reconnectTimer.unref();
   }
@@ -274,7 +289,10 @@ export class ControlsFeed {
     try {
       parsed = notificationSchema.parse(JSON.parse(msg.payload));
     } catch {
-      this.log.warn({ payload: msg.payload.slice(0, 200) }, 'controls feed: ignored a malformed th_controls notification');
+      this.log.warn(
+        { payload: msg.payload.slice(0, 200) },
+        'controls feed: ignored a malformed th_controls notification',
+      );
       return;
     }
     const cached = this.cache.get(parsed.site);
@@ -302,7 +320,10 @@ export class ControlsFeed {
     } catch (err) {
       failed = true;
       for (const s of sites) this.pending.add(s);
-      this.log.warn({ err: err instanceof Error ? err.message : String(err), sites: sites.length }, 'controls feed: could not read changed controls; retrying in 1 s');
+      this.log.warn(
+        { err: err instanceof Error ? err.message : String(err), sites: sites.length },
+        'controls feed: could not read changed controls; retrying in 1 s',
+      );
       this.retryTimer = setTimeout(() => this.scheduleFlush(), 1_000);
       this.retryTimer.unref();
     } finally {

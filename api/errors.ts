@@ -9,7 +9,10 @@ export interface ApiErrorBody {
 }
 
 export function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  return reply.code(status).type('application/json').send({ error: { code, message } } satisfies ApiErrorBody);
+  return reply
+    .code(status)
+    .type('application/json')
+    .send({ error: { code, message } } satisfies ApiErrorBody);
 }
 
 /** Seconds a client waits before trying again when the database did not answer (`Retry-After`). */

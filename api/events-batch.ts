@@ -55,10 +55,18 @@ export function decodeJsonArray(body: Buffer): unknown[] {
     value = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
     const detail = wellFormed(cutText((err as Error).message, 200, ''));
-    throw new BodyError(400, 'invalid_body', `body: not valid JSON (${detail}); send a JSON array of events, or NDJSON (one event per line) with Content-Type: application/x-ndjson`);
+    throw new BodyError(
+      400,
+      'invalid_body',
+      `body: not valid JSON (${detail}); send a JSON array of events, or NDJSON (one event per line) with Content-Type: application/x-ndjson`,
+    );
   }
   if (!Array.isArray(value)) {
-    throw new BodyError(400, 'invalid_body', `body: must be a JSON array of events (got ${value !== null && typeof value === 'object' ? 'an object' : describeValue(value, 40)}); wrap a single event in [ ]`);
+    throw new BodyError(
+      400,
+      'invalid_body',
+      `body: must be a JSON array of events (got ${value !== null && typeof value === 'object' ? 'an object' : describeValue(value, 40)}); wrap a single event in [ ]`,
+    );
   }
   return value;
 }
@@ -74,7 +82,12 @@ export async function decodeNdjsonLines(body: Buffer): Promise<BatchLine[]> {
  * Validates, classifies and stores one decoded body; the store's transaction has committed on return.
  * NDJSON lines go to the ingest threads when there are some (the same parser and store, off the event loop).
  */
-export async function ingestBody(ingester: Ingester, decoded: Decoded, now: number, threads?: IngestThreads): Promise<EventsResult> {
+export async function ingestBody(
+  ingester: Ingester,
+  decoded: Decoded,
+  now: number,
+  threads?: IngestThreads,
+): Promise<EventsResult> {
   let rejected: RejectedLine[];
   let inserted: number;
   let duplicates: number;
@@ -83,13 +96,21 @@ export async function ingestBody(ingester: Ingester, decoded: Decoded, now: numb
   } else if (decoded.lines !== undefined) {
     const parsed = parseNdjsonLines(decoded.lines, 0, { now });
     const stored = await ingester.store(parsed.events, parsed.lines);
-    rejected = stored.rejected.length === 0 ? parsed.rejected : [...parsed.rejected, ...stored.rejected].sort((a, b) => a.line - b.line);
+    rejected =
+      stored.rejected.length === 0
+        ? parsed.rejected
+        : [...parsed.rejected, ...stored.rejected].sort((a, b) => a.line - b.line);
     ({ inserted, duplicates } = stored);
   } else {
     const result = await ingester.ingest(decoded.inputs ?? [], 0);
     ({ rejected, inserted, duplicates } = result);
   }
-  return { accepted: inserted + duplicates, inserted, duplicates, rejected: rejected.map((r) => ({ index: r.line, errors: r.errors })) };
+  return {
+    accepted: inserted + duplicates,
+    inserted,
+    duplicates,
+    rejected: rejected.map((r) => ({ index: r.line, errors: r.errors })),
+  };
 }
 
 const KNOWN_FIELDS: ReadonlySet<string> = new Set(EVENT_FIELDS);

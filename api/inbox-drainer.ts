@@ -204,7 +204,12 @@ export class InboxDrainer {
         this.options.metrics?.batches('drained');
         this.options.metrics?.events('rejected', batch.eventCount);
         this.options.logger.error(
-          { batchId: batch.batchId, eventCount: batch.eventCount, bytes: batch.payload.length, error: describePgError(err) },
+          {
+            batchId: batch.batchId,
+            eventCount: batch.eventCount,
+            bytes: batch.payload.length,
+            error: describePgError(err),
+          },
           `inbox: batch ${batch.batchId} cannot be read (${describePgError(err)}): its ${batch.eventCount} events are refused and the row deleted; postgresSink writes gzip-compressed NDJSON`,
         );
         return 'drained';
@@ -214,7 +219,12 @@ export class InboxDrainer {
         result = await this.options.store(lines);
       } catch (err) {
         storeFailed = true;
-        throw Object.assign(new Error(`batch ${batch.batchId} (${lines.length} events) could not be stored now: ${describePgError(err)}; it stays in the inbox`), { cause: err });
+        throw Object.assign(
+          new Error(
+            `batch ${batch.batchId} (${lines.length} events) could not be stored now: ${describePgError(err)}; it stays in the inbox`,
+          ),
+          { cause: err },
+        );
       }
       const waited = await deleteInboxBatch(tx, batch.batchId);
       await tx.query('COMMIT');
@@ -242,11 +252,17 @@ export class InboxDrainer {
     m?.waited(waited);
     if (result.inserted > 0) m?.events('inserted', result.inserted);
     if (result.duplicates > 0) m?.events('duplicate', result.duplicates);
-    if (lines !== eventCount) this.options.logger.warn({ batchId, lines, eventCount }, `inbox: batch ${batchId} holds ${lines} lines, its writer said ${eventCount}`);
+    if (lines !== eventCount)
+      this.options.logger.warn(
+        { batchId, lines, eventCount },
+        `inbox: batch ${batchId} holds ${lines} lines, its writer said ${eventCount}`,
+      );
     if (result.rejected.length === 0) return;
     m?.events('rejected', result.rejected.length);
     const first = result.rejected[0]!;
-    const sample: RejectedLine[] = result.rejected.slice(0, 5).map((r) => ({ line: r.index + 1, errors: [...r.errors] }));
+    const sample: RejectedLine[] = result.rejected
+      .slice(0, 5)
+      .map((r) => ({ line: r.index + 1, errors: [...r.errors] }));
     this.options.logger.warn(
       { batchId, rejected: result.rejected.length, stored: result.inserted + result.duplicates, sample },
       `inbox: the store refused ${result.rejected.length} of the ${lines} events of batch ${batchId} (first, line ${first.index + 1}: ${first.errors[0] ?? '?'}); the others are stored`,
@@ -256,7 +272,10 @@ export class InboxDrainer {
   private logFailure(err: unknown): void {
     if (Date.now() - this.lastFailureLogAt < 60_000) return;
     this.lastFailureLogAt = Date.now();
-    this.options.logger.warn({ error: describePgError(err), failures: this.failures }, `inbox: ${describePgError(err)}; retrying (logged again in a minute if it goes on)`);
+    this.options.logger.warn(
+      { error: describePgError(err), failures: this.failures },
+      `inbox: ${describePgError(err)}; retrying (logged again in a minute if it goes on)`,
+    );
   }
 
   private sleep(ms: number): Promise<void> {
@@ -275,7 +294,11 @@ export class InboxDrainer {
 
   private async listen(): Promise<void> {
     if (this.closed) return;
-    const c = new pg.Client({ ...this.options.pool.options, application_name: DRAINER_APPLICATION_NAME, keepAlive: true });
+    const c = new pg.Client({
+      ...this.options.pool.options,
+      application_name: DRAINER_APPLICATION_NAME,
+      keepAlive: true,
+    });
     this.listener = c;
     const lost = (err?: unknown) => {
       if (this.listener !== c) return;
@@ -285,8 +308,16 @@ export class InboxDrainer {
       void c.end().catch(() => undefined);
       if (this.closed) return;
       this.listenFailures += 1;
-      if (this.listenFailures === 1) this.options.logger.warn({ error: err === undefined ? 'ended' : describePgError(err) }, 'inbox: lost the notification connection; polling every %d ms until it is back', this.pollMs);
-      this.reconnectTimer = setTimeout(() => void this.listen(), retryDelayMs(this.listenFailures, { initialMs: 250, maxMs: this.retryMaxMs }));
+      if (this.listenFailures === 1)
+        this.options.logger.warn(
+          { error: err === undefined ? 'ended' : describePgError(err) },
+          'inbox: lost the notification connection; polling every %d ms until it is back',
+          this.pollMs,
+        );
+      this.reconnectTimer = setTimeout(
+        () => void this.listen(),
+        retryDelayMs(this.listenFailures, { initialMs: 250, maxMs: this.retryMaxMs }),
+      );
       this.reconnectTimer.unref();
     };
     c.on('error', (err) => lost(err));

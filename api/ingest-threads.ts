@@ -39,7 +39,10 @@ export class IngestThreads {
   private readonly settings: WorkerSettings;
 
   constructor(private readonly options: IngestThreadsOptions) {
-    this.settings = { databaseUrl: options.databaseUrl, timeoutMs: options.timeoutMs ?? 60_000, ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+    this.settings = {
+      databaseUrl: options.databaseUrl,
+      timeoutMs: options.timeoutMs ?? 60_000,
+      ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
       ...(options.minuteDays === undefined ? {} : { minuteDays: options.minuteDays }),
     };
     const n = options.threads ?? Math.min(4, Math.max(2, availableParallelism()));
@@ -67,7 +70,8 @@ export class IngestThreads {
 
   /** Stores one body's lines (0-based numbering); resolves once the worker's transaction has committed. */
   run(lines: BatchLine[]): Promise<Done> {
-    if (this.closing) return Promise.reject(Object.assign(new Error('the server is closing'), { code: 'INGEST_FAILED' }));
+    if (this.closing)
+      return Promise.reject(Object.assign(new Error('the server is closing'), { code: 'INGEST_FAILED' }));
     let slot = this.slots[0]!;
     for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
     const seq = ++this.seq;

@@ -25,10 +25,30 @@ export function createApiMetrics(): ApiMetrics {
   collectDefaultMetrics({ register: registry, prefix: 'th_api_process_' });
   return {
     registry,
-    eventsIngested: new Counter({ name: 'th_events_ingested_total', help: 'Events accepted by POST /v1/events (result: inserted or duplicate).', labelNames: ['result'], registers: [registry] }),
-    eventsRejected: new Counter({ name: 'th_events_rejected_total', help: 'Event lines refused by POST /v1/events, by the field refused.', labelNames: ['field'], registers: [registry] }),
-    inboxBatches: new Counter({ name: 'th_inbox_batches_total', help: 'Event inbox batches taken by the drainer (result: drained, or failed and left for a retry).', labelNames: ['result'], registers: [registry] }),
-    inboxEvents: new Counter({ name: 'th_inbox_events_total', help: 'Events of drained inbox batches (result: inserted, duplicate, or rejected by the store).', labelNames: ['result'], registers: [registry] }),
+    eventsIngested: new Counter({
+      name: 'th_events_ingested_total',
+      help: 'Events accepted by POST /v1/events (result: inserted or duplicate).',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    eventsRejected: new Counter({
+      name: 'th_events_rejected_total',
+      help: 'Event lines refused by POST /v1/events, by the field refused.',
+      labelNames: ['field'],
+      registers: [registry],
+    }),
+    inboxBatches: new Counter({
+      name: 'th_inbox_batches_total',
+      help: 'Event inbox batches taken by the drainer (result: drained, or failed and left for a retry).',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    inboxEvents: new Counter({
+      name: 'th_inbox_events_total',
+      help: 'Events of drained inbox batches (result: inserted, duplicate, or rejected by the store).',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
     inboxWaitSeconds: new Histogram({
       name: 'th_inbox_wait_seconds',
       help: "Seconds from a crawler's write into the event inbox to its events stored.",

@@ -5,12 +5,18 @@
  */
 import type { OpenApiDocument } from './openapi';
 
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 /** `code` spans in the descriptions, the only markup they use. */
 const inline = (text: string): string => escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 const pretty = (value: unknown): string => `<pre>${escapeHtml(JSON.stringify(value, null, 2))}</pre>`;
 
-type Operation = Record<string, unknown> & { summary: string; description?: string; tags: string[]; 'x-required-scope'?: string };
+type Operation = Record<string, unknown> & {
+  summary: string;
+  description?: string;
+  tags: string[];
+  'x-required-scope'?: string;
+};
 interface Parameter {
   name: string;
   in: string;
@@ -22,7 +28,10 @@ interface Parameter {
 function operationHtml(method: string, path: string, op: Operation): string {
   const params = (op.parameters ?? []) as Parameter[];
   const body = op.requestBody as { required: boolean; content: Record<string, { schema: unknown }> } | undefined;
-  const responses = op.responses as Record<string, { description: string; content?: Record<string, { schema: unknown }> }>;
+  const responses = op.responses as Record<
+    string,
+    { description: string; content?: Record<string, { schema: unknown }> }
+  >;
   const id = `${method}-${path}`.replace(/[^A-Za-z0-9]+/g, '-');
   return [
     `<section class="op" id="${escapeHtml(id)}">`,
@@ -33,18 +42,27 @@ function operationHtml(method: string, path: string, op: Operation): string {
     params.length === 0
       ? ''
       : `<table><tr><th>parameter</th><th>in</th><th>required</th><th>schema</th><th>description</th></tr>${params
-          .map((p) => `<tr><td><code>${escapeHtml(p.name)}</code></td><td>${escapeHtml(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td><code>${escapeHtml(JSON.stringify(p.schema))}</code></td><td>${inline(p.description ?? '')}</td></tr>`)
+          .map(
+            (p) =>
+              `<tr><td><code>${escapeHtml(p.name)}</code></td><td>${escapeHtml(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td><code>${escapeHtml(JSON.stringify(p.schema))}</code></td><td>${inline(p.description ?? '')}</td></tr>`,
+          )
           .join('')}</table>`,
     body === undefined
       ? ''
       : Object.entries(body.content)
-          .map(([type, c]) => `<details><summary>request body <code>${escapeHtml(type)}</code>${body.required ? '' : ' (optional)'}</summary>${pretty(c.schema)}</details>`)
+          .map(
+            ([type, c]) =>
+              `<details><summary>request body <code>${escapeHtml(type)}</code>${body.required ? '' : ' (optional)'}</summary>${pretty(c.schema)}</details>`,
+          )
           .join(''),
     `<ul class="responses">${Object.entries(responses)
       .map(
         ([status, r]) =>
           `<li><b>${escapeHtml(status)}</b> ${inline(r.description)}${Object.entries(r.content ?? {})
-            .map(([type, c]) => `<details><summary><code>${escapeHtml(type)}</code></summary>${pretty(c.schema)}</details>`)
+            .map(
+              ([type, c]) =>
+                `<details><summary><code>${escapeHtml(type)}</code></summary>${pretty(c.schema)}</details>`,
+            )
             .join('')}</li>`,
       )
       .join('')}</ul>`,

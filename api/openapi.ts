@@ -42,7 +42,12 @@ export function collectRoutes(app: FastifyInstance): RouteRecord[] {
     for (const method of methods) {
       // Fastify adds a HEAD route after each GET (exposeHeadRoutes): implied by the GET, not documented apart.
       if (method === 'HEAD' && routes.some((r) => r.method === 'GET' && r.url === options.url)) continue;
-      routes.push({ method, url: options.url, ...(config?.scope === undefined ? {} : { scope: config.scope }), ...(config?.openapi === undefined ? {} : { openapi: config.openapi }) });
+      routes.push({
+        method,
+        url: options.url,
+        ...(config?.scope === undefined ? {} : { scope: config.scope }),
+        ...(config?.openapi === undefined ? {} : { openapi: config.openapi }),
+      });
     }
   });
   return routes;
@@ -89,27 +94,42 @@ const AUTH_RESPONSES: Record<number, string> = {
 };
 const ERROR_SCHEMA: JsonSchema = {
   type: 'object',
-  properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] } },
+  properties: {
+    error: {
+      type: 'object',
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+      required: ['code', 'message'],
+    },
+  },
   required: ['error'],
 };
 
 function operation(route: RouteRecord & { openapi: OpenApiOperation }): JsonSchema {
   const o = route.openapi;
   const optionalBody = o.body !== undefined && o.body.safeParse(undefined).success;
-  const bodySchema = o.body === undefined ? undefined : o.body instanceof z.ZodOptional ? (o.body.unwrap() as z.ZodType) : o.body;
+  const bodySchema =
+    o.body === undefined ? undefined : o.body instanceof z.ZodOptional ? (o.body.unwrap() as z.ZodType) : o.body;
   const content: Record<string, { schema: JsonSchema }> = {};
   if (bodySchema !== undefined) content['application/json'] = { schema: jsonSchema(bodySchema, 'input') };
   for (const mediaType of o.requestMediaTypes ?? []) content[mediaType] = { schema: { type: 'string' } };
   const responses: Record<string, JsonSchema> = {};
   for (const [status, r] of Object.entries(o.responses)) {
-    responses[status] = { description: r.description, ...(r.schema === undefined ? {} : { content: { [r.mediaType ?? 'application/json']: { schema: jsonSchema(r.schema, 'output') } } }) };
+    responses[status] = {
+      description: r.description,
+      ...(r.schema === undefined
+        ? {}
+        : { content: { [r.mediaType ?? 'application/json']: { schema: jsonSchema(r.schema, 'output') } } }),
+    };
   }
   if (route.scope !== undefined) {
-    for (const [status, description] of Object.entries(AUTH_RESPONSES)) responses[status] ??= { description, content: { 'application/json': { schema: ERROR_SCHEMA } } };
+    for (const [status, description] of Object.entries(AUTH_RESPONSES))
+      responses[status] ??= { description, content: { 'application/json': { schema: ERROR_SCHEMA } } };
   }
   const params = [...parameters(o.params, 'path'), ...parameters(o.query, 'query')];
   return {
-    operationId: `${route.method.toLowerCase()}${openApiPath(route.url).replace(/[{}]/g, '').replace(/(^|[/_-])([a-z0-9])/g, (_m, _s: string, c: string) => c.toUpperCase())}`,
+    operationId: `${route.method.toLowerCase()}${openApiPath(route.url)
+      .replace(/[{}]/g, '')
+      .replace(/(^|[/_-])([a-z0-9])/g, (_m, _s: string, c: string) => c.toUpperCase())}`,
     summary: o.summary,
     ...(o.description === undefined ? {} : { description: o.description }),
     tags: [o.tag],
@@ -144,13 +164,21 @@ export function buildOpenApiDocument(routes: readonly RouteRecord[], version: st
     info: {
       title: 'Target Health API',
       version,
-      description: 'Events in, controls out, sites and decisions, metrics. Authenticate with `Authorization: Bearer <token>` (`target-health token create <name> --scope …`); errors are `{"error": {"code", "message"}}` with a one-line message naming the field and the fix.',
+      description:
+        'Events in, controls out, sites and decisions, metrics. Authenticate with `Authorization: Bearer <token>` (`target-health token create <name> --scope …`); errors are `{"error": {"code", "message"}}` with a one-line message naming the field and the fix.',
     },
-    tags: (Object.keys(TAG_DESCRIPTIONS) as OpenApiOperation['tag'][]).filter((t) => used.has(t)).map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
+    tags: (Object.keys(TAG_DESCRIPTIONS) as OpenApiOperation['tag'][])
+      .filter((t) => used.has(t))
+      .map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
     paths,
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token; its scopes (ingest, read, decide, admin — admin implies every scope) decide what it may call.' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API token; its scopes (ingest, read, decide, admin — admin implies every scope) decide what it may call.',
+        },
       },
     },
   };

@@ -39,7 +39,11 @@ export function requireEncoding(header: string | undefined): 'identity' | 'gzip'
   const enc = (header ?? '').trim().toLowerCase();
   if (enc === '' || enc === 'identity') return 'identity';
   if (enc === 'gzip' || enc === 'x-gzip') return 'gzip';
-  throw new BodyError(415, 'unsupported_media_type', `Content-Encoding ${capText(enc, 40)} is not accepted; send the body as is or with Content-Encoding: gzip`);
+  throw new BodyError(
+    415,
+    'unsupported_media_type',
+    `Content-Encoding ${capText(enc, 40)} is not accepted; send the body as is or with Content-Encoding: gzip`,
+  );
 }
 
 /** A stream Fastify reads the body from: it checks `receivedEncodedLength` against Content-Length. */
@@ -56,7 +60,10 @@ export function gunzipWithin(source: Readable, limit: number): DecodedBody {
   const out = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       produced += chunk.length;
-      if (produced > limit) callback(new BodyError(413, 'too_large', `body: larger than ${limit} bytes once decompressed; send smaller batches`));
+      if (produced > limit)
+        callback(
+          new BodyError(413, 'too_large', `body: larger than ${limit} bytes once decompressed; send smaller batches`),
+        );
       else callback(null, chunk);
     },
   }) as Transform & DecodedBody;
@@ -72,7 +79,13 @@ export function gunzipWithin(source: Readable, limit: number): DecodedBody {
   });
   source.on('error', stop);
   gunzip.on('error', (err: Error) =>
-    stop(new BodyError(400, 'bad_gzip', `Content-Encoding: the body is not valid gzip (${capText(err.message, 80)}); compress it with gzip or drop the header`)),
+    stop(
+      new BodyError(
+        400,
+        'bad_gzip',
+        `Content-Encoding: the body is not valid gzip (${capText(err.message, 80)}); compress it with gzip or drop the header`,
+      ),
+    ),
   );
   // The limit was passed: stop decompressing (the transform's error destroys `out`).
   out.on('error', () => {

@@ -29,7 +29,11 @@ export function registerRequestLog(app: FastifyInstance): void {
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
     const ms = reply.elapsedTime;
     const level = requestLogLevel(reply.statusCode, ms, request.routeOptions.config?.holdsOpen === true);
-    const fields = { req: { method: request.method, url: request.url }, res: { statusCode: reply.statusCode }, responseTime: Math.round(ms) };
+    const fields = {
+      req: { method: request.method, url: request.url },
+      res: { statusCode: reply.statusCode },
+      responseTime: Math.round(ms),
+    };
     request.log[level](fields, level === 'info' ? `slow request (over ${SLOW_REQUEST_MS} ms)` : 'request completed');
   });
 }

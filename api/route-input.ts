@@ -10,7 +10,12 @@ import { sendError } from './errors';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; reply: FastifyReply };
 
-export function checkInput<S extends z.ZodType>(reply: FastifyReply, schema: S, input: unknown, root: string): Checked<z.output<S>> {
+export function checkInput<S extends z.ZodType>(
+  reply: FastifyReply,
+  schema: S,
+  input: unknown,
+  root: string,
+): Checked<z.output<S>> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return { ok: true, value: parsed.data };
   return { ok: false, reply: sendError(reply, 400, 'bad_request', formatIssues(parsed.error, { root })) };

@@ -57,9 +57,19 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // The router's own refusals, in the API's error format and without the path (it can be kilobytes).
     frameworkErrors: (err, _request, reply) => {
       if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-        void sendError(reply, 414, 'uri_too_long', `path: a part of the path is longer than ${MAX_SITE_INPUT_CHARS} characters; a site is a host name (at most 253 characters)`);
+        void sendError(
+          reply,
+          414,
+          'uri_too_long',
+          `path: a part of the path is longer than ${MAX_SITE_INPUT_CHARS} characters; a site is a host name (at most 253 characters)`,
+        );
       } else if (err.code === 'FST_ERR_BAD_URL') {
-        void sendError(reply, 400, 'bad_request', 'path: not a valid URL (a broken %-escape); encode the site with encodeURIComponent');
+        void sendError(
+          reply,
+          400,
+          'bad_request',
+          'path: not a valid URL (a broken %-escape); encode the site with encodeURIComponent',
+        );
       } else {
         void sendError(reply, err.statusCode ?? 400, 'bad_request', 'request: refused by the router');
       }
@@ -71,18 +81,34 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // PostgreSQL did not answer (frozen, down, out of connections): any route, the token check included.
     if (isDatabaseUnavailable(err)) {
       request.log.warn({ error: describePgError(err) }, 'request failed: the database is unavailable');
-      return sendStoreUnavailable(reply, `database: PostgreSQL did not answer (${describePgError(err)}); retry in ${STORE_RETRY_AFTER_S} s`);
+      return sendStoreUnavailable(
+        reply,
+        `database: PostgreSQL did not answer (${describePgError(err)}); retry in ${STORE_RETRY_AFTER_S} s`,
+      );
     }
     const status = err.statusCode ?? 500;
     if (status >= 500) {
       request.log.error({ err }, 'request failed');
       return sendError(reply, status, 'internal', 'internal error (logged on the server)');
     }
-    if (status === 413) return sendError(reply, 413, 'too_large', `body: larger than the limit of ${deps.settings.TH_API_BODY_LIMIT} bytes; send smaller batches`);
+    if (status === 413)
+      return sendError(
+        reply,
+        413,
+        'too_large',
+        `body: larger than the limit of ${deps.settings.TH_API_BODY_LIMIT} bytes; send smaller batches`,
+      );
     if (status === 415) return sendError(reply, 415, 'unsupported_media_type', err.message);
     return sendError(reply, status, err.code?.toLowerCase() ?? 'bad_request', err.message);
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, 404, 'not_found', `${request.method} ${request.url.split('?')[0]}: no such route (see /openapi.json)`));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      reply,
+      404,
+      'not_found',
+      `${request.method} ${request.url.split('?')[0]}: no such route (see /openapi.json)`,
+    ),
+  );
 
   const tokens = new TokenCache();
   await app.register(rateLimit, {
@@ -94,13 +120,27 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // The plugin throws what this returns, so it reaches the error handler above: an Error with a status
     // and a code becomes the one-line `{"error": {"code": "rate_limited", …}}` (a plain object would not).
     errorResponseBuilder: (request, context) => {
-      const whose = rateLimitKey(request, tokens).startsWith('token:') ? 'for this token' : 'from this address (without a valid token)';
-      return Object.assign(new Error(`rate limit: more than ${context.max} requests per minute ${whose}; retry in ${Math.ceil(context.ttl / 1000)} s`), { statusCode: 429, code: 'RATE_LIMITED' });
+      const whose = rateLimitKey(request, tokens).startsWith('token:')
+        ? 'for this token'
+        : 'from this address (without a valid token)';
+      return Object.assign(
+        new Error(
+          `rate limit: more than ${context.max} requests per minute ${whose}; retry in ${Math.ceil(context.ttl / 1000)} s`,
+        ),
+        { statusCode: 429, code: 'RATE_LIMITED' },
+      );
     },
   });
   // CORS is off unless origins are configured: the API serves crawlers and tools, not browsers.
-  const origins = deps.settings.TH_API_CORS_ORIGINS.split(',').map((o) => o.trim()).filter((o) => o !== '');
-  if (origins.length > 0) await app.register(cors, { origin: origins, allowedHeaders: ['authorization', 'content-type', 'content-encoding', 'if-none-match', 'last-event-id'], exposedHeaders: ['etag'] });
+  const origins = deps.settings.TH_API_CORS_ORIGINS.split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  if (origins.length > 0)
+    await app.register(cors, {
+      origin: origins,
+      allowedHeaders: ['authorization', 'content-type', 'content-encoding', 'if-none-match', 'last-event-id'],
+      exposedHeaders: ['etag'],
+    });
   // After the rate limit: its route hook runs first (api/auth.ts).
   registerAuth(app, { pool: deps.pool, cache: tokens });
 
@@ -108,7 +148,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const metrics = createApiMetrics();
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    metrics.requestSeconds.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    metrics.requestSeconds.observe(
+      { method: request.method, route, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
   });
   const ctx: RouteContext = { ...deps, app, metrics };
   for (const register of ROUTES) await register(ctx);

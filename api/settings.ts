@@ -5,7 +5,11 @@ import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { DEFAULT_MINUTE_DAYS } from '../config/env';
 
 const int = (what: string, min: number, max: number) =>
-  z.coerce.number({ error: `must be ${what}` }).int({ error: `must be ${what}` }).min(min, { error: `must be ${what}` }).max(max, { error: `must be ${what}` });
+  z.coerce
+    .number({ error: `must be ${what}` })
+    .int({ error: `must be ${what}` })
+    .min(min, { error: `must be ${what}` })
+    .max(max, { error: `must be ${what}` });
 
 export const apiEnvSchema = z.object({
   TH_API_HOST: z.string().min(1, 'must be a host name or address, e.g. 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),

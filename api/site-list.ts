@@ -19,7 +19,14 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import { HEALTH_BANDS, type HealthBand, WORKFLOW_ID_PREFIX } from '../common/names';
-import { AwaitingHuman, HealthBand as HealthBandKey, HealthScore, LoopProblem, ParserHealth, TargetSite } from '../common/search-attributes';
+import {
+  AwaitingHuman,
+  HealthBand as HealthBandKey,
+  HealthScore,
+  LoopProblem,
+  ParserHealth,
+  TargetSite,
+} from '../common/search-attributes';
 import { SITE_HEALTH_WORKFLOW, stateQuery } from '../control/messages';
 import { latestScores } from '../db/assessments';
 import { latestChanges } from '../db/history';
@@ -38,7 +45,8 @@ export interface SiteListFilter {
 export function siteListQuery(filter: SiteListFilter): string {
   const terms = [`WorkflowType = "${SITE_HEALTH_WORKFLOW}"`, 'ExecutionStatus = "Running"'];
   if (filter.band !== undefined) terms.push(`${HealthBandKey.name} = "${filter.band}"`);
-  if (filter.bands !== undefined && filter.bands.length > 0) terms.push(`${HealthBandKey.name} IN (${filter.bands.map((b) => `"${b}"`).join(', ')})`);
+  if (filter.bands !== undefined && filter.bands.length > 0)
+    terms.push(`${HealthBandKey.name} IN (${filter.bands.map((b) => `"${b}"`).join(', ')})`);
   if (filter.awaiting !== undefined) terms.push(`${AwaitingHuman.name} = ${filter.awaiting}`);
   return terms.join(' AND ');
 }
@@ -46,25 +54,33 @@ export function siteListQuery(filter: SiteListFilter): string {
 export class CursorError extends Error {}
 
 /** Which listing a cursor belongs to: its namespace and visibility query (the filters). */
-const listingTag = (namespace: string, query: string): string => createHash('sha256').update(`${namespace}\n${query}`).digest('base64url').slice(0, 16);
+const listingTag = (namespace: string, query: string): string =>
+  createHash('sha256').update(`${namespace}\n${query}`).digest('base64url').slice(0, 16);
 
 const cursorSchema = z.strictObject({ l: z.string(), t: z.string().regex(/^[A-Za-z0-9_-]+$/) });
-const NOT_A_CURSOR = 'cursor: not a cursor of this listing; use the `next` value of the previous page, or start again without it';
+const NOT_A_CURSOR =
+  'cursor: not a cursor of this listing; use the `next` value of the previous page, or start again without it';
 
 export function encodeSiteCursor(tag: string, token: Uint8Array): string {
-  return Buffer.from(JSON.stringify({ l: tag, t: Buffer.from(token).toString('base64url') }), 'utf8').toString('base64url');
+  return Buffer.from(JSON.stringify({ l: tag, t: Buffer.from(token).toString('base64url') }), 'utf8').toString(
+    'base64url',
+  );
 }
 
 /** The server's page token of a cursor this listing handed out; CursorError for any other. */
 export function decodeSiteCursor(cursor: string, tag: string): Uint8Array {
   let parsed: z.output<typeof cursorSchema> | undefined;
   try {
-    if (/^[A-Za-z0-9_-]+$/.test(cursor)) parsed = cursorSchema.safeParse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))).data;
+    if (/^[A-Za-z0-9_-]+$/.test(cursor))
+      parsed = cursorSchema.safeParse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))).data;
   } catch {
     // Not JSON: not ours.
   }
   if (parsed === undefined) throw new CursorError(NOT_A_CURSOR);
-  if (parsed.l !== tag) throw new CursorError('cursor: it belongs to a listing with other filters; pass the same band and awaiting as for the first page, or start again without it');
+  if (parsed.l !== tag)
+    throw new CursorError(
+      'cursor: it belongs to a listing with other filters; pass the same band and awaiting as for the first page, or start again without it',
+    );
   return new Uint8Array(Buffer.from(parsed.t, 'base64url'));
 }
 
@@ -77,7 +93,8 @@ function decodeAttribute(fields: Record<string, Payload> | null | undefined, nam
 }
 
 const asNumber = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-const asBand = (v: unknown): HealthBand | null => ((HEALTH_BANDS as readonly unknown[]).includes(v) ? (v as HealthBand) : null);
+const asBand = (v: unknown): HealthBand | null =>
+  (HEALTH_BANDS as readonly unknown[]).includes(v) ? (v as HealthBand) : null;
 
 function timestampIso(ts: temporal.api.workflow.v1.IWorkflowExecutionInfo['startTime']): string | null {
   if (ts === null || ts === undefined) return null;
@@ -86,12 +103,23 @@ function timestampIso(ts: temporal.api.workflow.v1.IWorkflowExecutionInfo['start
 }
 
 /** Since when a waiting site waits, from its loop's state; the error's first line when it cannot be read. */
-async function awaitingSince(client: Client, workflowId: string, timeoutMs: number): Promise<{ since: string | null; error?: string }> {
+async function awaitingSince(
+  client: Client,
+  workflowId: string,
+  timeoutMs: number,
+): Promise<{ since: string | null; error?: string }> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const state = await Promise.race([
       client.workflow.getHandle(workflowId).query(stateQuery),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the loop did not answer its state query in ${timeoutMs} ms (is a worker running?)`)), timeoutMs))),
+      new Promise<never>(
+        (_, reject) =>
+          (timer = setTimeout(
+            () =>
+              reject(new Error(`the loop did not answer its state query in ${timeoutMs} ms (is a worker running?)`)),
+            timeoutMs,
+          )),
+      ),
     ]);
     return { since: state.awaitingHuman?.since ?? null };
   } catch (err) {
@@ -112,18 +140,25 @@ export async function listSites(
   const nextPageToken = page.cursor === undefined ? new Uint8Array() : decodeSiteCursor(page.cursor, tag);
   let response: temporal.api.workflowservice.v1.ListWorkflowExecutionsResponse;
   try {
-    response = await deps.client.workflowService.listWorkflowExecutions({ namespace, query, pageSize: page.limit, nextPageToken });
+    response = await deps.client.workflowService.listWorkflowExecutions({
+      namespace,
+      query,
+      pageSize: page.limit,
+      nextPageToken,
+    });
   } catch (err) {
     // A token the server cannot read (edited inside its wrapping) is the client's mistake: servers
     // answer INVALID_ARGUMENT (3) or, failing to deserialize it, UNKNOWN (2).
     const code = (err as { code?: number }).code;
-    if (page.cursor !== undefined && (code === 3 || code === 2)) throw new CursorError('cursor: not a cursor of this listing (or it expired); start again without it');
+    if (page.cursor !== undefined && (code === 3 || code === 2))
+      throw new CursorError('cursor: not a cursor of this listing (or it expired); start again without it');
     throw err;
   }
   const rows = response.executions.map((e) => {
     const fields = e.searchAttributes?.indexedFields;
     const workflowId = e.execution?.workflowId ?? '';
-    const site = (decodeAttribute(fields, TargetSite.name) as string | null) ?? workflowId.slice(WORKFLOW_ID_PREFIX.length);
+    const site =
+      (decodeAttribute(fields, TargetSite.name) as string | null) ?? workflowId.slice(WORKFLOW_ID_PREFIX.length);
     return {
       site,
       workflowId,
@@ -136,9 +171,21 @@ export async function listSites(
     };
   });
   const [scores, changes, waits] = await Promise.all([
-    latestScores(deps.pool, rows.map((r) => r.site)),
-    latestChanges(deps.pool, rows.map((r) => r.site)),
-    Promise.all(rows.map((r) => (r.awaitingHuman ? awaitingSince(deps.client, r.workflowId, page.stateTimeoutMs ?? 2_000) : Promise.resolve({ since: null })))),
+    latestScores(
+      deps.pool,
+      rows.map((r) => r.site),
+    ),
+    latestChanges(
+      deps.pool,
+      rows.map((r) => r.site),
+    ),
+    Promise.all(
+      rows.map((r) =>
+        r.awaitingHuman
+          ? awaitingSince(deps.client, r.workflowId, page.stateTimeoutMs ?? 2_000)
+          : Promise.resolve({ since: null }),
+      ),
+    ),
   ]);
   const sites = rows.map((r, i): SiteSummary => {
     const latest = scores.get(r.site);
@@ -160,7 +207,13 @@ export async function listSites(
       lastChange:
         change === undefined
           ? null
-          : { at: change.at.toISOString(), actor: change.actor, change: describeChange(change.oldControls, change.newControls), reason: change.reason, version: change.newControls.version },
+          : {
+              at: change.at.toISOString(),
+              actor: change.actor,
+              change: describeChange(change.oldControls, change.newControls),
+              reason: change.reason,
+              version: change.newControls.version,
+            },
     };
   });
   const token = response.nextPageToken;

@@ -54,9 +54,25 @@ const SITE_FACTS_SQL = `
                         WHERE site = k.site AND assessed_at < a.assessed_at ORDER BY assessed_at DESC LIMIT 1) p ON true`;
 
 export async function readStoredSiteFacts(pool: Pool): Promise<Map<string, StoredSiteFacts>> {
-  const { rows } = await pool.query<{ site: string; band: string | null; score: number | null; parser_health: number | null; age_seconds: number | null; interval_seconds: number | null }>(SITE_FACTS_SQL);
+  const { rows } = await pool.query<{
+    site: string;
+    band: string | null;
+    score: number | null;
+    parser_health: number | null;
+    age_seconds: number | null;
+    interval_seconds: number | null;
+  }>(SITE_FACTS_SQL);
   return new Map(
-    rows.map((r) => [r.site, { band: r.band, score: r.score, parserHealth: r.parser_health, lastAssessmentAgeSeconds: r.age_seconds, tickIntervalSeconds: r.interval_seconds }]),
+    rows.map((r) => [
+      r.site,
+      {
+        band: r.band,
+        score: r.score,
+        parserHealth: r.parser_health,
+        lastAssessmentAgeSeconds: r.age_seconds,
+        tickIntervalSeconds: r.interval_seconds,
+      },
+    ]),
   );
 }
 
@@ -66,8 +82,14 @@ export async function readRunningLoops(client: Client): Promise<Map<string, Loop
   const query = `WorkflowType="${SITE_HEALTH_WORKFLOW}" AND ExecutionStatus="Running"`;
   for await (const w of client.workflow.list({ query, pageSize: 1_000 })) {
     const attrs = w.typedSearchAttributes;
-    const site = attrs.get(TargetSite) ?? (w.workflowId.startsWith(WORKFLOW_ID_PREFIX) ? w.workflowId.slice(WORKFLOW_ID_PREFIX.length) : w.workflowId);
-    loops.set(site, { band: attrs.get(HealthBand) ?? null, smoothedScore: attrs.get(HealthScore) ?? null, awaitingHuman: attrs.get(AwaitingHuman) === true });
+    const site =
+      attrs.get(TargetSite) ??
+      (w.workflowId.startsWith(WORKFLOW_ID_PREFIX) ? w.workflowId.slice(WORKFLOW_ID_PREFIX.length) : w.workflowId);
+    loops.set(site, {
+      band: attrs.get(HealthBand) ?? null,
+      smoothedScore: attrs.get(HealthScore) ?? null,
+      awaitingHuman: attrs.get(AwaitingHuman) === true,
+    });
   }
   return loops;
 }
@@ -75,7 +97,10 @@ export async function readRunningLoops(client: Client): Promise<Map<string, Loop
 async function withTimeout<T>(work: () => Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([work(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)))]);
+    return await Promise.race([
+      work(),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

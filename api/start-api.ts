@@ -47,12 +47,20 @@ export const apiIngestThreads = (script: string, databaseUrl: string, minuteDays
 /** The API's pool: 16 connections with {@link API_POOL_TIMEOUTS}. */
 export const createApiPool = (databaseUrl: string): Pool => createPool(databaseUrl, 16, undefined, API_POOL_TIMEOUTS);
 
-export async function startApi(opts: { databaseUrl: string; temporal: TemporalSettings; settings: ApiSettings; logger: Logger }): Promise<StartedApi> {
+export async function startApi(opts: {
+  databaseUrl: string;
+  temporal: TemporalSettings;
+  settings: ApiSettings;
+  logger: Logger;
+}): Promise<StartedApi> {
   const pool = createApiPool(opts.databaseUrl);
   await checkDatabase(pool, opts.databaseUrl);
   let client: Promise<{ client: Client; close: () => Promise<void> }> | undefined;
   const temporal = async (): Promise<Client> => {
-    client ??= connectClient(opts.temporal).then((connection) => ({ client: new TemporalClient({ connection, namespace: opts.temporal.namespace }), close: () => connection.close() }));
+    client ??= connectClient(opts.temporal).then((connection) => ({
+      client: new TemporalClient({ connection, namespace: opts.temporal.namespace }),
+      close: () => connection.close(),
+    }));
     try {
       return (await client).client;
     } catch (err) {
@@ -63,8 +71,17 @@ export async function startApi(opts: { databaseUrl: string; temporal: TemporalSe
   };
   // NDJSON event bodies go to worker threads (the compiled worker of `target-health ingest`).
   const script = join(__dirname, '..', 'client', 'ingest-worker.js');
-  const ingestThreads = existsSync(script) ? apiIngestThreads(script, opts.databaseUrl, opts.settings.TARGET_HEALTH_MINUTE_DAYS) : undefined;
-  const app = await buildApi({ pool, temporal, taskQueue: opts.temporal.taskQueue, logger: opts.logger, settings: opts.settings, ...(ingestThreads ? { ingestThreads } : {}) });
+  const ingestThreads = existsSync(script)
+    ? apiIngestThreads(script, opts.databaseUrl, opts.settings.TARGET_HEALTH_MINUTE_DAYS)
+    : undefined;
+  const app = await buildApi({
+    pool,
+    temporal,
+    taskQueue: opts.temporal.taskQueue,
+    logger: opts.logger,
+    settings: opts.settings,
+    ...(ingestThreads ? { ingestThreads } : {}),
+  });
   const address = await app.listen({ host: opts.settings.TH_API_HOST, port: opts.settings.TH_API_PORT });
   return {
     url: address,

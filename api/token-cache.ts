@@ -70,7 +70,12 @@ export class TokenCache {
       setBounded(this.unknown, token, until, this.maxUnknown);
     } else {
       this.unknown.delete(token);
-      setBounded(this.valid, token, { principal, rateKey: `token:${createHash('sha256').update(token).digest('base64url')}`, until }, this.maxValid);
+      setBounded(
+        this.valid,
+        token,
+        { principal, rateKey: `token:${createHash('sha256').update(token).digest('base64url')}`, until },
+        this.maxValid,
+      );
     }
   }
 }

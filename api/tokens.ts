@@ -13,9 +13,13 @@ export type Scope = (typeof SCOPES)[number];
 
 export const tokenNameSchema = z
   .string({ error: 'required: a name for the token, e.g. crawler-eu or alice@example.com' })
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, { error: 'must be 1-64 letters, digits, ".", "_", "@" or "-", starting with a letter or digit' });
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, {
+    error: 'must be 1-64 letters, digits, ".", "_", "@" or "-", starting with a letter or digit',
+  });
 export const scopesSchema = z
-  .array(z.enum(SCOPES, { error: `expected one of ${SCOPES.join(', ')}` }), { error: `expected a list of scopes (${SCOPES.join(', ')})` })
+  .array(z.enum(SCOPES, { error: `expected one of ${SCOPES.join(', ')}` }), {
+    error: `expected a list of scopes (${SCOPES.join(', ')})`,
+  })
   .min(1, { error: `at least one scope: ${SCOPES.join(', ')}` });
 
 export interface TokenInfo {
@@ -44,7 +48,11 @@ export class TokenError extends Error {
 }
 
 /** Creates a token; returns the secret (shown once) with its stored description. */
-export async function createToken(pool: Pool, name: string, scopes: readonly Scope[]): Promise<{ token: string; info: TokenInfo }> {
+export async function createToken(
+  pool: Pool,
+  name: string,
+  scopes: readonly Scope[],
+): Promise<{ token: string; info: TokenInfo }> {
   tokenNameSchema.parse(name);
   const token = `th_${randomBytes(32).toString('base64url')}`;
   try {
@@ -52,23 +60,49 @@ export async function createToken(pool: Pool, name: string, scopes: readonly Sco
       'INSERT INTO api_tokens (name, token_hash, prefix, scopes) VALUES ($1, $2, $3, $4) RETURNING created_at',
       [name, hashOf(token), token.slice(0, 7), [...new Set(scopes)]],
     );
-    return { token, info: { name, prefix: token.slice(0, 7), scopes: [...new Set(scopes)], createdAt: rows[0]!.created_at, revokedAt: null, lastUsedAt: null } };
+    return {
+      token,
+      info: {
+        name,
+        prefix: token.slice(0, 7),
+        scopes: [...new Set(scopes)],
+        createdAt: rows[0]!.created_at,
+        revokedAt: null,
+        lastUsedAt: null,
+      },
+    };
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw new TokenError(`name: a token named "${name}" exists already; revoke it or choose another name`);
+    if ((err as { code?: string }).code === '23505')
+      throw new TokenError(`name: a token named "${name}" exists already; revoke it or choose another name`);
     throw err;
   }
 }
 
 export async function listTokens(pool: Pool): Promise<TokenInfo[]> {
-  const { rows } = await pool.query<{ name: string; prefix: string; scopes: Scope[]; created_at: Date; revoked_at: Date | null; last_used_at: Date | null }>(
-    'SELECT name, prefix, scopes, created_at, revoked_at, last_used_at FROM api_tokens ORDER BY created_at, name',
-  );
-  return rows.map((r) => ({ name: r.name, prefix: r.prefix, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at }));
+  const { rows } = await pool.query<{
+    name: string;
+    prefix: string;
+    scopes: Scope[];
+    created_at: Date;
+    revoked_at: Date | null;
+    last_used_at: Date | null;
+  }>('SELECT name, prefix, scopes, created_at, revoked_at, last_used_at FROM api_tokens ORDER BY created_at, name');
+  return rows.map((r) => ({
+    name: r.name,
+    prefix: r.prefix,
+    scopes: r.scopes,
+    createdAt: r.created_at,
+    revokedAt: r.revoked_at,
+    lastUsedAt: r.last_used_at,
+  }));
 }
 
 /** Revokes a token by name; false when there is no such token (revoking twice is not an error). */
 export async function revokeToken(pool: Pool, name: string): Promise<boolean> {
-  const { rowCount } = await pool.query('UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE name = $1', [name]);
+  const { rowCount } = await pool.query(
+    'UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE name = $1',
+    [name],
+  );
   return (rowCount ?? 0) > 0;
 }
 

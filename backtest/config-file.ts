@@ -19,7 +19,13 @@ export async function readConfigSettings(path: string | undefined): Promise<Conf
  * The parsed configuration for one scenario's site. A problem in the settings names the --config file
  * (or the defaults); a site the loop would refuse names `truthFile`.
  */
-export function loopConfigFor(settings: ConfigSettings, configPath: string | undefined, site: string, tickMs: number, truthFile: string): SiteHealthConfig {
+export function loopConfigFor(
+  settings: ConfigSettings,
+  configPath: string | undefined,
+  site: string,
+  tickMs: number,
+  truthFile: string,
+): SiteHealthConfig {
   const parsed = siteHealthConfigSchema().safeParse({ ...settings, site, tickIntervalMs: tickMs });
   if (parsed.success) return parsed.data;
   const siteIssues = parsed.error.issues.filter((i) => i.path[0] === 'site');

@@ -68,7 +68,20 @@ function reasonCell(s: ScenarioScore): string {
 const lead = (ms: number | null): string => (ms === null ? '–' : formatDuration(ms));
 
 function scenarioTable(scenarios: readonly ScenarioScore[]): string {
-  const header = ['scenario', 'cause', 'degrade', 'pause', 'lead D', 'lead P', 'false D/P', 'throttled', 'route alerts', 'parser alerts', 'top reason', 'no score'];
+  const header = [
+    'scenario',
+    'cause',
+    'degrade',
+    'pause',
+    'lead D',
+    'lead P',
+    'false D/P',
+    'throttled',
+    'route alerts',
+    'parser alerts',
+    'top reason',
+    'no score',
+  ];
   const rows = scenarios.map((s) => [
     s.scenario,
     s.cause,
@@ -97,14 +110,25 @@ function rulesTable(scenarios: readonly ScenarioScore[]): string {
   const header = ['scenario', 'loop (degrade)', ...names];
   const rows = scenarios.map((s) => {
     const loop = detection(s.onset !== null && (s.expect.degrade || s.expect.pause), s.loop.degradeDelayMs);
-    return [s.scenario, s.loop.falseDegrades > 0 ? `${loop} (${s.loop.falseDegrades} false)` : loop, ...names.map((n) => ruleCell(s.rules.find((r) => r.rule === n)))];
+    return [
+      s.scenario,
+      s.loop.falseDegrades > 0 ? `${loop} (${s.loop.falseDegrades} false)` : loop,
+      ...names.map((n) => ruleCell(s.rules.find((r) => r.rule === n))),
+    ];
   });
   return table(header, rows);
 }
 
 function summaryTable(loop: RuleSummary, rules: readonly RuleSummary[]): string {
   const header = ['alert', 'detected', 'missed', 'false alarms', 'median delay', 'median lead'];
-  const rows = [loop, ...rules].map((r) => [r.rule, `${r.detected}/${r.expected}`, String(r.missed), String(r.falseAlarms), r.medianDelayMs === null ? '–' : after(r.medianDelayMs), lead(r.medianLeadMs)]);
+  const rows = [loop, ...rules].map((r) => [
+    r.rule,
+    `${r.detected}/${r.expected}`,
+    String(r.missed),
+    String(r.falseAlarms),
+    r.medianDelayMs === null ? '–' : after(r.medianDelayMs),
+    lead(r.medianLeadMs),
+  ]);
   return table(header, rows);
 }
 
@@ -113,10 +137,23 @@ export function formatScorecardText(result: BacktestResult): string {
   const o = scorecard.overall;
   const shifted = timings.filter((t) => t.shiftDays !== 0);
   const out: string[] = [];
-  out.push(`Backtest: ${o.scenarios} scenario${o.scenarios === 1 ? '' : 's'}, ticks every ${formatDuration(result.tickMs)}, ${(result.totalMs / 1000).toFixed(1)} s`);
-  if (shifted.length > 0) out.push(`(times moved by whole days into the store's 30-day horizon: ${shifted.map((t) => `${t.scenario} ${t.shiftDays > 0 ? '+' : ''}${t.shiftDays} d`).join(', ')})`);
-  out.push('', 'The loop (times after onset; lead = before hard blocks passed 50 %; false D/P = false degrades/pauses):', scenarioTable(scorecard.scenarios));
-  out.push('', 'Against the reference rules (first alert after onset; false = firings before onset or where none was due):', rulesTable(scorecard.scenarios));
+  out.push(
+    `Backtest: ${o.scenarios} scenario${o.scenarios === 1 ? '' : 's'}, ticks every ${formatDuration(result.tickMs)}, ${(result.totalMs / 1000).toFixed(1)} s`,
+  );
+  if (shifted.length > 0)
+    out.push(
+      `(times moved by whole days into the store's 30-day horizon: ${shifted.map((t) => `${t.scenario} ${t.shiftDays > 0 ? '+' : ''}${t.shiftDays} d`).join(', ')})`,
+    );
+  out.push(
+    '',
+    'The loop (times after onset; lead = before hard blocks passed 50 %; false D/P = false degrades/pauses):',
+    scenarioTable(scorecard.scenarios),
+  );
+  out.push(
+    '',
+    'Against the reference rules (first alert after onset; false = firings before onset or where none was due):',
+    rulesTable(scorecard.scenarios),
+  );
   out.push('', summaryTable(o.loopAsAlert, o.rules));
   out.push(
     '',
@@ -127,9 +164,19 @@ export function formatScorecardText(result: BacktestResult): string {
       `median onset→pause ${o.medianPauseDelayMs === null ? '–' : formatDuration(o.medianPauseDelayMs)}; ` +
       `top reason right ${o.topReasonMatches}/${o.topReasonJudged}; ${o.unscoredTicks} ticks without a score.`,
   );
-  out.push('', 'Reference rules:', ...REFERENCE_RULES.map((r) => `  ${r.name}: ${r.description}`), `  (success = not refused and not an error; SLO assumed ${SLO_SUCCESS * 100} %)`);
+  out.push(
+    '',
+    'Reference rules:',
+    ...REFERENCE_RULES.map((r) => `  ${r.name}: ${r.description}`),
+    `  (success = not refused and not an error; SLO assumed ${SLO_SUCCESS * 100} %)`,
+  );
   const kept = timings.filter((t) => t.database !== null);
-  if (kept.length > 0) out.push('', 'Kept scratch databases (same server as DATABASE_URL):', ...kept.map((t) => `  ${t.scenario}: ${t.database}`));
+  if (kept.length > 0)
+    out.push(
+      '',
+      'Kept scratch databases (same server as DATABASE_URL):',
+      ...kept.map((t) => `  ${t.scenario}: ${t.database}`),
+    );
   return `${out.join('\n')}\n`;
 }
 

@@ -63,7 +63,11 @@ export interface ScenarioIngest {
 }
 
 /** Ingests `eventsPath` into the database at `databaseUrl`, its times moved by `shiftMs`. */
-export async function ingestScenarioEvents(eventsPath: string, databaseUrl: string, shiftMs: number): Promise<StreamIngestSummary> {
+export async function ingestScenarioEvents(
+  eventsPath: string,
+  databaseUrl: string,
+  shiftMs: number,
+): Promise<StreamIngestSummary> {
   const file = createReadStream(eventsPath, { highWaterMark: 1 << 20 });
   const input: Readable = shiftMs === 0 ? file : file.pipe(new ShiftLines(shiftMs));
   // A read error on the file itself (not a line) ends the stream with an error: say which file.
@@ -84,12 +88,15 @@ export async function ingestScenarioEvents(eventsPath: string, databaseUrl: stri
       },
     });
   } catch (err) {
-    if (readError !== undefined && !(err instanceof UserError)) throw new UserError(`${eventsPath}: cannot read (${readError.code ?? readError.message})`);
+    if (readError !== undefined && !(err instanceof UserError))
+      throw new UserError(`${eventsPath}: cannot read (${readError.code ?? readError.message})`);
     throw err;
   }
   if (summary.rejected > 0) {
     const more = summary.rejected > 1 ? ` (and ${summary.rejected - 1} more rejected lines)` : '';
-    throw new UserError(`${eventsPath} ${firstRejected ?? 'some lines were rejected'}${more}; a scenario's events must all be valid`);
+    throw new UserError(
+      `${eventsPath} ${firstRejected ?? 'some lines were rejected'}${more}; a scenario's events must all be valid`,
+    );
   }
   return summary;
 }

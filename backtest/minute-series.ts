@@ -18,7 +18,11 @@ interface Row {
 }
 
 /** Minutes whose start is in [from, to), oldest first. */
-export async function readMinuteSeries(pool: Pool, site: string, range: { from: Date; to: Date }): Promise<MinuteCounts[]> {
+export async function readMinuteSeries(
+  pool: Pool,
+  site: string,
+  range: { from: Date; to: Date },
+): Promise<MinuteCounts[]> {
   const { rows } = await pool.query<Row>(
     `SELECT bucket AS minute, requests, hard_blocks, challenges, soft_blocks, errors
      FROM rollup_minute WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4

@@ -41,7 +41,10 @@ export async function startPrivateBacktestServer(): Promise<PrivateBacktestServe
 }
 
 /** Runs `work` on DATABASE_URL's server when it is set, otherwise on a private server started for it. */
-export async function withBacktestServer<T>(databaseUrl: string | undefined, work: (databaseUrl: string) => Promise<T>): Promise<T> {
+export async function withBacktestServer<T>(
+  databaseUrl: string | undefined,
+  work: (databaseUrl: string) => Promise<T>,
+): Promise<T> {
   if (databaseUrl !== undefined) return work(databaseUrl);
   const server = await startPrivateBacktestServer();
   try {

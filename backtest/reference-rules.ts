@@ -181,7 +181,11 @@ const ceilMinute = (t: number) => Math.ceil(t / MINUTE_MS) * MINUTE_MS;
  * at 60 s in a replay of [from, to) (a tick at t judges the minutes before t, and so does a rule).
  * `series` should cover [from − RULES_LOOKBACK_MS, to); minutes missing from it count as no traffic.
  */
-export function evaluateReferenceRules(series: readonly MinuteCounts[], range: { from: number; to: number }, rules: readonly ReferenceRule[] = REFERENCE_RULES): RuleFirings[] {
+export function evaluateReferenceRules(
+  series: readonly MinuteCounts[],
+  range: { from: number; to: number },
+  rules: readonly ReferenceRule[] = REFERENCE_RULES,
+): RuleFirings[] {
   const lookback = Math.max(0, ...rules.map((r) => r.lookbackMs));
   const first = ceilMinute(range.from);
   const last = ceilMinute(range.to) - MINUTE_MS;

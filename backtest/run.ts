@@ -84,14 +84,22 @@ async function prepare(options: BacktestOptions, now: number): Promise<Prepared[
     if (problem !== undefined) throw new UserError(`${files.truthPath}: ${problem}`);
     const shiftDays = shiftDaysFor(files.truth, now);
     const truth = shiftTruth(files.truth, shiftDays);
-    return { files, truth, shiftDays, config: loopConfigFor(settings, options.configPath, truth.site, options.tickMs, files.truthPath) };
+    return {
+      files,
+      truth,
+      shiftDays,
+      config: loopConfigFor(settings, options.configPath, truth.site, options.tickMs, files.truthPath),
+    };
   });
 }
 
 async function scoreOne(pool: Pool, p: Prepared, ticks: readonly ReplayTick[]): Promise<ScenarioScore> {
   const from = Date.parse(p.truth.incident.from);
   const to = Date.parse(p.truth.incident.to);
-  const series = await readMinuteSeries(pool, p.truth.site, { from: new Date(from - RULES_LOOKBACK_MS), to: new Date(to) });
+  const series = await readMinuteSeries(pool, p.truth.site, {
+    from: new Date(from - RULES_LOOKBACK_MS),
+    to: new Date(to),
+  });
   const firings = evaluateReferenceRules(series, { from, to });
   return scoreScenario(p.truth, ticks, firings, p.config.policy);
 }
@@ -103,7 +111,12 @@ interface Scored {
 }
 
 /** Replays an ingested scenario, scores it, and drops (or keeps) its database. */
-async function replayAndScore(options: BacktestOptions, p: Prepared, db: ScratchDatabase, ingested: { events: number; ingestMs: number }): Promise<Scored> {
+async function replayAndScore(
+  options: BacktestOptions,
+  p: Prepared,
+  db: ScratchDatabase,
+  ingested: { events: number; ingestMs: number },
+): Promise<Scored> {
   try {
     const t1 = Date.now();
     const replay = await options.replaySite(db.pool, {
@@ -174,7 +187,9 @@ export async function runBacktest(options: BacktestOptions): Promise<BacktestRes
         await db.drop();
         throw err;
       }
-      log(`${p.files.name}: ${ingested.events.toLocaleString('en')} events in ${(ingested.ingestMs / 1000).toFixed(1)} s; replaying ${p.truth.incident.from} → ${p.truth.incident.to}`);
+      log(
+        `${p.files.name}: ${ingested.events.toLocaleString('en')} events in ${(ingested.ingestMs / 1000).toFixed(1)} s; replaying ${p.truth.incident.from} → ${p.truth.incident.to}`,
+      );
       const job: Promise<void> = replayAndScore(options, p, db, ingested).then(
         (r) => {
           results[i] = r;
@@ -198,9 +213,17 @@ export async function runBacktest(options: BacktestOptions): Promise<BacktestRes
   }
   if (scratch.interruptedBy !== undefined) {
     // Whatever failed after the signal failed because its database was dropped: say what happened.
-    throw new UserError(`interrupted (${scratch.interruptedBy}): the scratch databases ${scratch.baseName}_* were dropped; no scorecard`, scratch.interruptedBy === 'SIGINT' ? 130 : 143);
+    throw new UserError(
+      `interrupted (${scratch.interruptedBy}): the scratch databases ${scratch.baseName}_* were dropped; no scorecard`,
+      scratch.interruptedBy === 'SIGINT' ? 130 : 143,
+    );
   }
   if (failure) throw failure.error;
   const done = results.filter((r): r is Scored => r !== undefined);
-  return { scorecard: buildScorecard(done.map((r) => r.score)), timings: done.map((r) => r.timing), tickMs: options.tickMs, totalMs: Date.now() - started };
+  return {
+    scorecard: buildScorecard(done.map((r) => r.score)),
+    timings: done.map((r) => r.timing),
+    tickMs: options.tickMs,
+    totalMs: Date.now() - started,
+  };
 }

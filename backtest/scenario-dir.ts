@@ -41,7 +41,10 @@ async function readTruth(path: string): Promise<ScenarioTruth> {
     ['incident.to', truth.incident.from, truth.incident.to],
   ];
   for (const [field, from, to] of order) {
-    if (Date.parse(to) <= Date.parse(from)) throw new UserError(`${path}: ${field}: must be after ${field.replace('.to', '.from')} (got ${describeValue(to)})`);
+    if (Date.parse(to) <= Date.parse(from))
+      throw new UserError(
+        `${path}: ${field}: must be after ${field.replace('.to', '.from')} (got ${describeValue(to)})`,
+      );
   }
   // The onset may fall in the history (a slow creep starts days before the incident day), not after it.
   if (truth.onset !== null && Date.parse(truth.onset) >= Date.parse(truth.incident.to)) {
@@ -53,18 +56,26 @@ async function readTruth(path: string): Promise<ScenarioTruth> {
 export async function readScenarioDir(dir: string): Promise<ScenarioFiles[]> {
   let names: string[];
   try {
-    if (!(await stat(dir)).isDirectory()) throw new UserError(`${dir}: is not a directory; give the directory of a scenario set (${HOW})`);
+    if (!(await stat(dir)).isDirectory())
+      throw new UserError(`${dir}: is not a directory; give the directory of a scenario set (${HOW})`);
     names = await readdir(dir);
   } catch (err) {
     if (err instanceof UserError) throw err;
-    throw new UserError(`${dir}: cannot read the directory (${(err as NodeJS.ErrnoException).code ?? String(err)}); ${HOW}`);
+    throw new UserError(
+      `${dir}: cannot read the directory (${(err as NodeJS.ErrnoException).code ?? String(err)}); ${HOW}`,
+    );
   }
   const truths = new Set(names.filter((n) => n.endsWith(TRUTH)).map((n) => n.slice(0, -TRUTH.length)));
   const events = new Set(names.filter((n) => n.endsWith(EVENTS)).map((n) => n.slice(0, -EVENTS.length)));
   // A lone file is a scenario half written or half copied: say so rather than skip it.
-  for (const name of [...truths].sort()) if (!events.has(name)) throw new UserError(`${join(dir, name + TRUTH)}: no ${name}${EVENTS} beside it (the scenario's events)`);
-  for (const name of [...events].sort()) if (!truths.has(name)) throw new UserError(`${join(dir, name + EVENTS)}: no ${name}${TRUTH} beside it (the scenario's truth)`);
-  if (truths.size === 0) throw new UserError(`${dir}: no scenarios in it (no <name>${TRUTH} with a <name>${EVENTS}); ${HOW}`);
+  for (const name of [...truths].sort())
+    if (!events.has(name))
+      throw new UserError(`${join(dir, name + TRUTH)}: no ${name}${EVENTS} beside it (the scenario's events)`);
+  for (const name of [...events].sort())
+    if (!truths.has(name))
+      throw new UserError(`${join(dir, name + EVENTS)}: no ${name}${TRUTH} beside it (the scenario's truth)`);
+  if (truths.size === 0)
+    throw new UserError(`${dir}: no scenarios in it (no <name>${TRUTH} with a <name>${EVENTS}); ${HOW}`);
   const out: ScenarioFiles[] = [];
   for (const name of [...truths].sort()) {
     const truthPath = join(dir, name + TRUTH);

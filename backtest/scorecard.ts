@@ -247,10 +247,15 @@ export function scoreLoop(truth: ScenarioTruth, ticks: readonly ReplayTick[], po
     if (isThrottledNow) throttledTicks += 1;
     for (const n of t.notices) {
       if (n.kind === 'route_alert') {
-        const right = truth.expect.routeAlert !== null && afterOnset(t) && routeMatches(t.failingRoutes, truth.expect.routeAlert);
+        const right =
+          truth.expect.routeAlert !== null && afterOnset(t) && routeMatches(t.failingRoutes, truth.expect.routeAlert);
         routeAlerts.push({ at: t.asOf, routes: [...t.failingRoutes], right });
       } else if (n.kind === 'parser_health') {
-        parserAlerts.push({ at: t.asOf, throttled: isThrottledNow, expected: truth.expect.parserAlert && afterOnset(t) });
+        parserAlerts.push({
+          at: t.asOf,
+          throttled: isThrottledNow,
+          expected: truth.expect.parserAlert && afterOnset(t),
+        });
       }
     }
   }
@@ -290,7 +295,8 @@ export function scoreLoop(truth: ScenarioTruth, ticks: readonly ReplayTick[], po
 }
 
 /** Whether the truth says something should alert: the loop should at least degrade. */
-const alertExpected = (truth: ScenarioTruth): boolean => truth.onset !== null && (truth.expect.degrade || truth.expect.pause);
+const alertExpected = (truth: ScenarioTruth): boolean =>
+  truth.onset !== null && (truth.expect.degrade || truth.expect.pause);
 
 export function scoreRule(truth: ScenarioTruth, firings: RuleFirings): RuleScore {
   const onset = truth.onset === null ? null : at(truth.onset);
@@ -318,7 +324,12 @@ export function scoreRule(truth: ScenarioTruth, firings: RuleFirings): RuleScore
   };
 }
 
-export function scoreScenario(truth: ScenarioTruth, ticks: readonly ReplayTick[], firings: readonly RuleFirings[], policy: ActionPolicy): ScenarioScore {
+export function scoreScenario(
+  truth: ScenarioTruth,
+  ticks: readonly ReplayTick[],
+  firings: readonly RuleFirings[],
+  policy: ActionPolicy,
+): ScenarioScore {
   return {
     scenario: truth.scenario,
     site: truth.site,
@@ -333,7 +344,10 @@ export function scoreScenario(truth: ScenarioTruth, ticks: readonly ReplayTick[]
   };
 }
 
-function summariseAlerts(rule: string, rows: ReadonlyArray<{ expected: boolean; alertDelayMs: number | null; leadMs: number | null; falseAlarms: number }>): RuleSummary {
+function summariseAlerts(
+  rule: string,
+  rows: ReadonlyArray<{ expected: boolean; alertDelayMs: number | null; leadMs: number | null; falseAlarms: number }>,
+): RuleSummary {
   const expected = rows.filter((r) => r.expected);
   const detected = expected.filter((r) => r.alertDelayMs !== null);
   return {
@@ -381,7 +395,16 @@ export function summarise(scenarios: readonly ScenarioScore[]): OverallScore {
     rules: ruleNames.map((name) =>
       summariseAlerts(
         name,
-        scenarios.flatMap((s) => s.rules.filter((r) => r.rule === name).map((r) => ({ expected: r.expected, alertDelayMs: r.delayMs, leadMs: r.leadMs, falseAlarms: r.falseAlarms }))),
+        scenarios.flatMap((s) =>
+          s.rules
+            .filter((r) => r.rule === name)
+            .map((r) => ({
+              expected: r.expected,
+              alertDelayMs: r.delayMs,
+              leadMs: r.leadMs,
+              falseAlarms: r.falseAlarms,
+            })),
+        ),
       ),
     ),
   };

@@ -31,12 +31,14 @@ export function spanProblem(truth: ScenarioTruth): string | undefined {
   const span = Date.parse(truth.incident.to) - Date.parse(truth.history.from);
   // Shifted, the incident ends up to a day before now: the history must start within the horizon then.
   const room = EVENT_HORIZON.maxAgeMs - DAY_MS;
-  if (span > room) return `history.from: the scenario spans ${(span / DAY_MS).toFixed(1)} days; the store takes events of the last ${EVENT_HORIZON.maxAgeMs / DAY_MS} days, so at most ${room / DAY_MS} days fit — simulate fewer days`;
+  if (span > room)
+    return `history.from: the scenario spans ${(span / DAY_MS).toFixed(1)} days; the store takes events of the last ${EVENT_HORIZON.maxAgeMs / DAY_MS} days, so at most ${room / DAY_MS} days fit — simulate fewer days`;
   return undefined;
 }
 
 const shiftIso = (value: string, ms: number): string => new Date(Date.parse(value) + ms).toISOString();
-const shiftNullable = (value: string | null, ms: number): string | null => (value === null ? null : shiftIso(value, ms));
+const shiftNullable = (value: string | null, ms: number): string | null =>
+  value === null ? null : shiftIso(value, ms);
 
 /** The truth with every time moved by `days` whole days. */
 export function shiftTruth(truth: ScenarioTruth, days: number): ScenarioTruth {
@@ -66,10 +68,12 @@ export function shiftEventLine(line: string, ms: number): string {
     return line;
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return line;
-  const event = fastParseEvent(raw) ?? (() => {
-    const parsed = parseEvent(raw);
-    return parsed.ok ? parsed.event : undefined;
-  })();
+  const event =
+    fastParseEvent(raw) ??
+    (() => {
+      const parsed = parseEvent(raw);
+      return parsed.ok ? parsed.event : undefined;
+    })();
   if (event === undefined) return line;
   const record = raw as Record<string, unknown>;
   const shifted = event.ts + ms;

@@ -38,7 +38,15 @@ const TARGET = { p99Ms: 10, share304: 0.95, sseMs: 1_000 };
 
 const say = (m: string): void => void process.stderr.write(`[bench:api-controls] ${m}\n`);
 const siteOf = (i: number) => `crawl-${String(i).padStart(4, '0')}.example.com`;
-const NOMINAL: Controls = { concurrencyLimit: 16, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band: 'healthy', reason: 'nominal' };
+const NOMINAL: Controls = {
+  concurrencyLimit: 16,
+  revisitMultiplier: 1,
+  paused: false,
+  canaryOnly: false,
+  effectiveCostMultiplier: 1,
+  band: 'healthy',
+  reason: 'nominal',
+};
 
 interface Poll {
   status: number;
@@ -65,10 +73,26 @@ async function change(pool: Pool, site: string, paused: boolean): Promise<{ vers
   try {
     await client.query('BEGIN');
     const old = await readControls(client, site, { forUpdate: true });
-    const next: Controls = { ...(old ? controlsOf(old) : NOMINAL), paused, canaryOnly: paused, band: paused ? 'resisting' : 'degrading', reason: paused ? 'paused (bench)' : 'resumed (bench)' };
+    const next: Controls = {
+      ...(old ? controlsOf(old) : NOMINAL),
+      paused,
+      canaryOnly: paused,
+      band: paused ? 'resisting' : 'degrading',
+      reason: paused ? 'paused (bench)' : 'resumed (bench)',
+    };
     const { version } = await writeControls(
       client,
-      { site, workflowId: workflowIdForSite(site), actionKey: `bench/${randomUUID()}`, next, changedFields: ['paused', 'canaryOnly', 'band', 'reason'], routeDiagnosis: null, assessmentKey: null, decisionKey: null, actor: 'bench' },
+      {
+        site,
+        workflowId: workflowIdForSite(site),
+        actionKey: `bench/${randomUUID()}`,
+        next,
+        changedFields: ['paused', 'canaryOnly', 'band', 'reason'],
+        routeDiagnosis: null,
+        assessmentKey: null,
+        decisionKey: null,
+        actor: 'bench',
+      },
       old,
     );
     const commitAt = performance.now();
@@ -80,7 +104,12 @@ async function change(pool: Pool, site: string, paused: boolean): Promise<{ vers
 }
 
 /** Every crawler polls its site every POLL_MS (fixed rate, starts spread over the first interval) until `ms` passed. */
-async function runCrawlers(opts: { url: (site: string) => string; tokens: string[]; ms: number; dispatcher: Agent }): Promise<Poll[]> {
+async function runCrawlers(opts: {
+  url: (site: string) => string;
+  tokens: string[];
+  ms: number;
+  dispatcher: Agent;
+}): Promise<Poll[]> {
   const polls: Poll[] = [];
   const start = performance.now();
   const end = start + opts.ms;
@@ -112,10 +141,20 @@ function summarise(label: string, polls: Poll[], serverMs: number[]): { p99: num
   const ms = steady.map((p) => p.clientMs);
   const share304 = steady.filter((p) => p.status === 304).length / steady.length;
   const other = polls.filter((p) => p.status !== 200 && p.status !== 304).length;
-  line(`${label}: polls (first of each crawler / after)`, `${fmt(polls.length)} (${fmt(polls.length - steady.length)} / ${fmt(steady.length)})${other > 0 ? `, ${fmt(other)} neither 200 nor 304` : ''}`);
+  line(
+    `${label}: polls (first of each crawler / after)`,
+    `${fmt(polls.length)} (${fmt(polls.length - steady.length)} / ${fmt(steady.length)})${other > 0 ? `, ${fmt(other)} neither 200 nor 304` : ''}`,
+  );
   line(`${label}: answered 304 (polls after the first)`, `${fmt(share304 * 100, 1)} %`);
-  line(`${label}: client round trip p50 / p99 / max`, `${fmt(percentile(ms, 0.5), 2)} / ${fmt(percentile(ms, 0.99), 2)} / ${fmt(Math.max(...ms), 1)} ms`);
-  if (serverMs.length > 0) line(`${label}: server time (Fastify) p50 / p99`, `${fmt(percentile(serverMs, 0.5), 3)} / ${fmt(percentile(serverMs, 0.99), 3)} ms`);
+  line(
+    `${label}: client round trip p50 / p99 / max`,
+    `${fmt(percentile(ms, 0.5), 2)} / ${fmt(percentile(ms, 0.99), 2)} / ${fmt(Math.max(...ms), 1)} ms`,
+  );
+  if (serverMs.length > 0)
+    line(
+      `${label}: server time (Fastify) p50 / p99`,
+      `${fmt(percentile(serverMs, 0.5), 3)} / ${fmt(percentile(serverMs, 0.99), 3)} ms`,
+    );
   return { p99: percentile(ms, 0.99), share304 };
 }
 
@@ -133,17 +172,29 @@ async function main(): Promise<void> {
          FROM (SELECT 'crawl-' || lpad(i::text, 4, '0') || '.example.com' AS s FROM generate_series(0, $1::int - 1) i) t`,
       [CRAWLERS],
     );
-    const tokens = await Promise.all(Array.from({ length: TOKENS }, async (_, i) => (await createToken(db.pool, `crawlers-${i}`, ['read'])).token));
+    const tokens = await Promise.all(
+      Array.from({ length: TOKENS }, async (_, i) => (await createToken(db.pool, `crawlers-${i}`, ['read'])).token),
+    );
 
     const settings = apiEnvSchema.parse({ TH_API_PORT: '0' });
-    const app = await buildApi({ pool: apiPool, temporal: () => Promise.reject(new Error('no Temporal in this benchmark')), logger: pino({ level: 'warn' }), settings });
+    const app = await buildApi({
+      pool: apiPool,
+      temporal: () => Promise.reject(new Error('no Temporal in this benchmark')),
+      logger: pino({ level: 'warn' }),
+      settings,
+    });
     // The baseline: the same answer with the row read for every poll (the API without its feed).
     app.get('/bench/uncached/:site/controls', { config: { scope: 'read' } }, async (req, reply) => {
       const record = await readControls(apiPool, (req.params as { site: string }).site);
       if (record === undefined) return reply.code(404).send();
       const etag = `"${record.version}"`;
       if (req.headers['if-none-match'] === etag) return reply.code(304).header('etag', etag).send();
-      return reply.header('etag', etag).send({ site: record.site, ...controlsOf(record), version: record.version, updatedAt: record.updatedAt.toISOString() });
+      return reply.header('etag', etag).send({
+        site: record.site,
+        ...controlsOf(record),
+        version: record.version,
+        updatedAt: record.updatedAt.toISOString(),
+      });
     });
     const serverMs = { cached: [] as number[], uncached: [] as number[] };
     app.addHook('onResponse', async (req, reply) => {
@@ -153,7 +204,9 @@ async function main(): Promise<void> {
     });
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
 
-    process.stdout.write(`Controls out benchmark — ${fmt(CRAWLERS)} crawlers polling every ${POLL_MS / 1000} s with If-None-Match, ${TOKENS} tokens, one change a second, one SSE subscriber; server, clients and PostgreSQL on this machine (shared with other work)\n`);
+    process.stdout.write(
+      `Controls out benchmark — ${fmt(CRAWLERS)} crawlers polling every ${POLL_MS / 1000} s with If-None-Match, ${TOKENS} tokens, one change a second, one SSE subscriber; server, clients and PostgreSQL on this machine (shared with other work)\n`,
+    );
 
     say(`cached run: ${RUN_MS / 1000} s`);
     const q0 = queries.count();
@@ -200,26 +253,49 @@ async function main(): Promise<void> {
     const feedQueries = feedEnd - feed0;
     // Let the last change arrive.
     const last = changes.at(-1);
-    if (last !== undefined) await sse.waitFor(() => arrivals.has(last.key), { timeoutMs: 10_000, what: 'the last change' }).catch(() => undefined);
+    if (last !== undefined)
+      await sse
+        .waitFor(() => arrivals.has(last.key), { timeoutMs: 10_000, what: 'the last change' })
+        .catch(() => undefined);
     sse.close();
 
     say(`baseline run: ${BASELINE_MS / 1000} s`);
     const b0 = queries.count();
-    const baseline = await runCrawlers({ url: (s) => `${url}/bench/uncached/${s}/controls`, tokens, ms: BASELINE_MS, dispatcher });
+    const baseline = await runCrawlers({
+      url: (s) => `${url}/bench/uncached/${s}/controls`,
+      tokens,
+      ms: BASELINE_MS,
+      dispatcher,
+    });
     const baselineQueries = queries.count() - b0;
 
     heading('Polling GET /v1/sites/{site}/controls with If-None-Match');
     const c = summarise('cached', cached, serverMs.cached);
-    line('cached: database queries by the API, whole run', `${fmt(apiQueries)} (feed: ${fmt(feedQueries)}: site loads, change reads, snapshot; tokens: ${fmt(apiQueries - feedQueries)})`);
+    line(
+      'cached: database queries by the API, whole run',
+      `${fmt(apiQueries)} (feed: ${fmt(feedQueries)}: site loads, change reads, snapshot; tokens: ${fmt(apiQueries - feedQueries)})`,
+    );
     // Each query served at most one poll (change reads and the snapshot serve none): a lower bound on polls without one.
     const noDbAll = Math.max(0, cached.length - apiQueries) / cached.length;
-    line('cached: polls without a database round trip, whole run', `≥ ${fmt(noDbAll * 100, 1)} % of ${fmt(cached.length)} (the first poll of each crawler loads its site)`);
+    line(
+      'cached: polls without a database round trip, whole run',
+      `≥ ${fmt(noDbAll * 100, 1)} % of ${fmt(cached.length)} (the first poll of each crawler loads its site)`,
+    );
     const steady = cached.filter((p) => p.startedAt >= steadyFrom);
     const steadyQueries = queriesEnd - qSteady;
     const noDb = Math.max(0, steady.length - steadyQueries) / steady.length;
-    line('cached, steady state (every crawler has polled once)', `${fmt(steady.length)} polls, ${fmt(steadyQueries)} queries (feed: ${fmt(feedEnd - feedSteady)}, tokens: ${fmt(steadyQueries - (feedEnd - feedSteady))})`);
-    line('cached, steady state: polls without a database round trip', `≥ ${fmt(noDb * 100, 1)} % (1 query per ${fmt(steady.length / Math.max(1, steadyQueries), 0)} polls)`);
-    line('cached: event-loop delay of this process p99 / max', `${fmt(loopDelay.percentile(99) / 1e6, 1)} / ${fmt(loopDelay.max / 1e6, 1)} ms`);
+    line(
+      'cached, steady state (every crawler has polled once)',
+      `${fmt(steady.length)} polls, ${fmt(steadyQueries)} queries (feed: ${fmt(feedEnd - feedSteady)}, tokens: ${fmt(steadyQueries - (feedEnd - feedSteady))})`,
+    );
+    line(
+      'cached, steady state: polls without a database round trip',
+      `≥ ${fmt(noDb * 100, 1)} % (1 query per ${fmt(steady.length / Math.max(1, steadyQueries), 0)} polls)`,
+    );
+    line(
+      'cached: event-loop delay of this process p99 / max',
+      `${fmt(loopDelay.percentile(99) / 1e6, 1)} / ${fmt(loopDelay.max / 1e6, 1)} ms`,
+    );
     const b = summarise('baseline', baseline, serverMs.uncached);
     line('baseline: database queries by the API', `${fmt(baselineQueries)} for ${fmt(baseline.length)} polls`);
     line('p99 round trip, cached vs baseline', `${fmt(c.p99, 2)} vs ${fmt(b.p99, 2)} ms (${fmt(b.p99 / c.p99, 1)}×)`);
@@ -232,13 +308,19 @@ async function main(): Promise<void> {
     const missed = delays.filter((d) => !Number.isFinite(d)).length;
     const seen = delays.filter((d) => Number.isFinite(d));
     line('changes made / received on the stream', `${fmt(changes.length)} / ${fmt(seen.length)}`);
-    line('COMMIT sent → event received, p50 / max', seen.length > 0 ? `${fmt(percentile(seen, 0.5), 1)} / ${fmt(Math.max(...seen), 1)} ms` : 'none received');
+    line(
+      'COMMIT sent → event received, p50 / max',
+      seen.length > 0 ? `${fmt(percentile(seen, 0.5), 1)} / ${fmt(Math.max(...seen), 1)} ms` : 'none received',
+    );
 
     heading('Targets');
     line(`p99 ≤ ${TARGET.p99Ms} ms (cached, client round trip)`, c.p99 <= TARGET.p99Ms ? 'met' : 'NOT met');
     line('≥ 95 % answered 304 (polls after the first)', c.share304 >= TARGET.share304 ? 'met' : 'NOT met');
     line('≥ 95 % of polls without a database round trip (steady state)', noDb >= 0.95 ? 'met' : 'NOT met');
-    line(`a change reaches an SSE subscriber ≤ ${TARGET.sseMs} ms (max)`, missed === 0 && seen.length > 0 && Math.max(...seen) <= TARGET.sseMs ? 'met' : 'NOT met');
+    line(
+      `a change reaches an SSE subscriber ≤ ${TARGET.sseMs} ms (max)`,
+      missed === 0 && seen.length > 0 && Math.max(...seen) <= TARGET.sseMs ? 'met' : 'NOT met',
+    );
     await app.close();
   } finally {
     await dispatcher.close();

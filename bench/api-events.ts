@@ -46,15 +46,25 @@ function events(site: string, count: number, seed: number, now: number): Array<R
   let i = 0;
   for (const e of generateEvents({ site, from: now - HOUR, to: now - 1_000, count, seed, ids: true })) {
     if (i++ % 10 === 0) {
-      const c: PageContext = { host: site, pageType: e.pageType as PageType, path: `/p/item-${i}`, country: 'DE', ts: e.ts as number };
-      e.bodySample = e.status === 200 ? normalBody(rng, c) : renderPage(e.status === 403 ? 'cloudflare-challenge' : 'rate-limited', rng, c).bodySample;
+      const c: PageContext = {
+        host: site,
+        pageType: e.pageType as PageType,
+        path: `/p/item-${i}`,
+        country: 'DE',
+        ts: e.ts as number,
+      };
+      e.bodySample =
+        e.status === 200
+          ? normalBody(rng, c)
+          : renderPage(e.status === 403 ? 'cloudflare-challenge' : 'rate-limited', rng, c).bodySample;
     }
     out.push(e);
   }
   return out;
 }
 
-const ndjson = (batch: ReadonlyArray<Record<string, unknown>>): Buffer => Buffer.from(batch.map((e) => JSON.stringify(e)).join('\n') + '\n');
+const ndjson = (batch: ReadonlyArray<Record<string, unknown>>): Buffer =>
+  Buffer.from(batch.map((e) => JSON.stringify(e)).join('\n') + '\n');
 
 interface Run {
   events: number;
@@ -72,7 +82,15 @@ function postmasterOf(db: BenchDb): number {
 }
 
 /** Sends the bodies from `clients` concurrent connections (each its own keep-alive socket); fails on any non-200. */
-async function send(db: BenchDb, url: string, token: string, bodies: readonly Buffer[], eventsPerBody: number, headers: Record<string, string>, clients: number): Promise<Run> {
+async function send(
+  db: BenchDb,
+  url: string,
+  token: string,
+  bodies: readonly Buffer[],
+  eventsPerBody: number,
+  headers: Record<string, string>,
+  clients: number,
+): Promise<Run> {
   const http = new HttpPool(url, { connections: clients, pipelining: 1 });
   let next = 0;
   let bytesSent = 0;
@@ -83,11 +101,17 @@ async function send(db: BenchDb, url: string, token: string, bodies: readonly Bu
     await Promise.all(
       Array.from({ length: clients }, async () => {
         for (let i = next++; i < bodies.length; i = next++) {
-          const r = await http.request({ method: 'POST', path: '/v1/events', body: bodies[i], headers: { authorization: `Bearer ${token}`, ...headers } });
+          const r = await http.request({
+            method: 'POST',
+            path: '/v1/events',
+            body: bodies[i],
+            headers: { authorization: `Bearer ${token}`, ...headers },
+          });
           const text = await r.body.text();
           if (r.statusCode !== 200) throw new Error(`POST /v1/events answered ${r.statusCode}: ${text.slice(0, 300)}`);
           const answer = JSON.parse(text) as { inserted: number; rejected: unknown[] };
-          if (answer.inserted !== eventsPerBody || answer.rejected.length > 0) throw new Error(`a batch was not stored whole: ${text.slice(0, 300)}`);
+          if (answer.inserted !== eventsPerBody || answer.rejected.length > 0)
+            throw new Error(`a batch was not stored whole: ${text.slice(0, 300)}`);
           bytesSent += bodies[i]!.length;
         }
       }),
@@ -98,7 +122,14 @@ async function send(db: BenchDb, url: string, token: string, bodies: readonly Bu
   const elapsed = seconds(t);
   const events = bodies.length * eventsPerBody;
   const cpuUs = (ms: number) => (ms * 1000) / events;
-  return { events, requests: bodies.length, seconds: elapsed, bytesSent, nodeCpuUs: cpuUs(cpuMs(process.pid) - cpu0.node), postgresCpuUs: cpuUs(treeCpuMs(postmaster) - cpu0.postgres) };
+  return {
+    events,
+    requests: bodies.length,
+    seconds: elapsed,
+    bytesSent,
+    nodeCpuUs: cpuUs(cpuMs(process.pid) - cpu0.node),
+    postgresCpuUs: cpuUs(treeCpuMs(postmaster) - cpu0.postgres),
+  };
 }
 
 /** Every event of the run is in the raw table and in the minute rollups: the rate counts finished work. */
@@ -107,7 +138,8 @@ async function checkStored(db: BenchDb, site: string, expected: number): Promise
     "SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw, (SELECT sum(requests) FROM rollup_minute WHERE site = $1 AND route_key = '*') AS minute",
     [site],
   );
-  if (Number(rows[0]!.raw) !== expected || Number(rows[0]!.minute) !== expected) throw new Error(`${site}: ${rows[0]!.raw} raw rows, ${rows[0]!.minute} in rollups; expected ${expected}`);
+  if (Number(rows[0]!.raw) !== expected || Number(rows[0]!.minute) !== expected)
+    throw new Error(`${site}: ${rows[0]!.raw} raw rows, ${rows[0]!.minute} in rollups; expected ${expected}`);
 }
 
 function batches(site: string, count: number, seed: number, now: number): Buffer[] {
@@ -123,7 +155,13 @@ async function main(): Promise<void> {
   const settings = { ...apiEnvSchema.parse({ TH_API_PORT: '0' }), TH_API_RATE_LIMIT: 10_000_000 };
   // As `target-health api` runs it: NDJSON bodies parsed and stored by the ingest threads.
   const ingestThreads = { script: join(__dirname, '..', 'client', 'ingest-worker.js'), databaseUrl: db.databaseUrl };
-  const app = await buildApi({ pool: db.pool, temporal: () => Promise.reject(new Error('no Temporal in this benchmark')), logger: createLogger('warn'), settings, ingestThreads });
+  const app = await buildApi({
+    pool: db.pool,
+    temporal: () => Promise.reject(new Error('no Temporal in this benchmark')),
+    logger: createLogger('warn'),
+    settings,
+    ingestThreads,
+  });
   try {
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const { token } = await createToken(db.pool, 'bench', ['ingest']);
@@ -134,7 +172,15 @@ async function main(): Promise<void> {
     );
 
     // Warm-up (JIT, partitions, classification contexts), not counted.
-    await send(db, url, token, batches('warmup.example.com', 20 * BATCH, 9, now), BATCH, { 'content-type': 'application/x-ndjson' }, CLIENTS);
+    await send(
+      db,
+      url,
+      token,
+      batches('warmup.example.com', 20 * BATCH, 9, now),
+      BATCH,
+      { 'content-type': 'application/x-ndjson' },
+      CLIENTS,
+    );
 
     const baselineSite = 'one-per-event.example.com';
     const singles = events(baselineSite, BASELINE_EVENTS, 3, now).map((e) => ndjson([e]));
@@ -149,15 +195,32 @@ async function main(): Promise<void> {
     const gzSite = 'gzip.example.com';
     const gzTotal = Math.min(TOTAL, 100_000);
     const gzBodies = batches(gzSite, gzTotal, 2, now).map((b) => gzipSync(b, { level: 6 }));
-    const gz = await send(db, url, token, gzBodies, BATCH, { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' }, CLIENTS);
+    const gz = await send(
+      db,
+      url,
+      token,
+      gzBodies,
+      BATCH,
+      { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
+      CLIENTS,
+    );
     await checkStored(db, gzSite, gzTotal);
 
     heading('Events in: validation, classification, raw rows and rollups committed before each answer');
     const rate = (r: Run) => r.events / r.seconds;
     line(`baseline: one request per event (${fmt(BASELINE_EVENTS)} events)`, `${fmt(rate(baseline))} events/s`);
-    line(`batches of ${fmt(BATCH)}, NDJSON (${fmt(TOTAL)} events, ${fmt(batched.bytesSent / 2 ** 20, 0)} MiB)`, `${fmt(rate(batched))} events/s   ${fmt(rate(batched) / rate(baseline), 1)}× baseline`);
-    line(`  latency: mean time per request with ${CLIENTS} in flight`, `${fmt((batched.seconds * 1000 * CLIENTS) / batched.requests, 1)} ms`);
-    line(`batches of ${fmt(BATCH)}, NDJSON + gzip (${fmt(gzTotal)} events, ${fmt(gz.bytesSent / 2 ** 20, 0)} MiB sent)`, `${fmt(rate(gz))} events/s   ${fmt(rate(gz) / rate(baseline), 1)}× baseline`);
+    line(
+      `batches of ${fmt(BATCH)}, NDJSON (${fmt(TOTAL)} events, ${fmt(batched.bytesSent / 2 ** 20, 0)} MiB)`,
+      `${fmt(rate(batched))} events/s   ${fmt(rate(batched) / rate(baseline), 1)}× baseline`,
+    );
+    line(
+      `  latency: mean time per request with ${CLIENTS} in flight`,
+      `${fmt((batched.seconds * 1000 * CLIENTS) / batched.requests, 1)} ms`,
+    );
+    line(
+      `batches of ${fmt(BATCH)}, NDJSON + gzip (${fmt(gzTotal)} events, ${fmt(gz.bytesSent / 2 ** 20, 0)} MiB sent)`,
+      `${fmt(rate(gz))} events/s   ${fmt(rate(gz) / rate(baseline), 1)}× baseline`,
+    );
     const cpu = (r: Run) => `CPU per event: Node ${fmt(r.nodeCpuUs, 1)} µs, PostgreSQL ${fmt(r.postgresCpuUs, 1)} µs`;
     line('  baseline', cpu(baseline));
     line('  batches', cpu(batched));

@@ -30,7 +30,11 @@ const TARGET_S = 120;
 /** `target-health simulate all --out <dir> --end <end>`, as a user writes the set; its lines are printed. */
 function simulateAll(dir: string, end: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'simulate', 'all', '--out', dir, '--end', new Date(end).toISOString()], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'simulate', 'all', '--out', dir, '--end', new Date(end).toISOString()],
+      { stdio: ['ignore', 'inherit', 'inherit'] },
+    );
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`simulate exited with ${code}`))));
   });
@@ -51,7 +55,10 @@ async function main(): Promise<void> {
     heading('Backtest (ingest into scratch databases, replay at 60 s ticks, reference rules, scorecard)');
     const result = await runBacktest({ dir, databaseUrl: db.databaseUrl, tickMs: 60_000, replaySite });
     for (const t of result.timings) {
-      line(t.scenario, `ingest ${fmt(t.ingestMs / 1000, 1)} s (${fmt(t.events / (t.ingestMs / 1000))} events/s), replay ${fmt(t.replayMs / 1000, 2)} s (${t.ticks} ticks, ${fmt(t.replayMs / Math.max(1, t.ticks), 2)} ms/tick), score ${fmt(t.scoreMs)} ms`);
+      line(
+        t.scenario,
+        `ingest ${fmt(t.ingestMs / 1000, 1)} s (${fmt(t.events / (t.ingestMs / 1000))} events/s), replay ${fmt(t.replayMs / 1000, 2)} s (${t.ticks} ticks, ${fmt(t.replayMs / Math.max(1, t.ticks), 2)} ms/tick), score ${fmt(t.scoreMs)} ms`,
+      );
     }
     const sum = (f: (t: (typeof result.timings)[number]) => number) => result.timings.reduce((n, t) => n + f(t), 0);
     line('ingest, all scenarios', `${fmt(sum((t) => t.ingestMs) / 1000, 1)} s`);
@@ -60,7 +67,10 @@ async function main(): Promise<void> {
     line('events ingested', fmt(events));
     line('generate (simulate all)', `${fmt(generateS, 1)} s`);
     const totalS = result.totalMs / 1000;
-    line('backtest total (ingest included, generation not)', `${fmt(totalS, 1)} s — target ≤ ${TARGET_S} s: ${totalS <= TARGET_S ? 'met' : 'NOT met'}`);
+    line(
+      'backtest total (ingest included, generation not)',
+      `${fmt(totalS, 1)} s — target ≤ ${TARGET_S} s: ${totalS <= TARGET_S ? 'met' : 'NOT met'}`,
+    );
     line('generate + backtest', `${fmt(generateS + totalS, 1)} s`);
     process.stdout.write(`\n${formatScorecardText(result)}`);
     if (json) process.stdout.write(formatScorecardJson(result));

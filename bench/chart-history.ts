@@ -43,9 +43,18 @@ export async function recordReplayAsHistory(
   const parsedConfig = parseSiteHealthInput({ site: o.site, tickIntervalMs: o.tickMs });
   if (!parsedConfig.ok) throw new Error(parsedConfig.message);
   const { carried: _carried, ...config } = parsedConfig.value;
-  const parsedDecisions = parseDecisionsFile((o.decisions ?? []).map((d) => ({ ...d, ...(d.kind === 'resume' ? { mode: 'cautious' } : {}) })));
+  const parsedDecisions = parseDecisionsFile(
+    (o.decisions ?? []).map((d) => ({ ...d, ...(d.kind === 'resume' ? { mode: 'cautious' } : {}) })),
+  );
   if (!parsedDecisions.ok) throw new Error(parsedDecisions.message);
-  const result = await replaySite(pool, { site: o.site, from: o.from, to: o.to, tickMs: o.tickMs, config, decisions: parsedDecisions.decisions });
+  const result = await replaySite(pool, {
+    site: o.site,
+    from: o.from,
+    to: o.to,
+    tickMs: o.tickMs,
+    config,
+    decisions: parsedDecisions.decisions,
+  });
 
   const workflowId = `site-health:${o.site}`;
   const chainId = 'chart-history';
@@ -60,7 +69,14 @@ export async function recordReplayAsHistory(
       chainId,
       tick: t.tick,
       assessedAt: new Date(t.asOf),
-      result: { assessment: { state: t.state, health: { score: t.score }, parser: { score: t.parserHealth }, reasons: t.reasons } },
+      result: {
+        assessment: {
+          state: t.state,
+          health: { score: t.score },
+          parser: { score: t.parserHealth },
+          reasons: t.reasons,
+        },
+      },
     });
     counts.assessments += 1;
     if (t.change !== null && t.controls !== null) {
@@ -68,7 +84,17 @@ export async function recordReplayAsHistory(
       const old = await readControls(pool, o.site);
       await writeControls(
         pool,
-        { site: o.site, workflowId, actionKey, next: t.controls, changedFields: changedFields(previous, t.controls), routeDiagnosis: null, assessmentKey, decisionKey: null, actor: 'loop' },
+        {
+          site: o.site,
+          workflowId,
+          actionKey,
+          next: t.controls,
+          changedFields: changedFields(previous, t.controls),
+          routeDiagnosis: null,
+          assessmentKey,
+          decisionKey: null,
+          actor: 'loop',
+        },
         old,
       );
       await pool.query('UPDATE control_audit SET changed_at = $2 WHERE action_key = $1', [actionKey, t.asOf]);
@@ -77,7 +103,14 @@ export async function recordReplayAsHistory(
     }
     for (const n of t.notices) {
       const key = `${assessmentKey}/${n.kind}`;
-      await enqueueNotification(pool, { notificationKey: key, site: o.site, kind: n.kind, severity: n.kind === 'resisting' ? 'critical' : 'warning', recipient: null, payload: { title: n.title } });
+      await enqueueNotification(pool, {
+        notificationKey: key,
+        site: o.site,
+        kind: n.kind,
+        severity: n.kind === 'resisting' ? 'critical' : 'warning',
+        recipient: null,
+        payload: { title: n.title },
+      });
       await pool.query('UPDATE notifications SET created_at = $2 WHERE notification_key = $1', [key, t.asOf]);
       counts.notifications += 1;
     }
@@ -102,10 +135,26 @@ export async function recordReplayAsHistory(
     // The replay ends at a stop without a tick; live, the stop's action publishes the `stopped` band.
     if (d.kind === 'stop' && previous !== null) {
       const actionKey = `${decisionKey}/act`;
-      const next: Controls = { ...previous, band: 'stopped', paused: true, canaryOnly: false, reason: `stopped by ${d.who}: ${d.why}` };
+      const next: Controls = {
+        ...previous,
+        band: 'stopped',
+        paused: true,
+        canaryOnly: false,
+        reason: `stopped by ${d.who}: ${d.why}`,
+      };
       await writeControls(
         pool,
-        { site: o.site, workflowId, actionKey, next, changedFields: changedFields(previous, next), routeDiagnosis: null, assessmentKey: null, decisionKey, actor: d.who },
+        {
+          site: o.site,
+          workflowId,
+          actionKey,
+          next,
+          changedFields: changedFields(previous, next),
+          routeDiagnosis: null,
+          assessmentKey: null,
+          decisionKey,
+          actor: d.who,
+        },
         await readControls(pool, o.site),
       );
       await pool.query('UPDATE control_audit SET changed_at = $2 WHERE action_key = $1', [actionKey, d.at]);

@@ -30,7 +30,10 @@ const CLI = join(__dirname, '..', '..', 'bin', 'target-health.js');
 
 function runCli(args: string[], databaseUrl: string): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
@@ -70,29 +73,52 @@ async function main(): Promise<void> {
 
     const from = end - 14 * DAY;
     t0 = process.hrtime.bigint();
-    const history = await recordReplayAsHistory(db.pool, { site, from: new Date(from), to: new Date(end), tickMs: 60_000 });
-    line('history written (replayed at 60 s ticks)', `${fmt(history.assessments)} assessments, ${history.controlChanges} control changes, ${history.notifications} alerts in ${fmt(seconds(t0), 1)} s`);
+    const history = await recordReplayAsHistory(db.pool, {
+      site,
+      from: new Date(from),
+      to: new Date(end),
+      tickMs: 60_000,
+    });
+    line(
+      'history written (replayed at 60 s ticks)',
+      `${fmt(history.assessments)} assessments, ${history.controlChanges} control changes, ${history.notifications} alerts in ${fmt(seconds(t0), 1)} s`,
+    );
 
     const read = await timed(() => readChartData(db.pool, site, from, end));
     const spec = await timed(() => Promise.resolve(buildChartSpec(read.value.data)));
     const svg = await timed(() => renderSvg(spec.value));
     const png = await timed(() => svgToPng(svg.value));
     const { resolution } = read.value.data;
-    line('buckets', `${read.value.data.scores.length} score, ${read.value.data.rates.length} signal (${resolution.bucketMs / 60_000} min, ${resolution.level} rollups)`);
+    line(
+      'buckets',
+      `${read.value.data.scores.length} score, ${read.value.data.rates.length} signal (${resolution.bucketMs / 60_000} min, ${resolution.level} rollups)`,
+    );
     line('load average (1 min) while measuring', fmt(loadavg()[0]!, 1));
-    line('data read (baseline), median of 5', `${fmt(read.s * 1000, 0)} ms wall, CPU ${fmt(read.cpuS * 1000, 0)} ms (Node only)`);
+    line(
+      'data read (baseline), median of 5',
+      `${fmt(read.s * 1000, 0)} ms wall, CPU ${fmt(read.cpuS * 1000, 0)} ms (Node only)`,
+    );
     line('spec build', both(spec, read));
     line('Vega-Lite compile + Vega SVG render', both(svg, read));
     line('SVG → PNG (resvg, 2× scale)', both(png, read));
-    const sum = (...ts: { s: number; cpuS: number }[]) => ({ s: ts.reduce((n, t) => n + t.s, 0), cpuS: ts.reduce((n, t) => n + t.cpuS, 0) });
+    const sum = (...ts: { s: number; cpuS: number }[]) => ({
+      s: ts.reduce((n, t) => n + t.s, 0),
+      cpuS: ts.reduce((n, t) => n + t.cpuS, 0),
+    });
     line('SVG chart in process: read + spec + render', both(sum(read, spec, svg), read));
     line('PNG chart in process: read + spec + render + PNG', both(sum(read, spec, svg, png), read));
 
     const svgPath = join(dir, 'chart.svg');
     const pngPath = join(dir, 'chart.png');
     const cli = async (out: string): Promise<{ s: number; cpuS: number }> => {
-      const r = await timed(() => runCli(['chart', site, '--from', new Date(from).toISOString(), '--to', new Date(end).toISOString(), '--out', out], db.databaseUrl));
-      if (r.value.code !== 0 || r.value.stderr !== '') throw new Error(`target-health chart exited ${r.value.code}: ${r.value.stderr}`);
+      const r = await timed(() =>
+        runCli(
+          ['chart', site, '--from', new Date(from).toISOString(), '--to', new Date(end).toISOString(), '--out', out],
+          db.databaseUrl,
+        ),
+      );
+      if (r.value.code !== 0 || r.value.stderr !== '')
+        throw new Error(`target-health chart exited ${r.value.code}: ${r.value.stderr}`);
       return r;
     };
     const cliSvg = await cli(svgPath);
@@ -106,11 +132,18 @@ async function main(): Promise<void> {
     const $ = load(readFileSync(svgPath, 'utf8'), { xml: true });
     const marks = (cls: string): number => $(`g.${cls}.role-mark > path`).length;
     line('PNG decoded', `${decoded.width}×${decoded.height}, ${fmt(colours.size)} distinct colours`);
-    line('SVG parsed', `${$('svg').attr('width')}×${$('svg').attr('height')}; band rects ${marks('mark-rect')}, lines ${marks('mark-line')}, rules ${$('g.mark-rule.role-mark > line').length}, points ${marks('mark-symbol')}`);
-    if (decoded.width < 1000 || colours.size < 50 || marks('mark-line') < 2) throw new Error('the chart is blank or malformed');
+    line(
+      'SVG parsed',
+      `${$('svg').attr('width')}×${$('svg').attr('height')}; band rects ${marks('mark-rect')}, lines ${marks('mark-line')}, rules ${$('g.mark-rule.role-mark > line').length}, points ${marks('mark-symbol')}`,
+    );
+    if (decoded.width < 1000 || colours.size < 50 || marks('mark-line') < 2)
+      throw new Error('the chart is blank or malformed');
     const worst = Math.max(cliSvg.s, cliPng.s);
     const worstCpu = Math.max(cliSvg.cpuS, cliPng.cpuS);
-    line(`target: ≤ ${TARGET_S} s for a 14-day chart (wall, as a user runs it)`, `${worst <= TARGET_S ? 'met' : 'MISSED'} (${fmt(worst, 2)} s; CPU ${fmt(worstCpu, 2)} s)`);
+    line(
+      `target: ≤ ${TARGET_S} s for a 14-day chart (wall, as a user runs it)`,
+      `${worst <= TARGET_S ? 'met' : 'MISSED'} (${fmt(worst, 2)} s; CPU ${fmt(worstCpu, 2)} s)`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await db.stop();

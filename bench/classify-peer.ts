@@ -29,7 +29,8 @@ export function peerInput(event: ClassifiableEvent): PeerInput {
 /** The package's answer as one of our outcomes (the mapping above). */
 export function peerVerdict(result: PeerResult, status: number): Verdict & { provider: string | null } {
   if (result.detected) {
-    if (result.technique === 'captcha' || result.technique === 'javascript') return { outcome: 'challenge', provider: result.provider };
+    if (result.technique === 'captcha' || result.technique === 'javascript')
+      return { outcome: 'challenge', provider: result.provider };
     return { outcome: status >= 400 ? 'hard_block' : 'soft_block', provider: result.provider };
   }
   if (status === 403 || status === 429) return { outcome: 'hard_block', provider: null };

@@ -56,7 +56,11 @@ interface CostRow {
 }
 
 /** µs per event over `events`, median of ROUNDS rounds of about ROUND_MS each. */
-function costOf(name: string, events: readonly ClassifiableEvent[], classify: (e: ClassifiableEvent) => unknown): CostRow {
+function costOf(
+  name: string,
+  events: readonly ClassifiableEvent[],
+  classify: (e: ClassifiableEvent) => unknown,
+): CostRow {
   // Warm-up (compiled paths, lower-casing), timed to size the rounds.
   const warm = process.hrtime.bigint();
   for (const e of events) classify(e);
@@ -105,7 +109,9 @@ function main(): void {
   const args = process.argv.slice(2);
   const unknown = args.filter((a) => a !== '--holdout' && a !== '--json' && a !== '--markdown');
   if (unknown.length > 0) {
-    process.stderr.write(`bench:classify: unknown argument ${JSON.stringify(unknown[0])}; use --holdout, --json or --markdown\n`);
+    process.stderr.write(
+      `bench:classify: unknown argument ${JSON.stringify(unknown[0])}; use --holdout, --json or --markdown\n`,
+    );
     process.exitCode = 2;
     return;
   }
@@ -119,15 +125,22 @@ function main(): void {
   }
   if (args.includes('--markdown')) {
     // For docs/classification.md: the same figures as Markdown tables, ready to paste.
-    for (const set of sets) process.stdout.write(`\n### ${set.set} (${set.pages} pages)\n\n${formatSummary(set.evaluations, true)}\n${formatComparison(set.evaluations, true)}`);
+    for (const set of sets)
+      process.stdout.write(
+        `\n### ${set.set} (${set.pages} pages)\n\n${formatSummary(set.evaluations, true)}\n${formatComparison(set.evaluations, true)}`,
+      );
     return;
   }
   for (const set of sets) printSet(set);
   heading('Cost per event (median of 5 rounds, this machine)');
-  for (const row of cost) line(`${row.name}: ${row.events} × ~${fmt(row.meanBodyChars)} chars`, `${fmt(row.usPerEvent, 2)} µs`);
+  for (const row of cost)
+    line(`${row.name}: ${row.events} × ~${fmt(row.meanBodyChars)} chars`, `${fmt(row.usPerEvent, 2)} µs`);
   const base = cost[0]!.usPerEvent;
   const fourK = cost[1]!.usPerEvent;
-  line('4 KB ordinary page minus baseline', `${fmt(fourK - base, 2)} µs (target ≤ ${COST_TARGET_US} µs per event at 4 KB)`);
+  line(
+    '4 KB ordinary page minus baseline',
+    `${fmt(fourK - base, 2)} µs (target ≤ ${COST_TARGET_US} µs per event at 4 KB)`,
+  );
 }
 
 main();

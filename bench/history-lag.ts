@@ -103,12 +103,17 @@ export function tickLags(history: History, intervalMs: number): TickLag[] {
         break;
       case E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: {
         const sched = String(e.activityTaskCompletedEventAttributes?.scheduledEventId);
-        if (assessing && scheduledType.get(sched) === 'assessSite') assessing.assessMs = t - (scheduledAt.get(sched) ?? t);
+        if (assessing && scheduledType.get(sched) === 'assessSite')
+          assessing.assessMs = t - (scheduledAt.get(sched) ?? t);
         assessing = null;
         break;
       }
       case E.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-        if (pending && pending.tickLagMs === null && scheduledType.get(String(e.activityTaskStartedEventAttributes?.scheduledEventId)) === 'assessSite') {
+        if (
+          pending &&
+          pending.tickLagMs === null &&
+          scheduledType.get(String(e.activityTaskStartedEventAttributes?.scheduledEventId)) === 'assessSite'
+        ) {
           pending.tickLagMs = t - pending.dueAt;
           assessing = pending;
           pending = null;
@@ -120,7 +125,8 @@ export function tickLags(history: History, intervalMs: number): TickLag[] {
   }
   // Due but never woken (the worker stopped first, or the timer has not even fired).
   if (pending && Number.isNaN(pending.wakeLagMs)) out.push(pending);
-  for (const id of open) out.push({ dueAt: timers.get(id)!, wakeLagMs: Number.NaN, tickLagMs: null, cycleMs: null, assessMs: null });
+  for (const id of open)
+    out.push({ dueAt: timers.get(id)!, wakeLagMs: Number.NaN, tickLagMs: null, cycleMs: null, assessMs: null });
   return out;
 }
 
@@ -132,7 +138,8 @@ export function firstTaskWaitMs(history: History, stoppedAt: number): number {
   let scheduled: number | null = null;
   for (const e of history.events ?? []) {
     if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED && scheduled === null) scheduled = tsToMs(e.eventTime);
-    if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_STARTED && scheduled !== null) return tsToMs(e.eventTime) - scheduled;
+    if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_STARTED && scheduled !== null)
+      return tsToMs(e.eventTime) - scheduled;
   }
   return scheduled === null ? 0 : Math.max(0, stoppedAt - scheduled);
 }
@@ -164,7 +171,8 @@ function siteTicks(history: History, phase: number): Array<TickLag & { scheduled
   const completedToStarted = new Map<string, string>();
   const byScheduled = new Map<string, TickLag & { scheduledAt: number }>();
   const out: Array<TickLag & { scheduledAt: number }> = [];
-  const taskStarted = (completedEventId: unknown): number | undefined => startedAt.get(completedToStarted.get(String(completedEventId)) ?? '');
+  const taskStarted = (completedEventId: unknown): number | undefined =>
+    startedAt.get(completedToStarted.get(String(completedEventId)) ?? '');
   for (const e of events) {
     const t = tsToMs(e.eventTime);
     const id = String(e.eventId);
@@ -183,7 +191,14 @@ function siteTicks(history: History, phase: number): Array<TickLag & { scheduled
         const dueAt = Date.parse(asOf) + phase;
         const wfStarted = taskStarted(e.markerRecordedEventAttributes?.workflowTaskCompletedEventId);
         const wake = wfStarted === undefined ? Number.NaN : wfStarted - dueAt;
-        out.push({ dueAt, wakeLagMs: wake, tickLagMs: Number.isNaN(wake) ? null : wake, cycleMs: null, assessMs: wfStarted === undefined || m.completedAt === null ? null : m.completedAt - wfStarted, scheduledAt: t });
+        out.push({
+          dueAt,
+          wakeLagMs: wake,
+          tickLagMs: Number.isNaN(wake) ? null : wake,
+          cycleMs: null,
+          assessMs: wfStarted === undefined || m.completedAt === null ? null : m.completedAt - wfStarted,
+          scheduledAt: t,
+        });
         break;
       }
       case E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
@@ -194,7 +209,14 @@ function siteTicks(history: History, phase: number): Array<TickLag & { scheduled
         if (asOf === undefined) break;
         const dueAt = Date.parse(asOf) + phase;
         const wfStarted = taskStarted(a.workflowTaskCompletedEventId);
-        const lag = { dueAt, wakeLagMs: wfStarted === undefined ? Number.NaN : wfStarted - dueAt, tickLagMs: null, cycleMs: null, assessMs: null, scheduledAt: t };
+        const lag = {
+          dueAt,
+          wakeLagMs: wfStarted === undefined ? Number.NaN : wfStarted - dueAt,
+          tickLagMs: null,
+          cycleMs: null,
+          assessMs: null,
+          scheduledAt: t,
+        };
         byScheduled.set(id, lag);
         out.push(lag);
         break;

@@ -10,7 +10,10 @@ const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 export function cpuMs(pid: number, reaped = false): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const f = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     const own = f[11]! + f[12]!;
     return ((own + (reaped ? f[13]! + f[14]! : 0)) / TICKS_PER_SECOND) * 1000;
   } catch {

@@ -76,7 +76,7 @@ function padded(body: string, chars: number): string {
   if (body.length >= chars) return body;
   const rules: string[] = [];
   for (let i = 0, len = 0; len < chars - body.length - 16; i++) {
-    const rule = `.c${i}{margin:0 auto;padding:${i % 9}px;font:400 ${12 + (i % 6)}px/1.5 system-ui,sans-serif;color:#${(i * 2654435761 >>> 8).toString(16).padStart(6, '0').slice(0, 6)}}`;
+    const rule = `.c${i}{margin:0 auto;padding:${i % 9}px;font:400 ${12 + (i % 6)}px/1.5 system-ui,sans-serif;color:#${((i * 2654435761) >>> 8).toString(16).padStart(6, '0').slice(0, 6)}}`;
     rules.push(rule);
     len += rule.length;
   }
@@ -90,16 +90,35 @@ function sitePages(rng: Rng, host: string): Page[] {
   const pages: Page[] = [];
   for (let i = 0; i < PAGES_PER_SITE; i++) {
     const pageType = rng.pick(['product', 'listing', 'search'] as const satisfies readonly PageType[]);
-    const c: PageContext = { host, pageType, path: `/p/item-${rng.int(1, 99_999)}`, country: 'DE', ts: Date.UTC(2026, 0, 1) + i * 60_000 };
+    const c: PageContext = {
+      host,
+      pageType,
+      path: `/p/item-${rng.int(1, 99_999)}`,
+      country: 'DE',
+      ts: Date.UTC(2026, 0, 1) + i * 60_000,
+    };
     const chars = rng.int(REALISTIC_DEFAULTS.minBodyChars, REALISTIC_DEFAULTS.maxBodyChars);
     if (i < PAGES_PER_SITE * REFUSAL_SHARE) {
       const r = renderPage(REFUSAL_PAGES[i % REFUSAL_PAGES.length]!, rng, c);
       const bodySample = padded(r.bodySample ?? '', chars);
       const status = r.status ?? 503;
-      pages.push({ status, bytes: Math.max(r.bytes ?? 0, bodySample.length), headers: r.headers ?? {}, bodySample, empty: status < 300 });
+      pages.push({
+        status,
+        bytes: Math.max(r.bytes ?? 0, bodySample.length),
+        headers: r.headers ?? {},
+        bodySample,
+        empty: status < 300,
+      });
     } else {
       const head = normalPageHead(rng, protection, c);
-      pages.push({ status: 200, bytes: rng.int(40_000, 160_000), headers: head.headers, bodySample: withTiles(rng, head.bodySample, chars), title: head.title, empty: false });
+      pages.push({
+        status: 200,
+        bytes: rng.int(40_000, 160_000),
+        headers: head.headers,
+        bodySample: withTiles(rng, head.bodySample, chars),
+        title: head.title,
+        empty: false,
+      });
     }
   }
   return pages;
@@ -131,7 +150,8 @@ export function* generateRealisticEvents(o: RealisticOptions): Generator<Record<
       if (p.title !== undefined) e.title = p.title;
       if (p.status >= 300) delete e.extraction;
       else if (p.empty) e.extraction = { result: 'empty', validRecords: 0 };
-      else if ((e.extraction as { result: string }).result !== 'ok') e.extraction = { result: 'ok', validRecords: 1 + Math.floor(rand() * 20) };
+      else if ((e.extraction as { result: string }).result !== 'ok')
+        e.extraction = { result: 'ok', validRecords: 1 + Math.floor(rand() * 20) };
     }
     if (o.isoTs) e.ts = new Date(e.ts as number).toISOString();
     yield e;

@@ -39,7 +39,9 @@ async function main(): Promise<void> {
     const from = new Date(incident.from);
     const to = new Date(incident.to);
 
-    const time = async (deps: Parameters<typeof replaySite>[1]['deps']): Promise<{ s: number; ticks: number; pauses: string | null }> => {
+    const time = async (
+      deps: Parameters<typeof replaySite>[1]['deps'],
+    ): Promise<{ s: number; ticks: number; pauses: string | null }> => {
       const runs: number[] = [];
       let ticks = 0;
       let pauses: string | null = null;
@@ -53,17 +55,34 @@ async function main(): Promise<void> {
       return { s: median(runs), ticks, pauses };
     };
     const replay = await time(undefined);
-    const baseline = await time({ findSite, canaryFailedDays, readWindows: (pool, name, spec) => readSiteWindows(pool, name, spec) });
+    const baseline = await time({
+      findSite,
+      canaryFailedDays,
+      readWindows: (pool, name, spec) => readSiteWindows(pool, name, spec),
+    });
     // Where a replayed tick's time goes: the current window's read alone, on the same ticks.
     t0 = process.hrtime.bigint();
-    for (const at of tickTimes(from, to, 60_000)) await readCurrentWindow(db.pool, site, windowBounds({ asOf: at, ...config.window }).current);
+    for (const at of tickTimes(from, to, 60_000))
+      await readCurrentWindow(db.pool, site, windowBounds({ asOf: at, ...config.window }).current);
     const readsS = seconds(t0);
     line('ticks per site-day', fmt(replay.ticks));
-    line('replay (as `target-health replay`): site-day, median of 3', `${fmt(replay.s, 2)} s (${fmt((replay.s * 1000) / replay.ticks, 2)} ms per tick)`);
-    line('baseline (every read on every tick, as live): site-day', `${fmt(baseline.s, 2)} s (${fmt((baseline.s * 1000) / baseline.ticks, 2)} ms per tick)`);
+    line(
+      'replay (as `target-health replay`): site-day, median of 3',
+      `${fmt(replay.s, 2)} s (${fmt((replay.s * 1000) / replay.ticks, 2)} ms per tick)`,
+    );
+    line(
+      'baseline (every read on every tick, as live): site-day',
+      `${fmt(baseline.s, 2)} s (${fmt((baseline.s * 1000) / baseline.ticks, 2)} ms per tick)`,
+    );
     line('ratio baseline / replay', `${fmt(baseline.s / replay.s, 2)}×`);
-    line('of a replayed tick: the current window\'s read', `${fmt((readsS * 1000) / replay.ticks, 2)} ms; the rest (scoring, planning) ${fmt(((replay.s - readsS) * 1000) / replay.ticks, 2)} ms`);
-    line('target: ≤ 3 s per site-day', replay.s <= 3 ? `met (${fmt(replay.s, 2)} s)` : `MISSED (${fmt(replay.s, 2)} s)`);
+    line(
+      "of a replayed tick: the current window's read",
+      `${fmt((readsS * 1000) / replay.ticks, 2)} ms; the rest (scoring, planning) ${fmt(((replay.s - readsS) * 1000) / replay.ticks, 2)} ms`,
+    );
+    line(
+      'target: ≤ 3 s per site-day',
+      replay.s <= 3 ? `met (${fmt(replay.s, 2)} s)` : `MISSED (${fmt(replay.s, 2)} s)`,
+    );
     line('first pause in the replayed day (a sanity check)', replay.pauses ?? 'none');
   } finally {
     await db.stop();

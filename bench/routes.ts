@@ -31,7 +31,9 @@ function option(flag: string, envName: string, fallback: string): string {
   return process.env[envName] ?? fallback;
 }
 
-const SIZES = option('--sizes', 'BENCH_ROUTES_SIZES', '100,1000,8000,16000,100000').split(',').map((s) => Number(s.trim()));
+const SIZES = option('--sizes', 'BENCH_ROUTES_SIZES', '100,1000,8000,16000,100000')
+  .split(',')
+  .map((s) => Number(s.trim()));
 const OLD_MAX = Number(option('--old-max', 'BENCH_ROUTES_OLD_MAX', '16000'));
 /** Repeat a measurement until this much CPU time is spent (or 15 runs), for a stable median. */
 const MIN_TOTAL_MS = 1500;
@@ -54,7 +56,13 @@ interface Shape {
 
 const SESSIONS = ['sticky', 'rotating', 'burst'];
 
-function route(labels: Pick<RouteWindow, 'country' | 'pool' | 'sessionPattern'>, requests: number, refusedShare: number, challengeShare: number, rnd: () => number): RouteWindow {
+function route(
+  labels: Pick<RouteWindow, 'country' | 'pool' | 'sessionPattern'>,
+  requests: number,
+  refusedShare: number,
+  challengeShare: number,
+  rnd: () => number,
+): RouteWindow {
   const hardBlocks = Math.min(requests, Math.floor(requests * refusedShare + rnd()));
   const challenges = Math.min(requests - hardBlocks, Math.floor(requests * challengeShare + rnd()));
   return { ...labels, requests, hardBlocks, challenges, softBlocks: 0, p95LatencyMs: 300 + Math.floor(rnd() * 400) };
@@ -82,7 +90,11 @@ const SHAPES: Shape[] = [
       const current: RouteWindow[] = [];
       const baseline: RouteWindow[] = [];
       for (let i = 0; i < n; i++) {
-        const labels = { country: `C${i % 30}`, pool: `pool-${Math.floor(i / 90) % pools}`, sessionPattern: SESSIONS[Math.floor(i / 30) % 3]! };
+        const labels = {
+          country: `C${i % 30}`,
+          pool: `pool-${Math.floor(i / 90) % pools}`,
+          sessionPattern: SESSIONS[Math.floor(i / 30) % 3]!,
+        };
         const dead = labels.pool === 'pool-1';
         const challenged = labels.country === 'C7';
         current.push(route(labels, 20 + Math.floor(rnd() * 180), dead ? 1 : 0.02, challenged ? 0.3 : 0.01, rnd));
@@ -131,10 +143,14 @@ function measure(fn: () => void): { ms: number; runs: number } {
 const cell = (s: string, width: number): string => s.padStart(width);
 
 function main(): void {
-  process.stdout.write(`route diagnosis per tick: current vs first version (CPU ms per diagnosis, median), MAX_SUSPECTS = ${MAX_SUSPECTS}\n`);
+  process.stdout.write(
+    `route diagnosis per tick: current vs first version (CPU ms per diagnosis, median), MAX_SUSPECTS = ${MAX_SUSPECTS}\n`,
+  );
   for (const shape of SHAPES) {
     heading(shape.name);
-    process.stdout.write(`${cell('routes', 8)} ${cell('new ms', 10)} ${cell('old ms', 14)} ${cell('old/new', 10)}  verdict (suspects)          same as old\n`);
+    process.stdout.write(
+      `${cell('routes', 8)} ${cell('new ms', 10)} ${cell('old ms', 14)} ${cell('old/new', 10)}  verdict (suspects)          same as old\n`,
+    );
     // Old version: the largest size measured, to extrapolate from.
     let lastOld: { n: number; ms: number } | null = null;
     let previousOld: { n: number; ms: number } | null = null;
@@ -162,8 +178,13 @@ function main(): void {
         oldCell = fmt(before.ms, 1);
         ratio = `${fmt(before.ms / now.ms, 0)}×`;
         // Same verdict; up to MAX_SUSPECTS, the same suspects in the same order.
-        const sameSuspects = result.suspects.every((s, i) => old.suspects[i]?.dimension === s.dimension && old.suspects[i]?.value === s.value);
-        const sameVerdict = old.suspects.length > MAX_SUSPECTS ? result.verdict === 'site-wide' : result.verdict === old.verdict && old.suspects.length === result.suspects.length;
+        const sameSuspects = result.suspects.every(
+          (s, i) => old.suspects[i]?.dimension === s.dimension && old.suspects[i]?.value === s.value,
+        );
+        const sameVerdict =
+          old.suspects.length > MAX_SUSPECTS
+            ? result.verdict === 'site-wide'
+            : result.verdict === old.verdict && old.suspects.length === result.suspects.length;
         same = sameVerdict && sameSuspects ? 'yes' : `NO (old: ${old.verdict}, ${old.suspects.length} suspects)`;
         if (old.suspects.length > MAX_SUSPECTS) same += ` (old found ${old.suspects.length}: beyond the cap)`;
       } else if (lastOld !== null && previousOld !== null && shape.oldMax === undefined) {
@@ -179,7 +200,9 @@ function main(): void {
         ratio = '-';
       }
       const verdict = `${result.verdict} (${result.suspects.length})`;
-      process.stdout.write(`${cell(fmt(n), 8)} ${cell(fmt(now.ms, 2), 10)} ${cell(oldCell, 14)} ${cell(ratio, 10)}  ${verdict.padEnd(28)} ${same}\n`);
+      process.stdout.write(
+        `${cell(fmt(n), 8)} ${cell(fmt(now.ms, 2), 10)} ${cell(oldCell, 14)} ${cell(ratio, 10)}  ${verdict.padEnd(28)} ${same}\n`,
+      );
     }
   }
 }

@@ -41,26 +41,45 @@ function event(site: string, kind: Kind, ts: number, route: Route | undefined): 
     case 'soft':
       return { ...base, status: 200, outcome: 'soft_block', outcomeReason: 'scripted: block page with 200' };
     case 'missing':
-      return { ...base, status: 200, bytes: 60_000, extraction: { result: 'missing_fields', missingFields: ['price'], validRecords: 0 } };
+      return {
+        ...base,
+        status: 200,
+        bytes: 60_000,
+        extraction: { result: 'missing_fields', missingFields: ['price'], validRecords: 0 },
+      };
   }
 }
 
 export function eventsOf(site: string, mix: Mix, ts: (i: number) => number): Record<string, unknown>[] {
   const kinds: Kind[] = [];
-  for (const k of ['ok', 'hard', 'challenge', 'soft', 'missing'] as const) for (let i = 0; i < (mix[k] ?? 0); i++) kinds.push(k);
+  for (const k of ['ok', 'hard', 'challenge', 'soft', 'missing'] as const)
+    for (let i = 0; i < (mix[k] ?? 0); i++) kinds.push(k);
   return kinds.map((k, i) => event(site, k, ts(i), mix.route));
 }
 
 export async function ingest(pool: Pool, events: Record<string, unknown>[]): Promise<void> {
   const result = await ingestEvents(pool, events);
-  if (result.rejected.length > 0) throw new Error(`scripted events rejected: ${JSON.stringify(result.rejected.slice(0, 3))}`);
+  if (result.rejected.length > 0)
+    throw new Error(`scripted events rejected: ${JSON.stringify(result.rejected.slice(0, 3))}`);
 }
 
 /** A healthy normal: `perRoute` requests per route spread over days −13..−2 (inside the baseline). */
-export async function seedBaseline(pool: Pool, site: string, routes: Array<Route | undefined> = [undefined], perRoute = 600): Promise<void> {
+export async function seedBaseline(
+  pool: Pool,
+  site: string,
+  routes: Array<Route | undefined> = [undefined],
+  perRoute = 600,
+): Promise<void> {
   const now = Date.now();
   for (const route of routes) {
-    await ingest(pool, eventsOf(site, { ok: perRoute, ...(route ? { route } : {}) }, (i) => now - 2 * DAY - Math.floor(((i + 0.5) / perRoute) * 11 * DAY)));
+    await ingest(
+      pool,
+      eventsOf(
+        site,
+        { ok: perRoute, ...(route ? { route } : {}) },
+        (i) => now - 2 * DAY - Math.floor(((i + 0.5) / perRoute) * 11 * DAY),
+      ),
+    );
   }
 }
 
@@ -70,5 +89,8 @@ export async function seedBaseline(pool: Pool, site: string, routes: Array<Route
  */
 export async function ingestNow(pool: Pool, site: string, mix: Mix, agoMs = 0): Promise<void> {
   const t = Math.floor((Date.now() - agoMs) / 60_000) * 60_000 - 1;
-  await ingest(pool, eventsOf(site, mix, (i) => t - (i % 1000)));
+  await ingest(
+    pool,
+    eventsOf(site, mix, (i) => t - (i % 1000)),
+  );
 }

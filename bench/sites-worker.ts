@@ -17,7 +17,14 @@ runMain('bench sites worker', async () => {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const pool = createPool(loadDatabaseUrl(), 10);
   const connection = await NativeConnection.connect({ address: temporal.address });
-  const worker = await createWorker({ connection, namespace: temporal.namespace, taskQueue: temporal.taskQueue, pool, logger: createLogger('warn', 'bench-worker'), workflowBundlePath: bundle });
+  const worker = await createWorker({
+    connection,
+    namespace: temporal.namespace,
+    taskQueue: temporal.taskQueue,
+    pool,
+    logger: createLogger('warn', 'bench-worker'),
+    workflowBundlePath: bundle,
+  });
   process.stdout.write('bench worker polling\n');
   await worker.run();
   await connection.close();

@@ -52,7 +52,9 @@ function option(flag: string, envName: string, fallback: string): string {
   return process.env[envName] ?? fallback;
 }
 
-const SITES = option('--sites', 'BENCH_SITES', '1000').split(',').map((s) => Number(s.trim()));
+const SITES = option('--sites', 'BENCH_SITES', '1000')
+  .split(',')
+  .map((s) => Number(s.trim()));
 const TICK_MS = Number(option('--tick', 'BENCH_TICK_S', '60')) * 1000;
 const MEASURE_MS = Number(option('--measure', 'BENCH_MEASURE_S', '120')) * 1000;
 /** `file`: SQLite on disk, as `npm start` runs the dev server; `memory`: no disk, to show what the disk costs. */
@@ -61,8 +63,12 @@ const SERVER_DB = option('--server-db', 'BENCH_SERVER_DB', 'file');
 const CACHE = option('--cache', 'BENCH_CACHE', '');
 /** Sticky queue schedule-to-start timeout (TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS), e.g. `--sticky 30000`; default: the worker's own. */
 const STICKY = option('--sticky', 'BENCH_STICKY_MS', '');
-const SERVERS = option('--server', 'BENCH_SERVER', 'dev').split(',').map((x) => x.trim());
-for (const name of SERVERS) if (name !== 'dev' && name !== 'cluster') throw new Error(`--server: "${name}" is not a server; use dev, cluster or dev,cluster`);
+const SERVERS = option('--server', 'BENCH_SERVER', 'dev')
+  .split(',')
+  .map((x) => x.trim());
+for (const name of SERVERS)
+  if (name !== 'dev' && name !== 'cluster')
+    throw new Error(`--server: "${name}" is not a server; use dev, cluster or dev,cluster`);
 type ServerKind = 'dev' | 'cluster';
 const TARGET = { sites: 1000, tickMs: 60_000, p95Ms: 2000 };
 /** Share of sites whose current traffic degrades / resists (the rest is healthy). */
@@ -74,7 +80,11 @@ const WARMUP_MS = 2 * TICK_MS + 5_000;
 const say = (m: string): void => void process.stderr.write(`[bench:sites] ${m}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+async function pool<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T, i: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -94,8 +104,18 @@ async function seedSites(db: BenchDb, sites: readonly string[]): Promise<void> {
   for (const [i, site] of sites.entries()) {
     await upsertSite(db.pool, site, { owner: `owner@${site}` });
     batch.push(...eventsOf(site, { ok: 240 }, (k) => now - 2 * DAY - Math.floor(((k + 0.5) / 240) * 11 * DAY)));
-    const kind = i % 100 < MIX.resisting * 100 ? 'resisting' : i % 100 < (MIX.resisting + MIX.degrading) * 100 ? 'degrading' : 'healthy';
-    const mix = kind === 'healthy' ? { ok: 60 } : kind === 'degrading' ? { ok: 42, hard: 18 } : { ok: 12, hard: 16, challenge: 16, soft: 16 };
+    const kind =
+      i % 100 < MIX.resisting * 100
+        ? 'resisting'
+        : i % 100 < (MIX.resisting + MIX.degrading) * 100
+          ? 'degrading'
+          : 'healthy';
+    const mix =
+      kind === 'healthy'
+        ? { ok: 60 }
+        : kind === 'degrading'
+          ? { ok: 42, hard: 18 }
+          : { ok: 12, hard: 16, challenge: 16, soft: 16 };
     batch.push(...eventsOf(site, mix, (k) => now - 60_000 - k * 100));
     if (batch.length >= 20_000) await flush();
   }
@@ -132,7 +152,10 @@ interface Phase {
 }
 
 async function startWorker(env: NodeJS.ProcessEnv, logFile: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(__dirname, 'sites-worker.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(__dirname, 'sites-worker.js')], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const log = createWriteStream(logFile);
   child.stdout.pipe(log);
   child.stderr.pipe(log);
@@ -163,7 +186,13 @@ async function startServer(kind: ServerKind, name: string, dir: string): Promise
   if (kind === 'dev') {
     const cli = await ensureTemporalCli({ info: say, warn: say });
     const port = await freePort();
-    const server = await startTemporalDevServer({ cli, port, namespace: 'default', logFile: join(dir, `temporal-${name}.log`), ...(SERVER_DB === 'file' ? { dbFile: join(dir, `temporal-${name}.sqlite`) } : {}) });
+    const server = await startTemporalDevServer({
+      cli,
+      port,
+      namespace: 'default',
+      logFile: join(dir, `temporal-${name}.log`),
+      ...(SERVER_DB === 'file' ? { dbFile: join(dir, `temporal-${name}.sqlite`) } : {}),
+    });
     return {
       address: server.address,
       cpuMs: () => treeCpuMs(server.pid!),
@@ -176,44 +205,104 @@ async function startServer(kind: ServerKind, name: string, dir: string): Promise
     };
   }
   const clusterDir = join(dir, `cluster-${name}`);
-  const stack = await startClusterStack({ dataDir: clusterDir, workers: 0, ports: 'free', uiPort: null, postgresPort: await freePort(), persistent: false, logger: pino({ level: 'warn' }) });
+  const stack = await startClusterStack({
+    dataDir: clusterDir,
+    workers: 0,
+    ports: 'free',
+    uiPort: null,
+    postgresPort: await freePort(),
+    persistent: false,
+    logger: pino({ level: 'warn' }),
+  });
   const pgPid = Number(readFileSync(join(clusterDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  return { address: stack.address, cpuMs: () => treeCpuMs(stack.server.pid!) + treeCpuMs(pgPid), storeCpuMs: () => treeCpuMs(pgPid), stop: () => stack.stop() };
+  return {
+    address: stack.address,
+    cpuMs: () => treeCpuMs(stack.server.pid!) + treeCpuMs(pgPid),
+    storeCpuMs: () => treeCpuMs(pgPid),
+    stop: () => stack.stop(),
+  };
 }
 
-async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; dir: string; bundlePath: string; pgPid: number; count: number; kind: 'timer' | 'sites'; sites: readonly string[] }): Promise<Phase> {
+async function runPhase(opts: {
+  name: string;
+  server: ServerKind;
+  db: BenchDb;
+  dir: string;
+  bundlePath: string;
+  pgPid: number;
+  count: number;
+  kind: 'timer' | 'sites';
+  sites: readonly string[];
+}): Promise<Phase> {
   const server = await startServer(opts.server, opts.name, opts.dir);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: 'default' });
   const worker = await startWorker(
-    { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: TASK_QUEUE, DATABASE_URL: opts.db.databaseUrl, TH_BENCH_BUNDLE: opts.bundlePath, LOG_FORMAT: 'json', ...(CACHE === '' ? {} : { TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: CACHE }), ...(STICKY === '' ? {} : { TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS: STICKY }) },
+    {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+      DATABASE_URL: opts.db.databaseUrl,
+      TH_BENCH_BUNDLE: opts.bundlePath,
+      LOG_FORMAT: 'json',
+      ...(CACHE === '' ? {} : { TARGET_HEALTH_WORKER_CACHED_WORKFLOWS: CACHE }),
+      ...(STICKY === '' ? {} : { TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS: STICKY }),
+    },
     join(opts.dir, `worker-${opts.name}.log`),
   );
   try {
     // The empty loops are spread by random start delays (an evenly spread reference load); the site loops
     // all start at once, as a fleet's `start` does — their phases (control/schedule.ts) spread the ticks.
-    say(`${opts.name}: starting ${opts.count} workflows, ${opts.kind === 'timer' ? `first ticks spread over ${TICK_MS / 1000} s by start delays` : 'all at once (the site phases spread them)'}`);
-    const ids = Array.from({ length: opts.count }, (_, i) => (opts.kind === 'timer' ? `timer-only-${i}` : `site-health:${opts.sites[i]}`));
+    say(
+      `${opts.name}: starting ${opts.count} workflows, ${opts.kind === 'timer' ? `first ticks spread over ${TICK_MS / 1000} s by start delays` : 'all at once (the site phases spread them)'}`,
+    );
+    const ids = Array.from({ length: opts.count }, (_, i) =>
+      opts.kind === 'timer' ? `timer-only-${i}` : `site-health:${opts.sites[i]}`,
+    );
     await pool(ids, 32, async (workflowId, i) => {
       if (opts.kind === 'timer') {
-        await client.workflow.start('timerOnlyLoop', { workflowId, taskQueue: TASK_QUEUE, args: [{ tickIntervalMs: TICK_MS }], startDelay: randomInt(0, TICK_MS) });
+        await client.workflow.start('timerOnlyLoop', {
+          workflowId,
+          taskQueue: TASK_QUEUE,
+          args: [{ tickIntervalMs: TICK_MS }],
+          startDelay: randomInt(0, TICK_MS),
+        });
       } else {
-        const input: SiteHealthInput = { site: opts.sites[i]!, tickIntervalMs: TICK_MS, scoring: { learning: { minBaselineRequests: 200 } } };
-        await client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, { workflowId, taskQueue: TASK_QUEUE, args: [input] });
+        const input: SiteHealthInput = {
+          site: opts.sites[i]!,
+          tickIntervalMs: TICK_MS,
+          scoring: { learning: { minBaselineRequests: 200 } },
+        };
+        await client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, {
+          workflowId,
+          taskQueue: TASK_QUEUE,
+          args: [input],
+        });
       }
     });
     // Two intervals: every loop has had its first tick and the start-up burst (all N loops created
     // within one interval) is over before the window opens; it is reported on its own.
     await sleep(WARMUP_MS);
     const w0 = Date.now();
-    const cpu0 = { worker: cpuMs(worker.pid!), server: server.cpuMs(), store: server.storeCpuMs(), pg: treeCpuMs(opts.pgPid) };
+    const cpu0 = {
+      worker: cpuMs(worker.pid!),
+      server: server.cpuMs(),
+      store: server.storeCpuMs(),
+      pg: treeCpuMs(opts.pgPid),
+    };
     const rss: number[] = [];
     while (Date.now() - w0 < MEASURE_MS) {
       rss.push(rssMb(worker.pid!));
       await sleep(1_000);
     }
     const w1 = Date.now();
-    const cpu1 = { worker: cpuMs(worker.pid!), server: server.cpuMs(), store: server.storeCpuMs(), pg: treeCpuMs(opts.pgPid) };
+    const cpu1 = {
+      worker: cpuMs(worker.pid!),
+      server: server.cpuMs(),
+      store: server.storeCpuMs(),
+      pg: treeCpuMs(opts.pgPid),
+    };
     await sleep(GRACE_MS);
     const stoppedAt = Date.now();
     worker.kill('SIGTERM');
@@ -247,13 +336,15 @@ async function runPhase(opts: { name: string; server: ServerKind; db: BenchDb; d
       const all = ticks.filter((l) => l.dueAt >= w0 && l.dueAt < w1);
       lags.push(...all);
       // A site loop behind by a whole interval skips to its latest slot: the slots it skipped never ran.
-      if (opts.kind === 'sites' && ticks.length > 0) skipped += Math.max(0, slotsDue(ticks[0]!.dueAt, TICK_MS, w0, w1) - all.length);
+      if (opts.kind === 'sites' && ticks.length > 0)
+        skipped += Math.max(0, slotsDue(ticks[0]!.dueAt, TICK_MS, w0, w1) - all.length);
       firstTaskWaits.push(firstTaskWaitMs(history, stoppedAt));
       for (const e of history.events ?? []) {
         if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) taskFailures += 1;
         if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT) {
           taskTimeouts += 1;
-          if (e.workflowTaskTimedOutEventAttributes?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) stickyTimeouts += 1;
+          if (e.workflowTaskTimedOutEventAttributes?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)
+            stickyTimeouts += 1;
         }
         if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT) activityTimeouts += 1;
       }
@@ -303,39 +394,89 @@ function report(server: ServerKind, base: Phase, sites: Phase): { met: boolean }
   const tick = (p: Phase) => p.lags.map((l) => l.tickLagMs).filter((x): x is number => x !== null);
   const perTick = (p: Phase, cpu: number) => cpu / Math.max(1, p.lags.length);
   const pct = (p: Phase, cpu: number) => `${fmt((cpu / p.windowMs) * 100)}% of a core`;
-  heading(`${server === 'dev' ? 'Dev server' : 'Cluster stack'}: ${sites.workflows} sites, tick every ${TICK_MS / 1000} s, measured ${fmt(sites.windowMs / 1000)} s after a ${WARMUP_MS / 1000} s warm-up`);
+  heading(
+    `${server === 'dev' ? 'Dev server' : 'Cluster stack'}: ${sites.workflows} sites, tick every ${TICK_MS / 1000} s, measured ${fmt(sites.windowMs / 1000)} s after a ${WARMUP_MS / 1000} s warm-up`,
+  );
   for (const p of [base, sites]) {
     const label = p === base ? 'baseline: empty timer-only loops' : 'site loops (siteHealth)';
-    line(`${label}: ticks due in the window (≈ N × window / tick), not started`, `${fmt(p.lags.length)} (≈ ${fmt(p.ticksExpected)}), ${fmt(p.lags.length / (p.windowMs / 1000), 1)}/s, ${fmt(p.late)} not started`);
-    line(`${label}: wake lag p50 / p95 / max (due → workflow task)`, `${fmt(percentile(wake(p), 0.5))} / ${fmt(percentile(wake(p), 0.95))} / ${fmt(Math.max(...wake(p)))} ms`);
+    line(
+      `${label}: ticks due in the window (≈ N × window / tick), not started`,
+      `${fmt(p.lags.length)} (≈ ${fmt(p.ticksExpected)}), ${fmt(p.lags.length / (p.windowMs / 1000), 1)}/s, ${fmt(p.late)} not started`,
+    );
+    line(
+      `${label}: wake lag p50 / p95 / max (due → workflow task)`,
+      `${fmt(percentile(wake(p), 0.5))} / ${fmt(percentile(wake(p), 0.95))} / ${fmt(Math.max(...wake(p)))} ms`,
+    );
     if (p === sites) {
-      line(`${label}: TICK LAG p50 / p95 / max (due → assessment starts)`, `${fmt(percentile(tick(p), 0.5))} / ${fmt(percentile(tick(p), 0.95))} / ${fmt(Math.max(...tick(p)))} ms`);
+      line(
+        `${label}: TICK LAG p50 / p95 / max (due → assessment starts)`,
+        `${fmt(percentile(tick(p), 0.5))} / ${fmt(percentile(tick(p), 0.95))} / ${fmt(Math.max(...tick(p)))} ms`,
+      );
       const assess = p.lags.map((l) => l.assessMs).filter((x): x is number => x !== null);
       const cycle = p.lags.map((l) => l.cycleMs).filter((x): x is number => x !== null);
-      line(`${label}: assessment activity p50 / p95 (scheduled → completed)`, `${fmt(percentile(assess, 0.5))} / ${fmt(percentile(assess, 0.95))} ms`);
-      if (cycle.length > 0) line(`${label}: whole tick p50 / p95 (timer fired → next timer)`, `${fmt(percentile(cycle, 0.5))} / ${fmt(percentile(cycle, 0.95))} ms`);
+      line(
+        `${label}: assessment activity p50 / p95 (scheduled → completed)`,
+        `${fmt(percentile(assess, 0.5))} / ${fmt(percentile(assess, 0.95))} ms`,
+      );
+      if (cycle.length > 0)
+        line(
+          `${label}: whole tick p50 / p95 (timer fired → next timer)`,
+          `${fmt(percentile(cycle, 0.5))} / ${fmt(percentile(cycle, 0.95))} ms`,
+        );
     }
-    line(`${label}: start-up: first workflow task waited p50 / p95 / max`, `${fmt(percentile(p.firstTaskWaits, 0.5))} / ${fmt(percentile(p.firstTaskWaits, 0.95))} / ${fmt(Math.max(...p.firstTaskWaits))} ms`);
+    line(
+      `${label}: start-up: first workflow task waited p50 / p95 / max`,
+      `${fmt(percentile(p.firstTaskWaits, 0.5))} / ${fmt(percentile(p.firstTaskWaits, 0.95))} / ${fmt(Math.max(...p.firstTaskWaits))} ms`,
+    );
     if (p === sites && p.firstTickDelays.length > 0) {
-      line(`${label}: start-up storm: all started at once → first tick p50 / p95 / max`, `${fmt(percentile(p.firstTickDelays, 0.5))} / ${fmt(percentile(p.firstTickDelays, 0.95))} / ${fmt(Math.max(...p.firstTickDelays))} ms`);
-      line(`${label}: start-up storm: most first ticks in one second (steady state: ${fmt(p.workflows / (TICK_MS / 1000), 1)}/s)`, fmt(p.firstTicksPeakPerSecond));
+      line(
+        `${label}: start-up storm: all started at once → first tick p50 / p95 / max`,
+        `${fmt(percentile(p.firstTickDelays, 0.5))} / ${fmt(percentile(p.firstTickDelays, 0.95))} / ${fmt(Math.max(...p.firstTickDelays))} ms`,
+      );
+      line(
+        `${label}: start-up storm: most first ticks in one second (steady state: ${fmt(p.workflows / (TICK_MS / 1000), 1)}/s)`,
+        fmt(p.firstTicksPeakPerSecond),
+      );
     }
-    line(`${label}: workflow tasks failed / timed out (of which sticky-queue waits), activities timed out`, `${fmt(p.taskFailures)} / ${fmt(p.taskTimeouts)} (${fmt(p.stickyTimeouts)}) / ${fmt(p.activityTimeouts)}`);
+    line(
+      `${label}: workflow tasks failed / timed out (of which sticky-queue waits), activities timed out`,
+      `${fmt(p.taskFailures)} / ${fmt(p.taskTimeouts)} (${fmt(p.stickyTimeouts)}) / ${fmt(p.activityTimeouts)}`,
+    );
     line(`${label}: worker CPU, RSS avg / max`, `${pct(p, p.workerCpuMs)}, ${fmt(p.rssAvgMb)} / ${fmt(p.rssMaxMb)} MB`);
     line(`${label}: ${serverName} CPU / product's PostgreSQL CPU`, `${pct(p, p.serverCpuMs)} / ${pct(p, p.pgCpuMs)}`);
-    line(`${label}: CPU per tick: worker / ${serverName} / product's PostgreSQL`, `${fmt(perTick(p, p.workerCpuMs), 1)} / ${fmt(perTick(p, p.serverCpuMs), 1)} / ${fmt(perTick(p, p.pgCpuMs), 1)} ms`);
-    if (server === 'cluster') line(`${label}: of the server's CPU per tick: Temporal server / its PostgreSQL`, `${fmt(perTick(p, p.serverCpuMs - p.serverStoreCpuMs), 1)} / ${fmt(perTick(p, p.serverStoreCpuMs), 1)} ms`);
+    line(
+      `${label}: CPU per tick: worker / ${serverName} / product's PostgreSQL`,
+      `${fmt(perTick(p, p.workerCpuMs), 1)} / ${fmt(perTick(p, p.serverCpuMs), 1)} / ${fmt(perTick(p, p.pgCpuMs), 1)} ms`,
+    );
+    if (server === 'cluster')
+      line(
+        `${label}: of the server's CPU per tick: Temporal server / its PostgreSQL`,
+        `${fmt(perTick(p, p.serverCpuMs - p.serverStoreCpuMs), 1)} / ${fmt(perTick(p, p.serverStoreCpuMs), 1)} ms`,
+      );
   }
   const ratio = (a: number, b: number) => (b > 0 ? `×${fmt(a / b, 1)}` : 'n/a');
   line('ratio site loops / baseline: wake lag p95', ratio(percentile(wake(sites), 0.95), percentile(wake(base), 0.95)));
-  line(`ratio site loops / baseline: ${serverName} CPU per tick`, ratio(perTick(sites, sites.serverCpuMs), perTick(base, base.serverCpuMs)));
-  line('ratio site loops / baseline: worker CPU per tick', ratio(perTick(sites, sites.workerCpuMs), perTick(base, base.workerCpuMs)));
+  line(
+    `ratio site loops / baseline: ${serverName} CPU per tick`,
+    ratio(perTick(sites, sites.serverCpuMs), perTick(base, base.serverCpuMs)),
+  );
+  line(
+    'ratio site loops / baseline: worker CPU per tick',
+    ratio(perTick(sites, sites.workerCpuMs), perTick(base, base.workerCpuMs)),
+  );
   const p95 = percentile(tick(sites), 0.95);
   // Sustained: every tick due in the window started (none still waiting 10 s after it).
   const sustained = sites.late === 0;
   const met = sustained && p95 < TARGET.p95Ms;
-  const verdict = met ? 'target met' : sustained ? 'target NOT met (every due tick ran, late)' : 'NOT sustained (due ticks never ran)';
-  line(`verdict (${server}) at ${sites.workflows} sites / ${TICK_MS / 1000} s`, `${verdict}: tick lag p95 ${fmt(p95)} ms ${p95 < TARGET.p95Ms ? '<' : '≥'} ${TARGET.p95Ms} ms`);
+  const verdict = met
+    ? 'target met'
+    : sustained
+      ? 'target NOT met (every due tick ran, late)'
+      : 'NOT sustained (due ticks never ran)';
+  line(
+    `verdict (${server}) at ${sites.workflows} sites / ${TICK_MS / 1000} s`,
+    `${verdict}: tick lag p95 ${fmt(p95)} ms ${p95 < TARGET.p95Ms ? '<' : '≥'} ${TARGET.p95Ms} ms`,
+  );
   return { met };
 }
 
@@ -343,12 +484,21 @@ async function main(): Promise<void> {
   const db = await startBenchDb();
   const pgPid = Number(readFileSync(join(db.dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
   try {
-    const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./sites-workflows'), ...bundlerOptions(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: say, error: say } });
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: require.resolve('./sites-workflows'),
+      ...bundlerOptions(),
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn: say, error: say },
+    });
     const bundlePath = join(db.dir, 'bench-bundle.js');
     say(`logs in ${db.dir}`);
     writeFileSync(bundlePath, bundle.code);
-    const serverLabel = (k: ServerKind): string => (k === 'dev' ? `the Temporal dev server (SQLite ${SERVER_DB === 'file' ? 'file' : 'in memory'})` : 'the cluster stack (Temporal server on PostgreSQL)');
-    heading(`Site loops: one worker (cache: ${CACHE === '' ? 'the worker default' : `${CACHE} workflows`}, sticky timeout: ${STICKY === '' ? 'the worker default' : `${STICKY} ms`}) + ${SERVERS.map((k) => serverLabel(k as ServerKind)).join(', then ')}, ${cpus().length} cores`);
+    const serverLabel = (k: ServerKind): string =>
+      k === 'dev'
+        ? `the Temporal dev server (SQLite ${SERVER_DB === 'file' ? 'file' : 'in memory'})`
+        : 'the cluster stack (Temporal server on PostgreSQL)';
+    heading(
+      `Site loops: one worker (cache: ${CACHE === '' ? 'the worker default' : `${CACHE} workflows`}, sticky timeout: ${STICKY === '' ? 'the worker default' : `${STICKY} ms`}) + ${SERVERS.map((k) => serverLabel(k as ServerKind)).join(', then ')}, ${cpus().length} cores`,
+    );
     const outcomes: Array<{ server: ServerKind; sites: number; met: boolean }> = [];
     for (const count of SITES) {
       for (const server of SERVERS as ServerKind[]) {
@@ -358,14 +508,36 @@ async function main(): Promise<void> {
         const t = Date.now();
         await seedSites(db, sites);
         say(`seeded in ${fmt((Date.now() - t) / 1000, 1)} s`);
-        const base = await runPhase({ name: `${server}-timer-${count}`, server, db, dir: db.dir, bundlePath, pgPid, count, kind: 'timer', sites });
-        const loops = await runPhase({ name: `${server}-sites-${count}`, server, db, dir: db.dir, bundlePath, pgPid, count, kind: 'sites', sites });
+        const base = await runPhase({
+          name: `${server}-timer-${count}`,
+          server,
+          db,
+          dir: db.dir,
+          bundlePath,
+          pgPid,
+          count,
+          kind: 'timer',
+          sites,
+        });
+        const loops = await runPhase({
+          name: `${server}-sites-${count}`,
+          server,
+          db,
+          dir: db.dir,
+          bundlePath,
+          pgPid,
+          count,
+          kind: 'sites',
+          sites,
+        });
         outcomes.push({ server, sites: count, ...report(server, base, loops) });
       }
     }
     if (TICK_MS === TARGET.tickMs && SITES.includes(TARGET.sites)) {
       for (const t of outcomes.filter((o) => o.sites === TARGET.sites)) {
-        heading(`Target on the ${t.server} server (${TARGET.sites} sites every ${TARGET.tickMs / 1000} s, p95 tick lag < ${TARGET.p95Ms} ms): ${t.met ? 'met' : 'NOT met'}`);
+        heading(
+          `Target on the ${t.server} server (${TARGET.sites} sites every ${TARGET.tickMs / 1000} s, p95 tick lag < ${TARGET.p95Ms} ms): ${t.met ? 'met' : 'NOT met'}`,
+        );
       }
     }
   } finally {

@@ -48,7 +48,8 @@ export function percentile(values: readonly number[], q: number): number {
   return s[Math.max(0, Math.ceil(q * s.length) - 1)]!;
 }
 
-export const fmt = (n: number, digits = 0): string => n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 export function line(label: string, value: string): void {
   process.stdout.write(`  ${label.padEnd(58)} ${value}\n`);

@@ -13,7 +13,9 @@ export function runMain(name: string, main: () => Promise<number | void>): void 
       if (isUserError(err)) {
         process.stderr.write(`${name}: ${err.message}\n`);
       } else {
-        process.stderr.write(`${name}: unexpected error (a bug — please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+        process.stderr.write(
+          `${name}: unexpected error (a bug — please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+        );
       }
       // Exit now: a half-started Temporal runtime or connection pool must not keep a failed process
       // alive. stderr is synchronous for files, pipes and terminals on Linux, so the line is written.

@@ -16,7 +16,9 @@ import type { SiteScoringState, SiteTick } from '../scoring/site-state';
 
 const CANARY_POLICY_SCHEMA = z.strictObject({
   /** The least serious band a site with a canary mismatch can be in; `none` turns the floor off. */
-  floorBand: z.enum(['none', 'degrading', 'resisting'], { error: 'expected one of none, degrading, resisting' }).default('degrading'),
+  floorBand: z
+    .enum(['none', 'degrading', 'resisting'], { error: 'expected one of none, degrading, resisting' })
+    .default('degrading'),
   /** Put `canary_mismatch` first among the reasons (notifications and the UI show the first ones). */
   headReasons: z.boolean({ error: 'expected true or false' }).default(true),
 });
@@ -42,7 +44,10 @@ export interface CanaryFloorResult {
   floored: boolean;
 }
 
-export function applyCanaryFloor(input: CanaryFloorInput, policy: CanaryPolicy = DEFAULT_CANARY_POLICY): CanaryFloorResult {
+export function applyCanaryFloor(
+  input: CanaryFloorInput,
+  policy: CanaryPolicy = DEFAULT_CANARY_POLICY,
+): CanaryFloorResult {
   const reasons = [...input.reasons];
   if (!input.mismatch) return { band: input.band, reasons, floored: false };
   if (policy.headReasons) {
@@ -70,10 +75,18 @@ export function applyCanaryFloorToTick(
   assessment: Pick<Assessment, 'reasons' | 'canary'>,
   policy: CanaryPolicy = DEFAULT_CANARY_POLICY,
 ): { tick: SiteTick; reasons: ReasonKey[]; floored: boolean } {
-  const result = applyCanaryFloor({ band: tick.band, reasons: assessment.reasons, mismatch: assessment.canary.mismatch }, policy);
+  const result = applyCanaryFloor(
+    { band: tick.band, reasons: assessment.reasons, mismatch: assessment.canary.mismatch },
+    policy,
+  );
   if (!result.floored) return { tick, reasons: result.reasons, floored: false };
   return {
-    tick: { ...tick, band: result.band, bandChanged: previous.band !== result.band, state: { ...tick.state, band: result.band } },
+    tick: {
+      ...tick,
+      band: result.band,
+      bandChanged: previous.band !== result.band,
+      state: { ...tick.state, band: result.band },
+    },
     reasons: result.reasons,
     floored: true,
   };

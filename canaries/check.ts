@@ -43,13 +43,22 @@ const cut = (text: string, limit = EXCERPT): string => cutText(wellFormed(text),
 export function checkStatus(expect: readonly Expectation[], status: number): CheckedExpectation {
   const explicit = expect.find((e): e is Extract<Expectation, { kind: 'status' }> => e.kind === 'status');
   if (explicit) {
-    return { check: describeExpectation(explicit), ok: explicit.statuses.includes(status), expected: explicit.statuses.join(' or '), actual: String(status) };
+    return {
+      check: describeExpectation(explicit),
+      ok: explicit.statuses.includes(status),
+      expected: explicit.statuses.join(' or '),
+      actual: String(status),
+    };
   }
   return { check: 'status 2xx', ok: status >= 200 && status < 300, expected: '2xx', actual: String(status) };
 }
 
 /** Every content check (everything but status), in definition order; `parseHtml` parses the page for CSS checks. */
-export function checkContent(expect: readonly Expectation[], page: CheckablePage, parseHtml: HtmlParser): CheckedExpectation[] {
+export function checkContent(
+  expect: readonly Expectation[],
+  page: CheckablePage,
+  parseHtml: HtmlParser,
+): CheckedExpectation[] {
   let html: HtmlDocument | undefined;
   let json: { value: JsonValue } | { error: string } | undefined;
   const document = () => (html ??= parseHtml(page.body));
@@ -87,37 +96,63 @@ function checkCss(e: Extract<Expectation, { kind: 'css' }>, doc: HtmlDocument): 
   if (a.op === 'count' || a.op === 'atLeast') {
     const n = doc.count(e.selector);
     const ok = a.op === 'count' ? n === a.n : n >= a.n;
-    return { check, ok, expected: a.op === 'count' ? `${a.n} matches` : `at least ${a.n} matches`, actual: `${n} matches` };
+    return {
+      check,
+      ok,
+      expected: a.op === 'count' ? `${a.n} matches` : `at least ${a.n} matches`,
+      actual: `${n} matches`,
+    };
   }
   const first = doc.first(e.selector, e.attr);
-  if (first === undefined) return { check, ok: false, expected: expectedText(a), actual: `no element matches ${e.selector}` };
+  if (first === undefined)
+    return { check, ok: false, expected: expectedText(a), actual: `no element matches ${e.selector}` };
   if (first.value === undefined) {
-    return { check, ok: false, expected: expectedText(a), actual: `the element has no ${e.attr} attribute`, excerpt: cut(first.html) };
+    return {
+      check,
+      ok: false,
+      expected: expectedText(a),
+      actual: `the element has no ${e.attr} attribute`,
+      excerpt: cut(first.html),
+    };
   }
   const result = assertText(a, first.value);
   return { check, ...result, excerpt: cut(first.html) };
 }
 
-function checkJson(e: Extract<Expectation, { kind: 'json' }>, doc: { value: JsonValue } | { error: string }): CheckedExpectation {
+function checkJson(
+  e: Extract<Expectation, { kind: 'json' }>,
+  doc: { value: JsonValue } | { error: string },
+): CheckedExpectation {
   const check = describeExpectation(e);
   const a = e.assert;
-  if ('error' in doc) return { check, ok: false, expected: expectedText(a), actual: `the body is not JSON (${doc.error})` };
+  if ('error' in doc)
+    return { check, ok: false, expected: expectedText(a), actual: `the body is not JSON (${doc.error})` };
   const found = resolvePointer(doc.value, e.pointer);
   if (!found.found) return { check, ok: false, expected: expectedText(a), actual: `nothing at ${found.missing}` };
   const value = found.value;
   const shownValue = cut(JSON.stringify(value), SHOWN);
   switch (a.op) {
     case 'equals':
-      return { check, ok: canonical(value) === canonical(a.value), expected: JSON.stringify(a.value), actual: shownValue };
+      return {
+        check,
+        ok: canonical(value) === canonical(a.value),
+        expected: JSON.stringify(a.value),
+        actual: shownValue,
+      };
     case 'count':
     case 'atLeast': {
-      const n = Array.isArray(value) ? value.length : value !== null && typeof value === 'object' ? Object.keys(value).length : undefined;
+      const n = Array.isArray(value)
+        ? value.length
+        : value !== null && typeof value === 'object'
+          ? Object.keys(value).length
+          : undefined;
       if (n === undefined) return { check, ok: false, expected: expectedText(a), actual: `${shownValue} (not a list)` };
       return { check, ok: a.op === 'count' ? n === a.n : n >= a.n, expected: expectedText(a), actual: `${n} items` };
     }
     case 'matches':
     case 'between': {
-      if (typeof value !== 'string' && typeof value !== 'number') return { check, ok: false, expected: expectedText(a), actual: `${shownValue} (not a string or number)` };
+      if (typeof value !== 'string' && typeof value !== 'number')
+        return { check, ok: false, expected: expectedText(a), actual: `${shownValue} (not a string or number)` };
       return { check, ...assertText(a, String(value)) };
     }
   }
@@ -126,16 +161,29 @@ function checkJson(e: Extract<Expectation, { kind: 'json' }>, doc: { value: Json
 function assertText(a: Assertion, value: string): Pick<CheckedExpectation, 'ok' | 'expected' | 'actual'> {
   switch (a.op) {
     case 'equals':
-      return { ok: collapse(value) === collapse(textOf(a.value)), expected: show(textOf(a.value)), actual: show(value) };
+      return {
+        ok: collapse(value) === collapse(textOf(a.value)),
+        expected: show(textOf(a.value)),
+        actual: show(value),
+      };
     case 'matches': {
       const compiled = compilePattern(a.pattern);
       // Definitions are checked when written; a stored pattern the engine refuses fails this check, saying why.
-      if (!compiled.ok) return { ok: false, expected: `/${a.pattern}/`, actual: `the pattern cannot run (${compiled.problem})` };
-      return { ok: compiled.pattern.test(cutText(value, MATCH_INPUT, '')), expected: `/${a.pattern}/`, actual: show(value) };
+      if (!compiled.ok)
+        return { ok: false, expected: `/${a.pattern}/`, actual: `the pattern cannot run (${compiled.problem})` };
+      return {
+        ok: compiled.pattern.test(cutText(value, MATCH_INPUT, '')),
+        expected: `/${a.pattern}/`,
+        actual: show(value),
+      };
     }
     case 'between': {
       const n = parseDisplayedNumber(value);
-      return { ok: n !== undefined && n >= a.min && n <= a.max, expected: `a number in [${a.min}, ${a.max}]`, actual: n === undefined ? `${show(value)} (no number)` : `${show(value)} (${n})` };
+      return {
+        ok: n !== undefined && n >= a.min && n <= a.max,
+        expected: `a number in [${a.min}, ${a.max}]`,
+        actual: n === undefined ? `${show(value)} (no number)` : `${show(value)} (${n})`,
+      };
     }
     case 'count':
     case 'atLeast':

@@ -8,10 +8,22 @@
  */
 import { z } from 'zod';
 import { cutText, isWellFormed } from '@target-health/crawler/events/well-formed';
-import { describeValue, expecting, formatPath, issueLines, messageLine } from '@target-health/crawler/events/zod-issues';
+import {
+  describeValue,
+  expecting,
+  formatPath,
+  issueLines,
+  messageLine,
+} from '@target-health/crawler/events/zod-issues';
 import { tryNormaliseSite } from '@target-health/crawler/events/site';
 import { formatDurationMs, parseDurationMs } from './duration';
-import { type Expectation, type ExpectationChecks, type ExpectationJson, expectationToJson, parseExpectation } from './expectation';
+import {
+  type Expectation,
+  type ExpectationChecks,
+  type ExpectationJson,
+  expectationToJson,
+  parseExpectation,
+} from './expectation';
 import type { SelectorCheck } from './html-document';
 import { pageCredentialsProblem, redactPageUrl } from './page-url';
 import { checkProxyUrl } from './proxy-url';
@@ -68,18 +80,28 @@ export function canaryId(site: string, name: string): string {
   return `${site}/${name}`;
 }
 
-const duration = (what: string) => z.union([z.string(), z.number()], expecting(`${what} like "15m", "1h" or a number of seconds`));
+const duration = (what: string) =>
+  z.union([z.string(), z.number()], expecting(`${what} like "15m", "1h" or a number of seconds`));
 
 const definitionShape = {
-  name: z.string(expecting(`a name of ${NAME_HELP}`)).regex(CANARY_NAME, expecting(`a name of ${NAME_HELP}`)).optional(),
+  name: z
+    .string(expecting(`a name of ${NAME_HELP}`))
+    .regex(CANARY_NAME, expecting(`a name of ${NAME_HELP}`))
+    .optional(),
   url: z.string(expecting('the http:// or https:// URL of a page whose answer you know')),
   proxy: z.string(expecting('a proxy URL like "http://host:port"')).optional(),
-  route: z.string(expecting(`a route label of ${ROUTE_LABEL_HELP}`)).regex(ROUTE_LABEL, expecting(`a route label of ${ROUTE_LABEL_HELP}`)).optional(),
+  route: z
+    .string(expecting(`a route label of ${ROUTE_LABEL_HELP}`))
+    .regex(ROUTE_LABEL, expecting(`a route label of ${ROUTE_LABEL_HELP}`))
+    .optional(),
   interval: duration('a duration').optional(),
   timeout: duration('a duration').optional(),
   pageType: z
     .string(expecting('a page type like "product"'))
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/, expecting('a page type of 1-64 letters, digits and . _ : / - like "product"'))
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/,
+      expecting('a page type of 1-64 letters, digits and . _ : / - like "product"'),
+    )
     .optional(),
   expect: z
     .array(z.unknown(), expecting('a list of checks like [{"status": 200}, {"css": ".price", "equals": "$139.95"}]'))
@@ -87,8 +109,14 @@ const definitionShape = {
     .max(MAX_EXPECTATIONS, `has more than ${MAX_EXPECTATIONS} checks; split the page into several canaries`),
 };
 const DEFINITION_FIELDS = Object.keys(definitionShape);
-const definitionSchema = z.strictObject(definitionShape, expecting('a canary object like {"url": "https://…", "expect": [...]}'));
-const entrySchema = z.strictObject({ site: z.string(expecting('a site like "shop.example.com"')), ...definitionShape }, expecting('a canary object with a "site"'));
+const definitionSchema = z.strictObject(
+  definitionShape,
+  expecting('a canary object like {"url": "https://…", "expect": [...]}'),
+);
+const entrySchema = z.strictObject(
+  { site: z.string(expecting('a site like "shop.example.com"')), ...definitionShape },
+  expecting('a canary object with a "site"'),
+);
 const fileSchema = z.strictObject(
   {
     canaries: z
@@ -139,7 +167,11 @@ function parseDefinition(input: unknown, checks: Checks, path: string): Definiti
   if (deep !== undefined) return { ok: false, errors: [errorLine(deep)] };
   const strings = illFormedStrings(input, path);
   const parsed = definitionSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, errors: [...strings, ...issuesAt(parsed.error.issues, path, DEFINITION_FIELDS)].map(errorLine) };
+  if (!parsed.success)
+    return {
+      ok: false,
+      errors: [...strings, ...issuesAt(parsed.error.issues, path, DEFINITION_FIELDS)].map(errorLine),
+    };
   const checked = checkDefinition(parsed.data, checks, path, checks.kind === 'define' ? checks.site : undefined);
   if (strings.length === 0) return checked.ok ? checked : { ok: false, errors: checked.errors.map(errorLine) };
   return { ok: false, errors: [...strings, ...(checked.ok ? [] : checked.errors)].map(errorLine) };
@@ -189,7 +221,9 @@ export function parseCanaryFile(input: unknown, options: DefinitionOptions): Fil
     const id = canaryId(site.site, checked.definition.name);
     const earlier = seen.get(id);
     if (earlier !== undefined) {
-      errors.push(`${path}.name: "${checked.definition.name}" is already used by canaries[${earlier}] for ${site.site}; give each canary of a site its own name`);
+      errors.push(
+        `${path}.name: "${checked.definition.name}" is already used by canaries[${earlier}] for ${site.site}; give each canary of a site its own name`,
+      );
       return;
     }
     seen.set(id, i);
@@ -231,17 +265,22 @@ function checkDefinition(data: ShapeOutput, checks: Checks, path: string, site: 
     );
   }
 
-  const intervalMs = checkDuration(data.interval, field('interval'), INTERVAL_LIMITS, errors) ?? INTERVAL_LIMITS.defaultMs;
+  const intervalMs =
+    checkDuration(data.interval, field('interval'), INTERVAL_LIMITS, errors) ?? INTERVAL_LIMITS.defaultMs;
   const timeoutMs = checkDuration(data.timeout, field('timeout'), TIMEOUT_LIMITS, errors);
 
-  const expectationChecks: ExpectationChecks = { selectorProblem: options.selectorProblem, patterns: checks.kind === 'define' };
+  const expectationChecks: ExpectationChecks = {
+    selectorProblem: options.selectorProblem,
+    patterns: checks.kind === 'define',
+  };
   const expect: Expectation[] = [];
   data.expect.forEach((raw, i) => {
     const result = parseExpectation(raw, field(`expect[${i}]`), expectationChecks);
     if (result.ok) expect.push(result.expectation);
     else errors.push(...result.errors);
   });
-  if (expect.filter((e) => e.kind === 'status').length > 1) errors.push(`${field('expect')}: has more than one status check; list the codes in one: {"status": [200, 203]}`);
+  if (expect.filter((e) => e.kind === 'status').length > 1)
+    errors.push(`${field('expect')}: has more than one status check; list the codes in one: {"status": [200, 203]}`);
 
   if (errors.length > 0) return { ok: false, errors };
   const definition: CanaryDefinition = { name: data.name ?? nameFromUrl(data.url), url: data.url, intervalMs, expect };
@@ -280,14 +319,17 @@ function checkDuration(
   errors: string[],
 ): number | undefined {
   if (raw === undefined) return undefined;
-  const ms = typeof raw === 'number' ? (Number.isFinite(raw) ? Math.round(raw * 1000) : undefined) : parseDurationMs(raw);
+  const ms =
+    typeof raw === 'number' ? (Number.isFinite(raw) ? Math.round(raw * 1000) : undefined) : parseDurationMs(raw);
   const got = describeValue(raw);
   if (ms === undefined) {
     errors.push(`${field}: ${got} is not a duration; write it like "15m", "1h", "90s" (or a number of seconds)`);
   } else if (ms <= 0) {
     errors.push(`${field}: must be a positive duration like "15m" (got ${got})`);
   } else if (ms < limits.minMs || ms > limits.maxMs) {
-    errors.push(`${field}: must be between ${formatDurationMs(limits.minMs)} and ${formatDurationMs(limits.maxMs)} (got ${got})`);
+    errors.push(
+      `${field}: must be between ${formatDurationMs(limits.minMs)} and ${formatDurationMs(limits.maxMs)} (got ${got})`,
+    );
   } else {
     return ms;
   }
@@ -313,7 +355,12 @@ export function nameFromUrl(raw: string): string {
 
 /** The JSON form of a parsed definition: stored in PostgreSQL and accepted again by the parser. */
 export function definitionToJson(d: CanaryDefinition): CanaryDefinitionJson {
-  const json: CanaryDefinitionJson = { name: d.name, url: d.url, interval: formatDurationMs(d.intervalMs), expect: d.expect.map(expectationToJson) };
+  const json: CanaryDefinitionJson = {
+    name: d.name,
+    url: d.url,
+    interval: formatDurationMs(d.intervalMs),
+    expect: d.expect.map(expectationToJson),
+  };
   if (d.proxy !== undefined) json.proxy = d.proxy;
   if (d.route !== undefined) json.route = d.route;
   if (d.timeoutMs !== undefined) json.timeout = formatDurationMs(d.timeoutMs);
@@ -334,7 +381,8 @@ function nestingProblem(input: unknown, path: string): string | undefined {
   while (stack.length > 0) {
     const [value, at, depth] = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
-    if (depth >= MAX_NESTING) return `${at === '' || at.startsWith('[') ? `canary${at}` : at}: nests more than ${MAX_NESTING} levels deep; a check compares a value of the page, write a flatter one`;
+    if (depth >= MAX_NESTING)
+      return `${at === '' || at.startsWith('[') ? `canary${at}` : at}: nests more than ${MAX_NESTING} levels deep; a check compares a value of the page, write a flatter one`;
     if (Array.isArray(value)) value.forEach((child, i) => stack.push([child, `${at}[${i}]`, depth + 1]));
     else for (const [key, child] of Object.entries(value)) stack.push([child, formatPath([key], at), depth + 1]);
   }
@@ -350,7 +398,9 @@ function illFormedStrings(input: unknown, path: string): string[] {
   const problems: string[] = [];
   const stack: Array<[unknown, string]> = [[input, path]];
   const report = (at: string, what: string) =>
-    problems.push(`${at === '' ? 'canary' : at}: ${what} holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again`);
+    problems.push(
+      `${at === '' ? 'canary' : at}: ${what} holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again`,
+    );
   while (stack.length > 0 && problems.length < 20) {
     const [value, at] = stack.pop()!;
     if (typeof value === 'string') {
@@ -372,8 +422,16 @@ function illFormedStrings(input: unknown, path: string): string[] {
   return problems;
 }
 
-function issuesAt(issues: readonly z.core.$ZodIssue[], path: string, rootFields: readonly string[], rootName = 'canary'): string[] {
-  return issueLines(issues, { root: path === '' ? rootName : path, knownKeys: (p) => (p === '' ? rootFields : undefined) }).map((m) => {
+function issuesAt(
+  issues: readonly z.core.$ZodIssue[],
+  path: string,
+  rootFields: readonly string[],
+  rootName = 'canary',
+): string[] {
+  return issueLines(issues, {
+    root: path === '' ? rootName : path,
+    knownKeys: (p) => (p === '' ? rootFields : undefined),
+  }).map((m) => {
     if (path === '' || m.startsWith(`${path}:`)) return m;
     return m.startsWith('[') ? `${path}${m}` : `${path}.${m}`;
   });

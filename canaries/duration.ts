@@ -18,7 +18,12 @@ export function parseDurationMs(text: string): number | undefined {
 
 /** "15m", "1h30m"-free compact form for messages and listings: the largest unit that divides exactly. */
 export function formatDurationMs(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;

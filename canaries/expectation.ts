@@ -39,14 +39,21 @@ const statusCode = z
   .max(999, expecting('an HTTP status code (an integer 100-999)'));
 
 const text = (what: string) =>
-  z.string(expecting(what)).min(1, expecting(`a non-empty ${what}`)).max(TEXT_LIMIT, expecting(`${what} of at most ${TEXT_LIMIT} characters`));
+  z
+    .string(expecting(what))
+    .min(1, expecting(`a non-empty ${what}`))
+    .max(TEXT_LIMIT, expecting(`${what} of at most ${TEXT_LIMIT} characters`));
 
-const count = (what: string) => z.number(expecting(what)).int(expecting(what)).min(0, expecting(what)).max(1_000_000, expecting(what));
+const count = (what: string) =>
+  z.number(expecting(what)).int(expecting(what)).min(0, expecting(what)).max(1_000_000, expecting(what));
 
 const assertionFields = {
   matches: text('a regular expression').optional(),
   between: z
-    .tuple([z.number(expecting('a number')), z.number(expecting('a number'))], expecting('a range [min, max] like [100, 200]'))
+    .tuple(
+      [z.number(expecting('a number')), z.number(expecting('a number'))],
+      expecting('a range [min, max] like [100, 200]'),
+    )
     .optional(),
   count: count('a number of matches (an integer ≥ 0)').optional(),
   atLeast: count('a minimum number of matches (an integer ≥ 0)').optional(),
@@ -54,7 +61,10 @@ const assertionFields = {
 
 const VARIANTS = {
   status: z.strictObject({
-    status: z.union([statusCode, z.array(statusCode).min(1).max(20)], expecting('a status code like 200, or a list like [200, 203]')),
+    status: z.union(
+      [statusCode, z.array(statusCode).min(1).max(20)],
+      expecting('a status code like 200, or a list like [200, 203]'),
+    ),
   }),
   css: z.strictObject({
     css: text('CSS selector'),
@@ -91,7 +101,9 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
   }
   const targets = EXPECTATION_TARGETS.filter((t) => t in raw);
   if (targets.length === 0) {
-    return fail(`${path}: must have one of ${EXPECTATION_TARGETS.join(', ')} (e.g. ${EXPECTATION_EXAMPLE}); got ${fieldList(Object.keys(raw))}`);
+    return fail(
+      `${path}: must have one of ${EXPECTATION_TARGETS.join(', ')} (e.g. ${EXPECTATION_EXAMPLE}); got ${fieldList(Object.keys(raw))}`,
+    );
   }
   if (targets.length > 1) return fail(`${path}: has both ${targets.join(' and ')}; write one check per entry`);
   const target = targets[0]!;
@@ -99,7 +111,11 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const known = Object.keys(schema.shape);
-    return fail(...issueLines(parsed.error.issues, { root: '', knownKeys: (p) => (p === '' ? known : undefined) }).map((m) => at(path, m)));
+    return fail(
+      ...issueLines(parsed.error.issues, { root: '', knownKeys: (p) => (p === '' ? known : undefined) }).map((m) =>
+        at(path, m),
+      ),
+    );
   }
 
   switch (target) {
@@ -108,13 +124,18 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
       return { ok: true, expectation: { kind: 'status', statuses: Array.isArray(value) ? value : [value] } };
     }
     case 'absent':
-      return { ok: true, expectation: { kind: 'absent', text: (parsed.data as z.output<typeof VARIANTS.absent>).absent } };
+      return {
+        ok: true,
+        expectation: { kind: 'absent', text: (parsed.data as z.output<typeof VARIANTS.absent>).absent },
+      };
     case 'css': {
       const data = parsed.data as z.output<typeof VARIANTS.css>;
       const errors: string[] = [];
       const problem = checks.selectorProblem?.(data.css);
       if (problem !== undefined) {
-        errors.push(`${path}.css: ${describeValue(data.css)} is not a valid CSS selector (${problem}); fix the selector, e.g. ".price" or "span[itemprop=price]"`);
+        errors.push(
+          `${path}.css: ${describeValue(data.css)} is not a valid CSS selector (${problem}); fix the selector, e.g. ".price" or "span[itemprop=price]"`,
+        );
       }
       const assert = assertionOf(data, path, errors, checks);
       if (assert && data.attr !== undefined && (assert.op === 'count' || assert.op === 'atLeast')) {
@@ -129,7 +150,10 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
       const data = parsed.data as z.output<typeof VARIANTS.json>;
       const errors: string[] = [];
       const problem = pointerProblem(data.json);
-      if (problem !== undefined) errors.push(`${path}.json: ${describeValue(data.json)} is not a JSON pointer: it ${problem}; e.g. "/items/0/price"`);
+      if (problem !== undefined)
+        errors.push(
+          `${path}.json: ${describeValue(data.json)} is not a JSON pointer: it ${problem}; e.g. "/items/0/price"`,
+        );
       const assert = assertionOf(data, path, errors, checks);
       if (errors.length > 0 || !assert) return fail(...errors);
       return { ok: true, expectation: { kind: 'json', pointer: data.json, assert } };
@@ -137,9 +161,20 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
   }
 }
 
-type AssertionFields = { equals?: JsonValue | undefined; matches?: string | undefined; between?: [number, number] | undefined; count?: number | undefined; atLeast?: number | undefined };
+type AssertionFields = {
+  equals?: JsonValue | undefined;
+  matches?: string | undefined;
+  between?: [number, number] | undefined;
+  count?: number | undefined;
+  atLeast?: number | undefined;
+};
 
-function assertionOf(data: AssertionFields, path: string, errors: string[], checks: ExpectationChecks): Assertion | undefined {
+function assertionOf(
+  data: AssertionFields,
+  path: string,
+  errors: string[],
+  checks: ExpectationChecks,
+): Assertion | undefined {
   const present = ASSERTION_OPS.filter((op) => data[op] !== undefined);
   if (present.length !== 1) {
     errors.push(
@@ -180,7 +215,10 @@ function assertionOf(data: AssertionFields, path: string, errors: string[], chec
 /** The fields someone wrote, quoted and capped (a key may be anything JSON allows). */
 function fieldList(keys: readonly string[]): string {
   if (keys.length === 0) return 'fields none';
-  const named = keys.slice(0, 5).map((k) => (/^[\w$-]{1,40}$/.test(k) ? k : describeValue(k))).join(', ');
+  const named = keys
+    .slice(0, 5)
+    .map((k) => (/^[\w$-]{1,40}$/.test(k) ? k : describeValue(k)))
+    .join(', ');
   return `fields ${named}${keys.length > 5 ? ` and ${keys.length - 5} more` : ''}`;
 }
 

@@ -24,7 +24,11 @@ export function resolvePointer(document: JsonValue, pointer: string): PointerRes
     if (Array.isArray(current)) {
       if (!/^(?:0|[1-9]\d*)$/.test(token) || Number(token) >= current.length) return { found: false, missing: path };
       current = current[Number(token)] as JsonValue;
-    } else if (current !== null && typeof current === 'object' && Object.prototype.hasOwnProperty.call(current, token)) {
+    } else if (
+      current !== null &&
+      typeof current === 'object' &&
+      Object.prototype.hasOwnProperty.call(current, token)
+    ) {
       current = current[token] as JsonValue;
     } else {
       return { found: false, missing: path };

@@ -37,12 +37,22 @@ export const EVIDENCE_CHARS = 500;
 const cut = (text: string, limit = EVIDENCE_CHARS): string => cutText(wellFormed(text), limit);
 
 /** The production classifier judges first; `parseHtml` (canary-runner/html.ts) parses a normal page for CSS checks. */
-export function judgeCanary(fetched: FetchOutcome, expect: readonly Expectation[], classify: Classifier, parseHtml: HtmlParser): CanaryVerdict {
+export function judgeCanary(
+  fetched: FetchOutcome,
+  expect: readonly Expectation[],
+  classify: Classifier,
+  parseHtml: HtmlParser,
+): CanaryVerdict {
   const verdict = verdictOf(fetched, expect, classify, parseHtml);
   return { ...verdict, reason: wellFormed(verdict.reason) };
 }
 
-function verdictOf(fetched: FetchOutcome, expect: readonly Expectation[], classify: Classifier, parseHtml: HtmlParser): CanaryVerdict {
+function verdictOf(
+  fetched: FetchOutcome,
+  expect: readonly Expectation[],
+  classify: Classifier,
+  parseHtml: HtmlParser,
+): CanaryVerdict {
   if (fetched.kind === 'network-error') {
     const classification = classify({ networkError: fetched.networkError });
     return {
@@ -63,19 +73,35 @@ function verdictOf(fetched: FetchOutcome, expect: readonly Expectation[], classi
   const status = checkStatus(expect, fetched.status);
   const title = titleOf(fetched.body);
 
-  if (classification.outcome === 'hard_block' || classification.outcome === 'challenge' || classification.outcome === 'soft_block') {
+  if (
+    classification.outcome === 'hard_block' ||
+    classification.outcome === 'challenge' ||
+    classification.outcome === 'soft_block'
+  ) {
     return {
       result: 'blocked',
       reason: classification.reason,
-      evidence: cut(`${classification.outcome} on status ${fetched.status}${title ? `, title ${JSON.stringify(title)}` : ''}${classification.evidence?.matched ? `; matched ${classification.evidence.matched}` : ''}`),
+      evidence: cut(
+        `${classification.outcome} on status ${fetched.status}${title ? `, title ${JSON.stringify(title)}` : ''}${classification.evidence?.matched ? `; matched ${classification.evidence.matched}` : ''}`,
+      ),
       classification,
       checks: [status],
     };
   }
   // A status the canary explicitly expects (e.g. a known 410 page) is not an error for this page.
-  const expectedError = classification.outcome === 'error' && classification.rule === 'status' && status.ok && expect.some((e) => e.kind === 'status');
+  const expectedError =
+    classification.outcome === 'error' &&
+    classification.rule === 'status' &&
+    status.ok &&
+    expect.some((e) => e.kind === 'status');
   if (classification.outcome === 'error' && !expectedError) {
-    return { result: 'error', reason: classification.reason, evidence: cut(statusEvidence(fetched, title)), classification, checks: [status] };
+    return {
+      result: 'error',
+      reason: classification.reason,
+      evidence: cut(statusEvidence(fetched, title)),
+      classification,
+      checks: [status],
+    };
   }
   if (!status.ok) {
     const location = fetched.headers.location;
@@ -106,7 +132,11 @@ function verdictOf(fetched: FetchOutcome, expect: readonly Expectation[], classi
   return {
     result: 'mismatch',
     reason: `wrong value on a normal-looking page: ${first.check}, got ${first.actual}${more}${partial}`,
-    evidence: cut(failed.map((c) => `${c.check}: expected ${c.expected}, got ${c.actual}${c.excerpt ? ` in ${c.excerpt}` : ''}`).join(' | ')),
+    evidence: cut(
+      failed
+        .map((c) => `${c.check}: expected ${c.expected}, got ${c.actual}${c.excerpt ? ` in ${c.excerpt}` : ''}`)
+        .join(' | '),
+    ),
     classification,
     checks,
   };

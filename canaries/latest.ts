@@ -45,7 +45,10 @@ export interface CanaryWindowOptions {
 
 const SEVERITY: Record<CanaryResultKind, number> = { mismatch: 0, blocked: 1, error: 2, pass: 3 };
 
-export function canaryWindowInput(latest: readonly CanaryRunSummary[], options: CanaryWindowOptions): CanaryWindowInput {
+export function canaryWindowInput(
+  latest: readonly CanaryRunSummary[],
+  options: CanaryWindowOptions,
+): CanaryWindowInput {
   const asOfMs = new Date(options.asOf).getTime();
   const maxAge = options.maxAgeIntervals ?? DEFAULT_MAX_AGE_INTERVALS;
   const canary: CanaryResults = { runs: 0, failures: 0, mismatches: 0 };
@@ -72,7 +75,12 @@ export function canaryWindowInput(latest: readonly CanaryRunSummary[], options: 
       countsForSite: run.countsForSite,
     });
   }
-  evidence.sort((a, b) => SEVERITY[a.result] - SEVERITY[b.result] || Number(a.stale) - Number(b.stale) || a.canaryId.localeCompare(b.canaryId));
+  evidence.sort(
+    (a, b) =>
+      SEVERITY[a.result] - SEVERITY[b.result] ||
+      Number(a.stale) - Number(b.stale) ||
+      a.canaryId.localeCompare(b.canaryId),
+  );
   return { canary, evidence };
 }
 
@@ -82,7 +90,9 @@ const hhmm = (iso: string): string => iso.replace(/^\d{4}-\d{2}-\d{2}T(\d{2}:\d{
 /** One line per canary for notifications: `MISMATCH shop.example.com/price (12:03Z, route dc-us): reason`. */
 export function formatCanaryEvidence(e: CanaryEvidence): string {
   const when = `${hhmm(e.ranAt)}Z`;
-  const flags = [when, e.route, ...(e.stale ? ['stale'] : []), ...(e.countsForSite ? [] : ['configuration'])].join(', ');
+  const flags = [when, e.route, ...(e.stale ? ['stale'] : []), ...(e.countsForSite ? [] : ['configuration'])].join(
+    ', ',
+  );
   const detail = e.result === 'pass' ? e.reason : `${e.reason} — ${e.evidence}`;
   return `${e.result.toUpperCase()} ${e.canaryId} (${flags}): ${detail}`;
 }

@@ -9,7 +9,8 @@
 import { RE2JS } from 're2js';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 
-export const PATTERN_SYNTAX_HELP = 'canary patterns run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) or backreferences \\1';
+export const PATTERN_SYNTAX_HELP =
+  'canary patterns run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) or backreferences \\1';
 
 export interface CompiledPattern {
   /** True when the pattern matches anywhere in `text` (unanchored, like RegExp.test). */

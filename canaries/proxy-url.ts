@@ -21,7 +21,10 @@ export function checkProxyUrl(raw: string): ProxyUrlCheck {
     return { ok: false, problem: `${shown} is not a proxy URL; ${HINT}` };
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return { ok: false, problem: `${shown} has scheme "${url.protocol.replace(/:$/, '')}"; only HTTP(S) proxies are supported: ${HINT}` };
+    return {
+      ok: false,
+      problem: `${shown} has scheme "${url.protocol.replace(/:$/, '')}"; only HTTP(S) proxies are supported: ${HINT}`,
+    };
   }
   if (url.hostname === '') return { ok: false, problem: `${shown} has no host; ${HINT}` };
   // URL drops a port equal to the scheme's default, so look for it in the text as written.
@@ -29,7 +32,10 @@ export function checkProxyUrl(raw: string): ProxyUrlCheck {
     return { ok: false, problem: `${shown} has no port; ${HINT}` };
   }
   if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') {
-    return { ok: false, problem: `${shown} has a path or query; a proxy URL is only scheme, credentials, host and port: ${HINT}` };
+    return {
+      ok: false,
+      problem: `${shown} has a path or query; a proxy URL is only scheme, credentials, host and port: ${HINT}`,
+    };
   }
   return { ok: true, url: raw.trim() };
 }

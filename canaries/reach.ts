@@ -42,18 +42,27 @@ export type ReachPolicyResult = { ok: true; policy: ReachPolicy } | { ok: false;
 export function parseReachPolicy(raw: string | undefined): ReachPolicyResult {
   const hosts: string[] = [];
   const ranges: Array<readonly [Address, number]> = [];
-  for (const entry of (raw ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+  for (const entry of (raw ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '')) {
     const bare = entry.replace(/^\[(.*)\]$/, '$1');
     if (ipaddr.isValidCIDR(bare)) {
       const [address, bits] = ipaddr.parseCIDR(bare);
-      ranges.push([unmap(address), address.kind() === 'ipv6' && unmap(address).kind() === 'ipv4' ? Math.max(0, bits - 96) : bits]);
+      ranges.push([
+        unmap(address),
+        address.kind() === 'ipv6' && unmap(address).kind() === 'ipv4' ? Math.max(0, bits - 96) : bits,
+      ]);
     } else if (isIpLiteral(bare)) {
       const address = unmap(ipaddr.parse(bare));
       ranges.push([address, address.kind() === 'ipv4' ? 32 : 128]);
     } else if (HOST_NAME.test(entry.toLowerCase().replace(/\.$/, ''))) {
       hosts.push(entry.toLowerCase().replace(/\.$/, ''));
     } else {
-      return { ok: false, problem: `${JSON.stringify(entry)} is neither a host name, an IP address nor a CIDR range; give a comma-separated list like ${EXAMPLE}` };
+      return {
+        ok: false,
+        problem: `${JSON.stringify(entry)} is neither a host name, an IP address nor a CIDR range; give a comma-separated list like ${EXAMPLE}`,
+      };
     }
   }
   return { ok: true, policy: { hosts, ranges } };
@@ -130,7 +139,9 @@ function isIpLiteral(text: string): boolean {
 
 /** IPv4-mapped IPv6 (::ffff:127.0.0.1) is the IPv4 address it carries. */
 function unmap(address: Address): Address {
-  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
+  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (address as ipaddr.IPv6).toIPv4Address()
+    : address;
 }
 
 function inRanges(address: Address, policy: ReachPolicy): boolean {

@@ -22,15 +22,20 @@ export function parseRouteTable(raw: string | undefined): RouteTableResult {
   try {
     json = JSON.parse(raw);
   } catch {
-    return { ok: false, problem: `must be a JSON object of route label → proxy URL like ${EXAMPLE} (it is not valid JSON)` };
+    return {
+      ok: false,
+      problem: `must be a JSON object of route label → proxy URL like ${EXAMPLE} (it is not valid JSON)`,
+    };
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     return { ok: false, problem: `must be a JSON object of route label → proxy URL like ${EXAMPLE}` };
   }
   const table = new Map<string, string>();
   for (const [label, value] of Object.entries(json)) {
-    if (!ROUTE_LABEL.test(label)) return { ok: false, problem: `label ${JSON.stringify(label)} must be ${ROUTE_LABEL_HELP}` };
-    if (typeof value !== 'string') return { ok: false, problem: `label "${label}": the proxy URL must be a string like "http://host:port"` };
+    if (!ROUTE_LABEL.test(label))
+      return { ok: false, problem: `label ${JSON.stringify(label)} must be ${ROUTE_LABEL_HELP}` };
+    if (typeof value !== 'string')
+      return { ok: false, problem: `label "${label}": the proxy URL must be a string like "http://host:port"` };
     const check = checkProxyUrl(value);
     if (!check.ok) return { ok: false, problem: `label "${label}": ${check.problem}` };
     table.set(label, check.url);
@@ -52,18 +57,30 @@ export type ResolvedRoute =
  * (direct). `shown` never carries credentials; `pool` is the event's `route.pool`, so the signal store
  * splits canary traffic by route like production traffic.
  */
-export function resolveRoute(definition: { route?: string | undefined; proxy?: string | undefined }, table: RouteTable): ResolvedRoute {
+export function resolveRoute(
+  definition: { route?: string | undefined; proxy?: string | undefined },
+  table: RouteTable,
+): ResolvedRoute {
   if (definition.route !== undefined) {
     const proxyUrl = table.get(definition.route);
     const shown = `route ${definition.route}`;
     if (proxyUrl === undefined) {
-      return { ok: false, shown, problem: `route label "${definition.route}" is not in TARGET_HEALTH_ROUTES on this worker; add it there (the CLI and the worker need the same value) or change the canary's route` };
+      return {
+        ok: false,
+        shown,
+        problem: `route label "${definition.route}" is not in TARGET_HEALTH_ROUTES on this worker; add it there (the CLI and the worker need the same value) or change the canary's route`,
+      };
     }
     return { ok: true, proxyUrl, shown, pool: definition.route };
   }
   if (definition.proxy !== undefined) {
     const endpoint = proxyEndpoint(definition.proxy);
-    return { ok: true, proxyUrl: definition.proxy, shown: `proxy ${endpoint}`, pool: ROUTE_LABEL.test(endpoint) ? endpoint : undefined };
+    return {
+      ok: true,
+      proxyUrl: definition.proxy,
+      shown: `proxy ${endpoint}`,
+      pool: ROUTE_LABEL.test(endpoint) ? endpoint : undefined,
+    };
   }
   return { ok: true, proxyUrl: undefined, shown: 'direct', pool: undefined };
 }

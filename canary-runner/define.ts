@@ -7,6 +7,9 @@ import type { DefinitionOptions } from '../canaries/definition';
 import { selectorProblem } from './html';
 import type { CanarySettings } from './settings';
 
-export function definitionOptions(settings: Pick<CanarySettings, 'routes' | 'reach'>, site?: string): DefinitionOptions {
+export function definitionOptions(
+  settings: Pick<CanarySettings, 'routes' | 'reach'>,
+  site?: string,
+): DefinitionOptions {
   return { selectorProblem, routes: settings.routes, reach: settings.reach, ...(site !== undefined ? { site } : {}) };
 }

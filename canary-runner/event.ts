@@ -50,6 +50,7 @@ export function canaryEvent(input: CanaryEventInput): RequestOutcomeEventInput {
     event.networkError = fetched.networkError;
   }
   const checked = parseEvent(event);
-  if (!checked.ok) throw new Error(`canary event for ${input.runKey} does not match the event schema: ${checked.errors.join('; ')}`);
+  if (!checked.ok)
+    throw new Error(`canary event for ${input.runKey} does not match the event schema: ${checked.errors.join('; ')}`);
   return event;
 }

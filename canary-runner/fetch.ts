@@ -81,7 +81,12 @@ export async function fetchCanaryPage(options: FetchOptions): Promise<FetchOutco
       method: 'GET',
       dispatcher,
       signal: deadline.signal,
-      headers: { 'user-agent': options.userAgent, accept: ACCEPT, 'accept-encoding': 'gzip, deflate, br', 'accept-language': 'en' },
+      headers: {
+        'user-agent': options.userAgent,
+        accept: ACCEPT,
+        'accept-encoding': 'gzip, deflate, br',
+        'accept-language': 'en',
+      },
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
     });
@@ -89,10 +94,19 @@ export async function fetchCanaryPage(options: FetchOptions): Promise<FetchOutco
     const decoders = decodersFor(headers['content-encoding']);
     if (decoders === undefined) {
       response.body.destroy();
-      return { kind: 'network-error', networkError: 'other', message: `unsupported content-encoding "${headers['content-encoding']}" (we accept gzip, deflate, br)`, latencyMs: elapsed(), viaProxy };
+      return {
+        kind: 'network-error',
+        networkError: 'other',
+        message: `unsupported content-encoding "${headers['content-encoding']}" (we accept gzip, deflate, br)`,
+        latencyMs: elapsed(),
+        viaProxy,
+      };
     }
     // Errors of any stage (a corrupt gzip stream, a reset) surface in the loop below.
-    const body = decoders.reduce<Readable>((source, decoder) => pipeline(source, decoder, () => undefined), response.body);
+    const body = decoders.reduce<Readable>(
+      (source, decoder) => pipeline(source, decoder, () => undefined),
+      response.body,
+    );
     const chunks: Buffer[] = [];
     let read = 0;
     let truncated = false;
@@ -113,7 +127,8 @@ export async function fetchCanaryPage(options: FetchOptions): Promise<FetchOutco
       response.body.destroy();
     }
     const declared = Number(headers['content-length']);
-    const bytes = truncated && decoders.length === 0 && Number.isSafeInteger(declared) && declared > read ? declared : read;
+    const bytes =
+      truncated && decoders.length === 0 && Number.isSafeInteger(declared) && declared > read ? declared : read;
     return {
       kind: 'response',
       status: response.statusCode,
@@ -140,7 +155,8 @@ export async function fetchCanaryPage(options: FetchOptions): Promise<FetchOutco
 
 function makeDispatcher(options: FetchOptions): Dispatcher {
   const tls = { timeout: options.connectTimeoutMs, ...(options.ca !== undefined ? { ca: options.ca } : {}) };
-  if (options.proxyUrl === undefined) return new Agent({ connect: { ...tls, lookup: guardedLookup(options.reach.policy) } });
+  if (options.proxyUrl === undefined)
+    return new Agent({ connect: { ...tls, lookup: guardedLookup(options.reach.policy) } });
   const target = new URL(options.url);
   return new ProxyAgent({
     uri: options.proxyUrl,
@@ -237,7 +253,16 @@ export function networkErrorOf(err: unknown, viaProxy: boolean): NetworkError {
   }
   const codes = errors.map((e) => (typeof e.code === 'string' ? e.code : ''));
   const messages = errors.map((e) => (typeof e.message === 'string' ? e.message : '')).join(' ');
-  if (codes.some((c) => c === 'UND_ERR_CONNECT_TIMEOUT' || c === 'UND_ERR_HEADERS_TIMEOUT' || c === 'UND_ERR_BODY_TIMEOUT' || c === 'ETIMEDOUT')) return 'timeout';
+  if (
+    codes.some(
+      (c) =>
+        c === 'UND_ERR_CONNECT_TIMEOUT' ||
+        c === 'UND_ERR_HEADERS_TIMEOUT' ||
+        c === 'UND_ERR_BODY_TIMEOUT' ||
+        c === 'ETIMEDOUT',
+    )
+  )
+    return 'timeout';
   if (/Proxy response \(\d+\)|Proxy Authentication Required/i.test(messages)) return 'proxy';
   // Through a proxy every TCP connection goes to the proxy itself: failing to reach it is a route problem.
   if (viaProxy && codes.some((c) => CONNECT_CODES.has(c))) return 'proxy';

@@ -64,12 +64,20 @@ export async function runCanary(input: RunCanaryInput): Promise<CanaryRun> {
 /** The run's texts (reason, evidence, checks, the event's reason) passed through `clean`. */
 export function withoutPageSecrets(run: CanaryRun, clean: (text: string) => string): CanaryRun {
   const checks = run.checks.map((c) => {
-    const out: CheckedExpectation = { ...c, check: clean(c.check), expected: clean(c.expected), actual: clean(c.actual) };
+    const out: CheckedExpectation = {
+      ...c,
+      check: clean(c.check),
+      expected: clean(c.expected),
+      actual: clean(c.actual),
+    };
     if (c.excerpt !== undefined) out.excerpt = clean(c.excerpt);
     return out;
   });
   // The event's reason keeps the schema's 200 characters (a masked value may be longer than it was).
-  const event = run.event === null || run.event.outcomeReason === undefined ? run.event : { ...run.event, outcomeReason: cutText(clean(run.event.outcomeReason), 200, '') };
+  const event =
+    run.event === null || run.event.outcomeReason === undefined
+      ? run.event
+      : { ...run.event, outcomeReason: cutText(clean(run.event.outcomeReason), 200, '') };
   return { ...run, reason: clean(run.reason), evidence: clean(run.evidence), checks, event };
 }
 
@@ -125,7 +133,15 @@ async function judgedRun(input: RunCanaryInput): Promise<CanaryRun> {
     latencyMs: fetched.latencyMs,
     bytes: fetched.kind === 'response' ? fetched.bytes : null,
     ranAt,
-    event: canaryEvent({ site: input.site, runKey: input.runKey, ranAt, pool: route.pool, pageType: definition.pageType, fetched, classification: verdict.classification }),
+    event: canaryEvent({
+      site: input.site,
+      runKey: input.runKey,
+      ranAt,
+      pool: route.pool,
+      pageType: definition.pageType,
+      fetched,
+      classification: verdict.classification,
+    }),
   };
 }
 
@@ -144,6 +160,7 @@ function classifierOf(given: Classifier | SiteClassifierConfigInput | undefined)
   if (typeof given === 'function') return given;
   const catalogue = deploymentCatalogue().current();
   if (given !== undefined) return compileClassifier(given, catalogue);
-  if (defaultClassifier?.catalogue !== catalogue) defaultClassifier = { catalogue, classifier: compileClassifier({}, catalogue) };
+  if (defaultClassifier?.catalogue !== catalogue)
+    defaultClassifier = { catalogue, classifier: compileClassifier({}, catalogue) };
   return defaultClassifier.classifier;
 }

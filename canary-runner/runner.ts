@@ -71,7 +71,10 @@ export async function runDueCanaries(deps: CanaryRunnerDeps, site: string, asOf?
   const at = asOf ?? (await databaseNow(deps.pool));
   const canaries = await listCanaries(deps.pool, site);
   const slots = new Map(canaries.map((c) => [c.id, slotFor(c.id, c.definition.intervalMs, at.getTime())]));
-  const recorded = await recordedRunKeys(deps.pool, [...slots.values()].map((s) => s.runKey));
+  const recorded = await recordedRunKeys(
+    deps.pool,
+    [...slots.values()].map((s) => s.runKey),
+  );
   const due = canaries.filter((c) => !recorded.has(slots.get(c.id)!.runKey));
 
   await forEachLimited(due, deps.settings.concurrency, async (canary) => {
@@ -80,7 +83,10 @@ export async function runDueCanaries(deps: CanaryRunnerDeps, site: string, asOf?
   });
 
   const byId = new Map(canaries.map((c) => [c.id, c]));
-  const currentRuns = await findCanaryRuns(deps.pool, [...slots.values()].map((s) => s.runKey));
+  const currentRuns = await findCanaryRuns(
+    deps.pool,
+    [...slots.values()].map((s) => s.runKey),
+  );
   const current = currentRuns.map((run) => summaryOf(run, byId.get(run.canaryId)));
   const latest = await latestCanaryRuns(deps.pool, site);
   const { canary: window, evidence } = canaryWindowInput(latest, { asOf: at });
@@ -111,11 +117,25 @@ export async function runCanariesNow(deps: CanaryRunnerDeps, site: string): Prom
   return results.sort((a, b) => a.canaryId.localeCompare(b.canaryId));
 }
 
-async function runAndRecord(deps: CanaryRunnerDeps, canary: StoredCanary, runKey: string, scheduledAt: string, trigger: CanaryTrigger): Promise<StoredCanaryRun> {
+async function runAndRecord(
+  deps: CanaryRunnerDeps,
+  canary: StoredCanary,
+  runKey: string,
+  scheduledAt: string,
+  trigger: CanaryTrigger,
+): Promise<StoredCanaryRun> {
   let run: CanaryRun;
   try {
     const classifier = await deps.classifierConfig?.(canary.site);
-    run = await runCanary({ site: canary.site, definition: canary.definition, settings: deps.settings, runKey, classifier, signal: deps.signal, ca: deps.ca });
+    run = await runCanary({
+      site: canary.site,
+      definition: canary.definition,
+      settings: deps.settings,
+      runKey,
+      classifier,
+      signal: deps.signal,
+      ca: deps.ca,
+    });
   } catch (err) {
     // A bug in one canary's check must not stop the others or fail the tick; it is recorded (not
     // counted against the site) and logged loudly.
@@ -126,9 +146,17 @@ async function runAndRecord(deps: CanaryRunnerDeps, canary: StoredCanary, runKey
     run = internalErrorRun(route, `internal error while checking the canary: ${message}`, message);
   }
   // A cancelled activity's half-done fetch says nothing about the site: record nothing, leave the slot due.
-  if (deps.signal?.aborted) throw deps.signal.reason instanceof Error ? deps.signal.reason : new Error('canary run cancelled');
+  if (deps.signal?.aborted)
+    throw deps.signal.reason instanceof Error ? deps.signal.reason : new Error('canary run cancelled');
   const stored = await storeRun(deps, { runKey, canary, trigger, scheduledAt, ...run });
-  const log = { canary: canary.id, result: stored.run.result, status: stored.run.status, latencyMs: stored.run.latencyMs, inserted: stored.inserted, reason: stored.run.reason };
+  const log = {
+    canary: canary.id,
+    result: stored.run.result,
+    status: stored.run.status,
+    latencyMs: stored.run.latencyMs,
+    inserted: stored.inserted,
+    reason: stored.run.reason,
+  };
   if (stored.run.result === 'pass') deps.logger.debug(log, 'canary passed');
   else deps.logger.warn(log, `canary ${stored.run.result}`);
   deps.onProgress?.();
@@ -142,14 +170,24 @@ async function runAndRecord(deps: CanaryRunnerDeps, canary: StoredCanary, runKey
  * activity retries forever — which would stop its site's loop. Anything else (the database is down)
  * is thrown: retrying that is right.
  */
-export async function storeRun(deps: Pick<CanaryRunnerDeps, 'pool' | 'logger'>, record: CanaryRunRecord): Promise<{ run: StoredCanaryRun; inserted: boolean }> {
+export async function storeRun(
+  deps: Pick<CanaryRunnerDeps, 'pool' | 'logger'>,
+  record: CanaryRunRecord,
+): Promise<{ run: StoredCanaryRun; inserted: boolean }> {
   try {
     return await recordCanaryRunOnce(deps.pool, record);
   } catch (err) {
     if (!isDataError(err)) throw err;
-    deps.logger.error({ err, canary: record.canary.id, runKey: record.runKey }, 'canary run refused by the database; recording it without its details');
+    deps.logger.error(
+      { err, canary: record.canary.id, runKey: record.runKey },
+      'canary run refused by the database; recording it without its details',
+    );
     const message = err instanceof Error ? err.message : String(err);
-    const fallback = internalErrorRun(record.route, `internal error: the run could not be stored (${message}); recorded without its details`, `was ${record.result}: ${record.reason}`);
+    const fallback = internalErrorRun(
+      record.route,
+      `internal error: the run could not be stored (${message}); recorded without its details`,
+      `was ${record.result}: ${record.reason}`,
+    );
     return recordCanaryRunOnce(deps.pool, { ...record, ...fallback, ranAt: record.ranAt });
   }
 }
@@ -183,7 +221,11 @@ function internalErrorRun(route: string, reason: string, evidence: string): Cana
 }
 
 function summaryOf(run: StoredCanaryRun, canary: StoredCanary | undefined): CanaryRunSummary {
-  return toSummary(run, { name: canary?.name ?? run.canaryId.split('/').pop() ?? run.canaryId, url: canary?.definition.url ?? '', intervalMs: canary?.definition.intervalMs ?? 0 });
+  return toSummary(run, {
+    name: canary?.name ?? run.canaryId.split('/').pop() ?? run.canaryId,
+    url: canary?.definition.url ?? '',
+    intervalMs: canary?.definition.intervalMs ?? 0,
+  });
 }
 
 async function databaseNow(pool: Pool): Promise<Date> {

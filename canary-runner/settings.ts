@@ -44,10 +44,19 @@ const integer = (min: number, max: number, example: string) =>
     .max(max, `must be between ${min} and ${max}`);
 
 const schema = z.object({
-  TARGET_HEALTH_CANARY_USER_AGENT: z.string().trim().min(1, 'must not be empty when set').max(512, 'must be at most 512 characters').default(DEFAULT_CANARY_USER_AGENT),
+  TARGET_HEALTH_CANARY_USER_AGENT: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty when set')
+    .max(512, 'must be at most 512 characters')
+    .default(DEFAULT_CANARY_USER_AGENT),
   TARGET_HEALTH_CANARY_TIMEOUT_MS: integer(100, 300_000, '20000').default(CANARY_SETTING_DEFAULTS.timeoutMs),
-  TARGET_HEALTH_CANARY_CONNECT_TIMEOUT_MS: integer(100, 300_000, '5000').default(CANARY_SETTING_DEFAULTS.connectTimeoutMs),
-  TARGET_HEALTH_CANARY_MAX_BYTES: integer(1024, 100 * 1024 * 1024, '2097152').default(CANARY_SETTING_DEFAULTS.maxBodyBytes),
+  TARGET_HEALTH_CANARY_CONNECT_TIMEOUT_MS: integer(100, 300_000, '5000').default(
+    CANARY_SETTING_DEFAULTS.connectTimeoutMs,
+  ),
+  TARGET_HEALTH_CANARY_MAX_BYTES: integer(1024, 100 * 1024 * 1024, '2097152').default(
+    CANARY_SETTING_DEFAULTS.maxBodyBytes,
+  ),
   TARGET_HEALTH_CANARY_CONCURRENCY: integer(1, 64, '4').default(CANARY_SETTING_DEFAULTS.concurrency),
 });
 

@@ -37,8 +37,21 @@ export async function minutesPruned(pool: Pool, site: string, from: number, to: 
 }
 
 /** The all-routes rows of [from, to) summed per bucket; latency histograms come back as text, merged here. */
-export async function readRateBuckets(pool: Pool, site: string, from: number, to: number, r: Resolution): Promise<RateBucket[]> {
-  const { rows } = await pool.query<{ t: Date; requests: string; hard_blocks: string; challenges: string; soft_blocks: string; hists: string | null }>(
+export async function readRateBuckets(
+  pool: Pool,
+  site: string,
+  from: number,
+  to: number,
+  r: Resolution,
+): Promise<RateBucket[]> {
+  const { rows } = await pool.query<{
+    t: Date;
+    requests: string;
+    hard_blocks: string;
+    challenges: string;
+    soft_blocks: string;
+    hists: string | null;
+  }>(
     `SELECT date_bin($4::bigint * interval '1 millisecond', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS t,
             sum(requests) AS requests, sum(hard_blocks) AS hard_blocks, sum(challenges) AS challenges, sum(soft_blocks) AS soft_blocks,
             string_agg(latency_hist::text, ';') AS hists
@@ -53,14 +66,29 @@ export async function readRateBuckets(pool: Pool, site: string, from: number, to
     hardBlocks: num(row.hard_blocks),
     challenges: num(row.challenges),
     softBlocks: num(row.soft_blocks),
-    p95LatencyMs: row.hists === null ? null : (quantile(LATENCY_HISTOGRAM, sumMinuteHistograms(row.hists).map(Number), 0.95) ?? null),
+    p95LatencyMs:
+      row.hists === null
+        ? null
+        : (quantile(LATENCY_HISTOGRAM, sumMinuteHistograms(row.hists).map(Number), 0.95) ?? null),
   }));
 }
 
 /** Day rollups from the first baseline day of `from`'s day up to `to`: the normal of every day charted. */
-export async function readDayTotals(pool: Pool, site: string, from: number, to: number): Promise<Parameters<typeof dailyBaselines>[0]> {
+export async function readDayTotals(
+  pool: Pool,
+  site: string,
+  from: number,
+  to: number,
+): Promise<Parameters<typeof dailyBaselines>[0]> {
   const first = floorTo(from, DAY) - (BASELINE_DAYS + BASELINE_GAP_DAYS) * DAY;
-  const { rows } = await pool.query<{ day: Date; requests: string; hard_blocks: string; challenges: string; soft_blocks: string; latency_hist: string | null }>(
+  const { rows } = await pool.query<{
+    day: Date;
+    requests: string;
+    hard_blocks: string;
+    challenges: string;
+    soft_blocks: string;
+    latency_hist: string | null;
+  }>(
     `SELECT bucket AS day, requests, hard_blocks, challenges, soft_blocks, latency_hist::text AS latency_hist
        FROM rollup_day WHERE site = $1 AND route_key = $4 AND bucket >= $2 AND bucket < $3 ORDER BY bucket`,
     [site, new Date(first), new Date(to), ALL_ROUTES],
@@ -76,7 +104,13 @@ export async function readDayTotals(pool: Pool, site: string, from: number, to: 
 }
 
 /** Raw scores of the ticks in [from − warm-up, to), in time order (two small columns of an indexed range). */
-export async function readScoreTicks(pool: Pool, site: string, from: number, to: number, halfLifeMs: number): Promise<ScoreTick[]> {
+export async function readScoreTicks(
+  pool: Pool,
+  site: string,
+  from: number,
+  to: number,
+  halfLifeMs: number,
+): Promise<ScoreTick[]> {
   const { rows } = await pool.query<{ t: string; score: number | null }>(
     `SELECT (extract(epoch FROM assessed_at) * 1000)::float8 AS t, score
        FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3
@@ -122,7 +156,11 @@ async function readAlertMarks(pool: Pool, site: string, from: number, to: number
       WHERE site = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at`,
     [site, new Date(from), new Date(to)],
   );
-  return rows.map((r) => ({ t: r.t.getTime(), kind: 'alert', label: clip(`${r.severity} ${r.kind}${r.title ? `: ${r.title}` : ''}`) }));
+  return rows.map((r) => ({
+    t: r.t.getTime(),
+    kind: 'alert',
+    label: clip(`${r.severity} ${r.kind}${r.title ? `: ${r.title}` : ''}`),
+  }));
 }
 
 export interface ChartRead {
@@ -133,9 +171,16 @@ export interface ChartRead {
   requests: number;
 }
 
-export async function readChartData(pool: Pool, site: string, from: number, to: number, halfLifeMs = DEFAULT_SCORING_CONFIG.smoothing.halfLifeMs): Promise<ChartRead> {
+export async function readChartData(
+  pool: Pool,
+  site: string,
+  from: number,
+  to: number,
+  halfLifeMs = DEFAULT_SCORING_CONFIG.smoothing.halfLifeMs,
+): Promise<ChartRead> {
   let resolution = chooseResolution(from, to);
-  if (resolution.level === 'minute') resolution = withinMinuteRetention(resolution, await minutesPruned(pool, site, from, to));
+  if (resolution.level === 'minute')
+    resolution = withinMinuteRetention(resolution, await minutesPruned(pool, site, from, to));
   const [rates, days, ticks, audit, decisions, alerts] = await Promise.all([
     readRateBuckets(pool, site, from, to, resolution),
     readDayTotals(pool, site, from, to),
@@ -147,7 +192,11 @@ export async function readChartData(pool: Pool, site: string, from: number, to: 
   const scores = scoreBuckets(ticks, from, to, resolution.bucketMs, halfLifeMs);
   const controlMarks: ChartMark[] = audit
     .filter((a) => !a.before)
-    .map((a) => ({ t: a.t.getTime(), kind: 'control change', label: clip(`${a.changed_fields.join(', ')} by ${a.actor}: ${a.reason}`) }));
+    .map((a) => ({
+      t: a.t.getTime(),
+      kind: 'control change',
+      label: clip(`${a.changed_fields.join(', ')} by ${a.actor}: ${a.reason}`),
+    }));
   return {
     data: {
       site,
@@ -157,7 +206,11 @@ export async function readChartData(pool: Pool, site: string, from: number, to: 
       scores,
       rates,
       baselines: dailyBaselines(days, from, to),
-      bands: bandPeriods(audit.map((a) => ({ t: a.t.getTime(), band: a.band })), from, to),
+      bands: bandPeriods(
+        audit.map((a) => ({ t: a.t.getTime(), band: a.band })),
+        from,
+        to,
+      ),
       marks: [...decisions, ...alerts, ...controlMarks].sort((a, b) => a.t - b.t),
     },
     ticks: scores.reduce((n, b) => n + b.ticks, 0),

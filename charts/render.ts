@@ -48,6 +48,9 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
 
 export async function svgToPng(svg: string): Promise<Buffer> {
   const { Resvg } = await import('@resvg/resvg-js');
-  const resvg = new Resvg(svg, { fitTo: { mode: 'zoom', value: PNG_SCALE }, font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' } });
+  const resvg = new Resvg(svg, {
+    fitTo: { mode: 'zoom', value: PNG_SCALE },
+    font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' },
+  });
   return resvg.render().asPng();
 }

@@ -18,11 +18,24 @@ export const BASELINE_GAP_DAYS = 1;
  * scoring/smoothing.ts with the site's half-life, started on the ticks before `from` the caller read
  * (a few half-lives, so the first bucket is not a cold start). Ticks must be in time order.
  */
-export function scoreBuckets(ticks: readonly ScoreTick[], from: number, to: number, bucketMs: number, halfLifeMs: number): ScoreBucket[] {
+export function scoreBuckets(
+  ticks: readonly ScoreTick[],
+  from: number,
+  to: number,
+  bucketMs: number,
+  halfLifeMs: number,
+): ScoreBucket[] {
   const out: ScoreBucket[] = [];
   let smoothed: SmoothedScore = INITIAL_SMOOTHED_SCORE;
   let prevT: number | null = null;
-  let current: { t: number; sum: number; scored: number; min: number | null; ticks: number; smoothed: number | null } | null = null;
+  let current: {
+    t: number;
+    sum: number;
+    scored: number;
+    min: number | null;
+    ticks: number;
+    smoothed: number | null;
+  } | null = null;
   const flush = (): void => {
     if (current === null) return;
     out.push({
@@ -91,7 +104,12 @@ export function dailyBaselines(days: readonly DayTotals[], from: number, to: num
       hardBlockRate: rate(hard),
       challengeRate: rate(challenges),
       softBlockRate: rate(soft),
-      p95LatencyMs: quantile(LATENCY_HISTOGRAM, Array.from(hist, (n) => n ?? 0), 0.95) ?? null,
+      p95LatencyMs:
+        quantile(
+          LATENCY_HISTOGRAM,
+          Array.from(hist, (n) => n ?? 0),
+          0.95,
+        ) ?? null,
     });
   }
   return out;

@@ -25,7 +25,11 @@ export const BAND_COLOURS: Record<string, string> = {
   resisting: '#c62828',
   stopped: '#424242',
 };
-export const SIGNAL_COLOURS: Record<string, string> = { 'hard blocks': '#c62828', challenges: '#6a1b9a', 'soft blocks': '#ef6c00' };
+export const SIGNAL_COLOURS: Record<string, string> = {
+  'hard blocks': '#c62828',
+  challenges: '#6a1b9a',
+  'soft blocks': '#ef6c00',
+};
 export const MARK_KINDS: readonly MarkKind[] = ['decision', 'alert', 'control change'];
 
 const iso = (t: number): string => new Date(t).toISOString().replace(':00.000Z', 'Z').replace('T', ' ');
@@ -37,8 +41,12 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
   // layer makes Vega-Lite merge identical domains and warn about each).
   const xd = { field: 't', type: 'temporal' as const, title: null, scale: { domain: [data.from, data.to] } };
   const x = { field: 't', type: 'temporal' as const, title: null };
-  const rawRows = data.scores.flatMap((b) => (b.meanScore === null ? [] : [{ t: b.t, value: Math.round(b.meanScore * 10) / 10 }]));
-  const smoothedRows = data.scores.flatMap((b) => (b.smoothedScore === null ? [] : [{ t: b.t, value: Math.round(b.smoothedScore * 10) / 10 }]));
+  const rawRows = data.scores.flatMap((b) =>
+    b.meanScore === null ? [] : [{ t: b.t, value: Math.round(b.meanScore * 10) / 10 }],
+  );
+  const smoothedRows = data.scores.flatMap((b) =>
+    b.smoothedScore === null ? [] : [{ t: b.t, value: Math.round(b.smoothedScore * 10) / 10 }],
+  );
   const rateRows = data.rates.flatMap((b) =>
     b.requests === 0
       ? []
@@ -49,7 +57,10 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
         ],
   );
   // Baselines are per UTC day, clipped to the period: one dashed segment per day and signal.
-  const clip = (day: number): { t: number; t2: number } => ({ t: Math.max(day, data.from), t2: Math.min(day + DAY, data.to) });
+  const clip = (day: number): { t: number; t2: number } => ({
+    t: Math.max(day, data.from),
+    t2: Math.min(day + DAY, data.to),
+  });
   const baselineRows = data.baselines.flatMap((d) =>
     (
       [
@@ -59,8 +70,12 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
       ] as const
     ).flatMap(([signal, rate]) => (rate === null ? [] : [{ ...clip(d.day), signal, value: pct(rate) }])),
   );
-  const latencyRows = data.rates.flatMap((b) => (b.p95LatencyMs === null ? [] : [{ t: b.t, value: Math.round(b.p95LatencyMs) }]));
-  const latencyBaselineRows = data.baselines.flatMap((d) => (d.p95LatencyMs === null ? [] : [{ ...clip(d.day), value: Math.round(d.p95LatencyMs) }]));
+  const latencyRows = data.rates.flatMap((b) =>
+    b.p95LatencyMs === null ? [] : [{ t: b.t, value: Math.round(b.p95LatencyMs) }],
+  );
+  const latencyBaselineRows = data.baselines.flatMap((d) =>
+    d.p95LatencyMs === null ? [] : [{ ...clip(d.day), value: Math.round(d.p95LatencyMs) }],
+  );
   const bandRows = data.bands.map((p) => ({ t: p.from, t2: p.to, band: p.band }));
   const markRows = data.marks.map((m) => ({ t: m.t, kind: m.kind, label: m.label }));
   const decisionRows = markRows.filter((m) => m.kind === 'decision');
@@ -75,7 +90,12 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
         'score: grey = bucket mean, blue = smoothed; shading = the band the loop published; dashed = the 14-day normal',
       ],
     },
-    config: { font: FONT, view: { stroke: '#e0e0e0' }, axis: { labelFontSize: 11, titleFontSize: 11 }, legend: { labelFontSize: 11, titleFontSize: 11 } },
+    config: {
+      font: FONT,
+      view: { stroke: '#e0e0e0' },
+      axis: { labelFontSize: 11, titleFontSize: 11 },
+      legend: { labelFontSize: 11, titleFontSize: 11 },
+    },
     background: 'white',
     spacing: 12,
     vconcat: [
@@ -90,11 +110,21 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
             encoding: {
               x: xd,
               x2: { field: 't2' },
-              color: { field: 'band', type: 'nominal', title: 'band (the loop)', scale: { domain: Object.keys(BAND_COLOURS), range: Object.values(BAND_COLOURS) } },
+              color: {
+                field: 'band',
+                type: 'nominal',
+                title: 'band (the loop)',
+                scale: { domain: Object.keys(BAND_COLOURS), range: Object.values(BAND_COLOURS) },
+              },
             },
           },
           {
-            data: { values: [{ y: healthyMin, zone: 'healthy ≥' }, { y: resistingBelow, zone: 'resisting <' }] },
+            data: {
+              values: [
+                { y: healthyMin, zone: 'healthy ≥' },
+                { y: resistingBelow, zone: 'resisting <' },
+              ],
+            },
             mark: { type: 'rule', strokeDash: [4, 4], color: '#757575' },
             encoding: { y: { field: 'y', type: 'quantitative' } },
           },
@@ -114,7 +144,6 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
             encoding: { x },
           },
         ],
-        
       },
       {
         name: 'refusals',
@@ -133,7 +162,12 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
           {
             data: { values: baselineRows },
             mark: { type: 'rule', strokeDash: [6, 3], strokeWidth: 1.5, opacity: 0.8 },
-            encoding: { x, x2: { field: 't2' }, y: { field: 'value', type: 'quantitative' }, color: { field: 'signal', type: 'nominal', scale: signalScale } },
+            encoding: {
+              x,
+              x2: { field: 't2' },
+              y: { field: 'value', type: 'quantitative' },
+              color: { field: 'signal', type: 'nominal', scale: signalScale },
+            },
           },
         ],
       },
@@ -163,8 +197,18 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
         encoding: {
           x: { ...xd, axis: { format: '%b %d %H:%M' } },
           y: { field: 'kind', type: 'nominal', title: null, scale: { domain: [...MARK_KINDS] } },
-          color: { field: 'kind', type: 'nominal', legend: null, scale: { domain: [...MARK_KINDS], range: ['#000000', '#c62828', '#1565c0'] } },
-          shape: { field: 'kind', type: 'nominal', legend: null, scale: { domain: [...MARK_KINDS], range: ['diamond', 'triangle-up', 'circle'] } },
+          color: {
+            field: 'kind',
+            type: 'nominal',
+            legend: null,
+            scale: { domain: [...MARK_KINDS], range: ['#000000', '#c62828', '#1565c0'] },
+          },
+          shape: {
+            field: 'kind',
+            type: 'nominal',
+            legend: null,
+            scale: { domain: [...MARK_KINDS], range: ['diamond', 'triangle-up', 'circle'] },
+          },
           tooltip: [{ field: 'label', type: 'nominal' }],
         },
       },

@@ -18,26 +18,33 @@ const COMMANDS: Record<string, () => Register> = {
   status: () => (require('./commands/status') as Record<'registerStatusCommand', Register>).registerStatusCommand,
   sites: () => (require('./commands/sites') as Record<'registerSitesCommand', Register>).registerSitesCommand,
   history: () => (require('./commands/history') as Record<'registerHistoryCommand', Register>).registerHistoryCommand,
-  configure: () => (require('./commands/configure') as Record<'registerConfigureCommand', Register>).registerConfigureCommand,
+  configure: () =>
+    (require('./commands/configure') as Record<'registerConfigureCommand', Register>).registerConfigureCommand,
   explain: () => (require('./commands/explain') as Record<'registerExplainCommand', Register>).registerExplainCommand,
   decide: () => (require('./commands/decide') as Record<'registerDecideCommand', Register>).registerDecideCommand,
-  controls: () => (require('./commands/controls') as Record<'registerControlsCommand', Register>).registerControlsCommand,
+  controls: () =>
+    (require('./commands/controls') as Record<'registerControlsCommand', Register>).registerControlsCommand,
   ingest: () => (require('./commands/ingest') as Record<'registerIngestCommand', Register>).registerIngestCommand,
   export: () => (require('./commands/export') as Record<'registerExportCommand', Register>).registerExportCommand,
   canary: () => (require('./commands/canary') as Record<'registerCanaryCommand', Register>).registerCanaryCommand,
-  retention: () => (require('./commands/retention') as Record<'registerRetentionCommand', Register>).registerRetentionCommand,
+  retention: () =>
+    (require('./commands/retention') as Record<'registerRetentionCommand', Register>).registerRetentionCommand,
   migrate: () => (require('./commands/migrate') as Record<'registerMigrateCommand', Register>).registerMigrateCommand,
   replay: () => (require('./commands/replay') as Record<'registerReplayCommand', Register>).registerReplayCommand,
   chart: () => (require('./commands/chart') as Record<'registerChartCommand', Register>).registerChartCommand,
   review: () => (require('./commands/review') as Record<'registerReviewCommand', Register>).registerReviewCommand,
   score: () => (require('./commands/score') as Record<'registerScoreCommand', Register>).registerScoreCommand,
-  simulate: () => (require('./commands/simulate') as Record<'registerSimulateCommand', Register>).registerSimulateCommand,
-  backtest: () => (require('./commands/backtest') as Record<'registerBacktestCommand', Register>).registerBacktestCommand,
-  classify: () => (require('./commands/classify') as Record<'registerClassifyCommand', Register>).registerClassifyCommand,
+  simulate: () =>
+    (require('./commands/simulate') as Record<'registerSimulateCommand', Register>).registerSimulateCommand,
+  backtest: () =>
+    (require('./commands/backtest') as Record<'registerBacktestCommand', Register>).registerBacktestCommand,
+  classify: () =>
+    (require('./commands/classify') as Record<'registerClassifyCommand', Register>).registerClassifyCommand,
   markers: () => (require('./commands/markers') as Record<'registerMarkersCommand', Register>).registerMarkersCommand,
   api: () => (require('./commands/api') as Record<'registerApiCommand', Register>).registerApiCommand,
   token: () => (require('./commands/token') as Record<'registerTokenCommand', Register>).registerTokenCommand,
-  temporal: () => (require('./commands/temporal') as Record<'registerTemporalCommand', Register>).registerTemporalCommand,
+  temporal: () =>
+    (require('./commands/temporal') as Record<'registerTemporalCommand', Register>).registerTemporalCommand,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 

@@ -16,7 +16,9 @@ export function parseDuration(option: string, value: string): number {
   } catch {
     throw new UserError(`${option}: ${describeValue(value)} is not a duration; use e.g. 30s, 5m, 1h`);
   }
-  if (!Number.isFinite(ms) || ms <= 0) throw new UserError(`${option}: ${describeValue(value)} must be a positive duration, e.g. 30s, 5m, 1h`);
-  if (ms > MAX_DURATION_MS) throw new UserError(`${option}: ${describeValue(value)} is longer than 24 days; use e.g. 30s, 5m, 1h`);
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw new UserError(`${option}: ${describeValue(value)} must be a positive duration, e.g. 30s, 5m, 1h`);
+  if (ms > MAX_DURATION_MS)
+    throw new UserError(`${option}: ${describeValue(value)} is longer than 24 days; use e.g. 30s, 5m, 1h`);
   return ms;
 }

@@ -128,7 +128,8 @@ export async function* readLines(input: Readable): AsyncGenerator<LineChunk> {
     let chunk = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
     const bytes = chunk.length;
     // A UTF-8 byte order mark at the very start (some editors write one) is not part of the first line.
-    if (first && chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
+    if (first && chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf)
+      chunk = chunk.subarray(3);
     if (chunk.length > 0) first = false;
     const lines: BatchLine[] = [];
     const firstNl = chunk.indexOf(LF);

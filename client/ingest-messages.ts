@@ -33,5 +33,14 @@ export type BatchLine = string | UnreadableLine;
 export type ToWorker = { type: 'batch'; seq: number; lines: BatchLine[]; firstLine: number } | { type: 'close' };
 
 export type BatchResult =
-  | { type: 'done'; seq: number; lines: number; blank: number; accepted: number; inserted: number; duplicates: number; rejected: RejectedLine[] }
+  | {
+      type: 'done';
+      seq: number;
+      lines: number;
+      blank: number;
+      accepted: number;
+      inserted: number;
+      duplicates: number;
+      rejected: RejectedLine[];
+    }
   | { type: 'failed'; seq: number; message: string };

@@ -86,7 +86,8 @@ class WorkerPool {
       });
       worker.on('error', (err) => this.fail(-1, err));
       worker.on('exit', (code) => {
-        if (this.workers.includes(worker) && code !== 0) this.fail(-1, new Error(`an ingest worker stopped (exit code ${code})`));
+        if (this.workers.includes(worker) && code !== 0)
+          this.fail(-1, new Error(`an ingest worker stopped (exit code ${code})`));
         // Whatever it held is lost (and reported through the failure): nobody waits for it.
         this.held.set(worker, 0);
         this.wake();
@@ -124,7 +125,8 @@ class WorkerPool {
 
   /** Hands a batch to the least busy worker, waiting while every worker holds PER_WORKER batches. */
   async dispatch(message: Extract<ToWorker, { type: 'batch' }>): Promise<void> {
-    while (!this.failure && this.held.get(this.leastBusy())! >= PER_WORKER) await new Promise<void>((r) => this.waiting.push(r));
+    while (!this.failure && this.held.get(this.leastBusy())! >= PER_WORKER)
+      await new Promise<void>((r) => this.waiting.push(r));
     if (this.failure) return;
     const worker = this.leastBusy();
     this.held.set(worker, this.held.get(worker)! + 1);
@@ -156,7 +158,15 @@ class WorkerPool {
 
 export async function ingestStream(input: Readable, options: StreamIngestOptions): Promise<StreamIngestSummary> {
   const started = Date.now();
-  const summary: StreamIngestSummary = { lines: 0, accepted: 0, inserted: 0, duplicates: 0, rejected: 0, blank: 0, elapsedMs: 0 };
+  const summary: StreamIngestSummary = {
+    lines: 0,
+    accepted: 0,
+    inserted: 0,
+    duplicates: 0,
+    rejected: 0,
+    blank: 0,
+    elapsedMs: 0,
+  };
   // Results arrive in any order; they are reported in batch (= line) order.
   const finished = new Map<number, Extract<BatchResult, { type: 'done' }>>();
   const bytesAtBatch = new Map<number, number>();

@@ -39,22 +39,40 @@ function createIngestPool(databaseUrl: string, timeoutMs: number, connectTimeout
   return pool;
 }
 
-const pool = settings.databaseUrl === null ? undefined : createIngestPool(settings.databaseUrl, settings.timeoutMs, settings.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
-const ingester = pool ? createIngester(pool, settings.minuteDays === undefined ? {} : { minuteDays: settings.minuteDays }) : undefined;
+const pool =
+  settings.databaseUrl === null
+    ? undefined
+    : createIngestPool(settings.databaseUrl, settings.timeoutMs, settings.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
+const ingester = pool
+  ? createIngester(pool, settings.minuteDays === undefined ? {} : { minuteDays: settings.minuteDays })
+  : undefined;
 
 async function handle(seq: number, lines: readonly BatchLine[], firstLine: number): Promise<BatchResult> {
   const parsed = parseNdjsonLines(lines, firstLine);
   const base = { type: 'done' as const, seq, lines: lines.length, blank: parsed.blank };
-  if (!ingester || parsed.events.length === 0) return { ...base, accepted: parsed.events.length, inserted: 0, duplicates: 0, rejected: parsed.rejected };
+  if (!ingester || parsed.events.length === 0)
+    return { ...base, accepted: parsed.events.length, inserted: 0, duplicates: 0, rejected: parsed.rejected };
   try {
     const stored = await ingester.store(parsed.events, parsed.lines);
     // Lines the database refused for their data (the rest of the batch is stored) join the invalid ones.
-    const rejected = stored.rejected.length === 0 ? parsed.rejected : [...parsed.rejected, ...stored.rejected].sort((a, b) => a.line - b.line);
-    return { ...base, accepted: stored.inserted + stored.duplicates, inserted: stored.inserted, duplicates: stored.duplicates, rejected };
+    const rejected =
+      stored.rejected.length === 0
+        ? parsed.rejected
+        : [...parsed.rejected, ...stored.rejected].sort((a, b) => a.line - b.line);
+    return {
+      ...base,
+      accepted: stored.inserted + stored.duplicates,
+      inserted: stored.inserted,
+      duplicates: stored.duplicates,
+      rejected,
+    };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     // node-postgres's words for its own timeout (a frozen or unreachable server), made plain.
-    const plain = message === 'Query read timeout' ? `no answer from the database within ${Math.round(queryTimeoutMs(settings.timeoutMs) / 1000)} s` : message;
+    const plain =
+      message === 'Query read timeout'
+        ? `no answer from the database within ${Math.round(queryTimeoutMs(settings.timeoutMs) / 1000)} s`
+        : message;
     return { type: 'failed', seq, message: plain };
   }
 }

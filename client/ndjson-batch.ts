@@ -34,12 +34,17 @@ function TOO_LONG(bytes: number, largest?: LargestField): string {
   if (name === 'bodySample') return `${head}: ${held}; cut bodySample to 64 KB (only that much is read)${tail}`;
   return `${head}: ${held}; send ${name} shorter (an event is far smaller)${tail}`;
 }
-const fieldName = (name: string): string => (/^[A-Za-z0-9_$-]{1,64}$/.test(name) ? name : JSON.stringify(cutText(name, 64, '…')));
+const fieldName = (name: string): string =>
+  /^[A-Za-z0-9_$-]{1,64}$/.test(name) ? name : JSON.stringify(cutText(name, 64, '…'));
 const NOT_UTF8 = (at: number) =>
   `not valid UTF-8 (bad byte at byte ${at} of the line); write the file as UTF-8 — the line was not stored rather than stored with replacement characters`;
 
 /** `lines[i]` is line `firstLine + i` of the input. */
-export function parseNdjsonLines(lines: readonly BatchLine[], firstLine: number, options: ParseBatchOptions = {}): ParsedLines {
+export function parseNdjsonLines(
+  lines: readonly BatchLine[],
+  firstLine: number,
+  options: ParseBatchOptions = {},
+): ParsedLines {
   const objects: unknown[] = [];
   const objectLines: number[] = [];
   const rejected: RejectedLine[] = [];
@@ -48,7 +53,10 @@ export function parseNdjsonLines(lines: readonly BatchLine[], firstLine: number,
     const line = lines[i]!;
     const number = firstLine + i;
     if (typeof line !== 'string') {
-      rejected.push({ line: number, errors: [line.unreadable === 'too-long' ? TOO_LONG(line.bytes, line.largest) : NOT_UTF8(line.at ?? 0)] });
+      rejected.push({
+        line: number,
+        errors: [line.unreadable === 'too-long' ? TOO_LONG(line.bytes, line.largest) : NOT_UTF8(line.at ?? 0)],
+      });
       continue;
     }
     if (isBlank(line)) {

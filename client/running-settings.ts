@@ -16,7 +16,9 @@ export type RunningSettings = { ok: true; settings: SiteHealthConfig } | { ok: f
 export async function queryRunningSettings(client: Client, site: string): Promise<RunningSettings> {
   try {
     const handle = client.workflow.getHandle(workflowIdForSite(site));
-    const settings = await client.connection.withDeadline(Date.now() + SETTINGS_QUERY_TIMEOUT_MS, () => handle.query(settingsQuery));
+    const settings = await client.connection.withDeadline(Date.now() + SETTINGS_QUERY_TIMEOUT_MS, () =>
+      handle.query(settingsQuery),
+    );
     return { ok: true, settings };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return { ok: false, reason: 'no loop of this site runs' };

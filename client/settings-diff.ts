@@ -15,7 +15,12 @@ export interface SettingChange {
 
 /** 60000 → "1m": the form `--tick` and the docs use; other units fall back to milliseconds. */
 export function formatMs(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ] as const) {
     if (ms !== 0 && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
@@ -38,7 +43,8 @@ function walk(path: string, running: unknown, wanted: unknown, out: SettingChang
     return;
   }
   // Arrays and scalars compare as values: a list of routes is one setting, not one per index.
-  if (JSON.stringify(running) !== JSON.stringify(wanted)) out.push({ path, running: show(path, running), wanted: show(path, wanted) });
+  if (JSON.stringify(running) !== JSON.stringify(wanted))
+    out.push({ path, running: show(path, running), wanted: show(path, wanted) });
 }
 
 /** The settings that differ, in a stable order (the site itself is the loop's identity, never a change). */
@@ -64,6 +70,10 @@ export function isGiven(path: string, given: unknown): boolean {
 }
 
 /** The changes a new start asks for: settings that differ and that the user gave (`given`, unparsed). */
-export function askedChanges(running: SiteHealthConfig, wanted: SiteHealthConfig, given: Readonly<Record<string, unknown>>): SettingChange[] {
+export function askedChanges(
+  running: SiteHealthConfig,
+  wanted: SiteHealthConfig,
+  given: Readonly<Record<string, unknown>>,
+): SettingChange[] {
   return diffSettings(running, wanted).filter((c) => isGiven(c.path, given));
 }

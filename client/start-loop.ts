@@ -43,7 +43,13 @@ export async function startSiteLoop(
       workflowId,
       taskQueue,
       args: [input],
-      typedSearchAttributes: attributesForNewRun(checked.site, { band: 'learning', awaiting: null, smoothedScore: null, parserHealth: null, problem: null }),
+      typedSearchAttributes: attributesForNewRun(checked.site, {
+        band: 'learning',
+        awaiting: null,
+        smoothedScore: null,
+        parserHealth: null,
+        problem: null,
+      }),
       // Fixed at start (a run's summary cannot change): it points at the current details, which lead with
       // the band, why, and the command to decide.
       staticSummary: `Health loop for ${checked.site} (tick ${tickLabel}): band, why and how to decide under Current details`,

@@ -15,7 +15,11 @@ const ATTEMPTS = 20;
 export function isTaskRetryRefusal(err: unknown): boolean {
   if (!(err instanceof ServiceError)) return false;
   const cause = err.cause as { code?: unknown; details?: unknown } | undefined;
-  return cause?.code === FAILED_PRECONDITION && typeof cause.details === 'string' && /Workflow Task in failed state/i.test(cause.details);
+  return (
+    cause?.code === FAILED_PRECONDITION &&
+    typeof cause.details === 'string' &&
+    /Workflow Task in failed state/i.test(cause.details)
+  );
 }
 
 export async function executeUpdateRetrying<Ret, Args extends [unknown, ...unknown[]], Name extends string>(

@@ -15,7 +15,8 @@
 export const MASK = '***';
 
 /** Query parameters whose values are secrets, by name (libpq's `password`/`sslpassword`, API tokens, signed URLs). */
-const SECRET_PARAM = /^(?:pass|pwd|key|sig|auth|.*(?:password|passwd|secret|token|signature|credential|api[-_]?key|access[-_]?key|private[-_]?key))$/i;
+const SECRET_PARAM =
+  /^(?:pass|pwd|key|sig|auth|.*(?:password|passwd|secret|token|signature|credential|api[-_]?key|access[-_]?key|private[-_]?key))$/i;
 
 /** scheme:// or a scheme-relative //, where a URL with credentials may start inside free text. */
 const URL_START = /(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\//g;
@@ -74,7 +75,9 @@ function redactUrlsInText(text: string): string {
     let end = start;
     while (end < text.length && !TOKEN_END.test(text[end]!)) end++;
     const special = SPECIAL_SCHEMES.has(m[0].slice(0, -2).toLowerCase());
-    out += text.slice(from, start) + redactAfterSlashes(text.slice(start, end), special ? SPECIAL_AUTHORITY_END : AUTHORITY_END);
+    out +=
+      text.slice(from, start) +
+      redactAfterSlashes(text.slice(start, end), special ? SPECIAL_AUTHORITY_END : AUTHORITY_END);
     from = end;
     URL_START.lastIndex = Math.max(end, start);
   }
@@ -89,7 +92,8 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) {
     if (secret.length < 4) continue; // too short to be a secret worth a search, and would mangle text
-    for (const form of new Set([secret, encodeURIComponent(secret), encodeURI(secret)])) out = out.split(form).join(MASK);
+    for (const form of new Set([secret, encodeURIComponent(secret), encodeURI(secret)]))
+      out = out.split(form).join(MASK);
   }
   return out;
 }
@@ -105,7 +109,8 @@ function redactAfterSlashes(token: string, authorityEndPattern: RegExp): string 
     // to the last `@` of the token; with no `@` at all (a password cut by a space in free text), the
     // rest of the authority is masked. Whole values go through redactUrl, which has the parser's answer.
     userInfoEnd = token.lastIndexOf('@');
-    if (userInfoEnd === -1) return `${authority.slice(0, authority.indexOf(':'))}:${MASK}${token.slice(authority.length)}`;
+    if (userInfoEnd === -1)
+      return `${authority.slice(0, authority.indexOf(':'))}:${MASK}${token.slice(authority.length)}`;
   }
   let head = '';
   let rest = token;
@@ -128,7 +133,9 @@ const QUERY_PAIR = /([?&])([^=&#?\s]+)=([^&#\s]*)/g;
 /** `text` with the value of every secret-named query pair masked (`GET /v1/sites?access_token=***&limit=5`). */
 function redactQueryPairs(text: string): string {
   if (!text.includes('=')) return text;
-  return text.replace(QUERY_PAIR, (pair: string, sep: string, name: string, value: string) => (value !== MASK && isSecretQueryName(name) ? `${sep}${name}=${MASK}` : pair));
+  return text.replace(QUERY_PAIR, (pair: string, sep: string, name: string, value: string) =>
+    value !== MASK && isSecretQueryName(name) ? `${sep}${name}=${MASK}` : pair,
+  );
 }
 
 /** `user:pa` (cut at a raw `/` in the password), not `host:8080`, `host` nor `[::1]:8080`. */
@@ -179,7 +186,9 @@ function isWholeUrl(value: string): boolean {
 
 /** Cheap test for a log line that may hold a URL credential or secret parameter (also of a bare path): most lines do not. */
 export function mayHoldUrlSecret(line: string): boolean {
-  return (line.includes('//') && line.includes('@')) || (line.includes('=') && (line.includes('//') || line.includes('?')));
+  return (
+    (line.includes('//') && line.includes('@')) || (line.includes('=') && (line.includes('//') || line.includes('?')))
+  );
 }
 
 /**

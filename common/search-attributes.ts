@@ -13,4 +13,11 @@ export const AwaitingHuman = defineSearchAttributeKey('AwaitingHuman', SearchAtt
 /** Why the loop cannot do its job (`assessment_failed`); absent while all is well. */
 export const LoopProblem = defineSearchAttributeKey('LoopProblem', SearchAttributeType.KEYWORD);
 
-export const ALL_SEARCH_ATTRIBUTE_KEYS = [TargetSite, HealthScore, HealthBand, ParserHealth, AwaitingHuman, LoopProblem] as const;
+export const ALL_SEARCH_ATTRIBUTE_KEYS = [
+  TargetSite,
+  HealthScore,
+  HealthBand,
+  ParserHealth,
+  AwaitingHuman,
+  LoopProblem,
+] as const;

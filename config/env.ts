@@ -28,7 +28,10 @@ const temporalEnvSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'must be host:port, e.g. localhost:7233 or my-ns.tmprl.cloud:7233')
     .default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be a namespace name, e.g. default').default('default'),
+  TEMPORAL_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'must be a namespace name, e.g. default')
+    .default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1, 'must not be empty').default(TASK_QUEUE),
   TEMPORAL_TLS: booleanFlag.optional(),
   TEMPORAL_TLS_CERT_PATH: filePath.optional(),
@@ -38,16 +41,14 @@ const temporalEnvSchema = z.object({
   TEMPORAL_API_KEY: z.string().min(1, 'must not be empty when set').optional(),
 });
 
-const databaseUrl = z
-  .string()
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && u.hostname !== '';
-    } catch {
-      return false;
-    }
-  }, 'must be a PostgreSQL URL like postgres://user:password@host:5432/database');
+const databaseUrl = z.string().refine((v) => {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}, 'must be a PostgreSQL URL like postgres://user:password@host:5432/database');
 
 export interface TemporalSettings {
   address: string;
@@ -75,7 +76,9 @@ function formatEnvIssues(error: z.ZodError, env: Env): string {
       const name = String(issue.path[0] ?? 'environment');
       const got = env[name];
       // Any other value may still hold a URL with a password (TEMPORAL_UI_URL is refused for exactly that): masked too.
-      return got === undefined ? 'it is not set' : `got ${JSON.stringify(capText(isSecretVariable(name) ? redactSetting(name, got) : redactText(got)))}`;
+      return got === undefined
+        ? 'it is not set'
+        : `got ${JSON.stringify(capText(isSecretVariable(name) ? redactSetting(name, got) : redactText(got)))}`;
     },
   });
 }
@@ -99,7 +102,9 @@ function readSettingFile(variable: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (err) {
-    throw new UserError(`${variable}: cannot read ${describeValue(path, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); point it at a readable PEM file`);
+    throw new UserError(
+      `${variable}: cannot read ${describeValue(path, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); point it at a readable PEM file`,
+    );
   }
 }
 
@@ -110,15 +115,25 @@ export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
     throw new UserError(`${missing}: mTLS needs both TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH (it is not set)`);
   }
   const wantsTls =
-    e.TEMPORAL_TLS ?? (e.TEMPORAL_TLS_CERT_PATH !== undefined || e.TEMPORAL_API_KEY !== undefined || e.TEMPORAL_TLS_CA_PATH !== undefined);
+    e.TEMPORAL_TLS ??
+    (e.TEMPORAL_TLS_CERT_PATH !== undefined ||
+      e.TEMPORAL_API_KEY !== undefined ||
+      e.TEMPORAL_TLS_CA_PATH !== undefined);
   if (e.TEMPORAL_TLS === false && (e.TEMPORAL_TLS_CERT_PATH !== undefined || e.TEMPORAL_TLS_CA_PATH !== undefined)) {
-    throw new UserError('TEMPORAL_TLS: is false but TLS certificate paths are set (got "false"); remove one or the other');
+    throw new UserError(
+      'TEMPORAL_TLS: is false but TLS certificate paths are set (got "false"); remove one or the other',
+    );
   }
-  const settings: TemporalSettings = { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.TEMPORAL_TASK_QUEUE };
+  const settings: TemporalSettings = {
+    address: e.TEMPORAL_ADDRESS,
+    namespace: e.TEMPORAL_NAMESPACE,
+    taskQueue: e.TEMPORAL_TASK_QUEUE,
+  };
   if (wantsTls) {
     settings.tls = {};
     if (e.TEMPORAL_TLS_SERVER_NAME) settings.tls.serverNameOverride = e.TEMPORAL_TLS_SERVER_NAME;
-    if (e.TEMPORAL_TLS_CA_PATH) settings.tls.serverRootCACertificate = readSettingFile('TEMPORAL_TLS_CA_PATH', e.TEMPORAL_TLS_CA_PATH);
+    if (e.TEMPORAL_TLS_CA_PATH)
+      settings.tls.serverRootCACertificate = readSettingFile('TEMPORAL_TLS_CA_PATH', e.TEMPORAL_TLS_CA_PATH);
     if (e.TEMPORAL_TLS_CERT_PATH && e.TEMPORAL_TLS_KEY_PATH) {
       settings.tls.clientCertPair = {
         crt: readSettingFile('TEMPORAL_TLS_CERT_PATH', e.TEMPORAL_TLS_CERT_PATH),
@@ -151,7 +166,8 @@ export function temporalCliEnv(env: Env): Env {
     if (value !== undefined && value !== '' && (env[theirs] === undefined || env[theirs] === '')) out[theirs] = value;
   }
   // Ours accepts yes/no/1/0; the CLI takes true/false.
-  if (env.TEMPORAL_TLS !== undefined && env.TEMPORAL_TLS !== '') out.TEMPORAL_TLS = settings.tls === undefined ? 'false' : 'true';
+  if (env.TEMPORAL_TLS !== undefined && env.TEMPORAL_TLS !== '')
+    out.TEMPORAL_TLS = settings.tls === undefined ? 'false' : 'true';
   return out;
 }
 
@@ -159,7 +175,12 @@ export function temporalCliEnv(env: Env): Env {
 export function loadDatabaseUrl(env: Env = process.env): string {
   const e = parseEnv(
     z.object({
-      DATABASE_URL: z.string({ message: 'is required: set it to postgres://user:password@host:5432/database, or run `npm start` for the embedded stack' }).pipe(databaseUrl),
+      DATABASE_URL: z
+        .string({
+          message:
+            'is required: set it to postgres://user:password@host:5432/database, or run `npm start` for the embedded stack',
+        })
+        .pipe(databaseUrl),
     }),
     env,
   );
@@ -178,7 +199,10 @@ export function loadOptionalDatabaseUrl(env: Env = process.env): string | undefi
  */
 export function loadMarkerFilePath(env: Env = process.env): string | undefined {
   if (env.TARGET_HEALTH_MARKERS === undefined || env.TARGET_HEALTH_MARKERS === '') return undefined;
-  return parseEnv(z.object({ TARGET_HEALTH_MARKERS: filePath.refine((v) => !v.includes('\u0000'), 'must be a file path') }), env).TARGET_HEALTH_MARKERS;
+  return parseEnv(
+    z.object({ TARGET_HEALTH_MARKERS: filePath.refine((v) => !v.includes('\u0000'), 'must be a file path') }),
+    env,
+  ).TARGET_HEALTH_MARKERS;
 }
 
 export function loadLogLevel(env: Env = process.env): LogLevel {
@@ -186,7 +210,11 @@ export function loadLogLevel(env: Env = process.env): LogLevel {
 }
 
 const wholeNumber = (min: number, max: number, what: string) =>
-  z.coerce.number({ message: `must be ${what}` }).int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+  z.coerce
+    .number({ message: `must be ${what}` })
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
 
 /** The minute rollups' retention when nothing else says (db/signal-store/retention.ts holds the same default). */
 export const DEFAULT_MINUTE_DAYS = 3;
@@ -199,7 +227,12 @@ export const DEFAULT_MINUTE_DAYS = 3;
  */
 export function loadMinuteDays(env: Env = process.env): number {
   if (env.TARGET_HEALTH_MINUTE_DAYS === undefined || env.TARGET_HEALTH_MINUTE_DAYS === '') return DEFAULT_MINUTE_DAYS;
-  return parseEnv(z.object({ TARGET_HEALTH_MINUTE_DAYS: wholeNumber(2, 3_650, 'a number of days (2-3650)').default(DEFAULT_MINUTE_DAYS) }), env).TARGET_HEALTH_MINUTE_DAYS;
+  return parseEnv(
+    z.object({
+      TARGET_HEALTH_MINUTE_DAYS: wholeNumber(2, 3_650, 'a number of days (2-3650)').default(DEFAULT_MINUTE_DAYS),
+    }),
+    env,
+  ).TARGET_HEALTH_MINUTE_DAYS;
 }
 
 const workerTuningSchema = z.object({
@@ -221,12 +254,20 @@ export interface WorkerTuning {
 export function loadWorkerTuning(env: Env = process.env): WorkerTuning {
   const e = parseEnv(workerTuningSchema, env);
   return {
-    ...(e.TARGET_HEALTH_WORKER_CACHED_WORKFLOWS === undefined ? {} : { maxCachedWorkflows: e.TARGET_HEALTH_WORKER_CACHED_WORKFLOWS }),
-    ...(e.TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS === undefined ? {} : { stickyQueueScheduleToStartTimeoutMs: e.TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS }),
+    ...(e.TARGET_HEALTH_WORKER_CACHED_WORKFLOWS === undefined
+      ? {}
+      : { maxCachedWorkflows: e.TARGET_HEALTH_WORKER_CACHED_WORKFLOWS }),
+    ...(e.TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS === undefined
+      ? {}
+      : { stickyQueueScheduleToStartTimeoutMs: e.TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS }),
   };
 }
 
-const port = z.coerce.number({ message: 'must be a port number' }).int('must be a whole number').min(1, 'must be 1-65535').max(65535, 'must be 1-65535');
+const port = z.coerce
+  .number({ message: 'must be a port number' })
+  .int('must be a whole number')
+  .min(1, 'must be 1-65535')
+  .max(65535, 'must be 1-65535');
 
 const localStackSchema = z.object({
   TARGET_HEALTH_DATA_DIR: z.string().min(1).default('data'),
@@ -245,7 +286,12 @@ export interface LocalStackSettings {
 /** Settings of the embedded local stack (`npm start`). */
 export function loadLocalStackSettings(env: Env = process.env): LocalStackSettings {
   const e = parseEnv(localStackSchema, env);
-  return { dataDir: e.TARGET_HEALTH_DATA_DIR, temporalPort: e.TEMPORAL_PORT, temporalUiPort: e.TEMPORAL_UI_PORT, postgresPort: e.TARGET_HEALTH_PG_PORT };
+  return {
+    dataDir: e.TARGET_HEALTH_DATA_DIR,
+    temporalPort: e.TEMPORAL_PORT,
+    temporalUiPort: e.TEMPORAL_UI_PORT,
+    postgresPort: e.TARGET_HEALTH_PG_PORT,
+  };
 }
 
 /** A URL with user info (zod runs every check: a value that is no URL at all is reported by the URL check). */
@@ -273,7 +319,10 @@ export const DEFAULT_TEMPORAL_UI_URL = localTemporalUiUrl(8233);
 
 const uiUrl = z
   .url({ protocol: /^https?$/, message: 'must be an http(s) URL like http://127.0.0.1:8233' })
-  .refine((v) => !hasCredentials(v), 'must not carry a user name or password: the links go into notifications and CLI output that people read (put the UI behind your SSO instead)');
+  .refine(
+    (v) => !hasCredentials(v),
+    'must not carry a user name or password: the links go into notifications and CLI output that people read (put the UI behind your SSO instead)',
+  );
 
 /** TEMPORAL_UI_URL when set (validated, without trailing slashes), otherwise undefined. */
 export function loadConfiguredTemporalUiUrl(env: Env = process.env): string | undefined {
@@ -286,7 +335,12 @@ export function loadConfiguredTemporalUiUrl(env: Env = process.env): string | un
  * UI `npm start` serves with these settings (TEMPORAL_UI_PORT, default 8233) — the address its banner prints.
  */
 export function loadTemporalUiUrl(env: Env = process.env): string {
-  return loadConfiguredTemporalUiUrl(env) ?? localTemporalUiUrl(parseEnv(z.object({ TEMPORAL_UI_PORT: localStackSchema.shape.TEMPORAL_UI_PORT }), env).TEMPORAL_UI_PORT);
+  return (
+    loadConfiguredTemporalUiUrl(env) ??
+    localTemporalUiUrl(
+      parseEnv(z.object({ TEMPORAL_UI_PORT: localStackSchema.shape.TEMPORAL_UI_PORT }), env).TEMPORAL_UI_PORT,
+    )
+  );
 }
 
 export function workflowUiLink(uiUrl: string, namespace: string, workflowId: string): string {
@@ -304,7 +358,10 @@ const webhookUrl = z
     }
   }, 'must be an http(s) URL like https://hooks.example.com/target-health')
   // fetch refuses such URLs, and its error quotes the whole URL: refused here, where it is named.
-  .refine((v) => !hasCredentials(v), 'must not carry user:password@ (HTTP clients refuse it); put the token where your webhook provider says, usually in the path or a query parameter');
+  .refine(
+    (v) => !hasCredentials(v),
+    'must not carry user:password@ (HTTP clients refuse it); put the token where your webhook provider says, usually in the path or a query parameter',
+  );
 
 const notifierEnvSchema = z.object({
   TARGET_HEALTH_WEBHOOK_URL: webhookUrl.optional(),
@@ -321,7 +378,8 @@ export interface NotifierSettings {
 /** Where notifications go besides the structured log; an empty variable counts as unset. */
 export function loadNotifierSettings(env: Env = process.env): NotifierSettings {
   const present: Env = {};
-  for (const name of ['TARGET_HEALTH_WEBHOOK_URL', 'TARGET_HEALTH_SLACK_WEBHOOK_URL']) if (env[name] !== undefined && env[name] !== '') present[name] = env[name];
+  for (const name of ['TARGET_HEALTH_WEBHOOK_URL', 'TARGET_HEALTH_SLACK_WEBHOOK_URL'])
+    if (env[name] !== undefined && env[name] !== '') present[name] = env[name];
   const e = parseEnv(notifierEnvSchema, present);
   return {
     ...(e.TARGET_HEALTH_WEBHOOK_URL ? { webhookUrl: e.TARGET_HEALTH_WEBHOOK_URL } : {}),

@@ -15,7 +15,9 @@ import { catalogueFromText, markerFileSummary } from '../signals/marker-file';
 import { BUILT_IN_MARKERS } from '@target-health/crawler/events/markers';
 import { loadLogLevel, loadMarkerFilePath } from './env';
 
-export type ReadCatalogueResult = { ok: true; catalogue: MarkerCatalogue; summary: ReturnType<typeof markerFileSummary> } | { ok: false; errors: string[] };
+export type ReadCatalogueResult =
+  | { ok: true; catalogue: MarkerCatalogue; summary: ReturnType<typeof markerFileSummary> }
+  | { ok: false; errors: string[] };
 
 /** Reads and validates a marker file; problems are `field: message` lines (the file is named by the caller). */
 export function readMarkerFile(path: string): ReadCatalogueResult {
@@ -26,7 +28,9 @@ export function readMarkerFile(path: string): ReadCatalogueResult {
     return { ok: false, errors: [`cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`] };
   }
   const result = catalogueFromText(text, path);
-  return result.ok ? { ok: true, catalogue: result.catalogue, summary: markerFileSummary(BUILT_IN_MARKERS, result.file) } : result;
+  return result.ok
+    ? { ok: true, catalogue: result.catalogue, summary: markerFileSummary(BUILT_IN_MARKERS, result.file) }
+    : result;
 }
 
 /** Reads a marker file or throws a one-line {@link UserError} naming `what` (the variable or argument). */
@@ -61,7 +65,10 @@ export function watchMarkerFile(path: string, options: WatchOptions): CatalogueS
     timer = undefined;
     const result = readMarkerFile(path);
     if (!result.ok) {
-      logger.error({ markerFile: path, errors: result.errors.slice(0, 10) }, `marker file refused, the previous markers stay in use: ${result.errors[0] ?? ''}`);
+      logger.error(
+        { markerFile: path, errors: result.errors.slice(0, 10) },
+        `marker file refused, the previous markers stay in use: ${result.errors[0] ?? ''}`,
+      );
       return;
     }
     catalogue = result.catalogue;
@@ -102,4 +109,3 @@ export function deploymentCatalogue(env: Record<string, string | undefined> = pr
   }
   return deployment;
 }
-

@@ -12,14 +12,21 @@ export function readSettingsFile(path: string, flag = '--config'): Record<string
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new UserError(`${flag}: cannot read ${describeValue(path, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new UserError(
+      `${flag}: cannot read ${describeValue(path, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new UserError(`${flag}: ${describeValue(path, 200)} is not valid JSON (${messageLine(err instanceof Error ? err.message : String(err))})`);
+    throw new UserError(
+      `${flag}: ${describeValue(path, 200)} is not valid JSON (${messageLine(err instanceof Error ? err.message : String(err))})`,
+    );
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UserError(`${flag}: ${describeValue(path, 200)} must hold a JSON object like {"policy": {"concurrency": {"nominal": 8}}}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UserError(
+      `${flag}: ${describeValue(path, 200)} must hold a JSON object like {"policy": {"concurrency": {"nominal": 8}}}`,
+    );
   return value as Record<string, unknown>;
 }

@@ -18,7 +18,10 @@ export const MAX_SETTING_MS = 3_650 * 86_400_000;
 
 const ms = (what: string, min: number) => {
   const error = `expected ${what} in milliseconds (a whole number of at least ${min})`;
-  return z.int({ error }).min(min, { error }).max(MAX_SETTING_MS, { error: `expected ${what} in milliseconds of at most ${MAX_SETTING_MS} (ten years)` });
+  return z
+    .int({ error })
+    .min(min, { error })
+    .max(MAX_SETTING_MS, { error: `expected ${what} in milliseconds of at most ${MAX_SETTING_MS} (ten years)` });
 };
 
 const WINDOW_CONFIG_SCHEMA = z
@@ -48,12 +51,16 @@ const SITE_HEALTH_CONFIG_SCHEMA = z.strictObject({
   site: z.string({ error: 'required: a normalised host like shop.example.com' }).superRefine((value, ctx) => {
     const result = tryNormaliseSite(value);
     if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error.message });
-    else if (result.site !== value) ctx.addIssue({ code: 'custom', message: `must be the normalised host "${result.site}"` });
+    else if (result.site !== value)
+      ctx.addIssue({ code: 'custom', message: `must be the normalised host "${result.site}"` });
   }),
   /** Time between assessments. */
   tickIntervalMs: ms('a tick interval', 1_000).default(60_000),
   /** Continue-as-new after this many ticks even if the server does not suggest it yet. */
-  maxTicksPerRun: z.int({ error: 'expected a whole number of at least 1' }).min(1, { error: 'expected a whole number of at least 1' }).default(1_000),
+  maxTicksPerRun: z
+    .int({ error: 'expected a whole number of at least 1' })
+    .min(1, { error: 'expected a whole number of at least 1' })
+    .default(1_000),
   window: WINDOW_CONFIG_SCHEMA,
   /** Scoring: weights, smoothing half-life, band thresholds and hysteresis, total refusal, … */
   scoring: scoringConfigSchema().prefault({}),
@@ -72,7 +79,9 @@ export type SiteHealthConfig = z.output<typeof SITE_HEALTH_CONFIG_SCHEMA>;
 export type ParsedSiteHealthInput = z.output<typeof SITE_HEALTH_INPUT_SCHEMA>;
 
 /** Validates and fills defaults; the error is one line naming each bad field. */
-export function parseSiteHealthInput(input: unknown): { ok: true; value: ParsedSiteHealthInput } | { ok: false; message: string } {
+export function parseSiteHealthInput(
+  input: unknown,
+): { ok: true; value: ParsedSiteHealthInput } | { ok: false; message: string } {
   const parsed = SITE_HEALTH_INPUT_SCHEMA.safeParse(input);
   if (!parsed.success) return { ok: false, message: formatIssues(parsed.error) };
   return { ok: true, value: parsed.data };

@@ -28,17 +28,34 @@ const CONTROLS_SCHEMA = z.strictObject({
 });
 export type Controls = z.output<typeof CONTROLS_SCHEMA>;
 
-export const CONTROL_FIELDS = ['concurrencyLimit', 'revisitMultiplier', 'paused', 'canaryOnly', 'effectiveCostMultiplier', 'band', 'reason'] as const;
+export const CONTROL_FIELDS = [
+  'concurrencyLimit',
+  'revisitMultiplier',
+  'paused',
+  'canaryOnly',
+  'effectiveCostMultiplier',
+  'band',
+  'reason',
+] as const;
 export type ControlField = (typeof CONTROL_FIELDS)[number];
 
-const positiveInt = (what: string) => z.int({ error: `expected ${what} (a whole number of at least 1)` }).min(1, { error: `expected ${what} (a whole number of at least 1)` });
+const positiveInt = (what: string) =>
+  z
+    .int({ error: `expected ${what} (a whole number of at least 1)` })
+    .min(1, { error: `expected ${what} (a whole number of at least 1)` });
 /** Ten years: the longest pace or persistence a setting may ask for (as control/config.ts's durations). */
 const MAX_POLICY_MS = 3_650 * 86_400_000;
 const policyMs = (min: number) => {
   const error = `expected milliseconds (a whole number of at least ${min})`;
-  return z.int({ error }).min(min, { error }).max(MAX_POLICY_MS, { error: `expected milliseconds of at most ${MAX_POLICY_MS} (ten years)` });
+  return z
+    .int({ error })
+    .min(min, { error })
+    .max(MAX_POLICY_MS, { error: `expected milliseconds of at most ${MAX_POLICY_MS} (ten years)` });
 };
-const fraction = z.number({ error: 'expected a number between 0 and 1 (exclusive)' }).gt(0, { error: 'expected a number between 0 and 1 (exclusive)' }).lt(1, { error: 'expected a number between 0 and 1 (exclusive)' });
+const fraction = z
+  .number({ error: 'expected a number between 0 and 1 (exclusive)' })
+  .gt(0, { error: 'expected a number between 0 and 1 (exclusive)' })
+  .lt(1, { error: 'expected a number between 0 and 1 (exclusive)' });
 
 const ACTION_POLICY_SCHEMA = z
   .strictObject({
@@ -57,23 +74,39 @@ const ACTION_POLICY_SCHEMA = z
     revisit: z
       .strictObject({
         /** Degrading never lengthens revisit intervals beyond this multiple. */
-        max: z.number({ error: 'expected a number of at least 1' }).min(1, { error: 'expected a number of at least 1' }).default(8),
+        max: z
+          .number({ error: 'expected a number of at least 1' })
+          .min(1, { error: 'expected a number of at least 1' })
+          .default(8),
         /** Each throttle step: multiplier × increaseFactor, up to max. */
-        increaseFactor: z.number({ error: 'expected a number above 1' }).gt(1, { error: 'expected a number above 1' }).default(1.5),
+        increaseFactor: z
+          .number({ error: 'expected a number above 1' })
+          .gt(1, { error: 'expected a number above 1' })
+          .default(1.5),
         /** Each restore step after a degradation: multiplier − decreaseStep, down to 1. */
-        decreaseStep: z.number({ error: 'expected a positive number' }).gt(0, { error: 'expected a positive number' }).default(0.5),
+        decreaseStep: z
+          .number({ error: 'expected a positive number' })
+          .gt(0, { error: 'expected a positive number' })
+          .default(0.5),
       })
       .prefault({}),
     cost: z
       .strictObject({
         /** Each restore step after a degradation: effective-cost multiplier − decreaseStep, down to 1. */
-        decreaseStep: z.number({ error: 'expected a positive number' }).gt(0, { error: 'expected a positive number' }).default(0.5),
+        decreaseStep: z
+          .number({ error: 'expected a positive number' })
+          .gt(0, { error: 'expected a positive number' })
+          .default(0.5),
         /**
          * A throttle step raises the effective cost to the score's value only when that is at least this
          * share above the current one (0.1: 1.50 → not before 1.65), so a score drifting by a point does
          * not rewrite and audit the record every step (judgement 2).
          */
-        minRelativeRaise: z.number({ error: 'expected a number between 0 and 10' }).min(0, { error: 'expected a number between 0 and 10' }).max(10, { error: 'expected a number between 0 and 10' }).default(0.1),
+        minRelativeRaise: z
+          .number({ error: 'expected a number between 0 and 10' })
+          .min(0, { error: 'expected a number between 0 and 10' })
+          .max(10, { error: 'expected a number between 0 and 10' })
+          .default(0.1),
       })
       .prefault({}),
     /**
@@ -93,14 +126,28 @@ const ACTION_POLICY_SCHEMA = z
     cautious: z
       .strictObject({
         /** Concurrency = max(floor, floor(nominal × concurrencyFactor)). */
-        concurrencyFactor: z.number({ error: 'expected a number in (0, 1]' }).gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.5),
-        revisitMultiplier: z.number({ error: 'expected a number of at least 1' }).min(1, { error: 'expected a number of at least 1' }).default(2),
+        concurrencyFactor: z
+          .number({ error: 'expected a number in (0, 1]' })
+          .gt(0, { error: 'expected a number in (0, 1]' })
+          .max(1, { error: 'expected a number in (0, 1]' })
+          .default(0.5),
+        revisitMultiplier: z
+          .number({ error: 'expected a number of at least 1' })
+          .min(1, { error: 'expected a number of at least 1' })
+          .default(2),
       })
       .prefault({}),
     /** While a paused site waits for a person, remind them this often (checked on each tick). */
-    reminderIntervalMs: z.int({ error: 'expected milliseconds (a whole number of at least 1000)' }).min(1_000, { error: 'expected milliseconds (a whole number of at least 1000)' }).default(4 * 3_600_000),
+    reminderIntervalMs: z
+      .int({ error: 'expected milliseconds (a whole number of at least 1000)' })
+      .min(1_000, { error: 'expected milliseconds (a whole number of at least 1000)' })
+      .default(4 * 3_600_000),
     /** Parser health below this alerts the parser's owner (again only after it recovered to threshold + 3). */
-    parserAlertBelow: z.number({ error: 'expected a score 0-100' }).min(0, { error: 'expected a score 0-100' }).max(100, { error: 'expected a score 0-100' }).default(80),
+    parserAlertBelow: z
+      .number({ error: 'expected a score 0-100' })
+      .min(0, { error: 'expected a score 0-100' })
+      .max(100, { error: 'expected a score 0-100' })
+      .default(80),
     /**
      * Persistence of the parser alert (judgement 2): parser health must stay below the threshold on
      * consecutive scored ticks (at least two) spanning at least this long. 3 min: four 60 s ticks.
@@ -111,7 +158,11 @@ const ACTION_POLICY_SCHEMA = z
   })
   .superRefine((p, ctx) => {
     if (p.concurrency.floor > p.concurrency.nominal) {
-      ctx.addIssue({ code: 'custom', path: ['concurrency', 'floor'], message: `must not exceed concurrency.nominal (${p.concurrency.nominal})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['concurrency', 'floor'],
+        message: `must not exceed concurrency.nominal (${p.concurrency.nominal})`,
+      });
     }
   });
 export type ActionPolicy = z.output<typeof ACTION_POLICY_SCHEMA>;
@@ -126,7 +177,15 @@ export function round2(x: number): number {
 }
 
 export function nominalControls(policy: ActionPolicy, band: HealthBand, reason: string): Controls {
-  return { concurrencyLimit: policy.concurrency.nominal, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band, reason };
+  return {
+    concurrencyLimit: policy.concurrency.nominal,
+    revisitMultiplier: 1,
+    paused: false,
+    canaryOnly: false,
+    effectiveCostMultiplier: 1,
+    band,
+    reason,
+  };
 }
 
 /** True when the site runs below its usual pace (anything a restore step would change). */
@@ -145,7 +204,10 @@ export function degradeStep(c: Controls, policy: ActionPolicy, costMultiplier: n
     ...c,
     // min(current, …): a person may have resumed below the floor; degrading never raises it.
     concurrencyLimit: Math.min(c.concurrencyLimit, Math.max(floor, Math.floor(c.concurrencyLimit * decreaseFactor))),
-    revisitMultiplier: Math.min(policy.revisit.max, Math.max(c.revisitMultiplier, round2(c.revisitMultiplier * policy.revisit.increaseFactor))),
+    revisitMultiplier: Math.min(
+      policy.revisit.max,
+      Math.max(c.revisitMultiplier, round2(c.revisitMultiplier * policy.revisit.increaseFactor)),
+    ),
     effectiveCostMultiplier: Math.max(1, c.effectiveCostMultiplier, round2(costMultiplier)),
     band: 'degrading',
     reason,
@@ -167,7 +229,10 @@ export function restoreStep(c: Controls, policy: ActionPolicy, reason: string): 
   const nominal = policy.concurrency.nominal;
   return {
     ...c,
-    concurrencyLimit: c.concurrencyLimit < nominal ? Math.min(nominal, c.concurrencyLimit + policy.concurrency.increaseStep) : c.concurrencyLimit,
+    concurrencyLimit:
+      c.concurrencyLimit < nominal
+        ? Math.min(nominal, c.concurrencyLimit + policy.concurrency.increaseStep)
+        : c.concurrencyLimit,
     revisitMultiplier: Math.max(1, round2(c.revisitMultiplier - policy.revisit.decreaseStep)),
     effectiveCostMultiplier: Math.max(1, round2(c.effectiveCostMultiplier - policy.cost.decreaseStep)),
     band: 'healthy',
@@ -179,7 +244,10 @@ export function restoreStep(c: Controls, policy: ActionPolicy, reason: string): 
 export function cautiousControls(c: Controls, policy: ActionPolicy, reason: string): Controls {
   return {
     ...c,
-    concurrencyLimit: Math.max(policy.concurrency.floor, Math.floor(policy.concurrency.nominal * policy.cautious.concurrencyFactor)),
+    concurrencyLimit: Math.max(
+      policy.concurrency.floor,
+      Math.floor(policy.concurrency.nominal * policy.cautious.concurrencyFactor),
+    ),
     revisitMultiplier: policy.cautious.revisitMultiplier,
     paused: false,
     canaryOnly: false,
@@ -189,8 +257,20 @@ export function cautiousControls(c: Controls, policy: ActionPolicy, reason: stri
 }
 
 /** `resume` with explicit settings chosen by a person. */
-export function explicitControls(c: Controls, settings: { concurrency: number; revisitMultiplier: number }, reason: string): Controls {
-  return { ...c, concurrencyLimit: settings.concurrency, revisitMultiplier: settings.revisitMultiplier, paused: false, canaryOnly: false, band: 'degrading', reason };
+export function explicitControls(
+  c: Controls,
+  settings: { concurrency: number; revisitMultiplier: number },
+  reason: string,
+): Controls {
+  return {
+    ...c,
+    concurrencyLimit: settings.concurrency,
+    revisitMultiplier: settings.revisitMultiplier,
+    paused: false,
+    canaryOnly: false,
+    band: 'degrading',
+    reason,
+  };
 }
 
 export function pausedControls(c: Controls, band: HealthBand, reason: string): Controls {
@@ -210,11 +290,15 @@ export function changedFields(before: Controls | null, after: Controls): Control
 
 /** `concurrency 12→9, revisit ×1.5→×2.25` — for reasons, audit rows and the UI. */
 export function describeChange(before: Controls | null, after: Controls): string {
-  if (before === null) return `initial controls: concurrency ${after.concurrencyLimit}, revisit ×${after.revisitMultiplier}${after.paused ? ', paused' : ''}`;
+  if (before === null)
+    return `initial controls: concurrency ${after.concurrencyLimit}, revisit ×${after.revisitMultiplier}${after.paused ? ', paused' : ''}`;
   const parts: string[] = [];
-  if (before.concurrencyLimit !== after.concurrencyLimit) parts.push(`concurrency ${before.concurrencyLimit}→${after.concurrencyLimit}`);
-  if (before.revisitMultiplier !== after.revisitMultiplier) parts.push(`revisit ×${before.revisitMultiplier}→×${after.revisitMultiplier}`);
-  if (before.effectiveCostMultiplier !== after.effectiveCostMultiplier) parts.push(`cost ×${before.effectiveCostMultiplier}→×${after.effectiveCostMultiplier}`);
+  if (before.concurrencyLimit !== after.concurrencyLimit)
+    parts.push(`concurrency ${before.concurrencyLimit}→${after.concurrencyLimit}`);
+  if (before.revisitMultiplier !== after.revisitMultiplier)
+    parts.push(`revisit ×${before.revisitMultiplier}→×${after.revisitMultiplier}`);
+  if (before.effectiveCostMultiplier !== after.effectiveCostMultiplier)
+    parts.push(`cost ×${before.effectiveCostMultiplier}→×${after.effectiveCostMultiplier}`);
   if (before.paused !== after.paused) parts.push(after.paused ? 'paused' : 'unpaused');
   if (before.canaryOnly !== after.canaryOnly) parts.push(after.canaryOnly ? 'canaries only' : 'all traffic');
   if (before.band !== after.band) parts.push(`band ${before.band}→${after.band}`);

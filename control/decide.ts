@@ -10,7 +10,16 @@
  *   stop    the site is marked stopped and the workflow completes with a summary.
  */
 import { INITIAL_SMOOTHED_SCORE } from '../scoring/smoothing';
-import { type ActionPolicy, type Controls, cautiousControls, describeChange, explicitControls, nominalControls, pausedControls, stoppedControls } from './controls';
+import {
+  type ActionPolicy,
+  type Controls,
+  cautiousControls,
+  describeChange,
+  explicitControls,
+  nominalControls,
+  pausedControls,
+  stoppedControls,
+} from './controls';
 import type { ParsedDecision } from './decisions';
 import type { DecisionSummary, LoopState } from './loop-state';
 import { type NoticeDraft, buildEvidence } from './notices';
@@ -30,7 +39,9 @@ export function decisionControls(state: LoopState, d: ParsedDecision, policy: Ac
   switch (d.kind) {
     case 'resume': {
       const reason = `resumed by ${d.who} (${d.mode.mode}): ${d.why}`;
-      return d.mode.mode === 'cautious' ? cautiousControls(current, policy, reason) : explicitControls(current, d.mode, reason);
+      return d.mode.mode === 'cautious'
+        ? cautiousControls(current, policy, reason)
+        : explicitControls(current, d.mode, reason);
     }
     case 'pause':
       return pausedControls(current, current.band, `paused by ${d.who}: ${d.why}`);
@@ -44,16 +55,42 @@ export function decisionNotice(site: string, state: LoopState, d: ParsedDecision
   const change = describeChange(state.controls, next);
   switch (d.kind) {
     case 'resume':
-      return { kind: 'resumed', severity: 'info', audience: 'owner', title: `${site} resumed by ${d.who} (${d.mode.mode})`, text: `${d.why}. Controls: ${change}. The loop goes on from the degrading band.`, evidence };
+      return {
+        kind: 'resumed',
+        severity: 'info',
+        audience: 'owner',
+        title: `${site} resumed by ${d.who} (${d.mode.mode})`,
+        text: `${d.why}. Controls: ${change}. The loop goes on from the degrading band.`,
+        evidence,
+      };
     case 'pause':
-      return { kind: 'paused', severity: 'warning', audience: 'owner', title: `${site} paused by ${d.who}`, text: `${d.why}. Canaries only until someone sends resume or stop.`, evidence };
+      return {
+        kind: 'paused',
+        severity: 'warning',
+        audience: 'owner',
+        title: `${site} paused by ${d.who}`,
+        text: `${d.why}. Canaries only until someone sends resume or stop.`,
+        evidence,
+      };
     case 'stop':
-      return { kind: 'stopped', severity: 'info', audience: 'owner', title: `${site} stopped by ${d.who}`, text: `${d.why}. The health loop has ended; controls say stopped.`, evidence };
+      return {
+        kind: 'stopped',
+        severity: 'info',
+        audience: 'owner',
+        title: `${site} stopped by ${d.who}`,
+        text: `${d.why}. The health loop has ended; controls say stopped.`,
+        evidence,
+      };
   }
 }
 
 /** The loop state once the decision is stored (decidedAt: its database time). */
-export function afterDecision(state: LoopState, d: ParsedDecision, next: Controls, meta: DecisionMeta & { decidedAt: string }): LoopState {
+export function afterDecision(
+  state: LoopState,
+  d: ParsedDecision,
+  next: Controls,
+  meta: DecisionMeta & { decidedAt: string },
+): LoopState {
   const lastDecision: DecisionSummary = {
     decisionKey: meta.decisionKey,
     kind: d.kind,
@@ -75,7 +112,14 @@ export function afterDecision(state: LoopState, d: ParsedDecision, next: Control
         smoothedScore: null,
         // Smoothing and the refusal streaks start afresh: only traffic after the decision is judged. A
         // route under watch or confirmed stays so (a dead proxy pool is not the site's doing).
-        scoring: { smoothed: { ...INITIAL_SMOOTHED_SCORE }, band: 'degrading', refusalStreak: 0, ...(state.scoring.routeWatch === undefined ? {} : { majorityStreak: 0, routeWatch: state.scoring.routeWatch }) },
+        scoring: {
+          smoothed: { ...INITIAL_SMOOTHED_SCORE },
+          band: 'degrading',
+          refusalStreak: 0,
+          ...(state.scoring.routeWatch === undefined
+            ? {}
+            : { majorityStreak: 0, routeWatch: state.scoring.routeWatch }),
+        },
         evidenceSince: meta.decidedAt,
       };
     case 'pause':

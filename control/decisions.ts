@@ -40,8 +40,14 @@ const RESUME_MODE_SCHEMA = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('cautious') }),
   z.strictObject({
     mode: z.literal('explicit'),
-    concurrency: z.int({ error: 'expected a whole number 1-10000' }).min(1, { error: 'expected a whole number 1-10000' }).max(10_000, { error: 'expected a whole number 1-10000' }),
-    revisitMultiplier: z.number({ error: 'expected a number 1-100 (1 = usual revisit intervals)' }).min(1, { error: 'expected a number 1-100 (1 = usual revisit intervals)' }).max(100, { error: 'expected a number 1-100 (1 = usual revisit intervals)' }),
+    concurrency: z
+      .int({ error: 'expected a whole number 1-10000' })
+      .min(1, { error: 'expected a whole number 1-10000' })
+      .max(10_000, { error: 'expected a whole number 1-10000' }),
+    revisitMultiplier: z
+      .number({ error: 'expected a number 1-100 (1 = usual revisit intervals)' })
+      .min(1, { error: 'expected a number 1-100 (1 = usual revisit intervals)' })
+      .max(100, { error: 'expected a number 1-100 (1 = usual revisit intervals)' }),
   }),
 ]);
 export type ResumeMode = z.output<typeof RESUME_MODE_SCHEMA>;
@@ -62,9 +68,16 @@ const resumePayloadSchema = z
     revisitMultiplier: z.unknown().optional(),
   })
   .transform((p, ctx) => {
-    const explicit = p.mode === 'explicit' || (p.mode === undefined && (p.concurrency !== undefined || p.revisitMultiplier !== undefined));
+    const explicit =
+      p.mode === 'explicit' ||
+      (p.mode === undefined && (p.concurrency !== undefined || p.revisitMultiplier !== undefined));
     if (!explicit && (p.concurrency !== undefined || p.revisitMultiplier !== undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['mode'], message: 'is "cautious", which sets its own controls; drop concurrency/revisitMultiplier or use mode "explicit"' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mode'],
+        message:
+          'is "cautious", which sets its own controls; drop concurrency/revisitMultiplier or use mode "explicit"',
+      });
       return z.NEVER;
     }
     if (explicit) {
@@ -74,7 +87,9 @@ const resumePayloadSchema = z
         return z.NEVER;
       }
     }
-    const candidate = explicit ? { mode: 'explicit', concurrency: p.concurrency, revisitMultiplier: p.revisitMultiplier } : { mode: 'cautious' };
+    const candidate = explicit
+      ? { mode: 'explicit', concurrency: p.concurrency, revisitMultiplier: p.revisitMultiplier }
+      : { mode: 'cautious' };
     const mode = RESUME_MODE_SCHEMA.safeParse(candidate);
     if (!mode.success) {
       for (const issue of mode.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
@@ -99,7 +114,11 @@ export type ParsedDecision =
   | { kind: 'stop'; who: string; why: string }
   | { kind: 'pause'; who: string; why: string };
 
-const SCHEMAS = { resume: resumePayloadSchema, stop: stopPayloadSchema, pause: pausePayloadSchema } as const satisfies Record<DecisionKind, z.ZodType>;
+const SCHEMAS = {
+  resume: resumePayloadSchema,
+  stop: stopPayloadSchema,
+  pause: pausePayloadSchema,
+} as const satisfies Record<DecisionKind, z.ZodType>;
 
 /** What each decision does to the gate once applied: a new kind must say, or this does not compile. */
 export const GATE_AFTER: Record<DecisionKind, { awaiting: boolean; stops: boolean }> = {
@@ -109,9 +128,15 @@ export const GATE_AFTER: Record<DecisionKind, { awaiting: boolean; stops: boolea
 };
 
 /** Payload → decision, or one line naming the field and the fix. */
-export function parseDecision(kind: DecisionKind, payload: unknown): { ok: true; decision: ParsedDecision } | { ok: false; message: string } {
+export function parseDecision(
+  kind: DecisionKind,
+  payload: unknown,
+): { ok: true; decision: ParsedDecision } | { ok: false; message: string } {
   if (payload === undefined || payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
-    const example = kind === 'resume' ? '{"who": "alice@example.com", "why": "checked the terms", "mode": "cautious"}' : '{"who": "alice@example.com", "why": "..."}';
+    const example =
+      kind === 'resume'
+        ? '{"who": "alice@example.com", "why": "checked the terms", "mode": "cautious"}'
+        : '{"who": "alice@example.com", "why": "..."}';
     return { ok: false, message: `${kind}: expected a JSON object like ${example}` };
   }
   const parsed = SCHEMAS[kind].safeParse(payload);
@@ -130,9 +155,12 @@ export interface GateView {
 
 /** Why this decision is not allowed now, or null when it is. Resume needs a paused site; nothing after stop. */
 export function decisionNotAllowed(kind: DecisionKind, gate: GateView): string | null {
-  if (gate.stopped) return `${kind}: ${gate.site} is stopped; start a new loop with \`target-health start ${gate.site}\``;
-  if (kind === 'resume' && !gate.awaiting) return `resume: ${gate.site} is not paused waiting for a decision (band ${gate.band}); nothing to resume`;
-  if (kind === 'pause' && gate.awaiting) return `pause: ${gate.site} is already paused and waiting for a decision; send resume or stop`;
+  if (gate.stopped)
+    return `${kind}: ${gate.site} is stopped; start a new loop with \`target-health start ${gate.site}\``;
+  if (kind === 'resume' && !gate.awaiting)
+    return `resume: ${gate.site} is not paused waiting for a decision (band ${gate.band}); nothing to resume`;
+  if (kind === 'pause' && gate.awaiting)
+    return `pause: ${gate.site} is already paused and waiting for a decision; send resume or stop`;
   return null;
 }
 

@@ -40,10 +40,19 @@ function lead(site: string, state: LoopState): string[] {
   why.push(`Reasons: ${state.reasons.length > 0 ? state.reasons.join(', ') : 'none'}`);
   if (state.noScore !== null) why.push(`No score: ${oneLine(state.noScore.detail)}`);
   if (state.heldFor !== null) why.push(`Band held: ${oneLine(state.heldFor)}`);
-  if (state.problem !== null) why.push(`**Problem: ${state.problem.kind}** since ${state.problem.since} (${state.problem.ticks} ticks): ${oneLine(state.problem.message)}`);
+  if (state.problem !== null)
+    why.push(
+      `**Problem: ${state.problem.kind}** since ${state.problem.since} (${state.problem.ticks} ticks): ${oneLine(state.problem.message)}`,
+    );
   const lines = [`${bandLine} · ${site}`, '', ...why.map((w) => `- ${w}`)];
   if (waiting !== null) {
-    lines.push('', '**Decide** (nothing more happens until someone does):', '', `- resume: \`${decideCommand(site, 'resume')}\``, `- stop: \`${decideCommand(site, 'stop')}\``);
+    lines.push(
+      '',
+      '**Decide** (nothing more happens until someone does):',
+      '',
+      `- resume: \`${decideCommand(site, 'resume')}\``,
+      `- stop: \`${decideCommand(site, 'stop')}\``,
+    );
   }
   return lines;
 }
@@ -55,16 +64,33 @@ function lead(site: string, state: LoopState): string[] {
 function canaryCell(t: TickAssessment): string {
   const parts: string[] = [];
   const w = t.canaries?.window;
-  if (w !== undefined) parts.push(`${w.runs} of the product's counted, ${w.failures} failed, ${w.mismatches} mismatched`);
+  if (w !== undefined)
+    parts.push(`${w.runs} of the product's counted, ${w.failures} failed, ${w.mismatches} mismatched`);
   const crawler = t.crawlerCanaries;
-  if (crawler !== undefined && crawler.requests > 0) parts.push(formatCrawlerCanaries(crawler, { from: t.window.currentFrom, to: t.window.currentTo }));
+  if (crawler !== undefined && crawler.requests > 0)
+    parts.push(formatCrawlerCanaries(crawler, { from: t.window.currentFrom, to: t.window.currentTo }));
   return parts.length > 0 ? parts.join('; ') : 'none defined, none from the crawler';
 }
 
-export function detailsMarkdown(site: string, state: LoopState, tickIntervalMs: number, latest: TickAssessment | null = null): string {
+export function detailsMarkdown(
+  site: string,
+  state: LoopState,
+  tickIntervalMs: number,
+  latest: TickAssessment | null = null,
+): string {
   const c = state.controls;
-  const controls = c === null ? '—' : c.paused ? (c.canaryOnly ? 'paused, canaries only' : 'paused') : `concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`;
-  const decision = state.lastDecision === null ? '—' : `${state.lastDecision.kind} by ${state.lastDecision.who} at ${state.lastDecision.decidedAt}`;
+  const controls =
+    c === null
+      ? '—'
+      : c.paused
+        ? c.canaryOnly
+          ? 'paused, canaries only'
+          : 'paused'
+        : `concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`;
+  const decision =
+    state.lastDecision === null
+      ? '—'
+      : `${state.lastDecision.kind} by ${state.lastDecision.who} at ${state.lastDecision.decidedAt}`;
   const rows: Array<[string, string]> = [
     ['score / smoothed', `${dash(state.score)} / ${dash(state.smoothedScore)}`],
     ['parser health', dash(state.parserHealth)],

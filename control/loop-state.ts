@@ -90,7 +90,12 @@ const TICK_SUMMARY_SCHEMA = z.strictObject({
 });
 export type TickSummary = z.output<typeof TICK_SUMMARY_SCHEMA>;
 
-const bandCounts = z.strictObject(Object.fromEntries(HEALTH_BANDS.map((b) => [b, z.int().min(0).default(0)])) as Record<HealthBand, z.ZodDefault<z.ZodInt>>);
+const bandCounts = z.strictObject(
+  Object.fromEntries(HEALTH_BANDS.map((b) => [b, z.int().min(0).default(0)])) as Record<
+    HealthBand,
+    z.ZodDefault<z.ZodInt>
+  >,
+);
 
 const LOOP_STATE_SCHEMA = z.strictObject({
   /** First run id of the chain: stable across continue-as-new, part of every idempotency key. */
@@ -133,12 +138,18 @@ const LOOP_STATE_SCHEMA = z.strictObject({
    */
   stepCreditMs: z.number().min(0).default(0),
   /** Parser health below its alert threshold since (first such tick) and for how many scored ticks; null otherwise. */
-  parserBelow: z.strictObject({ since: isoTime, ticks: z.int().min(1) }).nullable().default(null),
+  parserBelow: z
+    .strictObject({ since: isoTime, ticks: z.int().min(1) })
+    .nullable()
+    .default(null),
   /**
    * Why the latest tick has no health score: `learning` (the baseline is not usable yet) or
    * `insufficient-data` (a usable baseline, too little current traffic), in words; null when scored.
    */
-  noScore: z.strictObject({ state: z.enum(['learning', 'insufficient-data']), detail: z.string() }).nullable().default(null),
+  noScore: z
+    .strictObject({ state: z.enum(['learning', 'insufficient-data']), detail: z.string() })
+    .nullable()
+    .default(null),
   /**
    * Judgement 3: why the latest tick held the band and the smoothed score (routes pulling the score down
    * are being confirmed as a route problem), in words; null when it did not.

@@ -21,7 +21,12 @@ import type { TickAssessment } from './tick-assessment';
 export type { SiteHealthInput } from './config';
 export { DECISION_KINDS, type DecisionKind, type PauseInput, type ResumeInput, type StopInput } from './decisions';
 export type { TickSummary } from './loop-state';
-export { type ConfigureInput, type ConfigureResult, type SettingChange, configurePayloadSchema } from './settings-change';
+export {
+  type ConfigureInput,
+  type ConfigureResult,
+  type SettingChange,
+  configurePayloadSchema,
+} from './settings-change';
 
 // --- Workflow types ------------------------------------------------------------------------------
 
@@ -151,7 +156,12 @@ export interface DecisionInputs {
 }
 
 /** The signal and the update of each decision kind: a new kind fails to compile until it has both. */
-export const decisionMessages: { readonly [K in DecisionKind]: { signal: SignalDefinition<[DecisionInputs[K]]>; update: UpdateDefinition<DecisionResult, [DecisionInputs[K]]> } } = {
+export const decisionMessages: {
+  readonly [K in DecisionKind]: {
+    signal: SignalDefinition<[DecisionInputs[K]]>;
+    update: UpdateDefinition<DecisionResult, [DecisionInputs[K]]>;
+  };
+} = {
   resume: { signal: resumeSignal, update: resumeUpdate },
   stop: { signal: stopSignal, update: stopUpdate },
   pause: { signal: pauseSignal, update: pauseUpdate },

@@ -10,7 +10,17 @@ import type { TickAssessment } from './tick-assessment';
 import type { Controls } from './controls';
 import type { LoopState, TickSummary } from './loop-state';
 
-export const NOTICE_KINDS = ['degrading', 'resisting', 'reminder', 'parser_health', 'route_alert', 'paused', 'resumed', 'stopped', 'assessment_failed'] as const;
+export const NOTICE_KINDS = [
+  'degrading',
+  'resisting',
+  'reminder',
+  'parser_health',
+  'route_alert',
+  'paused',
+  'resumed',
+  'stopped',
+  'assessment_failed',
+] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 export type Severity = 'info' | 'warning' | 'critical';
 /** Who gets it: the site's owner (hostility, decisions) or the parser's owner (extraction). */
@@ -79,7 +89,8 @@ export function signalEvidence(a: TickAssessment['assessment']): SignalEvidence[
     out.push({ signal: 'latency', unit: 'ms', now: l.now, baseline: l.baseline, penalty: l.penalty });
   }
   if (a.parser.score !== null) {
-    for (const [key, s] of Object.entries(a.parser.explanation.signals)) out.push({ signal: key, unit: 'rate', now: s.now, baseline: s.baseline, penalty: s.penalty });
+    for (const [key, s] of Object.entries(a.parser.explanation.signals))
+      out.push({ signal: key, unit: 'rate', now: s.now, baseline: s.baseline, penalty: s.penalty });
   }
   return out;
 }
@@ -88,7 +99,13 @@ export function routeEvidence(a: TickAssessment['assessment']): RouteEvidence {
   return {
     verdict: a.routes.verdict,
     summary: a.routes.summary,
-    suspects: a.routes.suspects.map((s) => ({ dimension: s.dimension, value: s.value, requests: s.current.requests, rate: s.current.rate, restRate: s.rest.rate })),
+    suspects: a.routes.suspects.map((s) => ({
+      dimension: s.dimension,
+      value: s.value,
+      requests: s.current.requests,
+      rate: s.current.rate,
+      restRate: s.rest.rate,
+    })),
   };
 }
 
@@ -131,7 +148,13 @@ export function buildEvidence(state: LoopState, t: TickAssessment | null): Evide
 export function describeSignals(signals: readonly SignalEvidence[]): string {
   const costly = signals.filter((s) => s.penalty >= 1).sort((x, y) => y.penalty - x.penalty);
   if (costly.length === 0) return 'no signal above its normal';
-  return costly.map((s) => (s.unit === 'ms' ? `${s.signal} p95 ${Math.round(s.now)} ms (normal ${Math.round(s.baseline)} ms)` : `${s.signal} ${pct(s.now)} (normal ${pct(s.baseline)})`)).join(', ');
+  return costly
+    .map((s) =>
+      s.unit === 'ms'
+        ? `${s.signal} p95 ${Math.round(s.now)} ms (normal ${Math.round(s.baseline)} ms)`
+        : `${s.signal} ${pct(s.now)} (normal ${pct(s.baseline)})`,
+    )
+    .join(', ');
 }
 
 export function scoreLine(e: Evidence): string {

@@ -4,7 +4,14 @@
  * build the same set.
  */
 import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
-import { AwaitingHuman, HealthBand, HealthScore, LoopProblem, ParserHealth, TargetSite } from '../common/search-attributes';
+import {
+  AwaitingHuman,
+  HealthBand,
+  HealthScore,
+  LoopProblem,
+  ParserHealth,
+  TargetSite,
+} from '../common/search-attributes';
 import type { LoopState } from './loop-state';
 
 export type AttributeState = Pick<LoopState, 'band' | 'awaiting' | 'smoothedScore' | 'parserHealth' | 'problem'>;

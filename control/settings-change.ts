@@ -60,7 +60,9 @@ const SETTINGS_EXAMPLE = '{"tickIntervalMs": 30000, "policy": {"concurrency": {"
 const CONFIGURE_PAYLOAD_SCHEMA = z.strictObject({
   who: whoSchema(),
   why: whySchema().optional(),
-  settings: z.record(z.string(), z.unknown(), { error: `expected a JSON object of settings like ${SETTINGS_EXAMPLE}` }).optional(),
+  settings: z
+    .record(z.string(), z.unknown(), { error: `expected a JSON object of settings like ${SETTINGS_EXAMPLE}` })
+    .optional(),
   owner: contact('crawl-team@example.com').optional(),
   parserOwner: contact('parser-team@example.com').optional(),
 });
@@ -98,7 +100,13 @@ export function mergeSettings(base: Record<string, unknown>, patch: Record<strin
 function leaves(value: unknown, path: string, out: Map<string, SettingValue>): Map<string, SettingValue> {
   if (isPlainObject(value)) {
     for (const [key, v] of Object.entries(value)) leaves(v, path === '' ? key : `${path}.${key}`, out);
-  } else if (value === undefined || value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+  } else if (
+    value === undefined ||
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'number' ||
+    typeof value === 'boolean'
+  ) {
     out.set(path, value ?? null);
   } else {
     out.set(path, JSON.stringify(value));
@@ -125,17 +133,29 @@ const PAYLOAD_EXAMPLE = `{"who": "alice@example.com", "settings": ${SETTINGS_EXA
  * settings.policy.concurrency.floor: must not exceed concurrency.nominal (4)`). `current` is what the
  * loop will have when this change is applied (its settings after the changes already queued).
  */
-export function parseSettingsChange(current: SiteHealthConfig, payload: unknown): { ok: true; change: SettingsChangeRequest } | { ok: false; message: string } {
-  if (!isPlainObject(payload)) return { ok: false, message: `configure: expected a JSON object like ${PAYLOAD_EXAMPLE}` };
+export function parseSettingsChange(
+  current: SiteHealthConfig,
+  payload: unknown,
+): { ok: true; change: SettingsChangeRequest } | { ok: false; message: string } {
+  if (!isPlainObject(payload))
+    return { ok: false, message: `configure: expected a JSON object like ${PAYLOAD_EXAMPLE}` };
   const parsed = CONFIGURE_PAYLOAD_SCHEMA.safeParse(payload);
   if (!parsed.success) return { ok: false, message: `configure: ${formatIssues(parsed.error)}` };
   const { who, why, settings = {}, owner, parserOwner } = parsed.data;
   if (Object.keys(settings).length === 0 && owner === undefined && parserOwner === undefined) {
-    return { ok: false, message: `configure: nothing to change: give settings (e.g. ${SETTINGS_EXAMPLE}), owner or parserOwner` };
+    return {
+      ok: false,
+      message: `configure: nothing to change: give settings (e.g. ${SETTINGS_EXAMPLE}), owner or parserOwner`,
+    };
   }
-  if (Object.hasOwn(settings, 'site')) return { ok: false, message: "configure: settings.site: a loop's site cannot change; start a loop for the other site instead" };
+  if (Object.hasOwn(settings, 'site'))
+    return {
+      ok: false,
+      message: "configure: settings.site: a loop's site cannot change; start a loop for the other site instead",
+    };
   const merged = siteHealthConfigSchema().safeParse(mergeSettings(current, settings));
-  if (!merged.success) return { ok: false, message: `configure: ${formatIssues(merged.error, { prefix: 'settings' })}` };
+  if (!merged.success)
+    return { ok: false, message: `configure: ${formatIssues(merged.error, { prefix: 'settings' })}` };
   return {
     ok: true,
     change: {

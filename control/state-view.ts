@@ -11,7 +11,13 @@ export interface InboxView {
   seq: number;
 }
 
-export function stateView(site: string, tickIntervalMs: number, state: LoopState, inbox: InboxView, lastAssessment: TickAssessment | null): SiteHealthState {
+export function stateView(
+  site: string,
+  tickIntervalMs: number,
+  state: LoopState,
+  inbox: InboxView,
+  lastAssessment: TickAssessment | null,
+): SiteHealthState {
   return {
     site,
     chainId: state.chainId,
@@ -29,7 +35,9 @@ export function stateView(site: string, tickIntervalMs: number, state: LoopState
     controls: state.controls,
     awaitingHuman: state.awaiting,
     lastDecision: state.lastDecision,
-    routeDiagnosis: lastAssessment ? { verdict: lastAssessment.assessment.routes.verdict, summary: lastAssessment.assessment.routes.summary } : null,
+    routeDiagnosis: lastAssessment
+      ? { verdict: lastAssessment.assessment.routes.verdict, summary: lastAssessment.assessment.routes.summary }
+      : null,
     alerts: state.alerts,
     rejected: inbox.rejected,
     pendingDecisions: inbox.pending,
@@ -41,7 +49,12 @@ export function stateView(site: string, tickIntervalMs: number, state: LoopState
 }
 
 /** The workflow's result once a `stop` is applied. */
-export function stopSummary(site: string, state: LoopState, stop: { decision: ParsedDecision; decidedAt: string }, decisions: number): SiteHealthSummary {
+export function stopSummary(
+  site: string,
+  state: LoopState,
+  stop: { decision: ParsedDecision; decidedAt: string },
+  decisions: number,
+): SiteHealthSummary {
   const previous = state.history[state.history.length - 1];
   return {
     site,

@@ -19,8 +19,19 @@ export interface AssessmentAt {
 }
 
 /** The latest assessment of `site` at or before `at` (the latest of all with null), or undefined. */
-export async function assessmentAtOrBefore(pool: Pool, site: string, at: Date | null): Promise<AssessmentAt | undefined> {
-  const { rows } = await pool.query<{ assessment_key: string; workflow_id: string; chain_id: string | null; tick: string; assessed_at: Date; result: unknown }>(
+export async function assessmentAtOrBefore(
+  pool: Pool,
+  site: string,
+  at: Date | null,
+): Promise<AssessmentAt | undefined> {
+  const { rows } = await pool.query<{
+    assessment_key: string;
+    workflow_id: string;
+    chain_id: string | null;
+    tick: string;
+    assessed_at: Date;
+    result: unknown;
+  }>(
     `SELECT assessment_key, workflow_id, chain_id, tick, assessed_at, result
        FROM assessments
       WHERE site = $1 AND ($2::timestamptz IS NULL OR assessed_at <= $2)
@@ -29,7 +40,16 @@ export async function assessmentAtOrBefore(pool: Pool, site: string, at: Date | 
     [site, at],
   );
   const r = rows[0];
-  return r && { assessmentKey: r.assessment_key, workflowId: r.workflow_id, chainId: r.chain_id, tick: Number(r.tick), assessedAt: r.assessed_at.toISOString(), result: r.result };
+  return (
+    r && {
+      assessmentKey: r.assessment_key,
+      workflowId: r.workflow_id,
+      chainId: r.chain_id,
+      tick: Number(r.tick),
+      assessedAt: r.assessed_at.toISOString(),
+      result: r.result,
+    }
+  );
 }
 
 export interface ControlsAt {
@@ -46,7 +66,12 @@ export interface ControlsAt {
  * decision's when it was written — as `history` lines them up (db/history.ts).
  */
 export async function controlsAt(pool: Pool, site: string, at: Date): Promise<ControlsAt | undefined> {
-  const { rows } = await pool.query<{ at: Date; actor: string; reason: string; new_controls: Controls & { version?: number } }>(
+  const { rows } = await pool.query<{
+    at: Date;
+    actor: string;
+    reason: string;
+    new_controls: Controls & { version?: number };
+  }>(
     `SELECT at, actor, reason, new_controls FROM (
        SELECT CASE WHEN c.decision_key IS NULL THEN COALESCE(a.assessed_at, c.changed_at) ELSE c.changed_at END AS at,
               c.actor, c.reason, c.new_controls, c.id

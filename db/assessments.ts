@@ -13,19 +13,38 @@ export interface StoredAssessment<R> {
 
 export async function recordAssessmentOnce<R>(
   pool: Pool,
-  row: { assessmentKey: string; site: string; workflowId: string; chainId?: string; tick: number; assessedAt?: Date; result: R },
+  row: {
+    assessmentKey: string;
+    site: string;
+    workflowId: string;
+    chainId?: string;
+    tick: number;
+    assessedAt?: Date;
+    result: R;
+  },
 ): Promise<StoredAssessment<R>> {
   const inserted = await pool.query(
     `INSERT INTO assessments (assessment_key, site, workflow_id, chain_id, tick, assessed_at, result)
      VALUES ($1, $2, $3, $4, $5, COALESCE($6, now()), $7)
      ON CONFLICT (assessment_key) DO NOTHING`,
-    [row.assessmentKey, row.site, row.workflowId, row.chainId ?? null, row.tick, row.assessedAt ?? null, storableJson(row.result)],
+    [
+      row.assessmentKey,
+      row.site,
+      row.workflowId,
+      row.chainId ?? null,
+      row.tick,
+      row.assessedAt ?? null,
+      storableJson(row.result),
+    ],
   );
   const stored = (await findAssessment<R>(pool, row.assessmentKey))!;
   return { ...stored, inserted: inserted.rowCount === 1 };
 }
 
-export async function findAssessment<R>(pool: Pool, assessmentKey: string): Promise<Omit<StoredAssessment<R>, 'inserted'> | undefined> {
+export async function findAssessment<R>(
+  pool: Pool,
+  assessmentKey: string,
+): Promise<Omit<StoredAssessment<R>, 'inserted'> | undefined> {
   const { rows } = await pool.query<{ assessment_key: string; tick: string; assessed_at: Date; result: R }>(
     'SELECT assessment_key, tick, assessed_at, result FROM assessments WHERE assessment_key = $1',
     [assessmentKey],
@@ -49,11 +68,23 @@ export interface AssessmentHistoryRow {
 
 /** The newest `limit` assessments of a site (the score over time), newest first. */
 export async function assessmentHistory(pool: Pool, site: string, limit: number): Promise<AssessmentHistoryRow[]> {
-  const { rows } = await pool.query<{ tick: string; assessed_at: Date; score: number | null; parser_health: number | null; workflow_id: string }>(
+  const { rows } = await pool.query<{
+    tick: string;
+    assessed_at: Date;
+    score: number | null;
+    parser_health: number | null;
+    workflow_id: string;
+  }>(
     'SELECT tick, assessed_at, score, parser_health, workflow_id FROM assessments WHERE site = $1 ORDER BY assessed_at DESC LIMIT $2',
     [site, limit],
   );
-  return rows.map((r) => ({ tick: Number(r.tick), assessedAt: r.assessed_at, score: r.score, parserHealth: r.parser_health, workflowId: r.workflow_id }));
+  return rows.map((r) => ({
+    tick: Number(r.tick),
+    assessedAt: r.assessed_at,
+    score: r.score,
+    parserHealth: r.parser_health,
+    workflowId: r.workflow_id,
+  }));
 }
 
 /** One assessment as a page of history shows it: the scores and reasons, the full result on request. */
@@ -133,7 +164,10 @@ export async function pageAssessments(
 }
 
 /** The latest assessment's raw score (and its time) of each of these sites, in one query. */
-export async function latestScores(pool: Pool, sites: readonly string[]): Promise<Map<string, { score: number | null; assessedAt: Date }>> {
+export async function latestScores(
+  pool: Pool,
+  sites: readonly string[],
+): Promise<Map<string, { score: number | null; assessedAt: Date }>> {
   if (sites.length === 0) return new Map();
   const { rows } = await pool.query<{ site: string; score: number | null; assessed_at: Date }>(
     `SELECT s.site, a.score, a.assessed_at

@@ -14,7 +14,13 @@ import {
 } from '../canaries/definition';
 import type { CheckedExpectation } from '../canaries/check';
 import { redactPageUrl } from '../canaries/page-url';
-import { type CanaryResultKind, type CanaryRunSummary, type CanaryTrigger, type CrawlerCanaries, crawlerCanaries } from '../canaries/types';
+import {
+  type CanaryResultKind,
+  type CanaryRunSummary,
+  type CanaryTrigger,
+  type CrawlerCanaries,
+  crawlerCanaries,
+} from '../canaries/types';
 import { cutText, storableJson, wellFormed } from '@target-health/crawler/events/well-formed';
 import type { Outcome, RequestOutcomeEventInput } from '@target-health/crawler/events/event';
 import type { Pool } from './pool';
@@ -45,8 +51,19 @@ function toStoredCanary(row: CanaryRow): StoredCanary {
   // Stored rows were validated when written; parsing again guards against hand edits in psql (without
   // the engine- and environment-dependent checks: the runner repeats those before every fetch).
   const parsed = readStoredDefinition(row.definition);
-  if (!parsed.ok) throw new Error(`canary ${row.id}: the stored definition is invalid (${parsed.errors.join('; ')}); fix it with \`target-health canary add\``);
-  return { id: row.id, site: row.site, name: row.name, revision: row.revision, definition: parsed.definition, createdAt: row.created_at, updatedAt: row.updated_at };
+  if (!parsed.ok)
+    throw new Error(
+      `canary ${row.id}: the stored definition is invalid (${parsed.errors.join('; ')}); fix it with \`target-health canary add\``,
+    );
+  return {
+    id: row.id,
+    site: row.site,
+    name: row.name,
+    revision: row.revision,
+    definition: parsed.definition,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 const CANARY_COLUMNS = 'id, site, name, revision, definition, created_at, updated_at';
@@ -88,16 +105,26 @@ export interface SaveCanariesResult {
  * start` registers it): either all are saved or none, and a refusal throws CanaryDefinitionError with
  * one line per problem. A definition identical to the stored one keeps its revision.
  */
-export async function saveCanaries(pool: Pool, entries: readonly CanaryToSave[], options: { prune?: boolean } = {}): Promise<SaveCanariesResult> {
+export async function saveCanaries(
+  pool: Pool,
+  entries: readonly CanaryToSave[],
+  options: { prune?: boolean } = {},
+): Promise<SaveCanariesResult> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     const sites = [...new Set(entries.map((e) => e.site))];
-    const { rows } = await client.query<{ site: string }>('SELECT site FROM sites WHERE site = ANY($1::text[]) FOR SHARE', [sites]);
+    const { rows } = await client.query<{ site: string }>(
+      'SELECT site FROM sites WHERE site = ANY($1::text[]) FOR SHARE',
+      [sites],
+    );
     const known = new Set(rows.map((r) => r.site));
     const errors = entries
       .filter((e) => !known.has(e.site))
-      .map((e) => `${e.origin === '' ? '' : `${e.origin}.`}site: ${e.site} is not a registered site; register it with \`target-health start ${e.site}\` first`);
+      .map(
+        (e) =>
+          `${e.origin === '' ? '' : `${e.origin}.`}site: ${e.site} is not a registered site; register it with \`target-health start ${e.site}\` first`,
+      );
     if (errors.length > 0) throw new CanaryDefinitionError([...new Set(errors)]);
 
     const result: SaveCanariesResult = { created: [], updated: [], unchanged: [], removed: [] };
@@ -120,7 +147,10 @@ export async function saveCanaries(pool: Pool, entries: readonly CanaryToSave[],
     }
     if (options.prune) {
       const keep = entries.map((e) => canaryId(e.site, e.definition.name));
-      const removed = await client.query<{ id: string }>('DELETE FROM canaries WHERE site = ANY($1::text[]) AND NOT (id = ANY($2::text[])) RETURNING id', [sites, keep]);
+      const removed = await client.query<{ id: string }>(
+        'DELETE FROM canaries WHERE site = ANY($1::text[]) AND NOT (id = ANY($2::text[])) RETURNING id',
+        [sites, keep],
+      );
       result.removed = removed.rows.map((r) => r.id).sort();
     }
     await client.query('COMMIT');
@@ -191,7 +221,8 @@ interface RunRow {
   event: RequestOutcomeEventInput | null;
 }
 
-const RUN_COLUMNS = 'run_key, canary_id, site, revision, trigger, scheduled_at, ran_at, result, counts_for_site, outcome, reason, evidence, route, status, latency_ms, event';
+const RUN_COLUMNS =
+  'run_key, canary_id, site, revision, trigger, scheduled_at, ran_at, result, counts_for_site, outcome, reason, evidence, route, status, latency_ms, event';
 
 function toStoredRun(row: RunRow): StoredCanaryRun {
   return {
@@ -221,7 +252,10 @@ function toStoredRun(row: RunRow): StoredCanaryRun {
  * Every string is made storable first (packages/crawler/src/events/well-formed.ts): the texts quote the crawled page, and a
  * NUL or half an emoji in them would make PostgreSQL refuse the whole row.
  */
-export async function recordCanaryRunOnce(q: Queryable, run: CanaryRunRecord): Promise<{ run: StoredCanaryRun; inserted: boolean }> {
+export async function recordCanaryRunOnce(
+  q: Queryable,
+  run: CanaryRunRecord,
+): Promise<{ run: StoredCanaryRun; inserted: boolean }> {
   const inserted = await q.query(
     `INSERT INTO canary_runs (run_key, canary_id, site, revision, trigger, scheduled_at, ran_at, result, counts_for_site,
                               outcome, rule, reason, evidence, route, status, latency_ms, bytes, checks, event)
@@ -256,13 +290,19 @@ export async function recordCanaryRunOnce(q: Queryable, run: CanaryRunRecord): P
 /** The run keys among `keys` that are already recorded. */
 export async function recordedRunKeys(q: Queryable, keys: readonly string[]): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
-  const { rows } = await q.query<{ run_key: string }>('SELECT run_key FROM canary_runs WHERE run_key = ANY($1::text[])', [keys]);
+  const { rows } = await q.query<{ run_key: string }>(
+    'SELECT run_key FROM canary_runs WHERE run_key = ANY($1::text[])',
+    [keys],
+  );
   return new Set(rows.map((r) => r.run_key));
 }
 
 export async function findCanaryRuns(q: Queryable, keys: readonly string[]): Promise<StoredCanaryRun[]> {
   if (keys.length === 0) return [];
-  const { rows } = await q.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM canary_runs WHERE run_key = ANY($1::text[]) ORDER BY canary_id`, [keys]);
+  const { rows } = await q.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM canary_runs WHERE run_key = ANY($1::text[]) ORDER BY canary_id`,
+    [keys],
+  );
   return rows.map(toStoredRun);
 }
 
@@ -272,18 +312,25 @@ export async function findCanaryRuns(q: Queryable, keys: readonly string[]): Pro
  */
 export async function latestCanaryRuns(q: Queryable, site: string): Promise<CanaryRunSummary[]> {
   const { rows } = await q.query<RunRow & { name: string; definition: CanaryDefinitionJson; interval_ms: string }>(
-    `SELECT DISTINCT ON (c.id) c.name, c.definition, c.interval_ms, ${RUN_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')}
+    `SELECT DISTINCT ON (c.id) c.name, c.definition, c.interval_ms, ${RUN_COLUMNS.split(', ')
+      .map((c) => `r.${c}`)
+      .join(', ')}
        FROM canaries c
        JOIN canary_runs r ON r.canary_id = c.id AND r.revision = c.revision
       WHERE c.site = $1
       ORDER BY c.id, r.ran_at DESC, r.scheduled_at DESC`,
     [site],
   );
-  return rows.map((row) => toSummary(toStoredRun(row), { name: row.name, url: row.definition.url, intervalMs: Number(row.interval_ms) }));
+  return rows.map((row) =>
+    toSummary(toStoredRun(row), { name: row.name, url: row.definition.url, intervalMs: Number(row.interval_ms) }),
+  );
 }
 
 /** A run as the rest of the product sees it; the page URL without its secrets (canaries/page-url.ts). */
-export function toSummary(run: StoredCanaryRun, canary: { name: string; url: string; intervalMs: number }): CanaryRunSummary {
+export function toSummary(
+  run: StoredCanaryRun,
+  canary: { name: string; url: string; intervalMs: number },
+): CanaryRunSummary {
   return {
     canaryId: run.canaryId,
     site: run.site,
@@ -318,7 +365,10 @@ export interface BaselineTrustPolicy {
   minMismatchedRuns: number;
   minFailedRuns: number;
 }
-export const DEFAULT_BASELINE_TRUST: Readonly<BaselineTrustPolicy> = Object.freeze({ minMismatchedRuns: 1, minFailedRuns: 3 });
+export const DEFAULT_BASELINE_TRUST: Readonly<BaselineTrustPolicy> = Object.freeze({
+  minMismatchedRuns: 1,
+  minFailedRuns: 3,
+});
 
 export interface CanaryDay {
   /** UTC date, YYYY-MM-DD. */
@@ -331,7 +381,13 @@ export interface CanaryDay {
 }
 
 /** Per UTC day touching [from, to): canary run counts and whether the day counts as failed. Days without runs are absent. */
-export async function canaryDays(q: Queryable, site: string, from: Date, to: Date, policy: BaselineTrustPolicy = DEFAULT_BASELINE_TRUST): Promise<CanaryDay[]> {
+export async function canaryDays(
+  q: Queryable,
+  site: string,
+  from: Date,
+  to: Date,
+  policy: BaselineTrustPolicy = DEFAULT_BASELINE_TRUST,
+): Promise<CanaryDay[]> {
   // Whole UTC days: a day is trusted or not as a whole, so a failure at 23:00 flags the day even when
   // the range ends at noon.
   const { rows } = await q.query<{ day: string; runs: string; failures: string; mismatches: string }>(
@@ -350,7 +406,13 @@ export async function canaryDays(q: Queryable, site: string, from: Date, to: Dat
   return rows.map((r) => {
     const failures = Number(r.failures);
     const mismatches = Number(r.mismatches);
-    return { day: r.day, runs: Number(r.runs), failures, mismatches, failed: mismatches >= policy.minMismatchedRuns || failures >= policy.minFailedRuns };
+    return {
+      day: r.day,
+      runs: Number(r.runs),
+      failures,
+      mismatches,
+      failed: mismatches >= policy.minMismatchedRuns || failures >= policy.minFailedRuns,
+    };
   });
 }
 
@@ -358,7 +420,13 @@ export async function canaryDays(q: Queryable, site: string, from: Date, to: Dat
  * UTC dates (YYYY-MM-DD, ascending) touching [from, to) on which the site's canaries failed under
  * `policy` (default {@link DEFAULT_BASELINE_TRUST}); the baseline read leaves these days out.
  */
-export async function canaryFailedDays(pool: Queryable, site: string, from: Date, to: Date, policy: BaselineTrustPolicy = DEFAULT_BASELINE_TRUST): Promise<string[]> {
+export async function canaryFailedDays(
+  pool: Queryable,
+  site: string,
+  from: Date,
+  to: Date,
+  policy: BaselineTrustPolicy = DEFAULT_BASELINE_TRUST,
+): Promise<string[]> {
   if (!(to.getTime() > from.getTime())) return [];
   return (await canaryDays(pool, site, from, to, policy)).filter((d) => d.failed).map((d) => d.day);
 }
@@ -393,7 +461,13 @@ export async function ownCanaryFetches(q: Queryable, site: string, from: Date, t
  * whole hours once the minutes are past retention), for a span no tick covers whole (`start`, a
  * review's incident).
  */
-export async function crawlerCanaryTraffic(q: Queryable, site: string, from: Date, to: Date, level: 'minute' | 'hour' = 'minute'): Promise<CrawlerCanaries> {
+export async function crawlerCanaryTraffic(
+  q: Queryable,
+  site: string,
+  from: Date,
+  to: Date,
+  level: 'minute' | 'hour' = 'minute',
+): Promise<CrawlerCanaries> {
   const table = level === 'hour' ? 'rollup_hour' : 'rollup_minute';
   const [{ rows }, own] = await Promise.all([
     q.query<{ runs: string | null; failures: string | null }>(
@@ -407,7 +481,12 @@ export async function crawlerCanaryTraffic(q: Queryable, site: string, from: Dat
 }
 
 /** The product's canary runs of `site` in [from, to) that count for it, by result. */
-export async function canaryRunResults(q: Queryable, site: string, from: Date, to: Date): Promise<Record<CanaryResultKind, number>> {
+export async function canaryRunResults(
+  q: Queryable,
+  site: string,
+  from: Date,
+  to: Date,
+): Promise<Record<CanaryResultKind, number>> {
   const { rows } = await q.query<{ result: CanaryResultKind; n: string }>(
     'SELECT result, count(*) AS n FROM canary_runs WHERE site = $1 AND ran_at >= $2 AND ran_at < $3 AND counts_for_site GROUP BY result',
     [site, from, to],

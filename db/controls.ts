@@ -68,8 +68,15 @@ export function controlsOf(r: SiteControlsRecord): Controls {
   };
 }
 
-export async function readControls(db: Queryable, site: string, opts: { forUpdate?: boolean } = {}): Promise<SiteControlsRecord | undefined> {
-  const { rows } = await db.query<ControlsRow>(`SELECT * FROM site_controls WHERE site = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`, [site]);
+export async function readControls(
+  db: Queryable,
+  site: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<SiteControlsRecord | undefined> {
+  const { rows } = await db.query<ControlsRow>(
+    `SELECT * FROM site_controls WHERE site = $1${opts.forUpdate ? ' FOR UPDATE' : ''}`,
+    [site],
+  );
   return rows[0] && toRecord(rows[0]);
 }
 
@@ -78,13 +85,17 @@ export async function readControls(db: Queryable, site: string, opts: { forUpdat
  * after a reconnect, a stream's snapshot); `null`: every record.
  */
 export async function readControlsOf(db: Queryable, sites: readonly string[] | null): Promise<SiteControlsRecord[]> {
-  const { rows } = sites === null
-    ? await db.query<ControlsRow>('SELECT * FROM site_controls ORDER BY site')
-    : await db.query<ControlsRow>('SELECT * FROM site_controls WHERE site = ANY($1::text[]) ORDER BY site', [sites]);
+  const { rows } =
+    sites === null
+      ? await db.query<ControlsRow>('SELECT * FROM site_controls ORDER BY site')
+      : await db.query<ControlsRow>('SELECT * FROM site_controls WHERE site = ANY($1::text[]) ORDER BY site', [sites]);
   return rows.map(toRecord);
 }
 
-export async function auditRowExists(db: Queryable, actionKey: string): Promise<{ changedAt: Date; version: number | null } | undefined> {
+export async function auditRowExists(
+  db: Queryable,
+  actionKey: string,
+): Promise<{ changedAt: Date; version: number | null } | undefined> {
   const { rows } = await db.query<{ changed_at: Date; version: string | null }>(
     `SELECT a.changed_at, (a.new_controls->>'version') AS version FROM control_audit a WHERE a.action_key = $1`,
     [actionKey],
@@ -106,7 +117,11 @@ export interface ControlsWrite {
 }
 
 /** Upserts the record and appends its audit row; the caller holds the row lock (readControls forUpdate). */
-export async function writeControls(db: Queryable, w: ControlsWrite, old: SiteControlsRecord | undefined): Promise<{ version: number; changedAt: Date }> {
+export async function writeControls(
+  db: Queryable,
+  w: ControlsWrite,
+  old: SiteControlsRecord | undefined,
+): Promise<{ version: number; changedAt: Date }> {
   const c = w.next;
   const { rows } = await db.query<{ version: string; updated_at: Date }>(
     `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason,
@@ -141,7 +156,18 @@ export async function writeControls(db: Queryable, w: ControlsWrite, old: SiteCo
   await db.query(
     `INSERT INTO control_audit (action_key, site, workflow_id, old_controls, new_controls, changed_fields, assessment_key, decision_key, actor, reason)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [w.actionKey, w.site, w.workflowId, oldJson, newJson, w.changedFields, w.assessmentKey, w.decisionKey, wellFormed(w.actor), wellFormed(c.reason)],
+    [
+      w.actionKey,
+      w.site,
+      w.workflowId,
+      oldJson,
+      newJson,
+      w.changedFields,
+      w.assessmentKey,
+      w.decisionKey,
+      wellFormed(w.actor),
+      wellFormed(c.reason),
+    ],
   );
   return { version, changedAt: rows[0]!.updated_at };
 }
@@ -170,10 +196,10 @@ export async function controlAudit(db: Queryable, site: string, limit = 1000): P
     actor: string;
     reason: string;
     changed_at: Date;
-  }>(
-    `SELECT * FROM (SELECT * FROM control_audit WHERE site = $1 ORDER BY id DESC LIMIT $2) t ORDER BY id ASC`,
-    [site, limit],
-  );
+  }>(`SELECT * FROM (SELECT * FROM control_audit WHERE site = $1 ORDER BY id DESC LIMIT $2) t ORDER BY id ASC`, [
+    site,
+    limit,
+  ]);
   return rows.map((r) => ({
     actionKey: r.action_key,
     oldControls: r.old_controls,

@@ -21,13 +21,30 @@ export interface DecisionRow {
 }
 
 /** Inserts the decision unless its key is already stored; returns its (first) decision time. */
-export async function recordDecisionOnce(db: Queryable, d: DecisionRow): Promise<{ decidedAt: Date; inserted: boolean }> {
+export async function recordDecisionOnce(
+  db: Queryable,
+  d: DecisionRow,
+): Promise<{ decidedAt: Date; inserted: boolean }> {
   const inserted = await db.query(
     `INSERT INTO decisions (decision_key, site, workflow_id, chain_id, kind, who, why, mode, via, assessment_key, awaiting_since)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (decision_key) DO NOTHING`,
-    [d.decisionKey, d.site, d.workflowId, d.chainId, d.kind, d.who, d.why, d.mode === null ? null : storableJson(d.mode), d.via, d.assessmentKey, d.awaitingSince],
+    [
+      d.decisionKey,
+      d.site,
+      d.workflowId,
+      d.chainId,
+      d.kind,
+      d.who,
+      d.why,
+      d.mode === null ? null : storableJson(d.mode),
+      d.via,
+      d.assessmentKey,
+      d.awaitingSince,
+    ],
   );
-  const { rows } = await db.query<{ decided_at: Date }>('SELECT decided_at FROM decisions WHERE decision_key = $1', [d.decisionKey]);
+  const { rows } = await db.query<{ decided_at: Date }>('SELECT decided_at FROM decisions WHERE decision_key = $1', [
+    d.decisionKey,
+  ]);
   return { decidedAt: rows[0]!.decided_at, inserted: inserted.rowCount === 1 };
 }
 

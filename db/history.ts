@@ -118,7 +118,10 @@ export async function decisionsBetween(pool: Pool, site: string, from: Date, to:
 }
 
 /** What the store holds of a site: its first and last assessment, and whether it is known at all. */
-export async function siteSpan(pool: Pool, site: string): Promise<{ known: boolean; first: Date | null; last: Date | null }> {
+export async function siteSpan(
+  pool: Pool,
+  site: string,
+): Promise<{ known: boolean; first: Date | null; last: Date | null }> {
   const { rows } = await pool.query<{ first: Date | null; last: Date | null; known: boolean }>(
     `SELECT (SELECT min(assessed_at) FROM assessments WHERE site = $1) AS first,
             (SELECT max(assessed_at) FROM assessments WHERE site = $1) AS last,

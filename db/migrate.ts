@@ -30,6 +30,8 @@ export async function migrateUp(databaseUrl: string, log?: MigrationLog): Promis
     if (log) log.info(names.length > 0 ? `applied migrations: ${names.join(', ')}` : 'database schema is up to date');
     return names;
   } catch (err) {
-    throw new UserError(`DATABASE_URL: cannot migrate the database at ${describeDatabaseUrl(databaseUrl)} (${describePgError(err)})`);
+    throw new UserError(
+      `DATABASE_URL: cannot migrate the database at ${describeDatabaseUrl(databaseUrl)} (${describePgError(err)})`,
+    );
   }
 }

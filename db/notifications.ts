@@ -82,7 +82,13 @@ export async function listNotifications(db: Queryable, site: string): Promise<St
   return rows.map(toStored);
 }
 
-export async function recordChannelOutcome(db: Queryable, key: string, channel: string, outcome: 'delivered' | 'rejected', detail: string | null): Promise<void> {
+export async function recordChannelOutcome(
+  db: Queryable,
+  key: string,
+  channel: string,
+  outcome: 'delivered' | 'rejected',
+  detail: string | null,
+): Promise<void> {
   await db.query(
     `INSERT INTO notification_deliveries (notification_key, channel, outcome, detail) VALUES ($1, $2, $3, $4)
      ON CONFLICT (notification_key, channel) DO NOTHING`,
@@ -99,5 +105,8 @@ export async function recordAttempt(db: Queryable, key: string, error: string | 
 }
 
 export async function markNotificationFailed(db: Queryable, key: string, error: string): Promise<void> {
-  await db.query('UPDATE notifications SET failed_at = COALESCE(failed_at, now()), last_error = $2 WHERE notification_key = $1', [key, error]);
+  await db.query(
+    'UPDATE notifications SET failed_at = COALESCE(failed_at, now()), last_error = $2 WHERE notification_key = $1',
+    [key, error],
+  );
 }

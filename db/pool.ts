@@ -40,7 +40,9 @@ export function createPool(databaseUrl: string, max = 10, applicationName?: stri
     idleTimeoutMillis: 30_000,
     // TCP keepalive: a connection whose peer vanished (a network cut) is found dead instead of waited on.
     keepAlive: true,
-    ...(timeouts === undefined ? {} : { statement_timeout: timeouts.statementMs, query_timeout: queryTimeoutMs(timeouts) }),
+    ...(timeouts === undefined
+      ? {}
+      : { statement_timeout: timeouts.statementMs, query_timeout: queryTimeoutMs(timeouts) }),
     ...(applicationName === undefined ? {} : { application_name: applicationName }),
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
@@ -62,9 +64,19 @@ export async function checkDatabase(pool: Pool, databaseUrl: string): Promise<vo
 /** SQLSTATEs of a server that cannot serve now: 08 connection, 53 resources, 57014 cancelled (statement timeout), 57P0x shutting down or starting. */
 const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57014|57P0[1-5])$/;
 /** Node's errors for a server that cannot be reached. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 /** node-postgres's and pg-pool's own words for a lost, refused or timed-out connection or statement. */
-const PG_UNAVAILABLE_MESSAGE = /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Client was closed)/;
+const PG_UNAVAILABLE_MESSAGE =
+  /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Client was closed)/;
 
 /**
  * Whether an error says PostgreSQL did not answer or is not available (rather than refusing the

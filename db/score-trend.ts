@@ -16,7 +16,13 @@ export interface TrendBucketRow {
 }
 
 /** Every site's buckets of `bucketMs` over [from, to) that hold at least one tick, unordered. */
-export async function scoreBuckets(pool: Pool, sites: readonly string[], from: Date, to: Date, bucketMs: number): Promise<TrendBucketRow[]> {
+export async function scoreBuckets(
+  pool: Pool,
+  sites: readonly string[],
+  from: Date,
+  to: Date,
+  bucketMs: number,
+): Promise<TrendBucketRow[]> {
   if (sites.length === 0) return [];
   const { rows } = await pool.query<{ site: string; bucket: number; mean: number | null; ticks: number }>(
     `SELECT site,

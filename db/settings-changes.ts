@@ -65,6 +65,9 @@ export async function recordSettingsChangeOnce(db: Queryable, c: SettingsChangeR
 
 /** A site's settings changes, oldest first. */
 export async function listSettingsChanges(db: Queryable, site: string): Promise<StoredSettingsChange[]> {
-  const { rows } = await db.query<Row>('SELECT * FROM settings_changes WHERE site = $1 ORDER BY changed_at, change_key', [site]);
+  const { rows } = await db.query<Row>(
+    'SELECT * FROM settings_changes WHERE site = $1 ORDER BY changed_at, change_key',
+    [site],
+  );
   return rows.map(fromRow);
 }

@@ -35,20 +35,54 @@ export interface CrawlerReport {
   adapter: Record<string, number>;
   recorder: Record<string, number>;
   /** Controls changes as heard, oldest first. */
-  heard: Array<{ at: number; site: string; version: number; paused: boolean; canaryOnly: boolean; concurrencyLimit: number; band: string }>;
+  heard: Array<{
+    at: number;
+    site: string;
+    version: number;
+    paused: boolean;
+    canaryOnly: boolean;
+    concurrencyLimit: number;
+    band: string;
+  }>;
 }
 
 runMain('target-health demo crawler', async () => {
   const parsed = configSchema.safeParse(JSON.parse(process.argv[2] ?? 'null'));
-  if (!parsed.success) throw new UserError(`crawler config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, 2);
+  if (!parsed.success)
+    throw new UserError(
+      `crawler config: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      2,
+    );
   const c = parsed.data;
   const logger = createLogger('warn', 'demo-crawler', process.stderr);
-  const recorder = createRecorder({ sink: apiSink({ apiUrl: c.apiUrl, token: c.token }), flushIntervalMs: 250, logger });
+  const recorder = createRecorder({
+    sink: apiSink({ apiUrl: c.apiUrl, token: c.token }),
+    flushIntervalMs: 250,
+    logger,
+  });
   const controls = createControlsClient({ apiUrl: c.apiUrl, token: c.token, sites: c.hosts, logger });
   await controls.ready();
   const heard: CrawlerReport['heard'] = [];
-  controls.onChange((x) => heard.push({ at: Date.now(), site: x.site, version: x.version, paused: x.paused, canaryOnly: x.canaryOnly, concurrencyLimit: x.concurrencyLimit, band: x.band }));
-  const crawler = startDemoCrawler({ hosts: c.hosts, urlOf: (host, path) => `http://${host}${path}`, proxyUrls: c.proxyUrls, recorder, controls, chainsPerHost: c.chainsPerHost, canaryEveryMs: c.canaryEveryMs });
+  controls.onChange((x) =>
+    heard.push({
+      at: Date.now(),
+      site: x.site,
+      version: x.version,
+      paused: x.paused,
+      canaryOnly: x.canaryOnly,
+      concurrencyLimit: x.concurrencyLimit,
+      band: x.band,
+    }),
+  );
+  const crawler = startDemoCrawler({
+    hosts: c.hosts,
+    urlOf: (host, path) => `http://${host}${path}`,
+    proxyUrls: c.proxyUrls,
+    recorder,
+    controls,
+    chainsPerHost: c.chainsPerHost,
+    canaryEveryMs: c.canaryEveryMs,
+  });
 
   let sent = 0;
   const report = (final: boolean) => {
@@ -57,7 +91,9 @@ runMain('target-health demo crawler', async () => {
       final,
       handled: Object.fromEntries(c.hosts.map((h) => [h, crawler.handled(h)])),
       adapter: { ...crawler.adapter.stats() },
-      recorder: Object.fromEntries(Object.entries(recorder.stats()).filter((e): e is [string, number] => typeof e[1] === 'number')),
+      recorder: Object.fromEntries(
+        Object.entries(recorder.stats()).filter((e): e is [string, number] => typeof e[1] === 'number'),
+      ),
       heard: heard.slice(sent),
     };
     sent = heard.length;

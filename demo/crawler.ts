@@ -17,7 +17,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CheerioCrawler, Configuration, ProxyConfiguration, log, type CheerioCrawlerOptions, type CheerioCrawlingContext } from '@crawlee/cheerio';
+import {
+  CheerioCrawler,
+  Configuration,
+  ProxyConfiguration,
+  log,
+  type CheerioCrawlerOptions,
+  type CheerioCrawlingContext,
+} from '@crawlee/cheerio';
 import { targetHealth, type TargetHealth } from '@target-health/crawler/crawlee';
 import type { ControlsView } from '@target-health/crawler/controls/types';
 import type { Recorder } from '../recorder';
@@ -48,7 +55,8 @@ export interface DemoCrawler {
   stop(): Promise<void>;
 }
 
-const isCanary = (ctx: CheerioCrawlingContext): boolean => (ctx.request.userData as { targetHealthCanary?: unknown }).targetHealthCanary === true;
+const isCanary = (ctx: CheerioCrawlingContext): boolean =>
+  (ctx.request.userData as { targetHealthCanary?: unknown }).targetHealthCanary === true;
 
 export function startDemoCrawler(options: DemoCrawlerOptions): DemoCrawler {
   const chains = options.chainsPerHost ?? 4;
@@ -56,7 +64,11 @@ export function startDemoCrawler(options: DemoCrawlerOptions): DemoCrawler {
   const items = options.items ?? 200;
   const storageDir = mkdtempSync(join(tmpdir(), 'th-demo-crawlee-'));
   // Crawlee's request queue lives in memory (and this folder only if it must): nothing is left behind.
-  const config = new Configuration({ persistStorage: false, storageClientOptions: { localDataDirectory: storageDir }, purgeOnStart: true });
+  const config = new Configuration({
+    persistStorage: false,
+    storageClientOptions: { localDataDirectory: storageDir },
+    purgeOnStart: true,
+  });
   const adapter = targetHealth({ recorder: options.recorder, controls: options.controls });
   const handled = new Map<string, number>();
   let step = 0;
@@ -89,7 +101,12 @@ export function startDemoCrawler(options: DemoCrawlerOptions): DemoCrawler {
       requestHandler: async (ctx: CheerioCrawlingContext) => {
         const host = new URL(ctx.request.url).hostname;
         const priced = ctx.$('.price[data-price]').length > 0;
-        adapter.extraction(ctx, priced ? { result: 'ok', validRecords: 1 } : { result: 'missing_fields', missingFields: ['price'], validRecords: 0 });
+        adapter.extraction(
+          ctx,
+          priced
+            ? { result: 'ok', validRecords: 1 }
+            : { result: 'missing_fields', missingFields: ['price'], validRecords: 0 },
+        );
         if (!isCanary(ctx)) handled.set(host, (handled.get(host) ?? 0) + 1);
         await continueChain(ctx);
       },

@@ -83,7 +83,10 @@ export async function backfillHistory(pool: Pool, options: HistoryOptions): Prom
 async function write(pool: Pool, site: string, events: Record<string, unknown>[]): Promise<number> {
   const result = await ingestEvents(pool, events);
   // The history is made here from valid answers: a refusal is a bug in this module, not a user mistake.
-  if (result.rejected.length > 0) throw new Error(`history of ${site}: ${result.rejected.length} events refused, first: ${JSON.stringify(result.rejected[0])}`);
+  if (result.rejected.length > 0)
+    throw new Error(
+      `history of ${site}: ${result.rejected.length} events refused, first: ${JSON.stringify(result.rejected[0])}`,
+    );
   return result.inserted + result.duplicates;
 }
 
@@ -91,7 +94,11 @@ async function write(pool: Pool, site: string, events: Record<string, unknown>[]
  * Normal answers of a host, fetched from the running site through a proxy (as the crawler will reach
  * it) before it turns hostile: the history is then made of what the site really serves.
  */
-export async function sampleNormalAnswers(urlOf: (path: string) => string, proxyUrl: string, pages: readonly string[]): Promise<NormalAnswer[]> {
+export async function sampleNormalAnswers(
+  urlOf: (path: string) => string,
+  proxyUrl: string,
+  pages: readonly string[],
+): Promise<NormalAnswer[]> {
   const { fetch, ProxyAgent } = await import('undici');
   const dispatcher = new ProxyAgent(proxyUrl);
   try {
@@ -101,9 +108,17 @@ export async function sampleNormalAnswers(urlOf: (path: string) => string, proxy
       const response = await fetch(urlOf(path), { dispatcher });
       const body = await response.text();
       const latencyMs = Math.round(performance.now() - started);
-      if (response.status !== 200) throw new Error(`history sample ${urlOf(path)}: the site answered ${response.status}, not a normal page`);
+      if (response.status !== 200)
+        throw new Error(`history sample ${urlOf(path)}: the site answered ${response.status}, not a normal page`);
       const title = /<title>([^<]*)<\/title>/i.exec(body)?.[1]?.trim();
-      answers.push({ pageType: 'product', status: 200, bytes: Buffer.byteLength(body), latencyMs, ...(title ? { title } : {}), validRecords: 1 });
+      answers.push({
+        pageType: 'product',
+        status: 200,
+        bytes: Buffer.byteLength(body),
+        latencyMs,
+        ...(title ? { title } : {}),
+        validRecords: 1,
+      });
     }
     return answers;
   } finally {

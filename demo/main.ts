@@ -54,8 +54,19 @@ const PAGE_MS = 600;
  * about 1–3 minutes after the onset, depending on where the whole minutes fall (measured on a busy
  * two-core machine: 2:04 and 2:41 after the onset, 2:24 and 3:01 after the crawl started).
  */
-const SHOP_ESCALATION = { kind: 'mixed', challengeShare: 0.12, softShare: 0.08, softPages: ['small-page'], latencyMs: PAGE_MS * 3 } as const satisfies HostMode;
-const HOSTS = { shop: 'shop.hostile.test', news: 'news.hostile.test', travel: 'travel.hostile.test', calm: 'calm.hostile.test' } as const;
+const SHOP_ESCALATION = {
+  kind: 'mixed',
+  challengeShare: 0.12,
+  softShare: 0.08,
+  softPages: ['small-page'],
+  latencyMs: PAGE_MS * 3,
+} as const satisfies HostMode;
+const HOSTS = {
+  shop: 'shop.hostile.test',
+  news: 'news.hostile.test',
+  travel: 'travel.hostile.test',
+  calm: 'calm.hostile.test',
+} as const;
 
 runMain('target-health demo', async () => {
   // The demo's own stack, fresh each time: its story starts from nothing (and leaves `npm start`'s data alone).
@@ -97,7 +108,14 @@ runMain('target-health demo', async () => {
     });
     for (const host of hosts) {
       await upsertSite(pool, host, { owner: `owner@${host}`, parserOwner: `parser@${host}` });
-      const answers = await sampleNormalAnswers((path) => world.site.urlOf(host, path), world.proxies[0]!.url, ['/item/1', '/item/7', '/item/42', '/item/99', '/item/150', '/item/200']);
+      const answers = await sampleNormalAnswers((path) => world.site.urlOf(host, path), world.proxies[0]!.url, [
+        '/item/1',
+        '/item/7',
+        '/item/42',
+        '/item/99',
+        '/item/150',
+        '/item/200',
+      ]);
       await backfillHistory(pool, { site: host, routes, answers, days: 15, perDay: 400, now: Date.now() });
     }
 
@@ -109,7 +127,13 @@ runMain('target-health demo', async () => {
       const input = demoLoopInput(host, { nominalConcurrency: NOMINAL });
       const checked = parseSiteHealthInput(input);
       if (!checked.ok) throw new Error(`demo loop settings: ${checked.message}`);
-      await startSiteLoop(client, stack.temporal.taskQueue, input, checked.value, `${DEMO_LOOP_SETTINGS.tickIntervalMs / 1000} s`);
+      await startSiteLoop(
+        client,
+        stack.temporal.taskQueue,
+        input,
+        checked.value,
+        `${DEMO_LOOP_SETTINGS.tickIntervalMs / 1000} s`,
+      );
     }
 
     const { token } = await createToken(pool, `demo-crawler-${Date.now()}`, ['ingest', 'read']);
@@ -119,18 +143,38 @@ runMain('target-health demo', async () => {
     cleanups.push(() => controls.close());
     await controls.ready();
 
-    const narrator = new Narrator({ say, clock, uiUrl: stack.uiUrl, namespace: stack.temporal.namespace, cliSettingsPath: stack.cliSettings.shownPath, hosts: HOSTS, nominal: NOMINAL, siteAdmin: world.site.origin });
+    const narrator = new Narrator({
+      say,
+      clock,
+      uiUrl: stack.uiUrl,
+      namespace: stack.temporal.namespace,
+      cliSettingsPath: stack.cliSettings.shownPath,
+      hosts: HOSTS,
+      nominal: NOMINAL,
+      siteAdmin: world.site.origin,
+    });
     controls.onChange((c) => narrator.controlsChanged(c));
 
-    const crawler = startDemoCrawler({ hosts, urlOf: (host, path) => world.site.urlOf(host, path), proxyUrls: world.proxies.map((p) => p.url), recorder, controls, chainsPerHost: NOMINAL });
+    const crawler = startDemoCrawler({
+      hosts,
+      urlOf: (host, path) => world.site.urlOf(host, path),
+      proxyUrls: world.proxies.map((p) => p.url),
+      recorder,
+      controls,
+      chainsPerHost: NOMINAL,
+    });
     cleanups.push(() => crawler.stop());
-    say(`${clock()} a Crawlee crawler with the Target Health adapter is crawling all four sites through proxies ${world.proxies.map((p) => p.label).join(', ')}`);
+    say(
+      `${clock()} a Crawlee crawler with the Target Health adapter is crawling all four sites through proxies ${world.proxies.map((p) => p.label).join(', ')}`,
+    );
 
     // The story: each site's trouble starts at its own time.
     const timers = [
       setTimeout(() => {
         world.site.setMode(HOSTS.shop, SHOP_ESCALATION);
-        say(`${clock()} ${HOSTS.shop} escalates its bot protection: a Cloudflare challenge on 12 % of requests, an empty app shell (a 200 without data) on 8 %, every answer 3× slower`);
+        say(
+          `${clock()} ${HOSTS.shop} escalates its bot protection: a Cloudflare challenge on 12 % of requests, an empty app shell (a 200 without data) on 8 %, every answer 3× slower`,
+        );
       }, 20_000),
       setTimeout(() => {
         world.site.setMode(HOSTS.news, { kind: 'wall', latencyMs: PAGE_MS });
@@ -147,7 +191,10 @@ runMain('target-health demo', async () => {
     const poll = setInterval(() => {
       void (async () => {
         for (const host of hosts) {
-          const state = await client.workflow.getHandle(workflowIdForSite(host)).query<SiteHealthState>(stateQuery).catch(() => undefined);
+          const state = await client.workflow
+            .getHandle(workflowIdForSite(host))
+            .query<SiteHealthState>(stateQuery)
+            .catch(() => undefined);
           if (state) narrator.stateSeen(host, state);
         }
       })();

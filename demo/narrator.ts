@@ -32,10 +32,14 @@ export class Narrator {
     const changes: string[] = [];
     // The first step down from the usual concurrency, named as such: the outcome the demo promises for
     // a site that resists partly (later steps read "concurrency 3→2").
-    if (!c.paused && before.concurrencyLimit >= this.o.nominal && c.concurrencyLimit < this.o.nominal) changes.push('THROTTLED');
-    if (before.concurrencyLimit !== c.concurrencyLimit) changes.push(`concurrency ${before.concurrencyLimit}→${c.concurrencyLimit}`);
-    if (before.revisitMultiplier !== c.revisitMultiplier) changes.push(`revisit ×${before.revisitMultiplier}→×${c.revisitMultiplier}`);
-    if (before.paused !== c.paused) changes.push(c.paused ? `PAUSED${c.canaryOnly ? ' (canaries only)' : ''}` : 'resumed');
+    if (!c.paused && before.concurrencyLimit >= this.o.nominal && c.concurrencyLimit < this.o.nominal)
+      changes.push('THROTTLED');
+    if (before.concurrencyLimit !== c.concurrencyLimit)
+      changes.push(`concurrency ${before.concurrencyLimit}→${c.concurrencyLimit}`);
+    if (before.revisitMultiplier !== c.revisitMultiplier)
+      changes.push(`revisit ×${before.revisitMultiplier}→×${c.revisitMultiplier}`);
+    if (before.paused !== c.paused)
+      changes.push(c.paused ? `PAUSED${c.canaryOnly ? ' (canaries only)' : ''}` : 'resumed');
     if (before.band !== c.band) changes.push(`band ${before.band}→${c.band}`);
     if (changes.length === 0) return;
     this.o.say(`${this.o.clock()} ${c.site}: ${changes.join(', ')} — ${c.reason}`);
@@ -46,7 +50,9 @@ export class Narrator {
     if (s.alerts.route && !this.told.has(`route:${host}`)) {
       this.told.add(`route:${host}`);
       const conc = s.controls ? `concurrency stays ${s.controls.concurrencyLimit}` : 'controls unchanged';
-      this.o.say(`${this.o.clock()} ${host}: ROUTE ALERT — ${s.routeDiagnosis?.summary ?? 'failures concentrate in some routes'}; the site is not throttled (${conc}, band ${s.band})`);
+      this.o.say(
+        `${this.o.clock()} ${host}: ROUTE ALERT — ${s.routeDiagnosis?.summary ?? 'failures concentrate in some routes'}; the site is not throttled (${conc}, band ${s.band})`,
+      );
     }
     if (s.awaitingHuman !== null && !this.told.has(`human:${host}`)) {
       this.told.add(`human:${host}`);
@@ -61,7 +67,12 @@ export class Narrator {
         ].join('\n'),
       );
     }
-    if (s.awaitingHuman === null && this.told.has(`human:${host}`) && !this.told.has(`decided:${host}`) && s.lastDecision) {
+    if (
+      s.awaitingHuman === null &&
+      this.told.has(`human:${host}`) &&
+      !this.told.has(`decided:${host}`) &&
+      s.lastDecision
+    ) {
       this.told.add(`decided:${host}`);
       this.o.say(`${this.o.clock()} ${host}: ${s.lastDecision.kind} decided by a person`);
     }
@@ -72,7 +83,14 @@ export class Narrator {
   private maybeSummarise(): void {
     const { shop, news, travel } = this.o.hosts;
     const throttled = (this.controls.get(shop)?.concurrencyLimit ?? this.o.nominal) < this.o.nominal;
-    if (this.summarised || !throttled || !this.told.has(`human:${news}`) || !this.told.has(`route:${travel}`) || !this.told.has('calm:healthy')) return;
+    if (
+      this.summarised ||
+      !throttled ||
+      !this.told.has(`human:${news}`) ||
+      !this.told.has(`route:${travel}`) ||
+      !this.told.has('calm:healthy')
+    )
+      return;
     this.summarised = true;
     const ui = this.o.uiUrl ? `${this.o.uiUrl}/namespaces/${this.o.namespace}/workflows` : 'your Temporal UI';
     this.o.say(

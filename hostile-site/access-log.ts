@@ -9,7 +9,16 @@
 import type { ModeKind } from './modes';
 
 /** What a request was answered with. */
-export const SERVED_KINDS = ['page', 'not-found', 'robots', 'challenge', 'soft-block', 'wall', 'route-block', 'reset'] as const;
+export const SERVED_KINDS = [
+  'page',
+  'not-found',
+  'robots',
+  'challenge',
+  'soft-block',
+  'wall',
+  'route-block',
+  'reset',
+] as const;
 export type ServedKind = (typeof SERVED_KINDS)[number];
 
 export interface AccessLogEntry {
@@ -80,7 +89,10 @@ export class AccessLog {
 
   find(q: LogQuery = {}): AccessLogEntry[] {
     return this.entries.filter(
-      (e) => (q.since === undefined || e.ts >= q.since) && (q.route === undefined || e.route === q.route) && (q.canary === undefined || e.canary === q.canary),
+      (e) =>
+        (q.since === undefined || e.ts >= q.since) &&
+        (q.route === undefined || e.route === q.route) &&
+        (q.canary === undefined || e.canary === q.canary),
     );
   }
 

@@ -27,13 +27,19 @@ export type { ProxyControl };
 const MAX_BODY_BYTES = 64 * 1024;
 
 const BlockedRouteSchema = z.strictObject({
-  route: z.string(expecting('a route label like "dc-de"')).min(1, expecting('a route label like "dc-de"')).max(64, expecting('a route label of at most 64 characters')),
+  route: z
+    .string(expecting('a route label like "dc-de"'))
+    .min(1, expecting('a route label like "dc-de"'))
+    .max(64, expecting('a route label of at most 64 characters')),
   blocked: z.boolean(expecting('true to block the route, false to unblock it')).default(true),
   page: z.enum(HARD_KINDS, expecting(`one of ${HARD_KINDS.join(', ')}`)).optional(),
 });
 
 const ProxyStateSchema = z.strictObject({
-  state: z.enum(['up', 'refuse', 'reset'], expecting('"up" (revive), "refuse" (connections refused) or "reset" (connections reset)')),
+  state: z.enum(
+    ['up', 'refuse', 'reset'],
+    expecting('"up" (revive), "refuse" (connections refused) or "reset" (connections reset)'),
+  ),
 });
 
 const msQuery = (what: string) =>
@@ -43,13 +49,17 @@ const msQuery = (what: string) =>
     .transform(Number);
 const canaryQuery = z.enum(['true', 'false'], expecting('true or false')).transform((v) => v === 'true');
 const LogQuerySchema = z.strictObject({
-  host: z.string(expecting('a host name like shop.hostile.test')).min(1, expecting('a host name like shop.hostile.test')),
+  host: z
+    .string(expecting('a host name like shop.hostile.test'))
+    .min(1, expecting('a host name like shop.hostile.test')),
   since: msQuery('a time in ms since the epoch').optional(),
   route: z.string().min(1, expecting('a route label like "dc-de"')).optional(),
   canary: canaryQuery.optional(),
 });
 const RateQuerySchema = z.strictObject({
-  host: z.string(expecting('a host name like shop.hostile.test')).min(1, expecting('a host name like shop.hostile.test')),
+  host: z
+    .string(expecting('a host name like shop.hostile.test'))
+    .min(1, expecting('a host name like shop.hostile.test')),
   windowMs: msQuery('a window length'),
   route: z.string().min(1, expecting('a route label like "dc-de"')).optional(),
   canary: canaryQuery.optional(),
@@ -78,7 +88,11 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, root: string): T {
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+  });
   res.end(body);
 }
 
@@ -101,7 +115,11 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 function hostParam(ctx: AdminContext, raw: string): string {
   const host = decodeURIComponent(raw).toLowerCase();
-  if (!ctx.site.hosts.includes(host)) throw new AdminError(404, `host: unknown host "${host.slice(0, 80)}"; this site serves ${ctx.site.hosts.join(', ')}`);
+  if (!ctx.site.hosts.includes(host))
+    throw new AdminError(
+      404,
+      `host: unknown host "${host.slice(0, 80)}"; this site serves ${ctx.site.hosts.join(', ')}`,
+    );
   return host;
 }
 
@@ -147,18 +165,33 @@ async function route(req: IncomingMessage, url: URL, ctx: AdminContext): Promise
     return { status: 200, body: { host, ...site.rate(host, q.windowMs, { route: q.route, canary: q.canary }) } };
   }
   if (resource === 'proxies' && parts.length === 2 && method === 'GET') {
-    return { status: 200, body: { proxies: ctx.proxies().map((p) => ({ label: p.label, url: p.url, state: p.state })) } };
+    return {
+      status: 200,
+      body: { proxies: ctx.proxies().map((p) => ({ label: p.label, url: p.url, state: p.state })) },
+    };
   }
   if (resource === 'proxies' && id !== undefined && parts.length === 3 && method === 'POST') {
     const label = decodeURIComponent(id);
     const proxy = ctx.proxies().find((p) => p.label === label);
-    if (!proxy) throw new AdminError(404, `label: unknown proxy "${label.slice(0, 80)}"; known: ${ctx.proxies().map((p) => p.label).join(', ') || '(none attached)'}`);
+    if (!proxy)
+      throw new AdminError(
+        404,
+        `label: unknown proxy "${label.slice(0, 80)}"; known: ${
+          ctx
+            .proxies()
+            .map((p) => p.label)
+            .join(', ') || '(none attached)'
+        }`,
+      );
     const { state } = parse(ProxyStateSchema, await readJson(req), 'body');
     if (state === 'up') await proxy.revive();
     else await proxy.kill(state);
     return { status: 200, body: { label: proxy.label, url: proxy.url, state: proxy.state } };
   }
-  throw new AdminError(404, `path: no admin endpoint ${method} ${url.pathname.slice(0, 120)} (see docs/crawlers-hostile-site.md)`);
+  throw new AdminError(
+    404,
+    `path: no admin endpoint ${method} ${url.pathname.slice(0, 120)} (see docs/crawlers-hostile-site.md)`,
+  );
 }
 
 export function handleAdmin(req: IncomingMessage, res: ServerResponse, url: URL, ctx: AdminContext): void {

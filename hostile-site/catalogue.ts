@@ -27,7 +27,28 @@ export interface Theme {
   words: readonly string[];
 }
 
-const COMMON_WORDS = ['reliable', 'lightweight', 'popular', 'classic', 'new', 'limited', 'durable', 'compact', 'comfortable', 'recommended', 'quality', 'season', 'design', 'value', 'customers', 'delivery', 'returns', 'guarantee', 'materials', 'choice'];
+const COMMON_WORDS = [
+  'reliable',
+  'lightweight',
+  'popular',
+  'classic',
+  'new',
+  'limited',
+  'durable',
+  'compact',
+  'comfortable',
+  'recommended',
+  'quality',
+  'season',
+  'design',
+  'value',
+  'customers',
+  'delivery',
+  'returns',
+  'guarantee',
+  'materials',
+  'choice',
+];
 
 /** Built-in themes; a host picks one by name (`shop`, `news`, `travel`, `books`). */
 export const THEMES: Readonly<Record<string, Theme>> = {
@@ -36,8 +57,30 @@ export const THEMES: Readonly<Record<string, Theme>> = {
     itemsName: 'Products',
     currency: 'EUR',
     price: [19, 480],
-    firstNames: ['Trailrunner', 'Summit', 'Alpine', 'Ridge', 'Basecamp', 'Storm', 'Glacier', 'Canyon', 'Timberline', 'Fjord'],
-    lastNames: ['GTX Shoe', '45 Backpack', 'Down Jacket', 'Trekking Poles', '2P Tent', 'Shell Pants', 'Headlamp', 'Sleeping Bag', 'Merino Tee', 'Crampons'],
+    firstNames: [
+      'Trailrunner',
+      'Summit',
+      'Alpine',
+      'Ridge',
+      'Basecamp',
+      'Storm',
+      'Glacier',
+      'Canyon',
+      'Timberline',
+      'Fjord',
+    ],
+    lastNames: [
+      'GTX Shoe',
+      '45 Backpack',
+      'Down Jacket',
+      'Trekking Poles',
+      '2P Tent',
+      'Shell Pants',
+      'Headlamp',
+      'Sleeping Bag',
+      'Merino Tee',
+      'Crampons',
+    ],
     categories: ['Running shoes', 'Backpacks', 'Jackets', 'Tents', 'Climbing', 'Sale'],
     words: ['waterproof', 'breathable', 'trail', 'grip', 'insulation', 'seams', 'zip', 'weight', 'pack', 'outsole'],
   },
@@ -46,44 +89,140 @@ export const THEMES: Readonly<Record<string, Theme>> = {
     itemsName: 'Reports',
     currency: 'USD',
     price: [1, 9],
-    firstNames: ['Markets', 'Energy', 'Housing', 'Transport', 'Climate', 'Trade', 'Labour', 'Health', 'Science', 'Budget'],
-    lastNames: ['outlook for the quarter', 'report from the council', 'in five charts', 'after the vote', 'explained', 'under pressure', 'by the numbers', 'the week ahead', 'special report', 'analysis'],
+    firstNames: [
+      'Markets',
+      'Energy',
+      'Housing',
+      'Transport',
+      'Climate',
+      'Trade',
+      'Labour',
+      'Health',
+      'Science',
+      'Budget',
+    ],
+    lastNames: [
+      'outlook for the quarter',
+      'report from the council',
+      'in five charts',
+      'after the vote',
+      'explained',
+      'under pressure',
+      'by the numbers',
+      'the week ahead',
+      'special report',
+      'analysis',
+    ],
     categories: ['Business', 'Politics', 'Science', 'Opinion', 'World', 'Archive'],
-    words: ['analysts', 'figures', 'minister', 'statement', 'quarter', 'growth', 'council', 'sources', 'survey', 'policy'],
+    words: [
+      'analysts',
+      'figures',
+      'minister',
+      'statement',
+      'quarter',
+      'growth',
+      'council',
+      'sources',
+      'survey',
+      'policy',
+    ],
   },
   travel: {
     siteName: 'Wayfarer Stays',
     itemsName: 'Hotels',
     currency: 'EUR',
     price: [48, 690],
-    firstNames: ['Harbour', 'Old Town', 'Riverside', 'Grand', 'Garden', 'Station', 'Lakeside', 'Hilltop', 'Cathedral', 'Market'],
-    lastNames: ['Hotel Lisbon', 'Inn Porto', 'Suites Seville', 'Lodge Bergen', 'Residence Prague', 'Hotel Ghent', 'Rooms Lyon', 'House Turin', 'Hostel Split', 'Hotel Graz'],
+    firstNames: [
+      'Harbour',
+      'Old Town',
+      'Riverside',
+      'Grand',
+      'Garden',
+      'Station',
+      'Lakeside',
+      'Hilltop',
+      'Cathedral',
+      'Market',
+    ],
+    lastNames: [
+      'Hotel Lisbon',
+      'Inn Porto',
+      'Suites Seville',
+      'Lodge Bergen',
+      'Residence Prague',
+      'Hotel Ghent',
+      'Rooms Lyon',
+      'House Turin',
+      'Hostel Split',
+      'Hotel Graz',
+    ],
     categories: ['City breaks', 'Seaside', 'Mountains', 'Family', 'Last minute', 'Deals'],
-    words: ['breakfast', 'room', 'view', 'check-in', 'reception', 'walk', 'centre', 'terrace', 'guests', 'cancellation'],
+    words: [
+      'breakfast',
+      'room',
+      'view',
+      'check-in',
+      'reception',
+      'walk',
+      'centre',
+      'terrace',
+      'guests',
+      'cancellation',
+    ],
   },
   books: {
     siteName: 'Quiet Pages Bookshop',
     itemsName: 'Books',
     currency: 'GBP',
     price: [6, 45],
-    firstNames: ['The Long', 'A Quiet', 'The Last', 'Winter', 'The Glass', 'Northern', 'The Paper', 'Small', 'The Salt', 'Evening'],
+    firstNames: [
+      'The Long',
+      'A Quiet',
+      'The Last',
+      'Winter',
+      'The Glass',
+      'Northern',
+      'The Paper',
+      'Small',
+      'The Salt',
+      'Evening',
+    ],
     lastNames: ['Harbour', 'Garden', 'Orchard', 'Letters', 'Lighthouse', 'Road', 'Atlas', 'Kingdom', 'River', 'Hours'],
     categories: ['Fiction', 'History', 'Poetry', 'Travel', 'Children', 'Gifts'],
-    words: ['novel', 'chapter', 'author', 'edition', 'paperback', 'story', 'reader', 'prize', 'translation', 'hardback'],
+    words: [
+      'novel',
+      'chapter',
+      'author',
+      'edition',
+      'paperback',
+      'story',
+      'reader',
+      'prize',
+      'translation',
+      'hardback',
+    ],
   },
 };
 
 /** Scripts protection vendors put on every normal page (the classic false-positive bait). */
 const BAIT: Readonly<Record<Protection, string>> = {
-  cloudflare: "<script>(function(){var a=document.createElement('script');a.src='/cdn-cgi/challenge-platform/scripts/jsd/main.js';document.getElementsByTagName('head')[0].appendChild(a);})();</script>",
-  datadome: '<script>window.ddjskey = "9A1B2C3D4E5F60718293A4B5C6D7E8"; window.ddoptions = {};</script><script src="https://js.datadome.co/tags.js" async></script>',
-  perimeterx: "<script>window._pxAppId = 'PXq7w8e9r0';</script><script src=\"/q7w8e9r0/init.js\" async></script>",
+  cloudflare:
+    "<script>(function(){var a=document.createElement('script');a.src='/cdn-cgi/challenge-platform/scripts/jsd/main.js';document.getElementsByTagName('head')[0].appendChild(a);})();</script>",
+  datadome:
+    '<script>window.ddjskey = "9A1B2C3D4E5F60718293A4B5C6D7E8"; window.ddoptions = {};</script><script src="https://js.datadome.co/tags.js" async></script>',
+  perimeterx: '<script>window._pxAppId = \'PXq7w8e9r0\';</script><script src="/q7w8e9r0/init.js" async></script>',
   akamai: '<script type="text/javascript" src="/akam/13/5f2e9c1d" defer></script>',
   none: '',
 };
 
 /** The `server` header each protection answers with. */
-export const SERVER_HEADER: Readonly<Record<Protection, string>> = { cloudflare: 'cloudflare', datadome: 'nginx', perimeterx: 'nginx', akamai: 'AkamaiGHost', none: 'nginx' };
+export const SERVER_HEADER: Readonly<Record<Protection, string>> = {
+  cloudflare: 'cloudflare',
+  datadome: 'nginx',
+  perimeterx: 'nginx',
+  akamai: 'AkamaiGHost',
+  none: 'nginx',
+};
 
 export interface CatalogueOptions {
   host: string;
@@ -108,7 +247,8 @@ export interface Item {
   category: string;
 }
 
-const escapeHtml = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (text: string): string =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export function listingPages(options: CatalogueOptions): number {
   return Math.max(1, Math.ceil(options.items / options.perPage));
@@ -147,7 +287,9 @@ function head(options: CatalogueOptions, title: string, path: string, extra: str
 
 function header(options: CatalogueOptions): string {
   const pages = listingPages(options);
-  const nav = options.theme.categories.map((c, i) => `<a href="/list/${(i % pages) + 1}">${escapeHtml(c)}</a>`).join(' ');
+  const nav = options.theme.categories
+    .map((c, i) => `<a href="/list/${(i % pages) + 1}">${escapeHtml(c)}</a>`)
+    .join(' ');
   return (
     `<header class="site-header"><a class="logo" href="/">${escapeHtml(options.theme.siteName)}</a><nav class="categories">${nav}</nav>` +
     `<form class="search" action="/search"><input name="q" placeholder="Search ${options.theme.itemsName.toLowerCase()}"></form><span class="account">Sign in</span></header>`
@@ -155,7 +297,18 @@ function header(options: CatalogueOptions): string {
 }
 
 function footer(options: CatalogueOptions, rng: Rng): string {
-  const links = ['About us', 'Careers', 'Press', 'Help centre', 'Delivery', 'Returns', 'Privacy', 'Cookies', 'Terms', 'Contact'];
+  const links = [
+    'About us',
+    'Careers',
+    'Press',
+    'Help centre',
+    'Delivery',
+    'Returns',
+    'Privacy',
+    'Cookies',
+    'Terms',
+    'Contact',
+  ];
   return (
     `<footer class="site-footer"><div class="newsletter"><h3>Stay in touch</h3>${paragraph(rng, options.theme, 3)}` +
     `<form action="/newsletter" method="post"><input type="email" name="email" placeholder="Your e-mail"><button>Subscribe</button></form></div>` +
@@ -174,7 +327,12 @@ function card(options: CatalogueOptions, item: Item, rng: Rng): string {
 }
 
 function html(status: number, pageType: PageType, options: CatalogueOptions, body: string): Page {
-  return { status, pageType, headers: { 'content-type': 'text/html; charset=utf-8', server: SERVER_HEADER[options.protection] }, body };
+  return {
+    status,
+    pageType,
+    headers: { 'content-type': 'text/html; charset=utf-8', server: SERVER_HEADER[options.protection] },
+    body,
+  };
 }
 
 function homePage(options: CatalogueOptions): Page {
@@ -182,7 +340,10 @@ function homePage(options: CatalogueOptions): Page {
   const pages = listingPages(options);
   const featured: string[] = [];
   for (let i = 0; i < 12; i++) featured.push(card(options, itemOf(options, rng.int(1, options.items)), rng));
-  const lists = Array.from({ length: pages }, (_, i) => `<li><a href="/list/${i + 1}">${options.theme.itemsName} — page ${i + 1}</a></li>`).join('');
+  const lists = Array.from(
+    { length: pages },
+    (_, i) => `<li><a href="/list/${i + 1}">${options.theme.itemsName} — page ${i + 1}</a></li>`,
+  ).join('');
   const body =
     head(options, `${options.theme.siteName} — ${options.theme.itemsName}`, '/', '') +
     `<body class="home">${header(options)}<main><section class="hero"><h1>${escapeHtml(options.theme.siteName)}</h1>${paragraph(rng, options.theme, 4)}</section>` +
@@ -201,7 +362,9 @@ export function listingPage(options: CatalogueOptions, n: number, empty = false)
   if (!empty) for (let id = first; id <= last; id++) cards.push(card(options, itemOf(options, id), rng));
   const pager =
     `<nav class="pagination">${n > 1 ? `<a rel="prev" href="/list/${n - 1}">Previous</a>` : ''}` +
-    Array.from({ length: pages }, (_, i) => (i + 1 === n ? `<span class="current">${n}</span>` : `<a href="/list/${i + 1}">${i + 1}</a>`)).join(' ') +
+    Array.from({ length: pages }, (_, i) =>
+      i + 1 === n ? `<span class="current">${n}</span>` : `<a href="/list/${i + 1}">${i + 1}</a>`,
+    ).join(' ') +
     `${n < pages ? `<a rel="next" href="/list/${n + 1}">Next</a>` : ''}</nav>`;
   // Without its items the page keeps its usual size (editorial text fills it), so only an empty
   // extraction can tell — not the size norm, and not a weak marker corroborated by a short page.
@@ -227,20 +390,35 @@ function itemPage(options: CatalogueOptions, id: number): Page {
     '@type': 'Product',
     name: item.name,
     sku: `SKU-${id}`,
-    offers: { '@type': 'Offer', price: item.price, priceCurrency: theme.currency, availability: 'https://schema.org/InStock' },
+    offers: {
+      '@type': 'Offer',
+      price: item.price,
+      priceCurrency: theme.currency,
+      availability: 'https://schema.org/InStock',
+    },
   });
-  const specs = Array.from({ length: 10 }, () => `<tr><th>${rng.pick(theme.words)}</th><td>${rng.pick(COMMON_WORDS)} ${rng.int(1, 99)}</td></tr>`).join('');
+  const specs = Array.from(
+    { length: 10 },
+    () => `<tr><th>${rng.pick(theme.words)}</th><td>${rng.pick(COMMON_WORDS)} ${rng.int(1, 99)}</td></tr>`,
+  ).join('');
   const reviews = Array.from(
     { length: 5 },
-    (_, i) => `<li class="review"><span class="stars" data-stars="${rng.int(3, 5)}"></span><strong>Customer ${i + 1}</strong>${paragraph(rng, theme, 2)}</li>`,
+    (_, i) =>
+      `<li class="review"><span class="stars" data-stars="${rng.int(3, 5)}"></span><strong>Customer ${i + 1}</strong>${paragraph(rng, theme, 2)}</li>`,
   ).join('');
   const related: string[] = [];
   for (let i = 0; i < 6; i++) related.push(card(options, itemOf(options, rng.int(1, options.items)), rng));
   const listN = Math.floor((id - 1) / options.perPage) + 1;
   // reCAPTCHA v3 runs invisibly on item pages of many shops: weak evidence that must stay `ok` here.
-  const recaptcha = '<script src="https://www.google.com/recaptcha/api.js?render=6LcQexampleHostileSiteKeyAA" async defer></script>';
+  const recaptcha =
+    '<script src="https://www.google.com/recaptcha/api.js?render=6LcQexampleHostileSiteKeyAA" async defer></script>';
   const body =
-    head(options, `${item.name} | ${theme.siteName}`, `/item/${id}`, `<script type="application/ld+json">${jsonLd}</script>${recaptcha}`) +
+    head(
+      options,
+      `${item.name} | ${theme.siteName}`,
+      `/item/${id}`,
+      `<script type="application/ld+json">${jsonLd}</script>${recaptcha}`,
+    ) +
     `<body class="product-page">${header(options)}<main><nav class="breadcrumbs"><a href="/">Home</a> › <a href="/list/${listN}">${escapeHtml(item.category)}</a></nav>` +
     `<article class="product" data-id="${id}"><h1 class="name">${escapeHtml(item.name)}</h1>` +
     `<img src="/img/${id}-large.jpg" alt="${escapeHtml(item.name)}" width="640" height="480">` +
@@ -257,7 +435,12 @@ function notFoundPage(options: CatalogueOptions, path: string): Page {
   const body =
     head(options, `Page not found | ${options.theme.siteName}`, path, '') +
     `<body class="not-found">${header(options)}<main><h1>We can't find that page</h1><p>${escapeHtml(path)} may have moved.</p><a href="/">Back to the start</a></main></body></html>`;
-  return { status: 404, pageType: undefined, headers: { 'content-type': 'text/html; charset=utf-8', server: SERVER_HEADER[options.protection] }, body };
+  return {
+    status: 404,
+    pageType: undefined,
+    headers: { 'content-type': 'text/html; charset=utf-8', server: SERVER_HEADER[options.protection] },
+    body,
+  };
 }
 
 const ROBOTS = 'User-agent: *\nDisallow: /basket\nDisallow: /account\nAllow: /\n';
@@ -286,7 +469,12 @@ export function renderCatalogue(options: CatalogueOptions, path: string): Page {
     case 'home':
       return homePage(options);
     case 'robots':
-      return { status: 200, pageType: 'robots', headers: { 'content-type': 'text/plain; charset=utf-8', server: SERVER_HEADER[options.protection] }, body: ROBOTS };
+      return {
+        status: 200,
+        pageType: 'robots',
+        headers: { 'content-type': 'text/plain; charset=utf-8', server: SERVER_HEADER[options.protection] },
+        body: ROBOTS,
+      };
     case 'listing':
       return listingPage(options, numbered(path, '/list/') ?? 1);
     case 'product':

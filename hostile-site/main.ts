@@ -19,13 +19,18 @@ export interface WorldAddresses {
 }
 
 function port(value: string): number {
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) throw new InvalidArgumentError('must be a port number from 0 to 65535 (0: any free port)');
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535)
+    throw new InvalidArgumentError('must be a port number from 0 to 65535 (0: any free port)');
   return Number(value);
 }
 
 function routes(value: string): string[] {
   const labels = value.split(',').map((l) => l.trim());
-  for (const l of labels) if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(l)) throw new InvalidArgumentError(`"${l.slice(0, 80)}" is not a route label (1-64 letters, digits, ".", "_", "-"), e.g. dc-de,dc-us`);
+  for (const l of labels)
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(l))
+      throw new InvalidArgumentError(
+        `"${l.slice(0, 80)}" is not a route label (1-64 letters, digits, ".", "_", "-"), e.g. dc-de,dc-us`,
+      );
   if (new Set(labels).size !== labels.length) throw new InvalidArgumentError('a route label is listed twice');
   return labels;
 }
@@ -51,7 +56,12 @@ async function main(argv: string[]): Promise<number> {
   }
   const opts = program.opts<{ port: number; routes: string[]; seed: number }>();
   const logger = pino({ name: 'hostile-site', level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
-  const world = await startHostileWorld({ port: opts.port, seed: opts.seed, routes: opts.routes.map((label) => ({ label })), logger });
+  const world = await startHostileWorld({
+    port: opts.port,
+    seed: opts.seed,
+    routes: opts.routes.map((label) => ({ label })),
+    logger,
+  });
   const addresses: WorldAddresses = {
     site: world.site.origin,
     admin: `${world.site.origin}/_admin/`,

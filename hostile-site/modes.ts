@@ -30,13 +30,14 @@ export const PROTECTIONS = ['cloudflare', 'datadome', 'perimeterx', 'akamai', 'n
 export type Protection = (typeof PROTECTIONS)[number];
 
 /** Refusal pages a host serves by default, by its protection (each overridable per mode). */
-export const DEFAULT_PAGES: Readonly<Record<Protection, { challenge: ChallengeKind; soft: SoftPage; wall: HardKind }>> = {
-  cloudflare: { challenge: 'cloudflare-challenge', soft: 'unusual-traffic', wall: 'cloudflare-block' },
-  datadome: { challenge: 'datadome-captcha', soft: 'unusual-traffic', wall: 'bare-403' },
-  perimeterx: { challenge: 'perimeterx-captcha', soft: 'perimeterx-denied-200', wall: 'bare-403' },
-  akamai: { challenge: 'security-check-200', soft: 'unusual-traffic', wall: 'akamai-denied' },
-  none: { challenge: 'security-check-200', soft: 'unusual-traffic', wall: 'bare-403' },
-};
+export const DEFAULT_PAGES: Readonly<Record<Protection, { challenge: ChallengeKind; soft: SoftPage; wall: HardKind }>> =
+  {
+    cloudflare: { challenge: 'cloudflare-challenge', soft: 'unusual-traffic', wall: 'cloudflare-block' },
+    datadome: { challenge: 'datadome-captcha', soft: 'unusual-traffic', wall: 'bare-403' },
+    perimeterx: { challenge: 'perimeterx-captcha', soft: 'perimeterx-denied-200', wall: 'bare-403' },
+    akamai: { challenge: 'security-check-200', soft: 'unusual-traffic', wall: 'akamai-denied' },
+    none: { challenge: 'security-check-200', soft: 'unusual-traffic', wall: 'bare-403' },
+  };
 
 const MAX_LATENCY_MS = 120_000;
 const latencyMs = z
@@ -50,7 +51,10 @@ const share = z
   .max(1, expecting('the share of requests refused, a number from 0 to 1 (e.g. 0.3)'));
 const pagesOf = <T extends readonly [string, ...string[]]>(kinds: T) =>
   z
-    .array(z.enum(kinds, expecting(`one of ${kinds.join(', ')}`)), expecting(`a list of page kinds from ${kinds.join(', ')}`))
+    .array(
+      z.enum(kinds, expecting(`one of ${kinds.join(', ')}`)),
+      expecting(`a list of page kinds from ${kinds.join(', ')}`),
+    )
     .min(1, expecting(`a list of at least one page kind from ${kinds.join(', ')}`));
 
 /**
@@ -78,12 +82,28 @@ export const HostModeSchema = z.discriminatedUnion(
   [
     z.strictObject({ kind: z.literal('normal'), latencyMs: latencyMs.optional() }),
     z.strictObject({ kind: z.literal('slow'), latencyMs }),
-    z.strictObject({ kind: z.literal('challenging'), share, pages: pagesOf(CHALLENGE_KINDS).optional(), latencyMs: latencyMs.optional() }),
-    z.strictObject({ kind: z.literal('soft-block'), share, pages: pagesOf(SOFT_PAGES).optional(), latencyMs: latencyMs.optional() }),
+    z.strictObject({
+      kind: z.literal('challenging'),
+      share,
+      pages: pagesOf(CHALLENGE_KINDS).optional(),
+      latencyMs: latencyMs.optional(),
+    }),
+    z.strictObject({
+      kind: z.literal('soft-block'),
+      share,
+      pages: pagesOf(SOFT_PAGES).optional(),
+      latencyMs: latencyMs.optional(),
+    }),
     MixedModeSchema,
-    z.strictObject({ kind: z.literal('wall'), page: z.enum(HARD_KINDS, expecting(`one of ${HARD_KINDS.join(', ')}`)).optional(), latencyMs: latencyMs.optional() }),
+    z.strictObject({
+      kind: z.literal('wall'),
+      page: z.enum(HARD_KINDS, expecting(`one of ${HARD_KINDS.join(', ')}`)).optional(),
+      latencyMs: latencyMs.optional(),
+    }),
   ],
-  expecting('a mode like {"kind": "challenging", "share": 0.3}; kind is one of normal, slow, challenging, soft-block, mixed, wall'),
+  expecting(
+    'a mode like {"kind": "challenging", "share": 0.3}; kind is one of normal, slow, challenging, soft-block, mixed, wall',
+  ),
 );
 export type HostMode = z.infer<typeof HostModeSchema>;
 export type ModeKind = HostMode['kind'];

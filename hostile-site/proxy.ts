@@ -55,18 +55,32 @@ export class ForwardProxyError extends Error {
   override name = 'ForwardProxyError';
 }
 
-const HOP_BY_HOP = new Set(['connection', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 function endToEnd(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
   return out;
 }
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export async function startForwardProxy(options: ForwardProxyOptions): Promise<ForwardProxy> {
-  if (!LABEL.test(options.label)) throw new ForwardProxyError(`label: "${options.label.slice(0, 80)}" must be 1-64 letters, digits, ".", "_" or "-" (e.g. "dc-de")`);
+  if (!LABEL.test(options.label))
+    throw new ForwardProxyError(
+      `label: "${options.label.slice(0, 80)}" must be 1-64 letters, digits, ".", "_" or "-" (e.g. "dc-de")`,
+    );
   const label = options.label;
   const targetPort = typeof options.target === 'number' ? options.target : options.target.port;
   const suffix = (options.suffix ?? '.hostile.test').toLowerCase();
@@ -90,23 +104,45 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<F
   const refuseDestination = (res: ServerResponse, host: string): void => {
     stats.refusedDestinations++;
     const body = `this proxy only reaches *${suffix} and loopback, not ${host.slice(0, 80)}\n`;
-    res.writeHead(502, { 'content-type': 'text/plain', 'x-th-proxy-error': 'destination not allowed', 'content-length': Buffer.byteLength(body) }).end(body);
+    res
+      .writeHead(502, {
+        'content-type': 'text/plain',
+        'x-th-proxy-error': 'destination not allowed',
+        'content-length': Buffer.byteLength(body),
+      })
+      .end(body);
   };
 
   /** Forwards one request to `host` (its Host header) on the resolved port, adding the route headers. */
-  const forward = (req: IncomingMessage, res: ServerResponse, host: string, hostHeader: string, port: number, path: string): void => {
+  const forward = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    host: string,
+    hostHeader: string,
+    port: number,
+    path: string,
+  ): void => {
     const to = resolve(host, port);
     if (to === undefined) {
       refuseDestination(res, host);
       return;
     }
     stats.forwarded++;
-    const headers = { ...endToEnd(req.headers), host: hostHeader, [ROUTE_HEADER]: label, 'x-forwarded-for': clientIp, via: `1.1 th-proxy-${label}` };
-    const upstream = http.request({ host: '127.0.0.1', port: to.port, method: req.method, path, headers, agent }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers));
-      answer.pipe(res);
-      answer.on('error', () => res.destroy());
-    });
+    const headers = {
+      ...endToEnd(req.headers),
+      host: hostHeader,
+      [ROUTE_HEADER]: label,
+      'x-forwarded-for': clientIp,
+      via: `1.1 th-proxy-${label}`,
+    };
+    const upstream = http.request(
+      { host: '127.0.0.1', port: to.port, method: req.method, path, headers, agent },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers));
+        answer.pipe(res);
+        answer.on('error', () => res.destroy());
+      },
+    );
     upstream.on('error', (err: NodeJS.ErrnoException) => {
       // A reset by the site reaches the client as a reset (what a crawler behind a real proxy sees when the
       // site's protection drops it); anything else is the proxy's own failure, said as a 502.
@@ -115,7 +151,13 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<F
         return;
       }
       const body = `proxy ${label}: upstream failed (${err.code ?? err.message})\n`;
-      res.writeHead(502, { 'content-type': 'text/plain', 'x-th-proxy-error': 'upstream failed', 'content-length': Buffer.byteLength(body) }).end(body);
+      res
+        .writeHead(502, {
+          'content-type': 'text/plain',
+          'x-th-proxy-error': 'upstream failed',
+          'content-length': Buffer.byteLength(body),
+        })
+        .end(body);
     });
     req.pipe(upstream);
   };

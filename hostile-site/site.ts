@@ -16,10 +16,41 @@ import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { DEFAULT_CANARY_USER_AGENT } from '../canary-runner/settings';
 import { renderPage, type ChallengeKind, type HardKind } from '../scenarios/pages';
 import { hashText, mixSeed, Rng } from '../scenarios/rng';
-import { AccessLog, DEFAULT_MAX_ENTRIES, summarize, type AccessLogEntry, type LogQuery, type LogSummary, type Rate, type ServedKind } from './access-log';
+import {
+  AccessLog,
+  DEFAULT_MAX_ENTRIES,
+  summarize,
+  type AccessLogEntry,
+  type LogQuery,
+  type LogSummary,
+  type Rate,
+  type ServedKind,
+} from './access-log';
 import { handleAdmin, type ProxyControl } from './admin';
-import { listingPage, pageTypeOf, renderCatalogue, THEMES, type CatalogueOptions, type Page, type Theme } from './catalogue';
-import { DEFAULT_PAGES, HostModeSchema, latencyOf, modeAt, NORMAL, rampDone, RampSchema, scheduleRamp, type HostMode, type Protection, type RampStep, type ScheduledRamp, type SoftPage } from './modes';
+import {
+  listingPage,
+  pageTypeOf,
+  renderCatalogue,
+  THEMES,
+  type CatalogueOptions,
+  type Page,
+  type Theme,
+} from './catalogue';
+import {
+  DEFAULT_PAGES,
+  HostModeSchema,
+  latencyOf,
+  modeAt,
+  NORMAL,
+  rampDone,
+  RampSchema,
+  scheduleRamp,
+  type HostMode,
+  type Protection,
+  type RampStep,
+  type ScheduledRamp,
+  type SoftPage,
+} from './modes';
 import { closeServer, listenLoopback, SocketSet } from './sockets';
 
 /** The route label of a request that came through no labelling proxy. */
@@ -151,8 +182,16 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
     const name = config.name.toLowerCase();
     if (hosts.has(name)) throw new HostileSiteError(`hosts: "${name}" is listed twice`);
     const themeName = typeof config.theme === 'object' ? undefined : (config.theme ?? 'shop');
-    const theme = typeof config.theme === 'object' ? config.theme : Object.hasOwn(THEMES, themeName ?? 'shop') ? THEMES[themeName ?? 'shop'] : undefined;
-    if (theme === undefined) throw new HostileSiteError(`hosts: theme "${themeName}" of ${name} is unknown; use one of ${Object.keys(THEMES).join(', ')}`);
+    const theme =
+      typeof config.theme === 'object'
+        ? config.theme
+        : Object.hasOwn(THEMES, themeName ?? 'shop')
+          ? THEMES[themeName ?? 'shop']
+          : undefined;
+    if (theme === undefined)
+      throw new HostileSiteError(
+        `hosts: theme "${themeName}" of ${name} is unknown; use one of ${Object.keys(THEMES).join(', ')}`,
+      );
     const protection = config.protection ?? 'cloudflare';
     hosts.set(name, {
       catalogue: { host: name, theme, protection, items: config.items ?? 200, perPage: config.perPage ?? 20 },
@@ -166,7 +205,8 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
 
   const hostOf = (name: string): Host => {
     const host = hosts.get(name.toLowerCase());
-    if (!host) throw new HostileSiteError(`host: unknown host "${name}"; this site serves ${[...hosts.keys()].join(', ')}`);
+    if (!host)
+      throw new HostileSiteError(`host: unknown host "${name}"; this site serves ${[...hosts.keys()].join(', ')}`);
     return host;
   };
 
@@ -219,7 +259,10 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
       return {
         host: host.catalogue.host,
         mode,
-        ramp: host.ramp === undefined ? undefined : { startedAt: host.ramp.scheduled.startedAt, steps: host.ramp.scheduled.steps },
+        ramp:
+          host.ramp === undefined
+            ? undefined
+            : { startedAt: host.ramp.scheduled.startedAt, steps: host.ramp.scheduled.steps },
         blockedRoutes: Object.fromEntries(host.blockedRoutes),
         protection: host.protection,
       };
@@ -245,9 +288,21 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
   };
 
   /** Decides the answer for one request to a known host: a page, a refusal, or a reset. */
-  const decide = (host: Host, mode: HostMode, route: string, path: string, now: number): { served: ServedKind; page?: string; answer: Page | 'reset' } => {
+  const decide = (
+    host: Host,
+    mode: HostMode,
+    route: string,
+    path: string,
+    now: number,
+  ): { served: ServedKind; page?: string; answer: Page | 'reset' } => {
     const pageType = pageTypeOf(host.catalogue, path);
-    const context = { host: host.catalogue.host, pageType: SCENARIO_PAGE_TYPE[pageType ?? 'listing'], path, country: 'DE', ts: now };
+    const context = {
+      host: host.catalogue.host,
+      pageType: SCENARIO_PAGE_TYPE[pageType ?? 'listing'],
+      path,
+      country: 'DE',
+      ts: now,
+    };
     const refusal = (kind: HardKind, served: ServedKind) => {
       if (kind === 'connection-reset') return { served: 'reset' as const, page: kind, answer: 'reset' as const };
       const r = renderPage(kind, rng, context);
@@ -259,13 +314,22 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
     const challenge = (pages: readonly ChallengeKind[] | undefined) => {
       const kind = rng.pick(pages ?? [DEFAULT_PAGES[host.protection].challenge]);
       const r = renderPage(kind, rng, context);
-      return { served: 'challenge' as const, page: kind, answer: fromScenario(r.status ?? 403, r.headers, r.bodySample) };
+      return {
+        served: 'challenge' as const,
+        page: kind,
+        answer: fromScenario(r.status ?? 403, r.headers, r.bodySample),
+      };
     };
     const softBlock = (pages: readonly SoftPage[] | undefined) => {
       const kind = rng.pick(pages ?? [DEFAULT_PAGES[host.protection].soft]);
-      if (kind === 'empty-records') return { served: 'soft-block' as const, page: kind, answer: listingPage(host.catalogue, 1, true) };
+      if (kind === 'empty-records')
+        return { served: 'soft-block' as const, page: kind, answer: listingPage(host.catalogue, 1, true) };
       const r = renderPage(kind, rng, context);
-      return { served: 'soft-block' as const, page: kind, answer: fromScenario(r.status ?? 200, r.headers, r.bodySample) };
+      return {
+        served: 'soft-block' as const,
+        page: kind,
+        answer: fromScenario(r.status ?? 200, r.headers, r.bodySample),
+      };
     };
     // robots.txt is content-free: share-based protections leave it alone (a wall does not).
     if (pageType !== 'robots') {
@@ -308,7 +372,11 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
         return;
       }
       const body = req.method === 'HEAD' ? '' : answer.body;
-      res.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body), 'cache-control': 'no-store' });
+      res.writeHead(answer.status, {
+        ...answer.headers,
+        'content-length': Buffer.byteLength(answer.body),
+        'cache-control': 'no-store',
+      });
       res.end(body);
     };
     if (latencyMs <= 0) {
@@ -341,7 +409,9 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
       handleAdmin(req, res, url, { site, proxies: () => proxies, clock });
       return;
     }
-    res.writeHead(421, { 'content-type': 'text/plain' }).end(`this server serves ${[...hosts.keys()].join(', ')} (Host header) and /_admin/ on its own address\n`);
+    res
+      .writeHead(421, { 'content-type': 'text/plain' })
+      .end(`this server serves ${[...hosts.keys()].join(', ')} (Host header) and /_admin/ on its own address\n`);
   });
   server.on('connection', (socket) => sockets.track(socket));
   // A crawler's abrupt disconnect is normal traffic here, not an error to crash on.

@@ -40,7 +40,14 @@ export function createLogger(level: LogLevel, name = 'target-health', destinatio
     level,
     hooks: { streamWrite: redactLogLine },
     serializers: { err: errorField, error: errorField },
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' } } } : {}),
+    ...(pretty
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' },
+          },
+        }
+      : {}),
   };
   return destination === undefined ? pino(options) : pino(options, destination);
 }

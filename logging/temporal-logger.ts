@@ -9,7 +9,11 @@ import type { Logger } from './logger';
 
 export function sdkLogger(logger: Logger): SdkLogger {
   return {
-    log: (level, message, meta) => logger[level === 'TRACE' ? 'trace' : (level.toLowerCase() as 'debug' | 'info' | 'warn' | 'error')](meta ?? {}, message),
+    log: (level, message, meta) =>
+      logger[level === 'TRACE' ? 'trace' : (level.toLowerCase() as 'debug' | 'info' | 'warn' | 'error')](
+        meta ?? {},
+        message,
+      ),
     trace: (message, meta) => logger.trace(meta ?? {}, message),
     debug: (message, meta) => logger.debug(meta ?? {}, message),
     info: (message, meta) => logger.info(meta ?? {}, message),

@@ -18,7 +18,21 @@ export function logChannel(logger: Logger): NotificationChannel {
   return {
     name: 'log',
     send: (p) => {
-      logger.info({ notification: { key: p.key, kind: p.kind, severity: p.severity, site: p.site, recipient: p.recipient, link: p.link, text: p.text, evidence: p.evidence } }, logLine(p));
+      logger.info(
+        {
+          notification: {
+            key: p.key,
+            kind: p.kind,
+            severity: p.severity,
+            site: p.site,
+            recipient: p.recipient,
+            link: p.link,
+            text: p.text,
+            evidence: p.evidence,
+          },
+        },
+        logLine(p),
+      );
       return Promise.resolve();
     },
   };
@@ -42,7 +56,9 @@ async function post(label: string, url: string, body: unknown, headers: Record<s
   } catch (err) {
     const cause = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
     // Some fetch errors quote the URL: never let the webhook's secret path or token into the message.
-    throw new Error(`${label} webhook at ${describeUrl(url)} unreachable: ${redactText(scrubSecrets(cause, secretParts(url)))}`);
+    throw new Error(
+      `${label} webhook at ${describeUrl(url)} unreachable: ${redactText(scrubSecrets(cause, secretParts(url)))}`,
+    );
   }
   // Drain the body so the connection can be reused; its text helps when the answer is an error.
   const text = await response.text().catch(() => '');
@@ -54,7 +70,8 @@ async function post(label: string, url: string, body: unknown, headers: Record<s
     );
   }
   const message = `${label} webhook at ${describeUrl(url)} answered ${response.status}${text ? `: ${redactText(scrubSecrets(text.slice(0, 200), secretParts(url)))}` : ''}`;
-  if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) throw new PermanentDeliveryError(message);
+  if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429)
+    throw new PermanentDeliveryError(message);
   throw new Error(message);
 }
 
@@ -62,7 +79,15 @@ async function post(label: string, url: string, body: unknown, headers: Record<s
 function secretParts(url: string): string[] {
   try {
     const u = new URL(url);
-    return [url, u.href, `${u.pathname}${u.search}`, u.pathname, u.search.slice(1), decodeURIComponent(u.password), u.password].filter((p) => p !== '');
+    return [
+      url,
+      u.href,
+      `${u.pathname}${u.search}`,
+      u.pathname,
+      u.search.slice(1),
+      decodeURIComponent(u.password),
+      u.password,
+    ].filter((p) => p !== '');
   } catch {
     return [url];
   }

@@ -5,7 +5,11 @@
  */
 import type { NotificationPayload } from './types';
 
-const ICON: Record<NotificationPayload['severity'], string> = { info: ':information_source:', warning: ':warning:', critical: ':rotating_light:' };
+const ICON: Record<NotificationPayload['severity'], string> = {
+  info: ':information_source:',
+  warning: ':warning:',
+  critical: ':rotating_light:',
+};
 
 /** Slack mrkdwn needs &, < and > escaped in free text (they delimit links). */
 function escapeMrkdwn(s: string): string {
@@ -22,7 +26,9 @@ export function slackBody(p: NotificationPayload): { text: string } {
     `${ICON[p.severity]} *${escapeMrkdwn(p.title)}*${who}`,
     escapeMrkdwn(p.text),
     history ? `Recent ticks (score/smoothed band): ${escapeMrkdwn(history)}` : '',
-    p.evidence.canaries.length > 0 ? `Canaries:\n${p.evidence.canaries.map((c) => `• ${escapeMrkdwn(c)}`).join('\n')}` : '',
+    p.evidence.canaries.length > 0
+      ? `Canaries:\n${p.evidence.canaries.map((c) => `• ${escapeMrkdwn(c)}`).join('\n')}`
+      : '',
     `<${p.link}|Open the loop in the Temporal UI>`,
   ];
   return { text: lines.filter((l) => l !== '').join('\n') };

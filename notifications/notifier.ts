@@ -11,7 +11,11 @@ export interface Notifier {
   channels: readonly NotificationChannel[];
 }
 
-export function createNotifier(settings: NotifierSettings, logger: Logger, extra: readonly NotificationChannel[] = []): Notifier {
+export function createNotifier(
+  settings: NotifierSettings,
+  logger: Logger,
+  extra: readonly NotificationChannel[] = [],
+): Notifier {
   const channels: NotificationChannel[] = [logChannel(logger)];
   if (settings.webhookUrl) channels.push(jsonWebhookChannel(settings.webhookUrl));
   if (settings.slackWebhookUrl) channels.push(slackWebhookChannel(settings.slackWebhookUrl));

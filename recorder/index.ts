@@ -4,4 +4,10 @@
  * so crawlers importing the server package keep working.
  */
 export * from '@target-health/crawler/recorder';
-export { postgresSink, isPermanentPostgresError, type PostgresSink, type PostgresSinkConfig, type PostgresSinkOptions } from '@target-health/crawler/postgres';
+export {
+  postgresSink,
+  isPermanentPostgresError,
+  type PostgresSink,
+  type PostgresSinkConfig,
+  type PostgresSinkOptions,
+} from '@target-health/crawler/postgres';

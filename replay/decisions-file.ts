@@ -21,8 +21,15 @@ const entrySchema = z.looseObject({
 });
 
 /** Parsed file content → decisions in time order, or one line naming the entry and field. */
-export function parseDecisionsFile(content: unknown): { ok: true; decisions: ReplayDecision[] } | { ok: false; message: string } {
-  if (!Array.isArray(content)) return { ok: false, message: 'expected a JSON array of decisions like [{"at": "2026-11-24T10:42:00Z", "kind": "resume", "who": "…", "why": "…", "mode": "cautious"}]' };
+export function parseDecisionsFile(
+  content: unknown,
+): { ok: true; decisions: ReplayDecision[] } | { ok: false; message: string } {
+  if (!Array.isArray(content))
+    return {
+      ok: false,
+      message:
+        'expected a JSON array of decisions like [{"at": "2026-11-24T10:42:00Z", "kind": "resume", "who": "…", "why": "…", "mode": "cautious"}]',
+    };
   const out: ReplayDecision[] = [];
   for (const [i, raw] of content.entries()) {
     const head = entrySchema.safeParse(raw);

@@ -94,11 +94,25 @@ function record(plan: TickPlan, asOf: Date, t: TickAssessment | null): ReplayTic
 }
 
 /** One decision, applied as the inbox applies it live (gate first; a refused one is reported, not applied). */
-function applyDecision(state: LoopState, d: ReplayDecision, seq: number, config: LoopConfig & { policy: SiteHealthConfig['policy'] }): { state: LoopState; said: string } {
-  const problem = decisionNotAllowed(d.decision.kind, { site: config.site, band: state.band, awaiting: state.awaiting !== null, stopped: false });
+function applyDecision(
+  state: LoopState,
+  d: ReplayDecision,
+  seq: number,
+  config: LoopConfig & { policy: SiteHealthConfig['policy'] },
+): { state: LoopState; said: string } {
+  const problem = decisionNotAllowed(d.decision.kind, {
+    site: config.site,
+    band: state.band,
+    awaiting: state.awaiting !== null,
+    stopped: false,
+  });
   if (problem !== null) return { state, said: `${d.at} ${d.decision.kind} refused: ${problem}` };
   const next = decisionControls(state, d.decision, config.policy);
-  const after = afterDecision(state, d.decision, next, { decisionKey: decisionKey(config.site, REPLAY_CHAIN, seq), via: 'signal', decidedAt: d.at });
+  const after = afterDecision(state, d.decision, next, {
+    decisionKey: decisionKey(config.site, REPLAY_CHAIN, seq),
+    via: 'signal',
+    decidedAt: d.at,
+  });
   return { state: { ...after, decisionSeq: seq }, said: `${d.at} ${d.decision.kind} by ${d.decision.who}` };
 }
 
@@ -137,7 +151,13 @@ export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDa
 
 export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<ReplayResult> {
   const { site, config } = opts;
-  const loopConfig: LoopConfig = { site, policy: config.policy, scoring: config.scoring, judgement: opts.judgement ?? CURRENT_JUDGEMENT, tickIntervalMs: opts.tickMs };
+  const loopConfig: LoopConfig = {
+    site,
+    policy: config.policy,
+    scoring: config.scoring,
+    judgement: opts.judgement ?? CURRENT_JUDGEMENT,
+    tickIntervalMs: opts.tickMs,
+  };
   const times = opts.at ?? tickTimes(opts.from, opts.to, opts.tickMs);
   const decisions = [...(opts.decisions ?? [])];
   const deps: AssessAtDeps = { pool, ...memoisedReads(), ...opts.deps };
@@ -164,7 +184,15 @@ export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<Repla
     let plan: TickPlan;
     let t: TickAssessment | null = null;
     try {
-      const result = await assessAt(deps, { site, asOf, window: config.window, scoring: config.scoring, previousRefusal: state.scoring.refusalStreak, previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] }, evidenceSince: state.evidenceSince });
+      const result = await assessAt(deps, {
+        site,
+        asOf,
+        window: config.window,
+        scoring: config.scoring,
+        previousRefusal: state.scoring.refusalStreak,
+        previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] },
+        evidenceSince: state.evidenceSince,
+      });
       t = { assessmentKey: assessmentKey(site, REPLAY_CHAIN, tick), tick, assessedAt: asOf.toISOString(), ...result };
       plan = planTick(state, t, loopConfig);
     } catch (err) {

@@ -6,7 +6,11 @@ import { HEALTH_BANDS } from '../common/names';
 import type { ReplayResult, ReplaySummary, ReplayTick } from './types';
 
 const dash = (v: number | null): string => (v === null ? '—' : String(v));
-const hm = (iso: string): string => iso.replace('T', ' ').replace(/:00\.000Z$/, 'Z').replace(/\.000Z$/, 'Z');
+const hm = (iso: string): string =>
+  iso
+    .replace('T', ' ')
+    .replace(/:00\.000Z$/, 'Z')
+    .replace(/\.000Z$/, 'Z');
 
 function duration(ms: number): string {
   const m = Math.round(ms / 60_000);
@@ -17,11 +21,22 @@ function duration(ms: number): string {
 
 /** Why a tick is worth a line: its band changed, its controls changed, it notified, a decision preceded it. */
 function eventful(t: ReplayTick, prev: ReplayTick | undefined): boolean {
-  return prev === undefined || t.band !== prev.band || t.change !== null || t.notices.length > 0 || t.decisions.length > 0 || (t.state === 'failed') !== (prev.state === 'failed');
+  return (
+    prev === undefined ||
+    t.band !== prev.band ||
+    t.change !== null ||
+    t.notices.length > 0 ||
+    t.decisions.length > 0 ||
+    (t.state === 'failed') !== (prev.state === 'failed')
+  );
 }
 
 export function tickLine(t: ReplayTick): string {
-  const what = [...t.decisions.map((d) => `decision: ${d}`), t.change === null ? null : `controls ${t.change}`, ...t.notices.map((n) => `notify ${n.kind}: ${n.title}`)].filter((x) => x !== null);
+  const what = [
+    ...t.decisions.map((d) => `decision: ${d}`),
+    t.change === null ? null : `controls ${t.change}`,
+    ...t.notices.map((n) => `notify ${n.kind}: ${n.title}`),
+  ].filter((x) => x !== null);
   return `${hm(t.asOf)}  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ${t.band.padEnd(9)}  ${(t.reasons.join(',') || '—').padEnd(24)}  ${what.join('; ')}`;
 }
 
@@ -71,10 +86,16 @@ export function compareReplays(a: ReplayResult, b: ReplayResult): ReplayComparis
   for (const ta of a.ticks) {
     seen.add(ta.asOf);
     const tb = byTime.get(ta.asOf) ?? null;
-    const fields = tb === null ? ['tick'] : (['band', 'score', 'smoothedScore', 'reasons', 'change', 'notices'] as const).filter((f) => !same(ta[f], tb[f]));
+    const fields =
+      tb === null
+        ? ['tick']
+        : (['band', 'score', 'smoothedScore', 'reasons', 'change', 'notices'] as const).filter(
+            (f) => !same(ta[f], tb[f]),
+          );
     if (fields.length > 0) differences.push({ asOf: ta.asOf, a: ta, b: tb, fields: [...fields] });
   }
-  for (const tb of b.ticks) if (!seen.has(tb.asOf)) differences.push({ asOf: tb.asOf, a: null, b: tb, fields: ['tick'] });
+  for (const tb of b.ticks)
+    if (!seen.has(tb.asOf)) differences.push({ asOf: tb.asOf, a: null, b: tb, fields: ['tick'] });
   return { a: a.summary, b: b.summary, differences };
 }
 
@@ -82,7 +103,9 @@ export function formatComparison(c: ReplayComparison, nameA: string, nameB: stri
   const lines: string[] = [`A = ${nameA}`, `B = ${nameB}`, ''];
   // Band and action differences first: score-only differences are many and mostly small.
   const important = c.differences.filter((d) => d.fields.some((f) => f !== 'score' && f !== 'smoothedScore'));
-  lines.push(`${c.differences.length} tick(s) differ, ${important.length} in band, reasons, controls or notices${important.length > 0 ? ':' : ''}`);
+  lines.push(
+    `${c.differences.length} tick(s) differ, ${important.length} in band, reasons, controls or notices${important.length > 0 ? ':' : ''}`,
+  );
   for (const d of important.slice(0, 200)) {
     lines.push(`${hm(d.asOf)}  differs in ${d.fields.join(', ')}`);
     lines.push(`  A ${d.a === null ? '(no tick)' : tickLine(d.a)}`);

@@ -2,7 +2,12 @@
 import { HEALTH_BANDS, type HealthBand } from '../common/names';
 import type { ReplaySummary, ReplayTick } from './types';
 
-export function summarise(site: string, opts: { from: Date; to: Date; tickMs: number }, times: readonly Date[], ticks: readonly ReplayTick[]): ReplaySummary {
+export function summarise(
+  site: string,
+  opts: { from: Date; to: Date; tickMs: number },
+  times: readonly Date[],
+  ticks: readonly ReplayTick[],
+): ReplaySummary {
   const timeInBand = Object.fromEntries(HEALTH_BANDS.map((b) => [b, 0])) as Record<HealthBand, number>;
   const notices: ReplaySummary['notices'] = {};
   let firstDegradeAt: string | null = null;

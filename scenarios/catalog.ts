@@ -59,7 +59,13 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     expect: RESIST,
     protection: 'akamai',
     onsetAfterMs: at(5),
-    pressure: ({ t }, onset) => (t < onset ? undefined : { hard: 0.9 * ramp(t, onset, 6 * HOUR_MS), hardKinds: ['akamai-denied', 'akamai-denied', 'rate-limited', 'connection-reset'] }),
+    pressure: ({ t }, onset) =>
+      t < onset
+        ? undefined
+        : {
+            hard: 0.9 * ramp(t, onset, 6 * HOUR_MS),
+            hardKinds: ['akamai-denied', 'akamai-denied', 'rate-limited', 'connection-reset'],
+          },
   },
   {
     name: 'sudden-wall',
@@ -73,7 +79,8 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   },
   {
     name: 'challenge-wave',
-    description: 'for five hours ~80 % of requests are refused: 55 % PerimeterX press-and-hold challenges, 25 % soft blocks',
+    description:
+      'for five hours ~80 % of requests are refused: 55 % PerimeterX press-and-hold challenges, 25 % soft blocks',
     cause: 'challenge',
     expectedTopReason: 'challenge',
     expect: RESIST,
@@ -82,23 +89,35 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     pressure: ({ t }, onset) => {
       const level = ramp(t, onset, 10 * MINUTE_MS) * (1 - ramp(t, onset + 5 * HOUR_MS, 20 * MINUTE_MS));
       if (level <= 0) return undefined;
-      return { challenge: 0.55 * level, challengeKinds: ['perimeterx-captcha'], soft: 0.25 * level, softKinds: ['perimeterx-denied-200', 'small-page'] };
+      return {
+        challenge: 0.55 * level,
+        challengeKinds: ['perimeterx-captcha'],
+        soft: 0.25 * level,
+        softKinds: ['perimeterx-denied-200', 'small-page'],
+      };
     },
   },
   {
     name: 'soft-blocks',
-    description: '65 % of answers become 200s that are tiny shells, empty of records or "unusual traffic" pages (ramp of 20 minutes)',
+    description:
+      '65 % of answers become 200s that are tiny shells, empty of records or "unusual traffic" pages (ramp of 20 minutes)',
     cause: 'soft_block',
     expectedTopReason: 'soft_block',
     expect: RESIST,
     protection: 'none',
     onsetAfterMs: at(12),
     pressure: ({ t }, onset) =>
-      t < onset ? undefined : { soft: 0.65 * ramp(t, onset, 20 * MINUTE_MS), softKinds: ['small-page', 'small-page', 'empty-records', 'empty-records', 'unusual-traffic'] },
+      t < onset
+        ? undefined
+        : {
+            soft: 0.65 * ramp(t, onset, 20 * MINUTE_MS),
+            softKinds: ['small-page', 'small-page', 'empty-records', 'empty-records', 'unusual-traffic'],
+          },
   },
   {
     name: 'tarpit',
-    description: 'DataDome slows the crawler down (latency ×6 over 90 minutes, some timeouts), then refuses 75 % (429s, 403s)',
+    description:
+      'DataDome slows the crawler down (latency ×6 over 90 minutes, some timeouts), then refuses 75 % (429s, 403s)',
     cause: 'mixed',
     expectedTopReason: 'hard_block',
     expect: RESIST,
@@ -118,7 +137,8 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   },
   {
     name: 'dead-pool',
-    description: 'the proxy pool dc-3 (12 % of traffic, three countries) is burned: 85 % refused, 10 % proxy errors; other pools fine',
+    description:
+      'the proxy pool dc-3 (12 % of traffic, three countries) is burned: 85 % refused, 10 % proxy errors; other pools fine',
     cause: 'route',
     expectedTopReason: 'route_specific',
     expect: { pause: false, degrade: false, routeAlert: 'pool=dc-3', parserAlert: false },
@@ -127,21 +147,29 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     pressure: ({ t, route }, onset) =>
       t < onset || route.pool !== 'dc-3'
         ? undefined
-        : { hard: 0.85, hardKinds: ['cloudflare-banned-ip', 'cloudflare-banned-ip', 'connection-reset'], error: 0.1, errorKinds: ['proxy-error', 'timeout'] },
+        : {
+            hard: 0.85,
+            hardKinds: ['cloudflare-banned-ip', 'cloudflare-banned-ip', 'connection-reset'],
+            error: 0.1,
+            errorKinds: ['proxy-error', 'timeout'],
+          },
   },
   {
     name: 'dead-country',
-    description: 'the site bans Brazil (9 % of traffic over three pools): 95 % of BR requests get Cloudflare error 1009',
+    description:
+      'the site bans Brazil (9 % of traffic over three pools): 95 % of BR requests get Cloudflare error 1009',
     cause: 'route',
     expectedTopReason: 'route_specific',
     expect: { pause: false, degrade: false, routeAlert: 'country=BR', parserAlert: false },
     protection: 'cloudflare',
     onsetAfterMs: at(13),
-    pressure: ({ t, route }, onset) => (t < onset || route.country !== 'BR' ? undefined : { hard: 0.95, hardKinds: ['cloudflare-country'] }),
+    pressure: ({ t, route }, onset) =>
+      t < onset || route.country !== 'BR' ? undefined : { hard: 0.95, hardKinds: ['cloudflare-country'] },
   },
   {
     name: 'redesign',
-    description: 'the site ships a new layout: product and listing pages still load but their price (and availability) fields are gone',
+    description:
+      'the site ships a new layout: product and listing pages still load but their price (and availability) fields are gone',
     cause: 'parser',
     expectedTopReason: 'extraction_missing_fields',
     expect: { pause: false, degrade: false, routeAlert: null, parserAlert: true },
@@ -160,12 +188,17 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     pressure: ({ t }, onset) => {
       const level = ramp(t, onset, 30 * MINUTE_MS) * (1 - ramp(t, onset + 3 * HOUR_MS, 30 * MINUTE_MS));
       if (level <= 0) return undefined;
-      return { latency: 1 + 2.5 * level, error: 0.04 * level, errorKinds: ['server-error', 'server-error', 'server-error', 'timeout'] };
+      return {
+        latency: 1 + 2.5 * level,
+        error: 0.04 * level,
+        errorKinds: ['server-error', 'server-error', 'server-error', 'timeout'],
+      };
     },
   },
   {
     name: 'always-challenging',
-    description: 'the site always challenges ~8 % of requests (Cloudflare managed challenge), history included; nothing changes',
+    description:
+      'the site always challenges ~8 % of requests (Cloudflare managed challenge), history included; nothing changes',
     cause: 'none',
     expectedTopReason: null,
     expect: NOTHING,
@@ -175,7 +208,8 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   },
   {
     name: 'diurnal',
-    description: 'strong daily swings every day: volume ×19 peak to trough, challenges and blocks up to 3.5 % at night, latency ×1.8 at peak',
+    description:
+      'strong daily swings every day: volume ×19 peak to trough, challenges and blocks up to 3.5 % at night, latency ×1.8 at peak',
     cause: 'none',
     expectedTopReason: null,
     expect: NOTHING,
@@ -197,11 +231,15 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     protection: 'cloudflare',
     onsetAfterMs: at(16),
     onsetOnMinute: true,
-    pressure: ({ t }, onset) => (t < onset || t >= onset + MINUTE_MS ? undefined : { hard: 0.95, hardKinds: ['rate-limited', 'rate-limited', 'cloudflare-block'] }),
+    pressure: ({ t }, onset) =>
+      t < onset || t >= onset + MINUTE_MS
+        ? undefined
+        : { hard: 0.95, hardKinds: ['rate-limited', 'rate-limited', 'cloudflare-block'] },
   },
   {
     name: 'slow-creep',
-    description: 'rate limiting tightens over three days before the incident day (doubling daily) to 60 % at its end; the baseline absorbs the start',
+    description:
+      'rate limiting tightens over three days before the incident day (doubling daily) to 60 % at its end; the baseline absorbs the start',
     cause: 'hard_block',
     expectedTopReason: 'hard_block',
     expect: RESIST,
@@ -217,7 +255,8 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   },
   {
     name: 'low-traffic',
-    description: 'a quiet site crawled at under one request a minute (0.5/min history, 0.8/min incident day); nothing happens',
+    description:
+      'a quiet site crawled at under one request a minute (0.5/min history, 0.8/min incident day); nothing happens',
     cause: 'none',
     expectedTopReason: null,
     expect: NOTHING,

@@ -73,8 +73,35 @@ export interface PageProfile {
 }
 
 export const PAGES: Readonly<Record<PageType, PageProfile>> = {
-  product: { weight: 0.5, medianBytes: 160_000, bytesSigma: 0.18, medianLatencyMs: 420, latencySigma: 0.45, records: [1, 1], legitEmpty: 0, emptySizeShare: 1 },
-  listing: { weight: 0.3, medianBytes: 240_000, bytesSigma: 0.2, medianLatencyMs: 600, latencySigma: 0.45, records: [12, 48], legitEmpty: 0.002, emptySizeShare: 0.5 },
-  search: { weight: 0.2, medianBytes: 130_000, bytesSigma: 0.22, medianLatencyMs: 750, latencySigma: 0.5, records: [1, 24], legitEmpty: 0.15, emptySizeShare: 0.45 },
+  product: {
+    weight: 0.5,
+    medianBytes: 160_000,
+    bytesSigma: 0.18,
+    medianLatencyMs: 420,
+    latencySigma: 0.45,
+    records: [1, 1],
+    legitEmpty: 0,
+    emptySizeShare: 1,
+  },
+  listing: {
+    weight: 0.3,
+    medianBytes: 240_000,
+    bytesSigma: 0.2,
+    medianLatencyMs: 600,
+    latencySigma: 0.45,
+    records: [12, 48],
+    legitEmpty: 0.002,
+    emptySizeShare: 0.5,
+  },
+  search: {
+    weight: 0.2,
+    medianBytes: 130_000,
+    bytesSigma: 0.22,
+    medianLatencyMs: 750,
+    latencySigma: 0.5,
+    records: [1, 24],
+    legitEmpty: 0.15,
+    emptySizeShare: 0.45,
+  },
 };
 export const PAGE_WEIGHTS: readonly number[] = PAGE_TYPES.map((p) => PAGES[p].weight);

@@ -11,7 +11,17 @@ import { tryNormaliseSite } from '@target-health/crawler/events/site';
 import { findScenario, SCENARIO_NAMES, SCENARIOS, type ScenarioDefinition } from './catalog';
 import { firstMajorityMinute, hardBlocksOf, refusalsOf } from './shares';
 import { scenarioTruthSchema, type ScenarioTruth } from './truth';
-import { countMinute, DAY_MS, labelledTraffic, MINUTE_MS, planMinute, type LabelledEvent, type MinuteCounts, type Timeline, type TrafficModel } from './traffic';
+import {
+  countMinute,
+  DAY_MS,
+  labelledTraffic,
+  MINUTE_MS,
+  planMinute,
+  type LabelledEvent,
+  type MinuteCounts,
+  type Timeline,
+  type TrafficModel,
+} from './traffic';
 import { hashText, mixSeed, Rng } from './rng';
 
 export { SCENARIO_NAMES } from './catalog';
@@ -72,19 +82,29 @@ interface Resolved {
 
 function resolve(name: string, options: ScenarioOptions): Resolved {
   const definition = findScenario(name);
-  if (definition === undefined) throw new ScenarioOptionsError('scenario', `unknown scenario ${JSON.stringify(name).slice(0, 80)}; one of ${SCENARIO_NAMES.join(', ')}`);
+  if (definition === undefined)
+    throw new ScenarioOptionsError(
+      'scenario',
+      `unknown scenario ${JSON.stringify(name).slice(0, 80)}; one of ${SCENARIO_NAMES.join(', ')}`,
+    );
   const site = tryNormaliseSite(options.site ?? defaultSite(name));
   if (!site.ok) throw new ScenarioOptionsError('site', site.error.message);
   const days = options.days ?? DEFAULT_DAYS;
   if (!Number.isInteger(days) || days < MIN_DAYS || days > MAX_DAYS) {
-    throw new ScenarioOptionsError('days', `must be a whole number of days from ${MIN_DAYS} to ${MAX_DAYS} (history days + the incident day; got ${String(days)})`);
+    throw new ScenarioOptionsError(
+      'days',
+      `must be a whole number of days from ${MIN_DAYS} to ${MAX_DAYS} (history days + the incident day; got ${String(days)})`,
+    );
   }
   const seed = options.seed ?? DEFAULT_SEED;
-  if (!Number.isInteger(seed) || seed < 0 || seed > MAX_SEED) throw new ScenarioOptionsError('seed', `must be a whole number from 0 to ${MAX_SEED} (got ${String(seed)})`);
+  if (!Number.isInteger(seed) || seed < 0 || seed > MAX_SEED)
+    throw new ScenarioOptionsError('seed', `must be a whole number from 0 to ${MAX_SEED} (got ${String(seed)})`);
   const end = options.end;
-  if (!Number.isInteger(end) || end % MINUTE_MS !== 0) throw new ScenarioOptionsError('end', 'must be a time on a whole minute, like 2026-03-01T12:00:00Z');
+  if (!Number.isInteger(end) || end % MINUTE_MS !== 0)
+    throw new ScenarioOptionsError('end', 'must be a time on a whole minute, like 2026-03-01T12:00:00Z');
   const historyStart = end - days * DAY_MS;
-  if (historyStart < MIN_TS || end > MAX_TS) throw new ScenarioOptionsError('end', 'must leave the whole scenario between 2000 and 2100');
+  if (historyStart < MIN_TS || end > MAX_TS)
+    throw new ScenarioOptionsError('end', 'must leave the whole scenario between 2000 and 2100');
   return { definition, host: site.site, seed, timeline: { historyStart, incidentStart: end - DAY_MS, end } };
 }
 
@@ -98,7 +118,9 @@ function modelOf(r: Resolved, onset: number | null): TrafficModel {
     incidentRate: rates.incident,
     historyDiurnal: rates.historyDiurnal,
     incidentDiurnal: rates.incidentDiurnal,
-    ...(pressure ? { pressure: (request, timeline) => pressure(request, onset ?? Number.POSITIVE_INFINITY, timeline) } : {}),
+    ...(pressure
+      ? { pressure: (request, timeline) => pressure(request, onset ?? Number.POSITIVE_INFINITY, timeline) }
+      : {}),
   };
 }
 

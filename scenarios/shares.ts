@@ -10,7 +10,10 @@ export const SHARE_MINUTES = 5;
 export const SHARE_MIN_REQUESTS = 20;
 
 /** Index of the first such minute in `counts` (consecutive minutes), or null. */
-export function firstMajorityMinute(counts: readonly MinuteCounts[], refused: (c: MinuteCounts) => number): number | null {
+export function firstMajorityMinute(
+  counts: readonly MinuteCounts[],
+  refused: (c: MinuteCounts) => number,
+): number | null {
   let requests = 0;
   let hits = 0;
   for (let m = 0; m < counts.length; m++) {

@@ -9,7 +9,16 @@
  * never sits in memory. Pure: time comes in through the timeline, randomness from the seed.
  */
 import type { Outcome, RequestOutcomeEventInput } from '@target-health/crawler/events/event';
-import { PAGE_TYPES, PAGE_WEIGHTS, PAGES, ROUTE_WEIGHT_TOTAL, ROUTE_WEIGHTS, ROUTES, type PageType, type RouteSpec } from './fleet';
+import {
+  PAGE_TYPES,
+  PAGE_WEIGHTS,
+  PAGES,
+  ROUTE_WEIGHT_TOTAL,
+  ROUTE_WEIGHTS,
+  ROUTES,
+  type PageType,
+  type RouteSpec,
+} from './fleet';
 import {
   normalPageHead,
   pathOf,
@@ -80,15 +89,48 @@ export interface LabelledEvent {
 
 /** Background of a quiet site: rare refusals and ordinary failures. */
 const BACKGROUND = { hard: 0.005, challenge: 0.003, soft: 0.0015, error: 0.014 } as const;
-const BACKGROUND_ERRORS: readonly ErrorKind[] = ['not-found', 'not-found', 'not-found', 'not-found', 'not-found', 'not-found', 'server-error', 'server-error', 'timeout', 'proxy-error'];
+const BACKGROUND_ERRORS: readonly ErrorKind[] = [
+  'not-found',
+  'not-found',
+  'not-found',
+  'not-found',
+  'not-found',
+  'not-found',
+  'server-error',
+  'server-error',
+  'timeout',
+  'proxy-error',
+];
 
 /** Which pages a site's own protection answers with, when it refuses in the background. */
-const BACKGROUND_KINDS: Readonly<Record<Protection, { hard: readonly HardKind[]; challenge: readonly ChallengeKind[]; soft: readonly SoftKind[] }>> = {
-  cloudflare: { hard: ['cloudflare-block', 'rate-limited', 'connection-reset'], challenge: ['cloudflare-challenge'], soft: ['small-page', 'empty-records'] },
-  akamai: { hard: ['akamai-denied', 'rate-limited', 'connection-reset'], challenge: ['security-check-200'], soft: ['small-page', 'empty-records'] },
-  datadome: { hard: ['datadome-429', 'bare-403'], challenge: ['datadome-captcha'], soft: ['small-page', 'empty-records'] },
-  perimeterx: { hard: ['bare-403', 'rate-limited'], challenge: ['perimeterx-captcha'], soft: ['perimeterx-denied-200', 'small-page'] },
-  none: { hard: ['bare-403', 'rate-limited', 'connection-reset'], challenge: ['security-check-200'], soft: ['small-page', 'unusual-traffic', 'empty-records'] },
+const BACKGROUND_KINDS: Readonly<
+  Record<Protection, { hard: readonly HardKind[]; challenge: readonly ChallengeKind[]; soft: readonly SoftKind[] }>
+> = {
+  cloudflare: {
+    hard: ['cloudflare-block', 'rate-limited', 'connection-reset'],
+    challenge: ['cloudflare-challenge'],
+    soft: ['small-page', 'empty-records'],
+  },
+  akamai: {
+    hard: ['akamai-denied', 'rate-limited', 'connection-reset'],
+    challenge: ['security-check-200'],
+    soft: ['small-page', 'empty-records'],
+  },
+  datadome: {
+    hard: ['datadome-429', 'bare-403'],
+    challenge: ['datadome-captcha'],
+    soft: ['small-page', 'empty-records'],
+  },
+  perimeterx: {
+    hard: ['bare-403', 'rate-limited'],
+    challenge: ['perimeterx-captcha'],
+    soft: ['perimeterx-denied-200', 'small-page'],
+  },
+  none: {
+    hard: ['bare-403', 'rate-limited', 'connection-reset'],
+    challenge: ['security-check-200'],
+    soft: ['small-page', 'unusual-traffic', 'empty-records'],
+  },
 };
 
 /** Share of normal pages whose body the crawler samples (it always sends small and non-200 bodies). */
@@ -98,7 +140,7 @@ const SMALL_BODY_BYTES = 16_384;
 
 /** Volume multiple at a time of day: peaks mid-afternoon UTC, lowest in the small hours; mean 1. */
 export function diurnal(t: number, amplitude: number): number {
-  const hour = ((t % DAY_MS) + DAY_MS) % DAY_MS / HOUR_MS;
+  const hour = (((t % DAY_MS) + DAY_MS) % DAY_MS) / HOUR_MS;
   return 1 + amplitude * Math.sin((2 * Math.PI * (hour - 9)) / 24);
 }
 
@@ -117,7 +159,9 @@ export function planMinute(model: TrafficModel, timeline: Timeline, seed: number
   const start = timeline.historyStart + minute * MINUTE_MS;
   const rng = new Rng(mixSeed(seed, minute, 1));
   const incident = start >= timeline.incidentStart;
-  const mean = (incident ? model.incidentRate : model.historyRate) * diurnal(start + MINUTE_MS / 2, incident ? model.incidentDiurnal : model.historyDiurnal);
+  const mean =
+    (incident ? model.incidentRate : model.historyRate) *
+    diurnal(start + MINUTE_MS / 2, incident ? model.incidentDiurnal : model.historyDiurnal);
   const n = rng.poisson(mean);
   const offsets: number[] = [];
   for (let i = 0; i < n; i++) offsets.push(Math.floor(rng.next() * MINUTE_MS));
@@ -139,12 +183,14 @@ export function planMinute(model: TrafficModel, timeline: Timeline, seed: number
     let intended: Outcome = 'ok';
     let kinds: readonly string[] = [];
     if (pick(pressure?.hard)) [intended, kinds] = ['hard_block', pressure!.hardKinds ?? background.hard];
-    else if (pick(pressure?.challenge)) [intended, kinds] = ['challenge', pressure!.challengeKinds ?? background.challenge];
+    else if (pick(pressure?.challenge))
+      [intended, kinds] = ['challenge', pressure!.challengeKinds ?? background.challenge];
     else if (pick(pressure?.soft)) [intended, kinds] = ['soft_block', pressure!.softKinds ?? background.soft];
     else if (pick(pressure?.error)) [intended, kinds] = ['error', pressure!.errorKinds ?? BACKGROUND_ERRORS];
     else {
       // What the scenario did not decide, the background does, over the rest of the probability.
-      const rest = 1 - (pressure?.hard ?? 0) - (pressure?.challenge ?? 0) - (pressure?.soft ?? 0) - (pressure?.error ?? 0);
+      const rest =
+        1 - (pressure?.hard ?? 0) - (pressure?.challenge ?? 0) - (pressure?.soft ?? 0) - (pressure?.error ?? 0);
       u /= Math.max(rest, 1e-9);
       if (pick(BACKGROUND.hard)) [intended, kinds] = ['hard_block', background.hard];
       else if (pick(BACKGROUND.challenge)) [intended, kinds] = ['challenge', background.challenge];
@@ -182,7 +228,13 @@ function originLatency(rng: Rng, p: PlannedRequest): number {
 }
 
 /** A normal page (or one served normal-looking but empty: `empty-records`). */
-function normalPage(rng: Rng, p: PlannedRequest, model: TrafficModel, context: PageContext, refused: boolean): { response: Response; extraction: NonNullable<RequestOutcomeEventInput['extraction']> } {
+function normalPage(
+  rng: Rng,
+  p: PlannedRequest,
+  model: TrafficModel,
+  context: PageContext,
+  refused: boolean,
+): { response: Response; extraction: NonNullable<RequestOutcomeEventInput['extraction']> } {
   const page = PAGES[p.pageType];
   let bytes = rng.logNormal(page.medianBytes * (p.pressure?.sizeFactor ?? 1), page.bytesSigma);
   let extraction: NonNullable<RequestOutcomeEventInput['extraction']>;
@@ -192,7 +244,11 @@ function normalPage(rng: Rng, p: PlannedRequest, model: TrafficModel, context: P
     bytes *= page.emptySizeShare;
     extraction = { result: 'empty', validRecords: 0 };
   } else if (p.pressure?.parserBroken && p.pageType !== 'search') {
-    extraction = { result: 'missing_fields', missingFields: p.pageType === 'product' ? ['price', 'availability'] : ['price'], validRecords: 0 };
+    extraction = {
+      result: 'missing_fields',
+      missingFields: p.pageType === 'product' ? ['price', 'availability'] : ['price'],
+      validRecords: 0,
+    };
   } else if (p.pageType === 'product' && rng.chance(0.005)) {
     // A product page now and then lacks a required field (a product without a rating yet).
     extraction = { result: 'missing_fields', missingFields: ['rating'], validRecords: 0 };
@@ -206,7 +262,13 @@ function normalPage(rng: Rng, p: PlannedRequest, model: TrafficModel, context: P
 
 /** Renders one planned request into the event a crawler would send. */
 function render(rng: Rng, p: PlannedRequest, model: TrafficModel, eventId: string): RequestOutcomeEventInput {
-  const context: PageContext = { host: model.host, pageType: p.pageType, path: pathOf(rng, p.pageType), country: p.route.country, ts: p.t };
+  const context: PageContext = {
+    host: model.host,
+    pageType: p.pageType,
+    path: pathOf(rng, p.pageType),
+    country: p.route.country,
+    ts: p.t,
+  };
   let kind = p.kinds.length > 0 ? rng.pick(p.kinds) : 'ok';
   // An empty result only reads as a refusal where the page type usually has records: elsewhere the
   // site serves a cut-down page instead.
@@ -218,7 +280,8 @@ function render(rng: Rng, p: PlannedRequest, model: TrafficModel, eventId: strin
   } else {
     response = renderPage(kind as Parameters<typeof renderPage>[0], rng, context);
     // A crawler parses what came back with a 2xx; a refusal status it does not try to parse.
-    if (response.status !== undefined && response.status >= 200 && response.status < 300) extraction = { result: 'empty', validRecords: 0 };
+    if (response.status !== undefined && response.status >= 200 && response.status < 300)
+      extraction = { result: 'empty', validRecords: 0 };
   }
   let latency: number;
   if (response.networkError === 'timeout') latency = 30_000 + rng.int(0, 250);
@@ -227,7 +290,13 @@ function render(rng: Rng, p: PlannedRequest, model: TrafficModel, eventId: strin
   else latency = originLatency(rng, p) * (kind === 'ok' || kind === 'empty-records' || kind === 'not-found' ? 1 : 0.6);
 
   const refused = p.intended === 'hard_block' || p.intended === 'challenge' || p.intended === 'soft_block';
-  const retries = refused ? rng.int(0, 2) : response.networkError === 'timeout' ? rng.int(1, 3) : rng.chance(0.05) ? 1 : 0;
+  const retries = refused
+    ? rng.int(0, 2)
+    : response.networkError === 'timeout'
+      ? rng.int(1, 3)
+      : rng.chance(0.05)
+        ? 1
+        : 0;
   const event: RequestOutcomeEventInput = {
     eventId,
     ts: new Date(p.t).toISOString(),
@@ -244,14 +313,25 @@ function render(rng: Rng, p: PlannedRequest, model: TrafficModel, eventId: strin
   if (extraction !== undefined) event.extraction = extraction;
   if (response.headers !== undefined) event.headers = response.headers;
   if (response.title !== undefined) event.title = response.title;
-  if (response.bodySample !== undefined && (response.bytes === undefined || response.bytes <= SMALL_BODY_BYTES || response.status !== 200 || response.title !== undefined)) {
+  if (
+    response.bodySample !== undefined &&
+    (response.bytes === undefined ||
+      response.bytes <= SMALL_BODY_BYTES ||
+      response.status !== 200 ||
+      response.title !== undefined)
+  ) {
     event.bodySample = response.bodySample;
   }
   return event;
 }
 
 /** Every minute of the timeline, in order: its events with their intended outcomes. */
-export function* labelledTraffic(model: TrafficModel, timeline: Timeline, seed: number, idPrefix: string): Generator<LabelledEvent> {
+export function* labelledTraffic(
+  model: TrafficModel,
+  timeline: Timeline,
+  seed: number,
+  idPrefix: string,
+): Generator<LabelledEvent> {
   const minutes = (timeline.end - timeline.historyStart) / MINUTE_MS;
   let n = 0;
   for (let m = 0; m < minutes; m++) {

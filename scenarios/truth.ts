@@ -9,7 +9,17 @@ const isoTime = z.iso.datetime({ offset: true, error: 'expected an ISO-8601 time
 const span = z.strictObject({ from: isoTime, to: isoTime });
 
 /** The single cause a scenario injects (`none`: nothing hostile happens; `mixed`: several at once). */
-export const SCENARIO_CAUSES = ['none', 'hard_block', 'challenge', 'soft_block', 'latency', 'route', 'parser', 'load', 'mixed'] as const;
+export const SCENARIO_CAUSES = [
+  'none',
+  'hard_block',
+  'challenge',
+  'soft_block',
+  'latency',
+  'route',
+  'parser',
+  'load',
+  'mixed',
+] as const;
 export type ScenarioCause = (typeof SCENARIO_CAUSES)[number];
 
 export const scenarioTruthSchema = z.strictObject({

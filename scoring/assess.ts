@@ -96,7 +96,8 @@ export interface AssessCarry {
   routeWatch: RouteWatch;
 }
 
-const isSignal = (r: string): r is HealthSignal => r === 'hard_block' || r === 'challenge' || r === 'soft_block' || r === 'latency';
+const isSignal = (r: string): r is HealthSignal =>
+  r === 'hard_block' || r === 'challenge' || r === 'soft_block' || r === 'latency';
 
 /** Inputs are validated (throws WindowValidationError naming the field) and defaults filled. */
 export function assess(input: AssessInput, config: ScoringConfig = DEFAULT_SCORING_CONFIG): Assessment {
@@ -105,16 +106,27 @@ export function assess(input: AssessInput, config: ScoringConfig = DEFAULT_SCORI
 
   // This tick's test, then confirmation: only a confirmed route is set aside from the score.
   const raw = diagnoseRoutes(current.routes, baseline?.routes ?? [], config.routes);
-  const confirmed = confirmRoutes(raw, current.routes, current.recent, input.previous?.routeWatch ?? [], input.at ?? null, config.routes);
+  const confirmed = confirmRoutes(
+    raw,
+    current.routes,
+    current.recent,
+    input.previous?.routeWatch ?? [],
+    input.at ?? null,
+    config.routes,
+  );
   const routes = confirmed.diagnosis;
   const scoped = healthyRoutesWindow(current, routes);
   const scope = routes.verdict === 'route-specific' ? 'healthy-routes' : 'site';
   const readiness = baselineReadiness(baseline, config.learning);
   // The refusal rules set aside every route the test singles out, confirmed or not: a dead pool must not
   // pause the site while its alert is still being confirmed.
-  const aside = [...(raw.verdict === 'route-specific' ? raw.suspects : []), ...(routes.verdict === 'route-specific' ? routes.suspects : [])];
+  const aside = [
+    ...(raw.verdict === 'route-specific' ? raw.suspects : []),
+    ...(routes.verdict === 'route-specific' ? routes.suspects : []),
+  ];
   const refusalCurrent = withoutGroups(current, current.routes, aside);
-  const refusalRecent = current.recent === undefined ? null : withoutGroups(current.recent, current.recent.routes, aside);
+  const refusalRecent =
+    current.recent === undefined ? null : withoutGroups(current.recent, current.recent.routes, aside);
 
   let health: HealthAssessment;
   let state: AssessmentState;
@@ -127,12 +139,24 @@ export function assess(input: AssessInput, config: ScoringConfig = DEFAULT_SCORI
     health = { scope, window: scoped, score: result.score, reasons: result.reasons, explanation: result.explanation };
   }
 
-  const routeHold = state === 'scored' && baseline !== null ? holdForWatchedRoutes(current, baseline, routes, health, config) : null;
+  const routeHold =
+    state === 'scored' && baseline !== null ? holdForWatchedRoutes(current, baseline, routes, health, config) : null;
 
   const parser = parserHealth(current, baseline, config.parser);
   const cost = costDrift(current, baseline, config.cost);
-  const totalRefusal = assessTotalRefusal(refusalCurrent, input.previousRefusal ?? 0, config.totalRefusal, refusalRecent);
-  const majorityRefusal = assessMajorityRefusal(refusalCurrent, refusalRecent, readiness.ready ? baseline : null, input.previous?.majorityStreak ?? 0, config.majorityRefusal);
+  const totalRefusal = assessTotalRefusal(
+    refusalCurrent,
+    input.previousRefusal ?? 0,
+    config.totalRefusal,
+    refusalRecent,
+  );
+  const majorityRefusal = assessMajorityRefusal(
+    refusalCurrent,
+    refusalRecent,
+    readiness.ready ? baseline : null,
+    input.previous?.majorityStreak ?? 0,
+    config.majorityRefusal,
+  );
   const canary = checkCanaries(current.canary, config.canary);
 
   const reasons: ReasonKey[] = [];
@@ -144,8 +168,25 @@ export function assess(input: AssessInput, config: ScoringConfig = DEFAULT_SCORI
   for (const r of parser.reasons) if (r.startsWith('extraction_')) reasons.push(r as ReasonKey);
   reasons.push(...cost.reasons);
 
-  const carry: AssessCarry = { refusalStreak: totalRefusal.streak, majorityStreak: majorityRefusal.streak, routeWatch: confirmed.watch };
-  return { state, baseline: readiness, health, parser, cost, routes, totalRefusal, majorityRefusal, routeHold, carry, canary, reasons };
+  const carry: AssessCarry = {
+    refusalStreak: totalRefusal.streak,
+    majorityStreak: majorityRefusal.streak,
+    routeWatch: confirmed.watch,
+  };
+  return {
+    state,
+    baseline: readiness,
+    health,
+    parser,
+    cost,
+    routes,
+    totalRefusal,
+    majorityRefusal,
+    routeHold,
+    carry,
+    canary,
+    reasons,
+  };
 }
 
 const BAND_RANK: Record<ScoredBand, number> = { healthy: 0, degrading: 1, resisting: 2 };
@@ -155,7 +196,13 @@ const BAND_RANK: Record<ScoredBand, number> = { healthy: 0, degrading: 1, resist
  * into a worse band: the score of the window without them (and without the confirmed ones) is in a
  * better band than the tick's score. Latency stays the scored window's (a route's p95 is not removable).
  */
-function holdForWatchedRoutes(current: Window, baseline: Window, routes: Assessment['routes'], health: HealthAssessment, config: ScoringConfig): RouteHold | null {
+function holdForWatchedRoutes(
+  current: Window,
+  baseline: Window,
+  routes: Assessment['routes'],
+  health: HealthAssessment,
+  config: ScoringConfig,
+): RouteHold | null {
   const watching = routes.watching ?? [];
   if (watching.length === 0 || health.score === null) return null;
   const confirmed = routes.verdict === 'route-specific' ? routes.suspects : [];

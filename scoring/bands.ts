@@ -33,7 +33,11 @@ function isScoredBand(band: HealthBand | null | undefined): band is ScoredBand {
  * thresholds apply; otherwise the band moves only when the score is `hysteresis` points past a boundary
  * in the direction of the move (it may move two bands at once if it is past both).
  */
-export function nextBand(previous: HealthBand | null | undefined, score: number, config: BandConfig = DEFAULT_SCORING_CONFIG.bands): ScoredBand {
+export function nextBand(
+  previous: HealthBand | null | undefined,
+  score: number,
+  config: BandConfig = DEFAULT_SCORING_CONFIG.bands,
+): ScoredBand {
   if (!isScoredBand(previous)) return bandFor(score, config);
   const m = config.hysteresis;
   const worse = bandWith(score, config.healthyMin - m, config.degradingMin - m);

@@ -11,6 +11,14 @@ export interface CanaryCheck extends CanaryResults {
   mismatch: boolean;
 }
 
-export function checkCanaries(results: CanaryResults, config: CanaryConfig = DEFAULT_SCORING_CONFIG.canary): CanaryCheck {
-  return { runs: results.runs, failures: results.failures, mismatches: results.mismatches, mismatch: results.mismatches >= config.minMismatches };
+export function checkCanaries(
+  results: CanaryResults,
+  config: CanaryConfig = DEFAULT_SCORING_CONFIG.canary,
+): CanaryCheck {
+  return {
+    runs: results.runs,
+    failures: results.failures,
+    mismatches: results.mismatches,
+    mismatch: results.mismatches >= config.minMismatches,
+  };
 }

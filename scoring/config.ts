@@ -8,8 +8,7 @@ import { z } from 'zod';
 import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { countSchema } from './window';
 
-const nonNegative = (what = 'expected a non-negative number') =>
-  z.number({ error: what }).min(0, { error: what });
+const nonNegative = (what = 'expected a non-negative number') => z.number({ error: what }).min(0, { error: what });
 
 function weightsSumTo100<T extends Record<string, number>>(weights: T, ctx: z.RefinementCtx): void {
   let total = 0;
@@ -84,7 +83,10 @@ const costConfigSchema = z.strictObject({
   /** Fewer valid records than this in the baseline: cost drift is still learning. */
   minBaselineValidRecords: countSchema().default(50),
   /** A per-record cost at least this many times its baseline becomes a reason. */
-  reasonRatio: z.number({ error: 'expected a number of at least 1' }).min(1, { error: 'expected a number of at least 1' }).default(1.5),
+  reasonRatio: z
+    .number({ error: 'expected a number of at least 1' })
+    .min(1, { error: 'expected a number of at least 1' })
+    .default(1.5),
   /**
    * Baseline per-record costs are floored before dividing, like the seed floors baseline latency at
    * 1 ms: a site that never needed a retry must not turn one retry into an infinite ratio.
@@ -109,9 +111,17 @@ const routeConfigSchema = z.strictObject({
   /** A route group (and the rest it is compared with) needs this many current requests to be judged. */
   minRouteRequests: countSchema().default(30),
   /** A group must fail at least this much more often than the rest (0.10 = 10 points) to matter. */
-  minRateGap: z.number().min(0, { error: 'expected a number in [0, 1]' }).max(1, { error: 'expected a number in [0, 1]' }).default(0.1),
+  minRateGap: z
+    .number()
+    .min(0, { error: 'expected a number in [0, 1]' })
+    .max(1, { error: 'expected a number in [0, 1]' })
+    .default(0.1),
   /** Family-wise significance level of the one-sided Fisher exact tests (Bonferroni-corrected). */
-  alpha: z.number().gt(0, { error: 'expected a number in (0, 1)' }).lt(1, { error: 'expected a number in (0, 1)' }).default(0.01),
+  alpha: z
+    .number()
+    .gt(0, { error: 'expected a number in (0, 1)' })
+    .lt(1, { error: 'expected a number in (0, 1)' })
+    .default(0.01),
   /**
    * Whether a route's errors (network errors — a proxy refusing or resetting, timeouts, DNS, TLS — and
    * error answers) count as its failures beside its refusals. They never count in the site's score;
@@ -119,26 +129,47 @@ const routeConfigSchema = z.strictObject({
    */
   countErrors: z.boolean({ error: 'expected true or false' }).default(true),
   /** If the suspect routes carry more than this share of the traffic, the problem is the site's. */
-  maxBadShare: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.5),
+  maxBadShare: z
+    .number()
+    .gt(0, { error: 'expected a number in (0, 1]' })
+    .max(1, { error: 'expected a number in (0, 1]' })
+    .default(0.5),
   /**
    * Confirmation (scoring/route-watch.ts): a suspect is blamed — alerted, and its traffic set aside from
    * the score — only once it has been the suspect on this many consecutive ticks…
    */
-  confirmTicks: z.int({ error: 'expected an integer of at least 1' }).min(1, { error: 'expected an integer of at least 1' }).default(3),
+  confirmTicks: z
+    .int({ error: 'expected an integer of at least 1' })
+    .min(1, { error: 'expected an integer of at least 1' })
+    .default(3),
   /** …spanning at least this long (so 10 s ticks do not confirm on 20 s of one window)… */
-  confirmAfterMs: z.int({ error: 'expected a whole number of milliseconds' }).min(0, { error: 'expected a whole number of milliseconds' }).default(120_000),
+  confirmAfterMs: z
+    .int({ error: 'expected a whole number of milliseconds' })
+    .min(0, { error: 'expected a whole number of milliseconds' })
+    .default(120_000),
   /**
    * …and, on each of them, fails in the recent window (the last 5 minutes) at least this much more often
    * than the rest of that window's traffic (0.3 = 30 points): fresh evidence of a large effect, not a
    * cluster of the past quarter hour that is still inside the window.
    */
-  minConfirmGap: z.number().min(0, { error: 'expected a number in [0, 1]' }).max(1, { error: 'expected a number in [0, 1]' }).default(0.3),
+  minConfirmGap: z
+    .number()
+    .min(0, { error: 'expected a number in [0, 1]' })
+    .max(1, { error: 'expected a number in [0, 1]' })
+    .default(0.3),
   /** The suspect's requests the recent window needs for that comparison. */
   minRecentRouteRequests: countSchema().default(10),
   /** …and the one-sided Fisher exact test of the suspect against the rest of the recent window must give p ≤ this. */
-  recentAlpha: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.000_01),
+  recentAlpha: z
+    .number()
+    .gt(0, { error: 'expected a number in (0, 1]' })
+    .max(1, { error: 'expected a number in (0, 1]' })
+    .default(0.000_01),
   /** A confirmed route is cleared after this many consecutive ticks on which it is no longer a suspect. */
-  clearTicks: z.int({ error: 'expected an integer of at least 1' }).min(1, { error: 'expected an integer of at least 1' }).default(5),
+  clearTicks: z
+    .int({ error: 'expected an integer of at least 1' })
+    .min(1, { error: 'expected an integer of at least 1' })
+    .default(5),
 });
 
 const smoothingConfigSchema = z.strictObject({
@@ -154,16 +185,28 @@ const bandConfigSchema = z
     hysteresis: nonNegative().default(3),
   })
   .superRefine((b, ctx) => {
-    if (!(b.degradingMin < b.healthyMin)) ctx.addIssue({ code: 'custom', message: `degradingMin (${b.degradingMin}) must be below healthyMin (${b.healthyMin})` });
+    if (!(b.degradingMin < b.healthyMin))
+      ctx.addIssue({
+        code: 'custom',
+        message: `degradingMin (${b.degradingMin}) must be below healthyMin (${b.healthyMin})`,
+      });
     if (b.hysteresis * 2 >= b.healthyMin - b.degradingMin) {
-      ctx.addIssue({ code: 'custom', path: ['hysteresis'], message: 'must be less than half the width of the degrading band' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hysteresis'],
+        message: 'must be less than half the width of the degrading band',
+      });
     }
   });
 
 const totalRefusalConfigSchema = z.strictObject({
   enabled: z.boolean({ error: 'expected true or false' }).default(true),
   /** Share of a window's requests refused (hard + challenge + soft) that counts as refusing. */
-  threshold: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.9),
+  threshold: z
+    .number()
+    .gt(0, { error: 'expected a number in (0, 1]' })
+    .max(1, { error: 'expected a number in (0, 1]' })
+    .default(0.9),
   /** Refusing ticks in a row needed. */
   consecutiveTicks: z.int().min(1, { error: 'expected an integer of at least 1' }).default(2),
   /** Volume a tick needs to count (like the score's minimum). */
@@ -173,7 +216,11 @@ const totalRefusalConfigSchema = z.strictObject({
 const majorityRefusalConfigSchema = z.strictObject({
   enabled: z.boolean({ error: 'expected true or false' }).default(true),
   /** Share of a window's requests refused (hard + challenge + soft) that counts as a majority refusal. */
-  threshold: z.number().gt(0, { error: 'expected a number in (0, 1]' }).max(1, { error: 'expected a number in (0, 1]' }).default(0.5),
+  threshold: z
+    .number()
+    .gt(0, { error: 'expected a number in (0, 1]' })
+    .max(1, { error: 'expected a number in (0, 1]' })
+    .default(0.5),
   /** …and at least this many times the site's normal refused share (its baseline's). */
   normalMultiple: z.number().min(1, { error: 'expected a number of at least 1' }).default(4),
   /** Refusing ticks in a row needed. */

@@ -35,11 +35,15 @@ export interface CostDriftResult {
   costRatio: number;
 }
 
-const FIELD = { cost_retries: 'retries', cost_bytes: 'bytes', cost_credits: 'credits' } as const satisfies Record<CostSignal, keyof CostCounts>;
-const FLOOR = { cost_retries: 'retriesPerRecord', cost_bytes: 'bytesPerRecord', cost_credits: 'creditsPerRecord' } as const satisfies Record<
+const FIELD = { cost_retries: 'retries', cost_bytes: 'bytes', cost_credits: 'credits' } as const satisfies Record<
   CostSignal,
-  keyof CostConfig['floors']
+  keyof CostCounts
 >;
+const FLOOR = {
+  cost_retries: 'retriesPerRecord',
+  cost_bytes: 'bytesPerRecord',
+  cost_credits: 'creditsPerRecord',
+} as const satisfies Record<CostSignal, keyof CostConfig['floors']>;
 
 const perRecord = (amount: number, records: number): number => amount / Math.max(1, records);
 
@@ -50,21 +54,33 @@ const perRecord = (amount: number, records: number): number => amount / Math.max
  */
 const ratioOf = (now: number, floored: number): number => Math.min(now / floored, Number.MAX_VALUE);
 
-export function costDrift(current: CostCounts, baseline: CostCounts | null, config: CostConfig = DEFAULT_SCORING_CONFIG.cost): CostDriftResult {
+export function costDrift(
+  current: CostCounts,
+  baseline: CostCounts | null,
+  config: CostConfig = DEFAULT_SCORING_CONFIG.cost,
+): CostDriftResult {
   const base = baseline ?? { requests: 0, validRecords: 0, retries: 0, bytes: 0, credits: 0 };
   const metrics = {} as Record<CostSignal, CostMetric>;
   for (const key of COST_SIGNALS) {
     const now = perRecord(current[FIELD[key]], current.validRecords);
     const baselinePer = perRecord(base[FIELD[key]], base.validRecords);
     const floored = Math.max(baselinePer, config.floors[FLOOR[key]]);
-    metrics[key] = { now, baseline: baselinePer, baselineFloored: floored, ratio: ratioOf(now, floored), used: current[FIELD[key]] > 0 || base[FIELD[key]] > 0 };
+    metrics[key] = {
+      now,
+      baseline: baselinePer,
+      baselineFloored: floored,
+      ratio: ratioOf(now, floored),
+      used: current[FIELD[key]] > 0 || base[FIELD[key]] > 0,
+    };
   }
   let status: CostDriftStatus = 'ok';
   if (baseline === null || base.validRecords < config.minBaselineValidRecords) status = 'learning';
   else if (current.requests < config.minRequests) status = 'insufficient-data';
   if (status !== 'ok') return { status, metrics, reasons: [], costRatio: 1 };
 
-  const reasons = COST_SIGNALS.filter((k) => metrics[k].used && metrics[k].ratio >= config.reasonRatio).sort((a, b) => metrics[b].ratio - metrics[a].ratio);
+  const reasons = COST_SIGNALS.filter((k) => metrics[k].used && metrics[k].ratio >= config.reasonRatio).sort(
+    (a, b) => metrics[b].ratio - metrics[a].ratio,
+  );
   let costRatio = 1;
   for (const key of ['cost_bytes', 'cost_credits'] as const) {
     if (metrics[key].used) costRatio = Math.max(costRatio, metrics[key].ratio);
@@ -78,7 +94,11 @@ export function costDrift(current: CostCounts, baseline: CostCounts | null, conf
  * healthy one. Capped at `maxMultiplier`; a missing score adds nothing (no evidence either way). Never
  * below 1: the baseline is the price the scheduler already knows, this only adds the drift.
  */
-export function effectiveCostMultiplier(costRatio: number, healthScore: number | null, config: CostConfig = DEFAULT_SCORING_CONFIG.cost): number {
+export function effectiveCostMultiplier(
+  costRatio: number,
+  healthScore: number | null,
+  config: CostConfig = DEFAULT_SCORING_CONFIG.cost,
+): number {
   const scoreFactor = healthScore === null ? 1 : 100 / Math.max(healthScore, 100 / config.maxMultiplier);
   return Math.min(config.maxMultiplier, Math.max(1, costRatio * scoreFactor));
 }

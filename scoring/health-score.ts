@@ -69,7 +69,11 @@ function refusalSignal(
   );
 }
 
-function latencySignal(current: HostilityWindow, baseline: HostilityWindow, config: HealthConfig): LatencySignalExplanation {
+function latencySignal(
+  current: HostilityWindow,
+  baseline: HostilityWindow,
+  config: HealthConfig,
+): LatencySignalExplanation {
   const weight = config.weights.latency;
   const floored = Math.max(baseline.p95LatencyMs, LATENCY_BASELINE_FLOOR_MS);
   const ratio = current.p95LatencyMs / floored;
@@ -92,7 +96,11 @@ function latencySignal(current: HostilityWindow, baseline: HostilityWindow, conf
  * Scores `current` against `baseline`. Pass a validated HealthConfig (see parseScoringConfig); the
  * default is the seed's. The explanation is filled in even when the score is absent, for the reader.
  */
-export function healthScore(current: HostilityWindow, baseline: HostilityWindow, config: HealthConfig = DEFAULT_SCORING_CONFIG.health): HealthScoreResult {
+export function healthScore(
+  current: HostilityWindow,
+  baseline: HostilityWindow,
+  config: HealthConfig = DEFAULT_SCORING_CONFIG.health,
+): HealthScoreResult {
   const signals = {
     hard_block: refusalSignal('hard_block', current, baseline, config),
     challenge: refusalSignal('challenge', current, baseline, config),

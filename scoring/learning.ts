@@ -20,10 +20,18 @@ export interface BaselineReadiness {
   detail: string | null;
 }
 
-export function baselineReadiness(baseline: RefusalCounts | null | undefined, config: LearningConfig = DEFAULT_SCORING_CONFIG.learning): BaselineReadiness {
+export function baselineReadiness(
+  baseline: RefusalCounts | null | undefined,
+  config: LearningConfig = DEFAULT_SCORING_CONFIG.learning,
+): BaselineReadiness {
   const requests = baseline?.requests ?? 0;
   if (baseline === null || baseline === undefined) {
-    return { ready: false, baselineRequests: 0, minBaselineRequests: config.minBaselineRequests, detail: 'no baseline yet (new site)' };
+    return {
+      ready: false,
+      baselineRequests: 0,
+      minBaselineRequests: config.minBaselineRequests,
+      detail: 'no baseline yet (new site)',
+    };
   }
   if (requests < config.minBaselineRequests) {
     return {
@@ -40,11 +48,18 @@ export function baselineReadiness(baseline: RefusalCounts | null | undefined, co
  * Why an assessment has no health score, in words for the operator — learning the baseline, or too
  * little current traffic — or null when it has one.
  */
-export function describeNoScore(a: Assessment, config: ScoringConfig = DEFAULT_SCORING_CONFIG): { state: 'learning' | 'insufficient-data'; detail: string } | null {
-  if (a.state === 'learning') return { state: 'learning', detail: `learning the baseline: ${a.baseline.detail ?? 'baseline still learning'}` };
+export function describeNoScore(
+  a: Assessment,
+  config: ScoringConfig = DEFAULT_SCORING_CONFIG,
+): { state: 'learning' | 'insufficient-data'; detail: string } | null {
+  if (a.state === 'learning')
+    return { state: 'learning', detail: `learning the baseline: ${a.baseline.detail ?? 'baseline still learning'}` };
   if (a.state === 'insufficient-data') {
     const aside = a.health.scope === 'healthy-routes' ? ' (failing routes set aside)' : '';
-    return { state: 'insufficient-data', detail: `too little current traffic to judge: ${a.health.window.requests} requests in the current window${aside}, needs ${config.health.minRequests}` };
+    return {
+      state: 'insufficient-data',
+      detail: `too little current traffic to judge: ${a.health.window.requests} requests in the current window${aside}, needs ${config.health.minRequests}`,
+    };
   }
   return null;
 }

@@ -37,7 +37,8 @@ export interface MajorityRefusalResult {
   majorityRefusal: boolean;
 }
 
-const share = (c: RefusalCounts): number => (c.requests === 0 ? 0 : Math.min(1, (c.hardBlocks + c.challenges + c.softBlocks) / c.requests));
+const share = (c: RefusalCounts): number =>
+  c.requests === 0 ? 0 : Math.min(1, (c.hardBlocks + c.challenges + c.softBlocks) / c.requests);
 
 export function assessMajorityRefusal(
   current: RefusalCounts,
@@ -52,7 +53,8 @@ export function assessMajorityRefusal(
   const recentShare = recent === null ? null : share(recent);
   const currentCounts = current.requests > 0 && current.requests >= config.minRequests;
   const recentCounts = recent !== null && recent.requests > 0 && recent.requests >= config.minRecentRequests;
-  const refusingWindow = recentCounts && recentShare! >= bar ? 'recent' : currentCounts && currentShare >= bar ? 'current' : null;
+  const refusingWindow =
+    recentCounts && recentShare! >= bar ? 'recent' : currentCounts && currentShare >= bar ? 'current' : null;
   const enoughVolume = currentCounts || recentCounts;
   const previous = Math.max(0, Math.floor(previousStreak));
   const streak = !enoughVolume ? previous : refusingWindow !== null ? previous + 1 : 0;

@@ -15,7 +15,10 @@ import { EXTRACTION_SIGNALS, NO_SCORE, type ExtractionSignal } from './reasons';
 import { leftFoldSum, rankReasons } from './signal-math';
 import type { Window } from './window';
 
-export type ExtractionCounts = Pick<Window, 'extractionOk' | 'extractionMissingFields' | 'extractionSchemaMismatch' | 'extractionEmpty'>;
+export type ExtractionCounts = Pick<
+  Window,
+  'extractionOk' | 'extractionMissingFields' | 'extractionSchemaMismatch' | 'extractionEmpty'
+>;
 
 export interface ParserHealthExplanation {
   minExtractions: number;
@@ -38,7 +41,12 @@ const FIELD = {
   extraction_empty: 'extractionEmpty',
 } as const satisfies Record<ExtractionSignal, keyof ExtractionCounts>;
 
-const EMPTY: ExtractionCounts = { extractionOk: 0, extractionMissingFields: 0, extractionSchemaMismatch: 0, extractionEmpty: 0 };
+const EMPTY: ExtractionCounts = {
+  extractionOk: 0,
+  extractionMissingFields: 0,
+  extractionSchemaMismatch: 0,
+  extractionEmpty: 0,
+};
 
 /** Every extraction attempt ends in exactly one outcome, so the outcomes add up to the attempts. */
 export function extractionAttempts(w: ExtractionCounts): number {
@@ -46,13 +54,22 @@ export function extractionAttempts(w: ExtractionCounts): number {
 }
 
 /** `baseline` null (a new site) means learning: there is no normal to compare with. */
-export function parserHealth(current: ExtractionCounts, baseline: ExtractionCounts | null, config: ParserConfig = DEFAULT_SCORING_CONFIG.parser): ParserHealthResult {
+export function parserHealth(
+  current: ExtractionCounts,
+  baseline: ExtractionCounts | null,
+  config: ParserConfig = DEFAULT_SCORING_CONFIG.parser,
+): ParserHealthResult {
   const base = baseline ?? EMPTY;
   const n = extractionAttempts(current);
   const baseN = extractionAttempts(base);
   const signals = {} as Record<ExtractionSignal, RateSignalExplanation>;
   for (const key of EXTRACTION_SIGNALS) {
-    signals[key] = rateSignal({ count: current[FIELD[key]], outOf: n }, { count: base[FIELD[key]], outOf: baseN }, config.weights[key], config.caps.rateExcess);
+    signals[key] = rateSignal(
+      { count: current[FIELD[key]], outOf: n },
+      { count: base[FIELD[key]], outOf: baseN },
+      config.weights[key],
+      config.caps.rateExcess,
+    );
   }
   const penalties = EXTRACTION_SIGNALS.map((k) => [k, signals[k].penalty] as const);
   const penaltyTotal = leftFoldSum(penalties.map(([, p]) => p));
@@ -65,7 +82,8 @@ export function parserHealth(current: ExtractionCounts, baseline: ExtractionCoun
     penaltyTotal,
     unrounded,
   };
-  if (baseline === null || baseN < config.minBaselineExtractions) return { score: null, reasons: [NO_SCORE.learning], explanation };
+  if (baseline === null || baseN < config.minBaselineExtractions)
+    return { score: null, reasons: [NO_SCORE.learning], explanation };
   if (n < config.minExtractions) return { score: null, reasons: [NO_SCORE.notEnoughExtractions], explanation };
   return { score: pythonRound(unrounded), reasons: rankReasons(penalties), explanation };
 }

@@ -45,6 +45,9 @@ export function rateSignal(
     cap,
     badness,
     penalty: weight * badness,
-    interval: { now: wilsonInterval(current.count, current.outOf), baseline: wilsonInterval(baseline.count, baseline.outOf) },
+    interval: {
+      now: wilsonInterval(current.count, current.outOf),
+      baseline: wilsonInterval(baseline.count, baseline.outOf),
+    },
   };
 }

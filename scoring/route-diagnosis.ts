@@ -116,7 +116,11 @@ export function labelsOf(r: RouteLabels): RouteLabels {
  * Keys can collide when a label holds "/" or "=": such routes merge too, under the last one's labels
  * (as in the first version).
  */
-function mergeRoutes(routes: readonly RouteWindow[], baseline: readonly RouteWindow[] = [], countErrors = true): MergedRoute[] {
+function mergeRoutes(
+  routes: readonly RouteWindow[],
+  baseline: readonly RouteWindow[] = [],
+  countErrors = true,
+): MergedRoute[] {
   const merged = mergedByKey(routes, countErrors);
   for (const r of baseline) {
     const m = merged.get(routeKey(r));
@@ -141,7 +145,18 @@ function mergedByKey(routes: readonly RouteWindow[], countErrors: boolean): Map<
     if (previous === undefined) {
       // Counts copied into objects of one shape: inputs come in many shapes, and reading them again and
       // again would be slow.
-      merged.set(key, { key, last: r, counts: { requests: r.requests, hardBlocks: r.hardBlocks, challenges: r.challenges, softBlocks: r.softBlocks, errors: countErrors ? (r.errors ?? 0) : 0 }, p95LatencyMs: r.p95LatencyMs });
+      merged.set(key, {
+        key,
+        last: r,
+        counts: {
+          requests: r.requests,
+          hardBlocks: r.hardBlocks,
+          challenges: r.challenges,
+          softBlocks: r.softBlocks,
+          errors: countErrors ? (r.errors ?? 0) : 0,
+        },
+        p95LatencyMs: r.p95LatencyMs,
+      });
       continue;
     }
     const c = previous.counts;
@@ -154,7 +169,10 @@ function mergedByKey(routes: readonly RouteWindow[], countErrors: boolean): Map<
       errors: (c.errors ?? 0) + (countErrors ? (r.errors ?? 0) : 0),
     };
     // p95 of merged parts is unknown; their maximum bounds it from above. Unknown if any part lacks it.
-    previous.p95LatencyMs = previous.p95LatencyMs === undefined || r.p95LatencyMs === undefined ? undefined : Math.max(previous.p95LatencyMs, r.p95LatencyMs);
+    previous.p95LatencyMs =
+      previous.p95LatencyMs === undefined || r.p95LatencyMs === undefined
+        ? undefined
+        : Math.max(previous.p95LatencyMs, r.p95LatencyMs);
   }
   return merged;
 }
@@ -193,7 +211,12 @@ const rateOf = (failures: number, requests: number): number => failures / Math.m
 
 function stats(c: RouteCounts): RouteGroupStats {
   const failures = failuresOf(c.requests, c.hardBlocks, c.challenges, c.softBlocks, c.errors ?? 0);
-  return { requests: c.requests, failures, rate: rateOf(failures, c.requests), interval: wilsonInterval(failures, c.requests) };
+  return {
+    requests: c.requests,
+    failures,
+    rate: rateOf(failures, c.requests),
+    interval: wilsonInterval(failures, c.requests),
+  };
 }
 
 const countsAt = (a: Float64Array, k: number): RouteCounts => ({
@@ -205,14 +228,26 @@ const countsAt = (a: Float64Array, k: number): RouteCounts => ({
 });
 
 /** The suspect of one round: the most significant group (then the larger gap, then candidate order). */
-function bestGroup(groups: RouteGroups, config: RouteConfig, tested: Int32Array, testedCount: number, threshold: number): { group: number; pValue: number; gap: number } | null {
+function bestGroup(
+  groups: RouteGroups,
+  config: RouteConfig,
+  tested: Int32Array,
+  testedCount: number,
+  threshold: number,
+): { group: number; pValue: number; gap: number } | null {
   const { counts, base, remaining } = groups;
   let best: { group: number; pValue: number; gap: number } | null = null;
   for (let t = 0; t < testedCount; t++) {
     const k = tested[t]!;
     const o = STRIDE * k;
     const requests = counts[o + REQUESTS]!;
-    const failures = failuresOf(requests, counts[o + HARD]!, counts[o + CHALLENGES]!, counts[o + SOFT]!, counts[o + ERRORS]!);
+    const failures = failuresOf(
+      requests,
+      counts[o + HARD]!,
+      counts[o + CHALLENGES]!,
+      counts[o + SOFT]!,
+      counts[o + ERRORS]!,
+    );
     const restRequests = remaining[REQUESTS]! - requests;
     const restFailures = failuresOf(
       restRequests,
@@ -226,10 +261,20 @@ function bestGroup(groups: RouteGroups, config: RouteConfig, tested: Int32Array,
     if (gap < config.minRateGap) continue;
     const baseRequests = base[o + REQUESTS]!;
     // A route that always failed this much is its normal, already in the site's baseline: not news.
-    if (baseRequests >= config.minRouteRequests && rate - rateOf(failuresOf(baseRequests, base[o + HARD]!, base[o + CHALLENGES]!, base[o + SOFT]!, base[o + ERRORS]!), baseRequests) < config.minRateGap) continue;
+    if (
+      baseRequests >= config.minRouteRequests &&
+      rate -
+        rateOf(
+          failuresOf(baseRequests, base[o + HARD]!, base[o + CHALLENGES]!, base[o + SOFT]!, base[o + ERRORS]!),
+          baseRequests,
+        ) <
+        config.minRateGap
+    )
+      continue;
     const pValue = fisherExactGreater(failures, requests, restFailures, restRequests);
     if (pValue > threshold) continue;
-    if (best === null || pValue < best.pValue || (pValue === best.pValue && gap > best.gap)) best = { group: k, pValue, gap };
+    if (best === null || pValue < best.pValue || (pValue === best.pValue && gap > best.gap))
+      best = { group: k, pValue, gap };
   }
   return best;
 }
@@ -238,7 +283,11 @@ function bestGroup(groups: RouteGroups, config: RouteConfig, tested: Int32Array,
  * Diagnoses per-route counts of the current window against each other (and against each route's own
  * baseline where it has one).
  */
-export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readonly RouteWindow[], config: RouteConfig = DEFAULT_SCORING_CONFIG.routes): RouteDiagnosis {
+export function diagnoseRoutes(
+  current: readonly RouteWindow[],
+  baseline: readonly RouteWindow[],
+  config: RouteConfig = DEFAULT_SCORING_CONFIG.routes,
+): RouteDiagnosis {
   const routes = mergeRoutes(current, baseline, config.countErrors);
   if (!exactlySummable(routes.map((r) => r.counts)) || !exactlySummable(routes.flatMap((r) => r.baseline ?? []))) {
     return {
@@ -250,7 +299,9 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
       testedGroups: 0,
     };
   }
-  const groups = new RouteGroups(routes.map((r) => ({ key: r.key, labels: r.last, counts: r.counts, baseline: r.baseline })));
+  const groups = new RouteGroups(
+    routes.map((r) => ({ key: r.key, labels: r.last, counts: r.counts, baseline: r.baseline })),
+  );
   const suspects: RouteFinding[] = [];
   const suspectRoutes: number[] = [];
   let testedGroups = -1;
@@ -264,7 +315,8 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
     for (let k = 0; k < groups.size; k++) {
       if (!groups.isListed(k)) continue;
       const requests = groups.counts[STRIDE * k + REQUESTS]!;
-      if (requests >= config.minRouteRequests && groups.remaining[REQUESTS]! - requests >= config.minRouteRequests) tested[testedCount++] = k;
+      if (requests >= config.minRouteRequests && groups.remaining[REQUESTS]! - requests >= config.minRouteRequests)
+        tested[testedCount++] = k;
     }
     if (testedGroups < 0) testedGroups = testedCount;
     if (testedCount === 0) break;
@@ -286,7 +338,13 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
       routes: members.slice(0, MAX_LISTED_ROUTES).map((i) => labelsOf(routes[i]!.last)),
       routeCount: members.length,
       current: stats(c),
-      rest: stats({ requests: r[REQUESTS]! - c.requests, hardBlocks: r[HARD]! - c.hardBlocks, challenges: r[CHALLENGES]! - c.challenges, softBlocks: r[SOFT]! - c.softBlocks, errors: r[ERRORS]! - (c.errors ?? 0) }),
+      rest: stats({
+        requests: r[REQUESTS]! - c.requests,
+        hardBlocks: r[HARD]! - c.hardBlocks,
+        challenges: r[CHALLENGES]! - c.challenges,
+        softBlocks: r[SOFT]! - c.softBlocks,
+        errors: r[ERRORS]! - (c.errors ?? 0),
+      }),
       baseline: b.requests >= config.minRouteRequests ? stats(b) : null,
       gap: best.gap,
       pValue: best.pValue,
@@ -308,20 +366,35 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
     suspectCounts.softBlocks += c.softBlocks;
   }
   const suspectShare = totalRequests === 0 ? 0 : suspectCounts.requests / totalRequests;
-  const describe = suspects.map((s) => `${s.dimension} ${s.value} (${(s.current.rate * 100).toFixed(0)}% failing vs ${(s.rest.rate * 100).toFixed(0)}%)`).join(', ');
+  const describe = suspects
+    .map(
+      (s) =>
+        `${s.dimension} ${s.value} (${(s.current.rate * 100).toFixed(0)}% failing vs ${(s.rest.rate * 100).toFixed(0)}%)`,
+    )
+    .join(', ');
 
   if (suspects.length === 0) {
     if (testedGroups <= 0) {
       return {
         verdict: 'insufficient-data',
-        summary: routes.length === 0 ? 'no per-route counts in this window' : `no route group and rest with at least ${config.minRouteRequests} requests each to compare`,
+        summary:
+          routes.length === 0
+            ? 'no per-route counts in this window'
+            : `no route group and rest with at least ${config.minRouteRequests} requests each to compare`,
         suspects,
         excluded: ZERO,
         suspectShare,
         testedGroups: Math.max(0, testedGroups),
       };
     }
-    return { verdict: 'site-wide', summary: `no route stands out among ${testedGroups} groups tested`, suspects, excluded: ZERO, suspectShare, testedGroups };
+    return {
+      verdict: 'site-wide',
+      summary: `no route stands out among ${testedGroups} groups tested`,
+      suspects,
+      excluded: ZERO,
+      suspectShare,
+      testedGroups,
+    };
   }
   if (tooMany) {
     return {
@@ -343,7 +416,14 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
       testedGroups,
     };
   }
-  return { verdict: 'route-specific', summary: `route problem: ${describe}`, suspects, excluded: suspectCounts, suspectShare, testedGroups };
+  return {
+    verdict: 'route-specific',
+    summary: `route problem: ${describe}`,
+    suspects,
+    excluded: suspectCounts,
+    suspectShare,
+    testedGroups,
+  };
 }
 
 /**
@@ -352,18 +432,33 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
  * remaining route reports its p95, the largest of those bounds it from above (at least 95% of every
  * remaining route's requests are at or below it). Otherwise the site's p95 is kept.
  */
-export function healthyRoutesWindow(window: HostilityWindow & { routes: readonly RouteWindow[] }, diagnosis: RouteDiagnosis): HostilityWindow {
+export function healthyRoutesWindow(
+  window: HostilityWindow & { routes: readonly RouteWindow[] },
+  diagnosis: RouteDiagnosis,
+): HostilityWindow {
   if (diagnosis.verdict !== 'route-specific') {
-    return { requests: window.requests, hardBlocks: window.hardBlocks, challenges: window.challenges, softBlocks: window.softBlocks, p95LatencyMs: window.p95LatencyMs };
+    return {
+      requests: window.requests,
+      hardBlocks: window.hardBlocks,
+      challenges: window.challenges,
+      softBlocks: window.softBlocks,
+      p95LatencyMs: window.p95LatencyMs,
+    };
   }
   const ex = diagnosis.excluded;
   // A suspect's routes are the routes carrying its label (or, for `route`, its key) that no earlier
   // suspect took, so together the suspects cover exactly the routes matching any of them — which needs
   // no list of every route (findings list only a few).
-  const suspectValues = { pool: new Set<string>(), country: new Set<string>(), sessionPattern: new Set<string>(), route: new Set<string>() };
+  const suspectValues = {
+    pool: new Set<string>(),
+    country: new Set<string>(),
+    sessionPattern: new Set<string>(),
+    route: new Set<string>(),
+  };
   for (const s of diagnosis.suspects) suspectValues[s.dimension].add(s.value);
   const isSuspect = (r: MergedRoute): boolean =>
-    suspectValues.route.has(r.key) || LABEL_DIMENSIONS.some((d) => r.last[d] !== undefined && suspectValues[d].has(r.last[d]));
+    suspectValues.route.has(r.key) ||
+    LABEL_DIMENSIONS.some((d) => r.last[d] !== undefined && suspectValues[d].has(r.last[d]));
   const routes = mergeRoutes(window.routes, [], false);
   let routeRequests = 0;
   let healthyCount = 0;
@@ -372,7 +467,8 @@ export function healthyRoutesWindow(window: HostilityWindow & { routes: readonly
     routeRequests += r.counts.requests;
     if (isSuspect(r)) continue;
     healthyCount++;
-    healthyP95 = healthyP95 === undefined || r.p95LatencyMs === undefined ? undefined : Math.max(healthyP95, r.p95LatencyMs);
+    healthyP95 =
+      healthyP95 === undefined || r.p95LatencyMs === undefined ? undefined : Math.max(healthyP95, r.p95LatencyMs);
   }
   let p95 = window.p95LatencyMs;
   if (routeRequests === window.requests && healthyCount > 0 && healthyP95 !== undefined) p95 = healthyP95;

@@ -125,7 +125,7 @@ export class RouteGroups {
       for (const i of members) {
         addCounts(this.counts, k, this.routeCounts, i, 1);
         addCounts(this.base, k, this.routeBase, i, 1);
-        a =  (a + this.hashA[i]!) >>> 0;
+        a = (a + this.hashA[i]!) >>> 0;
         b = (b + this.hashB[i]!) >>> 0;
         this.groupsOf[4 * i + slots[i]!] = k;
         slots[i]!++;

@@ -20,7 +20,15 @@
 import { z } from 'zod';
 import { DEFAULT_SCORING_CONFIG, type RouteConfig } from './config';
 import { fisherExactGreater } from './fisher-exact';
-import { type RouteDiagnosis, type RouteDimension, type RouteFinding, type RouteGroupStats, MAX_LISTED_ROUTES, labelsOf, routeKey } from './route-diagnosis';
+import {
+  type RouteDiagnosis,
+  type RouteDimension,
+  type RouteFinding,
+  type RouteGroupStats,
+  MAX_LISTED_ROUTES,
+  labelsOf,
+  routeKey,
+} from './route-diagnosis';
 import type { RecentWindow, RefusalCounts, RouteCounts, RouteWindow } from './window';
 import { wilsonInterval } from './wilson';
 
@@ -79,15 +87,25 @@ function add(into: Required<RouteCounts>, c: RouteCounts, countErrors: boolean):
 
 const zero = (): Required<RouteCounts> => ({ requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0 });
 /** A route's failures, as route diagnosis counts them: refusals and errors. */
-const failures = (c: RouteCounts): number => Math.min(c.requests, c.hardBlocks + c.challenges + c.softBlocks + (c.errors ?? 0));
+const failures = (c: RouteCounts): number =>
+  Math.min(c.requests, c.hardBlocks + c.challenges + c.softBlocks + (c.errors ?? 0));
 const rate = (c: RouteCounts): number => failures(c) / Math.max(1, c.requests);
 
 function stats(c: RouteCounts): RouteGroupStats {
-  return { requests: c.requests, failures: failures(c), rate: rate(c), interval: wilsonInterval(failures(c), c.requests) };
+  return {
+    requests: c.requests,
+    failures: failures(c),
+    rate: rate(c),
+    interval: wilsonInterval(failures(c), c.requests),
+  };
 }
 
 /** A group's counts and the rest's, over a list of routes (errors summed only when they count as failures). */
-function split(routes: readonly RouteWindow[], isIn: (r: RouteWindow) => boolean, countErrors: boolean): { group: Required<RouteCounts>; rest: Required<RouteCounts>; members: RouteWindow[] } {
+function split(
+  routes: readonly RouteWindow[],
+  isIn: (r: RouteWindow) => boolean,
+  countErrors: boolean,
+): { group: Required<RouteCounts>; rest: Required<RouteCounts>; members: RouteWindow[] } {
   const group = zero();
   const rest = zero();
   const members: RouteWindow[] = [];
@@ -105,7 +123,12 @@ function split(routes: readonly RouteWindow[], isIn: (r: RouteWindow) => boolean
  * with p ≤ `recentAlpha`. Recent windows of consecutive ticks overlap too, so the effect size and the
  * significance guard against one small cluster being counted three times.
  */
-function freshlyFailing(recent: RecentWindow | undefined, dimension: RouteDimension, value: string, config: RouteConfig): boolean {
+function freshlyFailing(
+  recent: RecentWindow | undefined,
+  dimension: RouteDimension,
+  value: string,
+  config: RouteConfig,
+): boolean {
   // Windows read before the recent window existed: the current window's test alone.
   if (recent === undefined) return true;
   const { group, rest } = split(recent.routes, (r) => matches(r, dimension, value), config.countErrors);
@@ -116,9 +139,19 @@ function freshlyFailing(recent: RecentWindow | undefined, dimension: RouteDimens
 }
 
 /** A confirmed group's finding on this tick's window (also when this tick's test did not single it out). */
-function findingFor(entry: RouteWatchEntry, routes: readonly RouteWindow[], taken: (r: RouteWindow) => boolean, raw: RouteFinding | undefined, countErrors: boolean): RouteFinding {
+function findingFor(
+  entry: RouteWatchEntry,
+  routes: readonly RouteWindow[],
+  taken: (r: RouteWindow) => boolean,
+  raw: RouteFinding | undefined,
+  countErrors: boolean,
+): RouteFinding {
   if (raw !== undefined) return raw;
-  const { group, rest, members } = split(routes, (r) => !taken(r) && matches(r, entry.dimension, entry.value), countErrors);
+  const { group, rest, members } = split(
+    routes,
+    (r) => !taken(r) && matches(r, entry.dimension, entry.value),
+    countErrors,
+  );
   return {
     dimension: entry.dimension,
     value: entry.value,
@@ -175,7 +208,14 @@ export function confirmRoutes(
   }
   for (const [id, s] of suspects) {
     if (seen.has(id) || !freshlyFailing(recent, s.dimension, s.value, config)) continue;
-    const fresh: RouteWatchEntry = { dimension: s.dimension, value: s.value, streak: 0, since: at === null ? null : new Date(at).toISOString(), quiet: 0, confirmed: false };
+    const fresh: RouteWatchEntry = {
+      dimension: s.dimension,
+      value: s.value,
+      streak: 0,
+      since: at === null ? null : new Date(at).toISOString(),
+      quiet: 0,
+      confirmed: false,
+    };
     next.push(advance(fresh, at, config, newlyConfirmed));
   }
   // Bounded: confirmed entries first, then the longest streaks.
@@ -185,7 +225,12 @@ export function confirmRoutes(
   return { diagnosis: diagnosisOf(raw, routes, watch, suspects, newlyConfirmed, config), watch };
 }
 
-function advance(e: RouteWatchEntry, at: number | null, config: RouteConfig, newlyConfirmed: string[]): RouteWatchEntry {
+function advance(
+  e: RouteWatchEntry,
+  at: number | null,
+  config: RouteConfig,
+  newlyConfirmed: string[],
+): RouteWatchEntry {
   const streak = e.streak + 1;
   const since = e.since ?? (at === null ? null : new Date(at).toISOString());
   const lasted = at === null || since === null ? Infinity : at - Date.parse(since);
@@ -202,24 +247,47 @@ function diagnosisOf(
   newlyConfirmed: string[],
   config: RouteConfig,
 ): ConfirmedDiagnosis {
-  const watching = watch.filter((e) => !e.confirmed).map((e) => ({ dimension: e.dimension, value: e.value, ticks: e.streak, confirmTicks: config.confirmTicks }));
-  const watchingText = watching.length === 0 ? '' : `; watching ${watching.map((w) => `${w.dimension} ${w.value} (${w.ticks} of ${w.confirmTicks} ticks)`).join(', ')}`;
+  const watching = watch
+    .filter((e) => !e.confirmed)
+    .map((e) => ({ dimension: e.dimension, value: e.value, ticks: e.streak, confirmTicks: config.confirmTicks }));
+  const watchingText =
+    watching.length === 0
+      ? ''
+      : `; watching ${watching.map((w) => `${w.dimension} ${w.value} (${w.ticks} of ${w.confirmTicks} ticks)`).join(', ')}`;
   const confirmed = watch.filter((e) => e.confirmed);
   if (confirmed.length === 0) {
     const verdict = raw.verdict === 'route-specific' ? 'site-wide' : raw.verdict;
-    const summary = raw.verdict === 'route-specific' ? `no route confirmed yet${watchingText}` : `${raw.summary}${watchingText}`;
-    return { ...raw, verdict, summary, suspects: [], excluded: { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 }, suspectShare: raw.verdict === 'route-specific' ? 0 : raw.suspectShare, watching, newlyConfirmed };
+    const summary =
+      raw.verdict === 'route-specific' ? `no route confirmed yet${watchingText}` : `${raw.summary}${watchingText}`;
+    return {
+      ...raw,
+      verdict,
+      summary,
+      suspects: [],
+      excluded: { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 },
+      suspectShare: raw.verdict === 'route-specific' ? 0 : raw.suspectShare,
+      watching,
+      newlyConfirmed,
+    };
   }
   // The confirmed groups' findings, each over the routes no earlier one took (as diagnoseRoutes lists them).
   const findings: RouteFinding[] = [];
   const takenBy = (r: RouteWindow): boolean => findings.some((f) => matches(r, f.dimension, f.value));
-  for (const e of confirmed) findings.push(findingFor(e, routes, takenBy, suspects.get(identity(e.dimension, e.value)), config.countErrors));
+  for (const e of confirmed)
+    findings.push(findingFor(e, routes, takenBy, suspects.get(identity(e.dimension, e.value)), config.countErrors));
   const { group, rest } = split(routes, takenBy, false);
   // What the site's score leaves out: the routes' requests and refusals (errors are not in the score).
-  const excluded: RefusalCounts = { requests: group.requests, hardBlocks: group.hardBlocks, challenges: group.challenges, softBlocks: group.softBlocks };
+  const excluded: RefusalCounts = {
+    requests: group.requests,
+    hardBlocks: group.hardBlocks,
+    challenges: group.challenges,
+    softBlocks: group.softBlocks,
+  };
   const total = excluded.requests + rest.requests;
   const share = total === 0 ? 0 : excluded.requests / total;
-  const describe = findings.map((s) => `${s.dimension} ${s.value} (${pct(s.current.rate)} failing vs ${pct(s.rest.rate)})`).join(', ');
+  const describe = findings
+    .map((s) => `${s.dimension} ${s.value} (${pct(s.current.rate)} failing vs ${pct(s.rest.rate)})`)
+    .join(', ');
   if (share > config.maxBadShare) {
     return {
       ...raw,
@@ -232,15 +300,34 @@ function diagnosisOf(
       newlyConfirmed,
     };
   }
-  return { ...raw, verdict: 'route-specific', summary: `route problem: ${describe}${watchingText}`, suspects: findings, excluded, suspectShare: share, watching, newlyConfirmed };
+  return {
+    ...raw,
+    verdict: 'route-specific',
+    summary: `route problem: ${describe}${watchingText}`,
+    suspects: findings,
+    excluded,
+    suspectShare: share,
+    watching,
+    newlyConfirmed,
+  };
 }
 
 /**
  * `total` without the traffic of the routes in any of `groups` (what the refusal rules judge: a failing
  * route's refusals are the route's, not the site's).
  */
-export function withoutGroups(total: RefusalCounts, routes: readonly RouteWindow[], groups: ReadonlyArray<{ dimension: RouteDimension; value: string }>): RefusalCounts {
-  if (groups.length === 0) return { requests: total.requests, hardBlocks: total.hardBlocks, challenges: total.challenges, softBlocks: total.softBlocks };
+export function withoutGroups(
+  total: RefusalCounts,
+  routes: readonly RouteWindow[],
+  groups: ReadonlyArray<{ dimension: RouteDimension; value: string }>,
+): RefusalCounts {
+  if (groups.length === 0)
+    return {
+      requests: total.requests,
+      hardBlocks: total.hardBlocks,
+      challenges: total.challenges,
+      softBlocks: total.softBlocks,
+    };
   const { group } = split(routes, (r) => groups.some((g) => matches(r, g.dimension, g.value)), false);
   return {
     requests: Math.max(0, total.requests - group.requests),

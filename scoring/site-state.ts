@@ -23,7 +23,11 @@ export interface SiteScoringState {
   routeWatch?: RouteWatch;
 }
 
-export const INITIAL_SITE_STATE: SiteScoringState = Object.freeze({ smoothed: INITIAL_SMOOTHED_SCORE, band: null, refusalStreak: 0 });
+export const INITIAL_SITE_STATE: SiteScoringState = Object.freeze({
+  smoothed: INITIAL_SMOOTHED_SCORE,
+  band: null,
+  refusalStreak: 0,
+});
 
 export interface SiteTick {
   state: SiteScoringState;
@@ -53,7 +57,8 @@ export interface AdvanceOptions {
   holdForWatchedRoutes?: boolean;
 }
 
-const isScored = (band: HealthBand | null): boolean => band === 'healthy' || band === 'degrading' || band === 'resisting';
+const isScored = (band: HealthBand | null): boolean =>
+  band === 'healthy' || band === 'degrading' || band === 'resisting';
 
 /**
  * Band precedence: total or majority refusal → `resisting`; held for routes being confirmed (judgement 3)
@@ -61,10 +66,23 @@ const isScored = (band: HealthBand | null): boolean => band === 'healthy' || ban
  * (or `learning`; with `readyBaselineIsNotLearning`, `healthy` instead of `learning`); otherwise the
  * hysteresis rule of bands.ts on the rounded smoothed score.
  */
-export function advanceSiteState(previous: SiteScoringState, assessment: Assessment, elapsedMs: number, config: ScoringConfig = DEFAULT_SCORING_CONFIG, options: AdvanceOptions = {}): SiteTick {
+export function advanceSiteState(
+  previous: SiteScoringState,
+  assessment: Assessment,
+  elapsedMs: number,
+  config: ScoringConfig = DEFAULT_SCORING_CONFIG,
+  options: AdvanceOptions = {},
+): SiteTick {
   const refused = assessment.totalRefusal.totalRefusal || assessment.majorityRefusal?.majorityRefusal === true;
-  const held = options.holdForWatchedRoutes === true && !refused && (assessment.routeHold ?? null) !== null && isScored(previous.band) && previous.smoothed.value !== null;
-  const smoothed = held ? previous.smoothed : smoothScore(previous.smoothed, assessment.health.score, elapsedMs, config.smoothing);
+  const held =
+    options.holdForWatchedRoutes === true &&
+    !refused &&
+    (assessment.routeHold ?? null) !== null &&
+    isScored(previous.band) &&
+    previous.smoothed.value !== null;
+  const smoothed = held
+    ? previous.smoothed
+    : smoothScore(previous.smoothed, assessment.health.score, elapsedMs, config.smoothing);
   const smoothedScore = smoothed.value === null ? null : pythonRound(smoothed.value);
   let band: HealthBand;
   if (refused) band = 'resisting';
@@ -81,7 +99,9 @@ export function advanceSiteState(previous: SiteScoringState, assessment: Assessm
       band,
       refusalStreak: assessment.totalRefusal.streak,
       // Assessments stored before these rules carry neither: the state keeps none either.
-      ...(assessment.carry === undefined ? {} : { majorityStreak: assessment.carry.majorityStreak, routeWatch: assessment.carry.routeWatch }),
+      ...(assessment.carry === undefined
+        ? {}
+        : { majorityStreak: assessment.carry.majorityStreak, routeWatch: assessment.carry.routeWatch }),
     },
     band,
     bandChanged: previous.band !== band,

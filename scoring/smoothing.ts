@@ -23,8 +23,14 @@ export function smoothingAlpha(elapsedMs: number, halfLifeMs: number): number {
   return 1 - Math.pow(2, -elapsedMs / halfLifeMs);
 }
 
-export function smoothScore(previous: SmoothedScore, score: number | null, elapsedMs: number, config: SmoothingConfig = DEFAULT_SCORING_CONFIG.smoothing): SmoothedScore {
-  if (!Number.isFinite(elapsedMs) || elapsedMs < 0) throw new RangeError(`elapsedMs must be a non-negative number (got ${elapsedMs})`);
+export function smoothScore(
+  previous: SmoothedScore,
+  score: number | null,
+  elapsedMs: number,
+  config: SmoothingConfig = DEFAULT_SCORING_CONFIG.smoothing,
+): SmoothedScore {
+  if (!Number.isFinite(elapsedMs) || elapsedMs < 0)
+    throw new RangeError(`elapsedMs must be a non-negative number (got ${elapsedMs})`);
   if (score === null) return { value: previous.value, pendingMs: previous.pendingMs + elapsedMs };
   if (previous.value === null) return { value: score, pendingMs: 0 };
   const alpha = smoothingAlpha(previous.pendingMs + elapsedMs, config.halfLifeMs);

@@ -34,19 +34,34 @@ export interface TotalRefusalResult {
  * of 1) or its streak. A tick without enough volume neither extends nor breaks the streak: low volume
  * is no evidence either way, and a refusing site often gets little traffic once throttled.
  */
-export function assessTotalRefusal(window: RefusalCounts, previous: boolean | number, config: TotalRefusalConfig = DEFAULT_SCORING_CONFIG.totalRefusal, recent: RefusalCounts | null = null): TotalRefusalResult {
+export function assessTotalRefusal(
+  window: RefusalCounts,
+  previous: boolean | number,
+  config: TotalRefusalConfig = DEFAULT_SCORING_CONFIG.totalRefusal,
+  recent: RefusalCounts | null = null,
+): TotalRefusalResult {
   const previousStreak = typeof previous === 'boolean' ? (previous ? 1 : 0) : Math.max(0, Math.floor(previous));
   const refused = window.hardBlocks + window.challenges + window.softBlocks;
   const refusedShare = window.requests === 0 ? 0 : refused / window.requests;
   const windowCounts = window.requests > 0 && window.requests >= config.minRequests;
   // The recent window (the last few minutes), when given, counts too: an abrupt wall is seen sooner.
   const recentCounts = recent !== null && recent.requests > 0 && recent.requests >= config.minRequests;
-  const recentRefusedShare = recentCounts ? (recent.hardBlocks + recent.challenges + recent.softBlocks) / recent.requests : null;
+  const recentRefusedShare = recentCounts
+    ? (recent.hardBlocks + recent.challenges + recent.softBlocks) / recent.requests
+    : null;
   const recentRefusing = recentRefusedShare !== null && recentRefusedShare >= config.threshold;
   const currentRefusing = windowCounts && refusedShare >= config.threshold;
   const enoughVolume = windowCounts || recentCounts;
   const refusing = currentRefusing || recentRefusing;
   const refusingWindow = currentRefusing ? 'current' : recentRefusing ? 'recent' : null;
   const streak = !enoughVolume ? previousStreak : refusing ? previousStreak + 1 : 0;
-  return { refusedShare, recentRefusedShare, refusingWindow, enoughVolume, refusing, streak, totalRefusal: config.enabled && streak >= config.consecutiveTicks };
+  return {
+    refusedShare,
+    recentRefusedShare,
+    refusingWindow,
+    enoughVolume,
+    refusing,
+    streak,
+    totalRefusal: config.enabled && streak >= config.consecutiveTicks,
+  };
 }

@@ -19,7 +19,8 @@ const COUNT_MESSAGE = 'expected a non-negative integer';
 const NUMBER_MESSAGE = 'expected a non-negative number';
 const LATENCY_MESSAGE = 'expected a non-negative number of milliseconds';
 
-const requiredOr = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'required' : message);
+const requiredOr = (message: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'required' : message;
 
 /** A count: a safe, non-negative integer (safe so every accepted JSON integer is represented exactly). */
 const COUNT_SCHEMA = z.int({ error: requiredOr(COUNT_MESSAGE) }).min(0, { error: COUNT_MESSAGE });
@@ -39,7 +40,10 @@ const amountSchema = z.number({ error: requiredOr(NUMBER_MESSAGE) }).min(0, { er
 /** Route labels are short names (ingest allows 64 characters); the cap keeps diagnoses and summaries small. */
 export const MAX_LABEL_CHARS = 256;
 const LABEL_MESSAGE = `expected a non-empty string of at most ${MAX_LABEL_CHARS} characters`;
-const labelSchema = z.string({ error: LABEL_MESSAGE }).min(1, { error: LABEL_MESSAGE }).max(MAX_LABEL_CHARS, { error: LABEL_MESSAGE });
+const labelSchema = z
+  .string({ error: LABEL_MESSAGE })
+  .min(1, { error: LABEL_MESSAGE })
+  .max(MAX_LABEL_CHARS, { error: LABEL_MESSAGE });
 
 /** The four numbers the seed's health score reads. This alone is a valid window for `healthScore`. */
 const HOSTILITY_WINDOW_SCHEMA = z.object(
@@ -130,7 +134,6 @@ const windowSchema = HOSTILITY_WINDOW_SCHEMA.extend({
 export type Window = z.output<typeof windowSchema>;
 /** What callers may pass: everything beyond the hostility fields is optional. */
 export type WindowInput = z.input<typeof windowSchema>;
-
 
 export class WindowValidationError extends Error {
   constructor(message: string) {

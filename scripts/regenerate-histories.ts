@@ -27,7 +27,18 @@ import { ensureTemporalCli } from '../stack/temporal-cli';
 import { startTemporalDevServer } from '../stack/temporal-dev-server';
 import { createWorker } from '../worker/create-worker';
 import { encodeHistory } from './history-files';
-import { SITE_HEALTH_WORKFLOW, type SiteHealthState, type SiteHealthWorkflow, configureUpdate, pauseSignal, pauseUpdate, resumeSignal, resumeUpdate, stateQuery, stopUpdate } from '../control/messages';
+import {
+  SITE_HEALTH_WORKFLOW,
+  type SiteHealthState,
+  type SiteHealthWorkflow,
+  configureUpdate,
+  pauseSignal,
+  pauseUpdate,
+  resumeSignal,
+  resumeUpdate,
+  stateQuery,
+  stopUpdate,
+} from '../control/messages';
 import type { SiteHealthInput } from '../control/config';
 
 export const HISTORIES_DIR = join(PROJECT_ROOT, 'test', 'histories');
@@ -46,7 +57,11 @@ async function poll<T>(what: string, probe: () => Promise<T | undefined>, timeou
   }
 }
 
-function waitFor(handle: WorkflowHandle, what: string, predicate: (s: SiteHealthState) => boolean): Promise<SiteHealthState> {
+function waitFor(
+  handle: WorkflowHandle,
+  what: string,
+  predicate: (s: SiteHealthState) => boolean,
+): Promise<SiteHealthState> {
   return poll(what, async () => {
     const s = await handle.query(stateQuery);
     return predicate(s) ? s : undefined;
@@ -66,7 +81,11 @@ function input(site: string, extra: Partial<SiteHealthInput> = {}): SiteHealthIn
     window: { currentWindowMs: 10 * 60_000 },
     // Route confirmation, steps and the parser alert's persistence at the 1 s tick's pace (the product's are minutes).
     scoring: { smoothing: { halfLifeMs: 1_000 }, routes: { confirmAfterMs: 2_000 } },
-    policy: { reminderIntervalMs: 2_000, steps: { degradeEveryMs: 1_000, restoreEveryMs: 1_000 }, parserAlertAfterMs: 2_000 },
+    policy: {
+      reminderIntervalMs: 2_000,
+      steps: { degradeEveryMs: 1_000, restoreEveryMs: 1_000 },
+      parserAlertAfterMs: 2_000,
+    },
     timeouts: { activityMs: 5_000 },
     ...extra,
   };
@@ -80,13 +99,19 @@ async function newSite(ctx: Ctx, name: string, routes?: Array<{ pool: string }>)
 }
 
 function start(ctx: Ctx, i: SiteHealthInput): Promise<WorkflowHandle> {
-  return ctx.client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, { workflowId: workflowIdForSite(i.site), taskQueue: TASK_QUEUE, args: [i], staticSummary: `Health loop for ${i.site}` });
+  return ctx.client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, {
+    workflowId: workflowIdForSite(i.site),
+    taskQueue: TASK_QUEUE,
+    args: [i],
+    staticSummary: `Health loop for ${i.site}`,
+  });
 }
 
 /** Every run of a workflow id, oldest first, as [file suffix, history JSON]. */
 async function runsOf(ctx: Ctx, workflowId: string): Promise<string[]> {
   const runs: Array<{ runId: string; start: number }> = [];
-  for await (const w of ctx.client.workflow.list({ query: `WorkflowId="${workflowId}"` })) runs.push({ runId: w.runId, start: w.startTime.getTime() });
+  for await (const w of ctx.client.workflow.list({ query: `WorkflowId="${workflowId}"` }))
+    runs.push({ runId: w.runId, start: w.startTime.getTime() });
   runs.sort((a, b) => a.start - b.start);
   const out: string[] = [];
   for (const r of runs) out.push(await ctx.show(workflowId, r.runId));
@@ -122,7 +147,10 @@ async function escalation(ctx: Ctx): Promise<Record<string, string>> {
   const [history] = await runsOf(ctx, handle.workflowId);
   // One delivery run, to replay the notification workflow too.
   const delivery = await poll('a delivery workflow', async () => {
-    for await (const w of ctx.client.workflow.list({ query: `WorkflowType="deliverNotification" AND ExecutionStatus="Completed"` })) return w.workflowId;
+    for await (const w of ctx.client.workflow.list({
+      query: `WorkflowType="deliverNotification" AND ExecutionStatus="Completed"`,
+    }))
+      return w.workflowId;
     return undefined;
   });
   const deliveryHistory = await ctx.show(delivery);
@@ -139,7 +167,9 @@ async function continueAsNew(ctx: Ctx): Promise<Record<string, string>> {
   await handle.signal(pauseSignal, { who: '', why: 'refused: no who' });
   const waiting = await waitFor(handle, 'waiting', (s) => s.awaitingHuman !== null);
   await waitFor(handle, 'two runs later', (s) => s.runs >= waiting.runs + 2);
-  await handle.executeUpdate(resumeUpdate, { args: [{ who: 'dave@example.com', why: 'cleared', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 }] });
+  await handle.executeUpdate(resumeUpdate, {
+    args: [{ who: 'dave@example.com', why: 'cleared', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 }],
+  });
   const resumed = await waitFor(handle, 'resumed', (s) => s.awaitingHuman === null);
   await waitFor(handle, 'a tick after', (s) => s.tick > resumed.tick);
   await handle.executeUpdate(stopUpdate, { args: [{ who: 'dave@example.com', why: 'done' }] });
@@ -178,10 +208,21 @@ async function liveSettings(ctx: Ctx): Promise<Record<string, string>> {
   await handle.signal(pauseSignal, { who: '', why: 'refused: no who' });
   await waitFor(handle, 'two refusals', (s) => s.rejected.length >= 2);
   const changed = await handle.executeUpdate(configureUpdate, {
-    args: [{ who: 'frank@example.com', why: 'slower ticks', settings: { tickIntervalMs: 2_000, policy: { concurrency: { nominal: 12 } } }, owner: `new-owner@${site}` }],
+    args: [
+      {
+        who: 'frank@example.com',
+        why: 'slower ticks',
+        settings: { tickIntervalMs: 2_000, policy: { concurrency: { nominal: 12 } } },
+        owner: `new-owner@${site}`,
+      },
+    ],
   });
   const before = await handle.query(stateQuery);
-  await waitFor(handle, 'a continue-as-new on the new settings', (s) => s.runs > before.runs && s.tick >= before.tick + 2 && s.tickIntervalMs === changed.tickIntervalMs);
+  await waitFor(
+    handle,
+    'a continue-as-new on the new settings',
+    (s) => s.runs > before.runs && s.tick >= before.tick + 2 && s.tickIntervalMs === changed.tickIntervalMs,
+  );
   await handle.executeUpdate(pauseUpdate, { args: [{ who: 'frank@example.com', why: 'hold' }] });
   await waitFor(handle, 'paused, refusals dropped', (s) => s.awaitingHuman !== null && s.rejected.length === 0);
   await handle.executeUpdate(stopUpdate, { args: [{ who: 'frank@example.com', why: 'done' }] });
@@ -224,7 +265,8 @@ const SCENARIOS = { escalation, continueAsNew, routeAndParser, liveSettings, ass
 
 runMain('regenerate-histories', async () => {
   const recording = process.argv[2] ?? 'current';
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(recording)) throw new Error(`recording: "${recording}" must be a folder name like released-2 (a-z, 0-9, -)`);
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(recording))
+    throw new Error(`recording: "${recording}" must be a folder name like released-2 (a-z, 0-9, -)`);
   const dir = mkdtempSync(join(tmpdir(), 'th-histories-'));
   chmodSync(dir, 0o755);
   const cli = await ensureTemporalCli({ info: say, warn: say });
@@ -239,8 +281,15 @@ runMain('regenerate-histories', async () => {
     const connection = await Connection.connect({ address: server.address });
     const native = await NativeConnection.connect({ address: server.address });
     const client = new Client({ connection, namespace: 'default' });
-    const worker = await createWorker({ connection: native, namespace: 'default', taskQueue: TASK_QUEUE, pool, logger: pino({ level: 'warn' }) });
-    const show = async (workflowId: string, runId?: string): Promise<string> => encodeHistory(await client.workflow.getHandle(workflowId, runId).fetchHistory());
+    const worker = await createWorker({
+      connection: native,
+      namespace: 'default',
+      taskQueue: TASK_QUEUE,
+      pool,
+      logger: pino({ level: 'warn' }),
+    });
+    const show = async (workflowId: string, runId?: string): Promise<string> =>
+      encodeHistory(await client.workflow.getHandle(workflowId, runId).fetchHistory());
     const histories: Record<string, string> = {};
     await worker.runUntil(async () => {
       for (const [name, scenario] of Object.entries(SCENARIOS)) {

@@ -11,7 +11,9 @@
 import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 
 /** Fields in a fixed order, absent ones as null. Versioned by the derived id's prefix: change both together. */
-export function canonicalEventParts(e: RequestOutcomeEvent): [fields: string, headers: string, title: string | null, bodySample: string | null] {
+export function canonicalEventParts(
+  e: RequestOutcomeEvent,
+): [fields: string, headers: string, title: string | null, bodySample: string | null] {
   const x = e.extraction;
   const fields = JSON.stringify([
     e.ts,
@@ -26,11 +28,24 @@ export function canonicalEventParts(e: RequestOutcomeEvent): [fields: string, he
     e.bytes ?? null,
     e.retries ?? null,
     e.credits ?? null,
-    x === undefined ? null : [x.result, x.missingFields !== undefined && x.missingFields.length > 0 ? x.missingFields : null, x.validRecords ?? null],
+    x === undefined
+      ? null
+      : [
+          x.result,
+          x.missingFields !== undefined && x.missingFields.length > 0 ? x.missingFields : null,
+          x.validRecords ?? null,
+        ],
     e.canary === true,
     e.outcome ?? null,
     e.outcomeReason ?? null,
   ]);
-  const headers = e.headers === undefined ? 'null' : JSON.stringify(Object.keys(e.headers).sort().map((k) => [k, e.headers![k]]));
+  const headers =
+    e.headers === undefined
+      ? 'null'
+      : JSON.stringify(
+          Object.keys(e.headers)
+            .sort()
+            .map((k) => [k, e.headers![k]]),
+        );
   return [fields, headers, e.title ?? null, e.bodySample ?? null];
 }

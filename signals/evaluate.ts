@@ -71,7 +71,8 @@ export function eventFor(page: LabelledPage, mode: EvaluationMode): Classifiable
     bodySample: crawlerBodySample(page.body),
   };
   const headers = page.label.headers;
-  if (mode === 'status-and-headers' && headers !== undefined && Object.keys(headers).length > 0) event.headers = { ...headers };
+  if (mode === 'status-and-headers' && headers !== undefined && Object.keys(headers).length > 0)
+    event.headers = { ...headers };
   return event;
 }
 
@@ -158,7 +159,11 @@ function count(t: Tally, label: LabelClass, outcome: Outcome): Miss['kind'] | un
 }
 
 /** Classifies every page in every mode and tallies the figures. */
-export function evaluate(pages: readonly LabelledPage[], classify: ClassifyPage, modes: readonly EvaluationMode[] = EVALUATION_MODES): Evaluation {
+export function evaluate(
+  pages: readonly LabelledPage[],
+  classify: ClassifyPage,
+  modes: readonly EvaluationMode[] = EVALUATION_MODES,
+): Evaluation {
   return {
     pages: pages.length,
     modes: modes.map((mode) => {

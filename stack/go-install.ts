@@ -25,15 +25,25 @@ export interface GoProgram {
 }
 
 /** Runs the build; resolves to each binary's path in `cacheDir` (by its cache name). */
-export async function goInstall(program: GoProgram, cacheDir: string, log: ProvisionLog, env: NodeJS.ProcessEnv): Promise<Record<string, string>> {
+export async function goInstall(
+  program: GoProgram,
+  cacheDir: string,
+  log: ProvisionLog,
+  env: NodeJS.ProcessEnv,
+): Promise<Record<string, string>> {
   const staging = join(cacheDir, `.staging-${process.pid}`);
   mkdirSync(staging, { recursive: true });
-  log.info(`Building ${program.label} ${program.version} with \`go install\` into ${cacheDir} — first run on this machine only; it takes a few minutes.`);
+  log.info(
+    `Building ${program.label} ${program.version} with \`go install\` into ${cacheDir} — first run on this machine only; it takes a few minutes.`,
+  );
   const started = Date.now();
   let lastLine = '';
   let lastLineAt = started;
   const targets = program.packages.map((p) => `${p}@${program.version}`);
-  const child = spawn('go', ['install', ...targets], { env: { ...env, GOBIN: staging }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('go', ['install', ...targets], {
+    env: { ...env, GOBIN: staging },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const onOutput = (chunk: Buffer): void => {
     const lines = chunk.toString('utf8').trim().split('\n');
     lastLine = lines[lines.length - 1] ?? lastLine;
@@ -44,7 +54,8 @@ export async function goInstall(program: GoProgram, cacheDir: string, log: Provi
   const heartbeat = setInterval(() => {
     const secs = Math.round((Date.now() - started) / 1000);
     // go prints its downloads, then compiles silently for minutes: a stale last line is not what it is doing.
-    const doing = Date.now() - lastLineAt < 20_000 ? lastLine : lastLine ? `compiling (after: ${lastLine})` : 'compiling';
+    const doing =
+      Date.now() - lastLineAt < 20_000 ? lastLine : lastLine ? `compiling (after: ${lastLine})` : 'compiling';
     log.info(`still building ${program.label} (${secs}s)${doing ? `: ${doing}` : ''}`);
   }, 20_000);
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -61,6 +72,8 @@ export async function goInstall(program: GoProgram, cacheDir: string, log: Provi
     paths[as] = target;
   }
   rmSync(staging, { recursive: true, force: true });
-  log.info(`${program.label} built in ${Math.round((Date.now() - started) / 1000)}s: ${Object.values(paths).join(', ')}`);
+  log.info(
+    `${program.label} built in ${Math.round((Date.now() - started) / 1000)}s: ${Object.values(paths).join(', ')}`,
+  );
   return paths;
 }

@@ -22,7 +22,12 @@ export function processCommandLine(pid: number): string | undefined {
     }
   }
   try {
-    return execFileSync('ps', ['-o', 'command=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+    return (
+      execFileSync('ps', ['-o', 'command=', '-p', String(pid)], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim() || undefined
+    );
   } catch {
     return undefined;
   }
@@ -52,7 +57,12 @@ export async function waitUntilGone(pid: number, timeoutMs: number): Promise<boo
  * Sends `signal` to the leftover and waits for it to go; after `graceMs`, `force` (and another
  * `graceMs`). Returns false when it is still there after both.
  */
-export async function stopLeftover(pid: number, signal: NodeJS.Signals, force: NodeJS.Signals, graceMs: number): Promise<boolean> {
+export async function stopLeftover(
+  pid: number,
+  signal: NodeJS.Signals,
+  force: NodeJS.Signals,
+  graceMs: number,
+): Promise<boolean> {
   for (const s of [signal, force]) {
     try {
       process.kill(pid, s);

@@ -13,7 +13,13 @@
  * the address of the UI it started, so notification links point at it.
  */
 import { join, resolve } from 'node:path';
-import { loadConfiguredTemporalUiUrl, loadLocalStackSettings, loadOptionalDatabaseUrl, loadTemporalSettings, type TemporalSettings } from '../config/env';
+import {
+  loadConfiguredTemporalUiUrl,
+  loadLocalStackSettings,
+  loadOptionalDatabaseUrl,
+  loadTemporalSettings,
+  type TemporalSettings,
+} from '../config/env';
 import type { Logger } from '../logging/logger';
 import { redactUrl } from '../common/redact';
 import { startWorker } from '../worker/start-worker';
@@ -53,7 +59,10 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
   const local = loadLocalStackSettings();
   const setAside = await setAsideOwnStoppedSettings(resolve(local.dataDir));
   if (setAside !== undefined) {
-    logger.info({ names: setAside.names, file: setAside.file }, `${setAside.names.join(', ')} in the environment are this stack's own (from ${setAside.file}, exported earlier) and nothing answers on them: starting the embedded services again`);
+    logger.info(
+      { names: setAside.names, file: setAside.file },
+      `${setAside.names.join(', ')} in the environment are this stack's own (from ${setAside.file}, exported earlier) and nothing answers on them: starting the embedded services again`,
+    );
   }
   const externalTemporal = process.env.TEMPORAL_ADDRESS !== undefined && process.env.TEMPORAL_ADDRESS !== '';
   let temporal: TemporalSettings = loadTemporalSettings();
@@ -72,7 +81,10 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
     if (!externalTemporal) {
       const cli = await ensureTemporalCli(logger);
       temporalCli = cli;
-      logger.info({ cli: cli.kind === 'binary' ? `${cli.path} (${cli.source})` : 'SDK download' }, 'starting the Temporal dev server');
+      logger.info(
+        { cli: cli.kind === 'binary' ? `${cli.path} (${cli.source})` : 'SDK download' },
+        'starting the Temporal dev server',
+      );
       const server = await startTemporalDevServer({
         cli,
         port: local.temporalPort,
@@ -91,7 +103,12 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
     let databaseUrl = externalDatabaseUrl;
     if (!databaseUrl) {
       logger.info({ dataDir: join(dataDir, 'postgres') }, 'starting the embedded PostgreSQL');
-      const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: local.postgresPort, persistent: true, log: { info: (m) => logger.info(m) } });
+      const pg = await startEmbeddedPostgres({
+        dataDir: join(dataDir, 'postgres'),
+        port: local.postgresPort,
+        persistent: true,
+        log: { info: (m) => logger.info(m) },
+      });
       // The product's role, never the superuser (stack/embedded-postgres.ts).
       databaseUrl = pg.databaseUrl;
       const supervision = supervisePostgres(pg, logger, (message) => {
@@ -113,8 +130,13 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
     const apiSettings = loadApiSettings();
     const apiPortChosen = process.env.TH_API_PORT !== undefined && process.env.TH_API_PORT !== '';
     if (apiSettings.TH_API_PORT !== 0 && (await isPortInUse(apiSettings.TH_API_PORT, apiSettings.TH_API_HOST))) {
-      if (apiPortChosen) throw new UserError(`TH_API_PORT: port ${apiSettings.TH_API_PORT} is already in use (another \`npm start\` or \`target-health api\`?); stop it or choose another port`);
-      logger.warn(`port ${apiSettings.TH_API_PORT} is in use: the API takes a free port (set TH_API_PORT to choose one)`);
+      if (apiPortChosen)
+        throw new UserError(
+          `TH_API_PORT: port ${apiSettings.TH_API_PORT} is already in use (another \`npm start\` or \`target-health api\`?); stop it or choose another port`,
+        );
+      logger.warn(
+        `port ${apiSettings.TH_API_PORT} is in use: the API takes a free port (set TH_API_PORT to choose one)`,
+      );
       apiSettings.TH_API_PORT = 0;
     }
     const api = await startApi({ databaseUrl, temporal, settings: apiSettings, logger });

@@ -35,7 +35,10 @@ export interface SetAside {
  * exactly them and none of their servers answers. Returns what was set aside (nothing while the earlier
  * stack still runs: then they are a running stack's settings, used as before).
  */
-export async function setAsideOwnStoppedSettings(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<SetAside | undefined> {
+export async function setAsideOwnStoppedSettings(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<SetAside | undefined> {
   const own = readCliSettings(dataDir);
   if (own === undefined) return undefined;
   const exported = Object.keys(own).filter((name) => env[name] !== undefined && env[name] === own[name]);

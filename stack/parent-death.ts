@@ -30,7 +30,11 @@ export function parentDeathSignalSupported(): boolean {
 }
 
 /** `command args…` so that the process gets `signal` when this process dies (same pid: setpriv execs it). */
-export function withParentDeathSignal(command: string, args: readonly string[], signal: NodeJS.Signals): { command: string; args: string[] } {
+export function withParentDeathSignal(
+  command: string,
+  args: readonly string[],
+  signal: NodeJS.Signals,
+): { command: string; args: string[] } {
   if (!parentDeathSignalSupported()) return { command, args: [...args] };
   return { command: 'setpriv', args: ['--pdeathsig', signal, '--', command, ...args] };
 }

@@ -45,7 +45,9 @@ export function readOrCreateSecret(file: string): { secret: PostgresSecret; crea
     }
     const result = secretSchema.safeParse(parsed);
     if (!result.success) {
-      throw new UserError(`${file} is not the embedded PostgreSQL's secret (it should hold {"superuser","product"}); restore it, or move the data folder aside to start anew`);
+      throw new UserError(
+        `${file} is not the embedded PostgreSQL's secret (it should hold {"superuser","product"}); restore it, or move the data folder aside to start anew`,
+      );
     }
     return { secret: result.data, created: false };
   }

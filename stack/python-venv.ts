@@ -47,13 +47,21 @@ export function pythonVenvDir(pin: { name: string; version: string }, env: NodeJ
 /** The base interpreter: TH_PYTHON, else python3; Scrapy 2.13+ and crawlee-python need Python 3.10+. */
 function basePython(env: NodeJS.ProcessEnv): { path: string; version: string } {
   const path = env.TH_PYTHON !== undefined && env.TH_PYTHON !== '' ? env.TH_PYTHON : 'python3';
-  const probe = spawnSync(path, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], { env, encoding: 'utf8' });
+  const probe = spawnSync(path, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], {
+    env,
+    encoding: 'utf8',
+  });
   if (probe.status !== 0) {
-    throw new UserError(`TH_PYTHON: cannot run "${path}" (${probe.error?.message ?? probe.stderr.trim()}); install Python 3.10+ or set TH_PYTHON to its interpreter`);
+    throw new UserError(
+      `TH_PYTHON: cannot run "${path}" (${probe.error?.message ?? probe.stderr.trim()}); install Python 3.10+ or set TH_PYTHON to its interpreter`,
+    );
   }
   const version = probe.stdout.trim();
   const [major = 0, minor = 0] = version.split('.').map(Number);
-  if (major < 3 || (major === 3 && minor < 10)) throw new UserError(`TH_PYTHON: "${path}" is Python ${version}; the crawler integrations need Python 3.10+ (set TH_PYTHON to a newer interpreter)`);
+  if (major < 3 || (major === 3 && minor < 10))
+    throw new UserError(
+      `TH_PYTHON: "${path}" is Python ${version}; the crawler integrations need Python 3.10+ (set TH_PYTHON to a newer interpreter)`,
+    );
   return { path, version };
 }
 
@@ -89,14 +97,26 @@ async function lock(lockDir: string, log: ProvisionLog): Promise<() => void> {
       rmSync(lockDir, { recursive: true, force: true });
       continue;
     }
-    if (!told) log.info(`Waiting for another process (pid ${Number.isNaN(owner) ? '?' : owner}) building the Python venv ${lockDir.replace(/\.lock$/, '')}…`);
+    if (!told)
+      log.info(
+        `Waiting for another process (pid ${Number.isNaN(owner) ? '?' : owner}) building the Python venv ${lockDir.replace(/\.lock$/, '')}…`,
+      );
     told = true;
-    if (Date.now() > deadline) throw new UserError(`Timed out waiting for the Python venv lock ${lockDir}; if no build is running, delete that directory`);
+    if (Date.now() > deadline)
+      throw new UserError(
+        `Timed out waiting for the Python venv lock ${lockDir}; if no build is running, delete that directory`,
+      );
     await new Promise((r) => setTimeout(r, 500));
   }
 }
 
-async function run(cmd: string, args: string[], what: string, log: ProvisionLog, env: NodeJS.ProcessEnv): Promise<void> {
+async function run(
+  cmd: string,
+  args: string[],
+  what: string,
+  log: ProvisionLog,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   const started = Date.now();
   let lastLine = '';
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -107,7 +127,10 @@ async function run(cmd: string, args: string[], what: string, log: ProvisionLog,
   child.stdout.on('data', onOutput);
   child.stderr.on('data', onOutput);
   // A heartbeat so a person (or a CI log) sees the install is alive and what it is doing.
-  const heartbeat = setInterval(() => log.info(`still ${what} (${Math.round((Date.now() - started) / 1000)}s)${lastLine ? `: ${lastLine}` : ''}`), 15_000);
+  const heartbeat = setInterval(
+    () => log.info(`still ${what} (${Math.round((Date.now() - started) / 1000)}s)${lastLine ? `: ${lastLine}` : ''}`),
+    15_000,
+  );
   const code = await new Promise<number | null>((resolve) => {
     child.on('error', () => resolve(null));
     child.on('close', resolve);
@@ -119,7 +142,11 @@ async function run(cmd: string, args: string[], what: string, log: ProvisionLog,
 /**
  * The venv of `requirementsFile`, built on first use. Safe to call from several processes at once.
  */
-export async function ensurePythonVenv(requirementsFile: string, log: ProvisionLog, env: NodeJS.ProcessEnv = process.env): Promise<PythonVenv> {
+export async function ensurePythonVenv(
+  requirementsFile: string,
+  log: ProvisionLog,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<PythonVenv> {
   const started = Date.now();
   const requirements = readFileSync(requirementsFile, 'utf8');
   const pin = firstPin(requirements, requirementsFile);
@@ -127,7 +154,8 @@ export async function ensurePythonVenv(requirementsFile: string, log: ProvisionL
   const python = join(dir, 'bin', 'python');
   const base = basePython(env);
   const wanted = createHash('sha256').update(`python ${base.version}\n`).update(requirements).digest('hex');
-  const ready = (): boolean => existsSync(python) && existsSync(join(dir, MARKER)) && readFileSync(join(dir, MARKER), 'utf8').trim() === wanted;
+  const ready = (): boolean =>
+    existsSync(python) && existsSync(join(dir, MARKER)) && readFileSync(join(dir, MARKER), 'utf8').trim() === wanted;
   if (ready()) return { python, dir, built: false, ms: Date.now() - started };
 
   mkdirSync(toolCacheRoot(env), { recursive: true });
@@ -135,11 +163,19 @@ export async function ensurePythonVenv(requirementsFile: string, log: ProvisionL
   try {
     // Another process may have built it while this one waited for the lock.
     if (ready()) return { python, dir, built: false, ms: Date.now() - started };
-    log.info(`Building the Python venv ${dir} (${pin.name} ${pin.version}, Python ${base.version}) for the crawler integrations' tests — first run on this machine, or its requirements changed; it takes a minute or two.`);
+    log.info(
+      `Building the Python venv ${dir} (${pin.name} ${pin.version}, Python ${base.version}) for the crawler integrations' tests — first run on this machine, or its requirements changed; it takes a minute or two.`,
+    );
     rmSync(dir, { recursive: true, force: true });
     await run(base.path, ['-m', 'venv', dir], 'creating the venv', log, env);
     const pipEnv = { ...env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PYTHONDONTWRITEBYTECODE: '1' };
-    await run(python, ['-m', 'pip', 'install', '--quiet', '--progress-bar', 'off', '-r', requirementsFile], `pip install -r ${requirementsFile}`, log, pipEnv);
+    await run(
+      python,
+      ['-m', 'pip', 'install', '--quiet', '--progress-bar', 'off', '-r', requirementsFile],
+      `pip install -r ${requirementsFile}`,
+      log,
+      pipEnv,
+    );
     writeFileSync(join(dir, MARKER), `${wanted}\n`);
     const ms = Date.now() - started;
     log.info(`Python venv ready in ${Math.round(ms / 1000)}s: ${python}`);

@@ -15,7 +15,13 @@ runMain('target-health start', async () => {
   try {
     const { temporal, uiUrl, apiUrl, cliSettings, shownDatabaseUrl } = stack;
     logger.info(
-      { temporal: temporal.address, ui: uiUrl ?? '(see your cluster)', database: shownDatabaseUrl, api: apiUrl, taskQueue: temporal.taskQueue },
+      {
+        temporal: temporal.address,
+        ui: uiUrl ?? '(see your cluster)',
+        database: shownDatabaseUrl,
+        api: apiUrl,
+        taskQueue: temporal.taskQueue,
+      },
       'Target Health is running — Ctrl-C to stop',
     );
     process.stdout.write(

@@ -21,7 +21,12 @@ export interface Supervision {
   stop(): void;
 }
 
-export function supervisePostgres(pg: EmbeddedPostgresHandle, logger: Logger, giveUp: (message: string) => void, options: SuperviseOptions = {}): Supervision {
+export function supervisePostgres(
+  pg: EmbeddedPostgresHandle,
+  logger: Logger,
+  giveUp: (message: string) => void,
+  options: SuperviseOptions = {},
+): Supervision {
   const attempts = options.attempts ?? 8;
   const firstDelayMs = options.firstDelayMs ?? 1_000;
   const stopped = new AbortController();
@@ -47,7 +52,10 @@ export function supervisePostgres(pg: EmbeddedPostgresHandle, logger: Logger, gi
           logger.warn({ attempt, err: last }, 'embedded PostgreSQL did not restart yet');
         }
       }
-      if (!stopped.signal.aborted) giveUp(`embedded PostgreSQL exited (${how}) and did not restart after ${attempts} attempts (${last}); stopping Target Health`);
+      if (!stopped.signal.aborted)
+        giveUp(
+          `embedded PostgreSQL exited (${how}) and did not restart after ${attempts} attempts (${last}); stopping Target Health`,
+        );
     })();
   });
   return { stop: () => stopped.abort() };

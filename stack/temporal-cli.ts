@@ -59,7 +59,10 @@ export function hasGo(env: NodeJS.ProcessEnv): boolean {
 export async function ensureTemporalCli(log: ProvisionLog, env: NodeJS.ProcessEnv = process.env): Promise<TemporalCli> {
   const explicit = env.TEMPORAL_CLI_PATH;
   if (explicit !== undefined && explicit !== '') {
-    if (!isExecutable(explicit)) throw new UserError(`TEMPORAL_CLI_PATH: "${explicit}" is not an executable file; point it at the temporal binary or unset it`);
+    if (!isExecutable(explicit))
+      throw new UserError(
+        `TEMPORAL_CLI_PATH: "${explicit}" is not an executable file; point it at the temporal binary or unset it`,
+      );
     return { kind: 'binary', path: explicit, source: 'TEMPORAL_CLI_PATH' };
   }
   const onPath = findOnPath('temporal', env);
@@ -70,11 +73,23 @@ export async function ensureTemporalCli(log: ProvisionLog, env: NodeJS.ProcessEn
   if (isExecutable(cached)) return { kind: 'binary', path: cached, source: 'cache' };
 
   if (hasGo(env)) {
-    const built = await goInstall({ label: 'the Temporal CLI', packages: [TEMPORAL_CLI_MODULE], version: TEMPORAL_CLI_VERSION, binaries: { temporal: 'temporal' } }, cacheDir, log, env);
+    const built = await goInstall(
+      {
+        label: 'the Temporal CLI',
+        packages: [TEMPORAL_CLI_MODULE],
+        version: TEMPORAL_CLI_VERSION,
+        binaries: { temporal: 'temporal' },
+      },
+      cacheDir,
+      log,
+      env,
+    );
     return { kind: 'binary', path: built.temporal!, source: 'go install' };
   }
 
-  log.warn('No temporal binary on PATH or in the cache, and no Go to build one: falling back to the Temporal SDK download (needs internet).');
+  log.warn(
+    'No temporal binary on PATH or in the cache, and no Go to build one: falling back to the Temporal SDK download (needs internet).',
+  );
   mkdirSync(cacheDir, { recursive: true });
   return { kind: 'sdk-download', downloadDir: cacheDir };
 }

@@ -42,13 +42,29 @@ export interface DevServerHandle {
 }
 
 /** `--search-attribute` values use the CLI's type names. */
-const CLI_TYPE_NAMES: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int', BOOL: 'Bool', TEXT: 'Text', DOUBLE: 'Double', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList' };
+const CLI_TYPE_NAMES: Record<string, string> = {
+  KEYWORD: 'Keyword',
+  INT: 'Int',
+  BOOL: 'Bool',
+  TEXT: 'Text',
+  DOUBLE: 'Double',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
+};
 
 function searchAttributeFlags(): string[] {
-  return ALL_SEARCH_ATTRIBUTE_KEYS.flatMap((key) => ['--search-attribute', `${key.name}=${CLI_TYPE_NAMES[key.type] ?? key.type}`]);
+  return ALL_SEARCH_ATTRIBUTE_KEYS.flatMap((key) => [
+    '--search-attribute',
+    `${key.name}=${CLI_TYPE_NAMES[key.type] ?? key.type}`,
+  ]);
 }
 
-async function waitUntilServing(address: string, namespace: string, child: ChildProcess | undefined, logFile: string): Promise<void> {
+async function waitUntilServing(
+  address: string,
+  namespace: string,
+  child: ChildProcess | undefined,
+  logFile: string,
+): Promise<void> {
   const deadline = Date.now() + 60_000;
   let lastError = '';
   while (Date.now() < deadline) {
@@ -68,7 +84,9 @@ async function waitUntilServing(address: string, namespace: string, child: Child
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-  throw new UserError(`the Temporal dev server did not become ready at ${address} within 60 s (${lastError}); see ${logFile}`);
+  throw new UserError(
+    `the Temporal dev server did not become ready at ${address} within 60 s (${lastError}); see ${logFile}`,
+  );
 }
 
 /**
@@ -77,13 +95,22 @@ async function waitUntilServing(address: string, namespace: string, child: Child
  * starts on the same file and port. After a kill -9 of the stack it is already stopping (its parent-death
  * signal); this waits for it.
  */
-async function stopLeftoverServer(pidFile: string, dbFile: string | undefined, log: DevServerOptions['log']): Promise<void> {
+async function stopLeftoverServer(
+  pidFile: string,
+  dbFile: string | undefined,
+  log: DevServerOptions['log'],
+): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
   const command = Number.isInteger(pid) && pid > 0 && isRunning(pid) ? processCommandLine(pid) : undefined;
   if (command !== undefined && command.includes('start-dev') && (dbFile === undefined || command.includes(dbFile))) {
-    log?.info(`the Temporal dev server of ${dbFile ?? 'this stack'} is still running (pid ${pid}), left by an earlier start: stopping it and starting it anew`);
-    if (!(await stopLeftover(pid, 'SIGTERM', 'SIGKILL', 15_000))) throw new UserError(`the Temporal dev server (pid ${pid}) of an earlier start did not stop; stop it, then start again`);
+    log?.info(
+      `the Temporal dev server of ${dbFile ?? 'this stack'} is still running (pid ${pid}), left by an earlier start: stopping it and starting it anew`,
+    );
+    if (!(await stopLeftover(pid, 'SIGTERM', 'SIGKILL', 15_000)))
+      throw new UserError(
+        `the Temporal dev server (pid ${pid}) of an earlier start did not stop; stop it, then start again`,
+      );
   }
   rmSync(pidFile, { force: true });
 }
@@ -92,10 +119,14 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
   const address = `127.0.0.1:${options.port}`;
   if (options.pidFile !== undefined) await stopLeftoverServer(options.pidFile, options.dbFile, options.log);
   if (await isPortInUse(options.port)) {
-    throw new UserError(`TEMPORAL_PORT: port ${options.port} is already in use (another \`npm start\` or Temporal server?); stop it or choose another port`);
+    throw new UserError(
+      `TEMPORAL_PORT: port ${options.port} is already in use (another \`npm start\` or Temporal server?); stop it or choose another port`,
+    );
   }
   if (options.uiPort !== undefined && (await isPortInUse(options.uiPort))) {
-    throw new UserError(`TEMPORAL_UI_PORT: port ${options.uiPort} is already in use; stop what uses it or choose another port`);
+    throw new UserError(
+      `TEMPORAL_UI_PORT: port ${options.uiPort} is already in use; stop what uses it or choose another port`,
+    );
   }
   if (options.dbFile) mkdirSync(dirname(options.dbFile), { recursive: true });
   mkdirSync(dirname(options.logFile), { recursive: true });
@@ -160,7 +191,11 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
 }
 
 /** Last resort on a machine with internet but neither a temporal binary nor Go. */
-async function startWithSdkDownload(options: DevServerOptions, address: string, uiUrl: string | undefined): Promise<DevServerHandle> {
+async function startWithSdkDownload(
+  options: DevServerOptions,
+  address: string,
+  uiUrl: string | undefined,
+): Promise<DevServerHandle> {
   if (options.cli.kind !== 'sdk-download') throw new Error('unreachable');
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   let env;

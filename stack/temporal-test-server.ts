@@ -36,7 +36,9 @@ export function testServerCacheDir(env: NodeJS.ProcessEnv = process.env): string
 
 /** What `TestWorkflowEnvironment.createTimeSkipping({ server: { executable } })` takes. */
 export function testServerExecutable(server: TemporalTestServer): EphemeralServerExecutable {
-  return server.kind === 'launcher' ? { type: 'existing-path', path: server.path } : { type: 'cached-download', downloadDir: server.downloadDir };
+  return server.kind === 'launcher'
+    ? { type: 'existing-path', path: server.path }
+    : { type: 'cached-download', downloadDir: server.downloadDir };
 }
 
 function runs(command: string, args: string[], env: NodeJS.ProcessEnv): boolean {
@@ -45,7 +47,8 @@ function runs(command: string, args: string[], env: NodeJS.ProcessEnv): boolean 
 
 function pom(): string {
   const [groupId, artifactId] = TEMPORAL_TEST_SERVER_ARTIFACT.split(':');
-  const dependency = (g: string, a: string, v: string): string => `    <dependency><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version></dependency>`;
+  const dependency = (g: string, a: string, v: string): string =>
+    `    <dependency><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version></dependency>`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<!-- Written by target-health (stack/temporal-test-server.ts) only to copy the test server and its dependencies. -->',
@@ -105,7 +108,11 @@ async function mavenInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.Pro
     { env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const onOutput = (chunk: Buffer): void => {
-    const lines = chunk.toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '');
+    const lines = chunk
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
     lastLine = lines[lines.length - 1] ?? lastLine;
   };
   child.stdout.on('data', onOutput);
@@ -122,7 +129,9 @@ async function mavenInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.Pro
   clearInterval(heartbeat);
   const fail = (what: string): never => {
     rmSync(staging, { recursive: true, force: true });
-    throw new UserError(`provisioning the Temporal test server failed: ${what}; fix that, or point TEMPORAL_TEST_SERVER_PATH at a test server executable`);
+    throw new UserError(
+      `provisioning the Temporal test server failed: ${what}; fix that, or point TEMPORAL_TEST_SERVER_PATH at a test server executable`,
+    );
   };
   if (code !== 0) fail(`mvn ${DEPENDENCY_PLUGIN}:copy-dependencies exited with ${code}: ${lastLine || 'no output'}`);
   rmSync(join(staging, 'm2'), { recursive: true, force: true });
@@ -132,7 +141,9 @@ async function mavenInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.Pro
   // Without arguments the server prints its usage and exits: proof that Java loads it from the copy.
   const probe = spawnSync(launcher, [], { env, encoding: 'utf8', timeout: 60_000 });
   if (!`${probe.stderr ?? ''}${probe.stdout ?? ''}`.includes('Usage:')) {
-    fail(`the copied server does not start with this Java (${(probe.stderr ?? '').trim().split('\n')[0] || `exit ${probe.status}`})`);
+    fail(
+      `the copied server does not start with this Java (${(probe.stderr ?? '').trim().split('\n')[0] || `exit ${probe.status}`})`,
+    );
   }
   try {
     renameSync(staging, cacheDir);
@@ -142,15 +153,22 @@ async function mavenInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.Pro
     if (!isExecutable(join(cacheDir, LAUNCHER))) throw err;
   }
   const target = join(cacheDir, LAUNCHER);
-  log.info(`Temporal test server ${TEMPORAL_TEST_SERVER_VERSION} provisioned in ${Math.round((Date.now() - started) / 1000)}s: ${target}`);
+  log.info(
+    `Temporal test server ${TEMPORAL_TEST_SERVER_VERSION} provisioned in ${Math.round((Date.now() - started) / 1000)}s: ${target}`,
+  );
   return target;
 }
 
-export async function ensureTemporalTestServer(log: ProvisionLog, env: NodeJS.ProcessEnv = process.env): Promise<TemporalTestServer> {
+export async function ensureTemporalTestServer(
+  log: ProvisionLog,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<TemporalTestServer> {
   const explicit = env.TEMPORAL_TEST_SERVER_PATH;
   if (explicit !== undefined && explicit !== '') {
     if (!isExecutable(explicit)) {
-      throw new UserError(`TEMPORAL_TEST_SERVER_PATH: "${explicit}" is not an executable file; point it at a Temporal test server executable or unset it`);
+      throw new UserError(
+        `TEMPORAL_TEST_SERVER_PATH: "${explicit}" is not an executable file; point it at a Temporal test server executable or unset it`,
+      );
     }
     return { kind: 'launcher', path: explicit, source: 'TEMPORAL_TEST_SERVER_PATH' };
   }
@@ -162,7 +180,9 @@ export async function ensureTemporalTestServer(log: ProvisionLog, env: NodeJS.Pr
     return { kind: 'launcher', path: await mavenInstall(cacheDir, log, env), source: 'maven' };
   }
 
-  log.warn('No Temporal test server in the cache, and no Java and Maven to copy one from Maven Central: falling back to the Temporal SDK download (needs internet).');
+  log.warn(
+    'No Temporal test server in the cache, and no Java and Maven to copy one from Maven Central: falling back to the Temporal SDK download (needs internet).',
+  );
   // Beside the Maven copy's folder, not in it: a later copy moves its folder into place in one rename.
   const downloadDir = join(toolCacheRoot(env), 'temporal-test-server-sdk-download');
   if (!existsSync(downloadDir)) mkdirSync(downloadDir, { recursive: true });

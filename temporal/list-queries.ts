@@ -26,10 +26,22 @@ export const RUNNING_SITES_QUERY = `${SITES} AND ExecutionStatus = 'Running'`;
 export function listQueries(site: string): ListQuery[] {
   return [
     { lists: 'sites', shows: 'every site loop that runs', query: RUNNING_SITES_QUERY },
-    { lists: 'sites', shows: 'the sites waiting for a person', query: `${RUNNING_SITES_QUERY} AND AwaitingHuman = true` },
+    {
+      lists: 'sites',
+      shows: 'the sites waiting for a person',
+      query: `${RUNNING_SITES_QUERY} AND AwaitingHuman = true`,
+    },
     { lists: 'deliveries', shows: 'every notification delivery', query: DELIVERIES },
-    { lists: 'deliveries', shows: 'the deliveries that gave up', query: `${DELIVERIES} AND ExecutionStatus = 'Failed'` },
-    { lists: 'deliveries', shows: "one site's deliveries", query: `${DELIVERIES} AND ParentWorkflowId = '${workflowIdForSite(site)}'` },
+    {
+      lists: 'deliveries',
+      shows: 'the deliveries that gave up',
+      query: `${DELIVERIES} AND ExecutionStatus = 'Failed'`,
+    },
+    {
+      lists: 'deliveries',
+      shows: "one site's deliveries",
+      query: `${DELIVERIES} AND ParentWorkflowId = '${workflowIdForSite(site)}'`,
+    },
   ];
 }
 
@@ -38,5 +50,8 @@ export const DOC_SITE = 'shop.example.com';
 
 /** The doc's lines: what each list shows, then the pass-through command with its query quoted for sh. */
 export function listQueryCommands(site: string = DOC_SITE): string[] {
-  return listQueries(site).flatMap((q) => [`# ${q.shows}`, `npx target-health temporal workflow list --query "${q.query}"`]);
+  return listQueries(site).flatMap((q) => [
+    `# ${q.shows}`,
+    `npx target-health temporal workflow list --query "${q.query}"`,
+  ]);
 }

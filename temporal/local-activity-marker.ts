@@ -27,7 +27,11 @@ export function localActivityMarker(e: HistoryEvent): LocalActivityMarker | null
   if (e.eventType !== E.EVENT_TYPE_MARKER_RECORDED || a?.markerName !== LOCAL_ACTIVITY_MARKER) return null;
   const dataPayload = a.details?.data?.payloads?.[0];
   if (!dataPayload) return null;
-  const data = defaultPayloadConverter.fromPayload<{ activity_type?: string; attempt?: number; complete_time?: { seconds?: number; nanos?: number } | null }>(dataPayload);
+  const data = defaultPayloadConverter.fromPayload<{
+    activity_type?: string;
+    attempt?: number;
+    complete_time?: { seconds?: number; nanos?: number } | null;
+  }>(dataPayload);
   const resultPayload = a.details?.result?.payloads?.[0];
   const ct = data.complete_time;
   return {
@@ -38,4 +42,3 @@ export function localActivityMarker(e: HistoryEvent): LocalActivityMarker | null
     failed: a.failure !== null && a.failure !== undefined,
   };
 }
-

@@ -31,22 +31,35 @@ export async function ensureSearchAttributes(
   const listed = await connection.operatorService.listSearchAttributes({ namespace });
   const existing = { ...(listed.customAttributes ?? {}), ...(listed.systemAttributes ?? {}) };
   const missing = ALL_SEARCH_ATTRIBUTE_KEYS.filter((k) => existing[k.name] === undefined);
-  const wrongType = ALL_SEARCH_ATTRIBUTE_KEYS.filter((k) => existing[k.name] !== undefined && existing[k.name] !== PROTO_TYPE[k.type]);
+  const wrongType = ALL_SEARCH_ATTRIBUTE_KEYS.filter(
+    (k) => existing[k.name] !== undefined && existing[k.name] !== PROTO_TYPE[k.type],
+  );
   if (wrongType.length > 0) {
     const names = wrongType.map((k) => `${k.name} (needs ${CLI_TYPE[k.type]})`).join(', ');
-    throw new UserError(`TEMPORAL_NAMESPACE: search attributes with the wrong type in namespace "${namespace}": ${names}; remove and re-create them`);
+    throw new UserError(
+      `TEMPORAL_NAMESPACE: search attributes with the wrong type in namespace "${namespace}": ${names}; remove and re-create them`,
+    );
   }
   if (missing.length > 0) {
     const searchAttributes: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
-    for (const k of missing) searchAttributes[k.name] = PROTO_TYPE[k.type] ?? IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+    for (const k of missing)
+      searchAttributes[k.name] = PROTO_TYPE[k.type] ?? IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
     try {
       await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
     } catch (err) {
-      const commands = missing.map((k) => `temporal operator search-attribute create --namespace ${namespace} --name ${k.name} --type ${CLI_TYPE[k.type]}`).join(' && ');
+      const commands = missing
+        .map(
+          (k) =>
+            `temporal operator search-attribute create --namespace ${namespace} --name ${k.name} --type ${CLI_TYPE[k.type]}`,
+        )
+        .join(' && ');
       throw new UserError(
         `TEMPORAL_NAMESPACE: search attributes ${missing.map((k) => k.name).join(', ')} are missing in "${namespace}" and this connection may not add them (${(err as Error).message?.split('\n')[0]}); create them: ${commands}`,
       );
     }
   }
-  return { registered: missing.map((k) => k.name), present: ALL_SEARCH_ATTRIBUTE_KEYS.filter((k) => !missing.includes(k)).map((k) => k.name) };
+  return {
+    registered: missing.map((k) => k.name),
+    present: ALL_SEARCH_ATTRIBUTE_KEYS.filter((k) => !missing.includes(k)).map((k) => k.name),
+  };
 }

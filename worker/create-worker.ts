@@ -20,7 +20,16 @@ export interface CreateWorkerOptions {
   /** A pre-built bundle (tests bundle once); otherwise the workflows are bundled at start. */
   workflowBundlePath?: string;
   /** Worker tuning overrides (tests use small pollers); otherwise the environment's (config/env.ts loadWorkerTuning). */
-  tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'stickyQueueScheduleToStartTimeout' | 'identity'>>;
+  tuning?: Partial<
+    Pick<
+      WorkerOptions,
+      | 'maxConcurrentActivityTaskExecutions'
+      | 'maxConcurrentWorkflowTaskExecutions'
+      | 'maxCachedWorkflows'
+      | 'stickyQueueScheduleToStartTimeout'
+      | 'identity'
+    >
+  >;
 }
 
 export function workflowsPath(): string {
@@ -33,15 +42,23 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    ...(options.workflowBundlePath ? { workflowBundle: { codePath: options.workflowBundlePath } } : { workflowsPath: workflowsPath(), bundlerOptions: bundlerOptions() }),
-    activities: createActivities({ pool: options.pool, logger: options.logger, ...(options.uiUrl !== undefined ? { uiUrl: options.uiUrl } : {}) }),
+    ...(options.workflowBundlePath
+      ? { workflowBundle: { codePath: options.workflowBundlePath } }
+      : { workflowsPath: workflowsPath(), bundlerOptions: bundlerOptions() }),
+    activities: createActivities({
+      pool: options.pool,
+      logger: options.logger,
+      ...(options.uiUrl !== undefined ? { uiUrl: options.uiUrl } : {}),
+    }),
     // On SIGTERM, in-flight activities get 10 s to finish; after 30 s the worker stops even if the
     // server is unreachable (a shutdown must never hang a deploy). Activities are idempotent, so an
     // interrupted one is simply retried by the next worker.
     shutdownGraceTime: '10 seconds',
     shutdownForceTime: '30 seconds',
     ...(tuning.maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows: tuning.maxCachedWorkflows }),
-    ...(tuning.stickyQueueScheduleToStartTimeoutMs === undefined ? {} : { stickyQueueScheduleToStartTimeout: tuning.stickyQueueScheduleToStartTimeoutMs }),
+    ...(tuning.stickyQueueScheduleToStartTimeoutMs === undefined
+      ? {}
+      : { stickyQueueScheduleToStartTimeout: tuning.stickyQueueScheduleToStartTimeoutMs }),
     ...options.tuning,
   });
 }

@@ -16,7 +16,10 @@ runMain('target-health worker', async () => {
   // The canaries' classifier uses the deployment's marker file: a bad one stops the worker here, in one line.
   deploymentCatalogue();
   const started = await startWorker({ temporal, databaseUrl, logger });
-  logger.info({ address: temporal.address, namespace: temporal.namespace, taskQueue: temporal.taskQueue }, 'worker polling');
+  logger.info(
+    { address: temporal.address, namespace: temporal.namespace, taskQueue: temporal.taskQueue },
+    'worker polling',
+  );
   await started.run();
   logger.info('worker stopped');
 });

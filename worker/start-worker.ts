@@ -38,7 +38,12 @@ function installRuntime(logger: Logger): void {
 }
 
 /** @param options.uiUrl base of the notifications' links (`npm start` passes its dev server's UI); default TEMPORAL_UI_URL. */
-export async function startWorker(options: { temporal: TemporalSettings; databaseUrl: string; logger: Logger; uiUrl?: string }): Promise<StartedWorker> {
+export async function startWorker(options: {
+  temporal: TemporalSettings;
+  databaseUrl: string;
+  logger: Logger;
+  uiUrl?: string;
+}): Promise<StartedWorker> {
   const { logger } = options;
   installRuntime(logger);
   // Named after the worker's identity (the SDK's default, `<pid>@<host>`): pg_stat_activity tells which
@@ -49,7 +54,8 @@ export async function startWorker(options: { temporal: TemporalSettings; databas
     await migrateUp(options.databaseUrl, logger);
     const connection = await connectWorker(options.temporal);
     const attributes = await ensureSearchAttributes(connection, options.temporal.namespace);
-    if (attributes.registered.length > 0) logger.info({ registered: attributes.registered }, 'registered search attributes');
+    if (attributes.registered.length > 0)
+      logger.info({ registered: attributes.registered }, 'registered search attributes');
     const worker = await createWorker({
       connection,
       namespace: options.temporal.namespace,

@@ -44,7 +44,11 @@ const SHARED_ROOTS = [
 ] as const;
 
 /** Modules instantiated per workflow, besides `workflows/` itself: they define messages and search attributes with the SDK. */
-export const PER_WORKFLOW_MODULES = ['control/messages', 'control/search-attributes', 'common/search-attributes'] as const;
+export const PER_WORKFLOW_MODULES = [
+  'control/messages',
+  'control/search-attributes',
+  'common/search-attributes',
+] as const;
 
 /** The preloaded modules as absolute paths (`.ts` under the tests, `.js` in `dist/`). */
 export function sharedWorkflowModules(): string[] {

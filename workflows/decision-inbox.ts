@@ -11,7 +11,15 @@
 import { ApplicationFailure, condition, log, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
 import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { type DecisionKind, type GateView, type ParsedDecision, DECISION_KINDS, GATE_AFTER, decisionNotAllowed, parseDecision } from '../control/decisions';
+import {
+  type DecisionKind,
+  type GateView,
+  type ParsedDecision,
+  DECISION_KINDS,
+  GATE_AFTER,
+  decisionNotAllowed,
+  parseDecision,
+} from '../control/decisions';
 import { decisionKey } from '../control/keys';
 import { REJECTED_LIMIT, pushBounded } from '../control/loop-state';
 import { type DecisionResult, LoopErrors, decisionMessages } from '../control/messages';
@@ -97,7 +105,9 @@ export class DecisionInbox {
       const shown = describeValue(String(name), SIGNAL_NAME_CHARS);
       const known = DECISION_KINDS.join(', ');
       log.warn('unknown signal refused', { site: this.site, name: shown });
-      this.refuse(`unknown signal ${shown}: this loop takes ${known} (e.g. target-health decide resume ${this.site} --who … --why …)`);
+      this.refuse(
+        `unknown signal ${shown}: this loop takes ${known} (e.g. target-health decide resume ${this.site} --who … --why …)`,
+      );
     });
   }
 
@@ -127,7 +137,11 @@ export class DecisionInbox {
           this.enqueue(this.check(kind, payload), 'signal');
         } catch (err) {
           const message = err instanceof Error ? err.message : String(err);
-          log.warn('decision signal refused', { site: this.site, kind, message: cutText(wellFormed(message), REJECTED_MESSAGE_CHARS) });
+          log.warn('decision signal refused', {
+            site: this.site,
+            kind,
+            message: cutText(wellFormed(message), REJECTED_MESSAGE_CHARS),
+          });
           this.refuse(message);
         }
       },
@@ -187,7 +201,12 @@ export class DecisionInbox {
 
   private enqueue(decision: ParsedDecision, via: QueuedDecision['via']): QueuedDecision {
     this.seq += 1;
-    const q: QueuedDecision = { decision, via, key: decisionKey(this.site, this.chainId, this.seq), refusalsBefore: this.refusals };
+    const q: QueuedDecision = {
+      decision,
+      via,
+      key: decisionKey(this.site, this.chainId, this.seq),
+      refusalsBefore: this.refusals,
+    };
     this.queue.push(q);
     return q;
   }
@@ -231,14 +250,21 @@ export class DecisionInbox {
    * and is applied. Returns early once a stop is applied, or with `early` when `wakeEarly` holds (the
    * history has grown too large to wait: the loop continues as new first).
    */
-  async waitForNextTick(remainingMs: () => number, summary: string | (() => string), apply: ApplyDecision, wakeEarly: () => boolean = () => false): Promise<'tick' | 'early'> {
+  async waitForNextTick(
+    remainingMs: () => number,
+    summary: string | (() => string),
+    apply: ApplyDecision,
+    wakeEarly: () => boolean = () => false,
+  ): Promise<'tick' | 'early'> {
     for (;;) {
       if (wakeEarly()) return 'early';
       // Settings first: a new tick interval books a new slot, which `remainingMs` then reads.
       if (this.sidePending()) await this.side!.applyQueued();
       const ms = remainingMs();
       if (ms <= 0) return 'tick';
-      const woken = await condition(() => this.queue.length > 0 || this.sidePending() || wakeEarly(), ms, { summary: typeof summary === 'string' ? summary : summary() });
+      const woken = await condition(() => this.queue.length > 0 || this.sidePending() || wakeEarly(), ms, {
+        summary: typeof summary === 'string' ? summary : summary(),
+      });
       if (!woken) return 'tick';
       await this.applyQueued(apply);
       if (this.stopped !== null) return 'tick';

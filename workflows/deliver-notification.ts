@@ -16,7 +16,12 @@ const GIVE_UP_AFTER = '24 hours';
 const { deliverNotification: deliver } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   scheduleToCloseTimeout: GIVE_UP_AFTER,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes', nonRetryableErrorTypes: [LoopErrors.NotificationNotFound] },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    nonRetryableErrorTypes: [LoopErrors.NotificationNotFound],
+  },
 });
 
 const { markNotificationFailed } = proxyActivities<Activities>({
@@ -30,7 +35,12 @@ export async function deliverNotification(input: DeliverNotificationInput): Prom
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     const reason = err.cause?.message ?? err.message;
-    await markNotificationFailed.executeWithOptions({ summary: 'record the failed delivery' }, [{ notificationKey: input.notificationKey, error: reason }]);
-    throw ApplicationFailure.nonRetryable(`notification ${input.notificationKey} not delivered: ${reason}`, LoopErrors.NotificationNotDelivered);
+    await markNotificationFailed.executeWithOptions({ summary: 'record the failed delivery' }, [
+      { notificationKey: input.notificationKey, error: reason },
+    ]);
+    throw ApplicationFailure.nonRetryable(
+      `notification ${input.notificationKey} not delivered: ${reason}`,
+      LoopErrors.NotificationNotDelivered,
+    );
   }
 }

@@ -79,7 +79,11 @@ export class SettingsInbox {
   }
 
   private check(payload: unknown): SettingsChangeRequest {
-    if (this.stopping()) throw ApplicationFailure.nonRetryable(`configure: ${this.site} is stopping; its loop takes no new settings`, LoopErrors.InvalidSettings);
+    if (this.stopping())
+      throw ApplicationFailure.nonRetryable(
+        `configure: ${this.site} is stopping; its loop takes no new settings`,
+        LoopErrors.InvalidSettings,
+      );
     const parsed = parseSettingsChange(this.planned(), payload);
     if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.message, LoopErrors.InvalidSettings);
     return parsed.change;

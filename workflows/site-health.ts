@@ -7,7 +7,24 @@
  * person: decisions arrive through the inbox (workflows/decision-inbox.ts) and are applied here,
  * between ticks, through `applyDecision`. Every message is defined in control/messages.ts.
  */
-import { ActivityFailure, type ActivityInterfaceFor, ApplicationFailure, type LocalActivityInterfaceFor, TemporalFailure, allHandlersFinished, condition, makeContinueAsNewFunc, patched, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  type ActivityInterfaceFor,
+  ApplicationFailure,
+  type LocalActivityInterfaceFor,
+  TemporalFailure,
+  allHandlersFinished,
+  condition,
+  makeContinueAsNewFunc,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
@@ -18,7 +35,14 @@ import { detailsMarkdown } from '../control/details';
 import { assessmentKey, controlsKey, deliveryWorkflowId, notificationKey } from '../control/keys';
 import { type ConfigureResult, settingsChanges } from '../control/settings-change';
 import { type LoopState, initialLoopState } from '../control/loop-state';
-import { type DecisionResult, LoopErrors, type SiteHealthSummary, historyQuery, settingsQuery, stateQuery } from '../control/messages';
+import {
+  type DecisionResult,
+  LoopErrors,
+  type SiteHealthSummary,
+  historyQuery,
+  settingsQuery,
+  stateQuery,
+} from '../control/messages';
 import type { NoticeDraft } from '../control/notices';
 import { type JudgementVersion, type LoopConfig, type TickPlan, planTick } from '../control/plan';
 import { planFailedTick } from '../control/plan/failed';
@@ -66,7 +90,10 @@ function proxyLocalAssessment(settings: LoopSettings): LocalActivityInterfaceFor
 function assessmentFailure(err: unknown): { message: string; dataError: boolean } | null {
   const cause = err instanceof ActivityFailure ? err.cause : err instanceof TemporalFailure ? err : null;
   if (err instanceof ActivityFailure || cause !== null) {
-    return { message: cause?.message ?? (err as Error).message, dataError: cause instanceof ApplicationFailure && cause.type === LoopErrors.DataError };
+    return {
+      message: cause?.message ?? (err as Error).message,
+      dataError: cause instanceof ApplicationFailure && cause.type === LoopErrors.DataError,
+    };
   }
   return null;
 }
@@ -111,16 +138,33 @@ class SiteLoop {
   ) {
     const info = workflowInfo();
     this.state = carried ? { ...carried, runs: carried.runs + 1 } : initialLoopState(info.firstExecutionRunId);
-    this.inbox = new DecisionInbox(config.site, this.state.chainId, this.state, () => ({ site: config.site, band: this.state.band, awaiting: this.state.awaiting !== null }), liveSettings);
+    this.inbox = new DecisionInbox(
+      config.site,
+      this.state.chainId,
+      this.state,
+      () => ({ site: config.site, band: this.state.band, awaiting: this.state.awaiting !== null }),
+      liveSettings,
+    );
     this.settingsInbox = liveSettings
-      ? new SettingsInbox(config.site, this.state.chainId, this.state.settingsSeq, () => this.config, () => this.inbox.stopping())
+      ? new SettingsInbox(
+          config.site,
+          this.state.chainId,
+          this.state.settingsSeq,
+          () => this.config,
+          () => this.inbox.stopping(),
+        )
       : null;
-    this.published = new PublishedAttributes(ALL_SEARCH_ATTRIBUTE_KEYS.map((key) => ({ name: key.name, value: info.typedSearchAttributes.get(key) ?? null })));
+    this.published = new PublishedAttributes(
+      ALL_SEARCH_ATTRIBUTE_KEYS.map((key) => ({ name: key.name, value: info.typedSearchAttributes.get(key) ?? null })),
+    );
     this.acts = loopActivities(config);
     this.localActs = localAssessment ? proxyLocalAssessment(config) : null;
     // A new phased chain books its first slot: the first at or after now whose wake time (slot + phase) is not past.
     if (phased && scheduled && this.state.nextTickAt === null) {
-      this.state = { ...this.state, nextTickAt: new Date(firstPhasedSlot(workflowNow(), this.phase(), config.tickIntervalMs)).toISOString() };
+      this.state = {
+        ...this.state,
+        nextTickAt: new Date(firstPhasedSlot(workflowNow(), this.phase(), config.tickIntervalMs)).toISOString(),
+      };
     }
   }
 
@@ -140,13 +184,25 @@ class SiteLoop {
   }
 
   registerHandlers(): void {
-    setHandler(stateQuery, () => stateView(this.site, this.config.tickIntervalMs, this.state, this.inbox.view(), this.lastAssessment), {
-      description: 'Current state: score, smoothed score, band, reasons, controls, awaiting a human since, last decision.',
+    setHandler(
+      stateQuery,
+      () => stateView(this.site, this.config.tickIntervalMs, this.state, this.inbox.view(), this.lastAssessment),
+      {
+        description:
+          'Current state: score, smoothed score, band, reasons, controls, awaiting a human since, last decision.',
+      },
+    );
+    setHandler(
+      historyQuery,
+      (limit?: number) =>
+        this.state.history.slice(-Math.max(1, Math.min(limit ?? this.state.history.length, this.state.history.length))),
+      {
+        description: 'Recent ticks, oldest first (optional argument: how many, default all kept).',
+      },
+    );
+    setHandler(settingsQuery, () => this.config, {
+      description: 'The settings the loop runs with (every default filled in).',
     });
-    setHandler(historyQuery, (limit?: number) => this.state.history.slice(-Math.max(1, Math.min(limit ?? this.state.history.length, this.state.history.length))), {
-      description: 'Recent ticks, oldest first (optional argument: how many, default all kept).',
-    });
-    setHandler(settingsQuery, () => this.config, { description: 'The settings the loop runs with (every default filled in).' });
     this.inbox.register();
     if (this.settingsInbox !== null) {
       this.settingsInbox.register(this.applySettings);
@@ -198,7 +254,8 @@ class SiteLoop {
     const tick = state.tick + 1;
     // Workflow time: the tick's slot on the schedule, the same on replay of this history.
     const asOf = this.scheduled ? tickTime(state.nextTickAt, workflowNow(), config.tickIntervalMs, this.phase()) : null;
-    if (asOf !== null) this.state = { ...state, nextTickAt: new Date(nextSlot(asOf, config.tickIntervalMs)).toISOString() };
+    if (asOf !== null)
+      this.state = { ...state, nextTickAt: new Date(nextSlot(asOf, config.tickIntervalMs)).toISOString() };
     let t: TickAssessment;
     try {
       t = await this.assess(`assess ${site}, tick ${tick}`, {
@@ -219,7 +276,12 @@ class SiteLoop {
       if (failure === null) throw err;
       // Workflow time (deterministic): there is no database time for an assessment that was not made.
       const failed = { tick, at: new Date(asOf ?? workflowNow()).toISOString(), message: failure.message };
-      return this.act(tick, assessmentKey(site, state.chainId, tick), null, planFailedTick(this.state, failed, this.loopConfig()));
+      return this.act(
+        tick,
+        assessmentKey(site, state.chainId, tick),
+        null,
+        planFailedTick(this.state, failed, this.loopConfig()),
+      );
     }
     this.lastAssessment = t;
     return this.act(tick, t.assessmentKey, t.assessmentKey, planTick(this.state, t, this.loopConfig()));
@@ -238,14 +300,23 @@ class SiteLoop {
         const failure = assessmentFailure(err);
         if (failure === null || failure.dataError) throw err;
         const why = failure.message.slice(0, 120);
-        return this.acts.assessSite.executeWithOptions({ summary: `${summary} (retried as an activity: ${why})`.slice(0, 200) }, [input]);
+        return this.acts.assessSite.executeWithOptions(
+          { summary: `${summary} (retried as an activity: ${why})`.slice(0, 200) },
+          [input],
+        );
       }
     }
     return this.acts.assessSite.executeWithOptions({ summary }, [input]);
   }
 
   private loopConfig(): LoopConfig {
-    return { site: this.site, policy: this.config.policy, scoring: this.config.scoring, judgement: this.judgement, tickIntervalMs: this.config.tickIntervalMs };
+    return {
+      site: this.site,
+      policy: this.config.policy,
+      scoring: this.config.scoring,
+      judgement: this.judgement,
+      tickIntervalMs: this.config.tickIntervalMs,
+    };
   }
 
   /** Carries out a tick's plan: controls and notices in one activity, then the new state. */
@@ -253,10 +324,25 @@ class SiteLoop {
     const { site, state } = this;
     if (plan.change !== null || plan.notices.length > 0) {
       const notices = plan.notices.map((draft) => ({ key: notificationKey(actionKey, draft.kind), draft }));
-      const what = [plan.change?.description, ...plan.notices.map((n) => `notify ${n.kind}`)].filter((s) => s !== undefined).join('; ');
-      const result = await this.acts.applyActions.executeWithOptions({ summary: `tick ${tick} ${plan.state.band}: ${what}`.slice(0, 200) }, [
-        { site, workflowId: this.workflowId, chainId: state.chainId, actionKey: controlsKey(actionKey), assessmentKey: assessed, actor: 'control-loop', controls: plan.change, decision: null, notices },
-      ]);
+      const what = [plan.change?.description, ...plan.notices.map((n) => `notify ${n.kind}`)]
+        .filter((s) => s !== undefined)
+        .join('; ');
+      const result = await this.acts.applyActions.executeWithOptions(
+        { summary: `tick ${tick} ${plan.state.band}: ${what}`.slice(0, 200) },
+        [
+          {
+            site,
+            workflowId: this.workflowId,
+            chainId: state.chainId,
+            actionKey: controlsKey(actionKey),
+            assessmentKey: assessed,
+            actor: 'control-loop',
+            controls: plan.change,
+            decision: null,
+            notices,
+          },
+        ],
+      );
       this.state = plan.state;
       // The state query and the search attributes change in the same workflow task.
       if (patched(PATCHES.publishBeforeDispatch)) this.publish();
@@ -282,7 +368,10 @@ class SiteLoop {
         actionKey: controlsKey(q.key),
         assessmentKey: decisionAssessmentKey(state),
         actor: `human:${d.who}`,
-        controls: changedFields(state.controls, next).length > 0 ? { next, description: describeChange(state.controls, next), routeDiagnosis: null } : null,
+        controls:
+          changedFields(state.controls, next).length > 0
+            ? { next, description: describeChange(state.controls, next), routeDiagnosis: null }
+            : null,
         decision: {
           decisionKey: q.key,
           kind: d.kind,
@@ -299,7 +388,14 @@ class SiteLoop {
     this.state = afterDecision(state, d, next, { decisionKey: q.key, via: q.via, decidedAt: result.appliedAt });
     this.publish();
     await this.dispatch(result.notificationKeys, [notice]);
-    return { decision: d.kind, decisionKey: q.key, decidedAt: result.appliedAt, band: this.state.band, controls: this.state.controls, message: `${d.kind} applied to ${site}` };
+    return {
+      decision: d.kind,
+      decisionKey: q.key,
+      decidedAt: result.appliedAt,
+      band: this.state.band,
+      controls: this.state.controls,
+      message: `${d.kind} applied to ${site}`,
+    };
   };
 
   /**
@@ -315,9 +411,27 @@ class SiteLoop {
     const ownersGiven = Object.keys(q.change.owners).length > 0;
     let recorded: { changedAt: string | null; changes: ConfigureResult['changes'] } = { changedAt: null, changes: [] };
     if (settingsChanged.length > 0 || ownersGiven) {
-      recorded = await this.acts.recordSettingsChange.executeWithOptions({ summary: `configure by ${q.change.who}: ${settingsChanged.map((c) => c.field).join(', ') || 'owners'}`.slice(0, 200) }, [
-        { site, workflowId: this.workflowId, chainId: state.chainId, changeKey: q.key, who: q.change.who, why: q.change.why, changes: settingsChanged, settings: after, owners: q.change.owners },
-      ]);
+      recorded = await this.acts.recordSettingsChange.executeWithOptions(
+        {
+          summary: `configure by ${q.change.who}: ${settingsChanged.map((c) => c.field).join(', ') || 'owners'}`.slice(
+            0,
+            200,
+          ),
+        },
+        [
+          {
+            site,
+            workflowId: this.workflowId,
+            chainId: state.chainId,
+            changeKey: q.key,
+            who: q.change.who,
+            why: q.change.why,
+            changes: settingsChanged,
+            settings: after,
+            owners: q.change.owners,
+          },
+        ],
+      );
     }
     this.config = after;
     if (after.timeouts.activityMs !== before.timeouts.activityMs) {
@@ -336,7 +450,10 @@ class SiteLoop {
       changes: recorded.changes,
       tickIntervalMs: this.config.tickIntervalMs,
       nextTickAt: this.state.nextTickAt,
-      message: n === 0 ? `nothing changed: ${site} already has these settings` : `${n} setting${n === 1 ? '' : 's'} of ${site} changed by ${q.change.who}`,
+      message:
+        n === 0
+          ? `nothing changed: ${site} already has these settings`
+          : `${n} setting${n === 1 ? '' : 's'} of ${site} changed by ${q.change.who}`,
     };
   };
 
@@ -352,15 +469,22 @@ class SiteLoop {
    */
   async prepareToContinue(waitForDeliveries: boolean): Promise<void> {
     if (waitForDeliveries && this.deliveriesInFlight > 0) {
-      await condition(() => this.deliveriesInFlight === 0, '10 seconds', { summary: 'deliveries finishing before continue-as-new' });
+      await condition(() => this.deliveriesInFlight === 0, '10 seconds', {
+        summary: 'deliveries finishing before continue-as-new',
+      });
     }
     await this.inbox.drain(this.applyDecision, allHandlersFinished);
   }
 
   /** Everything the loop knows goes to the next run, a pending human wait included. */
   async continueAsNew(): Promise<never> {
-    const next = makeContinueAsNewFunc<typeof siteHealth>({ typedSearchAttributes: attributesForNewRun(this.site, this.state) });
-    return next({ ...this.config, carried: { ...this.state, ...this.inbox.carry(), ...(this.settingsInbox?.carry() ?? {}) } });
+    const next = makeContinueAsNewFunc<typeof siteHealth>({
+      typedSearchAttributes: attributesForNewRun(this.site, this.state),
+    });
+    return next({
+      ...this.config,
+      carried: { ...this.state, ...this.inbox.carry(), ...(this.settingsInbox?.carry() ?? {}) },
+    });
   }
 
   shouldContinueAsNew(): boolean {
@@ -370,7 +494,8 @@ class SiteLoop {
 
 export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSummary> {
   const parsed = parseSiteHealthInput(input);
-  if (!parsed.ok) throw ApplicationFailure.nonRetryable(`invalid siteHealth input: ${parsed.message}`, LoopErrors.InvalidInput);
+  if (!parsed.ok)
+    throw ApplicationFailure.nonRetryable(`invalid siteHealth input: ${parsed.message}`, LoopErrors.InvalidInput);
   const { carried, ...config } = parsed.value;
   // Runs recorded before these patches replay on their old paths.
   const wakeOnLargeHistory = patched(PATCHES.continueAsNewWhileWaiting);
@@ -391,7 +516,12 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   for (;;) {
     if (scheduled) {
       // Wait for the tick's slot (a continued run waits for the one its predecessor booked).
-      const woke = await inbox.waitForNextTick(() => loop.msUntilDue(), () => `next tick at ${loop.nextWakeAt() ?? 'once'}`, loop.applyDecision, wakeEarly);
+      const woke = await inbox.waitForNextTick(
+        () => loop.msUntilDue(),
+        () => `next tick at ${loop.nextWakeAt() ?? 'once'}`,
+        loop.applyDecision,
+        wakeEarly,
+      );
       if (inbox.stopped !== null) return loop.finish();
       if (woke === 'early') {
         await loop.prepareToContinue(waitForDeliveries);
@@ -408,7 +538,12 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
       await loop.continueAsNew();
     }
     if (scheduled) continue;
-    const woke = await inbox.waitForNextTick(() => loop.config.tickIntervalMs, () => `next tick in ${seconds(loop.config.tickIntervalMs)}`, loop.applyDecision, wakeEarly);
+    const woke = await inbox.waitForNextTick(
+      () => loop.config.tickIntervalMs,
+      () => `next tick in ${seconds(loop.config.tickIntervalMs)}`,
+      loop.applyDecision,
+      wakeEarly,
+    );
     if (inbox.stopped !== null) return loop.finish();
     if (woke === 'early') {
       await loop.prepareToContinue(waitForDeliveries);

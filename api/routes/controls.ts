@@ -59,22 +59,40 @@ function waitMsOf(text: string): number | undefined {
 }
 
 export const controlsQuerySchema = z.strictObject({
-  after: z.string().regex(/^\d{1,15}$/, { error: 'must be a version number (the `version` of the controls you hold), e.g. after=41' }).optional(),
+  after: z
+    .string()
+    .regex(/^\d{1,15}$/, { error: 'must be a version number (the `version` of the controls you hold), e.g. after=41' })
+    .optional(),
   wait: z
     .string()
-    .refine((v) => {
-      const ms = waitMsOf(v);
-      return ms !== undefined && ms <= MAX_WAIT_MS;
-    }, { error: `must be a duration of at most ${MAX_WAIT_MS / 1000}s, e.g. wait=30s or wait=500ms` })
+    .refine(
+      (v) => {
+        const ms = waitMsOf(v);
+        return ms !== undefined && ms <= MAX_WAIT_MS;
+      },
+      { error: `must be a duration of at most ${MAX_WAIT_MS / 1000}s, e.g. wait=30s or wait=500ms` },
+    )
     .optional(),
 });
 
 export const streamQuerySchema = z.strictObject({
-  site: z.union([siteName, z.array(siteName).max(MAX_STREAM_SITES, { error: `at most ${MAX_STREAM_SITES} sites per stream; open several streams` })]).optional(),
+  site: z
+    .union([
+      siteName,
+      z
+        .array(siteName)
+        .max(MAX_STREAM_SITES, { error: `at most ${MAX_STREAM_SITES} sites per stream; open several streams` }),
+    ])
+    .optional(),
 });
 
 export function controlsBody(record: SiteControlsRecord): ControlsBody {
-  return { site: record.site, ...controlsOf(record), version: record.version, updatedAt: record.updatedAt.toISOString() };
+  return {
+    site: record.site,
+    ...controlsOf(record),
+    version: record.version,
+    updatedAt: record.updatedAt.toISOString(),
+  };
 }
 
 const etagOf = (version: number): string => `"${version}"`;
@@ -107,8 +125,22 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
   /** Long-polls in progress: answered at once when the server closes. */
   const waiters = new Set<() => void>();
 
-  new Gauge({ name: 'th_api_controls_streams', help: 'Open controls event streams (GET /v1/controls/stream).', registers: [metrics.registry], collect() { this.set(streams.size); } });
-  new Gauge({ name: 'th_api_controls_feed_live', help: '1 when the controls cache is listening to PostgreSQL and trusted, else 0.', registers: [metrics.registry], collect() { this.set(feed.status().live ? 1 : 0); } });
+  new Gauge({
+    name: 'th_api_controls_streams',
+    help: 'Open controls event streams (GET /v1/controls/stream).',
+    registers: [metrics.registry],
+    collect() {
+      this.set(streams.size);
+    },
+  });
+  new Gauge({
+    name: 'th_api_controls_feed_live',
+    help: '1 when the controls cache is listening to PostgreSQL and trusted, else 0.',
+    registers: [metrics.registry],
+    collect() {
+      this.set(feed.status().live ? 1 : 0);
+    },
+  });
 
   // Open streams and long-polls would keep the server from closing: end them first.
   app.addHook('preClose', (done) => {
@@ -124,7 +156,12 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
     reply.code(304).header('etag', etagOf(record.version)).header('cache-control', 'no-cache').send();
 
   /** Resolves with the record once its version differs from `after`, or null at the deadline (or close). */
-  function waitForChange(site: string, after: number, waitMs: number, reply: FastifyReply): Promise<SiteControlsRecord | null> {
+  function waitForChange(
+    site: string,
+    after: number,
+    waitMs: number,
+    reply: FastifyReply,
+  ): Promise<SiteControlsRecord | null> {
     return new Promise((resolve) => {
       let done = false;
       const finish = (record: SiteControlsRecord | null, serverClosing = false) => {
@@ -186,16 +223,28 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
       let after = query.data.after === undefined ? undefined : Number(query.data.after);
       if (after === undefined && waitMs > 0) {
         after = versionOfEtag(ifNoneMatch);
-        if (after === undefined) return sendError(reply, 400, 'bad_request', 'after: required with wait — the version of the controls you hold (or send If-None-Match with their ETag)');
+        if (after === undefined)
+          return sendError(
+            reply,
+            400,
+            'bad_request',
+            'after: required with wait — the version of the controls you hold (or send If-None-Match with their ETag)',
+          );
       }
 
       // The hot path: a cached site is answered without awaiting anything.
       const peeked = feed.peek(site);
       const record = peeked !== undefined ? peeked : await feed.get(site);
       if (record === null) {
-        return sendError(reply, 404, 'not_found', `site: no controls recorded for ${site} yet; its loop writes them on its first tick (start it with \`target-health start ${site}\`)`);
+        return sendError(
+          reply,
+          404,
+          'not_found',
+          `site: no controls recorded for ${site} yet; its loop writes them on its first tick (start it with \`target-health start ${site}\`)`,
+        );
       }
-      if (after === undefined) return etagMatches(ifNoneMatch, record.version) ? notModified(reply, record) : ok(reply, record);
+      if (after === undefined)
+        return etagMatches(ifNoneMatch, record.version) ? notModified(reply, record) : ok(reply, record);
       // A version other than the current one (older, or from a database since rebuilt): the client must catch up now.
       if (record.version !== after) return ok(reply, record);
       if (waitMs === 0) return notModified(reply, record);
@@ -211,7 +260,8 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
         scope: 'read',
         holdsOpen: true,
         openapi: {
-          summary: 'Server-Sent Events: every change of controls for the fleet (or the sites named), resumable with Last-Event-ID',
+          summary:
+            'Server-Sent Events: every change of controls for the fleet (or the sites named), resumable with Last-Event-ID',
           description:
             'First a `snapshot` event (data: {"sites": [controls…]}) — unless `Last-Event-ID` names an event this server still holds, then the events after it are replayed. ' +
             'Then one `controls` event per change (id: a growing sequence, data: the controls as GET /v1/sites/{site}/controls answers). ' +
@@ -219,7 +269,10 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
           tag: 'controls',
           query: streamQuerySchema,
           responses: {
-            200: { description: 'An event stream (text/event-stream): `snapshot` and `controls` events', mediaType: 'text/event-stream' },
+            200: {
+              description: 'An event stream (text/event-stream): `snapshot` and `controls` events',
+              mediaType: 'text/event-stream',
+            },
             400: { description: 'A bad site name in the filter' },
             401: { description: 'No valid token' },
             403: { description: 'The token lacks the `read` scope' },
@@ -231,10 +284,14 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
       const query = streamQuerySchema.safeParse(request.query);
       if (!query.success) return badRequest(reply, query.error);
       const raw = query.data.site;
-      const sites = raw === undefined ? null : [...new Set((typeof raw === 'string' ? [raw] : raw).map((s) => normaliseSite(s)))];
+      const sites =
+        raw === undefined ? null : [...new Set((typeof raw === 'string' ? [raw] : raw).map((s) => normaliseSite(s)))];
       const wanted = sites === null ? null : new Set(sites);
       const lastIdHeader = request.headers['last-event-id'];
-      const lastId = typeof lastIdHeader === 'string' && /^\d{1,16}$/.test(lastIdHeader.trim()) ? Number(lastIdHeader.trim()) : undefined;
+      const lastId =
+        typeof lastIdHeader === 'string' && /^\d{1,16}$/.test(lastIdHeader.trim())
+          ? Number(lastIdHeader.trim())
+          : undefined;
 
       let unsubscribeChange: () => void = () => undefined;
       let unsubscribeGap: () => void = () => undefined;
@@ -254,7 +311,8 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
       const send = (change: ControlsChange) => {
         if (change.seq <= lastSent) return;
         lastSent = change.seq;
-        if (wanted === null || wanted.has(change.site)) sse.event('controls', change.seq, JSON.stringify(controlsBody(change.record)));
+        if (wanted === null || wanted.has(change.site))
+          sse.event('controls', change.seq, JSON.stringify(controlsBody(change.record)));
       };
       const snapshot = async () => {
         replaying = true;
@@ -266,7 +324,10 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
           for (const change of queued.splice(0)) send(change);
           replaying = false;
         } catch (err) {
-          request.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'controls stream: snapshot failed; closing the stream (the client reconnects)');
+          request.log.warn(
+            { err: err instanceof Error ? err.message : String(err) },
+            'controls stream: snapshot failed; closing the stream (the client reconnects)',
+          );
           sse.end();
         }
       };

@@ -9,14 +9,24 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle }
 import { ApplicationFailure } from '@temporalio/common';
 import { workflowIdForSite } from '../../common/names';
 import { parseDecision } from '../../control/decisions';
-import { type DecisionInputs, type DecisionKind, type DecisionResult, LoopErrors, decisionMessages } from '../../control/messages';
+import {
+  type DecisionInputs,
+  type DecisionKind,
+  type DecisionResult,
+  LoopErrors,
+  decisionMessages,
+} from '../../control/messages';
 import { executeUpdateRetrying } from '../../client/update-retry';
 import { sendError } from '../errors';
 import { checkInput, checkSite } from '../route-input';
 import { decisionBodySchema, decisionResultSchema, errorSchema, siteParamsSchema } from '../schemas/sites';
 import type { RouteContext } from '../server';
 
-function sendDecision<K extends DecisionKind>(handle: WorkflowHandle, kind: K, input: DecisionInputs[K]): Promise<DecisionResult> {
+function sendDecision<K extends DecisionKind>(
+  handle: WorkflowHandle,
+  kind: K,
+  input: DecisionInputs[K],
+): Promise<DecisionResult> {
   return executeUpdateRetrying(handle, decisionMessages[kind].update, [input]);
 }
 
@@ -27,17 +37,24 @@ export function registerDecisionRoutes({ app, temporal }: RouteContext): void {
       config: {
         scope: 'decide',
         openapi: {
-          summary: "A person's decision for a site's loop: resume, pause or stop (the token's name is recorded as who decided)",
+          summary:
+            "A person's decision for a site's loop: resume, pause or stop (the token's name is recorded as who decided)",
           description:
-            'Sent as the workflow\'s update of that name and answered once applied. resume: only while the site waits for a person; `mode` cautious (default) or explicit with `concurrency` and `revisitMultiplier`. pause: when not already waiting. stop: any time; the loop ends.',
+            "Sent as the workflow's update of that name and answered once applied. resume: only while the site waits for a person; `mode` cautious (default) or explicit with `concurrency` and `revisitMultiplier`. pause: when not already waiting. stop: any time; the loop ends.",
           tag: 'decisions',
           params: siteParamsSchema,
           body: decisionBodySchema,
           responses: {
             200: { description: 'the decision was applied', schema: decisionResultSchema },
-            400: { description: 'the payload is invalid (the message names the field and the fix)', schema: errorSchema },
+            400: {
+              description: 'the payload is invalid (the message names the field and the fix)',
+              schema: errorSchema,
+            },
             404: { description: 'no running loop for this site', schema: errorSchema },
-            409: { description: 'the decision is not allowed now (e.g. resume while the site is not waiting)', schema: errorSchema },
+            409: {
+              description: 'the decision is not allowed now (e.g. resume while the site is not waiting)',
+              schema: errorSchema,
+            },
           },
         },
       },
@@ -63,12 +80,20 @@ export function registerDecisionRoutes({ app, temporal }: RouteContext): void {
         // Checked above with the workflow's own schema: a valid payload of this kind.
         return await sendDecision(handle, kind, payload as DecisionInputs[typeof kind]);
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return sendError(reply, 404, 'not_found', `site: no running health loop for ${site.value}; start one with POST /v1/sites/${site.value}/loop`);
+        if (err instanceof WorkflowNotFoundError)
+          return sendError(
+            reply,
+            404,
+            'not_found',
+            `site: no running health loop for ${site.value}; start one with POST /v1/sites/${site.value}/loop`,
+          );
         if (err instanceof WorkflowUpdateFailedError) {
           const cause = err.cause;
           const message = cause?.message ?? err.message;
-          if (cause instanceof ApplicationFailure && cause.type === LoopErrors.InvalidDecision) return sendError(reply, 400, 'bad_request', message);
-          if (cause instanceof ApplicationFailure && cause.type === LoopErrors.DecisionNotAllowed) return sendError(reply, 409, 'conflict', message);
+          if (cause instanceof ApplicationFailure && cause.type === LoopErrors.InvalidDecision)
+            return sendError(reply, 400, 'bad_request', message);
+          if (cause instanceof ApplicationFailure && cause.type === LoopErrors.DecisionNotAllowed)
+            return sendError(reply, 409, 'conflict', message);
         }
         throw err;
       }

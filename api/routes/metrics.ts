@@ -13,7 +13,11 @@ export function registerMetricsRoutes({ app, pool, temporal, metrics }: RouteCon
   const read = createSnapshotReader({
     pool,
     temporal,
-    onError: (source, err) => app.log.warn({ source, err: err instanceof Error ? err.message : String(err) }, '/metrics: per-site gauges could not read this source; its gauges are left out'),
+    onError: (source, err) =>
+      app.log.warn(
+        { source, err: err instanceof Error ? err.message : String(err) },
+        '/metrics: per-site gauges could not read this source; its gauges are left out',
+      ),
   });
   registerSiteGauges(metrics.registry, read);
 
@@ -26,7 +30,11 @@ export function registerMetricsRoutes({ app, pool, temporal, metrics }: RouteCon
           summary: 'Prometheus metrics: per-site gauges, events ingested and rejected, request latency',
           tag: 'operations',
           responses: {
-            200: { description: 'Prometheus text exposition format', schema: z.string(), mediaType: 'text/plain; version=0.0.4' },
+            200: {
+              description: 'Prometheus text exposition format',
+              schema: z.string(),
+              mediaType: 'text/plain; version=0.0.4',
+            },
             401: { description: 'no token, or an unknown or revoked one' },
             403: { description: 'the token lacks the scope `read`' },
           },

@@ -25,7 +25,9 @@ export function registerOpenApiRoutes({ app }: RouteContext): void {
         openapi: {
           summary: 'This API as an OpenAPI 3.1 document',
           tag: 'operations',
-          responses: { 200: { description: 'the OpenAPI document', schema: z.looseObject({ openapi: z.literal('3.1.0') }) } },
+          responses: {
+            200: { description: 'the OpenAPI document', schema: z.looseObject({ openapi: z.literal('3.1.0') }) },
+          },
         },
       },
     },
@@ -46,7 +48,10 @@ export function registerOpenApiRoutes({ app }: RouteContext): void {
     (_request, reply) => {
       page ??= renderApiPage(document());
       // The page runs nothing and loads nothing: say so to the browser too.
-      return reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(page);
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+        .send(page);
     },
   );
 }

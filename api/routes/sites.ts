@@ -62,7 +62,7 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
         openapi: {
           summary: 'List the sites whose loop runs: band, scores, parser health, waiting for a person and since when',
           description:
-            'Read from the loops\' search attributes (one visibility query per page, as the Temporal UI lists them); the raw score from the latest stored assessment; `awaitingSince` from the state of the waiting sites of the page. Ordered by the visibility store (newest loop first).',
+            "Read from the loops' search attributes (one visibility query per page, as the Temporal UI lists them); the raw score from the latest stored assessment; `awaitingSince` from the state of the waiting sites of the page. Ordered by the visibility store (newest loop first).",
           tag: 'sites',
           query: siteListQuerySchema,
           responses: { 200: { description: 'a page of sites', schema: siteListSchema }, 400: bad },
@@ -76,7 +76,10 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
       try {
         return await listSites(
           { client: await temporal(), pool },
-          { ...(band === undefined ? {} : { band }), ...(awaiting === undefined ? {} : { awaiting: awaiting === 'true' }) },
+          {
+            ...(band === undefined ? {} : { band }),
+            ...(awaiting === undefined ? {} : { awaiting: awaiting === 'true' }),
+          },
           { limit, ...(cursor === undefined ? {} : { cursor }) },
         );
       } catch (err) {
@@ -96,7 +99,11 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
           tag: 'sites',
           params: siteParamsSchema,
           query: stateParamsQuery,
-          responses: { 200: { description: "the loop's state with `history`", schema: siteStateSchema }, 400: bad, 404: noLoop },
+          responses: {
+            200: { description: "the loop's state with `history`", schema: siteStateSchema },
+            400: bad,
+            404: noLoop,
+          },
         },
       },
     },
@@ -111,7 +118,13 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
         const history: TickSummary[] = q.value.history > 0 ? await handle.query(historyQuery, q.value.history) : [];
         return { ...state, history };
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return sendError(reply, 404, 'not_found', `site: no health loop for ${site.value}; start one with POST /v1/sites/${site.value}/loop`);
+        if (err instanceof WorkflowNotFoundError)
+          return sendError(
+            reply,
+            404,
+            'not_found',
+            `site: no health loop for ${site.value}; start one with POST /v1/sites/${site.value}/loop`,
+          );
         throw err;
       }
     },
@@ -124,7 +137,8 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
         scope: 'read',
         openapi: {
           summary: "A site's assessments over a time range, oldest first, paged",
-          description: 'One row per tick of the loop (every chain of the site). Keyset-paged: pass `next` as `cursor` with the same range.',
+          description:
+            'One row per tick of the loop (every chain of the site). Keyset-paged: pass `next` as `cursor` with the same range.',
           tag: 'sites',
           params: siteParamsSchema,
           query: assessmentsQuerySchema,
@@ -138,9 +152,16 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
       const q = checkInput(reply, assessmentsQuerySchema, request.query, 'query');
       if (!q.ok) return q.reply;
       const { from, to, limit, cursor, detail } = q.value;
-      if (from !== undefined && to !== undefined && Date.parse(from) >= Date.parse(to)) return sendError(reply, 400, 'bad_request', `to: ${to} must be after from (${from})`);
+      if (from !== undefined && to !== undefined && Date.parse(from) >= Date.parse(to))
+        return sendError(reply, 400, 'bad_request', `to: ${to} must be after from (${from})`);
       const after = cursor === undefined ? undefined : decodeCursor(cursor);
-      if (after === null) return sendError(reply, 400, 'bad_request', 'cursor: not a cursor of this endpoint; use the `next` value of the previous page');
+      if (after === null)
+        return sendError(
+          reply,
+          400,
+          'bad_request',
+          'cursor: not a cursor of this endpoint; use the `next` value of the previous page',
+        );
       const page = await pageAssessments(pool, site.value, {
         limit,
         withResult: detail === 'full',
@@ -158,14 +179,18 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
       config: {
         scope: 'admin',
         openapi: {
-          summary: "Register a site and start its health loop (as `target-health start --config`)",
-          description: 'The body is optional: without it the loop runs with the product defaults (a tick every 60 s). `config` holds what a `--config` file holds, validated the same way.',
+          summary: 'Register a site and start its health loop (as `target-health start --config`)',
+          description:
+            'The body is optional: without it the loop runs with the product defaults (a tick every 60 s). `config` holds what a `--config` file holds, validated the same way.',
           tag: 'sites',
           params: siteParamsSchema,
           body: startLoopBodySchema,
           responses: {
             201: { description: 'the loop started', schema: startLoopResultSchema },
-            400: { description: 'a setting is invalid (the message names it, e.g. config.policy.concurrency.nominal)', schema: errorSchema },
+            400: {
+              description: 'a setting is invalid (the message names it, e.g. config.policy.concurrency.nominal)',
+              schema: errorSchema,
+            },
             409: { description: 'a loop of this site is already running', schema: errorSchema },
           },
         },
@@ -178,21 +203,42 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
       if (!body.ok) return body.reply;
       const config = body.value?.config ?? {};
       // The site is the path's, and `carried` is a continued run's state: neither is a setting.
-      if ('site' in config) return sendError(reply, 400, 'bad_request', 'config.site: the site comes from the path; remove it');
-      if ('carried' in config) return sendError(reply, 400, 'bad_request', 'config.carried: the state of a continued run, not a setting; remove it');
+      if ('site' in config)
+        return sendError(reply, 400, 'bad_request', 'config.site: the site comes from the path; remove it');
+      if ('carried' in config)
+        return sendError(
+          reply,
+          400,
+          'bad_request',
+          'config.carried: the state of a continued run, not a setting; remove it',
+        );
       const input = { ...config, site: site.value };
       const checked = siteHealthInputSchema().safeParse(input);
-      if (!checked.success) return sendError(reply, 400, 'bad_request', formatIssues(checked.error, { prefix: 'config' }));
+      if (!checked.success)
+        return sendError(reply, 400, 'bad_request', formatIssues(checked.error, { prefix: 'config' }));
       await upsertSite(pool, site.value, {
         ...(body.value?.owner === undefined ? {} : { owner: body.value.owner }),
         ...(body.value?.parserOwner === undefined ? {} : { parserOwner: body.value.parserOwner }),
       });
       const tickIntervalMs = checked.data.tickIntervalMs;
-      const started = await startSiteLoop(await temporal(), taskQueue ?? TASK_QUEUE, input, checked.data, `${tickIntervalMs / 1000}s`);
+      const started = await startSiteLoop(
+        await temporal(),
+        taskQueue ?? TASK_QUEUE,
+        input,
+        checked.data,
+        `${tickIntervalMs / 1000}s`,
+      );
       if (!started.started) {
-        return sendError(reply, 409, 'conflict', `site: the health loop ${started.workflowId} is already running; stop it (POST /v1/sites/${site.value}/decisions {"kind": "stop"}) before starting another`);
+        return sendError(
+          reply,
+          409,
+          'conflict',
+          `site: the health loop ${started.workflowId} is already running; stop it (POST /v1/sites/${site.value}/decisions {"kind": "stop"}) before starting another`,
+        );
       }
-      return reply.code(201).send({ site: site.value, workflowId: started.workflowId, runId: started.runId, tickIntervalMs });
+      return reply
+        .code(201)
+        .send({ site: site.value, workflowId: started.workflowId, runId: started.runId, tickIntervalMs });
     },
   );
 }

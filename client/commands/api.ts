@@ -12,9 +12,18 @@ export function registerApiCommand(program: Command): void {
     .option('--host <host>', 'address to listen on (TH_API_HOST, default 127.0.0.1)')
     .option('--port <port>', 'port to listen on (TH_API_PORT, default 8787; 0 picks a free one)')
     .action(async (opts: { host?: string; port?: string }) => {
-      const settings = loadApiSettings({ ...process.env, ...(opts.host !== undefined ? { TH_API_HOST: opts.host } : {}), ...(opts.port !== undefined ? { TH_API_PORT: opts.port } : {}) });
+      const settings = loadApiSettings({
+        ...process.env,
+        ...(opts.host !== undefined ? { TH_API_HOST: opts.host } : {}),
+        ...(opts.port !== undefined ? { TH_API_PORT: opts.port } : {}),
+      });
       const logger = createLogger(loadLogLevel(), 'api');
-      const api = await startApi({ databaseUrl: loadDatabaseUrl(), temporal: loadTemporalSettings(), settings, logger });
+      const api = await startApi({
+        databaseUrl: loadDatabaseUrl(),
+        temporal: loadTemporalSettings(),
+        settings,
+        logger,
+      });
       process.stdout.write(`target-health API listening on ${api.url} (OpenAPI: ${api.url}/openapi.json)\n`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);

@@ -28,17 +28,24 @@ interface BacktestCommandOptions {
 export function registerBacktestCommand(program: Command): void {
   program
     .command('backtest')
-    .description('replay each scenario of a directory (<name>.ndjson + <name>.truth.json) in scratch databases and score the loop and reference rules against the truth')
+    .description(
+      'replay each scenario of a directory (<name>.ndjson + <name>.truth.json) in scratch databases and score the loop and reference rules against the truth',
+    )
     .argument('<dir>', 'a scenario directory, as written by `target-health simulate all --out <dir>`')
-    .option('--config <file>', 'JSON loop settings: window, scoring, policy, timeouts (as for `start --config`); default: the product defaults')
+    .option(
+      '--config <file>',
+      'JSON loop settings: window, scoring, policy, timeouts (as for `start --config`); default: the product defaults',
+    )
     .option('--tick <duration>', 'time between replayed ticks, e.g. 30s, 1m', '60s')
     .option('--json', 'print the scorecard and timings as one JSON document')
-    .option('--keep', 'keep each scenario\'s scratch database (their names are printed) instead of dropping it')
+    .option('--keep', "keep each scenario's scratch database (their names are printed) instead of dropping it")
     .action(async (dir: string, options: BacktestCommandOptions) => {
       const tickMs = parseDuration('--tick', options.tick);
       const databaseUrl = loadOptionalDatabaseUrl();
       if (databaseUrl === undefined && options.keep === true) {
-        throw new UserError('--keep: needs DATABASE_URL (the scratch databases are kept on that server); without it the backtest runs on a private PostgreSQL that is removed at the end');
+        throw new UserError(
+          '--keep: needs DATABASE_URL (the scratch databases are kept on that server); without it the backtest runs on a private PostgreSQL that is removed at the end',
+        );
       }
       const progress = process.stderr.isTTY === true ? (line: string) => process.stderr.write(`${line}\n`) : undefined;
       const result = await withBacktestServer(databaseUrl, (url) =>

@@ -56,7 +56,9 @@ export function usedDefinitionFlags(flags: CanaryFlags): string[] {
   }).map(([, flag]) => flag);
 }
 
-export type FlagsResult = { ok: true; json: Record<string, JsonValue>; flagOf: (errorLine: string) => string } | { ok: false; errors: string[] };
+export type FlagsResult =
+  | { ok: true; json: Record<string, JsonValue>; flagOf: (errorLine: string) => string }
+  | { ok: false; errors: string[] };
 
 const TOP_LEVEL: Readonly<Record<string, string>> = {
   name: '--name',
@@ -90,7 +92,10 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
 
   if (flags.expectStatus !== undefined) {
     const codes = flags.expectStatus.split(',').map((s) => s.trim());
-    if (codes.some((c) => !/^\d{3}$/.test(c))) errors.push(`--expect-status: ${describeValue(flags.expectStatus)} must be a status code like 200, or codes like 200,203`);
+    if (codes.some((c) => !/^\d{3}$/.test(c)))
+      errors.push(
+        `--expect-status: ${describeValue(flags.expectStatus)} must be a status code like 200, or codes like 200,203`,
+      );
     else {
       expect.push({ status: codes.length === 1 ? Number(codes[0]) : codes.map(Number) });
       entryFlags.push('--expect-status');
@@ -99,9 +104,14 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
 
   const valueFlags = (['equals', 'matches', 'between'] as const).filter((k) => flags[k] !== undefined);
   if (flags.expectText !== undefined && flags.expectJson !== undefined && valueFlags.length > 0) {
-    errors.push(`--${valueFlags[0]}: applies to one of --expect-text or --expect-json, and both are given; use --file for several value checks`);
+    errors.push(
+      `--${valueFlags[0]}: applies to one of --expect-text or --expect-json, and both are given; use --file for several value checks`,
+    );
   }
-  if (valueFlags.length > 1) errors.push(`--${valueFlags[1]}: give one of --equals, --matches, --between per canary added with flags; use --file for more`);
+  if (valueFlags.length > 1)
+    errors.push(
+      `--${valueFlags[1]}: give one of --equals, --matches, --between per canary added with flags; use --file for more`,
+    );
   const assertion = (target: 'text' | 'json'): Record<string, JsonValue> | undefined => {
     if (flags.equals !== undefined) return { equals: target === 'json' ? jsonOrString(flags.equals) : flags.equals };
     if (flags.matches !== undefined) return { matches: flags.matches };
@@ -133,7 +143,9 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
     }
   }
   if (flags.expectText === undefined && flags.expectJson === undefined && valueFlags.length > 0) {
-    errors.push(`--${valueFlags[0]}: needs --expect-text <css selector> or --expect-json <pointer> to say what it checks`);
+    errors.push(
+      `--${valueFlags[0]}: needs --expect-text <css selector> or --expect-json <pointer> to say what it checks`,
+    );
   }
 
   if (flags.expectCount !== undefined) {
@@ -149,7 +161,9 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
       }
     }
   } else if (flags.count !== undefined || flags.atLeast !== undefined) {
-    errors.push(`${flags.count !== undefined ? '--count' : '--at-least'}: needs --expect-count <css selector> to say what it counts`);
+    errors.push(
+      `${flags.count !== undefined ? '--count' : '--at-least'}: needs --expect-count <css selector> to say what it counts`,
+    );
   }
 
   for (const text of flags.expectAbsent ?? []) {
@@ -157,7 +171,9 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
     entryFlags.push('--expect-absent');
   }
   if (expect.length === 0 && errors.length === 0) {
-    errors.push('--expect-text: a canary needs at least one check: --expect-text <css> with --equals/--matches/--between, --expect-json, --expect-count, --expect-absent or --expect-status');
+    errors.push(
+      '--expect-text: a canary needs at least one check: --expect-text <css> with --equals/--matches/--between, --expect-json, --expect-count, --expect-absent or --expect-status',
+    );
   }
   json.expect = expect;
   if (errors.length > 0) return { ok: false, errors };

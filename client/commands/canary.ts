@@ -8,7 +8,13 @@ import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { CanaryDefinitionError, canaryId, definitionToJson, parseCanaryDefinition, parseCanaryFile } from '../../canaries/definition';
+import {
+  CanaryDefinitionError,
+  canaryId,
+  definitionToJson,
+  parseCanaryDefinition,
+  parseCanaryFile,
+} from '../../canaries/definition';
 import { formatDurationMs } from '../../canaries/duration';
 import { redactPageUrl } from '../../canaries/page-url';
 import { redactProxyUrl } from '../../canaries/proxy-url';
@@ -17,7 +23,14 @@ import { definitionOptions } from '../../canary-runner/define';
 import { runCanariesNow } from '../../canary-runner/runner';
 import { loadCanarySettings } from '../../canary-runner/settings';
 import { loadLogLevel } from '../../config/env';
-import { type CanaryToSave, latestCanaryRuns, listCanaries, removeCanary, saveCanaries, type SaveCanariesResult } from '../../db/canaries';
+import {
+  type CanaryToSave,
+  latestCanaryRuns,
+  listCanaries,
+  removeCanary,
+  saveCanaries,
+  type SaveCanariesResult,
+} from '../../db/canaries';
 import { findSite } from '../../db/sites';
 import { createLogger } from '../../logging/logger';
 import type { CliContext } from '../context';
@@ -48,7 +61,10 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
     .option('--timeout <duration>', 'fetch deadline for this page (default TARGET_HEALTH_CANARY_TIMEOUT_MS)')
     .option('--page-type <type>', 'page type of the request-outcome event, e.g. product')
     .option('--expect-status <codes>', 'expected status, e.g. 200 or 200,203 (default: any 2xx)')
-    .option('--expect-text <css>', 'check the text of the first element matching this selector (with --equals, --matches or --between)')
+    .option(
+      '--expect-text <css>',
+      'check the text of the first element matching this selector (with --equals, --matches or --between)',
+    )
     .option('--attr <name>', 'with --expect-text: check this attribute instead of the text')
     .option('--expect-json <pointer>', 'check the JSON value at this pointer, e.g. /items/0/price')
     .option('--equals <value>', 'the expected value')
@@ -64,14 +80,18 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
       let entry: CanaryToSave;
       if (options.file !== undefined) {
         const used = usedDefinitionFlags(options);
-        if (used.length > 0) throw new UserError(`--file: give the canary either as a file or as flags, not both (also got ${used.join(', ')})`);
+        if (used.length > 0)
+          throw new UserError(
+            `--file: give the canary either as a file or as flags, not both (also got ${used.join(', ')})`,
+          );
         const parsed = parseCanaryDefinition(readJsonFile(options.file), definitionOptions(settings, site));
         if (!parsed.ok) throw new UserError(parsed.errors.map((e) => `${options.file}: ${e}`).join('\n'));
         entry = { site, definition: parsed.definition, origin: '' };
       } else {
         const built = definitionFromFlags(options);
         if (!built.ok) throw new UserError(built.errors.join('\n'));
-        if (built.json.url === undefined) throw new UserError('--url: is required: the page whose answer you know (or give the canary with --file)');
+        if (built.json.url === undefined)
+          throw new UserError('--url: is required: the page whose answer you know (or give the canary with --file)');
         const parsed = parseCanaryDefinition(built.json, definitionOptions(settings, site));
         if (!parsed.ok) throw new UserError(parsed.errors.map(built.flagOf).join('\n'));
         entry = { site, definition: parsed.definition, origin: '' };
@@ -79,13 +99,22 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
       const result = await save(context, [entry]);
       const d = entry.definition;
       const verb = result.created.length > 0 ? 'created' : result.updated.length > 0 ? 'updated' : 'unchanged';
-      const via = d.route !== undefined ? `route ${d.route}` : d.proxy !== undefined ? `proxy ${redactProxyUrl(d.proxy)}` : 'direct';
-      process.stdout.write(`${verb} ${canaryId(site, d.name)} (every ${formatDurationMs(d.intervalMs)}, ${via}, ${d.expect.length} check${d.expect.length === 1 ? '' : 's'})\n`);
+      const via =
+        d.route !== undefined
+          ? `route ${d.route}`
+          : d.proxy !== undefined
+            ? `proxy ${redactProxyUrl(d.proxy)}`
+            : 'direct';
+      process.stdout.write(
+        `${verb} ${canaryId(site, d.name)} (every ${formatDurationMs(d.intervalMs)}, ${via}, ${d.expect.length} check${d.expect.length === 1 ? '' : 's'})\n`,
+      );
     });
 
   canary
     .command('import')
-    .description('define many sites\' canaries from a JSON config file: {"canaries": [{"site": …, "url": …, "expect": [...]}]}')
+    .description(
+      'define many sites\' canaries from a JSON config file: {"canaries": [{"site": …, "url": …, "expect": [...]}]}',
+    )
     .argument('<file>', 'the config file (JSON)')
     .option('--prune', "also remove canaries of the file's sites that the file no longer lists")
     .action(async (file: string, options: { prune?: boolean }) => {
@@ -94,8 +123,15 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
       if (!parsed.ok) throw new UserError(parsed.errors.map((e) => `${file}: ${e}`).join('\n'));
       const entries = parsed.entries.map((e, i) => ({ ...e, origin: `canaries[${i}]` }));
       const result = await save(context, entries, options.prune === true, file);
-      const parts = [`${result.created.length} created`, `${result.updated.length} updated`, `${result.unchanged.length} unchanged`];
-      if (options.prune) parts.push(`${result.removed.length} removed${result.removed.length > 0 ? ` (${result.removed.join(', ')})` : ''}`);
+      const parts = [
+        `${result.created.length} created`,
+        `${result.updated.length} updated`,
+        `${result.unchanged.length} unchanged`,
+      ];
+      if (options.prune)
+        parts.push(
+          `${result.removed.length} removed${result.removed.length > 0 ? ` (${result.removed.join(', ')})` : ''}`,
+        );
       process.stdout.write(`${file}: ${parts.join(', ')}\n`);
     });
 
@@ -103,13 +139,17 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
     .command('list')
     .description('list canaries with their latest result')
     .argument('[site]', 'only this site')
-    .option('--json', 'print JSON (definitions with proxy passwords and secret URL parameters redacted, and latest results)')
+    .option(
+      '--json',
+      'print JSON (definitions with proxy passwords and secret URL parameters redacted, and latest results)',
+    )
     .action(async (rawSite: string | undefined, options: { json?: boolean }) => {
       const site = rawSite === undefined ? undefined : siteArgument(rawSite);
       const pool = await context().db();
       const canaries = await listCanaries(pool, site);
       const latest = new Map<string, CanaryRunSummary>();
-      for (const s of new Set(canaries.map((c) => c.site))) for (const run of await latestCanaryRuns(pool, s)) latest.set(run.canaryId, run);
+      for (const s of new Set(canaries.map((c) => c.site)))
+        for (const run of await latestCanaryRuns(pool, s)) latest.set(run.canaryId, run);
       if (options.json) {
         const out = canaries.map((c) => {
           const definition = definitionToJson(c.definition);
@@ -121,14 +161,27 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
         return;
       }
       if (canaries.length === 0) {
-        process.stdout.write(`no canaries${site ? ` for ${site}` : ''}; add one with \`target-health canary add <site> --url … --expect-text … --equals …\`\n`);
+        process.stdout.write(
+          `no canaries${site ? ` for ${site}` : ''}; add one with \`target-health canary add <site> --url … --expect-text … --equals …\`\n`,
+        );
         return;
       }
       const rows = canaries.map((c) => {
         const d = c.definition;
         const run = latest.get(c.id);
-        const via = d.route !== undefined ? `route ${d.route}` : d.proxy !== undefined ? `proxy ${redactProxyUrl(d.proxy)}` : 'direct';
-        return [c.id, via, formatDurationMs(d.intervalMs), run ? `${run.result} ${run.ranAt}` : 'not run yet', run?.reason ?? ''];
+        const via =
+          d.route !== undefined
+            ? `route ${d.route}`
+            : d.proxy !== undefined
+              ? `proxy ${redactProxyUrl(d.proxy)}`
+              : 'direct';
+        return [
+          c.id,
+          via,
+          formatDurationMs(d.intervalMs),
+          run ? `${run.result} ${run.ranAt}` : 'not run yet',
+          run?.reason ?? '',
+        ];
       });
       process.stdout.write(table(['ID', 'ROUTE', 'EVERY', 'LATEST', 'REASON'], rows));
     });
@@ -139,7 +192,8 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
     .argument('<id>', 'the canary id, <site>/<name> (see `target-health canary list`)')
     .action(async (id: string) => {
       const removed = await removeCanary(await context().db(), id);
-      if (!removed) throw new UserError(`id: no canary ${describeValue(id, 200)}; see \`target-health canary list\` for the ids`);
+      if (!removed)
+        throw new UserError(`id: no canary ${describeValue(id, 200)}; see \`target-health canary list\` for the ids`);
       process.stdout.write(`removed ${id}\n`);
     });
 
@@ -152,29 +206,47 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
       const site = siteArgument(rawSite);
       const settings = loadCanarySettings();
       const pool = await context().db();
-      if ((await findSite(pool, site)) === undefined) throw new UserError(`site: ${site} is not a registered site; register it with \`target-health start ${site}\``);
+      if ((await findSite(pool, site)) === undefined)
+        throw new UserError(`site: ${site} is not a registered site; register it with \`target-health start ${site}\``);
       const logger = createLogger(loadLogLevel(), 'target-health canary');
       const results = await runCanariesNow({ pool, logger, settings }, site);
-      if (results.length === 0) throw new UserError(`site: ${site} has no canaries; add one with \`target-health canary add ${site} --url … --expect-text … --equals …\``);
+      if (results.length === 0)
+        throw new UserError(
+          `site: ${site} has no canaries; add one with \`target-health canary add ${site} --url … --expect-text … --equals …\``,
+        );
       if (options.json) process.stdout.write(`${JSON.stringify(results)}\n`);
       else {
         process.stdout.write(
           table(
             ['ID', 'RESULT', 'STATUS', 'LATENCY', 'ROUTE', 'REASON'],
-            results.map((r) => [r.canaryId, r.result, r.status === null ? '-' : String(r.status), r.latencyMs === null ? '-' : `${r.latencyMs} ms`, r.route, r.reason]),
+            results.map((r) => [
+              r.canaryId,
+              r.result,
+              r.status === null ? '-' : String(r.status),
+              r.latencyMs === null ? '-' : `${r.latencyMs} ms`,
+              r.route,
+              r.reason,
+            ]),
           ),
         );
-        for (const r of results.filter((x) => x.result !== 'pass')) process.stdout.write(`  ${r.canaryId}: ${r.evidence}\n`);
+        for (const r of results.filter((x) => x.result !== 'pass'))
+          process.stdout.write(`  ${r.canaryId}: ${r.evidence}\n`);
       }
       if (results.some((r) => r.result !== 'pass')) process.exitCode = 1;
     });
 }
 
-async function save(context: () => CliContext, entries: CanaryToSave[], prune = false, file?: string): Promise<SaveCanariesResult> {
+async function save(
+  context: () => CliContext,
+  entries: CanaryToSave[],
+  prune = false,
+  file?: string,
+): Promise<SaveCanariesResult> {
   try {
     return await saveCanaries(await context().db(), entries, { prune });
   } catch (err) {
-    if (err instanceof CanaryDefinitionError) throw new UserError(err.errors.map((e) => (file ? `${file}: ${e}` : e)).join('\n'));
+    if (err instanceof CanaryDefinitionError)
+      throw new UserError(err.errors.map((e) => (file ? `${file}: ${e}` : e)).join('\n'));
     throw err;
   }
 }
@@ -182,7 +254,9 @@ async function save(context: () => CliContext, entries: CanaryToSave[], prune = 
 function readJsonFile(path: string): unknown {
   const ext = extname(path).toLowerCase();
   if (ext === '.yaml' || ext === '.yml') {
-    throw new UserError(`${path}: canary files are JSON (the service ships no YAML parser); convert it, e.g. \`yq -o=json ${path} > ${path.replace(/\.ya?ml$/i, '.json')}\``);
+    throw new UserError(
+      `${path}: canary files are JSON (the service ships no YAML parser); convert it, e.g. \`yq -o=json ${path} > ${path.replace(/\.ya?ml$/i, '.json')}\``,
+    );
   }
   let text: string;
   try {

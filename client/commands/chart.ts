@@ -35,16 +35,23 @@ const DAY = 86_400_000;
 
 /** The output's format from its extension, and a check that it can be written — before anything is read. */
 export async function checkOutput(out: string | undefined): Promise<{ path: string; format: 'svg' | 'png' }> {
-  if (out === undefined || out === '') throw new UserError('--out: required, the file to write, ending in .svg or .png (e.g. --out shop.svg)');
+  if (out === undefined || out === '')
+    throw new UserError('--out: required, the file to write, ending in .svg or .png (e.g. --out shop.svg)');
   const ext = extname(out).toLowerCase();
-  if (ext !== '.svg' && ext !== '.png') throw new UserError(`--out: ${describeValue(out, 200)} must end in .svg or .png`);
+  if (ext !== '.svg' && ext !== '.png')
+    throw new UserError(`--out: ${describeValue(out, 200)} must end in .svg or .png`);
   const path = resolve(out);
   const existing = await stat(path).catch(() => undefined);
-  if (existing?.isDirectory()) throw new UserError(`--out: ${describeValue(out, 200)} is a folder; name a file in it, e.g. ${out.replace(/\/+$/, '')}/chart${ext}`);
+  if (existing?.isDirectory())
+    throw new UserError(
+      `--out: ${describeValue(out, 200)} is a folder; name a file in it, e.g. ${out.replace(/\/+$/, '')}/chart${ext}`,
+    );
   try {
     await access(dirname(path), constants.W_OK);
   } catch (err) {
-    throw new UserError(`--out: cannot write into ${describeValue(dirname(path), 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); choose an existing folder you can write to`);
+    throw new UserError(
+      `--out: cannot write into ${describeValue(dirname(path), 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); choose an existing folder you can write to`,
+    );
   }
   return { path, format: ext === '.svg' ? 'svg' : 'png' };
 }
@@ -54,14 +61,19 @@ export function checkRange(options: ChartOptions, now: Date = new Date()): { fro
   const from = parseWhen('--from', options.from ?? DEFAULT_FROM, now).getTime();
   const to = parseWhen('--to', options.to ?? DEFAULT_TO, now).getTime();
   if (to <= from) throw new UserError(`--to: ${options.to} must be after --from ${options.from}`);
-  if (to - from > MAX_RANGE_DAYS * DAY) throw new UserError(`--from/--to: ${Math.ceil((to - from) / DAY)} days; chart at most ${MAX_RANGE_DAYS} days (the day rollups' retention)`);
+  if (to - from > MAX_RANGE_DAYS * DAY)
+    throw new UserError(
+      `--from/--to: ${Math.ceil((to - from) / DAY)} days; chart at most ${MAX_RANGE_DAYS} days (the day rollups' retention)`,
+    );
   return { from, to };
 }
 
 export function registerChartCommand(program: Command, context: () => CliContext): void {
   program
     .command('chart')
-    .description("chart a site's score, signals against their normal, and decisions, alerts and control changes over a period (SVG or PNG)")
+    .description(
+      "chart a site's score, signals against their normal, and decisions, alerts and control changes over a period (SVG or PNG)",
+    )
     .argument('<site>', 'the site (host name or URL)')
     .option('--from <time>', 'start (ISO-8601 with a zone, a UTC date, or a time ago: -6h, 2d)', DEFAULT_FROM)
     .option('--to <time>', 'end, exclusive (same forms; now by default)', DEFAULT_TO)
@@ -74,7 +86,9 @@ export function registerChartCommand(program: Command, context: () => CliContext
       await requireKnownSite(pool, site);
       const read = await readChartData(pool, site, from, to);
       if (read.ticks === 0 && read.requests === 0) {
-        throw new UserError(`--from/--to: ${site} has no assessments and no traffic in [${new Date(from).toISOString()}, ${new Date(to).toISOString()}); choose a period it was watched in`);
+        throw new UserError(
+          `--from/--to: ${site} has no assessments and no traffic in [${new Date(from).toISOString()}, ${new Date(to).toISOString()}); choose a period it was watched in`,
+        );
       }
       const svg = await renderSvg(buildChartSpec(read.data));
       await writeFileAtomically(out.path, out.format === 'svg' ? svg : await svgToPng(svg));

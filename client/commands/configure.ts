@@ -13,7 +13,13 @@ import { workflowIdForSite } from '../../common/names';
 import { UserError } from '../../common/user-error';
 import { workflowUiLink } from '../../config/env';
 import { readSettingsFile } from '../../config/settings-file';
-import { type ConfigureInput, type ConfigureResult, type SettingChange, configureUpdate, configurePayloadSchema } from '../../control/messages';
+import {
+  type ConfigureInput,
+  type ConfigureResult,
+  type SettingChange,
+  configureUpdate,
+  configurePayloadSchema,
+} from '../../control/messages';
 import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
@@ -40,7 +46,10 @@ function loginName(): string | undefined {
 }
 
 /** The update's payload from the flags (what `temporal workflow update execute --name configure` would send). */
-export function configurePayload(o: ConfigureOptions, defaultWho: () => string | undefined = loginName): ConfigureInput {
+export function configurePayload(
+  o: ConfigureOptions,
+  defaultWho: () => string | undefined = loginName,
+): ConfigureInput {
   const settings: Record<string, unknown> = {
     ...(o.config === undefined ? {} : readSettingsFile(o.config)),
     // --tick overrides the file's tickIntervalMs, as with `start`.
@@ -50,7 +59,8 @@ export function configurePayload(o: ConfigureOptions, defaultWho: () => string |
     throw new UserError('configure: nothing to change: give --tick, --owner, --parser-owner or --config <file.json>');
   }
   const who = o.who ?? defaultWho();
-  if (who === undefined) throw new UserError('--who: required (no login name to default to), e.g. --who alice@example.com');
+  if (who === undefined)
+    throw new UserError('--who: required (no login name to default to), e.g. --who alice@example.com');
   const payload: ConfigureInput = {
     who,
     ...(o.why === undefined ? {} : { why: o.why }),
@@ -91,7 +101,12 @@ export function refusalAsFlags(message: string, o: Pick<ConfigureOptions, 'tick'
 function showValue(field: string, value: SettingChange['old']): string {
   if (value === null) return '—';
   if (typeof value === 'number' && /Ms$/.test(field)) {
-    for (const [unit, ms] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+    for (const [unit, ms] of [
+      ['d', 86_400_000],
+      ['h', 3_600_000],
+      ['m', 60_000],
+      ['s', 1_000],
+    ] as const) {
       if (value >= ms && value % ms === 0) return `${value / ms}${unit}`;
     }
     return `${value}ms`;
@@ -123,11 +138,14 @@ async function configure(rawSite: string, o: ConfigureOptions, context: () => Cl
   try {
     result = await executeUpdateRetrying(client.workflow.getHandle(workflowId), configureUpdate, [payload]);
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new UserError(`site: no running health loop for ${site}; start one with \`target-health start ${site}\``);
+    if (err instanceof WorkflowNotFoundError)
+      throw new UserError(`site: no running health loop for ${site}; start one with \`target-health start ${site}\``);
     if (err instanceof WorkflowUpdateFailedError) {
       const message = err.cause?.message ?? err.message;
       if (/no registered handler for update/i.test(message)) {
-        throw new UserError(`configure: the loop of ${site} runs a version without live settings; it takes them after its next continue-as-new (or stop and start it)`);
+        throw new UserError(
+          `configure: the loop of ${site} runs a version without live settings; it takes them after its next continue-as-new (or stop and start it)`,
+        );
       }
       throw new UserError(refusalAsFlags(message, o));
     }
@@ -139,12 +157,17 @@ async function configure(rawSite: string, o: ConfigureOptions, context: () => Cl
 export function registerConfigureCommand(program: Command, context: () => CliContext): void {
   program
     .command('configure')
-    .description("change a running site loop's settings from its next tick on (validated, recorded: who, when, old → new)")
+    .description(
+      "change a running site loop's settings from its next tick on (validated, recorded: who, when, old → new)",
+    )
     .argument('<site>', 'the site, as a host name (shop.example.com) or URL')
     .option('--tick <duration>', 'time between assessments, e.g. 30s, 1m')
     .option('--owner <contact>', "who is notified when the site degrades (the crawl's owner)")
     .option('--parser-owner <contact>', "who is notified when the site's parser health falls")
-    .option('--config <file>', 'JSON settings to change (only the fields given): window, scoring, policy, timeouts, maxTicksPerRun (see docs/control-loop.md)')
+    .option(
+      '--config <file>',
+      'JSON settings to change (only the fields given): window, scoring, policy, timeouts, maxTicksPerRun (see docs/control-loop.md)',
+    )
     .option('--who <who>', 'who changes them (goes into the audit trail); default: your login name')
     .option('--why <why>', 'why, in a sentence')
     .option('--json', 'print the answer as JSON')

@@ -16,10 +16,14 @@ export function registerControlsCommand(program: Command, context: () => CliCont
     .action(async (rawSite: string, options: { changes: string; json?: boolean }) => {
       const site = siteArgument(rawSite);
       const n = Number(options.changes);
-      if (!Number.isInteger(n) || n < 0) throw new UserError(`--changes: ${describeValue(options.changes)} must be a whole number ≥ 0`);
+      if (!Number.isInteger(n) || n < 0)
+        throw new UserError(`--changes: ${describeValue(options.changes)} must be a whole number ≥ 0`);
       const pool = await context().db();
       const record = await readControls(pool, site);
-      if (!record) throw new UserError(`site: no controls recorded for ${site}; its loop writes them on its first tick (\`target-health start ${site}\`)`);
+      if (!record)
+        throw new UserError(
+          `site: no controls recorded for ${site}; its loop writes them on its first tick (\`target-health start ${site}\`)`,
+        );
       const changes = n === 0 ? [] : await controlAudit(pool, site, n);
       if (options.json) {
         process.stdout.write(`${JSON.stringify({ controls: record, changes })}\n`);
@@ -39,7 +43,9 @@ export function registerControlsCommand(program: Command, context: () => CliCont
         lines.push('', 'changes (oldest first):');
         for (const c of changes) {
           const from = c.oldControls ? `${c.oldControls.concurrencyLimit}/×${c.oldControls.revisitMultiplier}` : '—';
-          lines.push(`  ${c.changedAt.toISOString()}  ${c.actor.padEnd(14)} ${from} → ${c.newControls.concurrencyLimit}/×${c.newControls.revisitMultiplier}  ${c.newControls.band}: ${c.reason}`);
+          lines.push(
+            `  ${c.changedAt.toISOString()}  ${c.actor.padEnd(14)} ${from} → ${c.newControls.concurrencyLimit}/×${c.newControls.revisitMultiplier}  ${c.newControls.band}: ${c.reason}`,
+          );
         }
       }
       process.stdout.write(lines.join('\n') + '\n');

@@ -29,7 +29,8 @@ interface DecideOptions {
 function numberOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n)) throw new UserError(`${name}: ${describeValue(value)} is not a number`);
+  if (value.trim() === '' || !Number.isFinite(n))
+    throw new UserError(`${name}: ${describeValue(value)} is not a number`);
   return n;
 }
 
@@ -47,18 +48,39 @@ export function decisionPayload(kind: DecisionKind, o: DecideOptions): Record<st
 }
 
 /** The workflow's messages name payload fields; on the command line, name the flags instead. */
-const FLAGS: Record<string, string> = { who: '--who', why: '--why', mode: '--mode', concurrency: '--concurrency', revisitMultiplier: '--revisit' };
+const FLAGS: Record<string, string> = {
+  who: '--who',
+  why: '--why',
+  mode: '--mode',
+  concurrency: '--concurrency',
+  revisitMultiplier: '--revisit',
+};
 export function asFlags(message: string): string {
-  return message.replace(/(^\w+: |; )(who|why|mode|concurrency|revisitMultiplier):/g, (_m, lead: string, field: string) => `${lead}${FLAGS[field]}:`);
+  return message.replace(
+    /(^\w+: |; )(who|why|mode|concurrency|revisitMultiplier):/g,
+    (_m, lead: string, field: string) => `${lead}${FLAGS[field]}:`,
+  );
 }
 
 function describe(r: DecisionResult): string {
   const c = r.controls;
-  const controls = c === null ? 'no controls' : c.paused ? (c.band === 'stopped' ? 'stopped' : 'paused, canaries only') : `concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}`;
+  const controls =
+    c === null
+      ? 'no controls'
+      : c.paused
+        ? c.band === 'stopped'
+          ? 'stopped'
+          : 'paused, canaries only'
+        : `concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}`;
   return `${r.message} at ${r.decidedAt}: band ${r.band}, ${controls} (decision ${r.decisionKey})`;
 }
 
-async function decide<K extends DecisionKind>(kind: K, rawSite: string, options: DecideOptions, context: () => CliContext): Promise<void> {
+async function decide<K extends DecisionKind>(
+  kind: K,
+  rawSite: string,
+  options: DecideOptions,
+  context: () => CliContext,
+): Promise<void> {
   const site = siteArgument(rawSite);
   const payload = decisionPayload(kind, options);
   // The workflow validates too; checking here first gives the same one-line message without a round trip.
@@ -75,20 +97,25 @@ async function decide<K extends DecisionKind>(kind: K, rawSite: string, options:
   try {
     if (options.signal) {
       await handle.signal(messages.signal, input);
-      process.stdout.write(`${kind} sent to ${workflowId} as a signal (check \`target-health status ${site}\`)\n${link}\n`);
+      process.stdout.write(
+        `${kind} sent to ${workflowId} as a signal (check \`target-health status ${site}\`)\n${link}\n`,
+      );
       return;
     }
     const result = await executeUpdateRetrying(handle, messages.update, [input]);
     process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${describe(result)}\n${link}\n`);
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new UserError(`site: no running health loop for ${site}; start one with \`target-health start ${site}\``);
+    if (err instanceof WorkflowNotFoundError)
+      throw new UserError(`site: no running health loop for ${site}; start one with \`target-health start ${site}\``);
     if (err instanceof WorkflowUpdateFailedError) throw new UserError(err.cause?.message ?? err.message);
     throw err;
   }
 }
 
 export function registerDecideCommand(program: Command, context: () => CliContext): void {
-  const cmd = program.command('decide').description("a person's decision for a paused (or running) site: resume, stop or pause");
+  const cmd = program
+    .command('decide')
+    .description("a person's decision for a paused (or running) site: resume, stop or pause");
   const common = (c: Command): Command =>
     c
       .argument('<site>', 'the site (host name or URL)')
@@ -96,11 +123,17 @@ export function registerDecideCommand(program: Command, context: () => CliContex
       .option('--why <why>', 'why, in a sentence')
       .option('--signal', 'send as a signal (no answer) instead of an update')
       .option('--json', 'print the answer as JSON');
-  common(cmd.command('resume').description('resume a site waiting for a decision: cautious (default) or explicit controls'))
+  common(
+    cmd.command('resume').description('resume a site waiting for a decision: cautious (default) or explicit controls'),
+  )
     .option('--mode <mode>', 'cautious (degrading-band controls) or explicit (needs --concurrency and --revisit)')
     .option('--concurrency <n>', 'explicit concurrency limit')
     .option('--revisit <x>', 'explicit revisit-interval multiplier (1 = as usual)')
     .action((site: string, o: DecideOptions) => decide('resume', site, o, context));
-  common(cmd.command('stop').description('stop the site: controls say stopped, the loop ends with a summary')).action((site: string, o: DecideOptions) => decide('stop', site, o, context));
-  common(cmd.command('pause').description('pause the site by hand: canaries only, waiting for resume or stop')).action((site: string, o: DecideOptions) => decide('pause', site, o, context));
+  common(cmd.command('stop').description('stop the site: controls say stopped, the loop ends with a summary')).action(
+    (site: string, o: DecideOptions) => decide('stop', site, o, context),
+  );
+  common(cmd.command('pause').description('pause the site by hand: canaries only, waiting for resume or stop')).action(
+    (site: string, o: DecideOptions) => decide('pause', site, o, context),
+  );
 }

@@ -19,24 +19,42 @@ import type { CliContext } from '../context';
 export function registerExplainCommand(program: Command, context: () => CliContext): void {
   program
     .command('explain')
-    .description('the score at a past tick, signal by signal: value vs normal with intervals, penalties, reasons, band and controls then')
+    .description(
+      'the score at a past tick, signal by signal: value vs normal with intervals, penalties, reasons, band and controls then',
+    )
     .argument('<site>', 'the site (host name or URL)')
-    .option('--at <time>', 'the latest tick at or before this time (ISO-8601 with a zone, a UTC date, now, or a time ago: -6h, 2d)', 'now')
+    .option(
+      '--at <time>',
+      'the latest tick at or before this time (ISO-8601 with a zone, a UTC date, now, or a time ago: -6h, 2d)',
+      'now',
+    )
     .option('--json', 'print the explanation as JSON')
     .action(async (rawSite: string, options: { at: string; json?: boolean }) => {
       const site = siteArgument(rawSite);
       const at = parseWhen('--at', options.at, new Date());
       const pool = await context().db();
       const span = await siteSpan(pool, site);
-      if (!span.known) throw new UserError(`site: ${site} is unknown here (no assessments, controls or registration); list the sites with \`target-health sites\``);
-      if (span.first === null || span.last === null) throw new UserError(`site: ${site} has no ticks stored yet; start its loop with \`target-health start ${site}\``);
+      if (!span.known)
+        throw new UserError(
+          `site: ${site} is unknown here (no assessments, controls or registration); list the sites with \`target-health sites\``,
+        );
+      if (span.first === null || span.last === null)
+        throw new UserError(
+          `site: ${site} has no ticks stored yet; start its loop with \`target-health start ${site}\``,
+        );
       const row = await assessmentAtOrBefore(pool, site, at);
       if (row === undefined) {
-        throw new UserError(`--at: no tick of ${site} at or before ${describeValue(options.at)} (${at.toISOString()}); its ticks run from ${span.first.toISOString()} to ${span.last.toISOString()}`);
+        throw new UserError(
+          `--at: no tick of ${site} at or before ${describeValue(options.at)} (${at.toISOString()}); its ticks run from ${span.first.toISOString()} to ${span.last.toISOString()}`,
+        );
       }
       const read = readStoredTick(row.result);
       // Not the user's mistake: a stored row this version cannot read. Still one line, naming the row.
-      if (!read.ok) throw new UserError(`tick ${row.tick} of ${site} (${row.assessmentKey}): its stored assessment cannot be explained (${read.problem})`, 1);
+      if (!read.ok)
+        throw new UserError(
+          `tick ${row.tick} of ${site} (${row.assessmentKey}): its stored assessment cannot be explained (${read.problem})`,
+          1,
+        );
       const controls = await controlsAt(pool, site, new Date(row.assessedAt));
       const explained: Explained = {
         site,
@@ -44,7 +62,10 @@ export function registerExplainCommand(program: Command, context: () => CliConte
         tick: { tick: row.tick, assessedAt: row.assessedAt, assessmentKey: row.assessmentKey, chainId: row.chainId },
         band: controls?.controls.band ?? null,
         controls: controls?.controls ?? null,
-        controlsChange: controls === undefined ? null : { at: controls.at.toISOString(), actor: controls.actor, reason: controls.reason },
+        controlsChange:
+          controls === undefined
+            ? null
+            : { at: controls.at.toISOString(), actor: controls.actor, reason: controls.reason },
         explanation: explainTick(read.tick),
       };
       process.stdout.write(options.json ? `${JSON.stringify(explained)}\n` : formatExplained(explained));

@@ -35,12 +35,17 @@ export function parseShift(value: string): number {
       ms = Number.NaN;
     }
   }
-  if (!Number.isFinite(ms)) throw new UserError(`--shift: ${describeValue(value)} is not a duration; use e.g. -2d (two days back) or 12h`);
+  if (!Number.isFinite(ms))
+    throw new UserError(`--shift: ${describeValue(value)} is not a duration; use e.g. -2d (two days back) or 12h`);
   return m![1] === '-' ? -ms : ms;
 }
 
 /** Where the lines go: stdout, or a temporary file renamed to the output at the end. */
-function openOutput(path: string | undefined): { out: NodeJS.WritableStream; finish: () => Promise<void>; abandon: () => void } {
+function openOutput(path: string | undefined): {
+  out: NodeJS.WritableStream;
+  finish: () => Promise<void>;
+  abandon: () => void;
+} {
   if (path === undefined) return { out: process.stdout, finish: () => Promise.resolve(), abandon: () => undefined };
   const partial = `${path}.partial-${process.pid}`;
   const file: WriteStream = createWriteStream(partial, { flags: 'wx' });
@@ -61,25 +66,37 @@ function openOutput(path: string | undefined): { out: NodeJS.WritableStream; fin
 export function registerExportCommand(program: Command, context: () => CliContext): void {
   program
     .command('export')
-    .description("a site's stored events as NDJSON in the event schema (what ingest takes back), optionally moved in time")
+    .description(
+      "a site's stored events as NDJSON in the event schema (what ingest takes back), optionally moved in time",
+    )
     .argument('<site>', 'the site (host name or URL)')
-    .option('--from <time>', 'start (ISO-8601 with a zone, a UTC date, or a time ago: -6h, 2d); raw events are kept 7 days', '-7d')
+    .option(
+      '--from <time>',
+      'start (ISO-8601 with a zone, a UTC date, or a time ago: -6h, 2d); raw events are kept 7 days',
+      '-7d',
+    )
     .option('--to <time>', 'end, exclusive (same forms; now by default)', 'now')
-    .option('--shift <duration>', 'move every event by this much (-2d: two days back), e.g. to make a calibration crawl a baseline')
+    .option(
+      '--shift <duration>',
+      'move every event by this much (-2d: two days back), e.g. to make a calibration crawl a baseline',
+    )
     .option('--output <file>', 'write to this file (whole or not at all) instead of stdout')
     .action(async (rawSite: string, options: ExportOptions) => {
       const site = siteArgument(rawSite);
       const now = new Date();
       const from = parseWhen('--from', options.from, now);
       const to = parseWhen('--to', options.to, now);
-      if (from.getTime() >= to.getTime()) throw new UserError(`--from: ${from.toISOString()} is not before --to ${to.toISOString()}`);
+      if (from.getTime() >= to.getTime())
+        throw new UserError(`--from: ${from.toISOString()} is not before --to ${to.toISOString()}`);
       const shiftMs = options.shift === undefined ? 0 : parseShift(options.shift);
       // What ingest would refuse, refused here: the whole range must land inside its time horizon.
       const earliest = now.getTime() - EVENT_HORIZON.maxAgeMs;
       const latest = now.getTime() + EVENT_HORIZON.maxAheadMs;
       if (from.getTime() + shiftMs < earliest || Math.min(to.getTime(), now.getTime()) + shiftMs > latest) {
         const days = Math.round(EVENT_HORIZON.maxAgeMs / 86_400_000);
-        throw new UserError(`--shift: ${options.shift ?? '0'} moves events of ${from.toISOString()} … ${to.toISOString()} outside what ingest takes (the last ${days} days up to a few minutes ahead); narrow --from/--to or shift less`);
+        throw new UserError(
+          `--shift: ${options.shift ?? '0'} moves events of ${from.toISOString()} … ${to.toISOString()} outside what ingest takes (the last ${days} days up to a few minutes ahead); narrow --from/--to or shift less`,
+        );
       }
       const pool = await context().db();
       const { out, finish, abandon } = openOutput(options.output);
@@ -96,6 +113,8 @@ export function registerExportCommand(program: Command, context: () => CliContex
         abandon();
         throw err;
       }
-      process.stderr.write(`exported ${count.toLocaleString('en')} events of ${site} (${from.toISOString()} … ${to.toISOString()})${shiftMs === 0 ? '' : `, moved by ${options.shift}`}${options.output === undefined ? '' : ` to ${options.output}`}\n`);
+      process.stderr.write(
+        `exported ${count.toLocaleString('en')} events of ${site} (${from.toISOString()} … ${to.toISOString()})${shiftMs === 0 ? '' : `, moved by ${options.shift}`}${options.output === undefined ? '' : ` to ${options.output}`}\n`,
+      );
     });
 }

@@ -13,7 +13,16 @@ import { type AssessmentPageRow, pageAssessments } from '../../db/assessments';
 import { bandBefore, changesBetween, decisionsBetween, siteSpan } from '../../db/history';
 import type { Pool } from '../../db/pool';
 import { parseDuration } from '../durations';
-import { type History, type LiveTicks, MAX_ROWS, aggregate, bucketCount, defaultEvery, formatHistory, tickRows } from '../on-call/history';
+import {
+  type History,
+  type LiveTicks,
+  MAX_ROWS,
+  aggregate,
+  bucketCount,
+  defaultEvery,
+  formatHistory,
+  tickRows,
+} from '../on-call/history';
 import { parseWhen } from '../on-call/times';
 import { siteArgument } from '../site-arg';
 import type { CliContext } from '../context';
@@ -32,7 +41,12 @@ async function readTicks(pool: Pool, site: string, from: Date, to: Date): Promis
   const rows: AssessmentPageRow[] = [];
   let after: Parameters<typeof pageAssessments>[2]['after'];
   for (;;) {
-    const page = await pageAssessments(pool, site, { from, to, limit: READ_PAGE, ...(after === undefined ? {} : { after }) });
+    const page = await pageAssessments(pool, site, {
+      from,
+      to,
+      limit: READ_PAGE,
+      ...(after === undefined ? {} : { after }),
+    });
     rows.push(...page.rows);
     if (page.next === null) return rows;
     after = page.next;
@@ -47,9 +61,18 @@ const LIVE_TIMEOUT_MS = 10_000;
  * smoothed scores — said in the output, never a failure: everything else is in PostgreSQL. (3 s was too
  * short on a loaded machine: connecting and two queries took longer at a load of 20 on two cores.)
  */
-async function liveTicks(connect: () => Promise<Client>, site: string): Promise<{ live: LiveTicks | null; note: string }> {
+async function liveTicks(
+  connect: () => Promise<Client>,
+  site: string,
+): Promise<{ live: LiveTicks | null; note: string }> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Temporal did not answer in ${LIVE_TIMEOUT_MS / 1000} s`)), LIVE_TIMEOUT_MS)));
+  const limit = new Promise<never>(
+    (_, reject) =>
+      (timer = setTimeout(
+        () => reject(new Error(`Temporal did not answer in ${LIVE_TIMEOUT_MS / 1000} s`)),
+        LIVE_TIMEOUT_MS,
+      )),
+  );
   try {
     const read = (async () => {
       const handle = (await connect()).workflow.getHandle(workflowIdForSite(site));
@@ -58,10 +81,16 @@ async function liveTicks(connect: () => Promise<Client>, site: string): Promise<
     })();
     read.catch(() => undefined);
     const live = await Promise.race([read, limit]);
-    return { live, note: 'from the running loop (its last 50 ticks); older ticks have none (the loop does not store it)' };
+    return {
+      live,
+      note: 'from the running loop (its last 50 ticks); older ticks have none (the loop does not store it)',
+    };
   } catch (err) {
     const why = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
-    return { live: null, note: `not available (${/not found/i.test(why) ? 'the site has no running loop' : why}); the loop keeps it for its last 50 ticks only` };
+    return {
+      live: null,
+      note: `not available (${/not found/i.test(why) ? 'the site has no running loop' : why}); the loop keeps it for its last 50 ticks only`,
+    };
   } finally {
     clearTimeout(timer);
   }
@@ -74,23 +103,37 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
     .argument('<site>', 'the site (host name or URL)')
     .option('--from <time>', 'start (ISO-8601 with a zone, a UTC date, or a time ago: -6h, 2d)', '-24h')
     .option('--to <time>', 'end, exclusive (same forms; now by default)', 'now')
-    .option('--every <duration>', `one row per interval (e.g. 15m, 1h); default: one row per tick up to 500 ticks, else the smallest interval that keeps it under 500 rows`)
+    .option(
+      '--every <duration>',
+      `one row per interval (e.g. 15m, 1h); default: one row per tick up to 500 ticks, else the smallest interval that keeps it under 500 rows`,
+    )
     .option('--json', 'print the history as JSON')
     .action(async (rawSite: string, options: HistoryOptions) => {
       const site = siteArgument(rawSite);
       const now = new Date();
       const from = parseWhen('--from', options.from, now);
       const to = parseWhen('--to', options.to, now);
-      if (to.getTime() <= from.getTime()) throw new UserError(`--to: ${describeValue(options.to)} (${to.toISOString()}) must be after --from ${describeValue(options.from)} (${from.toISOString()})`);
+      if (to.getTime() <= from.getTime())
+        throw new UserError(
+          `--to: ${describeValue(options.to)} (${to.toISOString()}) must be after --from ${describeValue(options.from)} (${from.toISOString()})`,
+        );
       const explicitEvery = options.every === undefined ? null : parseDuration('--every', options.every);
       if (explicitEvery !== null && bucketCount(from, to, explicitEvery) > MAX_ROWS) {
-        throw new UserError(`--every: ${describeValue(options.every)} gives ${bucketCount(from, to, explicitEvery)} rows over this range; use a longer interval (at most ${MAX_ROWS} rows)`);
+        throw new UserError(
+          `--every: ${describeValue(options.every)} gives ${bucketCount(from, to, explicitEvery)} rows over this range; use a longer interval (at most ${MAX_ROWS} rows)`,
+        );
       }
       const ctx = context();
       const pool = await ctx.db();
       const span = await siteSpan(pool, site);
-      if (!span.known) throw new UserError(`site: ${site} is unknown here (no assessments, controls or registration); list the sites with \`target-health sites\``);
-      if (span.first === null || span.last === null) throw new UserError(`site: ${site} has no ticks stored yet; start its loop with \`target-health start ${site}\``);
+      if (!span.known)
+        throw new UserError(
+          `site: ${site} is unknown here (no assessments, controls or registration); list the sites with \`target-health sites\``,
+        );
+      if (span.first === null || span.last === null)
+        throw new UserError(
+          `site: ${site} has no ticks stored yet; start its loop with \`target-health start ${site}\``,
+        );
       const [ticks, changes, decisions, before, live] = await Promise.all([
         readTicks(pool, site, from, to),
         changesBetween(pool, site, from, to),
@@ -99,7 +142,9 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
         liveTicks(() => ctx.temporal(), site),
       ]);
       if (ticks.length === 0) {
-        throw new UserError(`--from/--to: no ticks of ${site} between ${from.toISOString()} and ${to.toISOString()}; its ticks run from ${span.first.toISOString()} to ${span.last.toISOString()}`);
+        throw new UserError(
+          `--from/--to: no ticks of ${site} between ${from.toISOString()} and ${to.toISOString()}; its ticks run from ${span.first.toISOString()} to ${span.last.toISOString()}`,
+        );
       }
       const rows = tickRows(ticks, changes, decisions, before, live.live);
       const everyMs = explicitEvery ?? defaultEvery(to.getTime() - from.getTime(), rows.length);

@@ -41,11 +41,14 @@ function openInput(source: string): { stream: Readable; size?: number } {
   let size: number;
   try {
     const stat = statSync(source);
-    if (!stat.isFile()) throw new UserError(`file: ${describeValue(source, 200)} is not a file; give an NDJSON file or - for stdin`);
+    if (!stat.isFile())
+      throw new UserError(`file: ${describeValue(source, 200)} is not a file; give an NDJSON file or - for stdin`);
     size = stat.size;
   } catch (err) {
     if (err instanceof UserError) throw err;
-    throw new UserError(`file: cannot read ${describeValue(source, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); give an NDJSON file or - for stdin`);
+    throw new UserError(
+      `file: cannot read ${describeValue(source, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); give an NDJSON file or - for stdin`,
+    );
   }
   return { stream: createReadStream(source, { highWaterMark: 1 << 20 }), size };
 }
@@ -65,16 +68,26 @@ async function checkDatabase(databaseUrl: string, timeoutMs: number): Promise<vo
   } catch {
     throw new UserError('DATABASE_URL: is not a URL; use postgres://user:password@host:5432/database');
   }
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: 10_000, query_timeout: timeoutMs + 2_000 });
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: 1,
+    connectionTimeoutMillis: 10_000,
+    query_timeout: timeoutMs + 2_000,
+  });
   pool.on('error', () => undefined);
   try {
     await pool.query('SELECT 1');
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     if (typeof code === 'string' && SETTINGS_ERRORS.has(code)) {
-      throw new UserError(`DATABASE_URL: cannot use PostgreSQL at ${where} (${describePgError(err)}); check the URL, user, password and database name`);
+      throw new UserError(
+        `DATABASE_URL: cannot use PostgreSQL at ${where} (${describePgError(err)}); check the URL, user, password and database name`,
+      );
     }
-    throw new UserError(`database: PostgreSQL at ${where} is not answering (${describePgError(err)}); nothing was stored — run the command again when it is back`, 3);
+    throw new UserError(
+      `database: PostgreSQL at ${where} is not answering (${describePgError(err)}); nothing was stored — run the command again when it is back`,
+      3,
+    );
   } finally {
     await pool.end().catch(() => undefined);
   }
@@ -82,7 +95,9 @@ async function checkDatabase(databaseUrl: string, timeoutMs: number): Promise<vo
 
 function formatSummary(s: StreamIngestSummary, dryRun: boolean): string {
   const rate = s.elapsedMs > 0 ? Math.round((s.accepted / s.elapsedMs) * 1000) : s.accepted;
-  const stored = dryRun ? `${s.accepted.toLocaleString('en')} valid (dry run: nothing stored)` : `${s.accepted.toLocaleString('en')} valid, ${s.inserted.toLocaleString('en')} stored, ${s.duplicates.toLocaleString('en')} repeats ignored`;
+  const stored = dryRun
+    ? `${s.accepted.toLocaleString('en')} valid (dry run: nothing stored)`
+    : `${s.accepted.toLocaleString('en')} valid, ${s.inserted.toLocaleString('en')} stored, ${s.duplicates.toLocaleString('en')} repeats ignored`;
   return `${s.lines.toLocaleString('en')} lines: ${stored}, ${s.rejected.toLocaleString('en')} rejected${s.blank > 0 ? `, ${s.blank} blank` : ''} — ${(s.elapsedMs / 1000).toFixed(1)} s, ${rate.toLocaleString('en')} events/s`;
 }
 
@@ -93,21 +108,38 @@ export function registerIngestCommand(program: Command, _context: () => CliConte
     .argument('<file>', 'an NDJSON file, or - for stdin')
     .option('--dry-run', 'validate only; needs no database')
     .option('--batch-size <n>', 'events per transaction (batches are also cut at 4 MB)', '10000')
-    .option('--timeout <duration>', 'give up (exit 3) when the database does not answer a batch for this long', DEFAULT_TIMEOUT)
+    .option(
+      '--timeout <duration>',
+      'give up (exit 3) when the database does not answer a batch for this long',
+      DEFAULT_TIMEOUT,
+    )
     .option('--json', 'print the summary as JSON')
     .option('--no-progress', 'no progress bar')
     .action(async (source: string, options: IngestOptions) => {
       const batchSize = Number(options.batchSize);
-      if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) throw new UserError(`--batch-size: ${describeValue(options.batchSize)} must be a whole number from 1 to 100000`);
+      if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000)
+        throw new UserError(
+          `--batch-size: ${describeValue(options.batchSize)} must be a whole number from 1 to 100000`,
+        );
       const timeoutMs = parseDuration('--timeout', options.timeout);
       const input = openInput(source);
       const databaseUrl = options.dryRun ? null : loadDatabaseUrl();
       const minuteDays = loadMinuteDays();
       if (databaseUrl !== null) await checkDatabase(databaseUrl, timeoutMs);
 
-      const showBar = options.progress && process.stderr.isTTY === true && input.size !== undefined && input.size >= PROGRESS_MIN_BYTES;
+      const showBar =
+        options.progress &&
+        process.stderr.isTTY === true &&
+        input.size !== undefined &&
+        input.size >= PROGRESS_MIN_BYTES;
       // A MultiBar (of one) because it can print rejected lines above the bar without garbling it.
-      const bars = showBar ? new MultiBar({ format: 'ingest [{bar}] {percentage}% | {events} lines | ETA {eta}s', stream: process.stderr, hideCursor: true }) : undefined;
+      const bars = showBar
+        ? new MultiBar({
+            format: 'ingest [{bar}] {percentage}% | {events} lines | ETA {eta}s',
+            stream: process.stderr,
+            hideCursor: true,
+          })
+        : undefined;
       const bar = bars?.create(input.size ?? 0, 0, { events: 0 });
 
       const summary = await ingestStream(input.stream, {
@@ -124,7 +156,11 @@ export function registerIngestCommand(program: Command, _context: () => CliConte
         onProgress: (bytes, lines) => bar?.update(Math.min(bytes, input.size ?? bytes), { events: lines }),
       });
       bars?.stop();
-      process.stdout.write(options.json ? `${JSON.stringify({ ...summary, dryRun: options.dryRun === true })}\n` : `${formatSummary(summary, options.dryRun === true)}\n`);
+      process.stdout.write(
+        options.json
+          ? `${JSON.stringify({ ...summary, dryRun: options.dryRun === true })}\n`
+          : `${formatSummary(summary, options.dryRun === true)}\n`,
+      );
       if (summary.rejected > 0) process.exitCode = 1;
     });
 }

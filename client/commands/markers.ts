@@ -17,11 +17,15 @@ import { readLabelledPages } from '../markers/labelled-pages';
 import { formatMisses, formatRecallPrecision } from '../markers/report';
 
 export function registerMarkersCommand(program: Command): void {
-  const markers = program.command('markers').description('test the classifier on your own labelled pages; check a marker file');
+  const markers = program
+    .command('markers')
+    .description('test the classifier on your own labelled pages; check a marker file');
 
   markers
     .command('test')
-    .description('recall and precision per vendor on a directory of labelled pages (manifest.json, or <class>--<name>.html files)')
+    .description(
+      'recall and precision per vendor on a directory of labelled pages (manifest.json, or <class>--<name>.html files)',
+    )
     .argument('<dir>', 'the directory of pages')
     .option('--json', 'print the evaluation as JSON')
     .action((dir: string, options: { json?: boolean }) => {
@@ -32,7 +36,9 @@ export function registerMarkersCommand(program: Command): void {
         process.stdout.write(`${JSON.stringify({ markers: catalogue.source, ...evaluation })}\n`);
         return;
       }
-      process.stdout.write(`${pages.length} pages from ${dir}; markers: ${catalogue.source} (${catalogue.markers.length})\n`);
+      process.stdout.write(
+        `${pages.length} pages from ${dir}; markers: ${catalogue.source} (${catalogue.markers.length})\n`,
+      );
       for (const mode of evaluation.modes) {
         process.stdout.write(`\n${formatRecallPrecision(mode)}`);
         const misses = formatMisses(mode, 20);
@@ -42,13 +48,20 @@ export function registerMarkersCommand(program: Command): void {
 
   markers
     .command('check')
-    .description('validate a marker file (as TARGET_HEALTH_MARKERS would read it) and list what it adds, replaces and disables')
+    .description(
+      'validate a marker file (as TARGET_HEALTH_MARKERS would read it) and list what it adds, replaces and disables',
+    )
     .argument('<file>', 'the marker file (JSON)')
     .action((file: string) => {
       const result = readMarkerFile(file);
-      if (!result.ok) throw new UserError(`${file}: ${result.errors.slice(0, 5).join('; ')}${result.errors.length > 5 ? ` (and ${result.errors.length - 5} more)` : ''}`);
+      if (!result.ok)
+        throw new UserError(
+          `${file}: ${result.errors.slice(0, 5).join('; ')}${result.errors.length > 5 ? ` (and ${result.errors.length - 5} more)` : ''}`,
+        );
       const { added, replaced, disabled } = result.summary;
       const list = (ids: string[]) => (ids.length === 0 ? 'none' : ids.join(', '));
-      process.stdout.write(`${file}: valid, ${result.catalogue.markers.length} markers in all\n  added:    ${list(added)}\n  replaced: ${list(replaced)}\n  disabled: ${list(disabled)}\n`);
+      process.stdout.write(
+        `${file}: valid, ${result.catalogue.markers.length} markers in all\n  added:    ${list(added)}\n  replaced: ${list(replaced)}\n  disabled: ${list(disabled)}\n`,
+      );
     });
 }

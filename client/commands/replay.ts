@@ -31,11 +31,15 @@ const MAX_TICKS = 200_000;
 
 /** `2026-11-24T10:00:00Z`, or a UTC date `2026-11-24` (its midnight). */
 export function parseTime(flag: string, value: string | undefined): Date {
-  if (value === undefined) throw new UserError(`${flag}: required, an ISO-8601 time like 2026-11-24T10:00:00Z or a UTC date like 2026-11-24`);
+  if (value === undefined)
+    throw new UserError(`${flag}: required, an ISO-8601 time like 2026-11-24T10:00:00Z or a UTC date like 2026-11-24`);
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
   const withZone = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(value);
   const t = dateOnly || withZone ? Date.parse(dateOnly ? `${value}T00:00:00Z` : value) : Number.NaN;
-  if (!Number.isFinite(t)) throw new UserError(`${flag}: ${describeValue(value)} is not a time; use ISO-8601 with a zone (2026-11-24T10:00:00Z) or a UTC date (2026-11-24)`);
+  if (!Number.isFinite(t))
+    throw new UserError(
+      `${flag}: ${describeValue(value)} is not a time; use ISO-8601 with a zone (2026-11-24T10:00:00Z) or a UTC date (2026-11-24)`,
+    );
   return new Date(t);
 }
 
@@ -44,12 +48,16 @@ function readJson(flag: string, path: string): unknown {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new UserError(`${flag}: cannot read ${describeValue(path, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new UserError(
+      `${flag}: cannot read ${describeValue(path, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new UserError(`${flag}: ${describeValue(path, 200)} is not valid JSON (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`);
+    throw new UserError(
+      `${flag}: ${describeValue(path, 200)} is not valid JSON (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`,
+    );
   }
 }
 
@@ -74,7 +82,10 @@ export async function requireKnownSite(pool: Pool, site: string): Promise<void> 
        OR EXISTS (SELECT 1 FROM sites WHERE site = $1) AS known`,
     [site],
   );
-  if (!rows[0]?.known) throw new UserError(`site: ${site} is unknown here (no stored traffic, not registered); check the name with \`target-health controls\` or ingest its events first`);
+  if (!rows[0]?.known)
+    throw new UserError(
+      `site: ${site} is unknown here (no stored traffic, not registered); check the name with \`target-health controls\` or ingest its events first`,
+    );
 }
 
 export function registerReplayCommand(program: Command, context: () => CliContext): void {
@@ -95,16 +106,31 @@ export function registerReplayCommand(program: Command, context: () => CliContex
       const compareWith = options.compare === undefined ? null : replayConfig(rawSite, options.tick, options.compare);
       const from = parseTime('--from', options.from);
       const to = parseTime('--to', options.to);
-      if (to.getTime() <= from.getTime()) throw new UserError(`--to: ${options.to} must be after --from ${options.from}`);
+      if (to.getTime() <= from.getTime())
+        throw new UserError(`--to: ${options.to} must be after --from ${options.from}`);
       const ticks = tickTimes(from, to, config.tickIntervalMs).length;
-      if (ticks === 0) throw new UserError(`--from/--to: no tick of the ${options.tick} grid falls in [${from.toISOString()}, ${to.toISOString()}); widen the period`);
-      if (ticks > MAX_TICKS) throw new UserError(`--from/--to: ${ticks} ticks of ${options.tick}; replay at most ${MAX_TICKS} at a time (a longer --tick or a shorter period)`);
+      if (ticks === 0)
+        throw new UserError(
+          `--from/--to: no tick of the ${options.tick} grid falls in [${from.toISOString()}, ${to.toISOString()}); widen the period`,
+        );
+      if (ticks > MAX_TICKS)
+        throw new UserError(
+          `--from/--to: ${ticks} ticks of ${options.tick}; replay at most ${MAX_TICKS} at a time (a longer --tick or a shorter period)`,
+        );
       const decisions = readDecisions(options.decisions);
       const pool = await context().db();
       await requireKnownSite(pool, site);
 
       const run = (c: SiteHealthConfig, onTick?: Parameters<typeof replaySite>[1]['onTick']): Promise<ReplayResult> =>
-        replaySite(pool, { site, from, to, tickMs: c.tickIntervalMs, config: c, decisions, ...(onTick ? { onTick } : {}) });
+        replaySite(pool, {
+          site,
+          from,
+          to,
+          tickMs: c.tickIntervalMs,
+          config: c,
+          decisions,
+          ...(onTick ? { onTick } : {}),
+        });
       if (compareWith !== null) {
         const [a, b] = [await run(config), await run(compareWith)];
         const diff = compareReplays(a, b);

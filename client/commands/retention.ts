@@ -15,7 +15,13 @@ interface RetentionOptions {
   normDays?: string;
 }
 
-const FLAGS = { rawDays: '--raw-days', minuteDays: '--minute-days', hourDays: '--hour-days', dayDays: '--day-days', normDays: '--norm-days' } as const;
+const FLAGS = {
+  rawDays: '--raw-days',
+  minuteDays: '--minute-days',
+  hourDays: '--hour-days',
+  dayDays: '--day-days',
+  normDays: '--norm-days',
+} as const;
 
 export function registerRetentionCommand(program: Command, context: () => CliContext): void {
   program
@@ -45,6 +51,10 @@ export function registerRetentionCommand(program: Command, context: () => CliCon
       const dropped = await applyRetention(await context().db(), parsed.data, new Date(), options.dryRun === true);
       const all = Object.values(dropped).flat();
       const verb = options.dryRun ? 'would drop' : 'dropped';
-      process.stdout.write(all.length === 0 ? 'nothing to drop\n' : `${verb} ${all.length} partitions:\n${all.map((n) => `  ${n}`).join('\n')}\n`);
+      process.stdout.write(
+        all.length === 0
+          ? 'nothing to drop\n'
+          : `${verb} ${all.length} partitions:\n${all.map((n) => `  ${n}`).join('\n')}\n`,
+      );
     });
 }

@@ -52,18 +52,26 @@ export async function checkReviewOutput(out: string | undefined): Promise<string
   if (out === '') throw new UserError('--out: empty; name the Markdown file to write, e.g. --out review.md');
   const path = resolve(out);
   const existing = await stat(path).catch(() => undefined);
-  if (existing?.isDirectory()) throw new UserError(`--out: ${describeValue(out, 200)} is a folder; name a file in it, e.g. ${out.replace(/\/+$/, '')}/review.md`);
+  if (existing?.isDirectory())
+    throw new UserError(
+      `--out: ${describeValue(out, 200)} is a folder; name a file in it, e.g. ${out.replace(/\/+$/, '')}/review.md`,
+    );
   try {
     await access(dirname(path), constants.W_OK);
   } catch (err) {
-    throw new UserError(`--out: cannot write into ${describeValue(dirname(path), 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); choose an existing folder you can write to`);
+    throw new UserError(
+      `--out: cannot write into ${describeValue(dirname(path), 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); choose an existing folder you can write to`,
+    );
   }
   return path;
 }
 
 function searchSpan(flag: string, value: string): number {
   const ms = parseDuration(flag, value);
-  if (ms > MAX_SEARCH_MS) throw new UserError(`${flag}: ${describeValue(value)} reaches too far; search at most 3d either side of --incident`);
+  if (ms > MAX_SEARCH_MS)
+    throw new UserError(
+      `${flag}: ${describeValue(value)} reaches too far; search at most 3d either side of --incident`,
+    );
   return ms;
 }
 
@@ -73,7 +81,13 @@ export function chartFileName(site: string, fromIso: string): string {
 }
 
 /** The chart around the window (a quarter of its length either side, 15 min to 2 h), written beside the review. */
-async function writeChart(pool: Pool, review: Pick<Review, 'site' | 'window'>, dir: string, halfLifeMs: number, now: number): Promise<Review['chart']> {
+async function writeChart(
+  pool: Pool,
+  review: Pick<Review, 'site' | 'window'>,
+  dir: string,
+  halfLifeMs: number,
+  now: number,
+): Promise<Review['chart']> {
   const from = Date.parse(review.window.from);
   const to = Date.parse(review.window.to);
   const pad = Math.min(2 * 3_600_000, Math.max(15 * 60_000, (to - from) / 4));
@@ -81,7 +95,10 @@ async function writeChart(pool: Pool, review: Pick<Review, 'site' | 'window'>, d
   const read = await readChartData(pool, review.site, from - pad, Math.max(chartTo, to + 60_000), halfLifeMs);
   const file = chartFileName(review.site, review.window.from);
   await writeFileAtomically(join(dir, file), await renderSvg(buildChartSpec(read.data)));
-  return { file, note: `${file}: ${minutesText(pad)} either side of the window, ${read.ticks} ticks, ${read.data.marks.length} marks (decisions, alerts, control changes); \`target-health chart\` draws the same.` };
+  return {
+    file,
+    note: `${file}: ${minutesText(pad)} either side of the window, ${read.ticks} ticks, ${read.data.marks.length} marks (decisions, alerts, control changes); \`target-health chart\` draws the same.`,
+  };
 }
 
 /** The running loop's settings, or why not (no loop, Temporal unreachable): never fails the review. */
@@ -98,32 +115,56 @@ async function runningSettingsOf(ctx: CliContext, site: string): Promise<Running
 export function registerReviewCommand(program: Command, context: () => CliContext): void {
   program
     .command('review')
-    .description('a post-incident review in Markdown: band changes, lead time, actions and their effect, decisions, chart, what to tune')
+    .description(
+      'a post-incident review in Markdown: band changes, lead time, actions and their effect, decisions, chart, what to tune',
+    )
     .argument('<site>', 'the site (host name or URL)')
     .option('--incident <time>', 'a time in the incident: ISO-8601 with a zone, a UTC date, or a time ago (-3h)')
     .option('--before <duration>', 'how far before --incident to look for its start (at most 3d)', '6h')
     .option('--after <duration>', 'how far after --incident to look for its end (at most 3d)', '6h')
-    .option('--out <file>', 'write the review to this Markdown file (the chart beside it); default: stdout, the chart in the current folder')
+    .option(
+      '--out <file>',
+      'write the review to this Markdown file (the chart beside it); default: stdout, the chart in the current folder',
+    )
     .option('--no-chart', 'do not write the chart (the review says so)')
-    .option('--config <file>', "the site's settings, as for `start --config` (default: the product defaults); the replays start from them")
-    .option('--candidate <file>', `settings to try instead of the built-in ones (faster smoothing, earlier throttle); at most ${MAX_CANDIDATES}`, (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+    .option(
+      '--config <file>',
+      "the site's settings, as for `start --config` (default: the product defaults); the replays start from them",
+    )
+    .option(
+      '--candidate <file>',
+      `settings to try instead of the built-in ones (faster smoothing, earlier throttle); at most ${MAX_CANDIDATES}`,
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+    )
     .option('--tick <duration>', "the loop's tick for the replays (default: the stored ticks' spacing)")
     .option('--json', 'print the review as JSON instead of Markdown')
     .action(async (rawSite: string, options: ReviewOptions) => {
       const site = siteArgument(rawSite);
       const now = Date.now();
-      if (options.incident === undefined) throw new UserError('--incident: required, a time in the incident (e.g. --incident 2026-11-24T10:00:00Z, or -3h)');
+      if (options.incident === undefined)
+        throw new UserError(
+          '--incident: required, a time in the incident (e.g. --incident 2026-11-24T10:00:00Z, or -3h)',
+        );
       const t = parseWhen('--incident', options.incident, new Date(now)).getTime();
-      if (t > now) throw new UserError(`--incident: ${describeValue(options.incident)} is in the future; give a time the incident was under way`);
+      if (t > now)
+        throw new UserError(
+          `--incident: ${describeValue(options.incident)} is in the future; give a time the incident was under way`,
+        );
       const beforeMs = searchSpan('--before', options.before);
       const afterMs = searchSpan('--after', options.after);
       const tickFlag = options.tick === undefined ? null : parseDuration('--tick', options.tick);
       // Settings are checked before anything is read; the tick is set once the stored ticks are known.
       let current = replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), options.config);
-      let settingsFrom = options.config === undefined ? 'product defaults (no --config given)' : `settings of ${options.config}`;
+      let settingsFrom =
+        options.config === undefined ? 'product defaults (no --config given)' : `settings of ${options.config}`;
       const files = options.candidate ?? [];
-      if (files.length > MAX_CANDIDATES) throw new UserError(`--candidate: ${files.length} given; try at most ${MAX_CANDIDATES} at a time`);
-      const fileCandidates = files.map((f): Candidate => ({ name: basename(f), description: `settings of ${f}`, config: replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), f) }));
+      if (files.length > MAX_CANDIDATES)
+        throw new UserError(`--candidate: ${files.length} given; try at most ${MAX_CANDIDATES} at a time`);
+      const fileCandidates = files.map((f): Candidate => ({
+        name: basename(f),
+        description: `settings of ${f}`,
+        config: replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), f),
+      }));
       const outPath = await checkReviewOutput(options.out);
 
       const pool = await context().db();
@@ -139,7 +180,10 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       const facts = await gatherFacts(pool, { site, t, beforeMs, afterMs, now });
       const tickMs = tickFlag ?? facts.tickMs ?? DEFAULT_TICK_MS;
       const withTick = (c: SiteHealthConfig): SiteHealthConfig => ({ ...c, tickIntervalMs: tickMs });
-      const candidates = fileCandidates.length > 0 ? fileCandidates.map((c) => ({ ...c, config: withTick(c.config) })) : builtInCandidates(withTick(current));
+      const candidates =
+        fileCandidates.length > 0
+          ? fileCandidates.map((c) => ({ ...c, config: withTick(c.config) }))
+          : builtInCandidates(withTick(current));
       const tuning = await tune(pool, {
         site,
         window: { from: facts.window.from, to: facts.window.to },
@@ -149,14 +193,22 @@ export function registerReviewCommand(program: Command, context: () => CliContex
         peakReachedAt: facts.peak?.reachedAt ?? null,
       });
       const chart = options.chart
-        ? await writeChart(pool, facts.review, outPath === null ? process.cwd() : dirname(outPath), current.scoring.smoothing.halfLifeMs, now)
+        ? await writeChart(
+            pool,
+            facts.review,
+            outPath === null ? process.cwd() : dirname(outPath),
+            current.scoring.smoothing.halfLifeMs,
+            now,
+          )
         : { file: null, note: 'Chart not drawn (--no-chart); `target-health chart` draws it.' };
       const review = reviewSchema.parse({ ...facts.review, chart, tuning });
       const text = options.json ? `${JSON.stringify(review)}\n` : renderReview(review);
       if (outPath === null) process.stdout.write(text);
       else {
         await writeFileAtomically(outPath, text);
-        process.stdout.write(`wrote ${options.out}${chart.file === null ? '' : ` and ${join(dirname(options.out!), chart.file)}`}: ${site}, ${review.worstBand} from ${review.window.from} to ${review.window.to}\n`);
+        process.stdout.write(
+          `wrote ${options.out}${chart.file === null ? '' : ` and ${join(dirname(options.out!), chart.file)}`}: ${site}, ${review.worstBand} from ${review.window.from} to ${review.window.to}\n`,
+        );
       }
     });
 }

@@ -105,7 +105,11 @@ export function formatTable(cases: readonly ScoredCase[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const last = header.length - 1;
   // Numbers right-aligned so digits line up; the free-text reasons column last and unpadded.
-  const line = (cells: string[]): string => cells.map((cell, i) => (i === last ? cell : cell.padStart(widths[i] ?? 0))).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((cell, i) => (i === last ? cell : cell.padStart(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   const note = '(signal columns: points lost to each signal; score = round-half-even(100 - sum))';
   return [line(header), ...rows.map(line), note].join('\n') + '\n';
 }
@@ -113,7 +117,11 @@ export function formatTable(cases: readonly ScoredCase[]): string {
 export function runScore(inputText: string, opts: RunScoreOptions): RunScoreResult {
   const raws = splitCases(inputText);
   if (raws.length === 0) {
-    return { stdout: '', stderr: 'no cases in input: expected one JSON object, or NDJSON with one case per line\n', exitCode: EXIT_INVALID_INPUT };
+    return {
+      stdout: '',
+      stderr: 'no cases in input: expected one JSON object, or NDJSON with one case per line\n',
+      exitCode: EXIT_INVALID_INPUT,
+    };
   }
   const scored: ScoredCase[] = [];
   const errors: string[] = [];
@@ -124,7 +132,17 @@ export function runScore(inputText: string, opts: RunScoreOptions): RunScoreResu
   }
   let stdout = '';
   if (opts.json) {
-    stdout = scored.map((s) => JSON.stringify({ case: s.case, score: s.result.score, reasons: s.result.reasons, explanation: s.result.explanation }) + '\n').join('');
+    stdout = scored
+      .map(
+        (s) =>
+          JSON.stringify({
+            case: s.case,
+            score: s.result.score,
+            reasons: s.result.reasons,
+            explanation: s.result.explanation,
+          }) + '\n',
+      )
+      .join('');
   } else if (scored.length > 0) {
     stdout = formatTable(scored);
   }

@@ -10,13 +10,15 @@ export { runScore, type RunScoreOptions, type RunScoreResult } from './score-cor
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of process.stdin)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
 }
 
 async function readInput(file: string | undefined): Promise<string> {
   if (file === undefined || file === '-') {
-    if (process.stdin.isTTY) throw new Error('no input: pass a file, or pipe cases on stdin (see `target-health score --help`)');
+    if (process.stdin.isTTY)
+      throw new Error('no input: pass a file, or pipe cases on stdin (see `target-health score --help`)');
     return readStdin();
   }
   try {

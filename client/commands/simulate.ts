@@ -44,20 +44,24 @@ const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,
 export function parseEnd(raw: string): number {
   const m = ISO_TIME.exec(raw.trim());
   const fail = (): never => {
-    throw new UserError(`--end: ${describeValue(raw)} is not a time; use ISO-8601 with a zone on a whole minute, like 2026-03-01T12:00:00Z`);
+    throw new UserError(
+      `--end: ${describeValue(raw)} is not a time; use ISO-8601 with a zone on a whole minute, like 2026-03-01T12:00:00Z`,
+    );
   };
   if (!m) return fail();
   const [, y, mo, d, h, mi, s = '00', fraction = '', zone = 'Z'] = m;
   const tz = zone.toUpperCase() === 'Z' ? 'Z' : `${zone.slice(0, 3)}:${zone.slice(-2)}`;
   const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${fraction.slice(0, 4)}${tz}`);
   const calendar = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
-  if (Number.isNaN(ms) || calendar.getUTCDate() !== Number(d) || calendar.getUTCMonth() !== Number(mo) - 1) return fail();
+  if (Number.isNaN(ms) || calendar.getUTCDate() !== Number(d) || calendar.getUTCMonth() !== Number(mo) - 1)
+    return fail();
   return ms;
 }
 
 function wholeNumber(flag: string, raw: string, min: number, max: number, what: string): number {
   const n = /^\d{1,10}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
-  if (!Number.isInteger(n) || n < min || n > max) throw new UserError(`${flag}: ${describeValue(raw)} must be a whole number from ${min} to ${max} (${what})`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new UserError(`${flag}: ${describeValue(raw)} must be a whole number from ${min} to ${max} (${what})`);
   return n;
 }
 
@@ -65,12 +69,18 @@ function wholeNumber(flag: string, raw: string, min: number, max: number, what: 
 function prepare(which: string, o: SimulateOptions, now: number): Array<Scenario<RequestOutcomeEventInput>> {
   const all = which === 'all';
   if (!all && !SCENARIO_NAMES.includes(which)) {
-    throw new UserError(`scenario: unknown scenario ${describeValue(which)}; one of ${SCENARIO_NAMES.join(', ')}, or all, or list`);
+    throw new UserError(
+      `scenario: unknown scenario ${describeValue(which)}; one of ${SCENARIO_NAMES.join(', ')}, or all, or list`,
+    );
   }
-  if (all && o.out === undefined) throw new UserError('--out: `simulate all` writes two files per scenario; give --out <dir>');
-  if (all && o.site !== undefined) throw new UserError('--site: cannot be used with all (each scenario has its own site, <scenario>.sim.example)');
-  if (all && o.truth !== undefined) throw new UserError('--truth: cannot be used with all; the truths go to <dir>/<scenario>.truth.json');
-  if (o.out !== undefined && o.truth !== undefined) throw new UserError('--truth: cannot be used with --out; the truth goes to <dir>/<scenario>.truth.json');
+  if (all && o.out === undefined)
+    throw new UserError('--out: `simulate all` writes two files per scenario; give --out <dir>');
+  if (all && o.site !== undefined)
+    throw new UserError('--site: cannot be used with all (each scenario has its own site, <scenario>.sim.example)');
+  if (all && o.truth !== undefined)
+    throw new UserError('--truth: cannot be used with all; the truths go to <dir>/<scenario>.truth.json');
+  if (o.out !== undefined && o.truth !== undefined)
+    throw new UserError('--truth: cannot be used with --out; the truth goes to <dir>/<scenario>.truth.json');
   const options: ScenarioOptions = {
     days: wholeNumber('--days', o.days, MIN_DAYS, MAX_DAYS, 'history days + the incident day; the store keeps 30 days'),
     seed: wholeNumber('--seed', o.seed, 0, MAX_SEED, 'the same seed gives the same traffic'),
@@ -81,7 +91,8 @@ function prepare(which: string, o: SimulateOptions, now: number): Array<Scenario
   try {
     return (all ? SCENARIO_NAMES : [which]).map((name) => generateScenario(name, options));
   } catch (err) {
-    if (err instanceof ScenarioOptionsError) throw new UserError(`${err.field === 'scenario' ? 'scenario' : `--${err.field}`}: ${err.problem}`);
+    if (err instanceof ScenarioOptionsError)
+      throw new UserError(`${err.field === 'scenario' ? 'scenario' : `--${err.field}`}: ${err.problem}`);
     throw err;
   }
 }
@@ -180,7 +191,9 @@ async function ensureDirectory(dir: string): Promise<void> {
     await mkdir(dir, { recursive: true });
     if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
   } catch (err) {
-    throw new UserError(`--out: cannot use ${describeValue(dir, 200)} as a directory (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new UserError(
+      `--out: cannot use ${describeValue(dir, 200)} as a directory (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
 }
 
@@ -193,7 +206,9 @@ async function toDirectory(dir: string, scenarios: ReadonlyArray<Scenario<Reques
     const truthPath = join(dir, `${name}.truth.json`);
     const count = await writeEventsFile(eventsPath, scenario.events);
     await writeAtomically(truthPath, (tmp) => writeFile(tmp, truthJson(scenario)));
-    process.stdout.write(`${name}: ${count.toLocaleString('en')} events → ${eventsPath}, truth → ${truthPath} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+    process.stdout.write(
+      `${name}: ${count.toLocaleString('en')} events → ${eventsPath}, truth → ${truthPath} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
+    );
   }
 }
 
@@ -227,7 +242,11 @@ export function registerSimulateCommand(program: Command): void {
     .action(async (which: string, options: SimulateOptions) => {
       if (which === 'list') {
         const width = Math.max(...SCENARIO_NAMES.map((n) => n.length));
-        process.stdout.write(listScenarios().map((s) => `${s.name.padEnd(width)}  ${s.description}\n`).join(''));
+        process.stdout.write(
+          listScenarios()
+            .map((s) => `${s.name.padEnd(width)}  ${s.description}\n`)
+            .join(''),
+        );
         return;
       }
       const scenarios = prepare(which, options, Date.now());

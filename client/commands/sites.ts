@@ -34,7 +34,11 @@ async function readFleet(context: () => CliContext, filter: Fleet['filter']): Pr
   const rows: SiteSummary[] = [];
   let cursor: string | undefined;
   do {
-    const page = await listSites(deps, { ...(filter.bands === null ? {} : { bands: filter.bands }), ...(filter.awaiting ? { awaiting: true } : {}) }, { limit: PAGE, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await listSites(
+      deps,
+      { ...(filter.bands === null ? {} : { bands: filter.bands }), ...(filter.awaiting ? { awaiting: true } : {}) },
+      { limit: PAGE, ...(cursor === undefined ? {} : { cursor }) },
+    );
     rows.push(...page.sites);
     cursor = page.next ?? undefined;
   } while (cursor !== undefined);
@@ -43,20 +47,40 @@ async function readFleet(context: () => CliContext, filter: Fleet['filter']): Pr
   // The sparklines: one statement for every listed site (db/score-trend.ts).
   const range = trendRange(now);
   const listed = fleet.sites.map((s) => s.site);
-  return withTrends(fleet, range, trendsFrom(await scoreBuckets(deps.pool, listed, range.from, range.to, range.bucketMs), listed, range));
+  return withTrends(
+    fleet,
+    range,
+    trendsFrom(await scoreBuckets(deps.pool, listed, range.from, range.to, range.bucketMs), listed, range),
+  );
 }
 
 export function registerSitesCommand(program: Command, context: () => CliContext): void {
   program
     .command('sites')
-    .description('the fleet at a glance: band, score / smoothed, the last day\'s trend, parser health, waiting since, last change and why — most urgent first')
-    .option('--band <band>', 'only these bands: learning, healthy, degrading, resisting (repeat, or separate with commas)', collect, [])
+    .description(
+      "the fleet at a glance: band, score / smoothed, the last day's trend, parser health, waiting since, last change and why — most urgent first",
+    )
+    .option(
+      '--band <band>',
+      'only these bands: learning, healthy, degrading, resisting (repeat, or separate with commas)',
+      collect,
+      [],
+    )
     .option('--awaiting', 'only the sites waiting for a person')
-    .option('--site <pattern>', 'only sites whose name contains this, or matches this glob (*.example.com); repeatable', collect, [])
+    .option(
+      '--site <pattern>',
+      'only sites whose name contains this, or matches this glob (*.example.com); repeatable',
+      collect,
+      [],
+    )
     .option('--json', 'print the listing as JSON (one document; one per line with --watch)')
     .option('--watch [interval]', 'refresh every interval (default 5s) until Ctrl-C')
     .action(async (options: SitesOptions) => {
-      const filter: Fleet['filter'] = { bands: parseBands(options.band), awaiting: options.awaiting === true, site: options.site };
+      const filter: Fleet['filter'] = {
+        bands: parseBands(options.band),
+        awaiting: options.awaiting === true,
+        site: options.site,
+      };
       // Checked now, before any connection: a bad pattern or interval is the user's line to fix.
       buildFleet([], filter, new Date());
       const intervalMs = options.watch === undefined ? null : watchInterval(options.watch);
@@ -74,7 +98,9 @@ export function registerSitesCommand(program: Command, context: () => CliContext
         write: (text) => process.stdout.write(text),
         writeError: (line) => process.stderr.write(`target-health: ${line}\n`),
         tty: process.stdout.isTTY === true && !options.json,
-        ...(options.json ? {} : { header: (at: Date) => `— ${at.toISOString()} · every ${intervalMs / 1000}s · Ctrl-C to stop —` }),
+        ...(options.json
+          ? {}
+          : { header: (at: Date) => `— ${at.toISOString()} · every ${intervalMs / 1000}s · Ctrl-C to stop —` }),
       });
     });
 }

@@ -27,13 +27,28 @@ import type { CliContext } from '../context';
  * The latest tick explained: the loop's own last assessment when it has one, else (right after a
  * continue-as-new) the latest stored one. An assessment that cannot be read says why instead.
  */
-async function latestExplained(pool: Pool, state: SiteHealthState): Promise<Pick<Status['explained'], 'tick' | 'latest' | 'unexplained'>> {
+async function latestExplained(
+  pool: Pool,
+  state: SiteHealthState,
+): Promise<Pick<Status['explained'], 'tick' | 'latest' | 'unexplained'>> {
   const own = state.lastAssessment;
-  const source = own !== null ? { tick: own.tick, assessedAt: own.assessedAt, assessmentKey: own.assessmentKey, result: own as unknown } : await assessmentAtOrBefore(pool, state.site, null);
+  const source =
+    own !== null
+      ? { tick: own.tick, assessedAt: own.assessedAt, assessmentKey: own.assessmentKey, result: own as unknown }
+      : await assessmentAtOrBefore(pool, state.site, null);
   if (source === undefined) return { tick: null, latest: null, unexplained: 'no tick assessed yet' };
-  const tick = { tick: source.tick, assessedAt: new Date(source.assessedAt).toISOString(), assessmentKey: source.assessmentKey };
+  const tick = {
+    tick: source.tick,
+    assessedAt: new Date(source.assessedAt).toISOString(),
+    assessmentKey: source.assessmentKey,
+  };
   const read = readStoredTick(source.result);
-  if (!read.ok) return { tick, latest: null, unexplained: `the assessment of tick ${source.tick} cannot be explained (${read.problem})` };
+  if (!read.ok)
+    return {
+      tick,
+      latest: null,
+      unexplained: `the assessment of tick ${source.tick} cannot be explained (${read.problem})`,
+    };
   const latest: TickExplanation = explainTick(read.tick);
   return { tick, latest, unexplained: null };
 }
@@ -45,21 +60,27 @@ async function canaryStatus(pool: Pool, site: string, latest: TickExplanation | 
   return {
     defined: defined.map((c) => c.id),
     latest: runs.map((r) => ({ canaryId: r.canaryId, result: r.result, ranAt: r.ranAt, reason: r.reason })),
-    crawler: crawler === null || latest === null ? null : { ...crawler, from: latest.window.currentFrom, to: latest.window.currentTo },
+    crawler:
+      crawler === null || latest === null
+        ? null
+        : { ...crawler, from: latest.window.currentFrom, to: latest.window.currentTo },
   };
 }
 
 export function registerStatusCommand(program: Command, context: () => CliContext): void {
   program
     .command('status')
-    .description("a site's band and scores explained: each signal vs its normal, routes, canaries, the day's trend, what the loop does next and why")
+    .description(
+      "a site's band and scores explained: each signal vs its normal, routes, canaries, the day's trend, what the loop does next and why",
+    )
     .argument('<site>', 'the site (host name or URL)')
     .option('--history <n>', 'recent ticks to show', '10')
     .option('--json', 'print the state, history and explanation as JSON (docs/on-call.md)')
     .action(async (rawSite: string, options: { json?: boolean; history: string }) => {
       const site = siteArgument(rawSite);
       const n = Number(options.history);
-      if (!Number.isInteger(n) || n < 0) throw new UserError(`--history: ${describeValue(options.history)} must be a whole number ≥ 0`);
+      if (!Number.isInteger(n) || n < 0)
+        throw new UserError(`--history: ${describeValue(options.history)} must be a whole number ≥ 0`);
       const ctx = context();
       const client = await ctx.temporal();
       const workflowId = workflowIdForSite(site);
@@ -70,18 +91,34 @@ export function registerStatusCommand(program: Command, context: () => CliContex
         state = await handle.query(stateQuery);
         if (n > 0) history = await handle.query(historyQuery, n);
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw new UserError(`site: no health loop for ${site}; start one with \`target-health start ${site}\``);
+        if (err instanceof WorkflowNotFoundError)
+          throw new UserError(`site: no health loop for ${site}; start one with \`target-health start ${site}\``);
         throw err;
       }
       const pool = await ctx.db();
       const range = trendRange(new Date());
-      const [latest, buckets] = await Promise.all([latestExplained(pool, state), scoreBuckets(pool, [site], range.from, range.to, range.bucketMs)]);
+      const [latest, buckets] = await Promise.all([
+        latestExplained(pool, state),
+        scoreBuckets(pool, [site], range.from, range.to, range.bucketMs),
+      ]);
       const canaries = await canaryStatus(pool, site, latest.latest);
-      const explained: Status['explained'] = { ...latest, canaries, next: whatNext(state, canaries), trend: trendsFrom(buckets, [site], range).get(site)! };
+      const explained: Status['explained'] = {
+        ...latest,
+        canaries,
+        next: whatNext(state, canaries),
+        trend: trendsFrom(buckets, [site], range).get(site)!,
+      };
       if (options.json) {
         process.stdout.write(`${JSON.stringify({ ...state, history, explained })}\n`);
         return;
       }
-      process.stdout.write(formatStatus({ state, history, explained, link: workflowUiLink(ctx.uiUrl(), ctx.temporalSettings().namespace, workflowId) }));
+      process.stdout.write(
+        formatStatus({
+          state,
+          history,
+          explained,
+          link: workflowUiLink(ctx.uiUrl(), ctx.temporalSettings().namespace, workflowId),
+        }),
+      );
     });
 }

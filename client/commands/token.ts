@@ -2,7 +2,15 @@
 import type { Command } from 'commander';
 import { UserError } from '../../common/user-error';
 import { formatIssues } from '@target-health/crawler/events/zod-issues';
-import { SCOPES, TokenError, createToken, listTokens, revokeToken, scopesSchema, tokenNameSchema } from '../../api/tokens';
+import {
+  SCOPES,
+  TokenError,
+  createToken,
+  listTokens,
+  revokeToken,
+  scopesSchema,
+  tokenNameSchema,
+} from '../../api/tokens';
 import type { CliContext } from '../context';
 
 function parseName(name: string): string {
@@ -18,12 +26,19 @@ export function registerTokenCommand(program: Command, context: () => CliContext
     .description('create a token and print it once (only its hash is stored); the name is the actor in the audit trail')
     .requiredOption('--scope <scopes>', `comma-separated scopes: ${SCOPES.join(', ')} (admin implies all)`)
     .action(async (name: string, opts: { scope: string }) => {
-      const scopes = scopesSchema.safeParse(opts.scope.split(',').map((s) => s.trim()).filter((s) => s !== ''));
+      const scopes = scopesSchema.safeParse(
+        opts.scope
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
+      );
       if (!scopes.success) throw new UserError(`--scope: ${formatIssues(scopes.error)}`);
       try {
         const created = await createToken(await context().db(), parseName(name), scopes.data);
         process.stdout.write(`${created.token}\n`);
-        process.stderr.write(`token "${name}" (${scopes.data.join(', ')}) created: keep it now, it is not shown again\n`);
+        process.stderr.write(
+          `token "${name}" (${scopes.data.join(', ')}) created: keep it now, it is not shown again\n`,
+        );
       } catch (err) {
         if (err instanceof TokenError) throw new UserError(err.message);
         throw err;
@@ -40,14 +55,17 @@ export function registerTokenCommand(program: Command, context: () => CliContext
         return;
       }
       for (const r of rows) {
-        process.stdout.write(`${r.name}\t${r.prefix}…\t${r.scopes.join(',')}\tcreated ${r.createdAt.toISOString()}${r.revokedAt ? `\trevoked ${r.revokedAt.toISOString()}` : ''}\n`);
+        process.stdout.write(
+          `${r.name}\t${r.prefix}…\t${r.scopes.join(',')}\tcreated ${r.createdAt.toISOString()}${r.revokedAt ? `\trevoked ${r.revokedAt.toISOString()}` : ''}\n`,
+        );
       }
     });
   token
     .command('revoke <name>')
     .description('revoke a token (effective within 5 s on running API servers)')
     .action(async (name: string) => {
-      if (!(await revokeToken(await context().db(), parseName(name)))) throw new UserError(`name: no token named "${name}" (see \`target-health token list\`)`);
+      if (!(await revokeToken(await context().db(), parseName(name))))
+        throw new UserError(`name: no token named "${name}" (see \`target-health token list\`)`);
       process.stdout.write(`token "${name}" revoked\n`);
     });
 }

@@ -3,7 +3,12 @@
  * on the event a crawler would send for it, and for a marker verdict which marker, its vendor and
  * evidence level, what matched and where in the page (character offset, line and column, a snippet).
  */
-import { compileClassifier, type Classification, type ClassifiableEvent, type MarkerCatalogue } from '@target-health/crawler/events/classify';
+import {
+  compileClassifier,
+  type Classification,
+  type ClassifiableEvent,
+  type MarkerCatalogue,
+} from '@target-health/crawler/events/classify';
 import type { MarkerMatch } from '@target-health/crawler/events/compile-markers';
 import { crawlerBodySample } from '../../signals/evaluate';
 import { pageView } from '@target-health/crawler/events/page-view';
@@ -27,7 +32,15 @@ export interface PageExplanation {
   outcome: Classification['outcome'];
   rule: Classification['rule'];
   reason: string;
-  marker?: { id: string; vendor: string; kind: string; evidence: string; matched: string; corroboratedBy?: string; where?: Where };
+  marker?: {
+    id: string;
+    vendor: string;
+    kind: string;
+    evidence: string;
+    matched: string;
+    corroboratedBy?: string;
+    where?: Where;
+  };
   markers: { source: string; count: number };
   page: { bytes: number; charsSent: number; status: number; headers: number };
 }
@@ -60,7 +73,12 @@ export function explainPage(input: PageInput, catalogue: MarkerCatalogue): PageE
     rule: verdict.rule,
     reason: verdict.reason,
     markers: { source: catalogue.source, count: catalogue.markers.length },
-    page: { bytes: event.bytes ?? 0, charsSent: bodySample.length, status: input.status, headers: Object.keys(input.headers).length },
+    page: {
+      bytes: event.bytes ?? 0,
+      charsSent: bodySample.length,
+      status: input.status,
+      headers: Object.keys(input.headers).length,
+    },
   };
   const id = verdict.evidence?.markerId;
   if (id === undefined) return out;
@@ -89,10 +107,19 @@ export function formatPageExplanation(e: PageExplanation): string {
     const m = e.marker;
     rows.push(['marker', `${m.id} (${m.vendor}; ${m.kind}, ${m.evidence} evidence)`]);
     rows.push(['matched', m.matched]);
-    if (m.corroboratedBy !== undefined) rows.push(['corroborated', `by ${m.corroboratedBy} (a weak marker counts only so)`]);
-    rows.push(['where', m.where ? `character ${m.where.offset} (line ${m.where.line}, column ${m.where.column}): ${m.where.snippet}` : 'the title, headers or status (not the body)']);
+    if (m.corroboratedBy !== undefined)
+      rows.push(['corroborated', `by ${m.corroboratedBy} (a weak marker counts only so)`]);
+    rows.push([
+      'where',
+      m.where
+        ? `character ${m.where.offset} (line ${m.where.line}, column ${m.where.column}): ${m.where.snippet}`
+        : 'the title, headers or status (not the body)',
+    ]);
   }
-  rows.push(['page', `${e.page.bytes} bytes, ${e.page.charsSent} characters sent; status ${e.page.status}, ${e.page.headers} header(s)`]);
+  rows.push([
+    'page',
+    `${e.page.bytes} bytes, ${e.page.charsSent} characters sent; status ${e.page.status}, ${e.page.headers} header(s)`,
+  ]);
   rows.push(['markers', `${e.markers.source} (${e.markers.count} markers)`]);
   return `${rows.map(([k, v]) => `${`${k}:`.padEnd(14)}${v}`).join('\n')}\n`;
 }

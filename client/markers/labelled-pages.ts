@@ -34,7 +34,8 @@ const Manifest = z.object({
 const NAMED = /^([a-z_]+)--(.+)\.html?$/i;
 
 export function readLabelledPages(dir: string): LabelledPage[] {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`<dir>: ${describeValue(dir, 200)} is not a directory of labelled pages`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UserError(`<dir>: ${describeValue(dir, 200)} is not a directory of labelled pages`);
   const manifestPath = join(dir, 'manifest.json');
   return existsSync(manifestPath) ? fromManifest(dir, manifestPath) : fromNames(dir);
 }
@@ -47,10 +48,12 @@ function fromManifest(dir: string, path: string): LabelledPage[] {
     throw new UserError(`${path}: is not valid JSON (${err instanceof Error ? err.message : String(err)})`);
   }
   const parsed = Manifest.safeParse(raw);
-  if (!parsed.success) throw new UserError(`${path}: ${issueLines(parsed.error.issues, { root: 'manifest' }).slice(0, 5).join('; ')}`);
+  if (!parsed.success)
+    throw new UserError(`${path}: ${issueLines(parsed.error.issues, { root: 'manifest' }).slice(0, 5).join('; ')}`);
   return parsed.data.pages.map((entry, i) => {
     const file = join(dir, entry.file);
-    if (!existsSync(file)) throw new UserError(`${path}: pages[${i}].file: ${describeValue(entry.file)} does not exist in ${dir}`);
+    if (!existsSync(file))
+      throw new UserError(`${path}: pages[${i}].file: ${describeValue(entry.file)} does not exist in ${dir}`);
     return { id: entry.file, body: readFileSync(file, 'utf8'), label: dropUndefined(entry.label) };
   });
 }
@@ -62,7 +65,9 @@ function fromNames(dir: string): LabelledPage[] {
     const m = NAMED.exec(name);
     const cls = m?.[1]?.toLowerCase();
     if (m === null || cls === undefined || !(LABEL_CLASSES as readonly string[]).includes(cls)) {
-      throw new UserError(`${join(dir, basename(name))}: name it <class>--<vendor or anything>.html with <class> one of ${LABEL_CLASSES.join(', ')}, or add a manifest.json`);
+      throw new UserError(
+        `${join(dir, basename(name))}: name it <class>--<vendor or anything>.html with <class> one of ${LABEL_CLASSES.join(', ')}, or add a manifest.json`,
+      );
     }
     const vendor = cls === 'ok' ? 'none' : (m[2]!.split('--')[0] ?? m[2]!);
     pages.push({ id: name, body: readFileSync(join(dir, name), 'utf8'), label: { class: cls as LabelClass, vendor } });

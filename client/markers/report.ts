@@ -2,7 +2,14 @@
  * Readable tables of an evaluation (signals/evaluate.ts): one per mode, overall first and then per vendor,
  * for `npm run bench:classify` (several classifiers side by side) and `target-health markers test`.
  */
-import { MODE_TITLES, type Evaluation, type EvaluationMode, type ModeResult, type Rates, type Tally } from '../../signals/evaluate';
+import {
+  MODE_TITLES,
+  type Evaluation,
+  type EvaluationMode,
+  type ModeResult,
+  type Rates,
+  type Tally,
+} from '../../signals/evaluate';
 
 export const percent = (r: number | undefined): string => (r === undefined ? '–' : `${(r * 100).toFixed(1)} %`);
 
@@ -23,7 +30,8 @@ function table(header: readonly string[], rows: readonly (readonly string[])[], 
     return [md(header), `|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows.map(md)].join('\n');
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const render = (r: readonly string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const render = (r: readonly string[]) =>
+    r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [render(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(render)].join('\n');
 }
 
@@ -44,8 +52,11 @@ export function formatComparison(evaluations: readonly NamedEvaluation[], markdo
     const modes = evaluations.map((e) => e.evaluation.modes[m]!);
     const header = ['vendor (label)', ...evaluations.flatMap((e) => [`${e.name}: caught`, 'right class', 'FP on ok'])];
     const rows: string[][] = [['all', ...modes.flatMap((r) => cells(r.overall))]];
-    for (const [v, vendor] of firstMode.vendors.entries()) rows.push([vendor.vendor, ...modes.flatMap((r) => cells(r.vendors[v]!))]);
-    out.push(`${markdown ? '**' : ''}${MODE_TITLES[firstMode.mode]}${markdown ? '**\n' : ''}\n${table(header, rows, markdown)}`);
+    for (const [v, vendor] of firstMode.vendors.entries())
+      rows.push([vendor.vendor, ...modes.flatMap((r) => cells(r.vendors[v]!))]);
+    out.push(
+      `${markdown ? '**' : ''}${MODE_TITLES[firstMode.mode]}${markdown ? '**\n' : ''}\n${table(header, rows, markdown)}`,
+    );
   }
   return `${out.join('\n\n')}\n`;
 }
@@ -54,7 +65,10 @@ export function formatComparison(evaluations: readonly NamedEvaluation[], markdo
 export function formatSummary(evaluations: readonly NamedEvaluation[], markdown = false): string {
   const header = ['fed as', ...evaluations.flatMap((e) => [`${e.name}: caught`, 'right class', 'FP on ok'])];
   const first = evaluations[0]?.evaluation.modes ?? [];
-  const rows = first.map((mode, m) => [MODE_TITLES[mode.mode], ...evaluations.flatMap((e) => cells(e.evaluation.modes[m]!.overall))]);
+  const rows = first.map((mode, m) => [
+    MODE_TITLES[mode.mode],
+    ...evaluations.flatMap((e) => cells(e.evaluation.modes[m]!.overall)),
+  ]);
   return `${table(header, rows, markdown)}\n`;
 }
 
@@ -75,7 +89,9 @@ export function formatRecallPrecision(result: ModeResult): string {
 
 /** The pages an evaluation got wrong in a mode, one line each. */
 export function formatMisses(result: ModeResult, limit = Number.POSITIVE_INFINITY): string {
-  const lines = result.misses.slice(0, limit).map((m) => `  ${m.kind.padEnd(14)} ${m.id} (${m.label}, ${m.vendor}) → ${m.outcome}`);
+  const lines = result.misses
+    .slice(0, limit)
+    .map((m) => `  ${m.kind.padEnd(14)} ${m.id} (${m.label}, ${m.vendor}) → ${m.outcome}`);
   if (result.misses.length > limit) lines.push(`  … and ${result.misses.length - limit} more`);
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }

@@ -14,7 +14,12 @@ export const explainSchema = z.object({
   /** The time asked for (`--at`, default now), ISO. */
   at: z.string(),
   /** The latest tick stored at or before it. */
-  tick: z.object({ tick: z.number().int(), assessedAt: z.string(), assessmentKey: z.string(), chainId: z.string().nullable() }),
+  tick: z.object({
+    tick: z.number().int(),
+    assessedAt: z.string(),
+    assessmentKey: z.string(),
+    chainId: z.string().nullable(),
+  }),
   /** The loop's band and controls in effect then (after that tick acted); null when none were recorded yet. */
   band: z.enum(HEALTH_BANDS).nullable(),
   controls: controlsSchema().extend({ version: z.number().int().optional() }).nullable(),
@@ -35,7 +40,9 @@ export function formatExplained(x: Explained): string {
     `state      ${e.state}; current window ${shortTime(w.currentFrom)} to ${shortTime(w.currentTo)}: ${w.requests.current} requests${w.minRequests === null ? '' : ` (needs ${w.minRequests})`}${w.scope === 'healthy-routes' ? ', failing routes set aside' : ''}; normal from ${shortTime(w.baselineFrom)} to ${shortTime(w.baselineTo)}: ${w.requests.baseline} requests`,
     `band       ${x.band ?? '— (no control change recorded yet)'}`,
     `controls   ${c === null ? '—' : `${c.paused ? (c.canaryOnly ? 'PAUSED (canaries only)' : 'PAUSED') : 'running'}, concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`}`,
-    ...(x.controlsChange === null ? [] : [`           set ${shortTime(x.controlsChange.at)} by ${x.controlsChange.actor}: ${x.controlsChange.reason}`]),
+    ...(x.controlsChange === null
+      ? []
+      : [`           set ${shortTime(x.controlsChange.at)} by ${x.controlsChange.actor}: ${x.controlsChange.reason}`]),
     `reasons    ${e.reasons.length > 0 ? e.reasons.join(', ') : '—'}`,
     '',
     "signals, now vs the site's normal (95% intervals):",
@@ -47,7 +54,10 @@ export function formatExplained(x: Explained): string {
   const latency = e.signals.find((s) => s.unit === 'p95-ms');
   if (rate !== undefined && latency !== undefined) {
     // The scoring's own rule (scoring/signal-math.ts), with this site's caps.
-    lines.push('', `A rate costs weight × (now − normal) / ${percent(rate.cap)}, latency weight × (p95 / normal − 1) / ${latency.cap - 1}, each between 0 and its weight; the score is 100 minus their sum, rounded.`);
+    lines.push(
+      '',
+      `A rate costs weight × (now − normal) / ${percent(rate.cap)}, latency weight × (p95 / normal − 1) / ${latency.cap - 1}, each between 0 and its weight; the score is 100 minus their sum, rounded.`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -68,7 +68,9 @@ export const tickExplanationSchema = z.object({
       refusingWindow: z.enum(['current', 'recent']).nullable(),
       streak: z.number(),
     }),
-    majorityRefusal: z.object({ fired: z.boolean(), currentShare: z.number(), normalShare: z.number().nullable(), streak: z.number() }).nullable(),
+    majorityRefusal: z
+      .object({ fired: z.boolean(), currentShare: z.number(), normalShare: z.number().nullable(), streak: z.number() })
+      .nullable(),
   }),
   routes: z.object({
     verdict: z.string(),
@@ -88,7 +90,12 @@ export const tickExplanationSchema = z.object({
 });
 export type TickExplanation = z.output<typeof tickExplanationSchema>;
 
-function rateRow(signal: string, score: SignalRow['score'], s: StoredRateSignal, reasons: readonly string[]): SignalRow {
+function rateRow(
+  signal: string,
+  score: SignalRow['score'],
+  s: StoredRateSignal,
+  reasons: readonly string[],
+): SignalRow {
   return {
     signal,
     score,
@@ -115,7 +122,21 @@ export function explainTick(t: StoredTick): TickExplanation {
     for (const k of HEALTH_SIGNALS) {
       if (k === 'latency') {
         const l = h.signals.latency;
-        signals.push({ signal: k, score: 'health', unit: 'p95-ms', now: l.now, normal: l.baseline, interval: null, count: null, outOf: null, excess: l.excess, cap: l.cap, weight: l.weight, penalty: l.penalty, reason: a.reasons.includes(k) });
+        signals.push({
+          signal: k,
+          score: 'health',
+          unit: 'p95-ms',
+          now: l.now,
+          normal: l.baseline,
+          interval: null,
+          count: null,
+          outOf: null,
+          excess: l.excess,
+          cap: l.cap,
+          weight: l.weight,
+          penalty: l.penalty,
+          reason: a.reasons.includes(k),
+        });
       } else signals.push(rateRow(k, 'health', h.signals[k], a.reasons));
     }
   }
@@ -144,7 +165,10 @@ export function explainTick(t: StoredTick): TickExplanation {
       baselineFrom: t.window.baselineFrom,
       baselineTo: t.window.baselineTo,
       scope: a.health.scope,
-      requests: { current: h?.requests.current ?? a.health.window.requests, baseline: h?.requests.baseline ?? a.baseline.baselineRequests },
+      requests: {
+        current: h?.requests.current ?? a.health.window.requests,
+        baseline: h?.requests.baseline ?? a.baseline.baselineRequests,
+      },
       minRequests: h?.minRequests ?? null,
     },
     signals,
@@ -157,17 +181,39 @@ export function explainTick(t: StoredTick): TickExplanation {
         refusingWindow: a.totalRefusal.refusingWindow ?? null,
         streak: a.totalRefusal.streak,
       },
-      majorityRefusal: m === undefined ? null : { fired: m.majorityRefusal, currentShare: m.currentShare, normalShare: m.normalShare, streak: m.streak },
+      majorityRefusal:
+        m === undefined
+          ? null
+          : { fired: m.majorityRefusal, currentShare: m.currentShare, normalShare: m.normalShare, streak: m.streak },
     },
     routes: {
       verdict: a.routes.verdict,
       summary: a.routes.summary,
-      setAside: a.routes.verdict === 'route-specific' ? a.routes.suspects.map((s) => ({ route: `${s.dimension} ${s.value}`, failureRate: s.current.rate, restRate: s.rest.rate })) : [],
-      watched: (a.routes.watching ?? []).map((w) => ({ route: `${w.dimension} ${w.value}`, ticks: w.ticks, confirmTicks: w.confirmTicks })),
+      setAside:
+        a.routes.verdict === 'route-specific'
+          ? a.routes.suspects.map((s) => ({
+              route: `${s.dimension} ${s.value}`,
+              failureRate: s.current.rate,
+              restRate: s.rest.rate,
+            }))
+          : [],
+      watched: (a.routes.watching ?? []).map((w) => ({
+        route: `${w.dimension} ${w.value}`,
+        ticks: w.ticks,
+        confirmTicks: w.confirmTicks,
+      })),
       hold: a.routeHold ?? null,
     },
-    canary: { runs: a.canary.runs, failures: a.canary.failures, mismatches: a.canary.mismatches, mismatch: a.canary.mismatch },
-    crawlerCanaries: t.crawlerCanaries === undefined ? null : { requests: t.crawlerCanaries.requests, failed: t.crawlerCanaries.failed },
+    canary: {
+      runs: a.canary.runs,
+      failures: a.canary.failures,
+      mismatches: a.canary.mismatches,
+      mismatch: a.canary.mismatch,
+    },
+    crawlerCanaries:
+      t.crawlerCanaries === undefined
+        ? null
+        : { requests: t.crawlerCanaries.requests, failed: t.crawlerCanaries.failed },
     parser: { score: a.parser.score, reasons: a.parser.reasons },
     cost: { status: a.cost.status, costRatio: a.cost.costRatio, reasons: a.cost.reasons },
   };
@@ -194,7 +240,10 @@ function valueCell(row: SignalRow, which: 'now' | 'normal'): string {
 
 function effectCell(row: SignalRow): string {
   const cost = row.penalty === 0 ? 'no penalty' : `−${points(row.penalty)} of ${row.weight}`;
-  const vs = row.unit === 'rate' ? `${row.excess >= 0 ? '+' : '−'}${percent(Math.abs(row.excess))}` : `×${(row.excess + 1).toFixed(2)}`;
+  const vs =
+    row.unit === 'rate'
+      ? `${row.excess >= 0 ? '+' : '−'}${percent(Math.abs(row.excess))}`
+      : `×${(row.excess + 1).toFixed(2)}`;
   return `${vs} vs normal, ${cost}${row.reason ? '  ← reason' : ''}`;
 }
 
@@ -202,9 +251,19 @@ function effectCell(row: SignalRow): string {
 export function formatSignals(rows: readonly SignalRow[], indent = '  '): string[] {
   if (rows.length === 0) return [`${indent}— (no normal to compare with yet)`];
   const header = ['SIGNAL', 'NOW (95% interval) COUNT', 'NORMAL (95% interval)', 'EFFECT'];
-  const cells = rows.map((r) => [`${r.signal}${r.score === 'parser' ? ' (parser)' : ''}`, valueCell(r, 'now'), valueCell(r, 'normal'), effectCell(r)]);
+  const cells = rows.map((r) => [
+    `${r.signal}${r.score === 'parser' ? ' (parser)' : ''}`,
+    valueCell(r, 'now'),
+    valueCell(r, 'normal'),
+    effectCell(r),
+  ]);
   const widths = header.slice(0, -1).map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]): string => indent + c.map((x, i) => (i < widths.length ? x.padEnd(widths[i]!) : x)).join('  ').trimEnd();
+  const line = (c: string[]): string =>
+    indent +
+    c
+      .map((x, i) => (i < widths.length ? x.padEnd(widths[i]!) : x))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...cells.map(line)];
 }
 
@@ -214,14 +273,18 @@ export function formatSignals(rows: readonly SignalRow[], indent = '  '): string
  */
 function refusalShares(t: TickExplanation['rules']['totalRefusal']): string {
   const recent = t.recentRefusedShare === null ? '' : `, recent window ${percent(t.recentRefusedShare)}`;
-  if (t.refusingWindow === 'recent' && t.recentRefusedShare !== null) return `refused ${percent(t.recentRefusedShare)} in the recent window, ${percent(t.refusedShare)} over the current one`;
+  if (t.refusingWindow === 'recent' && t.recentRefusedShare !== null)
+    return `refused ${percent(t.recentRefusedShare)} in the recent window, ${percent(t.refusedShare)} over the current one`;
   return `refused ${percent(t.refusedShare)}${recent}`;
 }
 
 /** What the tick counted of the product's canaries, then the crawlers' own canary requests when there were any. */
 function canarySentence(e: TickExplanation): string {
   const c = e.canary;
-  const own = c.runs === 0 ? 'none counted this tick' : `${c.runs} counted, ${c.failures} failed, ${c.mismatches} mismatched${c.mismatch ? ' → canary_mismatch' : ''}`;
+  const own =
+    c.runs === 0
+      ? 'none counted this tick'
+      : `${c.runs} counted, ${c.failures} failed, ${c.mismatches} mismatched${c.mismatch ? ' → canary_mismatch' : ''}`;
   const crawler = e.crawlerCanaries;
   if (crawler === null || crawler.requests === 0) return own;
   return `${own}; ${formatCrawlerCanaries(crawler, { from: e.window.currentFrom, to: e.window.currentTo })}`;
@@ -233,25 +296,37 @@ export function formatTickContext(e: TickExplanation): Array<[string, string]> {
   const m = e.rules.majorityRefusal;
   const rules = [
     `total refusal ${t.fired ? 'FIRED' : 'no'} (${refusalShares(t)}, streak ${t.streak})`,
-    m === null ? 'majority refusal: not in this assessment' : `majority refusal ${m.fired ? 'FIRED' : 'no'} (refused ${percent(m.currentShare)}, normal ${m.normalShare === null ? '—' : percent(m.normalShare)}, streak ${m.streak})`,
+    m === null
+      ? 'majority refusal: not in this assessment'
+      : `majority refusal ${m.fired ? 'FIRED' : 'no'} (refused ${percent(m.currentShare)}, normal ${m.normalShare === null ? '—' : percent(m.normalShare)}, streak ${m.streak})`,
   ].join('; ');
   const r = e.routes;
   const routeParts = [`${r.verdict}: ${r.summary}`];
-  if (r.setAside.length > 0) routeParts.push(`set aside: ${r.setAside.map((s) => `${s.route} (${percent(s.failureRate)} failing vs ${percent(s.restRate)})`).join(', ')}`);
-  if (r.watched.length > 0) routeParts.push(`watched: ${r.watched.map((w) => `${w.route} (${w.ticks}/${w.confirmTicks} ticks)`).join(', ')}`);
-  if (r.hold !== null) routeParts.push(`band held: score ${r.hold.score} (${r.hold.band}) without ${r.hold.routes.join(', ')}`);
+  if (r.setAside.length > 0)
+    routeParts.push(
+      `set aside: ${r.setAside.map((s) => `${s.route} (${percent(s.failureRate)} failing vs ${percent(s.restRate)})`).join(', ')}`,
+    );
+  if (r.watched.length > 0)
+    routeParts.push(`watched: ${r.watched.map((w) => `${w.route} (${w.ticks}/${w.confirmTicks} ticks)`).join(', ')}`);
+  if (r.hold !== null)
+    routeParts.push(`band held: score ${r.hold.score} (${r.hold.band}) without ${r.hold.routes.join(', ')}`);
   return [
     ['rules', rules],
     ['routes', routeParts.join('; ')],
     ['canaries', canarySentence(e)],
     ['parser', `${e.parser.score ?? '—'}${e.parser.reasons.length > 0 ? ` (${e.parser.reasons.join(', ')})` : ''}`],
-    ['cost', `×${e.cost.costRatio.toFixed(2)} per valid record (${e.cost.status}${e.cost.reasons.length > 0 ? `: ${e.cost.reasons.join(', ')}` : ''})`],
+    [
+      'cost',
+      `×${e.cost.costRatio.toFixed(2)} per valid record (${e.cost.status}${e.cost.reasons.length > 0 ? `: ${e.cost.reasons.join(', ')}` : ''})`,
+    ],
   ];
 }
 
 /** `score 61 = 100 − 39.2 points (hard_block 25.0, latency 14.2)`, or why there is none. */
 export function scoreSentence(e: TickExplanation): string {
   if (e.score === null) return `— (${e.noScore ?? 'no score'})`;
-  const lost = e.signals.filter((s) => s.score === 'health' && s.penalty >= 0.05).map((s) => `${s.signal} ${points(s.penalty)}`);
+  const lost = e.signals
+    .filter((s) => s.score === 'health' && s.penalty >= 0.05)
+    .map((s) => `${s.signal} ${points(s.penalty)}`);
   return `${e.score} = 100 − ${points(e.penaltyTotal ?? 0)} points${lost.length > 0 ? ` (${lost.join(', ')})` : ''}`;
 }

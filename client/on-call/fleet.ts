@@ -22,7 +22,9 @@ export type ListedBand = (typeof LISTED_BANDS)[number];
 export const URGENCIES = ['person', 'attention', 'no-score', 'healthy'] as const;
 export type Urgency = (typeof URGENCIES)[number];
 
-export function urgencyOf(s: Pick<SiteSummary, 'band' | 'awaitingHuman' | 'problem' | 'score' | 'lastAssessedAt'>): Urgency {
+export function urgencyOf(
+  s: Pick<SiteSummary, 'band' | 'awaitingHuman' | 'problem' | 'score' | 'lastAssessedAt'>,
+): Urgency {
   if (s.awaitingHuman || s.band === 'resisting') return 'person';
   if (s.band === 'degrading' || s.problem !== null) return 'attention';
   if (s.band === null || s.band === 'learning' || s.score === null) return 'no-score';
@@ -39,13 +41,26 @@ export type FleetSite = z.output<typeof fleetSiteSchema>;
 /** `sites --json`: one document (one per refresh with `--watch`). Documented in docs/on-call.md. */
 export const fleetSchema = z.object({
   generatedAt: z.string(),
-  filter: z.object({ bands: z.array(z.enum(LISTED_BANDS)).nullable(), awaiting: z.boolean(), site: z.array(z.string()) }),
+  filter: z.object({
+    bands: z.array(z.enum(LISTED_BANDS)).nullable(),
+    awaiting: z.boolean(),
+    site: z.array(z.string()),
+  }),
   /** Sites listed per band (after the filters). */
-  counts: z.object(Object.fromEntries(LISTED_BANDS.map((b) => [b, z.number().int()])) as Record<ListedBand, z.ZodNumber>),
+  counts: z.object(
+    Object.fromEntries(LISTED_BANDS.map((b) => [b, z.number().int()])) as Record<ListedBand, z.ZodNumber>,
+  ),
   awaiting: z.number().int(),
   sites: z.array(fleetSiteSchema),
   /** The range of the sites' `trend` points (the last 24 h in 20 buckets); null when not read. */
-  trend: z.object({ from: z.string(), to: z.string(), bucketMs: z.number().int().positive(), points: z.number().int().positive() }).nullable(),
+  trend: z
+    .object({
+      from: z.string(),
+      to: z.string(),
+      bucketMs: z.number().int().positive(),
+      points: z.number().int().positive(),
+    })
+    .nullable(),
 });
 export type Fleet = z.output<typeof fleetSchema>;
 
@@ -64,8 +79,14 @@ export function parseBands(values: readonly string[]): ListedBand[] | null {
   const bands = new Set<ListedBand>();
   for (const v of values.flatMap((x) => x.split(','))) {
     const b = v.trim().toLowerCase();
-    if (b === 'stopped') throw new UserError('--band: a stopped loop has ended and is not listed; see its last controls with `target-health controls <site>`');
-    if (!(LISTED_BANDS as readonly string[]).includes(b)) throw new UserError(`--band: ${describeValue(v)} is not a band; use ${LISTED_BANDS.join(', ')} (repeat --band or separate with commas)`);
+    if (b === 'stopped')
+      throw new UserError(
+        '--band: a stopped loop has ended and is not listed; see its last controls with `target-health controls <site>`',
+      );
+    if (!(LISTED_BANDS as readonly string[]).includes(b))
+      throw new UserError(
+        `--band: ${describeValue(v)} is not a band; use ${LISTED_BANDS.join(', ')} (repeat --band or separate with commas)`,
+      );
     bands.add(b as ListedBand);
   }
   return [...bands];
@@ -78,7 +99,12 @@ export function siteMatcher(patterns: readonly string[]): (site: string) => bool
     const p = raw.trim().toLowerCase();
     if (p === '') throw new UserError('--site: empty pattern; give part of a name (shop) or a glob (*.example.com)');
     if (!/[*?]/.test(p)) return (s: string) => s.includes(p);
-    const re = new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+    const re = new RegExp(
+      `^${p
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')}$`,
+    );
     return (s: string) => re.test(s);
   });
   return (site) => tests.some((t) => t(site.toLowerCase()));
@@ -93,16 +119,34 @@ export function buildFleet(rows: readonly SiteSummary[], filter: Fleet['filter']
     .filter((r) => filter.bands === null || (r.band !== null && (filter.bands as readonly string[]).includes(r.band)))
     .map((r): FleetSite => ({ ...r, urgency: urgencyOf(r), trend: null }))
     .sort(compareUrgency);
-  const counts = Object.fromEntries(LISTED_BANDS.map((b) => [b, sites.filter((s) => s.band === b).length])) as Record<ListedBand, number>;
-  return { generatedAt: now.toISOString(), filter, counts, awaiting: sites.filter((s) => s.awaitingHuman).length, sites, trend: null };
+  const counts = Object.fromEntries(LISTED_BANDS.map((b) => [b, sites.filter((s) => s.band === b).length])) as Record<
+    ListedBand,
+    number
+  >;
+  return {
+    generatedAt: now.toISOString(),
+    filter,
+    counts,
+    awaiting: sites.filter((s) => s.awaitingHuman).length,
+    sites,
+    trend: null,
+  };
 }
 
 /** The fleet with each site's score trend (read for all listed sites at once, client/on-call/trend.ts). */
 export function withTrends(fleet: Fleet, range: TrendRange, trends: ReadonlyMap<string, Trend>): Fleet {
   return {
     ...fleet,
-    sites: fleet.sites.map((s) => ({ ...s, trend: trends.get(s.site)?.points ?? Array.from({ length: range.points }, () => null) })),
-    trend: { from: range.from.toISOString(), to: range.to.toISOString(), bucketMs: range.bucketMs, points: range.points },
+    sites: fleet.sites.map((s) => ({
+      ...s,
+      trend: trends.get(s.site)?.points ?? Array.from({ length: range.points }, () => null),
+    })),
+    trend: {
+      from: range.from.toISOString(),
+      to: range.to.toISOString(),
+      bucketMs: range.bucketMs,
+      points: range.points,
+    },
   };
 }
 
@@ -122,7 +166,8 @@ const cap = (text: string, max: number): string => (text.length <= max ? text : 
 
 function waitingCell(s: FleetSite, now: Date): string {
   if (!s.awaitingHuman) return '—';
-  if (s.awaitingSince !== null) return `${s.awaitingSince.slice(0, 16).replace('T', ' ')}Z (${ago(s.awaitingSince, now)})`;
+  if (s.awaitingSince !== null)
+    return `${s.awaitingSince.slice(0, 16).replace('T', ' ')}Z (${ago(s.awaitingSince, now)})`;
   return 'yes (since: unknown)';
 }
 
@@ -132,7 +177,8 @@ function changeCell(s: FleetSite, now: Date): string {
   return `${ago(c.at, now)} ${c.actor}: ${c.change} — ${cap(c.reason, 90)}`;
 }
 
-const trendHours = (t: NonNullable<Fleet['trend']>): number => Math.round((Date.parse(t.to) - Date.parse(t.from)) / 3_600_000);
+const trendHours = (t: NonNullable<Fleet['trend']>): number =>
+  Math.round((Date.parse(t.to) - Date.parse(t.from)) / 3_600_000);
 
 /** The fleet as a table: a summary line, then one line per site (the last column unpadded). */
 export function formatFleet(fleet: Fleet, now: Date): string {
@@ -150,9 +196,21 @@ export function formatFleet(fleet: Fleet, now: Date): string {
     waitingCell(s, now),
     changeCell(s, now) + (s.stateUnavailable === undefined ? '' : `  [waiting since unknown: ${s.stateUnavailable}]`),
   ]);
-  const header = ['SITE', 'BAND', 'SCORE / SMOOTHED', ...(fleet.trend === null ? [] : [`LAST ${trendHours(fleet.trend)}H`]), 'PARSER', 'WAITING FOR A PERSON SINCE', 'LAST CHANGE AND WHY'];
+  const header = [
+    'SITE',
+    'BAND',
+    'SCORE / SMOOTHED',
+    ...(fleet.trend === null ? [] : [`LAST ${trendHours(fleet.trend)}H`]),
+    'PARSER',
+    'WAITING FOR A PERSON SINCE',
+    'LAST CHANGE AND WHY',
+  ];
   const widths = header.slice(0, -1).map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell))
+      .join('  ')
+      .trimEnd();
   lines.push('', line(header), ...rows.map(line));
   return `${lines.join('\n')}\n`;
 }

@@ -22,7 +22,10 @@ export const DEFAULT_MAX_ROWS = 500;
 /** Most rows an explicit `--every` may produce. */
 export const MAX_ROWS = 10_000;
 /** The intervals a default aggregation picks from, smallest first. */
-export const EVERY_STEPS_MS = [60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000, 604_800_000];
+export const EVERY_STEPS_MS = [
+  60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000,
+  86_400_000, 604_800_000,
+];
 
 const band = z.enum(HEALTH_BANDS);
 const actionSchema = z.object({ at: z.string(), actor: z.string(), change: z.string(), reason: z.string() });
@@ -97,7 +100,12 @@ const actionOf = (c: ControlChange): TickRow['actions'][number] => ({
   change: describeChange(c.oldControls, c.newControls),
   reason: c.reason,
 });
-const decisionOf = (d: DecisionEvent): TickRow['decisions'][number] => ({ at: d.at.toISOString(), kind: d.kind, who: d.who, why: d.why });
+const decisionOf = (d: DecisionEvent): TickRow['decisions'][number] => ({
+  at: d.at.toISOString(),
+  kind: d.kind,
+  who: d.who,
+  why: d.why,
+});
 
 /**
  * One row per tick. The band starts at `bandBefore` and follows every change in time order: a tick's
@@ -116,7 +124,8 @@ export function tickRows(
   const own = new Map<string, ControlChange[]>();
   const loose: ControlChange[] = [];
   for (const c of changes) {
-    if (c.decisionKey === null && c.assessmentKey !== null && keys.has(c.assessmentKey)) own.set(c.assessmentKey, [...(own.get(c.assessmentKey) ?? []), c]);
+    if (c.decisionKey === null && c.assessmentKey !== null && keys.has(c.assessmentKey))
+      own.set(c.assessmentKey, [...(own.get(c.assessmentKey) ?? []), c]);
     else loose.push(c);
   }
   const liveByTick = new Map((live?.ticks ?? []).map((t) => [t.tick, t]));
@@ -131,7 +140,8 @@ export function tickRows(
       current = loose[li]!.newControls.band;
       target.actions.push(actionOf(loose[li]!));
     }
-    for (; di < decisions.length && decisions[di]!.at.getTime() <= until; di += 1) target.decisions.push(decisionOf(decisions[di]!));
+    for (; di < decisions.length && decisions[di]!.at.getTime() <= until; di += 1)
+      target.decisions.push(decisionOf(decisions[di]!));
   };
   for (const t of ticks) {
     attach(Date.parse(t.assessedAt) - 1);
@@ -165,7 +175,10 @@ export function tickRows(
 /** The default `--every`: none when the ticks fit in `maxRows`, else the smallest step that keeps the rows under it. */
 export function defaultEvery(rangeMs: number, ticks: number, maxRows = DEFAULT_MAX_ROWS): number | null {
   if (ticks <= maxRows) return null;
-  return EVERY_STEPS_MS.find((step) => Math.ceil(rangeMs / step) + 1 <= maxRows) ?? EVERY_STEPS_MS[EVERY_STEPS_MS.length - 1]!;
+  return (
+    EVERY_STEPS_MS.find((step) => Math.ceil(rangeMs / step) + 1 <= maxRows) ??
+    EVERY_STEPS_MS[EVERY_STEPS_MS.length - 1]!
+  );
 }
 
 /** Buckets over the grid of `everyMs` since the epoch (as ticks are), so the same range aggregates alike. */
@@ -178,7 +191,11 @@ const BAND_URGENCY: readonly HealthBand[] = ['stopped', 'resisting', 'degrading'
 function range(values: readonly (number | null)[]): BucketRow['score'] {
   const v = values.filter((x): x is number => x !== null);
   if (v.length === 0) return null;
-  return { min: Math.min(...v), mean: Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 10) / 10, max: Math.max(...v) };
+  return {
+    min: Math.min(...v),
+    mean: Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 10) / 10,
+    max: Math.max(...v),
+  };
 }
 
 /** Tick rows folded into one row per `everyMs` that holds any tick. */
@@ -206,7 +223,9 @@ export function aggregate(rows: readonly TickRow[], everyMs: number): BucketRow[
       smoothedScore: range(list.map((r) => r.smoothedScore)),
       parserHealth: range(list.map((r) => r.parserHealth)),
       // Most ticks first; ties in the one order of reasons (by weight: scoring/reasons.ts), as status lists them.
-      reasons: [...reasons.entries()].sort((a, b) => b[1] - a[1] || compareReasons(a[0], b[0])).map(([reason, ticks]) => ({ reason, ticks })),
+      reasons: [...reasons.entries()]
+        .sort((a, b) => b[1] - a[1] || compareReasons(a[0], b[0]))
+        .map(([reason, ticks]) => ({ reason, ticks })),
       actions: list.flatMap((r) => r.actions),
       decisions: list.flatMap((r) => r.decisions),
     };
@@ -215,40 +234,98 @@ export function aggregate(rows: readonly TickRow[], everyMs: number): BucketRow[
 
 /** `1h`, `15m`, `90s`, `2d`: an interval in words. */
 export function everyText(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) if (ms % size === 0) return `${ms / size}${unit}`;
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const)
+    if (ms % size === 0) return `${ms / size}${unit}`;
   return `${ms}ms`;
 }
 
 const dash = (v: number | null): string => (v === null ? '—' : String(v));
 const time = (iso: string): string => `${iso.slice(0, 19).replace('T', ' ')}Z`;
-const actionText = (a: TickRow['actions'][number]): string => `${a.actor === 'control-loop' ? '' : `${a.actor}: `}${a.change}`;
-const decisionText = (d: TickRow['decisions'][number]): string => `DECISION ${d.kind} by ${d.who} at ${time(d.at)}: ${d.why}`;
+const actionText = (a: TickRow['actions'][number]): string =>
+  `${a.actor === 'control-loop' ? '' : `${a.actor}: `}${a.change}`;
+const decisionText = (d: TickRow['decisions'][number]): string =>
+  `DECISION ${d.kind} by ${d.who} at ${time(d.at)}: ${d.why}`;
 
 function table(header: string[], rows: string[][]): string[] {
   const widths = header.slice(0, -1).map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i < widths.length ? c.padEnd(widths[i]!) : c)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (i < widths.length ? c.padEnd(widths[i]!) : c))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)];
 }
 
 /** The history as a table: a line saying what it covers, the rows, and where the smoothed score came from. */
 export function formatHistory(h: History): string {
-  const what = h.everyMs === null ? 'one row per tick' : `one row per ${everyText(h.everyMs)} (${h.rows.length} rows; --every to change)`;
-  const lines = [`${h.site}: ${h.ticks} tick${h.ticks === 1 ? '' : 's'} from ${time(h.from)} to ${time(h.to)}, ${what}`, ''];
+  const what =
+    h.everyMs === null
+      ? 'one row per tick'
+      : `one row per ${everyText(h.everyMs)} (${h.rows.length} rows; --every to change)`;
+  const lines = [
+    `${h.site}: ${h.ticks} tick${h.ticks === 1 ? '' : 's'} from ${time(h.from)} to ${time(h.to)}, ${what}`,
+    '',
+  ];
   if (h.everyMs === null) {
     const rows = h.rows.map((r) => {
       const t = r as TickRow;
-      const did = [...t.actions.map(actionText), ...(t.loopActions ?? []).filter((a) => !t.actions.some((x) => x.change === a)), ...t.decisions.map(decisionText)];
-      return [time(t.at), String(t.tick), t.band ?? '—', `${dash(t.score)} / ${dash(t.smoothedScore)}`, dash(t.parserHealth), t.reasons.join(',') || (t.state === 'scored' || t.state === null ? '—' : `(${t.state})`), did.join('; ') || '—'];
+      const did = [
+        ...t.actions.map(actionText),
+        ...(t.loopActions ?? []).filter((a) => !t.actions.some((x) => x.change === a)),
+        ...t.decisions.map(decisionText),
+      ];
+      return [
+        time(t.at),
+        String(t.tick),
+        t.band ?? '—',
+        `${dash(t.score)} / ${dash(t.smoothedScore)}`,
+        dash(t.parserHealth),
+        t.reasons.join(',') || (t.state === 'scored' || t.state === null ? '—' : `(${t.state})`),
+        did.join('; ') || '—',
+      ];
     });
-    lines.push(...table(['TIME', 'TICK', 'BAND', 'SCORE / SMOOTHED', 'PARSER', 'REASONS', 'ACTIONS AND DECISIONS'], rows));
+    lines.push(
+      ...table(['TIME', 'TICK', 'BAND', 'SCORE / SMOOTHED', 'PARSER', 'REASONS', 'ACTIONS AND DECISIONS'], rows),
+    );
   } else {
     const r3 = (r: BucketRow['score']): string => (r === null ? '—' : `${r.mean} (${r.min}–${r.max})`);
     const rows = h.rows.map((r) => {
       const b = r as BucketRow;
       const did = [...b.actions.map(actionText), ...b.decisions.map(decisionText)];
-      return [time(b.from), String(b.ticks), b.band ?? '—', r3(b.score), r3(b.smoothedScore), b.parserHealth === null ? '—' : String(b.parserHealth.min), b.reasons.slice(0, 3).map((x) => `${x.reason}×${x.ticks}`).join(',') || '—', did.join('; ') || '—'];
+      return [
+        time(b.from),
+        String(b.ticks),
+        b.band ?? '—',
+        r3(b.score),
+        r3(b.smoothedScore),
+        b.parserHealth === null ? '—' : String(b.parserHealth.min),
+        b.reasons
+          .slice(0, 3)
+          .map((x) => `${x.reason}×${x.ticks}`)
+          .join(',') || '—',
+        did.join('; ') || '—',
+      ];
     });
-    lines.push(...table(['FROM', 'TICKS', 'WORST BAND', 'SCORE MEAN (MIN–MAX)', 'SMOOTHED MEAN (MIN–MAX)', 'PARSER MIN', 'TOP REASONS', 'ACTIONS AND DECISIONS'], rows));
+    lines.push(
+      ...table(
+        [
+          'FROM',
+          'TICKS',
+          'WORST BAND',
+          'SCORE MEAN (MIN–MAX)',
+          'SMOOTHED MEAN (MIN–MAX)',
+          'PARSER MIN',
+          'TOP REASONS',
+          'ACTIONS AND DECISIONS',
+        ],
+        rows,
+      ),
+    );
   }
   lines.push('', `smoothed: ${h.smoothedScores}`);
   return `${lines.join('\n')}\n`;

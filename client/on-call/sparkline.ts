@@ -25,7 +25,8 @@ export const SCORE_SCALE: SparkScale = { min: 0, max: 100 };
  * is the scale's bottom eighth, the highest its top eighth: 0–12.5 → ▁ … 87.5–100 → █ on 0–100.
  */
 export function sparkline(values: ReadonlyArray<number | null>, scale: SparkScale = SCORE_SCALE): string {
-  if (!(scale.max > scale.min)) throw new RangeError(`sparkline: scale max ${scale.max} must be above min ${scale.min}`);
+  if (!(scale.max > scale.min))
+    throw new RangeError(`sparkline: scale max ${scale.max} must be above min ${scale.min}`);
   const top = SPARK_BARS.length - 1;
   return values
     .map((v) => {

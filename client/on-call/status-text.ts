@@ -28,7 +28,9 @@ function canaryLines(c: CanaryStatus, waiting: boolean): string[] {
   const crawler = c.crawler !== null && c.crawler.requests > 0 ? formatCrawlerCanaries(c.crawler, c.crawler) : null;
   if (c.defined.length === 0) {
     if (crawler !== null) return [`canaries   none defined; ${crawler}`];
-    return [`canaries   none defined${waiting ? ' — nothing shows whether the paused site calmed down' : ''} (see "next" for how to add one)`];
+    return [
+      `canaries   none defined${waiting ? ' — nothing shows whether the paused site calmed down' : ''} (see "next" for how to add one)`,
+    ];
   }
   const latest = new Map(c.latest.map((r) => [r.canaryId, r]));
   const own = c.defined.map((id, i) => {
@@ -62,12 +64,18 @@ export function formatStatus(v: StatusView): string {
 
   lines.push('');
   if (e.latest !== null && e.tick !== null) {
-    lines.push(`signals at tick ${e.tick.tick} (${shortTime(e.tick.assessedAt)}), now vs the site's normal (95% intervals):`);
+    lines.push(
+      `signals at tick ${e.tick.tick} (${shortTime(e.tick.assessedAt)}), now vs the site's normal (95% intervals):`,
+    );
     lines.push(...formatSignals(e.latest.signals));
     lines.push(`  score ${scoreSentence(e.latest)}`);
-    for (const [label, text] of formatTickContext(e.latest).filter(([l]) => l === 'routes' || l === 'rules')) lines.push(`${label.padEnd(10)} ${text}`);
+    for (const [label, text] of formatTickContext(e.latest).filter(([l]) => l === 'routes' || l === 'rules'))
+      lines.push(`${label.padEnd(10)} ${text}`);
   } else {
-    lines.push(`signals    — (${e.unexplained ?? 'no tick yet'})`, `routes     ${state.routeDiagnosis ? state.routeDiagnosis.summary : '—'}`);
+    lines.push(
+      `signals    — (${e.unexplained ?? 'no tick yet'})`,
+      `routes     ${state.routeDiagnosis ? state.routeDiagnosis.summary : '—'}`,
+    );
   }
   lines.push(...canaryLines(e.canaries, w !== null));
   const n = e.next;
@@ -77,7 +85,10 @@ export function formatStatus(v: StatusView): string {
 
   if (v.history.length > 0) {
     lines.push('', 'recent ticks (score / smoothed, band, reasons, actions):');
-    for (const t of v.history) lines.push(`  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ${t.band.padEnd(9)}  ${t.reasons.join(',') || '—'}  ${t.actions.join('; ')}`);
+    for (const t of v.history)
+      lines.push(
+        `  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ${t.band.padEnd(9)}  ${t.reasons.join(',') || '—'}  ${t.actions.join('; ')}`,
+      );
   }
   lines.push('', v.link);
   return lines.join('\n') + '\n';

@@ -46,7 +46,19 @@ export type CanaryStatus = z.output<typeof canaryStatusSchema>;
 
 export type StateForNext = Pick<
   SiteHealthState,
-  'site' | 'band' | 'scoredBand' | 'smoothedScore' | 'reasons' | 'noScore' | 'heldFor' | 'awaitingHuman' | 'problem' | 'pendingDecisions' | 'tickIntervalMs' | 'lastAssessedAt' | 'controls'
+  | 'site'
+  | 'band'
+  | 'scoredBand'
+  | 'smoothedScore'
+  | 'reasons'
+  | 'noScore'
+  | 'heldFor'
+  | 'awaitingHuman'
+  | 'problem'
+  | 'pendingDecisions'
+  | 'tickIntervalMs'
+  | 'lastAssessedAt'
+  | 'controls'
 >;
 
 /** `target-health decide resume|stop <site>` as a person types them. */
@@ -64,21 +76,34 @@ export function decideCommands(site: string): string[] {
  */
 export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
   // The next slot after the latest tick, plus the site's phase (when the loop wakes: control/schedule.ts).
-  const nextTickAt = s.lastAssessedAt === null ? null : new Date(nextSlot(Date.parse(s.lastAssessedAt), s.tickIntervalMs) + phaseMs(s.site, s.tickIntervalMs)).toISOString();
-  const queued = s.pendingDecisions > 0 ? `; ${s.pendingDecisions} decision(s) queued, applied before the next tick` : '';
+  const nextTickAt =
+    s.lastAssessedAt === null
+      ? null
+      : new Date(
+          nextSlot(Date.parse(s.lastAssessedAt), s.tickIntervalMs) + phaseMs(s.site, s.tickIntervalMs),
+        ).toISOString();
+  const queued =
+    s.pendingDecisions > 0 ? `; ${s.pendingDecisions} decision(s) queued, applied before the next tick` : '';
   const smoothed = s.smoothedScore === null ? 'no smoothed score' : `smoothed ${s.smoothedScore}`;
   const reasons = s.reasons.length > 0 ? s.reasons.join(', ') : 'no reasons';
   const w = s.awaitingHuman;
   if (w !== null) {
-    const who = w.kind === 'resisting' ? 'paused by the loop (resisting)' : `paused by hand${w.pausedBy === null ? '' : ` by ${w.pausedBy}`}`;
-    const crawler = canaries.crawler !== null && canaries.crawler.requests > 0 ? formatCrawlerCanaries(canaries.crawler, canaries.crawler) : null;
+    const who =
+      w.kind === 'resisting'
+        ? 'paused by the loop (resisting)'
+        : `paused by hand${w.pausedBy === null ? '' : ` by ${w.pausedBy}`}`;
+    const crawler =
+      canaries.crawler !== null && canaries.crawler.requests > 0
+        ? formatCrawlerCanaries(canaries.crawler, canaries.crawler)
+        : null;
     const evidence =
       canaries.defined.length === 0
         ? crawler !== null
           ? `no canary of its own is defined; the crawler's canaries are the evidence: ${crawler}`
           : 'it has NO canary defined: while paused there is no traffic, so nothing shows whether the site calmed down — add one (below)'
-        : (s.noScore !== null ? `no score while paused (${s.noScore.detail}); the canaries are the evidence (below)` : `the score alone now says ${s.scoredBand} (${smoothed})`) +
-          (crawler !== null ? `; ${crawler}` : '');
+        : (s.noScore !== null
+            ? `no score while paused (${s.noScore.detail}); the canaries are the evidence (below)`
+            : `the score alone now says ${s.scoredBand} (${smoothed})`) + (crawler !== null ? `; ${crawler}` : '');
     return {
       nextTickAt,
       plan: `waits for a person: keeps assessing every tick${canaries.defined.length > 0 ? ' and running its canaries' : ''}, reminds the owner, changes nothing on its own${queued}`,
@@ -87,19 +112,39 @@ export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
       commands: [...decideCommands(s.site), ...(canaries.defined.length === 0 ? [addCanaryCommand(s.site)] : [])],
     };
   }
-  const next = (plan: string, why: string): NextStep => ({ nextTickAt, plan: plan + queued, why, awaitingHuman: false, commands: [] });
-  if (s.band === 'stopped') return { ...next('nothing: the loop was stopped', 'a person decided stop'), nextTickAt: null };
-  if (s.problem !== null) return next('tries the assessment again at the next tick; band and controls stay as they are', `assessments failing since ${s.problem.since} (${s.problem.ticks} tick(s)): ${s.problem.message}`);
-  if (s.heldFor !== null) return next('holds the band and the controls until the routes are confirmed (set aside) or cleared', s.heldFor);
-  if (s.noScore?.state === 'learning') return next('keeps the initial controls; judges the site once its baseline is usable', s.noScore.detail);
-  if (s.noScore?.state === 'insufficient-data') return next('holds the band and the controls: no fresh evidence to act on', s.noScore.detail);
+  const next = (plan: string, why: string): NextStep => ({
+    nextTickAt,
+    plan: plan + queued,
+    why,
+    awaitingHuman: false,
+    commands: [],
+  });
+  if (s.band === 'stopped')
+    return { ...next('nothing: the loop was stopped', 'a person decided stop'), nextTickAt: null };
+  if (s.problem !== null)
+    return next(
+      'tries the assessment again at the next tick; band and controls stay as they are',
+      `assessments failing since ${s.problem.since} (${s.problem.ticks} tick(s)): ${s.problem.message}`,
+    );
+  if (s.heldFor !== null)
+    return next('holds the band and the controls until the routes are confirmed (set aside) or cleared', s.heldFor);
+  if (s.noScore?.state === 'learning')
+    return next('keeps the initial controls; judges the site once its baseline is usable', s.noScore.detail);
+  if (s.noScore?.state === 'insufficient-data')
+    return next('holds the band and the controls: no fresh evidence to act on', s.noScore.detail);
   switch (s.band) {
     case 'degrading':
-      return next('throttles one step more each time the policy\'s pace falls due (policy.steps.degradeEveryMs) while degrading; restores step by step once healthy', `degrading (${smoothed}): ${reasons}`);
+      return next(
+        "throttles one step more each time the policy's pace falls due (policy.steps.degradeEveryMs) while degrading; restores step by step once healthy",
+        `degrading (${smoothed}): ${reasons}`,
+      );
     case 'resisting':
       return next('pauses the site and waits for a person', `resisting (${smoothed}): ${reasons}`);
     case 'healthy':
-      return next('keeps the usual pace (a throttled site is restored step by step, policy.steps.restoreEveryMs)', `healthy (${smoothed})${s.reasons.length > 0 ? `; reasons below the band's threshold: ${reasons}` : ''}`);
+      return next(
+        'keeps the usual pace (a throttled site is restored step by step, policy.steps.restoreEveryMs)',
+        `healthy (${smoothed})${s.reasons.length > 0 ? `; reasons below the band's threshold: ${reasons}` : ''}`,
+      );
     case 'learning':
       return next('keeps the initial controls until the first score', 'no score yet');
   }

@@ -39,7 +39,12 @@ const groupStats = z.looseObject({ requests: num, failures: num, rate: num });
 
 export const storedAssessmentSchema = z.looseObject({
   state: z.enum(['learning', 'insufficient-data', 'scored']),
-  baseline: z.looseObject({ ready: z.boolean(), baselineRequests: num, minBaselineRequests: num, detail: z.string().nullable() }),
+  baseline: z.looseObject({
+    ready: z.boolean(),
+    baselineRequests: num,
+    minBaselineRequests: num,
+    detail: z.string().nullable(),
+  }),
   health: z.looseObject({
     scope: z.enum(['site', 'healthy-routes']),
     window: z.looseObject({ requests: num }),
@@ -49,7 +54,12 @@ export const storedAssessmentSchema = z.looseObject({
       .looseObject({
         minRequests: num,
         requests: z.object({ current: num, baseline: num }),
-        signals: z.looseObject({ hard_block: rateSignalSchema, challenge: rateSignalSchema, soft_block: rateSignalSchema, latency: latencySignalSchema }),
+        signals: z.looseObject({
+          hard_block: rateSignalSchema,
+          challenge: rateSignalSchema,
+          soft_block: rateSignalSchema,
+          latency: latencySignalSchema,
+        }),
         penaltyTotal: num,
         unrounded: num,
       })
@@ -58,7 +68,10 @@ export const storedAssessmentSchema = z.looseObject({
   parser: z.looseObject({
     score: num.nullable(),
     reasons: z.array(z.string()),
-    explanation: z.looseObject({ extractions: z.object({ current: num, baseline: num }), signals: z.record(z.string(), rateSignalSchema) }),
+    explanation: z.looseObject({
+      extractions: z.object({ current: num, baseline: num }),
+      signals: z.record(z.string(), rateSignalSchema),
+    }),
   }),
   cost: z.looseObject({
     status: z.string(),
@@ -69,8 +82,12 @@ export const storedAssessmentSchema = z.looseObject({
   routes: z.looseObject({
     verdict: z.string(),
     summary: z.string(),
-    suspects: z.array(z.looseObject({ dimension: z.string(), value: z.string(), current: groupStats, rest: groupStats })),
-    watching: z.array(z.looseObject({ dimension: z.string(), value: z.string(), ticks: num, confirmTicks: num })).optional(),
+    suspects: z.array(
+      z.looseObject({ dimension: z.string(), value: z.string(), current: groupStats, rest: groupStats }),
+    ),
+    watching: z
+      .array(z.looseObject({ dimension: z.string(), value: z.string(), ticks: num, confirmTicks: num }))
+      .optional(),
     newlyConfirmed: z.array(z.string()).optional(),
   }),
   // recentRefusedShare and refusingWindow: absent from assessments stored before they existed.
@@ -82,15 +99,25 @@ export const storedAssessmentSchema = z.looseObject({
     streak: num,
     totalRefusal: z.boolean(),
   }),
-  majorityRefusal: z.looseObject({ normalShare: num.nullable(), currentShare: num, streak: num, majorityRefusal: z.boolean() }).optional(),
-  routeHold: z.looseObject({ score: num, band: z.string(), routes: z.array(z.string()) }).nullable().optional(),
+  majorityRefusal: z
+    .looseObject({ normalShare: num.nullable(), currentShare: num, streak: num, majorityRefusal: z.boolean() })
+    .optional(),
+  routeHold: z
+    .looseObject({ score: num, band: z.string(), routes: z.array(z.string()) })
+    .nullable()
+    .optional(),
   canary: z.looseObject({ runs: num, failures: num, mismatches: num, mismatch: z.boolean() }),
   reasons: z.array(z.string()),
 });
 export type StoredAssessment = z.output<typeof storedAssessmentSchema>;
 
 export const storedTickSchema = z.looseObject({
-  window: z.looseObject({ currentFrom: z.string(), currentTo: z.string(), baselineFrom: z.string(), baselineTo: z.string() }),
+  window: z.looseObject({
+    currentFrom: z.string(),
+    currentTo: z.string(),
+    baselineFrom: z.string(),
+    baselineTo: z.string(),
+  }),
   assessment: storedAssessmentSchema,
   // The crawlers' canary requests of the current window; absent from ticks assessed before it existed.
   crawlerCanaries: z.looseObject({ requests: num, failed: num }).optional(),

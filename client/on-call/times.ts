@@ -8,7 +8,8 @@ import { describeValue } from '@target-health/crawler/events/zod-issues';
 
 const AGO = /^-?\s*\d+(\.\d+)?\s*(ms|s|m|h|d|w)$/i;
 
-const hint = 'use an ISO-8601 time with a zone (2026-11-24T10:00:00Z), a UTC date (2026-11-24), now, or a time ago like -6h, 2d';
+const hint =
+  'use an ISO-8601 time with a zone (2026-11-24T10:00:00Z), a UTC date (2026-11-24), now, or a time ago like -6h, 2d';
 
 /** `value` as a time, relative ones counted back from `now`; a one-line error naming `flag` otherwise. */
 export function parseWhen(flag: string, value: string, now: Date): Date {
@@ -18,7 +19,8 @@ export function parseWhen(flag: string, value: string, now: Date): Date {
     const ms = msToNumber(v.replace(/^-\s*/, '').replace(/\s+/g, '') as Parameters<typeof msToNumber>[0]);
     const t = now.getTime() - ms;
     // Before 1970 or NaN: a typo such as -99999999d.
-    if (!Number.isFinite(t) || t < 0) throw new UserError(`${flag}: ${describeValue(value)} reaches back before 1970; ${hint}`);
+    if (!Number.isFinite(t) || t < 0)
+      throw new UserError(`${flag}: ${describeValue(value)} reaches back before 1970; ${hint}`);
     return new Date(t);
   }
   // The forms `replay --from` takes (client/commands/replay.ts): a zone is required, so a time never

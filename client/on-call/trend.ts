@@ -36,8 +36,14 @@ export function trendRange(now: Date, spanMs = TREND_SPAN_MS, points = TREND_POI
 }
 
 /** Each site's trend from the buckets read, one point per bucket (null where none was read). */
-export function trendsFrom(rows: readonly TrendBucketRow[], sites: readonly string[], range: TrendRange): Map<string, Trend> {
-  const points = new Map<string, Array<number | null>>(sites.map((s) => [s, Array.from({ length: range.points }, () => null)]));
+export function trendsFrom(
+  rows: readonly TrendBucketRow[],
+  sites: readonly string[],
+  range: TrendRange,
+): Map<string, Trend> {
+  const points = new Map<string, Array<number | null>>(
+    sites.map((s) => [s, Array.from({ length: range.points }, () => null)]),
+  );
   for (const r of rows) {
     const line = points.get(r.site);
     // A tick exactly at `to` is outside the half-open range the query read; guard all the same.
@@ -46,7 +52,13 @@ export function trendsFrom(rows: readonly TrendBucketRow[], sites: readonly stri
   }
   const out = new Map<string, Trend>();
   for (const [site, line] of points) {
-    out.set(site, { from: range.from.toISOString(), to: range.to.toISOString(), bucketMs: range.bucketMs, points: line, sparkline: sparkline(line) });
+    out.set(site, {
+      from: range.from.toISOString(),
+      to: range.to.toISOString(),
+      bucketMs: range.bucketMs,
+      points: line,
+      sparkline: sparkline(line),
+    });
   }
   return out;
 }

@@ -45,7 +45,9 @@ export async function watch(o: WatchOptions): Promise<void> {
         // A mistake in what was typed fails at once; a passing outage (the database or Temporal
         // restarting) is reported and the next refresh tries again.
         if (frame === 0 && isUserError(err)) throw err;
-        o.writeError(`refresh failed (trying again in ${o.intervalMs / 1000}s): ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+        o.writeError(
+          `refresh failed (trying again in ${o.intervalMs / 1000}s): ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`,
+        );
       }
       if (stopped) break;
       await new Promise<void>((resolve) => {

@@ -19,19 +19,38 @@ export function actionKind(before: Controls | null, after: Controls, byDecision:
   if (before !== null && before.paused && !after.paused) return byDecision ? 'resume' : 'restore';
   if (after.paused && (before === null || !before.paused)) return 'pause';
   if (before === null) return 'change';
-  if (after.concurrencyLimit < before.concurrencyLimit || after.revisitMultiplier > before.revisitMultiplier || after.effectiveCostMultiplier > before.effectiveCostMultiplier) return 'throttle';
-  if (after.concurrencyLimit > before.concurrencyLimit || after.revisitMultiplier < before.revisitMultiplier || after.effectiveCostMultiplier < before.effectiveCostMultiplier) return 'restore';
+  if (
+    after.concurrencyLimit < before.concurrencyLimit ||
+    after.revisitMultiplier > before.revisitMultiplier ||
+    after.effectiveCostMultiplier > before.effectiveCostMultiplier
+  )
+    return 'throttle';
+  if (
+    after.concurrencyLimit > before.concurrencyLimit ||
+    after.revisitMultiplier < before.revisitMultiplier ||
+    after.effectiveCostMultiplier < before.effectiveCostMultiplier
+  )
+    return 'restore';
   return 'change';
 }
 
-export function groupActions(changes: readonly ControlChange[], buckets: readonly RateBucket[], spanMs = ACTION_SPAN_MS): ActionRow[] {
+export function groupActions(
+  changes: readonly ControlChange[],
+  buckets: readonly RateBucket[],
+  spanMs = ACTION_SPAN_MS,
+): ActionRow[] {
   const runs: ControlChange[][] = [];
   for (const c of changes) {
     const run = runs[runs.length - 1];
     const last = run?.[run.length - 1];
-    const sameRun = last !== undefined && last.actor === c.actor && last.newControls.band === c.newControls.band && last.decisionKey === null && c.decisionKey === null
+    const sameRun =
+      last !== undefined &&
+      last.actor === c.actor &&
+      last.newControls.band === c.newControls.band &&
+      last.decisionKey === null &&
+      c.decisionKey === null &&
       // A pause, a stop or a resume is its own action, never folded into the steps before it.
-      && last.newControls.paused === c.newControls.paused;
+      last.newControls.paused === c.newControls.paused;
     if (sameRun) run!.push(c);
     else runs.push([c]);
   }
@@ -50,7 +69,11 @@ export function groupActions(changes: readonly ControlChange[], buckets: readonl
       reason: last.reason,
       before: spanRate(buckets, start - spanMs, start),
       // From the minute after the last change: the minute it was made in still had the old load.
-      after: spanRate(buckets, Math.floor(end / 60_000) * 60_000 + 60_000, Math.floor(end / 60_000) * 60_000 + 60_000 + spanMs),
+      after: spanRate(
+        buckets,
+        Math.floor(end / 60_000) * 60_000 + 60_000,
+        Math.floor(end / 60_000) * 60_000 + 60_000 + spanMs,
+      ),
     };
   });
 }

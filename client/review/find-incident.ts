@@ -49,7 +49,14 @@ export function bandAt(moves: readonly BandMove[], before: HealthBand | null, t:
  * The incident around `t`, or null when there is none: `moves` are the changes of [t − beforeMs,
  * min(t + afterMs, now)], `bandBefore` the band in force just before that range.
  */
-export function findIncident(moves: readonly BandMove[], bandBefore: HealthBand | null, t: number, beforeMs: number, afterMs: number, now: number): IncidentWindow | null {
+export function findIncident(
+  moves: readonly BandMove[],
+  bandBefore: HealthBand | null,
+  t: number,
+  beforeMs: number,
+  afterMs: number,
+  now: number,
+): IncidentWindow | null {
   const lower = t - beforeMs;
   const upper = Math.min(t + afterMs, now);
   const inRange = moves.filter((m) => m.at >= lower && m.at <= upper).sort((a, b) => a.at - b.at);

@@ -50,7 +50,10 @@ export function bandMoves(changes: readonly ControlChange[]): BandMove[] {
 /** The median spacing of the ticks, rounded to the second. */
 export function medianSpacing(ticks: readonly { assessedAt: string }[]): number | null {
   if (ticks.length < 2) return null;
-  const gaps = ticks.slice(1).map((t, i) => Date.parse(t.assessedAt) - Date.parse(ticks[i]!.assessedAt)).sort((a, b) => a - b);
+  const gaps = ticks
+    .slice(1)
+    .map((t, i) => Date.parse(t.assessedAt) - Date.parse(ticks[i]!.assessedAt))
+    .sort((a, b) => a - b);
   return Math.max(1000, Math.round(gaps[Math.floor(gaps.length / 2)]! / 1000) * 1000);
 }
 
@@ -58,7 +61,12 @@ async function readTicks(pool: Pool, site: string, from: Date, to: Date): Promis
   const rows: AssessmentPageRow[] = [];
   let after: Parameters<typeof pageAssessments>[2]['after'];
   for (;;) {
-    const page = await pageAssessments(pool, site, { from, to, limit: 10_000, ...(after === undefined ? {} : { after }) });
+    const page = await pageAssessments(pool, site, {
+      from,
+      to,
+      limit: 10_000,
+      ...(after === undefined ? {} : { after }),
+    });
     rows.push(...page.rows);
     if (page.next === null) return rows;
     after = page.next;
@@ -67,34 +75,64 @@ async function readTicks(pool: Pool, site: string, from: Date, to: Date): Promis
 
 /** The site's decisions in [from, to], with the resume mode and how long the site had waited. */
 export async function readDecisions(pool: Pool, site: string, from: Date, to: Date): Promise<StoredDecision[]> {
-  const { rows } = await pool.query<{ decided_at: Date; kind: StoredDecision['kind']; who: string; why: string; mode: Record<string, unknown> | null; awaiting_since: Date | null }>(
+  const { rows } = await pool.query<{
+    decided_at: Date;
+    kind: StoredDecision['kind'];
+    who: string;
+    why: string;
+    mode: Record<string, unknown> | null;
+    awaiting_since: Date | null;
+  }>(
     `SELECT decided_at, kind, who, why, mode, awaiting_since FROM decisions
       WHERE site = $1 AND decided_at >= $2 AND decided_at <= $3
       ORDER BY decided_at, decision_key`,
     [site, from, to],
   );
-  return rows.map((r) => ({ at: r.decided_at, kind: r.kind, who: r.who, why: r.why, mode: r.mode, awaitingSince: r.awaiting_since }));
+  return rows.map((r) => ({
+    at: r.decided_at,
+    kind: r.kind,
+    who: r.who,
+    why: r.why,
+    mode: r.mode,
+    awaitingSince: r.awaiting_since,
+  }));
 }
 
 function modeText(mode: Record<string, unknown> | null): string | null {
   if (mode === null) return null;
-  if (mode.mode === 'explicit') return `explicit: concurrency ${String(mode.concurrency)}, revisit ×${String(mode.revisitMultiplier)}`;
+  if (mode.mode === 'explicit')
+    return `explicit: concurrency ${String(mode.concurrency)}, revisit ×${String(mode.revisitMultiplier)}`;
   return typeof mode.mode === 'string' ? mode.mode : JSON.stringify(mode);
 }
 
 /** The minute rollups, or the hour ones once retention has dropped the window's minutes. */
-async function readRates(pool: Pool, site: string, from: number, to: number): Promise<{ level: 'minute' | 'hour'; buckets: RateBucket[]; bucketMs: number }> {
+async function readRates(
+  pool: Pool,
+  site: string,
+  from: number,
+  to: number,
+): Promise<{ level: 'minute' | 'hour'; buckets: RateBucket[]; bucketMs: number }> {
   const pruned = await minutesPruned(pool, site, from, to);
   const resolution: Resolution = pruned ? { level: 'hour', bucketMs: HOUR } : { level: 'minute', bucketMs: MINUTE };
   const start = Math.floor(from / resolution.bucketMs) * resolution.bucketMs;
-  return { level: resolution.level as 'minute' | 'hour', buckets: await readRateBuckets(pool, site, start, to, resolution), bucketMs: resolution.bucketMs };
+  return {
+    level: resolution.level as 'minute' | 'hour',
+    buckets: await readRateBuckets(pool, site, start, to, resolution),
+    bucketMs: resolution.bucketMs,
+  };
 }
 
-export async function gatherFacts(pool: Pool, o: { site: string; t: number; beforeMs: number; afterMs: number; now: number }): Promise<Facts> {
+export async function gatherFacts(
+  pool: Pool,
+  o: { site: string; t: number; beforeMs: number; afterMs: number; now: number },
+): Promise<Facts> {
   const { site } = o;
   const lower = new Date(o.t - o.beforeMs);
   const upper = new Date(Math.min(o.t + o.afterMs, o.now) + 1);
-  const [around, opening] = await Promise.all([changesBetween(pool, site, lower, upper), bandBefore(pool, site, lower)]);
+  const [around, opening] = await Promise.all([
+    changesBetween(pool, site, lower, upper),
+    bandBefore(pool, site, lower),
+  ]);
   const window = findIncident(bandMoves(around), opening, o.t, o.beforeMs, o.afterMs, o.now);
   if (window === null) {
     throw new UserError(
@@ -118,7 +156,15 @@ export async function gatherFacts(pool: Pool, o: { site: string; t: number; befo
     .filter((c) => c.oldControls === null || c.oldControls.band !== c.newControls.band)
     .map((c) => {
       const tick = c.assessmentKey === null || c.decisionKey !== null ? undefined : byKey.get(c.assessmentKey);
-      return { at: c.at.toISOString(), from: c.oldControls?.band ?? null, to: c.newControls.band, actor: c.actor, reason: c.reason, score: tick?.score ?? null, reasons: tick?.reasons ?? [] };
+      return {
+        at: c.at.toISOString(),
+        from: c.oldControls?.band ?? null,
+        to: c.newControls.band,
+        actor: c.actor,
+        reason: c.reason,
+        score: tick?.score ?? null,
+        reasons: tick?.reasons ?? [],
+      };
     });
   const peak = refusalPeak(rates.buckets, window.from, window.to, rates.bucketMs);
   const firstWarning = timeline.find((b) => b.to === 'degrading' || b.to === 'resisting');
@@ -138,15 +184,35 @@ export async function gatherFacts(pool: Pool, o: { site: string; t: number; befo
     review: {
       site,
       incidentAt: new Date(o.t).toISOString(),
-      window: { from: from.toISOString(), to: to.toISOString(), openStart: window.openStart, openEnd: window.openEnd, durationMs: window.to - window.from },
+      window: {
+        from: from.toISOString(),
+        to: to.toISOString(),
+        openStart: window.openStart,
+        openEnd: window.openEnd,
+        durationMs: window.to - window.from,
+      },
       worstBand: window.worst,
       ticks: ticks.filter((t) => Date.parse(t.assessedAt) < window.to).length,
       refusals: {
         level: rates.level,
-        peak: peak === null ? null : { rate: peak.rate, at: new Date(peak.at).toISOString(), reachedAt: new Date(peak.reachedAt).toISOString() },
+        peak:
+          peak === null
+            ? null
+            : {
+                rate: peak.rate,
+                at: new Date(peak.at).toISOString(),
+                reachedAt: new Date(peak.reachedAt).toISOString(),
+              },
         during: spanRate(rates.buckets, window.from, window.to),
       },
-      lead: firstWarning === undefined || peak === null ? null : { firstWarningAt: firstWarning.at, peakReachedAt: new Date(peak.reachedAt).toISOString(), ms: peak.reachedAt - Date.parse(firstWarning.at) },
+      lead:
+        firstWarning === undefined || peak === null
+          ? null
+          : {
+              firstWarningAt: firstWarning.at,
+              peakReachedAt: new Date(peak.reachedAt).toISOString(),
+              ms: peak.reachedAt - Date.parse(firstWarning.at),
+            },
       timeline,
       actions: groupActions(inWindow, rates.buckets),
       decisions: decisionRows,

@@ -41,14 +41,24 @@ export function spanRate(buckets: readonly RateBucket[], from: number, to: numbe
     requests += b.requests;
     refusals += refused(b);
   }
-  return { requests, refusals, rate: requests === 0 ? null : refusals / requests, perMinute: to > from ? requests / ((to - from) / 60_000) : 0 };
+  return {
+    requests,
+    refusals,
+    rate: requests === 0 ? null : refusals / requests,
+    perMinute: to > from ? requests / ((to - from) / 60_000) : 0,
+  };
 }
 
 /**
  * The trailing refusal rate at the end of each bucket in [from, to): the buckets of the PEAK_WINDOW_MS
  * before it (itself included), null with fewer than MIN_REQUESTS.
  */
-export function trailingRates(buckets: readonly RateBucket[], from: number, to: number, bucketMs: number): { t: number; rate: number | null }[] {
+export function trailingRates(
+  buckets: readonly RateBucket[],
+  from: number,
+  to: number,
+  bucketMs: number,
+): { t: number; rate: number | null }[] {
   const sorted = [...buckets].sort((a, b) => a.t - b.t);
   const out: { t: number; rate: number | null }[] = [];
   let lo = 0;
@@ -69,8 +79,15 @@ export function trailingRates(buckets: readonly RateBucket[], from: number, to: 
 }
 
 /** The refusal peak of [from, to), or null when no trailing window had enough requests. */
-export function refusalPeak(buckets: readonly RateBucket[], from: number, to: number, bucketMs: number): RefusalPeak | null {
-  const rates = trailingRates(buckets, from, to, bucketMs).filter((r): r is { t: number; rate: number } => r.rate !== null);
+export function refusalPeak(
+  buckets: readonly RateBucket[],
+  from: number,
+  to: number,
+  bucketMs: number,
+): RefusalPeak | null {
+  const rates = trailingRates(buckets, from, to, bucketMs).filter(
+    (r): r is { t: number; rate: number } => r.rate !== null,
+  );
   if (rates.length === 0) return null;
   const top = rates.reduce((best, r) => (r.rate > best.rate ? r : best));
   const reached = rates.find((r) => r.rate >= PEAK_SHARE * top.rate)!;

@@ -19,7 +19,11 @@ export function cell(s: string): string {
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)];
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
+  ];
 }
 
 const perMinute = (s: RateSpanJson): string => (s.requests === 0 ? '0' : s.perMinute.toFixed(1));
@@ -50,13 +54,25 @@ function summary(r: Review): string[] {
 }
 
 function timeline(r: Review): string[] {
-  if (r.timeline.length === 0) return ['## Timeline of band changes', '', 'No band change inside the window (the band was already away from healthy when the search began).'];
+  if (r.timeline.length === 0)
+    return [
+      '## Timeline of band changes',
+      '',
+      'No band change inside the window (the band was already away from healthy when the search began).',
+    ];
   return [
     '## Timeline of band changes',
     '',
     ...table(
       ['Time', 'Band', 'By', 'Score', 'Tick reasons', 'Why'],
-      r.timeline.map((b) => [when(b.at), `${b.from ?? '—'} → ${b.to}`, b.actor, b.score === null ? '—' : String(b.score), b.reasons.join(', '), b.reason]),
+      r.timeline.map((b) => [
+        when(b.at),
+        `${b.from ?? '—'} → ${b.to}`,
+        b.actor,
+        b.score === null ? '—' : String(b.score),
+        b.reasons.join(', '),
+        b.reason,
+      ]),
     ),
   ];
 }
@@ -64,7 +80,11 @@ function timeline(r: Review): string[] {
 function lead(r: Review): string[] {
   const out = ['## Lead time', ''];
   if (r.lead === null) {
-    out.push(r.refusals.peak === null ? 'Refusals never had enough traffic to measure a peak in the window.' : 'No change into degrading or resisting inside the window: nothing to measure the lead from.');
+    out.push(
+      r.refusals.peak === null
+        ? 'Refusals never had enough traffic to measure a peak in the window.'
+        : 'No change into degrading or resisting inside the window: nothing to measure the lead from.',
+    );
   } else {
     out.push(
       `The first warning (a change into degrading or resisting) came at ${when(r.lead.firstWarningAt)}; refusals peaked at ${when(r.lead.peakReachedAt)} — the warning came **${leadText(r.lead.ms)}**.`,
@@ -82,8 +102,28 @@ function actions(r: Review): string[] {
     `Consecutive changes by the same actor into the same band are one action. Refusals and requests per minute over the ${minutesText(ACTION_SPAN_MS)} before an action's first change and after its last (from the minute after it).`,
     '',
     ...table(
-      ['From', 'To', 'Action', 'Steps', 'By', 'Change', 'Refusals before → after', 'Requests/min before → after', 'Why'],
-      r.actions.map((a) => [when(a.from), when(a.to), a.kind, String(a.steps), a.actor, a.change, `${spanText(a.before)} → ${spanText(a.after)}`, `${perMinute(a.before)} → ${perMinute(a.after)}`, a.reason]),
+      [
+        'From',
+        'To',
+        'Action',
+        'Steps',
+        'By',
+        'Change',
+        'Refusals before → after',
+        'Requests/min before → after',
+        'Why',
+      ],
+      r.actions.map((a) => [
+        when(a.from),
+        when(a.to),
+        a.kind,
+        String(a.steps),
+        a.actor,
+        a.change,
+        `${spanText(a.before)} → ${spanText(a.after)}`,
+        `${perMinute(a.before)} → ${perMinute(a.after)}`,
+        a.reason,
+      ]),
     ),
   );
   return out;
@@ -91,12 +131,19 @@ function actions(r: Review): string[] {
 
 function decisions(r: Review): string[] {
   const out = ['## Who decided what and when', ''];
-  if (r.decisions.length === 0) return [...out, 'No person decided during the incident: every change was the loop\'s.'];
+  if (r.decisions.length === 0) return [...out, "No person decided during the incident: every change was the loop's."];
   return [
     ...out,
     ...table(
       ['Time', 'Who', 'Decision', 'Mode', 'Waited for a person', 'Why'],
-      r.decisions.map((d) => [when(d.at), d.who, d.kind, d.mode ?? '—', d.waitedMs === null ? '—' : minutesText(d.waitedMs), d.why]),
+      r.decisions.map((d) => [
+        when(d.at),
+        d.who,
+        d.kind,
+        d.mode ?? '—',
+        d.waitedMs === null ? '—' : minutesText(d.waitedMs),
+        d.why,
+      ]),
     ),
   ];
 }
@@ -109,17 +156,37 @@ function canaries(r: Review): string[] {
   return [
     '## Canaries',
     '',
-    runs === 0 ? 'No canary of the product\'s ran during the incident.' : `The product's canaries ran ${runs} time(s): ${p.pass} pass, ${p.mismatch} mismatch, ${p.blocked} blocked, ${p.error} error.`,
-    c.requests === 0 ? 'The crawler sent no canary requests (`canary: true`) during the incident.' : `During the incident, ${formatCrawlerCanaries(c)}.`,
+    runs === 0
+      ? "No canary of the product's ran during the incident."
+      : `The product's canaries ran ${runs} time(s): ${p.pass} pass, ${p.mismatch} mismatch, ${p.blocked} blocked, ${p.error} error.`,
+    c.requests === 0
+      ? 'The crawler sent no canary requests (`canary: true`) during the incident.'
+      : `During the incident, ${formatCrawlerCanaries(c)}.`,
   ];
 }
 
 function chart(r: Review): string[] {
-  return ['## Chart', '', r.chart.file === null ? r.chart.note : `![${r.site}: score, refusals and actions around the incident](${encodeURI(r.chart.file)})`, ...(r.chart.file === null ? [] : ['', r.chart.note])];
+  return [
+    '## Chart',
+    '',
+    r.chart.file === null
+      ? r.chart.note
+      : `![${r.site}: score, refusals and actions around the incident](${encodeURI(r.chart.file)})`,
+    ...(r.chart.file === null ? [] : ['', r.chart.note]),
+  ];
 }
 
 function figuresRow(f: RunFigures, differs: string): string[] {
-  return [f.name, when(f.firstDegradeAt), when(f.firstPauseAt), f.leadMs === null ? '—' : leadText(f.leadMs).replace(' refusals peaked', ''), String(f.throttledTicks), String(f.warningTicks), String(f.notices), differs];
+  return [
+    f.name,
+    when(f.firstDegradeAt),
+    when(f.firstPauseAt),
+    f.leadMs === null ? '—' : leadText(f.leadMs).replace(' refusals peaked', ''),
+    String(f.throttledTicks),
+    String(f.warningTicks),
+    String(f.notices),
+    differs,
+  ];
 }
 
 function tuning(r: Review): string[] {
@@ -130,8 +197,20 @@ function tuning(r: Review): string[] {
     `The incident replayed (\`target-health replay --compare\`'s engine) from ${when(t.from)} to ${when(t.to)} at ${minutesText(t.tickMs)} ticks with the people's decisions above, once with the ${t.settingsFrom} and once per candidate. Lead is before refusals peaked in the store; throttled ticks are ticks degrading, resisting, paused or below nominal.`,
     '',
     ...table(
-      ['Settings', 'First warning', 'First pause', 'Lead', 'Throttled ticks', 'Ticks degrading/resisting', 'Notices', 'Ticks that differ (band, controls, notices)'],
-      [figuresRow(t.current, '—'), ...t.candidates.map((c) => figuresRow(c, `${c.differences} (${c.importantDifferences})`))],
+      [
+        'Settings',
+        'First warning',
+        'First pause',
+        'Lead',
+        'Throttled ticks',
+        'Ticks degrading/resisting',
+        'Notices',
+        'Ticks that differ (band, controls, notices)',
+      ],
+      [
+        figuresRow(t.current, '—'),
+        ...t.candidates.map((c) => figuresRow(c, `${c.differences} (${c.importantDifferences})`)),
+      ],
     ),
     '',
   ];
@@ -145,14 +224,34 @@ function tuning(r: Review): string[] {
     );
   }
   for (const c of t.candidates) {
-    const warn = c.firstDegradeAt === null ? 'would not have warned' : c.earlierByMs === null ? 'would have warned (the current settings did not)' : c.earlierByMs === 0 ? 'would have warned at the same tick' : c.earlierByMs > 0 ? `would have warned ${minutesText(c.earlierByMs)} earlier` : `would have warned ${minutesText(-c.earlierByMs)} later`;
-    const throttle = c.throttledLess === 0 ? 'throttled as many ticks' : c.throttledLess > 0 ? `throttled ${c.throttledLess} ticks fewer` : `throttled ${-c.throttledLess} ticks more`;
-    out.push(`- **${c.name}** — ${c.description}: ${warn} and ${throttle}; ${c.importantDifferences} tick(s) differ in band, reasons, controls or notices.`);
+    const warn =
+      c.firstDegradeAt === null
+        ? 'would not have warned'
+        : c.earlierByMs === null
+          ? 'would have warned (the current settings did not)'
+          : c.earlierByMs === 0
+            ? 'would have warned at the same tick'
+            : c.earlierByMs > 0
+              ? `would have warned ${minutesText(c.earlierByMs)} earlier`
+              : `would have warned ${minutesText(-c.earlierByMs)} later`;
+    const throttle =
+      c.throttledLess === 0
+        ? 'throttled as many ticks'
+        : c.throttledLess > 0
+          ? `throttled ${c.throttledLess} ticks fewer`
+          : `throttled ${-c.throttledLess} ticks more`;
+    out.push(
+      `- **${c.name}** — ${c.description}: ${warn} and ${throttle}; ${c.importantDifferences} tick(s) differ in band, reasons, controls or notices.`,
+    );
   }
   out.push(
     '',
-    t.warnedEarliest === null ? '**Warned earlier:** none of the candidates.' : `**Warned earliest:** ${t.warnedEarliest}.`,
-    t.throttledLeast === null ? '**Throttled less:** none of the candidates.' : `**Throttled least:** ${t.throttledLeast}.`,
+    t.warnedEarliest === null
+      ? '**Warned earlier:** none of the candidates.'
+      : `**Warned earliest:** ${t.warnedEarliest}.`,
+    t.throttledLeast === null
+      ? '**Throttled less:** none of the candidates.'
+      : `**Throttled least:** ${t.throttledLeast}.`,
     '',
     `To look tick by tick: \`target-health replay ${r.site} --from ${t.from} --to ${t.to} --tick ${t.tickMs / 1000}s --compare candidate.json\` with a candidate's JSON above in candidate.json.`,
   );
@@ -161,7 +260,11 @@ function tuning(r: Review): string[] {
 
 export function renderReview(r: Review): string {
   const sections = [
-    [`# Incident review: ${r.site}, ${when(r.window.from)} → ${when(r.window.to)}`, '', `Around ${when(r.incidentAt)} (\`target-health review ${r.site} --incident ${r.incidentAt}\`).`],
+    [
+      `# Incident review: ${r.site}, ${when(r.window.from)} → ${when(r.window.to)}`,
+      '',
+      `Around ${when(r.incidentAt)} (\`target-health review ${r.site} --incident ${r.incidentAt}\`).`,
+    ],
     summary(r),
     timeline(r),
     lead(r),

@@ -112,7 +112,12 @@ export const reviewSchema = z.object({
   decisions: z.array(decisionSchema),
   /** Canary evidence over the window: the product's canary runs by result, and the crawlers' own canary requests. */
   canaries: z.object({
-    product: z.object({ pass: z.number().int(), mismatch: z.number().int(), blocked: z.number().int(), error: z.number().int() }),
+    product: z.object({
+      pass: z.number().int(),
+      mismatch: z.number().int(),
+      blocked: z.number().int(),
+      error: z.number().int(),
+    }),
     crawler: z.object({ requests: z.number().int(), failed: z.number().int() }),
   }),
   /** The chart beside the review (its path relative to the Markdown), or null with why. */

@@ -44,18 +44,35 @@ export function builtInCandidates(current: SiteHealthConfig): Candidate[] {
     out.push({
       name: 'earlier throttle',
       description: `degrade below ${healthyMin + EARLIER_THROTTLE_POINTS} instead of ${healthyMin}: {"scoring": {"bands": {"healthyMin": ${healthyMin + EARLIER_THROTTLE_POINTS}}}}`,
-      config: { ...current, scoring: { ...current.scoring, bands: { ...current.scoring.bands, healthyMin: healthyMin + EARLIER_THROTTLE_POINTS } } },
+      config: {
+        ...current,
+        scoring: {
+          ...current.scoring,
+          bands: { ...current.scoring.bands, healthyMin: healthyMin + EARLIER_THROTTLE_POINTS },
+        },
+      },
     });
   }
   return out;
 }
 
 function throttledTick(t: ReplayResult['ticks'][number], policy: ActionPolicy): boolean {
-  return t.band === 'degrading' || t.band === 'resisting' || t.controls?.paused === true || (t.controls !== null && isThrottled(t.controls, policy));
+  return (
+    t.band === 'degrading' ||
+    t.band === 'resisting' ||
+    t.controls?.paused === true ||
+    (t.controls !== null && isThrottled(t.controls, policy))
+  );
 }
 
 /** One replay's figures; `peakReachedAt` (epoch ms) is when refusals peaked in the store, or null. */
-export function runFigures(name: string, description: string, r: ReplayResult, policy: ActionPolicy, peakReachedAt: number | null): RunFigures {
+export function runFigures(
+  name: string,
+  description: string,
+  r: ReplayResult,
+  policy: ActionPolicy,
+  peakReachedAt: number | null,
+): RunFigures {
   const first = r.summary.firstDegradeAt;
   return {
     name,
@@ -70,14 +87,18 @@ export function runFigures(name: string, description: string, r: ReplayResult, p
 }
 
 /** A candidate's figures against the current settings' replay. */
-export function candidateFigures(current: { result: ReplayResult; figures: RunFigures }, candidate: { result: ReplayResult; figures: RunFigures }): CandidateFigures {
+export function candidateFigures(
+  current: { result: ReplayResult; figures: RunFigures },
+  candidate: { result: ReplayResult; figures: RunFigures },
+): CandidateFigures {
   const diff = compareReplays(current.result, candidate.result);
   const a = current.figures.firstDegradeAt;
   const b = candidate.figures.firstDegradeAt;
   return {
     ...candidate.figures,
     differences: diff.differences.length,
-    importantDifferences: diff.differences.filter((d) => d.fields.some((f) => f !== 'score' && f !== 'smoothedScore')).length,
+    importantDifferences: diff.differences.filter((d) => d.fields.some((f) => f !== 'score' && f !== 'smoothedScore'))
+      .length,
     earlierByMs: a === null || b === null ? null : Date.parse(a) - Date.parse(b),
     throttledLess: current.figures.throttledTicks - candidate.figures.throttledTicks,
   };
@@ -85,7 +106,9 @@ export function candidateFigures(current: { result: ReplayResult; figures: RunFi
 
 /** The candidate that warned earliest (before the current settings, or where they never warned), if any. */
 export function warnedEarliest(current: RunFigures, candidates: readonly CandidateFigures[]): string | null {
-  const better = candidates.filter((c) => c.firstDegradeAt !== null && (current.firstDegradeAt === null || (c.earlierByMs ?? 0) > 0));
+  const better = candidates.filter(
+    (c) => c.firstDegradeAt !== null && (current.firstDegradeAt === null || (c.earlierByMs ?? 0) > 0),
+  );
   if (better.length === 0) return null;
   return better.reduce((best, c) => (Date.parse(c.firstDegradeAt!) < Date.parse(best.firstDegradeAt!) ? c : best)).name;
 }

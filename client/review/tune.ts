@@ -23,7 +23,9 @@ export const AFTER_MS = 15 * 60_000;
 
 /** Stored decisions as the replay takes them (the loop's own decision schemas validate them again). */
 export function replayDecisions(decisions: readonly StoredDecision[]): ReturnType<typeof parseDecisionsFile> {
-  return parseDecisionsFile(decisions.map((d) => ({ at: d.at.toISOString(), kind: d.kind, who: d.who, why: d.why, ...(d.mode ?? {}) })));
+  return parseDecisionsFile(
+    decisions.map((d) => ({ at: d.at.toISOString(), kind: d.kind, who: d.who, why: d.why, ...(d.mode ?? {}) })),
+  );
 }
 
 export interface TuneInput {
@@ -44,14 +46,36 @@ export async function tune(pool: Pool, input: TuneInput): Promise<Tuning> {
   if (!parsed.ok) throw new Error(`stored decisions of ${input.site} do not parse: ${parsed.message}`);
   const at = tickTimes(from, to, tickMs);
   const run = (config: SiteHealthConfig): Promise<ReplayResult> =>
-    replaySite(pool, { site: input.site, from, to, tickMs, at, config: { ...config, tickIntervalMs: tickMs }, decisions: parsed.decisions });
+    replaySite(pool, {
+      site: input.site,
+      from,
+      to,
+      tickMs,
+      at,
+      config: { ...config, tickIntervalMs: tickMs },
+      decisions: parsed.decisions,
+    });
 
   const currentResult = await run(input.current.config);
-  const current = { result: currentResult, figures: runFigures('current', `current settings (${input.current.settingsFrom})`, currentResult, input.current.config.policy, input.peakReachedAt) };
+  const current = {
+    result: currentResult,
+    figures: runFigures(
+      'current',
+      `current settings (${input.current.settingsFrom})`,
+      currentResult,
+      input.current.config.policy,
+      input.peakReachedAt,
+    ),
+  };
   const candidates = [];
   for (const c of input.candidates) {
     const result = await run(c.config);
-    candidates.push(candidateFigures(current, { result, figures: runFigures(c.name, c.description, result, c.config.policy, input.peakReachedAt) }));
+    candidates.push(
+      candidateFigures(current, {
+        result,
+        figures: runFigures(c.name, c.description, result, c.config.policy, input.peakReachedAt),
+      }),
+    );
   }
   return {
     from: from.toISOString(),

@@ -11,17 +11,36 @@
  */
 import type { HealthBand } from '../../common/names';
 import type { SiteTick } from '../../scoring/site-state';
-import { type Controls, changedFields, degradeStep, describeChange, isThrottled, meaningfulCost, nominalControls, pausedControls, restoreStep } from '../controls';
+import {
+  type Controls,
+  changedFields,
+  degradeStep,
+  describeChange,
+  isThrottled,
+  meaningfulCost,
+  nominalControls,
+  pausedControls,
+  restoreStep,
+} from '../controls';
 import { describeSignals, scoreLine } from '../notices';
 import type { TickAssessment } from '../tick-assessment';
 import type { LoopConfig, TickDraft } from './types';
 
-function bandReason(band: HealthBand, t: TickAssessment, smoothed: number | null, config: LoopConfig, heldForRoutes: boolean): string {
+function bandReason(
+  band: HealthBand,
+  t: TickAssessment,
+  smoothed: number | null,
+  config: LoopConfig,
+  heldForRoutes: boolean,
+): string {
   const a = t.assessment;
   const reasons = a.reasons.length > 0 ? a.reasons.join(', ') : 'no reasons';
   const score = `score ${a.health.score ?? '—'}${smoothed === null ? '' : `, smoothed ${smoothed}`}`;
   // Judgement 2 says why there is no score: too little current traffic is not learning.
-  let held = config.judgement >= 2 && a.state === 'insufficient-data' ? `; band held, too little current traffic (${a.health.window.requests} requests, needs ${config.scoring.health.minRequests})` : '';
+  let held =
+    config.judgement >= 2 && a.state === 'insufficient-data'
+      ? `; band held, too little current traffic (${a.health.window.requests} requests, needs ${config.scoring.health.minRequests})`
+      : '';
   // Judgement 3: held while the routes that pull the score down are being confirmed.
   if (heldForRoutes) held += `; ${routeHoldText(t) ?? ''}`;
   switch (band) {
@@ -43,7 +62,10 @@ export function routeHoldText(t: TickAssessment): string | null {
   const hold = t.assessment.routeHold ?? null;
   if (hold === null) return null;
   const one = hold.routes.length === 1;
-  const routes = hold.routes.length > 3 ? `${hold.routes.slice(0, 3).join(', ')} and ${hold.routes.length - 3} more` : hold.routes.join(', ');
+  const routes =
+    hold.routes.length > 3
+      ? `${hold.routes.slice(0, 3).join(', ')} and ${hold.routes.length - 3} more`
+      : hold.routes.join(', ');
   return `band held while ${routes} ${one ? 'is' : 'are'} confirmed as a route problem (score ${hold.score} without ${one ? 'it' : 'them'})`;
 }
 
@@ -70,7 +92,14 @@ function paceFor(band: HealthBand, d: TickDraft, config: LoopConfig): Pace {
 }
 
 /** The band's controls for this tick, from the current ones (null: the site has none yet). */
-function bandControls(band: HealthBand, current: Controls | null, config: LoopConfig, costMultiplier: number, reason: string, pace: Pace): { next: Controls; creditMs: number } {
+function bandControls(
+  band: HealthBand,
+  current: Controls | null,
+  config: LoopConfig,
+  costMultiplier: number,
+  reason: string,
+  pace: Pace,
+): { next: Controls; creditMs: number } {
   const { policy } = config;
   const base = current ?? nominalControls(policy, band, reason);
   switch (band) {
@@ -85,7 +114,8 @@ function bandControls(band: HealthBand, current: Controls | null, config: LoopCo
       // A band entered this tick gets its first step now; a band that holds gets more as they fall due.
       let next: Controls = { ...base, band, reason };
       for (let i = 0; i < pace.steps; i += 1) {
-        const cost = config.judgement >= 2 ? meaningfulCost(next.effectiveCostMultiplier, costMultiplier, policy) : costMultiplier;
+        const cost =
+          config.judgement >= 2 ? meaningfulCost(next.effectiveCostMultiplier, costMultiplier, policy) : costMultiplier;
         next = degradeStep(next, policy, cost, reason);
       }
       return { next, creditMs: pace.creditMs };
@@ -135,8 +165,16 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
   // no time towards the next step.
   // Judgement 3: so does a tick held while routes are being confirmed (its score is the routes' doing).
   const noEvidence = a.health.score === null || step.heldForRoutes === true;
-  const hold = prev.controls !== null && band === prev.band && noEvidence && !a.totalRefusal.totalRefusal && a.majorityRefusal?.majorityRefusal !== true;
-  const planned = hold && prev.controls !== null ? { next: prev.controls, creditMs: prev.stepCreditMs } : bandControls(band, prev.controls, config, step.effectiveCostMultiplier, reason, paceFor(band, d, config));
+  const hold =
+    prev.controls !== null &&
+    band === prev.band &&
+    noEvidence &&
+    !a.totalRefusal.totalRefusal &&
+    a.majorityRefusal?.majorityRefusal !== true;
+  const planned =
+    hold && prev.controls !== null
+      ? { next: prev.controls, creditMs: prev.stepCreditMs }
+      : bandControls(band, prev.controls, config, step.effectiveCostMultiplier, reason, paceFor(band, d, config));
   const next = planned.next;
   d.state.band = band;
   d.state.stepCreditMs = planned.creditMs;

@@ -24,7 +24,12 @@ export function planFailedTick(prev: LoopState, failed: FailedTick, config: Loop
   const state: LoopState = {
     ...prev,
     tick: failed.tick,
-    problem: { kind: 'assessment_failed', since: episode?.since ?? failed.at, ticks: (episode?.ticks ?? 0) + 1, message },
+    problem: {
+      kind: 'assessment_failed',
+      since: episode?.since ?? failed.at,
+      ticks: (episode?.ticks ?? 0) + 1,
+      message,
+    },
   };
   const summary: TickSummary = {
     tick: failed.tick,

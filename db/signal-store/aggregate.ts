@@ -15,7 +15,11 @@ export interface ClassifiedEvent {
 export type RollupLevel = 'minute' | 'hour' | 'day';
 export const ROLLUP_LEVELS: readonly RollupLevel[] = ['minute', 'hour', 'day'];
 /** The rollup table of each level: fixed names (never built from input), the only ones SQL may interpolate. */
-export const ROLLUP_TABLE: Readonly<Record<RollupLevel, string>> = { minute: 'rollup_minute', hour: 'rollup_hour', day: 'rollup_day' };
+export const ROLLUP_TABLE: Readonly<Record<RollupLevel, string>> = {
+  minute: 'rollup_minute',
+  hour: 'rollup_hour',
+  day: 'rollup_day',
+};
 const LEVEL_MS: Record<RollupLevel, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 
 /** The all-routes row; it alone carries the latency histogram. */
@@ -91,7 +95,12 @@ export interface NormDelta {
   bytesHist: number[];
 }
 
-function emptyDelta(site: string, bucket: number, key: string, route: RequestOutcomeEvent['route'] | null): RollupDelta {
+function emptyDelta(
+  site: string,
+  bucket: number,
+  key: string,
+  route: RequestOutcomeEvent['route'] | null,
+): RollupDelta {
   return {
     site,
     bucket,
@@ -213,7 +222,11 @@ export class BatchAggregator {
       let bySite = slots.get(e.site);
       if (!bySite) slots.set(e.site, (bySite = new Map<number, Slot>()));
       slot = bySite.get(bucket);
-      if (!slot) bySite.set(bucket, (slot = { all: emptyDelta(e.site, bucket, ALL_ROUTES, null), routes: new Map<string, RollupDelta>() }));
+      if (!slot)
+        bySite.set(
+          bucket,
+          (slot = { all: emptyDelta(e.site, bucket, ALL_ROUTES, null), routes: new Map<string, RollupDelta>() }),
+        );
       this.lastSlot = slot;
       this.lastBucket = bucket;
       this.lastSite = e.site;
@@ -224,7 +237,15 @@ export class BatchAggregator {
     let one = slot.routes.get(rk);
     if (!one) slot.routes.set(rk, (one = emptyDelta(e.site, bucket, rk, e.route)));
     add(one, e, c, latencyBucket);
-    if (c.outcome === 'ok' && e.pageType !== undefined && !e.canary && e.status !== undefined && e.status >= 200 && e.status < 300) this.addNorm(e, e.pageType);
+    if (
+      c.outcome === 'ok' &&
+      e.pageType !== undefined &&
+      !e.canary &&
+      e.status !== undefined &&
+      e.status >= 200 &&
+      e.status < 300
+    )
+      this.addNorm(e, e.pageType);
   }
 
   /**
@@ -239,7 +260,15 @@ export class BatchAggregator {
     if (!byDay) byType.set(pageType, (byDay = new Map<number, NormDelta>()));
     let d = byDay.get(day);
     if (!d) {
-      d = { site: e.site, pageType, day, responses: 0, withRecords: 0, extractions: 0, bytesHist: emptyHistogram(BYTES_HISTOGRAM) };
+      d = {
+        site: e.site,
+        pageType,
+        day,
+        responses: 0,
+        withRecords: 0,
+        extractions: 0,
+        bytesHist: emptyHistogram(BYTES_HISTOGRAM),
+      };
       byDay.set(day, d);
     }
     if (e.bytes !== undefined) {
@@ -411,9 +440,21 @@ function mergeNorm(into: NormDelta, d: NormDelta): void {
 }
 
 function compareDeltas(a: RollupDelta, b: RollupDelta): number {
-  return a.site < b.site ? -1 : a.site > b.site ? 1 : a.bucket - b.bucket || (a.routeKey < b.routeKey ? -1 : a.routeKey > b.routeKey ? 1 : 0);
+  return a.site < b.site
+    ? -1
+    : a.site > b.site
+      ? 1
+      : a.bucket - b.bucket || (a.routeKey < b.routeKey ? -1 : a.routeKey > b.routeKey ? 1 : 0);
 }
 
 function compareNorms(a: NormDelta, b: NormDelta): number {
-  return a.site < b.site ? -1 : a.site > b.site ? 1 : a.pageType < b.pageType ? -1 : a.pageType > b.pageType ? 1 : a.day - b.day;
+  return a.site < b.site
+    ? -1
+    : a.site > b.site
+      ? 1
+      : a.pageType < b.pageType
+        ? -1
+        : a.pageType > b.pageType
+          ? 1
+          : a.day - b.day;
 }

@@ -85,7 +85,9 @@ export class CardinalityGuard {
         continue;
       }
       // Locks in sorted order (entries are sorted): two batches never wait for each other in a cycle.
-      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`target-health:cardinality:${site}:${day}`]);
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+        `target-health:cardinality:${site}:${day}`,
+      ]);
       const stored = await storedKeys(client, site, day);
       read.set(entryId, stored);
       const decided: Known = { routes: new Set(stored.routes), pageTypes: new Set(stored.pageTypes) };
@@ -112,7 +114,10 @@ export class CardinalityGuard {
         for (const entryId of new Set([...read.keys(), ...written.routes.keys(), ...written.pageTypes.keys()])) {
           this.remember(entryId, {
             routes: new Set([...(read.get(entryId)?.routes ?? []), ...(written.routes.get(entryId)?.keys ?? [])]),
-            pageTypes: new Set([...(read.get(entryId)?.pageTypes ?? []), ...(written.pageTypes.get(entryId)?.keys ?? [])]),
+            pageTypes: new Set([
+              ...(read.get(entryId)?.pageTypes ?? []),
+              ...(written.pageTypes.get(entryId)?.keys ?? []),
+            ]),
           });
         }
       },
@@ -144,11 +149,10 @@ async function storedKeys(client: PoolClient, site: string, day: number): Promis
       'SELECT route_key AS key FROM rollup_day WHERE site = $1 AND bucket = $2 AND route_key <> $3 AND route_key <> $4',
       [site, at, ALL_ROUTES, OTHER_ROUTES],
     ),
-    await client.query<{ key: string }>('SELECT page_type AS key FROM page_norms_day WHERE site = $1 AND day = $2 AND page_type <> $3', [
-      site,
-      at.toISOString().slice(0, 10),
-      OTHER_PAGE_TYPE,
-    ]),
+    await client.query<{ key: string }>(
+      'SELECT page_type AS key FROM page_norms_day WHERE site = $1 AND day = $2 AND page_type <> $3',
+      [site, at.toISOString().slice(0, 10), OTHER_PAGE_TYPE],
+    ),
   ];
   return { routes: new Set(routes.rows.map((r) => r.key)), pageTypes: new Set(pageTypes.rows.map((r) => r.key)) };
 }

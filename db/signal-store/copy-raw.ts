@@ -18,7 +18,9 @@ const NEEDS_COPY_ESCAPE = /[\\\t\n\r]/;
 /** A text field in COPY's text format; `\N` is NULL. */
 export function field(v: string | null | undefined): string {
   if (v === null || v === undefined) return '\\N';
-  return NEEDS_COPY_ESCAPE.test(v) ? v.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : v;
+  return NEEDS_COPY_ESCAPE.test(v)
+    ? v.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'))
+    : v;
 }
 
 const num = (v: number | null | undefined): string => (v === null || v === undefined ? '\\N' : String(v));
@@ -54,10 +56,46 @@ export function isoTimestamp(ms: number): string {
 export function copyRow(e: RequestOutcomeEvent, c: Classification): string {
   const x = e.extraction;
   return (
-    isoTimestamp(e.ts) + '\t' + field(e.site) + '\t' + field(e.eventId) + '\t' + field(e.route.country) + '\t' + field(e.route.pool) + '\t' +
-    field(e.route.session) + '\t' + field(e.pageType) + '\t' + num(e.status) + '\t' + field(e.networkError) + '\t' + String(e.latencyMs) + '\t' +
-    num(e.bytes) + '\t' + num(e.retries) + '\t' + num(e.credits) + '\t' + field(x?.result) + '\t' + textArrayField(x?.missingFields) + '\t' +
-    num(x?.validRecords) + '\t' + (e.canary ? 't' : 'f') + '\t' + c.outcome + '\t' + c.rule + '\t' + field(c.evidence?.markerId) + '\n'
+    isoTimestamp(e.ts) +
+    '\t' +
+    field(e.site) +
+    '\t' +
+    field(e.eventId) +
+    '\t' +
+    field(e.route.country) +
+    '\t' +
+    field(e.route.pool) +
+    '\t' +
+    field(e.route.session) +
+    '\t' +
+    field(e.pageType) +
+    '\t' +
+    num(e.status) +
+    '\t' +
+    field(e.networkError) +
+    '\t' +
+    String(e.latencyMs) +
+    '\t' +
+    num(e.bytes) +
+    '\t' +
+    num(e.retries) +
+    '\t' +
+    num(e.credits) +
+    '\t' +
+    field(x?.result) +
+    '\t' +
+    textArrayField(x?.missingFields) +
+    '\t' +
+    num(x?.validRecords) +
+    '\t' +
+    (e.canary ? 't' : 'f') +
+    '\t' +
+    c.outcome +
+    '\t' +
+    c.rule +
+    '\t' +
+    field(c.evidence?.markerId) +
+    '\n'
   );
 }
 

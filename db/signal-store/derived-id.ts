@@ -19,9 +19,11 @@ const ID_CHARS = 22;
 export function derivedEventId(event: RequestOutcomeEvent): string {
   const [fields, headers, title, body] = canonicalEventParts(event);
   // The common event has neither title nor body: one-shot hash of one short string.
-  if (title === null && body === null && headers === 'null') return DERIVED_ID_PREFIX + hash('sha256', fields, 'base64url').slice(0, ID_CHARS);
+  if (title === null && body === null && headers === 'null')
+    return DERIVED_ID_PREFIX + hash('sha256', fields, 'base64url').slice(0, ID_CHARS);
   const h = createHash('sha256').update(fields);
   // Each piece with its length first, so that moving text from one piece to the next changes the id.
-  for (const part of [headers, title, body]) h.update(part === null ? '\nnull' : `\n${part.length}:`).update(part ?? '');
+  for (const part of [headers, title, body])
+    h.update(part === null ? '\nnull' : `\n${part.length}:`).update(part ?? '');
   return DERIVED_ID_PREFIX + h.digest('base64url').slice(0, ID_CHARS);
 }

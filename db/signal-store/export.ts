@@ -62,7 +62,10 @@ export function exportedEvent(row: RawRow, shiftMs: number): ExportedEvent {
   }
   if (row.canary) event.canary = true;
   event.outcome = row.outcome;
-  event.outcomeReason = `exported: ${row.rule}${row.marker_id === null ? '' : ` (${row.marker_id})`}`.slice(0, MAX_REASON);
+  event.outcomeReason = `exported: ${row.rule}${row.marker_id === null ? '' : ` (${row.marker_id})`}`.slice(
+    0,
+    MAX_REASON,
+  );
   return event;
 }
 
@@ -70,7 +73,13 @@ export function exportedEvent(row: RawRow, shiftMs: number): ExportedEvent {
  * The site's stored events with `from <= ts < to`, oldest first, a page at a time, each moved by
  * `shiftMs`. Reads through the raw table's (ts, site, event_id) index, one keyset page per query.
  */
-export async function* exportEvents(pool: Pool, site: string, from: Date, to: Date, shiftMs = 0): AsyncGenerator<ExportedEvent[]> {
+export async function* exportEvents(
+  pool: Pool,
+  site: string,
+  from: Date,
+  to: Date,
+  shiftMs = 0,
+): AsyncGenerator<ExportedEvent[]> {
   let after: { ts: Date; eventId: string | null } | undefined;
   for (;;) {
     const { rows } = await pool.query<RawRow>(

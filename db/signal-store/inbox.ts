@@ -22,7 +22,12 @@ export interface InboxBatch {
   receivedAt: Date;
 }
 
-const rowSchema = z.object({ batch_id: z.string(), events: z.instanceof(Buffer), event_count: z.number().int(), received_at: z.date() });
+const rowSchema = z.object({
+  batch_id: z.string(),
+  events: z.instanceof(Buffer),
+  event_count: z.number().int(),
+  received_at: z.date(),
+});
 
 /** The oldest batch no other transaction holds, locked until the caller's transaction ends; undefined: none. */
 export async function claimInboxBatch(tx: Queryable): Promise<InboxBatch | undefined> {

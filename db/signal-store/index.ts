@@ -5,7 +5,14 @@ import type { Pool } from '../pool';
 import { createIngester, type Ingester } from './ingest';
 import type { IngestResult } from './types';
 
-export { createIngester, parseBatch, isDataError, type Ingester, type IngesterOptions, type StoreResult } from './ingest';
+export {
+  createIngester,
+  parseBatch,
+  isDataError,
+  type Ingester,
+  type IngesterOptions,
+  type StoreResult,
+} from './ingest';
 export { DEFAULT_CARDINALITY_CAPS, type CardinalityCaps } from './cardinality';
 export { derivedEventId } from './derived-id';
 export { readSiteWindows, windowBounds } from './read-windows';

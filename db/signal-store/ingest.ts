@@ -61,7 +61,12 @@ export interface ParseBatchOptions {
  * an event left without an id gets one derived from its content. Events outside the time horizon
  * around `now` are rejected (signals/horizon.ts).
  */
-export function parseBatch(inputs: readonly unknown[], firstLine = 1, defaultIds?: readonly string[], options: ParseBatchOptions = {}): ParsedBatch {
+export function parseBatch(
+  inputs: readonly unknown[],
+  firstLine = 1,
+  defaultIds?: readonly string[],
+  options: ParseBatchOptions = {},
+): ParsedBatch {
   const now = options.now ?? Date.now();
   const horizon = options.horizon ?? EVENT_HORIZON;
   const oldest = now - horizon.maxAgeMs;
@@ -81,7 +86,10 @@ export function parseBatch(inputs: readonly unknown[], firstLine = 1, defaultIds
       event = slow.event;
     }
     if (event.ts < oldest || event.ts > newest) {
-      rejected.push({ line: firstLine + i, errors: [horizonProblem(event.ts, now, horizon, (raw as { ts?: unknown }).ts)!] });
+      rejected.push({
+        line: firstLine + i,
+        errors: [horizonProblem(event.ts, now, horizon, (raw as { ts?: unknown }).ts)!],
+      });
       continue;
     }
     // Both parsers return a new object: setting the id here never touches the caller's input.
@@ -205,7 +213,10 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
     for (let i = 0; i < n; i++) {
       const e = events[i]!;
       // Both parsers produce whole milliseconds; a hand-built event must too (the row format needs it).
-      if (!Number.isSafeInteger(e.ts)) throw new TypeError(`event ${i}: ts must be whole epoch milliseconds (got ${e.ts}); parse events with parseEvent`);
+      if (!Number.isSafeInteger(e.ts))
+        throw new TypeError(
+          `event ${i}: ts must be whole epoch milliseconds (got ${e.ts}); parse events with parseEvent`,
+        );
       const day = bucketStart('day', e.ts);
       dayOf[i] = day;
       if (day === lastDay && e.site === lastSite) continue;
@@ -288,7 +299,11 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
     // Minute rows are written only for the days retention keeps them (judged once, for the whole batch).
     const minuteFrom = firstMinuteDay(options.minuteDays, clock());
     const { classifications, payload, aggregator, days } = await prepare(events, minuteFrom);
-    await ensureBatchPartitions(pool, days, minuteFrom === undefined ? [...days] : [...days].filter((day) => day >= minuteFrom));
+    await ensureBatchPartitions(
+      pool,
+      days,
+      minuteFrom === undefined ? [...days] : [...days].filter((day) => day >= minuteFrom),
+    );
     for (let attempt = 1; ; attempt++) {
       const client = await pool.connect();
       // A connection that failed below the SQL level (lost, or timed out on our side) is not reused.
@@ -300,7 +315,10 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
         let stored = aggregator;
         if (!(await copyUnlessRepeated(client, payload.bytes()))) {
           // The batch repeats stored event ids: insert what is new, and aggregate only that.
-          const fresh = await insertRawSkippingRepeats(client, events.map((event, i) => ({ event, classification: classifications[i]! })));
+          const fresh = await insertRawSkippingRepeats(
+            client,
+            events.map((event, i) => ({ event, classification: classifications[i]! })),
+          );
           stored = new BatchAggregator(minuteFrom === undefined ? {} : { minuteFrom });
           for (const { event, classification } of fresh) stored.add(event, classification);
           inserted = fresh.length;
@@ -342,7 +360,8 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
     } catch (err) {
       if (!isDataError(err)) throw err;
       const lineOf = (i: number) => lines?.[i] ?? i + 1;
-      if (events.length === 1) return { inserted: 0, duplicates: 0, rejected: [{ line: lineOf(0), errors: [refusal(err)] }] };
+      if (events.length === 1)
+        return { inserted: 0, duplicates: 0, rejected: [{ line: lineOf(0), errors: [refusal(err)] }] };
       const mid = Math.ceil(events.length / 2);
       const numbers = Array.from({ length: events.length }, (_, i) => lineOf(i));
       const first = await store(events.slice(0, mid), numbers.slice(0, mid));
@@ -359,10 +378,21 @@ export function createIngester(pool: Pool, options: IngesterOptions = {}): Inges
     contexts,
     store,
     async ingest(inputs, firstLine = 1, defaultIds) {
-      const parsed = parseBatch(inputs, firstLine, defaultIds, { now: clock(), ...(options.horizon ? { horizon: options.horizon } : {}) });
+      const parsed = parseBatch(inputs, firstLine, defaultIds, {
+        now: clock(),
+        ...(options.horizon ? { horizon: options.horizon } : {}),
+      });
       const stored = await store(parsed.events, parsed.lines);
-      const rejected = stored.rejected.length === 0 ? parsed.rejected : [...parsed.rejected, ...stored.rejected].sort((a, b) => a.line - b.line);
-      return { accepted: stored.inserted + stored.duplicates, inserted: stored.inserted, duplicates: stored.duplicates, rejected };
+      const rejected =
+        stored.rejected.length === 0
+          ? parsed.rejected
+          : [...parsed.rejected, ...stored.rejected].sort((a, b) => a.line - b.line);
+      return {
+        accepted: stored.inserted + stored.duplicates,
+        inserted: stored.inserted,
+        duplicates: stored.duplicates,
+        rejected,
+      };
     },
   };
 }
@@ -379,7 +409,11 @@ interface Prepared {
  * yet). Without such rows, the window's norms as they are. A resent batch counts its already stored
  * events twice here (stored and pending): the same pages twice leave a day's median and rate as they are.
  */
-function withPending(window: NormWindow, pending: ReadonlyMap<string, ReadonlyMap<number, DayNorm>>, day: number): Map<string, Norms> {
+function withPending(
+  window: NormWindow,
+  pending: ReadonlyMap<string, ReadonlyMap<number, DayNorm>>,
+  day: number,
+): Map<string, Norms> {
   const { from, to } = normWindow(day);
   let rows: Map<string, DayNorm[]> | undefined;
   for (const [pageType, byDay] of pending) {
@@ -417,7 +451,11 @@ function addKey(into: Map<string, DayKeys>, site: string, day: number, key: stri
   entry.keys.add(key);
 }
 
-async function ensureBatchPartitions(pool: Pool, days: ReadonlySet<number>, minuteDays: readonly number[]): Promise<void> {
+async function ensureBatchPartitions(
+  pool: Pool,
+  days: ReadonlySet<number>,
+  minuteDays: readonly number[],
+): Promise<void> {
   // One instant per distinct day is enough for every table's granularity (day, month, year).
   await ensurePartitions(pool, 'request_events', days);
   // No empty minute partitions for days whose minute rows retention would drop.
@@ -447,7 +485,10 @@ async function copyUnlessRepeated(client: PoolClient, payload: Buffer): Promise<
  * The conflict-aware path, for a batch that repeats stored event ids: INSERT ... ON CONFLICT DO
  * NOTHING, returning the keys actually inserted so that only those events reach the rollups.
  */
-async function insertRawSkippingRepeats(client: PoolClient, batch: readonly ClassifiedEvent[]): Promise<ClassifiedEvent[]> {
+async function insertRawSkippingRepeats(
+  client: PoolClient,
+  batch: readonly ClassifiedEvent[],
+): Promise<ClassifiedEvent[]> {
   const n = batch.length;
   const cols = {
     ord: new Array<number>(n),
@@ -491,7 +532,10 @@ async function insertRawSkippingRepeats(client: PoolClient, batch: readonly Clas
     cols.extraction[i] = e.extraction?.result ?? null;
     // text[] per row cannot travel inside a text[][] of ragged rows: send each row's array literal as
     // text and cast it in SQL (not JSON: jsonb refuses some strings text[] takes).
-    cols.missing[i] = e.extraction?.missingFields && e.extraction.missingFields.length > 0 ? textArray(e.extraction.missingFields) : null;
+    cols.missing[i] =
+      e.extraction?.missingFields && e.extraction.missingFields.length > 0
+        ? textArray(e.extraction.missingFields)
+        : null;
     cols.validRecords[i] = e.extraction?.validRecords ?? null;
     cols.canary[i] = e.canary ?? false;
     cols.outcome[i] = c.outcome;
@@ -533,8 +577,13 @@ async function insertRawSkippingRepeats(client: PoolClient, batch: readonly Clas
     textArray(cols.rule),
     textArray(cols.marker),
   ];
-  const { rows } = await client.query<{ site: string; event_id: string | null; ts: Date }>(`${sql} RETURNING site, event_id, ts`, params);
-  const insertedKeys = new Set(rows.filter((r) => r.event_id !== null).map((r) => `${r.site}\u0000${r.event_id}\u0000${r.ts.getTime()}`));
+  const { rows } = await client.query<{ site: string; event_id: string | null; ts: Date }>(
+    `${sql} RETURNING site, event_id, ts`,
+    params,
+  );
+  const insertedKeys = new Set(
+    rows.filter((r) => r.event_id !== null).map((r) => `${r.site}\u0000${r.event_id}\u0000${r.ts.getTime()}`),
+  );
   return batch.filter((b) => {
     if (b.event.eventId === undefined) return true;
     const key = `${b.event.site}\u0000${b.event.eventId}\u0000${b.event.ts}`;

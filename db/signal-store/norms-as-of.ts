@@ -97,7 +97,9 @@ export function upperMedian(values: readonly number[]): number | undefined {
 function sizeNorm(days: readonly MergedDay[]): Norms['sizeNorm'] {
   const voting = days.filter((d) => d.hist !== null && d.responses >= MIN_DAY_SAMPLES);
   if (voting.length > 0) {
-    const medians = voting.map((d) => quantile(BYTES_HISTOGRAM, d.hist!, 0.5)).filter((m): m is number => m !== undefined);
+    const medians = voting
+      .map((d) => quantile(BYTES_HISTOGRAM, d.hist!, 0.5))
+      .filter((m): m is number => m !== undefined);
     const median = upperMedian(medians);
     if (median === undefined) return undefined;
     return { medianBytes: median, samples: voting.reduce((n, d) => n + d.responses, 0) };

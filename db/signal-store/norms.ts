@@ -15,7 +15,13 @@
  * from an older catalogue is compiled again on its next use, so the events after a marker-file change
  * are classified with the new markers without waiting for the TTL.
  */
-import { BUILT_IN_CATALOGUE, compileClassifier, type Classifier, type MarkerCatalogue, type Norms } from '@target-health/crawler/events/classify';
+import {
+  BUILT_IN_CATALOGUE,
+  compileClassifier,
+  type Classifier,
+  type MarkerCatalogue,
+  type Norms,
+} from '@target-health/crawler/events/classify';
 import { parseSiteClassifierConfig } from '@target-health/crawler/events/config';
 import type { Pool } from '../pool';
 import { DAY_MS, NORM_DAYS, normWindow, normsAsOf, type DayNorm } from './norms-as-of';
@@ -71,7 +77,10 @@ export function createContextCache(
   const windowKey = (site: string, day: number) => `${site}\u0000${day}`;
 
   async function loadClassifier(site: string, markers: MarkerCatalogue): Promise<Classifier> {
-    const { rows } = await pool.query<{ classifier: unknown }>("SELECT config -> 'classifier' AS classifier FROM sites WHERE site = $1", [site]);
+    const { rows } = await pool.query<{ classifier: unknown }>(
+      "SELECT config -> 'classifier' AS classifier FROM sites WHERE site = $1",
+      [site],
+    );
     const raw = rows[0]?.classifier;
     if (raw === undefined || raw === null) return defaultClassifier(markers);
     const parsed = parseSiteClassifierConfig(raw);
@@ -82,7 +91,14 @@ export function createContextCache(
 
   /** The site's rows of `[from, to)`, per page type: one read for all the windows a batch lacks. */
   async function loadRows(site: string, from: number, to: number): Promise<Map<string, DayNorm[]>> {
-    const { rows } = await pool.query<{ page_type: string; day_ms: number; responses: string; with_records: string; extractions: string; bytes_hist: number[] | null }>(
+    const { rows } = await pool.query<{
+      page_type: string;
+      day_ms: number;
+      responses: string;
+      with_records: string;
+      extractions: string;
+      bytes_hist: number[] | null;
+    }>(
       `SELECT page_type, (extract(epoch FROM day) * 1000)::float8 AS day_ms, responses, with_records, extractions, bytes_hist
        FROM page_norms_day WHERE site = $1 AND day >= $2::date AND day < $3::date`,
       [site, isoDay(from), isoDay(to)],
@@ -152,7 +168,10 @@ export function createContextCache(
         for (const day of missing) {
           const key = windowKey(site, day);
           // Each window keeps the whole read's rows; normsAsOf takes only those of its own days.
-          const entry = { promise: rows.then((r): NormWindow => ({ rows: r, norms: normsAsOf(r, day) })), stale: false };
+          const entry = {
+            promise: rows.then((r): NormWindow => ({ rows: r, norms: normsAsOf(r, day) })),
+            stale: false,
+          };
           loadingWindows.set(key, entry);
           entry.promise
             .then((value) => {

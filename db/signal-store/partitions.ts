@@ -68,9 +68,15 @@ export async function ensurePartitions(pool: Pool, table: PartitionedTable, inst
     await client.query('BEGIN');
     await client.query("SELECT pg_advisory_xact_lock(hashtext('target-health:partitions'))");
     for (const [name, start] of missing) {
-      const { rows } = await client.query<{ created: string }>('SELECT th_ensure_partition($1, $2) AS created', [table, start]);
+      const { rows } = await client.query<{ created: string }>('SELECT th_ensure_partition($1, $2) AS created', [
+        table,
+        start,
+      ]);
       // The function computes the name itself: a different one means the two span tables disagree.
-      if (rows[0]?.created !== name) throw new Error(`th_ensure_partition made ${rows[0]?.created ?? 'nothing'} where ${name} was expected; the span of ${table} differs between partitions.ts and the database`);
+      if (rows[0]?.created !== name)
+        throw new Error(
+          `th_ensure_partition made ${rows[0]?.created ?? 'nothing'} where ${name} was expected; the span of ${table} differs between partitions.ts and the database`,
+        );
     }
     await client.query('COMMIT');
     for (const name of missing.keys()) known.add(name);
@@ -87,7 +93,9 @@ function withGrantHint(err: unknown): unknown {
   if ((err as { code?: unknown } | null)?.code !== '42501') return err;
   const message = err instanceof Error ? err.message : String(err);
   return Object.assign(
-    new Error(`${message}: this database role may not create the signal store's daily partitions; grant it EXECUTE ON FUNCTION th_ensure_partition(text, timestamptz) (docs/security.md)`),
+    new Error(
+      `${message}: this database role may not create the signal store's daily partitions; grant it EXECUTE ON FUNCTION th_ensure_partition(text, timestamptz) (docs/security.md)`,
+    ),
     { code: '42501' },
   );
 }
@@ -115,7 +123,12 @@ export async function listPartitions(db: Pool | PoolClient, table: PartitionedTa
 }
 
 /** Drops the partitions of `table` that end at or before `cutoff`; returns their names. */
-export async function dropPartitionsBefore(pool: Pool, table: PartitionedTable, cutoff: Date, dryRun = false): Promise<string[]> {
+export async function dropPartitionsBefore(
+  pool: Pool,
+  table: PartitionedTable,
+  cutoff: Date,
+  dryRun = false,
+): Promise<string[]> {
   const expired = (await listPartitions(pool, table)).filter((p) => p.end.getTime() <= cutoff.getTime());
   for (const p of expired) {
     if (!dryRun) {

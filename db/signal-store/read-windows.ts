@@ -38,7 +38,8 @@ const ceilTo = (t: number, unit: number): number => Math.ceil(t / unit) * unit;
 export function windowBounds(spec: WindowSpec): SiteWindows['bounds'] {
   const asOf = spec.asOf.getTime();
   const currentTo = floorTo(asOf, MINUTE);
-  const gate = spec.notBefore === null || spec.notBefore === undefined ? -Infinity : ceilTo(spec.notBefore.getTime(), MINUTE);
+  const gate =
+    spec.notBefore === null || spec.notBefore === undefined ? -Infinity : ceilTo(spec.notBefore.getTime(), MINUTE);
   // An empty window (from = to) when the gate is this minute or later: nothing after it has passed yet.
   const currentFrom = Math.min(currentTo, Math.max(currentTo - ceilTo(spec.currentWindowMs, MINUTE), gate));
   const recentFrom = Math.max(currentFrom, currentTo - ceilTo(spec.recentWindowMs ?? DEFAULT_RECENT_MS, MINUTE));
@@ -126,7 +127,6 @@ hist AS (
 )
 SELECT s.*, hist.latency_hist FROM sums s LEFT JOIN hist ON s.route_key = $2`;
 
-
 const BASELINE_PARTS = `
   SELECT * FROM rollup_day WHERE site = $1 AND bucket >= $4 AND bucket < $5
     AND NOT ((bucket AT TIME ZONE 'UTC')::date = ANY($7::date[]))
@@ -204,40 +204,74 @@ function windowOf(rows: readonly Row[]): Window {
 
 /** A row's recent-window counts, in the shape of the row's own (for toRoute). */
 function recentRow(r: Row): Row {
-  return { ...r, requests: r.recent_requests ?? '0', hard_blocks: r.recent_hard_blocks ?? '0', challenges: r.recent_challenges ?? '0', soft_blocks: r.recent_soft_blocks ?? '0', errors: r.recent_errors ?? '0' };
+  return {
+    ...r,
+    requests: r.recent_requests ?? '0',
+    hard_blocks: r.recent_hard_blocks ?? '0',
+    challenges: r.recent_challenges ?? '0',
+    soft_blocks: r.recent_soft_blocks ?? '0',
+    errors: r.recent_errors ?? '0',
+  };
 }
 
 function recentOf(rows: readonly Row[]): RecentWindow {
   const total = rows.find((r) => r.route_key === ALL_ROUTES);
-  const counts = total === undefined ? { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 } : toRoute(recentRow(total));
+  const counts =
+    total === undefined ? { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 } : toRoute(recentRow(total));
   const routes = rows
     .filter((r) => r.route_key !== ALL_ROUTES)
     .map((r) => toRoute(recentRow(r)))
     .filter((r) => r.requests > 0)
     .sort((a, b) => b.requests - a.requests);
-  return { requests: counts.requests, hardBlocks: counts.hardBlocks, challenges: counts.challenges, softBlocks: counts.softBlocks, routes };
+  return {
+    requests: counts.requests,
+    hardBlocks: counts.hardBlocks,
+    challenges: counts.challenges,
+    softBlocks: counts.softBlocks,
+    routes,
+  };
 }
 
 /**
  * The current window: minute rollups in `bounds` (from windowBounds), with the recent window from
  * `recentFrom` (default: the whole current window) to the same end.
  */
-export async function readCurrentWindow(pool: Pool, site: string, bounds: SiteWindows['bounds']['current'], recentFrom: Date = bounds.from): Promise<Window> {
+export async function readCurrentWindow(
+  pool: Pool,
+  site: string,
+  bounds: SiteWindows['bounds']['current'],
+  recentFrom: Date = bounds.from,
+): Promise<Window> {
   // Named: each connection plans it once (it runs every tick of every site, and every replayed tick).
-  const { rows } = await pool.query<Row>({ name: 'th-current-window', text: CURRENT_SQL, values: [site, ALL_ROUTES, bounds.from, bounds.to, recentFrom] });
-  const window = windowOf(rows.map((r) => (r.minute_hists ? { ...r, latency_hist: sumMinuteHistograms(r.minute_hists) } : r)));
+  const { rows } = await pool.query<Row>({
+    name: 'th-current-window',
+    text: CURRENT_SQL,
+    values: [site, ALL_ROUTES, bounds.from, bounds.to, recentFrom],
+  });
+  const window = windowOf(
+    rows.map((r) => (r.minute_hists ? { ...r, latency_hist: sumMinuteHistograms(r.minute_hists) } : r)),
+  );
   return { ...window, recent: recentOf(rows) };
 }
 
 /** The baseline window in `bounds` (from windowBounds), or null when the site had no traffic in it. */
-export async function readBaselineWindow(pool: Pool, site: string, bounds: SiteWindows['bounds']['baseline'], excludeDays: readonly string[] = []): Promise<Window | null> {
+export async function readBaselineWindow(
+  pool: Pool,
+  site: string,
+  bounds: SiteWindows['bounds']['baseline'],
+  excludeDays: readonly string[] = [],
+): Promise<Window | null> {
   const b0 = bounds.from.getTime();
   const b1 = bounds.to.getTime();
   // Whole UTC days inside the baseline; if there are none, hour rollups cover it all.
   let dayFrom = ceilTo(b0, DAY);
   let dayTo = floorTo(b1, DAY);
   if (dayTo <= dayFrom) dayFrom = dayTo = b1;
-  const { rows } = await pool.query<Row>({ name: 'th-baseline-window', text: BASELINE_SQL, values: [site, ALL_ROUTES, bounds.from, new Date(dayFrom), new Date(dayTo), bounds.to, excludeDays] });
+  const { rows } = await pool.query<Row>({
+    name: 'th-baseline-window',
+    text: BASELINE_SQL,
+    values: [site, ALL_ROUTES, bounds.from, new Date(dayFrom), new Date(dayTo), bounds.to, excludeDays],
+  });
   const baseline = windowOf(rows);
   return baseline.requests > 0 ? baseline : null;
 }
@@ -253,6 +287,9 @@ export async function readSiteWindows(
   readBaseline: typeof readBaselineWindow = readBaselineWindow,
 ): Promise<SiteWindows> {
   const bounds = windowBounds(spec);
-  const [current, baseline] = await Promise.all([readCurrentWindow(pool, site, bounds.current, bounds.recent.from), readBaseline(pool, site, bounds.baseline, spec.excludeDays ?? [])]);
+  const [current, baseline] = await Promise.all([
+    readCurrentWindow(pool, site, bounds.current, bounds.recent.from),
+    readBaseline(pool, site, bounds.baseline, spec.excludeDays ?? []),
+  ]);
   return { site, current, baseline, bounds };
 }

@@ -8,14 +8,27 @@ import { dropPartitionsBefore, type PartitionedTable } from './partitions';
 
 export const retentionPolicySchema = z.object({
   rawDays: z.number().int().min(1, 'rawDays: keep raw events at least 1 day').default(7),
-  minuteDays: z.number().int().min(2, 'minuteDays: the current window needs at least 2 days of minute rollups').default(3),
-  hourDays: z.number().int().min(16, 'hourDays: the 14-day baseline needs at least 16 days of hour rollups').default(90),
+  minuteDays: z
+    .number()
+    .int()
+    .min(2, 'minuteDays: the current window needs at least 2 days of minute rollups')
+    .default(3),
+  hourDays: z
+    .number()
+    .int()
+    .min(16, 'hourDays: the 14-day baseline needs at least 16 days of hour rollups')
+    .default(90),
   dayDays: z.number().int().min(16, 'dayDays: the 14-day baseline needs at least 16 days of day rollups').default(800),
   normDays: z.number().int().min(15, 'normDays: norms are read over 14 days').default(60),
 });
 export type RetentionPolicy = z.output<typeof retentionPolicySchema>;
 
-export async function applyRetention(pool: Pool, policy: RetentionPolicy, now: Date, dryRun = false): Promise<Record<PartitionedTable, string[]>> {
+export async function applyRetention(
+  pool: Pool,
+  policy: RetentionPolicy,
+  now: Date,
+  dryRun = false,
+): Promise<Record<PartitionedTable, string[]>> {
   const cutoff = (days: number) => new Date(now.getTime() - days * 86_400_000);
   return {
     request_events: await dropPartitionsBefore(pool, 'request_events', cutoff(policy.rawDays), dryRun),

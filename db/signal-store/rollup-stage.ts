@@ -41,7 +41,11 @@ export const COUNT_COLUMNS = [
 const SUMMED = COUNT_COLUMNS.map(([c]) => c);
 const COLUMNS = `site, bucket, route_key, country, pool, session, ${SUMMED.join(', ')}, latency_hist`;
 /** Fixed names (never built from input). */
-const STAGE_TABLE: Readonly<Record<RollupLevel, string>> = { minute: 'th_stage_rollup_minute', hour: 'th_stage_rollup_hour', day: 'th_stage_rollup_day' };
+const STAGE_TABLE: Readonly<Record<RollupLevel, string>> = {
+  minute: 'th_stage_rollup_minute',
+  hour: 'th_stage_rollup_hour',
+  day: 'th_stage_rollup_day',
+};
 
 /** Connections that have the staging tables (a connection lost and made again is a new client). */
 const staged = new WeakSet<PoolClient>();
@@ -50,7 +54,9 @@ const staged = new WeakSet<PoolClient>();
 export async function ensureRollupStage(client: PoolClient): Promise<void> {
   if (staged.has(client)) return;
   for (const level of Object.keys(STAGE_TABLE) as RollupLevel[]) {
-    await client.query(`CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE[level]} (LIKE ${ROLLUP_TABLE[level]} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`);
+    await client.query(
+      `CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE[level]} (LIKE ${ROLLUP_TABLE[level]} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
+    );
   }
   staged.add(client);
 }
@@ -88,7 +94,11 @@ export function stageRows(deltas: readonly RollupDelta[]): string {
 }
 
 /** Adds the deltas of one level to its rollup table (inside the batch's transaction). */
-export async function upsertRollups(client: PoolClient, level: RollupLevel, deltas: readonly RollupDelta[]): Promise<void> {
+export async function upsertRollups(
+  client: PoolClient,
+  level: RollupLevel,
+  deltas: readonly RollupDelta[],
+): Promise<void> {
   if (deltas.length === 0) return;
   const stage = STAGE_TABLE[level];
   const stream = client.query(copyFrom(`COPY ${stage} (${COLUMNS}) FROM STDIN`));

@@ -38,14 +38,18 @@ export function uiServerCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 function requireGo(env: NodeJS.ProcessEnv, what: string): void {
-  if (!hasGo(env)) throw new UserError(`${what} is built from source with Go on first use, and \`go\` is not on PATH: install Go 1.25 or newer (or put it on PATH), then run again`);
+  if (!hasGo(env))
+    throw new UserError(
+      `${what} is built from source with Go on first use, and \`go\` is not on PATH: install Go 1.25 or newer (or put it on PATH), then run again`,
+    );
 }
 
 /** Where `go install` left the module's sources (GOMODCACHE). */
 function moduleDir(module: string, version: string, env: NodeJS.ProcessEnv): string {
   const out = spawnSync('go', ['env', 'GOMODCACHE'], { env, encoding: 'utf8' });
   const modCache = out.stdout.trim();
-  if (out.status !== 0 || modCache === '') throw new UserError(`go env GOMODCACHE failed: ${out.stderr.trim() || 'no output'}`);
+  if (out.status !== 0 || modCache === '')
+    throw new UserError(`go env GOMODCACHE failed: ${out.stderr.trim() || 'no output'}`);
   // (No upper-case letters in these module paths, so no `!` escaping to apply.)
   return join(modCache, `${module}@${version}`);
 }
@@ -70,16 +74,25 @@ async function ensureServer(log: ProvisionLog, env: NodeJS.ProcessEnv): Promise<
   return { server: built['temporal-server']!, sqlTool: built['temporal-sql-tool']! };
 }
 
-async function ensureUiServer(log: ProvisionLog, env: NodeJS.ProcessEnv): Promise<{ uiServer: string; uiConfigDir: string }> {
+async function ensureUiServer(
+  log: ProvisionLog,
+  env: NodeJS.ProcessEnv,
+): Promise<{ uiServer: string; uiConfigDir: string }> {
   const dir = uiServerCacheDir(env);
   const uiServer = join(dir, 'temporal-ui-server');
   const uiConfigDir = join(dir, 'config');
   const config = join(uiConfigDir, 'docker.yaml');
-  if (isExecutable(uiServer) && existsSync(config) && existsSync(join(uiConfigDir, 'base.yaml'))) return { uiServer, uiConfigDir };
+  if (isExecutable(uiServer) && existsSync(config) && existsSync(join(uiConfigDir, 'base.yaml')))
+    return { uiServer, uiConfigDir };
   requireGo(env, `The Temporal UI server ${TEMPORAL_UI_SERVER_VERSION}`);
   if (!isExecutable(uiServer)) {
     await goInstall(
-      { label: 'the Temporal UI server', packages: [`${TEMPORAL_UI_SERVER_MODULE}/cmd/server`], version: TEMPORAL_UI_SERVER_VERSION, binaries: { server: 'temporal-ui-server' } },
+      {
+        label: 'the Temporal UI server',
+        packages: [`${TEMPORAL_UI_SERVER_MODULE}/cmd/server`],
+        version: TEMPORAL_UI_SERVER_VERSION,
+        binaries: { server: 'temporal-ui-server' },
+      },
       dir,
       log,
       env,
@@ -87,14 +100,20 @@ async function ensureUiServer(log: ProvisionLog, env: NodeJS.ProcessEnv): Promis
   }
   // The image's configuration file, from the same module version the binary was built from.
   mkdirSync(uiConfigDir, { recursive: true });
-  copyFileSync(join(moduleDir(TEMPORAL_UI_SERVER_MODULE, TEMPORAL_UI_SERVER_VERSION, env), 'config', 'docker.yaml'), config);
+  copyFileSync(
+    join(moduleDir(TEMPORAL_UI_SERVER_MODULE, TEMPORAL_UI_SERVER_VERSION, env), 'config', 'docker.yaml'),
+    config,
+  );
   // Read before docker.yaml (which sets no host): a local stack's UI listens on the loopback only.
   writeFileSync(join(uiConfigDir, 'base.yaml'), 'host: 127.0.0.1\n');
   return { uiServer, uiConfigDir };
 }
 
 /** Finds the programs in the cache, or builds them (minutes, once per machine). */
-export async function ensureClusterBinaries(log: ProvisionLog, env: NodeJS.ProcessEnv = process.env): Promise<ClusterBinaries> {
+export async function ensureClusterBinaries(
+  log: ProvisionLog,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ClusterBinaries> {
   const server = await ensureServer(log, env);
   const ui = await ensureUiServer(log, env);
   return { ...server, ...ui };

@@ -21,10 +21,20 @@ export interface ChildHandle {
   stop(graceMs?: number): Promise<void>;
 }
 
-export function startChild(name: string, command: string, args: readonly string[], options: { env: NodeJS.ProcessEnv; logFile: string; cwd?: string }): ChildHandle {
+export function startChild(
+  name: string,
+  command: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; logFile: string; cwd?: string },
+): ChildHandle {
   mkdirSync(dirname(options.logFile), { recursive: true });
   const log = createWriteStream(options.logFile, { flags: 'a' });
-  const child = spawn(command, [...args], { env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...(options.cwd ? { cwd: options.cwd } : {}) });
+  const child = spawn(command, [...args], {
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
   // Both streams into one log: neither may end it (the other could still write); 'close' — the process
   // gone and both streams drained — ends it.
   child.stdout.pipe(log, { end: false });
@@ -63,12 +73,21 @@ export function startChild(name: string, command: string, args: readonly string[
 }
 
 /** Resolves once the child's log holds a line matching `pattern` (e.g. a worker's "worker polling"). */
-export async function waitForLogLine(child: ChildHandle, pattern: RegExp, what: string, timeoutMs: number): Promise<void> {
+export async function waitForLogLine(
+  child: ChildHandle,
+  pattern: RegExp,
+  what: string,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (existsSync(child.logFile) && pattern.test(readFileSync(child.logFile, 'utf8'))) return;
-    if (child.exitCode() !== null) throw new UserError(`${child.name} exited (${await child.exited}) before ${what}; see ${child.logFile}`);
-    if (Date.now() > deadline) throw new UserError(`${child.name}: no sign of ${what} within ${Math.round(timeoutMs / 1000)} s; see ${child.logFile}`);
+    if (child.exitCode() !== null)
+      throw new UserError(`${child.name} exited (${await child.exited}) before ${what}; see ${child.logFile}`);
+    if (Date.now() > deadline)
+      throw new UserError(
+        `${child.name}: no sign of ${what} within ${Math.round(timeoutMs / 1000)} s; see ${child.logFile}`,
+      );
     await new Promise((r) => setTimeout(r, 500));
   }
 }

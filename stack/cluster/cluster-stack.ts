@@ -23,7 +23,16 @@ import { ensureClusterBinaries } from './binaries';
 import { type ChildHandle, startChild, waitForLogLine } from './child-process';
 import { runDeployScript } from './run-script';
 import { waitForSearchAttributes } from './search-attributes-ready';
-import { type ClusterDatabase, type ClusterPorts, DEFAULT_CLUSTER_PORTS, loadClusterEnv, registerEnv, schemaEnv, serverEnv, uiEnv } from './settings';
+import {
+  type ClusterDatabase,
+  type ClusterPorts,
+  DEFAULT_CLUSTER_PORTS,
+  loadClusterEnv,
+  registerEnv,
+  schemaEnv,
+  serverEnv,
+  uiEnv,
+} from './settings';
 import { startTemporalServer, waitUntilServing } from './temporal-server';
 
 export interface ClusterStackOptions {
@@ -77,7 +86,10 @@ export interface ClusterStack {
 async function choosePorts(kind: ClusterStackOptions['ports']): Promise<ClusterPorts> {
   if (kind === 'default') {
     for (const [name, port] of Object.entries(DEFAULT_CLUSTER_PORTS) as Array<[string, number]>) {
-      if (await isPortInUse(port)) throw new UserError(`port ${port} (the Temporal server's ${name} port) is already in use (a dev server from \`npm start\`, another cluster?); stop it first`);
+      if (await isPortInUse(port))
+        throw new UserError(
+          `port ${port} (the Temporal server's ${name} port) is already in use (a dev server from \`npm start\`, another cluster?); stop it first`,
+        );
     }
     return DEFAULT_CLUSTER_PORTS;
   }
@@ -110,17 +122,26 @@ async function fastShutdown(pgDataDir: string): Promise<void> {
 
 function databaseOf(url: string): ClusterDatabase {
   const u = new URL(url);
-  return { host: u.hostname, port: Number(u.port || 5432), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+  return {
+    host: u.hostname,
+    port: Number(u.port || 5432),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+  };
 }
 
 export async function startClusterStack(options: ClusterStackOptions): Promise<ClusterStack> {
   const { logger } = options;
   const dataDir = resolve(options.dataDir);
   const workerMain = join(PROJECT_ROOT, 'dist', 'worker', 'main.js');
-  if (options.workers > 0 && !existsSync(workerMain)) throw new UserError(`${workerMain} is missing: run \`npm run build\` first (npm run stack:cluster does)`);
+  if (options.workers > 0 && !existsSync(workerMain))
+    throw new UserError(`${workerMain} is missing: run \`npm run build\` first (npm run stack:cluster does)`);
   const provisionLog = { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m) };
   const cli = await ensureTemporalCli(provisionLog);
-  if (cli.kind !== 'binary') throw new UserError('the cluster stack registers its namespace with the Temporal CLI, which needs Go to build (or `temporal` on PATH)');
+  if (cli.kind !== 'binary')
+    throw new UserError(
+      'the cluster stack registers its namespace with the Temporal CLI, which needs Go to build (or `temporal` on PATH)',
+    );
   const binaries = await ensureClusterBinaries(provisionLog);
   const shared = loadClusterEnv();
   const namespace = shared.DEFAULT_NAMESPACE ?? 'default';
@@ -134,7 +155,12 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
     let adminDatabaseUrl = databaseUrl;
     let pg: EmbeddedPostgresHandle | null = null;
     if (databaseUrl === undefined) {
-      const embedded = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: options.postgresPort, persistent: options.persistent, log: { info: (m) => logger.info(m) } });
+      const embedded = await startEmbeddedPostgres({
+        dataDir: join(dataDir, 'postgres'),
+        port: options.postgresPort,
+        persistent: options.persistent,
+        log: { info: (m) => logger.info(m) },
+      });
       stops.add('PostgreSQL', () => embedded.stop());
       databaseUrl = embedded.databaseUrl;
       adminDatabaseUrl = embedded.superuserUrl;
@@ -145,9 +171,13 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
     const setupLog = join(dataDir, 'logs', 'temporal-setup.log');
     const schema = await runDeployScript('setup-schema.sh', schemaEnv(shared, db, binaries.sqlTool), setupLog);
     // The script's own lines (the SQL tool's log lines are in the set-up log).
-    logger.info({ schema: schema.filter((l) => /^(created database|database .* exists|schema of)/.test(l)) }, "Temporal's databases are ready");
+    logger.info(
+      { schema: schema.filter((l) => /^(created database|database .* exists|schema of)/.test(l)) },
+      "Temporal's databases are ready",
+    );
 
-    const startServer = (): ChildHandle => startTemporalServer(binaries.server, serverEnv(shared, db, ports), join(dataDir, 'logs', 'temporal-server.log'));
+    const startServer = (): ChildHandle =>
+      startTemporalServer(binaries.server, serverEnv(shared, db, ports), join(dataDir, 'logs', 'temporal-server.log'));
     let server = startServer();
     stops.add('Temporal server', () => server.stop());
     await waitUntilServing(address, server);
@@ -157,11 +187,19 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
 
     let uiUrl: string | undefined;
     if (options.uiPort !== null) {
-      if (await isPortInUse(options.uiPort)) throw new UserError(`TEMPORAL_UI_PORT: port ${options.uiPort} is already in use; stop what uses it or choose another port`);
-      const ui = startChild('Temporal UI server', binaries.uiServer, ['--root', binaries.uiConfigDir, '--config', '.', '--env', 'docker', 'start'], {
-        env: uiEnv(shared, address, options.uiPort),
-        logFile: join(dataDir, 'logs', 'temporal-ui.log'),
-      });
+      if (await isPortInUse(options.uiPort))
+        throw new UserError(
+          `TEMPORAL_UI_PORT: port ${options.uiPort} is already in use; stop what uses it or choose another port`,
+        );
+      const ui = startChild(
+        'Temporal UI server',
+        binaries.uiServer,
+        ['--root', binaries.uiConfigDir, '--config', '.', '--env', 'docker', 'start'],
+        {
+          env: uiEnv(shared, address, options.uiPort),
+          logFile: join(dataDir, 'logs', 'temporal-ui.log'),
+        },
+      );
       stops.add('Temporal UI server', () => ui.stop());
       uiUrl = localTemporalUiUrl(options.uiPort);
     }
@@ -177,7 +215,10 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
     const workers: ChildHandle[] = [];
     const addWorker = (): ChildHandle => {
       const n = workers.length + 1;
-      const w = startChild(`worker ${n}`, process.execPath, [workerMain], { env: workerEnv, logFile: join(dataDir, 'logs', `worker-${n}.log`) });
+      const w = startChild(`worker ${n}`, process.execPath, [workerMain], {
+        env: workerEnv,
+        logFile: join(dataDir, 'logs', `worker-${n}.log`),
+      });
       workers.push(w);
       return w;
     };
@@ -185,7 +226,8 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
     // Workers drain in-flight tasks on SIGTERM (the SDK's runtime); all of them at once.
     stops.add('workers', async () => void (await Promise.all(workers.map((w) => w.stop(30_000)))));
 
-    const polling = (w: ChildHandle, timeoutMs = 180_000): Promise<void> => waitForLogLine(w, /"msg":"worker polling"/, 'polling its task queue', timeoutMs);
+    const polling = (w: ChildHandle, timeoutMs = 180_000): Promise<void> =>
+      waitForLogLine(w, /"msg":"worker polling"/, 'polling its task queue', timeoutMs);
     await Promise.all(workers.map((w) => polling(w)));
     const restartServer = async (): Promise<void> => {
       await server.stop();
@@ -193,7 +235,8 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
       await waitUntilServing(address, server);
     };
     const restartPostgres = async (downMs: number): Promise<void> => {
-      if (pg === null) throw new UserError('restartPostgres: the stack runs on DATABASE_URL, not its embedded PostgreSQL');
+      if (pg === null)
+        throw new UserError('restartPostgres: the stack runs on DATABASE_URL, not its embedded PostgreSQL');
       await fastShutdown(join(dataDir, 'postgres'));
       await new Promise((r) => setTimeout(r, downMs));
       await pg.restart();

@@ -25,7 +25,8 @@ const envSchema = z.object({
 
 function workerCount(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 16) throw new InvalidArgumentError('--workers takes a whole number from 1 to 16 (default 2)');
+  if (!Number.isInteger(n) || n < 1 || n > 16)
+    throw new InvalidArgumentError('--workers takes a whole number from 1 to 16 (default 2)');
   return n;
 }
 

@@ -6,7 +6,11 @@ import { UserError } from '../../common/user-error';
 import { CLUSTER_DEPLOY_DIR } from './settings';
 
 /** Resolves to the script's output lines; a failure is one line naming the script, its last words and the log. */
-export async function runDeployScript(script: 'setup-schema.sh' | 'register.sh', env: NodeJS.ProcessEnv, logFile: string): Promise<string[]> {
+export async function runDeployScript(
+  script: 'setup-schema.sh' | 'register.sh',
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+): Promise<string[]> {
   mkdirSync(dirname(logFile), { recursive: true });
   const child = spawn('/bin/sh', [join(CLUSTER_DEPLOY_DIR, script)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -14,7 +18,13 @@ export async function runDeployScript(script: 'setup-schema.sh' | 'register.sh',
   child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   appendFileSync(logFile, `--- ${script} (exit ${code})\n${out}`);
-  const lines = out.split('\n').map((l) => l.trim()).filter((l) => l !== '');
-  if (code !== 0) throw new UserError(`deploy/temporal/${script} failed (exit ${code}): ${lines[lines.length - 1] ?? 'no output'}; see ${logFile}`);
+  const lines = out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  if (code !== 0)
+    throw new UserError(
+      `deploy/temporal/${script} failed (exit ${code}): ${lines[lines.length - 1] ?? 'no output'}; see ${logFile}`,
+    );
   return lines;
 }

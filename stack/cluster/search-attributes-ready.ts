@@ -6,7 +6,15 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { ALL_SEARCH_ATTRIBUTE_KEYS, AwaitingHuman, HealthBand, HealthScore, LoopProblem, ParserHealth, TargetSite } from '../../common/search-attributes';
+import {
+  ALL_SEARCH_ATTRIBUTE_KEYS,
+  AwaitingHuman,
+  HealthBand,
+  HealthScore,
+  LoopProblem,
+  ParserHealth,
+  TargetSite,
+} from '../../common/search-attributes';
 import { UserError } from '../../common/user-error';
 
 export async function waitForSearchAttributes(address: string, namespace: string, timeoutMs = 90_000): Promise<number> {
@@ -22,7 +30,8 @@ export async function waitForSearchAttributes(address: string, namespace: string
       { key: AwaitingHuman, value: false },
       { key: LoopProblem, value: 'none' },
     ]);
-    if (attributes.getAll().length !== ALL_SEARCH_ATTRIBUTE_KEYS.length) throw new Error('the probe must set every product search attribute');
+    if (attributes.getAll().length !== ALL_SEARCH_ATTRIBUTE_KEYS.length)
+      throw new Error('the probe must set every product search attribute');
     let lastError = '';
     for (let attempt = 1; Date.now() - started < timeoutMs; attempt++) {
       try {
@@ -38,7 +47,9 @@ export async function waitForSearchAttributes(address: string, namespace: string
         await new Promise((r) => setTimeout(r, 2_000));
       }
     }
-    throw new UserError(`the server did not accept the product's search attributes within ${timeoutMs / 1000} s: ${lastError}`);
+    throw new UserError(
+      `the server did not accept the product's search attributes within ${timeoutMs / 1000} s: ${lastError}`,
+    );
   } finally {
     await connection.close();
   }

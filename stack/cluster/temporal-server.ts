@@ -9,7 +9,10 @@ import { CLUSTER_DEPLOY_DIR } from './settings';
 
 export function startTemporalServer(binary: string, env: NodeJS.ProcessEnv, logFile: string): ChildHandle {
   // --root/--config: the configuration folder; the environment name (TEMPORAL_ENVIRONMENT) picks cluster.yaml.
-  return startChild('Temporal server', binary, ['--root', CLUSTER_DEPLOY_DIR, '--config', 'config', 'start'], { env, logFile });
+  return startChild('Temporal server', binary, ['--root', CLUSTER_DEPLOY_DIR, '--config', 'config', 'start'], {
+    env,
+    logFile,
+  });
 }
 
 /** Waits until the frontend answers (the namespace may not exist yet on a first start). */
@@ -17,7 +20,8 @@ export async function waitUntilServing(address: string, child: ChildHandle, time
   const deadline = Date.now() + timeoutMs;
   let lastError = '';
   while (Date.now() < deadline) {
-    if (child.exitCode() !== null) throw new UserError(`the ${child.name} exited (${await child.exited}) before serving; see ${child.logFile}`);
+    if (child.exitCode() !== null)
+      throw new UserError(`the ${child.name} exited (${await child.exited}) before serving; see ${child.logFile}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 2_000 });
       try {
@@ -31,5 +35,7 @@ export async function waitUntilServing(address: string, child: ChildHandle, time
       await new Promise((r) => setTimeout(r, 500));
     }
   }
-  throw new UserError(`the ${child.name} did not serve at ${address} within ${timeoutMs / 1000} s (${lastError}); see ${child.logFile}`);
+  throw new UserError(
+    `the ${child.name} did not serve at ${address} within ${timeoutMs / 1000} s (${lastError}); see ${child.logFile}`,
+  );
 }

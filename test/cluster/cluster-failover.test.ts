@@ -27,11 +27,18 @@ test('a site loop on the cluster: one of two workers SIGKILLed mid-tick, the oth
   const { handle, healthy } = await startHealthySite(client, 'target-health', input);
 
   // Listed by the search attributes of SQL visibility (the list the README shows).
-  await until(async () => {
-    const ids: string[] = [];
-    for await (const w of client.workflow.list({ query: `${RUNNING_SITES_QUERY} AND TargetSite = '${site}' AND HealthBand = 'healthy'` })) ids.push(w.workflowId);
-    return ids.includes(workflowIdForSite(site)) ? true : undefined;
-  }, `${site} listed as healthy`, 60_000);
+  await until(
+    async () => {
+      const ids: string[] = [];
+      for await (const w of client.workflow.list({
+        query: `${RUNNING_SITES_QUERY} AND TargetSite = '${site}' AND HealthBand = 'healthy'`,
+      }))
+        ids.push(w.workflowId);
+      return ids.includes(workflowIdForSite(site)) ? true : undefined;
+    },
+    `${site} listed as healthy`,
+    60_000,
+  );
 
   // Hold the assessments table: the next tick's assessment does its reads and waits to write.
   const locker = await pool.connect();
@@ -43,10 +50,17 @@ test('a site loop on the cluster: one of two workers SIGKILLed mid-tick, the oth
     const lockPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     // The assessment runs as a local activity inside the worker's workflow task: the server shows no
     // pending activity, so the worker is found by its blocked connection (application_name names it).
-    const blocked = await until(async () => {
-      const { rows } = await pool.query<{ app: string }>('SELECT application_name AS app FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [lockPid]);
-      return rows.map((r) => r.app).find((a) => a.startsWith('target-health worker '));
-    }, 'the assessment in flight on a worker, blocked on the lock', 60_000);
+    const blocked = await until(
+      async () => {
+        const { rows } = await pool.query<{ app: string }>(
+          'SELECT application_name AS app FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+          [lockPid],
+        );
+        return rows.map((r) => r.app).find((a) => a.startsWith('target-health worker '));
+      },
+      'the assessment in flight on a worker, blocked on the lock',
+      60_000,
+    );
     tick = (await handle.query(stateQuery)).tick + 1;
     killedPid = Number(blocked.slice('target-health worker '.length).split('@')[0]);
     expect(stack.workers.map((w) => w.pid)).toContain(killedPid);
@@ -60,10 +74,19 @@ test('a site loop on the cluster: one of two workers SIGKILLed mid-tick, the oth
   await waitForLoop(handle, `two ticks past ${tick} on the other worker`, (s) => s.tick >= tick + 2, 120_000);
   expect(alive(survivor.pid)).toBe(true);
 
-  const stopped = await handle.executeUpdate(stopUpdate, { args: [{ who: 'cluster@example.com', why: 'cluster test done' }] });
+  const stopped = await handle.executeUpdate(stopUpdate, {
+    args: [{ who: 'cluster@example.com', why: 'cluster test done' }],
+  });
   expect(stopped.band).toBe('stopped');
   const summary = (await handle.result()) as SiteHealthSummary;
-  const check = await checkLoop({ client, pool, site, workflowId: workflowIdForSite(site), chainId: healthy.chainId, ticks: summary.ticks });
+  const check = await checkLoop({
+    client,
+    pool,
+    site,
+    workflowId: workflowIdForSite(site),
+    chainId: healthy.chainId,
+    ticks: summary.ticks,
+  });
   expect(check.figures.ticksDoubled).toBe(0);
   expect(check.figures.ticksMissing).toBe(0);
   // The killed worker's work was taken over by the survivor: its workflow task timed out (the local

@@ -30,7 +30,9 @@ afterAll(async () => db?.close(), 120_000);
 
 /** `target-health api` on `port`, ready once it says where it listens. */
 async function startApi(port: number): Promise<Child> {
-  const child = new Child(spawn(process.execPath, [CLI, 'api', '--port', String(port)], { env: db.env(), stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = new Child(
+    spawn(process.execPath, [CLI, 'api', '--port', String(port)], { env: db.env(), stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
   await child.waitForOutput(/listening on http:\/\//, 'the API to listen', 60_000);
   return child;
 }
@@ -55,11 +57,15 @@ test('the API SIGKILLed mid-batch and restarted: every event stored exactly once
   let acknowledged = 0;
   let resent = 0;
   const batches = EVENTS / BATCH;
-  for (let batch = 0; batch < batches; ) {
+  for (let batch = 0; batch < batches;) {
     // Kill while this batch is in flight, once a few batches went through since the last kill.
     const killNow = kills < KILLS && batch >= (kills + 1) * Math.floor(batches / (KILLS + 1));
     const answer = post(batch).then(
-      async (r) => ({ ok: r.ok, status: r.status, body: (await r.json()) as { inserted?: number; duplicates?: number } }),
+      async (r) => ({
+        ok: r.ok,
+        status: r.status,
+        body: (await r.json()) as { inserted?: number; duplicates?: number },
+      }),
       (err: unknown) => ({ ok: false, status: 0, body: { error: String(err) } }),
     );
     if (killNow) {
@@ -73,7 +79,13 @@ test('the API SIGKILLed mid-batch and restarted: every event stored exactly once
       const result = await answer;
       const after = await storedNumbers(db.pool, site, EVENTS);
       expect(after.doubled).toEqual([]);
-      figures.push({ kill: kills, 'batch in flight': batch, answered: result.ok ? 'yes (landed after the answer)' : 'no', 'stored at kill': before, 'stored after': after.rows });
+      figures.push({
+        kill: kills,
+        'batch in flight': batch,
+        answered: result.ok ? 'yes (landed after the answer)' : 'no',
+        'stored at kill': before,
+        'stored after': after.rows,
+      });
       api = await startApi(port);
       if (result.ok) {
         acknowledged += 1;
@@ -93,7 +105,17 @@ test('the API SIGKILLed mid-batch and restarted: every event stored exactly once
 
   const stored = await storedNumbers(db.pool, site, EVENTS);
   printFigures(`API SIGKILL (${FULL ? 'full' : 'CI'} form): kills`, figures);
-  printFigures('API SIGKILL: events', [{ sent: EVENTS, 'batches acknowledged': acknowledged, 'batches resent': resent, stored: stored.distinct, rows: stored.rows, lost: stored.missing.length, doubled: stored.doubled.length }]);
+  printFigures('API SIGKILL: events', [
+    {
+      sent: EVENTS,
+      'batches acknowledged': acknowledged,
+      'batches resent': resent,
+      stored: stored.distinct,
+      rows: stored.rows,
+      lost: stored.missing.length,
+      doubled: stored.doubled.length,
+    },
+  ]);
   expect(kills).toBe(KILLS);
   expect(stored.missing).toEqual([]);
   expect(stored.doubled).toEqual([]);

@@ -42,28 +42,64 @@ test('ingest SIGKILLed mid-file and run again: every event of the file stored ex
     // Whole batches only: a partial batch would wait for more input before being sent.
     const upTo = Math.min(EVENTS - BATCH, Math.floor((before + 2 * BATCH + (kill - 1) * BATCH) / BATCH) * BATCH);
     await ingest.write(lines.slice(0, upTo));
-    await until(async () => {
-      if (!ingest.alive) throw new Error(`ingest exited early: ${ingest.output}`);
-      return (await countStored(db.pool, site)) > before ? true : undefined;
-    }, 'the run to store new events', 120_000);
+    await until(
+      async () => {
+        if (!ingest.alive) throw new Error(`ingest exited early: ${ingest.output}`);
+        return (await countStored(db.pool, site)) > before ? true : undefined;
+      },
+      'the run to store new events',
+      120_000,
+    );
     await ingest.kill('SIGKILL');
     const after = await storedNumbers(db.pool, site, EVENTS);
     expect(after.doubled).toEqual([]);
     expect(after.rows).toBeLessThan(EVENTS);
-    figures.push({ run: `killed run ${kill}`, 'lines written': upTo, 'stored before': before, 'stored after': after.rows, doubled: after.doubled.length });
+    figures.push({
+      run: `killed run ${kill}`,
+      'lines written': upTo,
+      'stored before': before,
+      'stored after': after.rows,
+      doubled: after.doubled.length,
+    });
   }
 
   // The whole file again, from a file this time: the events stored already are recognised, the rest stored.
   const storedBefore = await countStored(db.pool, site);
   const rerun = await run(CLI, ['ingest', file, '--batch-size', String(BATCH), '--no-progress', '--json'], db.env());
   expect({ code: rerun.code, stderr: rerun.stderr }).toEqual({ code: 0, stderr: '' });
-  const summary = JSON.parse(rerun.stdout) as { lines: number; accepted: number; inserted: number; duplicates: number; rejected: number };
-  expect(summary).toMatchObject({ lines: EVENTS, accepted: EVENTS, rejected: 0, inserted: EVENTS - storedBefore, duplicates: storedBefore });
+  const summary = JSON.parse(rerun.stdout) as {
+    lines: number;
+    accepted: number;
+    inserted: number;
+    duplicates: number;
+    rejected: number;
+  };
+  expect(summary).toMatchObject({
+    lines: EVENTS,
+    accepted: EVENTS,
+    rejected: 0,
+    inserted: EVENTS - storedBefore,
+    duplicates: storedBefore,
+  });
 
   const stored = await storedNumbers(db.pool, site, EVENTS);
-  figures.push({ run: 'full re-run', 'lines written': EVENTS, 'stored before': storedBefore, 'stored after': stored.rows, doubled: stored.doubled.length });
+  figures.push({
+    run: 'full re-run',
+    'lines written': EVENTS,
+    'stored before': storedBefore,
+    'stored after': stored.rows,
+    doubled: stored.doubled.length,
+  });
   printFigures(`ingest SIGKILL (${FULL ? 'full' : 'CI'} form): runs`, figures);
-  printFigures('ingest SIGKILL: events', [{ sent: EVENTS, stored: stored.distinct, rows: stored.rows, lost: stored.missing.length, doubled: stored.doubled.length }]);
+  printFigures('ingest SIGKILL: events', [
+    {
+      sent: EVENTS,
+      stored: stored.distinct,
+      rows: stored.rows,
+      lost: stored.missing.length,
+      doubled: stored.doubled.length,
+    },
+  ]);
   expect(stored.missing).toEqual([]);
   expect(stored.doubled).toEqual([]);
   expect(stored.rows).toBe(EVENTS);

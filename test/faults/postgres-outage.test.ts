@@ -39,15 +39,28 @@ beforeAll(async () => {
 afterAll(async () => stack?.close(), 120_000);
 
 /** The loop's tick has failed at least once against the stopped database (its activity is being retried). */
-async function tickFailing(handle: { describe(): Promise<{ raw: { pendingActivities?: Array<{ activityType?: { name?: string | null } | null; attempt?: number | null }> | null } }> }): Promise<true | undefined> {
+async function tickFailing(handle: {
+  describe(): Promise<{
+    raw: {
+      pendingActivities?: Array<{ activityType?: { name?: string | null } | null; attempt?: number | null }> | null;
+    };
+  }>;
+}): Promise<true | undefined> {
   const pending = (await handle.describe()).raw.pendingActivities ?? [];
   // The tick's assessment or, for a loop applying a decision that arrived during the outage, its action:
   // whichever the loop is doing, it is retrying against the stopped database.
-  return pending.some((a) => (a.activityType?.name === 'assessSite' || a.activityType?.name === 'applyActions') && (a.attempt ?? 1) >= 2) ? true : undefined;
+  return pending.some(
+    (a) => (a.activityType?.name === 'assessSite' || a.activityType?.name === 'applyActions') && (a.attempt ?? 1) >= 2,
+  )
+    ? true
+    : undefined;
 }
 
 test(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s during ingest, ticks and decisions: nothing acknowledged lost, nothing applied twice`, async () => {
-  const [waitingSite, tickingSite] = [await prepareSite(stack.pool, 'pg-waiting'), await prepareSite(stack.pool, 'pg-ticking')];
+  const [waitingSite, tickingSite] = [
+    await prepareSite(stack.pool, 'pg-waiting'),
+    await prepareSite(stack.pool, 'pg-ticking'),
+  ];
   await ingestNow(stack.pool, waitingSite, { ok: 100 });
   await ingestNow(stack.pool, tickingSite, { ok: 100 });
   const waiting = await startHealthySite(stack.client, stack.taskQueue, loopInput(waitingSite, { maxTicksPerRun: 8 }));
@@ -55,7 +68,12 @@ test(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s during ingest, ticks and deci
   // Stamped 2.5 minutes ago: inside the current window, but outside the evidence a resume starts from
   // (whole minutes from the decision on), so a resumed site is not paused again by the same traffic.
   await ingestNow(stack.pool, waitingSite, { hard: 60, ok: 40, challenge: 100, soft: 100 }, 150_000);
-  const paused = await waitForLoop(waiting.handle, 'resisting and waiting', (s) => s.band === 'resisting' && s.awaitingHuman !== null, 120_000);
+  const paused = await waitForLoop(
+    waiting.handle,
+    'resisting and waiting',
+    (s) => s.band === 'resisting' && s.awaitingHuman !== null,
+    120_000,
+  );
 
   // Ingest: the first half of the file stored before the outage.
   const ingestSite = `pg-ingest-${randomUUID().slice(0, 8)}.example.com`;
@@ -63,7 +81,11 @@ test(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s during ingest, ticks and deci
   const half = EVENTS / 2;
   const ingest = new IngestRun(stack.env(), ['--batch-size', String(BATCH)]);
   await ingest.write(lines.slice(0, half));
-  await until(async () => ((await countStored(stack.pool, ingestSite)) === half ? true : undefined), 'the first half stored', 120_000);
+  await until(
+    async () => ((await countStored(stack.pool, ingestSite)) === half ? true : undefined),
+    'the first half stored',
+    120_000,
+  );
   const [w0, t0] = [await waiting.handle.query(stateQuery), await ticking.handle.query(stateQuery)];
 
   // --- the outage ---
@@ -91,7 +113,10 @@ test(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s during ingest, ticks and deci
   expect(late.stderr).not.toMatch(/^\s+at /m);
 
   await ticking.handle.signal(pauseSignal, { who: 'faults@example.com', why: 'paused during the outage' });
-  const resume = await waiting.handle.startUpdate(resumeUpdate, { args: [{ who: 'faults@example.com', why: 'resumed during the outage', mode: 'cautious' }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+  const resume = await waiting.handle.startUpdate(resumeUpdate, {
+    args: [{ who: 'faults@example.com', why: 'resumed during the outage', mode: 'cautious' }],
+    waitForStage: WorkflowUpdateStage.ACCEPTED,
+  });
   // Seeing each loop's tick fail is a condition, not a timing claim: on a busy machine it can take longer
   // than the CI-sized outage, which then simply lasts until it is seen.
   await until(() => tickFailing(waiting.handle), "the waiting site's work failing", Math.max(OUTAGE_MS, 90_000));
@@ -106,8 +131,18 @@ test(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s during ingest, ticks and deci
   expect(afterOutage.missing).toEqual([]);
   expect(afterOutage.doubled).toEqual([]);
   const rest = join(stack.dir, 'rest.ndjson');
-  writeFileSync(rest, lines.slice(resendLine - 1).map((l) => `${l}\n`).join(''));
-  const resent = await run(CLI, ['ingest', rest, '--batch-size', String(BATCH), '--no-progress', '--json'], stack.env());
+  writeFileSync(
+    rest,
+    lines
+      .slice(resendLine - 1)
+      .map((l) => `${l}\n`)
+      .join(''),
+  );
+  const resent = await run(
+    CLI,
+    ['ingest', rest, '--batch-size', String(BATCH), '--no-progress', '--json'],
+    stack.env(),
+  );
   expect({ code: resent.code, stderr: resent.stderr }).toEqual({ code: 0, stderr: '' });
   const stored = await storedNumbers(stack.pool, ingestSite, EVENTS);
   expect(stored.missing).toEqual([]);
@@ -124,9 +159,19 @@ test(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s during ingest, ticks and deci
   // The decisions sent during the outage, applied once each; the loops carry on.
   const resumed = await resume.result();
   expect(resumed).toMatchObject({ decision: 'resume', controls: { paused: false } });
-  const manual = await waitForLoop(ticking.handle, 'the ticking site paused by the signal', (s) => s.awaitingHuman?.kind === 'manual' && s.lastDecision?.kind === 'pause', 120_000);
+  const manual = await waitForLoop(
+    ticking.handle,
+    'the ticking site paused by the signal',
+    (s) => s.awaitingHuman?.kind === 'manual' && s.lastDecision?.kind === 'pause',
+    120_000,
+  );
   const [w1, t1] = [
-    await waitForLoop(waiting.handle, 'the resumed site ticking', (s) => s.tick >= w0.tick + 3 && s.awaitingHuman === null, 120_000),
+    await waitForLoop(
+      waiting.handle,
+      'the resumed site ticking',
+      (s) => s.tick >= w0.tick + 3 && s.awaitingHuman === null,
+      120_000,
+    ),
     await waitForLoop(ticking.handle, 'the paused site ticking', (s) => s.tick >= manual.tick + 2, 120_000),
   ];
   expect(t1.awaitingHuman).toEqual(manual.awaitingHuman);
@@ -139,17 +184,54 @@ test(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s during ingest, ticks and deci
   for (const loop of [waiting, ticking]) {
     await loop.handle.executeUpdate(stopUpdate, { args: [{ who: 'faults@example.com', why: 'fault test done' }] });
     const summary = (await loop.handle.result()) as SiteHealthSummary;
-    const check = await checkLoop({ client: stack.client, pool: stack.pool, site: loop.healthy.site, workflowId: workflowIdForSite(loop.healthy.site), chainId: loop.healthy.chainId, ticks: summary.ticks });
+    const check = await checkLoop({
+      client: stack.client,
+      pool: stack.pool,
+      site: loop.healthy.site,
+      workflowId: workflowIdForSite(loop.healthy.site),
+      chainId: loop.healthy.chainId,
+      ticks: summary.ticks,
+    });
     // resume + stop, pause + stop.
     expect(check.figures.decisions).toBe(2);
     figures.push(check.figures);
   }
   printFigures(`PostgreSQL outage (${FULL ? 'full' : 'CI'} form)`, [
-    { 'outage s': (outageMs / 1000).toFixed(1), 'ingest exit': String(during.ingestExit), 'exit after s': (during.ingestExitAfterMs / 1000).toFixed(1), 'resend from line': resendLine, 'waiting: tick before': w0.tick, 'waiting: tick after': w1.tick, 'ticking: tick before': t0.tick, 'ticking: tick after': t1.tick },
+    {
+      'outage s': (outageMs / 1000).toFixed(1),
+      'ingest exit': String(during.ingestExit),
+      'exit after s': (during.ingestExitAfterMs / 1000).toFixed(1),
+      'resend from line': resendLine,
+      'waiting: tick before': w0.tick,
+      'waiting: tick after': w1.tick,
+      'ticking: tick before': t0.tick,
+      'ticking: tick after': t1.tick,
+    },
   ]);
   printFigures('PostgreSQL outage: events', [
-    { run: 'mid-file at the outage', sent: EVENTS, acknowledged, 'acknowledged stored': acknowledged - afterOutage.missing.length, stored: stored.distinct, rows: stored.rows, lost: stored.missing.length, doubled: stored.doubled.length },
-    { run: 'started during it', sent: LATE_EVENTS, acknowledged: 0, 'acknowledged stored': 0, stored: lateStored.distinct, rows: lateStored.rows, lost: lateStored.missing.length, doubled: lateStored.doubled.length },
+    {
+      run: 'mid-file at the outage',
+      sent: EVENTS,
+      acknowledged,
+      'acknowledged stored': acknowledged - afterOutage.missing.length,
+      stored: stored.distinct,
+      rows: stored.rows,
+      lost: stored.missing.length,
+      doubled: stored.doubled.length,
+    },
+    {
+      run: 'started during it',
+      sent: LATE_EVENTS,
+      acknowledged: 0,
+      'acknowledged stored': 0,
+      stored: lateStored.distinct,
+      rows: lateStored.rows,
+      lost: lateStored.missing.length,
+      doubled: lateStored.doubled.length,
+    },
   ]);
-  printFigures('PostgreSQL outage: the loops afterwards', figures.map((f) => ({ ...f })));
+  printFigures(
+    'PostgreSQL outage: the loops afterwards',
+    figures.map((f) => ({ ...f })),
+  );
 }, 900_000);

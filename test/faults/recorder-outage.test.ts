@@ -30,7 +30,8 @@ function secondsFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name}: must be a number of seconds > 0 (got ${JSON.stringify(raw)})`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`${name}: must be a number of seconds > 0 (got ${JSON.stringify(raw)})`);
   return value;
 }
 
@@ -43,12 +44,14 @@ const siteOf = (name: string) => `${name}-${suffix}.example.com`;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Waits for a condition (polling): true when it holds. */
-const waitFor = (probe: () => boolean | Promise<boolean>, what: string, timeoutMs: number) => until(async () => ((await probe()) ? true : undefined), what, timeoutMs, 100);
+const waitFor = (probe: () => boolean | Promise<boolean>, what: string, timeoutMs: number) =>
+  until(async () => ((await probe()) ? true : undefined), what, timeoutMs, 100);
 
 /** A logger that keeps its lines (the recorders' reports are part of what is checked). */
 function keptLogger(): { logger: RecorderLogger; lines: string[] } {
   const lines: string[] = [];
-  const at = (level: string) => (_fields: Record<string, unknown>, message: string) => void lines.push(`${level} ${message}`);
+  const at = (level: string) => (_fields: Record<string, unknown>, message: string) =>
+    void lines.push(`${level} ${message}`);
   return { lines, logger: { info: at('info'), warn: at('warn'), error: at('error') } };
 }
 
@@ -71,8 +74,15 @@ interface Stored {
 /** What the store holds of a site; `drained`: once the inbox is empty (every batch written so far stored). */
 async function storedFor(site: string, drained = true): Promise<Stored> {
   if (drained) await drainer.drained(120_000);
-  const { rows } = await db.pool.query<{ bytes: string; event_id: string }>('SELECT bytes, event_id FROM request_events WHERE site = $1 ORDER BY bytes', [site]);
-  return { count: rows.length, distinctIds: new Set(rows.map((r) => r.event_id)).size, seqs: rows.map((r) => Number(r.bytes)) };
+  const { rows } = await db.pool.query<{ bytes: string; event_id: string }>(
+    'SELECT bytes, event_id FROM request_events WHERE site = $1 ORDER BY bytes',
+    [site],
+  );
+  return {
+    count: rows.length,
+    distinctIds: new Set(rows.map((r) => r.event_id)).size,
+    seqs: rows.map((r) => Number(r.bytes)),
+  };
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -95,7 +105,15 @@ function crawl(recorder: Recorder, site: string, perTick: number): Crawler {
   const loop = (async () => {
     while (!stopped) {
       for (let k = 0; k < perTick && !stopped; k++) {
-        const room = recorder.record({ ts: Date.now(), site, pageType: 'product', status: 200, latencyMs: 120 + (sent % 50), bytes: sent, bodySample: BODY });
+        const room = recorder.record({
+          ts: Date.now(),
+          site,
+          pageType: 'product',
+          status: 200,
+          latencyMs: 120 + (sent % 50),
+          bytes: sent,
+          bodySample: BODY,
+        });
         sent += 1;
         if (!room) {
           sawBackpressure = true;
@@ -121,7 +139,10 @@ function crawl(recorder: Recorder, site: string, perTick: number): Crawler {
 }
 
 /** Largest values seen in a recorder's stats, sampled every 250 ms. */
-function sampleMax(recorder: () => RecorderStats): { max: { buffered: number; spilled: number; spillBytes: number }; stop(): void } {
+function sampleMax(recorder: () => RecorderStats): {
+  max: { buffered: number; spilled: number; spillBytes: number };
+  stop(): void;
+} {
   const max = { buffered: 0, spilled: 0, spillBytes: 0 };
   const timer = setInterval(() => {
     const s = recorder();
@@ -143,8 +164,15 @@ function readmeSnippet(): { setup: string; handler: string; shutdown: string } {
   const lines = block[1]!.split('\n');
   const handlerAt = lines.findIndex((l) => l.startsWith('// in your request handler'));
   const shutdownAt = lines.findIndex((l) => l.startsWith('// on shutdown'));
-  if (handlerAt < 0 || shutdownAt < handlerAt) throw new Error('README.md: the recorder snippet lost its "// in your request handler" / "// on shutdown" comments');
-  return { setup: lines.slice(0, handlerAt).join('\n'), handler: lines.slice(handlerAt + 1, shutdownAt).join('\n'), shutdown: lines.slice(shutdownAt + 1).join('\n') };
+  if (handlerAt < 0 || shutdownAt < handlerAt)
+    throw new Error(
+      'README.md: the recorder snippet lost its "// in your request handler" / "// on shutdown" comments',
+    );
+  return {
+    setup: lines.slice(0, handlerAt).join('\n'),
+    handler: lines.slice(handlerAt + 1, shutdownAt).join('\n'),
+    shutdown: lines.slice(shutdownAt + 1).join('\n'),
+  };
 }
 
 /** The snippet inside a crawler: requests come every 100 ms until "stop" arrives on stdin. */
@@ -204,11 +232,20 @@ if (process.env.MODE === 'record') {
 `;
 
 function startChild(script: string, env: Record<string, string>): Child {
-  return new Child(spawn(process.execPath, [script], { cwd: work, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['pipe', 'pipe', 'pipe'] }));
+  return new Child(
+    spawn(process.execPath, [script], {
+      cwd: work,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 function lastJson<T>(text: string): T | undefined {
-  const lines = text.trim().split('\n').filter((l) => l.startsWith('{'));
+  const lines = text
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
   return lines.length > 0 ? (JSON.parse(lines[lines.length - 1]!) as T) : undefined;
 }
 
@@ -275,7 +312,11 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
   beforeAll(async () => {
     // Without a spill, on the crawler's own pg Pool (no 'error' listener of its own): backpressure holds the crawl.
     ownPool = new pg.Pool({ connectionString: databaseUrl() });
-    plainRecorder = createRecorder({ sink: postgresSink(ownPool, { logger: plain.logger }), highWaterMark: 1_000, logger: plain.logger });
+    plainRecorder = createRecorder({
+      sink: postgresSink(ownPool, { logger: plain.logger }),
+      highWaterMark: 1_000,
+      logger: plain.logger,
+    });
     // With a spill: memory holds 400 events, the rest of the outage goes to disk.
     spillRecorder = createRecorder({
       sink: postgresSink({ connectionString: databaseUrl(), logger: spilling.logger }),
@@ -288,14 +329,27 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
     spillCrawler = crawl(spillRecorder, siteOf('spill'), 20);
     plainMax = sampleMax(() => plainRecorder.stats());
     spillMax = sampleMax(() => spillRecorder.stats());
-    readme = startChild(join(work, 'readme-crawler.mjs'), { DATABASE_URL: databaseUrl(), CRAWL_SITE: siteOf('readme'), CRAWL_PER_TICK: '10' });
-    killed = startChild(join(work, 'spill-crawler.mjs'), { DATABASE_URL: databaseUrl(), CRAWL_SITE: siteOf('killed'), SPILL_DIR: spillDir(), MODE: 'record' });
+    readme = startChild(join(work, 'readme-crawler.mjs'), {
+      DATABASE_URL: databaseUrl(),
+      CRAWL_SITE: siteOf('readme'),
+      CRAWL_PER_TICK: '10',
+    });
+    killed = startChild(join(work, 'spill-crawler.mjs'), {
+      DATABASE_URL: databaseUrl(),
+      CRAWL_SITE: siteOf('killed'),
+      SPILL_DIR: spillDir(),
+      MODE: 'record',
+    });
     children.push(readme, killed);
     const killedNow = () => lastJson<{ sent: number; stored: number; spilled: number }>(killed.stdout);
 
     // Everyone is storing before the fault.
     await waitFor(
-      async () => plainRecorder.stats().stored > 0 && spillRecorder.stats().stored > 0 && (killedNow()?.stored ?? 0) > 0 && (await storedFor(siteOf('readme'), false)).count > 0,
+      async () =>
+        plainRecorder.stats().stored > 0 &&
+        spillRecorder.stats().stored > 0 &&
+        (killedNow()?.stored ?? 0) > 0 &&
+        (await storedFor(siteOf('readme'), false)).count > 0,
       'every crawler storing',
       120_000,
     );
@@ -303,7 +357,11 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
     await db.postgres.stop();
     const outageStarted = Date.now();
     // Mid-outage, with events on its disk, the spilling child dies without closing anything.
-    await waitFor(() => Date.now() - outageStarted >= OUTAGE_MS / 2 && (killedNow()?.spilled ?? 0) >= 50, 'the child to spill', OUTAGE_MS + 60_000);
+    await waitFor(
+      () => Date.now() - outageStarted >= OUTAGE_MS / 2 && (killedNow()?.spilled ?? 0) >= 50,
+      'the child to spill',
+      OUTAGE_MS + 60_000,
+    );
     killedStats = killedNow()!;
     await killed.kill('SIGKILL');
     onDiskAtKill = spilledOnDisk(spillDir());
@@ -312,10 +370,21 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
     outageMs = Date.now() - outageStarted;
     await db.postgres.start();
 
-    resumed = startChild(join(work, 'spill-crawler.mjs'), { DATABASE_URL: databaseUrl(), SPILL_DIR: spillDir(), MODE: 'resume' });
+    resumed = startChild(join(work, 'spill-crawler.mjs'), {
+      DATABASE_URL: databaseUrl(),
+      SPILL_DIR: spillDir(),
+      MODE: 'resume',
+    });
     children.push(resumed);
     // Caught up: memory and disk empty again.
-    await waitFor(() => spillRecorder.stats().spilled === 0 && spillRecorder.stats().buffered < 400 && plainRecorder.stats().buffered < 1_000, 'the recorders to catch up', 300_000);
+    await waitFor(
+      () =>
+        spillRecorder.stats().spilled === 0 &&
+        spillRecorder.stats().buffered < 400 &&
+        plainRecorder.stats().buffered < 1_000,
+      'the recorders to catch up',
+      300_000,
+    );
     await Promise.all([plainCrawler.stop(), spillCrawler.stop()]);
     await Promise.all([plainRecorder.close(), spillRecorder.close()]);
     plainMax.stop();
@@ -328,9 +397,24 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
   test('in process, without a spill: backpressure held the crawl, every event recorded was stored exactly once', async () => {
     const s = plainRecorder.stats();
     const stored = await storedFor(plainCrawler.site);
-    figures.push({ crawler: 'in process, no spill', 'down s': (outageMs / 1000).toFixed(1), sent: plainCrawler.sent, stored: stored.count, lost: plainCrawler.sent - stored.count, 'max buffered': plainMax.max.buffered, 'max spilled': '-' });
+    figures.push({
+      crawler: 'in process, no spill',
+      'down s': (outageMs / 1000).toFixed(1),
+      sent: plainCrawler.sent,
+      stored: stored.count,
+      lost: plainCrawler.sent - stored.count,
+      'max buffered': plainMax.max.buffered,
+      'max spilled': '-',
+    });
     expect(plainCrawler.sawBackpressure).toBe(true);
-    expect(s).toMatchObject({ recorded: plainCrawler.sent, dropped: 0, failed: 0, rejected: 0, buffered: 0, spilled: 0 });
+    expect(s).toMatchObject({
+      recorded: plainCrawler.sent,
+      dropped: 0,
+      failed: 0,
+      rejected: 0,
+      buffered: 0,
+      spilled: 0,
+    });
     expect(s.stored + s.duplicates).toBe(plainCrawler.sent);
     expect(stored.seqs).toEqual(range(plainCrawler.sent));
     expect(stored.distinctIds).toBe(plainCrawler.sent);
@@ -355,19 +439,37 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
     });
     expect(spillMax.max.spilled).toBeGreaterThan(0);
     expect(spillMax.max.buffered).toBeLessThanOrEqual(400);
-    expect(s).toMatchObject({ recorded: spillCrawler.sent, dropped: 0, failed: 0, rejected: 0, buffered: 0, spilled: 0, spillBytes: 0 });
+    expect(s).toMatchObject({
+      recorded: spillCrawler.sent,
+      dropped: 0,
+      failed: 0,
+      rejected: 0,
+      buffered: 0,
+      spilled: 0,
+      spillBytes: 0,
+    });
     expect(s.stored + s.duplicates).toBe(spillCrawler.sent);
     expect(stored.seqs).toEqual(range(spillCrawler.sent));
     expect(stored.distinctIds).toBe(spillCrawler.sent);
     expect(readdirSync(join(work, 'spill-in-process'))).toEqual([]);
-    expect(spilling.lines.some((l) => l.startsWith('warn recorder: memory full; keeping further events on disk'))).toBe(true);
+    expect(spilling.lines.some((l) => l.startsWith('warn recorder: memory full; keeping further events on disk'))).toBe(
+      true,
+    );
   });
 
   test("the README's snippet, as written, survives the restart (no crash) and stores every event exactly once", async () => {
     const { code, signal } = await readme.exited;
     const result = lastJson<{ sent: number; stats: RecorderStats }>(readme.stdout);
     const stored = await storedFor(siteOf('readme'));
-    figures.push({ crawler: 'README snippet (child)', 'down s': (outageMs / 1000).toFixed(1), sent: result?.sent ?? '?', stored: stored.count, lost: (result?.sent ?? 0) - stored.count, 'max buffered': '-', 'max spilled': '-' });
+    figures.push({
+      crawler: 'README snippet (child)',
+      'down s': (outageMs / 1000).toFixed(1),
+      sent: result?.sent ?? '?',
+      stored: stored.count,
+      lost: (result?.sent ?? 0) - stored.count,
+      'max buffered': '-',
+      'max spilled': '-',
+    });
     expect({ code, signal }).toEqual({ code: 0, signal: null });
     // Its output is JSON lines (its stats, pino's log lines on stderr): no stack trace of an unhandled error.
     expect(readme.output.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'))).toEqual([]);
@@ -405,41 +507,55 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
   });
 });
 
-test(`PostgreSQL frozen (SIGSTOP) for ${FREEZE_MS / 1000} s: writes time out and are retried, nothing is lost`, async () => {
-  const { logger, lines } = keptLogger();
-  const errors: unknown[] = [];
-  const closedLate = () => lines.some((l) => l.includes('still busy'));
-  const recorder = createRecorder({
-    sink: postgresSink({ connectionString: databaseUrl(), connectionTimeoutMs: 2_000, logger }),
-    writeTimeoutMs: 3_000,
-    retryMaxDelayMs: 1_000,
-    flushIntervalMs: 200,
-    logger,
-    onError: (err) => errors.push(err),
-  });
-  const crawler = crawl(recorder, siteOf('frozen'), 10);
-  const max = sampleMax(() => recorder.stats());
-  await waitFor(() => recorder.stats().stored > 0, 'the recorder storing', 60_000);
-  const frozenAt = Date.now();
-  try {
-    db.postgres.freeze();
-    await sleep(FREEZE_MS);
-  } finally {
-    db.postgres.thaw();
-  }
-  const frozeFor = Date.now() - frozenAt;
-  await waitFor(() => recorder.stats().buffered < 100, 'the recorder to catch up', 180_000);
-  await crawler.stop();
-  await recorder.close();
-  max.stop();
-  const s = recorder.stats();
-  const stored = await storedFor(crawler.site);
-  figures.push({ crawler: `in process, frozen server (${errors.length} failed attempts)`, 'down s': (frozeFor / 1000).toFixed(1), sent: crawler.sent, stored: stored.count, lost: crawler.sent - stored.count, 'max buffered': max.max.buffered, 'max spilled': '-' });
-  // Every connection came back after the thaw: close() ended the sink's pool without giving up on one.
-  expect(closedLate()).toBe(false);
-  // The freeze showed as errors (a write timeout, or no connection in time), not as a hang.
-  expect(errors.some((e) => e instanceof WriteTimeoutError || /timeout/i.test(String((e as Error).message)))).toBe(true);
-  expect(s).toMatchObject({ recorded: crawler.sent, dropped: 0, failed: 0, buffered: 0 });
-  expect(stored.seqs).toEqual(range(crawler.sent));
-  expect(stored.distinctIds).toBe(crawler.sent);
-}, FREEZE_MS + 300_000);
+test(
+  `PostgreSQL frozen (SIGSTOP) for ${FREEZE_MS / 1000} s: writes time out and are retried, nothing is lost`,
+  async () => {
+    const { logger, lines } = keptLogger();
+    const errors: unknown[] = [];
+    const closedLate = () => lines.some((l) => l.includes('still busy'));
+    const recorder = createRecorder({
+      sink: postgresSink({ connectionString: databaseUrl(), connectionTimeoutMs: 2_000, logger }),
+      writeTimeoutMs: 3_000,
+      retryMaxDelayMs: 1_000,
+      flushIntervalMs: 200,
+      logger,
+      onError: (err) => errors.push(err),
+    });
+    const crawler = crawl(recorder, siteOf('frozen'), 10);
+    const max = sampleMax(() => recorder.stats());
+    await waitFor(() => recorder.stats().stored > 0, 'the recorder storing', 60_000);
+    const frozenAt = Date.now();
+    try {
+      db.postgres.freeze();
+      await sleep(FREEZE_MS);
+    } finally {
+      db.postgres.thaw();
+    }
+    const frozeFor = Date.now() - frozenAt;
+    await waitFor(() => recorder.stats().buffered < 100, 'the recorder to catch up', 180_000);
+    await crawler.stop();
+    await recorder.close();
+    max.stop();
+    const s = recorder.stats();
+    const stored = await storedFor(crawler.site);
+    figures.push({
+      crawler: `in process, frozen server (${errors.length} failed attempts)`,
+      'down s': (frozeFor / 1000).toFixed(1),
+      sent: crawler.sent,
+      stored: stored.count,
+      lost: crawler.sent - stored.count,
+      'max buffered': max.max.buffered,
+      'max spilled': '-',
+    });
+    // Every connection came back after the thaw: close() ended the sink's pool without giving up on one.
+    expect(closedLate()).toBe(false);
+    // The freeze showed as errors (a write timeout, or no connection in time), not as a hang.
+    expect(errors.some((e) => e instanceof WriteTimeoutError || /timeout/i.test(String((e as Error).message)))).toBe(
+      true,
+    );
+    expect(s).toMatchObject({ recorded: crawler.sent, dropped: 0, failed: 0, buffered: 0 });
+    expect(stored.seqs).toEqual(range(crawler.sent));
+    expect(stored.distinctIds).toBe(crawler.sent);
+  },
+  FREEZE_MS + 300_000,
+);

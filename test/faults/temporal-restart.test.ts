@@ -11,7 +11,13 @@
  * CI form: one kill; full form (TH_FAULTS_FULL=1): three.
  */
 import { workflowIdForSite } from '../../common/names';
-import { resumeUpdate, type SiteHealthState, type SiteHealthSummary, stateQuery, stopUpdate } from '../../control/messages';
+import {
+  resumeUpdate,
+  type SiteHealthState,
+  type SiteHealthSummary,
+  stateQuery,
+  stopUpdate,
+} from '../../control/messages';
 import { controlAudit } from '../../db/controls';
 import { ingestNow, loopInput, prepareSite, startHealthySite } from '../helpers/control-loop';
 import { checkLoop, printFigures, waitForLoop, type LoopFigures } from '../helpers/fault-checks';
@@ -26,7 +32,10 @@ beforeAll(async () => {
 afterAll(async () => stack?.close(), 120_000);
 
 test('dev server SIGKILLed and restarted with a site paused and waiting: the wait survives, ticks stay contiguous', async () => {
-  const [waitingSite, tickingSite] = [await prepareSite(stack.pool, 'waiting'), await prepareSite(stack.pool, 'ticking')];
+  const [waitingSite, tickingSite] = [
+    await prepareSite(stack.pool, 'waiting'),
+    await prepareSite(stack.pool, 'ticking'),
+  ];
   await ingestNow(stack.pool, waitingSite, { ok: 100 });
   await ingestNow(stack.pool, tickingSite, { ok: 100 });
   // Short runs: the wait is carried across continue-as-new between the kills.
@@ -37,7 +46,12 @@ test('dev server SIGKILLed and restarted with a site paused and waiting: the wai
   // Stamped 2.5 minutes ago: inside the current window, but outside the evidence a resume starts from
   // (whole minutes from the decision on), so a resumed site is not paused again by the same traffic.
   await ingestNow(stack.pool, waitingSite, { hard: 60, ok: 40, challenge: 100, soft: 100 }, 150_000);
-  const paused = await waitForLoop(waiting.handle, 'resisting and waiting', (s) => s.band === 'resisting' && s.awaitingHuman !== null, 120_000);
+  const paused = await waitForLoop(
+    waiting.handle,
+    'resisting and waiting',
+    (s) => s.band === 'resisting' && s.awaitingHuman !== null,
+    120_000,
+  );
   const auditWhileWaiting = (await controlAudit(stack.pool, waitingSite)).length;
 
   const rounds: Array<Record<string, string | number>> = [];
@@ -50,10 +64,17 @@ test('dev server SIGKILLed and restarted with a site paused and waiting: the wai
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE assessments IN EXCLUSIVE MODE');
       const lockPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-      await until(async () => {
-        const { rows } = await stack.pool.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [lockPid]);
-        return Number(rows[0]!.n) > 0 ? true : undefined;
-      }, 'a tick blocked on the assessments table', 60_000);
+      await until(
+        async () => {
+          const { rows } = await stack.pool.query<{ n: string }>(
+            'SELECT count(*) AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+            [lockPid],
+          );
+          return Number(rows[0]!.n) > 0 ? true : undefined;
+        },
+        'a tick blocked on the assessments table',
+        60_000,
+      );
       await stack.temporal.kill();
       await locker.query('COMMIT');
     } finally {
@@ -63,17 +84,36 @@ test('dev server SIGKILLed and restarted with a site paused and waiting: the wai
     await stack.temporal.start();
     // Both loops carry on: the waiting site for more ticks than a run holds (so its wait crosses a
     // continue-as-new), the other for three.
-    const w1 = await waitForLoop(waiting.handle, `waiting site ticking after restart ${kill}`, (s) => s.tick > w0.tick + settings.maxTicksPerRun && s.runs > w0.runs, 180_000);
-    const t1 = await waitForLoop(ticking.handle, `ticking site ticking after restart ${kill}`, (s) => s.tick >= t0.tick + 3, 180_000);
+    const w1 = await waitForLoop(
+      waiting.handle,
+      `waiting site ticking after restart ${kill}`,
+      (s) => s.tick > w0.tick + settings.maxTicksPerRun && s.runs > w0.runs,
+      180_000,
+    );
+    const t1 = await waitForLoop(
+      ticking.handle,
+      `ticking site ticking after restart ${kill}`,
+      (s) => s.tick >= t0.tick + 3,
+      180_000,
+    );
     expectStillWaiting(w1, paused);
-    rounds.push({ restart: kill, 'waiting: tick before': w0.tick, 'waiting: tick after': w1.tick, 'waiting: run': w1.runs, 'ticking: tick before': t0.tick, 'ticking: tick after': t1.tick });
+    rounds.push({
+      restart: kill,
+      'waiting: tick before': w0.tick,
+      'waiting: tick after': w1.tick,
+      'waiting: run': w1.runs,
+      'ticking: tick before': t0.tick,
+      'ticking: tick after': t1.tick,
+    });
   }
   expect(stack.firstWorker.alive).toBe(true);
   // Nothing changed the paused site's controls while it waited.
   expect((await controlAudit(stack.pool, waitingSite)).length).toBe(auditWhileWaiting);
 
   // The person's decision, after the restarts: applied once.
-  const resumed = await waiting.handle.executeUpdate(resumeUpdate, { args: [{ who: 'faults@example.com', why: 'checked after the restart', mode: 'cautious' }] });
+  const resumed = await waiting.handle.executeUpdate(resumeUpdate, {
+    args: [{ who: 'faults@example.com', why: 'checked after the restart', mode: 'cautious' }],
+  });
   expect(resumed).toMatchObject({ decision: 'resume', band: 'degrading', controls: { paused: false } });
 
   const figures: LoopFigures[] = [];
@@ -83,12 +123,22 @@ test('dev server SIGKILLed and restarted with a site paused and waiting: the wai
   ] as const) {
     await loop.handle.executeUpdate(stopUpdate, { args: [{ who: 'faults@example.com', why: 'fault test done' }] });
     const summary = (await loop.handle.result()) as SiteHealthSummary;
-    const check = await checkLoop({ client: stack.client, pool: stack.pool, site: loop.healthy.site, workflowId: workflowIdForSite(loop.healthy.site), chainId: loop.healthy.chainId, ticks: summary.ticks });
+    const check = await checkLoop({
+      client: stack.client,
+      pool: stack.pool,
+      site: loop.healthy.site,
+      workflowId: workflowIdForSite(loop.healthy.site),
+      chainId: loop.healthy.chainId,
+      ticks: summary.ticks,
+    });
     expect(check.figures.decisions).toBe(decisions);
     figures.push(check.figures);
   }
   printFigures(`Temporal dev server SIGKILL + restart (${FULL ? 'full' : 'CI'} form)`, rounds);
-  printFigures('Temporal dev server SIGKILL + restart: the loops afterwards', figures.map((f) => ({ ...f })));
+  printFigures(
+    'Temporal dev server SIGKILL + restart: the loops afterwards',
+    figures.map((f) => ({ ...f })),
+  );
 }, 900_000);
 
 function expectStillWaiting(now: SiteHealthState, paused: SiteHealthState): void {

@@ -47,10 +47,17 @@ async function block(locker: PoolClient, activity: Kill['activity'], site: strin
   if (activity === 'assessSite') await locker.query('LOCK TABLE assessments IN EXCLUSIVE MODE');
   else await locker.query('SELECT 1 FROM site_controls WHERE site = $1 FOR UPDATE', [site]);
   const lockPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-  await until(async () => {
-    const { rows } = await stack.pool.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [lockPid]);
-    return Number(rows[0]!.n) > 0 ? true : undefined;
-  }, `${activity} blocked on the test's lock`, 60_000);
+  await until(
+    async () => {
+      const { rows } = await stack.pool.query<{ n: string }>(
+        'SELECT count(*) AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+        [lockPid],
+      );
+      return Number(rows[0]!.n) > 0 ? true : undefined;
+    },
+    `${activity} blocked on the test's lock`,
+    60_000,
+  );
 }
 
 test('SIGKILL of the worker mid-tick and mid-action: every tick assessed once, every control change applied once', async () => {
@@ -80,13 +87,23 @@ test('SIGKILL of the worker mid-tick and mid-action: every tick assessed once, e
       else expect(pending).toEqual([kill.activity]);
       const state = await handle.query(stateQuery);
       tick = state.tick + 1;
-      const key = kill.activity === 'assessSite' ? assessmentKey(site, state.chainId, tick) : controlsKey(assessmentKey(site, state.chainId, tick));
+      const key =
+        kill.activity === 'assessSite'
+          ? assessmentKey(site, state.chainId, tick)
+          : controlsKey(assessmentKey(site, state.chainId, tick));
       if (kill.written) {
         stack.temporal.freeze();
         try {
           await locker.query('COMMIT');
-          const table = kill.activity === 'assessSite' ? 'SELECT 1 FROM assessments WHERE assessment_key = $1' : 'SELECT 1 FROM control_audit WHERE action_key = $1';
-          await until(async () => ((await stack.pool.query(table, [key])).rowCount === 1 ? true : undefined), `${key} written`, 30_000);
+          const table =
+            kill.activity === 'assessSite'
+              ? 'SELECT 1 FROM assessments WHERE assessment_key = $1'
+              : 'SELECT 1 FROM control_audit WHERE action_key = $1';
+          await until(
+            async () => ((await stack.pool.query(table, [key])).rowCount === 1 ? true : undefined),
+            `${key} written`,
+            30_000,
+          );
           await worker.crash();
         } finally {
           stack.temporal.thaw();
@@ -105,16 +122,27 @@ test('SIGKILL of the worker mid-tick and mid-action: every tick assessed once, e
   }
   expect(worker.alive).toBe(true);
 
-  const stopped = await handle.executeUpdate(stopUpdate, { args: [{ who: 'faults@example.com', why: 'fault test done' }] });
+  const stopped = await handle.executeUpdate(stopUpdate, {
+    args: [{ who: 'faults@example.com', why: 'fault test done' }],
+  });
   expect(stopped.band).toBe('stopped');
   const summary = (await handle.result()) as SiteHealthSummary;
   expect(summary.ticks).toBeGreaterThan(healthy.tick);
 
-  const check = await checkLoop({ client: stack.client, pool: stack.pool, site, workflowId: workflowIdForSite(site), chainId: healthy.chainId, ticks: summary.ticks });
+  const check = await checkLoop({
+    client: stack.client,
+    pool: stack.pool,
+    site,
+    workflowId: workflowIdForSite(site),
+    chainId: healthy.chainId,
+    ticks: summary.ticks,
+  });
   // The killed ticks: assessed once, and (for actions) their change applied once.
   const auditKeys = check.audit.map((a) => a.actionKey);
   for (const k of killed.filter((x) => x.kill.startsWith('applyActions'))) {
-    expect(auditKeys.filter((key) => key === controlsKey(assessmentKey(site, healthy.chainId, k.tick)))).toHaveLength(1);
+    expect(auditKeys.filter((key) => key === controlsKey(assessmentKey(site, healthy.chainId, k.tick)))).toHaveLength(
+      1,
+    );
   }
   // The degrading steps continue each other (16 → 12 → 9 → …): none skipped, none repeated.
   const limits = check.audit.map((a) => a.newControls.concurrencyLimit);
@@ -125,7 +153,9 @@ test('SIGKILL of the worker mid-tick and mid-action: every tick assessed once, e
   // task times out and runs again on the new worker; an activity's attempt is retried. One killed after
   // its write may already have sent its completion (in the frozen server's socket buffer), which the
   // thawed server then takes: nothing taken over, and no harm — the checks above hold either way.
-  expect(check.figures.activityRetries + check.figures.workflowTaskTimeouts).toBeGreaterThanOrEqual(KILLS.filter((k) => !k.written).length);
+  expect(check.figures.activityRetries + check.figures.workflowTaskTimeouts).toBeGreaterThanOrEqual(
+    KILLS.filter((k) => !k.written).length,
+  );
 
   printFigures(`worker SIGKILL (${FULL ? 'full' : 'CI'} form)`, [
     ...killed.map((k) => ({ kill: k.kill, 'at tick': k.tick })),

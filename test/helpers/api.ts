@@ -34,9 +34,19 @@ export async function startTestApi(
 ): Promise<TestApi> {
   const settings = { ...apiEnvSchema.parse({ TH_API_PORT: '0' }), ...overrides };
   // The threads as `target-health api` runs them (its limits), on the harness's database unless another is named.
-  const threads = { ...apiIngestThreads(join(ROOT, 'dist', 'client', 'ingest-worker.js'), options.databaseUrl ?? env('DATABASE_URL')), threads: 2 };
+  const threads = {
+    ...apiIngestThreads(join(ROOT, 'dist', 'client', 'ingest-worker.js'), options.databaseUrl ?? env('DATABASE_URL')),
+    threads: 2,
+  };
   const ingestThreads = options.ingestThreads === true ? { ingestThreads: threads } : {};
-  const app = await buildApi({ pool: h.pool, temporal: () => Promise.resolve(h.client), taskQueue: h.taskQueue, logger, settings, ...ingestThreads });
+  const app = await buildApi({
+    pool: h.pool,
+    temporal: () => Promise.resolve(h.client),
+    taskQueue: h.taskQueue,
+    logger,
+    settings,
+    ...ingestThreads,
+  });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     app,
@@ -48,5 +58,8 @@ export async function startTestApi(
 
 /** `fetch` with a bearer token. */
 export function authed(token: string, init: RequestInit = {}): RequestInit {
-  return { ...init, headers: { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${token}` } };
+  return {
+    ...init,
+    headers: { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${token}` },
+  };
 }

@@ -57,12 +57,19 @@ export async function startClusterProcess(workers: number): Promise<ClusterProce
   const dir = mkdtempSync(join(tmpdir(), 'th-cluster-'));
   // PostgreSQL runs as the `postgres` user when we are root: it must be able to enter this folder.
   chmodSync(dir, 0o755);
-  const child = new Child(spawn(process.execPath, ['-e', CONTROLLER], { cwd: ROOT, env: cleanEnv({ CLUSTER_DIR: dir, CLUSTER_WORKERS: String(workers), XDG_CACHE_HOME: process.env.XDG_CACHE_HOME }), stdio: ['pipe', 'pipe', 'pipe'] }));
+  const child = new Child(
+    spawn(process.execPath, ['-e', CONTROLLER], {
+      cwd: ROOT,
+      env: cleanEnv({ CLUSTER_DIR: dir, CLUSTER_WORKERS: String(workers), XDG_CACHE_HOME: process.env.XDG_CACHE_HOME }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
   // Stopped by stop(), never SIGKILLed: that would leave its server and PostgreSQL running.
   Child.live.delete(child);
   // Fail as soon as the controller exits (a server that would not start), not at the timeout.
   const exitedFirst = child.exited.then(({ code }) => {
-    if (!/^READY /m.test(child.output)) throw new Error(`the cluster stack did not start (exit ${code}):\n${child.output.slice(-4000)}`);
+    if (!/^READY /m.test(child.output))
+      throw new Error(`the cluster stack did not start (exit ${code}):\n${child.output.slice(-4000)}`);
   });
   await Promise.race([child.waitForOutput(/^READY /m, 'the cluster stack to start', 480_000), exitedFirst]);
   const ready = JSON.parse(/^READY (.+)$/m.exec(child.output)![1]!) as Omit<ClusterProcess, 'dir' | 'stop'>;
@@ -73,15 +80,22 @@ export async function startClusterProcess(workers: number): Promise<ClusterProce
     sent.set(what, n);
     child.proc.stdin!.write(`${line}\n`);
     const pattern = new RegExp(`^(DONE|FAILED) ${what}`, 'gm');
-    await until(() => {
-      if ((child.output.match(pattern) ?? []).length >= n) return true;
-      if (!child.alive) throw new Error(`the cluster stack exited before it could ${what}: ${child.output.slice(-2000)}`);
-      return undefined;
-    }, `the cluster stack to ${what}`, timeoutMs, 200).catch((err: Error) => {
+    await until(
+      () => {
+        if ((child.output.match(pattern) ?? []).length >= n) return true;
+        if (!child.alive)
+          throw new Error(`the cluster stack exited before it could ${what}: ${child.output.slice(-2000)}`);
+        return undefined;
+      },
+      `the cluster stack to ${what}`,
+      timeoutMs,
+      200,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}; its output:\n${child.output.slice(-3000)}`);
     });
     const answers = child.output.match(pattern) ?? [];
-    if (answers[n - 1] !== `DONE ${what}`) throw new Error(`the cluster stack could not ${what}: ${child.output.slice(-2000)}`);
+    if (answers[n - 1] !== `DONE ${what}`)
+      throw new Error(`the cluster stack could not ${what}: ${child.output.slice(-2000)}`);
   };
   return {
     ...ready,
@@ -92,7 +106,8 @@ export async function startClusterProcess(workers: number): Promise<ClusterProce
       if (!child.alive) return;
       child.proc.stdin!.end('stop\n');
       const { code } = await child.exited;
-      if (code !== 0) throw new Error(`the cluster stack did not stop cleanly (exit ${code}): ${child.output.slice(-2000)}`);
+      if (code !== 0)
+        throw new Error(`the cluster stack did not stop cleanly (exit ${code}): ${child.output.slice(-2000)}`);
     },
   };
 }

@@ -10,7 +10,12 @@ import { type ActivityDeps, createActivities } from '../../activities';
 import { workflowIdForSite } from '../../common/names';
 import type { Pool } from '../../db/pool';
 import { upsertSite } from '../../db/sites';
-import { SITE_HEALTH_WORKFLOW, type SiteHealthState, type SiteHealthWorkflow, stateQuery } from '../../control/messages';
+import {
+  SITE_HEALTH_WORKFLOW,
+  type SiteHealthState,
+  type SiteHealthWorkflow,
+  stateQuery,
+} from '../../control/messages';
 import type { SiteHealthInput } from '../../control/config';
 import { env, eventually, testLogger } from './services';
 
@@ -29,7 +34,11 @@ export function loopInput(site: string, overrides: Partial<SiteHealthInput> = {}
     // Route confirmation at the 1 s tick's pace (the product's: three ticks over 2 minutes).
     scoring: { smoothing: { halfLifeMs: 1_000 }, routes: { confirmAfterMs: 2_000 } },
     // Steps and the parser alert's persistence at the 1 s tick's pace (the product's are minutes).
-    policy: { reminderIntervalMs: 60 * 60_000, steps: { degradeEveryMs: 1_000, restoreEveryMs: 1_000 }, parserAlertAfterMs: 2_000 },
+    policy: {
+      reminderIntervalMs: 60 * 60_000,
+      steps: { degradeEveryMs: 1_000, restoreEveryMs: 1_000 },
+      parserAlertAfterMs: 2_000,
+    },
     timeouts: { activityMs: 5_000 },
     ...overrides,
   };
@@ -39,7 +48,11 @@ export async function registerSite(pool: Pool, site: string): Promise<void> {
   await upsertSite(pool, site, { owner: `owner@${site}`, parserOwner: `parser@${site}` });
 }
 
-export async function startLoop(client: Client, taskQueue: string, input: SiteHealthInput): Promise<WorkflowHandleWithFirstExecutionRunId> {
+export async function startLoop(
+  client: Client,
+  taskQueue: string,
+  input: SiteHealthInput,
+): Promise<WorkflowHandleWithFirstExecutionRunId> {
   return client.workflow.start<SiteHealthWorkflow>(SITE_HEALTH_WORKFLOW, {
     workflowId: workflowIdForSite(input.site),
     taskQueue,
@@ -49,11 +62,20 @@ export async function startLoop(client: Client, taskQueue: string, input: SiteHe
 }
 
 /** Polls the `state` query until `predicate` holds. */
-export function waitForState(handle: WorkflowHandle, what: string, predicate: (s: SiteHealthState) => boolean, timeoutMs = 60_000): Promise<SiteHealthState> {
-  return eventually(async () => {
-    const s = await handle.query(stateQuery);
-    return predicate(s) ? s : undefined;
-  }, what, timeoutMs);
+export function waitForState(
+  handle: WorkflowHandle,
+  what: string,
+  predicate: (s: SiteHealthState) => boolean,
+  timeoutMs = 60_000,
+): Promise<SiteHealthState> {
+  return eventually(
+    async () => {
+      const s = await handle.query(stateQuery);
+      return predicate(s) ? s : undefined;
+    },
+    what,
+    timeoutMs,
+  );
 }
 
 /** A worker like createTestWorker's, with the activities' dependencies (e.g. a notifier) chosen by the test. */
@@ -78,7 +100,12 @@ export async function createLoopWorker(
 }
 
 /** A registered site (owner and parser owner) with a healthy 14-day baseline in the signal store. */
-export async function prepareSite(pool: Pool, prefix: string, routes?: Parameters<typeof seedBaseline>[2], perRoute?: number): Promise<string> {
+export async function prepareSite(
+  pool: Pool,
+  prefix: string,
+  routes?: Parameters<typeof seedBaseline>[2],
+  perRoute?: number,
+): Promise<string> {
   const site = newSite(prefix);
   await registerSite(pool, site);
   await seedBaseline(pool, site, routes, perRoute);
@@ -86,8 +113,16 @@ export async function prepareSite(pool: Pool, prefix: string, routes?: Parameter
 }
 
 /** Starts a prepared site's loop (a worker must poll `taskQueue`) and waits until it is healthy with controls. */
-export async function startHealthySite(client: Client, taskQueue: string, input: SiteHealthInput): Promise<{ handle: WorkflowHandleWithFirstExecutionRunId; healthy: SiteHealthState }> {
+export async function startHealthySite(
+  client: Client,
+  taskQueue: string,
+  input: SiteHealthInput,
+): Promise<{ handle: WorkflowHandleWithFirstExecutionRunId; healthy: SiteHealthState }> {
   const handle = await startLoop(client, taskQueue, input);
-  const healthy = await waitForState(handle, `${input.site} healthy`, (s) => s.band === 'healthy' && s.controls !== null);
+  const healthy = await waitForState(
+    handle,
+    `${input.site} healthy`,
+    (s) => s.band === 'healthy' && s.controls !== null,
+  );
   return { handle, healthy };
 }

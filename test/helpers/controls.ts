@@ -9,7 +9,15 @@ import type { Controls } from '../../control/controls';
 import { controlsOf, readControls, writeControls } from '../../db/controls';
 import type { Pool } from '../../db/pool';
 
-export const NOMINAL_CONTROLS: Controls = { concurrencyLimit: 16, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band: 'healthy', reason: 'nominal' };
+export const NOMINAL_CONTROLS: Controls = {
+  concurrencyLimit: 16,
+  revisitMultiplier: 1,
+  paused: false,
+  canaryOnly: false,
+  effectiveCostMultiplier: 1,
+  band: 'healthy',
+  reason: 'nominal',
+};
 
 /** Applies `patch` to the site's controls (nominal ones when it has none yet); returns the new version. */
 export async function changeControls(pool: Pool, site: string, patch: Partial<Controls>): Promise<number> {
@@ -20,7 +28,17 @@ export async function changeControls(pool: Pool, site: string, patch: Partial<Co
     const next = { ...(old ? controlsOf(old) : NOMINAL_CONTROLS), ...patch };
     const { version } = await writeControls(
       client,
-      { site, workflowId: workflowIdForSite(site), actionKey: `test/${randomUUID()}`, next, changedFields: Object.keys(patch), routeDiagnosis: null, assessmentKey: null, decisionKey: null, actor: 'test' },
+      {
+        site,
+        workflowId: workflowIdForSite(site),
+        actionKey: `test/${randomUUID()}`,
+        next,
+        changedFields: Object.keys(patch),
+        routeDiagnosis: null,
+        assessmentKey: null,
+        decisionKey: null,
+        actor: 'test',
+      },
       old,
     );
     await client.query('COMMIT');

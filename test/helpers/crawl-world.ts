@@ -47,7 +47,14 @@ export async function startCrawlWorld(h: TestHarness, pageMs: number): Promise<C
     });
     for (const host of hosts) {
       await registerSite(h.pool, host);
-      const answers = await sampleNormalAnswers((path) => world.site.urlOf(host, path), world.proxies[0]!.url, ['/item/1', '/item/2', '/item/3', '/item/50', '/item/120', '/item/199']);
+      const answers = await sampleNormalAnswers((path) => world.site.urlOf(host, path), world.proxies[0]!.url, [
+        '/item/1',
+        '/item/2',
+        '/item/3',
+        '/item/50',
+        '/item/120',
+        '/item/199',
+      ]);
       await backfillHistory(h.pool, { site: host, routes, answers, days: 12, perDay: 300, now });
     }
   } catch (err) {
@@ -58,10 +65,21 @@ export async function startCrawlWorld(h: TestHarness, pageMs: number): Promise<C
 }
 
 /** A loop per host at the demo's settings, each past its first controls; call inside the worker's runUntil. */
-export async function startCrawlLoops(h: TestHarness, hosts: readonly string[], nominalConcurrency: number): Promise<{ loop: (host: string) => WorkflowHandle; handles: ReadonlyMap<string, WorkflowHandle> }> {
+export async function startCrawlLoops(
+  h: TestHarness,
+  hosts: readonly string[],
+  nominalConcurrency: number,
+): Promise<{ loop: (host: string) => WorkflowHandle; handles: ReadonlyMap<string, WorkflowHandle> }> {
   const handles = new Map<string, WorkflowHandle>();
-  for (const host of hosts) handles.set(host, await startLoop(h.client, h.taskQueue, demoLoopInput(host, { nominalConcurrency })));
+  for (const host of hosts)
+    handles.set(host, await startLoop(h.client, h.taskQueue, demoLoopInput(host, { nominalConcurrency })));
   const loop = (host: string): WorkflowHandle => handles.get(host)!;
-  for (const host of hosts) await waitForLoop(loop(host), `${host}: first controls`, (s) => s.controls !== null && s.band !== 'learning', 60_000);
+  for (const host of hosts)
+    await waitForLoop(
+      loop(host),
+      `${host}: first controls`,
+      (s) => s.controls !== null && s.band !== 'learning',
+      60_000,
+    );
   return { loop, handles };
 }

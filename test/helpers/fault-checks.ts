@@ -30,12 +30,15 @@ export interface ChainRun {
 /** Every run of a workflow chain, oldest first: from the first run, following each continue-as-new. */
 export async function chainHistories(client: Client, workflowId: string, firstRunId: string): Promise<ChainRun[]> {
   const runs: ChainRun[] = [];
-  for (let runId: string | undefined = firstRunId; runId; ) {
+  for (let runId: string | undefined = firstRunId; runId;) {
     const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
     const events = history.events ?? [];
     runs.push({ runId, events });
     const last = events[events.length - 1];
-    runId = last?.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW ? (last.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined) : undefined;
+    runId =
+      last?.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+        ? (last.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined)
+        : undefined;
     if (runs.length > 1000) throw new Error(`${workflowId}: more than 1000 runs in the chain`);
   }
   return runs;
@@ -163,7 +166,8 @@ export function historyFacts(runs: readonly ChainRun[]): HistoryFacts {
           lastTaskOutcome = e.eventType;
           break;
         default:
-          if (e.eventType !== null && e.eventType !== undefined && CLOSING.has(e.eventType)) lastTaskOutcome = E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;
+          if (e.eventType !== null && e.eventType !== undefined && CLOSING.has(e.eventType))
+            lastTaskOutcome = E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;
       }
     }
     if (lastTaskOutcome !== E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) facts.endsClean = false;
@@ -195,24 +199,38 @@ export interface LoopCheck {
   audit: AuditRow[];
 }
 
-const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 /**
  * Reads a finished loop's chain (stopped, so nothing is in flight) and asserts the invariants. The
  * caller asserts what it expects of its own story (decisions sent, waits kept).
  */
-export async function checkLoop(opts: { client: Client; pool: Pool; site: string; workflowId: string; chainId: string; ticks: number }): Promise<LoopCheck> {
+export async function checkLoop(opts: {
+  client: Client;
+  pool: Pool;
+  site: string;
+  workflowId: string;
+  chainId: string;
+  ticks: number;
+}): Promise<LoopCheck> {
   const { pool, site } = opts;
   const facts = historyFacts(await chainHistories(opts.client, opts.workflowId, opts.chainId));
 
   // Ticks: the workflow scheduled ticks 1..n once each; the database holds each of them once, and no
   // other assessment of this site (a second chain started by a fault would show up here).
-  const { rows } = await pool.query<{ tick: string; n: string }>('SELECT tick, count(*) AS n FROM assessments WHERE site = $1 GROUP BY tick ORDER BY tick', [site]);
+  const { rows } = await pool.query<{ tick: string; n: string }>(
+    'SELECT tick, count(*) AS n FROM assessments WHERE site = $1 GROUP BY tick ORDER BY tick',
+    [site],
+  );
   const assessed = new Map(rows.map((r) => [Number(r.tick), Number(r.n)]));
   expect([...facts.assessTicks.keys()].sort((a, b) => a - b)).toEqual(range(1, opts.ticks));
   expect([...facts.assessTicks.values()].filter((n) => n !== 1)).toEqual([]);
   expect([...assessed.keys()]).toEqual(range(1, opts.ticks));
-  const { rows: chains } = await pool.query<{ chain_id: string }>('SELECT DISTINCT chain_id FROM assessments WHERE site = $1', [site]);
+  const { rows: chains } = await pool.query<{ chain_id: string }>(
+    'SELECT DISTINCT chain_id FROM assessments WHERE site = $1',
+    [site],
+  );
   expect(chains.map((c) => c.chain_id)).toEqual([opts.chainId]);
 
   // Controls: one audit row per control change the workflow made, none twice, none lost; versions
@@ -236,7 +254,10 @@ export async function checkLoop(opts: { client: Client; pool: Pool; site: string
   const decisions = await listDecisions(pool, site);
   expect(decisions.map((d) => d.decisionKey).sort()).toEqual([...facts.decisionKeys].sort());
   expect(new Set(facts.decisionKeys).size).toBe(facts.decisionKeys.length);
-  const { rows: notes } = await pool.query<{ notification_key: string }>('SELECT notification_key FROM notifications WHERE site = $1', [site]);
+  const { rows: notes } = await pool.query<{ notification_key: string }>(
+    'SELECT notification_key FROM notifications WHERE site = $1',
+    [site],
+  );
   expect(notes.map((n) => n.notification_key).sort()).toEqual([...new Set(facts.noticeKeys)].sort());
 
   // No workflow task failure anywhere in the chain, and no run left with a failing task.
@@ -281,7 +302,9 @@ export interface EventFigures {
  * back by content), so "stored exactly once" is checked id by id.
  */
 export async function storedEvents(pool: Pool, site: string): Promise<{ rows: number; ids: Set<string> }> {
-  const { rows } = await pool.query<{ event_id: string }>('SELECT event_id FROM request_events WHERE site = $1', [site]);
+  const { rows } = await pool.query<{ event_id: string }>('SELECT event_id FROM request_events WHERE site = $1', [
+    site,
+  ]);
   return { rows: rows.length, ids: new Set(rows.map((r) => r.event_id)) };
 }
 
@@ -291,7 +314,8 @@ export function printFigures(title: string, rows: ReadonlyArray<Record<string, s
   const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const cells = [columns, ...rows.map((r) => columns.map((c) => String(r[c] ?? '')))];
   const widths = columns.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-  const line = (row: string[]): string => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (row: string[]): string =>
+    row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   process.stderr.write(`\n[faults] ${title}\n${cells.map(line).join('\n')}\n`);
 }
 
@@ -300,17 +324,33 @@ export function printFigures(title: string, rows: ReadonlyArray<Record<string, s
  * stood (tick, band, wait, pending activities with their attempts and last failure), so a stalled loop
  * is told apart from one that went elsewhere.
  */
-export async function waitForLoop(handle: WorkflowHandle, what: string, predicate: (s: SiteHealthState) => boolean, timeoutMs: number): Promise<SiteHealthState> {
+export async function waitForLoop(
+  handle: WorkflowHandle,
+  what: string,
+  predicate: (s: SiteHealthState) => boolean,
+  timeoutMs: number,
+): Promise<SiteHealthState> {
   let last: SiteHealthState | undefined;
   try {
-    return await until(async () => {
-      last = await handle.query(stateQuery);
-      return predicate(last) ? last : undefined;
-    }, what, timeoutMs);
+    return await until(
+      async () => {
+        last = await handle.query(stateQuery);
+        return predicate(last) ? last : undefined;
+      },
+      what,
+      timeoutMs,
+    );
   } catch (err) {
     const pending = await handle
       .describe()
-      .then((d) => (d.raw.pendingActivities ?? []).map((a) => `${a.activityType?.name} attempt ${a.attempt}${a.lastFailure?.message ? ` (${a.lastFailure.message})` : ''}`).join('; '))
+      .then((d) =>
+        (d.raw.pendingActivities ?? [])
+          .map(
+            (a) =>
+              `${a.activityType?.name} attempt ${a.attempt}${a.lastFailure?.message ? ` (${a.lastFailure.message})` : ''}`,
+          )
+          .join('; '),
+      )
       .catch((e: Error) => `describe failed: ${e.message}`);
     const where = last
       ? `tick ${last.tick}, run ${last.runs}, band ${last.band}, score ${last.score} (smoothed ${last.smoothedScore}), reasons ${last.reasons.join(', ') || 'none'}, controls ${JSON.stringify(last.controls)}, alerts ${JSON.stringify(last.alerts)}, routes ${last.routeDiagnosis?.summary ?? 'none'}, awaiting ${JSON.stringify(last.awaitingHuman)}, last decision ${last.lastDecision?.kind ?? 'none'}, pending decisions ${last.pendingDecisions}, rejected ${JSON.stringify(last.rejected)}`

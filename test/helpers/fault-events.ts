@@ -43,7 +43,10 @@ export interface StoredNumbers {
 }
 
 export async function storedNumbers(pool: Pool, site: string, count: number): Promise<StoredNumbers> {
-  const { rows } = await pool.query<{ k: string; n: string }>('SELECT bytes AS k, count(*) AS n FROM request_events WHERE site = $1 GROUP BY bytes', [site]);
+  const { rows } = await pool.query<{ k: string; n: string }>(
+    'SELECT bytes AS k, count(*) AS n FROM request_events WHERE site = $1 GROUP BY bytes',
+    [site],
+  );
   const seen = new Map(rows.map((r) => [Number(r.k), Number(r.n)]));
   const missing: number[] = [];
   for (let k = 0; k < count; k++) if (!seen.has(k)) missing.push(k);
@@ -63,7 +66,13 @@ export async function countStored(pool: Pool, site: string): Promise<number> {
 /** `target-health ingest - …` reading its stdin, which the test writes (and may leave open). */
 export class IngestRun extends Child {
   constructor(env: NodeJS.ProcessEnv, args: string[]) {
-    super(spawn(process.execPath, [CLI, 'ingest', '-', '--no-progress', '--json', ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] }));
+    super(
+      spawn(process.execPath, [CLI, 'ingest', '-', '--no-progress', '--json', ...args], {
+        cwd: ROOT,
+        env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
+    );
     // EPIPE once the CLI has exited: its exit code and output say what happened, not the pipe.
     this.proc.stdin!.on('error', () => undefined);
   }
@@ -82,12 +91,17 @@ export class IngestRun extends Child {
   /** Resolves once the CLI has taken the lines; fails if it exits or stops reading for 2 minutes. */
   async write(lines: readonly string[]): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    const written = new Promise<void>((resolve, reject) => this.proc.stdin!.write(lines.map((l) => `${l}\n`).join(''), (err) => (err ? reject(err) : resolve())));
+    const written = new Promise<void>((resolve, reject) =>
+      this.proc.stdin!.write(lines.map((l) => `${l}\n`).join(''), (err) => (err ? reject(err) : resolve())),
+    );
     const stopped = this.exited.then(({ code, signal }) => {
       throw new Error(`ingest exited (${code ?? signal}) before taking its input:\n${this.output.slice(-2000)}`);
     });
     const stuck = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`ingest took no input for 2 minutes:\n${this.output.slice(-2000)}`)), 120_000);
+      timer = setTimeout(
+        () => reject(new Error(`ingest took no input for 2 minutes:\n${this.output.slice(-2000)}`)),
+        120_000,
+      );
     });
     try {
       await Promise.race([written, stopped, stuck]);
@@ -104,7 +118,10 @@ export class IngestRun extends Child {
   async finished(timeoutMs: number): Promise<{ code: number | null; stdout: string; output: string }> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`ingest did not finish within ${timeoutMs} ms; output:\n${this.output.slice(-2000)}`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`ingest did not finish within ${timeoutMs} ms; output:\n${this.output.slice(-2000)}`)),
+        timeoutMs,
+      );
     });
     try {
       const { code } = await Promise.race([this.exited, timeout]);

@@ -20,7 +20,12 @@ import { CLI, ROOT, WORKER, cleanEnv, run } from './processes';
 export const FULL = process.env.TH_FAULTS_FULL === '1';
 
 /** Polls `probe` every `everyMs` until it returns a value (not undefined); fails naming what it waited for. */
-export async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs: number, everyMs = 200): Promise<T> {
+export async function until<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs: number,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -31,7 +36,10 @@ export async function until<T>(probe: () => Promise<T | undefined> | T | undefin
       lastError = err;
     }
     if (Date.now() > deadline) {
-      const last = lastError === undefined ? '' : ` (last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)})`;
+      const last =
+        lastError === undefined
+          ? ''
+          : ` (last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)})`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last}`);
     }
     await new Promise((r) => setTimeout(r, everyMs));
@@ -86,11 +94,19 @@ export class Child {
   }
 
   async waitForOutput(pattern: RegExp, what: string, timeoutMs: number): Promise<void> {
-    await until(() => {
-      if (pattern.test(this.out)) return true;
-      if (!this.alive) throw new Error(`${what}: the process exited (${this.proc.exitCode ?? this.proc.signalCode}) first; output:\n${this.out.slice(-4000)}`);
-      return undefined;
-    }, what, timeoutMs, 100).catch((err: Error) => {
+    await until(
+      () => {
+        if (pattern.test(this.out)) return true;
+        if (!this.alive)
+          throw new Error(
+            `${what}: the process exited (${this.proc.exitCode ?? this.proc.signalCode}) first; output:\n${this.out.slice(-4000)}`,
+          );
+        return undefined;
+      },
+      what,
+      timeoutMs,
+      100,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}\noutput:\n${this.out.slice(-4000)}`);
     });
   }
@@ -145,7 +161,13 @@ export class FaultPostgres {
   }
 
   async start(): Promise<void> {
-    const child = new Child(spawn(process.execPath, ['-e', PG_CONTROLLER], { cwd: ROOT, env: cleanEnv({ PG_DIR: this.dataDir, PG_PORT: String(this.port) }), stdio: ['pipe', 'pipe', 'pipe'] }));
+    const child = new Child(
+      spawn(process.execPath, ['-e', PG_CONTROLLER], {
+        cwd: ROOT,
+        env: cleanEnv({ PG_DIR: this.dataDir, PG_PORT: String(this.port) }),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
+    );
     // Stopped by stop(), never SIGKILLed: that would leave its PostgreSQL running.
     Child.live.delete(child);
     this.controller = child;
@@ -214,13 +236,23 @@ export class FaultTemporal {
   }
 
   async start(): Promise<void> {
-    const cli = await ensureTemporalCli({ info: () => undefined, warn: (m) => process.stderr.write(`[faults] ${m}\n`) });
-    this.handle = await startTemporalDevServer({ cli, port: this.port, dbFile: this.dbFile, namespace: 'default', logFile: this.logFile });
+    const cli = await ensureTemporalCli({
+      info: () => undefined,
+      warn: (m) => process.stderr.write(`[faults] ${m}\n`),
+    });
+    this.handle = await startTemporalDevServer({
+      cli,
+      port: this.port,
+      dbFile: this.dbFile,
+      namespace: 'default',
+      logFile: this.logFile,
+    });
   }
 
   private get pid(): number {
     const pid = this.handle?.pid;
-    if (pid === undefined) throw new Error('the Temporal dev server is not running as a process of ours (no temporal binary?)');
+    if (pid === undefined)
+      throw new Error('the Temporal dev server is not running as a process of ours (no temporal binary?)');
     return pid;
   }
 
@@ -229,7 +261,12 @@ export class FaultTemporal {
     const pid = this.pid;
     process.kill(pid, 'SIGKILL');
     await until(() => (processGone(pid) ? true : undefined), 'the killed dev server to be gone', 30_000, 50);
-    await until(async () => ((await isPortInUse(this.port)) ? undefined : true), `port ${this.port} to be free`, 30_000, 100);
+    await until(
+      async () => ((await isPortInUse(this.port)) ? undefined : true),
+      `port ${this.port} to be free`,
+      30_000,
+      100,
+    );
     await this.handle?.stop();
     this.handle = undefined;
   }
@@ -279,7 +316,8 @@ export async function startFaultDatabase(name: string): Promise<FaultDatabase> {
   const dir = workDir(name);
   const postgres = new FaultPostgres(join(dir, 'postgres'), await freePort());
   await postgres.start();
-  const envOf = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => cleanEnv({ DATABASE_URL: postgres.databaseUrl, LOG_LEVEL: 'warn', ...extra });
+  const envOf = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
+    cleanEnv({ DATABASE_URL: postgres.databaseUrl, LOG_LEVEL: 'warn', ...extra });
   const migrated = await run(CLI, ['migrate'], envOf());
   if (migrated.code !== 0) throw new Error(`target-health migrate failed (${migrated.code}): ${migrated.stderr}`);
   const pool = createPool(postgres.databaseUrl, 4);
@@ -326,10 +364,19 @@ export async function startFaultStack(name: string): Promise<FaultStack> {
   }
   const taskQueue = `faults-${name}-${randomUUID().slice(0, 8)}`;
   const envOf = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
-    cleanEnv({ TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: taskQueue, DATABASE_URL: postgres.databaseUrl, LOG_LEVEL: 'info', ...extra });
+    cleanEnv({
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      DATABASE_URL: postgres.databaseUrl,
+      LOG_LEVEL: 'info',
+      ...extra,
+    });
 
   const startWorker = async (): Promise<WorkerProcess> => {
-    const worker = new WorkerProcess(spawn(process.execPath, [WORKER], { cwd: ROOT, env: envOf(), stdio: ['ignore', 'pipe', 'pipe'] }));
+    const worker = new WorkerProcess(
+      spawn(process.execPath, [WORKER], { cwd: ROOT, env: envOf(), stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
     // The worker bundles the workflow code at start: on a loaded two-core machine that takes a while.
     await worker.waitForOutput(/worker polling/, 'the worker to poll', 180_000);
     return worker;

@@ -82,7 +82,10 @@ async function closeServer(server: net.Server, sockets: Set<Socket>): Promise<vo
 }
 
 /** A page server; unknown paths get 404. `tls: true` serves HTTPS with {@link TEST_TLS}. */
-export async function startFixtureServer(routes: Record<string, Handler>, options: { tls?: boolean } = {}): Promise<FixtureServer> {
+export async function startFixtureServer(
+  routes: Record<string, Handler>,
+  options: { tls?: boolean } = {},
+): Promise<FixtureServer> {
   const requests: SeenRequest[] = [];
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
@@ -96,7 +99,9 @@ export async function startFixtureServer(routes: Record<string, Handler>, option
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
   };
-  const server = options.tls ? https.createServer({ key: TEST_TLS.key, cert: TEST_TLS.cert }, handle) : http.createServer(handle);
+  const server = options.tls
+    ? https.createServer({ key: TEST_TLS.key, cert: TEST_TLS.cert }, handle)
+    : http.createServer(handle);
   const sockets = trackSockets(server);
   const port = await listen(server);
   return {
@@ -121,11 +126,16 @@ export interface ForwardProxy {
  * A forward proxy. With `auth`, requests without the matching Proxy-Authorization get 407. Upstream
  * failures become 502, like a real proxy.
  */
-export async function startForwardProxy(options: { auth?: { user: string; password: string } } = {}): Promise<ForwardProxy> {
+export async function startForwardProxy(
+  options: { auth?: { user: string; password: string } } = {},
+): Promise<ForwardProxy> {
   const seen: SeenRequest[] = [];
   const upstreams = new Set<Socket>();
-  const expected = options.auth ? `Basic ${Buffer.from(`${options.auth.user}:${options.auth.password}`).toString('base64')}` : undefined;
-  const authorised = (req: IncomingMessage) => expected === undefined || req.headers['proxy-authorization'] === expected;
+  const expected = options.auth
+    ? `Basic ${Buffer.from(`${options.auth.user}:${options.auth.password}`).toString('base64')}`
+    : undefined;
+  const authorised = (req: IncomingMessage) =>
+    expected === undefined || req.headers['proxy-authorization'] === expected;
 
   const server = http.createServer((req, res) => {
     seen.push({ method: req.method ?? 'GET', target: req.url ?? '', headers: req.headers });
@@ -145,7 +155,14 @@ export async function startForwardProxy(options: { auth?: { user: string; passwo
     delete headers['proxy-connection'];
     const upstream = http.request(
       // agent: false — one upstream connection per request, closed with it (no pooled sockets to track).
-      { host: target.hostname, port: target.port || 80, path: `${target.pathname}${target.search}`, method: req.method, headers, agent: false },
+      {
+        host: target.hostname,
+        port: target.port || 80,
+        path: `${target.pathname}${target.search}`,
+        method: req.method,
+        headers,
+        agent: false,
+      },
       (upstreamRes) => {
         res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
         upstreamRes.pipe(res);
@@ -189,7 +206,9 @@ export async function startForwardProxy(options: { auth?: { user: string; passwo
 
   const sockets = trackSockets(server);
   const port = await listen(server);
-  const credentials = options.auth ? `${encodeURIComponent(options.auth.user)}:${encodeURIComponent(options.auth.password)}@` : '';
+  const credentials = options.auth
+    ? `${encodeURIComponent(options.auth.user)}:${encodeURIComponent(options.auth.password)}@`
+    : '';
   return {
     url: `http://${credentials}127.0.0.1:${port}`,
     port,
@@ -203,23 +222,31 @@ export async function startForwardProxy(options: { auth?: { user: string; passwo
 
 /** Handlers for common fixture answers. */
 export const answer = {
-  html: (body: string, status = 200, headers: Record<string, string> = {}): Handler => (_req, res) => {
-    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers }).end(body);
-  },
-  json: (value: unknown, status = 200): Handler => (_req, res) => {
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
-  },
-  redirect: (location: string, status = 302): Handler => (_req, res) => {
-    res.writeHead(status, { location }).end();
-  },
+  html:
+    (body: string, status = 200, headers: Record<string, string> = {}): Handler =>
+    (_req, res) => {
+      res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers }).end(body);
+    },
+  json:
+    (value: unknown, status = 200): Handler =>
+    (_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    },
+  redirect:
+    (location: string, status = 302): Handler =>
+    (_req, res) => {
+      res.writeHead(status, { location }).end();
+    },
   /**
    * Answers after `delayMs` (longer than the canary timeout in the tests that use it). The timer is
    * cleared when the client gives up, so closing the server never waits for it.
    */
-  slow: (body: string, delayMs: number): Handler => (req, res) => {
-    const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(body), delayMs);
-    req.socket.once('close', () => clearTimeout(timer));
-  },
+  slow:
+    (body: string, delayMs: number): Handler =>
+    (req, res) => {
+      const timer = setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(body), delayMs);
+      req.socket.once('close', () => clearTimeout(timer));
+    },
   /** Drops the connection without an answer (what some protections do to crawlers). */
   reset: (): Handler => (req) => {
     // A TCP reset where the socket allows it; TLS sockets cannot send one, so they just close.
@@ -245,7 +272,10 @@ export const KNOWN_PRICE = '$139.95';
 export function productPage(price = KNOWN_PRICE): string {
   const reviews = Array.from(
     { length: 60 },
-    (_, i) => `<article class="review"><strong>Review ${i + 1}</strong><p>Comfortable on long runs, good grip on wet rock, true to size.</p></article>`,
+    (_, i) =>
+      `<article class="review"><strong>Review ${i + 1}</strong><p>Comfortable on long runs, good grip on wet rock, true to size.</p></article>`,
   ).join('\n');
-  return fixturePage('product-page.html').replace('$139.95', price).replace('</main>', `<section class="more-reviews">\n${reviews}\n</section>\n</main>`);
+  return fixturePage('product-page.html')
+    .replace('$139.95', price)
+    .replace('</main>', `<section class="more-reviews">\n${reviews}\n</section>\n</main>`);
 }

@@ -46,7 +46,10 @@ export function startTestDrainer(pool: Pool, options: { pollMs?: number; retryMa
       for (;;) {
         const backlog = await inboxBacklog(pool).catch(() => undefined);
         if (backlog !== undefined && backlog.batches === 0 && drainer.status().inFlight === 0) return;
-        if (Date.now() > until) throw new Error(`the inbox is not empty after ${timeoutMs} ms (${JSON.stringify(backlog)}, ${JSON.stringify(drainer.status())})`);
+        if (Date.now() > until)
+          throw new Error(
+            `the inbox is not empty after ${timeoutMs} ms (${JSON.stringify(backlog)}, ${JSON.stringify(drainer.status())})`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     },

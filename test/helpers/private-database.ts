@@ -23,8 +23,13 @@ export async function privateDatabase(sharedUrl: string): Promise<PrivateDatabas
   const admin = createPool(sharedUrl, 1);
   try {
     // Owned as the template is (by the tables' owner; a clone is otherwise owned by whoever makes it).
-    const { rows } = await admin.query<{ owner: string }>('SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = $1', [TEMPLATE_DATABASE]);
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE} OWNER ${escapeIdentifier(rows[0]!.owner)}`);
+    const { rows } = await admin.query<{ owner: string }>(
+      'SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = $1',
+      [TEMPLATE_DATABASE],
+    );
+    await admin.query(
+      `CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE} OWNER ${escapeIdentifier(rows[0]!.owner)}`,
+    );
   } finally {
     await admin.end();
   }

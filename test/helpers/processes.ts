@@ -43,9 +43,20 @@ export function run(script: string, args: string[], env: NodeJS.ProcessEnv, inpu
  * process group of its own, as a program started from a terminal does (the terminal's Ctrl-C goes to the
  * whole group: `process.kill(-child.pid, 'SIGINT')`).
  */
-export function startUntil(script: string, env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs: number, options: { detached?: boolean } = {}): Promise<{ child: ChildProcess; output: () => string }> {
+export function startUntil(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  timeoutMs: number,
+  options: { detached?: boolean } = {},
+): Promise<{ child: ChildProcess; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached === true });
+    const child = spawn(process.execPath, [script], {
+      env,
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: options.detached === true,
+    });
     let out = '';
     const timer = setTimeout(() => {
       child.kill('SIGINT');

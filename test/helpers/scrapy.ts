@@ -18,13 +18,19 @@ export const PYTHON_PKG = join(ROOT, 'integrations', 'python');
 /** The Scrapy extension's tests and spiders, inside the package's tests. */
 export const SCRAPY_TESTS = join(PYTHON_PKG, 'tests', 'scrapy');
 
-export const progress = { info: (m: string) => process.stderr.write(`[python venv] ${m}\n`), warn: (m: string) => process.stderr.write(`[python venv] ${m}\n`) };
+export const progress = {
+  info: (m: string) => process.stderr.write(`[python venv] ${m}\n`),
+  warn: (m: string) => process.stderr.write(`[python venv] ${m}\n`),
+};
 const execFileAsync = promisify(execFile);
 
 /** The Scrapy versions the extension supports and is tested on: the oldest (pyproject's floor) and the newest. */
 export type ScrapyEdition = 'newest' | 'oldest';
 
-const REQUIREMENTS: Record<ScrapyEdition, string> = { newest: 'requirements-scrapy.txt', oldest: 'requirements-scrapy-oldest.txt' };
+const REQUIREMENTS: Record<ScrapyEdition, string> = {
+  newest: 'requirements-scrapy.txt',
+  oldest: 'requirements-scrapy-oldest.txt',
+};
 
 /** The Scrapy version of an edition, as its requirements file pins it. */
 export function scrapyVersion(edition: ScrapyEdition): string {
@@ -63,14 +69,30 @@ export async function installPythonPackage(venv: PythonVenv): Promise<InstalledP
   try {
     const dist = join(scratch, 'dist');
     // --no-isolation: hatchling is in the test venv; nothing is downloaded for the build.
-    await execFileAsync(venv.python, ['-m', 'build', '--no-isolation', '--outdir', dist, PYTHON_PKG], { env, cwd: scratch, maxBuffer: 16 << 20 });
+    await execFileAsync(venv.python, ['-m', 'build', '--no-isolation', '--outdir', dist, PYTHON_PKG], {
+      env,
+      cwd: scratch,
+      maxBuffer: 16 << 20,
+    });
     const files = readdirSync(dist);
     const wheel = files.find((f) => f.endsWith('-py3-none-any.whl'));
     const sdist = files.find((f) => f.endsWith('.tar.gz'));
-    if (!wheel || !sdist) throw new Error(`python -m build made ${files.join(', ') || 'nothing'}; expected a py3-none-any wheel and an sdist`);
+    if (!wheel || !sdist)
+      throw new Error(
+        `python -m build made ${files.join(', ') || 'nothing'}; expected a py3-none-any wheel and an sdist`,
+      );
     const site = join(scratch, 'site');
-    await execFileAsync(venv.python, ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-cache-dir', '--target', site, join(dist, wheel)], { env, cwd: scratch });
-    return { wheel: join(dist, wheel), sdist: join(dist, sdist), site, remove: () => rmSync(scratch, { recursive: true, force: true }) };
+    await execFileAsync(
+      venv.python,
+      ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-cache-dir', '--target', site, join(dist, wheel)],
+      { env, cwd: scratch },
+    );
+    return {
+      wheel: join(dist, wheel),
+      sdist: join(dist, sdist),
+      site,
+      remove: () => rmSync(scratch, { recursive: true, force: true }),
+    };
   } catch (err) {
     rmSync(scratch, { recursive: true, force: true });
     throw err;
@@ -125,7 +147,14 @@ export class MonitorCrawl {
   constructor(venv: PythonVenv, installed: string, config: MonitorConfig, api: { url: string; token: string }) {
     this.child = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(SCRAPY_TESTS, 'crawl', 'monitor_spider.py')], {
       cwd: PYTHON_PKG,
-      env: { ...process.env, PYTHONPATH: installed, PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: api.token, TH_CONFIG: JSON.stringify(config) },
+      env: {
+        ...process.env,
+        PYTHONPATH: installed,
+        PYTHONDONTWRITEBYTECODE: '1',
+        TH_API_URL: api.url,
+        TH_TOKEN: api.token,
+        TH_CONFIG: JSON.stringify(config),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
@@ -166,14 +195,18 @@ export class MonitorCrawl {
   async stop(timeoutMs = 90_000): Promise<MonitorReport> {
     this.child.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
-    const code = await Promise.race([this.exited, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)))]);
+    const code = await Promise.race([
+      this.exited,
+      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs))),
+    ]);
     clearTimeout(timer);
     if (code === 'timeout') {
       this.kill();
       throw new Error(`the Scrapy crawl did not stop within ${timeoutMs / 1000} s of SIGTERM; its log:\n${this.log()}`);
     }
     const last = this.last;
-    if (code !== 0 || !last?.final) throw new Error(`the Scrapy crawl exited with ${code} without its final report; its log:\n${this.log()}`);
+    if (code !== 0 || !last?.final)
+      throw new Error(`the Scrapy crawl exited with ${code} without its final report; its log:\n${this.log()}`);
     return last;
   }
 

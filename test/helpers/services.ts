@@ -11,7 +11,8 @@ import { createWorker } from '../../worker/create-worker';
 
 export function env(name: string): string {
   const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run integration tests through jest (global setup starts the services)`);
+  if (!value)
+    throw new Error(`${name} is not set: run integration tests through jest (global setup starts the services)`);
   return value;
 }
 
@@ -47,7 +48,10 @@ export async function openHarness(): Promise<TestHarness> {
   };
 }
 
-export async function createTestWorker(harness: TestHarness, taskQueue = harness.taskQueue): Promise<{ worker: Worker; connection: NativeConnection }> {
+export async function createTestWorker(
+  harness: TestHarness,
+  taskQueue = harness.taskQueue,
+): Promise<{ worker: Worker; connection: NativeConnection }> {
   installQuietRuntime();
   const connection = await NativeConnection.connect({ address: env('TEMPORAL_ADDRESS') });
   const worker = await createWorker({
@@ -72,7 +76,10 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, what: s
     } catch (err) {
       lastError = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}${lastError ? ` (last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)})` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -23,7 +23,11 @@ export async function simulateAndIngest(scenario: string, prefix: string): Promi
   const simulated = await run(CLI, ['simulate', scenario, '--days', '3', '--site', site, '--out', dir], cleanEnv({}));
   if (simulated.code !== 0) throw new Error(simulated.stderr);
   const truth = scenarioTruthSchema.parse(JSON.parse(readFileSync(join(dir, `${scenario}.truth.json`), 'utf8')));
-  const ingested = await run(CLI, ['ingest', join(dir, `${scenario}.ndjson`)], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }));
+  const ingested = await run(
+    CLI,
+    ['ingest', join(dir, `${scenario}.ndjson`)],
+    cleanEnv({ DATABASE_URL: env('DATABASE_URL') }),
+  );
   if (ingested.code !== 0) throw new Error(ingested.stderr);
   return { site, dir, truth };
 }

@@ -17,7 +17,10 @@ export interface SseClient {
   events: SseEvent[];
   comments: number;
   /** The first event at index ≥ `from` matching `predicate`, waiting up to `timeoutMs` for it. */
-  waitFor(predicate: (e: SseEvent) => boolean, opts?: { from?: number; timeoutMs?: number; what?: string }): Promise<SseEvent>;
+  waitFor(
+    predicate: (e: SseEvent) => boolean,
+    opts?: { from?: number; timeoutMs?: number; what?: string },
+  ): Promise<SseEvent>;
   /** Resolves once `comments` reaches `count`. */
   waitForComments(count: number, timeoutMs: number): Promise<void>;
   /** Called for every event as it arrives. */
@@ -50,7 +53,10 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
         const found = events.slice(opts.from ?? 0).find(predicate);
         if (found) return found;
         const left = deadline - performance.now();
-        if (left <= 0) throw new Error(`timed out waiting for ${opts.what ?? 'an event'}; received: ${events.map((e) => `${e.event}#${e.id}`).join(', ') || 'none'}`);
+        if (left <= 0)
+          throw new Error(
+            `timed out waiting for ${opts.what ?? 'an event'}; received: ${events.map((e) => `${e.event}#${e.id}`).join(', ') || 'none'}`,
+          );
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left);
           wake.push(() => {
@@ -92,7 +98,12 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
           buffer = buffer.slice(nl + 1);
           if (line === '') {
             if (current.data.length > 0) {
-              const e: SseEvent = { id: current.id, event: current.event ?? 'message', data: current.data.join('\n'), receivedAt: performance.now() };
+              const e: SseEvent = {
+                id: current.id,
+                event: current.event ?? 'message',
+                data: current.data.join('\n'),
+                receivedAt: performance.now(),
+              };
               events.push(e);
               for (const l of listeners) l(e);
             }

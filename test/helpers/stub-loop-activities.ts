@@ -14,7 +14,10 @@ import type { WindowInput } from '../../scoring/window';
 import { BASELINE, window } from '../unit/control-loop/fixtures';
 import { serverClock } from './time-skipping';
 
-export type LoopActivities = Pick<Activities, 'assessSite' | 'applyActions' | 'deliverNotification' | 'markNotificationFailed'>;
+export type LoopActivities = Pick<
+  Activities,
+  'assessSite' | 'applyActions' | 'deliverNotification' | 'markNotificationFailed'
+>;
 
 /** Usual traffic: refusals as in the baseline. */
 export const healthyTraffic = (): WindowInput => window(400);
@@ -40,12 +43,17 @@ export interface LoopStubs {
 
 function callerRunId(): string {
   const runId = Context.current().info.workflowExecution?.runId;
-  if (runId === undefined) throw new Error('loop stub activities run only for a workflow (no workflow execution in the activity info)');
+  if (runId === undefined)
+    throw new Error('loop stub activities run only for a workflow (no workflow execution in the activity info)');
   return runId;
 }
 
 /** `traffic` says what the site's current window looks like for each tick's assessment input. */
-export function loopStubs(testEnv: TestWorkflowEnvironment, site: string, traffic: (input: AssessSiteInput) => WindowInput): LoopStubs {
+export function loopStubs(
+  testEnv: TestWorkflowEnvironment,
+  site: string,
+  traffic: (input: AssessSiteInput) => WindowInput,
+): LoopStubs {
   const now = serverClock(testEnv);
   const assessed: LoopStubs['assessed'] = [];
   const applied: ApplyCall[] = [];
@@ -73,7 +81,10 @@ export function loopStubs(testEnv: TestWorkflowEnvironment, site: string, traffi
           baselineFrom: new Date(baselineTo - input.window.baselineMs).toISOString(),
           baselineTo: new Date(baselineTo).toISOString(),
         },
-        assessment: assess({ current: traffic(input), baseline: BASELINE, previousRefusal: input.previousRefusal }, input.scoring),
+        assessment: assess(
+          { current: traffic(input), baseline: BASELINE, previousRefusal: input.previousRefusal },
+          input.scoring,
+        ),
         canaries: null,
       };
     },
@@ -107,6 +118,13 @@ export function loopStubs(testEnv: TestWorkflowEnvironment, site: string, traffi
 }
 
 /** The notices of one kind the loop queued, with the server time of the action call that queued them. */
-export function noticesOf(applied: readonly ApplyCall[], kind: string): Array<{ at: number; runId: string; key: string; title: string }> {
-  return applied.flatMap((c) => c.input.notices.filter((n) => n.draft.kind === kind).map((n) => ({ at: c.at, runId: c.runId, key: n.key, title: n.draft.title })));
+export function noticesOf(
+  applied: readonly ApplyCall[],
+  kind: string,
+): Array<{ at: number; runId: string; key: string; title: string }> {
+  return applied.flatMap((c) =>
+    c.input.notices
+      .filter((n) => n.draft.kind === kind)
+      .map((n) => ({ at: c.at, runId: c.runId, key: n.key, title: n.draft.title })),
+  );
 }

@@ -15,7 +15,10 @@ import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
 
 function env(name: string): string {
   const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run time-skipping tests through jest (the project's global setup provisions the test server)`);
+  if (!value)
+    throw new Error(
+      `${name} is not set: run time-skipping tests through jest (the project's global setup provisions the test server)`,
+    );
   return value;
 }
 
@@ -42,9 +45,13 @@ export async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
     try {
       testEnv = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable } });
     } catch (err) {
-      const missed = /Failed connecting to test server|did not start within/.test(err instanceof Error ? err.message : String(err));
+      const missed = /Failed connecting to test server|did not start within/.test(
+        err instanceof Error ? err.message : String(err),
+      );
       if (!missed || attempt >= 4) throw err;
-      process.stderr.write(`[time-skipping] the test server missed the SDK's 5 s start window; starting it again (attempt ${attempt + 1})\n`);
+      process.stderr.write(
+        `[time-skipping] the test server missed the SDK's 5 s start window; starting it again (attempt ${attempt + 1})\n`,
+      );
     }
   }
   await registerSearchAttributes(testEnv);
@@ -65,14 +72,18 @@ async function registerSearchAttributes(testEnv: TestWorkflowEnvironment): Promi
   const searchAttributes: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
   for (const key of ALL_SEARCH_ATTRIBUTE_KEYS) {
     const type = INDEXED[key.type];
-    if (type === undefined) throw new Error(`search attribute ${key.name}: no indexed type for ${key.type} in test/helpers/time-skipping.ts`);
+    if (type === undefined)
+      throw new Error(`search attribute ${key.name}: no indexed type for ${key.type} in test/helpers/time-skipping.ts`);
     searchAttributes[key.name] = type;
   }
   await testEnv.connection.operatorService.addSearchAttributes({ namespace: 'default', searchAttributes });
 }
 
 /** A worker on its own task queue running the real workflow bundle with the given (stub) activities. */
-export async function createStubWorker(testEnv: TestWorkflowEnvironment, activities: object): Promise<{ worker: Worker; taskQueue: string }> {
+export async function createStubWorker(
+  testEnv: TestWorkflowEnvironment,
+  activities: object,
+): Promise<{ worker: Worker; taskQueue: string }> {
   const taskQueue = `time-skipping-${randomUUID()}`;
   const worker = await Worker.create({
     connection: testEnv.nativeConnection,

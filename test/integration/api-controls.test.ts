@@ -16,8 +16,6 @@ import { env, eventually, openHarness, type TestHarness } from '../helpers/servi
 import { openSse, type SseClient } from '../helpers/sse-client';
 import { changeControls as change } from '../helpers/controls';
 
-
-
 const newSite = () => `ctl-${randomUUID().slice(0, 8)}.example.com`;
 
 /** The API's token cache (api/auth.ts): a verified token is not verified again for 5 s. */
@@ -76,7 +74,8 @@ afterAll(async () => {
 });
 
 const controlsUrl = (site: string, query = '') => `${api.url}/v1/sites/${encodeURIComponent(site)}/controls${query}`;
-const get = (site: string, query = '', headers: Record<string, string> = {}) => fetch(controlsUrl(site, query), authed(reader, { headers }));
+const get = (site: string, query = '', headers: Record<string, string> = {}) =>
+  fetch(controlsUrl(site, query), authed(reader, { headers }));
 const errorOf = async (r: Response) => ((await r.json()) as { error: { code: string; message: string } }).error;
 
 test('GET controls: the record with its version as ETag; If-None-Match → 304 from memory; a change → 200 with the new ETag', async () => {
@@ -122,7 +121,13 @@ test('GET controls: the record with its version as ETag; If-None-Match → 304 f
     return r.status === 200 ? r : undefined;
   }, 'the change to reach the API');
   expect(fresh.headers.get('etag')).toBe(`"${v2}"`);
-  expect(await fresh.json()).toMatchObject({ paused: true, canaryOnly: true, band: 'resisting', reason: 'blocked', version: v2 });
+  expect(await fresh.json()).toMatchObject({
+    paused: true,
+    canaryOnly: true,
+    band: 'resisting',
+    reason: 'blocked',
+    version: v2,
+  });
   expect((await get(site, '', { 'if-none-match': `"${v2}"` })).status).toBe(304);
 });
 
@@ -130,7 +135,10 @@ test('a site without controls is a 404 naming how to get them; bad input is a 40
   const missing = newSite();
   const r = await get(missing);
   expect(r.status).toBe(404);
-  expect(await errorOf(r)).toEqual({ code: 'not_found', message: `site: no controls recorded for ${missing} yet; its loop writes them on its first tick (start it with \`target-health start ${missing}\`)` });
+  expect(await errorOf(r)).toEqual({
+    code: 'not_found',
+    message: `site: no controls recorded for ${missing} yet; its loop writes them on its first tick (start it with \`target-health start ${missing}\`)`,
+  });
   // Remembered as absent: a crawler polling before its loop starts costs no query either.
   const before = queries.count();
   const pollFrom = Date.now();
@@ -139,7 +147,10 @@ test('a site without controls is a 404 naming how to get them; bad input is a 40
   expectTokenCacheHeld(queries, pollFrom);
   // ...and its first controls are seen as soon as they are written.
   const v = await change(h.pool, missing, {});
-  await eventually(async () => ((await get(missing)).status === 200 ? true : undefined), 'controls of a site remembered as absent');
+  await eventually(
+    async () => ((await get(missing)).status === 200 ? true : undefined),
+    'controls of a site remembered as absent',
+  );
   expect((await get(missing, `?after=${v}`)).status).toBe(304);
 
   const site = newSite();
@@ -174,7 +185,12 @@ test('long-poll: answers 200 when the version moves past `after`, 304 at the dea
   // Waiting on the current version: a pause wakes it (long before the 30 s deadline).
   const started = performance.now();
   const waiting = get(site, `?after=${v2}&wait=30s`);
-  const v3 = await change(h.pool, site, { paused: true, canaryOnly: true, band: 'resisting', reason: 'paused by the loop' });
+  const v3 = await change(h.pool, site, {
+    paused: true,
+    canaryOnly: true,
+    band: 'resisting',
+    reason: 'paused by the loop',
+  });
   const woke = await waiting;
   expect(woke.status).toBe(200);
   expect(woke.headers.get('etag')).toBe(`"${v3}"`);
@@ -207,7 +223,9 @@ test('SSE: a snapshot, then each change of the filtered sites; resumes with Last
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const snap = await stream.waitFor((e) => e.event === 'snapshot', { what: 'the snapshot' });
-    expect(JSON.parse(snap.data)).toEqual({ sites: [expect.objectContaining({ site: a, version: a1, reason: 'a nominal' })] });
+    expect(JSON.parse(snap.data)).toEqual({
+      sites: [expect.objectContaining({ site: a, version: a1, reason: 'a nominal' })],
+    });
 
     // b is not in the filter: its change is not sent; a's pause is.
     await change(h.pool, b, { concurrencyLimit: 3 });
@@ -215,19 +233,27 @@ test('SSE: a snapshot, then each change of the filtered sites; resumes with Last
     const paused = await stream.waitFor((e) => e.event === 'controls', { what: "a's pause" });
     expect(JSON.parse(paused.data)).toMatchObject({ site: a, paused: true, version: a2 });
     expect(Number(paused.id)).toBeGreaterThan(Number(snap.id));
-    expect(stream.events.filter((e) => e.event === 'controls').map((e) => (JSON.parse(e.data) as { site: string }).site)).toEqual([a]);
+    expect(
+      stream.events.filter((e) => e.event === 'controls').map((e) => (JSON.parse(e.data) as { site: string }).site),
+    ).toEqual([a]);
     stream.close();
 
     // Changes while disconnected are replayed after the last id seen, in order, without a snapshot.
     // The feed reads a site's row when notified, so two changes committed before that read arrive as one
     // event (the latest record): wait for each to be held (a GET answers its version) before the next.
-    const held = (v: number) => eventually(async () => ((await get(a)).headers.get('etag') === `"${v}"` ? true : undefined), `the feed to hold version ${v}`);
+    const held = (v: number) =>
+      eventually(
+        async () => ((await get(a)).headers.get('etag') === `"${v}"` ? true : undefined),
+        `the feed to hold version ${v}`,
+      );
     const a3 = await change(h.pool, a, { paused: false, canaryOnly: false, band: 'degrading', reason: 'resumed' });
     await held(a3);
     const a4 = await change(h.pool, a, { concurrencyLimit: 4 });
     await held(a4);
     resumed = await openSse(url, { authorization: `Bearer ${reader}`, 'last-event-id': paused.id! });
-    await resumed.waitFor((e) => e.event === 'controls' && (JSON.parse(e.data) as { version: number }).version === a4, { what: 'the replayed changes' });
+    await resumed.waitFor((e) => e.event === 'controls' && (JSON.parse(e.data) as { version: number }).version === a4, {
+      what: 'the replayed changes',
+    });
     expect(resumed.events.map((e) => [e.event, (JSON.parse(e.data) as { version: number }).version])).toEqual([
       ['controls', a3],
       ['controls', a4],
@@ -255,7 +281,10 @@ test('SSE without a filter sees every site; the stream and the controls routes n
     await all.waitFor((e) => e.event === 'snapshot');
     const site = newSite();
     const v = await change(h.pool, site, {});
-    const e = await all.waitFor((x) => x.event === 'controls' && (JSON.parse(x.data) as { site: string }).site === site, { what: 'the new site' });
+    const e = await all.waitFor(
+      (x) => x.event === 'controls' && (JSON.parse(x.data) as { site: string }).site === site,
+      { what: 'the new site' },
+    );
     expect(JSON.parse(e.data)).toMatchObject({ site, version: v });
   } finally {
     all.close();
@@ -300,7 +329,9 @@ describe('the feed after its PostgreSQL connection is lost', () => {
     const v1 = await change(db.pool, site, {});
     const first = await fetch(`${privateApi.url}/v1/sites/${site}/controls`, authed(token));
     expect(first.headers.get('etag')).toBe(`"${v1}"`);
-    const stream = await openSse(`${privateApi.url}/v1/controls/stream?site=${site}`, { authorization: `Bearer ${token}` });
+    const stream = await openSse(`${privateApi.url}/v1/controls/stream?site=${site}`, {
+      authorization: `Bearer ${token}`,
+    });
     try {
       await stream.waitFor((e) => e.event === 'snapshot');
       const longPoll = fetch(`${privateApi.url}/v1/sites/${site}/controls?after=${v1}&wait=60s`, authed(token));
@@ -319,7 +350,23 @@ describe('the feed after its PostgreSQL connection is lost', () => {
         const old = await readControls(writer, site, { forUpdate: true });
         ({ version: v2 } = await writeControls(
           writer,
-          { site, workflowId: workflowIdForSite(site), actionKey: `test/${randomUUID()}`, next: { ...controlsOf(old!), paused: true, canaryOnly: true, band: 'resisting', reason: 'paused while away' }, changedFields: ['paused'], routeDiagnosis: null, assessmentKey: null, decisionKey: null, actor: 'test' },
+          {
+            site,
+            workflowId: workflowIdForSite(site),
+            actionKey: `test/${randomUUID()}`,
+            next: {
+              ...controlsOf(old!),
+              paused: true,
+              canaryOnly: true,
+              band: 'resisting',
+              reason: 'paused while away',
+            },
+            changedFields: ['paused'],
+            routeDiagnosis: null,
+            assessmentKey: null,
+            decisionKey: null,
+            actor: 'test',
+          },
           old,
         ));
         await writer.query('COMMIT');
@@ -332,16 +379,29 @@ describe('the feed after its PostgreSQL connection is lost', () => {
       expect(woke.status).toBe(200);
       expect(await woke.json()).toMatchObject({ site, paused: true, version: v2 });
       const snapshots = () => stream.events.filter((e) => e.event === 'snapshot');
-      const resnap = await stream.waitFor((e) => e.event === 'snapshot' && (JSON.parse(e.data) as { sites: Array<{ version: number }> }).sites[0]?.version === v2, { timeoutMs: 30_000, what: 'a fresh snapshot after the reconnect' });
+      const resnap = await stream.waitFor(
+        (e) =>
+          e.event === 'snapshot' &&
+          (JSON.parse(e.data) as { sites: Array<{ version: number }> }).sites[0]?.version === v2,
+        { timeoutMs: 30_000, what: 'a fresh snapshot after the reconnect' },
+      );
       expect(snapshots().length).toBeGreaterThanOrEqual(2);
-      expect(JSON.parse(resnap.data)).toEqual({ sites: [expect.objectContaining({ site, paused: true, reason: 'paused while away' })] });
+      expect(JSON.parse(resnap.data)).toEqual({
+        sites: [expect.objectContaining({ site, paused: true, reason: 'paused while away' })],
+      });
       // The listener is back on the database.
-      const { rows: listeners } = await h.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = $2`, [name, FEED_APPLICATION_NAME]);
+      const { rows: listeners } = await h.pool.query(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = $2`,
+        [name, FEED_APPLICATION_NAME],
+      );
       expect(listeners).toHaveLength(1);
 
       // Closing the server answers a waiting long-poll (304) and ends open streams instead of hanging.
       const pending = fetch(`${privateApi.url}/v1/sites/${site}/controls?after=${v2}&wait=60s`, authed(token));
-      await eventually(() => Promise.resolve(privateApi.app.controlsFeed.status().waiting === 1 ? true : undefined), 'the long-poll to be waiting');
+      await eventually(
+        () => Promise.resolve(privateApi.app.controlsFeed.status().waiting === 1 ? true : undefined),
+        'the long-poll to be waiting',
+      );
       closed = true;
       const closing = privateApi.close();
       const answered = await pending;

@@ -85,7 +85,9 @@ test('/metrics needs the read scope and shows a resisting, waiting site — and 
     return parseExposition(await r.text());
   };
   const of = (samples: Sample[], name: string, site: string, extra: Record<string, string> = {}): number | undefined =>
-    samples.find((s) => s.name === name && s.labels.site === site && Object.entries(extra).every(([k, v]) => s.labels[k] === v))?.value;
+    samples.find(
+      (s) => s.name === name && s.labels.site === site && Object.entries(extra).every(([k, v]) => s.labels[k] === v),
+    )?.value;
 
   // A real loop driven to resisting (paused, waiting for a person), then its worker stopped: frozen.
   const site = await prepareSite(h.pool, 'metrics');
@@ -109,31 +111,53 @@ test('/metrics needs the read scope and shows a resisting, waiting site — and 
   expect(await readControls(h.pool, site)).toMatchObject({ band: 'resisting', paused: true });
 
   // Visibility is eventually consistent, and reads are cached for 5 s: wait for the waiting site.
-  const samples = await eventually(async () => {
-    const s = await scrape();
-    return of(s, 'th_site_awaiting_human', site) === 1 ? s : undefined;
-  }, 'th_site_awaiting_human 1 for the site', 30_000);
+  const samples = await eventually(
+    async () => {
+      const s = await scrape();
+      return of(s, 'th_site_awaiting_human', site) === 1 ? s : undefined;
+    },
+    'th_site_awaiting_human 1 for the site',
+    30_000,
+  );
   expect(of(samples, 'th_site_score', site)).toBe(latest!.score);
   expect(of(samples, 'th_site_parser_health', site)).toBe(latest!.parserHealth);
   expect(of(samples, 'th_site_smoothed_score', site)).toBe(described.typedSearchAttributes.get(HealthScore));
   expect(of(samples, 'th_site_smoothed_score', site)).toBeLessThan(50);
   expect(of(samples, 'th_site_band', site, { band: 'resisting' })).toBe(1);
-  for (const band of ['learning', 'healthy', 'degrading', 'stopped']) expect(of(samples, 'th_site_band', site, { band })).toBe(0);
+  for (const band of ['learning', 'healthy', 'degrading', 'stopped'])
+    expect(of(samples, 'th_site_band', site, { band })).toBe(0);
   expect(of(samples, 'th_site_loop_running', site)).toBe(1);
   // Ticks sit on the interval's grid (1 s here); a late tick skips slots, so a whole multiple of it.
   const interval = of(samples, 'th_site_tick_interval_seconds', site)!;
   expect(interval).toBeGreaterThanOrEqual(1);
   expect(Number.isInteger(interval)).toBe(true);
   expect(of(samples, 'th_site_last_assessment_age_seconds', site)).toBeGreaterThanOrEqual(0);
-  expect(samples.filter((s) => s.name === 'th_site_metrics_source_up').map((s) => [s.labels.source, s.value])).toEqual([['postgres', 1], ['temporal', 1]]);
+  expect(samples.filter((s) => s.name === 'th_site_metrics_source_up').map((s) => [s.labels.source, s.value])).toEqual([
+    ['postgres', 1],
+    ['temporal', 1],
+  ]);
   // The API's own series are there: the refused scrapes above, by status.
-  for (const status of ['401', '403']) expect(samples.find((s) => s.name === 'th_api_request_duration_seconds_count' && s.labels.route === '/metrics' && s.labels.status === status)?.value).toBe(1);
+  for (const status of ['401', '403'])
+    expect(
+      samples.find(
+        (s) =>
+          s.name === 'th_api_request_duration_seconds_count' &&
+          s.labels.route === '/metrics' &&
+          s.labels.status === status,
+      )?.value,
+    ).toBe(1);
 
   // No worker: the loop runs but no longer ticks — the alert's condition (age > 5 intervals) comes true.
-  await eventually(async () => {
-    const s = await scrape();
-    return of(s, 'th_site_last_assessment_age_seconds', site)! > 5 * of(s, 'th_site_tick_interval_seconds', site)! ? s : undefined;
-  }, 'the stalled loop to be older than 5 tick intervals', 60_000);
+  await eventually(
+    async () => {
+      const s = await scrape();
+      return of(s, 'th_site_last_assessment_age_seconds', site)! > 5 * of(s, 'th_site_tick_interval_seconds', site)!
+        ? s
+        : undefined;
+    },
+    'the stalled loop to be older than 5 tick intervals',
+    60_000,
+  );
   await handle.terminate('test done');
 });
 
@@ -202,7 +226,9 @@ test('a flood of 10,000 random tokens: 429s by address, a bounded number of toke
     const started = Date.now();
     await Promise.all(Array.from({ length: 16 }, flooder));
     const seconds = (Date.now() - started) / 1000;
-    process.stdout.write(`[flood] ${FLOOD} random tokens in ${seconds.toFixed(1)} s: ${JSON.stringify(Object.fromEntries(statuses))}; lookups: ${lookups.all() - lookups.of(validHash)} unknown, ${lookups.of(validHash)} of the valid token\n`);
+    process.stdout.write(
+      `[flood] ${FLOOD} random tokens in ${seconds.toFixed(1)} s: ${JSON.stringify(Object.fromEntries(statuses))}; lookups: ${lookups.all() - lookups.of(validHash)} unknown, ${lookups.of(validHash)} of the valid token\n`,
+    );
     // Only the address's budget of unknown tokens (per minute) was looked up and answered 401; the rest
     // were refused 429 before any lookup.
     // Fixed one-minute windows: a flood of d seconds meets at most floor(d / 60) + 1 of them.
@@ -265,15 +291,52 @@ test('PostgreSQL frozen: every route answers 503 store_unavailable with Retry-Af
     const site = `freeze-${randomBytes(4).toString('hex')}.example.com`;
     expect((await fetch(`${own.url}/v1/whoami`, authed(cached))).status).toBe(200);
     // Idle pooled connections to get during the freeze (the hang of issue 26 was on one of them).
-    await Promise.all(Array.from({ length: 4 }, () => fetch(`${own.url}/v1/sites/${site}/assessments`, authed(cached)).then((r) => expect(r.status).toBe(200))));
-    const warm = JSON.stringify({ eventId: 'freeze-0', ts: Date.now() - 2_000, site, route: { country: 'DE', pool: 'res' }, pageType: 'product', status: 200, latencyMs: 100, bytes: 50_000 });
+    await Promise.all(
+      Array.from({ length: 4 }, () =>
+        fetch(`${own.url}/v1/sites/${site}/assessments`, authed(cached)).then((r) => expect(r.status).toBe(200)),
+      ),
+    );
+    const warm = JSON.stringify({
+      eventId: 'freeze-0',
+      ts: Date.now() - 2_000,
+      site,
+      route: { country: 'DE', pool: 'res' },
+      pageType: 'product',
+      status: 200,
+      latencyMs: 100,
+      bytes: 50_000,
+    });
     // …and on the ingest threads.
-    expect((await fetch(`${own.url}/v1/events`, authed(cached, { method: 'POST', body: warm, headers: { 'content-type': 'application/x-ndjson' } }))).status).toBe(200);
-    const event = JSON.stringify({ eventId: 'freeze-1', ts: Date.now() - 1_000, site, route: { country: 'DE', pool: 'res' }, pageType: 'product', status: 200, latencyMs: 100, bytes: 50_000 });
+    expect(
+      (
+        await fetch(
+          `${own.url}/v1/events`,
+          authed(cached, { method: 'POST', body: warm, headers: { 'content-type': 'application/x-ndjson' } }),
+        )
+      ).status,
+    ).toBe(200);
+    const event = JSON.stringify({
+      eventId: 'freeze-1',
+      ts: Date.now() - 1_000,
+      site,
+      route: { country: 'DE', pool: 'res' },
+      pageType: 'product',
+      status: 200,
+      latencyMs: 100,
+      bytes: 50_000,
+    });
     const requests: Array<[string, string, RequestInit]> = [
       ['token check (GET /v1/whoami)', '/v1/whoami', authed(unverified)],
-      ['token check (POST /v1/events)', '/v1/events', authed(unverified, { method: 'POST', body: event, headers: { 'content-type': 'application/x-ndjson' } })],
-      ['POST /v1/events', '/v1/events', authed(cached, { method: 'POST', body: event, headers: { 'content-type': 'application/x-ndjson' } })],
+      [
+        'token check (POST /v1/events)',
+        '/v1/events',
+        authed(unverified, { method: 'POST', body: event, headers: { 'content-type': 'application/x-ndjson' } }),
+      ],
+      [
+        'POST /v1/events',
+        '/v1/events',
+        authed(cached, { method: 'POST', body: event, headers: { 'content-type': 'application/x-ndjson' } }),
+      ],
       ['GET controls (not cached)', `/v1/sites/${site}/controls`, authed(cached)],
       ['GET assessments', `/v1/sites/${site}/assessments`, authed(cached)],
     ];
@@ -284,15 +347,31 @@ test('PostgreSQL frozen: every route answers 503 store_unavailable with Retry-Af
       requests.map(async ([what, path, init]) => {
         const started = Date.now();
         const r = await fetch(`${own.url}${path}`, init);
-        return { what, ms: Date.now() - started, status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as { error?: { code: string; message: string } } };
+        return {
+          what,
+          ms: Date.now() - started,
+          status: r.status,
+          retryAfter: r.headers.get('retry-after'),
+          body: (await r.json()) as { error?: { code: string; message: string } },
+        };
       }),
     );
     const ready = await fetch(`${own.url}/readyz`);
-    const readyBody = (await ready.json()) as { ready: boolean; checks: Array<{ name: string; ok: boolean; error?: string }> };
+    const readyBody = (await ready.json()) as {
+      ready: boolean;
+      checks: Array<{ name: string; ok: boolean; error?: string }>;
+    };
     pg.thaw();
-    process.stdout.write(`[freeze] ${answers.map((a) => `${a.what}: ${a.status} in ${a.ms} ms`).join('; ')}; /readyz ${ready.status} ${JSON.stringify(readyBody.checks[0])}\n`);
+    process.stdout.write(
+      `[freeze] ${answers.map((a) => `${a.what}: ${a.status} in ${a.ms} ms`).join('; ')}; /readyz ${ready.status} ${JSON.stringify(readyBody.checks[0])}\n`,
+    );
     for (const a of answers) {
-      expect({ what: a.what, status: a.status, retryAfter: a.retryAfter, code: a.body.error?.code }).toEqual({ what: a.what, status: 503, retryAfter: '5', code: 'store_unavailable' });
+      expect({ what: a.what, status: a.status, retryAfter: a.retryAfter, code: a.body.error?.code }).toEqual({
+        what: a.what,
+        status: 503,
+        retryAfter: '5',
+        code: 'store_unavailable',
+      });
       expect(a.body.error?.message).toMatch(/^database: /);
       // Bounded, not the freeze: 3 s for a connection and 5 s for an answer (API_POOL_TIMEOUTS), 10 s
       // on the ingest threads (API_INGEST_TIMEOUTS); a little more for this loaded machine.
@@ -304,7 +383,10 @@ test('PostgreSQL frozen: every route answers 503 store_unavailable with Retry-Af
       { name: 'temporal', ok: true },
     ]);
     // Thawed: the same requests succeed again, on fresh connections.
-    await eventually(async () => ((await fetch(`${own.url}/v1/whoami`, authed(unverified))).status === 200 ? true : undefined), 'the API to answer again after the thaw');
+    await eventually(
+      async () => ((await fetch(`${own.url}/v1/whoami`, authed(unverified))).status === 200 ? true : undefined),
+      'the API to answer again after the thaw',
+    );
     expect((await fetch(`${own.url}/v1/sites/${site}/assessments`, authed(cached))).status).toBe(200);
   } finally {
     clearTimeout(thawLater);

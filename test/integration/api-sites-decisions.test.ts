@@ -12,7 +12,15 @@ import { controlAudit } from '../../db/controls';
 import { listDecisions } from '../../db/decisions';
 import type { SiteSummary } from '../../api/schemas/sites';
 import { authed, startTestApi, type TestApi } from '../helpers/api';
-import { ingestNow, loopInput, prepareSite, registerSite, seedBaseline, startHealthySite, waitForState } from '../helpers/control-loop';
+import {
+  ingestNow,
+  loopInput,
+  prepareSite,
+  registerSite,
+  seedBaseline,
+  startHealthySite,
+  waitForState,
+} from '../helpers/control-loop';
 import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
 
 let h: TestHarness;
@@ -48,8 +56,19 @@ afterAll(async () => {
 interface ErrorBody {
   error: { code: string; message: string };
 }
-async function call(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const r = await fetch(`${api.url}${path}`, authed(token, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) }));
+async function call(
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; json: unknown }> {
+  const r = await fetch(
+    `${api.url}${path}`,
+    authed(token, {
+      method,
+      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    }),
+  );
   return { status: r.status, json: await r.json() };
 }
 const message = (r: { json: unknown }): string => (r.json as ErrorBody).error.message;
@@ -60,7 +79,11 @@ async function listAll(query: string, limit: number): Promise<{ sites: SiteSumma
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const r = await call('GET', `/v1/sites?${query}&limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}`, reader);
+    const r = await call(
+      'GET',
+      `/v1/sites?${query}&limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}`,
+      reader,
+    );
     expect(r.status).toBe(200);
     const page = r.json as { sites: SiteSummary[]; next: string | null };
     expect(page.sites.length).toBeLessThanOrEqual(limit);
@@ -79,10 +102,14 @@ test('a loop started through the API; sites listed and filtered, state and asses
   await ingestNow(h.pool, a, { ok: 100 });
   const { site: _site, ...config } = loopInput(a);
   expect((await call('POST', `/v1/sites/${a}/loop`, decider, { config })).status).toBe(403);
-  const bad = await call('POST', `/v1/sites/${a}/loop`, admin, { config: { ...config, policy: { concurrency: { nominal: 0 } } } });
+  const bad = await call('POST', `/v1/sites/${a}/loop`, admin, {
+    config: { ...config, policy: { concurrency: { nominal: 0 } } },
+  });
   expect(bad.status).toBe(400);
   expect(message(bad)).toMatch(/^config\.policy\.concurrency\.nominal: /);
-  expect(message(await call('POST', `/v1/sites/${a}/loop`, admin, { config: { ...config, site: a } }))).toBe('config.site: the site comes from the path; remove it');
+  expect(message(await call('POST', `/v1/sites/${a}/loop`, admin, { config: { ...config, site: a } }))).toBe(
+    'config.site: the site comes from the path; remove it',
+  );
   expect(message(await call('POST', `/v1/sites/${a}/loop`, admin, { config, ownr: 'x' }))).toBe('unknown field "ownr"');
   const started = await call('POST', `/v1/sites/${a}/loop`, admin, { owner: `owner@${a}`, config });
   expect(started.status).toBe(201);
@@ -110,20 +137,54 @@ test('a loop started through the API; sites listed and filtered, state and asses
   // Decisions: scope, a bad payload (naming the field), a decision not allowed now, then a pause.
   expect((await call('POST', `/v1/sites/${a}/decisions`, reader, { kind: 'pause', why: 'x' })).status).toBe(403);
   const noWhy = await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'pause' });
-  expect(noWhy).toEqual({ status: 400, json: { error: { code: 'bad_request', message: 'why: required: why, in a sentence (it goes into the audit trail)' } } });
-  expect(message(await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'resum', why: 'x' }))).toBe('kind: expected one of resume, stop, pause');
-  const half = await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'resume', why: 'x', mode: 'explicit', concurrency: 4 });
-  expect(half).toEqual({ status: 400, json: { error: { code: 'bad_request', message: 'resume: revisitMultiplier: required with mode "explicit"' } } });
-  expect(message(await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'pause', why: 'x', mode: 'cautious' }))).toBe('pause: unknown field "mode"');
+  expect(noWhy).toEqual({
+    status: 400,
+    json: {
+      error: { code: 'bad_request', message: 'why: required: why, in a sentence (it goes into the audit trail)' },
+    },
+  });
+  expect(message(await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'resum', why: 'x' }))).toBe(
+    'kind: expected one of resume, stop, pause',
+  );
+  const half = await call('POST', `/v1/sites/${a}/decisions`, decider, {
+    kind: 'resume',
+    why: 'x',
+    mode: 'explicit',
+    concurrency: 4,
+  });
+  expect(half).toEqual({
+    status: 400,
+    json: { error: { code: 'bad_request', message: 'resume: revisitMultiplier: required with mode "explicit"' } },
+  });
+  expect(
+    message(await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'pause', why: 'x', mode: 'cautious' })),
+  ).toBe('pause: unknown field "mode"');
   const notWaiting = await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'resume', why: 'looks fine' });
-  expect(notWaiting).toEqual({ status: 409, json: { error: { code: 'conflict', message: `resume: ${a} is not paused waiting for a decision (band healthy); nothing to resume` } } });
-  expect((await call('POST', '/v1/sites/nobody-here.example.com/decisions', decider, { kind: 'pause', why: 'x' })).status).toBe(404);
+  expect(notWaiting).toEqual({
+    status: 409,
+    json: {
+      error: {
+        code: 'conflict',
+        message: `resume: ${a} is not paused waiting for a decision (band healthy); nothing to resume`,
+      },
+    },
+  });
+  expect(
+    (await call('POST', '/v1/sites/nobody-here.example.com/decisions', decider, { kind: 'pause', why: 'x' })).status,
+  ).toBe(404);
   expect(await listDecisions(h.pool, a)).toEqual([]);
 
-  const paused = await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'pause', why: 'legal asked us to hold' });
+  const paused = await call('POST', `/v1/sites/${a}/decisions`, decider, {
+    kind: 'pause',
+    why: 'legal asked us to hold',
+  });
   expect(paused.status).toBe(200);
   const pausedResult = paused.json as { decidedAt: string };
-  expect(paused.json).toMatchObject({ decision: 'pause', band: 'healthy', controls: { paused: true, canaryOnly: true } });
+  expect(paused.json).toMatchObject({
+    decision: 'pause',
+    band: 'healthy',
+    controls: { paused: true, canaryOnly: true },
+  });
   const waiting = await waitForState(handle, 'waiting', (s) => s.awaitingHuman !== null);
   expect(waiting.awaitingHuman).toMatchObject({ kind: 'manual', pausedBy: DECIDER, since: pausedResult.decidedAt });
 
@@ -133,7 +194,14 @@ test('a loop started through the API; sites listed and filtered, state and asses
     return names(sites).includes(a) ? sites : undefined;
   }, 'A listed as waiting');
   expect(names(waitingList)).not.toContain(b);
-  expect(waitingList.find((s) => s.site === a)).toMatchObject({ site: a, workflowId: workflowIdForSite(a), band: 'healthy', awaitingHuman: true, awaitingSince: pausedResult.decidedAt, problem: null });
+  expect(waitingList.find((s) => s.site === a)).toMatchObject({
+    site: a,
+    workflowId: workflowIdForSite(a),
+    band: 'healthy',
+    awaitingHuman: true,
+    awaitingSince: pausedResult.decidedAt,
+    problem: null,
+  });
   const rowA = waitingList.find((s) => s.site === a)!;
   expect(rowA.smoothedScore).toEqual(expect.any(Number));
   expect(rowA.score).toEqual(expect.any(Number));
@@ -141,19 +209,35 @@ test('a loop started through the API; sites listed and filtered, state and asses
   const notWaitingList = await listAll('awaiting=false', 1);
   expect(names(notWaitingList.sites)).toContain(b);
   expect(names(notWaitingList.sites)).not.toContain(a);
-  expect(notWaitingList.sites.find((s) => s.site === b)).toMatchObject({ awaitingHuman: false, awaitingSince: null, band: 'healthy' });
+  expect(notWaitingList.sites.find((s) => s.site === b)).toMatchObject({
+    awaitingHuman: false,
+    awaitingSince: null,
+    band: 'healthy',
+  });
   const healthy = await listAll('band=healthy', 1);
   expect(names(healthy.sites)).toEqual(expect.arrayContaining([a, b]));
   expect(healthy.pages).toBeGreaterThanOrEqual(2);
   expect(names((await listAll('band=resisting', 10)).sites)).not.toContain(a);
-  expect(message(await call('GET', '/v1/sites?band=stopped', reader))).toMatch(/^band: expected one of learning, healthy, degrading, resisting/);
+  expect(message(await call('GET', '/v1/sites?band=stopped', reader))).toMatch(
+    /^band: expected one of learning, healthy, degrading, resisting/,
+  );
   expect(message(await call('GET', '/v1/sites?bnad=healthy', reader))).toBe('unknown field "bnad"');
   expect(message(await call('GET', '/v1/sites?cursor=%2F%2F', reader))).toMatch(/^cursor: /);
 
   // Resume (explicit), answered with the applied result; a second resume is not allowed.
-  const resumed = await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'resume', why: 'legal cleared it', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 });
+  const resumed = await call('POST', `/v1/sites/${a}/decisions`, decider, {
+    kind: 'resume',
+    why: 'legal cleared it',
+    mode: 'explicit',
+    concurrency: 4,
+    revisitMultiplier: 3,
+  });
   expect(resumed.status).toBe(200);
-  expect(resumed.json).toMatchObject({ decision: 'resume', band: 'degrading', controls: { concurrencyLimit: 4, revisitMultiplier: 3, paused: false, canaryOnly: false } });
+  expect(resumed.json).toMatchObject({
+    decision: 'resume',
+    band: 'degrading',
+    controls: { concurrencyLimit: 4, revisitMultiplier: 3, paused: false, canaryOnly: false },
+  });
   const twice = await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'resume', why: 'again' });
   expect(twice.status).toBe(409);
   expect(message(twice)).toMatch(/^resume: .* is not paused waiting for a decision/);
@@ -184,9 +268,17 @@ test('a loop started through the API; sites listed and filtered, state and asses
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const r = await call('GET', `/v1/sites/${a}/assessments?${range}&limit=2${cursor === null ? '' : `&cursor=${cursor}`}`, reader);
+    const r = await call(
+      'GET',
+      `/v1/sites/${a}/assessments?${range}&limit=2${cursor === null ? '' : `&cursor=${cursor}`}`,
+      reader,
+    );
     expect(r.status).toBe(200);
-    const page = r.json as { site: string; assessments: { assessmentKey: string; tick: number; score: number | null; reasons: string[]; result?: unknown }[]; next: string | null };
+    const page = r.json as {
+      site: string;
+      assessments: { assessmentKey: string; tick: number; score: number | null; reasons: string[]; result?: unknown }[];
+      next: string | null;
+    };
     expect(page.site).toBe(a);
     expect(page.assessments.length).toBeLessThanOrEqual(2);
     expect(page.assessments.every((x) => x.result === undefined && Array.isArray(x.reasons))).toBe(true);
@@ -197,20 +289,34 @@ test('a loop started through the API; sites listed and filtered, state and asses
   expect(seen).toEqual(expected);
   expect(pages).toBe(Math.ceil(expected.length / 2));
   const full = await call('GET', `/v1/sites/${a}/assessments?${range}&limit=1&detail=full`, reader);
-  const first = (full.json as { assessments: { assessmentKey: string; state: string; result: unknown }[] }).assessments[0]!;
+  const first = (full.json as { assessments: { assessmentKey: string; state: string; result: unknown }[] })
+    .assessments[0]!;
   expect(first.assessmentKey).toBe(expected[0]);
   // The stored tick assessment (its key, tick and time are the row's columns).
-  expect(first.result).toMatchObject({ assessment: { state: first.state }, window: { currentFrom: expect.any(String) } });
-  expect(message(await call('GET', `/v1/sites/${a}/assessments?from=yesterday`, reader))).toMatch(/^from: expected an ISO-8601 time/);
-  expect(message(await call('GET', `/v1/sites/${a}/assessments?from=${rows[0]!.to}&to=${rows[0]!.from}`, reader))).toMatch(/^to: .* must be after from/);
+  expect(first.result).toMatchObject({
+    assessment: { state: first.state },
+    window: { currentFrom: expect.any(String) },
+  });
+  expect(message(await call('GET', `/v1/sites/${a}/assessments?from=yesterday`, reader))).toMatch(
+    /^from: expected an ISO-8601 time/,
+  );
+  expect(
+    message(await call('GET', `/v1/sites/${a}/assessments?from=${rows[0]!.to}&to=${rows[0]!.from}`, reader)),
+  ).toMatch(/^to: .* must be after from/);
   expect(message(await call('GET', `/v1/sites/${a}/assessments?cursor=bm90LWEtY3Vyc29y`, reader))).toMatch(/^cursor: /);
 
   // Stop ends the loop: it leaves the listing, and a later decision finds no running loop.
-  const stopped = await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'stop', why: 'we use their feed now' });
+  const stopped = await call('POST', `/v1/sites/${a}/decisions`, decider, {
+    kind: 'stop',
+    why: 'we use their feed now',
+  });
   expect(stopped).toMatchObject({ status: 200, json: { decision: 'stop', band: 'stopped' } });
   await handle.result();
   expect((await call('POST', `/v1/sites/${a}/decisions`, decider, { kind: 'pause', why: 'x' })).status).toBe(404);
-  await eventually(async () => (names((await listAll('band=healthy', 50)).sites).includes(a) ? undefined : true), 'A gone from the listing');
+  await eventually(
+    async () => (names((await listAll('band=healthy', 50)).sites).includes(a) ? undefined : true),
+    'A gone from the listing',
+  );
   await handleB.terminate('test done');
 });
 
@@ -226,12 +332,21 @@ test('a host name of 164 characters works on every /v1/sites/{site} route; an ov
     const state = await call('GET', `/v1/sites/${site}?history=1`, reader);
     expect(state).toMatchObject({ status: 200, json: { site, band: 'healthy' } });
     expect(await call('GET', `/v1/sites/${site}/controls`, reader)).toMatchObject({ status: 200, json: { site } });
-    expect(await call('GET', `/v1/sites/${site}/assessments?limit=1`, reader)).toMatchObject({ status: 200, json: { site } });
-    const paused = await call('POST', `/v1/sites/${site}/decisions`, decider, { kind: 'pause', why: 'a long host name' });
+    expect(await call('GET', `/v1/sites/${site}/assessments?limit=1`, reader)).toMatchObject({
+      status: 200,
+      json: { site },
+    });
+    const paused = await call('POST', `/v1/sites/${site}/decisions`, decider, {
+      kind: 'pause',
+      why: 'a long host name',
+    });
     expect(paused).toMatchObject({ status: 200, json: { decision: 'pause', controls: { paused: true } } });
     expect((await call('POST', `/v1/sites/${site}/loop`, admin)).status).toBe(409);
     // Percent-encoded in the path, as encodeURIComponent writes it: the same site.
-    expect(await call('GET', `/v1/sites/${encodeURIComponent(site.toUpperCase())}/controls`, reader)).toMatchObject({ status: 200, json: { site } });
+    expect(await call('GET', `/v1/sites/${encodeURIComponent(site.toUpperCase())}/controls`, reader)).toMatchObject({
+      status: 200,
+      json: { site },
+    });
   } finally {
     await handle.terminate('test done');
   }
@@ -240,7 +355,12 @@ test('a host name of 164 characters works on every /v1/sites/{site} route; an ov
   const r = await fetch(`${api.url}/v1/sites/${huge}/controls`, authed(reader));
   const text = await r.text();
   expect(r.status).toBe(414);
-  expect(JSON.parse(text)).toEqual({ error: { code: 'uri_too_long', message: expect.stringMatching(/^path: a part of the path is longer than 8192 characters/) } });
+  expect(JSON.parse(text)).toEqual({
+    error: {
+      code: 'uri_too_long',
+      message: expect.stringMatching(/^path: a part of the path is longer than 8192 characters/),
+    },
+  });
   expect(text).not.toContain('xxxxxxxxxx');
   // A broken %-escape: our 400, without the path either.
   const broken = await fetch(`${api.url}/v1/sites/shop%ZZ.example.com/controls`, authed(reader));
@@ -251,16 +371,25 @@ test('a host name of 164 characters works on every /v1/sites/{site} route; an ov
 test('a malformed or foreign listing cursor is a 400 naming cursor', async () => {
   const errorsBefore = loggedErrors.length;
   // Base64url that is not a cursor of ours (Temporal answered `2 UNKNOWN` to it: a 500).
-  for (const cursor of ['AAAA', 'bm90LWEtY3Vyc29y', Buffer.from(JSON.stringify({ assessedAt: new Date().toISOString(), assessmentKey: 'k' })).toString('base64url')]) {
+  for (const cursor of [
+    'AAAA',
+    'bm90LWEtY3Vyc29y',
+    Buffer.from(JSON.stringify({ assessedAt: new Date().toISOString(), assessmentKey: 'k' })).toString('base64url'),
+  ]) {
     const r = await call('GET', `/v1/sites?cursor=${cursor}`, reader);
-    expect(r).toEqual({ status: 400, json: { error: { code: 'bad_request', message: expect.stringMatching(/^cursor: not a cursor of this listing/) } } });
+    expect(r).toEqual({
+      status: 400,
+      json: { error: { code: 'bad_request', message: expect.stringMatching(/^cursor: not a cursor of this listing/) } },
+    });
   }
   // Well-formed, but of a listing with other filters: not a silently empty (or wrong) page.
-  const sites = await Promise.all([0, 1].map(async () => {
-    const s = await prepareSite(h.pool, 'api-cursor');
-    await ingestNow(h.pool, s, { ok: 100 });
-    return startHealthySite(h.client, h.taskQueue, loopInput(s));
-  }));
+  const sites = await Promise.all(
+    [0, 1].map(async () => {
+      const s = await prepareSite(h.pool, 'api-cursor');
+      await ingestNow(h.pool, s, { ok: 100 });
+      return startHealthySite(h.client, h.taskQueue, loopInput(s));
+    }),
+  );
   try {
     const first = await eventually(async () => {
       const r = await call('GET', '/v1/sites?band=healthy&limit=1', reader);
@@ -269,11 +398,21 @@ test('a malformed or foreign listing cursor is a 400 naming cursor', async () =>
     const next = await call('GET', `/v1/sites?band=healthy&limit=1&cursor=${first.next}`, reader);
     expect(next.status).toBe(200);
     const foreign = await call('GET', `/v1/sites?band=resisting&limit=1&cursor=${first.next}`, reader);
-    expect(foreign).toEqual({ status: 400, json: { error: { code: 'bad_request', message: expect.stringMatching(/^cursor: it belongs to a listing with other filters/) } } });
+    expect(foreign).toEqual({
+      status: 400,
+      json: {
+        error: {
+          code: 'bad_request',
+          message: expect.stringMatching(/^cursor: it belongs to a listing with other filters/),
+        },
+      },
+    });
     // The server's own token edited inside a well-formed wrapping.
     const wrapped = JSON.parse(Buffer.from(first.next, 'base64url').toString('utf8')) as { l: string; t: string };
     const edited = Buffer.from(JSON.stringify({ ...wrapped, t: 'AAAA' })).toString('base64url');
-    expect(message(await call('GET', `/v1/sites?band=healthy&limit=1&cursor=${edited}`, reader))).toMatch(/^cursor: not a cursor of this listing/);
+    expect(message(await call('GET', `/v1/sites?band=healthy&limit=1&cursor=${edited}`, reader))).toMatch(
+      /^cursor: not a cursor of this listing/,
+    );
   } finally {
     await Promise.all(sites.map((s) => s.handle.terminate('test done')));
   }

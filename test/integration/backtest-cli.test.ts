@@ -26,7 +26,9 @@ const cli = (args: string[]) => run(CLI, args, cleanEnv({ DATABASE_URL: env('DAT
 
 /** Names of the scratch databases on the server (the backtest's prefix). */
 async function scratchDatabases(): Promise<string[]> {
-  const { rows } = await pool.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'th\\_backtest\\_%' ORDER BY datname");
+  const { rows } = await pool.query<{ datname: string }>(
+    "SELECT datname FROM pg_database WHERE datname LIKE 'th\\_backtest\\_%' ORDER BY datname",
+  );
   return rows.map((r) => r.datname);
 }
 
@@ -45,7 +47,8 @@ async function liveRows(sites: readonly string[]): Promise<number> {
  */
 const END = new Date(Math.floor((Date.now() - 12 * 3_600_000) / DAY) * DAY + 12 * 3_600_000);
 
-const truthOf = (name: string): ScenarioTruth => JSON.parse(readFileSync(join(dir, `${name}.truth.json`), 'utf8')) as ScenarioTruth;
+const truthOf = (name: string): ScenarioTruth =>
+  JSON.parse(readFileSync(join(dir, `${name}.truth.json`), 'utf8')) as ScenarioTruth;
 
 beforeAll(async () => {
   pool = createPool(env('DATABASE_URL'), 2);
@@ -82,12 +85,23 @@ test('prints the scorecard of the loop and the reference rules; the live tables 
   expect(success.delayMs).toBeGreaterThanOrEqual(3 * MINUTE);
   expect(success.delayMs).toBeLessThanOrEqual(5 * MINUTE);
   expect(success.falseAlarms).toBe(0);
-  expect(wall.rules.find((r) => r.rule === 'challenge>5%')).toMatchObject({ alertAt: null, missed: true, falseAlarms: 0 });
+  expect(wall.rules.find((r) => r.rule === 'challenge>5%')).toMatchObject({
+    alertAt: null,
+    missed: true,
+    falseAlarms: 0,
+  });
 
   // The loop: the wall pauses the site, after its onset, and nothing is paused on the quiet history
   // or on the dead pool (a route problem: the right route alert, no throttle).
   // The first hour has no score: the baseline ends a day before the tick's hour, where the 1-day history starts.
-  expect(wall.loop).toMatchObject({ missedPause: false, falsePauses: 0, falseDegrades: 0, topReason: 'hard_block', topReasonMatches: true, unscoredTicks: 60 });
+  expect(wall.loop).toMatchObject({
+    missedPause: false,
+    falsePauses: 0,
+    falseDegrades: 0,
+    topReason: 'hard_block',
+    topReasonMatches: true,
+    unscoredTicks: 60,
+  });
   expect(Date.parse(wall.loop.firstPauseAt!)).toBeGreaterThanOrEqual(Date.parse(wallTruth.onset!));
   expect(pool1.loop).toMatchObject({ missedRouteAlert: false, falsePauses: 0, falseDegrades: 0, throttledTicks: 0 });
   expect(pool1.loop.rightRouteAlertAt).not.toBeNull();
@@ -112,9 +126,17 @@ test('bad input: one line naming the file or field, exit 2, no scratch database 
   const bad = mkdtempSync(join(env('TH_TEST_DIR'), 'backtest-bad-'));
   const expectOneLine = async (args: string[], pattern: RegExp) => {
     const r = await cli(args);
-    expect({ code: r.code, stderr: r.stderr.trim(), lines: r.stderr.trim().split('\n').length, stdout: r.stdout }).toEqual({ code: 2, stderr: expect.stringMatching(pattern), lines: 1, stdout: '' });
+    expect({
+      code: r.code,
+      stderr: r.stderr.trim(),
+      lines: r.stderr.trim().split('\n').length,
+      stdout: r.stdout,
+    }).toEqual({ code: 2, stderr: expect.stringMatching(pattern), lines: 1, stdout: '' });
   };
-  await expectOneLine(['backtest', join(bad, 'missing')], /^target-health: .*missing: cannot read the directory \(ENOENT\)/);
+  await expectOneLine(
+    ['backtest', join(bad, 'missing')],
+    /^target-health: .*missing: cannot read the directory \(ENOENT\)/,
+  );
   await expectOneLine(['backtest', bad], /^target-health: .*: no scenarios in it/);
 
   // A truth file that fails the schema.
@@ -128,12 +150,18 @@ test('bad input: one line naming the file or field, exit 2, no scratch database 
   const lines = readFileSync(join(dir, 'sudden-wall.ndjson'), 'utf8').split('\n').slice(0, 1000);
   lines[41] = JSON.stringify({ ...(JSON.parse(lines[41]!) as object), statusCode: 200 });
   writeFileSync(join(bad, 'wall.ndjson'), `${lines.join('\n')}\n`);
-  await expectOneLine(['backtest', bad], /^target-health: .*wall\.ndjson line 42: statusCode: unknown field; did you mean "status"\?.*a scenario's events must all be valid$/);
+  await expectOneLine(
+    ['backtest', bad],
+    /^target-health: .*wall\.ndjson line 42: statusCode: unknown field; did you mean "status"\?.*a scenario's events must all be valid$/,
+  );
 
   // A malformed --config, and a bad --tick.
   const config = join(bad, 'config.json');
   writeFileSync(config, JSON.stringify({ scoring: { bands: { healthyMin: 'high' } } }));
-  await expectOneLine(['backtest', dir, '--config', config], /^target-health: --config .*config\.json: scoring\.bands\.healthyMin: /);
+  await expectOneLine(
+    ['backtest', dir, '--config', config],
+    /^target-health: --config .*config\.json: scoring\.bands\.healthyMin: /,
+  );
   appendFileSync(config, '}');
   await expectOneLine(['backtest', dir, '--config', config], /^target-health: --config: .* is not valid JSON/);
   await expectOneLine(['backtest', dir, '--tick', 'often'], /^target-health: --tick: "often" is not a duration/);
@@ -143,7 +171,11 @@ test('bad input: one line naming the file or field, exit 2, no scratch database 
 test('a scenario written days ago is moved by whole days into the horizon; --keep leaves its database', async () => {
   const old = mkdtempSync(join(env('TH_TEST_DIR'), 'backtest-old-'));
   const end = new Date(Math.floor(Date.now() / MINUTE) * MINUTE - 5 * DAY - 3 * 3_600_000);
-  const written = await run(CLI, ['simulate', 'low-traffic', '--days', '2', '--out', old, '--end', end.toISOString()], cleanEnv({}));
+  const written = await run(
+    CLI,
+    ['simulate', 'low-traffic', '--days', '2', '--out', old, '--end', end.toISOString()],
+    cleanEnv({}),
+  );
   expect(written.code).toBe(0);
   const truth = JSON.parse(readFileSync(join(old, 'low-traffic.truth.json'), 'utf8')) as ScenarioTruth;
   const result = await cli(['backtest', old, '--json', '--keep', '--tick', '10m']);
@@ -158,9 +190,14 @@ test('a scenario written days ago is moved by whole days into the horizon; --kee
   url.pathname = `/${timing.database}`;
   const kept = createPool(url.toString(), 1);
   try {
-    const { rows } = await kept.query<{ first: Date; n: string }>('SELECT min(ts) AS first, count(*) AS n FROM request_events WHERE site = $1', [truth.site]);
+    const { rows } = await kept.query<{ first: Date; n: string }>(
+      'SELECT min(ts) AS first, count(*) AS n FROM request_events WHERE site = $1',
+      [truth.site],
+    );
     expect(Number(rows[0]!.n)).toBe(timing.events);
-    const firstEvent = JSON.parse(readFileSync(join(old, 'low-traffic.ndjson'), 'utf8').split('\n')[0]!) as { ts: string };
+    const firstEvent = JSON.parse(readFileSync(join(old, 'low-traffic.ndjson'), 'utf8').split('\n')[0]!) as {
+      ts: string;
+    };
     expect(rows[0]!.first.getTime()).toBe(Date.parse(firstEvent.ts) + 5 * DAY);
   } finally {
     await kept.end();
@@ -184,7 +221,11 @@ test('without DATABASE_URL: on a private temporary PostgreSQL, removed at the en
   expect(await scratchDatabases()).toEqual(before);
 
   const keep = await noDb(['backtest', dir, '--keep']);
-  expect({ code: keep.code, stderr: keep.stderr.trim(), stdout: keep.stdout }).toEqual({ code: 2, stderr: expect.stringMatching(/^target-health: --keep: needs DATABASE_URL/), stdout: '' });
+  expect({ code: keep.code, stderr: keep.stderr.trim(), stdout: keep.stdout }).toEqual({
+    code: 2,
+    stderr: expect.stringMatching(/^target-health: --keep: needs DATABASE_URL/),
+    stdout: '',
+  });
 }, 300_000);
 
 test('a DATABASE_URL user without CREATEDB is told so, and how to run without it', async () => {
@@ -197,7 +238,9 @@ test('a DATABASE_URL user without CREATEDB is told so, and how to run without it
     url.password = password;
     const r = await run(CLI, ['backtest', dir], cleanEnv({ DATABASE_URL: url.toString() }));
     expect({ code: r.code, lines: r.stderr.trim().split('\n').length }).toEqual({ code: 2, lines: 1 });
-    expect(r.stderr).toMatch(/cannot create a scratch database .*CREATEDB\), or DATABASE_URL unset to run on a private temporary PostgreSQL/);
+    expect(r.stderr).toMatch(
+      /cannot create a scratch database .*CREATEDB\), or DATABASE_URL unset to run on a private temporary PostgreSQL/,
+    );
     expect(r.stderr).not.toContain(password);
   } finally {
     await pool.query(`DROP ROLE ${role}`);

@@ -12,7 +12,17 @@ import { runCanary, type CanaryRun } from '../../canary-runner/run-canary';
 import type { CanarySettings } from '../../canary-runner/settings';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import { parseEvent } from '@target-health/crawler/events/event';
-import { answer, fixturePage, type FixtureServer, type ForwardProxy, KNOWN_PRICE, productPage, startFixtureServer, startForwardProxy, TEST_TLS } from '../helpers/http-fixtures';
+import {
+  answer,
+  fixturePage,
+  type FixtureServer,
+  type ForwardProxy,
+  KNOWN_PRICE,
+  productPage,
+  startFixtureServer,
+  startForwardProxy,
+  TEST_TLS,
+} from '../helpers/http-fixtures';
 
 const TIMEOUT_MS = 1_000;
 const SITE = 'shop.example.com';
@@ -28,10 +38,11 @@ const LOOPBACK = reach('127.0.0.1');
 /** A price text with an emoji straddling the point where the shown value is cut (character ~117). */
 const EMOJI_PRICE = `${'A'.repeat(116)}😀 now $119.95`;
 
-const listing = (items: number) => `<!doctype html><html><head><title>Trail shoes | Example Outdoor</title></head><body><main><ul class="results">${Array.from(
-  { length: items },
-  (_, i) => `<li class="item"><a href="/p/${i}">Trail shoe ${i}</a> <span class="price">$${100 + i}.00</span></li>`,
-).join('')}</ul>${'<p>Free shipping over $50. Returns within 30 days.</p>'.repeat(150)}</main></body></html>`;
+const listing = (items: number) =>
+  `<!doctype html><html><head><title>Trail shoes | Example Outdoor</title></head><body><main><ul class="results">${Array.from(
+    { length: items },
+    (_, i) => `<li class="item"><a href="/p/${i}">Trail shoe ${i}</a> <span class="price">$${100 + i}.00</span></li>`,
+  ).join('')}</ul>${'<p>Free shipping over $50. Returns within 30 days.</p>'.repeat(150)}</main></body></html>`;
 
 const routes = {
   '/p/known': answer.html(productPage()),
@@ -42,15 +53,28 @@ const routes = {
   '/p/slow': answer.slow(productPage(), 10_000),
   '/p/reset': answer.reset(),
   '/p/gzip': (_req: unknown, res: ServerResponse) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'gzip' }).end(gzipSync(productPage()));
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'gzip' })
+      .end(gzipSync(productPage()));
   },
   '/p/moved': answer.redirect('/p/known-new', 301),
-  '/api/product': answer.json({ sku: 'TR-GTX4-M-42', offers: [{ price: 139.95, currency: 'USD' }], related: ['a', 'b', 'c'] }),
-  '/api/product-changed': answer.json({ sku: 'TR-GTX4-M-42', offers: [{ price: 99.95, currency: 'USD' }], related: [] }),
+  '/api/product': answer.json({
+    sku: 'TR-GTX4-M-42',
+    offers: [{ price: 139.95, currency: 'USD' }],
+    related: ['a', 'b', 'c'],
+  }),
+  '/api/product-changed': answer.json({
+    sku: 'TR-GTX4-M-42',
+    offers: [{ price: 99.95, currency: 'USD' }],
+    related: [],
+  }),
   '/c/trail': answer.html(listing(24)),
   '/c/trail-thin': answer.html(listing(3)),
   '/p/emoji': answer.html(productPage(EMOJI_PRICE)),
-  '/p/nul': answer.html('<!doctype html><title>Oops</title><p>Internal\u0000error while rendering \ud83d the page</p>', 500),
+  '/p/nul': answer.html(
+    '<!doctype html><title>Oops</title><p>Internal\u0000error while rendering \ud83d the page</p>',
+    500,
+  ),
   '/to-internal': answer.redirect('http://169.254.169.254/latest/meta-data/', 302),
   '/huge': (_req: unknown, res: ServerResponse) => {
     // 64 MB announced with a Content-Length and streamed with backpressure: a client that stops reading
@@ -80,9 +104,20 @@ const routes = {
 };
 let huge: Promise<{ written: number; total: number }> | undefined;
 
-const PRODUCT_CHECKS = [{ status: 200 }, { css: '.price', equals: KNOWN_PRICE }, { css: '.price', attr: 'content', between: [100, 200] }, { absent: 'out of stock' }];
-const JSON_CHECKS = [{ json: '/offers/0/price', equals: 139.95 }, { json: '/related', atLeast: 2 }];
-const LISTING_CHECKS = [{ css: 'ul.results li.item', count: 24 }, { css: 'ul.results li.item', atLeast: 20 }];
+const PRODUCT_CHECKS = [
+  { status: 200 },
+  { css: '.price', equals: KNOWN_PRICE },
+  { css: '.price', attr: 'content', between: [100, 200] },
+  { absent: 'out of stock' },
+];
+const JSON_CHECKS = [
+  { json: '/offers/0/price', equals: 139.95 },
+  { json: '/related', atLeast: 2 },
+];
+const LISTING_CHECKS = [
+  { css: 'ul.results li.item', count: 24 },
+  { css: 'ul.results li.item', atLeast: 20 },
+];
 
 interface Case {
   name: string;
@@ -94,7 +129,14 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'normal page with the known price', path: '/p/known', checks: PRODUCT_CHECKS, result: 'pass', outcome: 'ok', reason: /^status 200; all 3 checks hold$/ },
+  {
+    name: 'normal page with the known price',
+    path: '/p/known',
+    checks: PRODUCT_CHECKS,
+    result: 'pass',
+    outcome: 'ok',
+    reason: /^status 200; all 3 checks hold$/,
+  },
   {
     name: 'the same page with a changed price',
     path: '/p/changed',
@@ -103,16 +145,88 @@ const CASES: Case[] = [
     outcome: 'ok',
     reason: /^wrong value on a normal-looking page: \.price text equals "\$139\.95", got "\$119\.95"$/,
   },
-  { name: 'a block page served with 200', path: '/p/blocked', checks: PRODUCT_CHECKS, result: 'blocked', outcome: 'soft_block', reason: /^status 200 carrying a Cloudflare block page/ },
-  { name: 'an Akamai refusal (403)', path: '/p/refused', checks: PRODUCT_CHECKS, result: 'blocked', outcome: 'hard_block', reason: /^status 403 refused by Akamai/ },
-  { name: 'a Cloudflare challenge', path: '/p/challenge', checks: PRODUCT_CHECKS, result: 'blocked', outcome: 'challenge', reason: /^Cloudflare challenge on status 403/ },
-  { name: 'a slow answer (beyond the timeout)', path: '/p/slow', checks: PRODUCT_CHECKS, result: 'error', outcome: 'error', reason: new RegExp(`^network error: timeout \\(no complete answer within ${TIMEOUT_MS} ms\\)$`) },
-  { name: 'a gzip-compressed page', path: '/p/gzip', checks: PRODUCT_CHECKS, result: 'pass', outcome: 'ok', reason: /^status 200; all 3 checks hold$/ },
-  { name: 'a moved page', path: '/p/moved', checks: PRODUCT_CHECKS, result: 'error', outcome: 'ok', reason: /^status 301, expected 200 \(redirect to \/p\/known-new; point the canary at the final URL\)$/ },
-  { name: 'a JSON endpoint (pointer checks)', path: '/api/product', checks: JSON_CHECKS, result: 'pass', outcome: 'ok', reason: /^status 200; all 2 checks hold$/ },
-  { name: 'a JSON endpoint with a changed value', path: '/api/product-changed', checks: JSON_CHECKS, result: 'mismatch', outcome: 'ok', reason: /^wrong value on a normal-looking page: \/offers\/0\/price equals 139\.95, got 99\.95 \(and 1 more of 2 checks\)$/ },
-  { name: 'a listing with the known item count', path: '/c/trail', checks: LISTING_CHECKS, result: 'pass', outcome: 'ok', reason: /^status 200; all 2 checks hold$/ },
-  { name: 'a cut-down listing', path: '/c/trail-thin', checks: LISTING_CHECKS, result: 'mismatch', outcome: 'ok', reason: /^wrong value on a normal-looking page: ul\.results li\.item count = 24, got 3 matches \(and 1 more of 2 checks\)$/ },
+  {
+    name: 'a block page served with 200',
+    path: '/p/blocked',
+    checks: PRODUCT_CHECKS,
+    result: 'blocked',
+    outcome: 'soft_block',
+    reason: /^status 200 carrying a Cloudflare block page/,
+  },
+  {
+    name: 'an Akamai refusal (403)',
+    path: '/p/refused',
+    checks: PRODUCT_CHECKS,
+    result: 'blocked',
+    outcome: 'hard_block',
+    reason: /^status 403 refused by Akamai/,
+  },
+  {
+    name: 'a Cloudflare challenge',
+    path: '/p/challenge',
+    checks: PRODUCT_CHECKS,
+    result: 'blocked',
+    outcome: 'challenge',
+    reason: /^Cloudflare challenge on status 403/,
+  },
+  {
+    name: 'a slow answer (beyond the timeout)',
+    path: '/p/slow',
+    checks: PRODUCT_CHECKS,
+    result: 'error',
+    outcome: 'error',
+    reason: new RegExp(`^network error: timeout \\(no complete answer within ${TIMEOUT_MS} ms\\)$`),
+  },
+  {
+    name: 'a gzip-compressed page',
+    path: '/p/gzip',
+    checks: PRODUCT_CHECKS,
+    result: 'pass',
+    outcome: 'ok',
+    reason: /^status 200; all 3 checks hold$/,
+  },
+  {
+    name: 'a moved page',
+    path: '/p/moved',
+    checks: PRODUCT_CHECKS,
+    result: 'error',
+    outcome: 'ok',
+    reason: /^status 301, expected 200 \(redirect to \/p\/known-new; point the canary at the final URL\)$/,
+  },
+  {
+    name: 'a JSON endpoint (pointer checks)',
+    path: '/api/product',
+    checks: JSON_CHECKS,
+    result: 'pass',
+    outcome: 'ok',
+    reason: /^status 200; all 2 checks hold$/,
+  },
+  {
+    name: 'a JSON endpoint with a changed value',
+    path: '/api/product-changed',
+    checks: JSON_CHECKS,
+    result: 'mismatch',
+    outcome: 'ok',
+    reason:
+      /^wrong value on a normal-looking page: \/offers\/0\/price equals 139\.95, got 99\.95 \(and 1 more of 2 checks\)$/,
+  },
+  {
+    name: 'a listing with the known item count',
+    path: '/c/trail',
+    checks: LISTING_CHECKS,
+    result: 'pass',
+    outcome: 'ok',
+    reason: /^status 200; all 2 checks hold$/,
+  },
+  {
+    name: 'a cut-down listing',
+    path: '/c/trail-thin',
+    checks: LISTING_CHECKS,
+    result: 'mismatch',
+    outcome: 'ok',
+    reason:
+      /^wrong value on a normal-looking page: ul\.results li\.item count = 24, got 3 matches \(and 1 more of 2 checks\)$/,
+  },
 ];
 
 let http: FixtureServer;
@@ -130,14 +244,29 @@ const settings = (over: Partial<CanarySettings> = {}): CanarySettings => ({
   ...over,
 });
 
-async function check(url: string, checks: unknown[], route: { route?: string; proxy?: string } = {}, over: Partial<CanarySettings> = {}): Promise<CanaryRun> {
+async function check(
+  url: string,
+  checks: unknown[],
+  route: { route?: string; proxy?: string } = {},
+  over: Partial<CanarySettings> = {},
+): Promise<CanaryRun> {
   const parsed = parseCanaryDefinition({ name: 'case', url, ...route, expect: checks }, { selectorProblem });
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
-  return runCanary({ site: SITE, definition: parsed.definition, settings: settings(over), runKey: `${SITE}/case/${Date.now()}`, ca: TEST_TLS.cert });
+  return runCanary({
+    site: SITE,
+    definition: parsed.definition,
+    settings: settings(over),
+    runKey: `${SITE}/case/${Date.now()}`,
+    ca: TEST_TLS.cert,
+  });
 }
 
 beforeAll(async () => {
-  [http, https, proxy] = await Promise.all([startFixtureServer(routes), startFixtureServer(routes, { tls: true }), startForwardProxy()]);
+  [http, https, proxy] = await Promise.all([
+    startFixtureServer(routes),
+    startFixtureServer(routes, { tls: true }),
+    startForwardProxy(),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([http.close(), https.close(), proxy.close()]);
@@ -180,7 +309,12 @@ describe.each(MODES)('$mode', ({ scheme, route }) => {
     expect(event).not.toBeNull();
     const parsed = parseEvent(event);
     expect(parsed.ok).toBe(true);
-    expect(event).toMatchObject({ site: SITE, canary: true, outcome: c.outcome, route: 'route' in route ? { pool: 'local-proxy' } : {} });
+    expect(event).toMatchObject({
+      site: SITE,
+      canary: true,
+      outcome: c.outcome,
+      route: 'route' in route ? { pool: 'local-proxy' } : {},
+    });
     if (c.result === 'error' && c.outcome === 'error') expect(event).toMatchObject({ networkError: 'timeout' });
     else expect(event).toMatchObject({ status: run.status });
   });
@@ -189,8 +323,15 @@ describe.each(MODES)('$mode', ({ scheme, route }) => {
 describe('fetch limits and failures', () => {
   test('the configured user agent is sent', async () => {
     const before = http.requests.length;
-    await check(`${http.origin}/p/known`, PRODUCT_CHECKS, {}, { userAgent: 'Mozilla/5.0 (compatible; ExampleCrawler/2.1)' });
-    expect(http.requests.slice(before).map((r) => r.headers['user-agent'])).toEqual(['Mozilla/5.0 (compatible; ExampleCrawler/2.1)']);
+    await check(
+      `${http.origin}/p/known`,
+      PRODUCT_CHECKS,
+      {},
+      { userAgent: 'Mozilla/5.0 (compatible; ExampleCrawler/2.1)' },
+    );
+    expect(http.requests.slice(before).map((r) => r.headers['user-agent'])).toEqual([
+      'Mozilla/5.0 (compatible; ExampleCrawler/2.1)',
+    ]);
   });
 
   test('reading stops at the body cap, and checks still run on what was read', async () => {
@@ -227,7 +368,9 @@ describe('fetch limits and failures', () => {
         const ok = await check(`${origin}/p/known`, PRODUCT_CHECKS, { proxy: authed.url });
         expect(ok.result).toBe('pass');
         expect(ok.route).toBe(`proxy 127.0.0.1:${authed.port}`);
-        const wrong = await check(`${origin}/p/known`, PRODUCT_CHECKS, { proxy: authed.url.replace('s3cret%20pass', 'nope') });
+        const wrong = await check(`${origin}/p/known`, PRODUCT_CHECKS, {
+          proxy: authed.url.replace('s3cret%20pass', 'nope'),
+        });
         expect(wrong).toMatchObject({ result: 'error', outcome: 'error' });
         expect(wrong.reason).toMatch(/^network error: proxy failure/);
       }
@@ -238,7 +381,10 @@ describe('fetch limits and failures', () => {
   });
 
   test('an untrusted certificate is a TLS error', async () => {
-    const parsed = parseCanaryDefinition({ url: `${https.origin}/p/known`, expect: PRODUCT_CHECKS }, { selectorProblem });
+    const parsed = parseCanaryDefinition(
+      { url: `${https.origin}/p/known`, expect: PRODUCT_CHECKS },
+      { selectorProblem },
+    );
     if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
     const run = await runCanary({ site: SITE, definition: parsed.definition, settings: settings(), runKey: 'k' });
     expect(run).toMatchObject({ result: 'error', outcome: 'error' });
@@ -247,7 +393,13 @@ describe('fetch limits and failures', () => {
 
   test('a route label unknown to this worker is a configuration error that does not count against the site', async () => {
     const run = await check(`${http.origin}/p/known`, PRODUCT_CHECKS, { route: 'elsewhere' });
-    expect(run).toMatchObject({ result: 'error', outcome: null, countsForSite: false, event: null, route: 'route elsewhere' });
+    expect(run).toMatchObject({
+      result: 'error',
+      outcome: null,
+      countsForSite: false,
+      event: null,
+      route: 'route elsewhere',
+    });
     expect(run.reason).toMatch(/^configuration: route label "elsewhere" is not in TARGET_HEALTH_ROUTES on this worker/);
   });
 });
@@ -256,7 +408,11 @@ describe('a crawled page cannot break its own run', () => {
   test('an emoji where the shown value is cut: a recorded mismatch whose texts are all well formed', async () => {
     const run = await check(`${http.origin}/p/emoji`, PRODUCT_CHECKS);
     expect(run.result).toBe('mismatch');
-    const texts = [run.reason, run.evidence, ...run.checks.flatMap((c) => [c.check, c.expected, c.actual, c.excerpt ?? ''])];
+    const texts = [
+      run.reason,
+      run.evidence,
+      ...run.checks.flatMap((c) => [c.check, c.expected, c.actual, c.excerpt ?? '']),
+    ];
     for (const text of texts) expect(isWellFormed(text)).toBe(true);
     // The shown value ends before the emoji, which is dropped whole rather than halved.
     const price = run.checks.find((c) => c.check === '.price text equals "$139.95"');
@@ -287,10 +443,17 @@ describe('what canaries may reach (docs/canaries.md)', () => {
     const hits = http.hits('/p/known');
     const run = await check(`http://localhost:${http.port}/p/known`, PRODUCT_CHECKS, {}, { reach: reach('localhost') });
     expect(run).toMatchObject({ result: 'error', countsForSite: false, event: null });
-    expect(run.reason).toMatch(/^configuration: url: localhost resolves to (127\.0\.0\.1|::1), a loopback address; canaries only reach public addresses — an operator can allow it with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="(127\.0\.0\.1|::1)"$/);
+    expect(run.reason).toMatch(
+      /^configuration: url: localhost resolves to (127\.0\.0\.1|::1), a loopback address; canaries only reach public addresses — an operator can allow it with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="(127\.0\.0\.1|::1)"$/,
+    );
     expect(http.hits('/p/known')).toBe(hits);
     // With the name and its addresses allowed, the same canary fetches.
-    const allowed = await check(`http://localhost:${http.port}/p/known`, PRODUCT_CHECKS, {}, { reach: reach('localhost, 127.0.0.0/8, ::1') });
+    const allowed = await check(
+      `http://localhost:${http.port}/p/known`,
+      PRODUCT_CHECKS,
+      {},
+      { reach: reach('localhost, 127.0.0.0/8, ::1') },
+    );
     expect(allowed.result).toBe('pass');
   });
 
@@ -306,9 +469,16 @@ describe('what canaries may reach (docs/canaries.md)', () => {
 
   test('through a proxy the host rule still applies', async () => {
     const seenBefore = proxy.seen.length;
-    const run = await check('http://127.0.0.1:8233/api/v1/namespaces/default/workflows', [{ status: 200 }], { route: 'local-proxy' }, { reach: DEFAULT_REACH });
+    const run = await check(
+      'http://127.0.0.1:8233/api/v1/namespaces/default/workflows',
+      [{ status: 200 }],
+      { route: 'local-proxy' },
+      { reach: DEFAULT_REACH },
+    );
     expect(run).toMatchObject({ result: 'error', countsForSite: false, route: 'route local-proxy' });
-    expect(run.reason).toMatch(/^configuration: url: "http:\/\/127\.0\.0\.1:8233\/api\/v1\/namespaces\/default\/workflows" is an IP address, not a page of shop\.example\.com/);
+    expect(run.reason).toMatch(
+      /^configuration: url: "http:\/\/127\.0\.0\.1:8233\/api\/v1\/namespaces\/default\/workflows" is an IP address, not a page of shop\.example\.com/,
+    );
     expect(proxy.seen.length).toBe(seenBefore);
   });
 });

@@ -30,7 +30,16 @@ import {
 import { createPool, type Pool } from '../../db/pool';
 import { upsertSite } from '../../db/sites';
 import { parseEvent } from '@target-health/crawler/events/event';
-import { answer, fixturePage, type FixtureServer, type ForwardProxy, KNOWN_PRICE, productPage, startFixtureServer, startForwardProxy } from '../helpers/http-fixtures';
+import {
+  answer,
+  fixturePage,
+  type FixtureServer,
+  type ForwardProxy,
+  KNOWN_PRICE,
+  productPage,
+  startFixtureServer,
+  startForwardProxy,
+} from '../helpers/http-fixtures';
 import { env } from '../helpers/services';
 
 // Non-passing canaries log warnings by design; these tests provoke many on purpose.
@@ -69,7 +78,15 @@ beforeAll(async () => {
   // The fixture servers listen on 127.0.0.1: the operator's opt-in TARGET_HEALTH_CANARY_ALLOWED_TARGETS would give.
   const loopback = parseReachPolicy('127.0.0.1');
   if (!loopback.ok) throw new Error(loopback.problem);
-  settings = { userAgent: 'target-health-canary/test', timeoutMs: 10_000, connectTimeoutMs: 1_000, maxBodyBytes: 1024 * 1024, concurrency: 2, routes: new Map([['local', proxy.url]]), reach: loopback.policy };
+  settings = {
+    userAgent: 'target-health-canary/test',
+    timeoutMs: 10_000,
+    connectTimeoutMs: 1_000,
+    maxBodyBytes: 1024 * 1024,
+    concurrency: 2,
+    routes: new Map([['local', proxy.url]]),
+    reach: loopback.policy,
+  };
 });
 afterAll(async () => {
   await Promise.all([server.close(), proxy.close(), pool.end()]);
@@ -80,11 +97,22 @@ describe('canary definitions in PostgreSQL', () => {
     const site = newSite();
     await upsertSite(pool, site);
     const def = { name: 'price', url: `${server.origin}/p/known`, route: 'local', expect: PRICE };
-    expect(await saveCanaries(pool, [entry(site, def)])).toEqual({ created: [`${site}/price`], updated: [], unchanged: [], removed: [] });
+    expect(await saveCanaries(pool, [entry(site, def)])).toEqual({
+      created: [`${site}/price`],
+      updated: [],
+      unchanged: [],
+      removed: [],
+    });
     expect(await saveCanaries(pool, [entry(site, def)])).toMatchObject({ unchanged: [`${site}/price`] });
-    expect(await saveCanaries(pool, [entry(site, { ...def, interval: '5m' })])).toMatchObject({ updated: [`${site}/price`] });
+    expect(await saveCanaries(pool, [entry(site, { ...def, interval: '5m' })])).toMatchObject({
+      updated: [`${site}/price`],
+    });
     const [stored] = await listCanaries(pool, site);
-    expect(stored).toMatchObject({ id: `${site}/price`, revision: 2, definition: { intervalMs: 5 * MIN, route: 'local' } });
+    expect(stored).toMatchObject({
+      id: `${site}/price`,
+      revision: 2,
+      definition: { intervalMs: 5 * MIN, route: 'local' },
+    });
     expect(await removeCanary(pool, `${site}/price`)).toBe(true);
     expect(await removeCanary(pool, `${site}/price`)).toBe(false);
   });
@@ -93,18 +121,30 @@ describe('canary definitions in PostgreSQL', () => {
     const known = newSite();
     const unknown = newSite();
     await upsertSite(pool, known);
-    const batch = [entry(known, { name: 'a', url: `${server.origin}/p/known`, expect: PRICE }, 'canaries[0]'), entry(unknown, { name: 'b', url: `${server.origin}/p/known`, expect: PRICE }, 'canaries[1]')];
+    const batch = [
+      entry(known, { name: 'a', url: `${server.origin}/p/known`, expect: PRICE }, 'canaries[0]'),
+      entry(unknown, { name: 'b', url: `${server.origin}/p/known`, expect: PRICE }, 'canaries[1]'),
+    ];
     const error = await saveCanaries(pool, batch).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CanaryDefinitionError);
-    expect((error as CanaryDefinitionError).errors).toEqual([`canaries[1].site: ${unknown} is not a registered site; register it with \`target-health start ${unknown}\` first`]);
+    expect((error as CanaryDefinitionError).errors).toEqual([
+      `canaries[1].site: ${unknown} is not a registered site; register it with \`target-health start ${unknown}\` first`,
+    ]);
     expect(await listCanaries(pool, known)).toEqual([]);
   });
 
-  test('prune removes the canaries of the file\'s sites that the file no longer lists', async () => {
+  test("prune removes the canaries of the file's sites that the file no longer lists", async () => {
     const site = newSite();
     await upsertSite(pool, site);
-    await saveCanaries(pool, ['a', 'b', 'c'].map((name) => entry(site, { name, url: `${server.origin}/p/known`, expect: PRICE })));
-    const result = await saveCanaries(pool, [entry(site, { name: 'b', url: `${server.origin}/p/known`, expect: PRICE })], { prune: true });
+    await saveCanaries(
+      pool,
+      ['a', 'b', 'c'].map((name) => entry(site, { name, url: `${server.origin}/p/known`, expect: PRICE })),
+    );
+    const result = await saveCanaries(
+      pool,
+      [entry(site, { name: 'b', url: `${server.origin}/p/known`, expect: PRICE })],
+      { prune: true },
+    );
     expect(result).toMatchObject({ unchanged: [`${site}/b`], removed: [`${site}/a`, `${site}/c`] });
     expect((await listCanaries(pool, site)).map((c) => c.name)).toEqual(['b']);
   });
@@ -116,8 +156,20 @@ describe('runDueCanaries (the control loop activity)', () => {
     await upsertSite(pool, site);
     await saveCanaries(pool, [
       entry(site, { name: 'known', url: `${server.origin}/p/known`, route: 'local', interval: '15m', expect: PRICE }),
-      entry(site, { name: 'changed', url: `${server.origin}/p/changed`, route: 'local', interval: '15m', expect: PRICE }),
-      entry(site, { name: 'challenge', url: `${server.origin}/p/challenge`, route: 'local', interval: '15m', expect: PRICE }),
+      entry(site, {
+        name: 'changed',
+        url: `${server.origin}/p/changed`,
+        route: 'local',
+        interval: '15m',
+        expect: PRICE,
+      }),
+      entry(site, {
+        name: 'challenge',
+        url: `${server.origin}/p/challenge`,
+        route: 'local',
+        interval: '15m',
+        expect: PRICE,
+      }),
     ]);
     return site;
   }
@@ -137,7 +189,10 @@ describe('runDueCanaries (the control loop activity)', () => {
       ['challenge', 'blocked'],
       ['known', 'pass'],
     ]);
-    expect(first.evidence[0]).toMatchObject({ route: 'route local', reason: 'wrong value on a normal-looking page: .price text equals "$139.95", got "$119.95"' });
+    expect(first.evidence[0]).toMatchObject({
+      route: 'route local',
+      reason: 'wrong value on a normal-looking page: .price text equals "$139.95", got "$119.95"',
+    });
     expect(first.latest.map((r) => r.canaryId).sort()).toEqual(first.current.map((r) => r.canaryId).sort());
     for (const run of first.current) {
       expect(run.scheduledAt).toBe(slotFor(run.canaryId, 15 * MIN, asOf).scheduledAt);
@@ -189,7 +244,15 @@ describe('runDueCanaries (the control loop activity)', () => {
     const asOf = Date.now();
     await runDueCanaries({ site, asOf });
     // The expected price was wrong: fix the definition of "changed" to the page's real value.
-    await saveCanaries(pool, [entry(site, { name: 'changed', url: `${server.origin}/p/changed`, route: 'local', interval: '15m', expect: [{ css: '.price', equals: '$119.95' }] })]);
+    await saveCanaries(pool, [
+      entry(site, {
+        name: 'changed',
+        url: `${server.origin}/p/changed`,
+        route: 'local',
+        interval: '15m',
+        expect: [{ css: '.price', equals: '$119.95' }],
+      }),
+    ]);
     const sameSlot = await runDueCanaries({ site, asOf: asOf + 1 });
     expect(sameSlot.latest.map((r) => r.name).sort()).toEqual(['challenge', 'known']);
     expect(sameSlot.window).toEqual({ runs: 2, failures: 1, mismatches: 0 });
@@ -201,21 +264,36 @@ describe('runDueCanaries (the control loop activity)', () => {
     const site = newSite();
     await upsertSite(pool, site);
     const result = await activities().runDueCanaries({ site });
-    expect(result).toMatchObject({ site, fetched: 0, canaries: 0, current: [], latest: [], events: [], evidence: [], nextDueAt: null, window: { runs: 0, failures: 0, mismatches: 0 } });
+    expect(result).toMatchObject({
+      site,
+      fetched: 0,
+      canaries: 0,
+      current: [],
+      latest: [],
+      events: [],
+      evidence: [],
+      nextDueAt: null,
+      window: { runs: 0, failures: 0, mismatches: 0 },
+    });
   });
 
   test('a route label the worker does not know is recorded as a configuration error, not a site failure', async () => {
     const site = newSite();
     await upsertSite(pool, site);
     const withRoute = { ...settings, routes: new Map([...settings.routes, ['gone', proxy.url]]) };
-    const parsed = parseCanaryDefinition({ name: 'p', url: `${server.origin}/p/known`, route: 'gone', expect: PRICE }, definitionOptions(withRoute, site));
+    const parsed = parseCanaryDefinition(
+      { name: 'p', url: `${server.origin}/p/known`, route: 'gone', expect: PRICE },
+      definitionOptions(withRoute, site),
+    );
     if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
     await saveCanaries(pool, [{ site, definition: parsed.definition, origin: '' }]);
     const result = await activities().runDueCanaries({ site });
     expect(result.current[0]).toMatchObject({ result: 'error', countsForSite: false, outcome: null });
     expect(result.window).toEqual({ runs: 0, failures: 0, mismatches: 0 });
     expect(result.events).toEqual([]);
-    expect(result.evidence[0]?.reason).toMatch(/^configuration: route label "gone" is not in TARGET_HEALTH_ROUTES on this worker/);
+    expect(result.evidence[0]?.reason).toMatch(
+      /^configuration: route label "gone" is not in TARGET_HEALTH_ROUTES on this worker/,
+    );
   });
 
   test('inside an activity context it heartbeats per canary, and a cancelled run records nothing', async () => {
@@ -224,7 +302,10 @@ describe('runDueCanaries (the control loop activity)', () => {
     let heartbeats = 0;
     envHeartbeats.on('heartbeat', () => (heartbeats += 1));
     const { runDueCanaries } = activities();
-    const result = await envHeartbeats.run<[RunDueCanariesInput], RunDueCanariesResult, typeof runDueCanaries>(runDueCanaries, { site, asOf: Date.now() });
+    const result = await envHeartbeats.run<[RunDueCanariesInput], RunDueCanariesResult, typeof runDueCanaries>(
+      runDueCanaries,
+      { site, asOf: Date.now() },
+    );
     expect(result.fetched).toBe(3);
     expect(heartbeats).toBe(3);
 
@@ -241,7 +322,9 @@ describe('runDueCanaries (the control loop activity)', () => {
     cancelling.cancel();
     await expect(running).rejects.toBeDefined();
     expect(Date.now() - started).toBeLessThan(5_000);
-    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM canary_runs WHERE site = $1', [slowSite]);
+    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM canary_runs WHERE site = $1', [
+      slowSite,
+    ]);
     expect(Number(rows[0]?.n)).toBe(0);
   });
 
@@ -261,13 +344,20 @@ describe('runDueCanaries (the control loop activity)', () => {
     ]);
     const nul = result.current.find((r) => r.name === 'nul')!;
     expect(nul.evidence).toBe('status 500, title "Oops": Oops Internal\uFFFDerror');
-    const { rows } = await pool.query<{ name: string; checks: Array<{ check: string; actual: string }>; evidence: string }>(
+    const { rows } = await pool.query<{
+      name: string;
+      checks: Array<{ check: string; actual: string }>;
+      evidence: string;
+    }>(
       "SELECT split_part(canary_id, '/', 2) AS name, checks, evidence FROM canary_runs WHERE site = $1 ORDER BY canary_id",
       [site],
     );
     expect(rows.map((r) => r.name)).toEqual(['emoji', 'nul']);
-    for (const row of rows) for (const text of [row.evidence, ...row.checks.map((c) => c.actual)]) expect(isWellFormed(text)).toBe(true);
-    expect(rows[0]!.checks.find((c) => c.check === '.price text equals "$139.95"')?.actual).toBe(`"${'A'.repeat(116)}…"`);
+    for (const row of rows)
+      for (const text of [row.evidence, ...row.checks.map((c) => c.actual)]) expect(isWellFormed(text)).toBe(true);
+    expect(rows[0]!.checks.find((c) => c.check === '.price text equals "$139.95"')?.actual).toBe(
+      `"${'A'.repeat(116)}…"`,
+    );
     // Their events reached the signal store, like any canary fetch.
     expect(result.events).toHaveLength(2);
   });
@@ -300,22 +390,42 @@ describe('runDueCanaries (the control loop activity)', () => {
     const quiet = pino({ level: 'silent' });
     const stored = await storeRun({ pool, logger: quiet }, record);
     expect(stored.inserted).toBe(true);
-    expect(stored.run).toMatchObject({ result: 'error', countsForSite: false, latencyMs: null, outcome: null, evidence: 'was mismatch: wrong value on a normal-looking page' });
-    expect(stored.run.reason).toMatch(/^internal error: the run could not be stored \(value "2147483648" is out of range for type integer\); recorded without its details$/);
+    expect(stored.run).toMatchObject({
+      result: 'error',
+      countsForSite: false,
+      latencyMs: null,
+      outcome: null,
+      evidence: 'was mismatch: wrong value on a normal-looking page',
+    });
+    expect(stored.run.reason).toMatch(
+      /^internal error: the run could not be stored \(value "2147483648" is out of range for type integer\); recorded without its details$/,
+    );
     // A retry of the same run finds the recorded one: once per run key, as always.
-    expect(await storeRun({ pool, logger: quiet }, record)).toMatchObject({ inserted: false, run: { result: 'error' } });
+    expect(await storeRun({ pool, logger: quiet }, record)).toMatchObject({
+      inserted: false,
+      run: { result: 'error' },
+    });
   });
 
   test('bad input is refused', async () => {
-    await expect(activities().runDueCanaries({ site: '' })).rejects.toThrow(/^runDueCanaries: site: must be a normalised host/);
-    await expect(activities().runDueCanaries({ site: 'a.example.com', asOf: 'yesterday' })).rejects.toThrow(/^runDueCanaries: asOf: must be an ISO-8601 time with a zone or epoch milliseconds$/);
+    await expect(activities().runDueCanaries({ site: '' })).rejects.toThrow(
+      /^runDueCanaries: site: must be a normalised host/,
+    );
+    await expect(activities().runDueCanaries({ site: 'a.example.com', asOf: 'yesterday' })).rejects.toThrow(
+      /^runDueCanaries: asOf: must be an ISO-8601 time with a zone or epoch milliseconds$/,
+    );
   });
 });
 
 describe('baseline trust: days on which canaries failed', () => {
   const day = (d: string, hh = '12') => new Date(`${d}T${hh}:00:00.000Z`);
 
-  async function record(site: string, ranAt: Date, result: CanaryRunRecord['result'], countsForSite = true): Promise<void> {
+  async function record(
+    site: string,
+    ranAt: Date,
+    result: CanaryRunRecord['result'],
+    countsForSite = true,
+  ): Promise<void> {
     const iso = ranAt.toISOString();
     await recordCanaryRunOnce(pool, {
       runKey: `${site}/x/${iso}/${randomUUID()}`,
@@ -350,9 +460,14 @@ describe('baseline trust: days on which canaries failed', () => {
 
     expect(DEFAULT_BASELINE_TRUST).toEqual({ minMismatchedRuns: 1, minFailedRuns: 3 });
     // The range starts at noon on the 1st (the mismatch at 23:00 is in it) and ends at the 6th, exclusive.
-    expect(await canaryFailedDays(pool, site, day('2025-03-01'), day('2025-03-06', '00'))).toEqual(['2025-03-01', '2025-03-03']);
+    expect(await canaryFailedDays(pool, site, day('2025-03-01'), day('2025-03-06', '00'))).toEqual([
+      '2025-03-01',
+      '2025-03-03',
+    ]);
     // A day the range only touches is judged as a whole: the range ends at 01:30 on the 3rd, the day still fails.
-    expect(await canaryFailedDays(pool, site, day('2025-03-02', '00'), new Date('2025-03-03T01:30:00Z'))).toEqual(['2025-03-03']);
+    expect(await canaryFailedDays(pool, site, day('2025-03-02', '00'), new Date('2025-03-03T01:30:00Z'))).toEqual([
+      '2025-03-03',
+    ]);
     expect(await canaryDays(pool, site, day('2025-03-01', '00'), day('2025-03-07', '00'))).toEqual([
       { day: '2025-03-01', runs: 1, failures: 0, mismatches: 1, failed: true },
       { day: '2025-03-02', runs: 2, failures: 2, mismatches: 0, failed: false },
@@ -361,13 +476,21 @@ describe('baseline trust: days on which canaries failed', () => {
       { day: '2025-03-06', runs: 1, failures: 0, mismatches: 1, failed: true },
     ]);
     // Policy is a parameter: stricter on failures, laxer on mismatches.
-    expect(await canaryFailedDays(pool, site, day('2025-03-01', '00'), day('2025-03-07', '00'), { minMismatchedRuns: 2, minFailedRuns: 2 })).toEqual(['2025-03-02', '2025-03-03']);
+    expect(
+      await canaryFailedDays(pool, site, day('2025-03-01', '00'), day('2025-03-07', '00'), {
+        minMismatchedRuns: 2,
+        minFailedRuns: 2,
+      }),
+    ).toEqual(['2025-03-02', '2025-03-03']);
     // Another site's runs and an empty range are nothing.
     expect(await canaryFailedDays(pool, newSite(), day('2025-03-01', '00'), day('2025-03-07', '00'))).toEqual([]);
     expect(await canaryFailedDays(pool, site, day('2025-03-03'), day('2025-03-03'))).toEqual([]);
 
     // Retention removes old runs, and with them the flags of those days.
     expect(await deleteCanaryRunsBefore(pool, day('2025-03-03', '00'))).toBeGreaterThanOrEqual(3);
-    expect(await canaryFailedDays(pool, site, day('2025-03-01', '00'), day('2025-03-07', '00'))).toEqual(['2025-03-03', '2025-03-06']);
+    expect(await canaryFailedDays(pool, site, day('2025-03-01', '00'), day('2025-03-07', '00'))).toEqual([
+      '2025-03-03',
+      '2025-03-06',
+    ]);
   });
 });

@@ -39,7 +39,14 @@ beforeAll(async () => {
     from: new Date(from),
     to: new Date(to),
     tickMs: M,
-    decisions: [{ at: new Date(onset + 2 * H + 30_000).toISOString(), kind: 'stop', who: 'alice@example.com', why: 'the site walls us off' }],
+    decisions: [
+      {
+        at: new Date(onset + 2 * H + 30_000).toISOString(),
+        kind: 'stop',
+        who: 'alice@example.com',
+        why: 'the site walls us off',
+      },
+    ],
   });
 }, 180_000);
 afterAll(async () => pool.end());
@@ -61,7 +68,9 @@ test('SVG: parsed, with the band shading, score and signal lines, and one point 
   const r = await chart([site, '--from', from, '--to', to, '--out', out]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
-  expect(r.stdout).toBe(`wrote ${out}: ${site}, ${history.assessments} assessments and ${r.stdout.match(/and (\d+) requests/)![1]} requests in 1 min buckets (minute rollups), ${r.stdout.match(/, (\d+) marks/)![1]} marks\n`);
+  expect(r.stdout).toBe(
+    `wrote ${out}: ${site}, ${history.assessments} assessments and ${r.stdout.match(/and (\d+) requests/)![1]} requests in 1 min buckets (minute rollups), ${r.stdout.match(/, (\d+) marks/)![1]} marks\n`,
+  );
 
   const { rows } = await pool.query<{ n: string }>(
     `SELECT (SELECT count(*) FROM decisions WHERE site = $1 AND decided_at >= $2 AND decided_at < $3)
@@ -79,7 +88,9 @@ test('SVG: parsed, with the band shading, score and signal lines, and one point 
   expect(Number(svg.attr('width'))).toBeGreaterThan(1000);
   expect($('text').text()).toContain(site);
   // Band shading: healthy, resisting and stopped periods, in their colours.
-  const fills = $('g.mark-rect.role-mark > path').map((_, p) => $(p).attr('fill')).get();
+  const fills = $('g.mark-rect.role-mark > path')
+    .map((_, p) => $(p).attr('fill'))
+    .get();
   expect(fills).toEqual(expect.arrayContaining([BAND_COLOURS.healthy, BAND_COLOURS.resisting, BAND_COLOURS.stopped]));
   // Lines: raw and smoothed score, three signals, latency.
   expect($('g.mark-line.role-mark > path').length).toBe(6);
@@ -102,7 +113,15 @@ test('times as `history` takes them: a time ago for --from', async () => {
 test('PNG over three days: decoded, twice the SVG size, far from blank; a second chart replaces it whole', async () => {
   const out = join(dir, 'three-days.png');
   const end = Date.parse(truth.incident.to);
-  const args = [site, '--from', new Date(end - 3 * 24 * H).toISOString(), '--to', new Date(end).toISOString(), '--out', out];
+  const args = [
+    site,
+    '--from',
+    new Date(end - 3 * 24 * H).toISOString(),
+    '--to',
+    new Date(end).toISOString(),
+    '--out',
+    out,
+  ];
   const r = await chart(args);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
@@ -122,27 +141,79 @@ test('PNG over three days: decoded, twice the SVG size, far from blank; a second
 }, 60_000);
 
 test.each([
-  ['an unknown site', ['nobody-here.example.com', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: site: nobody-here\.example\.com is unknown here/],
-  ['a bad site', ['not a host', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: site: /],
-  ['a relative time that reaches before 1970', ['@site', '--from', '-99999999d', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: --from: "-99999999d" reaches back before 1970/],
-  ['a malformed time', ['@site', '--from', 'yesterday', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: --from: "yesterday" is not a time/],
-  ['--to before --from', ['@site', '--from', '2026-11-25', '--to', '2026-11-24', '--out', '@dir/a.svg'], /^target-health: --to: 2026-11-24 must be after --from 2026-11-25/],
-  ['an empty range', ['@site', '--from', '2026-11-25', '--to', '2026-11-25', '--out', '@dir/a.svg'], /^target-health: --to: 2026-11-25 must be after --from 2026-11-25/],
-  ['a range longer than the day rollups are kept', ['@site', '--from', '2020-01-01', '--to', '2026-01-01', '--out', '@dir/a.svg'], /^target-health: --from\/--to: 2192 days; chart at most 800 days/],
-  ['a period without data', ['@site', '--from', '2021-01-01', '--to', '2021-01-02', '--out', '@dir/a.svg'], /^target-health: --from\/--to: \S+ has no assessments and no traffic in \[2021-01-01T00:00:00\.000Z, 2021-01-02T00:00:00\.000Z\)/],
-  ['no --out', ['@site', '--from', '2026-11-24', '--to', '2026-11-25'], /^target-health: --out: required, the file to write, ending in \.svg or \.png/],
-  ['an unsupported extension', ['@site', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/a.jpg'], /^target-health: --out: ".*a\.jpg" must end in \.svg or \.png/],
-  ['a folder that does not exist', ['@site', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/missing/a.svg'], /^target-health: --out: cannot write into ".*missing" \(ENOENT\); choose an existing folder you can write to/],
-  ['a folder as --out', ['@site', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/sub.png'], /^target-health: --out: ".*sub\.png" is a folder; name a file in it/],
-])('%s: one line naming the flag, exit 2, nothing written', async (_name, rawArgs, message) => {
-  const bad = mkdtempSync(join(dir, 'bad-'));
-  mkdirSync(join(bad, 'sub.png'));
-  const args = rawArgs.map((a) => (a === '@site' ? site : a.replace('@dir', bad)));
-  const r = await chart(args);
-  expect(r.stderr).toMatch(message);
-  expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(r.code).toBe(2);
-  expect(r.stdout).toBe('');
-  expect(readdirSync(bad)).toEqual(['sub.png']);
-  expect(existsSync(join(bad, 'a.svg'))).toBe(false);
-}, 60_000);
+  [
+    'an unknown site',
+    ['nobody-here.example.com', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/a.svg'],
+    /^target-health: site: nobody-here\.example\.com is unknown here/,
+  ],
+  [
+    'a bad site',
+    ['not a host', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/a.svg'],
+    /^target-health: site: /,
+  ],
+  [
+    'a relative time that reaches before 1970',
+    ['@site', '--from', '-99999999d', '--to', '2026-11-25', '--out', '@dir/a.svg'],
+    /^target-health: --from: "-99999999d" reaches back before 1970/,
+  ],
+  [
+    'a malformed time',
+    ['@site', '--from', 'yesterday', '--to', '2026-11-25', '--out', '@dir/a.svg'],
+    /^target-health: --from: "yesterday" is not a time/,
+  ],
+  [
+    '--to before --from',
+    ['@site', '--from', '2026-11-25', '--to', '2026-11-24', '--out', '@dir/a.svg'],
+    /^target-health: --to: 2026-11-24 must be after --from 2026-11-25/,
+  ],
+  [
+    'an empty range',
+    ['@site', '--from', '2026-11-25', '--to', '2026-11-25', '--out', '@dir/a.svg'],
+    /^target-health: --to: 2026-11-25 must be after --from 2026-11-25/,
+  ],
+  [
+    'a range longer than the day rollups are kept',
+    ['@site', '--from', '2020-01-01', '--to', '2026-01-01', '--out', '@dir/a.svg'],
+    /^target-health: --from\/--to: 2192 days; chart at most 800 days/,
+  ],
+  [
+    'a period without data',
+    ['@site', '--from', '2021-01-01', '--to', '2021-01-02', '--out', '@dir/a.svg'],
+    /^target-health: --from\/--to: \S+ has no assessments and no traffic in \[2021-01-01T00:00:00\.000Z, 2021-01-02T00:00:00\.000Z\)/,
+  ],
+  [
+    'no --out',
+    ['@site', '--from', '2026-11-24', '--to', '2026-11-25'],
+    /^target-health: --out: required, the file to write, ending in \.svg or \.png/,
+  ],
+  [
+    'an unsupported extension',
+    ['@site', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/a.jpg'],
+    /^target-health: --out: ".*a\.jpg" must end in \.svg or \.png/,
+  ],
+  [
+    'a folder that does not exist',
+    ['@site', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/missing/a.svg'],
+    /^target-health: --out: cannot write into ".*missing" \(ENOENT\); choose an existing folder you can write to/,
+  ],
+  [
+    'a folder as --out',
+    ['@site', '--from', '2026-11-24', '--to', '2026-11-25', '--out', '@dir/sub.png'],
+    /^target-health: --out: ".*sub\.png" is a folder; name a file in it/,
+  ],
+])(
+  '%s: one line naming the flag, exit 2, nothing written',
+  async (_name, rawArgs, message) => {
+    const bad = mkdtempSync(join(dir, 'bad-'));
+    mkdirSync(join(bad, 'sub.png'));
+    const args = rawArgs.map((a) => (a === '@site' ? site : a.replace('@dir', bad)));
+    const r = await chart(args);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(readdirSync(bad)).toEqual(['sub.png']);
+    expect(existsSync(join(bad, 'a.svg'))).toBe(false);
+  },
+  60_000,
+);

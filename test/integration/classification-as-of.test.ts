@@ -96,18 +96,26 @@ test('soft-blocks: a 15-day backfill in one ingest call and a day-by-day feed cl
     if (other === outcome) same += 1;
     // Where they differ, by day: a backfill's first days may be classified before another worker thread
     // stored the day before them (docs/classification.md).
-    else differences.set(`${day}: ${outcome} vs ${other}`, (differences.get(`${day}: ${outcome} vs ${other}`) ?? 0) + 1);
+    else
+      differences.set(`${day}: ${outcome} vs ${other}`, (differences.get(`${day}: ${outcome} vs ${other}`) ?? 0) + 1);
   }
   const agreement = same / a.size;
-  process.stderr.write(`[as-of] ${a.size} events, agreement ${(agreement * 100).toFixed(3)} %, differences ${JSON.stringify([...differences])}\n`);
+  process.stderr.write(
+    `[as-of] ${a.size} events, agreement ${(agreement * 100).toFixed(3)} %, differences ${JSON.stringify([...differences])}\n`,
+  );
   expect(agreement).toBeGreaterThanOrEqual(0.99);
 
   // The incident's soft blocks are soft blocks, in both (before issue 13: 0 % in the backfill).
   const soft = [...intended].filter(([, outcome]) => outcome === 'soft_block').map(([id]) => id);
   expect(soft.length).toBeGreaterThan(10_000);
-  for (const [name, stored] of [['backfill', a], ['feed', b]] as const) {
+  for (const [name, stored] of [
+    ['backfill', a],
+    ['feed', b],
+  ] as const) {
     const seen = soft.filter((id) => stored.get(id)?.outcome === 'soft_block').length / soft.length;
-    process.stderr.write(`[as-of] ${name}: ${(seen * 100).toFixed(2)} % of the incident's ${soft.length} soft blocks classified soft_block\n`);
+    process.stderr.write(
+      `[as-of] ${name}: ${(seen * 100).toFixed(2)} % of the incident's ${soft.length} soft blocks classified soft_block\n`,
+    );
     expect(seen).toBeGreaterThanOrEqual(0.9);
   }
 
@@ -116,7 +124,9 @@ test('soft-blocks: a 15-day backfill in one ingest call and a day-by-day feed cl
   const config = siteHealthConfigSchema().parse({ site: backfillSite });
   const from = new Date(Math.floor(incidentFrom / HOUR) * HOUR);
   const [x, y] = await Promise.all(
-    [backfillSite, feedSite].map((site) => replaySite(pool, { site, from, to: new Date(end), tickMs: 60_000, config: { ...config, site } })),
+    [backfillSite, feedSite].map((site) =>
+      replaySite(pool, { site, from, to: new Date(end), tickMs: 60_000, config: { ...config, site } }),
+    ),
   );
   expect(x!.ticks.length).toBe(y!.ticks.length);
   const pick = (r: typeof x) => ({ firstDegradeAt: r!.summary.firstDegradeAt, firstPauseAt: r!.summary.firstPauseAt });
@@ -127,7 +137,8 @@ test('soft-blocks: a 15-day backfill in one ingest call and a day-by-day feed cl
   // threshold may flicker (~1 % of ticks here).
   const alike = x!.ticks.filter((t, i) => t.band === y!.ticks[i]!.band).length / x!.ticks.length;
   const sameScore = x!.ticks.filter((t, i) => t.score === y!.ticks[i]!.score).length / x!.ticks.length;
-  const sameReasons = x!.ticks.filter((t, i) => t.reasons.join() === y!.ticks[i]!.reasons.join()).length / x!.ticks.length;
+  const sameReasons =
+    x!.ticks.filter((t, i) => t.reasons.join() === y!.ticks[i]!.reasons.join()).length / x!.ticks.length;
   const apart = Math.max(...x!.ticks.map((t, i) => Math.abs((t.score ?? 0) - (y!.ticks[i]!.score ?? 0))));
   const notices = (r: typeof x) => r!.ticks.flatMap((t) => t.notices.map((n) => `${t.asOf} ${n.kind}`));
   expect(notices(x)).toEqual(notices(y));
@@ -147,8 +158,26 @@ test("one batch spanning days: day D is judged against the batch's earlier days,
   // "Today" is the last whole UTC day, not the current one: at 00:30 UTC the current day's 01:00 is still
   // in the future, and the store refuses events more than 5 minutes ahead (a run just after midnight failed).
   const today = Math.floor(Date.now() / DAY) * DAY - DAY;
-  const normal = (ts: number, i: number) => ({ eventId: `n${ts}-${i}`, ts, site, pageType: 'product', status: 200, latencyMs: 90, bytes: 50_000 + i * 10, extraction: { result: 'ok', validRecords: 3 } });
-  const tiny = (eventId: string, ts: number) => ({ eventId, ts, site, pageType: 'product', status: 200, latencyMs: 40, bytes: 900, extraction: { result: 'empty' } });
+  const normal = (ts: number, i: number) => ({
+    eventId: `n${ts}-${i}`,
+    ts,
+    site,
+    pageType: 'product',
+    status: 200,
+    latencyMs: 90,
+    bytes: 50_000 + i * 10,
+    extraction: { result: 'ok', validRecords: 3 },
+  });
+  const tiny = (eventId: string, ts: number) => ({
+    eventId,
+    ts,
+    site,
+    pageType: 'product',
+    status: 200,
+    latencyMs: 40,
+    bytes: 900,
+    extraction: { result: 'empty' },
+  });
   // Listed newest first: the batch's order must not matter, only the days.
   const result = await ingester.ingest([
     tiny('today-tiny', today + HOUR),

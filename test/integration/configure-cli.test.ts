@@ -13,7 +13,14 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { listSettingsChanges } from '../../db/settings-changes';
 import { findSite } from '../../db/sites';
-import { type ConfigureResult, type SiteHealthState, configureUpdate, historyQuery, pauseSignal, stateQuery } from '../../control/messages';
+import {
+  type ConfigureResult,
+  type SiteHealthState,
+  configureUpdate,
+  historyQuery,
+  pauseSignal,
+  stateQuery,
+} from '../../control/messages';
 import { ingestNow, loopInput, newSite, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
 import { CLI, cleanEnv, run } from '../helpers/processes';
 import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
@@ -59,7 +66,10 @@ function settingsFile(name: string, settings: unknown): string {
   return path;
 }
 
-async function healthyLoop(prefix: string, overrides: Parameters<typeof loopInput>[1] = {}): Promise<{ site: string; handle: WorkflowHandle; healthy: SiteHealthState }> {
+async function healthyLoop(
+  prefix: string,
+  overrides: Parameters<typeof loopInput>[1] = {},
+): Promise<{ site: string; handle: WorkflowHandle; healthy: SiteHealthState }> {
   const site = await prepareSite(h.pool, prefix);
   await ingestNow(h.pool, site, { ok: 100 });
   const { handle, healthy } = await startHealthySite(h.client, h.taskQueue, loopInput(site, overrides));
@@ -74,7 +84,21 @@ test('configure changes the tick of a running loop from its next tick, and the c
   const before = await waitForState(handle, 'three ticks on 1 s', (s) => s.tick >= 3);
   expect(before.tickIntervalMs).toBe(1_000);
 
-  const result = JSON.parse(await cli(['configure', site, '--tick', '3s', '--owner', 'night-shift@example.com', '--who', 'alice@example.com', '--why', 'fewer reads', '--json'])) as ConfigureResult;
+  const result = JSON.parse(
+    await cli([
+      'configure',
+      site,
+      '--tick',
+      '3s',
+      '--owner',
+      'night-shift@example.com',
+      '--who',
+      'alice@example.com',
+      '--why',
+      'fewer reads',
+      '--json',
+    ]),
+  ) as ConfigureResult;
   expect(result.changes).toEqual([
     { field: 'tickIntervalMs', old: 1_000, new: 3_000 },
     { field: 'owner', old: `owner@${site}`, new: 'night-shift@example.com' },
@@ -90,7 +114,9 @@ test('configure changes the tick of a running loop from its next tick, and the c
     async () => {
       const s = await handle.query(stateQuery);
       const ticks = await handle.query(historyQuery);
-      return s.runs > changedRun && ticks.filter((t) => Date.parse(t.assessedAt) >= nextTick).length >= 4 ? { later: s, history: ticks } : undefined;
+      return s.runs > changedRun && ticks.filter((t) => Date.parse(t.assessedAt) >= nextTick).length >= 4
+        ? { later: s, history: ticks }
+        : undefined;
     },
     'four ticks on 3 s and a continue-as-new',
     90_000,
@@ -107,36 +133,78 @@ test('configure changes the tick of a running loop from its next tick, and the c
   // Recorded once, with who, why and what changed; the owner is the site's.
   const rows = await listSettingsChanges(h.pool, site);
   expect(rows).toHaveLength(1);
-  expect(rows[0]).toMatchObject({ changeKey: result.changeKey, who: 'alice@example.com', why: 'fewer reads', changes: result.changes, settings: { tickIntervalMs: 3_000 } });
+  expect(rows[0]).toMatchObject({
+    changeKey: result.changeKey,
+    who: 'alice@example.com',
+    why: 'fewer reads',
+    changes: result.changes,
+    settings: { tickIntervalMs: 3_000 },
+  });
   expect(rows[0]!.changedAt.toISOString()).toBe(result.changedAt);
   expect((await findSite(h.pool, site))?.owner).toBe('night-shift@example.com');
 
   // The same settings again: nothing changes, nothing is recorded.
-  expect(await cli(['configure', site, '--tick', '3s', '--who', 'alice@example.com'])).toMatch(new RegExp(`^nothing changed: ${site.replace(/\./g, '\\.')} already has these settings\n`));
+  expect(await cli(['configure', site, '--tick', '3s', '--who', 'alice@example.com'])).toMatch(
+    new RegExp(`^nothing changed: ${site.replace(/\./g, '\\.')} already has these settings\n`),
+  );
   // A policy change from a file: only the field given, printed old → new.
-  const text = await cli(['configure', site, '--config', settingsFile('nominal.json', { policy: { concurrency: { nominal: 12 } } }), '--who', 'bob@example.com']);
-  expect(text).toMatch(/^1 setting of .* changed by bob@example\.com at .*:\n {2}policy\.concurrency\.nominal {2}16 → 12\nin force from the next tick/);
-  expect((await listSettingsChanges(h.pool, site)).map((r) => r.changes)).toEqual([result.changes, [{ field: 'policy.concurrency.nominal', old: 16, new: 12 }]]);
+  const text = await cli([
+    'configure',
+    site,
+    '--config',
+    settingsFile('nominal.json', { policy: { concurrency: { nominal: 12 } } }),
+    '--who',
+    'bob@example.com',
+  ]);
+  expect(text).toMatch(
+    /^1 setting of .* changed by bob@example\.com at .*:\n {2}policy\.concurrency\.nominal {2}16 → 12\nin force from the next tick/,
+  );
+  expect((await listSettingsChanges(h.pool, site)).map((r) => r.changes)).toEqual([
+    result.changes,
+    [{ field: 'policy.concurrency.nominal', old: 16, new: 12 }],
+  ]);
   await handle.terminate('test done');
 }, 150_000);
 
 test('bad configure payloads are refused with one line naming the flag, and the loop is unharmed', async () => {
   const { site, handle, healthy } = await healthyLoop('configure-bad');
-  await refused(['configure', site, '--tick', '500ms', '--who', 'a'], /^--tick 500ms: expected a tick interval in milliseconds \(a whole number of at least 1000\)$/);
-  const floor = settingsFile('floor.json', { policy: { concurrency: { floor: 99 } } });
-  await refused(['configure', site, '--config', floor, '--who', 'a'], new RegExp(`^--config ${floor}: policy\\.concurrency\\.floor: must not exceed concurrency\\.nominal \\(16\\)$`));
-  const typo = settingsFile('typo.json', { polcy: { concurrency: { nominal: 4 } } });
-  await refused(['configure', site, '--config', typo, '--who', 'a'], new RegExp(`^--config ${typo}: unknown field "polcy"$`));
-  const other = settingsFile('site.json', { site: 'other.example.com' });
-  await refused(['configure', site, '--config', other, '--who', 'a'], /: site: a loop's site cannot change; start a loop for the other site instead$/);
-  await refused(['configure', site, '--who', 'a'], /^configure: nothing to change: give --tick, --owner, --parser-owner or --config <file\.json>$/);
-  await refused(['configure', site, '--tick', '10s', '--owner', 'a\nb', '--who', 'a'], /^--owner: expected a contact on one line/);
-  // Straight to the update (as `temporal workflow update execute` would send it): the validator refuses.
-  const direct = await handle.executeUpdate(configureUpdate, { args: [{ who: 'a', settings: { tickIntervalMs: 'fast' } }] }).then(
-    () => 'accepted',
-    (err: unknown) => (err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? err.message) : String(err)),
+  await refused(
+    ['configure', site, '--tick', '500ms', '--who', 'a'],
+    /^--tick 500ms: expected a tick interval in milliseconds \(a whole number of at least 1000\)$/,
   );
-  expect(direct).toBe('configure: settings.tickIntervalMs: expected a tick interval in milliseconds (a whole number of at least 1000)');
+  const floor = settingsFile('floor.json', { policy: { concurrency: { floor: 99 } } });
+  await refused(
+    ['configure', site, '--config', floor, '--who', 'a'],
+    new RegExp(`^--config ${floor}: policy\\.concurrency\\.floor: must not exceed concurrency\\.nominal \\(16\\)$`),
+  );
+  const typo = settingsFile('typo.json', { polcy: { concurrency: { nominal: 4 } } });
+  await refused(
+    ['configure', site, '--config', typo, '--who', 'a'],
+    new RegExp(`^--config ${typo}: unknown field "polcy"$`),
+  );
+  const other = settingsFile('site.json', { site: 'other.example.com' });
+  await refused(
+    ['configure', site, '--config', other, '--who', 'a'],
+    /: site: a loop's site cannot change; start a loop for the other site instead$/,
+  );
+  await refused(
+    ['configure', site, '--who', 'a'],
+    /^configure: nothing to change: give --tick, --owner, --parser-owner or --config <file\.json>$/,
+  );
+  await refused(
+    ['configure', site, '--tick', '10s', '--owner', 'a\nb', '--who', 'a'],
+    /^--owner: expected a contact on one line/,
+  );
+  // Straight to the update (as `temporal workflow update execute` would send it): the validator refuses.
+  const direct = await handle
+    .executeUpdate(configureUpdate, { args: [{ who: 'a', settings: { tickIntervalMs: 'fast' } }] })
+    .then(
+      () => 'accepted',
+      (err: unknown) => (err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? err.message) : String(err)),
+    );
+  expect(direct).toBe(
+    'configure: settings.tickIntervalMs: expected a tick interval in milliseconds (a whole number of at least 1000)',
+  );
 
   // Unharmed: still ticking every second on its settings, nothing recorded, no update ever admitted.
   const after = await waitForState(handle, 'more ticks', (s) => s.tick >= healthy.tick + 3);
@@ -150,7 +218,12 @@ test('bad configure payloads are refused with one line naming the flag, and the 
 
 test('configure of a site without a running loop is one line, exit 2', async () => {
   const site = newSite('configure-none');
-  await refused(['configure', site, '--tick', '5s', '--who', 'a'], new RegExp(`^site: no running health loop for ${site.replace(/\./g, '\\.')}; start one with \`target-health start `));
+  await refused(
+    ['configure', site, '--tick', '5s', '--who', 'a'],
+    new RegExp(
+      `^site: no running health loop for ${site.replace(/\./g, '\\.')}; start one with \`target-health start `,
+    ),
+  );
 });
 
 test('an unknown signal shows in the refused list; an applied decision drops the refusals before it', async () => {
@@ -177,7 +250,9 @@ test('an unknown signal shows in the refused list; an applied decision drops the
   expect(status.rejected).toEqual(escaped.rejected);
   await handle.signal('resmue', {});
   await waitForState(handle, 'the newest refusal last', (s) => s.rejected.length === 5);
-  expect(await cli(['status', site])).toContain(`refused    unknown signal "resmue": this loop takes resume, stop, pause`);
+  expect(await cli(['status', site])).toContain(
+    `refused    unknown signal "resmue": this loop takes resume, stop, pause`,
+  );
 
   // A valid decision is applied: the refusals before it no longer say anything about the site.
   await cli(['decide', 'pause', site, '--who', 'carol@example.com', '--why', 'hold']);
@@ -189,6 +264,8 @@ test('an unknown signal shows in the refused list; an applied decision drops the
   // A refusal after the decision is listed again.
   await handle.signal('stpo', {});
   const again = await waitForState(handle, 'the later refusal', (s) => s.rejected.length > 0);
-  expect(again.rejected).toEqual([`unknown signal "stpo": this loop takes resume, stop, pause (e.g. target-health decide resume ${site} --who … --why …)`]);
+  expect(again.rejected).toEqual([
+    `unknown signal "stpo": this loop takes resume, stop, pause (e.g. target-health decide resume ${site} --who … --why …)`,
+  ]);
   await handle.terminate('test done');
 }, 120_000);

@@ -24,12 +24,27 @@ afterAll(async () => h.close());
 
 const policy = actionPolicySchema().parse({});
 const logged: Array<Record<string, unknown>> = [];
-const acts = () => createActivities({ pool: h.pool, logger: testLogger, uiUrl: 'http://ui.test', notifier: { channels: [{ name: 'log', send: (p) => (logged.push({ key: p.key }), Promise.resolve()) }] } });
+const acts = () =>
+  createActivities({
+    pool: h.pool,
+    logger: testLogger,
+    uiUrl: 'http://ui.test',
+    notifier: { channels: [{ name: 'log', send: (p) => (logged.push({ key: p.key }), Promise.resolve()) }] },
+  });
 
 test('assessSite: a retried tick returns the recorded assessment, at the same database time, one row', async () => {
   const site = await prepareSite(h.pool, 'act');
   await ingestNow(h.pool, site, { ok: 80, hard: 20 });
-  const input = { site, workflowId: `site-health:${site}`, chainId: 'chain-1', tick: 7, window: windowConfigSchema().parse({}), scoring: scoringConfigSchema().parse({}), previousRefusal: 0, evidenceSince: null };
+  const input = {
+    site,
+    workflowId: `site-health:${site}`,
+    chainId: 'chain-1',
+    tick: 7,
+    window: windowConfigSchema().parse({}),
+    scoring: scoringConfigSchema().parse({}),
+    previousRefusal: 0,
+    evidenceSince: null,
+  };
   const first = await acts().assessSite(input);
   // More traffic arrives between the attempts: the retry must not re-judge the tick.
   await ingestNow(h.pool, site, { hard: 100 });
@@ -38,7 +53,10 @@ test('assessSite: a retried tick returns the recorded assessment, at the same da
   expect(third).toEqual(first);
   expect(first.assessment.state).toBe('scored');
   expect(first.assessment.health.window.requests).toBe(100);
-  const { rows } = await h.pool.query<{ n: string; score: number }>('SELECT count(*) AS n, min(score) AS score FROM assessments WHERE site = $1', [site]);
+  const { rows } = await h.pool.query<{ n: string; score: number }>(
+    'SELECT count(*) AS n, min(score) AS score FROM assessments WHERE site = $1',
+    [site],
+  );
   expect(Number(rows[0]!.n)).toBe(1);
   expect(rows[0]!.score).toBe(first.assessment.health.score);
 });
@@ -53,11 +71,43 @@ function actionInput(site: string, tick: number, withDecision = false): ApplyAct
     actionKey: `${site}/chain-2/${tick}/controls`,
     assessmentKey: `${site}/chain-2/${tick}`,
     actor: withDecision ? 'human:erin@example.com' : 'control-loop',
-    controls: { next, description: 'step', routeDiagnosis: { verdict: 'site-wide', summary: 'no route stands out', suspects: [], excluded: { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 }, suspectShare: 0, testedGroups: 2 } },
+    controls: {
+      next,
+      description: 'step',
+      routeDiagnosis: {
+        verdict: 'site-wide',
+        summary: 'no route stands out',
+        suspects: [],
+        excluded: { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 },
+        suspectShare: 0,
+        testedGroups: 2,
+      },
+    },
     decision: withDecision
-      ? { decisionKey: `${site}/chain-2/decision/1`, kind: 'pause', who: 'erin@example.com', why: 'checking', mode: null, via: 'update', assessmentKey: `${site}/chain-2/${tick}`, awaitingSince: null }
+      ? {
+          decisionKey: `${site}/chain-2/decision/1`,
+          kind: 'pause',
+          who: 'erin@example.com',
+          why: 'checking',
+          mode: null,
+          via: 'update',
+          assessmentKey: `${site}/chain-2/${tick}`,
+          awaitingSince: null,
+        }
       : null,
-    notices: [{ key: `${site}/chain-2/${tick}/notify-degrading`, draft: { kind: 'degrading', severity: 'warning', audience: 'owner', title: 't', text: 'x', evidence: buildEvidence(state, null) } }],
+    notices: [
+      {
+        key: `${site}/chain-2/${tick}/notify-degrading`,
+        draft: {
+          kind: 'degrading',
+          severity: 'warning',
+          audience: 'owner',
+          title: 't',
+          text: 'x',
+          evidence: buildEvidence(state, null),
+        },
+      },
+    ],
   };
 }
 
@@ -68,21 +118,36 @@ test('applyActions: run again after it committed, it changes nothing and answers
   const first = await acts().applyActions(input);
   const second = await acts().applyActions(input);
   expect(second).toEqual(first);
-  expect(first).toMatchObject({ controlsChanged: true, controlsVersion: 1, notificationKeys: [`${site}/chain-2/3/notify-degrading`] });
+  expect(first).toMatchObject({
+    controlsChanged: true,
+    controlsVersion: 1,
+    notificationKeys: [`${site}/chain-2/3/notify-degrading`],
+  });
   expect(await controlAudit(h.pool, site)).toHaveLength(1);
   expect(await listDecisions(h.pool, site)).toHaveLength(1);
   expect(await listNotifications(h.pool, site)).toHaveLength(1);
-  expect(await readControls(h.pool, site)).toMatchObject({ version: 1, concurrencyLimit: 12, revisitMultiplier: 1.5, routeDiagnosis: { verdict: 'site-wide' } });
+  expect(await readControls(h.pool, site)).toMatchObject({
+    version: 1,
+    concurrencyLimit: 12,
+    revisitMultiplier: 1.5,
+    routeDiagnosis: { verdict: 'site-wide' },
+  });
   const n = (await listNotifications(h.pool, site))[0]!;
   expect(n.recipient).toBe(`owner@${site}`);
-  expect(n.payload).toMatchObject({ link: `http://ui.test/namespaces/default/workflows/${encodeURIComponent(`site-health:${site}`)}` });
+  expect(n.payload).toMatchObject({
+    link: `http://ui.test/namespaces/default/workflows/${encodeURIComponent(`site-health:${site}`)}`,
+  });
 });
 
 test('applyActions: two attempts at once (a zombie still running) apply the action once', async () => {
   const site = newSite('act');
   await registerSite(h.pool, site);
   const input = actionInput(site, 4);
-  const results = await Promise.allSettled([acts().applyActions(input), acts().applyActions(input), acts().applyActions(input)]);
+  const results = await Promise.allSettled([
+    acts().applyActions(input),
+    acts().applyActions(input),
+    acts().applyActions(input),
+  ]);
   // At least one succeeds; any loser failed on the audit key (and is retried by Temporal, finding it done).
   expect(results.some((r) => r.status === 'fulfilled')).toBe(true);
   const retried = await acts().applyActions(input);

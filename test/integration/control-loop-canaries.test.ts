@@ -37,7 +37,15 @@ afterAll(async () => {
 });
 
 async function defineCanary(site: string, path: string): Promise<void> {
-  const parsed = parseCanaryDefinition({ name: 'price', url: `${server.origin}${path}`, interval: '30s', expect: [{ status: 200 }, { css: '.price', equals: KNOWN_PRICE }] }, { selectorProblem });
+  const parsed = parseCanaryDefinition(
+    {
+      name: 'price',
+      url: `${server.origin}${path}`,
+      interval: '30s',
+      expect: [{ status: 200 }, { css: '.price', equals: KNOWN_PRICE }],
+    },
+    { selectorProblem },
+  );
   if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
   await saveCanaries(h.pool, [{ site, definition: parsed.definition, origin: '' }]);
 }
@@ -48,13 +56,19 @@ test('a paused site keeps running its canaries and shows their results in its st
   const { worker, connection } = await createTestWorker(h);
   await worker.runUntil(async () => {
     const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
-    const paused = await handle.executeUpdate(pauseUpdate, { args: [{ who: 'dana@example.com', why: 'checking the terms' }] });
+    const paused = await handle.executeUpdate(pauseUpdate, {
+      args: [{ who: 'dana@example.com', why: 'checking the terms' }],
+    });
     expect(paused.controls).toMatchObject({ paused: true, canaryOnly: true });
     const pausedAt = Date.parse(paused.decidedAt);
 
     // Defined after the pause: any run of it happened while the site was paused.
     await defineCanary(site, '/p/known');
-    const s = await waitForState(handle, 'canary results in the state', (st) => (st.canaries?.evidence.length ?? 0) > 0);
+    const s = await waitForState(
+      handle,
+      'canary results in the state',
+      (st) => (st.canaries?.evidence.length ?? 0) > 0,
+    );
     expect(s.awaitingHuman).not.toBeNull();
     expect(s.controls).toMatchObject({ paused: true, canaryOnly: true });
     expect(s.canaries!.window).toMatchObject({ runs: 1, failures: 0, mismatches: 0 });
@@ -62,7 +76,10 @@ test('a paused site keeps running its canaries and shows their results in its st
     expect(Date.parse(s.canaries!.evidence[0]!.ranAt)).toBeGreaterThanOrEqual(pausedAt);
 
     // Its fetch went into the signal store as canary traffic: what the paused loop keeps judging.
-    const { rows } = await h.pool.query<{ n: string }>("SELECT sum(canary_runs) AS n FROM rollup_minute WHERE site = $1 AND route_key = '*'", [site]);
+    const { rows } = await h.pool.query<{ n: string }>(
+      "SELECT sum(canary_runs) AS n FROM rollup_minute WHERE site = $1 AND route_key = '*'",
+      [site],
+    );
     expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(1);
     await handle.terminate('test done');
   });
@@ -94,13 +111,26 @@ test('canary requests the crawler sends while paused are canary evidence: state,
   const { worker, connection } = await createTestWorker(h);
   await worker.runUntil(async () => {
     // Reminders every second: each carries the tick's evidence.
-    const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site, { policy: { ...loopInput(site).policy, reminderIntervalMs: 1_000 } }));
+    const { handle } = await startHealthySite(
+      h.client,
+      h.taskQueue,
+      loopInput(site, { policy: { ...loopInput(site).policy, reminderIntervalMs: 1_000 } }),
+    );
     await handle.executeUpdate(pauseUpdate, { args: [{ who: 'dana@example.com', why: 'checking the terms' }] });
     // A canary of the product's: its fetch is canary traffic in the store too, and is not the crawler's.
     await defineCanary(site, '/p/known');
     // The crawler's own canaries while paused: 20 requests in the last whole minute, 5 of them refused.
     const t = Math.floor(Date.now() / 60_000) * 60_000 - 1_000;
-    const events = Array.from({ length: 20 }, (_, i) => ({ eventId: `crawler-canary-${i}`, ts: t + i, site, route: {}, latencyMs: 120, canary: true, status: i < 5 ? 403 : 200, bytes: 5_000 }));
+    const events = Array.from({ length: 20 }, (_, i) => ({
+      eventId: `crawler-canary-${i}`,
+      ts: t + i,
+      site,
+      route: {},
+      latencyMs: 120,
+      canary: true,
+      status: i < 5 ? 403 : 200,
+      bytes: 5_000,
+    }));
     expect((await ingestEvents(h.pool, events)).rejected).toEqual([]);
 
     const s = await waitForState(handle, "the crawler's canaries in the latest assessment", (st) => {
@@ -114,14 +144,24 @@ test('canary requests the crawler sends while paused are canary evidence: state,
 
     // The run's current details (the Temporal UI) show both kinds of canary.
     const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
-    expect(metadata.currentDetails).toMatch(/\| canaries \| 1 of the product's counted, 0 failed, 0 mismatched; 20 canary requests from the crawler \d\d:\d\d–\d\d:\d\dZ: 15 ok, 5 refused or failed \|/);
+    expect(metadata.currentDetails).toMatch(
+      /\| canaries \| 1 of the product's counted, 0 failed, 0 mismatched; 20 canary requests from the crawler \d\d:\d\d–\d\d:\d\dZ: 15 ok, 5 refused or failed \|/,
+    );
 
     // A reminder sent from now on carries them among its canary lines.
     const reminder = await eventuallyReminder(site);
-    expect(reminder.some((line) => /^CRAWLER 20 canary requests from the crawler \d\d:\d\d–\d\d:\d\dZ: 15 ok, 5 refused or failed$/.test(line))).toBe(true);
+    expect(
+      reminder.some((line) =>
+        /^CRAWLER 20 canary requests from the crawler \d\d:\d\d–\d\d:\d\dZ: 15 ok, 5 refused or failed$/.test(line),
+      ),
+    ).toBe(true);
 
     // `status`: with the product's canary and the crawler's, in JSON and in text.
-    const cliEnv = cleanEnv({ TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'), DATABASE_URL: env('DATABASE_URL'), TEMPORAL_TASK_QUEUE: h.taskQueue });
+    const cliEnv = cleanEnv({
+      TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'),
+      DATABASE_URL: env('DATABASE_URL'),
+      TEMPORAL_TASK_QUEUE: h.taskQueue,
+    });
     const json = await run(CLI, ['status', site, '--json'], cliEnv);
     expect(json.code).toBe(0);
     const status = statusSchema.parse(JSON.parse(json.stdout));
@@ -139,6 +179,8 @@ test('canary requests the crawler sends while paused are canary evidence: state,
 function eventuallyReminder(site: string): Promise<string[]> {
   return eventually(async () => {
     const reminders = (await listNotifications(h.pool, site)).filter((n) => n.kind === 'reminder');
-    return reminders.map((n) => (n.payload as { evidence: { canaries: string[] } }).evidence.canaries).find((l) => l.some((x) => x.startsWith('CRAWLER ')));
+    return reminders
+      .map((n) => (n.payload as { evidence: { canaries: string[] } }).evidence.canaries)
+      .find((l) => l.some((x) => x.startsWith('CRAWLER ')));
   }, "a reminder with the crawler's canaries");
 }

@@ -31,20 +31,39 @@ test('a loop running canaries logs no heartbeat failure, and its canaries run an
   await ingestNow(h.pool, site, { ok: 100 });
   // Three canaries: three progress heartbeats per tick that runs them.
   for (const name of ['price-a', 'price-b', 'price-c']) {
-    const parsed = parseCanaryDefinition({ name, url: `${server.origin}/p/known`, interval: '30s', expect: [{ status: 200 }, { css: '.price', equals: KNOWN_PRICE }] }, { selectorProblem });
+    const parsed = parseCanaryDefinition(
+      {
+        name,
+        url: `${server.origin}/p/known`,
+        interval: '30s',
+        expect: [{ status: 200 }, { css: '.price', equals: KNOWN_PRICE }],
+      },
+      { selectorProblem },
+    );
     if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
     await saveCanaries(h.pool, [{ site, definition: parsed.definition, origin: '' }]);
   }
   const worker = await startUntil(
     WORKER,
     // The fixture server listens on 127.0.0.1: the operator's opt-in for canaries to reach it.
-    cleanEnv({ TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'), DATABASE_URL: env('DATABASE_URL'), TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'info', TARGET_HEALTH_CANARY_ALLOWED_TARGETS: '127.0.0.1' }),
+    cleanEnv({
+      TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'),
+      DATABASE_URL: env('DATABASE_URL'),
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      LOG_LEVEL: 'info',
+      TARGET_HEALTH_CANARY_ALLOWED_TARGETS: '127.0.0.1',
+    }),
     /worker polling/,
     120_000,
   );
   try {
     const handle = await startLoop(h.client, taskQueue, loopInput(site));
-    const ran = await waitForState(handle, 'the three canaries run and counted', (s) => s.canaries?.window.runs === 3, 60_000);
+    const ran = await waitForState(
+      handle,
+      'the three canaries run and counted',
+      (s) => s.canaries?.window.runs === 3,
+      60_000,
+    );
     expect(ran.canaries!.evidence.map((e) => e.result)).toEqual(['pass', 'pass', 'pass']);
     // Five more ticks after the runs: time for any refused heartbeat to be reported.
     await waitForState(handle, 'five ticks after the canaries ran', (s) => s.tick >= ran.tick + 5, 60_000);
@@ -53,7 +72,10 @@ test('a loop running canaries logs no heartbeat failure, and its canaries run an
     worker.child.kill('SIGTERM');
     await waitForExit(worker.child);
   }
-  const lines = worker.output().split('\n').filter((l) => l.trim() !== '');
+  const lines = worker
+    .output()
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   expect(lines.filter((l) => /heartbeat|UnknownActivity/i.test(l))).toEqual([]);
   // The log was read: the worker's own lines are there.
   expect(lines.some((l) => l.includes('worker polling'))).toBe(true);

@@ -25,7 +25,12 @@ test('a worker SIGKILLed while an action is in flight: the loop continues, nothi
 
   const child = await startUntil(
     WORKER,
-    cleanEnv({ TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'), DATABASE_URL: env('DATABASE_URL'), TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'info' }),
+    cleanEnv({
+      TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'),
+      DATABASE_URL: env('DATABASE_URL'),
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      LOG_LEVEL: 'info',
+    }),
     /worker polling/,
     120_000,
   );
@@ -33,7 +38,11 @@ test('a worker SIGKILLed while an action is in flight: the loop continues, nothi
   const locker = await h.pool.connect();
   try {
     // Activity timeouts of 3 s: the dead worker's attempt is retried 3 s after it started.
-    const { handle, healthy } = await startHealthySite(h.client, taskQueue, loopInput(site, { timeouts: { activityMs: 3_000 } }));
+    const { handle, healthy } = await startHealthySite(
+      h.client,
+      taskQueue,
+      loopInput(site, { timeouts: { activityMs: 3_000 } }),
+    );
 
     // Hold the controls row: the next action blocks inside its transaction, in flight.
     await locker.query('BEGIN');
@@ -41,7 +50,10 @@ test('a worker SIGKILLed while an action is in flight: the loop continues, nothi
     const lockPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     await ingestNow(h.pool, site, { hard: 60, ok: 40 });
     await eventually(async () => {
-      const blocked = await h.pool.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [lockPid]);
+      const blocked = await h.pool.query<{ n: string }>(
+        'SELECT count(*) AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+        [lockPid],
+      );
       return Number(blocked.rows[0]!.n) > 0 ? true : undefined;
     }, 'the action activity blocked on the controls row');
     const described = await handle.describe();
@@ -57,14 +69,22 @@ test('a worker SIGKILLed while an action is in flight: the loop continues, nothi
 
     const replacement = await createTestWorker(h, taskQueue);
     await replacement.worker.runUntil(async () => {
-      const s = await waitForState(handle, 'three degrading steps after the crash', (x) => x.band === 'degrading' && (x.controls?.concurrencyLimit ?? 99) <= 6, 90_000);
+      const s = await waitForState(
+        handle,
+        'three degrading steps after the crash',
+        (x) => x.band === 'degrading' && (x.controls?.concurrencyLimit ?? 99) <= 6,
+        90_000,
+      );
       expect(s.tick).toBeGreaterThan(inFlightTick);
       await handle.terminate('test done');
     });
     await replacement.connection.close();
 
     // Every tick assessed exactly once, none missing.
-    const { rows } = await h.pool.query<{ tick: string; n: string }>('SELECT tick, count(*) AS n FROM assessments WHERE site = $1 GROUP BY tick ORDER BY tick', [site]);
+    const { rows } = await h.pool.query<{ tick: string; n: string }>(
+      'SELECT tick, count(*) AS n FROM assessments WHERE site = $1 GROUP BY tick ORDER BY tick',
+      [site],
+    );
     const ticks = rows.map((r) => Number(r.tick));
     expect(ticks).toEqual(Array.from({ length: ticks.length }, (_, i) => i + 1));
     expect(rows.every((r) => Number(r.n) === 1)).toBe(true);

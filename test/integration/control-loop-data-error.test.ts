@@ -10,7 +10,14 @@ import { readControls } from '../../db/controls';
 import { listNotifications } from '../../db/notifications';
 import { readSiteWindows } from '../../db/signal-store';
 import { WindowValidationError } from '../../scoring/window';
-import { createLoopWorker, ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
+import {
+  createLoopWorker,
+  ingestNow,
+  loopInput,
+  prepareSite,
+  startHealthySite,
+  waitForState,
+} from '../helpers/control-loop';
 import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
 
 let h: TestHarness;
@@ -28,18 +35,28 @@ test('an assessment failing on its data is reported, not retried forever; decisi
   const readWindows: typeof readSiteWindows = async (pool, s, spec) => {
     if (s === site && data.broken) {
       data.reads += 1;
-      throw new WindowValidationError('current.bytes: expected a non-negative number below 2^53 (got 18014398509481982)');
+      throw new WindowValidationError(
+        'current.bytes: expected a non-negative number below 2^53 (got 18014398509481982)',
+      );
     }
     return readSiteWindows(pool, s, spec);
   };
-  const { worker, connection } = await createLoopWorker(h, { readWindows, uiUrl: 'http://ui.test', logger: testLogger });
+  const { worker, connection } = await createLoopWorker(h, {
+    readWindows,
+    uiUrl: 'http://ui.test',
+    logger: testLogger,
+  });
   try {
     await worker.runUntil(async () => {
       const { handle, healthy } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
       const controlsBefore = await readControls(h.pool, site);
 
       data.broken = true;
-      const failing = await waitForState(handle, 'two failed ticks', (s) => s.problem?.kind === 'assessment_failed' && s.problem.ticks >= 2);
+      const failing = await waitForState(
+        handle,
+        'two failed ticks',
+        (s) => s.problem?.kind === 'assessment_failed' && s.problem.ticks >= 2,
+      );
       expect(failing.problem!.message).toContain('current.bytes');
       expect(failing.problem!.message).toContain('failed on its data');
       // Each failed tick read once: the data error was not retried.
@@ -56,13 +73,22 @@ test('an assessment failing on its data is reported, not retried forever; decisi
       expect(notices[0]!.recipient).toBe(`owner@${site}`);
 
       // The loop's other duties go on: a person can hold the site.
-      const paused = await handle.executeUpdate(pauseUpdate, { args: [{ who: 'ops@example.com', why: 'assessments failing' }] });
+      const paused = await handle.executeUpdate(pauseUpdate, {
+        args: [{ who: 'ops@example.com', why: 'assessments failing' }],
+      });
       expect(paused.controls).toMatchObject({ paused: true });
 
       data.broken = false;
-      const recovered = await waitForState(handle, 'assessed again', (s) => s.problem === null && s.tick > failing.tick);
+      const recovered = await waitForState(
+        handle,
+        'assessed again',
+        (s) => s.problem === null && s.tick > failing.tick,
+      );
       expect(recovered.awaitingHuman).toMatchObject({ kind: 'manual' });
-      await eventually(async () => ((await handle.describe()).typedSearchAttributes.get(LoopProblem) === undefined ? true : undefined), 'LoopProblem removed');
+      await eventually(
+        async () => ((await handle.describe()).typedSearchAttributes.get(LoopProblem) === undefined ? true : undefined),
+        'LoopProblem removed',
+      );
       const ticks = await handle.query(historyQuery);
       // Every tick is in the history, contiguous, the failed ones marked as such.
       expect(ticks.map((t) => t.tick)).toEqual(ticks.map((_, i) => ticks[0]!.tick + i));

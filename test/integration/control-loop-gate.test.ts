@@ -9,7 +9,16 @@ import { AwaitingHuman } from '../../common/search-attributes';
 import { controlAudit } from '../../db/controls';
 import { listDecisions } from '../../db/decisions';
 import { listNotifications } from '../../db/notifications';
-import { type PauseInput, type ResumeInput, type StopInput, pauseSignal, pauseUpdate, resumeUpdate, stateQuery, stopUpdate } from '../../control/messages';
+import {
+  type PauseInput,
+  type ResumeInput,
+  type StopInput,
+  pauseSignal,
+  pauseUpdate,
+  resumeUpdate,
+  stateQuery,
+  stopUpdate,
+} from '../../control/messages';
 import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
 import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
 
@@ -38,10 +47,22 @@ test('bad decisions are refused with a clear message and change nothing', async 
     const audit = await controlAudit(h.pool, site);
     expect(audit).toHaveLength(1);
 
-    expect(await refusal(handle.executeUpdate(resumeUpdate, { args: [{ who: 'alice' } as ResumeInput] }))).toBe('resume: why: required: why, in a sentence (it goes into the audit trail)');
-    expect(await refusal(handle.executeUpdate(resumeUpdate, { args: [{ who: 'alice', why: 'x', mode: 'explicit', concurrency: 4 }] }))).toBe('resume: revisitMultiplier: required with mode "explicit"');
-    expect(await refusal(handle.executeUpdate(pauseUpdate, { args: [{ who: 'alice', why: 'x', reason: 'typo' } as PauseInput] }))).toBe('pause: unknown field "reason"');
-    expect(await refusal(handle.executeUpdate(stopUpdate, { args: ['stop it' as unknown as StopInput] }))).toBe('stop: expected a JSON object like {"who": "alice@example.com", "why": "..."}');
+    expect(await refusal(handle.executeUpdate(resumeUpdate, { args: [{ who: 'alice' } as ResumeInput] }))).toBe(
+      'resume: why: required: why, in a sentence (it goes into the audit trail)',
+    );
+    expect(
+      await refusal(
+        handle.executeUpdate(resumeUpdate, { args: [{ who: 'alice', why: 'x', mode: 'explicit', concurrency: 4 }] }),
+      ),
+    ).toBe('resume: revisitMultiplier: required with mode "explicit"');
+    expect(
+      await refusal(
+        handle.executeUpdate(pauseUpdate, { args: [{ who: 'alice', why: 'x', reason: 'typo' } as PauseInput] }),
+      ),
+    ).toBe('pause: unknown field "reason"');
+    expect(await refusal(handle.executeUpdate(stopUpdate, { args: ['stop it' as unknown as StopInput] }))).toBe(
+      'stop: expected a JSON object like {"who": "alice@example.com", "why": "..."}',
+    );
     expect(await refusal(handle.executeUpdate(resumeUpdate, { args: [{ who: 'alice', why: 'looks fine' }] }))).toBe(
       `resume: ${site} is not paused waiting for a decision (band healthy); nothing to resume`,
     );
@@ -69,12 +90,23 @@ test('a paused site waits through continue-as-new and a worker restart, then res
   const first = await createTestWorker(h);
   const { handle, paused } = await first.worker.runUntil(async () => {
     const { handle } = await startHealthySite(h.client, h.taskQueue, input);
-    const paused = await handle.executeUpdate(pauseUpdate, { args: [{ who: 'carol@example.com', why: 'legal asked us to hold' }] });
+    const paused = await handle.executeUpdate(pauseUpdate, {
+      args: [{ who: 'carol@example.com', why: 'legal asked us to hold' }],
+    });
     expect(paused).toMatchObject({ decision: 'pause', band: 'healthy', controls: { paused: true, canaryOnly: true } });
     const waiting = await waitForState(handle, 'waiting', (s) => s.awaitingHuman !== null);
     // Two more continue-as-new while waiting; the wait, its start and its reminders are carried.
-    const carried = await waitForState(handle, 'two runs later, with reminders', (s) => s.runs >= waiting.runs + 2 && (s.awaitingHuman?.remindersSent ?? 0) >= 1, 60_000);
-    expect(carried.awaitingHuman).toMatchObject({ kind: 'manual', pausedBy: 'carol@example.com', since: waiting.awaitingHuman!.since });
+    const carried = await waitForState(
+      handle,
+      'two runs later, with reminders',
+      (s) => s.runs >= waiting.runs + 2 && (s.awaitingHuman?.remindersSent ?? 0) >= 1,
+      60_000,
+    );
+    expect(carried.awaitingHuman).toMatchObject({
+      kind: 'manual',
+      pausedBy: 'carol@example.com',
+      since: waiting.awaitingHuman!.since,
+    });
     const described = await handle.describe();
     expect(described.runId).not.toBe(handle.firstExecutionRunId);
     expect(described.typedSearchAttributes.get(AwaitingHuman)).toBe(true);
@@ -91,10 +123,20 @@ test('a paused site waits through continue-as-new and a worker restart, then res
     expect(still.controls).toMatchObject({ paused: true, canaryOnly: true });
 
     const resumed = await handle.executeUpdate(resumeUpdate, {
-      args: [{ who: 'dave@example.com', why: 'legal cleared it', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 }],
+      args: [
+        { who: 'dave@example.com', why: 'legal cleared it', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 },
+      ],
     });
-    expect(resumed).toMatchObject({ decision: 'resume', band: 'degrading', controls: { concurrencyLimit: 4, revisitMultiplier: 3, paused: false, canaryOnly: false } });
-    const going = await waitForState(handle, 'ticking after the resume', (s) => s.tick >= still.tick + 2 && s.awaitingHuman === null);
+    expect(resumed).toMatchObject({
+      decision: 'resume',
+      band: 'degrading',
+      controls: { concurrencyLimit: 4, revisitMultiplier: 3, paused: false, canaryOnly: false },
+    });
+    const going = await waitForState(
+      handle,
+      'ticking after the resume',
+      (s) => s.tick >= still.tick + 2 && s.awaitingHuman === null,
+    );
     expect(going.lastDecision).toMatchObject({ kind: 'resume', who: 'dave@example.com', via: 'update' });
     expect((await handle.describe()).typedSearchAttributes.get(AwaitingHuman)).toBe(false);
     await handle.terminate('test done');

@@ -59,7 +59,8 @@ test('a steady tick is one workflow task: the assessment is a local activity, wo
     if (e.eventType === E.EVENT_TYPE_TIMER_FIRED) {
       if (current !== null) windows.push(current);
       current = [];
-    } else if (e.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) current = null; // the stop
+    } else if (e.eventType === E.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)
+      current = null; // the stop
     else if (current !== null) current.push(e);
     const m = localActivityMarker(e);
     if (m !== null && m.activityType === 'assessSite' && !m.failed) {
@@ -71,16 +72,29 @@ test('a steady tick is one workflow task: the assessment is a local activity, wo
   const steady = windows.slice(-4).map(describeTickWindow);
   expect(steady).toHaveLength(4);
   for (const w of steady) {
-    expect({ commands: w.commands, commandTasks: w.commandTasks }).toEqual({ commands: ['MARKER_RECORDED', 'TIMER_STARTED'], commandTasks: 1 });
-    if (w.tasks > 1) expect({ extraTasks: w.tasks - 1, slowOrRetried: w.slowOrRetried, window: w.events }).toMatchObject({ slowOrRetried: true });
+    expect({ commands: w.commands, commandTasks: w.commandTasks }).toEqual({
+      commands: ['MARKER_RECORDED', 'TIMER_STARTED'],
+      commandTasks: 1,
+    });
+    if (w.tasks > 1)
+      expect({ extraTasks: w.tasks - 1, slowOrRetried: w.slowOrRetried, window: w.events }).toMatchObject({
+        slowOrRetried: true,
+      });
   }
   // The loop woke at its phase after the slot (never before it: the marker is recorded after the wake).
   for (const ms of wakeAfterSlot.slice(1)) expect(ms).toBeGreaterThanOrEqual(phase);
 }, 120_000);
 
 /** What one tick's window of history holds: its tasks, which of them carried commands, and whether the machine was slow. */
-function describeTickWindow(window: temporal.api.history.v1.IHistoryEvent[]): { tasks: number; commandTasks: number; commands: string[]; slowOrRetried: boolean; events: string[] } {
-  const name = (e: temporal.api.history.v1.IHistoryEvent) => (E[e.eventType ?? 0] ?? String(e.eventType)).replace('EVENT_TYPE_', '');
+function describeTickWindow(window: temporal.api.history.v1.IHistoryEvent[]): {
+  tasks: number;
+  commandTasks: number;
+  commands: string[];
+  slowOrRetried: boolean;
+  events: string[];
+} {
+  const name = (e: temporal.api.history.v1.IHistoryEvent) =>
+    (E[e.eventType ?? 0] ?? String(e.eventType)).replace('EVENT_TYPE_', '');
   const isTaskEvent = (e: temporal.api.history.v1.IHistoryEvent) => name(e).startsWith('WORKFLOW_TASK_');
   let tasks = 0;
   let commandTasks = 0;
@@ -91,7 +105,8 @@ function describeTickWindow(window: temporal.api.history.v1.IHistoryEvent[]): { 
   const commands: string[] = [];
   for (const e of window) {
     if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_STARTED) firstStart ??= tsToMs(e.eventTime);
-    if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT || e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_FAILED) slowOrRetried = true;
+    if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT || e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_FAILED)
+      slowOrRetried = true;
     if (e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) {
       tasks += 1;
       inCompletedTask = true;
@@ -121,10 +136,14 @@ test('local attempts that fail fall back to the regular activity: the tick asses
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE assessments IN EXCLUSIVE MODE');
-      await eventually(async () => {
-        const d = await handle.describe();
-        return (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'assessSite') ? true : undefined;
-      }, 'the tick retried as a regular activity', 60_000);
+      await eventually(
+        async () => {
+          const d = await handle.describe();
+          return (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'assessSite') ? true : undefined;
+        },
+        'the tick retried as a regular activity',
+        60_000,
+      );
       heldTick = (await handle.query(stateQuery)).tick + 1;
     } finally {
       await locker.query('COMMIT');
@@ -135,7 +154,14 @@ test('local attempts that fail fall back to the regular activity: the tick asses
     return { summary: (await handle.result()) as SiteHealthSummary, chainId: healthy.chainId };
   });
   await connection.close();
-  const check = await checkLoop({ client: h.client, pool: h.pool, site, workflowId: workflowIdForSite(site), chainId, ticks: summary.ticks });
+  const check = await checkLoop({
+    client: h.client,
+    pool: h.pool,
+    site,
+    workflowId: workflowIdForSite(site),
+    chainId,
+    ticks: summary.ticks,
+  });
   expect(check.facts.assessmentFallbacks).toBeGreaterThanOrEqual(1);
   expect(check.figures.ticksDoubled).toBe(0);
   expect(check.figures.ticksMissing).toBe(0);

@@ -9,7 +9,16 @@ import type { AddressInfo } from 'node:net';
 import { createActivities } from '../../activities';
 import { listNotifications } from '../../db/notifications';
 import { createNotifier } from '../../notifications/notifier';
-import { createLoopWorker, ingestNow, loopInput, newSite, prepareSite, registerSite, startHealthySite, waitForState } from '../helpers/control-loop';
+import {
+  createLoopWorker,
+  ingestNow,
+  loopInput,
+  newSite,
+  prepareSite,
+  registerSite,
+  startHealthySite,
+  waitForState,
+} from '../helpers/control-loop';
 import pino from 'pino';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
 
@@ -30,7 +39,12 @@ interface Received {
 }
 
 /** A webhook receiver: `/json` answers 503 until `up` is set, `/slack` answers 200, `/bad` answers 400. */
-async function receiver(): Promise<{ url: string; received: Received[]; setUp(up: boolean): void; close(): Promise<void> }> {
+async function receiver(): Promise<{
+  url: string;
+  received: Received[];
+  setUp(up: boolean): void;
+  close(): Promise<void>;
+}> {
   let up = false;
   const received: Received[] = [];
   const read = (req: IncomingMessage): Promise<string> =>
@@ -43,20 +57,33 @@ async function receiver(): Promise<{ url: string; received: Received[]; setUp(up
     void read(req).then((text) => {
       const path = req.url ?? '';
       const status = path === '/bad' ? 400 : path === '/json' && !up ? 503 : 200;
-      received.push({ path, idempotencyKey: req.headers['idempotency-key'] as string | undefined, body: JSON.parse(text) as Record<string, unknown>, status });
+      received.push({
+        path,
+        idempotencyKey: req.headers['idempotency-key'] as string | undefined,
+        body: JSON.parse(text) as Record<string, unknown>,
+        status,
+      });
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'no');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, received, setUp: (v) => (up = v), close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    setUp: (v) => (up = v),
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 test('a failing webhook is retried without holding the loop; each channel gets each notification once', async () => {
   const hooks = await receiver();
   const site = await prepareSite(h.pool, 'hook');
   await ingestNow(h.pool, site, { ok: 100 });
-  const notifier = createNotifier({ webhookUrl: `${hooks.url}/json`, slackWebhookUrl: `${hooks.url}/slack` }, testLogger);
+  const notifier = createNotifier(
+    { webhookUrl: `${hooks.url}/json`, slackWebhookUrl: `${hooks.url}/slack` },
+    testLogger,
+  );
   const { worker, connection } = await createLoopWorker(h, { notifier, uiUrl: 'http://ui.test', logger: testLogger });
   try {
     await worker.runUntil(async () => {
@@ -64,15 +91,30 @@ test('a failing webhook is retried without holding the loop; each channel gets e
       await ingestNow(h.pool, site, { hard: 60, ok: 40 });
       const entered = await waitForState(handle, 'degrading', (s) => s.band === 'degrading');
       // The JSON webhook keeps failing; meanwhile the loop ticks on and keeps throttling.
-      await eventually(() => Promise.resolve(hooks.received.filter((r) => r.path === '/json').length >= 2 ? true : undefined), 'two failed webhook attempts');
-      const later = await waitForState(handle, 'more throttling while the webhook is down', (s) => s.tick >= entered.tick + 3 && (s.controls?.concurrencyLimit ?? 99) < entered.controls!.concurrencyLimit);
+      await eventually(
+        () => Promise.resolve(hooks.received.filter((r) => r.path === '/json').length >= 2 ? true : undefined),
+        'two failed webhook attempts',
+      );
+      const later = await waitForState(
+        handle,
+        'more throttling while the webhook is down',
+        (s) => s.tick >= entered.tick + 3 && (s.controls?.concurrencyLimit ?? 99) < entered.controls!.concurrencyLimit,
+      );
       expect(later.band).toBe('degrading');
       const pending = (await listNotifications(h.pool, site))[0]!;
-      expect(pending).toMatchObject({ kind: 'degrading', deliveredAt: null, channels: { log: 'delivered', slack: 'delivered' } });
+      expect(pending).toMatchObject({
+        kind: 'degrading',
+        deliveredAt: null,
+        channels: { log: 'delivered', slack: 'delivered' },
+      });
       expect(pending.lastError).toContain('answered 503');
 
       hooks.setUp(true);
-      await eventually(async () => ((await listNotifications(h.pool, site))[0]?.deliveredAt ? true : undefined), 'delivered once the webhook is back', 60_000);
+      await eventually(
+        async () => ((await listNotifications(h.pool, site))[0]?.deliveredAt ? true : undefined),
+        'delivered once the webhook is back',
+        60_000,
+      );
       await handle.terminate('test done');
     });
   } finally {
@@ -84,7 +126,13 @@ test('a failing webhook is retried without holding the loop; each channel gets e
   const key = (await listNotifications(h.pool, site))[0]!.notificationKey;
   expect(json.filter((r) => r.status === 200)).toHaveLength(1);
   expect(json.every((r) => r.idempotencyKey === key)).toBe(true);
-  expect(json[0]!.body).toMatchObject({ key, kind: 'degrading', site, recipient: `owner@${site}`, evidence: { band: 'degrading' } });
+  expect(json[0]!.body).toMatchObject({
+    key,
+    kind: 'degrading',
+    site,
+    recipient: `owner@${site}`,
+    evidence: { band: 'degrading' },
+  });
   expect(slack).toHaveLength(1);
   expect(String(slack[0]!.body.text)).toContain(`${site} is degrading`);
   expect(String(slack[0]!.body.text)).toContain('<http://ui.test/namespaces/default/workflows/');
@@ -95,7 +143,12 @@ test('a webhook answering 4xx is not retried: the channel is marked rejected', a
   const site = newSite('hook');
   await registerSite(h.pool, site);
   try {
-    const acts = createActivities({ pool: h.pool, logger: testLogger, uiUrl: 'http://ui.test', notifier: createNotifier({ webhookUrl: `${hooks.url}/bad` }, testLogger) });
+    const acts = createActivities({
+      pool: h.pool,
+      logger: testLogger,
+      uiUrl: 'http://ui.test',
+      notifier: createNotifier({ webhookUrl: `${hooks.url}/bad` }, testLogger),
+    });
     const key = `${site}/c/1/notify-paused`;
     await acts.applyActions({
       site,
@@ -106,7 +159,37 @@ test('a webhook answering 4xx is not retried: the channel is marked rejected', a
       actor: 'control-loop',
       controls: null,
       decision: null,
-      notices: [{ key, draft: { kind: 'paused', severity: 'warning', audience: 'owner', title: 'paused', text: 'x', evidence: { tick: 1, assessedAt: null, assessmentKey: null, score: null, smoothedScore: null, band: 'healthy', scoredBand: 'healthy', parserHealth: null, reasons: [], signals: [], routes: null, totalRefusal: null, requests: null, controls: null, awaitingSince: null, recentHistory: [], canaries: [] } } }],
+      notices: [
+        {
+          key,
+          draft: {
+            kind: 'paused',
+            severity: 'warning',
+            audience: 'owner',
+            title: 'paused',
+            text: 'x',
+            evidence: {
+              tick: 1,
+              assessedAt: null,
+              assessmentKey: null,
+              score: null,
+              smoothedScore: null,
+              band: 'healthy',
+              scoredBand: 'healthy',
+              parserHealth: null,
+              reasons: [],
+              signals: [],
+              routes: null,
+              totalRefusal: null,
+              requests: null,
+              controls: null,
+              awaitingSince: null,
+              recentHistory: [],
+              canaries: [],
+            },
+          },
+        },
+      ],
     });
     const result = await acts.deliverNotification({ notificationKey: key });
     expect(result).toEqual({ notificationKey: key, delivered: ['log'], failed: ['webhook'] });

@@ -24,7 +24,11 @@ test('a route-specific failure raises a route alert and leaves the band and the 
   await worker.runUntil(async () => {
     // Smoothing at the product's ratio to route confirmation (half-life 5× the 2 s it takes, as 10 min
     // is to 2 min): until pool-c is confirmed its refusals count in the score, barely moving the band.
-    const { handle, healthy } = await startHealthySite(h.client, h.taskQueue, loopInput(site, { scoring: { smoothing: { halfLifeMs: 10_000 }, routes: { confirmAfterMs: 2_000 } } }));
+    const { handle, healthy } = await startHealthySite(
+      h.client,
+      h.taskQueue,
+      loopInput(site, { scoring: { smoothing: { halfLifeMs: 10_000 }, routes: { confirmAfterMs: 2_000 } } }),
+    );
 
     // pool-c dies: every request through it is refused (a fifth of the traffic); a and b are fine.
     await ingestNow(h.pool, site, { hard: 80, route: { pool: 'pool-c' } });
@@ -43,7 +47,9 @@ test('a route-specific failure raises a route alert and leaves the band and the 
   expect((await controlAudit(h.pool, site)).map((a) => a.newControls.band)).toEqual(['healthy']);
   const notes = await listNotifications(h.pool, site);
   expect(notes.map((n) => [n.kind, n.recipient])).toEqual([['route_alert', `owner@${site}`]]);
-  expect(notes[0]!.payload).toMatchObject({ evidence: { routes: { verdict: 'route-specific', suspects: [expect.objectContaining({ value: 'pool-c' })] } } });
+  expect(notes[0]!.payload).toMatchObject({
+    evidence: { routes: { verdict: 'route-specific', suspects: [expect.objectContaining({ value: 'pool-c' })] } },
+  });
 });
 
 test('a parser break lowers parser health only: the parser owner is told, nothing is throttled', async () => {
@@ -61,10 +67,18 @@ test('a parser break lowers parser health only: the parser owner is told, nothin
     expect(s.reasons).toContain('extraction_missing_fields');
     expect(s.score).toBe(100);
     expect(s.band).toBe('healthy');
-    expect(s.controls).toMatchObject({ concurrencyLimit: 16, revisitMultiplier: 1, paused: false, effectiveCostMultiplier: 1 });
+    expect(s.controls).toMatchObject({
+      concurrencyLimit: 16,
+      revisitMultiplier: 1,
+      paused: false,
+      effectiveCostMultiplier: 1,
+    });
     await eventually(async () => {
       const d = await handle.describe();
-      return d.typedSearchAttributes.get(ParserHealth) === s.parserHealth && d.typedSearchAttributes.get(HealthBand) === 'healthy' ? d : undefined;
+      return d.typedSearchAttributes.get(ParserHealth) === s.parserHealth &&
+        d.typedSearchAttributes.get(HealthBand) === 'healthy'
+        ? d
+        : undefined;
     }, 'ParserHealth search attribute');
     await handle.terminate('test done');
   });

@@ -52,12 +52,22 @@ test('healthy → degrading → resisting, waits for a person; resume (temporal 
 
     // Healthy: nominal controls written on the first tick, nothing else.
     const healthy = await waitForState(handle, 'healthy', (s) => s.band === 'healthy' && s.controls !== null);
-    expect(healthy.controls).toMatchObject({ concurrencyLimit: 16, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1 });
+    expect(healthy.controls).toMatchObject({
+      concurrencyLimit: 16,
+      revisitMultiplier: 1,
+      paused: false,
+      canaryOnly: false,
+      effectiveCostMultiplier: 1,
+    });
     expect(healthy.score).toBe(100);
 
     // 60 of 200 requests hard-blocked (30% vs a normal of 0): score 65 → degrading, a step per tick.
     await ingestNow(h.pool, site, { hard: 60, ok: 40 }, BEFORE);
-    const degrading = await waitForState(handle, 'two degrading steps', (s) => s.band === 'degrading' && (s.controls?.concurrencyLimit ?? 99) <= 9);
+    const degrading = await waitForState(
+      handle,
+      'two degrading steps',
+      (s) => s.band === 'degrading' && (s.controls?.concurrencyLimit ?? 99) <= 9,
+    );
     expect(degrading.reasons).toContain('hard_block');
     expect(degrading.controls!.revisitMultiplier).toBeGreaterThan(1);
     expect(degrading.controls!.effectiveCostMultiplier).toBeGreaterThan(1);
@@ -68,7 +78,11 @@ test('healthy → degrading → resisting, waits for a person; resume (temporal 
 
     // Challenges and soft blocks on top: score 24 → resisting: paused, canaries only, waiting.
     await ingestNow(h.pool, site, { challenge: 100, soft: 100 }, BEFORE);
-    const paused = await waitForState(handle, 'resisting and waiting', (s) => s.band === 'resisting' && s.awaitingHuman !== null);
+    const paused = await waitForState(
+      handle,
+      'resisting and waiting',
+      (s) => s.band === 'resisting' && s.awaitingHuman !== null,
+    );
     expect(paused.controls).toMatchObject({ paused: true, canaryOnly: true, band: 'resisting' });
     expect(paused.awaitingHuman).toMatchObject({ kind: 'resisting', since: expect.any(String) });
     expect(await readControls(h.pool, site)).toMatchObject({ paused: true, canaryOnly: true, band: 'resisting' });
@@ -81,7 +95,8 @@ test('healthy → degrading → resisting, waits for a person; resume (temporal 
     expect(described.typedSearchAttributes.get(HealthScore)).toBeLessThan(50);
     await eventually(async () => {
       const found: string[] = [];
-      for await (const w of h.client.workflow.list({ query: `HealthBand="resisting" AND TargetSite="${site}"` })) found.push(w.workflowId);
+      for await (const w of h.client.workflow.list({ query: `HealthBand="resisting" AND TargetSite="${site}"` }))
+        found.push(w.workflowId);
       return found.includes(workflowId) ? found : undefined;
     }, 'the site in HealthBand="resisting"');
 
@@ -91,12 +106,25 @@ test('healthy → degrading → resisting, waits for a person; resume (temporal 
       return n.length >= 2 && n.every((x) => x.deliveredAt !== null) ? n : undefined;
     }, 'notifications delivered');
     expect(notes.map((n) => n.kind)).toEqual(['degrading', 'resisting']);
-    const resisting = notes[1]!.payload as { recipient: string; link: string; evidence: { score: number; smoothedScore: number; reasons: string[]; signals: Array<{ signal: string }>; routes: { verdict: string }; recentHistory: unknown[] } };
+    const resisting = notes[1]!.payload as {
+      recipient: string;
+      link: string;
+      evidence: {
+        score: number;
+        smoothedScore: number;
+        reasons: string[];
+        signals: Array<{ signal: string }>;
+        routes: { verdict: string };
+        recentHistory: unknown[];
+      };
+    };
     expect(resisting.recipient).toBe(`owner@${site}`);
     expect(resisting.link).toContain(encodeURIComponent(workflowId));
     expect(resisting.evidence.score).toBeLessThan(50);
     expect(resisting.evidence.reasons).toEqual(expect.arrayContaining(['hard_block', 'challenge', 'soft_block']));
-    expect(resisting.evidence.signals.map((s) => s.signal)).toEqual(expect.arrayContaining(['hard_block', 'challenge', 'soft_block', 'latency']));
+    expect(resisting.evidence.signals.map((s) => s.signal)).toEqual(
+      expect.arrayContaining(['hard_block', 'challenge', 'soft_block', 'latency']),
+    );
     expect(resisting.evidence.routes.verdict).toBeDefined();
     expect(resisting.evidence.recentHistory.length).toBeGreaterThanOrEqual(3);
 
@@ -107,7 +135,10 @@ test('healthy → degrading → resisting, waits for a person; resume (temporal 
     expect(status.stdout).toMatch(/^controls\s+PAUSED \(canaries only\)/m);
     expect(status.stdout).toMatch(/^waiting\s+YES since /m);
     const controls = await run(CLI, ['controls', site, '--json'], cliEnv);
-    expect(JSON.parse(controls.stdout)).toMatchObject({ controls: { paused: true, canaryOnly: true, band: 'resisting' }, changes: expect.any(Array) });
+    expect(JSON.parse(controls.stdout)).toMatchObject({
+      controls: { paused: true, canaryOnly: true, band: 'resisting' },
+      changes: expect.any(Array),
+    });
 
     // While waiting it keeps assessing and does nothing on its own.
     const auditWhilePaused = (await controlAudit(h.pool, site)).length;
@@ -118,35 +149,66 @@ test('healthy → degrading → resisting, waits for a person; resume (temporal 
 
     // A person resumes it — with the official temporal CLI, as a signal.
     const signalled = await temporalCli([
-      'workflow', 'signal',
-      '--address', env('TEMPORAL_ADDRESS'),
-      '--namespace', 'default',
-      '--workflow-id', workflowId,
-      '--name', 'resume',
-      '--input', JSON.stringify({ who: 'alice@example.com', why: 'checked the terms; going slower', mode: 'cautious' }),
+      'workflow',
+      'signal',
+      '--address',
+      env('TEMPORAL_ADDRESS'),
+      '--namespace',
+      'default',
+      '--workflow-id',
+      workflowId,
+      '--name',
+      'resume',
+      '--input',
+      JSON.stringify({ who: 'alice@example.com', why: 'checked the terms; going slower', mode: 'cautious' }),
     ]);
     expect({ code: signalled.code, stderr: signalled.stderr }).toEqual({ code: 0, stderr: '' });
-    const resumed = await waitForState(handle, 'resumed', (s) => s.awaitingHuman === null && s.lastDecision?.kind === 'resume');
-    expect(resumed.controls).toMatchObject({ concurrencyLimit: 8, revisitMultiplier: 2, paused: false, canaryOnly: false, band: 'degrading' });
+    const resumed = await waitForState(
+      handle,
+      'resumed',
+      (s) => s.awaitingHuman === null && s.lastDecision?.kind === 'resume',
+    );
+    expect(resumed.controls).toMatchObject({
+      concurrencyLimit: 8,
+      revisitMultiplier: 2,
+      paused: false,
+      canaryOnly: false,
+      band: 'degrading',
+    });
     expect(resumed.lastDecision).toMatchObject({ who: 'alice@example.com', via: 'signal', mode: { mode: 'cautious' } });
 
     // Healthy traffic after the decision: the loop restores the controls a step per tick. Only whole
     // minutes from the decision on are judged, so the traffic counts once such a minute has passed
     // (up to two minutes after the resume; until then the loop holds the resume's controls).
-    const restored = await eventually(async () => {
-      const s = await handle.query(stateQuery);
-      if (s.controls?.concurrencyLimit === 16 && s.controls.revisitMultiplier === 1) return s;
-      await ingestNow(h.pool, site, { ok: 60 });
-      return undefined;
-    }, 'restored to nominal', 200_000);
+    const restored = await eventually(
+      async () => {
+        const s = await handle.query(stateQuery);
+        if (s.controls?.concurrencyLimit === 16 && s.controls.revisitMultiplier === 1) return s;
+        await ingestNow(h.pool, site, { ok: 60 });
+        return undefined;
+      },
+      'restored to nominal',
+      200_000,
+    );
     expect(restored.band).toBe('healthy');
 
     // Stop, with our CLI (an update: it answers), completes the workflow with a summary.
-    const stopped = await run(CLI, ['decide', 'stop', site, '--who', 'bob@example.com', '--why', 'we use the official feed now'], cliEnv);
+    const stopped = await run(
+      CLI,
+      ['decide', 'stop', site, '--who', 'bob@example.com', '--why', 'we use the official feed now'],
+      cliEnv,
+    );
     expect(stopped.stderr).toBe('');
     expect(stopped.stdout).toMatch(/^stop applied to .* band stopped, stopped \(decision /m);
-    const summary = await handle.result() as SiteHealthSummary;
-    expect(summary).toMatchObject({ site, outcome: 'stopped', stoppedBy: 'bob@example.com', why: 'we use the official feed now', finalBand: 'healthy', decisions: 2 });
+    const summary = (await handle.result()) as SiteHealthSummary;
+    expect(summary).toMatchObject({
+      site,
+      outcome: 'stopped',
+      stoppedBy: 'bob@example.com',
+      why: 'we use the official feed now',
+      finalBand: 'healthy',
+      decisions: 2,
+    });
     expect(summary.bandTicks.degrading).toBeGreaterThan(0);
     expect(summary.bandTicks.resisting).toBeGreaterThanOrEqual(4);
     expect(summary.ticks).toBeGreaterThan(8);
@@ -167,9 +229,13 @@ test('healthy → degrading → resisting, waits for a person; resume (temporal 
   expect(concurrency[0]).toBe(16);
   // Degrading: multiplicative steps 16 → 12 → 9 …, one per tick, by the loop, each with its assessment.
   expect(concurrency.slice(1, 3)).toEqual([12, 9]);
-  for (const a of audit.slice(0, pauseAt + 1)) expect(a).toMatchObject({ actor: 'control-loop', assessmentKey: expect.stringContaining(site) });
+  for (const a of audit.slice(0, pauseAt + 1))
+    expect(a).toMatchObject({ actor: 'control-loop', assessmentKey: expect.stringContaining(site) });
   expect(audit[pauseAt]!.newControls).toMatchObject({ paused: true, canaryOnly: true, band: 'resisting' });
-  expect(audit[resumeAt]).toMatchObject({ decisionKey: expect.stringContaining('/decision/1'), newControls: { concurrencyLimit: 8, paused: false } });
+  expect(audit[resumeAt]).toMatchObject({
+    decisionKey: expect.stringContaining('/decision/1'),
+    newControls: { concurrencyLimit: 8, paused: false },
+  });
   // Restoring: +2 per step from 8, never one jump.
   const restoreSteps = concurrency.slice(resumeAt);
   expect(restoreSteps.slice(0, 5)).toEqual([8, 10, 12, 14, 16]);
@@ -185,6 +251,9 @@ test('healthy → degrading → resisting, waits for a person; resume (temporal 
   ]);
   expect(decisions[0]!.assessmentKey).toBe(audit[pauseAt]!.assessmentKey);
   expect(decisions[0]!.awaitingSince).not.toBeNull();
-  const { rows } = await h.pool.query<{ n: string }>('SELECT count(*) AS n FROM assessments WHERE assessment_key = $1', [decisions[1]!.assessmentKey]);
+  const { rows } = await h.pool.query<{ n: string }>(
+    'SELECT count(*) AS n FROM assessments WHERE assessment_key = $1',
+    [decisions[1]!.assessmentKey],
+  );
   expect(Number(rows[0]!.n)).toBe(1);
 }, 360_000);

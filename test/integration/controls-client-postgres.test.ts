@@ -10,11 +10,14 @@ import type { RecorderLogger } from '@target-health/crawler/recorder';
 import { env, eventually, openHarness, type TestHarness } from '../helpers/services';
 import { changeControls as change } from '../helpers/controls';
 
-
-
 const newSite = () => `ccpg-${randomUUID().slice(0, 8)}.example.com`;
 const quiet: RecorderLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
-const holds = (c: ControlsClient, site: string, version: number) => eventually(() => Promise.resolve(c.controlsFor(site)?.version === version ? true : undefined), `${site} at version ${version}`, 15_000);
+const holds = (c: ControlsClient, site: string, version: number) =>
+  eventually(
+    () => Promise.resolve(c.controlsFor(site)?.version === version ? true : undefined),
+    `${site} at version ${version}`,
+    15_000,
+  );
 
 let h: TestHarness;
 const clients: ControlsClient[] = [];
@@ -32,7 +35,11 @@ test('connectionString: the snapshot of its sites, then a change written by writ
   const a = newSite();
   const other = newSite();
   const v1 = await change(h.pool, a, { concurrencyLimit: 7 });
-  const c = createPostgresControlsClient({ connectionString: env('DATABASE_URL'), sites: [a.toUpperCase()], logger: quiet });
+  const c = createPostgresControlsClient({
+    connectionString: env('DATABASE_URL'),
+    sites: [a.toUpperCase()],
+    logger: quiet,
+  });
   clients.push(c);
   const heard: number[] = [];
   c.onChange((r) => heard.push(r.version));
@@ -54,10 +61,16 @@ test('pool: its LISTEN connection killed → it reconnects keeping its controls,
   clients.push(c);
   await c.ready();
   expect(c.controlsFor(a)?.version).toBe(v1);
-  await h.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'target-health-controls-client' AND pid <> pg_backend_pid()");
+  await h.pool.query(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'target-health-controls-client' AND pid <> pg_backend_pid()",
+  );
   // Written while the client is away or reconnecting: its notification may be lost, the snapshot after the reconnect reads it.
   const v2 = await change(h.pool, a, { concurrencyLimit: 2 });
-  await eventually(() => Promise.resolve(c.status().reconnects === 1 ? true : undefined), 'the client to reconnect', 10_000);
+  await eventually(
+    () => Promise.resolve(c.status().reconnects === 1 ? true : undefined),
+    'the client to reconnect',
+    10_000,
+  );
   await holds(c, a, v2);
   expect(c.status()).toMatchObject({ connected: true, reconnects: 1, sites: 1 });
 });

@@ -16,8 +16,6 @@ import { startTestApi, type TestApi } from '../helpers/api';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
 import { changeControls as change } from '../helpers/controls';
 
-
-
 /** A TCP relay on a fixed port to a target that can change (a restarted API). */
 interface Relay {
   url: string;
@@ -122,7 +120,12 @@ async function relayTo(target: TestApi): Promise<Relay> {
 }
 
 const versionOf = (c: ControlsClient, site: string) => c.controlsFor(site)?.version;
-const holds = (c: ControlsClient, site: string, version: number) => eventually(() => Promise.resolve(versionOf(c, site) === version ? true : undefined), `${site} at version ${version}`, 15_000);
+const holds = (c: ControlsClient, site: string, version: number) =>
+  eventually(
+    () => Promise.resolve(versionOf(c, site) === version ? true : undefined),
+    `${site} at version ${version}`,
+    15_000,
+  );
 
 test('the snapshot, then each change by version, for any spelling of the site; onChange hears each newer record once', async () => {
   const a = newSite();
@@ -132,7 +135,13 @@ test('the snapshot, then each change by version, for any spelling of the site; o
   const heard: SiteControls[] = [];
   c.onChange((r) => heard.push(r));
   await c.ready();
-  expect(c.controlsFor(a)).toMatchObject({ site: a, concurrencyLimit: 12, version: v1, reason: 'first tick', paused: false });
+  expect(c.controlsFor(a)).toMatchObject({
+    site: a,
+    concurrencyLimit: 12,
+    version: v1,
+    reason: 'first tick',
+    paused: false,
+  });
   // The product's spelling rules: a URL, upper case, a trailing dot all name the site.
   expect(c.controlsFor(`HTTPS://${a.toUpperCase()}./products?id=1`)).toBe(c.controlsFor(a));
   // No record yet and unknownSite 'allow' (the default): the crawler's own defaults apply.
@@ -144,7 +153,11 @@ test('the snapshot, then each change by version, for any spelling of the site; o
   await holds(c, a, v2);
   await holds(c, b, v3);
   expect(c.controlsFor(a)).toMatchObject({ paused: true, reason: 'paused by the loop' });
-  expect(heard.map((r) => [r.site, r.version])).toEqual([[a, v1], [a, v2], [b, v3]]);
+  expect(heard.map((r) => [r.site, r.version])).toEqual([
+    [a, v1],
+    [a, v2],
+    [b, v3],
+  ]);
   expect(c.status()).toMatchObject({ connected: true, sites: 2 });
   expect(c.status().lastEventAt).toBeInstanceOf(Date);
 });
@@ -222,23 +235,37 @@ test("unknownSite 'pause': a site with no record is paused (version 0) until its
 
 test('ready() rejects at once with one line naming the problem: unknown token, token without read, wrong URL; and after its timeout when the API is down', async () => {
   const started = Date.now();
-  await expect(client({ token: 'th_not-a-real-token' }).ready()).rejects.toThrow(/^controls: the API refused the token \(401: .*\); pass a valid token with the read scope/);
-  await expect(client({ token: await api.token(['ingest']) }).ready()).rejects.toThrow(/^controls: the token lacks the read scope \(403: /);
-  await expect(client({ apiUrl: `${api.url}/nope` }).ready()).rejects.toThrow(/^controls: http:\/\/127\.0\.0\.1:\d+\/nope\/v1\/controls\/stream is not found \(404\); apiUrl must be/);
+  await expect(client({ token: 'th_not-a-real-token' }).ready()).rejects.toThrow(
+    /^controls: the API refused the token \(401: .*\); pass a valid token with the read scope/,
+  );
+  await expect(client({ token: await api.token(['ingest']) }).ready()).rejects.toThrow(
+    /^controls: the token lacks the read scope \(403: /,
+  );
+  await expect(client({ apiUrl: `${api.url}/nope` }).ready()).rejects.toThrow(
+    /^controls: http:\/\/127\.0\.0\.1:\d+\/nope\/v1\/controls\/stream is not found \(404\); apiUrl must be/,
+  );
   // "At once": well within the 10 s ready timeout.
   expect(Date.now() - started).toBeLessThan(8_000);
   const down = await startRelay(1);
   await down.stop();
   relays.push(down);
   const c = client({ apiUrl: down.url, readyTimeoutMs: 1_000 });
-  await expect(c.ready()).rejects.toThrow(/^controls: no snapshot from the controls stream at http:\/\/127\.0\.0\.1:\d+ within 1000 ms \(last problem: cannot reach .*ECONNREFUSED.*\)/);
+  await expect(c.ready()).rejects.toThrow(
+    /^controls: no snapshot from the controls stream at http:\/\/127\.0\.0\.1:\d+ within 1000 ms \(last problem: cannot reach .*ECONNREFUSED.*\)/,
+  );
   expect(c.status()).toMatchObject({ connected: false, sites: 0 });
 });
 
 test('bad options fail at once with one line naming the option', () => {
-  expect(() => createControlsClient({ apiUrl: 'localhost:8787', token: reader })).toThrow("createControlsClient: apiUrl: must start with http:// or https:// (got \"localhost:8787\")");
+  expect(() => createControlsClient({ apiUrl: 'localhost:8787', token: reader })).toThrow(
+    'createControlsClient: apiUrl: must start with http:// or https:// (got "localhost:8787")',
+  );
   expect(() => createControlsClient({ apiUrl: api.url, token: ' ' })).toThrow(/^createControlsClient: token is empty/);
-  expect(() => createControlsClient({ apiUrl: api.url, token: reader, sites: ['ok.example.com', 'not a host'] })).toThrow(/^createControlsClient: sites\[1\]: must be a host name/);
+  expect(() =>
+    createControlsClient({ apiUrl: api.url, token: reader, sites: ['ok.example.com', 'not a host'] }),
+  ).toThrow(/^createControlsClient: sites\[1\]: must be a host name/);
   // @ts-expect-error -- unknownSite takes 'allow' or 'pause'
-  expect(() => createControlsClient({ apiUrl: api.url, token: reader, unknownSite: 'deny' })).toThrow(`createControlsClient: unknownSite: must be 'allow' or 'pause' (got "deny")`);
+  expect(() => createControlsClient({ apiUrl: api.url, token: reader, unknownSite: 'deny' })).toThrow(
+    `createControlsClient: unknownSite: must be 'allow' or 'pause' (got "deny")`,
+  );
 });

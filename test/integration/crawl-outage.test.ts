@@ -26,66 +26,110 @@ afterAll(async () => h?.close());
 
 /** The real API on a fixed address (a restart must come back on the same one, as behind a load balancer). */
 async function apiOn(port: number): Promise<FastifyInstance> {
-  const app = await buildApi({ pool: h.pool, temporal: () => Promise.resolve(h.client), taskQueue: h.taskQueue, logger: testLogger, settings: apiEnvSchema.parse({ TH_API_PORT: String(port) }) });
+  const app = await buildApi({
+    pool: h.pool,
+    temporal: () => Promise.resolve(h.client),
+    taskQueue: h.taskQueue,
+    logger: testLogger,
+    settings: apiEnvSchema.parse({ TH_API_PORT: String(port) }),
+  });
   await app.listen({ host: '127.0.0.1', port });
   return app;
 }
 
-test('the API down for 30 s mid-crawl: the crawler crawls on, its recorder buffers, every acknowledged event is stored once', async () => {
-  const host = `outage-${randomUUID().slice(0, 6)}.hostile.test`;
-  const world = await startHostileWorld({ hosts: [{ name: host, mode: { kind: 'normal', latencyMs: 100 } }], routes: [{ label: 'dc-de' }] });
-  // Controls exist before the crawl (a loop would have written them): nominal, concurrency 2.
-  await changeControls(h.pool, host, { concurrencyLimit: 2, reason: 'outage test' });
-  let app: FastifyInstance | undefined = await apiOn(0);
-  const port = (app.server.address() as AddressInfo).port;
-  const { token } = await createToken(h.pool, `outage-${randomUUID().slice(0, 6)}`, ['ingest', 'read']);
-  const config: CrawlerProcessConfig = { apiUrl: `http://127.0.0.1:${port}`, token, hosts: [host], proxyUrls: world.proxies.map((p) => p.url), chainsPerHost: 2, canaryEveryMs: 0 };
-  const child = spawn(process.execPath, [join(__dirname, '../../dist/demo/crawler-main.js'), JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const reports: CrawlerReport[] = [];
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    if (line.startsWith('{"at":')) reports.push(JSON.parse(line) as CrawlerReport);
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-20_000)));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const last = () => reports.at(-1);
-  try {
-    await eventually(() => Promise.resolve((last()?.recorder.stored ?? 0) >= 20 ? true : undefined), 'events stored before the outage', 60_000);
+test(
+  'the API down for 30 s mid-crawl: the crawler crawls on, its recorder buffers, every acknowledged event is stored once',
+  async () => {
+    const host = `outage-${randomUUID().slice(0, 6)}.hostile.test`;
+    const world = await startHostileWorld({
+      hosts: [{ name: host, mode: { kind: 'normal', latencyMs: 100 } }],
+      routes: [{ label: 'dc-de' }],
+    });
+    // Controls exist before the crawl (a loop would have written them): nominal, concurrency 2.
+    await changeControls(h.pool, host, { concurrencyLimit: 2, reason: 'outage test' });
+    let app: FastifyInstance | undefined = await apiOn(0);
+    const port = (app.server.address() as AddressInfo).port;
+    const { token } = await createToken(h.pool, `outage-${randomUUID().slice(0, 6)}`, ['ingest', 'read']);
+    const config: CrawlerProcessConfig = {
+      apiUrl: `http://127.0.0.1:${port}`,
+      token,
+      hosts: [host],
+      proxyUrls: world.proxies.map((p) => p.url),
+      chainsPerHost: 2,
+      canaryEveryMs: 0,
+    };
+    const child = spawn(
+      process.execPath,
+      [join(__dirname, '../../dist/demo/crawler-main.js'), JSON.stringify(config)],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const reports: CrawlerReport[] = [];
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('{"at":')) reports.push(JSON.parse(line) as CrawlerReport);
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-20_000)));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const last = () => reports.at(-1);
+    try {
+      await eventually(
+        () => Promise.resolve((last()?.recorder.stored ?? 0) >= 20 ? true : undefined),
+        'events stored before the outage',
+        60_000,
+      );
 
-    // The API goes away for 30 s.
-    await app.close();
-    app = undefined;
-    const downAt = Date.now();
-    const handledAtDown = last()!.handled[host]!;
-    await eventually(() => Promise.resolve(Date.now() - downAt >= 30_000 ? true : undefined), '30 s of outage', 40_000);
-    // Meanwhile the crawl went on (the last known controls held) and the recorder kept what it could not send.
-    const during = last()!;
-    expect(during.handled[host]! - handledAtDown).toBeGreaterThan(20);
-    expect(during.recorder.buffered).toBeGreaterThan(0);
-    expect(during.recorder.dropped).toBe(0);
+      // The API goes away for 30 s.
+      await app.close();
+      app = undefined;
+      const downAt = Date.now();
+      const handledAtDown = last()!.handled[host]!;
+      await eventually(
+        () => Promise.resolve(Date.now() - downAt >= 30_000 ? true : undefined),
+        '30 s of outage',
+        40_000,
+      );
+      // Meanwhile the crawl went on (the last known controls held) and the recorder kept what it could not send.
+      const during = last()!;
+      expect(during.handled[host]! - handledAtDown).toBeGreaterThan(20);
+      expect(during.recorder.buffered).toBeGreaterThan(0);
+      expect(during.recorder.dropped).toBe(0);
 
-    app = await apiOn(port);
-    await eventually(() => Promise.resolve((last()?.recorder.buffered ?? 1) === 0 && (last()?.recorder.stored ?? 0) > (during.recorder.stored ?? 0) ? true : undefined), 'the buffer sent after the outage', 60_000);
+      app = await apiOn(port);
+      await eventually(
+        () =>
+          Promise.resolve(
+            (last()?.recorder.buffered ?? 1) === 0 && (last()?.recorder.stored ?? 0) > (during.recorder.stored ?? 0)
+              ? true
+              : undefined,
+          ),
+        'the buffer sent after the outage',
+        60_000,
+      );
 
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    const final = last()!;
-    expect(final.final).toBe(true);
-    // Every event the recorder acknowledged is stored, once: the store holds as many rows as it reported stored.
-    expect(final.recorder).toMatchObject({ rejected: 0, dropped: 0, failed: 0, buffered: 0 });
-    const acknowledged = final.recorder.recorded!;
-    expect(final.recorder.stored! + final.recorder.duplicates!).toBe(acknowledged);
-    const { rows } = await h.pool.query<{ n: string; ids: string }>('SELECT count(*) AS n, count(DISTINCT event_id) AS ids FROM request_events WHERE site = $1', [host]);
-    expect(Number(rows[0]!.n)).toBe(acknowledged);
-    expect(Number(rows[0]!.ids)).toBe(acknowledged);
-    // And the crawler's requests are all there: one event per attempt the site answered.
-    expect(acknowledged).toBeGreaterThanOrEqual(world.site.log(host).length);
-  } catch (err) {
-    if (err instanceof Error) err.message += `\nthe crawler's stderr:\n${stderr}`;
-    throw err;
-  } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await app?.close();
-    await world.close();
-  }
-}, 5 * 60_000);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const final = last()!;
+      expect(final.final).toBe(true);
+      // Every event the recorder acknowledged is stored, once: the store holds as many rows as it reported stored.
+      expect(final.recorder).toMatchObject({ rejected: 0, dropped: 0, failed: 0, buffered: 0 });
+      const acknowledged = final.recorder.recorded!;
+      expect(final.recorder.stored! + final.recorder.duplicates!).toBe(acknowledged);
+      const { rows } = await h.pool.query<{ n: string; ids: string }>(
+        'SELECT count(*) AS n, count(DISTINCT event_id) AS ids FROM request_events WHERE site = $1',
+        [host],
+      );
+      expect(Number(rows[0]!.n)).toBe(acknowledged);
+      expect(Number(rows[0]!.ids)).toBe(acknowledged);
+      // And the crawler's requests are all there: one event per attempt the site answered.
+      expect(acknowledged).toBeGreaterThanOrEqual(world.site.log(host).length);
+    } catch (err) {
+      if (err instanceof Error) err.message += `\nthe crawler's stderr:\n${stderr}`;
+      throw err;
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await app?.close();
+      await world.close();
+    }
+  },
+  5 * 60_000,
+);

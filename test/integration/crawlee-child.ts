@@ -40,8 +40,10 @@ process.on('message', (m: RunMessage | ControlsMessage) => {
     controls.set(m.site, m.change);
     // When the crawler had the change: what "after the pause was received" is measured from.
     send({ type: 'controls-applied', site: m.site, at: Date.now() });
-  }
-  else void run(m).catch((err: unknown) => send({ type: 'error', message: String(err instanceof Error ? err.stack : err) }));
+  } else
+    void run(m).catch((err: unknown) =>
+      send({ type: 'error', message: String(err instanceof Error ? err.stack : err) }),
+    );
 });
 
 async function run(m: RunMessage): Promise<void> {
@@ -56,7 +58,13 @@ async function run(m: RunMessage): Promise<void> {
     ...(m.adapter?.customRoute ? { routeOf: () => ({ pool: 'custom-pool' }) } : {}),
   });
   const { config, cleanup } = scratchConfiguration();
-  const seen = { userPre: 0, userPost: 0, retriedSessionsUsable: [] as boolean[], failed: [] as string[], drops: [] as boolean[] };
+  const seen = {
+    userPre: 0,
+    userPost: 0,
+    retriedSessionsUsable: [] as boolean[],
+    failed: [] as string[],
+    drops: [] as boolean[],
+  };
   const progress = setInterval(() => send({ type: 'progress', stats: th.stats() }), 25);
   const common = {
     proxyConfiguration: new ProxyConfiguration({ proxyUrls: [m.proxyUrl] }),
@@ -77,7 +85,14 @@ async function run(m: RunMessage): Promise<void> {
           th.crawlerOptions<PlaywrightCrawlerOptions>(
             {
               ...common,
-              launchContext: { launcher: chromium, launchOptions: { headless: true, executablePath: m.browser?.executablePath, args: m.browser?.args ?? [] } },
+              launchContext: {
+                launcher: chromium,
+                launchOptions: {
+                  headless: true,
+                  executablePath: m.browser?.executablePath,
+                  args: m.browser?.args ?? [],
+                },
+              },
               requestHandler: async (ctx) => {
                 // @crawlee/playwright types its page from the `playwright` package, not installed here (playwright-core is).
                 const page = ctx.page as unknown as { content(): Promise<string> };
@@ -90,26 +105,37 @@ async function run(m: RunMessage): Promise<void> {
           config,
         )
       : m.crawler === 'cheerio'
-      ? new CheerioCrawler(
-          th.crawlerOptions<CheerioCrawlerOptions>({
-            ...common,
-            requestHandler: (ctx) => {
-              const price = ctx.$('.price').text();
-              th.extraction(ctx, price ? { result: 'ok', validRecords: 1 } : { result: 'missing_fields', missingFields: ['price'], validRecords: 0 });
-            },
-          }),
-          config,
-        )
-      : new HttpCrawler(
-          th.crawlerOptions<HttpCrawlerOptions>({
-            ...common,
-            requestHandler: (ctx) => th.extraction(ctx, { result: 'ok', validRecords: ctx.body.length > 0 ? 1 : 0 }),
-          }),
-          config,
-        );
+        ? new CheerioCrawler(
+            th.crawlerOptions<CheerioCrawlerOptions>({
+              ...common,
+              requestHandler: (ctx) => {
+                const price = ctx.$('.price').text();
+                th.extraction(
+                  ctx,
+                  price
+                    ? { result: 'ok', validRecords: 1 }
+                    : { result: 'missing_fields', missingFields: ['price'], validRecords: 0 },
+                );
+              },
+            }),
+            config,
+          )
+        : new HttpCrawler(
+            th.crawlerOptions<HttpCrawlerOptions>({
+              ...common,
+              requestHandler: (ctx) => th.extraction(ctx, { result: 'ok', validRecords: ctx.body.length > 0 ? 1 : 0 }),
+            }),
+            config,
+          );
   const crawlerStats = await crawler.run(m.requests);
   await recorder.close();
   clearInterval(progress);
   cleanup();
-  send({ type: 'done', crawlerStats: { requestsFinished: crawlerStats.requestsFinished, requestsFailed: crawlerStats.requestsFailed }, events: sink.events, stats: th.stats(), seen });
+  send({
+    type: 'done',
+    crawlerStats: { requestsFinished: crawlerStats.requestsFinished, requestsFailed: crawlerStats.requestsFailed },
+    events: sink.events,
+    stats: th.stats(),
+    seen,
+  });
 }

@@ -45,20 +45,26 @@ require.extensions['.ts'] = (module, filename) => {
 );
 
 export function crawl(run: Omit<RunMessage, 'type'>): Crawl {
-  const child = fork(join(__dirname, 'crawlee-child.ts'), [], { execArgv: ['-r', REGISTER], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(__dirname, 'crawlee-child.ts'), [], {
+    execArgv: ['-r', REGISTER],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   children.add(child);
   let latest: TargetHealthStats | undefined;
   const applied: Array<(at: number) => void> = [];
   const done = new Promise<Done>((resolve, reject) => {
-    child.on('message', (m: { type: string; stats?: TargetHealthStats; message?: string; at?: number } & Partial<Done>) => {
-      if (m.type === 'progress') latest = m.stats;
-      if (m.type === 'controls-applied') applied.shift()?.(m.at!);
-      if (m.type === 'error') reject(new Error(m.message));
-      if (m.type === 'done') {
-        resolve(m as unknown as Done);
-        child.kill();
-      }
-    });
+    child.on(
+      'message',
+      (m: { type: string; stats?: TargetHealthStats; message?: string; at?: number } & Partial<Done>) => {
+        if (m.type === 'progress') latest = m.stats;
+        if (m.type === 'controls-applied') applied.shift()?.(m.at!);
+        if (m.type === 'error') reject(new Error(m.message));
+        if (m.type === 'done') {
+          resolve(m as unknown as Done);
+          child.kill();
+        }
+      },
+    );
     child.on('exit', (code) => reject(new Error(`crawl child exited with ${code}`)));
   });
   child.send({ type: 'run', ...run } satisfies RunMessage);
@@ -73,7 +79,6 @@ export function crawl(run: Omit<RunMessage, 'type'>): Crawl {
       }),
   };
 }
-
 
 /** Kills crawls still running and removes the SWC hook. */
 export function stopCrawls(): void {

@@ -29,7 +29,12 @@ test('CheerioCrawler: every attempt recorded once, challenge bodies kept and ses
   const host = 'shop-cheerio.test';
   const ok = Array.from({ length: 8 }, (_, i) => ({ url: `http://${host}/ok/${i}`, label: 'product' }));
   const bad = [`http://${host}/challenge/1`, `http://${host}/challenge/2`, `http://${host}/error/1`];
-  const { crawlerStats, events: all, stats, seen } = await crawl({
+  const {
+    crawlerStats,
+    events: all,
+    stats,
+    seen,
+  } = await crawl({
     crawler: 'cheerio',
     proxyUrl: proxy.url('residential-de'),
     requests: [...ok, ...bad],
@@ -43,7 +48,13 @@ test('CheerioCrawler: every attempt recorded once, challenge bodies kept and ses
   const events = eventsOf(all, host);
   expect(site.counts(host).hits).toBe(14);
   expect(events).toHaveLength(14);
-  expect(stats).toMatchObject({ recorded: 14, sessionsRetired: 4, failedAfterRecording: 6, notKept: 0, unrecordable: 0 });
+  expect(stats).toMatchObject({
+    recorded: 14,
+    sessionsRetired: 4,
+    failedAfterRecording: 6,
+    notKept: 0,
+    unrecordable: 0,
+  });
   // The user's own hooks still run, once per attempt.
   expect(seen.userPre).toBe(14);
   expect(seen.userPost).toBe(14);
@@ -108,7 +119,11 @@ test('a bare 403 (no Content-Type, no body: Crawlee refuses it before any hook o
   const events = eventsOf(all, host);
   expect(events).toHaveLength(2);
   const wall = events.find((e) => e.status === 403);
-  expect(wall).toMatchObject({ status: 403, headers: { server: 'nginx' }, route: { pool: 'residential', country: 'DE' } });
+  expect(wall).toMatchObject({
+    status: 403,
+    headers: { server: 'nginx' },
+    route: { pool: 'residential', country: 'DE' },
+  });
   expect(wall).not.toHaveProperty('networkError');
   expect(stats).toMatchObject({ recorded: 2, sessionsRetired: 1 });
 });
@@ -119,7 +134,9 @@ test('pause: nothing but the canary reaches a paused site; its requests are craw
   const run = crawl({
     crawler: 'http',
     proxyUrl: proxy.url('residential-de'),
-    controls: [{ site: paused, paused: true, canaryOnly: true, band: 'resisting', reason: 'challenge rate 5x baseline' }],
+    controls: [
+      { site: paused, paused: true, canaryOnly: true, band: 'resisting', reason: 'challenge rate 5x baseline' },
+    ],
     adapter: { pauseDelayMs: 200 },
     requests: [
       ...Array.from({ length: 5 }, (_, i) => `http://${paused}/ok/${i}`),
@@ -130,7 +147,10 @@ test('pause: nothing but the canary reaches a paused site; its requests are craw
   });
 
   // Held: the other site is crawled, the canary goes through, the paused site's requests cycle back.
-  await waitFor('the other site crawled and the paused requests deferred twice over', () => site.counts(other).hits === 5 && (run.stats()?.deferredByPause ?? 0) >= 10);
+  await waitFor(
+    'the other site crawled and the paused requests deferred twice over',
+    () => site.counts(other).hits === 5 && (run.stats()?.deferredByPause ?? 0) >= 10,
+  );
   expect(site.counts(paused).hits).toBe(1);
 
   run.controls(paused, { paused: false, canaryOnly: false, band: 'degrading' });
@@ -160,13 +180,27 @@ test('a pause heard while requests wait at the concurrency gate: none of them re
   for (let pause = 1; pause <= 3; pause++) {
     // One request at the site, the rest of the crawler's eight at the gate behind it.
     const before = site.counts(gated).hits;
-    await waitFor(`pause ${pause}: a request in flight`, () => site.counts(gated).inFlight === 1 && site.counts(gated).hits > before);
+    await waitFor(
+      `pause ${pause}: a request in flight`,
+      () => site.counts(gated).inFlight === 1 && site.counts(gated).hits > before,
+    );
     const deferredBefore = run.stats()?.deferredOnDeparture ?? 0;
-    const heardAt = await run.applyControls(gated, { paused: true, canaryOnly: true, band: 'resisting', reason: `pause ${pause}` });
+    const heardAt = await run.applyControls(gated, {
+      paused: true,
+      canaryOnly: true,
+      band: 'resisting',
+      reason: `pause ${pause}`,
+    });
     // The request in flight ends and frees its place: the gate lets its queue go — each must be put back.
-    await waitFor(`pause ${pause}: the queue at the gate put back (or a request sent)`, () => site.arrivals(gated).some((t) => t > heardAt) || (run.stats()?.deferredOnDeparture ?? 0) - deferredBefore >= 3);
+    await waitFor(
+      `pause ${pause}: the queue at the gate put back (or a request sent)`,
+      () =>
+        site.arrivals(gated).some((t) => t > heardAt) || (run.stats()?.deferredOnDeparture ?? 0) - deferredBefore >= 3,
+    );
     const after = site.arrivals(gated).filter((t) => t > heardAt);
-    figures.push(`pause ${pause}: ${after.length} after (${after.map((t) => `+${t - heardAt} ms`).join(', ') || 'none'}), put back on departure ${(run.stats()?.deferredOnDeparture ?? 0) - deferredBefore}`);
+    figures.push(
+      `pause ${pause}: ${after.length} after (${after.map((t) => `+${t - heardAt} ms`).join(', ') || 'none'}), put back on departure ${(run.stats()?.deferredOnDeparture ?? 0) - deferredBefore}`,
+    );
     expect({ pause, reachedAfterPause: after.map((t) => t - heardAt) }).toEqual({ pause, reachedAfterPause: [] });
     await run.applyControls(gated, { paused: false, canaryOnly: false, band: 'degrading', reason: `resume ${pause}` });
   }

@@ -25,7 +25,11 @@ afterAll(async () => {
 
 test('PlaywrightCrawler: page body and title recorded, a challenge recorded and its session retired', async () => {
   const host = 'shop-browser.test';
-  const { crawlerStats, events: all, stats } = await crawl({
+  const {
+    crawlerStats,
+    events: all,
+    stats,
+  } = await crawl({
     crawler: 'playwright',
     browser,
     proxyUrl: proxy.url('residential-de'),
@@ -37,7 +41,12 @@ test('PlaywrightCrawler: page body and title recorded, a challenge recorded and 
   expect(events).toHaveLength(2);
   expect(site.counts(host).hits).toBe(2);
   const ok = events.find((e) => e.status === 200);
-  expect(ok).toMatchObject({ pageType: 'product', title: 'Product /ok/1', route: { pool: 'residential', country: 'DE' }, extraction: { result: 'ok', validRecords: 1 } });
+  expect(ok).toMatchObject({
+    pageType: 'product',
+    title: 'Product /ok/1',
+    route: { pool: 'residential', country: 'DE' },
+    extraction: { result: 'ok', validRecords: 1 },
+  });
   expect(ok?.bodySample).toContain('class="price"');
   expect(ok?.bytes as number).toBeGreaterThan(500);
   expect(ok?.latencyMs as number).toBeGreaterThan(0);

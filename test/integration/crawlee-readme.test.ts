@@ -44,10 +44,13 @@ async function slowStreamApi(apiUrl: string): Promise<{ url: string; close(): Pr
   const target = new URL(apiUrl);
   const server: Server = createServer((req, res) => {
     const forward = () => {
-      const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.on('error', () => res.destroy());
       req.pipe(upstream);
     };
@@ -69,7 +72,8 @@ export function readmeCrawleeSnippet(): { setup: string; run: string } {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const from = readme.indexOf('### Crawlee (`@target-health/crawler/crawlee`)');
   const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(from));
-  if (from < 0 || !block) throw new Error('README.md: the "Crawlee (`@target-health/crawler/crawlee`)" section has no ```ts block');
+  if (from < 0 || !block)
+    throw new Error('README.md: the "Crawlee (`@target-health/crawler/crawlee`)" section has no ```ts block');
   const at = block[1]!.indexOf('await crawler.run(urls);');
   if (at < 0) throw new Error('README.md: the Crawlee snippet lost its `await crawler.run(urls);` line');
   return { setup: block[1]!.slice(0, at), run: block[1]!.slice(at) };
@@ -88,7 +92,11 @@ ${run}
 clearInterval(reporting);
 say({ done: { stats: th.stats(), recorder: recorder.stats() } });
 `;
-  return transformSync(ts, { filename: 'readme-crawler.ts', jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'es6' } }).code;
+  return transformSync(ts, {
+    filename: 'readme-crawler.ts',
+    jsc: { target: 'es2022', parser: { syntax: 'typescript' } },
+    module: { type: 'es6' },
+  }).code;
 }
 
 interface Heard {
@@ -104,13 +112,15 @@ class ReadmeCrawler {
   private out = '';
   readonly exited: Promise<number | null>;
 
-  constructor(
-    private readonly child: ChildProcess,
-  ) {
+  constructor(private readonly child: ChildProcess) {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       this.out += `${line}\n`;
       if (!line.startsWith(MARK)) return;
-      const m = JSON.parse(line.slice(MARK.length)) as { heard?: Heard; stats?: TargetHealthStats; done?: ReadmeCrawler['done'] };
+      const m = JSON.parse(line.slice(MARK.length)) as {
+        heard?: Heard;
+        stats?: TargetHealthStats;
+        done?: ReadmeCrawler['done'];
+      };
       if (m.heard) this.heard.push(m.heard);
       if (m.stats) this.stats = m.stats;
       if (m.done) this.done = m.done;
@@ -120,7 +130,11 @@ class ReadmeCrawler {
   }
 
   output(): string {
-    return this.out.split('\n').filter((l) => !l.startsWith(MARK)).join('\n').slice(-6_000);
+    return this.out
+      .split('\n')
+      .filter((l) => !l.startsWith(MARK))
+      .join('\n')
+      .slice(-6_000);
   }
 
   kill(): void {
@@ -161,7 +175,12 @@ test("the README's Crawlee snippet, as written: no request before the first cont
   const id = randomUUID().slice(0, 8);
   const early = `early-${id}.test`;
   const gated = `gated-${id}.test`;
-  await changeControls(h.pool, early, { paused: true, canaryOnly: true, band: 'resisting', reason: 'test: paused before the crawler starts' });
+  await changeControls(h.pool, early, {
+    paused: true,
+    canaryOnly: true,
+    band: 'resisting',
+    reason: 'test: paused before the crawler starts',
+  });
   await changeControls(h.pool, gated, { concurrencyLimit: 1, band: 'degrading', reason: 'test: one at a time' });
   const earlyUrls = Array.from({ length: 3 }, (_, i) => `http://${early}/ok/${i}`);
   const gatedUrls = Array.from({ length: 16 }, (_, i) => `http://${gated}/ok/${i}?delay=${PAGE_MS}`);
@@ -170,7 +189,13 @@ test("the README's Crawlee snippet, as written: no request before the first cont
   const c = new ReadmeCrawler(
     spawn(process.execPath, [join(work, 'readme-crawler.mjs'), ...earlyUrls, ...gatedUrls], {
       cwd: work,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, TH_API: slowApi.url, TH_TOKEN: token, PROXY_URL: proxy.url('residential-de') },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TH_API: slowApi.url,
+        TH_TOKEN: token,
+        PROXY_URL: proxy.url('residential-de'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
@@ -178,7 +203,9 @@ test("the README's Crawlee snippet, as written: no request before the first cont
     try {
       return await eventually(() => Promise.resolve(probe()), what, ms);
     } catch (err) {
-      throw new Error(`${(err as Error).message}; adapter: ${JSON.stringify(c.stats)}; the crawler said:\n${c.output()}`);
+      throw new Error(
+        `${(err as Error).message}; adapter: ${JSON.stringify(c.stats)}; the crawler said:\n${c.output()}`,
+      );
     }
   };
   try {
@@ -187,20 +214,43 @@ test("the README's Crawlee snippet, as written: no request before the first cont
       // A request of the gated site is at the site; the rest of its queue waits at the adapter's gate.
       const hitsBefore = site.counts(gated).hits;
       // (Polled every 20 ms: the pause lands long before the request in flight ends.)
-      await waitFor(`pause ${pause}: a request of the gated site in flight`, () => site.counts(gated).inFlight === 1 && site.counts(gated).hits > hitsBefore, 30_000);
+      await waitFor(
+        `pause ${pause}: a request of the gated site in flight`,
+        () => site.counts(gated).inFlight === 1 && site.counts(gated).hits > hitsBefore,
+        30_000,
+      );
       const deferredBefore = c.stats?.deferredByPause ?? 0;
-      await changeControls(h.pool, gated, { paused: true, canaryOnly: true, band: 'resisting', reason: `test: pause ${pause}` });
-      const heard = await until(() => c.heard.filter((x) => x.site === gated && x.paused).at(pause - 1), `pause ${pause}: the crawler to hear it`);
+      await changeControls(h.pool, gated, {
+        paused: true,
+        canaryOnly: true,
+        band: 'resisting',
+        reason: `test: pause ${pause}`,
+      });
+      const heard = await until(
+        () => c.heard.filter((x) => x.site === gated && x.paused).at(pause - 1),
+        `pause ${pause}: the crawler to hear it`,
+      );
       // The request in flight ends and frees its gate place: the requests waiting there must be put back,
       // none sent. Waited for until one reached the site after the pause (the failure), or one was put back.
       await until(
-        () => (site.arrivals(gated).some((t) => t > heard.at) || (site.counts(gated).inFlight === 0 && (c.stats?.deferredByPause ?? 0) > deferredBefore) ? true : undefined),
+        () =>
+          site.arrivals(gated).some((t) => t > heard.at) ||
+          (site.counts(gated).inFlight === 0 && (c.stats?.deferredByPause ?? 0) > deferredBefore)
+            ? true
+            : undefined,
         `pause ${pause}: the gated requests to be put back`,
       );
       const after = site.arrivals(gated).filter((t) => t > heard.at);
-      figures.push(`pause ${pause}: ${after.length} reached the site after the crawler heard it (${after.map((t) => `+${t - heard.at} ms`).join(', ') || 'none'}), deferred on departure so far ${c.stats?.deferredOnDeparture ?? '?'}`);
+      figures.push(
+        `pause ${pause}: ${after.length} reached the site after the crawler heard it (${after.map((t) => `+${t - heard.at} ms`).join(', ') || 'none'}), deferred on departure so far ${c.stats?.deferredOnDeparture ?? '?'}`,
+      );
       expect({ pause, reachedAfterPause: after.map((t) => t - heard.at) }).toEqual({ pause, reachedAfterPause: [] });
-      await changeControls(h.pool, gated, { paused: false, canaryOnly: false, band: 'degrading', reason: `test: resume ${pause}` });
+      await changeControls(h.pool, gated, {
+        paused: false,
+        canaryOnly: false,
+        band: 'degrading',
+        reason: `test: resume ${pause}`,
+      });
     }
     process.stderr.write(`[crawlee-readme] ${figures.join('; ')}\n`);
 
@@ -214,9 +264,21 @@ test("the README's Crawlee snippet, as written: no request before the first cont
     // Every gated request crawled once, one at a time; none failed (deferrals are not retries).
     expect(site.counts(gated).hits).toBe(gatedUrls.length);
     expect(site.counts(gated).maxInFlight).toBe(1);
-    expect(c.done?.stats).toMatchObject({ recorded: earlyUrls.length + gatedUrls.length, droppedByStop: 0, notKept: 0 });
-    expect(c.done?.recorder).toMatchObject({ stored: earlyUrls.length + gatedUrls.length, rejected: 0, dropped: 0, failed: 0 });
-    const { rows } = await h.pool.query<{ site: string; n: string }>('SELECT site, count(*) AS n FROM request_events WHERE site = ANY($1) GROUP BY site ORDER BY site', [[early, gated]]);
+    expect(c.done?.stats).toMatchObject({
+      recorded: earlyUrls.length + gatedUrls.length,
+      droppedByStop: 0,
+      notKept: 0,
+    });
+    expect(c.done?.recorder).toMatchObject({
+      stored: earlyUrls.length + gatedUrls.length,
+      rejected: 0,
+      dropped: 0,
+      failed: 0,
+    });
+    const { rows } = await h.pool.query<{ site: string; n: string }>(
+      'SELECT site, count(*) AS n FROM request_events WHERE site = ANY($1) GROUP BY site ORDER BY site',
+      [[early, gated]],
+    );
     expect(rows.map((r) => [r.site, Number(r.n)])).toEqual([
       [early, earlyUrls.length],
       [gated, gatedUrls.length],

@@ -72,7 +72,11 @@ export async function startTestSite(): Promise<TestSite> {
         return;
       }
       if (kind === 'challenge') {
-        res.writeHead(403, { 'content-type': 'text/html; charset=utf-8', 'cf-mitigated': 'challenge', server: 'cloudflare' });
+        res.writeHead(403, {
+          'content-type': 'text/html; charset=utf-8',
+          'cf-mitigated': 'challenge',
+          server: 'cloudflare',
+        });
         res.end(CHALLENGE_BODY);
         return;
       }
@@ -88,7 +92,9 @@ export async function startTestSite(): Promise<TestSite> {
         return;
       }
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(`<html><head><title>Product ${url.pathname}</title></head><body><h1 class="name">Item</h1><span class="price">9.99</span>${'<p>filler</p>'.repeat(50)}</body></html>`);
+      res.end(
+        `<html><head><title>Product ${url.pathname}</title></head><body><h1 class="name">Item</h1><span class="price">9.99</span>${'<p>filler</p>'.repeat(50)}</body></html>`,
+      );
     }, delay);
   });
   server.listen(0, '127.0.0.1');
@@ -114,10 +120,19 @@ export async function startTestProxy(sitePort: number): Promise<TestProxy> {
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     const target = new URL(req.url ?? '/');
-    const upstream = httpRequest({ host: '127.0.0.1', port: sitePort, method: req.method, path: target.pathname + target.search, headers: { ...req.headers, host: target.host } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: sitePort,
+        method: req.method,
+        path: target.pathname + target.search,
+        headers: { ...req.headers, host: target.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   });
@@ -163,7 +178,12 @@ export function memorySink(): EventSink & { events: Record<string, unknown>[] } 
     events,
     write(batch: RecordedBatch) {
       events.push(...batch.events);
-      return Promise.resolve({ accepted: batch.events.length, inserted: batch.events.length, duplicates: 0, rejected: [] });
+      return Promise.resolve({
+        accepted: batch.events.length,
+        inserted: batch.events.length,
+        duplicates: 0,
+        rejected: [],
+      });
     },
   };
 }
@@ -203,7 +223,11 @@ export function memoryControls(): ControlsView & { set(site: string, change: Par
 /** A Crawlee configuration that persists nothing (and a temp dir for what it might still write). */
 export function scratchConfiguration(): { config: Configuration; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'th-crawlee-'));
-  const config = new Configuration({ persistStorage: false, purgeOnStart: true, storageClientOptions: { localDataDirectory: dir } });
+  const config = new Configuration({
+    persistStorage: false,
+    purgeOnStart: true,
+    storageClientOptions: { localDataDirectory: dir },
+  });
   return { config, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

@@ -13,7 +13,16 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,7 +35,10 @@ import { startTestProxy, startTestSite, type TestProxy, type TestSite } from './
 const exec = promisify(execFile);
 
 /** Newest, and the oldest 3.x minor (3.0; its last patch) — this crawl passed on 3.0.4, 3.5.8 and 3.11.5 too. */
-const CRAWLEE_VERSIONS = (process.env.TH_CRAWLEE_VERSIONS ?? '3.18.1,3.0.4').split(',').map((v) => v.trim()).filter(Boolean);
+const CRAWLEE_VERSIONS = (process.env.TH_CRAWLEE_VERSIONS ?? '3.18.1,3.0.4')
+  .split(',')
+  .map((v) => v.trim())
+  .filter(Boolean);
 
 /** The issue's budget (acceptance of issue 28). */
 const BUDGET = { packMs: 10_000, packages: 10, bytes: 3 * 1024 * 1024, installMs: 5_000, loadMs: 100 };
@@ -46,7 +58,9 @@ function bytesOf(dir: string): number {
 }
 
 function filesOf(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesOf(join(dir, e.name)) : [join(dir, e.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesOf(join(dir, e.name)) : [join(dir, e.name)],
+  );
 }
 
 interface LockEntry {
@@ -55,7 +69,9 @@ interface LockEntry {
 
 /** The installed packages, as npm's hidden lockfile lists them (`node_modules/...` → entry). */
 function installed(project: string): Map<string, LockEntry> {
-  const lock = JSON.parse(readFileSync(join(project, 'node_modules', '.package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const lock = JSON.parse(readFileSync(join(project, 'node_modules', '.package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockEntry>;
+  };
   return new Map(Object.entries(lock.packages).filter(([path]) => path.startsWith('node_modules/')));
 }
 
@@ -147,12 +163,30 @@ afterAll(async () => {
 // First, and on its own: the other tests install what it packs (the pack's `prepack` builds the package).
 test('npm pack -w @target-health/crawler is fast and packs only what a user needs', async () => {
   const started = performance.now();
-  const { stdout } = await exec('npm', ['pack', '-w', '@target-health/crawler', '--json', '--pack-destination', scratch], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await exec(
+    'npm',
+    ['pack', '-w', '@target-health/crawler', '--json', '--pack-destination', scratch],
+    { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
+  );
   const packMs = performance.now() - started;
-  const [info] = JSON.parse(stdout) as Array<{ filename: string; size: number; unpackedSize: number; entryCount: number; files: Array<{ path: string }> }>;
+  const [info] = JSON.parse(stdout) as Array<{
+    filename: string;
+    size: number;
+    unpackedSize: number;
+    entryCount: number;
+    files: Array<{ path: string }>;
+  }>;
   tarball = join(scratch, info!.filename);
-  say(`npm pack -w @target-health/crawler: ${Math.round(packMs)} ms (budget ${BUDGET.packMs}); tarball ${info!.size} B, unpacked ${info!.unpackedSize} B, ${info!.entryCount} files`);
-  const unexpected = info!.files.map((f) => f.path).filter((f) => !(f.startsWith('dist/') && (f.endsWith('.js') || f.endsWith('.d.ts'))) && !['README.md', 'CHANGELOG.md', 'LICENSE', 'package.json'].includes(f));
+  say(
+    `npm pack -w @target-health/crawler: ${Math.round(packMs)} ms (budget ${BUDGET.packMs}); tarball ${info!.size} B, unpacked ${info!.unpackedSize} B, ${info!.entryCount} files`,
+  );
+  const unexpected = info!.files
+    .map((f) => f.path)
+    .filter(
+      (f) =>
+        !(f.startsWith('dist/') && (f.endsWith('.js') || f.endsWith('.d.ts'))) &&
+        !['README.md', 'CHANGELOG.md', 'LICENSE', 'package.json'].includes(f),
+    );
   expect(unexpected).toEqual([]);
   expect(packMs).toBeLessThanOrEqual(BUDGET.packMs);
 }, 120_000);
@@ -163,7 +197,15 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
   test('the tarball adds few packages and bytes, installs and loads fast, no native module', async () => {
     project = join(scratch, `crawlee-${version}`);
     mkdirSync(project);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'a-crawlee-project', version: '1.0.0', private: true, dependencies: { '@crawlee/cheerio': version } }));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({
+        name: 'a-crawlee-project',
+        version: '1.0.0',
+        private: true,
+        dependencies: { '@crawlee/cheerio': version },
+      }),
+    );
     await exec('npm', ['install', ...npmFlags], { cwd: project, maxBuffer: 16 * 1024 * 1024 });
     const before = installed(project);
     const bytesBefore = bytesOf(join(project, 'node_modules'));
@@ -176,7 +218,12 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
     const bytes = bytesOf(join(project, 'node_modules')) - bytesBefore;
 
     // Native: an install script (node-gyp and the like), a binding.gyp, or a compiled `.node` addon.
-    const native = added.filter((p) => after.get(p)?.hasInstallScript === true || existsSync(join(project, p, 'binding.gyp')) || filesOf(join(project, p)).some((f) => f.endsWith('.node')));
+    const native = added.filter(
+      (p) =>
+        after.get(p)?.hasInstallScript === true ||
+        existsSync(join(project, p, 'binding.gyp')) ||
+        filesOf(join(project, p)).some((f) => f.endsWith('.node')),
+    );
 
     // Three fresh processes; the least is the package's cost (the others add what the machine was busy with).
     const loads: number[] = [];
@@ -207,7 +254,7 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
     expect(bytes).toBeLessThanOrEqual(BUDGET.bytes);
   }, 300_000);
 
-  test("a TypeScript crawler type-checks against the installed declarations, without zod (they never name it)", async () => {
+  test('a TypeScript crawler type-checks against the installed declarations, without zod (they never name it)', async () => {
     // zod is bundled into the package's JavaScript; its declarations must not need zod's types, or a
     // project without zod gets `any` (skipLibCheck) or errors. The project has no zod: Crawlee does not use it.
     expect(existsSync(join(project, 'node_modules', 'zod'))).toBe(false);
@@ -215,17 +262,31 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2021', noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] },
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2021',
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules', '@types')],
+        },
         files: ['crawler-types.ts'],
       }),
     );
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const run = await exec(process.execPath, [tsc, '-p', 'tsconfig.json', '--traceResolution'], { cwd: project, maxBuffer: 512 * 1024 * 1024 }).catch((err: { stdout?: string; message: string }) => {
+    const run = await exec(process.execPath, [tsc, '-p', 'tsconfig.json', '--traceResolution'], {
+      cwd: project,
+      maxBuffer: 512 * 1024 * 1024,
+    }).catch((err: { stdout?: string; message: string }) => {
       const errors = (err.stdout ?? '').split('\n').filter((l) => l.includes('error TS'));
       throw new Error(`tsc failed on the installed declarations:\n${errors.join('\n') || err.message}`);
     });
     // Every module the package's declarations asked for, by specifier: none may be zod (or the bundle's door).
-    const asked = [...run.stdout.matchAll(/======== Resolving module '([^']+)' from '([^']+)'/g)].filter((m) => m[2]!.includes('@target-health/crawler')).map((m) => m[1]!);
+    const asked = [...run.stdout.matchAll(/======== Resolving module '([^']+)' from '([^']+)'/g)]
+      .filter((m) => m[2]!.includes('@target-health/crawler'))
+      .map((m) => m[1]!);
     expect(asked.length).toBeGreaterThan(0);
     expect(asked.filter((spec) => spec === 'zod' || spec.startsWith('zod/') || /(^|\/)zod$/.test(spec))).toEqual([]);
   }, 120_000);
@@ -234,7 +295,12 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
     const id = randomUUID().slice(0, 8);
     const open = `open-${id}.test`;
     const paused = `paused-${id}.test`;
-    await changeControls(h.pool, paused, { paused: true, canaryOnly: true, band: 'resisting', reason: 'test: paused before the crawler starts' });
+    await changeControls(h.pool, paused, {
+      paused: true,
+      canaryOnly: true,
+      band: 'resisting',
+      reason: 'test: paused before the crawler starts',
+    });
     const openUrls = Array.from({ length: 5 }, (_, i) => `http://${open}/ok/${i}`);
     // A challenge page: tried twice (maxRequestRetries 1), each attempt recorded and classified.
     const challengeUrl = `http://${open}/challenge/1`;
@@ -243,7 +309,14 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
     const token = await api.token(['ingest', 'read']);
     const child = spawn(process.execPath, ['crawler.js'], {
       cwd: project,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, TH_API: api.url, TH_TOKEN: token, CRAWL_PROXY: proxy.url('residential-de'), CRAWL_URLS: JSON.stringify([...openUrls, challengeUrl, ...pausedUrls]) },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TH_API: api.url,
+        TH_TOKEN: token,
+        CRAWL_PROXY: proxy.url('residential-de'),
+        CRAWL_URLS: JSON.stringify([...openUrls, challengeUrl, ...pausedUrls]),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -251,20 +324,37 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
     child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
     try {
-      await eventually(() => Promise.resolve(site.counts(open).hits >= openUrls.length + 2 ? true : undefined), 'the open site crawled', 60_000).catch((err: Error) => {
+      await eventually(
+        () => Promise.resolve(site.counts(open).hits >= openUrls.length + 2 ? true : undefined),
+        'the open site crawled',
+        60_000,
+      ).catch((err: Error) => {
         throw new Error(`${err.message}; the crawler said:\n${out.slice(-4000)}`);
       });
       // The open site is done while the paused one waits: nothing reached it.
       expect(site.counts(paused).hits).toBe(0);
       const resumedAt = Date.now();
-      await changeControls(h.pool, paused, { paused: false, canaryOnly: false, band: 'healthy', reason: 'test: resume' });
+      await changeControls(h.pool, paused, {
+        paused: false,
+        canaryOnly: false,
+        band: 'healthy',
+        reason: 'test: resume',
+      });
       let timer: NodeJS.Timeout | undefined;
-      const code = await Promise.race([exited, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 60_000)))]);
+      const code = await Promise.race([
+        exited,
+        new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 60_000))),
+      ]);
       clearTimeout(timer);
       if (code !== 0) throw new Error(`the crawler ended with ${String(code)}:\n${out.slice(-4000)}`);
       expect(site.arrivals(paused).every((t) => t >= resumedAt)).toBe(true);
       expect(site.counts(paused).hits).toBe(pausedUrls.length);
-      const done = JSON.parse(out.split('\n').find((l) => l.startsWith('@@th '))!.slice(5)) as { stats: Record<string, unknown>; recorder: Record<string, unknown> };
+      const done = JSON.parse(
+        out
+          .split('\n')
+          .find((l) => l.startsWith('@@th '))!
+          .slice(5),
+      ) as { stats: Record<string, unknown>; recorder: Record<string, unknown> };
       const events = openUrls.length + 2 + pausedUrls.length;
       expect(done.recorder).toMatchObject({ stored: events, rejected: 0, dropped: 0, failed: 0 });
       const { rows } = await h.pool.query<{ site: string; status: number; outcome: string; n: string }>(
@@ -276,7 +366,9 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
         [open, 403, 'challenge', 2],
         [paused, 200, 'ok', pausedUrls.length],
       ]);
-      say(`@crawlee/cheerio ${version}: crawl recorded ${events} events through the API (both challenge attempts classified 'challenge'); the paused site got 0 requests until resumed`);
+      say(
+        `@crawlee/cheerio ${version}: crawl recorded ${events} events through the API (both challenge attempts classified 'challenge'); the paused site got 0 requests until resumed`,
+      );
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

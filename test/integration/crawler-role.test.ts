@@ -28,7 +28,8 @@ function documentedSql(): string {
   const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'security.md'), 'utf8');
   const section = doc.slice(doc.indexOf('### A least-privilege role for crawlers'));
   const block = /```sql\n([\s\S]*?)```/.exec(section);
-  if (!section.startsWith('###') || block === null) throw new Error('docs/security.md has no SQL block under "A least-privilege role for crawlers"');
+  if (!section.startsWith('###') || block === null)
+    throw new Error('docs/security.md has no SQL block under "A least-privilege role for crawlers"');
   return block[1]!;
 }
 
@@ -86,7 +87,8 @@ test('a crawler role with only the documented grants writes batches to the inbox
   const site = `crawler-role-${hex(3)}.example.com`;
   const now = Date.now();
   const days = [now, now - 20 * DAY];
-  const exists = async (name: string) => (await db.pool.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [name])).rows[0]!.r !== null;
+  const exists = async (name: string) =>
+    (await db.pool.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [name])).rows[0]!.r !== null;
   // A fresh database: none of the partitions these events need exists yet.
   for (const t of days) expect(await exists(partitionName('request_events', partitionStart('day', t)))).toBe(false);
   forgetKnownPartitions();
@@ -95,10 +97,24 @@ test('a crawler role with only the documented grants writes batches to the inbox
   const rejected: unknown[] = [];
   const record = async () => {
     const sink = postgresSink({ connectionString: url, logger: QUIET });
-    const recorder = createRecorder({ sink, batchSize: 50, retryForMs: 5_000, onError: (err) => errors.push(err), onRejected: (r) => rejected.push(...r), logger: QUIET });
+    const recorder = createRecorder({
+      sink,
+      batchSize: 50,
+      retryForMs: 5_000,
+      onError: (err) => errors.push(err),
+      onRejected: (r) => rejected.push(...r),
+      logger: QUIET,
+    });
     for (let i = 0; i < 120; i++) {
       const ts = days[i % 2]! - 1_000 * i;
-      recorder.record({ eventId: `e${i}`, ts, site, status: i % 4 === 0 ? 403 : 200, latencyMs: 40, route: { pool: 'dc' } });
+      recorder.record({
+        eventId: `e${i}`,
+        ts,
+        site,
+        status: i % 4 === 0 ? 403 : 200,
+        latencyMs: 40,
+        route: { pool: 'dc' },
+      });
     }
     // Refused by the sink itself (the package's schema), with the store's message: never written.
     recorder.record({ eventId: 'bad', ts: now, site, status: 99, latencyMs: 40 });
@@ -107,11 +123,31 @@ test('a crawler role with only the documented grants writes batches to the inbox
     return recorder.stats();
   };
   // Nothing drains yet: the batches wait in the inbox (3 rows: 50 + 50 + 21 - the refused one).
-  expect(await record()).toMatchObject({ recorded: 121, stored: 120, duplicates: 0, rejected: 1, failed: 0, dropped: 0 });
-  expect((await db.pool.query<{ n: string; events: string }>('SELECT count(*) AS n, sum(event_count) AS events FROM event_inbox')).rows[0]).toEqual({ n: '3', events: '120' });
+  expect(await record()).toMatchObject({
+    recorded: 121,
+    stored: 120,
+    duplicates: 0,
+    rejected: 1,
+    failed: 0,
+    dropped: 0,
+  });
+  expect(
+    (
+      await db.pool.query<{ n: string; events: string }>(
+        'SELECT count(*) AS n, sum(event_count) AS events FROM event_inbox',
+      )
+    ).rows[0],
+  ).toEqual({ n: '3', events: '120' });
   expect(rejected).toEqual([{ line: 21, errors: [expect.stringMatching(/^status: /)] }]);
   // Sent again (a crawler resending after a timeout): the same rows, skipped (ON CONFLICT DO NOTHING).
-  expect(await record()).toMatchObject({ recorded: 121, stored: 0, duplicates: 120, rejected: 1, failed: 0, dropped: 0 });
+  expect(await record()).toMatchObject({
+    recorded: 121,
+    stored: 0,
+    duplicates: 120,
+    rejected: 1,
+    failed: 0,
+    dropped: 0,
+  });
   expect((await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM event_inbox')).rows[0]!.n).toBe('3');
   expect(errors).toEqual([]);
 
@@ -124,7 +160,16 @@ test('a crawler role with only the documented grants writes batches to the inbox
   expect(drainer.results.map((r) => r.rejected.length)).toEqual([0, 0, 0]);
   expect(drainer.results.reduce((n, r) => n + r.inserted, 0)).toBe(120);
   // A batch drained twice (a drainer that died between storing and deleting it) stores nothing twice.
-  const again = await createIngester(db.pool, { minuteDays: 3 }).ingest(Array.from({ length: 120 }, (_, i) => ({ eventId: `e${i}`, ts: days[i % 2]! - 1_000 * i, site, status: i % 4 === 0 ? 403 : 200, latencyMs: 40, route: { pool: 'dc' } })));
+  const again = await createIngester(db.pool, { minuteDays: 3 }).ingest(
+    Array.from({ length: 120 }, (_, i) => ({
+      eventId: `e${i}`,
+      ts: days[i % 2]! - 1_000 * i,
+      site,
+      status: i % 4 === 0 ? 403 : 200,
+      latencyMs: 40,
+      route: { pool: 'dc' },
+    })),
+  );
   expect(again).toMatchObject({ inserted: 0, duplicates: 120 });
 
   const { rows } = await db.pool.query<{ raw: string; requests: string; minutes: string; blocks: string }>(
@@ -138,11 +183,16 @@ test('a crawler role with only the documented grants writes batches to the inbox
   // rows — those are the 60 of today.
   expect(rows[0]).toEqual({ raw: '120', requests: '120', minutes: '60', blocks: '30' });
   // The partitions exist now, and belong to the tables' owner, not to the crawler.
-  const owner = (await db.pool.query<{ u: string }>("SELECT tableowner AS u FROM pg_tables WHERE tablename = 'request_events'")).rows[0]!.u;
+  const owner = (
+    await db.pool.query<{ u: string }>("SELECT tableowner AS u FROM pg_tables WHERE tablename = 'request_events'")
+  ).rows[0]!.u;
   expect(owner).not.toBe(role);
   for (const t of days) {
     const name = partitionName('request_events', partitionStart('day', t));
-    const { rows: owned } = await db.pool.query<{ tableowner: string }>('SELECT tableowner FROM pg_tables WHERE tablename = $1', [name]);
+    const { rows: owned } = await db.pool.query<{ tableowner: string }>(
+      'SELECT tableowner FROM pg_tables WHERE tablename = $1',
+      [name],
+    );
     expect(owned).toEqual([{ tableowner: owner }]);
   }
 
@@ -156,8 +206,14 @@ test('a crawler role with only the documented grants writes batches to the inbox
   try {
     await controls.ready();
     expect(controls.controlsFor(site)).toMatchObject({ site, concurrencyLimit: 4, paused: false, version: 1 });
-    await db.pool.query("UPDATE site_controls SET paused = true, band = 'resisting', version = version + 1 WHERE site = $1", [site]);
-    await eventually(() => Promise.resolve(controls.controlsFor(site)?.version === 2 ? true : undefined), 'the changed controls, notified');
+    await db.pool.query(
+      "UPDATE site_controls SET paused = true, band = 'resisting', version = version + 1 WHERE site = $1",
+      [site],
+    );
+    await eventually(
+      () => Promise.resolve(controls.controlsFor(site)?.version === 2 ? true : undefined),
+      'the changed controls, notified',
+    );
     expect(controls.controlsFor(site)).toMatchObject({ paused: true, band: 'resisting', version: 2 });
   } finally {
     await controls.close();
@@ -172,12 +228,18 @@ test('a crawler role with only the documented grants writes batches to the inbox
     deleteInbox: await sqlState(crawler.query('DELETE FROM event_inbox')),
     updateInbox: await sqlState(crawler.query("UPDATE event_inbox SET events = ''")),
     truncateInbox: await sqlState(crawler.query('TRUNCATE event_inbox')),
-    insertRawEvents: await sqlState(crawler.query("INSERT INTO request_events (ts, site, status, latency_ms, outcome, rule) VALUES (now(), 'x', 200, 1, 'ok', 'status')")),
+    insertRawEvents: await sqlState(
+      crawler.query(
+        "INSERT INTO request_events (ts, site, status, latency_ms, outcome, rule) VALUES (now(), 'x', 200, 1, 'ok', 'status')",
+      ),
+    ),
     readRawEvents: await sqlState(crawler.query('SELECT site FROM request_events LIMIT 1')),
     readRollups: await sqlState(crawler.query('SELECT requests FROM rollup_day LIMIT 1')),
     readNorms: await sqlState(crawler.query('SELECT * FROM page_norms_day LIMIT 1')),
     readSites: await sqlState(crawler.query('SELECT config FROM sites LIMIT 1')),
-    makePartition: await sqlState(crawler.query("SELECT th_ensure_partition('request_events', '2031-06-01T12:00:00Z')")),
+    makePartition: await sqlState(
+      crawler.query("SELECT th_ensure_partition('request_events', '2031-06-01T12:00:00Z')"),
+    ),
     createTable: await sqlState(crawler.query('CREATE TABLE th_probe (a int)')),
     dropPartition: await sqlState(crawler.query(`DROP TABLE ${today}`)),
     alterTable: await sqlState(crawler.query('ALTER TABLE event_inbox ADD COLUMN th_probe int')),
@@ -233,6 +295,14 @@ test('a role that runs the ingester without EXECUTE on th_ensure_partition canno
     failure = err;
   }
   expect(failure).toMatchObject({ code: '42501' });
-  expect((failure as Error).message).toMatch(/permission denied for function th_ensure_partition: this database role may not create the signal store's daily partitions; grant it EXECUTE ON FUNCTION th_ensure_partition\(text, timestamptz\) \(docs\/security\.md\)$/);
-  expect((await db.pool.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [partitionName('request_events', partitionStart('day', t))])).rows[0]!.r).toBeNull();
+  expect((failure as Error).message).toMatch(
+    /permission denied for function th_ensure_partition: this database role may not create the signal store's daily partitions; grant it EXECUTE ON FUNCTION th_ensure_partition\(text, timestamptz\) \(docs\/security\.md\)$/,
+  );
+  expect(
+    (
+      await db.pool.query<{ r: string | null }>('SELECT to_regclass($1)::text AS r', [
+        partitionName('request_events', partitionStart('day', t)),
+      ])
+    ).rows[0]!.r,
+  ).toBeNull();
 });

@@ -13,7 +13,13 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../../stack/free-port';
-import { PG_HBA, postgresBinary, postgresUserIds, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../stack/embedded-postgres';
+import {
+  PG_HBA,
+  postgresBinary,
+  postgresUserIds,
+  startEmbeddedPostgres,
+  type EmbeddedPostgresHandle,
+} from '../../stack/embedded-postgres';
 import { PRODUCT_ROLE, secretFileOf } from '../../stack/postgres-secret';
 import { migrateInProcess as migrateUp } from '../helpers/processes';
 
@@ -60,7 +66,12 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string): Pro
 /** A postmaster on `dataDir` started the way a leftover runs: not ours, in a process group of its own. */
 async function rawPostmaster(dataDir: string, port: number): Promise<ChildProcess> {
   const ids = await postgresUserIds();
-  const child = spawn(postgresBinary('postgres'), ['-D', dataDir, '-p', String(port)], { ...(ids ?? {}), detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+  const child = spawn(postgresBinary('postgres'), ['-D', dataDir, '-p', String(port)], {
+    ...(ids ?? {}),
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
   leftovers.push(child);
   await new Promise<void>((ready, failed) => {
     let out = '';
@@ -86,7 +97,11 @@ async function earlierVersionFolder(dataDir: string, port: number, auth: 'passwo
   mkdirSync(dirname(dataDir), { mode: 0o755 });
   mkdirSync(dataDir, { mode: 0o700 });
   if (ids) for (const p of [dataDir, pwDir, pwFile]) chownSync(p, ids.uid, ids.gid);
-  await execFileAsync(postgresBinary('initdb'), [`--pgdata=${dataDir}`, `--auth=${auth}`, '--username=postgres', `--pwfile=${pwFile}`, '--lc-messages=C'], { ...(ids ?? {}) });
+  await execFileAsync(
+    postgresBinary('initdb'),
+    [`--pgdata=${dataDir}`, `--auth=${auth}`, '--username=postgres', `--pwfile=${pwFile}`, '--lc-messages=C'],
+    { ...(ids ?? {}) },
+  );
   rmSync(pwDir, { recursive: true, force: true });
   const server = await rawPostmaster(dataDir, port);
   const legacy = `postgres://postgres:postgres@127.0.0.1:${port}`;
@@ -104,7 +119,10 @@ async function expectLockedDown(h: EmbeddedPostgresHandle, dataDir: string, port
   expect(await login(port, PRODUCT_ROLE, 'postgres', 'target_health')).toBe('28P01');
   // SCRAM only, and passwords stored as SCRAM verifiers.
   expect(readFileSync(join(dataDir, 'pg_hba.conf'), 'utf8')).toBe(PG_HBA);
-  const stored = await query<{ rolname: string; scram: boolean }>(h.superuserUrl, "SELECT rolname, rolpassword LIKE 'SCRAM-SHA-256$%' AS scram FROM pg_authid WHERE rolname IN ('postgres', 'target_health') ORDER BY rolname");
+  const stored = await query<{ rolname: string; scram: boolean }>(
+    h.superuserUrl,
+    "SELECT rolname, rolpassword LIKE 'SCRAM-SHA-256$%' AS scram FROM pg_authid WHERE rolname IN ('postgres', 'target_health') ORDER BY rolname",
+  );
   expect(stored).toEqual([
     { rolname: 'postgres', scram: true },
     { rolname: 'target_health', scram: true },
@@ -114,7 +132,12 @@ async function expectLockedDown(h: EmbeddedPostgresHandle, dataDir: string, port
   // The product's role: no superuser, no role or database making; owns its database and everything in it.
   const url = new URL(h.databaseUrl);
   expect(decodeURIComponent(url.username)).toBe(PRODUCT_ROLE);
-  expect(await query(h.databaseUrl, 'SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = current_user')).toEqual([
+  expect(
+    await query(
+      h.databaseUrl,
+      'SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = current_user',
+    ),
+  ).toEqual([
     { rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolreplication: false, rolbypassrls: false },
   ]);
   const notOwned = await query<{ name: string }>(
@@ -127,7 +150,9 @@ async function expectLockedDown(h: EmbeddedPostgresHandle, dataDir: string, port
   // What the product does with it: migrations (nothing left), writes, a partition through the store's function.
   expect(await migrateUp(h.databaseUrl)).toEqual([]);
   await query(h.databaseUrl, "INSERT INTO sites (site) VALUES ('new.example.com') ON CONFLICT DO NOTHING");
-  expect(await query(h.databaseUrl, "SELECT th_ensure_partition('request_events', '2031-05-06T07:00:00Z') AS p")).toEqual([{ p: 'request_events_p20310506' }]);
+  expect(
+    await query(h.databaseUrl, "SELECT th_ensure_partition('request_events', '2031-05-06T07:00:00Z') AS p"),
+  ).toEqual([{ p: 'request_events_p20310506' }]);
 
   // The secret: owner-only, and another local user cannot read it.
   const file = secretFileOf(dataDir);
@@ -137,7 +162,10 @@ async function expectLockedDown(h: EmbeddedPostgresHandle, dataDir: string, port
   expect(decodeURIComponent(url.password)).toBe(secret.product);
   expect(secret.superuser).not.toBe(secret.product);
   if (userInfo().uid === 0) {
-    const nobody = { uid: Number((await execFileAsync('id', ['-u', 'nobody'])).stdout), gid: Number((await execFileAsync('id', ['-g', 'nobody'])).stdout) };
+    const nobody = {
+      uid: Number((await execFileAsync('id', ['-u', 'nobody'])).stdout),
+      gid: Number((await execFileAsync('id', ['-g', 'nobody'])).stdout),
+    };
     const read = await execFileAsync('cat', [file], nobody).then(
       () => 'read',
       (err: { stderr: string }) => err.stderr,
@@ -160,22 +188,33 @@ test('a fresh data folder: its own secret, SCRAM only, the product as a role tha
   const again = await startEmbeddedPostgres({ dataDir, port, persistent: true });
   handles.push(again);
   expect(again.databaseUrl).toBe(h.databaseUrl);
-  expect(await query(again.databaseUrl, "SELECT count(*)::int AS n FROM sites WHERE site = 'new.example.com'")).toEqual([{ n: 1 }]);
+  expect(await query(again.databaseUrl, "SELECT count(*)::int AS n FROM sites WHERE site = 'new.example.com'")).toEqual(
+    [{ n: 1 }],
+  );
 });
 
-test.each(['password', 'md5'] as const)('a data folder of an earlier version (postgres/postgres, %s logins) is taken over on its next start, nothing lost', async (auth) => {
-  const dataDir = join(base, `earlier-${auth}`, 'postgres');
-  const port = await freePort();
-  await earlierVersionFolder(dataDir, port, auth);
-  const notices: string[] = [];
-  const h = await startEmbeddedPostgres({ dataDir, port, persistent: true, log: { info: (m) => notices.push(m) } });
-  handles.push(h);
-  expect(notices).toEqual([expect.stringMatching(/had the fixed password of earlier versions: it now has its own secret .*SCRAM logins only.*connects as target_health/)]);
-  await expectLockedDown(h, dataDir, port);
-  expect(await query(h.databaseUrl, "SELECT site FROM sites WHERE site = 'kept.example.com'")).toEqual([{ site: 'kept.example.com' }]);
-});
+test.each(['password', 'md5'] as const)(
+  'a data folder of an earlier version (postgres/postgres, %s logins) is taken over on its next start, nothing lost',
+  async (auth) => {
+    const dataDir = join(base, `earlier-${auth}`, 'postgres');
+    const port = await freePort();
+    await earlierVersionFolder(dataDir, port, auth);
+    const notices: string[] = [];
+    const h = await startEmbeddedPostgres({ dataDir, port, persistent: true, log: { info: (m) => notices.push(m) } });
+    handles.push(h);
+    expect(notices).toEqual([
+      expect.stringMatching(
+        /had the fixed password of earlier versions: it now has its own secret .*SCRAM logins only.*connects as target_health/,
+      ),
+    ]);
+    await expectLockedDown(h, dataDir, port);
+    expect(await query(h.databaseUrl, "SELECT site FROM sites WHERE site = 'kept.example.com'")).toEqual([
+      { site: 'kept.example.com' },
+    ]);
+  },
+);
 
-test("a server of the data folder left running by an earlier start is stopped, said in one line, and the start goes on", async () => {
+test('a server of the data folder left running by an earlier start is stopped, said in one line, and the start goes on', async () => {
   const dataDir = join(base, 'leftover', 'postgres');
   const port = await freePort();
   const first = await startEmbeddedPostgres({ dataDir, port, persistent: true });
@@ -187,7 +226,11 @@ test("a server of the data folder left running by an earlier start is stopped, s
   const h = await startEmbeddedPostgres({ dataDir, port, persistent: true, log: { info: (m) => notices.push(m) } });
   handles.push(h);
   // Gone (its exit reported to us, its parent), and the new server has its port.
-  await new Promise((gone) => (leftover.exitCode !== null || leftover.signalCode !== null ? gone(undefined) : leftover.once('exit', gone)));
-  expect(notices).toEqual([`the embedded PostgreSQL of ${dataDir} is still running (pid ${leftover.pid}, port ${port}), left by an earlier start: stopping it (fast shutdown) and starting it anew`]);
+  await new Promise((gone) =>
+    leftover.exitCode !== null || leftover.signalCode !== null ? gone(undefined) : leftover.once('exit', gone),
+  );
+  expect(notices).toEqual([
+    `the embedded PostgreSQL of ${dataDir} is still running (pid ${leftover.pid}, port ${port}), left by an earlier start: stopping it (fast shutdown) and starting it anew`,
+  ]);
   expect(await migrateUp(h.databaseUrl)).toEqual([]);
 });

@@ -22,11 +22,22 @@ beforeAll(async () => {
 
 describe('worker', () => {
   test('unreachable Temporal', async () => {
-    const r = await run(WORKER, [], cleanEnv({ TEMPORAL_ADDRESS: `127.0.0.1:${closedPort}`, DATABASE_URL: env('DATABASE_URL') }));
+    const r = await run(
+      WORKER,
+      [],
+      cleanEnv({ TEMPORAL_ADDRESS: `127.0.0.1:${closedPort}`, DATABASE_URL: env('DATABASE_URL') }),
+    );
     expectOneLineError(r, /^target-health worker: TEMPORAL_ADDRESS: cannot connect to Temporal at 127\.0\.0\.1:\d+/);
   });
   test('unreachable PostgreSQL', async () => {
-    const r = await run(WORKER, [], cleanEnv({ TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'), DATABASE_URL: `postgres://u:secret@127.0.0.1:${closedPort}/db` }));
+    const r = await run(
+      WORKER,
+      [],
+      cleanEnv({
+        TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'),
+        DATABASE_URL: `postgres://u:secret@127.0.0.1:${closedPort}/db`,
+      }),
+    );
     expectOneLineError(r, /DATABASE_URL: cannot connect to PostgreSQL at 127\.0\.0\.1:\d+\/db .*ECONNREFUSED/);
     expect(r.stderr).not.toContain('secret');
   });
@@ -35,7 +46,11 @@ describe('worker', () => {
     expectOneLineError(r, /DATABASE_URL: is required.*\(it is not set\)/);
   });
   test('malformed TEMPORAL_ADDRESS', async () => {
-    const r = await run(WORKER, [], cleanEnv({ TEMPORAL_ADDRESS: 'http://localhost', DATABASE_URL: env('DATABASE_URL') }));
+    const r = await run(
+      WORKER,
+      [],
+      cleanEnv({ TEMPORAL_ADDRESS: 'http://localhost', DATABASE_URL: env('DATABASE_URL') }),
+    );
     expectOneLineError(r, /TEMPORAL_ADDRESS: must be host:port.*\(got "http:\/\/localhost"\)/);
   });
   test('malformed LOG_LEVEL', async () => {
@@ -43,7 +58,11 @@ describe('worker', () => {
     expectOneLineError(r, /LOG_LEVEL: must be one of trace, debug, info, warn, error, fatal, silent \(got "loud"\)/);
   });
   test('half an mTLS pair', async () => {
-    const r = await run(WORKER, [], cleanEnv({ TEMPORAL_TLS_CERT_PATH: '/tmp/client.pem', DATABASE_URL: env('DATABASE_URL') }));
+    const r = await run(
+      WORKER,
+      [],
+      cleanEnv({ TEMPORAL_TLS_CERT_PATH: '/tmp/client.pem', DATABASE_URL: env('DATABASE_URL') }),
+    );
     expectOneLineError(r, /TEMPORAL_TLS_KEY_PATH: mTLS needs both/);
   });
 });
@@ -54,7 +73,14 @@ describe('CLI', () => {
     expectOneLineError(r, /^target-health: TEMPORAL_ADDRESS: cannot connect to Temporal at 127\.0\.0\.1:\d+/);
   });
   test('unreachable PostgreSQL', async () => {
-    const r = await run(CLI, ['start', 'shop.example.com'], cleanEnv({ TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'), DATABASE_URL: `postgres://u:p@127.0.0.1:${closedPort}/db` }));
+    const r = await run(
+      CLI,
+      ['start', 'shop.example.com'],
+      cleanEnv({
+        TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'),
+        DATABASE_URL: `postgres://u:p@127.0.0.1:${closedPort}/db`,
+      }),
+    );
     expectOneLineError(r, /^target-health: DATABASE_URL: cannot connect to PostgreSQL/);
   });
   test('malformed DATABASE_URL', async () => {
@@ -66,7 +92,13 @@ describe('CLI', () => {
     expectOneLineError(r, /TEMPORAL_NAMESPACE: must be a namespace name/);
   });
   test('invalid site and duration arguments', async () => {
-    expectOneLineError(await run(CLI, ['start', 'not a host'], cleanEnv({})), /site: must be a host name like shop\.example\.com/);
-    expectOneLineError(await run(CLI, ['start', 'shop.example.com', '--tick', 'soon'], cleanEnv({})), /--tick: "soon" is not a duration/);
+    expectOneLineError(
+      await run(CLI, ['start', 'not a host'], cleanEnv({})),
+      /site: must be a host name like shop\.example\.com/,
+    );
+    expectOneLineError(
+      await run(CLI, ['start', 'shop.example.com', '--tick', 'soon'], cleanEnv({})),
+      /--tick: "soon" is not a duration/,
+    );
   });
 });

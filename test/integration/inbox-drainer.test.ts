@@ -50,7 +50,8 @@ function drainer(pollMs: number): Harness {
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -67,7 +68,11 @@ function drainer(pollMs: number): Harness {
       results.push(r);
       return r;
     },
-    metrics: { batches: (result) => add(`batches:${result}`), events: (result, n) => add(`events:${result}`, n), waited: (s) => waits.push(s) },
+    metrics: {
+      batches: (result) => add(`batches:${result}`),
+      events: (result, n) => add(`events:${result}`, n),
+      waited: (s) => waits.push(s),
+    },
     pollMs,
     retryMaxMs: 500,
   });
@@ -76,7 +81,10 @@ function drainer(pollMs: number): Harness {
 }
 
 const inboxRows = async () => (await inboxBacklog(db.pool)).batches;
-const storedOf = async (site: string) => Number((await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [site])).rows[0]!.n);
+const storedOf = async (site: string) =>
+  Number(
+    (await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [site])).rows[0]!.n,
+  );
 
 test('woken by NOTIFY: a batch written by postgresSink is stored within a second or so, and its row deleted', async () => {
   const h = drainer(3_600_000);
@@ -87,10 +95,21 @@ test('woken by NOTIFY: a batch written by postgresSink is stored within a second
     const site = `notify-${randomUUID().slice(0, 8)}.example.com`;
     const events = Array.from({ length: 200 }, (_, i) => ({ ts: Date.now() - i, site, status: 200, latencyMs: 20 }));
     const written = Date.now();
-    expect(await sink.write({ events, eventIds: events.map((_, i) => `n${i}`) })).toEqual({ accepted: 200, inserted: 200, duplicates: 0, rejected: [] });
-    await eventually(async () => ((await storedOf(site)) === 200 && (await inboxRows()) === 0 ? true : undefined), 'the batch stored', 10_000);
+    expect(await sink.write({ events, eventIds: events.map((_, i) => `n${i}`) })).toEqual({
+      accepted: 200,
+      inserted: 200,
+      duplicates: 0,
+      rejected: [],
+    });
+    await eventually(
+      async () => ((await storedOf(site)) === 200 && (await inboxRows()) === 0 ? true : undefined),
+      'the batch stored',
+      10_000,
+    );
     const seen = Date.now() - written;
-    process.stdout.write(`[inbox-drainer] postgresSink write → 200 events visible in the store: ${seen} ms (drainer's own wait: ${(h.waits[0]! * 1000).toFixed(0)} ms)\n`);
+    process.stdout.write(
+      `[inbox-drainer] postgresSink write → 200 events visible in the store: ${seen} ms (drainer's own wait: ${(h.waits[0]! * 1000).toFixed(0)} ms)\n`,
+    );
     // Far below the poll (an hour): the notification woke it.
     expect(seen).toBeLessThan(5_000);
     expect(h.counted).toEqual({ 'batches:drained': 1, 'events:inserted': 200 });
@@ -111,13 +130,29 @@ test('events the store refuses are logged with the batch id and counted; the res
       'not json',
       JSON.stringify({ eventId: 'old-1', ts: Date.now() - 40 * DAY, site, status: 200, latencyMs: 10 }),
     ];
-    await db.pool.query('INSERT INTO event_inbox (batch_id, events, event_count) VALUES ($1, $2, 3)', ['b1:refused-test', gzipSync(`${lines.join('\n')}\n`)]);
-    await eventually(async () => ((await inboxRows()) === 0 && h.results.length === 1 ? true : undefined), 'the batch drained');
+    await db.pool.query('INSERT INTO event_inbox (batch_id, events, event_count) VALUES ($1, $2, 3)', [
+      'b1:refused-test',
+      gzipSync(`${lines.join('\n')}\n`),
+    ]);
+    await eventually(
+      async () => ((await inboxRows()) === 0 && h.results.length === 1 ? true : undefined),
+      'the batch drained',
+    );
     expect(await storedOf(site)).toBe(1);
     expect(h.counted).toEqual({ 'batches:drained': 1, 'events:inserted': 1, 'events:rejected': 2 });
     const warning = h.logs.find((l) => l.batchId === 'b1:refused-test');
-    expect(warning).toMatchObject({ level: 40, rejected: 2, stored: 1, sample: [{ line: 2, errors: [expect.stringMatching(/^not valid JSON/)] }, { line: 3, errors: [expect.stringMatching(/^ts: is .* before now/)] }] });
-    expect(String(warning!.msg)).toMatch(/^inbox: the store refused 2 of the 3 events of batch b1:refused-test \(first, line 2: not valid JSON/);
+    expect(warning).toMatchObject({
+      level: 40,
+      rejected: 2,
+      stored: 1,
+      sample: [
+        { line: 2, errors: [expect.stringMatching(/^not valid JSON/)] },
+        { line: 3, errors: [expect.stringMatching(/^ts: is .* before now/)] },
+      ],
+    });
+    expect(String(warning!.msg)).toMatch(
+      /^inbox: the store refused 2 of the 3 events of batch b1:refused-test \(first, line 2: not valid JSON/,
+    );
   } finally {
     await h.drainer.close();
   }
@@ -126,12 +161,20 @@ test('events the store refuses are logged with the batch id and counted; the res
 test('a row no sink wrote (not gzip) cannot be read: its events are counted as refused, it is logged and deleted', async () => {
   const h = drainer(200);
   try {
-    await db.pool.query('INSERT INTO event_inbox (batch_id, events, event_count) VALUES ($1, $2, 7)', ['b1:garbage-test', Buffer.from('{"not":"gzip"}\n')]);
-    await eventually(async () => ((await inboxRows()) === 0 && (h.counted['events:rejected'] ?? 0) === 7 ? true : undefined), 'the row refused');
+    await db.pool.query('INSERT INTO event_inbox (batch_id, events, event_count) VALUES ($1, $2, 7)', [
+      'b1:garbage-test',
+      Buffer.from('{"not":"gzip"}\n'),
+    ]);
+    await eventually(
+      async () => ((await inboxRows()) === 0 && (h.counted['events:rejected'] ?? 0) === 7 ? true : undefined),
+      'the row refused',
+    );
     expect(h.results).toEqual([]);
     const error = h.logs.find((l) => l.batchId === 'b1:garbage-test');
     expect(error).toMatchObject({ level: 50, eventCount: 7 });
-    expect(String(error!.msg)).toMatch(/^inbox: batch b1:garbage-test cannot be read \(.*\): its 7 events are refused and the row deleted/);
+    expect(String(error!.msg)).toMatch(
+      /^inbox: batch b1:garbage-test cannot be read \(.*\): its 7 events are refused and the row deleted/,
+    );
   } finally {
     await h.drainer.close();
   }
@@ -141,17 +184,30 @@ test('a batch the store cannot take now stays in the inbox and is stored once it
   const site = `later-${randomUUID().slice(0, 8)}.example.com`;
   const fn = `th_test_refuse_${randomUUID().slice(0, 8)}`;
   // Not the data's fault (SQLSTATE P0001, as a full disk or a failing trigger would be): the ingester fails the batch.
-  await db.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk quota exceeded (test)'; END $$`);
-  await db.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE FUNCTION ${fn}()`);
+  await db.pool.query(
+    `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk quota exceeded (test)'; END $$`,
+  );
+  await db.pool.query(
+    `CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE FUNCTION ${fn}()`,
+  );
   const h = drainer(200);
   const sink = postgresSink({ connectionString: db.url, logger: QUIET });
   try {
     const events = Array.from({ length: 30 }, (_, i) => ({ ts: Date.now() - i, site, status: 200, latencyMs: 20 }));
     await sink.write({ events, eventIds: events.map((_, i) => `l${i}`) });
-    await eventually(() => Promise.resolve((h.counted['batches:failed'] ?? 0) >= 2 ? true : undefined), 'two failed attempts');
+    await eventually(
+      () => Promise.resolve((h.counted['batches:failed'] ?? 0) >= 2 ? true : undefined),
+      'two failed attempts',
+    );
     expect(await inboxRows()).toBe(1);
     expect(await storedOf(site)).toBe(0);
-    expect(h.logs.some((l) => /^inbox: batch b1:[0-9a-f]{64} \(30 events\) could not be stored now: .*disk quota exceeded \(test\).*; it stays in the inbox; retrying/.test(String(l.msg)))).toBe(true);
+    expect(
+      h.logs.some((l) =>
+        /^inbox: batch b1:[0-9a-f]{64} \(30 events\) could not be stored now: .*disk quota exceeded \(test\).*; it stays in the inbox; retrying/.test(
+          String(l.msg),
+        ),
+      ),
+    ).toBe(true);
     await db.pool.query(`DROP TRIGGER ${fn} ON request_events`);
     await eventually(async () => ((await inboxRows()) === 0 ? true : undefined), 'the batch stored after the fix');
     expect(await storedOf(site)).toBe(30);
@@ -169,7 +225,12 @@ test('two drainers on one inbox (FOR UPDATE SKIP LOCKED) store every batch once 
   const sink = postgresSink({ connectionString: db.url, logger: QUIET });
   // 40 batches of 50 waiting before either drainer starts.
   for (let b = 0; b < 40; b++) {
-    const events = Array.from({ length: 50 }, (_, i) => ({ ts: Date.now() - b * 50 - i, site, status: 200, latencyMs: 20 }));
+    const events = Array.from({ length: 50 }, (_, i) => ({
+      ts: Date.now() - b * 50 - i,
+      site,
+      status: 200,
+      latencyMs: 20,
+    }));
     await sink.write({ events, eventIds: events.map((_, i) => `s${b}-${i}`) });
   }
   await sink.close();
@@ -177,7 +238,11 @@ test('two drainers on one inbox (FOR UPDATE SKIP LOCKED) store every batch once 
   const a = drainer(200);
   const b = drainer(200);
   try {
-    await eventually(async () => ((await inboxRows()) === 0 && a.drainer.status().inFlight + b.drainer.status().inFlight === 0 ? true : undefined), 'the inbox drained');
+    await eventually(
+      async () =>
+        (await inboxRows()) === 0 && a.drainer.status().inFlight + b.drainer.status().inFlight === 0 ? true : undefined,
+      'the inbox drained',
+    );
   } finally {
     await Promise.all([a.drainer.close(), b.drainer.close()]);
   }
@@ -204,9 +269,17 @@ test('the API drains the inbox through its ingest threads and counts it in /metr
   try {
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const site = `api-${randomUUID().slice(0, 8)}.example.com`;
-    const events = Array.from({ length: 300 }, (_, i) => ({ ts: Date.now() - i, site, status: i % 10 === 0 ? 403 : 200, latencyMs: 20 }));
+    const events = Array.from({ length: 300 }, (_, i) => ({
+      ts: Date.now() - i,
+      site,
+      status: i % 10 === 0 ? 403 : 200,
+      latencyMs: 20,
+    }));
     await sink.write({ events, eventIds: events.map((_, i) => `a${i}`) });
-    await eventually(async () => ((await storedOf(site)) === 300 && (await inboxRows()) === 0 ? true : undefined), 'the API to drain the batch');
+    await eventually(
+      async () => ((await storedOf(site)) === 300 && (await inboxRows()) === 0 ? true : undefined),
+      'the API to drain the batch',
+    );
     const { token } = await createToken(db.pool, `reader-${randomUUID().slice(0, 8)}`, ['read']);
     const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
     expect(text).toMatch(/^th_inbox_events_total\{result="inserted"\} 300$/m);

@@ -55,10 +55,16 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
   expect(ui.status).toBe(200);
   // The banner masks the embedded database's password; the full URL is in the owner-only cli.env (docs/security.md).
-  const banner = await eventually(() => Promise.resolve(/Watch a site:.*\n/.test(first.output()) ? first.output() : undefined), 'the banner');
+  const banner = await eventually(
+    () => Promise.resolve(/Watch a site:.*\n/.test(first.output()) ? first.output() : undefined),
+    'the banner',
+  );
   // The product's role (not the superuser) with the data folder's own secret (test/integration/embedded-postgres.test.ts).
   expect(banner).toContain(`DATABASE_URL=postgres://target_health:***@127.0.0.1:${ports.pg}/target_health`);
-  const secret = JSON.parse(readFileSync(join(dataDir, 'postgres.secret'), 'utf8')) as { superuser: string; product: string };
+  const secret = JSON.parse(readFileSync(join(dataDir, 'postgres.secret'), 'utf8')) as {
+    superuser: string;
+    product: string;
+  };
   const cliEnv = cleanEnv({
     TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
     DATABASE_URL: `postgres://target_health:${secret.product}@127.0.0.1:${ports.pg}/target_health`,
@@ -72,7 +78,16 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   expect(banner).toMatch(/First token: .*npx target-health token create me --scope admin/);
   expect(await (await fetch(`${apiUrl}/healthz`)).json()).toEqual({ ok: true });
   const readiness = await fetch(`${apiUrl}/readyz`);
-  expect({ status: readiness.status, body: await readiness.json() }).toEqual({ status: 200, body: { ready: true, checks: [{ name: 'postgres', ok: true }, { name: 'temporal', ok: true }] } });
+  expect({ status: readiness.status, body: await readiness.json() }).toEqual({
+    status: 200,
+    body: {
+      ready: true,
+      checks: [
+        { name: 'postgres', ok: true },
+        { name: 'temporal', ok: true },
+      ],
+    },
+  });
   // The token it suggests works against the stack's database, and /metrics accepts it.
   const created = await run(CLI, ['token', 'create', 'me', '--scope', 'admin'], cliEnv);
   expect(created.code).toBe(0);
@@ -85,21 +100,41 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   // The only thing on stderr: the site has no canary yet (client/on-call/canary-hint.ts).
   expect(started.stderr).toBe(`target-health: ${noCanaryWarning('stack-test.example.com')}\n`);
   expect(started.stdout).toContain('started site-health:stack-test.example.com');
-  const tickOf = async (): Promise<number> => (JSON.parse((await run(CLI, ['status', 'stack-test.example.com', '--json'], cliEnv)).stdout) as { tick: number }).tick;
+  const tickOf = async (): Promise<number> =>
+    (JSON.parse((await run(CLI, ['status', 'stack-test.example.com', '--json'], cliEnv)).stdout) as { tick: number })
+      .tick;
   const before = {
-    tick: await eventually(async () => {
-      const tick = await tickOf();
-      return tick >= 2 ? tick : undefined;
-    }, 'two ticks before the restart', 60_000),
+    tick: await eventually(
+      async () => {
+        const tick = await tickOf();
+        return tick >= 2 ? tick : undefined;
+      },
+      'two ticks before the restart',
+      60_000,
+    ),
   };
   expect(before.tick).toBeGreaterThanOrEqual(2);
   // The banner names the Temporal CLI it provisioned, and its "List sites" line — the pass-through
   // form with the settings of cli.env — lists the loop just started.
-  const cliPath = /\n {2}Temporal CLI: {2}(\S+) \((?:TEMPORAL_CLI_PATH|PATH|cache|go install)\); or `npx target-health temporal …`/.exec(banner)?.[1];
+  const cliPath =
+    /\n {2}Temporal CLI: {2}(\S+) \((?:TEMPORAL_CLI_PATH|PATH|cache|go install)\); or `npx target-health temporal …`/.exec(
+      banner,
+    )?.[1];
   expect(cliPath !== undefined && isExecutable(cliPath)).toBe(true);
-  const listSites = /\n {2}List sites: {4}set -a; \. (\S+); set \+a; npx target-health temporal workflow list --query "([^"]+)"\n/.exec(banner);
+  const listSites =
+    /\n {2}List sites: {4}set -a; \. (\S+); set \+a; npx target-health temporal workflow list --query "([^"]+)"\n/.exec(
+      banner,
+    );
   expect(listSites?.slice(1)).toEqual([join(dataDir, 'cli.env'), RUNNING_SITES_QUERY]);
-  const sourced = cleanEnv({ ...Object.fromEntries(readFileSync(join(dataDir, 'cli.env'), 'utf8').split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])), XDG_CACHE_HOME: process.env.XDG_CACHE_HOME });
+  const sourced = cleanEnv({
+    ...Object.fromEntries(
+      readFileSync(join(dataDir, 'cli.env'), 'utf8')
+        .split('\n')
+        .filter((l) => /^[A-Z_]+=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    ),
+    XDG_CACHE_HOME: process.env.XDG_CACHE_HOME,
+  });
   const listed = await run(CLI, ['temporal', 'workflow', 'list', '--query', RUNNING_SITES_QUERY], sourced);
   expect(listed.code).toBe(0);
   expect(listed.stdout).toContain('site-health:stack-test.example.com');
@@ -118,17 +153,27 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   const second = await startUntil(STACK, { ...stackEnv, ...exported }, ready, 90_000);
   children.push(second.child);
   expect(second.output()).toMatch(/database schema is up to date/);
-  expect(second.output()).toContain("TEMPORAL_ADDRESS, TEMPORAL_UI_URL, DATABASE_URL, TH_API in the environment are this stack's own");
+  expect(second.output()).toContain(
+    "TEMPORAL_ADDRESS, TEMPORAL_UI_URL, DATABASE_URL, TH_API in the environment are this stack's own",
+  );
   expect(second.output()).not.toContain('(yours, from the environment)');
   // The same workflow carries on from where it was: ticks keep counting, not restarted at 1.
-  const after = { tick: await eventually(async () => {
-    const tick = await tickOf();
-    return tick > before.tick ? tick : undefined;
-  }, 'a tick after the restart', 60_000) };
+  const after = {
+    tick: await eventually(
+      async () => {
+        const tick = await tickOf();
+        return tick > before.tick ? tick : undefined;
+      },
+      'a tick after the restart',
+      60_000,
+    ),
+  };
   expect(after.tick).toBeGreaterThan(before.tick);
   // And PostgreSQL kept the first run's rows.
   const pool = createPool(cliEnv.DATABASE_URL!, 1);
-  const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM assessments WHERE site = 'stack-test.example.com'");
+  const { rows } = await pool.query<{ n: string }>(
+    "SELECT count(*) AS n FROM assessments WHERE site = 'stack-test.example.com'",
+  );
   await pool.end();
   expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(after.tick - 1);
 
@@ -136,9 +181,17 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   const postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const beforeKill = await tickOf();
   process.kill(postmaster, 'SIGKILL');
-  await eventually(() => Promise.resolve(/embedded PostgreSQL restarted/.test(second.output()) ? true : undefined), 'PostgreSQL restarted by the stack', 120_000);
+  await eventually(
+    () => Promise.resolve(/embedded PostgreSQL restarted/.test(second.output()) ? true : undefined),
+    'PostgreSQL restarted by the stack',
+    120_000,
+  );
   expect(second.output()).toMatch(/embedded PostgreSQL exited unexpectedly/);
-  await eventually(async () => ((await tickOf()) > beforeKill + 1 ? true : undefined), 'ticks after the restart', 60_000);
+  await eventually(
+    async () => ((await tickOf()) > beforeKill + 1 ? true : undefined),
+    'ticks after the restart',
+    60_000,
+  );
   expect(second.child.exitCode).toBeNull();
   second.child.kill('SIGINT');
   expect(await waitForExit(second.child)).toBe(0);

@@ -14,8 +14,14 @@ import { deploymentCatalogue } from '../../config/marker-catalogue';
 import { authed, startTestApi, type TestApi } from '../helpers/api';
 import { env, openHarness, type TestHarness } from '../helpers/services';
 
-const SHOP_WALL = { id: 'shop-wall', vendor: 'Example Shop', kind: 'block', bodyAny: ['our shop has paused your visits'] };
-const PAGE = '<html><head><title>Example Shop</title></head><body><p>Our shop has paused your visits for a while.</p></body></html>';
+const SHOP_WALL = {
+  id: 'shop-wall',
+  vendor: 'Example Shop',
+  kind: 'block',
+  bodyAny: ['our shop has paused your visits'],
+};
+const PAGE =
+  '<html><head><title>Example Shop</title></head><body><p>Our shop has paused your visits for a while.</p></body></html>';
 
 let h: TestHarness;
 let inline: TestApi;
@@ -40,15 +46,30 @@ afterAll(async () => {
   await h.close();
 });
 
-async function postAndRead(api: TestApi, site: string, eventId: string): Promise<{ outcome: string; marker_id: string | null }> {
+async function postAndRead(
+  api: TestApi,
+  site: string,
+  eventId: string,
+): Promise<{ outcome: string; marker_id: string | null }> {
   const event = { eventId, ts: Date.now(), site, status: 200, latencyMs: 90, bytes: PAGE.length, bodySample: PAGE };
-  const r = await fetch(`${api.url}/v1/events`, authed(token, { method: 'POST', body: JSON.stringify([event]), headers: { 'content-type': 'application/json' } }));
+  const r = await fetch(
+    `${api.url}/v1/events`,
+    authed(token, { method: 'POST', body: JSON.stringify([event]), headers: { 'content-type': 'application/json' } }),
+  );
   expect(r.status).toBe(200);
-  const { rows } = await h.pool.query<{ outcome: string; marker_id: string | null }>('SELECT outcome, marker_id FROM request_events WHERE site = $1 AND event_id = $2', [site, eventId]);
+  const { rows } = await h.pool.query<{ outcome: string; marker_id: string | null }>(
+    'SELECT outcome, marker_id FROM request_events WHERE site = $1 AND event_id = $2',
+    [site, eventId],
+  );
   return rows[0]!;
 }
 
-async function until<T>(what: string, get: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+async function until<T>(
+  what: string,
+  get: () => Promise<T> | T,
+  ok: (v: T) => boolean,
+  timeoutMs = 15_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await get();
@@ -64,11 +85,18 @@ test('the server classifies with the file as it changes; a bad file keeps the pr
 
   const first = deploymentCatalogue().current();
   writeFileSync(file, JSON.stringify({ version: 1, markers: [SHOP_WALL] }));
-  await until('the server to re-read the file', () => deploymentCatalogue().current(), (c) => c !== first);
+  await until(
+    'the server to re-read the file',
+    () => deploymentCatalogue().current(),
+    (c) => c !== first,
+  );
   expect(await postAndRead(inline, site, 'after')).toEqual({ outcome: 'soft_block', marker_id: 'shop-wall' });
 
   const good = deploymentCatalogue().current();
-  writeFileSync(file, '{"version": 1, "markers": [{"id": "shop-wall", "vendor": "Example Shop", "kind": "block", "bodyRegex": "(x+)+y"}]}');
+  writeFileSync(
+    file,
+    '{"version": 1, "markers": [{"id": "shop-wall", "vendor": "Example Shop", "kind": "block", "bodyRegex": "(x+)+y"}]}',
+  );
   // Refused: after more than a poll and a debounce the catalogue is the same object (and a later good
   // file is still taken, below: the watcher goes on).
   await new Promise((r) => setTimeout(r, 2_000));
@@ -76,6 +104,10 @@ test('the server classifies with the file as it changes; a bad file keeps the pr
   expect(await postAndRead(inline, site, 'bad-file')).toEqual({ outcome: 'soft_block', marker_id: 'shop-wall' });
 
   writeFileSync(file, JSON.stringify({ version: 1, markers: [], disable: ['recaptcha-widget'] }));
-  await until('the next good file', () => deploymentCatalogue().current(), (c) => c !== good);
+  await until(
+    'the next good file',
+    () => deploymentCatalogue().current(),
+    (c) => c !== good,
+  );
   expect(await postAndRead(inline, site, 'removed')).toEqual({ outcome: 'ok', marker_id: null });
 });

@@ -23,8 +23,14 @@ beforeAll(() => {
 afterEach(() => source?.close());
 afterAll(async () => pool.end());
 
-const SHOP_WALL = { id: 'shop-wall', vendor: 'Example Shop', kind: 'block', bodyAny: ['our shop has paused your visits'] };
-const page = '<html><head><title>Example Shop</title></head><body><p>Our shop has paused your visits for a while.</p></body></html>';
+const SHOP_WALL = {
+  id: 'shop-wall',
+  vendor: 'Example Shop',
+  kind: 'block',
+  bodyAny: ['our shop has paused your visits'],
+};
+const page =
+  '<html><head><title>Example Shop</title></head><body><p>Our shop has paused your visits for a while.</p></body></html>';
 
 function keptLogger() {
   const lines: Array<{ msg?: string; [field: string]: unknown }> = [];
@@ -45,7 +51,10 @@ async function until(what: string, check: () => boolean, timeoutMs = 10_000): Pr
   }
 }
 
-async function storedOutcome(site: string, eventId: string): Promise<{ outcome: string; rule: string; marker_id: string | null }> {
+async function storedOutcome(
+  site: string,
+  eventId: string,
+): Promise<{ outcome: string; rule: string; marker_id: string | null }> {
   const { rows } = await pool.query<{ outcome: string; rule: string; marker_id: string | null }>(
     'SELECT outcome, rule, marker_id FROM request_events WHERE site = $1 AND event_id = $2',
     [site, eventId],
@@ -60,7 +69,15 @@ test('an event ingested after the file changes is classified by the new marker; 
   const { lines, logger } = keptLogger();
   source = watchMarkerFile(file, { logger, pollMs: 50, debounceMs: 50 });
   const ingester = createIngester(pool, { catalogue: source.current });
-  const event = (eventId: string) => ({ ts: Date.now(), site, eventId, status: 200, latencyMs: 80, bytes: page.length, bodySample: page });
+  const event = (eventId: string) => ({
+    ts: Date.now(),
+    site,
+    eventId,
+    status: 200,
+    latencyMs: 80,
+    bytes: page.length,
+    bodySample: page,
+  });
 
   // Before: the shop's wall is an ordinary 200 (no marker knows it), and the classifier is cached.
   expect((await ingester.ingest([event('before')])).inserted).toBe(1);
@@ -70,7 +87,11 @@ test('an event ingested after the file changes is classified by the new marker; 
   writeFileSync(file, JSON.stringify({ version: 1, markers: [SHOP_WALL] }));
   await until('the new file to be read', () => source!.current() !== first);
   expect((await ingester.ingest([event('after')])).inserted).toBe(1);
-  expect(await storedOutcome(site, 'after')).toEqual({ outcome: 'soft_block', rule: 'block_marker', marker_id: 'shop-wall' });
+  expect(await storedOutcome(site, 'after')).toEqual({
+    outcome: 'soft_block',
+    rule: 'block_marker',
+    marker_id: 'shop-wall',
+  });
 
   // A bad file: refused with the field named, logged; the shop-wall markers stay.
   const good = source.current();
@@ -81,7 +102,11 @@ test('an event ingested after the file changes is classified by the new marker; 
   expect(refusal).toMatchObject({ level: 50, markerFile: file });
   expect(refusal.msg).toMatch(/markers\[0\]\.bodyRegex: has a quantified group containing a quantifier/);
   expect((await ingester.ingest([event('bad-file')])).inserted).toBe(1);
-  expect(await storedOutcome(site, 'bad-file')).toEqual({ outcome: 'soft_block', rule: 'block_marker', marker_id: 'shop-wall' });
+  expect(await storedOutcome(site, 'bad-file')).toEqual({
+    outcome: 'soft_block',
+    rule: 'block_marker',
+    marker_id: 'shop-wall',
+  });
 
   // Disabling it again: back to ok.
   writeFileSync(file, JSON.stringify({ version: 1, markers: [] }));
@@ -94,5 +119,7 @@ test('a bad file at the start is one line naming the variable, the file and the 
   const file = join(dir, 'bad.json');
   writeFileSync(file, JSON.stringify({ version: 1, markers: [{ ...SHOP_WALL, colour: 'red' }] }));
   const { logger } = keptLogger();
-  expect(() => watchMarkerFile(file, { logger })).toThrow(`TARGET_HEALTH_MARKERS: ${file}: markers[0].colour: unknown field`);
+  expect(() => watchMarkerFile(file, { logger })).toThrow(
+    `TARGET_HEALTH_MARKERS: ${file}: markers[0].colour: unknown field`,
+  );
 });

@@ -17,7 +17,11 @@ test('three concurrent migrateUp calls on an empty database: all succeed, each m
   const url = new URL(shared);
   url.pathname = `/${name}`;
   try {
-    const results = await Promise.all([migrateInProcess(url.toString()), migrateInProcess(url.toString()), migrateInProcess(url.toString())]);
+    const results = await Promise.all([
+      migrateInProcess(url.toString()),
+      migrateInProcess(url.toString()),
+      migrateInProcess(url.toString()),
+    ]);
     const applied = results.flat();
     expect(applied.length).toBeGreaterThan(5);
     expect(new Set(applied).size).toBe(applied.length);

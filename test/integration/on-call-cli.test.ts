@@ -13,7 +13,16 @@ import type { NativeConnection, Worker } from '@temporalio/worker';
 import { workflowIdForSite } from '../../common/names';
 import { type Fleet, fleetSchema } from '../../client/on-call/fleet';
 import { type History, historySchema, type TickRow, type BucketRow } from '../../client/on-call/history';
-import { ingestNow, loopInput, newSite, prepareSite, registerSite, startHealthySite, startLoop, waitForState } from '../helpers/control-loop';
+import {
+  ingestNow,
+  loopInput,
+  newSite,
+  prepareSite,
+  registerSite,
+  startHealthySite,
+  startLoop,
+  waitForState,
+} from '../helpers/control-loop';
 import { CLI, ROOT, cleanEnv, run } from '../helpers/processes';
 import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
 
@@ -23,7 +32,13 @@ let connection: NativeConnection;
 let running: Promise<void>;
 let cliEnv: NodeJS.ProcessEnv;
 const RUN = `oncall${randomUUID().slice(0, 6)}`;
-const sites: Record<'healthy' | 'degrading' | 'resisting' | 'learning' | 'manual', string> = { healthy: '', degrading: '', resisting: '', learning: '', manual: '' };
+const sites: Record<'healthy' | 'degrading' | 'resisting' | 'learning' | 'manual', string> = {
+  healthy: '',
+  degrading: '',
+  resisting: '',
+  learning: '',
+  manual: '',
+};
 let startedAt: Date;
 let awaitingSince: string;
 
@@ -54,7 +69,11 @@ beforeAll(async () => {
     await ingestNow(h.pool, sites[band], { ok: 100 });
   }
   const handles = Object.fromEntries(
-    await Promise.all((['healthy', 'degrading', 'resisting', 'manual'] as const).map(async (band) => [band, (await startHealthySite(h.client, h.taskQueue, loopInput(sites[band]))).handle] as const)),
+    await Promise.all(
+      (['healthy', 'degrading', 'resisting', 'manual'] as const).map(
+        async (band) => [band, (await startHealthySite(h.client, h.taskQueue, loopInput(sites[band]))).handle] as const,
+      ),
+    ),
   );
   // Learning: registered, no baseline.
   sites.learning = newSite(`${RUN}-learning`);
@@ -68,18 +87,30 @@ beforeAll(async () => {
   await ingestNow(h.pool, sites.resisting, { challenge: 100, soft: 100 });
   const [, resisting] = await Promise.all([
     waitForState(handles.degrading!, 'degrading', (s) => s.band === 'degrading'),
-    waitForState(handles.resisting!, 'resisting and waiting', (s) => s.band === 'resisting' && s.awaitingHuman !== null),
+    waitForState(
+      handles.resisting!,
+      'resisting and waiting',
+      (s) => s.band === 'resisting' && s.awaitingHuman !== null,
+    ),
     waitForState(learning, 'learning with controls', (s) => s.band === 'learning' && s.controls !== null),
   ]);
   awaitingSince = resisting.awaitingHuman!.since;
   // A person pauses the manual site (a decision and a human control change).
-  const paused = await run(CLI, ['decide', 'pause', sites.manual, '--who', 'oncall@example.com', '--why', 'legal asked us to hold'], cliEnv);
+  const paused = await run(
+    CLI,
+    ['decide', 'pause', sites.manual, '--who', 'oncall@example.com', '--why', 'legal asked us to hold'],
+    cliEnv,
+  );
   expect(paused.code).toBe(0);
   await waitForState(handles.manual!, 'manual pause waiting', (s) => s.awaitingHuman !== null);
 }, 240_000);
 
 afterAll(async () => {
-  for (const site of Object.values(sites)) await h.client.workflow.getHandle(workflowIdForSite(site)).terminate('test over').catch(() => undefined);
+  for (const site of Object.values(sites))
+    await h.client.workflow
+      .getHandle(workflowIdForSite(site))
+      .terminate('test over')
+      .catch(() => undefined);
   worker.shutdown();
   await running;
   await connection.close();
@@ -88,40 +119,82 @@ afterAll(async () => {
 
 /** The fleet of this run once visibility shows every loop in its expected band. */
 function fleetSettled(): Promise<Fleet> {
-  return eventually(async () => {
-    const fleet = fleetSchema.parse(await cliJson(['sites', '--site', RUN, '--json']));
-    const band = (s: string): string | null | undefined => fleet.sites.find((x) => x.site === s)?.band;
-    const ok =
-      fleet.sites.length === 5 &&
-      band(sites.healthy) === 'healthy' &&
-      band(sites.degrading) === 'degrading' &&
-      band(sites.resisting) === 'resisting' &&
-      band(sites.learning) === 'learning' &&
-      fleet.sites.find((x) => x.site === sites.manual)?.awaitingHuman === true;
-    return ok ? fleet : undefined;
-  }, 'the five loops listed in their bands', 60_000);
+  return eventually(
+    async () => {
+      const fleet = fleetSchema.parse(await cliJson(['sites', '--site', RUN, '--json']));
+      const band = (s: string): string | null | undefined => fleet.sites.find((x) => x.site === s)?.band;
+      const ok =
+        fleet.sites.length === 5 &&
+        band(sites.healthy) === 'healthy' &&
+        band(sites.degrading) === 'degrading' &&
+        band(sites.resisting) === 'resisting' &&
+        band(sites.learning) === 'learning' &&
+        fleet.sites.find((x) => x.site === sites.manual)?.awaitingHuman === true;
+      return ok ? fleet : undefined;
+    },
+    'the five loops listed in their bands',
+    60_000,
+  );
 }
 
 test('sites: most urgent first, with scores, waiting since and the last change; filters; text', async () => {
   const fleet = await fleetSettled();
-  expect(fleet.sites.map((s) => s.site)).toEqual([sites.resisting, sites.manual, sites.degrading, sites.learning, sites.healthy]);
+  expect(fleet.sites.map((s) => s.site)).toEqual([
+    sites.resisting,
+    sites.manual,
+    sites.degrading,
+    sites.learning,
+    sites.healthy,
+  ]);
   expect(fleet.sites.map((s) => s.urgency)).toEqual(['person', 'person', 'attention', 'no-score', 'healthy']);
   expect(fleet.counts).toEqual({ learning: 1, healthy: 2, degrading: 1, resisting: 1 });
   expect(fleet.awaiting).toBe(2);
   const [resisting, manual, degrading, learning, healthy] = fleet.sites;
-  expect(resisting).toMatchObject({ awaitingHuman: true, awaitingSince, lastChange: { actor: 'control-loop', change: expect.stringContaining('band degrading→resisting') } });
+  expect(resisting).toMatchObject({
+    awaitingHuman: true,
+    awaitingSince,
+    lastChange: { actor: 'control-loop', change: expect.stringContaining('band degrading→resisting') },
+  });
   expect(resisting!.smoothedScore).toBeLessThan(50);
-  expect(manual).toMatchObject({ band: 'healthy', awaitingHuman: true, awaitingSince: expect.any(String), lastChange: { actor: 'human:oncall@example.com', change: expect.stringContaining('paused'), reason: expect.stringContaining('legal asked us to hold') } });
-  expect(degrading).toMatchObject({ awaitingHuman: false, awaitingSince: null, lastChange: { actor: 'control-loop', change: expect.stringMatching(/concurrency \d+→\d+/) } });
+  expect(manual).toMatchObject({
+    band: 'healthy',
+    awaitingHuman: true,
+    awaitingSince: expect.any(String),
+    lastChange: {
+      actor: 'human:oncall@example.com',
+      change: expect.stringContaining('paused'),
+      reason: expect.stringContaining('legal asked us to hold'),
+    },
+  });
+  expect(degrading).toMatchObject({
+    awaitingHuman: false,
+    awaitingSince: null,
+    lastChange: { actor: 'control-loop', change: expect.stringMatching(/concurrency \d+→\d+/) },
+  });
   expect(degrading!.smoothedScore).toBeGreaterThanOrEqual(50);
   expect(degrading!.smoothedScore).toBeLessThan(80);
-  expect(learning).toMatchObject({ band: 'learning', score: null, smoothedScore: null, lastChange: { change: expect.stringMatching(/^initial controls/) } });
-  expect(healthy).toMatchObject({ band: 'healthy', score: 100, parserHealth: expect.any(Number), lastChange: { change: expect.stringMatching(/^initial controls/) } });
+  expect(learning).toMatchObject({
+    band: 'learning',
+    score: null,
+    smoothedScore: null,
+    lastChange: { change: expect.stringMatching(/^initial controls/) },
+  });
+  expect(healthy).toMatchObject({
+    band: 'healthy',
+    score: 100,
+    parserHealth: expect.any(Number),
+    lastChange: { change: expect.stringMatching(/^initial controls/) },
+  });
 
   // Filters: bands (comma list and repeated), waiting, a glob.
-  const names = async (args: string[]): Promise<string[]> => fleetSchema.parse(await cliJson(['sites', '--site', RUN, '--json', ...args])).sites.map((s) => s.site);
+  const names = async (args: string[]): Promise<string[]> =>
+    fleetSchema.parse(await cliJson(['sites', '--site', RUN, '--json', ...args])).sites.map((s) => s.site);
   expect(await names(['--band', 'degrading,resisting'])).toEqual([sites.resisting, sites.degrading]);
-  expect(await names(['--band', 'learning', '--band', 'healthy'])).toEqual([sites.manual, sites.learning, sites.healthy]);
+  expect(await names(['--band', 'learning', '--band', 'healthy'])).toEqual([
+    sites.manual,
+    sites.learning,
+    sites.healthy,
+  ]);
   expect(await names(['--awaiting'])).toEqual([sites.resisting, sites.manual]);
   expect(await names(['--awaiting', '--band', 'healthy'])).toEqual([sites.manual]);
   const glob = await cliJson<Fleet>(['sites', '--site', `${RUN}-degr*.example.com`, '--json']);
@@ -133,14 +206,24 @@ test('sites: most urgent first, with scores, waiting since and the last change; 
   const lines = text.stdout.trimEnd().split('\n');
   expect(lines[0]).toBe('5 sites: 1 resisting, 1 degrading, 1 learning, 2 healthy; 2 waiting for a person');
   expect(lines[2]).toMatch(/^SITE\s+BAND\s+SCORE \/ SMOOTHED/);
-  expect(lines.slice(3).map((l) => l.split(/\s+/)[0])).toEqual([sites.resisting, sites.manual, sites.degrading, sites.learning, sites.healthy]);
+  expect(lines.slice(3).map((l) => l.split(/\s+/)[0])).toEqual([
+    sites.resisting,
+    sites.manual,
+    sites.degrading,
+    sites.learning,
+    sites.healthy,
+  ]);
   expect(lines[3]).toContain(`${awaitingSince.slice(0, 16).replace('T', ' ')}Z`);
   expect(lines[4]).toContain('human:oncall@example.com: ');
 }, 120_000);
 
 test('sites --watch into a pipe: a frame per interval until Ctrl-C, exit 0', async () => {
   await fleetSettled();
-  const child = spawn(process.execPath, [CLI, 'sites', '--site', RUN, '--watch', '1s'], { env: cliEnv, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'sites', '--site', RUN, '--watch', '1s'], {
+    env: cliEnv,
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -163,19 +246,31 @@ test('history: ticks with the band timeline, changes and decisions; aggregated p
   // ticks in order, so none before it is still on its way — with `--to now` a tick assessed just before
   // the call but stored just after it would be in one read and not in the next.
   // (Once a tick after the move to resisting is stored, so the range holds that move.)
-  const to = await eventually(async () => {
-    const { rows: latest } = await h.pool.query<{ at: Date }>('SELECT max(assessed_at) AS at FROM assessments WHERE site = $1', [sites.resisting]);
-    const at = latest[0]!.at;
-    return at.getTime() > Date.parse(awaitingSince) ? at.toISOString() : undefined;
-  }, 'a stored tick after the move to resisting', 60_000);
-  const doc = historySchema.parse(await cliJson<History>(['history', sites.resisting, '--from', from, '--to', to, '--json']));
+  const to = await eventually(
+    async () => {
+      const { rows: latest } = await h.pool.query<{ at: Date }>(
+        'SELECT max(assessed_at) AS at FROM assessments WHERE site = $1',
+        [sites.resisting],
+      );
+      const at = latest[0]!.at;
+      return at.getTime() > Date.parse(awaitingSince) ? at.toISOString() : undefined;
+    },
+    'a stored tick after the move to resisting',
+    60_000,
+  );
+  const doc = historySchema.parse(
+    await cliJson<History>(['history', sites.resisting, '--from', from, '--to', to, '--json']),
+  );
   expect(doc.to).toBe(to);
   expect(doc).toMatchObject({ site: sites.resisting, from, everyMs: null });
   const rows = doc.rows as TickRow[];
   expect(rows.length).toBe(doc.ticks);
   expect(rows.length).toBeGreaterThan(3);
   // Ticks in time order, every one of them stored (one row each).
-  const { rows: stored } = await h.pool.query<{ n: string }>('SELECT count(*) AS n FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3', [sites.resisting, from, doc.to]);
+  const { rows: stored } = await h.pool.query<{ n: string }>(
+    'SELECT count(*) AS n FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3',
+    [sites.resisting, from, doc.to],
+  );
   expect(rows.length).toBe(Number(stored[0]!.n));
   expect([...rows].sort((a, b) => a.at.localeCompare(b.at))).toEqual(rows);
   // The band went healthy → degrading → resisting and stayed there (waiting changes nothing).
@@ -183,7 +278,12 @@ test('history: ticks with the band timeline, changes and decisions; aggregated p
   expect(bands).toEqual(['healthy', 'degrading', 'resisting']);
   const changes = rows.flatMap((r) => r.actions.map((a) => a.change));
   expect(changes[0]).toMatch(/^initial controls/);
-  expect(changes).toEqual(expect.arrayContaining([expect.stringContaining('band healthy→degrading'), expect.stringContaining('band degrading→resisting')]));
+  expect(changes).toEqual(
+    expect.arrayContaining([
+      expect.stringContaining('band healthy→degrading'),
+      expect.stringContaining('band degrading→resisting'),
+    ]),
+  );
   const toResisting = rows.find((r) => r.actions.some((a) => a.change.includes('band degrading→resisting')))!;
   expect(toResisting.band).toBe('resisting');
   expect(toResisting.at).toBe(new Date(awaitingSince).toISOString());
@@ -196,12 +296,18 @@ test('history: ticks with the band timeline, changes and decisions; aggregated p
   const manual = historySchema.parse(await cliJson<History>(['history', sites.manual, '--from', from, '--json']));
   const decided = (manual.rows as TickRow[]).filter((r) => r.decisions.length > 0);
   expect(decided).toHaveLength(1);
-  expect(decided[0]!.decisions).toEqual([{ at: expect.any(String), kind: 'pause', who: 'oncall@example.com', why: 'legal asked us to hold' }]);
-  expect(decided[0]!.actions).toEqual([expect.objectContaining({ actor: 'human:oncall@example.com', change: expect.stringContaining('paused') })]);
+  expect(decided[0]!.decisions).toEqual([
+    { at: expect.any(String), kind: 'pause', who: 'oncall@example.com', why: 'legal asked us to hold' },
+  ]);
+  expect(decided[0]!.actions).toEqual([
+    expect.objectContaining({ actor: 'human:oncall@example.com', change: expect.stringContaining('paused') }),
+  ]);
   expect(new Set((manual.rows as TickRow[]).map((r) => r.band))).toEqual(new Set(['healthy']));
 
   // Per minute: every tick counted once, the worst band of each minute, the changes kept.
-  const perMinute = historySchema.parse(await cliJson<History>(['history', sites.resisting, '--from', from, '--to', doc.to, '--every', '1m', '--json']));
+  const perMinute = historySchema.parse(
+    await cliJson<History>(['history', sites.resisting, '--from', from, '--to', doc.to, '--every', '1m', '--json']),
+  );
   const buckets = perMinute.rows as BucketRow[];
   expect(perMinute.everyMs).toBe(60_000);
   expect(buckets.reduce((n, b) => n + b.ticks, 0)).toBe(perMinute.ticks);
@@ -213,23 +319,57 @@ test('history: ticks with the band timeline, changes and decisions; aggregated p
   const text = await run(CLI, ['history', sites.resisting, '--from', from], cliEnv);
   expect(text.code).toBe(0);
   const lines = text.stdout.split('\n');
-  expect(lines[0]).toMatch(new RegExp(`^${sites.resisting.replace(/\./g, '\\.')}: \\d+ ticks from .* one row per tick$`));
+  expect(lines[0]).toMatch(
+    new RegExp(`^${sites.resisting.replace(/\./g, '\\.')}: \\d+ ticks from .* one row per tick$`),
+  );
   expect(lines[2]).toMatch(/^TIME\s+TICK\s+BAND\s+SCORE \/ SMOOTHED\s+PARSER\s+REASONS\s+ACTIONS AND DECISIONS$/);
   expect(text.stdout).toContain('band degrading→resisting');
 }, 120_000);
 
 test('bad input: one line naming the flag and the fix, exit 2', async () => {
-  await refused(['sites', '--band', 'resistng'], /^target-health: --band: "resistng" is not a band; use learning, healthy, degrading, resisting/);
+  await refused(
+    ['sites', '--band', 'resistng'],
+    /^target-health: --band: "resistng" is not a band; use learning, healthy, degrading, resisting/,
+  );
   await refused(['sites', '--band', 'stopped'], /^target-health: --band: a stopped loop has ended/);
-  await refused(['sites', '--watch', 'soon'], /^target-health: --watch: "soon" is not a duration; use e\.g\. 30s, 5m, 1h$/);
+  await refused(
+    ['sites', '--watch', 'soon'],
+    /^target-health: --watch: "soon" is not a duration; use e\.g\. 30s, 5m, 1h$/,
+  );
   await refused(['sites', '--site', ''], /^target-health: --site: empty pattern/);
-  await refused(['history', `nobody-${RUN}.example.com`], new RegExp(`^target-health: site: nobody-${RUN}\\.example\\.com is unknown here .*target-health sites`));
+  await refused(
+    ['history', `nobody-${RUN}.example.com`],
+    new RegExp(`^target-health: site: nobody-${RUN}\\.example\\.com is unknown here .*target-health sites`),
+  );
   await refused(['history', 'not a site!'], /^target-health: site: /);
-  await refused(['history', sites.healthy, '--from', 'yesterday'], /^target-health: --from: "yesterday" is not a time; use an ISO-8601 time/);
-  await refused(['history', sites.healthy, '--to', '2026-13-45T00:00:00Z'], /^target-health: --to: "2026-13-45T00:00:00Z" is not a time/);
-  await refused(['history', sites.healthy, '--from', '-1h', '--to', '-2h'], /^target-health: --to: "-2h" \(.*\) must be after --from "-1h"/);
-  await refused(['history', sites.healthy, '--from', '2026-01-01T00:00:00Z', '--to', '2026-01-01T00:00:00Z'], /^target-health: --to: .* must be after --from/);
-  await refused(['history', sites.healthy, '--from', '2020-01-01', '--to', '2020-01-02'], new RegExp(`^target-health: --from/--to: no ticks of ${sites.healthy.replace(/\./g, '\\.')} between 2020-01-01T00:00:00\\.000Z and 2020-01-02T00:00:00\\.000Z; its ticks run from `));
-  await refused(['history', sites.healthy, '--every', '0s'], /^target-health: --every: "0s" must be a positive duration/);
-  await refused(['history', sites.healthy, '--from', '-30d', '--every', '1s'], /^target-health: --every: "1s" gives \d+ rows over this range; use a longer interval/);
+  await refused(
+    ['history', sites.healthy, '--from', 'yesterday'],
+    /^target-health: --from: "yesterday" is not a time; use an ISO-8601 time/,
+  );
+  await refused(
+    ['history', sites.healthy, '--to', '2026-13-45T00:00:00Z'],
+    /^target-health: --to: "2026-13-45T00:00:00Z" is not a time/,
+  );
+  await refused(
+    ['history', sites.healthy, '--from', '-1h', '--to', '-2h'],
+    /^target-health: --to: "-2h" \(.*\) must be after --from "-1h"/,
+  );
+  await refused(
+    ['history', sites.healthy, '--from', '2026-01-01T00:00:00Z', '--to', '2026-01-01T00:00:00Z'],
+    /^target-health: --to: .* must be after --from/,
+  );
+  await refused(
+    ['history', sites.healthy, '--from', '2020-01-01', '--to', '2020-01-02'],
+    new RegExp(
+      `^target-health: --from/--to: no ticks of ${sites.healthy.replace(/\./g, '\\.')} between 2020-01-01T00:00:00\\.000Z and 2020-01-02T00:00:00\\.000Z; its ticks run from `,
+    ),
+  );
+  await refused(
+    ['history', sites.healthy, '--every', '0s'],
+    /^target-health: --every: "0s" must be a positive duration/,
+  );
+  await refused(
+    ['history', sites.healthy, '--from', '-30d', '--every', '1s'],
+    /^target-health: --every: "1s" gives \d+ rows over this range; use a longer interval/,
+  );
 }, 120_000);

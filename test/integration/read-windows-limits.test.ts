@@ -24,7 +24,8 @@ const HOUR = 3_600_000;
 const DAY = 86_400_000;
 const BUCKET = bucketIndex(LATENCY_HISTOGRAM, 100);
 /** A latency histogram with `n` requests in the 100 ms bucket. */
-const histogram = (n: number): number[] => Array.from({ length: LATENCY_HISTOGRAM.size }, (_, i) => (i === BUCKET ? n : 0));
+const histogram = (n: number): number[] =>
+  Array.from({ length: LATENCY_HISTOGRAM.size }, (_, i) => (i === BUCKET ? n : 0));
 
 type Level = 'rollup_minute' | 'rollup_hour' | 'rollup_day';
 
@@ -33,12 +34,25 @@ type Level = 'rollup_minute' | 'rollup_hour' | 'rollup_day';
  * Written directly: the sums under test are what years of a huge site, or a few thousand events at the
  * store's per-event limits, add up to.
  */
-async function rollup(table: Level, site: string, bucket: number, values: { requests: string | number; bytes?: string | number; hist?: number[]; pool?: string }): Promise<void> {
+async function rollup(
+  table: Level,
+  site: string,
+  bucket: number,
+  values: { requests: string | number; bytes?: string | number; hist?: number[]; pool?: string },
+): Promise<void> {
   await ensurePartitions(pool, table, [bucket]);
   const key = values.pool === undefined ? ALL_ROUTES : routeKey({ pool: values.pool });
   await pool.query(
     `INSERT INTO ${table} (site, bucket, route_key, pool, requests, ok, bytes, latency_hist) VALUES ($1, $2, $3, $4, $5::bigint, $5::bigint, $6::bigint, $7::integer[])`,
-    [site, new Date(bucket), key, values.pool ?? null, String(values.requests), String(values.bytes ?? 0), values.hist ?? null],
+    [
+      site,
+      new Date(bucket),
+      key,
+      values.pool ?? null,
+      String(values.requests),
+      String(values.bytes ?? 0),
+      values.hist ?? null,
+    ],
   );
 }
 
@@ -51,7 +65,12 @@ test('a current window whose byte sum passes 2^53 is read (saturated) and assess
     await rollup('rollup_minute', site, t, { requests: 4_600, bytes: 4_600_000_000_000_000, pool: 'p1' });
   }
   // The tick after both minutes have passed.
-  const w = await readSiteWindows(pool, site, { asOf: new Date(now + MINUTE), currentWindowMs: 10 * MINUTE, baselineMs: DAY, excludeRecentMs: DAY });
+  const w = await readSiteWindows(pool, site, {
+    asOf: new Date(now + MINUTE),
+    currentWindowMs: 10 * MINUTE,
+    baselineMs: DAY,
+    excludeRecentMs: DAY,
+  });
   expect(w.current.requests).toBe(9_200);
   expect(w.current.bytes).toBe(Number.MAX_SAFE_INTEGER);
   expect(w.current.p95LatencyMs).toBe(bucketValue(LATENCY_HISTOGRAM, BUCKET));
@@ -71,7 +90,12 @@ test('baseline counts past 2^63 and a latency bucket past 2^31 are read without 
   }
   await rollup('rollup_minute', site, Math.floor(asOf / MINUTE) * MINUTE - MINUTE, { requests: 1, hist: histogram(1) });
 
-  const w = await readSiteWindows(pool, site, { asOf: new Date(asOf), currentWindowMs: 15 * MINUTE, baselineMs: 14 * DAY, excludeRecentMs: DAY });
+  const w = await readSiteWindows(pool, site, {
+    asOf: new Date(asOf),
+    currentWindowMs: 15 * MINUTE,
+    baselineMs: 14 * DAY,
+    excludeRecentMs: DAY,
+  });
   expect(w.baseline?.requests).toBe(Number.MAX_SAFE_INTEGER);
   expect(w.baseline?.p95LatencyMs).toBe(bucketValue(LATENCY_HISTOGRAM, BUCKET));
   expect(w.current.requests).toBe(1);
@@ -84,7 +108,10 @@ test('the old integer histogram sum would have failed on the same rows (the test
   const day = Math.floor((Date.now() - 3 * DAY) / DAY) * DAY;
   await rollup('rollup_day', site, day, { requests: 1, hist: histogram(2 ** 31 - 1) });
   await rollup('rollup_hour', site, day + HOUR, { requests: 1, hist: histogram(2 ** 31 - 1) });
-  await expect(pool.query(`SELECT th_hist_sum(latency_hist) FROM (SELECT latency_hist FROM rollup_day WHERE site = $1 UNION ALL SELECT latency_hist FROM rollup_hour WHERE site = $1) t`, [site])).rejects.toThrow(
-    /integer out of range/,
-  );
+  await expect(
+    pool.query(
+      `SELECT th_hist_sum(latency_hist) FROM (SELECT latency_hist FROM rollup_day WHERE site = $1 UNION ALL SELECT latency_hist FROM rollup_hour WHERE site = $1) t`,
+      [site],
+    ),
+  ).rejects.toThrow(/integer out of range/);
 });

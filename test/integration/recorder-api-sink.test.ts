@@ -31,12 +31,16 @@ const newSite = () => `sink-${randomUUID().slice(0, 8)}.example.com`;
 const quiet: RecorderLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 function capture(): { logger: RecorderLogger; lines: Array<{ level: string; message: string }> } {
   const lines: Array<{ level: string; message: string }> = [];
-  const at = (level: string) => (_fields: Record<string, unknown>, message: string) => void lines.push({ level, message });
+  const at = (level: string) => (_fields: Record<string, unknown>, message: string) =>
+    void lines.push({ level, message });
   return { logger: { info: at('info'), warn: at('warn'), error: at('error') }, lines };
 }
 
 async function storedIds(site: string): Promise<string[]> {
-  const { rows } = await h.pool.query<{ event_id: string }>('SELECT event_id FROM request_events WHERE site = $1 ORDER BY event_id', [site]);
+  const { rows } = await h.pool.query<{ event_id: string }>(
+    'SELECT event_id FROM request_events WHERE site = $1 ORDER BY event_id',
+    [site],
+  );
   return rows.map((r) => r.event_id);
 }
 
@@ -53,7 +57,13 @@ test('a batch with one invalid event: the others are stored, the refused one rea
   const bad = { eventId: 'bad-1', ts: now, site, status: 99, latencyMs: 100 };
   recorder.record(bad);
   // As Node's IncomingHttpHeaders hand them over: a header that is absent is `undefined`.
-  const outcome = recorder.recordWithId({ ts: now + 9, site, status: 403, latencyMs: 80, headers: { server: 'cloudflare', 'cf-mitigated': undefined, 'set-cookie': ['a=1', 'b=2'] } });
+  const outcome = recorder.recordWithId({
+    ts: now + 9,
+    site,
+    status: 403,
+    latencyMs: 80,
+    headers: { server: 'cloudflare', 'cf-mitigated': undefined, 'set-cookie': ['a=1', 'b=2'] },
+  });
   expect(outcome).toMatchObject({ kept: true, slowDown: false });
   expect(outcome.id).toMatch(/^[A-Za-z0-9_-]{16}-[0-9a-z]{10}$/);
   await recorder.close();
@@ -69,7 +79,12 @@ test('every event of a batch invalid (400 invalid_events): all reach onRejected,
   const site = newSite();
   const lines: number[] = [];
   const errors: unknown[] = [];
-  const recorder = createRecorder({ sink: apiSink({ apiUrl: api.url, token: ingest, gzip: false, logger: quiet }), logger: quiet, onRejected: (r) => lines.push(...r.map((x) => x.line)), onError: (err) => errors.push(err) });
+  const recorder = createRecorder({
+    sink: apiSink({ apiUrl: api.url, token: ingest, gzip: false, logger: quiet }),
+    logger: quiet,
+    onRejected: (r) => lines.push(...r.map((x) => x.line)),
+    onError: (err) => errors.push(err),
+  });
   recorder.record({ ts: Date.now(), site, status: 1000, latencyMs: 1 });
   recorder.record({ ts: Date.now(), site, networkError: 'timeout', status: 200, latencyMs: 1 });
   await recorder.close();
@@ -81,7 +96,13 @@ test('every event of a batch invalid (400 invalid_events): all reach onRejected,
 
 /** The real API on a fixed address (startTestApi picks a random port; a restart must come back on the same one). */
 async function apiOn(port: number): Promise<FastifyInstance> {
-  const app = await buildApi({ pool: h.pool, temporal: () => Promise.resolve(h.client), taskQueue: h.taskQueue, logger: testLogger, settings: apiEnvSchema.parse({ TH_API_PORT: String(port) }) });
+  const app = await buildApi({
+    pool: h.pool,
+    temporal: () => Promise.resolve(h.client),
+    taskQueue: h.taskQueue,
+    logger: testLogger,
+    settings: apiEnvSchema.parse({ TH_API_PORT: String(port) }),
+  });
   await app.listen({ host: '127.0.0.1', port });
   return app;
 }
@@ -101,15 +122,23 @@ test('the API closed for seconds, then a new one on the same address: the record
     onError: (err) => attempts.push(err),
   });
   const now = Date.now() - 60_000;
-  for (let i = 0; i < 10; i++) recorder.record({ eventId: `before-${i}`, ts: now + i, site, status: 200, latencyMs: 50 });
+  for (let i = 0; i < 10; i++)
+    recorder.record({ eventId: `before-${i}`, ts: now + i, site, status: 200, latencyMs: 50 });
   await recorder.flush();
   await app.close();
   // Recorded while the API is gone: two full batches that fail and are retried, and a partial one.
-  for (let i = 0; i < 25; i++) recorder.record({ eventId: `during-${i}`, ts: now + 100 + i, site, status: 200, latencyMs: 50 });
+  for (let i = 0; i < 25; i++)
+    recorder.record({ eventId: `during-${i}`, ts: now + 100 + i, site, status: 200, latencyMs: 50 });
   const down = Date.now();
-  await eventually(() => Promise.resolve(attempts.length >= 3 && Date.now() - down >= 5_000 ? true : undefined), 'failed attempts over 5 s of outage', 20_000);
+  await eventually(
+    () => Promise.resolve(attempts.length >= 3 && Date.now() - down >= 5_000 ? true : undefined),
+    'failed attempts over 5 s of outage',
+    20_000,
+  );
   expect(attempts[0]).toBeInstanceOf(ApiSinkError);
-  expect((attempts[0] as ApiSinkError).message).toMatch(/^cannot reach the API at http:\/\/127\.0\.0\.1:\d+\/v1\/events \(.*ECONNREFUSED/);
+  expect((attempts[0] as ApiSinkError).message).toMatch(
+    /^cannot reach the API at http:\/\/127\.0\.0\.1:\d+\/v1\/events \(.*ECONNREFUSED/,
+  );
   expect(recorder.stats().stored).toBe(10);
   app = await apiOn(port);
   try {
@@ -120,8 +149,21 @@ test('the API closed for seconds, then a new one on the same address: the record
   const ids = await storedIds(site);
   expect(ids).toHaveLength(35);
   expect(new Set(ids).size).toBe(35);
-  expect(recorder.stats()).toMatchObject({ recorded: 35, stored: 35, duplicates: 0, failed: 0, rejected: 0, buffered: 0 });
-  expect(lines.some((l) => l.level === 'warn' && l.message.startsWith('recorder: cannot write events (network: cannot reach the API at http:'))).toBe(true);
+  expect(recorder.stats()).toMatchObject({
+    recorded: 35,
+    stored: 35,
+    duplicates: 0,
+    failed: 0,
+    rejected: 0,
+    buffered: 0,
+  });
+  expect(
+    lines.some(
+      (l) =>
+        l.level === 'warn' &&
+        l.message.startsWith('recorder: cannot write events (network: cannot reach the API at http:'),
+    ),
+  ).toBe(true);
   expect(lines.some((l) => l.level === 'info' && l.message.startsWith('recorder: writes succeed again'))).toBe(true);
 });
 
@@ -143,13 +185,27 @@ test('a refused token: an error naming the token, logged at once, retried within
   expect(failed).toEqual([3]);
   expect(errors.length).toBeGreaterThan(1);
   expect(errors[0]).toMatchObject({ status: 401, permanent: false });
-  expect(lines.filter((l) => l.level === 'error' && /^recorder: the API refused the token \(401: .*\): pass apiSink a valid token with the ingest scope/.test(l.message))).toHaveLength(1);
+  expect(
+    lines.filter(
+      (l) =>
+        l.level === 'error' &&
+        /^recorder: the API refused the token \(401: .*\): pass apiSink a valid token with the ingest scope/.test(
+          l.message,
+        ),
+    ),
+  ).toHaveLength(1);
   expect(recorder.stats()).toMatchObject({ recorded: 3, failed: 3, stored: 0 });
   expect(await storedIds(site)).toEqual([]);
 });
 
 test('bad options fail at once with one line naming the option', () => {
-  expect(() => apiSink({ apiUrl: 'localhost:8787', token: ingest })).toThrow('apiSink: apiUrl: must start with http:// or https:// (got "localhost:8787")');
-  expect(() => apiSink({ apiUrl: api.url, token: '' })).toThrow(/^apiSink: token is empty; pass a token with the ingest scope/);
-  expect(() => apiSink({ apiUrl: api.url, token: ingest, maxBodyBytes: 0 })).toThrow('apiSink: maxBodyBytes: must be a whole number ≥ 1 (got 0)');
+  expect(() => apiSink({ apiUrl: 'localhost:8787', token: ingest })).toThrow(
+    'apiSink: apiUrl: must start with http:// or https:// (got "localhost:8787")',
+  );
+  expect(() => apiSink({ apiUrl: api.url, token: '' })).toThrow(
+    /^apiSink: token is empty; pass a token with the ingest scope/,
+  );
+  expect(() => apiSink({ apiUrl: api.url, token: ingest, maxBodyBytes: 0 })).toThrow(
+    'apiSink: maxBodyBytes: must be a whole number ≥ 1 (got 0)',
+  );
 });

@@ -31,7 +31,10 @@ beforeAll(async () => {
 afterAll(async () => pool.end());
 
 function ndjson(stdout: string): { ticks: ReplayTick[]; summary: ReplaySummary } {
-  const lines = stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const last = lines.pop() as { summary: ReplaySummary };
   return { ticks: lines as unknown as ReplayTick[], summary: last.summary };
 }
@@ -51,7 +54,9 @@ test('a table of what happened and a summary; --json gives every tick; nothing i
   expect(ticks.map((t) => t.tick)).toEqual(Array.from({ length: 90 }, (_, i) => i + 1));
   // On the grid, a minute apart; healthy before the wall, paused after it.
   expect(Date.parse(ticks[1]!.asOf) - Date.parse(ticks[0]!.asOf)).toBe(60_000);
-  expect(ticks.filter((t) => Date.parse(t.asOf) <= Date.parse(truth.onset!)).every((t) => t.band === 'healthy')).toBe(true);
+  expect(ticks.filter((t) => Date.parse(t.asOf) <= Date.parse(truth.onset!)).every((t) => t.band === 'healthy')).toBe(
+    true,
+  );
   expect(summary.firstPauseAt).not.toBeNull();
   expect(Date.parse(summary.firstPauseAt!)).toBeGreaterThan(Date.parse(truth.onset!));
   const paused = ticks.find((t) => t.asOf === summary.firstPauseAt)!;
@@ -71,13 +76,18 @@ test('a table of what happened and a summary; --json gives every tick; nothing i
 test('--compare: without the refusal rules the wall pauses later or never, and the differences are listed', async () => {
   const slow = join(dir, 'slow.json');
   // Both rules: either alone pauses a 97 % wall as soon (majority refusal needs half, total 90 %).
-  writeFileSync(slow, JSON.stringify({ scoring: { totalRefusal: { enabled: false }, majorityRefusal: { enabled: false } } }));
+  writeFileSync(
+    slow,
+    JSON.stringify({ scoring: { totalRefusal: { enabled: false }, majorityRefusal: { enabled: false } } }),
+  );
   const r = await replay(['--from', from, '--to', to, '--compare', slow]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   expect(r.stdout).toMatch(/^A = defaults\nB = .*slow\.json/);
   expect(r.stdout).toMatch(/(\d+) tick\(s\) differ, [1-9]\d* in band, reasons, controls or notices:/);
-  const pauses = [...r.stdout.matchAll(/first pause +(.+)/g)].map((m) => (m[1] === '—' ? Infinity : Date.parse(m[1]!.replace(' ', 'T'))));
+  const pauses = [...r.stdout.matchAll(/first pause +(.+)/g)].map((m) =>
+    m[1] === '—' ? Infinity : Date.parse(m[1]!.replace(' ', 'T')),
+  );
   expect(pauses).toHaveLength(2);
   expect(pauses[0]).toBeLessThan(Infinity);
   expect(pauses[1]!).toBeGreaterThan(pauses[0]!);
@@ -87,7 +97,12 @@ test('--decisions: a resume after the pause is applied at its time; the loop jud
   const { summary } = ndjson((await replay(['--from', from, '--to', to, '--json'])).stdout);
   const resumeAt = new Date(Date.parse(summary.firstPauseAt!) + 5 * 60_000 + 30_000).toISOString();
   const file = join(dir, 'decisions.json');
-  writeFileSync(file, JSON.stringify([{ at: resumeAt, kind: 'resume', who: 'alice@example.com', why: 'checked with the site', mode: 'cautious' }]));
+  writeFileSync(
+    file,
+    JSON.stringify([
+      { at: resumeAt, kind: 'resume', who: 'alice@example.com', why: 'checked with the site', mode: 'cautious' },
+    ]),
+  );
   const r = await replay(['--from', from, '--to', to, '--decisions', file, '--json']);
   expect(r.stderr).toBe('');
   const { ticks } = ndjson(r.stdout);
@@ -96,25 +111,72 @@ test('--decisions: a resume after the pause is applied at its time; the loop jud
   // The wall is still there: judged afresh from the decision on, the site is paused again later.
   const before = ticks[ticks.indexOf(next) - 1]!;
   expect(before.awaitingSince).not.toBeNull();
-  expect(ticks.slice(ticks.indexOf(next)).some((t) => t.awaitingSince !== null && Date.parse(t.awaitingSince) > Date.parse(resumeAt))).toBe(true);
+  expect(
+    ticks
+      .slice(ticks.indexOf(next))
+      .some((t) => t.awaitingSince !== null && Date.parse(t.awaitingSince) > Date.parse(resumeAt)),
+  ).toBe(true);
 }, 120_000);
 
 test.each([
-  ['an unknown site', ['replay', 'nobody-here.example.com', '--from', '2026-11-24', '--to', '2026-11-25'], /^target-health: site: nobody-here\.example\.com is unknown here/],
+  [
+    'an unknown site',
+    ['replay', 'nobody-here.example.com', '--from', '2026-11-24', '--to', '2026-11-25'],
+    /^target-health: site: nobody-here\.example\.com is unknown here/,
+  ],
   ['no --from', ['replay', '@site', '--to', '2026-11-25'], /^target-health: --from: required/],
-  ['a malformed time', ['replay', '@site', '--from', 'yesterday', '--to', '2026-11-25'], /^target-health: --from: "yesterday" is not a time/],
-  ['--to before --from', ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-24'], /^target-health: --to: 2026-11-24 must be after --from 2026-11-25/],
-  ['an empty range', ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-25'], /^target-health: --to: 2026-11-25 must be after --from/],
-  ['a range with no tick', ['replay', '@site', '--from', '2026-11-25T10:00:10Z', '--to', '2026-11-25T10:00:50Z'], /^target-health: --from\/--to: no tick of the 60s grid/],
-  ['a bad tick', ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-26', '--tick', 'often'], /^target-health: --tick: "often" is not a duration/],
-  ['a config file that is not JSON', ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-26', '--config', '@bad-json'], /^target-health: --config: ".*bad\.json" is not valid JSON/],
-  ['a config with a bad field', ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-26', '--config', '@bad-field'], /^target-health: --config .*bad-field\.json: scoring\.smoothing\.halfLifeMs: expected a positive number/],
-  ['a decisions file with a bad kind', ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-26', '--decisions', '@bad-kind'], /^target-health: --decisions .*bad-kind\.json: \[0\]\.kind: expected one of resume, stop, pause/],
-  ['a decision without who', ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-26', '--decisions', '@no-who'], /^target-health: --decisions .*no-who\.json: \[1\]: pause: who: required/],
+  [
+    'a malformed time',
+    ['replay', '@site', '--from', 'yesterday', '--to', '2026-11-25'],
+    /^target-health: --from: "yesterday" is not a time/,
+  ],
+  [
+    '--to before --from',
+    ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-24'],
+    /^target-health: --to: 2026-11-24 must be after --from 2026-11-25/,
+  ],
+  [
+    'an empty range',
+    ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-25'],
+    /^target-health: --to: 2026-11-25 must be after --from/,
+  ],
+  [
+    'a range with no tick',
+    ['replay', '@site', '--from', '2026-11-25T10:00:10Z', '--to', '2026-11-25T10:00:50Z'],
+    /^target-health: --from\/--to: no tick of the 60s grid/,
+  ],
+  [
+    'a bad tick',
+    ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-26', '--tick', 'often'],
+    /^target-health: --tick: "often" is not a duration/,
+  ],
+  [
+    'a config file that is not JSON',
+    ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-26', '--config', '@bad-json'],
+    /^target-health: --config: ".*bad\.json" is not valid JSON/,
+  ],
+  [
+    'a config with a bad field',
+    ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-26', '--config', '@bad-field'],
+    /^target-health: --config .*bad-field\.json: scoring\.smoothing\.halfLifeMs: expected a positive number/,
+  ],
+  [
+    'a decisions file with a bad kind',
+    ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-26', '--decisions', '@bad-kind'],
+    /^target-health: --decisions .*bad-kind\.json: \[0\]\.kind: expected one of resume, stop, pause/,
+  ],
+  [
+    'a decision without who',
+    ['replay', '@site', '--from', '2026-11-25', '--to', '2026-11-26', '--decisions', '@no-who'],
+    /^target-health: --decisions .*no-who\.json: \[1\]: pause: who: required/,
+  ],
 ])('%s: one line naming the flag or field, exit 2', async (_name, rawArgs, message) => {
   writeFileSync(join(dir, 'bad.json'), '{"scoring": ');
   writeFileSync(join(dir, 'bad-field.json'), JSON.stringify({ scoring: { smoothing: { halfLifeMs: -1 } } }));
-  writeFileSync(join(dir, 'bad-kind.json'), JSON.stringify([{ at: '2026-11-25T10:00:00Z', kind: 'unpause', who: 'a', why: 'b' }]));
+  writeFileSync(
+    join(dir, 'bad-kind.json'),
+    JSON.stringify([{ at: '2026-11-25T10:00:00Z', kind: 'unpause', who: 'a', why: 'b' }]),
+  );
   writeFileSync(
     join(dir, 'no-who.json'),
     JSON.stringify([
@@ -122,7 +184,12 @@ test.each([
       { at: '2026-11-25T11:00:00Z', kind: 'pause', why: 'b' },
     ]),
   );
-  const files: Record<string, string> = { '@bad-json': join(dir, 'bad.json'), '@bad-field': join(dir, 'bad-field.json'), '@bad-kind': join(dir, 'bad-kind.json'), '@no-who': join(dir, 'no-who.json') };
+  const files: Record<string, string> = {
+    '@bad-json': join(dir, 'bad.json'),
+    '@bad-field': join(dir, 'bad-field.json'),
+    '@bad-kind': join(dir, 'bad-kind.json'),
+    '@no-who': join(dir, 'no-who.json'),
+  };
   const args = rawArgs.map((a) => (a === '@site' ? site : (files[a] ?? a)));
   const r = await run(CLI, args, db());
   expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: '' });

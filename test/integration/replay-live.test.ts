@@ -39,14 +39,21 @@ test('a live loop and a replay over the same stored traffic agree tick for tick'
   // and in replay alike.
   let hostile = Math.floor(Date.now() / MINUTE) * MINUTE;
   if (Date.now() > hostile + 30_000) hostile += MINUTE;
-  await ingest(h.pool, eventsOf(site, { ok: 20, hard: 100, challenge: 80 }, (i) => hostile + i * 200));
+  await ingest(
+    h.pool,
+    eventsOf(site, { ok: 20, hard: 100, challenge: 80 }, (i) => hostile + i * 200),
+  );
   for (let m = 10; m >= 1; m--) {
     const start = hostile - m * MINUTE;
-    await ingest(h.pool, eventsOf(site, { ok: 30 }, (i) => start + i * 1_000));
+    await ingest(
+      h.pool,
+      eventsOf(site, { ok: 30 }, (i) => start + i * 1_000),
+    );
   }
   // The loop starts a few healthy ticks before the hostile minute ends (its history then holds every tick).
   const startAt = hostile + MINUTE - 8_000;
-  if (Date.now() > startAt) throw new Error('storing the trace took over 20 s: the loop could not start before its hostile minute ended');
+  if (Date.now() > startAt)
+    throw new Error('storing the trace took over 20 s: the loop could not start before its hostile minute ended');
   await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
   const live = await worker.runUntil(async () => {
     const handle = await startLoop(h.client, h.taskQueue, input);
@@ -59,19 +66,39 @@ test('a live loop and a replay over the same stored traffic agree tick for tick'
   await connection.close();
 
   expect(live[0]!.tick).toBe(1); // every tick is still in the kept history
-  const notices = await h.pool.query<{ notification_key: string; kind: string }>('SELECT notification_key, kind FROM notifications WHERE site = $1', [site]);
+  const notices = await h.pool.query<{ notification_key: string; kind: string }>(
+    'SELECT notification_key, kind FROM notifications WHERE site = $1',
+    [site],
+  );
   const liveNotices = (tick: number): string[] =>
     notices.rows
       .filter((n) => n.notification_key.split('/')[2] === String(tick))
       .map((n) => n.kind)
       .sort();
 
-  const replay = await replaySite(h.pool, { site, from: new Date(0), to: new Date(0), tickMs: input.tickIntervalMs!, at: live.map((t) => new Date(t.assessedAt)), config: configOf(input) });
+  const replay = await replaySite(h.pool, {
+    site,
+    from: new Date(0),
+    to: new Date(0),
+    tickMs: input.tickIntervalMs!,
+    at: live.map((t) => new Date(t.assessedAt)),
+    config: configOf(input),
+  });
   expect(replay.ticks).toHaveLength(live.length);
-  const seen = (t: { score: number | null; smoothedScore: number | null; band: string; reasons: string[] }) => ({ score: t.score, smoothedScore: t.smoothedScore, band: t.band, reasons: t.reasons });
+  const seen = (t: { score: number | null; smoothedScore: number | null; band: string; reasons: string[] }) => ({
+    score: t.score,
+    smoothedScore: t.smoothedScore,
+    band: t.band,
+    reasons: t.reasons,
+  });
   for (const [i, l] of live.entries()) {
     const r = replay.ticks[i]!;
-    expect({ tick: r.tick, asOf: r.asOf, ...seen(r), notices: r.notices.map((n) => n.kind).sort() }).toEqual({ tick: l.tick, asOf: l.assessedAt, ...seen(l), notices: liveNotices(l.tick) });
+    expect({ tick: r.tick, asOf: r.asOf, ...seen(r), notices: r.notices.map((n) => n.kind).sort() }).toEqual({
+      tick: l.tick,
+      asOf: l.assessedAt,
+      ...seen(l),
+      notices: liveNotices(l.tick),
+    });
   }
   // The trace did go somewhere: healthy first, paused at the end, notices sent.
   expect(live[0]!.band).toBe('healthy');

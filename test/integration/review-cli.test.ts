@@ -45,7 +45,15 @@ beforeAll(async () => {
 }, 300_000);
 afterAll(async () => pool.end());
 
-const sections = ['## Summary', '## Timeline of band changes', '## Lead time', '## Actions taken and their effect', '## Who decided what and when', '## Chart', '## What to tune'];
+const sections = [
+  '## Summary',
+  '## Timeline of band changes',
+  '## Lead time',
+  '## Actions taken and their effect',
+  '## Who decided what and when',
+  '## Chart',
+  '## What to tune',
+];
 
 test('the recorded history: healthy, paused by the wave, resumed by a person, healthy again', () => {
   const bands = history.result.ticks.map((t) => t.band);
@@ -67,7 +75,11 @@ describe('a review written to a file', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     markdown = readFileSync(out, 'utf8');
-    expect(r.stdout).toMatch(new RegExp(`^wrote ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} and \\S+review-${site.replace(/\./g, '\\.')}-\\d{8}T\\d{4}Z\\.svg: ${site.replace(/\./g, '\\.')}, resisting from `));
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^wrote ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} and \\S+review-${site.replace(/\./g, '\\.')}-\\d{8}T\\d{4}Z\\.svg: ${site.replace(/\./g, '\\.')}, resisting from `,
+      ),
+    );
     const json = await review([site, '--incident', new Date(onset + H).toISOString(), '--json', '--no-chart']);
     expect(json.stderr).toBe('');
     expect(json.code).toBe(0);
@@ -90,15 +102,28 @@ describe('a review written to a file', () => {
     const away = rows.find((r) => r.old === 'healthy' && r.new !== 'healthy')!;
     const back = rows.find((r) => r.at > away.at && r.new === 'healthy')!;
     expect(away.at.getTime()).toBeGreaterThanOrEqual(onset);
-    expect(doc.window).toEqual({ from: away.at.toISOString(), to: back.at.toISOString(), openStart: false, openEnd: false, durationMs: back.at.getTime() - away.at.getTime() });
+    expect(doc.window).toEqual({
+      from: away.at.toISOString(),
+      to: back.at.toISOString(),
+      openStart: false,
+      openEnd: false,
+      durationMs: back.at.getTime() - away.at.getTime(),
+    });
     expect(doc.worstBand).toBe('resisting');
     // The timeline: every band change of the window, the return to healthy included.
     const inWindow = rows.filter((r) => r.at >= away.at && r.at <= back.at);
-    expect(doc.timeline.map((b) => [b.at, b.from, b.to])).toEqual(inWindow.map((r) => [r.at.toISOString(), r.old, r.new]));
+    expect(doc.timeline.map((b) => [b.at, b.from, b.to])).toEqual(
+      inWindow.map((r) => [r.at.toISOString(), r.old, r.new]),
+    );
     expect(doc.timeline[0]!.reasons[0]).toMatch(/challenge|majority_refusal|total_refusal/);
-    expect(markdown).toContain(`| ${doc.timeline[0]!.at.slice(0, 19).replace('T', ' ')}Z | healthy → ${doc.timeline[0]!.to} |`);
+    expect(markdown).toContain(
+      `| ${doc.timeline[0]!.at.slice(0, 19).replace('T', ' ')}Z | healthy → ${doc.timeline[0]!.to} |`,
+    );
     // Ticks stored in the window.
-    const ticks = await pool.query<{ n: string }>('SELECT count(*) AS n FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3', [site, doc.window.from, doc.window.to]);
+    const ticks = await pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3',
+      [site, doc.window.from, doc.window.to],
+    );
     expect(doc.ticks).toBe(Number(ticks.rows[0]!.n));
   });
 
@@ -127,12 +152,21 @@ describe('a review written to a file', () => {
     expect(best.rate).toBeGreaterThan(0.7);
     expect(Date.parse(doc.refusals.peak!.reachedAt)).toBeGreaterThanOrEqual(Date.parse(truth.refused50At!));
     expect(Date.parse(doc.refusals.peak!.reachedAt)).toBeLessThanOrEqual(best.t);
-    expect(doc.lead).toEqual({ firstWarningAt: doc.timeline[0]!.at, peakReachedAt: doc.refusals.peak!.reachedAt, ms: Date.parse(doc.refusals.peak!.reachedAt) - Date.parse(doc.timeline[0]!.at) });
-    expect(markdown).toContain(`- **Peak refusal rate:** ${(best.rate * 100).toFixed(1)} % over 5 min at ${new Date(best.t).toISOString().slice(0, 19).replace('T', ' ')}Z`);
+    expect(doc.lead).toEqual({
+      firstWarningAt: doc.timeline[0]!.at,
+      peakReachedAt: doc.refusals.peak!.reachedAt,
+      ms: Date.parse(doc.refusals.peak!.reachedAt) - Date.parse(doc.timeline[0]!.at),
+    });
+    expect(markdown).toContain(
+      `- **Peak refusal rate:** ${(best.rate * 100).toFixed(1)} % over 5 min at ${new Date(best.t).toISOString().slice(0, 19).replace('T', ' ')}Z`,
+    );
   });
 
   test('actions: every control change of the window in one run or another, the refusal rates around each from the rollups', async () => {
-    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM control_audit WHERE site = $1 AND changed_at >= $2 AND changed_at <= $3', [site, doc.window.from, doc.window.to]);
+    const { rows } = await pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM control_audit WHERE site = $1 AND changed_at >= $2 AND changed_at <= $3',
+      [site, doc.window.from, doc.window.to],
+    );
     expect(doc.actions.reduce((n, a) => n + a.steps, 0)).toBe(Number(rows[0]!.n));
     const pause = doc.actions.find((a) => a.kind === 'pause')!;
     expect(pause).toBeDefined();
@@ -157,8 +191,19 @@ describe('a review written to a file', () => {
   });
 
   test('who decided: the stored decision, with its reason', () => {
-    expect(doc.decisions).toEqual([{ at: resumeAt, who: 'alice@example.com', kind: 'resume', why: 'the wave is over', mode: 'cautious', waitedMs: null }]);
-    expect(markdown).toContain(`| ${resumeAt.slice(0, 19).replace('T', ' ')}Z | alice@example.com | resume | cautious | — | the wave is over |`);
+    expect(doc.decisions).toEqual([
+      {
+        at: resumeAt,
+        who: 'alice@example.com',
+        kind: 'resume',
+        why: 'the wave is over',
+        mode: 'cautious',
+        waitedMs: null,
+      },
+    ]);
+    expect(markdown).toContain(
+      `| ${resumeAt.slice(0, 19).replace('T', ' ')}Z | alice@example.com | resume | cautious | — | the wave is over |`,
+    );
   });
 
   test('the chart beside the review, linked by its relative name, parsed as SVG', () => {
@@ -198,27 +243,75 @@ test('to stdout with --no-chart: the same sections, no chart written, the review
 }, 120_000);
 
 test.each([
-  ['an unknown site', ['nobody-here.example.com', '--incident', '2026-11-24T10:00:00Z', '--out', '@dir/r.md'], /^target-health: site: nobody-here\.example\.com is unknown here/],
+  [
+    'an unknown site',
+    ['nobody-here.example.com', '--incident', '2026-11-24T10:00:00Z', '--out', '@dir/r.md'],
+    /^target-health: site: nobody-here\.example\.com is unknown here/,
+  ],
   ['a bad site', ['not a host', '--incident', '2026-11-24T10:00:00Z', '--out', '@dir/r.md'], /^target-health: site: /],
   ['no --incident', ['@site', '--out', '@dir/r.md'], /^target-health: --incident: required/],
-  ['a malformed time', ['@site', '--incident', 'yesterday', '--out', '@dir/r.md'], /^target-health: --incident: "yesterday" is not a time/],
-  ['a time in the future', ['@site', '--incident', '2999-01-01', '--out', '@dir/r.md'], /^target-health: --incident: "2999-01-01" is in the future/],
-  ['no incident near the time', ['@site', '--incident', '@quiet', '--before', '1h', '--after', '1h', '--out', '@dir/r.md'], /^target-health: --incident: \S+ did not degrade or resist between /],
-  ['a malformed --before', ['@site', '--incident', '@quiet', '--before', 'soon', '--out', '@dir/r.md'], /^target-health: --before: "soon" is not a duration/],
-  ['a search too wide', ['@site', '--incident', '@quiet', '--after', '4d', '--out', '@dir/r.md'], /^target-health: --after: "4d" reaches too far; search at most 3d/],
-  ['three candidates', ['@site', '--incident', '@quiet', '--candidate', 'a.json', '--candidate', 'b.json', '--candidate', 'c.json', '--out', '@dir/r.md'], /^target-health: --candidate: 3 given; try at most 2/],
-  ['a folder as --out', ['@site', '--incident', '@quiet', '--out', '@dir/sub.md'], /^target-health: --out: ".*sub\.md" is a folder/],
-])('%s: one line naming the flag, exit 2, nothing written', async (_name, rawArgs, message) => {
-  const bad = mkdtempSync(join(dir, 'bad-'));
-  mkdirSync(join(bad, 'sub.md'));
-  // A quiet afternoon two days before the wave.
-  const quiet = new Date(onset - 2 * 24 * H).toISOString();
-  const args = rawArgs.map((a) => (a === '@site' ? site : a === '@quiet' ? quiet : a.replace('@dir', bad)));
-  const r = await review(args);
-  expect(r.stderr).toMatch(message);
-  expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(r.code).toBe(2);
-  expect(r.stdout).toBe('');
-  expect(readdirSync(bad)).toEqual(['sub.md']);
-  expect(existsSync(join(bad, 'r.md'))).toBe(false);
-}, 60_000);
+  [
+    'a malformed time',
+    ['@site', '--incident', 'yesterday', '--out', '@dir/r.md'],
+    /^target-health: --incident: "yesterday" is not a time/,
+  ],
+  [
+    'a time in the future',
+    ['@site', '--incident', '2999-01-01', '--out', '@dir/r.md'],
+    /^target-health: --incident: "2999-01-01" is in the future/,
+  ],
+  [
+    'no incident near the time',
+    ['@site', '--incident', '@quiet', '--before', '1h', '--after', '1h', '--out', '@dir/r.md'],
+    /^target-health: --incident: \S+ did not degrade or resist between /,
+  ],
+  [
+    'a malformed --before',
+    ['@site', '--incident', '@quiet', '--before', 'soon', '--out', '@dir/r.md'],
+    /^target-health: --before: "soon" is not a duration/,
+  ],
+  [
+    'a search too wide',
+    ['@site', '--incident', '@quiet', '--after', '4d', '--out', '@dir/r.md'],
+    /^target-health: --after: "4d" reaches too far; search at most 3d/,
+  ],
+  [
+    'three candidates',
+    [
+      '@site',
+      '--incident',
+      '@quiet',
+      '--candidate',
+      'a.json',
+      '--candidate',
+      'b.json',
+      '--candidate',
+      'c.json',
+      '--out',
+      '@dir/r.md',
+    ],
+    /^target-health: --candidate: 3 given; try at most 2/,
+  ],
+  [
+    'a folder as --out',
+    ['@site', '--incident', '@quiet', '--out', '@dir/sub.md'],
+    /^target-health: --out: ".*sub\.md" is a folder/,
+  ],
+])(
+  '%s: one line naming the flag, exit 2, nothing written',
+  async (_name, rawArgs, message) => {
+    const bad = mkdtempSync(join(dir, 'bad-'));
+    mkdirSync(join(bad, 'sub.md'));
+    // A quiet afternoon two days before the wave.
+    const quiet = new Date(onset - 2 * 24 * H).toISOString();
+    const args = rawArgs.map((a) => (a === '@site' ? site : a === '@quiet' ? quiet : a.replace('@dir', bad)));
+    const r = await review(args);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(readdirSync(bad)).toEqual(['sub.md']);
+    expect(existsSync(join(bad, 'r.md'))).toBe(false);
+  },
+  60_000,
+);

@@ -23,10 +23,17 @@ import { join } from 'node:path';
 import type { PythonVenv } from '../../stack/python-venv';
 import { startTestApi, type TestApi } from '../helpers/api';
 import { ROOT } from '../helpers/processes';
-import { installPythonPackage, PYTHON_PKG as PKG, SCRAPY_TESTS, scrapyVenv, scrapyVersion, type InstalledPythonPackage, type ScrapyEdition } from '../helpers/scrapy';
+import {
+  installPythonPackage,
+  PYTHON_PKG as PKG,
+  SCRAPY_TESTS,
+  scrapyVenv,
+  scrapyVersion,
+  type InstalledPythonPackage,
+  type ScrapyEdition,
+} from '../helpers/scrapy';
 import { eventually, openHarness, type TestHarness } from '../helpers/services';
 import { changeControls as change } from '../helpers/controls';
-
 
 interface Hit {
   host: string;
@@ -36,7 +43,8 @@ interface Hit {
   at: number;
 }
 
-const PRODUCT = (n: string) => `<!DOCTYPE html><html><head><title>Product ${n}</title></head><body><h1>Product ${n}</h1><p class="price">12.50</p></body></html>`;
+const PRODUCT = (n: string) =>
+  `<!DOCTYPE html><html><head><title>Product ${n}</title></head><body><h1>Product ${n}</h1><p class="price">12.50</p></body></html>`;
 const CHALLENGE =
   '<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title></head><body><div id="challenge-running">Checking your browser</div>' +
   '<script>window._cf_chl_opt={cvId:"3",cType:"managed"};</script></body></html>';
@@ -66,7 +74,9 @@ class SiteProxy {
     // A proxy receives the absolute form: GET http://shop.example.com/p/1
     const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'unknown'}`);
     const auth = req.headers['proxy-authorization'] ?? '';
-    const proxyUser = auth.startsWith('Basic ') ? (Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':')[0] ?? '') : '';
+    const proxyUser = auth.startsWith('Basic ')
+      ? (Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':')[0] ?? '')
+      : '';
     const host = url.hostname;
     this.hits.push({ host, path: url.pathname, proxyUser, at: Date.now() });
     if (url.pathname.startsWith('/reset')) {
@@ -80,7 +90,13 @@ class SiteProxy {
     setTimeout(() => {
       this.inFlight.set(host, (this.inFlight.get(host) ?? 1) - 1);
       if (url.pathname.startsWith('/challenge')) {
-        res.writeHead(403, { 'content-type': 'text/html; charset=UTF-8', server: 'cloudflare', 'cf-mitigated': 'challenge' }).end(CHALLENGE);
+        res
+          .writeHead(403, {
+            'content-type': 'text/html; charset=UTF-8',
+            server: 'cloudflare',
+            'cf-mitigated': 'challenge',
+          })
+          .end(CHALLENGE);
       } else {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PRODUCT(url.pathname));
       }
@@ -116,7 +132,12 @@ afterAll(async () => {
 });
 
 function python(args: string[], env: Record<string, string> = {}, cwd = PKG): { status: number | null; out: string } {
-  const r = spawnSync(venv.python, args, { cwd, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...env }, encoding: 'utf8', timeout: 300_000 });
+  const r = spawnSync(venv.python, args, {
+    cwd,
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...env },
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
@@ -145,21 +166,51 @@ test('python -m build makes a wheel and an sdist of the package version, writes 
   const built = await installPythonPackage(venv);
   try {
     expect(tree(PKG)).toEqual(before);
-    const version = /^__version__ = "([^"]+)"$/m.exec(readFileSync(join(PKG, 'src', 'target_health', '__init__.py'), 'utf8'))![1]!;
+    const version = /^__version__ = "([^"]+)"$/m.exec(
+      readFileSync(join(PKG, 'src', 'target_health', '__init__.py'), 'utf8'),
+    )![1]!;
     // The crawler packages move together: the wheel carries the npm crawler package's version (and the server's).
-    const npmVersion = (path: string) => (JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as { version: string }).version;
-    expect({ wheel: version, server: version }).toEqual({ wheel: npmVersion('packages/crawler/package.json'), server: npmVersion('package.json') });
+    const npmVersion = (path: string) =>
+      (JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as { version: string }).version;
+    expect({ wheel: version, server: version }).toEqual({
+      wheel: npmVersion('packages/crawler/package.json'),
+      server: npmVersion('package.json'),
+    });
     expect(built.wheel.endsWith(`target_health-${version}-py3-none-any.whl`)).toBe(true);
     expect(built.sdist.endsWith(`target_health-${version}.tar.gz`)).toBe(true);
     // The sdist holds the code and its documents, no tests.
-    const listing = spawnSync('tar', ['tzf', built.sdist], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map((f) => f.replace(/^[^/]+\//, ''));
-    expect(listing).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'CHANGELOG.md', 'pyproject.toml', 'PKG-INFO', 'src/target_health/__init__.py', 'src/target_health/events.py', 'src/target_health/scrapy/middleware.py', 'src/target_health/crawlee/__init__.py']));
+    const listing = spawnSync('tar', ['tzf', built.sdist], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter(Boolean)
+      .map((f) => f.replace(/^[^/]+\//, ''));
+    expect(listing).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'LICENSE',
+        'CHANGELOG.md',
+        'pyproject.toml',
+        'PKG-INFO',
+        'src/target_health/__init__.py',
+        'src/target_health/events.py',
+        'src/target_health/scrapy/middleware.py',
+        'src/target_health/crawlee/__init__.py',
+      ]),
+    );
     expect(listing.filter((f) => f.startsWith('tests/') || f.includes('requirements'))).toEqual([]);
-    const probe = python(['-c', 'import target_health, target_health.scrapy as t; print(t.__file__); print(target_health.__version__); print(",".join(sorted(t.__all__)))'], { PYTHONPATH: built.site }, built.site);
+    const probe = python(
+      [
+        '-c',
+        'import target_health, target_health.scrapy as t; print(t.__file__); print(target_health.__version__); print(",".join(sorted(t.__all__)))',
+      ],
+      { PYTHONPATH: built.site },
+      built.site,
+    );
     expect(probe.status).toBe(0);
     expect(probe.out).toContain(join(built.site, 'target_health', 'scrapy', '__init__.py'));
     expect(probe.out).toContain(`\n${version}\n`);
-    expect(probe.out).toContain('TargetHealthDownloaderMiddleware,TargetHealthExtension,TargetHealthSpiderMiddleware,controls_changed,extraction');
+    expect(probe.out).toContain(
+      'TargetHealthDownloaderMiddleware,TargetHealthExtension,TargetHealthSpiderMiddleware,controls_changed,extraction',
+    );
   } finally {
     built.remove();
   }
@@ -187,11 +238,24 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
   const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-crawl-'));
   const statsFile = join(scratch, 'stats.json');
   let output = '';
-  const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(SCRAPY_TESTS, 'crawl', 'health_spider.py')], {
-    cwd: scratch,
-    env: { ...process.env, PYTHONPATH: installed.site, PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_PLAN: JSON.stringify(plan), TH_STATS_FILE: statsFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    venv.python,
+    ['-m', 'scrapy', 'runspider', join(SCRAPY_TESTS, 'crawl', 'health_spider.py')],
+    {
+      cwd: scratch,
+      env: {
+        ...process.env,
+        PYTHONPATH: installed.site,
+        PYTHONDONTWRITEBYTECODE: '1',
+        TH_API_URL: api.url,
+        TH_TOKEN: token,
+        TH_PROXY: proxyAddress,
+        TH_PLAN: JSON.stringify(plan),
+        TH_STATS_FILE: statsFile,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let closingAt: number | undefined;
   child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
   child.stderr?.on('data', (c: Buffer) => {
@@ -204,7 +268,9 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
     try {
       await eventually(() => Promise.resolve(cond() ? true : undefined), what, ms);
     } catch (err) {
-      throw new Error(`${(err as Error).message}; server hits: ${JSON.stringify(proxy.hits.map((x) => `${x.host}${x.path}`))}; Scrapy output:\n${output.slice(-6000)}`);
+      throw new Error(
+        `${(err as Error).message}; server hits: ${JSON.stringify(proxy.hits.map((x) => `${x.host}${x.path}`))}; Scrapy output:\n${output.slice(-6000)}`,
+      );
     }
   };
   try {
@@ -212,7 +278,12 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
     // (The reset page: Scrapy's three attempts, each of which Twisted may try twice on a kept-alive
     // connection, so the server sees it 3-6 times; the events below count Scrapy's attempts.)
     await until(
-      () => proxy.count(free) === 12 && proxy.count(throttled, '/p/') === 12 && proxy.count(throttled, '/challenge/') === 3 && proxy.count(throttled, '/reset') >= 3 && proxy.count(paused, '/canary/') === 3,
+      () =>
+        proxy.count(free) === 12 &&
+        proxy.count(throttled, '/p/') === 12 &&
+        proxy.count(throttled, '/challenge/') === 3 &&
+        proxy.count(throttled, '/reset') >= 3 &&
+        proxy.count(paused, '/canary/') === 3,
       'the unpaused requests to be served',
       90_000,
     );
@@ -237,7 +308,9 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
   }
 
   expect(proxy.count(stopped)).toBe(0);
-  expect(new Set(proxy.hits.filter((x) => x.host.endsWith(`-${id}.example.com`)).map((x) => x.proxyUser))).toEqual(new Set(['residential-de']));
+  expect(new Set(proxy.hits.filter((x) => x.host.endsWith(`-${id}.example.com`)).map((x) => x.proxyUser))).toEqual(
+    new Set(['residential-de']),
+  );
 
   // Scrapy's own stats (written after every spider_closed handler, the extension's flush included).
   const stats = JSON.parse(readFileSync(statsFile, 'utf8')) as Record<string, number | string>;
@@ -258,7 +331,18 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
   expect(output).not.toMatch(/Traceback|refused:|target-health: .*(failed|unreachable|not delivered|gave up)/);
 
   // The store: every attempt, classified.
-  const rows = await h.pool.query<{ site: string; status: number | null; network_error: string | null; outcome: string; canary: boolean; retries: number | null; valid_records: number | null; pool: string | null; country: string | null; n: string }>(
+  const rows = await h.pool.query<{
+    site: string;
+    status: number | null;
+    network_error: string | null;
+    outcome: string;
+    canary: boolean;
+    retries: number | null;
+    valid_records: number | null;
+    pool: string | null;
+    country: string | null;
+    n: string;
+  }>(
     `SELECT site, status, network_error, outcome, canary, retries, valid_records, pool, country, count(*)::text AS n
        FROM request_events WHERE site LIKE $1 GROUP BY 1,2,3,4,5,6,7,8,9 ORDER BY 1,2,3,6`,
     [`%-${id}.example.com`],
@@ -266,15 +350,95 @@ test('a real Scrapy crawl records every attempt and obeys the controls: throttle
   const table = rows.rows.map((r) => ({ ...r, n: Number(r.n) }));
   const route = { pool: 'residential', country: 'DE' };
   expect(table).toEqual([
-    { site: free, status: 200, network_error: null, outcome: 'ok', canary: false, retries: null, valid_records: 1, ...route, n: 12 },
-    { site: paused, status: 200, network_error: null, outcome: 'ok', canary: false, retries: null, valid_records: 1, ...route, n: 8 },
-    { site: paused, status: 200, network_error: null, outcome: 'ok', canary: true, retries: null, valid_records: 1, ...route, n: 3 },
-    { site: throttled, status: 200, network_error: null, outcome: 'ok', canary: false, retries: null, valid_records: 1, ...route, n: 12 },
+    {
+      site: free,
+      status: 200,
+      network_error: null,
+      outcome: 'ok',
+      canary: false,
+      retries: null,
+      valid_records: 1,
+      ...route,
+      n: 12,
+    },
+    {
+      site: paused,
+      status: 200,
+      network_error: null,
+      outcome: 'ok',
+      canary: false,
+      retries: null,
+      valid_records: 1,
+      ...route,
+      n: 8,
+    },
+    {
+      site: paused,
+      status: 200,
+      network_error: null,
+      outcome: 'ok',
+      canary: true,
+      retries: null,
+      valid_records: 1,
+      ...route,
+      n: 3,
+    },
+    {
+      site: throttled,
+      status: 200,
+      network_error: null,
+      outcome: 'ok',
+      canary: false,
+      retries: null,
+      valid_records: 1,
+      ...route,
+      n: 12,
+    },
     // The challenge's body and headers reached the classifier: a challenge, not a hard block.
-    { site: throttled, status: 403, network_error: null, outcome: 'challenge', canary: false, retries: null, valid_records: null, ...route, n: 3 },
-    { site: throttled, status: null, network_error: 'connection_reset', outcome: 'hard_block', canary: false, retries: 1, valid_records: null, ...route, n: 1 },
-    { site: throttled, status: null, network_error: 'connection_reset', outcome: 'hard_block', canary: false, retries: 2, valid_records: null, ...route, n: 1 },
-    { site: throttled, status: null, network_error: 'connection_reset', outcome: 'hard_block', canary: false, retries: null, valid_records: null, ...route, n: 1 },
+    {
+      site: throttled,
+      status: 403,
+      network_error: null,
+      outcome: 'challenge',
+      canary: false,
+      retries: null,
+      valid_records: null,
+      ...route,
+      n: 3,
+    },
+    {
+      site: throttled,
+      status: null,
+      network_error: 'connection_reset',
+      outcome: 'hard_block',
+      canary: false,
+      retries: 1,
+      valid_records: null,
+      ...route,
+      n: 1,
+    },
+    {
+      site: throttled,
+      status: null,
+      network_error: 'connection_reset',
+      outcome: 'hard_block',
+      canary: false,
+      retries: 2,
+      valid_records: null,
+      ...route,
+      n: 1,
+    },
+    {
+      site: throttled,
+      status: null,
+      network_error: 'connection_reset',
+      outcome: 'hard_block',
+      canary: false,
+      retries: null,
+      valid_records: null,
+      ...route,
+      n: 1,
+    },
   ]);
 }, 300_000);
 
@@ -289,23 +453,46 @@ test('a graceful stop while a site is paused ends at once: its held requests go 
   const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-stop-'));
   const statsFile = join(scratch, 'stats.json');
   let output = '';
-  const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'runspider', join(SCRAPY_TESTS, 'crawl', 'health_spider.py')], {
-    cwd: scratch,
-    env: { ...process.env, PYTHONPATH: installed.site, PYTHONDONTWRITEBYTECODE: '1', TH_API_URL: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_PLAN: JSON.stringify({ [paused]: pages(5), [free]: pages(3) }), TH_STATS_FILE: statsFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    venv.python,
+    ['-m', 'scrapy', 'runspider', join(SCRAPY_TESTS, 'crawl', 'health_spider.py')],
+    {
+      cwd: scratch,
+      env: {
+        ...process.env,
+        PYTHONPATH: installed.site,
+        PYTHONDONTWRITEBYTECODE: '1',
+        TH_API_URL: api.url,
+        TH_TOKEN: token,
+        TH_PROXY: proxyAddress,
+        TH_PLAN: JSON.stringify({ [paused]: pages(5), [free]: pages(3) }),
+        TH_STATS_FILE: statsFile,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')));
   child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   try {
     // The extension says when it starts holding a site's requests; the free site's pages are served meanwhile.
-    await eventually(() => Promise.resolve(output.includes(`holding the requests of ${paused}`) && proxy.count(free) === 3 ? true : undefined), 'the paused site to be held', 60_000).catch((err: Error) => {
+    await eventually(
+      () =>
+        Promise.resolve(
+          output.includes(`holding the requests of ${paused}`) && proxy.count(free) === 3 ? true : undefined,
+        ),
+      'the paused site to be held',
+      60_000,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}; Scrapy output:\n${output.slice(-6000)}`);
     });
     // Without the hand-back Scrapy would wait for the held requests until the site is resumed: the stop must not hang.
     const stopping = Date.now();
     child.kill('SIGTERM');
-    const code = await Promise.race([exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000).unref())]);
+    const code = await Promise.race([
+      exited,
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000).unref()),
+    ]);
     expect({ code, output: code === 0 ? '' : output.slice(-6000) }).toEqual({ code: 0, output: '' });
     process.stderr.write(`[scrapy] stopped ${Date.now() - stopping} ms after SIGTERM with 5 requests held\n`);
   } finally {
@@ -331,100 +518,147 @@ test('a graceful stop while a site is paused ends at once: its held requests go 
 /** The settings block of docs/crawlers-scrapy.md ("# settings.py"), as written. */
 function documentedSettings(): string {
   const doc = readFileSync(join(ROOT, 'docs', 'crawlers-scrapy.md'), 'utf8');
-  const block = [...doc.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.startsWith('# settings.py'));
+  const block = [...doc.matchAll(/```python\n([\s\S]*?)```/g)]
+    .map((m) => m[1]!)
+    .find((b) => b.startsWith('# settings.py'));
   if (!block) throw new Error('docs/crawlers-scrapy.md: no ```python block starting with "# settings.py"');
   return block;
 }
 
-test.each(['newest', 'oldest'] as const)('Scrapy %s: a `scrapy startproject` project configured as the docs say runs with `scrapy crawl` on the installed wheel; a pause heard while admitted requests wait out the slot delay: none of them reaches the site, all are crawled after the resume', async (edition) => {
-  const venv = venvs[edition];
-  process.stderr.write(`[scrapy startproject] Scrapy ${scrapyVersion(edition)}\n`);
-  const id = randomUUID().slice(0, 8);
-  const site = `slot-${id}.example.com`;
-  const PAGES = 12;
-  await change(h.pool, site, {});
-  const token = await api.token(['ingest', 'read']);
-  const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-project-'));
-  const project = join(scratch, 'shop');
-  const made = spawnSync(venv.python, ['-m', 'scrapy', 'startproject', 'shop', project], { encoding: 'utf8' });
-  expect(made.status).toBe(0);
-  // settings.py as startproject made it (the asyncio reactor…), then the docs' block, as written, then the
-  // crawl's own choices: 8 requests at once per site and a delay of 1 s (the template of Scrapy 2.13.4+ sets
-  // it; 2.13.0's does not), so 8 wait in the slot's delay queue.
-  appendFileSync(join(project, 'shop', 'settings.py'), `\n${documentedSettings()}\nCONCURRENT_REQUESTS_PER_DOMAIN = 8\nDOWNLOAD_DELAY = 1\nROBOTSTXT_OBEY = False\nTELNETCONSOLE_ENABLED = False\nTARGET_HEALTH_BATCH_INTERVAL = 0.2\n`);
-  copyFileSync(join(SCRAPY_TESTS, 'project', 'prices.py'), join(project, 'shop', 'spiders', 'prices.py'));
+test.each(['newest', 'oldest'] as const)(
+  'Scrapy %s: a `scrapy startproject` project configured as the docs say runs with `scrapy crawl` on the installed wheel; a pause heard while admitted requests wait out the slot delay: none of them reaches the site, all are crawled after the resume',
+  async (edition) => {
+    const venv = venvs[edition];
+    process.stderr.write(`[scrapy startproject] Scrapy ${scrapyVersion(edition)}\n`);
+    const id = randomUUID().slice(0, 8);
+    const site = `slot-${id}.example.com`;
+    const PAGES = 12;
+    await change(h.pool, site, {});
+    const token = await api.token(['ingest', 'read']);
+    const scratch = mkdtempSync(join(tmpdir(), 'th-scrapy-project-'));
+    const project = join(scratch, 'shop');
+    const made = spawnSync(venv.python, ['-m', 'scrapy', 'startproject', 'shop', project], { encoding: 'utf8' });
+    expect(made.status).toBe(0);
+    // settings.py as startproject made it (the asyncio reactor…), then the docs' block, as written, then the
+    // crawl's own choices: 8 requests at once per site and a delay of 1 s (the template of Scrapy 2.13.4+ sets
+    // it; 2.13.0's does not), so 8 wait in the slot's delay queue.
+    appendFileSync(
+      join(project, 'shop', 'settings.py'),
+      `\n${documentedSettings()}\nCONCURRENT_REQUESTS_PER_DOMAIN = 8\nDOWNLOAD_DELAY = 1\nROBOTSTXT_OBEY = False\nTELNETCONSOLE_ENABLED = False\nTARGET_HEALTH_BATCH_INTERVAL = 0.2\n`,
+    );
+    copyFileSync(join(SCRAPY_TESTS, 'project', 'prices.py'), join(project, 'shop', 'spiders', 'prices.py'));
 
-  const heard: Array<{ site: string; paused: boolean; at: number }> = [];
-  let counts: Record<string, number> = {};
-  let output = '';
-  const child: ChildProcess = spawn(venv.python, ['-m', 'scrapy', 'crawl', 'prices', '-s', 'STATS_CLASS=health_spider.JsonFileStats'], {
-    cwd: project,
-    // The final stats are written by the real-crawl test's stats class (tests/scrapy/crawl/health_spider.py).
-    env: { ...process.env, PYTHONPATH: [installed.site, join(SCRAPY_TESTS, 'crawl')].join(':'), PYTHONDONTWRITEBYTECODE: '1', TH_API: api.url, TH_TOKEN: token, TH_PROXY: proxyAddress, TH_SITE: site, TH_PAGES: String(PAGES), TH_STATS_FILE: join(scratch, 'stats.json') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let partial = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    partial += c.toString('utf8');
-    const lines = partial.split('\n');
-    partial = lines.pop()!;
-    for (const line of lines) {
-      if (!line.startsWith('@@th ')) {
-        output += `${line}\n`;
-        continue;
+    const heard: Array<{ site: string; paused: boolean; at: number }> = [];
+    let counts: Record<string, number> = {};
+    let output = '';
+    const child: ChildProcess = spawn(
+      venv.python,
+      ['-m', 'scrapy', 'crawl', 'prices', '-s', 'STATS_CLASS=health_spider.JsonFileStats'],
+      {
+        cwd: project,
+        // The final stats are written by the real-crawl test's stats class (tests/scrapy/crawl/health_spider.py).
+        env: {
+          ...process.env,
+          PYTHONPATH: [installed.site, join(SCRAPY_TESTS, 'crawl')].join(':'),
+          PYTHONDONTWRITEBYTECODE: '1',
+          TH_API: api.url,
+          TH_TOKEN: token,
+          TH_PROXY: proxyAddress,
+          TH_SITE: site,
+          TH_PAGES: String(PAGES),
+          TH_STATS_FILE: join(scratch, 'stats.json'),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let partial = '';
+    child.stdout?.on('data', (c: Buffer) => {
+      partial += c.toString('utf8');
+      const lines = partial.split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        if (!line.startsWith('@@th ')) {
+          output += `${line}\n`;
+          continue;
+        }
+        const m = JSON.parse(line.slice(5)) as { heard?: (typeof heard)[number]; stats?: Record<string, number> };
+        if (m.heard) heard.push(m.heard);
+        if (m.stats) counts = m.stats;
       }
-      const m = JSON.parse(line.slice(5)) as { heard?: (typeof heard)[number]; stats?: Record<string, number> };
-      if (m.heard) heard.push(m.heard);
-      if (m.stats) counts = m.stats;
-    }
-  });
-  child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  const hits = () => proxy.hits.filter((x) => x.host === site);
-  const until = async <T>(probe: () => T | undefined, what: string, ms: number, everyMs = 200): Promise<T> => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const value = probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`timed out waiting for ${what}; counts ${JSON.stringify(counts)}; site hits ${hits().length}; Scrapy output:\n${output.slice(-6000)}`);
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  };
-  try {
-    // Two pages served; the next requests, admitted, wait in Scrapy's slot queue (a 0.5–1.5 s delay each).
-    // Paused at once after a page arrived (polled every 20 ms), so the pause lands well before the next leaves.
-    await until(() => (hits().length >= 2 ? true : undefined), 'two pages served', 90_000, 20);
-    await change(h.pool, site, { paused: true, canaryOnly: true, band: 'resisting', reason: 'test: pause' });
-    const pause = await until(() => heard.find((x) => x.site === site && x.paused), 'Scrapy to hear the pause', 30_000);
-    // Every request not served is held by the extension (after the admitted ones were put back as they left the
-    // slot queue), or one reached the site after the pause (the failure).
-    await until(() => (hits().some((x) => x.at > pause.at) || (counts.requests_held_now ?? 0) === PAGES - hits().length ? true : undefined), 'the unserved requests to be held', 60_000);
-    const after = hits().filter((x) => x.at > pause.at).map((x) => x.at - pause.at);
-    process.stderr.write(`[scrapy startproject] after the pause was heard: ${after.length} requests reached the site (${after.map((ms) => `+${ms} ms`).join(', ') || 'none'}); put back as they left the slot queue: ${counts.requests_paused_on_departure ?? 0}; held: ${counts.requests_held_now ?? 0}\n`);
-    expect(after).toEqual([]);
-    expect(counts.requests_paused_on_departure ?? 0).toBeGreaterThan(0);
+    });
+    child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const hits = () => proxy.hits.filter((x) => x.host === site);
+    const until = async <T>(probe: () => T | undefined, what: string, ms: number, everyMs = 200): Promise<T> => {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const value = probe();
+        if (value !== undefined) return value;
+        if (Date.now() > deadline || child.exitCode !== null)
+          throw new Error(
+            `timed out waiting for ${what}; counts ${JSON.stringify(counts)}; site hits ${hits().length}; Scrapy output:\n${output.slice(-6000)}`,
+          );
+        await new Promise((r) => setTimeout(r, everyMs));
+      }
+    };
+    try {
+      // Two pages served; the next requests, admitted, wait in Scrapy's slot queue (a 0.5–1.5 s delay each).
+      // Paused at once after a page arrived (polled every 20 ms), so the pause lands well before the next leaves.
+      await until(() => (hits().length >= 2 ? true : undefined), 'two pages served', 90_000, 20);
+      await change(h.pool, site, { paused: true, canaryOnly: true, band: 'resisting', reason: 'test: pause' });
+      const pause = await until(
+        () => heard.find((x) => x.site === site && x.paused),
+        'Scrapy to hear the pause',
+        30_000,
+      );
+      // Every request not served is held by the extension (after the admitted ones were put back as they left the
+      // slot queue), or one reached the site after the pause (the failure).
+      await until(
+        () =>
+          hits().some((x) => x.at > pause.at) || (counts.requests_held_now ?? 0) === PAGES - hits().length
+            ? true
+            : undefined,
+        'the unserved requests to be held',
+        60_000,
+      );
+      const after = hits()
+        .filter((x) => x.at > pause.at)
+        .map((x) => x.at - pause.at);
+      process.stderr.write(
+        `[scrapy startproject] after the pause was heard: ${after.length} requests reached the site (${after.map((ms) => `+${ms} ms`).join(', ') || 'none'}); put back as they left the slot queue: ${counts.requests_paused_on_departure ?? 0}; held: ${counts.requests_held_now ?? 0}\n`,
+      );
+      expect(after).toEqual([]);
+      expect(counts.requests_paused_on_departure ?? 0).toBeGreaterThan(0);
 
-    // Resumed: the held requests go out; the crawl finishes by itself, every page crawled once.
-    await change(h.pool, site, { paused: false, canaryOnly: false, band: 'healthy', reason: 'test: resume' });
-    const code = await exited;
-    expect({ code, output: code === 0 ? '' : output.slice(-6000) }).toEqual({ code: 0, output: '' });
-  } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  }
-  expect(output).not.toMatch(/Traceback|does not match the requested one|can never take effect/);
-  expect(output).toMatch(/Using reactor: twisted\.internet\.asyncioreactor\.AsyncioSelectorReactor/);
-  expect(output).toContain(`Scrapy ${scrapyVersion(edition)} started`);
-  expect(hits().map((x) => x.path).sort()).toEqual(Array.from({ length: PAGES }, (_, i) => `/p/${i}`).sort());
-  const stats = JSON.parse(readFileSync(join(scratch, 'stats.json'), 'utf8')) as Record<string, number | string>;
-  rmSync(scratch, { recursive: true, force: true });
-  expect(stats).toMatchObject({
-    'target_health/events_recorded': PAGES,
-    'target_health/events_sent': PAGES,
-    'target_health/events_rejected': 0,
-    'target_health/requests_held_now': 0,
-    item_scraped_count: PAGES,
-  });
-  expect(stats['target_health/requests_released']).toBe(stats['target_health/requests_held']);
-  const { rows } = await h.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [site]);
-  expect(Number(rows[0]!.n)).toBe(PAGES);
-}, 180_000);
+      // Resumed: the held requests go out; the crawl finishes by itself, every page crawled once.
+      await change(h.pool, site, { paused: false, canaryOnly: false, band: 'healthy', reason: 'test: resume' });
+      const code = await exited;
+      expect({ code, output: code === 0 ? '' : output.slice(-6000) }).toEqual({ code: 0, output: '' });
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    expect(output).not.toMatch(/Traceback|does not match the requested one|can never take effect/);
+    expect(output).toMatch(/Using reactor: twisted\.internet\.asyncioreactor\.AsyncioSelectorReactor/);
+    expect(output).toContain(`Scrapy ${scrapyVersion(edition)} started`);
+    expect(
+      hits()
+        .map((x) => x.path)
+        .sort(),
+    ).toEqual(Array.from({ length: PAGES }, (_, i) => `/p/${i}`).sort());
+    const stats = JSON.parse(readFileSync(join(scratch, 'stats.json'), 'utf8')) as Record<string, number | string>;
+    rmSync(scratch, { recursive: true, force: true });
+    expect(stats).toMatchObject({
+      'target_health/events_recorded': PAGES,
+      'target_health/events_sent': PAGES,
+      'target_health/events_rejected': 0,
+      'target_health/requests_held_now': 0,
+      item_scraped_count: PAGES,
+    });
+    expect(stats['target_health/requests_released']).toBe(stats['target_health/requests_held']);
+    const { rows } = await h.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [
+      site,
+    ]);
+    expect(Number(rows[0]!.n)).toBe(PAGES);
+  },
+  180_000,
+);

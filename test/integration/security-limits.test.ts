@@ -23,9 +23,17 @@ test('refused signals: the latest 5 are kept, each cut to 500 characters; the lo
     const { handle, healthy } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
     for (let i = 0; i < 8; i++) {
       const big = `k${i}-${'x'.repeat(100_000)}`;
-      await handle.signal(i % 2 === 0 ? pauseSignal : resumeSignal, { who: `a\u0000b\ud800${i}`, why: 'y'.repeat(5_000), [big]: 'z'.repeat(1_000) });
+      await handle.signal(i % 2 === 0 ? pauseSignal : resumeSignal, {
+        who: `a\u0000b\ud800${i}`,
+        why: 'y'.repeat(5_000),
+        [big]: 'z'.repeat(1_000),
+      });
     }
-    const s = await waitForState(handle, 'all eight refusals seen', (st) => st.rejected.some((r) => r.includes('k7-')) && st.tick > healthy.tick);
+    const s = await waitForState(
+      handle,
+      'all eight refusals seen',
+      (st) => st.rejected.some((r) => r.includes('k7-')) && st.tick > healthy.tick,
+    );
     expect(s.rejected).toHaveLength(5);
     for (const message of s.rejected) {
       expect(message.length).toBeLessThanOrEqual(500);

@@ -27,11 +27,28 @@ import { createPool, type Pool } from '../../db/pool';
 import { createLogger } from '../../logging/logger';
 import { createWorker } from '../../worker/create-worker';
 import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
-import { answer, type Handler, productPage, startFixtureServer, startForwardProxy, type FixtureServer, type ForwardProxy } from '../helpers/http-fixtures';
+import {
+  answer,
+  type Handler,
+  productPage,
+  startFixtureServer,
+  startForwardProxy,
+  type FixtureServer,
+  type ForwardProxy,
+} from '../helpers/http-fixtures';
 import { env, eventually, openHarness, type TestHarness } from '../helpers/services';
 
 const core = (): string => randomBytes(8).toString('hex');
-const CORES = { database: core(), webhookPath: core(), webhookQuery: core(), slack: core(), routeProxy: core(), badProxy: core(), canaryProxy: core(), pageToken: core() };
+const CORES = {
+  database: core(),
+  webhookPath: core(),
+  webhookQuery: core(),
+  slack: core(),
+  routeProxy: core(),
+  badProxy: core(),
+  canaryProxy: core(),
+  pageToken: core(),
+};
 
 /** The product page, its canonical link echoing the URL it was asked for (what many shops do): the page's own copy of a canary's `?token=`. */
 const echoingPage: Handler = (req, res) => {
@@ -42,10 +59,16 @@ const echoingPage: Handler = (req, res) => {
 };
 
 /** A webhook receiver: `/hook/…` answers 503 until `up`; `/services/…` (Slack) answers 200. */
-async function receiver(): Promise<{ url: string; hits: { path: string; status: number }[]; setUp(up: boolean): void; close(): Promise<void> }> {
+async function receiver(): Promise<{
+  url: string;
+  hits: { path: string; status: number }[];
+  setUp(up: boolean): void;
+  close(): Promise<void>;
+}> {
   let up = false;
   const hits: { path: string; status: number }[] = [];
-  const drain = (req: IncomingMessage): Promise<void> => new Promise((resolve) => req.on('data', () => undefined).on('end', resolve));
+  const drain = (req: IncomingMessage): Promise<void> =>
+    new Promise((resolve) => req.on('data', () => undefined).on('end', resolve));
   const server: Server = createServer((req, res) => {
     void drain(req).then(() => {
       const path = req.url ?? '';
@@ -56,22 +79,33 @@ async function receiver(): Promise<{ url: string; hits: { path: string; status: 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, hits, setUp: (v) => (up = v), close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hits,
+    setUp: (v) => (up = v),
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 /** Every Uint8Array (payload data, search attribute values) as UTF-8 text, so the search sees what the UI shows. */
 function decoded(value: unknown): unknown {
   if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
   if (Array.isArray(value)) return value.map(decoded);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, decoded(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, decoded(v)]));
   return value;
 }
 
 /** Histories and descriptions (search attributes, memo, pending activities) of every workflow on the task queue. */
-async function temporalText(client: Client, taskQueue: string, expected: number): Promise<{ text: string; workflows: string[] }> {
+async function temporalText(
+  client: Client,
+  taskQueue: string,
+  expected: number,
+): Promise<{ text: string; workflows: string[] }> {
   const runs = await eventually(async () => {
     const found: Array<{ workflowId: string; runId: string }> = [];
-    for await (const wf of client.workflow.list({ query: `TaskQueue = "${taskQueue}"` })) found.push({ workflowId: wf.workflowId, runId: wf.runId });
+    for await (const wf of client.workflow.list({ query: `TaskQueue = "${taskQueue}"` }))
+      found.push({ workflowId: wf.workflowId, runId: wf.runId });
     return found.length >= expected ? found : undefined;
   }, `${expected} workflows listed on the task queue`);
   const parts: string[] = [];
@@ -79,16 +113,39 @@ async function temporalText(client: Client, taskQueue: string, expected: number)
     const handle: WorkflowHandle = client.workflow.getHandle(workflowId, runId);
     parts.push(JSON.stringify(decoded(await handle.fetchHistory())));
     const description = await handle.describe();
-    parts.push(JSON.stringify(decoded({ searchAttributes: description.typedSearchAttributes, memo: description.memo, raw: description.raw })));
+    parts.push(
+      JSON.stringify(
+        decoded({ searchAttributes: description.typedSearchAttributes, memo: description.memo, raw: description.raw }),
+      ),
+    );
   }
   return { text: parts.join('\n'), workflows: runs.map((r) => r.workflowId) };
 }
 
 async function databaseText(pool: Pool, site: string): Promise<string> {
-  const tables = ['sites', 'assessments', 'site_controls', 'control_audit', 'decisions', 'notifications', 'canary_runs', 'request_events'];
+  const tables = [
+    'sites',
+    'assessments',
+    'site_controls',
+    'control_audit',
+    'decisions',
+    'notifications',
+    'canary_runs',
+    'request_events',
+  ];
   const parts: string[] = [];
-  for (const table of tables) parts.push(JSON.stringify((await pool.query(`SELECT * FROM ${table} WHERE site = $1`, [site])).rows));
-  parts.push(JSON.stringify((await pool.query('SELECT d.* FROM notification_deliveries d JOIN notifications n USING (notification_key) WHERE n.site = $1', [site])).rows));
+  for (const table of tables)
+    parts.push(JSON.stringify((await pool.query(`SELECT * FROM ${table} WHERE site = $1`, [site])).rows));
+  parts.push(
+    JSON.stringify(
+      (
+        await pool.query(
+          'SELECT d.* FROM notification_deliveries d JOIN notifications n USING (notification_key) WHERE n.site = $1',
+          [site],
+        )
+      ).rows,
+    ),
+  );
   return parts.join('\n');
 }
 
@@ -149,9 +206,27 @@ test('no secret of the environment reaches histories, search attributes, the UI,
   const site = await prepareSite(h.pool, 'secrets');
   await ingestNow(h.pool, site, { ok: 100 });
   const definitions = [
-    { name: 'via-route', url: `${pages.origin}/p/known`, route: 'secure-route', interval: '30s', expect: [{ status: 200 }] },
-    { name: 'refused-by-proxy', url: `${pages.origin}/p/known`, route: 'refused-route', interval: '30s', expect: [{ status: 200 }] },
-    { name: 'own-proxy', url: `${pages.origin}/p/known`, proxy: canaryProxyUrl, interval: '30s', expect: [{ status: 200 }] },
+    {
+      name: 'via-route',
+      url: `${pages.origin}/p/known`,
+      route: 'secure-route',
+      interval: '30s',
+      expect: [{ status: 200 }],
+    },
+    {
+      name: 'refused-by-proxy',
+      url: `${pages.origin}/p/known`,
+      route: 'refused-route',
+      interval: '30s',
+      expect: [{ status: 200 }],
+    },
+    {
+      name: 'own-proxy',
+      url: `${pages.origin}/p/known`,
+      proxy: canaryProxyUrl,
+      interval: '30s',
+      expect: [{ status: 200 }],
+    },
     // Accepted (docs/security.md): the value is stored with the definition and masked everywhere else.
     {
       name: 'page-token',
@@ -170,7 +245,11 @@ test('no secret of the environment reaches histories, search attributes, the UI,
   );
 
   const lines: string[] = [];
-  const logger = createLogger('debug', 'security-test', new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }));
+  const logger = createLogger(
+    'debug',
+    'security-test',
+    new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }),
+  );
   const workerPool = createPool(secretDatabaseUrl, 4);
   try {
     Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -178,31 +257,57 @@ test('no secret of the environment reaches histories, search attributes, the UI,
     // Already installed in this Jest worker process.
   }
   const connection = await NativeConnection.connect({ address: env('TEMPORAL_ADDRESS') });
-  const worker = await createWorker({ connection, namespace: 'default', taskQueue: h.taskQueue, pool: workerPool, logger, workflowBundlePath: env('TH_TEST_WORKFLOW_BUNDLE') });
+  const worker = await createWorker({
+    connection,
+    namespace: 'default',
+    taskQueue: h.taskQueue,
+    pool: workerPool,
+    logger,
+    workflowBundlePath: env('TH_TEST_WORKFLOW_BUNDLE'),
+  });
   let whileFailing = '';
   let rowsWhileFailing = '';
   try {
     await worker.runUntil(async () => {
       const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
-      const withCanaries = await waitForState(handle, 'four canary results', (s) => (s.canaries?.evidence.length ?? 0) === 4);
+      const withCanaries = await waitForState(
+        handle,
+        'four canary results',
+        (s) => (s.canaries?.evidence.length ?? 0) === 4,
+      );
       // The route with the right credentials got through the authenticating proxy; the wrong ones did not.
       const byName = Object.fromEntries(withCanaries.canaries!.evidence.map((e) => [e.name, e]));
       expect(byName['via-route']).toMatchObject({ result: 'pass', route: 'route secure-route' });
       expect(byName['own-proxy']).toMatchObject({ result: 'pass', route: `proxy 127.0.0.1:${ownProxy.port}` });
       expect(byName['refused-by-proxy']!.result).toBe('error');
       // The page got the token and echoed it; the loop's state shows the URL and the echo masked.
-      expect(byName['page-token']).toMatchObject({ result: 'pass', route: 'direct', url: `${pages.origin}/p/echo?lang=en&token=***` });
+      expect(byName['page-token']).toMatchObject({
+        result: 'pass',
+        route: 'direct',
+        url: `${pages.origin}/p/echo?lang=en&token=***`,
+      });
       expect(byName['page-token']!.evidence).toContain('/p/echo?lang=en&token=***');
 
       await ingestNow(h.pool, site, { hard: 60, ok: 40 });
       await waitForState(handle, 'degrading', (s) => s.band === 'degrading');
-      await eventually(() => Promise.resolve(hooks.hits.filter((x) => x.status === 503).length >= 2 ? true : undefined), 'two failed JSON webhook attempts');
-      await eventually(async () => ((await listNotifications(h.pool, site))[0]?.lastError?.includes('answered 503') ? true : undefined), 'the failure recorded in the outbox');
+      await eventually(
+        () => Promise.resolve(hooks.hits.filter((x) => x.status === 503).length >= 2 ? true : undefined),
+        'two failed JSON webhook attempts',
+      );
+      await eventually(
+        async () =>
+          (await listNotifications(h.pool, site))[0]?.lastError?.includes('answered 503') ? true : undefined,
+        'the failure recorded in the outbox',
+      );
       whileFailing = (await temporalText(h.client, h.taskQueue, 2)).text;
       rowsWhileFailing = await databaseText(h.pool, site);
 
       hooks.setUp(true);
-      await eventually(async () => ((await listNotifications(h.pool, site))[0]?.deliveredAt ? true : undefined), 'delivered once the webhook is back', 60_000);
+      await eventually(
+        async () => ((await listNotifications(h.pool, site))[0]?.deliveredAt ? true : undefined),
+        'delivered once the webhook is back',
+        60_000,
+      );
       await handle.terminate('test done');
     });
   } finally {
@@ -228,11 +333,19 @@ test('no secret of the environment reaches histories, search attributes, the UI,
   expect(pages.requests.some((r) => r.target.includes(`token=${CORES.pageToken}`))).toBe(true);
   expect(afterDelivery.includes('/p/echo?lang=en&token=***')).toBe(true);
   expect(rows.includes('token=***')).toBe(true); // the run rows hold the masked echo
-  const canaryRows = JSON.stringify((await h.pool.query('SELECT definition FROM canaries WHERE site = $1', [site])).rows);
+  const canaryRows = JSON.stringify(
+    (await h.pool.query('SELECT definition FROM canaries WHERE site = $1', [site])).rows,
+  );
   // A canary's own `proxy` and its page URL are stored with it (docs/security.md says so) — and this search finds them there.
   expect(leaked(canaryRows)).toEqual(['canaryProxy', 'pageToken']);
 
-  expect({ whileFailing: leaked(whileFailing), rowsWhileFailing: leaked(rowsWhileFailing), afterDelivery: leaked(afterDelivery), rows: leaked(rows), logs: leaked(logs) }).toEqual({
+  expect({
+    whileFailing: leaked(whileFailing),
+    rowsWhileFailing: leaked(rowsWhileFailing),
+    afterDelivery: leaked(afterDelivery),
+    rows: leaked(rows),
+    logs: leaked(logs),
+  }).toEqual({
     whileFailing: [],
     rowsWhileFailing: [],
     afterDelivery: [],

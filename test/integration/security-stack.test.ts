@@ -68,9 +68,15 @@ test('the banner masks the password; links use the UI that was started', async (
   child = stack.child;
   const banner = stack.output();
   expect(banner).toContain(`  Temporal UI:   ${ui}\n`);
-  expect(banner).toContain(`  PostgreSQL:    DATABASE_URL=postgres://${ROLE}:***@${server.host}${server.pathname} (yours, from the environment)\n`);
+  expect(banner).toContain(
+    `  PostgreSQL:    DATABASE_URL=postgres://${ROLE}:***@${server.host}${server.pathname} (yours, from the environment)\n`,
+  );
   // The JSON log line too. pino writes it asynchronously, so it may land after the banner: wait for it.
-  const logLine = await eventually(() => Promise.resolve(/"database":"postgres:\/\/th_stack_[0-9a-f]+:[^"@]*@/.exec(stack.output())?.[0]), 'the "running" log line', 30_000);
+  const logLine = await eventually(
+    () => Promise.resolve(/"database":"postgres:\/\/th_stack_[0-9a-f]+:[^"@]*@/.exec(stack.output())?.[0]),
+    'the "running" log line',
+    30_000,
+  );
   expect(logLine).toMatch(/"database":"postgres:\/\/th_stack_[0-9a-f]+:\*\*\*@/);
 
   // The CLI settings file: owner-only, the UI and Temporal addresses, not the operator's database URL.
@@ -81,7 +87,11 @@ test('the banner masks the password; links use the UI that was started', async (
   expect(settings).toContain(`TEMPORAL_ADDRESS=127.0.0.1:${ports.temporal}\n`);
   expect(settings).not.toContain('DATABASE_URL');
 
-  const cliEnv = cleanEnv({ TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`, TEMPORAL_UI_URL: ui, DATABASE_URL: env('DATABASE_URL') });
+  const cliEnv = cleanEnv({
+    TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
+    TEMPORAL_UI_URL: ui,
+    DATABASE_URL: env('DATABASE_URL'),
+  });
   const site = `ui-link-${randomBytes(4).toString('hex')}.example.com`;
   const started = await run(CLI, ['start', site, '--tick', '1s', '--owner', `owner@${site}`], cliEnv);
   // The only thing on stderr: the site has no canary yet (client/on-call/canary-hint.ts).
@@ -90,8 +100,13 @@ test('the banner masks the password; links use the UI that was started', async (
   const paused = await run(CLI, ['decide', 'pause', site, '--who', 'sec@example.com', '--why', 'link check'], cliEnv);
   expect(paused.stderr).toBe('');
   // The worker `npm start` launched queued the notification with a link to the UI it started.
-  const notification = await eventually(async () => (await listNotifications(admin, site)).find((n) => n.kind === 'paused'), 'the paused notification');
-  expect((notification.payload as { link: string }).link).toBe(`${ui}/namespaces/default/workflows/site-health%3A${site}`);
+  const notification = await eventually(
+    async () => (await listNotifications(admin, site)).find((n) => n.kind === 'paused'),
+    'the paused notification',
+  );
+  expect((notification.payload as { link: string }).link).toBe(
+    `${ui}/namespaces/default/workflows/site-health%3A${site}`,
+  );
 
   stack.child.kill('SIGINT');
   expect(await waitForExit(stack.child)).toBe(0);

@@ -49,14 +49,22 @@ test('a retried or concurrent attempt records the change once and answers the sa
   expect(third).toEqual(first);
   const rows = await listSettingsChanges(h.pool, site);
   expect(rows).toHaveLength(1);
-  expect(rows[0]).toMatchObject({ changeKey: input(site, 1).changeKey, who: 'alice@example.com', why: 'fewer reads', changes: first.changes });
+  expect(rows[0]).toMatchObject({
+    changeKey: input(site, 1).changeKey,
+    who: 'alice@example.com',
+    why: 'fewer reads',
+    changes: first.changes,
+  });
   expect(await findSite(h.pool, site)).toMatchObject({ owner: 'night@example.com', parserOwner: `parser@${site}` });
 });
 
 test('two attempts of a new change at the same time: one row, one answer', async () => {
   const site = newSite('settings-race');
   await registerSite(h.pool, site);
-  const [a, b] = await Promise.all([record()(input(site, 1, { owners: { parserOwner: 'p2@example.com' } })), record()(input(site, 1, { owners: { parserOwner: 'p2@example.com' } }))]);
+  const [a, b] = await Promise.all([
+    record()(input(site, 1, { owners: { parserOwner: 'p2@example.com' } })),
+    record()(input(site, 1, { owners: { parserOwner: 'p2@example.com' } })),
+  ]);
   expect(a).toEqual(b);
   expect(a.changes.map((c) => c.field)).toEqual(['tickIntervalMs', 'parserOwner']);
   expect(await listSettingsChanges(h.pool, site)).toHaveLength(1);

@@ -24,10 +24,16 @@ test('simulate sudden-wall --out dir, then ingest the file: every line stored, r
   // A site of its own, so a re-run or another test's traffic never mixes in.
   const site = `wall-${randomUUID().slice(0, 8)}.sim.example`;
   const out = join(dir, 'wall');
-  const simulated = await run(CLI, ['simulate', 'sudden-wall', '--days', '2', '--site', site, '--out', out], cleanEnv({}));
+  const simulated = await run(
+    CLI,
+    ['simulate', 'sudden-wall', '--days', '2', '--site', site, '--out', out],
+    cleanEnv({}),
+  );
   expect(simulated.stderr).toBe('');
   expect(simulated.code).toBe(0);
-  expect(simulated.stdout).toMatch(/^sudden-wall: [\d,]+ events → .*sudden-wall\.ndjson, truth → .*sudden-wall\.truth\.json/);
+  expect(simulated.stdout).toMatch(
+    /^sudden-wall: [\d,]+ events → .*sudden-wall\.ndjson, truth → .*sudden-wall\.truth\.json/,
+  );
   expect(readdirSync(out).sort()).toEqual(['sudden-wall.ndjson', 'sudden-wall.truth.json']);
 
   const truth = scenarioTruthSchema.parse(JSON.parse(readFileSync(join(out, 'sudden-wall.truth.json'), 'utf8')));
@@ -37,12 +43,19 @@ test('simulate sudden-wall --out dir, then ingest the file: every line stored, r
   expect(Date.now() - Date.parse(truth.incident.to)).toBeGreaterThanOrEqual(0);
 
   const lines = readFileSync(join(out, 'sudden-wall.ndjson'), 'utf8').trimEnd().split('\n').length;
-  const ingested = await run(CLI, ['ingest', join(out, 'sudden-wall.ndjson'), '--json'], cleanEnv({ DATABASE_URL: env('DATABASE_URL') }));
+  const ingested = await run(
+    CLI,
+    ['ingest', join(out, 'sudden-wall.ndjson'), '--json'],
+    cleanEnv({ DATABASE_URL: env('DATABASE_URL') }),
+  );
   expect(ingested.stderr).toBe('');
   expect(ingested.code).toBe(0);
   expect(JSON.parse(ingested.stdout)).toMatchObject({ lines, accepted: lines, inserted: lines, rejected: 0 });
 
-  const { rows } = await pool.query<{ outcome: string; n: string }>('SELECT outcome, count(*) AS n FROM request_events WHERE site = $1 GROUP BY outcome', [site]);
+  const { rows } = await pool.query<{ outcome: string; n: string }>(
+    'SELECT outcome, count(*) AS n FROM request_events WHERE site = $1 GROUP BY outcome',
+    [site],
+  );
   const byOutcome = Object.fromEntries(rows.map((r) => [r.outcome, Number(r.n)]));
   expect(Object.values(byOutcome).reduce((a, b) => a + b, 0)).toBe(lines);
   // After the onset 97 % of requests hit the wall: the Cloudflare block pages are found as hard blocks.
@@ -55,7 +68,11 @@ test('simulate sudden-wall --out dir, then ingest the file: every line stored, r
 
 test('events to stdout, the truth to --truth; the output ingests (dry run)', async () => {
   const truthFile = join(dir, 'low.truth.json');
-  const simulated = await run(CLI, ['simulate', 'low-traffic', '--days', '2', '--seed', '5', '--truth', truthFile], cleanEnv({}));
+  const simulated = await run(
+    CLI,
+    ['simulate', 'low-traffic', '--days', '2', '--seed', '5', '--truth', truthFile],
+    cleanEnv({}),
+  );
   expect(simulated.code).toBe(0);
   expect(simulated.stderr).toBe('');
   const truth = scenarioTruthSchema.parse(JSON.parse(readFileSync(truthFile, 'utf8')));
@@ -71,7 +88,10 @@ test('events to stdout, the truth to --truth; the output ingests (dry run)', asy
 test('simulate list names every scenario with its description', async () => {
   const listed = await run(CLI, ['simulate', 'list'], cleanEnv({}));
   expect(listed.code).toBe(0);
-  const names = listed.stdout.trimEnd().split('\n').map((l) => l.split(/\s+/)[0]);
+  const names = listed.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.split(/\s+/)[0]);
   expect(names).toEqual(expect.arrayContaining(['sudden-wall', 'dead-pool', 'redesign', 'quiet', 'low-traffic']));
   expect(names).toHaveLength(15);
 });
@@ -80,8 +100,14 @@ test.each([
   [['nope', '--out', 'X'], /^target-health: scenario: unknown scenario "nope"; one of quiet, .*, or all, or list\n$/],
   [['all'], /^target-health: --out: `simulate all` writes two files per scenario; give --out <dir>\n$/],
   [['quiet', '--days', '1', '--out', 'X'], /^target-health: --days: "1" must be a whole number from 2 to 29 /],
-  [['quiet', '--seed', 'abc', '--out', 'X'], /^target-health: --seed: "abc" must be a whole number from 0 to 4294967295 /],
-  [['quiet', '--end', '2026-02-30T00:00:00Z', '--out', 'X'], /^target-health: --end: "2026-02-30T00:00:00Z" is not a time; use ISO-8601 /],
+  [
+    ['quiet', '--seed', 'abc', '--out', 'X'],
+    /^target-health: --seed: "abc" must be a whole number from 0 to 4294967295 /,
+  ],
+  [
+    ['quiet', '--end', '2026-02-30T00:00:00Z', '--out', 'X'],
+    /^target-health: --end: "2026-02-30T00:00:00Z" is not a time; use ISO-8601 /,
+  ],
   [['quiet', '--end', '2026-03-01T12:00:30Z', '--out', 'X'], /^target-health: --end: must be a time on a whole minute/],
   [['quiet', '--site', 'not a host', '--out', 'X'], /^target-health: --site: must be a host name/],
   [['all', '--site', 'a.example.com', '--out', 'X'], /^target-health: --site: cannot be used with all/],

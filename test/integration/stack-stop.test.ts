@@ -32,7 +32,9 @@ beforeAll(() => {
 
 afterAll(() => {
   // If an assertion failed midway, do not leave a stack running behind the test run.
-  for (const child of children) if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGINT');
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined)
+      process.kill(-child.pid, 'SIGINT');
   rmSync(base, { recursive: true, force: true });
 });
 
@@ -72,12 +74,20 @@ test('one Ctrl-C to the process group stops everything in order, exit code 0', a
   const cliEnv = cleanEnv({ ...readCliSettings(dataDir) });
   const site = 'ctrl-c.example.com';
   expect((await run(CLI, ['start', site, '--tick', '1s'], cliEnv)).code).toBe(0);
-  await eventually(async () => ((JSON.parse((await run(CLI, ['status', site, '--json'], cliEnv)).stdout) as { tick: number }).tick >= 1 ? true : undefined), 'a first tick', 60_000);
+  await eventually(
+    async () =>
+      (JSON.parse((await run(CLI, ['status', site, '--json'], cliEnv)).stdout) as { tick: number }).tick >= 1
+        ? true
+        : undefined,
+    'a first tick',
+    60_000,
+  );
 
   // Neither PostgreSQL nor the dev server is in the stack's process group: a terminal's Ctrl-C cannot reach them.
   const postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const devServer = Number(readFileSync(join(dataDir, 'temporal.pid'), 'utf8'));
-  const groupOf = (pid: number): number => Number(execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8' }).trim());
+  const groupOf = (pid: number): number =>
+    Number(execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8' }).trim());
   expect([groupOf(postmaster), groupOf(devServer)].filter((g) => g === stack.child.pid)).toEqual([]);
 
   const stopped = await ctrlC(stack.child);
@@ -104,16 +114,23 @@ test('kill -9 of the stack: its PostgreSQL and dev server stop by themselves; th
   const cliEnv = cleanEnv({ ...readCliSettings(dataDir) });
   const site = 'kill-9.example.com';
   expect((await run(CLI, ['start', site, '--tick', '1s'], cliEnv)).code).toBe(0);
-  const tickOf = async (): Promise<number> => (JSON.parse((await run(CLI, ['status', site, '--json'], cliEnv)).stdout) as { tick: number }).tick;
+  const tickOf = async (): Promise<number> =>
+    (JSON.parse((await run(CLI, ['status', site, '--json'], cliEnv)).stdout) as { tick: number }).tick;
   const ticksAfter = (n: number, what: string): Promise<number> =>
-    eventually(async () => {
-      const tick = await tickOf();
-      return tick > n ? tick : undefined;
-    }, what, 90_000);
+    eventually(
+      async () => {
+        const tick = await tickOf();
+        return tick > n ? tick : undefined;
+      },
+      what,
+      90_000,
+    );
   const assessed = async (): Promise<number> => {
     const pool = createPool(cliEnv.DATABASE_URL!, 1);
     try {
-      return Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM assessments WHERE site = $1', [site])).rows[0]!.n);
+      return Number(
+        (await pool.query<{ n: string }>('SELECT count(*) AS n FROM assessments WHERE site = $1', [site])).rows[0]!.n,
+      );
     } finally {
       await pool.end();
     }
@@ -126,7 +143,11 @@ test('kill -9 of the stack: its PostgreSQL and dev server stop by themselves; th
   // SIGKILL: no handler runs. The children notice by themselves (their parent-death signal) and stop.
   process.kill(first.child.pid!, 'SIGKILL');
   await waitForExit(first.child);
-  await eventually(() => Promise.resolve(processesUsing(dataDir).length === 0 ? true : undefined), 'no process of the killed stack left', 30_000);
+  await eventually(
+    () => Promise.resolve(processesUsing(dataDir).length === 0 ? true : undefined),
+    'no process of the killed stack left',
+    30_000,
+  );
 
   const second = await startStack(env);
   expect(second.output()).not.toMatch(/already in use/);

@@ -29,11 +29,18 @@ beforeAll(async () => {
   h = await openHarness();
   ({ worker, connection } = await createTestWorker(h));
   running = worker.run();
-  cliEnv = cleanEnv({ TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'), DATABASE_URL: env('DATABASE_URL'), TEMPORAL_TASK_QUEUE: h.taskQueue });
+  cliEnv = cleanEnv({
+    TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'),
+    DATABASE_URL: env('DATABASE_URL'),
+    TEMPORAL_TASK_QUEUE: h.taskQueue,
+  });
 }, 120_000);
 
 afterAll(async () => {
-  await h.client.workflow.getHandle(workflowIdForSite(site)).terminate('test over').catch(() => undefined);
+  await h.client.workflow
+    .getHandle(workflowIdForSite(site))
+    .terminate('test over')
+    .catch(() => undefined);
   worker.shutdown();
   await running;
   await connection.close();
@@ -48,7 +55,11 @@ test('a second start with the same or no settings: already running, exit 0', asy
   // The loop answers once its first workflow task ran.
   await eventually(async () => ((await handle.query(stateQuery)).tick >= 1 ? true : undefined), 'the first tick');
 
-  for (const args of [['start', site], ['start', site, '--tick', '2s'], ['start', site, '--tick', '2000']]) {
+  for (const args of [
+    ['start', site],
+    ['start', site, '--tick', '2s'],
+    ['start', site, '--tick', '2000'],
+  ]) {
     const again = await run(CLI, args, cliEnv);
     expect({ args, code: again.code, stderr: again.stderr }).toEqual({ args, code: 0, stderr: warning() });
     expect(again.stdout).toContain(`site-health:${site} is already running`);
@@ -78,10 +89,16 @@ test('other settings: nothing changed, the differences and the command that appl
 test('errors name the flag the user typed', async () => {
   const tooShort = await run(CLI, ['start', site, '--tick', '500ms'], cliEnv);
   expect(tooShort.code).toBe(2);
-  expect(tooShort.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/^target-health: --tick: expected a tick interval in milliseconds \(a whole number of at least 1000\)/)]);
+  expect(tooShort.stderr.trimEnd().split('\n')).toEqual([
+    expect.stringMatching(
+      /^target-health: --tick: expected a tick interval in milliseconds \(a whole number of at least 1000\)/,
+    ),
+  ]);
   const config = join(dir, 'fine.json');
   writeFileSync(config, JSON.stringify({ maxTicksPerRun: 10 }));
   const withFile = await run(CLI, ['start', site, '--config', config, '--tick', '500ms'], cliEnv);
   expect(withFile.code).toBe(2);
-  expect(withFile.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/^target-health: --tick: expected a tick interval/)]);
+  expect(withFile.stderr.trimEnd().split('\n')).toEqual([
+    expect.stringMatching(/^target-health: --tick: expected a tick interval/),
+  ]);
 });

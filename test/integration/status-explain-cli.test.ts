@@ -13,7 +13,15 @@ import { type Explained, explainSchema } from '../../client/on-call/explain-at';
 import { fleetSchema } from '../../client/on-call/fleet';
 import { type Status, decideCommands, statusSchema } from '../../client/on-call/status';
 import { addCanaryCommand, noCanaryWarning } from '../../client/on-call/canary-hint';
-import { ingestNow, loopInput, newSite, prepareSite, registerSite, startHealthySite, waitForState } from '../helpers/control-loop';
+import {
+  ingestNow,
+  loopInput,
+  newSite,
+  prepareSite,
+  registerSite,
+  startHealthySite,
+  waitForState,
+} from '../helpers/control-loop';
 import { CLI, cleanEnv, run } from '../helpers/processes';
 import { createTestWorker, env, openHarness, type TestHarness } from '../helpers/services';
 
@@ -42,8 +50,28 @@ async function cli(args: string[], extra: Record<string, string> = {}): Promise<
 }
 
 /** The stored assessment of a tick, as the activity wrote it. */
-async function storedResult(assessmentKey: string): Promise<{ assessment: { reasons: string[]; health: { score: number | null; explanation: { signals: Record<string, { now: number; baseline: number; penalty: number; interval?: { now: { low: number; high: number }; baseline: { low: number; high: number } } }> } } } }> {
-  const { rows } = await h.pool.query<{ result: never }>('SELECT result FROM assessments WHERE assessment_key = $1', [assessmentKey]);
+async function storedResult(assessmentKey: string): Promise<{
+  assessment: {
+    reasons: string[];
+    health: {
+      score: number | null;
+      explanation: {
+        signals: Record<
+          string,
+          {
+            now: number;
+            baseline: number;
+            penalty: number;
+            interval?: { now: { low: number; high: number }; baseline: { low: number; high: number } };
+          }
+        >;
+      };
+    };
+  };
+}> {
+  const { rows } = await h.pool.query<{ result: never }>('SELECT result FROM assessments WHERE assessment_key = $1', [
+    assessmentKey,
+  ]);
   return rows[0]!.result;
 }
 
@@ -51,11 +79,18 @@ beforeAll(async () => {
   h = await openHarness();
   ({ worker, connection } = await createTestWorker(h));
   running = worker.run();
-  cliEnv = cleanEnv({ TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'), DATABASE_URL: env('DATABASE_URL'), TEMPORAL_TASK_QUEUE: h.taskQueue });
+  cliEnv = cleanEnv({
+    TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'),
+    DATABASE_URL: env('DATABASE_URL'),
+    TEMPORAL_TASK_QUEUE: h.taskQueue,
+  });
   healthy = await prepareSite(h.pool, `${RUN}-healthy`);
   paused = await prepareSite(h.pool, `${RUN}-paused`);
   await Promise.all([ingestNow(h.pool, healthy, { ok: 100 }), ingestNow(h.pool, paused, { ok: 100 })]);
-  const [, p] = await Promise.all([startHealthySite(h.client, h.taskQueue, loopInput(healthy)), startHealthySite(h.client, h.taskQueue, loopInput(paused))]);
+  const [, p] = await Promise.all([
+    startHealthySite(h.client, h.taskQueue, loopInput(healthy)),
+    startHealthySite(h.client, h.taskQueue, loopInput(paused)),
+  ]);
   // 60 of 200 hard-blocked: degrading; challenges and soft blocks on top: resisting, waiting for a person.
   await ingestNow(h.pool, paused, { hard: 60, ok: 40 });
   await waitForState(p.handle, 'degrading', (s) => s.band === 'degrading');
@@ -64,7 +99,11 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  for (const site of [healthy, paused, ...startedByCli]) await h.client.workflow.getHandle(workflowIdForSite(site)).terminate('test over').catch(() => undefined);
+  for (const site of [healthy, paused, ...startedByCli])
+    await h.client.workflow
+      .getHandle(workflowIdForSite(site))
+      .terminate('test over')
+      .catch(() => undefined);
   worker.shutdown();
   await running;
   await connection.close();
@@ -84,16 +123,30 @@ test('status --json: the latest tick signal by signal as stored, canaries, the t
   expect(e.latest!.score).toBe(stored.assessment.health.score);
   for (const row of e.latest!.signals.filter((x) => x.score === 'health')) {
     const sig = stored.assessment.health.explanation.signals[row.signal]!;
-    expect({ now: row.now, normal: row.normal, penalty: row.penalty }).toEqual({ now: sig.now, normal: sig.baseline, penalty: sig.penalty });
+    expect({ now: row.now, normal: row.normal, penalty: row.penalty }).toEqual({
+      now: sig.now,
+      normal: sig.baseline,
+      penalty: sig.penalty,
+    });
     if (row.unit === 'rate') expect(row.interval).toEqual({ now: sig.interval!.now, normal: sig.interval!.baseline });
   }
-  expect(e.latest!.signals.map((x) => x.signal)).toEqual(expect.arrayContaining(['hard_block', 'challenge', 'soft_block', 'latency']));
+  expect(e.latest!.signals.map((x) => x.signal)).toEqual(
+    expect.arrayContaining(['hard_block', 'challenge', 'soft_block', 'latency']),
+  );
   // The normal is the 14-day baseline: a hard-block rate with a narrow interval.
   const hard = e.latest!.signals.find((x) => x.signal === 'hard_block')!;
   expect(hard.interval!.normal.high - hard.interval!.normal.low).toBeLessThan(0.05);
   // No canary of its own, and the crawler sent none: the latest tick's window counted zero.
-  expect(e.canaries).toEqual({ defined: [], latest: [], crawler: { requests: 0, failed: 0, from: e.latest!.window.currentFrom, to: e.latest!.window.currentTo } });
-  expect(e.next).toMatchObject({ awaitingHuman: false, plan: expect.stringMatching(/^keeps the usual pace/), commands: [] });
+  expect(e.canaries).toEqual({
+    defined: [],
+    latest: [],
+    crawler: { requests: 0, failed: 0, from: e.latest!.window.currentFrom, to: e.latest!.window.currentTo },
+  });
+  expect(e.next).toMatchObject({
+    awaitingHuman: false,
+    plan: expect.stringMatching(/^keeps the usual pace/),
+    commands: [],
+  });
   expect(Date.parse(e.next.nextTickAt!)).toBeGreaterThan(Date.parse(e.tick!.assessedAt));
   // The day's trend: 20 points of 72 minutes, the last one this run's perfect score.
   expect(e.trend.points).toHaveLength(20);
@@ -104,7 +157,9 @@ test('status --json: the latest tick signal by signal as stored, canaries, the t
   const text = await cli(['status', healthy]);
   expect(text).toMatch(/^trend {6}[·▁▂▃▄▅▆▇█]{19}█ {2}\(mean score per 72 min over the last 24 h, oldest first\)$/m);
   expect(text).toMatch(/^signals at tick \d+ \(.+\), now vs the site's normal \(95% intervals\):$/m);
-  expect(text).toMatch(/^ {2}hard_block\s+0% \(0%–\d+\.\d+%\) 0\/\d+\s+\d+(\.\d+)?% \(\d+(\.\d+)?%–\d+\.\d+%\)\s+\+0% vs normal, no penalty$/m);
+  expect(text).toMatch(
+    /^ {2}hard_block\s+0% \(0%–\d+\.\d+%\) 0\/\d+\s+\d+(\.\d+)?% \(\d+(\.\d+)?%–\d+\.\d+%\)\s+\+0% vs normal, no penalty$/m,
+  );
   expect(text).toMatch(/^ {2}score 100 = 100 − 0 points$/m);
   expect(text).toMatch(/^canaries {3}none defined \(see "next" for how to add one\)$/m);
   expect(text).toMatch(/^next {7}keeps the usual pace/m);
@@ -113,8 +168,13 @@ test('status --json: the latest tick signal by signal as stored, canaries, the t
 test('status of a paused site without a canary: says so plainly, with the exact commands', async () => {
   const s = statusSchema.parse(JSON.parse(await cli(['status', paused, '--json'])));
   expect(s.awaitingHuman).not.toBeNull();
-  expect(s.explained.next).toMatchObject({ awaitingHuman: true, commands: [...decideCommands(paused), addCanaryCommand(paused)] });
-  expect(s.explained.next.why).toContain('it has NO canary defined: while paused there is no traffic, so nothing shows whether the site calmed down');
+  expect(s.explained.next).toMatchObject({
+    awaitingHuman: true,
+    commands: [...decideCommands(paused), addCanaryCommand(paused)],
+  });
+  expect(s.explained.next.why).toContain(
+    'it has NO canary defined: while paused there is no traffic, so nothing shows whether the site calmed down',
+  );
   expect(s.explained.latest!.reasons).toEqual(expect.arrayContaining(['challenge']));
   // The trend fell with the refusals: the last point is below the first of this run.
   const points = s.explained.trend.points.filter((p): p is number => p !== null);
@@ -122,9 +182,15 @@ test('status of a paused site without a canary: says so plainly, with the exact 
 
   const text = await cli(['status', paused]);
   const lines = text.split('\n');
-  expect(lines).toContain('canaries   none defined — nothing shows whether the paused site calmed down (see "next" for how to add one)');
-  expect(lines).toContain('next       waits for a person: keeps assessing every tick, reminds the owner, changes nothing on its own');
-  expect(lines).toContain(`           run: target-health decide resume ${paused} --who <you> --why "<why>"   (cautious controls; or --mode explicit --concurrency <n> --revisit <x>)`);
+  expect(lines).toContain(
+    'canaries   none defined — nothing shows whether the paused site calmed down (see "next" for how to add one)',
+  );
+  expect(lines).toContain(
+    'next       waits for a person: keeps assessing every tick, reminds the owner, changes nothing on its own',
+  );
+  expect(lines).toContain(
+    `           run: target-health decide resume ${paused} --who <you> --why "<why>"   (cautious controls; or --mode explicit --concurrency <n> --revisit <x>)`,
+  );
   expect(lines).toContain(`                target-health decide stop ${paused} --who <you> --why "<why>"`);
   expect(lines).toContain(`                ${addCanaryCommand(paused)}`);
   // What the existing status lines said stays.
@@ -144,17 +210,31 @@ test('explain --at: the tick at or before T, its signals, band and controls then
   const at = toResisting.assessed_at.toISOString();
   const x: Explained = explainSchema.parse(JSON.parse(await cli(['explain', paused, '--at', at, '--json'])));
   expect(x.tick.assessmentKey).toBe(toResisting.assessment_key);
-  expect(x).toMatchObject({ site: paused, at, band: 'resisting', controls: { paused: true, canaryOnly: true, band: 'resisting' }, controlsChange: { actor: 'control-loop' } });
+  expect(x).toMatchObject({
+    site: paused,
+    at,
+    band: 'resisting',
+    controls: { paused: true, canaryOnly: true, band: 'resisting' },
+    controlsChange: { actor: 'control-loop' },
+  });
   const stored = await storedResult(toResisting.assessment_key);
   expect(x.explanation.reasons).toEqual(stored.assessment.reasons);
   expect(x.explanation.score).toBe(stored.assessment.health.score);
   const challenge = x.explanation.signals.find((s) => s.signal === 'challenge')!;
-  expect(challenge).toMatchObject({ reason: true, now: stored.assessment.health.explanation.signals.challenge!.now, normal: stored.assessment.health.explanation.signals.challenge!.baseline });
+  expect(challenge).toMatchObject({
+    reason: true,
+    now: stored.assessment.health.explanation.signals.challenge!.now,
+    normal: stored.assessment.health.explanation.signals.challenge!.baseline,
+  });
   expect(challenge.now).toBeGreaterThan(challenge.interval!.normal.high);
   expect(challenge.penalty).toBeGreaterThan(0);
 
   // A millisecond earlier: the tick before, still degrading.
-  const before = explainSchema.parse(JSON.parse(await cli(['explain', paused, '--at', new Date(toResisting.assessed_at.getTime() - 1).toISOString(), '--json'])));
+  const before = explainSchema.parse(
+    JSON.parse(
+      await cli(['explain', paused, '--at', new Date(toResisting.assessed_at.getTime() - 1).toISOString(), '--json']),
+    ),
+  );
   expect(Date.parse(before.tick.assessedAt)).toBeLessThan(toResisting.assessed_at.getTime());
   expect(before.band).toBe('degrading');
   expect(before.controls!.paused).toBe(false);
@@ -162,22 +242,38 @@ test('explain --at: the tick at or before T, its signals, band and controls then
   // No --at: the latest tick; a relative time works too.
   const latest = explainSchema.parse(JSON.parse(await cli(['explain', paused, '--json'])));
   expect(Date.parse(latest.tick.assessedAt)).toBeGreaterThanOrEqual(toResisting.assessed_at.getTime());
-  expect(explainSchema.parse(JSON.parse(await cli(['explain', paused, '--at', '-0s', '--json']))).tick.tick).toBeGreaterThanOrEqual(latest.tick.tick);
+  expect(
+    explainSchema.parse(JSON.parse(await cli(['explain', paused, '--at', '-0s', '--json']))).tick.tick,
+  ).toBeGreaterThanOrEqual(latest.tick.tick);
 
   const text = await cli(['explain', paused, '--at', at]);
-  expect(text.split('\n')[0]).toBe(`${paused} at tick ${x.tick.tick} (${x.tick.assessedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}), the latest tick at or before ${at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}`);
+  expect(text.split('\n')[0]).toBe(
+    `${paused} at tick ${x.tick.tick} (${x.tick.assessedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}), the latest tick at or before ${at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}`,
+  );
   expect(text).toMatch(/^band {7}resisting$/m);
   expect(text).toMatch(/^controls {3}PAUSED \(canaries only\)/m);
   expect(text).toMatch(/^ {2}challenge\s+\d+\.\d% \(\d+\.\d%–\d+\.\d%\) \d+\/\d+\s+.* ← reason$/m);
 }, 60_000);
 
 test('explain: bad input is one line, exit 2', async () => {
-  await refused(['explain', `nope-${RUN}.example.com`], /^target-health: site: nope-.* is unknown here \(no assessments, controls or registration\); list the sites with `target-health sites`$/);
-  await refused(['explain', paused, '--at', '2020-01-01'], /^target-health: --at: no tick of .* at or before "2020-01-01" \(2020-01-01T00:00:00\.000Z\); its ticks run from .* to .*$/);
-  await refused(['explain', paused, '--at', 'yesterday'], /^target-health: --at: "yesterday" is not a time; use an ISO-8601 time with a zone/);
+  await refused(
+    ['explain', `nope-${RUN}.example.com`],
+    /^target-health: site: nope-.* is unknown here \(no assessments, controls or registration\); list the sites with `target-health sites`$/,
+  );
+  await refused(
+    ['explain', paused, '--at', '2020-01-01'],
+    /^target-health: --at: no tick of .* at or before "2020-01-01" \(2020-01-01T00:00:00\.000Z\); its ticks run from .* to .*$/,
+  );
+  await refused(
+    ['explain', paused, '--at', 'yesterday'],
+    /^target-health: --at: "yesterday" is not a time; use an ISO-8601 time with a zone/,
+  );
   const registered = newSite(`${RUN}-registered`);
   await registerSite(h.pool, registered);
-  await refused(['explain', registered], /^target-health: site: .* has no ticks stored yet; start its loop with `target-health start .*`$/);
+  await refused(
+    ['explain', registered],
+    /^target-health: site: .* has no ticks stored yet; start its loop with `target-health start .*`$/,
+  );
 }, 60_000);
 
 test('sites: a sparkline of the day per site, read for all listed sites', async () => {
@@ -206,7 +302,10 @@ test('start warns on stderr (one line, exit 0) when the site has no canary, and 
   const guarded = newSite(`${RUN}-guarded`);
   startedByCli.push(guarded);
   await registerSite(h.pool, guarded);
-  await cli(['canary', 'add', guarded, '--url', 'http://127.0.0.1:9/p/1', '--expect-text', '.price', '--equals', '139.95'], { TARGET_HEALTH_CANARY_ALLOWED_TARGETS: '127.0.0.1' });
+  await cli(
+    ['canary', 'add', guarded, '--url', 'http://127.0.0.1:9/p/1', '--expect-text', '.price', '--equals', '139.95'],
+    { TARGET_HEALTH_CANARY_ALLOWED_TARGETS: '127.0.0.1' },
+  );
   const g = await run(CLI, ['start', guarded, '--tick', '60s'], { ...cliEnv, ...queue });
   expect({ code: g.code, stderr: g.stderr }).toEqual({ code: 0, stderr: '' });
 }, 60_000);

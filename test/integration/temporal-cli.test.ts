@@ -29,7 +29,9 @@ let site: string;
 const gaveUp = `notify:missing-${randomUUID()}`;
 
 /** What `temporal workflow list --output json` prints per execution (the fields this test reads). */
-const listed = z.array(z.object({ execution: z.object({ workflowId: z.string() }), type: z.object({ name: z.string() }) }));
+const listed = z.array(
+  z.object({ execution: z.object({ workflowId: z.string() }), type: z.object({ name: z.string() }) }),
+);
 type Listed = z.infer<typeof listed>;
 
 async function list(query: string): Promise<Listed> {
@@ -42,7 +44,12 @@ beforeAll(async () => {
   h = await openHarness();
   ({ worker, connection } = await createTestWorker(h));
   running = worker.run();
-  cliEnv = cleanEnv({ TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'), TEMPORAL_NAMESPACE: 'default', XDG_CACHE_HOME: process.env.XDG_CACHE_HOME, TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH });
+  cliEnv = cleanEnv({
+    TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'),
+    TEMPORAL_NAMESPACE: 'default',
+    XDG_CACHE_HOME: process.env.XDG_CACHE_HOME,
+    TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH,
+  });
 
   // A site the loop pauses: degrading, then resisting, each notifying its owner through a delivery workflow.
   site = await prepareSite(h.pool, 'tcli');
@@ -54,12 +61,19 @@ beforeAll(async () => {
   await waitForState(handle, 'resisting and waiting', (s) => s.band === 'resisting' && s.awaitingHuman !== null);
 
   // A delivery that gives up: its notification is not in the outbox (not retried).
-  const failing = await h.client.workflow.start(DELIVER_NOTIFICATION_WORKFLOW, { workflowId: gaveUp, taskQueue: h.taskQueue, args: [{ notificationKey: gaveUp.slice('notify:'.length) }] });
+  const failing = await h.client.workflow.start(DELIVER_NOTIFICATION_WORKFLOW, {
+    workflowId: gaveUp,
+    taskQueue: h.taskQueue,
+    args: [{ notificationKey: gaveUp.slice('notify:'.length) }],
+  });
   await expect(failing.result()).rejects.toThrow();
 }, 240_000);
 
 afterAll(async () => {
-  await h.client.workflow.getHandle(workflowIdForSite(site)).terminate('test over').catch(() => undefined);
+  await h.client.workflow
+    .getHandle(workflowIdForSite(site))
+    .terminate('test over')
+    .catch(() => undefined);
   worker.shutdown();
   await running;
   await connection.close();
@@ -77,17 +91,21 @@ test('each documented query lists only site loops or only deliveries, and finds 
   const ours = workflowIdForSite(site);
   const queries = listQueries(site);
   const byShows = Object.fromEntries(queries.map((q) => [q.shows, q]));
-  const results = await eventually(async () => {
-    const out: Record<string, Listed> = {};
-    for (const q of queries) out[q.shows] = await list(q.query);
-    const ids = (shows: string): string[] => out[shows]!.map((e) => e.execution.workflowId);
-    const settled =
-      ids('every site loop that runs').includes(ours) &&
-      ids('the sites waiting for a person').includes(ours) &&
-      ids('the deliveries that gave up').includes(gaveUp) &&
-      ids("one site's deliveries").length >= 2;
-    return settled ? out : undefined;
-  }, 'every list showing this run', 30_000);
+  const results = await eventually(
+    async () => {
+      const out: Record<string, Listed> = {};
+      for (const q of queries) out[q.shows] = await list(q.query);
+      const ids = (shows: string): string[] => out[shows]!.map((e) => e.execution.workflowId);
+      const settled =
+        ids('every site loop that runs').includes(ours) &&
+        ids('the sites waiting for a person').includes(ours) &&
+        ids('the deliveries that gave up').includes(gaveUp) &&
+        ids("one site's deliveries").length >= 2;
+      return settled ? out : undefined;
+    },
+    'every list showing this run',
+    30_000,
+  );
 
   for (const [shows, executions] of Object.entries(results)) {
     const type = byShows[shows]!.lists === 'sites' ? SITE_HEALTH_WORKFLOW : DELIVER_NOTIFICATION_WORKFLOW;
@@ -104,21 +122,47 @@ test('each documented query lists only site loops or only deliveries, and finds 
 
 test('pass-through: output and exit code come back; typed flags win over the settings', async () => {
   const ours = workflowIdForSite(site);
-  const described = await run(CLI, ['temporal', 'workflow', 'describe', '--workflow-id', ours, '--output', 'json'], cliEnv);
+  const described = await run(
+    CLI,
+    ['temporal', 'workflow', 'describe', '--workflow-id', ours, '--output', 'json'],
+    cliEnv,
+  );
   expect(described.code).toBe(0);
   expect(described.stdout).toContain(ours);
 
   // The CLI's own failure, its exit code passed back.
-  const missing = await run(CLI, ['temporal', 'workflow', 'describe', '--workflow-id', `site-health:none-${randomUUID()}`], cliEnv);
+  const missing = await run(
+    CLI,
+    ['temporal', 'workflow', 'describe', '--workflow-id', `site-health:none-${randomUUID()}`],
+    cliEnv,
+  );
   expect(missing.code).toBe(1);
   expect(missing.stderr).toMatch(/not found/i);
 
   // Settings point elsewhere (a closed port, an unknown namespace): the typed flags decide.
   const closed = `127.0.0.1:${await freePort()}`;
   const elsewhere = { ...cliEnv, TEMPORAL_ADDRESS: closed, TEMPORAL_NAMESPACE: `nowhere-${randomUUID().slice(0, 8)}` };
-  const failing = await run(CLI, ['temporal', 'workflow', 'describe', '--workflow-id', ours, '--command-timeout', '5s'], elsewhere);
+  const failing = await run(
+    CLI,
+    ['temporal', 'workflow', 'describe', '--workflow-id', ours, '--command-timeout', '5s'],
+    elsewhere,
+  );
   expect(failing.code).not.toBe(0);
-  const flagged = await run(CLI, ['temporal', 'workflow', 'describe', '--workflow-id', ours, '--address', env('TEMPORAL_ADDRESS'), '--namespace', 'default'], elsewhere);
+  const flagged = await run(
+    CLI,
+    [
+      'temporal',
+      'workflow',
+      'describe',
+      '--workflow-id',
+      ours,
+      '--address',
+      env('TEMPORAL_ADDRESS'),
+      '--namespace',
+      'default',
+    ],
+    elsewhere,
+  );
   expect({ code: flagged.code, stderr: flagged.stderr }).toEqual({ code: 0, stderr: '' });
   expect(flagged.stdout).toContain(ours);
 
@@ -133,13 +177,18 @@ test('a bad setting, or no Temporal CLI to be found or built: one line, exit 2',
   expect({ code: bad.code, stdout: bad.stdout, stderr: bad.stderr }).toEqual({
     code: 2,
     stdout: '',
-    stderr: 'target-health: TEMPORAL_ADDRESS: must be host:port, e.g. localhost:7233 or my-ns.tmprl.cloud:7233 (got "localhost")\n',
+    stderr:
+      'target-health: TEMPORAL_ADDRESS: must be host:port, e.g. localhost:7233 or my-ns.tmprl.cloud:7233 (got "localhost")\n',
   });
 
   // No temporal on PATH, an empty cache, no Go.
   const cache = mkdtempSync(join(tmpdir(), 'th-no-temporal-'));
   try {
-    const none = await run(CLI, ['temporal', 'workflow', 'list'], cleanEnv({ PATH: '/nonexistent', XDG_CACHE_HOME: cache, TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS') }));
+    const none = await run(
+      CLI,
+      ['temporal', 'workflow', 'list'],
+      cleanEnv({ PATH: '/nonexistent', XDG_CACHE_HOME: cache, TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS') }),
+    );
     expect({ code: none.code, stdout: none.stdout }).toEqual({ code: 2, stdout: '' });
     expect(none.stderr.trimEnd().split('\n')).toEqual([
       `target-health: temporal: no Temporal CLI on PATH or in ${join(cache, 'target-health', 'temporal-v1.5.1')}, and no Go to build one; install the Temporal CLI (https://docs.temporal.io/cli/setup-cli) and put it on PATH, or set TEMPORAL_CLI_PATH to it`,

@@ -42,7 +42,13 @@ test('a site workflow ticks twice and reports what its activity read from Postgr
   await connection.close();
 
   // What the activity read from PostgreSQL: the site's registration (a new site: learning), and both ticks' rows.
-  expect(state.lastAssessment).toMatchObject({ tick: state.tick, site: { registered: true, owner: 'crawl-team@example.com' }, assessment: { state: 'learning' } });
-  const { rows } = await h.pool.query<{ tick: string }>('SELECT tick FROM assessments WHERE site = $1 ORDER BY tick', [site]);
+  expect(state.lastAssessment).toMatchObject({
+    tick: state.tick,
+    site: { registered: true, owner: 'crawl-team@example.com' },
+    assessment: { state: 'learning' },
+  });
+  const { rows } = await h.pool.query<{ tick: string }>('SELECT tick FROM assessments WHERE site = $1 ORDER BY tick', [
+    site,
+  ]);
   expect(rows.map((r) => Number(r.tick))).toEqual(expect.arrayContaining([1, 2]));
 });

@@ -100,7 +100,12 @@ function mergeRoutes(routes: readonly RouteWindow[]): Map<string, MergedRoute> {
     const previous = merged.get(key);
     const counts = add(previous?.counts ?? ZERO, r);
     // p95 of merged parts is unknown; their maximum bounds it from above. Unknown if any part lacks it.
-    const p95 = previous === undefined ? r.p95LatencyMs : previous.p95LatencyMs === undefined || r.p95LatencyMs === undefined ? undefined : Math.max(previous.p95LatencyMs, r.p95LatencyMs);
+    const p95 =
+      previous === undefined
+        ? r.p95LatencyMs
+        : previous.p95LatencyMs === undefined || r.p95LatencyMs === undefined
+          ? undefined
+          : Math.max(previous.p95LatencyMs, r.p95LatencyMs);
     merged.set(key, { key, labels, counts, p95LatencyMs: p95 });
   }
   return new Map([...merged.entries()].sort(([a], [b]) => byString(a, b)));
@@ -113,7 +118,12 @@ function failuresOf(c: RefusalCounts): number {
 
 function stats(c: RefusalCounts): RouteGroupStats {
   const failures = failuresOf(c);
-  return { requests: c.requests, failures, rate: failures / Math.max(1, c.requests), interval: wilsonInterval(failures, c.requests) };
+  return {
+    requests: c.requests,
+    failures,
+    rate: failures / Math.max(1, c.requests),
+    interval: wilsonInterval(failures, c.requests),
+  };
 }
 
 function candidateGroups(routes: Map<string, MergedRoute>, remaining: ReadonlySet<string>): Group[] {
@@ -132,7 +142,8 @@ function candidateGroups(routes: Map<string, MergedRoute>, remaining: ReadonlySe
       if (value === undefined) continue;
       byValue.set(value, [...(byValue.get(value) ?? []), key]);
     }
-    for (const value of [...byValue.keys()].sort(byString)) push({ dimension, value, members: byValue.get(value) ?? [] });
+    for (const value of [...byValue.keys()].sort(byString))
+      push({ dimension, value, members: byValue.get(value) ?? [] });
   }
   for (const key of remaining) push({ dimension: 'route', value: key, members: [key] });
   return groups;
@@ -151,7 +162,11 @@ function sumOf(routes: Map<string, MergedRoute>, keys: Iterable<string>): Refusa
  * Diagnoses per-route counts of the current window against each other (and against each route's own
  * baseline where it has one).
  */
-export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readonly RouteWindow[], config: RouteConfig = DEFAULT_SCORING_CONFIG.routes): RouteDiagnosis {
+export function diagnoseRoutes(
+  current: readonly RouteWindow[],
+  baseline: readonly RouteWindow[],
+  config: RouteConfig = DEFAULT_SCORING_CONFIG.routes,
+): RouteDiagnosis {
   const routes = mergeRoutes(current);
   const baselineRoutes = mergeRoutes(baseline);
   const remaining = new Set(routes.keys());
@@ -163,8 +178,12 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
     for (const group of candidateGroups(routes, remaining)) {
       const counts = sumOf(routes, group.members);
       const members = new Set(group.members);
-      const rest = sumOf(routes, [...remaining].filter((k) => !members.has(k)));
-      if (counts.requests >= config.minRouteRequests && rest.requests >= config.minRouteRequests) tested.push({ group, counts, rest });
+      const rest = sumOf(
+        routes,
+        [...remaining].filter((k) => !members.has(k)),
+      );
+      if (counts.requests >= config.minRouteRequests && rest.requests >= config.minRouteRequests)
+        tested.push({ group, counts, rest });
     }
     if (testedGroups < 0) testedGroups = tested.length;
     if (tested.length === 0) break;
@@ -203,22 +222,40 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
   }
 
   const totalRequests = sumOf(routes, routes.keys()).requests;
-  const suspectCounts = sumOf(routes, [...routes.keys()].filter((k) => !remaining.has(k)));
+  const suspectCounts = sumOf(
+    routes,
+    [...routes.keys()].filter((k) => !remaining.has(k)),
+  );
   const suspectShare = totalRequests === 0 ? 0 : suspectCounts.requests / totalRequests;
-  const describe = suspects.map((s) => `${s.dimension} ${s.value} (${(s.current.rate * 100).toFixed(0)}% failing vs ${(s.rest.rate * 100).toFixed(0)}%)`).join(', ');
+  const describe = suspects
+    .map(
+      (s) =>
+        `${s.dimension} ${s.value} (${(s.current.rate * 100).toFixed(0)}% failing vs ${(s.rest.rate * 100).toFixed(0)}%)`,
+    )
+    .join(', ');
 
   if (suspects.length === 0) {
     if (testedGroups <= 0) {
       return {
         verdict: 'insufficient-data',
-        summary: routes.size === 0 ? 'no per-route counts in this window' : `no route group and rest with at least ${config.minRouteRequests} requests each to compare`,
+        summary:
+          routes.size === 0
+            ? 'no per-route counts in this window'
+            : `no route group and rest with at least ${config.minRouteRequests} requests each to compare`,
         suspects,
         excluded: ZERO,
         suspectShare,
         testedGroups: Math.max(0, testedGroups),
       };
     }
-    return { verdict: 'site-wide', summary: `no route stands out among ${testedGroups} groups tested`, suspects, excluded: ZERO, suspectShare, testedGroups };
+    return {
+      verdict: 'site-wide',
+      summary: `no route stands out among ${testedGroups} groups tested`,
+      suspects,
+      excluded: ZERO,
+      suspectShare,
+      testedGroups,
+    };
   }
   if (suspectShare > config.maxBadShare) {
     return {
@@ -230,7 +267,14 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
       testedGroups,
     };
   }
-  return { verdict: 'route-specific', summary: `route problem: ${describe}`, suspects, excluded: suspectCounts, suspectShare, testedGroups };
+  return {
+    verdict: 'route-specific',
+    summary: `route problem: ${describe}`,
+    suspects,
+    excluded: suspectCounts,
+    suspectShare,
+    testedGroups,
+  };
 }
 
 /**
@@ -239,9 +283,18 @@ export function diagnoseRoutes(current: readonly RouteWindow[], baseline: readon
  * remaining route reports its p95, the largest of those bounds it from above (at least 95% of every
  * remaining route's requests are at or below it). Otherwise the site's p95 is kept.
  */
-export function healthyRoutesWindow(window: HostilityWindow & { routes: readonly RouteWindow[] }, diagnosis: RouteDiagnosis): HostilityWindow {
+export function healthyRoutesWindow(
+  window: HostilityWindow & { routes: readonly RouteWindow[] },
+  diagnosis: RouteDiagnosis,
+): HostilityWindow {
   if (diagnosis.verdict !== 'route-specific') {
-    return { requests: window.requests, hardBlocks: window.hardBlocks, challenges: window.challenges, softBlocks: window.softBlocks, p95LatencyMs: window.p95LatencyMs };
+    return {
+      requests: window.requests,
+      hardBlocks: window.hardBlocks,
+      challenges: window.challenges,
+      softBlocks: window.softBlocks,
+      p95LatencyMs: window.p95LatencyMs,
+    };
   }
   const ex = diagnosis.excluded;
   const suspectKeys = new Set(diagnosis.suspects.flatMap((s) => s.routes.map(routeKey)));

@@ -14,14 +14,24 @@ export function recordings(): string[] {
 }
 
 /** Every committed history, named `<recording>/<scenario>`. */
-export function committedHistories(): Array<{ recording: string; scenario: string; name: string; history: ReturnType<typeof decodeHistory> }> {
+export function committedHistories(): Array<{
+  recording: string;
+  scenario: string;
+  name: string;
+  history: ReturnType<typeof decodeHistory>;
+}> {
   return recordings().flatMap((recording) =>
     readdirSync(join(HISTORIES_DIR, recording))
       .filter((f) => f.endsWith('.json'))
       .sort()
       .map((f) => {
         const scenario = f.replace(/\.json$/, '');
-        return { recording, scenario, name: `${recording}/${scenario}`, history: decodeHistory(readFileSync(join(HISTORIES_DIR, recording, f), 'utf8')) };
+        return {
+          recording,
+          scenario,
+          name: `${recording}/${scenario}`,
+          history: decodeHistory(readFileSync(join(HISTORIES_DIR, recording, f), 'utf8')),
+        };
       }),
   );
 }

@@ -15,5 +15,7 @@ export default async function clusterSetup(): Promise<void> {
   const started = Date.now();
   await ensureTemporalCli(log);
   const binaries = await ensureClusterBinaries(log);
-  log.info(`cluster programs ready in ${Math.round((Date.now() - started) / 1000)}s: ${binaries.server}, ${binaries.uiServer}`);
+  log.info(
+    `cluster programs ready in ${Math.round((Date.now() - started) / 1000)}s: ${binaries.server}, ${binaries.uiServer}`,
+  );
 }

@@ -42,7 +42,15 @@ export default async function globalSetup(): Promise<void> {
   let pg: { databaseUrl: string; adminUrl: string; stop(): Promise<void> };
   if (process.env.TEST_SERVER === 'cluster') {
     log.info('TEST_SERVER=cluster: the Temporal server of the cluster stack on PostgreSQL');
-    const cluster = await startClusterStack({ dataDir: join(dir, 'cluster'), workers: 0, ports: 'free', uiPort: null, postgresPort: pgPort, persistent: false, logger: pino({ level: 'warn' }) });
+    const cluster = await startClusterStack({
+      dataDir: join(dir, 'cluster'),
+      workers: 0,
+      ports: 'free',
+      uiPort: null,
+      postgresPort: pgPort,
+      persistent: false,
+      logger: pino({ level: 'warn' }),
+    });
     server = { address: cluster.address, stop: () => cluster.stop() };
     // The cluster stack stops its PostgreSQL itself.
     pg = { databaseUrl: cluster.databaseUrl, adminUrl: cluster.adminDatabaseUrl, stop: () => Promise.resolve() };
@@ -63,10 +71,16 @@ export default async function globalSetup(): Promise<void> {
   // Owned by the role that owns its tables, as the product's database is: the clones' public schema
   // (owned by the database's owner) then lets the store's SECURITY DEFINER function create partitions.
   const owner = decodeURIComponent(new URL(pg.databaseUrl).username);
-  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE ${new URL(pg.databaseUrl).pathname.slice(1)} OWNER ${pgLib.escapeIdentifier(owner)}`);
+  await admin.query(
+    `CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE ${new URL(pg.databaseUrl).pathname.slice(1)} OWNER ${pgLib.escapeIdentifier(owner)}`,
+  );
   await admin.end();
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), ...bundlerOptions(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn } });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: workflowsPath(),
+    ...bundlerOptions(),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn },
+  });
   const bundlePath = join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
 
@@ -77,5 +91,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.TH_TEST_DIR = dir;
   process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'warn';
 
-  (globalThis as Record<string, unknown>).__TH_SERVICES__ = { stop: async () => Promise.all([server.stop(), pg.stop()]) };
+  (globalThis as Record<string, unknown>).__TH_SERVICES__ = {
+    stop: async () => Promise.all([server.stop(), pg.stop()]),
+  };
 }

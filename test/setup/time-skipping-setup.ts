@@ -26,7 +26,11 @@ export default async function timeSkippingSetup(): Promise<void> {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'target-health-time-skipping-'));
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), ...bundlerOptions(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn } });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    ...bundlerOptions(),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn: log.warn, error: log.warn },
+  });
   const bundlePath = join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
   process.env.TH_TS_WORKFLOW_BUNDLE = bundlePath;

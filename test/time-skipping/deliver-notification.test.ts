@@ -36,7 +36,11 @@ function webhook(downUntil: number) {
       attempts.push(at);
       // Like the real activity: a transient channel failure fails the attempt (retryable). Benign: the
       // failure this test is about, so the worker logs it at DEBUG instead of ~300 warnings.
-      if (at < downUntil) throw ApplicationFailure.create({ message: 'webhook: HTTP 503 Service Unavailable', category: ApplicationFailureCategory.BENIGN });
+      if (at < downUntil)
+        throw ApplicationFailure.create({
+          message: 'webhook: HTTP 503 Service Unavailable',
+          category: ApplicationFailureCategory.BENIGN,
+        });
       return { notificationKey: input.notificationKey, delivered: ['log', 'webhook'], failed: [] };
     },
     markNotificationFailed(input) {
@@ -53,8 +57,17 @@ test('a webhook that never recovers: retried with backoff for 24 h, then given u
   const key = 'shop.example.com/chain-1/3/notify-resisting';
   const startedAt = await testEnv.currentTimeMs();
 
-  const handle = await testEnv.client.workflow.start(DELIVER_NOTIFICATION_WORKFLOW, { workflowId: deliveryWorkflowId(key), taskQueue, args: [{ notificationKey: key }] });
-  const outcome = await worker.runUntil(handle.result().then((report: DeliveryReport) => ({ report }), (err: unknown) => ({ err })));
+  const handle = await testEnv.client.workflow.start(DELIVER_NOTIFICATION_WORKFLOW, {
+    workflowId: deliveryWorkflowId(key),
+    taskQueue,
+    args: [{ notificationKey: key }],
+  });
+  const outcome = await worker.runUntil(
+    handle.result().then(
+      (report: DeliveryReport) => ({ report }),
+      (err: unknown) => ({ err }),
+    ),
+  );
   // The server's close time (the environment's clock may skip on past the end to timers left behind).
   const gaveUpAt = (await handle.describe()).closeTime!.getTime();
 
@@ -102,7 +115,11 @@ test('a webhook down for 10 hours: the delivery keeps retrying and succeeds when
   const key = 'shop.example.com/chain-2/7/notify-reminder';
 
   const report = await worker.runUntil(
-    testEnv.client.workflow.execute(DELIVER_NOTIFICATION_WORKFLOW, { workflowId: deliveryWorkflowId(key), taskQueue, args: [{ notificationKey: key }] }),
+    testEnv.client.workflow.execute(DELIVER_NOTIFICATION_WORKFLOW, {
+      workflowId: deliveryWorkflowId(key),
+      taskQueue,
+      args: [{ notificationKey: key }],
+    }),
   );
   const deliveredAt = Math.max(...hook.attempts);
 

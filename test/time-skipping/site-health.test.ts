@@ -7,7 +7,14 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AssessSiteInput } from '../../activities';
 import { workflowIdForSite } from '../../common/names';
-import { SITE_HEALTH_WORKFLOW, type SiteHealthInput, type SiteHealthSummary, resumeUpdate, stateQuery, stopSignal } from '../../control/messages';
+import {
+  SITE_HEALTH_WORKFLOW,
+  type SiteHealthInput,
+  type SiteHealthSummary,
+  resumeUpdate,
+  stateQuery,
+  stopSignal,
+} from '../../control/messages';
 import { healthyTraffic, loopStubs, noticesOf, resistingTraffic } from '../helpers/stub-loop-activities';
 import { DAY, HOUR, createStubWorker, reportWallTime, startTimeSkipping } from '../helpers/time-skipping';
 
@@ -24,7 +31,8 @@ afterEach(async () => {
 });
 
 /** Healthy for two ticks, resisting from the third until a person resumes the site, healthy after. */
-const resistsFromTick3 = (input: AssessSiteInput) => (input.evidenceSince === null && input.tick >= 3 ? resistingTraffic() : healthyTraffic());
+const resistsFromTick3 = (input: AssessSiteInput) =>
+  input.evidenceSince === null && input.tick >= 3 ? resistingTraffic() : healthyTraffic();
 
 /** Hourly ticks, the product's 4-hour reminder interval. */
 function hourlyLoop(site: string, overrides: Partial<SiteHealthInput> = {}): SiteHealthInput {
@@ -52,26 +60,44 @@ test('a resisting site waits three days for a person: reminded every 4 hours, ne
 
   await worker.runUntil(async () => {
     await waitForTheHour();
-    const handle = await testEnv.client.workflow.start(SITE_HEALTH_WORKFLOW, { workflowId: workflowIdForSite(site), taskQueue, args: [hourlyLoop(site)] });
+    const handle = await testEnv.client.workflow.start(SITE_HEALTH_WORKFLOW, {
+      workflowId: workflowIdForSite(site),
+      taskQueue,
+      args: [hourlyLoop(site)],
+    });
 
     // Ticks at 0, 1 and 2 h (half an hour more, so no tick is due at the moment time stops).
     await testEnv.sleep(2.5 * HOUR);
     const paused = await handle.query(stateQuery);
     const pausedAt = stubs.assessed[2]!.at;
-    expect(paused).toMatchObject({ tick: 3, band: 'resisting', controls: { paused: true, canaryOnly: true }, awaitingHuman: { kind: 'resisting', since: iso(pausedAt), remindersSent: 0 } });
+    expect(paused).toMatchObject({
+      tick: 3,
+      band: 'resisting',
+      controls: { paused: true, canaryOnly: true },
+      awaitingHuman: { kind: 'resisting', since: iso(pausedAt), remindersSent: 0 },
+    });
     expect(noticesOf(stubs.applied, 'resisting')).toHaveLength(1);
 
     // Three days without an answer: 72 more hourly ticks.
     await testEnv.sleep(3 * DAY);
     const waiting = await handle.query(stateQuery);
-    expect(waiting).toMatchObject({ tick: 75, band: 'resisting', controls: { paused: true, canaryOnly: true }, lastDecision: null });
+    expect(waiting).toMatchObject({
+      tick: 75,
+      band: 'resisting',
+      controls: { paused: true, canaryOnly: true },
+      lastDecision: null,
+    });
     expect(waiting.awaitingHuman).toMatchObject({ kind: 'resisting', since: iso(pausedAt), remindersSent: 18 });
 
     // A reminder every 4 hours of the wait (on the first hourly tick at least 4 h after the last
     // notice), numbered, each naming when the wait began, each handed to its own delivery.
     const reminders = noticesOf(stubs.applied, 'reminder');
     expect(reminders).toHaveLength(18);
-    reminders.forEach((r, i) => expect(r.title).toBe(`Reminder ${i + 1}: ${site} is paused (since ${iso(pausedAt)}) and waiting for your decision`));
+    reminders.forEach((r, i) =>
+      expect(r.title).toBe(
+        `Reminder ${i + 1}: ${site} is paused (since ${iso(pausedAt)}) and waiting for your decision`,
+      ),
+    );
     for (const gap of gaps([pausedAt, ...reminders.map((r) => r.at)])) {
       expect(gap).toBeGreaterThanOrEqual(4 * HOUR);
       expect(gap).toBeLessThan(4 * HOUR + 60_000);
@@ -84,10 +110,21 @@ test('a resisting site waits three days for a person: reminded every 4 hours, ne
     expect(stubs.controls()).toMatchObject({ paused: true, canaryOnly: true, band: 'resisting' });
 
     // A person resumes it, cautiously, three days after the pause.
-    const result = await handle.executeUpdate(resumeUpdate, { args: [{ who: 'ops@example.com', why: 'the owner lifted the block', mode: 'cautious' }] });
-    expect(result).toMatchObject({ decision: 'resume', band: 'degrading', controls: { paused: false, canaryOnly: false, concurrencyLimit: 8, revisitMultiplier: 2 } });
+    const result = await handle.executeUpdate(resumeUpdate, {
+      args: [{ who: 'ops@example.com', why: 'the owner lifted the block', mode: 'cautious' }],
+    });
+    expect(result).toMatchObject({
+      decision: 'resume',
+      band: 'degrading',
+      controls: { paused: false, canaryOnly: false, concurrencyLimit: 8, revisitMultiplier: 2 },
+    });
     const decision = stubs.applied.find((c) => c.input.decision !== null)!;
-    expect(decision.input.decision).toMatchObject({ kind: 'resume', who: 'ops@example.com', via: 'update', awaitingSince: iso(pausedAt) });
+    expect(decision.input.decision).toMatchObject({
+      kind: 'resume',
+      who: 'ops@example.com',
+      via: 'update',
+      awaitingSince: iso(pausedAt),
+    });
     expect(decision.at - pausedAt).toBeGreaterThanOrEqual(3 * DAY);
     expect(stubs.controls()).toMatchObject({ paused: false, canaryOnly: false, concurrencyLimit: 8 });
 
@@ -97,12 +134,20 @@ test('a resisting site waits three days for a person: reminded every 4 hours, ne
     const resumed = await handle.query(stateQuery);
     expect(resumed.awaitingHuman).toBeNull();
     expect(resumed.band).not.toBe('resisting');
-    expect(stubs.assessed.filter((a) => a.at > decision.at).every((a) => a.input.evidenceSince === result.decidedAt)).toBe(true);
+    expect(
+      stubs.assessed.filter((a) => a.at > decision.at).every((a) => a.input.evidenceSince === result.decidedAt),
+    ).toBe(true);
     expect(noticesOf(stubs.applied, 'reminder')).toHaveLength(18);
 
     await handle.signal(stopSignal, { who: 'ops@example.com', why: 'test over' });
     const summary: SiteHealthSummary = await handle.result();
-    expect(summary).toMatchObject({ outcome: 'stopped', stoppedBy: 'ops@example.com', runs: 1, decisions: 2, ticks: 79 });
+    expect(summary).toMatchObject({
+      outcome: 'stopped',
+      stoppedBy: 'ops@example.com',
+      runs: 1,
+      decisions: 2,
+      ticks: 79,
+    });
   });
 });
 
@@ -120,12 +165,21 @@ test('continue-as-new every 8 ticks for two days with a pending human wait: the 
 
   await worker.runUntil(async () => {
     await waitForTheHour();
-    const handle = await testEnv.client.workflow.start(SITE_HEALTH_WORKFLOW, { workflowId: workflowIdForSite(site), taskQueue, args: [hourlyLoop(site, { maxTicksPerRun: 8 })] });
+    const handle = await testEnv.client.workflow.start(SITE_HEALTH_WORKFLOW, {
+      workflowId: workflowIdForSite(site),
+      taskQueue,
+      args: [hourlyLoop(site, { maxTicksPerRun: 8 })],
+    });
     const chainId = handle.firstExecutionRunId;
 
     await testEnv.sleep(2.5 * HOUR);
     const pausedAt = stubs.assessed[2]!.at;
-    expect(await handle.query(stateQuery)).toMatchObject({ tick: 3, runs: 1, band: 'resisting', awaitingHuman: { since: iso(pausedAt) } });
+    expect(await handle.query(stateQuery)).toMatchObject({
+      tick: 3,
+      runs: 1,
+      band: 'resisting',
+      awaitingHuman: { since: iso(pausedAt) },
+    });
 
     await testEnv.sleep(2 * DAY);
     const waiting = await handle.query(stateQuery);
@@ -143,10 +197,24 @@ test('continue-as-new every 8 ticks for two days with a pending human wait: the 
 
     // The wait is the one that began at tick 3, in run 1: same start, same assessment, reminders
     // counted on (not restarted) in every later run, still every 4 hours.
-    expect(waiting).toMatchObject({ band: 'resisting', controls: { paused: true, canaryOnly: true }, lastDecision: null });
-    expect(waiting.awaitingHuman).toMatchObject({ kind: 'resisting', since: iso(pausedAt), assessmentKey: `${site}/${chainId}/3`, remindersSent: 12 });
+    expect(waiting).toMatchObject({
+      band: 'resisting',
+      controls: { paused: true, canaryOnly: true },
+      lastDecision: null,
+    });
+    expect(waiting.awaitingHuman).toMatchObject({
+      kind: 'resisting',
+      since: iso(pausedAt),
+      assessmentKey: `${site}/${chainId}/3`,
+      remindersSent: 12,
+    });
     const reminders = noticesOf(stubs.applied, 'reminder');
-    expect(reminders.map((r) => r.title)).toEqual(Array.from({ length: 12 }, (_, i) => `Reminder ${i + 1}: ${site} is paused (since ${iso(pausedAt)}) and waiting for your decision`));
+    expect(reminders.map((r) => r.title)).toEqual(
+      Array.from(
+        { length: 12 },
+        (_, i) => `Reminder ${i + 1}: ${site} is paused (since ${iso(pausedAt)}) and waiting for your decision`,
+      ),
+    );
     expect(new Set(reminders.map((r) => r.runId)).size).toBeGreaterThanOrEqual(4);
     for (const gap of gaps([pausedAt, ...reminders.map((r) => r.at)])) {
       expect(gap).toBeGreaterThanOrEqual(4 * HOUR);
@@ -155,12 +223,33 @@ test('continue-as-new every 8 ticks for two days with a pending human wait: the 
     expect(noticesOf(stubs.applied, 'resisting')).toHaveLength(1);
 
     // A decision in the latest run closes the wait that began in the first.
-    const result = await handle.executeUpdate(resumeUpdate, { args: [{ who: 'ops@example.com', why: 'blocked IPs were rotated out', mode: 'explicit', concurrency: 2, revisitMultiplier: 4 }] });
-    expect(result).toMatchObject({ decision: 'resume', decisionKey: `${site}/${chainId}/decision/1`, controls: { paused: false, concurrencyLimit: 2, revisitMultiplier: 4 } });
+    const result = await handle.executeUpdate(resumeUpdate, {
+      args: [
+        {
+          who: 'ops@example.com',
+          why: 'blocked IPs were rotated out',
+          mode: 'explicit',
+          concurrency: 2,
+          revisitMultiplier: 4,
+        },
+      ],
+    });
+    expect(result).toMatchObject({
+      decision: 'resume',
+      decisionKey: `${site}/${chainId}/decision/1`,
+      controls: { paused: false, concurrencyLimit: 2, revisitMultiplier: 4 },
+    });
     const decision = stubs.applied.find((c) => c.input.decision !== null)!;
-    expect(decision.input.decision).toMatchObject({ kind: 'resume', awaitingSince: iso(pausedAt), assessmentKey: `${site}/${chainId}/3` });
+    expect(decision.input.decision).toMatchObject({
+      kind: 'resume',
+      awaitingSince: iso(pausedAt),
+      assessmentKey: `${site}/${chainId}/3`,
+    });
     expect(decision.runId).not.toBe(chainId);
-    expect(await handle.query(stateQuery)).toMatchObject({ awaitingHuman: null, lastDecision: { kind: 'resume', who: 'ops@example.com' } });
+    expect(await handle.query(stateQuery)).toMatchObject({
+      awaitingHuman: null,
+      lastDecision: { kind: 'resume', who: 'ops@example.com' },
+    });
 
     await handle.signal(stopSignal, { who: 'ops@example.com', why: 'test over' });
     const summary: SiteHealthSummary = await handle.result();

@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_SERVER_VERSION } from '../../stack/cluster/binaries';
-import { CLUSTER_DEPLOY_DIR, DEFAULT_CLUSTER_PORTS, loadClusterEnv, registerEnv, schemaEnv, serverEnv } from '../../stack/cluster/settings';
+import {
+  CLUSTER_DEPLOY_DIR,
+  DEFAULT_CLUSTER_PORTS,
+  loadClusterEnv,
+  registerEnv,
+  schemaEnv,
+  serverEnv,
+} from '../../stack/cluster/settings';
 
 interface Service {
   image?: string;
@@ -40,13 +47,15 @@ test('the template is rendered by the server itself, and holds no password', () 
   expect(template).not.toMatch(/password: "(?!\{\{)/);
 });
 
-test("every Temporal service in compose reads cluster.env and mounts deploy/temporal", () => {
+test('every Temporal service in compose reads cluster.env and mounts deploy/temporal', () => {
   for (const name of ['temporal-schema', 'temporal', 'temporal-register']) {
     expect(s[name]!.env_file).toBe('./deploy/temporal/cluster.env');
     expect(s[name]!.volumes).toContain('./deploy/temporal:/etc/target-health/temporal:ro');
   }
   // The server loads the mounted template; the environment name comes from cluster.env.
-  expect(s.temporal!.command!.join(' ')).toContain('temporal-server --root / --config etc/target-health/temporal/config start');
+  expect(s.temporal!.command!.join(' ')).toContain(
+    'temporal-server --root / --config etc/target-health/temporal/config start',
+  );
   expect(shared.TEMPORAL_ENVIRONMENT).toBe('cluster');
   expect(s.temporal!.environment!.DYNAMIC_CONFIG_FILE_PATH).toBe('/etc/target-health/temporal/dynamicconfig.yaml');
 });
@@ -60,7 +69,9 @@ test('the stack passes every shared value through unchanged to the server, the s
     expect([k, schema[k]]).toEqual([k, v]);
     expect([k, register[k]]).toEqual([k, v]);
   }
-  expect(Object.keys(shared)).toEqual(expect.arrayContaining(['DB', 'DBNAME', 'VISIBILITY_DBNAME', 'NUM_HISTORY_SHARDS', 'DEFAULT_NAMESPACE']));
+  expect(Object.keys(shared)).toEqual(
+    expect.arrayContaining(['DB', 'DBNAME', 'VISIBILITY_DBNAME', 'NUM_HISTORY_SHARDS', 'DEFAULT_NAMESPACE']),
+  );
 });
 
 test('every value the template reads is given by both environments, or its default is what compose means', () => {
@@ -107,7 +118,10 @@ test("compose's images are the versions the cluster stack builds", () => {
 });
 
 test('the dynamic config file both load is valid YAML of keys with value lists', () => {
-  const dyn = parse(readFileSync(join(CLUSTER_DEPLOY_DIR, 'dynamicconfig.yaml'), 'utf8')) as Record<string, Array<{ value: unknown }>>;
+  const dyn = parse(readFileSync(join(CLUSTER_DEPLOY_DIR, 'dynamicconfig.yaml'), 'utf8')) as Record<
+    string,
+    Array<{ value: unknown }>
+  >;
   for (const [key, values] of Object.entries(dyn)) {
     expect(key).toMatch(/^[a-z]+\.[A-Za-z.]+$/);
     expect(Array.isArray(values) && values.every((v) => 'value' in v)).toBe(true);

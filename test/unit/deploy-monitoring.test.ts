@@ -17,7 +17,12 @@ const root = join(__dirname, '..', '..');
 async function exportedSeries(): Promise<Map<string, Set<string>>> {
   const metrics = createApiMetrics();
   const snapshot: SiteSnapshot = {
-    stored: new Map([['shop.example.com', { band: 'resisting', score: 30, parserHealth: 90, lastAssessmentAgeSeconds: 12, tickIntervalSeconds: 60 }]]),
+    stored: new Map([
+      [
+        'shop.example.com',
+        { band: 'resisting', score: 30, parserHealth: 90, lastAssessmentAgeSeconds: 12, tickIntervalSeconds: 60 },
+      ],
+    ]),
     loops: new Map([['shop.example.com', { band: 'resisting', smoothedScore: 35, awaitingHuman: true }]]),
   };
   registerSiteGauges(metrics.registry, () => Promise.resolve(snapshot));
@@ -58,12 +63,28 @@ function usedSeries(expr: string): Array<{ name: string; labels: string[] }> {
   }));
 }
 
-const alerts = parse(readFileSync(join(root, 'deploy', 'prometheus-alerts.yml'), 'utf8')) as { groups: Array<{ name: string; rules: Array<{ alert: string; expr: string; for?: string; annotations?: { summary?: string } }> }> };
-const dashboard = JSON.parse(readFileSync(join(root, 'deploy', 'grafana-dashboard.json'), 'utf8')) as { title: string; panels: Array<{ title: string; targets: Array<{ expr: string }> }>; templating: unknown };
+const alerts = parse(readFileSync(join(root, 'deploy', 'prometheus-alerts.yml'), 'utf8')) as {
+  groups: Array<{
+    name: string;
+    rules: Array<{ alert: string; expr: string; for?: string; annotations?: { summary?: string } }>;
+  }>;
+};
+const dashboard = JSON.parse(readFileSync(join(root, 'deploy', 'grafana-dashboard.json'), 'utf8')) as {
+  title: string;
+  panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
+  templating: unknown;
+};
 
 test.each([
   ['deploy/prometheus-alerts.yml', () => expressions(alerts)],
-  ['deploy/grafana-dashboard.json', () => [...expressions(dashboard.panels), ...expressions(dashboard.templating), ...JSON.stringify(dashboard.templating).match(/label_values\([^)]*\)/g)!]],
+  [
+    'deploy/grafana-dashboard.json',
+    () => [
+      ...expressions(dashboard.panels),
+      ...expressions(dashboard.templating),
+      ...JSON.stringify(dashboard.templating).match(/label_values\([^)]*\)/g)!,
+    ],
+  ],
 ])('%s uses only metrics and labels the API exports', async (_file, exprs) => {
   const exported = await exportedSeries();
   const used = exprs().flatMap(usedSeries);
@@ -71,20 +92,32 @@ test.each([
   expect(used.length).toBeGreaterThan(5);
   const unknown = used.filter((u) => !exported.has(u.name)).map((u) => u.name);
   expect(unknown).toEqual([]);
-  const badLabels = used.flatMap((u) => u.labels.filter((l) => !exported.get(u.name)!.has(l)).map((l) => `${u.name}{${l}}`));
+  const badLabels = used.flatMap((u) =>
+    u.labels.filter((l) => !exported.get(u.name)!.has(l)).map((l) => `${u.name}{${l}}`),
+  );
   expect(badLabels).toEqual([]);
 });
 
 test('the check itself catches a metric the API does not export, and a wrong label', async () => {
   const exported = await exportedSeries();
-  const [renamed, wrongLabel] = [usedSeries('rate(th_events_refused_total[5m])')[0]!, usedSeries('th_site_band{state="resisting"}')[0]!];
+  const [renamed, wrongLabel] = [
+    usedSeries('rate(th_events_refused_total[5m])')[0]!,
+    usedSeries('th_site_band{state="resisting"}')[0]!,
+  ];
   expect(exported.has(renamed.name)).toBe(false);
   expect(exported.get(wrongLabel.name)!.has('state')).toBe(false);
 });
 
 test('the alert rules: the four operations alerts, each with an expression, a duration and a summary', () => {
   const rules = alerts.groups.flatMap((g) => g.rules);
-  expect(rules.map((r) => r.alert)).toEqual(expect.arrayContaining(['TargetHealthSiteAwaitingHuman', 'TargetHealthLoopStalled', 'TargetHealthIngestRejectionsSpiking', 'TargetHealthApi5xx']));
+  expect(rules.map((r) => r.alert)).toEqual(
+    expect.arrayContaining([
+      'TargetHealthSiteAwaitingHuman',
+      'TargetHealthLoopStalled',
+      'TargetHealthIngestRejectionsSpiking',
+      'TargetHealthApi5xx',
+    ]),
+  );
   for (const r of rules) {
     expect(r.expr.trim()).not.toBe('');
     expect(r.for).toMatch(/^\d+[smh]$/);
@@ -92,12 +125,25 @@ test('the alert rules: the four operations alerts, each with an expression, a du
   }
   const byName = new Map(rules.map((r) => [r.alert, r]));
   expect(byName.get('TargetHealthSiteAwaitingHuman')!.for).toBe('15m');
-  expect(byName.get('TargetHealthLoopStalled')!.expr).toMatch(/th_site_last_assessment_age_seconds > 5 \* th_site_tick_interval_seconds/);
+  expect(byName.get('TargetHealthLoopStalled')!.expr).toMatch(
+    /th_site_last_assessment_age_seconds > 5 \* th_site_tick_interval_seconds/,
+  );
 });
 
 test('the dashboard has the panels operators look at, each with a query', () => {
   const titles = dashboard.panels.map((p) => p.title);
-  expect(titles).toEqual(expect.arrayContaining(['Sites per band', 'Waiting for a person', 'Smoothed score per site', 'Events ingested', 'Lines rejected by field', 'API latency p99 by route']));
+  expect(titles).toEqual(
+    expect.arrayContaining([
+      'Sites per band',
+      'Waiting for a person',
+      'Smoothed score per site',
+      'Events ingested',
+      'Lines rejected by field',
+      'API latency p99 by route',
+    ]),
+  );
   for (const p of dashboard.panels) expect(p.targets.length).toBeGreaterThan(0);
-  expect(dashboard.panels.find((p) => p.title === 'API latency p99 by route')!.targets[0]!.expr).toMatch(/histogram_quantile\(0\.99, .*th_api_request_duration_seconds_bucket/);
+  expect(dashboard.panels.find((p) => p.title === 'API latency p99 by route')!.targets[0]!.expr).toMatch(
+    /histogram_quantile\(0\.99, .*th_api_request_duration_seconds_bucket/,
+  );
 });

@@ -13,9 +13,15 @@ const ROOT = resolve(__dirname, '..', '..');
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 async function bundledProjectModules(): Promise<string[]> {
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), ...bundlerOptions(), logger: quiet });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    ...bundlerOptions(),
+    logger: quiet,
+  });
   // The bundle carries its source map inline; its `sources` are the modules webpack included.
-  const inline = /sourceMappingURL=data:application\/json;(?:charset=utf-8;)?base64,([A-Za-z0-9+/=]+)/.exec(bundle.code);
+  const inline = /sourceMappingURL=data:application\/json;(?:charset=utf-8;)?base64,([A-Za-z0-9+/=]+)/.exec(
+    bundle.code,
+  );
   if (inline === null) throw new Error('the workflow bundle has no inline source map');
   const map = JSON.parse(Buffer.from(inline[1]!, 'base64').toString('utf8')) as { sources: string[] };
   const files = map.sources
@@ -28,7 +34,9 @@ async function bundledProjectModules(): Promise<string[]> {
 test('every project module in the workflow bundle is under the determinism lint', async () => {
   const modules = await bundledProjectModules();
   // The bundle holds at least the workflow, the control core and the scoring it uses.
-  expect(modules).toEqual(expect.arrayContaining(['workflows/site-health.ts', 'control/plan/index.ts', 'scoring/site-state.ts']));
+  expect(modules).toEqual(
+    expect.arrayContaining(['workflows/site-health.ts', 'control/plan/index.ts', 'scoring/site-state.ts']),
+  );
   // ESLint's config is an ES module, which Jest's CommonJS runtime cannot load: ask a child Node.
   const script = `
     const { ESLint } = require('eslint');
@@ -41,6 +49,8 @@ test('every project module in the workflow bundle is under the determinism lint'
       }
       process.stdout.write(JSON.stringify(out));
     })();`;
-  const uncovered = JSON.parse(execFileSync(process.execPath, ['-e', script, ...modules], { cwd: ROOT, encoding: 'utf8' })) as string[];
+  const uncovered = JSON.parse(
+    execFileSync(process.execPath, ['-e', script, ...modules], { cwd: ROOT, encoding: 'utf8' }),
+  ) as string[];
   expect(uncovered).toEqual([]);
 }, 60_000);

@@ -25,11 +25,22 @@ interface Service {
 }
 
 const root = join(__dirname, '..', '..');
-const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+};
 const s = compose.services;
 
 test('has Temporal on PostgreSQL (schema set-up, server, registration), the UI, the worker and the API', () => {
-  expect(Object.keys(s).sort()).toEqual(['api', 'postgresql', 'temporal', 'temporal-register', 'temporal-schema', 'temporal-ui', 'worker']);
+  expect(Object.keys(s).sort()).toEqual([
+    'api',
+    'postgresql',
+    'temporal',
+    'temporal-register',
+    'temporal-schema',
+    'temporal-ui',
+    'worker',
+  ]);
   expect(s.postgresql!.image).toMatch(/^postgres:\d+/);
   expect(s.temporal!.environment).toMatchObject({ POSTGRES_SEEDS: 'postgresql', DB_PORT: '5432' });
   expect(s['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
@@ -37,7 +48,9 @@ test('has Temporal on PostgreSQL (schema set-up, server, registration), the UI, 
   expect(s['temporal-schema']!.depends_on).toEqual({ postgresql: { condition: 'service_healthy' } });
   expect(s.temporal!.depends_on).toEqual({ 'temporal-schema': { condition: 'service_completed_successfully' } });
   expect(s['temporal-register']!.depends_on).toEqual({ temporal: { condition: 'service_started' } });
-  expect(s['temporal-ui']!.depends_on).toEqual({ 'temporal-register': { condition: 'service_completed_successfully' } });
+  expect(s['temporal-ui']!.depends_on).toEqual({
+    'temporal-register': { condition: 'service_completed_successfully' },
+  });
 });
 
 test('images match the server and UI versions the cluster stack builds and the dev server runs (Server 1.29.1, UI 2.42.1)', () => {
@@ -64,7 +77,10 @@ test('the worker is built here and points at the stack by service name', () => {
   expect(db.pathname).toBe('/target_health');
   expect(db.username).toBe(s.postgresql!.environment!.POSTGRES_USER);
   expect(db.password).toBe(s.postgresql!.environment!.POSTGRES_PASSWORD);
-  expect(w.depends_on).toMatchObject({ postgresql: { condition: 'service_healthy' }, 'temporal-register': { condition: 'service_completed_successfully' } });
+  expect(w.depends_on).toMatchObject({
+    postgresql: { condition: 'service_healthy' },
+    'temporal-register': { condition: 'service_completed_successfully' },
+  });
 });
 
 test('the API runs the same image as the worker: migrate, then `target-health api` on 0.0.0.0:8787, probed on /healthz', () => {
@@ -74,10 +90,18 @@ test('the API runs the same image as the worker: migrate, then `target-health ap
   expect(a.command).toEqual(['node bin/target-health.js migrate && exec node bin/target-health.js api']);
   // The bin the command names is the one the Dockerfile copies into the image.
   expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(/COPY --from=build \/app\/bin \.\/bin/);
-  expect(a.environment).toMatchObject({ TH_API_HOST: '0.0.0.0', TH_API_PORT: '8787', TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: 'default' });
+  expect(a.environment).toMatchObject({
+    TH_API_HOST: '0.0.0.0',
+    TH_API_PORT: '8787',
+    TEMPORAL_ADDRESS: 'temporal:7233',
+    TEMPORAL_NAMESPACE: 'default',
+  });
   expect(a.environment!.DATABASE_URL).toBe(s.worker!.environment!.DATABASE_URL);
   expect(a.ports).toEqual(['8787:8787']);
-  expect(a.depends_on).toEqual({ postgresql: { condition: 'service_healthy' }, 'temporal-register': { condition: 'service_completed_successfully' } });
+  expect(a.depends_on).toEqual({
+    postgresql: { condition: 'service_healthy' },
+    'temporal-register': { condition: 'service_completed_successfully' },
+  });
   const probe = a.healthcheck!.test;
   expect(probe.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
   expect(probe[3]).toContain("fetch('http://127.0.0.1:8787/healthz')");
@@ -110,7 +134,17 @@ test('the Dockerfile builds and runs the worker entry with the migrations alongs
 test('its PostgreSQL runs with the settings the embedded server uses for the signal store', () => {
   const command = s.postgresql!.command!;
   expect(command[0]).toBe('postgres');
-  const settings = Object.fromEntries(command.slice(1).filter((_, i) => i % 2 === 1).map((kv) => kv.split('=') as [string, string]));
-  expect(command.slice(1).filter((_, i) => i % 2 === 0).every((flag) => flag === '-c')).toBe(true);
+  const settings = Object.fromEntries(
+    command
+      .slice(1)
+      .filter((_, i) => i % 2 === 1)
+      .map((kv) => kv.split('=') as [string, string]),
+  );
+  expect(
+    command
+      .slice(1)
+      .filter((_, i) => i % 2 === 0)
+      .every((flag) => flag === '-c'),
+  ).toBe(true);
   expect(settings).toEqual(EMBEDDED_POSTGRES_SETTINGS);
 });

@@ -8,7 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- semver 6 (a devDependency) ships no types
-const semver = require('semver') as { satisfies(version: string, range: string): boolean; minVersion(range: string): { version: string } | null };
+const semver = require('semver') as {
+  satisfies(version: string, range: string): boolean;
+  minVersion(range: string): { version: string } | null;
+};
 
 const ROOT = join(__dirname, '..', '..');
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
@@ -27,7 +30,9 @@ test('the README, package.json and every locked package agree on the Node.js ver
     .filter(([path]) => path !== '')
     .flatMap(([path, p]) => {
       const node = Array.isArray(p.engines) ? undefined : p.engines?.node;
-      return node === undefined || semver.satisfies(minimum, node) ? [] : [`${path.replace(/^.*node_modules\//, '')}@${p.version} needs node ${node}`];
+      return node === undefined || semver.satisfies(minimum, node)
+        ? []
+        : [`${path.replace(/^.*node_modules\//, '')}@${p.version} needs node ${node}`];
     });
   expect(refusing).toEqual([]);
   // The check is real: a range the minimum misses is found.

@@ -51,7 +51,9 @@ const load = (set: (typeof SETS)[number]): Page[] => {
   const raw: unknown = JSON.parse(readFileSync(join(FIXTURES, set, 'manifest.json'), 'utf8'));
   const parsed = manifestSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new Error(parsed.error.issues.map((i) => `${set}/manifest.json ${i.path.join('.')}: ${i.message}`).join('\n'));
+    throw new Error(
+      parsed.error.issues.map((i) => `${set}/manifest.json ${i.path.join('.')}: ${i.message}`).join('\n'),
+    );
   }
   return parsed.data.pages;
 };
@@ -67,12 +69,17 @@ describe.each(SETS)('test/fixtures/%s', (set) => {
     expect([...onDisk].sort()).toEqual([...listed].sort());
     for (const page of pages) {
       expect(existsSync(join(dir, page.file))).toBe(true);
-      expect({ file: page.file, bytes: readFileSync(join(dir, page.file)).length }).toEqual({ file: page.file, bytes: page.bytes });
+      expect({ file: page.file, bytes: readFileSync(join(dir, page.file)).length }).toEqual({
+        file: page.file,
+        bytes: page.bytes,
+      });
     }
   });
 
   it('has a README that says what the set is for', () => {
-    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toMatch(set === 'real-pages' ? /How to add a page/ : /never for\s+writing markers/);
+    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toMatch(
+      set === 'real-pages' ? /How to add a page/ : /never for\s+writing markers/,
+    );
   });
 });
 
@@ -109,13 +116,18 @@ describe('the collection as a whole', () => {
   it('gives every template one class', () => {
     const classes = new Map<string, Set<string>>();
     for (const page of all) classes.set(page.template, (classes.get(page.template) ?? new Set()).add(page.label.class));
-    expect([...classes].filter(([, set]) => set.size > 1).map(([template, set]) => `${template}: ${[...set].join(', ')}`)).toEqual([]);
+    expect(
+      [...classes].filter(([, set]) => set.size > 1).map(([template, set]) => `${template}: ${[...set].join(', ')}`),
+    ).toEqual([]);
   });
 
   it('gives every refusal template one vendor (ordinary templates span the bait vendors)', () => {
     const vendors = new Map<string, Set<string>>();
-    for (const page of refusals) vendors.set(page.template, (vendors.get(page.template) ?? new Set()).add(page.label.vendor));
-    expect([...vendors].filter(([, set]) => set.size > 1).map(([template, set]) => `${template}: ${[...set].join(', ')}`)).toEqual([]);
+    for (const page of refusals)
+      vendors.set(page.template, (vendors.get(page.template) ?? new Set()).add(page.label.vendor));
+    expect(
+      [...vendors].filter(([, set]) => set.size > 1).map(([template, set]) => `${template}: ${[...set].join(', ')}`),
+    ).toEqual([]);
   });
 
   it('holds back about a fifth of the pages, of both kinds', () => {

@@ -37,8 +37,14 @@ test('TEMPORAL_CLI_PATH wins, and must be executable', async () => {
   const { bin, env } = sandbox();
   const explicit = script(join(bin, '..', 'elsewhere'), 'temporal', 'exit 0');
   script(bin, 'temporal', 'exit 0');
-  await expect(ensureTemporalCli(quiet, { ...env, TEMPORAL_CLI_PATH: explicit })).resolves.toEqual({ kind: 'binary', path: explicit, source: 'TEMPORAL_CLI_PATH' });
-  await expect(ensureTemporalCli(quiet, { ...env, TEMPORAL_CLI_PATH: '/nonexistent/temporal' })).rejects.toThrow(/TEMPORAL_CLI_PATH: "\/nonexistent\/temporal" is not an executable/);
+  await expect(ensureTemporalCli(quiet, { ...env, TEMPORAL_CLI_PATH: explicit })).resolves.toEqual({
+    kind: 'binary',
+    path: explicit,
+    source: 'TEMPORAL_CLI_PATH',
+  });
+  await expect(ensureTemporalCli(quiet, { ...env, TEMPORAL_CLI_PATH: '/nonexistent/temporal' })).rejects.toThrow(
+    /TEMPORAL_CLI_PATH: "\/nonexistent\/temporal" is not an executable/,
+  );
 });
 
 test('temporal on PATH comes before the cache', async () => {
@@ -57,12 +63,18 @@ test('the cached binary is used when nothing is on PATH', async () => {
 test('with Go, it runs go install for v1.5.1 into the cache and says so', async () => {
   const { bin, cache, env } = sandbox();
   const log = join(bin, 'go.log');
-  script(bin, 'go', `echo "$@" >> ${log}\nif [ "$1" = install ]; then printf '#!/bin/sh\\n' > "$GOBIN/temporal"; chmod +x "$GOBIN/temporal"; fi\nexit 0`);
+  script(
+    bin,
+    'go',
+    `echo "$@" >> ${log}\nif [ "$1" = install ]; then printf '#!/bin/sh\\n' > "$GOBIN/temporal"; chmod +x "$GOBIN/temporal"; fi\nexit 0`,
+  );
   const result = await ensureTemporalCli(quiet, env);
   expect(result).toEqual({ kind: 'binary', path: join(cache, 'temporal'), source: 'go install' });
   expect(existsSync(join(cache, 'temporal'))).toBe(true);
   expect(readFileSync(log, 'utf8')).toContain('install github.com/temporalio/cli/cmd/temporal@v1.5.1');
-  expect(quiet.info).toHaveBeenCalledWith(expect.stringMatching(/first run on this machine only; it takes a few minutes/));
+  expect(quiet.info).toHaveBeenCalledWith(
+    expect.stringMatching(/first run on this machine only; it takes a few minutes/),
+  );
   // Second call: straight from the cache, no build.
   await expect(ensureTemporalCli(quiet, env)).resolves.toMatchObject({ source: 'cache' });
 });
@@ -72,7 +84,9 @@ test('a failed go install is a clear error and leaves no half-written binary', a
   script(bin, 'go', 'if [ "$1" = install ]; then echo "go: module lookup disabled" >&2; exit 1; fi\nexit 0');
   const failure = ensureTemporalCli(quiet, env);
   await expect(failure).rejects.toBeInstanceOf(UserError);
-  await expect(failure).rejects.toThrow(/go install github.com\/temporalio\/cli\/cmd\/temporal@v1.5.1 failed \(exit 1\): go: module lookup disabled/);
+  await expect(failure).rejects.toThrow(
+    /go install github.com\/temporalio\/cli\/cmd\/temporal@v1.5.1 failed \(exit 1\): go: module lookup disabled/,
+  );
   expect(existsSync(join(cache, 'temporal'))).toBe(false);
 });
 

@@ -3,7 +3,16 @@
  * small shell scripts standing in for the real ones (the real path is exercised by every run of the
  * `time-skipping` jest project, whose global setup provisions the server).
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { UserError } from '../../common/user-error';
@@ -33,7 +42,11 @@ function sandbox(): { bin: string; root: string; cache: string; env: NodeJS.Proc
 
 /** A `java` that, like the real server without arguments, prints the usage (or records its arguments). */
 function fakeJava(bin: string, log: string): void {
-  script(bin, 'java', `if [ "$1" = -version ]; then exit 0; fi\necho "$@" >> ${log}\necho "Usage: <command> <port> <flags>" >&2`);
+  script(
+    bin,
+    'java',
+    `if [ "$1" = -version ]; then exit 0; fi\necho "$@" >> ${log}\necho "Usage: <command> <port> <flags>" >&2`,
+  );
 }
 
 /** An `mvn` that keeps the pom it was given and "copies" one jar into -DoutputDirectory. */
@@ -61,10 +74,14 @@ test('the cache lives outside the clone, per machine and version', () => {
 test('TEMPORAL_TEST_SERVER_PATH wins, and must be executable', async () => {
   const { root, env } = sandbox();
   const explicit = script(join(root, 'elsewhere'), 'test-server', 'exit 0');
-  await expect(ensureTemporalTestServer(quiet, { ...env, TEMPORAL_TEST_SERVER_PATH: explicit })).resolves.toEqual({ kind: 'launcher', path: explicit, source: 'TEMPORAL_TEST_SERVER_PATH' });
-  await expect(ensureTemporalTestServer(quiet, { ...env, TEMPORAL_TEST_SERVER_PATH: '/nonexistent/server' })).rejects.toThrow(
-    /TEMPORAL_TEST_SERVER_PATH: "\/nonexistent\/server" is not an executable file/,
-  );
+  await expect(ensureTemporalTestServer(quiet, { ...env, TEMPORAL_TEST_SERVER_PATH: explicit })).resolves.toEqual({
+    kind: 'launcher',
+    path: explicit,
+    source: 'TEMPORAL_TEST_SERVER_PATH',
+  });
+  await expect(
+    ensureTemporalTestServer(quiet, { ...env, TEMPORAL_TEST_SERVER_PATH: '/nonexistent/server' }),
+  ).rejects.toThrow(/TEMPORAL_TEST_SERVER_PATH: "\/nonexistent\/server" is not an executable file/);
 });
 
 test('with Java and Maven, it copies the pinned artifact from Maven Central into the cache, with a launcher, and reuses it', async () => {
@@ -82,9 +99,15 @@ test('with Java and Maven, it copies the pinned artifact from Maven Central into
   // Maven's working copy (its private local repository) is not kept; nothing is left beside the cache.
   expect(existsSync(join(cache, 'm2'))).toBe(false);
   expect(readdirSync(dirname(cache))).toEqual(['temporal-test-server-1.38.0']);
-  expect(readFileSync(mvnLog, 'utf8')).toMatch(/--batch-mode .*-Dmaven\.repo\.local=.*org\.apache\.maven\.plugins:maven-dependency-plugin:3\.8\.1:copy-dependencies -DincludeScope=runtime/);
-  expect(readFileSync(join(root, 'logs', 'pom.xml'), 'utf8')).toContain('<groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>1.38.0</version>');
-  expect(quiet.info).toHaveBeenCalledWith(expect.stringMatching(/from Maven Central into .*first run on this machine only/));
+  expect(readFileSync(mvnLog, 'utf8')).toMatch(
+    /--batch-mode .*-Dmaven\.repo\.local=.*org\.apache\.maven\.plugins:maven-dependency-plugin:3\.8\.1:copy-dependencies -DincludeScope=runtime/,
+  );
+  expect(readFileSync(join(root, 'logs', 'pom.xml'), 'utf8')).toContain(
+    '<groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>1.38.0</version>',
+  );
+  expect(quiet.info).toHaveBeenCalledWith(
+    expect.stringMatching(/from Maven Central into .*first run on this machine only/),
+  );
 
   // The launcher runs the server's main class from the copied jars, passing the SDK's arguments on.
   const { execFileSync } = await import('node:child_process');
@@ -99,10 +122,16 @@ test('with Java and Maven, it copies the pinned artifact from Maven Central into
 test('a failed Maven copy is a clear error and leaves no half-provisioned cache', async () => {
   const { bin, root, cache, env } = sandbox();
   fakeJava(bin, join(root, 'java.log'));
-  script(bin, 'mvn', 'if [ "$1" = --version ]; then exit 0; fi\necho "[ERROR] Could not resolve dependencies: Connection refused" \nexit 1');
+  script(
+    bin,
+    'mvn',
+    'if [ "$1" = --version ]; then exit 0; fi\necho "[ERROR] Could not resolve dependencies: Connection refused" \nexit 1',
+  );
   const failure = ensureTemporalTestServer(quiet, env);
   await expect(failure).rejects.toBeInstanceOf(UserError);
-  await expect(failure).rejects.toThrow(/copy-dependencies exited with 1: \[ERROR\] Could not resolve dependencies: Connection refused; fix that, or point TEMPORAL_TEST_SERVER_PATH/);
+  await expect(failure).rejects.toThrow(
+    /copy-dependencies exited with 1: \[ERROR\] Could not resolve dependencies: Connection refused; fix that, or point TEMPORAL_TEST_SERVER_PATH/,
+  );
   expect(existsSync(cache)).toBe(false);
   expect(readdirSync(dirname(cache))).toEqual([]);
 });
@@ -110,15 +139,24 @@ test('a failed Maven copy is a clear error and leaves no half-provisioned cache'
 test('a copy that Java cannot start is refused, not cached', async () => {
   const { bin, root, cache, env } = sandbox();
   fakeMaven(bin, join(root, 'mvn.log'));
-  script(bin, 'java', 'if [ "$1" = -version ]; then exit 0; fi\necho "Error: could not find or load main class io.temporal.testserver.TestServer" >&2\nexit 1');
-  await expect(ensureTemporalTestServer(quiet, env)).rejects.toThrow(/does not start with this Java \(Error: could not find or load main class/);
+  script(
+    bin,
+    'java',
+    'if [ "$1" = -version ]; then exit 0; fi\necho "Error: could not find or load main class io.temporal.testserver.TestServer" >&2\nexit 1',
+  );
+  await expect(ensureTemporalTestServer(quiet, env)).rejects.toThrow(
+    /does not start with this Java \(Error: could not find or load main class/,
+  );
   expect(existsSync(cache)).toBe(false);
 });
 
 test('without Java and Maven, it falls back to the SDK download with a warning', async () => {
   const { env } = sandbox();
   const server = await ensureTemporalTestServer(quiet, env);
-  expect(server).toEqual({ kind: 'sdk-download', downloadDir: join(env.XDG_CACHE_HOME!, 'target-health', 'temporal-test-server-sdk-download') });
+  expect(server).toEqual({
+    kind: 'sdk-download',
+    downloadDir: join(env.XDG_CACHE_HOME!, 'target-health', 'temporal-test-server-sdk-download'),
+  });
   expect(testServerExecutable(server)).toMatchObject({ type: 'cached-download' });
   expect(quiet.warn).toHaveBeenCalledWith(expect.stringMatching(/no Java and Maven .*SDK download \(needs internet\)/));
 });

@@ -14,12 +14,21 @@ import { z } from 'zod';
 import { PER_WORKFLOW_MODULES, bundlerOptions } from '../../worker/workflow-bundle';
 
 const ROOT = resolve(__dirname, '..', '..');
-const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (message: string, meta?: unknown) => console.error(message, meta) };
+const quiet = {
+  log() {},
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
+  error: (message: string, meta?: unknown) => console.error(message, meta),
+};
 
 /** Every module webpack put in a bundle, from its inline source map: project files relative to the root, packages by name. */
 async function bundledModules(workflowsPath: string, preload: boolean): Promise<Set<string>> {
   const bundle = await bundleWorkflowCode({ workflowsPath, ...(preload ? bundlerOptions() : {}), logger: quiet });
-  const inline = /sourceMappingURL=data:application\/json;(?:charset=utf-8;)?base64,([A-Za-z0-9+/=]+)/.exec(bundle.code);
+  const inline = /sourceMappingURL=data:application\/json;(?:charset=utf-8;)?base64,([A-Za-z0-9+/=]+)/.exec(
+    bundle.code,
+  );
   if (inline === null) throw new Error('the workflow bundle has no inline source map');
   const map = JSON.parse(Buffer.from(inline[1]!, 'base64').toString('utf8')) as { sources: string[] };
   const modules = new Set<string>();
@@ -54,7 +63,9 @@ const projectFiles = (): string[] => shared.filter((m) => m.endsWith('.ts'));
 
 test('the shared graph is every pure module the workflows use; only workflows/ and the SDK-defined messages stay per workflow', () => {
   expect(shared).toContain('zod');
-  expect(projectFiles()).toEqual(expect.arrayContaining(['control/plan/index.ts', 'scoring/site-state.ts', 'control/decide.ts']));
+  expect(projectFiles()).toEqual(
+    expect.arrayContaining(['control/plan/index.ts', 'scoring/site-state.ts', 'control/decide.ts']),
+  );
   const perWorkflow = new Set(PER_WORKFLOW_MODULES.map((m) => `${m}.ts`));
   const notShared = product.filter((m) => !shared.includes(m) && !m.startsWith('workflows/') && !perWorkflow.has(m));
   // A new pure module the workflows import belongs in SHARED_ROOTS (or is reached from one).
@@ -69,15 +80,25 @@ function sharingViolations(file: string, root = ROOT): string[] {
   const found: string[] = [];
   const at = (node: ts.Node): string => `${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
   for (const statement of source.statements) {
-    if ((ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) && statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier)) {
-      if (statement.moduleSpecifier.text.startsWith('@temporalio/')) found.push(`${at(statement)} imports ${statement.moduleSpecifier.text}`);
+    if (
+      (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) &&
+      statement.moduleSpecifier &&
+      ts.isStringLiteral(statement.moduleSpecifier)
+    ) {
+      if (statement.moduleSpecifier.text.startsWith('@temporalio/'))
+        found.push(`${at(statement)} imports ${statement.moduleSpecifier.text}`);
     }
     if (!ts.isVariableStatement(statement)) continue;
     const flags = statement.declarationList.flags;
     if (!(flags & ts.NodeFlags.Const)) found.push(`${at(statement)} declares a module-level let/var`);
     for (const declaration of statement.declarationList.declarations) {
       const init = declaration.initializer;
-      if (init && ts.isNewExpression(init) && ts.isIdentifier(init.expression) && /^(Map|Set|WeakMap|WeakSet|Array)$/.test(init.expression.text)) {
+      if (
+        init &&
+        ts.isNewExpression(init) &&
+        ts.isIdentifier(init.expression) &&
+        /^(Map|Set|WeakMap|WeakSet|Array)$/.test(init.expression.text)
+      ) {
         found.push(`${at(declaration)} holds a module-level ${init.expression.text}`);
       }
     }
@@ -91,8 +112,15 @@ test('no shared module holds module-level mutable state or imports the SDK', () 
 
 test('the check sees a module-level let and an SDK import', () => {
   const dir = mkdtempSync(join(tmpdir(), 'th-stateful-'));
-  writeFileSync(join(dir, 'stateful.ts'), "import { sleep } from '@temporalio/workflow';\nlet count = 0;\nconst seen = new Map<string, number>();\nexport const bump = (): number => ++count + seen.size + (sleep ? 0 : 1);\n");
-  expect(sharingViolations('stateful.ts', dir)).toEqual(['stateful.ts:1 imports @temporalio/workflow', 'stateful.ts:2 declares a module-level let/var', 'stateful.ts:3 holds a module-level Map']);
+  writeFileSync(
+    join(dir, 'stateful.ts'),
+    "import { sleep } from '@temporalio/workflow';\nlet count = 0;\nconst seen = new Map<string, number>();\nexport const bump = (): number => ++count + seen.size + (sleep ? 0 : 1);\n",
+  );
+  expect(sharingViolations('stateful.ts', dir)).toEqual([
+    'stateful.ts:1 imports @temporalio/workflow',
+    'stateful.ts:2 declares a module-level let/var',
+    'stateful.ts:3 holds a module-level Map',
+  ]);
 });
 
 /** Paths to zod schemas among a value's exports, as far as the SDK's deep freeze reaches (own properties of objects). */
@@ -100,11 +128,15 @@ function exportedSchemas(value: unknown, path: string, seen = new Set<unknown>()
   if (value === null || typeof value !== 'object' || seen.has(value)) return [];
   seen.add(value);
   if ('_zod' in value) return [path];
-  return Object.getOwnPropertyNames(value).flatMap((key) => exportedSchemas((value as Record<string, unknown>)[key], `${path}.${key}`, seen));
+  return Object.getOwnPropertyNames(value).flatMap((key) =>
+    exportedSchemas((value as Record<string, unknown>)[key], `${path}.${key}`, seen),
+  );
 }
 
 test('no shared module exports a zod schema (frozen, zod could not memoise its parsers on it)', async () => {
-  const modules = await Promise.all(projectFiles().map(async (file) => [file, (await import(join(ROOT, file))) as unknown] as const));
+  const modules = await Promise.all(
+    projectFiles().map(async (file) => [file, (await import(join(ROOT, file))) as unknown] as const),
+  );
   const found = modules.flatMap(([file, exports]) => exportedSchemas(exports, file));
   expect(modules.length).toBeGreaterThan(20);
   expect(found).toEqual([]);

@@ -45,8 +45,10 @@ export function send(url: URL, req: HttpRequest): Promise<HttpAnswer> {
       return;
     }
     const https = url.protocol === 'https:';
-    const headers = req.body === undefined ? req.headers : { ...req.headers, 'content-length': String(req.body.length) };
-    const agent: HttpAgent | undefined = req.agents === undefined ? undefined : https ? req.agents.https : req.agents.http;
+    const headers =
+      req.body === undefined ? req.headers : { ...req.headers, 'content-length': String(req.body.length) };
+    const agent: HttpAgent | undefined =
+      req.agents === undefined ? undefined : https ? req.agents.https : req.agents.http;
     const options = { method: req.method, headers, signal: req.signal, ...(agent !== undefined && { agent }) };
     const onAnswer = (res: IncomingMessage) =>
       resolve({

@@ -12,6 +12,22 @@
  *
  * Adding a zod function the package uses means naming it here; the build fails otherwise (tsc).
  */
-export { array, boolean, custom, date, enum, literal, NEVER, number, object, record, strictObject, string, union, unknown, ZodError } from 'zod';
+export {
+  array,
+  boolean,
+  custom,
+  date,
+  enum,
+  literal,
+  NEVER,
+  number,
+  object,
+  record,
+  strictObject,
+  string,
+  union,
+  unknown,
+  ZodError,
+} from 'zod';
 export type { input, output, ZodType } from 'zod';
 export type * as core from 'zod/v4/core';

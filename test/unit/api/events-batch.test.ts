@@ -19,12 +19,20 @@ describe('rejectionField', () => {
     ];
     const labels = parseBatch(inputs, 0, undefined, { now }).rejected.map((r) => r.errors.map(rejectionField));
     expect(labels).toEqual([['ts'], ['route'], ['unknown_field', 'unknown_field'], ['ts'], ['event']]);
-    const lines = parseNdjsonLines(['{"ts": ', { unreadable: 'too-long', bytes: 2 << 20 }, { unreadable: 'not-utf8', bytes: 10, at: 3 }], 0, { now });
+    const lines = parseNdjsonLines(
+      ['{"ts": ', { unreadable: 'too-long', bytes: 2 << 20 }, { unreadable: 'not-utf8', bytes: 10, at: 3 }],
+      0,
+      { now },
+    );
     expect(lines.rejected.map((r) => r.errors.map(rejectionField))).toEqual([['json'], ['line_length'], ['utf8']]);
   });
 
   test('anything else is a fixed label, never the text of the message', () => {
-    expect(rejectionField('the database refused this event (value too long; SQLSTATE 22001); the other events of its batch are stored')).toBe('database');
+    expect(
+      rejectionField(
+        'the database refused this event (value too long; SQLSTATE 22001); the other events of its batch are stored',
+      ),
+    ).toBe('database');
     expect(rejectionField('something: nobody expected')).toBe('other');
     expect(rejectionField('no colon at all')).toBe('other');
   });
@@ -33,7 +41,9 @@ describe('rejectionField', () => {
 describe('media types and encodings', () => {
   test('parameters and case do not matter; others are a 415 naming the accepted ones', () => {
     expect(mediaTypeOf('Application/JSON; charset=utf-8')).toBe('application/json');
-    expect(requireMediaType('application/x-ndjson; charset=UTF-8', ['application/x-ndjson', 'application/json'])).toBe('application/x-ndjson');
+    expect(requireMediaType('application/x-ndjson; charset=UTF-8', ['application/x-ndjson', 'application/json'])).toBe(
+      'application/x-ndjson',
+    );
     const err = (() => {
       try {
         requireMediaType('text/csv', ['application/x-ndjson', 'application/json']);
@@ -43,22 +53,40 @@ describe('media types and encodings', () => {
       return undefined;
     })();
     expect(err).toBeInstanceOf(BodyError);
-    expect([err!.statusCode, err!.message]).toEqual([415, 'Content-Type text/csv is not accepted here; send application/x-ndjson or application/json']);
+    expect([err!.statusCode, err!.message]).toEqual([
+      415,
+      'Content-Type text/csv is not accepted here; send application/x-ndjson or application/json',
+    ]);
     expect(requireEncoding(undefined)).toBe('identity');
     expect(requireEncoding('GZIP')).toBe('gzip');
-    expect(() => requireEncoding('deflate')).toThrow('Content-Encoding deflate is not accepted; send the body as is or with Content-Encoding: gzip');
+    expect(() => requireEncoding('deflate')).toThrow(
+      'Content-Encoding deflate is not accepted; send the body as is or with Content-Encoding: gzip',
+    );
   });
 });
 
 describe('decoding', () => {
   test('a JSON array (a byte order mark tolerated); anything else is a 400 naming the fix', () => {
     expect(decodeJsonArray(Buffer.from('\uFEFF[{"a":1}]'))).toEqual([{ a: 1 }]);
-    expect(() => decodeJsonArray(Buffer.from('"x"'))).toThrow('body: must be a JSON array of events (got "x"); wrap a single event in [ ]');
-    expect(() => decodeJsonArray(Buffer.from([0x5b, 0xff, 0x5d]))).toThrow('body: not valid UTF-8; send the events as UTF-8 JSON');
+    expect(() => decodeJsonArray(Buffer.from('"x"'))).toThrow(
+      'body: must be a JSON array of events (got "x"); wrap a single event in [ ]',
+    );
+    expect(() => decodeJsonArray(Buffer.from([0x5b, 0xff, 0x5d]))).toThrow(
+      'body: not valid UTF-8; send the events as UTF-8 JSON',
+    );
   });
 
   test('NDJSON lines split as the CLI splits a file: CRLF, no phantom last line, bad UTF-8 by line', async () => {
-    const body = Buffer.concat([Buffer.from('{"a":1}\r\n\n'), Buffer.from([0x7b, 0xc3, 0x28, 0x7d]), Buffer.from('\n{"b":2}\n')]);
-    expect(await decodeNdjsonLines(body)).toEqual(['{"a":1}', '', { unreadable: 'not-utf8', bytes: 4, at: 1 }, '{"b":2}']);
+    const body = Buffer.concat([
+      Buffer.from('{"a":1}\r\n\n'),
+      Buffer.from([0x7b, 0xc3, 0x28, 0x7d]),
+      Buffer.from('\n{"b":2}\n'),
+    ]);
+    expect(await decodeNdjsonLines(body)).toEqual([
+      '{"a":1}',
+      '',
+      { unreadable: 'not-utf8', bytes: 4, at: 1 },
+      '{"b":2}',
+    ]);
   });
 });

@@ -11,7 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { type OpenApiDocument, buildOpenApiDocument, openApiPath, registeredRoutes, undocumentedRoutes } from '../../../api/openapi';
+import {
+  type OpenApiDocument,
+  buildOpenApiDocument,
+  openApiPath,
+  registeredRoutes,
+  undocumentedRoutes,
+} from '../../../api/openapi';
 import { buildApi } from '../../../api/server';
 import { apiEnvSchema } from '../../../api/settings';
 import { createPool, type Pool } from '../../../db/pool';
@@ -23,7 +29,12 @@ let url: string;
 beforeAll(async () => {
   // A pool that never connects (no query is made) and a Temporal client that is never asked for.
   pool = createPool('postgres://unused@127.0.0.1:1/none', 1);
-  app = await buildApi({ pool, temporal: () => Promise.reject(new Error('not in this test')), logger: pino({ level: 'silent' }), settings: apiEnvSchema.parse({}) });
+  app = await buildApi({
+    pool,
+    temporal: () => Promise.reject(new Error('not in this test')),
+    logger: pino({ level: 'silent' }),
+    settings: apiEnvSchema.parse({}),
+  });
   // Over a socket (Fastify's inject needs an ESM-only dependency Jest cannot load).
   url = await app.listen({ host: '127.0.0.1', port: 0 });
   const r = await fetch(`${url}/openapi.json`);
@@ -68,7 +79,8 @@ function routerRoutes(server: FastifyInstance): string[] {
     stack.push(m[2]!);
     if (m[3] === undefined) continue;
     const methods = m[3].split(',').map((x) => x.trim());
-    for (const method of methods) if (!(method === 'HEAD' && methods.includes('GET'))) out.push(`${method} ${openApiPath(stack.join(''))}`);
+    for (const method of methods)
+      if (!(method === 'HEAD' && methods.includes('GET'))) out.push(`${method} ${openApiPath(stack.join(''))}`);
   }
   return out.sort();
 }
@@ -84,7 +96,18 @@ test('the document validates as OpenAPI 3.1', async () => {
 });
 
 test('a broken document is refused by the same validator (the check can fail)', async () => {
-  const broken = { ...doc, paths: { '/x': { get: { summary: 'a parameter in a place 3.1 has not', parameters: [{ name: 'x', in: 'body', schema: {} }], responses: {} } } } };
+  const broken = {
+    ...doc,
+    paths: {
+      '/x': {
+        get: {
+          summary: 'a parameter in a place 3.1 has not',
+          parameters: [{ name: 'x', in: 'body', schema: {} }],
+          responses: {},
+        },
+      },
+    },
+  };
   expect((await validate(broken)).valid).toBe(false);
 });
 
@@ -116,7 +139,9 @@ test('each protected operation names its scope and the bearer scheme; public one
 });
 
 test('path and query parameters come from the zod schemas', () => {
-  const list = doc.paths['/v1/sites']!.get as { parameters: { name: string; in: string; required: boolean; schema: { enum?: string[] } }[] };
+  const list = doc.paths['/v1/sites']!.get as {
+    parameters: { name: string; in: string; required: boolean; schema: { enum?: string[] } }[];
+  };
   expect(list.parameters.map((p) => [p.name, p.in, p.required])).toEqual([
     ['band', 'query', false],
     ['awaiting', 'query', false],
@@ -124,7 +149,10 @@ test('path and query parameters come from the zod schemas', () => {
     ['cursor', 'query', false],
   ]);
   expect(list.parameters[0]!.schema.enum).toEqual(['learning', 'healthy', 'degrading', 'resisting']);
-  const decide = doc.paths['/v1/sites/{site}/decisions']!.post as { parameters: { name: string; in: string; required: boolean }[]; requestBody: { required: boolean; content: Record<string, { schema: { required: string[] } }> } };
+  const decide = doc.paths['/v1/sites/{site}/decisions']!.post as {
+    parameters: { name: string; in: string; required: boolean }[];
+    requestBody: { required: boolean; content: Record<string, { schema: { required: string[] } }> };
+  };
   expect(decide.parameters).toEqual([expect.objectContaining({ name: 'site', in: 'path', required: true })]);
   expect(decide.requestBody.required).toBe(true);
   expect(decide.requestBody.content['application/json']!.schema.required).toEqual(['kind', 'why']);

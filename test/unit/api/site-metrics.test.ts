@@ -10,7 +10,13 @@ import type { Pool } from '../../../db/pool';
 import { registerSiteGauges } from '../../../api/site-metrics';
 import { createSnapshotReader, type SiteSnapshot } from '../../../api/site-snapshot';
 
-const facts = { band: 'resisting', score: 31, parserHealth: 92, lastAssessmentAgeSeconds: 12.5, tickIntervalSeconds: 60 };
+const facts = {
+  band: 'resisting',
+  score: 31,
+  parserHealth: 92,
+  lastAssessmentAgeSeconds: 12.5,
+  tickIntervalSeconds: 60,
+};
 
 function gaugesOver(snapshots: SiteSnapshot[]): () => Promise<string[]> {
   const registry = new Registry();
@@ -24,7 +30,12 @@ function gaugesOver(snapshots: SiteSnapshot[]): () => Promise<string[]> {
 }
 
 test('every gauge of a site, the band as a state set', async () => {
-  const scrape = gaugesOver([{ stored: new Map([['a.example', facts]]), loops: new Map([['a.example', { band: 'resisting', smoothedScore: 35, awaitingHuman: true }]]) }]);
+  const scrape = gaugesOver([
+    {
+      stored: new Map([['a.example', facts]]),
+      loops: new Map([['a.example', { band: 'resisting', smoothedScore: 35, awaitingHuman: true }]]),
+    },
+  ]);
   expect(await scrape()).toEqual([
     'th_site_score{site="a.example"} 31',
     'th_site_smoothed_score{site="a.example"} 35',
@@ -43,10 +54,16 @@ test('every gauge of a site, the band as a state set', async () => {
   ]);
 });
 
-test('the controls band wins over the loop\'s; a site without a score or a loop has only what is known', async () => {
+test("the controls band wins over the loop's; a site without a score or a loop has only what is known", async () => {
   const scrape = gaugesOver([
     {
-      stored: new Map([['gone.example', { ...facts, band: 'stopped', tickIntervalSeconds: null }], ['new.example', { band: null, score: null, parserHealth: null, lastAssessmentAgeSeconds: null, tickIntervalSeconds: null }]]),
+      stored: new Map([
+        ['gone.example', { ...facts, band: 'stopped', tickIntervalSeconds: null }],
+        [
+          'new.example',
+          { band: null, score: null, parserHealth: null, lastAssessmentAgeSeconds: null, tickIntervalSeconds: null },
+        ],
+      ]),
       loops: new Map([['new.example', { band: 'learning', smoothedScore: null, awaitingHuman: false }]]),
     },
   ]);
@@ -55,13 +72,20 @@ test('the controls band wins over the loop\'s; a site without a score or a loop 
   expect(lines).toContain('th_site_loop_running{site="gone.example"} 0');
   expect(lines).toContain('th_site_band{site="new.example",band="learning"} 1');
   expect(lines).toContain('th_site_awaiting_human{site="new.example"} 0');
-  expect(lines.filter((l) => l.includes('new.example') && /^th_site_(score|smoothed_score|parser_health|tick_interval)/.test(l))).toEqual([]);
+  expect(
+    lines.filter(
+      (l) => l.includes('new.example') && /^th_site_(score|smoothed_score|parser_health|tick_interval)/.test(l),
+    ),
+  ).toEqual([]);
   expect(lines.some((l) => l.startsWith('th_site_tick_interval_seconds{site="gone.example"}'))).toBe(false);
 });
 
 test('a site that is gone disappears at the next scrape; an unreadable source leaves its gauges out', async () => {
   const scrape = gaugesOver([
-    { stored: new Map([['a.example', facts]]), loops: new Map([['a.example', { band: 'resisting', smoothedScore: 35, awaitingHuman: true }]]) },
+    {
+      stored: new Map([['a.example', facts]]),
+      loops: new Map([['a.example', { band: 'resisting', smoothedScore: 35, awaitingHuman: true }]]),
+    },
     { stored: new Map([['b.example', facts]]), loops: null },
   ]);
   await scrape();
@@ -81,7 +105,20 @@ describe('the snapshot reader', () => {
     const pool = {
       query: () => {
         counts.pg++;
-        return opts.pgFails ? Promise.reject(new Error('connect ECONNREFUSED')) : Promise.resolve({ rows: [{ site: 'a.example', band: 'healthy', score: 90, parser_health: 100, age_seconds: 3, interval_seconds: 60 }] });
+        return opts.pgFails
+          ? Promise.reject(new Error('connect ECONNREFUSED'))
+          : Promise.resolve({
+              rows: [
+                {
+                  site: 'a.example',
+                  band: 'healthy',
+                  score: 90,
+                  parser_health: 100,
+                  age_seconds: 3,
+                  interval_seconds: 60,
+                },
+              ],
+            });
       },
     } as unknown as Pool;
     const client = {
@@ -101,7 +138,13 @@ describe('the snapshot reader', () => {
     const read = createSnapshotReader({ pool: s.pool, temporal: s.temporal, cacheMs: 5_000, now: () => now });
     const [a, b] = await Promise.all([read(), read()]);
     expect(a).toBe(b);
-    expect(a.stored!.get('a.example')).toEqual({ band: 'healthy', score: 90, parserHealth: 100, lastAssessmentAgeSeconds: 3, tickIntervalSeconds: 60 });
+    expect(a.stored!.get('a.example')).toEqual({
+      band: 'healthy',
+      score: 90,
+      parserHealth: 100,
+      lastAssessmentAgeSeconds: 3,
+      tickIntervalSeconds: 60,
+    });
     expect(a.loops!.size).toBe(0);
     now += 4_999;
     await read();
@@ -114,7 +157,11 @@ describe('the snapshot reader', () => {
   test('a failing source is reported and read as null, the other still read', async () => {
     const s = sources({ pgFails: true });
     const errors: string[] = [];
-    const read = createSnapshotReader({ pool: s.pool, temporal: s.temporal, onError: (source, err) => errors.push(`${source}: ${(err as Error).message}`) });
+    const read = createSnapshotReader({
+      pool: s.pool,
+      temporal: s.temporal,
+      onError: (source, err) => errors.push(`${source}: ${(err as Error).message}`),
+    });
     const snapshot = await read();
     expect(snapshot.stored).toBeNull();
     expect(snapshot.loops).not.toBeNull();
@@ -124,7 +171,12 @@ describe('the snapshot reader', () => {
   test('a source that does not answer times out', async () => {
     const s = sources();
     const errors: string[] = [];
-    const read = createSnapshotReader({ pool: s.pool, temporal: () => new Promise<Client>(() => undefined), timeoutMs: 50, onError: (source, err) => errors.push(`${source}: ${(err as Error).message}`) });
+    const read = createSnapshotReader({
+      pool: s.pool,
+      temporal: () => new Promise<Client>(() => undefined),
+      timeoutMs: 50,
+      onError: (source, err) => errors.push(`${source}: ${(err as Error).message}`),
+    });
     expect((await read()).loops).toBeNull();
     expect(errors).toEqual(['temporal: no answer in 50 ms']);
   });

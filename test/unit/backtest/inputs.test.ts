@@ -45,22 +45,42 @@ describe('moving a scenario into the store horizon', () => {
     expect(moved.incident).toEqual({ from: '2026-03-20T12:00:00.000Z', to: '2026-03-21T12:00:00.000Z' });
     expect(moved.history.from).toBe('2026-03-06T12:00:00.000Z');
     expect(moved.hardBlocks50At).toBe('2026-03-21T02:15:00.000Z');
-    expect(shiftTruth({ ...TRUTH, onset: null, hardBlocks50At: null }, 2)).toMatchObject({ onset: null, hardBlocks50At: null });
+    expect(shiftTruth({ ...TRUTH, onset: null, hardBlocks50At: null }, 2)).toMatchObject({
+      onset: null,
+      hardBlocks50At: null,
+    });
   });
 
   test('an event line: ts read as ingest reads it, written back in its own form; anything else untouched', () => {
     const iso = JSON.stringify({ ts: '2026-03-16T03:00:00.5+02:00', site: 'a.example', status: 200, latencyMs: 1 });
-    expect(JSON.parse(shiftEventLine(iso, DAY_MS))).toEqual({ ts: '2026-03-17T01:00:00.500Z', site: 'a.example', status: 200, latencyMs: 1 });
-    const epoch = JSON.stringify({ ts: Date.parse('2026-03-16T03:00:00Z'), site: 'a.example', status: 403, latencyMs: 1 });
+    expect(JSON.parse(shiftEventLine(iso, DAY_MS))).toEqual({
+      ts: '2026-03-17T01:00:00.500Z',
+      site: 'a.example',
+      status: 200,
+      latencyMs: 1,
+    });
+    const epoch = JSON.stringify({
+      ts: Date.parse('2026-03-16T03:00:00Z'),
+      site: 'a.example',
+      status: 403,
+      latencyMs: 1,
+    });
     expect(JSON.parse(shiftEventLine(epoch, 2 * DAY_MS)).ts).toBe(Date.parse('2026-03-18T03:00:00Z'));
-    for (const bad of ['{"ts": oops', '[1,2]', JSON.stringify({ ts: '2026-02-30T00:00:00Z', site: 'a.example', status: 200, latencyMs: 1 }), JSON.stringify({ ts: 'now', site: 'a.example' })]) {
+    for (const bad of [
+      '{"ts": oops',
+      '[1,2]',
+      JSON.stringify({ ts: '2026-02-30T00:00:00Z', site: 'a.example', status: 200, latencyMs: 1 }),
+      JSON.stringify({ ts: 'now', site: 'a.example' }),
+    ]) {
       expect(shiftEventLine(bad, DAY_MS)).toBe(bad);
     }
   });
 
   test('a scenario longer than the store keeps is refused, naming history.from', () => {
     expect(spanProblem(TRUTH)).toBeUndefined();
-    expect(spanProblem({ ...TRUTH, history: { ...TRUTH.history, from: '2026-02-10T12:00:00.000Z' } })).toMatch(/^history\.from: the scenario spans 34\.0 days; .* at most 29 days fit/);
+    expect(spanProblem({ ...TRUTH, history: { ...TRUTH.history, from: '2026-02-10T12:00:00.000Z' } })).toMatch(
+      /^history\.from: the scenario spans 34\.0 days; .* at most 29 days fit/,
+    );
   });
 });
 
@@ -85,23 +105,31 @@ describe('a scenario directory', () => {
   });
 
   test('each mistake is one line naming the file and the field', async () => {
-    await expect(readScenarioDir('/nonexistent/th')).rejects.toThrow(/^\/nonexistent\/th: cannot read the directory \(ENOENT\); write one with `target-health simulate all --out <dir>`$/);
+    await expect(readScenarioDir('/nonexistent/th')).rejects.toThrow(
+      /^\/nonexistent\/th: cannot read the directory \(ENOENT\); write one with `target-health simulate all --out <dir>`$/,
+    );
     const file = join(fresh(), 'x');
     writeFileSync(file, '');
     await expect(readScenarioDir(file)).rejects.toThrow(/: is not a directory; give the directory of a scenario set/);
     const empty = fresh();
     mkdirSync(join(empty, 'sub'));
-    await expect(readScenarioDir(empty)).rejects.toThrow(/: no scenarios in it \(no <name>\.truth\.json with a <name>\.ndjson\)/);
+    await expect(readScenarioDir(empty)).rejects.toThrow(
+      /: no scenarios in it \(no <name>\.truth\.json with a <name>\.ndjson\)/,
+    );
 
     const bad = fresh();
     write(bad, 'wall', { ...TRUTH, cause: 'wall', onset: 'yesterday' });
-    await expect(readScenarioDir(bad)).rejects.toThrow(new RegExp(`^${join(bad, 'wall.truth.json')}: .*cause: .*onset: `));
+    await expect(readScenarioDir(bad)).rejects.toThrow(
+      new RegExp(`^${join(bad, 'wall.truth.json')}: .*cause: .*onset: `),
+    );
     const notJson = fresh();
     write(notJson, 'wall', '{"scenario": ');
     await expect(readScenarioDir(notJson)).rejects.toThrow(/wall\.truth\.json: not valid JSON \(/);
     const backwards = fresh();
     write(backwards, 'wall', { ...TRUTH, incident: { from: TRUTH.incident.to, to: TRUTH.incident.from } });
-    await expect(readScenarioDir(backwards)).rejects.toThrow(/wall\.truth\.json: incident\.to: must be after incident\.from/);
+    await expect(readScenarioDir(backwards)).rejects.toThrow(
+      /wall\.truth\.json: incident\.to: must be after incident\.from/,
+    );
     const lone = fresh();
     writeFileSync(join(lone, 'wall.ndjson'), '');
     await expect(readScenarioDir(lone)).rejects.toThrow(/wall\.ndjson: no wall\.truth\.json beside it/);
@@ -126,22 +154,42 @@ describe('the loop settings', () => {
     return path;
   };
 
-  test('defaults, or a file as for start --config; the site and the tick are the backtest\'s', async () => {
+  test("defaults, or a file as for start --config; the site and the tick are the backtest's", async () => {
     const defaults = loopConfigFor(await readConfigSettings(undefined), undefined, 'a.sim.example', 60_000, 't.json');
-    expect(defaults).toMatchObject({ site: 'a.sim.example', tickIntervalMs: 60_000, policy: { concurrency: { nominal: 16 } } });
-    const path = file(JSON.stringify({ site: 'other.example', tickIntervalMs: 5_000, policy: { concurrency: { nominal: 8 } } }));
+    expect(defaults).toMatchObject({
+      site: 'a.sim.example',
+      tickIntervalMs: 60_000,
+      policy: { concurrency: { nominal: 16 } },
+    });
+    const path = file(
+      JSON.stringify({ site: 'other.example', tickIntervalMs: 5_000, policy: { concurrency: { nominal: 8 } } }),
+    );
     const custom = loopConfigFor(await readConfigSettings(path), path, 'a.sim.example', 30_000, 't.json');
-    expect(custom).toMatchObject({ site: 'a.sim.example', tickIntervalMs: 30_000, policy: { concurrency: { nominal: 8 } } });
+    expect(custom).toMatchObject({
+      site: 'a.sim.example',
+      tickIntervalMs: 30_000,
+      policy: { concurrency: { nominal: 8 } },
+    });
   });
 
   test('a malformed file names --config and the field; a site the loop refuses names the truth file', async () => {
-    await expect(readConfigSettings('/nonexistent/c.json')).rejects.toThrow(/^--config: cannot read "\/nonexistent\/c\.json" \(ENOENT\)$/);
+    await expect(readConfigSettings('/nonexistent/c.json')).rejects.toThrow(
+      /^--config: cannot read "\/nonexistent\/c\.json" \(ENOENT\)$/,
+    );
     await expect(readConfigSettings(file('{oops'))).rejects.toThrow(/^--config: ".*config\.json" is not valid JSON \(/);
     await expect(readConfigSettings(file('[1]'))).rejects.toThrow(/must hold a JSON object/);
     const path = file(JSON.stringify({ policy: { concurrency: { nominal: 0 } }, windw: {} }));
-    expect(() => loopConfigFor(JSON.parse('{"policy": {"concurrency": {"nominal": 0}}, "windw": {}}') as Record<string, unknown>, path, 'a.sim.example', 60_000, 't.json')).toThrow(
-      new RegExp(`^--config ${path}: .*policy\\.concurrency\\.nominal: expected a concurrency`),
+    expect(() =>
+      loopConfigFor(
+        JSON.parse('{"policy": {"concurrency": {"nominal": 0}}, "windw": {}}') as Record<string, unknown>,
+        path,
+        'a.sim.example',
+        60_000,
+        't.json',
+      ),
+    ).toThrow(new RegExp(`^--config ${path}: .*policy\\.concurrency\\.nominal: expected a concurrency`));
+    expect(() => loopConfigFor({}, undefined, 'Not A Host!', 60_000, '/d/x.truth.json')).toThrow(
+      /^\/d\/x\.truth\.json: site: /,
     );
-    expect(() => loopConfigFor({}, undefined, 'Not A Host!', 60_000, '/d/x.truth.json')).toThrow(/^\/d\/x\.truth\.json: site: /);
   });
 });

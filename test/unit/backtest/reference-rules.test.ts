@@ -12,18 +12,27 @@ const DAY_START = Date.parse('2025-03-14T00:00:00.000Z');
 const at = (minutes: number) => DAY_START + minutes * MINUTE_MS;
 
 /** Minutes [fromMin, toMin) relative to DAY_START, each built by `f(minute index)`. */
-function series(fromMin: number, toMin: number, f: (m: number) => Partial<MinuteCounts> & { requests: number }): MinuteCounts[] {
+function series(
+  fromMin: number,
+  toMin: number,
+  f: (m: number) => Partial<MinuteCounts> & { requests: number },
+): MinuteCounts[] {
   const out: MinuteCounts[] = [];
-  for (let m = fromMin; m < toMin; m++) out.push({ minute: at(m), hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0, ...f(m) });
+  for (let m = fromMin; m < toMin; m++)
+    out.push({ minute: at(m), hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0, ...f(m) });
   return out;
 }
 
-const episodesOf = (name: string, firings: ReturnType<typeof evaluateReferenceRules>) => firings.find((f) => f.rule === name)!.episodes;
+const episodesOf = (name: string, firings: ReturnType<typeof evaluateReferenceRules>) =>
+  firings.find((f) => f.rule === name)!.episodes;
 
 describe('reference rules', () => {
   // A day at 40 requests a minute, all fine, then a wall of 403s from 10:00 (minute 600) on.
   const onsetMin = 600;
-  const wall = series(-RULES_LOOKBACK_MS / MINUTE_MS, 1440, (m) => ({ requests: 40, hardBlocks: m >= onsetMin ? 40 : 0 }));
+  const wall = series(-RULES_LOOKBACK_MS / MINUTE_MS, 1440, (m) => ({
+    requests: 40,
+    hardBlocks: m >= onsetMin ? 40 : 0,
+  }));
   const firings = evaluateReferenceRules(wall, { from: at(0), to: at(1440) });
 
   test('success < 40 % over 5 minutes fires once 4 of the last 5 minutes are blocked', () => {
@@ -47,7 +56,11 @@ describe('reference rules', () => {
   });
 
   test('exactly 5 % challenges is not above 5 %', () => {
-    const f = evaluateReferenceRules(series(-10, 60, () => ({ requests: 40, challenges: 2 })), { from: at(0), to: at(60) }, [CHALLENGE_THRESHOLD_RULE]);
+    const f = evaluateReferenceRules(
+      series(-10, 60, () => ({ requests: 40, challenges: 2 })),
+      { from: at(0), to: at(60) },
+      [CHALLENGE_THRESHOLD_RULE],
+    );
     expect(episodesOf(CHALLENGE_THRESHOLD_RULE.name, f)).toEqual([]);
   });
 
@@ -74,7 +87,10 @@ describe('reference rules', () => {
 
   test('missing minutes count as no traffic', () => {
     // Only every other minute has traffic: a 5-minute window holds 2 or 3 minutes of 10 requests.
-    const sparse = series(-10, 100, (m) => ({ requests: m % 2 === 0 ? 10 : 0, hardBlocks: m % 2 === 0 ? 10 : 0 })).filter((m) => m.requests > 0);
+    const sparse = series(-10, 100, (m) => ({
+      requests: m % 2 === 0 ? 10 : 0,
+      hardBlocks: m % 2 === 0 ? 10 : 0,
+    })).filter((m) => m.requests > 0);
     const f = evaluateReferenceRules(sparse, { from: at(0), to: at(100) }, [LOW_SUCCESS_RULE]);
     // Windows with 3 traffic minutes (30 requests) are judged, windows with 2 (20 requests) too: all blocked.
     expect(episodesOf(LOW_SUCCESS_RULE.name, f)).toEqual([{ firedAt: at(0), clearedAt: null }]);

@@ -10,7 +10,9 @@ const POLICY = actionPolicySchema().parse({});
 const MIN = 60_000;
 const T = (hhmm: string) => `2025-03-14T${hhmm}:00.000Z`;
 
-function truth(over: Partial<Omit<ScenarioTruth, 'expect'>> & { expect?: Partial<ScenarioTruth['expect']> } = {}): ScenarioTruth {
+function truth(
+  over: Partial<Omit<ScenarioTruth, 'expect'>> & { expect?: Partial<ScenarioTruth['expect']> } = {},
+): ScenarioTruth {
   const { expect: e, ...rest } = over;
   return {
     scenario: 'gradual-hostility',
@@ -66,7 +68,11 @@ function tick(i: number, asOf: string, o: TickOver = {}): ReplayTick {
     requests: 600,
     controls: o.controls === undefined ? controls(band) : o.controls,
     change: null,
-    notices: (o.notices ?? []).map((kind) => ({ kind, audience: kind === 'parser_health' ? 'parser_owner' : 'owner', title: kind })),
+    notices: (o.notices ?? []).map((kind) => ({
+      kind,
+      audience: kind === 'parser_health' ? 'parser_owner' : 'owner',
+      title: kind,
+    })),
     awaitingSince: null,
     decisions: [],
   };
@@ -86,7 +92,10 @@ function day(bands: Record<string, TickOver>): ReplayTick[] {
 
 describe('the loop on a scenario', () => {
   test('a degrade 20 minutes before hard blocks pass half and a late pause: leads +20m and −10m, onset to pause 40m', () => {
-    const ticks = day({ '10:10': { band: 'degrading', reasons: ['hard_block'] }, '10:40': { band: 'resisting', reasons: ['hard_block'] } });
+    const ticks = day({
+      '10:10': { band: 'degrading', reasons: ['hard_block'] },
+      '10:40': { band: 'resisting', reasons: ['hard_block'] },
+    });
     const s = scoreLoop(truth(), ticks, POLICY);
     expect(s.firstDegradeAt).toBe(T('10:10'));
     expect(s.firstPauseAt).toBe(T('10:40'));
@@ -94,11 +103,21 @@ describe('the loop on a scenario', () => {
     expect(s.degradeLeadMs).toBe(20 * MIN);
     expect(s.pauseLeadMs).toBe(-10 * MIN);
     expect(s.pauseDelayMs).toBe(40 * MIN);
-    expect(s).toMatchObject({ falseDegrades: 0, falsePauses: 0, missedDegrade: false, missedPause: false, topReason: 'hard_block', topReasonMatches: true });
+    expect(s).toMatchObject({
+      falseDegrades: 0,
+      falsePauses: 0,
+      missedDegrade: false,
+      missedPause: false,
+      topReason: 'hard_block',
+      topReasonMatches: true,
+    });
   });
 
   test('a degrade before onset is false; the loop still degraded at onset counts from the first tick at onset', () => {
-    const ticks = day({ '09:50': { band: 'degrading', reasons: ['latency'] }, '10:20': { band: 'resisting', reasons: ['hard_block'] } });
+    const ticks = day({
+      '09:50': { band: 'degrading', reasons: ['latency'] },
+      '10:20': { band: 'resisting', reasons: ['hard_block'] },
+    });
     const s = scoreLoop(truth(), ticks, POLICY);
     expect(s.falseDegrades).toBe(1);
     expect(s.firstFalseAt).toBe(T('09:50'));
@@ -108,25 +127,53 @@ describe('the loop on a scenario', () => {
   });
 
   test('in a scenario that should stay quiet every degrade and pause is false, and a missing pause is missed elsewhere', () => {
-    const quiet = truth({ cause: 'none', expectedTopReason: null, onset: null, hardBlocks50At: null, refused50At: null, expect: { pause: false, degrade: false } });
+    const quiet = truth({
+      cause: 'none',
+      expectedTopReason: null,
+      onset: null,
+      hardBlocks50At: null,
+      refused50At: null,
+      expect: { pause: false, degrade: false },
+    });
     const ticks = day({ '10:00': { band: 'degrading' }, '10:20': { band: 'healthy' }, '11:00': { band: 'resisting' } });
     const s = scoreLoop(quiet, ticks, POLICY);
-    expect(s).toMatchObject({ falseDegrades: 2, falsePauses: 1, firstDegradeAt: null, firstPauseAt: null, missedPause: false, topReasonMatches: null });
+    expect(s).toMatchObject({
+      falseDegrades: 2,
+      falsePauses: 1,
+      firstDegradeAt: null,
+      firstPauseAt: null,
+      missedPause: false,
+      topReasonMatches: null,
+    });
     const missed = scoreLoop(truth(), day({ '10:10': { band: 'degrading', reasons: ['hard_block'] } }), POLICY);
     expect(missed).toMatchObject({ missedPause: true, missedDegrade: false, firstPauseAt: null, pauseLeadMs: null });
   });
 
   test('a pause where only a degrade was due is a false pause, not a false degrade', () => {
-    const latency = truth({ cause: 'latency', expectedTopReason: 'latency', hardBlocks50At: null, expect: { pause: false, degrade: true } });
+    const latency = truth({
+      cause: 'latency',
+      expectedTopReason: 'latency',
+      hardBlocks50At: null,
+      expect: { pause: false, degrade: true },
+    });
     const s = scoreLoop(latency, day({ '10:30': { band: 'resisting', reasons: ['latency'] } }), POLICY);
     expect(s).toMatchObject({ falseDegrades: 0, falsePauses: 1, degradeDelayMs: 30 * MIN, degradeLeadMs: null });
   });
 
   test('route alerts: the right route after onset, and spurious ones (before onset, wrong route)', () => {
-    const route = truth({ cause: 'route', expectedTopReason: 'route_specific', hardBlocks50At: null, expect: { pause: false, degrade: false, routeAlert: 'pool=dc-3' } });
+    const route = truth({
+      cause: 'route',
+      expectedTopReason: 'route_specific',
+      hardBlocks50At: null,
+      expect: { pause: false, degrade: false, routeAlert: 'pool=dc-3' },
+    });
     const ticks = day({});
     ticks[3] = tick(3, T('09:30'), { notices: ['route_alert'], failingRoutes: ['pool=dc-1'] });
-    ticks[7] = tick(7, T('10:10'), { notices: ['route_alert'], failingRoutes: ['country=US/pool=dc-3'], reasons: ['route_specific'] });
+    ticks[7] = tick(7, T('10:10'), {
+      notices: ['route_alert'],
+      failingRoutes: ['country=US/pool=dc-3'],
+      reasons: ['route_specific'],
+    });
     ticks[8] = tick(8, T('10:20'), { notices: ['route_alert'], failingRoutes: ['country=BR'] });
     const s = scoreLoop(route, ticks, POLICY);
     expect(s.rightRouteAlertAt).toBe(T('10:10'));
@@ -137,15 +184,35 @@ describe('the loop on a scenario', () => {
     expect(s.topReason).toBe('route_specific');
     expect(routeMatches(['pool=dc-30'], 'pool=dc-3')).toBe(false);
     // The same alerts in a scenario without a route problem are all spurious.
-    expect(scoreLoop(truth(), ticks, POLICY)).toMatchObject({ spuriousRouteAlerts: 3, missedRouteAlert: false, rightRouteAlertAt: null });
+    expect(scoreLoop(truth(), ticks, POLICY)).toMatchObject({
+      spuriousRouteAlerts: 3,
+      missedRouteAlert: false,
+      rightRouteAlertAt: null,
+    });
   });
 
   test('parser alerts: expected after onset, and whether the site was throttled then', () => {
-    const parser = truth({ cause: 'parser', expectedTopReason: 'extraction_empty', hardBlocks50At: null, expect: { pause: false, degrade: false, parserAlert: true } });
+    const parser = truth({
+      cause: 'parser',
+      expectedTopReason: 'extraction_empty',
+      hardBlocks50At: null,
+      expect: { pause: false, degrade: false, parserAlert: true },
+    });
     const ticks = day({});
-    ticks[8] = tick(8, T('10:20'), { notices: ['parser_health'], controls: controls('healthy', { concurrencyLimit: 12 }), reasons: ['extraction_empty'] });
+    ticks[8] = tick(8, T('10:20'), {
+      notices: ['parser_health'],
+      controls: controls('healthy', { concurrencyLimit: 12 }),
+      reasons: ['extraction_empty'],
+    });
     const s = scoreLoop(parser, ticks, POLICY);
-    expect(s).toMatchObject({ parserAlertAt: T('10:20'), parserAlertDelayMs: 20 * MIN, parserAlertsWhileThrottled: 1, falseParserAlerts: 0, missedParserAlert: false, throttledTicks: 1 });
+    expect(s).toMatchObject({
+      parserAlertAt: T('10:20'),
+      parserAlertDelayMs: 20 * MIN,
+      parserAlertsWhileThrottled: 1,
+      falseParserAlerts: 0,
+      missedParserAlert: false,
+      throttledTicks: 1,
+    });
     expect(scoreLoop(parser, day({}), POLICY).missedParserAlert).toBe(true);
     expect(scoreLoop(truth(), ticks, POLICY).falseParserAlerts).toBe(1);
   });
@@ -162,11 +229,21 @@ describe('the loop on a scenario', () => {
     expect(s.topReason).toBe('hard_block');
     expect(s.topReasonMatches).toBe(true);
     // Parser health counts like the health score: a redesign's extraction reason weighs by it.
-    const parser = day({ '10:00': { reasons: ['latency'], score: 97 }, '10:30': { reasons: ['extraction_missing_fields'], score: 100 } });
+    const parser = day({
+      '10:00': { reasons: ['latency'], score: 97 },
+      '10:30': { reasons: ['extraction_missing_fields'], score: 100 },
+    });
     for (const t of parser) if (t.reasons[0] === 'extraction_missing_fields') t.parserHealth = 70;
-    expect(scoreLoop(truth({ expectedTopReason: 'extraction_missing_fields' }), parser, POLICY)).toMatchObject({ topReason: 'extraction_missing_fields', topReasonMatches: true });
+    expect(scoreLoop(truth({ expectedTopReason: 'extraction_missing_fields' }), parser, POLICY)).toMatchObject({
+      topReason: 'extraction_missing_fields',
+      topReasonMatches: true,
+    });
     // Ties go to the reason seen first; before onset does not count (the challenge at 40 above).
-    const tie = day({ '10:00': { reasons: ['latency'] }, '10:10': { reasons: ['hard_block'] }, '10:20': { reasons: [] } });
+    const tie = day({
+      '10:00': { reasons: ['latency'] },
+      '10:10': { reasons: ['hard_block'] },
+      '10:20': { reasons: [] },
+    });
     expect(scoreLoop(truth(), tie, POLICY).topReason).toBe('latency');
     // 11:40 … 12:00: three ticks without a score.
     expect(s.unscoredTicks).toBe(3);
@@ -185,11 +262,30 @@ test('product rules heading the reasons (total_refusal) are not causes: the caus
 });
 
 describe('reference rules against the truth', () => {
-  const rule = (episodes: Array<[string, string | null]>) => ({ rule: 'r', episodes: episodes.map(([f, c]) => ({ firedAt: Date.parse(T(f)), clearedAt: c === null ? null : Date.parse(T(c)) })) });
+  const rule = (episodes: Array<[string, string | null]>) => ({
+    rule: 'r',
+    episodes: episodes.map(([f, c]) => ({
+      firedAt: Date.parse(T(f)),
+      clearedAt: c === null ? null : Date.parse(T(c)),
+    })),
+  });
 
   test('first firing after onset, its lead, and earlier firings as false alarms', () => {
-    const r = scoreRule(truth(), rule([['09:10', '09:20'], ['10:05', null]]));
-    expect(r).toMatchObject({ alertAt: T('10:05'), delayMs: 5 * MIN, leadMs: 25 * MIN, falseAlarms: 1, missed: false, expected: true });
+    const r = scoreRule(
+      truth(),
+      rule([
+        ['09:10', '09:20'],
+        ['10:05', null],
+      ]),
+    );
+    expect(r).toMatchObject({
+      alertAt: T('10:05'),
+      delayMs: 5 * MIN,
+      leadMs: 25 * MIN,
+      falseAlarms: 1,
+      missed: false,
+      expected: true,
+    });
   });
 
   test('a rule still firing at onset alerts at the first minute after it (and its episode was a false alarm)', () => {
@@ -200,20 +296,54 @@ describe('reference rules against the truth', () => {
 
   test('no alert due: every firing is false; never firing where one was due is a miss', () => {
     const quiet = truth({ onset: null, hardBlocks50At: null, expect: { pause: false, degrade: false } });
-    expect(scoreRule(quiet, rule([['09:10', '09:20'], ['11:00', null]]))).toMatchObject({ falseAlarms: 2, missed: false, alertAt: null });
+    expect(
+      scoreRule(
+        quiet,
+        rule([
+          ['09:10', '09:20'],
+          ['11:00', null],
+        ]),
+      ),
+    ).toMatchObject({ falseAlarms: 2, missed: false, alertAt: null });
     const routeOnly = truth({ expect: { pause: false, degrade: false, routeAlert: 'pool=a' } });
-    expect(scoreRule(routeOnly, rule([['10:05', null]]))).toMatchObject({ falseAlarms: 1, expected: false, missed: false });
+    expect(scoreRule(routeOnly, rule([['10:05', null]]))).toMatchObject({
+      falseAlarms: 1,
+      expected: false,
+      missed: false,
+    });
     expect(scoreRule(truth(), rule([]))).toMatchObject({ missed: true, alertAt: null, falseAlarms: 0 });
   });
 });
 
 describe('overall', () => {
   test('missed and false pauses, spurious route alerts and median leads across scenarios; printed and as JSON', () => {
-    const a = scoreScenario(truth({ scenario: 'a' }), day({ '10:10': { band: 'degrading', reasons: ['hard_block'] }, '10:40': { band: 'resisting' } }), [], POLICY);
-    const b = scoreScenario(truth({ scenario: 'b' }), day({ '10:20': { band: 'degrading', reasons: ['hard_block'] } }), [], POLICY);
+    const a = scoreScenario(
+      truth({ scenario: 'a' }),
+      day({ '10:10': { band: 'degrading', reasons: ['hard_block'] }, '10:40': { band: 'resisting' } }),
+      [],
+      POLICY,
+    );
+    const b = scoreScenario(
+      truth({ scenario: 'b' }),
+      day({ '10:20': { band: 'degrading', reasons: ['hard_block'] } }),
+      [],
+      POLICY,
+    );
     const quietTicks = day({ '09:30': { band: 'resisting' } });
     quietTicks[1] = tick(1, T('09:10'), { notices: ['route_alert'], failingRoutes: ['pool=x'] });
-    const c = scoreScenario(truth({ scenario: 'c', cause: 'none', onset: null, hardBlocks50At: null, expectedTopReason: null, expect: { pause: false, degrade: false } }), quietTicks, [{ rule: 'success<40%', episodes: [{ firedAt: Date.parse(T('09:00')), clearedAt: null }] }], POLICY);
+    const c = scoreScenario(
+      truth({
+        scenario: 'c',
+        cause: 'none',
+        onset: null,
+        hardBlocks50At: null,
+        expectedTopReason: null,
+        expect: { pause: false, degrade: false },
+      }),
+      quietTicks,
+      [{ rule: 'success<40%', episodes: [{ firedAt: Date.parse(T('09:00')), clearedAt: null }] }],
+      POLICY,
+    );
     const card = buildScorecard([a, b, c]);
     expect(card.overall).toMatchObject({
       scenarios: 3,
@@ -227,8 +357,24 @@ describe('overall', () => {
       topReasonMatches: 2,
       topReasonJudged: 2,
     });
-    expect(card.overall.loopAsAlert).toMatchObject({ expected: 2, detected: 2, missed: 0, falseAlarms: 1, medianDelayMs: 15 * MIN });
-    expect(card.overall.rules).toEqual([{ rule: 'success<40%', expected: 0, detected: 0, missed: 0, falseAlarms: 1, medianDelayMs: null, medianLeadMs: null }]);
+    expect(card.overall.loopAsAlert).toMatchObject({
+      expected: 2,
+      detected: 2,
+      missed: 0,
+      falseAlarms: 1,
+      medianDelayMs: 15 * MIN,
+    });
+    expect(card.overall.rules).toEqual([
+      {
+        rule: 'success<40%',
+        expected: 0,
+        detected: 0,
+        missed: 0,
+        falseAlarms: 1,
+        medianDelayMs: null,
+        medianLeadMs: null,
+      },
+    ]);
 
     const result = { scorecard: card, timings: [], tickMs: 60_000, totalMs: 1234 };
     const text = formatScorecardText(result);
@@ -239,7 +385,12 @@ describe('overall', () => {
   });
 
   test('durations and medians', () => {
-    expect([formatDuration(45_000), formatDuration(4 * MIN), formatDuration(65 * MIN), formatDuration(-12 * MIN)]).toEqual(['45s', '4m', '1h05m', '−12m']);
+    expect([
+      formatDuration(45_000),
+      formatDuration(4 * MIN),
+      formatDuration(65 * MIN),
+      formatDuration(-12 * MIN),
+    ]).toEqual(['45s', '4m', '1h05m', '−12m']);
     expect([median([]), median([3, 1, 2]), median([4, 1, 3, 2])]).toEqual([null, 2, 2.5]);
   });
 });

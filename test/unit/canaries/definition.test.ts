@@ -13,8 +13,10 @@ import { parseRouteTable } from '../../../canaries/routes';
 import { selectorProblem } from '../../../canary-runner/html';
 
 // Definitions are always checked with the selector engine that evaluates them (cheerio, as in the CLI).
-const parseCanaryDefinition = (input: unknown, options: Omit<DefinitionOptions, 'selectorProblem'> = {}) => parseWith(input, { selectorProblem, ...options });
-const parseCanaryFile = (input: unknown, options: Omit<DefinitionOptions, 'selectorProblem'> = {}) => parseFileWith(input, { selectorProblem, ...options });
+const parseCanaryDefinition = (input: unknown, options: Omit<DefinitionOptions, 'selectorProblem'> = {}) =>
+  parseWith(input, { selectorProblem, ...options });
+const parseCanaryFile = (input: unknown, options: Omit<DefinitionOptions, 'selectorProblem'> = {}) =>
+  parseFileWith(input, { selectorProblem, ...options });
 
 const routes = new Map([['residential-de', 'http://user:secret@gw.proxy.example:8000']]);
 
@@ -35,7 +37,11 @@ const valid = {
   ],
 };
 
-function errorsOf(input: unknown, withRoutes = true, extra: Omit<DefinitionOptions, 'selectorProblem' | 'routes'> = {}): string[] {
+function errorsOf(
+  input: unknown,
+  withRoutes = true,
+  extra: Omit<DefinitionOptions, 'selectorProblem' | 'routes'> = {},
+): string[] {
   const result = parseCanaryDefinition(input, withRoutes ? { routes, ...extra } : extra);
   if (result.ok) throw new Error('expected the definition to be refused');
   return result.errors;
@@ -70,8 +76,14 @@ describe('canary definitions', () => {
   });
 
   test('defaults: name from the URL path, interval 15m, direct route', () => {
-    const result = parseCanaryDefinition({ url: 'https://shop.example.com/c/Men/Shoes?page=2', expect: [{ css: 'li', atLeast: 1 }] });
-    expect(result).toMatchObject({ ok: true, definition: { name: 'c-men-shoes', intervalMs: INTERVAL_LIMITS.defaultMs } });
+    const result = parseCanaryDefinition({
+      url: 'https://shop.example.com/c/Men/Shoes?page=2',
+      expect: [{ css: 'li', atLeast: 1 }],
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      definition: { name: 'c-men-shoes', intervalMs: INTERVAL_LIMITS.defaultMs },
+    });
     if (result.ok) {
       expect(result.definition.route).toBeUndefined();
       expect(result.definition.proxy).toBeUndefined();
@@ -81,12 +93,26 @@ describe('canary definitions', () => {
 
   test('intervals: durations or seconds; zero, negative, garbage and out-of-range values are refused', () => {
     const base = { url: 'https://a.example.com/', expect: [{ status: 200 }] };
-    expect(parseCanaryDefinition({ ...base, interval: 90 })).toMatchObject({ ok: true, definition: { intervalMs: 90_000 } });
-    expect(parseCanaryDefinition({ ...base, interval: '1h' })).toMatchObject({ ok: true, definition: { intervalMs: 3_600_000 } });
-    expect(errorsOf({ ...base, interval: '-5m' })).toEqual(['interval: must be a positive duration like "15m" (got "-5m")']);
-    expect(errorsOf({ ...base, interval: -60 })).toEqual(['interval: must be a positive duration like "15m" (got -60)']);
-    expect(errorsOf({ ...base, interval: '0s' })).toEqual(['interval: must be a positive duration like "15m" (got "0s")']);
-    expect(errorsOf({ ...base, interval: 'often' })).toEqual(['interval: "often" is not a duration; write it like "15m", "1h", "90s" (or a number of seconds)']);
+    expect(parseCanaryDefinition({ ...base, interval: 90 })).toMatchObject({
+      ok: true,
+      definition: { intervalMs: 90_000 },
+    });
+    expect(parseCanaryDefinition({ ...base, interval: '1h' })).toMatchObject({
+      ok: true,
+      definition: { intervalMs: 3_600_000 },
+    });
+    expect(errorsOf({ ...base, interval: '-5m' })).toEqual([
+      'interval: must be a positive duration like "15m" (got "-5m")',
+    ]);
+    expect(errorsOf({ ...base, interval: -60 })).toEqual([
+      'interval: must be a positive duration like "15m" (got -60)',
+    ]);
+    expect(errorsOf({ ...base, interval: '0s' })).toEqual([
+      'interval: must be a positive duration like "15m" (got "0s")',
+    ]);
+    expect(errorsOf({ ...base, interval: 'often' })).toEqual([
+      'interval: "often" is not a duration; write it like "15m", "1h", "90s" (or a number of seconds)',
+    ]);
     expect(errorsOf({ ...base, interval: '5s' })).toEqual(['interval: must be between 30s and 7d (got "5s")']);
   });
 
@@ -94,7 +120,9 @@ describe('canary definitions', () => {
     expect(errorsOf({ url: 'https://a.example.com/', expect: [{ css: '.price[', equals: '1' }] })).toEqual([
       'expect[0].css: ".price[" is not a valid CSS selector (Expected name, found); fix the selector, e.g. ".price" or "span[itemprop=price]"',
     ]);
-    expect(errorsOf({ url: 'https://a.example.com/', expect: [{ css: 'div:hovering', count: 1 }] })[0]).toMatch(/^expect\[0\]\.css: "div:hovering" is not a valid CSS selector \(Unknown pseudo-class :hovering\)/);
+    expect(errorsOf({ url: 'https://a.example.com/', expect: [{ css: 'div:hovering', count: 1 }] })[0]).toMatch(
+      /^expect\[0\]\.css: "div:hovering" is not a valid CSS selector \(Unknown pseudo-class :hovering\)/,
+    );
   });
 
   test('malformed proxy URLs are refused and their passwords never echoed', () => {
@@ -107,21 +135,32 @@ describe('canary definitions', () => {
       'proxy: "http://user:***@gw.proxy.example" has no port; use http://host:port or http://user:password@host:port (https:// for a TLS proxy)',
     ]);
     expect(errorsOf({ ...base, proxy: 'socks5://gw.proxy.example:1080' })[0]).toMatch(/^proxy: .*has scheme "socks5"/);
-    expect(errorsOf({ ...base, proxy: 'http://gw.proxy.example:8000/path' })[0]).toMatch(/^proxy: .*has a path or query/);
+    expect(errorsOf({ ...base, proxy: 'http://gw.proxy.example:8000/path' })[0]).toMatch(
+      /^proxy: .*has a path or query/,
+    );
     expect(errorsOf({ ...base, proxy: 'not a url' })[0]).toMatch(/^proxy: "not a url" is not a proxy URL/);
-    expect(parseCanaryDefinition({ ...base, proxy: 'https://u:p@gw.proxy.example:443' })).toMatchObject({ ok: true, definition: { proxy: 'https://u:p@gw.proxy.example:443' } });
+    expect(parseCanaryDefinition({ ...base, proxy: 'https://u:p@gw.proxy.example:443' })).toMatchObject({
+      ok: true,
+      definition: { proxy: 'https://u:p@gw.proxy.example:443' },
+    });
   });
 
   test('route labels must be known to TARGET_HEALTH_ROUTES (when the caller checks them)', () => {
     const base = { url: 'https://a.example.com/', expect: [{ status: 200 }] };
-    expect(errorsOf({ ...base, route: 'dc-us' })).toEqual(['route: unknown route label "dc-us"; labels in TARGET_HEALTH_ROUTES: residential-de']);
+    expect(errorsOf({ ...base, route: 'dc-us' })).toEqual([
+      'route: unknown route label "dc-us"; labels in TARGET_HEALTH_ROUTES: residential-de',
+    ]);
     expect(parseCanaryDefinition({ ...base, route: 'dc-us' }, { routes: new Map() })).toEqual({
       ok: false,
-      errors: ['route: unknown route label "dc-us"; TARGET_HEALTH_ROUTES defines no labels; set it to a JSON object like {"residential-de": "http://host:port"} or use proxy'],
+      errors: [
+        'route: unknown route label "dc-us"; TARGET_HEALTH_ROUTES defines no labels; set it to a JSON object like {"residential-de": "http://host:port"} or use proxy',
+      ],
     });
     // Reading stored rows back does not depend on this process's environment.
     expect(readStoredDefinition({ ...base, route: 'dc-us' }).ok).toBe(true);
-    expect(errorsOf({ ...base, route: 'residential-de', proxy: 'http://p.example:1' })).toEqual(['route: give either proxy (a URL) or route (a label), not both']);
+    expect(errorsOf({ ...base, route: 'residential-de', proxy: 'http://p.example:1' })).toEqual([
+      'route: give either proxy (a URL) or route (a label), not both',
+    ]);
   });
 
   test('each bad expectation says which entry, which field and how to fix it', () => {
@@ -157,12 +196,24 @@ describe('canary definitions', () => {
   });
 
   test('top-level problems: missing url, empty expect, unknown fields, bad URL', () => {
-    expect(errorsOf({ expect: [{ status: 200 }] })).toEqual(['url: is required: the http:// or https:// URL of a page whose answer you know']);
-    expect(errorsOf({ url: 'https://a.example.com/', expect: [] })).toEqual(['expect: needs at least one check, e.g. [{"css": ".price", "equals": "$139.95"}]']);
-    expect(errorsOf({ url: 'https://a.example.com/', expect: [{ status: 200 }], intervall: '1m' })).toEqual(['intervall: unknown field; did you mean "interval"?']);
-    expect(errorsOf({ url: 'ftp://a.example.com/', expect: [{ status: 200 }] })).toEqual(['url: "ftp://a.example.com/" must start with http:// or https://']);
-    expect(errorsOf({ url: 'https://a.example.com/', expect: [{ status: 200 }, { status: 203 }] })).toEqual(['expect: has more than one status check; list the codes in one: {"status": [200, 203]}']);
-    expect(errorsOf({ name: 'Price Check', url: 'https://a.example.com/', expect: [{ status: 200 }] })[0]).toMatch(/^name: must be a name of 1-64 lower-case letters/);
+    expect(errorsOf({ expect: [{ status: 200 }] })).toEqual([
+      'url: is required: the http:// or https:// URL of a page whose answer you know',
+    ]);
+    expect(errorsOf({ url: 'https://a.example.com/', expect: [] })).toEqual([
+      'expect: needs at least one check, e.g. [{"css": ".price", "equals": "$139.95"}]',
+    ]);
+    expect(errorsOf({ url: 'https://a.example.com/', expect: [{ status: 200 }], intervall: '1m' })).toEqual([
+      'intervall: unknown field; did you mean "interval"?',
+    ]);
+    expect(errorsOf({ url: 'ftp://a.example.com/', expect: [{ status: 200 }] })).toEqual([
+      'url: "ftp://a.example.com/" must start with http:// or https://',
+    ]);
+    expect(errorsOf({ url: 'https://a.example.com/', expect: [{ status: 200 }, { status: 203 }] })).toEqual([
+      'expect: has more than one status check; list the codes in one: {"status": [200, 203]}',
+    ]);
+    expect(errorsOf({ name: 'Price Check', url: 'https://a.example.com/', expect: [{ status: 200 }] })[0]).toMatch(
+      /^name: must be a name of 1-64 lower-case letters/,
+    );
   });
 });
 
@@ -170,8 +221,18 @@ describe('patterns run on the linear-time engine', () => {
   const withPattern = (matches: string) => ({ url: 'https://a.example.com/', expect: [{ css: '.price', matches }] });
 
   test('JavaScript-style patterns are accepted, a catastrophic one included (it cannot backtrack here)', () => {
-    for (const pattern of ['^\\$\\d+\\.\\d{2}$', '^Trailrunner', '\\u00e9t\\u00e9', '(?<price>\\d+)', '^(\\d+)+$', '(a|aa)+$']) {
-      expect(parseCanaryDefinition(withPattern(pattern))).toMatchObject({ ok: true, definition: { expect: [{ assert: { op: 'matches', pattern } }] } });
+    for (const pattern of [
+      '^\\$\\d+\\.\\d{2}$',
+      '^Trailrunner',
+      '\\u00e9t\\u00e9',
+      '(?<price>\\d+)',
+      '^(\\d+)+$',
+      '(a|aa)+$',
+    ]) {
+      expect(parseCanaryDefinition(withPattern(pattern))).toMatchObject({
+        ok: true,
+        definition: { expect: [{ assert: { op: 'matches', pattern } }] },
+      });
     }
   });
 
@@ -179,25 +240,47 @@ describe('patterns run on the linear-time engine', () => {
     expect(errorsOf(withPattern('^(?=.*\\d)\\w+$'))).toEqual([
       'expect[0].matches: "^(?=.*\\\\d)\\\\w+$" is not a valid regular expression here (invalid or unsupported Perl syntax: `(?=`); canary patterns run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) or backreferences \\1; fix the pattern',
     ]);
-    expect(errorsOf(withPattern('(\\d)\\1'))[0]).toMatch(/^expect\[0\]\.matches: .* \(invalid escape sequence: `\\1`\); canary patterns run on RE2/);
-    expect(errorsOf(withPattern('a{2000}'))[0]).toMatch(/^expect\[0\]\.matches: .* \(invalid repeat count: `\{2000\}`\)/);
+    expect(errorsOf(withPattern('(\\d)\\1'))[0]).toMatch(
+      /^expect\[0\]\.matches: .* \(invalid escape sequence: `\\1`\); canary patterns run on RE2/,
+    );
+    expect(errorsOf(withPattern('a{2000}'))[0]).toMatch(
+      /^expect\[0\]\.matches: .* \(invalid repeat count: `\{2000\}`\)/,
+    );
   });
 
   test('a stored row is read back even when its pattern predates the engine (the runner refuses it instead)', () => {
-    expect(readStoredDefinition(withPattern('(?=x)'))).toMatchObject({ ok: true, definition: { expect: [{ assert: { pattern: '(?=x)' } }] } });
+    expect(readStoredDefinition(withPattern('(?=x)'))).toMatchObject({
+      ok: true,
+      definition: { expect: [{ assert: { pattern: '(?=x)' } }] },
+    });
   });
 });
 
 describe('what a canary may reach is checked when it is defined', () => {
   const loopback = { hosts: [], ranges: [] };
-  test('the URL must be on the canary\'s site (or a subdomain)', () => {
+  test("the URL must be on the canary's site (or a subdomain)", () => {
     const reach = { hosts: [], ranges: [] };
-    expect(parseCanaryDefinition({ url: 'https://www.shop.example.com/p/1', expect: [{ status: 200 }] }, { reach, site: 'shop.example.com' }).ok).toBe(true);
-    expect(errorsOf({ url: 'https://intranet.example.net/', expect: [{ status: 200 }] }, true, { reach, site: 'shop.example.com' })).toEqual([
+    expect(
+      parseCanaryDefinition(
+        { url: 'https://www.shop.example.com/p/1', expect: [{ status: 200 }] },
+        { reach, site: 'shop.example.com' },
+      ).ok,
+    ).toBe(true);
+    expect(
+      errorsOf({ url: 'https://intranet.example.net/', expect: [{ status: 200 }] }, true, {
+        reach,
+        site: 'shop.example.com',
+      }),
+    ).toEqual([
       'url: "https://intranet.example.net/" is not on shop.example.com; a canary may only fetch its own site (shop.example.com or its subdomains) — an operator can allow other hosts with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="intranet.example.net"',
     ]);
     // A look-alike is not a subdomain.
-    expect(errorsOf({ url: 'https://evilshop.example.com/', expect: [{ status: 200 }] }, true, { reach, site: 'shop.example.com' })[0]).toMatch(/^url: .* is not on shop\.example\.com/);
+    expect(
+      errorsOf({ url: 'https://evilshop.example.com/', expect: [{ status: 200 }] }, true, {
+        reach,
+        site: 'shop.example.com',
+      })[0],
+    ).toMatch(/^url: .* is not on shop\.example\.com/);
   });
 
   test('internal addresses are refused; the operator setting allows exactly what it lists', () => {
@@ -207,8 +290,15 @@ describe('what a canary may reach is checked when it is defined', () => {
     ]);
     const allowed = parseReachPolicy('127.0.0.1');
     if (!allowed.ok) throw new Error(allowed.problem);
-    expect(parseCanaryDefinition({ url, expect: [{ status: 200 }] }, { reach: allowed.policy, site: 'shop.example.com' }).ok).toBe(true);
-    expect(errorsOf({ url: 'http://127.0.0.2/', expect: [{ status: 200 }] }, true, { reach: allowed.policy, site: 'shop.example.com' })[0]).toMatch(/^url: "http:\/\/127\.0\.0\.2\/" is an IP address/);
+    expect(
+      parseCanaryDefinition({ url, expect: [{ status: 200 }] }, { reach: allowed.policy, site: 'shop.example.com' }).ok,
+    ).toBe(true);
+    expect(
+      errorsOf({ url: 'http://127.0.0.2/', expect: [{ status: 200 }] }, true, {
+        reach: allowed.policy,
+        site: 'shop.example.com',
+      })[0],
+    ).toMatch(/^url: "http:\/\/127\.0\.0\.2\/" is an IP address/);
   });
 
   test('a config file checks each entry against its own site', () => {
@@ -221,13 +311,25 @@ describe('what a canary may reach is checked when it is defined', () => {
       },
       { reach: { hosts: [], ranges: [] } },
     );
-    expect(result).toEqual({ ok: false, errors: [expect.stringMatching(/^canaries\[1\]\.url: "https:\/\/shop\.example\.com\/p\/1" is not on news\.example\.org;/)] });
+    expect(result).toEqual({
+      ok: false,
+      errors: [
+        expect.stringMatching(
+          /^canaries\[1\]\.url: "https:\/\/shop\.example\.com\/p\/1" is not on news\.example\.org;/,
+        ),
+      ],
+    });
   });
 });
 
 describe('every string of a definition must be storable', () => {
   test('NUL and half an emoji are refused by field, before anything is written', () => {
-    expect(errorsOf({ url: 'https://a.example.com/', expect: [{ css: '.price', equals: 'x\u0000' }, { absent: 'sold \ud83d out' }] })).toEqual([
+    expect(
+      errorsOf({
+        url: 'https://a.example.com/',
+        expect: [{ css: '.price', equals: 'x\u0000' }, { absent: 'sold \ud83d out' }],
+      }),
+    ).toEqual([
       'expect[0].equals: the text holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again',
       'expect[1].absent: the text holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again',
     ]);
@@ -235,37 +337,77 @@ describe('every string of a definition must be storable', () => {
       'expect[0].equals: the field name "k\\u0000" holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again',
     ]);
     // A whole emoji is fine.
-    expect(parseCanaryDefinition({ url: 'https://a.example.com/', expect: [{ css: '.price', equals: 'deal 😀' }] }).ok).toBe(true);
+    expect(
+      parseCanaryDefinition({ url: 'https://a.example.com/', expect: [{ css: '.price', equals: 'deal 😀' }] }).ok,
+    ).toBe(true);
   });
 
   test('in a config file the entry is named', () => {
-    const result = parseCanaryFile({ canaries: [{ site: 'a.example.com', url: 'https://a.example.com/\u0000', expect: [{ status: 200 }] }] });
-    expect(result).toMatchObject({ ok: false, errors: [expect.stringMatching(/^canaries\[0\]\.url: the text holds a NUL character/)] });
+    const result = parseCanaryFile({
+      canaries: [{ site: 'a.example.com', url: 'https://a.example.com/\u0000', expect: [{ status: 200 }] }],
+    });
+    expect(result).toMatchObject({
+      ok: false,
+      errors: [expect.stringMatching(/^canaries\[0\]\.url: the text holds a NUL character/)],
+    });
   });
 });
 
 describe('canary config files', () => {
   test('many sites in one file; sites are normalised', () => {
-    const result = parseCanaryFile({
-      canaries: [
-        { site: 'https://Shop.Example.com/', name: 'price', url: 'https://shop.example.com/p/1', expect: [{ css: '.price', equals: '1' }] },
-        { site: 'news.example.org', url: 'https://news.example.org/', route: 'residential-de', expect: [{ css: 'article', atLeast: 10 }] },
+    const result = parseCanaryFile(
+      {
+        canaries: [
+          {
+            site: 'https://Shop.Example.com/',
+            name: 'price',
+            url: 'https://shop.example.com/p/1',
+            expect: [{ css: '.price', equals: '1' }],
+          },
+          {
+            site: 'news.example.org',
+            url: 'https://news.example.org/',
+            route: 'residential-de',
+            expect: [{ css: 'article', atLeast: 10 }],
+          },
+        ],
+      },
+      { routes },
+    );
+    expect(result).toMatchObject({
+      ok: true,
+      entries: [
+        { site: 'shop.example.com', definition: { name: 'price' } },
+        { site: 'news.example.org', definition: { name: 'home' } },
       ],
-    }, { routes });
-    expect(result).toMatchObject({ ok: true, entries: [{ site: 'shop.example.com', definition: { name: 'price' } }, { site: 'news.example.org', definition: { name: 'home' } }] });
+    });
   });
 
   test('every problem of every entry is reported with its position', () => {
-    const result = parseCanaryFile({
-      canaries: [
-        { site: 'shop.example.com', name: 'price', url: 'https://shop.example.com/p/1', expect: [{ css: '.price[', equals: '1' }] },
-        { site: 'not a site', url: 'https://x.example.com/', expect: [{ status: 200 }] },
-        { site: 'shop.example.com', name: 'price', url: 'https://shop.example.com/p/2', interval: '-1m', expect: [{ status: 200 }] },
-        { site: 'shop.example.com', name: 'ok', url: 'https://shop.example.com/p/3', expect: [{ status: 200 }] },
-        { site: 'shop.example.com', name: 'ok', url: 'https://shop.example.com/p/4', expect: [{ status: 200 }] },
-        { url: 'https://shop.example.com/p/5', expect: [{ status: 200 }] },
-      ],
-    }, { routes });
+    const result = parseCanaryFile(
+      {
+        canaries: [
+          {
+            site: 'shop.example.com',
+            name: 'price',
+            url: 'https://shop.example.com/p/1',
+            expect: [{ css: '.price[', equals: '1' }],
+          },
+          { site: 'not a site', url: 'https://x.example.com/', expect: [{ status: 200 }] },
+          {
+            site: 'shop.example.com',
+            name: 'price',
+            url: 'https://shop.example.com/p/2',
+            interval: '-1m',
+            expect: [{ status: 200 }],
+          },
+          { site: 'shop.example.com', name: 'ok', url: 'https://shop.example.com/p/3', expect: [{ status: 200 }] },
+          { site: 'shop.example.com', name: 'ok', url: 'https://shop.example.com/p/4', expect: [{ status: 200 }] },
+          { url: 'https://shop.example.com/p/5', expect: [{ status: 200 }] },
+        ],
+      },
+      { routes },
+    );
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.errors).toEqual([
@@ -280,18 +422,25 @@ describe('canary config files', () => {
   test('the file must be {"canaries": [...]}', () => {
     expect(parseCanaryFile([{ site: 'a.example.com' }])).toEqual({
       ok: false,
-      errors: ['file: must be an object like {"canaries": [{"site": "shop.example.com", "url": "https://…", "expect": [...]}]} (got an array)'],
+      errors: [
+        'file: must be an object like {"canaries": [{"site": "shop.example.com", "url": "https://…", "expect": [...]}]} (got an array)',
+      ],
     });
     expect(parseCanaryFile({ canary: [] })).toEqual({
       ok: false,
-      errors: ['canaries: is required: a list of canaries, each with a "site"', 'canary: unknown field; known fields: canaries'],
+      errors: [
+        'canaries: is required: a list of canaries, each with a "site"',
+        'canary: unknown field; known fields: canaries',
+      ],
     });
   });
 });
 
 describe('TARGET_HEALTH_ROUTES', () => {
   test('a JSON object of label → proxy URL', () => {
-    const result = parseRouteTable('{"residential-de": "http://u:p@gw.example:8000", "dc-us": "https://dc.example:443"}');
+    const result = parseRouteTable(
+      '{"residential-de": "http://u:p@gw.example:8000", "dc-us": "https://dc.example:443"}',
+    );
     expect(result.ok && [...result.table]).toEqual([
       ['residential-de', 'http://u:p@gw.example:8000'],
       ['dc-us', 'https://dc.example:443'],
@@ -302,11 +451,24 @@ describe('TARGET_HEALTH_ROUTES', () => {
   test('problems name the label and hide passwords', () => {
     expect(parseRouteTable('{"a": "http://u:secret@gw.example"}')).toEqual({
       ok: false,
-      problem: 'label "a": "http://u:***@gw.example" has no port; use http://host:port or http://user:password@host:port (https:// for a TLS proxy)',
+      problem:
+        'label "a": "http://u:***@gw.example" has no port; use http://host:port or http://user:password@host:port (https:// for a TLS proxy)',
     });
-    expect(parseRouteTable('[1]')).toMatchObject({ ok: false, problem: expect.stringMatching(/^must be a JSON object of route label → proxy URL/) });
-    expect(parseRouteTable('{oops')).toMatchObject({ ok: false, problem: expect.stringContaining('it is not valid JSON') });
-    expect(parseRouteTable('{"bad label": "http://gw.example:1"}')).toMatchObject({ ok: false, problem: expect.stringMatching(/^label "bad label" must be 1-64/) });
-    expect(parseRouteTable('{"a": 8000}')).toMatchObject({ ok: false, problem: 'label "a": the proxy URL must be a string like "http://host:port"' });
+    expect(parseRouteTable('[1]')).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/^must be a JSON object of route label → proxy URL/),
+    });
+    expect(parseRouteTable('{oops')).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('it is not valid JSON'),
+    });
+    expect(parseRouteTable('{"bad label": "http://gw.example:1"}')).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/^label "bad label" must be 1-64/),
+    });
+    expect(parseRouteTable('{"a": 8000}')).toMatchObject({
+      ok: false,
+      problem: 'label "a": the proxy URL must be a string like "http://host:port"',
+    });
   });
 });

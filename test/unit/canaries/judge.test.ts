@@ -16,8 +16,10 @@ import { fixturePage as page, productPage } from '../../helpers/http-fixtures';
 const PRODUCT = productPage();
 const classify = compileClassifier();
 // The rules take the HTML engine as a parameter; these tests use the real one (cheerio).
-const judgeCanary = (fetched: FetchOutcome, expect: readonly Expectation[], classifier: Classifier) => judgeWith(fetched, expect, classifier, parseHtml);
-const checkContent = (expect: readonly Expectation[], page: { status: number; body: string }) => checkWith(expect, page, parseHtml);
+const judgeCanary = (fetched: FetchOutcome, expect: readonly Expectation[], classifier: Classifier) =>
+  judgeWith(fetched, expect, classifier, parseHtml);
+const checkContent = (expect: readonly Expectation[], page: { status: number; body: string }) =>
+  checkWith(expect, page, parseHtml);
 
 function expectations(expect: unknown[]): Expectation[] {
   const parsed = parseCanaryDefinition({ url: 'https://shop.example.com/p/1', expect }, { selectorProblem });
@@ -26,15 +28,32 @@ function expectations(expect: unknown[]): Expectation[] {
 }
 
 function response(body: string, status = 200, headers: Record<string, string> = {}): FetchOutcome {
-  return { kind: 'response', status, headers: { 'content-type': 'text/html', ...headers }, body, bytes: Buffer.byteLength(body), truncated: false, latencyMs: 42, viaProxy: false };
+  return {
+    kind: 'response',
+    status,
+    headers: { 'content-type': 'text/html', ...headers },
+    body,
+    bytes: Buffer.byteLength(body),
+    truncated: false,
+    latencyMs: 42,
+    viaProxy: false,
+  };
 }
 
-const PRICE = expectations([{ css: '.price', equals: '$139.95' }, { css: '.price', attr: 'content', between: [100, 200] }, { absent: 'out of stock' }]);
+const PRICE = expectations([
+  { css: '.price', equals: '$139.95' },
+  { css: '.price', attr: 'content', between: [100, 200] },
+  { absent: 'out of stock' },
+]);
 
 describe('judgeCanary', () => {
   test('the normal page with the known price passes', () => {
     const v = judgeCanary(response(PRODUCT), PRICE, classify);
-    expect(v).toMatchObject({ result: 'pass', reason: 'status 200; all 3 checks hold', classification: { outcome: 'ok' } });
+    expect(v).toMatchObject({
+      result: 'pass',
+      reason: 'status 200; all 3 checks hold',
+      classification: { outcome: 'ok' },
+    });
     expect(v.evidence).toContain('.price text equals "$139.95": "$139.95"');
   });
 
@@ -44,7 +63,9 @@ describe('judgeCanary', () => {
     expect(v.result).toBe('mismatch');
     expect(v.classification.outcome).toBe('ok');
     expect(v.reason).toBe('wrong value on a normal-looking page: .price text equals "$139.95", got "$119.95"');
-    expect(v.evidence).toBe('.price text equals "$139.95": expected "$139.95", got "$119.95" in <span class="price" itemprop="price" content="139.95">$119.95</span>');
+    expect(v.evidence).toBe(
+      '.price text equals "$139.95": expected "$139.95", got "$119.95" in <span class="price" itemprop="price" content="139.95">$119.95</span>',
+    );
   });
 
   test('several failed checks are all in the evidence, the first in the reason', () => {
@@ -52,7 +73,9 @@ describe('judgeCanary', () => {
     const v = judgeCanary(response(changed), PRICE, classify);
     expect(v.result).toBe('mismatch');
     expect(v.reason).toMatch(/got "\$319\.95" \(and 2 more of 3 checks\)$/);
-    expect(v.evidence).toContain('[content] is a number in [100, 200]: expected a number in [100, 200], got "319.95" (319.95)');
+    expect(v.evidence).toContain(
+      '[content] is a number in [100, 200]: expected a number in [100, 200], got "319.95" (319.95)',
+    );
     expect(v.evidence).toContain('"out of stock" absent: expected absent, got present at character');
   });
 
@@ -72,47 +95,90 @@ describe('judgeCanary', () => {
   });
 
   test('a bare 403 or 429 is blocked (hard block)', () => {
-    expect(judgeCanary(response('nope', 403), PRICE, classify)).toMatchObject({ result: 'blocked', reason: 'status 403 (forbidden: explicit refusal)' });
-    expect(judgeCanary(response('slow down', 429), PRICE, classify)).toMatchObject({ result: 'blocked', classification: { outcome: 'hard_block' } });
+    expect(judgeCanary(response('nope', 403), PRICE, classify)).toMatchObject({
+      result: 'blocked',
+      reason: 'status 403 (forbidden: explicit refusal)',
+    });
+    expect(judgeCanary(response('slow down', 429), PRICE, classify)).toMatchObject({
+      result: 'blocked',
+      classification: { outcome: 'hard_block' },
+    });
   });
 
   test('network errors: timeout is an error, a connection reset is a block', () => {
-    const timeout: FetchOutcome = { kind: 'network-error', networkError: 'timeout', message: 'no complete answer within 2000 ms', latencyMs: 2001, viaProxy: true };
+    const timeout: FetchOutcome = {
+      kind: 'network-error',
+      networkError: 'timeout',
+      message: 'no complete answer within 2000 ms',
+      latencyMs: 2001,
+      viaProxy: true,
+    };
     expect(judgeCanary(timeout, PRICE, classify)).toMatchObject({
       result: 'error',
       reason: 'network error: timeout (no complete answer within 2000 ms)',
       evidence: 'no complete answer within 2000 ms',
       classification: { outcome: 'error', rule: 'network_error' },
     });
-    const reset: FetchOutcome = { kind: 'network-error', networkError: 'connection_reset', message: 'read ECONNRESET', latencyMs: 3, viaProxy: false };
-    expect(judgeCanary(reset, PRICE, classify)).toMatchObject({ result: 'blocked', classification: { outcome: 'hard_block' } });
+    const reset: FetchOutcome = {
+      kind: 'network-error',
+      networkError: 'connection_reset',
+      message: 'read ECONNRESET',
+      latencyMs: 3,
+      viaProxy: false,
+    };
+    expect(judgeCanary(reset, PRICE, classify)).toMatchObject({
+      result: 'blocked',
+      classification: { outcome: 'hard_block' },
+    });
   });
 
   test('server errors and unexpected statuses are errors; a redirect names its target', () => {
-    expect(judgeCanary(response('<title>Oops</title>down', 503), PRICE, classify)).toMatchObject({ result: 'error', reason: 'status 503 (server error)', evidence: 'status 503, title "Oops": Oops down' });
-    expect(judgeCanary(response('', 301, { location: 'https://shop.example.com/p/1-new' }), PRICE, classify)).toMatchObject({
+    expect(judgeCanary(response('<title>Oops</title>down', 503), PRICE, classify)).toMatchObject({
       result: 'error',
-      reason: 'status 301, expected 2xx (redirect to https://shop.example.com/p/1-new; point the canary at the final URL)',
+      reason: 'status 503 (server error)',
+      evidence: 'status 503, title "Oops": Oops down',
+    });
+    expect(
+      judgeCanary(response('', 301, { location: 'https://shop.example.com/p/1-new' }), PRICE, classify),
+    ).toMatchObject({
+      result: 'error',
+      reason:
+        'status 301, expected 2xx (redirect to https://shop.example.com/p/1-new; point the canary at the final URL)',
     });
     const redirectToCaptcha = judgeCanary(response('', 302, { location: '/captcha?return=/p/1' }), PRICE, classify);
-    expect(redirectToCaptcha).toMatchObject({ result: 'blocked', classification: { outcome: 'challenge', evidence: { markerId: 'redirect-to-captcha' } } });
+    expect(redirectToCaptcha).toMatchObject({
+      result: 'blocked',
+      classification: { outcome: 'challenge', evidence: { markerId: 'redirect-to-captcha' } },
+    });
   });
 
   test('an explicitly expected error status is the known answer (e.g. a page known to be gone)', () => {
     const gone = expectations([{ status: 410 }, { css: 'h1', equals: 'Gone' }]);
     expect(judgeCanary(response('<h1>Gone</h1>', 410), gone, classify)).toMatchObject({ result: 'pass' });
-    expect(judgeCanary(response('<h1>Here</h1>', 200), gone, classify)).toMatchObject({ result: 'error', reason: 'status 200, expected 410' });
+    expect(judgeCanary(response('<h1>Here</h1>', 200), gone, classify)).toMatchObject({
+      result: 'error',
+      reason: 'status 200, expected 410',
+    });
   });
 
   test("the site's own classifier settings apply (same classifier as production)", () => {
-    const siteClassifier = compileClassifier({ extraMarkers: [{ id: 'shop-verify', vendor: 'Example Shop', kind: 'challenge', bodyAny: ['/__verify'] }] });
+    const siteClassifier = compileClassifier({
+      extraMarkers: [{ id: 'shop-verify', vendor: 'Example Shop', kind: 'challenge', bodyAny: ['/__verify'] }],
+    });
     const page = PRODUCT.replace('</body>', '<script src="/__verify/check.js"></script></body>');
     expect(judgeCanary(response(page), PRICE, classify).result).toBe('pass');
-    expect(judgeCanary(response(page), PRICE, siteClassifier)).toMatchObject({ result: 'blocked', classification: { outcome: 'challenge', evidence: { markerId: 'shop-verify' } } });
+    expect(judgeCanary(response(page), PRICE, siteClassifier)).toMatchObject({
+      result: 'blocked',
+      classification: { outcome: 'challenge', evidence: { markerId: 'shop-verify' } },
+    });
   });
 
   test('a page cut by the body cap says so when a check fails', () => {
-    const cut: FetchOutcome = { ...(response(PRODUCT.slice(0, 500)) as Extract<FetchOutcome, { kind: 'response' }>), truncated: true, bytes: PRODUCT.length };
+    const cut: FetchOutcome = {
+      ...(response(PRODUCT.slice(0, 500)) as Extract<FetchOutcome, { kind: 'response' }>),
+      truncated: true,
+      bytes: PRODUCT.length,
+    };
     expect(judgeCanary(cut, PRICE, classify).reason).toMatch(/\(page cut at 500 characters by the body cap\)$/);
   });
 });
@@ -145,7 +211,13 @@ describe('content checks', () => {
   });
 
   test('JSON pointers: equality is JSON equality, counts need a list', () => {
-    const body = JSON.stringify({ items: [{ price: 19.99, name: 'A' }, { price: '4.50', name: 'B' }], meta: { total: 2, 'a/b': true } });
+    const body = JSON.stringify({
+      items: [
+        { price: 19.99, name: 'A' },
+        { price: '4.50', name: 'B' },
+      ],
+      meta: { total: 2, 'a/b': true },
+    });
     const results = checkContent(
       expectations([
         { json: '/items/0/price', equals: 19.99 },
@@ -182,7 +254,11 @@ describe('content checks', () => {
 
   test('absent markers are case-insensitive and show where they were found', () => {
     const [result] = checkContent(expectations([{ absent: 'IN STOCK' }]), { status: 200, body: PRODUCT });
-    expect(result).toMatchObject({ ok: false, expected: 'absent', excerpt: expect.stringContaining('In stock — ships within 24 hours') });
+    expect(result).toMatchObject({
+      ok: false,
+      expected: 'absent',
+      excerpt: expect.stringContaining('In stock — ships within 24 hours'),
+    });
   });
 });
 
@@ -195,12 +271,19 @@ describe('a crawled page cannot stall or break its own check', () => {
     expect(checkContent(check, page(`${'1'.repeat(1_999)}x`))[0]).toMatchObject({ ok: false, expected: '/^(\\d+)+$/' });
     expect(checkContent(check, page('1'.repeat(1_999)))[0]).toMatchObject({ ok: true });
     const json = expectations([{ json: '/n', matches: '(a|aa)+$' }]);
-    expect(checkContent(json, { status: 200, body: JSON.stringify({ n: `${'a'.repeat(1_999)}!` }) })[0]).toMatchObject({ ok: false });
+    expect(checkContent(json, { status: 200, body: JSON.stringify({ n: `${'a'.repeat(1_999)}!` }) })[0]).toMatchObject({
+      ok: false,
+    });
   });
 
   test('a stored pattern the engine cannot run fails its check and says why (never runs on RegExp)', () => {
-    const stored: Expectation[] = [{ kind: 'css', selector: '.price', assert: { op: 'matches', pattern: '(?=\\$)\\$1' } }];
-    expect(checkContent(stored, { status: 200, body: PRODUCT })[0]).toMatchObject({ ok: false, actual: 'the pattern cannot run (invalid or unsupported Perl syntax: `(?=`)' });
+    const stored: Expectation[] = [
+      { kind: 'css', selector: '.price', assert: { op: 'matches', pattern: '(?=\\$)\\$1' } },
+    ];
+    expect(checkContent(stored, { status: 200, body: PRODUCT })[0]).toMatchObject({
+      ok: false,
+      actual: 'the pattern cannot run (invalid or unsupported Perl syntax: `(?=`)',
+    });
   });
 
   test('an emoji where the shown value is cut (character ~117) is dropped whole, never halved', () => {
@@ -208,22 +291,33 @@ describe('a crawled page cannot stall or break its own check', () => {
     const v = judgeCanary(response(PRODUCT.replace('$139.95', price)), PRICE, classify);
     expect(v.result).toBe('mismatch');
     expect(v.checks[1]).toMatchObject({ check: '.price text equals "$139.95"', actual: `"${'A'.repeat(116)}…"` });
-    for (const text of [v.reason, v.evidence, ...v.checks.flatMap((c) => [c.expected, c.actual, c.excerpt ?? ''])]) expect(isWellFormed(text)).toBe(true);
+    for (const text of [v.reason, v.evidence, ...v.checks.flatMap((c) => [c.expected, c.actual, c.excerpt ?? ''])])
+      expect(isWellFormed(text)).toBe(true);
     // Kept whole where it fits: the excerpt carries the element, emoji included.
     expect(v.checks[1]?.excerpt).toContain('😀');
   });
 
   test('NUL and lone surrogates of a page become U+FFFD in reason, evidence and excerpts', () => {
-    const error = judgeCanary(response('<title>Oops\u0000</title><p>Internal\u0000error \ud83d</p>', 500), PRICE, classify);
-    expect(error).toMatchObject({ result: 'error', evidence: 'status 500, title "Oops\\u0000": Oops\uFFFD Internal\uFFFDerror \uFFFD' });
+    const error = judgeCanary(
+      response('<title>Oops\u0000</title><p>Internal\u0000error \ud83d</p>', 500),
+      PRICE,
+      classify,
+    );
+    expect(error).toMatchObject({
+      result: 'error',
+      evidence: 'status 500, title "Oops\\u0000": Oops\uFFFD Internal\uFFFDerror \uFFFD',
+    });
     const absent = judgeCanary(response(PRODUCT.replace('In stock', 'Out of stock\u0000')), PRICE, classify);
     expect(absent.result).toBe('mismatch');
-    for (const text of [absent.reason, absent.evidence, ...absent.checks.map((c) => c.excerpt ?? '')]) expect(isWellFormed(text)).toBe(true);
+    for (const text of [absent.reason, absent.evidence, ...absent.checks.map((c) => c.excerpt ?? '')])
+      expect(isWellFormed(text)).toBe(true);
   });
 
   test('error pages of unclosed tags are read in one pass (the old tag-stripping regex was quadratic)', () => {
     // 400 KB of "<": about 4 minutes with `<[^>]+>`; the evidence is the same text it would have given.
-    expect(judgeCanary(response('<'.repeat(400_000), 503), PRICE, classify).evidence).toBe(`status 503: ${'<'.repeat(160)}`);
+    expect(judgeCanary(response('<'.repeat(400_000), 503), PRICE, classify).evidence).toBe(
+      `status 503: ${'<'.repeat(160)}`,
+    );
     expect(judgeCanary(response('<script>'.repeat(50_000), 503), PRICE, classify).evidence).toBe('status 503');
   });
 });

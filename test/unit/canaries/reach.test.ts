@@ -2,7 +2,14 @@
  * What canaries may reach (canaries/reach.ts): the host rule against the canary's site, the address rule
  * for every address, and the operator's TARGET_HEALTH_CANARY_ALLOWED_TARGETS.
  */
-import { addressReachProblem, DEFAULT_REACH, describeReachPolicy, parseReachPolicy, type ReachPolicy, urlReachProblem } from '../../../canaries/reach';
+import {
+  addressReachProblem,
+  DEFAULT_REACH,
+  describeReachPolicy,
+  parseReachPolicy,
+  type ReachPolicy,
+  urlReachProblem,
+} from '../../../canaries/reach';
 
 function policy(raw: string): ReachPolicy {
   const parsed = parseReachPolicy(raw);
@@ -49,12 +56,19 @@ describe('the address rule', () => {
     ['fd00::1', 'unique-local'],
     ['::ffff:127.0.0.1', 'loopback'],
   ])('%s is refused (%s)', (address, range) => {
-    expect(addressReachProblem(address, DEFAULT_REACH)).toMatch(new RegExp(`, an? ${range} address; canaries only reach public addresses — an operator can allow it with TARGET_HEALTH_CANARY_ALLOWED_TARGETS=`));
+    expect(addressReachProblem(address, DEFAULT_REACH)).toMatch(
+      new RegExp(
+        `, an? ${range} address; canaries only reach public addresses — an operator can allow it with TARGET_HEALTH_CANARY_ALLOWED_TARGETS=`,
+      ),
+    );
   });
 
-  test.each(['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c', '1.1.1.1'])('%s (public) is allowed', (address) => {
-    expect(addressReachProblem(address, DEFAULT_REACH)).toBeUndefined();
-  });
+  test.each(['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c', '1.1.1.1'])(
+    '%s (public) is allowed',
+    (address) => {
+      expect(addressReachProblem(address, DEFAULT_REACH)).toBeUndefined();
+    },
+  );
 
   test('an IPv4-mapped IPv6 address is judged as the IPv4 address it carries', () => {
     expect(addressReachProblem('::ffff:10.0.0.1', DEFAULT_REACH)).toMatch(/^10\.0\.0\.1, a private address/);
@@ -71,16 +85,30 @@ describe('the address rule', () => {
   });
 
   test('URLs naming an address: every spelling the URL parser accepts is normalised first', () => {
-    for (const url of ['http://127.0.0.1/', 'http://2130706433/', 'http://0x7f.0.0.1/', 'http://127.1/', 'http://[::1]/', 'http://[::ffff:7f00:1]/', 'http://0.0.0.0/']) {
-      expect(urlReachProblem(url, undefined, DEFAULT_REACH)).toMatch(/points at .*, an? (loopback|unspecified) address/);
+    for (const url of [
+      'http://127.0.0.1/',
+      'http://2130706433/',
+      'http://0x7f.0.0.1/',
+      'http://127.1/',
+      'http://[::1]/',
+      'http://[::ffff:7f00:1]/',
+      'http://0.0.0.0/',
+    ]) {
+      expect(urlReachProblem(url, undefined, DEFAULT_REACH)).toMatch(
+        /points at .*, an? (loopback|unspecified) address/,
+      );
       expect(urlReachProblem(url, SITE, DEFAULT_REACH)).toMatch(/is an IP address, not a page of shop\.example\.com/);
     }
-    expect(urlReachProblem('http://169.254.169.254/latest/meta-data/', SITE, policy('169.254.169.254'))).toBeUndefined();
+    expect(
+      urlReachProblem('http://169.254.169.254/latest/meta-data/', SITE, policy('169.254.169.254')),
+    ).toBeUndefined();
   });
 
   test('a site that is itself an address may fetch itself, if the address is public', () => {
     expect(urlReachProblem('http://93.184.215.14/p', '93.184.215.14', DEFAULT_REACH)).toBeUndefined();
-    expect(urlReachProblem('http://10.0.0.7/p', '10.0.0.7', DEFAULT_REACH)).toMatch(/points at 10\.0\.0\.7, a private address/);
+    expect(urlReachProblem('http://10.0.0.7/p', '10.0.0.7', DEFAULT_REACH)).toMatch(
+      /points at 10\.0\.0\.7, a private address/,
+    );
   });
 });
 
@@ -94,7 +122,10 @@ describe('TARGET_HEALTH_CANARY_ALLOWED_TARGETS', () => {
 
   test('anything else is one line saying what an entry may be', () => {
     for (const bad of ['http://intranet/', '10.0.0.0/33', 'bad host', '*.example.com']) {
-      expect(parseReachPolicy(bad)).toEqual({ ok: false, problem: `${JSON.stringify(bad)} is neither a host name, an IP address nor a CIDR range; give a comma-separated list like "127.0.0.1, 10.20.0.0/16, intranet.example.net"` });
+      expect(parseReachPolicy(bad)).toEqual({
+        ok: false,
+        problem: `${JSON.stringify(bad)} is neither a host name, an IP address nor a CIDR range; give a comma-separated list like "127.0.0.1, 10.20.0.0/16, intranet.example.net"`,
+      });
     }
   });
 });

@@ -59,10 +59,16 @@ function run(over: Partial<CanaryRunSummary>): CanaryRunSummary {
 }
 
 describe('canary window input', () => {
-  test('counts each canary\'s latest fresh result: mismatches, failures (blocked + error), runs', () => {
+  test("counts each canary's latest fresh result: mismatches, failures (blocked + error), runs", () => {
     const latest = [
       run({ canaryId: 'shop.example.com/a', result: 'pass' }),
-      run({ canaryId: 'shop.example.com/b', result: 'mismatch', reason: 'wrong value on a normal-looking page: .price text equals "$139.95", got "$119.95"', evidence: 'expected "$139.95", got "$119.95"', outcome: 'ok' }),
+      run({
+        canaryId: 'shop.example.com/b',
+        result: 'mismatch',
+        reason: 'wrong value on a normal-looking page: .price text equals "$139.95", got "$119.95"',
+        evidence: 'expected "$139.95", got "$119.95"',
+        outcome: 'ok',
+      }),
       run({ canaryId: 'shop.example.com/c', result: 'blocked', outcome: 'challenge', status: 403 }),
       run({ canaryId: 'shop.example.com/d', result: 'error', outcome: 'error', status: null }),
     ];
@@ -85,14 +91,26 @@ describe('canary window input', () => {
   });
 
   test('runs that failed on our own configuration count for nothing', () => {
-    const config = run({ result: 'error', outcome: null, countsForSite: false, reason: 'configuration: route label "x" is not in TARGET_HEALTH_ROUTES on this worker' });
+    const config = run({
+      result: 'error',
+      outcome: null,
+      countsForSite: false,
+      reason: 'configuration: route label "x" is not in TARGET_HEALTH_ROUTES on this worker',
+    });
     expect(canaryWindowInput([config], { asOf: T0 }).canary).toEqual({ runs: 0, failures: 0, mismatches: 0 });
   });
 
   test('one line per canary for notifications', () => {
-    const [e] = canaryWindowInput([run({ result: 'mismatch', reason: 'wrong value', evidence: 'expected "$139.95", got "$119.95"' })], { asOf: T0 }).evidence;
-    expect(formatCanaryEvidence(e!)).toBe('MISMATCH shop.example.com/price (09:55Z, route residential-de): wrong value — expected "$139.95", got "$119.95"');
+    const [e] = canaryWindowInput(
+      [run({ result: 'mismatch', reason: 'wrong value', evidence: 'expected "$139.95", got "$119.95"' })],
+      { asOf: T0 },
+    ).evidence;
+    expect(formatCanaryEvidence(e!)).toBe(
+      'MISMATCH shop.example.com/price (09:55Z, route residential-de): wrong value — expected "$139.95", got "$119.95"',
+    );
     const [p] = canaryWindowInput([run({})], { asOf: T0 + 60 * MIN }).evidence;
-    expect(formatCanaryEvidence(p!)).toBe('PASS shop.example.com/price (09:55Z, route residential-de, stale): status 200; 1 check holds');
+    expect(formatCanaryEvidence(p!)).toBe(
+      'PASS shop.example.com/price (09:55Z, route residential-de, stale): status 200; 1 check holds',
+    );
   });
 });

@@ -103,10 +103,24 @@ describe('proxy URLs and routes', () => {
   });
   test('resolution: label, own proxy, direct; an unknown label is a configuration problem', () => {
     const table = new Map([['res-de', 'http://u:p@gw.example:8000']]);
-    expect(resolveRoute({ route: 'res-de' }, table)).toEqual({ ok: true, proxyUrl: 'http://u:p@gw.example:8000', shown: 'route res-de', pool: 'res-de' });
-    expect(resolveRoute({ proxy: 'http://u:p@10.0.0.5:3128' }, table)).toEqual({ ok: true, proxyUrl: 'http://u:p@10.0.0.5:3128', shown: 'proxy 10.0.0.5:3128', pool: '10.0.0.5:3128' });
+    expect(resolveRoute({ route: 'res-de' }, table)).toEqual({
+      ok: true,
+      proxyUrl: 'http://u:p@gw.example:8000',
+      shown: 'route res-de',
+      pool: 'res-de',
+    });
+    expect(resolveRoute({ proxy: 'http://u:p@10.0.0.5:3128' }, table)).toEqual({
+      ok: true,
+      proxyUrl: 'http://u:p@10.0.0.5:3128',
+      shown: 'proxy 10.0.0.5:3128',
+      pool: '10.0.0.5:3128',
+    });
     expect(resolveRoute({}, table)).toEqual({ ok: true, proxyUrl: undefined, shown: 'direct', pool: undefined });
-    expect(resolveRoute({ route: 'dc-us' }, table)).toMatchObject({ ok: false, shown: 'route dc-us', problem: expect.stringContaining('not in TARGET_HEALTH_ROUTES') });
+    expect(resolveRoute({ route: 'dc-us' }, table)).toMatchObject({
+      ok: false,
+      shown: 'route dc-us',
+      problem: expect.stringContaining('not in TARGET_HEALTH_ROUTES'),
+    });
   });
 });
 
@@ -154,35 +168,70 @@ describe('canary settings from the environment', () => {
       }
       throw new Error('expected a UserError');
     };
-    expect(fail({ TARGET_HEALTH_CANARY_TIMEOUT_MS: 'soon' })).toBe('TARGET_HEALTH_CANARY_TIMEOUT_MS: must be a whole number like 20000 (got "soon")');
-    expect(fail({ TARGET_HEALTH_CANARY_MAX_BYTES: '10' })).toBe('TARGET_HEALTH_CANARY_MAX_BYTES: must be between 1024 and 104857600 (got "10")');
+    expect(fail({ TARGET_HEALTH_CANARY_TIMEOUT_MS: 'soon' })).toBe(
+      'TARGET_HEALTH_CANARY_TIMEOUT_MS: must be a whole number like 20000 (got "soon")',
+    );
+    expect(fail({ TARGET_HEALTH_CANARY_MAX_BYTES: '10' })).toBe(
+      'TARGET_HEALTH_CANARY_MAX_BYTES: must be between 1024 and 104857600 (got "10")',
+    );
     expect(fail({ TARGET_HEALTH_ROUTES: '{"a": "gw.example:1"}' })).toMatch(/^TARGET_HEALTH_ROUTES: label "a": /);
     expect(fail({ TARGET_HEALTH_CANARY_ALLOWED_TARGETS: '127.0.0.1, http://intranet/' })).toBe(
       'TARGET_HEALTH_CANARY_ALLOWED_TARGETS: "http://intranet/" is neither a host name, an IP address nor a CIDR range; give a comma-separated list like "127.0.0.1, 10.20.0.0/16, intranet.example.net"',
     );
-    expect(loadCanarySettings({ TARGET_HEALTH_CANARY_USER_AGENT: 'Mozilla/5.0 (crawler)', TARGET_HEALTH_CANARY_TIMEOUT_MS: '1500' })).toMatchObject({ userAgent: 'Mozilla/5.0 (crawler)', timeoutMs: 1500 });
+    expect(
+      loadCanarySettings({
+        TARGET_HEALTH_CANARY_USER_AGENT: 'Mozilla/5.0 (crawler)',
+        TARGET_HEALTH_CANARY_TIMEOUT_MS: '1500',
+      }),
+    ).toMatchObject({ userAgent: 'Mozilla/5.0 (crawler)', timeoutMs: 1500 });
   });
 });
 
 describe('canary add flags', () => {
   test('flags become the same JSON a file would hold', () => {
-    const built = definitionFromFlags({ url: 'https://shop.example.com/p/1', route: 'res-de', interval: '10m', expectStatus: '200', expectText: '.price', equals: '$139.95', expectCount: 'li', atLeast: '3', expectAbsent: ['sold out', 'captcha'] });
+    const built = definitionFromFlags({
+      url: 'https://shop.example.com/p/1',
+      route: 'res-de',
+      interval: '10m',
+      expectStatus: '200',
+      expectText: '.price',
+      equals: '$139.95',
+      expectCount: 'li',
+      atLeast: '3',
+      expectAbsent: ['sold out', 'captcha'],
+    });
     expect(built).toMatchObject({
       ok: true,
       json: {
         url: 'https://shop.example.com/p/1',
         route: 'res-de',
         interval: '10m',
-        expect: [{ status: 200 }, { css: '.price', equals: '$139.95' }, { css: 'li', atLeast: 3 }, { absent: 'sold out' }, { absent: 'captcha' }],
+        expect: [
+          { status: 200 },
+          { css: '.price', equals: '$139.95' },
+          { css: 'li', atLeast: 3 },
+          { absent: 'sold out' },
+          { absent: 'captcha' },
+        ],
       },
     });
-    const json = definitionFromFlags({ url: 'https://a.example.com/api', expectJson: '/items/0/price', equals: '19.99' });
+    const json = definitionFromFlags({
+      url: 'https://a.example.com/api',
+      expectJson: '/items/0/price',
+      equals: '19.99',
+    });
     expect(json.ok && json.json.expect).toEqual([{ json: '/items/0/price', equals: 19.99 }]);
     expect(usedDefinitionFlags({ url: 'x', expectAbsent: [] })).toEqual(['--url']);
   });
 
   test('errors name the flag the person typed', () => {
-    const built = definitionFromFlags({ url: 'https://a.example.com/', proxy: 'localhost:8080', interval: '-5m', expectText: '.price[', equals: '1' });
+    const built = definitionFromFlags({
+      url: 'https://a.example.com/',
+      proxy: 'localhost:8080',
+      interval: '-5m',
+      expectText: '.price[',
+      equals: '1',
+    });
     if (!built.ok) throw new Error(built.errors.join('\n'));
     const parsed = parseCanaryDefinition(built.json, { selectorProblem });
     expect(parsed.ok).toBe(false);
@@ -195,12 +244,30 @@ describe('canary add flags', () => {
   });
 
   test('flag combinations that cannot work are refused before parsing', () => {
-    expect(definitionFromFlags({ url: 'u', equals: '1' })).toEqual({ ok: false, errors: ['--equals: needs --expect-text <css selector> or --expect-json <pointer> to say what it checks'] });
-    expect(definitionFromFlags({ url: 'u', expectText: '.a' })).toEqual({ ok: false, errors: ['--expect-text: say what to check with --equals, --matches or --between'] });
-    expect(definitionFromFlags({ url: 'u', expectCount: 'li' })).toEqual({ ok: false, errors: ['--expect-count: give exactly one of --count <n> or --at-least <n>'] });
-    expect(definitionFromFlags({ url: 'u', expectText: '.a', between: '1-2' })).toEqual({ ok: false, errors: ['--between: "1-2" must be a range like 100..200'] });
-    expect(definitionFromFlags({ url: 'u', expectStatus: 'ok' })).toEqual({ ok: false, errors: ['--expect-status: "ok" must be a status code like 200, or codes like 200,203'] });
-    expect(definitionFromFlags({ url: 'u' })).toMatchObject({ ok: false, errors: [expect.stringMatching(/^--expect-text: a canary needs at least one check/)] });
+    expect(definitionFromFlags({ url: 'u', equals: '1' })).toEqual({
+      ok: false,
+      errors: ['--equals: needs --expect-text <css selector> or --expect-json <pointer> to say what it checks'],
+    });
+    expect(definitionFromFlags({ url: 'u', expectText: '.a' })).toEqual({
+      ok: false,
+      errors: ['--expect-text: say what to check with --equals, --matches or --between'],
+    });
+    expect(definitionFromFlags({ url: 'u', expectCount: 'li' })).toEqual({
+      ok: false,
+      errors: ['--expect-count: give exactly one of --count <n> or --at-least <n>'],
+    });
+    expect(definitionFromFlags({ url: 'u', expectText: '.a', between: '1-2' })).toEqual({
+      ok: false,
+      errors: ['--between: "1-2" must be a range like 100..200'],
+    });
+    expect(definitionFromFlags({ url: 'u', expectStatus: 'ok' })).toEqual({
+      ok: false,
+      errors: ['--expect-status: "ok" must be a status code like 200, or codes like 200,203'],
+    });
+    expect(definitionFromFlags({ url: 'u' })).toMatchObject({
+      ok: false,
+      errors: [expect.stringMatching(/^--expect-text: a canary needs at least one check/)],
+    });
   });
 });
 
@@ -215,7 +282,10 @@ describe('canaries/ holds pure rules only', () => {
   test.each(files)('canaries/%s imports only pure modules', (file) => {
     const source = readFileSync(join(folder, file), 'utf8');
     const imports = [...source.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
-    for (const spec of imports) expect(spec).toMatch(/^(zod|re2js|ipaddr\.js|@target-health\/crawler\/events(\/[a-z-]+)?|\.\/[a-z-]+|\.\.\/(scoring|common|signals)\/[a-z-/]+)$/);
+    for (const spec of imports)
+      expect(spec).toMatch(
+        /^(zod|re2js|ipaddr\.js|@target-health\/crawler\/events(\/[a-z-]+)?|\.\/[a-z-]+|\.\.\/(scoring|common|signals)\/[a-z-/]+)$/,
+      );
     expect(source).not.toMatch(/\brequire\(/);
     expect(source).not.toMatch(/\bprocess\./);
   });
@@ -232,8 +302,12 @@ describe('docs/canaries.md stays in step with the code', () => {
     expect(doc).toContain(`| \`TARGET_HEALTH_CANARY_CONCURRENCY\` | \`${settings.concurrency}\` |`);
     expect(settings.reach).toEqual(DEFAULT_REACH);
     expect(doc).toContain('| `TARGET_HEALTH_CANARY_ALLOWED_TARGETS` | empty |');
-    expect(doc).toContain(`**at least ${DEFAULT_BASELINE_TRUST.minMismatchedRuns} mismatched canary run, or at least ${DEFAULT_BASELINE_TRUST.minFailedRuns} failed runs**`);
-    expect(doc).toContain(`default \`{ floorBand: '${DEFAULT_CANARY_POLICY.floorBand}', headReasons: ${DEFAULT_CANARY_POLICY.headReasons} }\``);
+    expect(doc).toContain(
+      `**at least ${DEFAULT_BASELINE_TRUST.minMismatchedRuns} mismatched canary run, or at least ${DEFAULT_BASELINE_TRUST.minFailedRuns} failed runs**`,
+    );
+    expect(doc).toContain(
+      `default \`{ floorBand: '${DEFAULT_CANARY_POLICY.floorBand}', headReasons: ${DEFAULT_CANARY_POLICY.headReasons} }\``,
+    );
     expect(doc).toContain(`older than ${DEFAULT_MAX_AGE_INTERVALS} × its interval`);
   });
 });

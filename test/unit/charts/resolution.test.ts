@@ -29,5 +29,12 @@ test('a short period whose minute rollups were dropped by retention is read from
 });
 
 test('bucket names', () => {
-  expect([60_000, 15 * 60_000, H, 6 * H, D, 7 * D].map(describeBucket)).toEqual(['1 min', '15 min', '1 h', '6 h', '1 day', '7 days']);
+  expect([60_000, 15 * 60_000, H, 6 * H, D, 7 * D].map(describeBucket)).toEqual([
+    '1 min',
+    '15 min',
+    '1 h',
+    '6 h',
+    '1 day',
+    '7 days',
+  ]);
 });

@@ -25,7 +25,12 @@ describe('scoreBuckets', () => {
   });
 
   test('a bucket without a scored tick has no mean; ticks outside [from, to) are not counted', () => {
-    const ticks = [{ t: T0 - M, score: 90 }, { t: T0, score: null }, { t: T0 + H, score: 70 }, { t: T0 + 2 * H, score: 10 }];
+    const ticks = [
+      { t: T0 - M, score: 90 },
+      { t: T0, score: null },
+      { t: T0 + H, score: 70 },
+      { t: T0 + 2 * H, score: 10 },
+    ];
     const b = scoreBuckets(ticks, T0, T0 + 2 * H, H, 10 * M);
     expect(b).toEqual([
       { t: T0, meanScore: null, minScore: null, smoothedScore: 90, ticks: 1 },
@@ -41,11 +46,21 @@ describe('dailyBaselines', () => {
     h[bucketIndex(LATENCY_HISTOGRAM, ms)] = n;
     return h;
   };
-  const day = (t: number, requests: number, hardBlocks: number, latencyMs: number): DayTotals => ({ day: t, requests, hardBlocks, challenges: 0, softBlocks: requests / 10, latencyHist: hist(latencyMs, requests) });
+  const day = (t: number, requests: number, hardBlocks: number, latencyMs: number): DayTotals => ({
+    day: t,
+    requests,
+    hardBlocks,
+    challenges: 0,
+    softBlocks: requests / 10,
+    latencyHist: hist(latencyMs, requests),
+  });
 
   test('each day is judged against the 14 whole days ending the day before it', () => {
     // 15 quiet days before T0 (1 % hard blocks, 200 ms), then T0 itself very hostile.
-    const days = [...Array.from({ length: 15 }, (_, i) => day(T0 - (15 - i) * D, 1000, 10, 200)), day(T0, 1000, 900, 2000)];
+    const days = [
+      ...Array.from({ length: 15 }, (_, i) => day(T0 - (15 - i) * D, 1000, 10, 200)),
+      day(T0, 1000, 900, 2000),
+    ];
     const [first, second] = dailyBaselines(days, T0, T0 + 2 * D);
     // T0: days T0-15 … T0-2 (the day before is left out, as the loop's baseline).
     expect(first).toMatchObject({ day: T0, hardBlockRate: 0.01, challengeRate: 0, softBlockRate: 0.1 });
@@ -85,7 +100,9 @@ describe('bandPeriods', () => {
   });
 
   test('nothing is shaded before the first known change', () => {
-    expect(bandPeriods([{ t: T0 + H, band: 'resisting' }], T0, T0 + 2 * H)).toEqual([{ from: T0 + H, to: T0 + 2 * H, band: 'resisting' }]);
+    expect(bandPeriods([{ t: T0 + H, band: 'resisting' }], T0, T0 + 2 * H)).toEqual([
+      { from: T0 + H, to: T0 + 2 * H, band: 'resisting' },
+    ]);
     expect(bandPeriods([], T0, T0 + H)).toEqual([]);
   });
 });

@@ -33,15 +33,25 @@ const data: ChartData = {
   ],
 };
 
-type Layer = { data: { values: Record<string, unknown>[] }; mark: { type: string }; encoding: Record<string, { field?: string; scale?: { domain?: unknown[] } }> };
-type Panel = { name: string; layer?: Layer[]; data?: { values: Record<string, unknown>[] }; encoding?: Layer['encoding'] };
+type Layer = {
+  data: { values: Record<string, unknown>[] };
+  mark: { type: string };
+  encoding: Record<string, { field?: string; scale?: { domain?: unknown[] } }>;
+};
+type Panel = {
+  name: string;
+  layer?: Layer[];
+  data?: { values: Record<string, unknown>[] };
+  encoding?: Layer['encoding'];
+};
 const spec = buildChartSpec(data) as unknown as { vconcat: Panel[]; title: { text: string; subtitle: string[] } };
 const panel = (name: string): Panel => spec.vconcat.find((p) => p.name === name)!;
 const layer = (name: string, type: string, i = 0): Layer => panel(name).layer!.filter((l) => l.mark.type === type)[i]!;
 
 test('four panels on one time axis fixed to the period', () => {
   expect(spec.vconcat.map((p) => p.name)).toEqual(['score', 'refusals', 'latency', 'marks']);
-  for (const p of spec.vconcat) expect((p.layer?.[0] ?? (p as unknown as Layer)).encoding.x!.scale?.domain).toEqual([T0, T0 + 2 * D]);
+  for (const p of spec.vconcat)
+    expect((p.layer?.[0] ?? (p as unknown as Layer)).encoding.x!.scale?.domain).toEqual([T0, T0 + 2 * D]);
   expect(spec.title.text).toBe('shop.example.com — 2026-11-24 00:00Z to 2026-11-26 00:00Z');
   expect(spec.title.subtitle[0]).toMatch(/^1 h buckets \(signals from hour rollups/);
 });
@@ -83,5 +93,7 @@ test('decisions, alerts and control changes as marks; decisions also as rules ov
   const marks = panel('marks');
   expect(marks.data!.values.map((m) => m.kind)).toEqual(['alert', 'control change', 'decision']);
   expect(marks.encoding!.y!.scale?.domain).toEqual(['decision', 'alert', 'control change']);
-  expect(layer('score', 'rule', 1).data.values).toEqual([{ t: T0 + 3 * H, kind: 'decision', label: 'resume by alice: checked' }]);
+  expect(layer('score', 'rule', 1).data.values).toEqual([
+    { t: T0 + 3 * H, kind: 'decision', label: 'resume by alice: checked' },
+  ]);
 });

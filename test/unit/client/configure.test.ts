@@ -34,12 +34,28 @@ describe('flags → payload', () => {
 
 describe('the workflow refusal in the flags’ terms', () => {
   test.each([
-    ['configure: settings.tickIntervalMs: expected a tick interval in milliseconds (a whole number of at least 1000)', { tick: '500ms' }, '--tick 500ms: expected a tick interval in milliseconds (a whole number of at least 1000)'],
-    ['configure: settings.policy.concurrency.floor: must not exceed concurrency.nominal (8)', { config: 'c.json' }, '--config c.json: policy.concurrency.floor: must not exceed concurrency.nominal (8)'],
+    [
+      'configure: settings.tickIntervalMs: expected a tick interval in milliseconds (a whole number of at least 1000)',
+      { tick: '500ms' },
+      '--tick 500ms: expected a tick interval in milliseconds (a whole number of at least 1000)',
+    ],
+    [
+      'configure: settings.policy.concurrency.floor: must not exceed concurrency.nominal (8)',
+      { config: 'c.json' },
+      '--config c.json: policy.concurrency.floor: must not exceed concurrency.nominal (8)',
+    ],
     ['configure: settings: unknown field "polcy"', { config: 'c.json' }, '--config c.json: unknown field "polcy"'],
-    ['configure: settings.tickIntervalMs: expected …', { config: 'c.json' }, '--config c.json: tickIntervalMs: expected …'],
+    [
+      'configure: settings.tickIntervalMs: expected …',
+      { config: 'c.json' },
+      '--config c.json: tickIntervalMs: expected …',
+    ],
     ['configure: parserOwner: expected a contact', {}, '--parser-owner: expected a contact'],
-    ['configure: shop.example.com is stopping; its loop takes no new settings', {}, 'configure: shop.example.com is stopping; its loop takes no new settings'],
+    [
+      'configure: shop.example.com is stopping; its loop takes no new settings',
+      {},
+      'configure: shop.example.com is stopping; its loop takes no new settings',
+    ],
   ])('%s', (message, options, expected) => {
     expect(refusalAsFlags(message, options)).toBe(expected);
   });

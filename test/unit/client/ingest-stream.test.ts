@@ -34,7 +34,10 @@ const SLOW_RANDOM = workerScript(
    setTimeout(() => parentPort.postMessage({ type: 'done', seq: m.seq, lines: m.lines.length, blank, accepted, inserted: accepted, duplicates: 0, rejected }), Math.random() * 15);`,
 );
 
-const CRASHES_ON_SECOND_BATCH = workerScript('crash', `if (m.seq >= 1) throw new Error('worker blew up'); parentPort.postMessage({ type: 'done', seq: m.seq, lines: m.lines.length, blank: 0, accepted: m.lines.length, inserted: m.lines.length, duplicates: 0, rejected: [] });`);
+const CRASHES_ON_SECOND_BATCH = workerScript(
+  'crash',
+  `if (m.seq >= 1) throw new Error('worker blew up'); parentPort.postMessage({ type: 'done', seq: m.seq, lines: m.lines.length, blank: 0, accepted: m.lines.length, inserted: m.lines.length, duplicates: 0, rejected: [] });`,
+);
 
 /** Reports each batch as one "rejected" entry: its first line, its line count and its characters. */
 const REPORTS_BATCHES = workerScript(
@@ -79,14 +82,26 @@ test('results finishing out of order are reported in line order, with the right 
   });
   const bad = lines.flatMap((l, i) => (l === 'bad' ? [i + 1] : []));
   expect(reported.map((r) => r.line)).toEqual(bad);
-  expect(summary).toMatchObject({ lines: 500, rejected: bad.length, blank: 5, accepted: 500 - bad.length - 5, inserted: 500 - bad.length - 5 });
+  expect(summary).toMatchObject({
+    lines: 500,
+    rejected: bad.length,
+    blank: 5,
+    accepted: 500 - bad.length - 5,
+    inserted: 500 - bad.length - 5,
+  });
   expect(progress).toEqual([...progress].sort((a, b) => a - b));
   expect(progress.at(-1)).toBe(500);
 });
 
 test('a worker that crashes fails the run with its error (no hang, no silent success)', async () => {
   const lines = Array.from({ length: 100 }, (_, i) => `{"n":${i}}`);
-  const run = ingestStream(Readable.from([lines.join('\n')]), { databaseUrl: null, batchSize: 10, workers: 2, workerScript: CRASHES_ON_SECOND_BATCH, onRejected: () => undefined });
+  const run = ingestStream(Readable.from([lines.join('\n')]), {
+    databaseUrl: null,
+    batchSize: 10,
+    workers: 2,
+    workerScript: CRASHES_ON_SECOND_BATCH,
+    onRejected: () => undefined,
+  });
   let timer: NodeJS.Timeout | undefined;
   const hung = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error('ingestStream did not settle within 3 s')), 3_000);

@@ -19,7 +19,11 @@ const dirWith = (name: string, files: Record<string, string>): string => {
 
 describe('readLabelledPages', () => {
   it('labels files by name: class, then vendor up to the next --', () => {
-    const dir = dirWith('named', { 'challenge--shop-captcha--2.html': 'a', 'ok--home.html': 'b', 'notes.txt': 'ignored' });
+    const dir = dirWith('named', {
+      'challenge--shop-captcha--2.html': 'a',
+      'ok--home.html': 'b',
+      'notes.txt': 'ignored',
+    });
     expect(readLabelledPages(dir)).toEqual([
       { id: 'challenge--shop-captcha--2.html', body: 'a', label: { class: 'challenge', vendor: 'shop-captcha' } },
       { id: 'ok--home.html', body: 'b', label: { class: 'ok', vendor: 'none' } },
@@ -29,15 +33,50 @@ describe('readLabelledPages', () => {
   it('reads a manifest in the corpus format, other entry fields ignored', () => {
     const dir = dirWith('manifest', {
       'wall.html': '<p>no</p>',
-      'manifest.json': JSON.stringify({ version: 1, pages: [{ file: 'wall.html', label: { class: 'hard_block', vendor: 'Shop', status: 403, headers: { 'x-waf': 'deny' } }, notes: 'kept' }] }),
+      'manifest.json': JSON.stringify({
+        version: 1,
+        pages: [
+          {
+            file: 'wall.html',
+            label: { class: 'hard_block', vendor: 'Shop', status: 403, headers: { 'x-waf': 'deny' } },
+            notes: 'kept',
+          },
+        ],
+      }),
     });
-    expect(readLabelledPages(dir)).toEqual([{ id: 'wall.html', body: '<p>no</p>', label: { class: 'hard_block', vendor: 'Shop', status: 403, headers: { 'x-waf': 'deny' } } }]);
+    expect(readLabelledPages(dir)).toEqual([
+      {
+        id: 'wall.html',
+        body: '<p>no</p>',
+        label: { class: 'hard_block', vendor: 'Shop', status: 403, headers: { 'x-waf': 'deny' } },
+      },
+    ]);
   });
 
   it.each<[string, Record<string, string>, RegExp]>([
-    ['a bad class', { 'manifest.json': JSON.stringify({ pages: [{ file: 'a.html', label: { class: 'blocked', vendor: 'x' } }] }), 'a.html': '' }, /manifest\.json: pages\[0\]\.label\.class: must be one of challenge, hard_block/],
-    ['an unknown label field', { 'manifest.json': JSON.stringify({ pages: [{ file: 'a.html', label: { class: 'ok', vendor: 'x', colour: 1 } }] }), 'a.html': '' }, /pages\[0\]\.label: unknown field "colour"/],
-    ['a missing file', { 'manifest.json': JSON.stringify({ pages: [{ file: 'gone.html', label: { class: 'ok', vendor: 'none' } }] }) }, /pages\[0\]\.file: "gone\.html" does not exist/],
+    [
+      'a bad class',
+      {
+        'manifest.json': JSON.stringify({ pages: [{ file: 'a.html', label: { class: 'blocked', vendor: 'x' } }] }),
+        'a.html': '',
+      },
+      /manifest\.json: pages\[0\]\.label\.class: must be one of challenge, hard_block/,
+    ],
+    [
+      'an unknown label field',
+      {
+        'manifest.json': JSON.stringify({
+          pages: [{ file: 'a.html', label: { class: 'ok', vendor: 'x', colour: 1 } }],
+        }),
+        'a.html': '',
+      },
+      /pages\[0\]\.label: unknown field "colour"/,
+    ],
+    [
+      'a missing file',
+      { 'manifest.json': JSON.stringify({ pages: [{ file: 'gone.html', label: { class: 'ok', vendor: 'none' } }] }) },
+      /pages\[0\]\.file: "gone\.html" does not exist/,
+    ],
     ['broken JSON', { 'manifest.json': '{' }, /manifest\.json: is not valid JSON/],
     ['a file without a class', { 'page.html': '' }, /page\.html: name it <class>--<vendor or anything>\.html/],
     ['nothing to read', { 'readme.txt': '' }, /has no manifest\.json and no <class>--<name>\.html files/],
@@ -56,9 +95,16 @@ describe('report tables', () => {
   const them = evaluate(pages, () => ({ outcome: 'ok' }));
 
   it('summary: one row per mode, both classifiers side by side', () => {
-    const lines = formatSummary([{ name: 'us', evaluation: us }, { name: 'them', evaluation: them }]).trimEnd().split('\n');
+    const lines = formatSummary([
+      { name: 'us', evaluation: us },
+      { name: 'them', evaluation: them },
+    ])
+      .trimEnd()
+      .split('\n');
     expect(lines).toHaveLength(5);
-    expect(lines[2]).toMatch(/^real status and headers +100\.0 % 1\/1 +100\.0 % 1\/1 +0\.0 % 0\/1 +0\.0 % 0\/1 +0\.0 % 0\/1 +0\.0 % 0\/1$/);
+    expect(lines[2]).toMatch(
+      /^real status and headers +100\.0 % 1\/1 +100\.0 % 1\/1 +0\.0 % 0\/1 +0\.0 % 0\/1 +0\.0 % 0\/1 +0\.0 % 0\/1$/,
+    );
   });
 
   it('per vendor, as text and as Markdown', () => {

@@ -3,9 +3,24 @@ import type { SiteSummary } from '../../../api/schemas/sites';
 import type { Controls } from '../../../control/controls';
 import type { AssessmentPageRow } from '../../../db/assessments';
 import type { ControlChange, DecisionEvent } from '../../../db/history';
-import { ago, buildFleet, fleetSchema, formatFleet, parseBands, siteMatcher, urgencyOf } from '../../../client/on-call/fleet';
+import {
+  ago,
+  buildFleet,
+  fleetSchema,
+  formatFleet,
+  parseBands,
+  siteMatcher,
+  urgencyOf,
+} from '../../../client/on-call/fleet';
 import { REASON_ORDER } from '../../../scoring/reasons';
-import { aggregate, bucketCount, defaultEvery, formatHistory, historySchema, tickRows } from '../../../client/on-call/history';
+import {
+  aggregate,
+  bucketCount,
+  defaultEvery,
+  formatHistory,
+  historySchema,
+  tickRows,
+} from '../../../client/on-call/history';
 import { parseWhen } from '../../../client/on-call/times';
 
 const NOW = new Date('2026-12-01T12:00:00Z');
@@ -56,22 +71,48 @@ describe('sites: urgency order', () => {
       'healthy-a.com',
       'healthy-b.com',
     ]);
-    expect(fleet.sites.map((s) => s.urgency)).toEqual(['person', 'person', 'attention', 'attention', 'attention', 'no-score', 'no-score', 'healthy', 'healthy', 'healthy']);
+    expect(fleet.sites.map((s) => s.urgency)).toEqual([
+      'person',
+      'person',
+      'attention',
+      'attention',
+      'attention',
+      'no-score',
+      'no-score',
+      'healthy',
+      'healthy',
+      'healthy',
+    ]);
     expect(fleet.counts).toEqual({ learning: 1, healthy: 6, degrading: 2, resisting: 1 });
     expect(fleet.awaiting).toBe(2);
     expect(fleetSchema.parse(fleet)).toEqual(fleet);
   });
 
   test('urgencyOf: a site without a band yet has no score', () => {
-    expect(urgencyOf({ band: null, awaitingHuman: false, problem: null, score: null, lastAssessedAt: null })).toBe('no-score');
+    expect(urgencyOf({ band: null, awaitingHuman: false, problem: null, score: null, lastAssessedAt: null })).toBe(
+      'no-score',
+    );
   });
 
   test('filters: bands, awaiting, name (substring or glob)', () => {
-    const rows = [site('shop.example.com', { band: 'degrading' }), site('news.example.org', { band: 'resisting', awaitingHuman: true }), site('shop.test')];
-    expect(buildFleet(rows, { ...all, bands: ['degrading', 'resisting'] }, NOW).sites.map((s) => s.site)).toEqual(['news.example.org', 'shop.example.com']);
+    const rows = [
+      site('shop.example.com', { band: 'degrading' }),
+      site('news.example.org', { band: 'resisting', awaitingHuman: true }),
+      site('shop.test'),
+    ];
+    expect(buildFleet(rows, { ...all, bands: ['degrading', 'resisting'] }, NOW).sites.map((s) => s.site)).toEqual([
+      'news.example.org',
+      'shop.example.com',
+    ]);
     expect(buildFleet(rows, { ...all, awaiting: true }, NOW).sites.map((s) => s.site)).toEqual(['news.example.org']);
-    expect(buildFleet(rows, { ...all, site: ['SHOP'] }, NOW).sites.map((s) => s.site)).toEqual(['shop.example.com', 'shop.test']);
-    expect(buildFleet(rows, { ...all, site: ['*.example.*'] }, NOW).sites.map((s) => s.site)).toEqual(['news.example.org', 'shop.example.com']);
+    expect(buildFleet(rows, { ...all, site: ['SHOP'] }, NOW).sites.map((s) => s.site)).toEqual([
+      'shop.example.com',
+      'shop.test',
+    ]);
+    expect(buildFleet(rows, { ...all, site: ['*.example.*'] }, NOW).sites.map((s) => s.site)).toEqual([
+      'news.example.org',
+      'shop.example.com',
+    ]);
     expect(buildFleet(rows, { ...all, site: ['shop.?est'] }, NOW).sites.map((s) => s.site)).toEqual(['shop.test']);
     // A glob matches the whole name; the dot is a dot.
     expect(siteMatcher(['shop*'])('news.shop.com')).toBe(false);
@@ -81,7 +122,9 @@ describe('sites: urgency order', () => {
   test('--band: comma lists and repeats, one line for a typo or stopped', () => {
     expect(parseBands([])).toBeNull();
     expect(parseBands(['resisting,degrading', 'Resisting'])).toEqual(['resisting', 'degrading']);
-    expect(() => parseBands(['resistng'])).toThrow('--band: "resistng" is not a band; use learning, healthy, degrading, resisting (repeat --band or separate with commas)');
+    expect(() => parseBands(['resistng'])).toThrow(
+      '--band: "resistng" is not a band; use learning, healthy, degrading, resisting (repeat --band or separate with commas)',
+    );
     expect(() => parseBands(['stopped'])).toThrow(/^--band: a stopped loop has ended/);
     expect(() => siteMatcher([' '])).toThrow(/^--site: empty pattern/);
   });
@@ -96,7 +139,13 @@ describe('sites: urgency order', () => {
           smoothedScore: 18,
           awaitingHuman: true,
           awaitingSince: '2026-12-01T09:55:00.000Z',
-          lastChange: { at: '2026-12-01T09:55:00.000Z', actor: 'control-loop', change: 'paused, canaries only, band degrading→resisting', reason: 'resisting (score 12, smoothed 18): hard_block', version: 7 },
+          lastChange: {
+            at: '2026-12-01T09:55:00.000Z',
+            actor: 'control-loop',
+            change: 'paused, canaries only, band degrading→resisting',
+            reason: 'resisting (score 12, smoothed 18): hard_block',
+            version: 7,
+          },
         }),
       ],
       all,
@@ -104,10 +153,16 @@ describe('sites: urgency order', () => {
     );
     const lines = formatFleet(fleet, NOW).split('\n');
     expect(lines[0]).toBe('2 sites: 1 resisting, 0 degrading, 0 learning, 1 healthy; 1 waiting for a person');
-    expect(lines[2]).toMatch(/^SITE\s+BAND\s+SCORE \/ SMOOTHED\s+PARSER\s+WAITING FOR A PERSON SINCE\s+LAST CHANGE AND WHY$/);
-    expect(lines[3]).toMatch(/^wall\.com\s+resisting\s+12 \/ 18\s+99\s+2026-12-01 09:55Z \(2h 05m ago\)\s+2h 05m ago control-loop: paused, canaries only, band degrading→resisting — resisting \(score 12, smoothed 18\): hard_block$/);
+    expect(lines[2]).toMatch(
+      /^SITE\s+BAND\s+SCORE \/ SMOOTHED\s+PARSER\s+WAITING FOR A PERSON SINCE\s+LAST CHANGE AND WHY$/,
+    );
+    expect(lines[3]).toMatch(
+      /^wall\.com\s+resisting\s+12 \/ 18\s+99\s+2026-12-01 09:55Z \(2h 05m ago\)\s+2h 05m ago control-loop: paused, canaries only, band degrading→resisting — resisting \(score 12, smoothed 18\): hard_block$/,
+    );
     expect(lines[4]).toMatch(/^calm\.com\s+healthy\s+95 \/ 95\s+99\s+—\s+—$/);
-    expect(formatFleet(buildFleet([], all, NOW), NOW)).toBe('0 sites: 0 resisting, 0 degrading, 0 learning, 0 healthy; 0 waiting for a person\n');
+    expect(formatFleet(buildFleet([], all, NOW), NOW)).toBe(
+      '0 sites: 0 resisting, 0 degrading, 0 learning, 0 healthy; 0 waiting for a person\n',
+    );
   });
 
   test('ago', () => {
@@ -146,10 +201,36 @@ const controls = (band: Controls['band'], concurrencyLimit: number, paused = fal
   reason: band,
 });
 function tick(n: number, at: string, score: number | null, reasons: string[] = []): AssessmentPageRow {
-  return { assessmentKey: `s/c1/${n}`, workflowId: 'site-health:s', chainId: 'c1', tick: n, assessedAt: at, state: score === null ? 'insufficient-data' : 'scored', score, parserHealth: 98, reasons };
+  return {
+    assessmentKey: `s/c1/${n}`,
+    workflowId: 'site-health:s',
+    chainId: 'c1',
+    tick: n,
+    assessedAt: at,
+    state: score === null ? 'insufficient-data' : 'scored',
+    score,
+    parserHealth: 98,
+    reasons,
+  };
 }
-function change(at: string, before: Controls | null, after: Controls, key: string | null, actor = 'control-loop', decisionKey: string | null = null): ControlChange {
-  return { at: new Date(at), changedAt: new Date(at), actor, reason: after.reason, oldControls: before, newControls: { ...after, version: 1 }, assessmentKey: key, decisionKey };
+function change(
+  at: string,
+  before: Controls | null,
+  after: Controls,
+  key: string | null,
+  actor = 'control-loop',
+  decisionKey: string | null = null,
+): ControlChange {
+  return {
+    at: new Date(at),
+    changedAt: new Date(at),
+    actor,
+    reason: after.reason,
+    oldControls: before,
+    newControls: { ...after, version: 1 },
+    assessmentKey: key,
+    decisionKey,
+  };
 }
 
 describe('history: the band timeline', () => {
@@ -164,16 +245,29 @@ describe('history: the band timeline', () => {
     change('2026-12-01T10:01:00Z', controls('healthy', 16), controls('degrading', 12), 's/c1/2'),
     change('2026-12-01T10:02:00Z', controls('degrading', 12), controls('resisting', 12, true), 's/c1/3'),
     // A decision's change names the assessment that led to it (tick 3) but belongs to its own time.
-    change('2026-12-01T10:03:30Z', controls('resisting', 12, true), controls('healthy', 8), 's/c1/3', 'human:alice', 'd/1'),
+    change(
+      '2026-12-01T10:03:30Z',
+      controls('resisting', 12, true),
+      controls('healthy', 8),
+      's/c1/3',
+      'human:alice',
+      'd/1',
+    ),
   ];
-  const decisions: DecisionEvent[] = [{ at: new Date('2026-12-01T10:03:30Z'), kind: 'resume', who: 'alice', why: 'checked', decisionKey: 'd/1' }];
+  const decisions: DecisionEvent[] = [
+    { at: new Date('2026-12-01T10:03:30Z'), kind: 'resume', who: 'alice', why: 'checked', decisionKey: 'd/1' },
+  ];
 
   test('carried from the band before, changed by ticks and decisions, decisions on the tick before them', () => {
     const rows = tickRows(ticks, changes, decisions, 'healthy', null);
     expect(rows.map((r) => r.band)).toEqual(['healthy', 'degrading', 'resisting', 'resisting', 'healthy']);
     expect(rows[1]!.actions.map((a) => a.change)).toEqual(['concurrency 16→12, band healthy→degrading']);
-    expect(rows[3]!.actions.map((a) => `${a.actor}: ${a.change}`)).toEqual(['human:alice: concurrency 12→8, unpaused, all traffic, band resisting→healthy']);
-    expect(rows[3]!.decisions).toEqual([{ at: '2026-12-01T10:03:30.000Z', kind: 'resume', who: 'alice', why: 'checked' }]);
+    expect(rows[3]!.actions.map((a) => `${a.actor}: ${a.change}`)).toEqual([
+      'human:alice: concurrency 12→8, unpaused, all traffic, band resisting→healthy',
+    ]);
+    expect(rows[3]!.decisions).toEqual([
+      { at: '2026-12-01T10:03:30.000Z', kind: 'resume', who: 'alice', why: 'checked' },
+    ]);
     expect(rows.every((r) => r.smoothedScore === null && r.loopActions === null)).toBe(true);
     expect(rows[0]!.at).toBe('2026-12-01T10:00:00.000Z');
   });
@@ -187,17 +281,41 @@ describe('history: the band timeline', () => {
     expect(first[0]!.decisions).toHaveLength(1);
   });
 
-  test('smoothed scores and the loop\'s own actions from its recent ticks, same chain only', () => {
+  test("smoothed scores and the loop's own actions from its recent ticks, same chain only", () => {
     const live = {
       chainId: 'c1',
-      ticks: [{ tick: 2, assessedAt: '2026-12-01T10:01:00.000Z', state: 'scored' as const, score: 60, smoothedScore: 71, band: 'degrading' as const, scoredBand: 'degrading' as const, parserHealth: 98, reasons: ['hard_block'], routeVerdict: 'site-wide', actions: ['concurrency 16→12, band healthy→degrading', 'notified owner (degrading)'] }],
+      ticks: [
+        {
+          tick: 2,
+          assessedAt: '2026-12-01T10:01:00.000Z',
+          state: 'scored' as const,
+          score: 60,
+          smoothedScore: 71,
+          band: 'degrading' as const,
+          scoredBand: 'degrading' as const,
+          parserHealth: 98,
+          reasons: ['hard_block'],
+          routeVerdict: 'site-wide',
+          actions: ['concurrency 16→12, band healthy→degrading', 'notified owner (degrading)'],
+        },
+      ],
     };
     const rows = tickRows(ticks, changes, decisions, 'healthy', live);
     expect(rows[1]!.smoothedScore).toBe(71);
     expect(rows[1]!.loopActions).toEqual(['concurrency 16→12, band healthy→degrading', 'notified owner (degrading)']);
     expect(rows[0]!.smoothedScore).toBeNull();
     expect(tickRows(ticks, changes, decisions, 'healthy', { ...live, chainId: 'other' })[1]!.smoothedScore).toBeNull();
-    const text = formatHistory(historySchema.parse({ site: 's', from: '2026-12-01T10:00:00.000Z', to: '2026-12-01T10:05:00.000Z', ticks: 5, everyMs: null, smoothedScores: 'from the running loop', rows }));
+    const text = formatHistory(
+      historySchema.parse({
+        site: 's',
+        from: '2026-12-01T10:00:00.000Z',
+        to: '2026-12-01T10:05:00.000Z',
+        ticks: 5,
+        everyMs: null,
+        smoothedScores: 'from the running loop',
+        rows,
+      }),
+    );
     // The change is listed once, the notification beside it.
     expect(text).toContain('concurrency 16→12, band healthy→degrading; notified owner (degrading)');
     expect(text).toContain('DECISION resume by alice at 2026-12-01 10:03:30Z: checked');
@@ -216,23 +334,78 @@ describe('history: aggregation', () => {
 
   test('reasons raised on as many ticks are listed by weight, the order status lists them in (not alphabetically)', () => {
     const at = (i: number): string => new Date(Date.parse('2026-12-01T10:00:00Z') + i * 60_000).toISOString();
-    const ticks = [['latency', 'extraction_empty'], ['challenge', 'cost_bytes'], ['hard_block', 'route_specific'], ['total_refusal', 'canary_mismatch']].map((r, i) => tick(i + 1, at(i), 50, r));
+    const ticks = [
+      ['latency', 'extraction_empty'],
+      ['challenge', 'cost_bytes'],
+      ['hard_block', 'route_specific'],
+      ['total_refusal', 'canary_mismatch'],
+    ].map((r, i) => tick(i + 1, at(i), 50, r));
     const [bucket] = aggregate(tickRows(ticks, [], [], 'healthy', null), 3_600_000);
-    expect(bucket!.reasons.map((r) => r.reason)).toEqual(['total_refusal', 'hard_block', 'challenge', 'latency', 'canary_mismatch', 'route_specific', 'extraction_empty', 'cost_bytes']);
-    expect(bucket!.reasons.map((r) => r.reason)).toEqual([...REASON_ORDER].filter((r) => bucket!.reasons.some((x) => x.reason === r)));
+    expect(bucket!.reasons.map((r) => r.reason)).toEqual([
+      'total_refusal',
+      'hard_block',
+      'challenge',
+      'latency',
+      'canary_mismatch',
+      'route_specific',
+      'extraction_empty',
+      'cost_bytes',
+    ]);
+    expect(bucket!.reasons.map((r) => r.reason)).toEqual(
+      [...REASON_ORDER].filter((r) => bucket!.reasons.some((x) => x.reason === r)),
+    );
   });
 
   test('one row per interval: worst band, score ranges, reasons by frequency, every action kept', () => {
-    const ticks = [0, 1, 2, 3, 4, 5].map((i) => tick(i + 1, new Date(Date.parse('2026-12-01T10:00:00Z') + i * 20 * 60_000).toISOString(), [90, 80, 60, 40, 50, null][i]!, i >= 2 ? ['hard_block', ...(i === 3 ? ['challenge'] : [])] : []));
-    const changes = [change('2026-12-01T10:40:00Z', controls('healthy', 16), controls('degrading', 12), 's/c1/3'), change('2026-12-01T11:00:00Z', controls('degrading', 12), controls('resisting', 12, true), 's/c1/4')];
+    const ticks = [0, 1, 2, 3, 4, 5].map((i) =>
+      tick(
+        i + 1,
+        new Date(Date.parse('2026-12-01T10:00:00Z') + i * 20 * 60_000).toISOString(),
+        [90, 80, 60, 40, 50, null][i]!,
+        i >= 2 ? ['hard_block', ...(i === 3 ? ['challenge'] : [])] : [],
+      ),
+    );
+    const changes = [
+      change('2026-12-01T10:40:00Z', controls('healthy', 16), controls('degrading', 12), 's/c1/3'),
+      change('2026-12-01T11:00:00Z', controls('degrading', 12), controls('resisting', 12, true), 's/c1/4'),
+    ];
     const buckets = aggregate(tickRows(ticks, changes, [], 'healthy', null), 3_600_000);
     expect(buckets).toHaveLength(2);
-    expect(buckets[0]).toMatchObject({ from: '2026-12-01T10:00:00.000Z', to: '2026-12-01T11:00:00.000Z', ticks: 3, band: 'degrading', bands: { healthy: 2, degrading: 1 }, score: { min: 60, mean: 76.7, max: 90 }, smoothedScore: null, reasons: [{ reason: 'hard_block', ticks: 1 }] });
+    expect(buckets[0]).toMatchObject({
+      from: '2026-12-01T10:00:00.000Z',
+      to: '2026-12-01T11:00:00.000Z',
+      ticks: 3,
+      band: 'degrading',
+      bands: { healthy: 2, degrading: 1 },
+      score: { min: 60, mean: 76.7, max: 90 },
+      smoothedScore: null,
+      reasons: [{ reason: 'hard_block', ticks: 1 }],
+    });
     expect(buckets[0]!.actions.map((a) => a.change)).toEqual(['concurrency 16→12, band healthy→degrading']);
-    expect(buckets[1]).toMatchObject({ ticks: 3, band: 'resisting', score: { min: 40, mean: 45, max: 50 }, reasons: [{ reason: 'hard_block', ticks: 3 }, { reason: 'challenge', ticks: 1 }] });
-    const doc = historySchema.parse({ site: 's', from: '2026-12-01T10:00:00.000Z', to: '2026-12-01T12:00:00.000Z', ticks: 6, everyMs: 3_600_000, smoothedScores: 'n/a', rows: buckets });
+    expect(buckets[1]).toMatchObject({
+      ticks: 3,
+      band: 'resisting',
+      score: { min: 40, mean: 45, max: 50 },
+      reasons: [
+        { reason: 'hard_block', ticks: 3 },
+        { reason: 'challenge', ticks: 1 },
+      ],
+    });
+    const doc = historySchema.parse({
+      site: 's',
+      from: '2026-12-01T10:00:00.000Z',
+      to: '2026-12-01T12:00:00.000Z',
+      ticks: 6,
+      everyMs: 3_600_000,
+      smoothedScores: 'n/a',
+      rows: buckets,
+    });
     const text = formatHistory(doc).split('\n');
-    expect(text[0]).toBe('s: 6 ticks from 2026-12-01 10:00:00Z to 2026-12-01 12:00:00Z, one row per 1h (2 rows; --every to change)');
-    expect(text[3]).toMatch(/^2026-12-01 10:00:00Z\s+3\s+degrading\s+76\.7 \(60–90\)\s+—\s+98\s+hard_block×1\s+concurrency 16→12, band healthy→degrading$/);
+    expect(text[0]).toBe(
+      's: 6 ticks from 2026-12-01 10:00:00Z to 2026-12-01 12:00:00Z, one row per 1h (2 rows; --every to change)',
+    );
+    expect(text[3]).toMatch(
+      /^2026-12-01 10:00:00Z\s+3\s+degrading\s+76\.7 \(60–90\)\s+—\s+98\s+hard_block×1\s+concurrency 16→12, band healthy→degrading$/,
+    );
   });
 });

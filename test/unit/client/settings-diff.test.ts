@@ -25,9 +25,16 @@ describe('diffSettings', () => {
     expect(diffSettings(settings({}), settings({}))).toEqual([]);
   });
   test('names each differing leaf by its path, durations shown as durations', () => {
-    const changes = diffSettings(settings({ tickIntervalMs: 60_000 }), settings({ tickIntervalMs: 30_000, scoring: { smoothing: { halfLifeMs: 300_000 } } }));
+    const changes = diffSettings(
+      settings({ tickIntervalMs: 60_000 }),
+      settings({ tickIntervalMs: 30_000, scoring: { smoothing: { halfLifeMs: 300_000 } } }),
+    );
     expect(changes).toEqual([
-      { path: 'scoring.smoothing.halfLifeMs', running: formatMs(settings({}).scoring.smoothing.halfLifeMs), wanted: '5m' },
+      {
+        path: 'scoring.smoothing.halfLifeMs',
+        running: formatMs(settings({}).scoring.smoothing.halfLifeMs),
+        wanted: '5m',
+      },
       { path: 'tickIntervalMs', running: '1m', wanted: '30s' },
     ]);
   });
@@ -50,6 +57,8 @@ describe('isGiven / askedChanges', () => {
     const running = settings({ tickIntervalMs: 30_000 });
     // `start shop.example.com` (no --tick) after `--tick 30s`: the default 1m is not a request.
     expect(askedChanges(running, settings({}), {})).toEqual([]);
-    expect(askedChanges(running, settings({ tickIntervalMs: 120_000 }), { tickIntervalMs: 120_000 })).toEqual([{ path: 'tickIntervalMs', running: '30s', wanted: '2m' }]);
+    expect(askedChanges(running, settings({ tickIntervalMs: 120_000 }), { tickIntervalMs: 120_000 })).toEqual([
+      { path: 'tickIntervalMs', running: '30s', wanted: '2m' },
+    ]);
   });
 });

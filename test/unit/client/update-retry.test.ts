@@ -4,7 +4,13 @@ import { pauseUpdate } from '../../../control/messages';
 import { executeUpdateRetrying, isTaskRetryRefusal } from '../../../client/update-retry';
 
 const update = pauseUpdate;
-const refusal = () => new ServiceError('Workflow Update failed', { cause: Object.assign(new Error('x'), { code: 9, details: 'Unable to perform workflow execution update due to Workflow Task in failed state.' }) });
+const refusal = () =>
+  new ServiceError('Workflow Update failed', {
+    cause: Object.assign(new Error('x'), {
+      code: 9,
+      details: 'Unable to perform workflow execution update due to Workflow Task in failed state.',
+    }),
+  });
 
 function handleFailing(times: number, error: () => Error): { handle: WorkflowHandle; calls: () => number } {
   let calls = 0;
@@ -19,7 +25,13 @@ function handleFailing(times: number, error: () => Error): { handle: WorkflowHan
 
 test('the task-retry refusal is recognised; other errors are not', () => {
   expect(isTaskRetryRefusal(refusal())).toBe(true);
-  expect(isTaskRetryRefusal(new ServiceError('Workflow Update failed', { cause: Object.assign(new Error('x'), { code: 9, details: 'something else' }) }))).toBe(false);
+  expect(
+    isTaskRetryRefusal(
+      new ServiceError('Workflow Update failed', {
+        cause: Object.assign(new Error('x'), { code: 9, details: 'something else' }),
+      }),
+    ),
+  ).toBe(false);
   expect(isTaskRetryRefusal(new Error('Workflow Task in failed state'))).toBe(false);
 });
 
@@ -31,6 +43,8 @@ test('sent again after the refusal, until the server admits it', async () => {
 
 test('any other error is thrown at once', async () => {
   const h = handleFailing(1, () => new Error('workflow not found'));
-  await expect(executeUpdateRetrying(h.handle, update, [{ who: 'now', why: 'test' }])).rejects.toThrow('workflow not found');
+  await expect(executeUpdateRetrying(h.handle, update, [{ who: 'now', why: 'test' }])).rejects.toThrow(
+    'workflow not found',
+  );
   expect(h.calls()).toBe(1);
 });

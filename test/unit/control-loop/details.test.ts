@@ -19,7 +19,15 @@ const resisting = state({
   smoothedScore: 18,
   parserHealth: 97,
   reasons: ['hard_block', 'challenge'],
-  controls: { band: 'resisting', paused: true, canaryOnly: true, concurrencyLimit: 1, revisitMultiplier: 3.38, effectiveCostMultiplier: 4, reason: 'paused' },
+  controls: {
+    band: 'resisting',
+    paused: true,
+    canaryOnly: true,
+    concurrencyLimit: 1,
+    revisitMultiplier: 3.38,
+    effectiveCostMultiplier: 4,
+    reason: 'paused',
+  },
   awaiting: {
     kind: 'resisting',
     since: '2026-12-01T09:55:00.000Z',
@@ -36,8 +44,13 @@ const lines = (md: string): string[] => md.split('\n');
 test('a site waiting for a person: band first, then why, then the commands that decide, then the table', () => {
   const md = detailsMarkdown(SITE, resisting, 60_000);
   const l = lines(md);
-  expect(l[0]).toBe('**resisting** — **waiting for a person** since 2026-12-01T09:55:00.000Z (paused by the loop, 2 reminders sent) · shop.example.com');
-  expect(l.slice(2, 4)).toEqual(['- Paused: paused at tick 42: resisting (score 12, smoothed 18): hard_block, challenge', '- Reasons: hard_block, challenge']);
+  expect(l[0]).toBe(
+    '**resisting** — **waiting for a person** since 2026-12-01T09:55:00.000Z (paused by the loop, 2 reminders sent) · shop.example.com',
+  );
+  expect(l.slice(2, 4)).toEqual([
+    '- Paused: paused at tick 42: resisting (score 12, smoothed 18): hard_block, challenge',
+    '- Reasons: hard_block, challenge',
+  ]);
   const resume = l.indexOf('- resume: `target-health decide resume shop.example.com --who <you> --why "<why>"`');
   const stop = l.indexOf('- stop: `target-health decide stop shop.example.com --who <you> --why "<why>"`');
   const table = l.indexOf('| | |');
@@ -55,28 +68,84 @@ test('a site waiting for a person: band first, then why, then the commands that 
   ]);
 });
 
-test('the latest tick\'s canary evidence: the product\'s canaries and the crawler\'s own canary requests', () => {
+test("the latest tick's canary evidence: the product's canaries and the crawler's own canary requests", () => {
   const tick = (over: Partial<TickAssessment>): TickAssessment =>
-    ({ window: { currentFrom: '2026-12-01T09:45:00.000Z', currentTo: '2026-12-01T09:55:00.000Z', baselineFrom: '', baselineTo: '' }, canaries: null, ...over }) as TickAssessment;
-  const row = (t: TickAssessment): string | undefined => lines(detailsMarkdown(SITE, resisting, 60_000, t)).find((l) => l.startsWith('| canaries |'));
-  expect(row(tick({ crawlerCanaries: { requests: 97, failed: 7 } }))).toBe('| canaries | 97 canary requests from the crawler 09:45–09:55Z: 90 ok, 7 refused or failed |');
-  const own = { window: { runs: 2, failures: 1, mismatches: 0 }, evidence: [], nextDueAt: null, excludedBaselineDays: [] };
-  expect(row(tick({ canaries: own, crawlerCanaries: { requests: 3, failed: 0 } }))).toBe("| canaries | 2 of the product's counted, 1 failed, 0 mismatched; 3 canary requests from the crawler 09:45–09:55Z: 3 ok, 0 refused or failed |");
-  expect(row(tick({ crawlerCanaries: { requests: 0, failed: 0 } }))).toBe('| canaries | none defined, none from the crawler |');
+    ({
+      window: {
+        currentFrom: '2026-12-01T09:45:00.000Z',
+        currentTo: '2026-12-01T09:55:00.000Z',
+        baselineFrom: '',
+        baselineTo: '',
+      },
+      canaries: null,
+      ...over,
+    }) as TickAssessment;
+  const row = (t: TickAssessment): string | undefined =>
+    lines(detailsMarkdown(SITE, resisting, 60_000, t)).find((l) => l.startsWith('| canaries |'));
+  expect(row(tick({ crawlerCanaries: { requests: 97, failed: 7 } }))).toBe(
+    '| canaries | 97 canary requests from the crawler 09:45–09:55Z: 90 ok, 7 refused or failed |',
+  );
+  const own = {
+    window: { runs: 2, failures: 1, mismatches: 0 },
+    evidence: [],
+    nextDueAt: null,
+    excludedBaselineDays: [],
+  };
+  expect(row(tick({ canaries: own, crawlerCanaries: { requests: 3, failed: 0 } }))).toBe(
+    "| canaries | 2 of the product's counted, 1 failed, 0 mismatched; 3 canary requests from the crawler 09:45–09:55Z: 3 ok, 0 refused or failed |",
+  );
+  expect(row(tick({ crawlerCanaries: { requests: 0, failed: 0 } }))).toBe(
+    '| canaries | none defined, none from the crawler |',
+  );
   // Before the first tick there is no evidence row.
   expect(row(null as unknown as TickAssessment)).toBeUndefined();
 });
 
 test('a pause by hand names who paused; the band the score alone gives is shown when it differs', () => {
-  const md = detailsMarkdown(SITE, { ...resisting, band: 'healthy', scoredBand: 'degrading', reasons: [], awaiting: { ...resisting.awaiting!, kind: 'manual', pausedBy: 'alice@example.com', reason: 'legal asked us to hold', remindersSent: 0 } }, 60_000);
-  expect(lines(md)[0]).toBe('**healthy** (the score alone says degrading) — **waiting for a person** since 2026-12-01T09:55:00.000Z (paused by alice@example.com) · shop.example.com');
+  const md = detailsMarkdown(
+    SITE,
+    {
+      ...resisting,
+      band: 'healthy',
+      scoredBand: 'degrading',
+      reasons: [],
+      awaiting: {
+        ...resisting.awaiting!,
+        kind: 'manual',
+        pausedBy: 'alice@example.com',
+        reason: 'legal asked us to hold',
+        remindersSent: 0,
+      },
+    },
+    60_000,
+  );
+  expect(lines(md)[0]).toBe(
+    '**healthy** (the score alone says degrading) — **waiting for a person** since 2026-12-01T09:55:00.000Z (paused by alice@example.com) · shop.example.com',
+  );
   expect(md).toContain('- Paused: legal asked us to hold\n- Reasons: none');
   expect(md).toContain('`target-health decide resume shop.example.com --who <you> --why "<why>"`');
 });
 
 test('a running site: band and why lead, no decide command', () => {
-  const md = detailsMarkdown(SITE, state({ band: 'degrading', scoredBand: 'degrading', score: 61, smoothedScore: 66, reasons: ['hard_block'], heldFor: 'routes a, b pull the score down: confirming a route problem' }), 1_000);
-  expect(lines(md).slice(0, 5)).toEqual(['**degrading** · shop.example.com', '', '- Reasons: hard_block', '- Band held: routes a, b pull the score down: confirming a route problem', '']);
+  const md = detailsMarkdown(
+    SITE,
+    state({
+      band: 'degrading',
+      scoredBand: 'degrading',
+      score: 61,
+      smoothedScore: 66,
+      reasons: ['hard_block'],
+      heldFor: 'routes a, b pull the score down: confirming a route problem',
+    }),
+    1_000,
+  );
+  expect(lines(md).slice(0, 5)).toEqual([
+    '**degrading** · shop.example.com',
+    '',
+    '- Reasons: hard_block',
+    '- Band held: routes a, b pull the score down: confirming a route problem',
+    '',
+  ]);
   expect(md).not.toContain('decide');
   expect(md).toContain('| tick | 42 (every 1 s), last at 2026-12-01T09:55:00.000Z |');
 });
@@ -86,17 +155,37 @@ test('no score and a loop problem are part of why; newlines and pipes cannot bre
     SITE,
     state({
       noScore: { state: 'insufficient-data', detail: 'only 3 requests\nin the window' },
-      problem: { kind: 'assessment_failed', since: '2026-12-01T09:00:00.000Z', ticks: 3, message: 'value out of range | column x' },
-      lastDecision: { decisionKey: 'd1', kind: 'resume', who: 'bob|ops', why: 'ok', mode: { mode: 'cautious' }, via: 'update', decidedAt: '2026-12-01T08:00:00.000Z', assessmentKey: null },
+      problem: {
+        kind: 'assessment_failed',
+        since: '2026-12-01T09:00:00.000Z',
+        ticks: 3,
+        message: 'value out of range | column x',
+      },
+      lastDecision: {
+        decisionKey: 'd1',
+        kind: 'resume',
+        who: 'bob|ops',
+        why: 'ok',
+        mode: { mode: 'cautious' },
+        via: 'update',
+        decidedAt: '2026-12-01T08:00:00.000Z',
+        assessmentKey: null,
+      },
     }),
     60_000,
   );
   expect(md).toContain('- No score: only 3 requests in the window\n');
-  expect(md).toContain('- **Problem: assessment_failed** since 2026-12-01T09:00:00.000Z (3 ticks): value out of range | column x\n');
+  expect(md).toContain(
+    '- **Problem: assessment_failed** since 2026-12-01T09:00:00.000Z (3 ticks): value out of range | column x\n',
+  );
   expect(md).toContain('| last decision | resume by bob\\|ops at 2026-12-01T08:00:00.000Z |');
 });
 
 test('the decide command quotes a site the shell would split', () => {
-  expect(decideCommand('shop.example.com:8443', 'stop')).toBe('target-health decide stop shop.example.com:8443 --who <you> --why "<why>"');
-  expect(decideCommand("it's here", 'resume')).toBe(`target-health decide resume 'it'\\''s here' --who <you> --why "<why>"`);
+  expect(decideCommand('shop.example.com:8443', 'stop')).toBe(
+    'target-health decide stop shop.example.com:8443 --who <you> --why "<why>"',
+  );
+  expect(decideCommand("it's here", 'resume')).toBe(
+    `target-health decide resume 'it'\\''s here' --who <you> --why "<why>"`,
+  );
 });

@@ -26,7 +26,11 @@ export const BASELINE: WindowInput = {
 };
 
 /** A current window of `requests` with the given refusal shares; extraction as usual unless told. */
-export function window(requests: number, shares: { hard?: number; challenge?: number; soft?: number; missing?: number } = {}, routes?: RouteWindow[]): WindowInput {
+export function window(
+  requests: number,
+  shares: { hard?: number; challenge?: number; soft?: number; missing?: number } = {},
+  routes?: RouteWindow[],
+): WindowInput {
   const hardBlocks = Math.round(requests * (shares.hard ?? 0));
   const challenges = Math.round(requests * (shares.challenge ?? 0));
   const softBlocks = Math.round(requests * (shares.soft ?? 0));
@@ -44,8 +48,20 @@ export function window(requests: number, shares: { hard?: number; challenge?: nu
     validRecords: served - missing,
     bytes: requests * 100_000,
     routes: routes ?? [
-      { pool: 'a', requests: half, hardBlocks: Math.floor(hardBlocks / 2), challenges: Math.floor(challenges / 2), softBlocks: Math.floor(softBlocks / 2) },
-      { pool: 'b', requests: requests - half, hardBlocks: hardBlocks - Math.floor(hardBlocks / 2), challenges: challenges - Math.floor(challenges / 2), softBlocks: softBlocks - Math.floor(softBlocks / 2) },
+      {
+        pool: 'a',
+        requests: half,
+        hardBlocks: Math.floor(hardBlocks / 2),
+        challenges: Math.floor(challenges / 2),
+        softBlocks: Math.floor(softBlocks / 2),
+      },
+      {
+        pool: 'b',
+        requests: requests - half,
+        hardBlocks: hardBlocks - Math.floor(hardBlocks / 2),
+        challenges: challenges - Math.floor(challenges / 2),
+        softBlocks: softBlocks - Math.floor(softBlocks / 2),
+      },
     ],
   };
 }
@@ -54,7 +70,13 @@ export function window(requests: number, shares: { hard?: number; challenge?: nu
 export const SCORING: ScoringConfig = parseScoringConfig({ smoothing: { halfLifeMs: 5_000 } });
 export const POLICY: ActionPolicy = actionPolicySchema().parse({ reminderIntervalMs: 3 * 60_000 });
 /** The current judgement rules, ticks a minute apart (the tick fixtures' spacing). */
-export const CONFIG: LoopConfig = { site: SITE, policy: POLICY, scoring: SCORING, judgement: CURRENT_JUDGEMENT, tickIntervalMs: 60_000 };
+export const CONFIG: LoopConfig = {
+  site: SITE,
+  policy: POLICY,
+  scoring: SCORING,
+  judgement: CURRENT_JUDGEMENT,
+  tickIntervalMs: 60_000,
+};
 
 const T0 = Date.parse('2025-03-14T10:00:00.000Z');
 
@@ -67,7 +89,10 @@ export interface TickOptions {
 
 /** What a loop state hands to the next assessment (as the workflow sends it). */
 export function carried(state: LoopState): TickOptions {
-  return { previousRefusal: state.scoring.refusalStreak, previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] } };
+  return {
+    previousRefusal: state.scoring.refusalStreak,
+    previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] },
+  };
 }
 
 export function tickAssessment(tick: number, current: WindowInput, opts: TickOptions = {}): TickAssessment {
@@ -75,7 +100,12 @@ export function tickAssessment(tick: number, current: WindowInput, opts: TickOpt
 }
 
 /** A tick `atMs` after the fixtures' start (any tick interval). */
-export function tickAssessmentAt(tick: number, atMs: number, current: WindowInput, opts: TickOptions = {}): TickAssessment {
+export function tickAssessmentAt(
+  tick: number,
+  atMs: number,
+  current: WindowInput,
+  opts: TickOptions = {},
+): TickAssessment {
   const assessedAt = new Date(T0 + atMs).toISOString();
   return {
     assessmentKey: `${SITE}/chain/${tick}`,
@@ -84,7 +114,13 @@ export function tickAssessmentAt(tick: number, atMs: number, current: WindowInpu
     site: { registered: true, owner: 'crawl@example.com', parserOwner: 'parser@example.com' },
     window: { currentFrom: assessedAt, currentTo: assessedAt, baselineFrom: assessedAt, baselineTo: assessedAt },
     assessment: assess(
-      { current, baseline: opts.baseline === undefined ? BASELINE : opts.baseline, previousRefusal: opts.previousRefusal ?? 0, previous: opts.previous ?? {}, at: T0 + atMs },
+      {
+        current,
+        baseline: opts.baseline === undefined ? BASELINE : opts.baseline,
+        previousRefusal: opts.previousRefusal ?? 0,
+        previous: opts.previous ?? {},
+        at: T0 + atMs,
+      },
       SCORING,
     ),
     canaries: null,

@@ -21,10 +21,20 @@ function withBadPool(bad: 'hardBlocks' | 'errors'): WindowInput {
   const routes: RouteWindow[] = [
     { pool: 'a', requests: 200, hardBlocks: 1, challenges: 0, softBlocks: 0 },
     { pool: 'b', requests: 200, hardBlocks: 1, challenges: 0, softBlocks: 0 },
-    { pool: 'c', requests: 200, hardBlocks: bad === 'hardBlocks' ? 200 : 0, challenges: 0, softBlocks: 0, ...(bad === 'errors' ? { errors: 200 } : {}) },
+    {
+      pool: 'c',
+      requests: 200,
+      hardBlocks: bad === 'hardBlocks' ? 200 : 0,
+      challenges: 0,
+      softBlocks: 0,
+      ...(bad === 'errors' ? { errors: 200 } : {}),
+    },
   ];
   const hardBlocks = routes.reduce((n, r) => n + r.hardBlocks, 0);
-  return { ...window(600, { hard: hardBlocks / 600 }, routes), recent: { requests: 600, hardBlocks, challenges: 0, softBlocks: 0, routes } };
+  return {
+    ...window(600, { hard: hardBlocks / 600 }, routes),
+    recent: { requests: 600, hardBlocks, challenges: 0, softBlocks: 0, routes },
+  };
 }
 
 /** Healthy for a minute of 10 s ticks, then the bad pool for three minutes. */

@@ -20,11 +20,22 @@ function config(judgement: JudgementVersion, tickIntervalMs: number): LoopConfig
 }
 
 /** Ticks every `tickMs` from `fromMs`, the window at each time from `at`; returns every plan. */
-function runEvery(tickMs: number, untilMs: number, at: (ms: number) => Win, cfg: LoopConfig, state: LoopState = initialLoopState('chain'), fromMs = 0): TickPlan[] {
+function runEvery(
+  tickMs: number,
+  untilMs: number,
+  at: (ms: number) => Win,
+  cfg: LoopConfig,
+  state: LoopState = initialLoopState('chain'),
+  fromMs = 0,
+): TickPlan[] {
   const plans: TickPlan[] = [];
   let s = state;
   for (let ms = fromMs; ms <= untilMs; ms += tickMs) {
-    const plan = planTick(s, tickAssessmentAt(s.tick + 1, ms, at(ms), { previousRefusal: s.scoring.refusalStreak }), cfg);
+    const plan = planTick(
+      s,
+      tickAssessmentAt(s.tick + 1, ms, at(ms), { previousRefusal: s.scoring.refusalStreak }),
+      cfg,
+    );
     plans.push(plan);
     s = plan.state;
   }
@@ -36,7 +47,11 @@ const MIN = 60_000;
 function perMinute(plans: TickPlan[]): Array<[number, number, number]> {
   return plans
     .filter((p) => (Date.parse(p.state.lastAssessedAt!) - Date.parse(plans[0]!.state.lastAssessedAt!)) % MIN === 0)
-    .map((p) => [(Date.parse(p.state.lastAssessedAt!) - Date.parse(plans[0]!.state.lastAssessedAt!)) / MIN, p.state.controls!.concurrencyLimit, p.state.controls!.revisitMultiplier]);
+    .map((p) => [
+      (Date.parse(p.state.lastAssessedAt!) - Date.parse(plans[0]!.state.lastAssessedAt!)) / MIN,
+      p.state.controls!.concurrencyLimit,
+      p.state.controls!.revisitMultiplier,
+    ]);
 }
 
 describe('steps are paced in time, not ticks', () => {
@@ -44,7 +59,12 @@ describe('steps are paced in time, not ticks', () => {
   const traffic = (ms: number): Win => (ms < 10 * MIN ? healthy() : ms <= 15 * MIN ? degrading() : healthy());
 
   test('with 10 s, 30 s, 60 s and 5 min ticks the controls are the same after each minute of degrading and restoring', () => {
-    const byTick = new Map([10_000, 30_000, 60_000, 300_000].map((tickMs) => [tickMs, perMinute(runEvery(tickMs, 25 * MIN, traffic, config(2, tickMs)))]));
+    const byTick = new Map(
+      [10_000, 30_000, 60_000, 300_000].map((tickMs) => [
+        tickMs,
+        perMinute(runEvery(tickMs, 25 * MIN, traffic, config(2, tickMs))),
+      ]),
+    );
     const oneMinute = byTick.get(60_000)!;
     // Entering degrading at minute 10 steps at once; then one step a minute: 16→12→9→6→4→3→2 over 5 minutes.
     expect(oneMinute.filter(([m]) => m >= 10 && m <= 15).map(([, c]) => c)).toEqual([12, 9, 6, 4, 3, 2]);
@@ -76,7 +96,14 @@ describe('steps are paced in time, not ticks', () => {
     const cfg = config(2, 10_000);
     const start = runEvery(60_000, 0, healthy, cfg)[0]!.state;
     // Degrading from 10 s; 20–50 s without enough traffic (held); evidence again from 60 s. Tick i is at 10 + 10 i s.
-    const plans = runEvery(10_000, 120_000, (ms) => (ms === 10_000 || ms >= 60_000 ? degrading() : window(20, { hard: 0.25 })), cfg, start, 10_000);
+    const plans = runEvery(
+      10_000,
+      120_000,
+      (ms) => (ms === 10_000 || ms >= 60_000 ? degrading() : window(20, { hard: 0.25 })),
+      cfg,
+      start,
+      10_000,
+    );
     const concurrency = plans.map((p) => p.state.controls!.concurrencyLimit);
     // Entry at 10 s (16→12); the held ticks add nothing, so the next step falls due at 110 s, not 70 s.
     expect(concurrency).toEqual([12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 9, 9]);
@@ -88,7 +115,12 @@ describe('the effective cost is rewritten only when it changes meaningfully', ()
   // At the floors (concurrency 1, revisit ×8) a slowly falling score still raises the cost's target
   // (challenges creeping up a point at a time), then a sharp fall.
   const creep = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06].map((c) => (): Win => window(400, { hard: 0.25, challenge: c }));
-  const walls = [healthy, ...Array.from({ length: 8 }, () => degrading), ...creep, () => window(400, { hard: 0.25, challenge: 0.15 })];
+  const walls = [
+    healthy,
+    ...Array.from({ length: 8 }, () => degrading),
+    ...creep,
+    () => window(400, { hard: 0.25, challenge: 0.15 }),
+  ];
 
   function run(judgement: JudgementVersion): TickPlan[] {
     return runEvery(MIN, (walls.length - 1) * MIN, (ms) => walls[ms / MIN]!(), config(judgement, MIN));
@@ -97,11 +129,16 @@ describe('the effective cost is rewritten only when it changes meaningfully', ()
   test('judgement 2: no write while the cost drifts a few per cent; one write when it moves ≥ 10 %', () => {
     const plans = run(2);
     const atFloors = plans.slice(8);
-    expect(atFloors.every((p) => p.state.controls!.concurrencyLimit === 1 && p.state.controls!.revisitMultiplier === 8)).toBe(true);
+    expect(
+      atFloors.every((p) => p.state.controls!.concurrencyLimit === 1 && p.state.controls!.revisitMultiplier === 8),
+    ).toBe(true);
     const changes = atFloors.filter((p) => p.change !== null).map((p) => p.change!.description);
     expect(changes.length).toBeLessThanOrEqual(2);
     // Every write moves the cost by at least 10 % of its value; the last one follows the sharp fall.
-    const costs = [plans[7]!.state.controls!.effectiveCostMultiplier, ...atFloors.filter((p) => p.change !== null).map((p) => p.change!.next.effectiveCostMultiplier)];
+    const costs = [
+      plans[7]!.state.controls!.effectiveCostMultiplier,
+      ...atFloors.filter((p) => p.change !== null).map((p) => p.change!.next.effectiveCostMultiplier),
+    ];
     for (let i = 1; i < costs.length; i += 1) expect(costs[i]!).toBeGreaterThanOrEqual(costs[i - 1]! * 1.1);
     expect(last(atFloors).change?.description).toMatch(/^cost ×[\d.]+→×[\d.]+$/);
     // The scores did fall every tick of the creep: only the record stayed put.
@@ -119,7 +156,8 @@ describe('the effective cost is rewritten only when it changes meaningfully', ()
 const last = (plans: TickPlan[]): TickPlan => plans[plans.length - 1]!;
 
 describe('parser alerts need persistence', () => {
-  const parserNotices = (plans: TickPlan[]): number[] => plans.flatMap((p, i) => (p.notices.some((n) => n.kind === 'parser_health') ? [i] : []));
+  const parserNotices = (plans: TickPlan[]): number[] =>
+    plans.flatMap((p, i) => (p.notices.some((n) => n.kind === 'parser_health') ? [i] : []));
 
   test('one tick below the threshold alerts nobody (judgement 1 did)', () => {
     const blip = (ms: number): Win => (ms === 2 * MIN ? broken() : healthy());
@@ -145,12 +183,18 @@ describe('parser alerts need persistence', () => {
 
   test('a tick without a parser score neither extends nor breaks the run; a recovery breaks it', () => {
     // Below at minutes 2 and 3; minute 4 has no parser score (too few extractions); below at 5: alerted.
-    const gap = (ms: number): Win => (ms < 2 * MIN ? healthy() : ms === 4 * MIN ? window(30, { missing: 0.5 }) : broken());
+    const gap = (ms: number): Win =>
+      ms < 2 * MIN ? healthy() : ms === 4 * MIN ? window(30, { missing: 0.5 }) : broken();
     const plans = runEvery(MIN, 5 * MIN, gap, config(2, MIN));
     expect(plans[4]!.state.parserHealth).toBeNull();
     expect(parserNotices(plans)).toEqual([5]);
     // Below at 2 and 3, healthy at 4, below from 5: the run starts again at 5 and is told at 8.
-    const recovered = runEvery(MIN, 9 * MIN, (ms) => (ms < 2 * MIN || ms === 4 * MIN ? healthy() : broken()), config(2, MIN));
+    const recovered = runEvery(
+      MIN,
+      9 * MIN,
+      (ms) => (ms < 2 * MIN || ms === 4 * MIN ? healthy() : broken()),
+      config(2, MIN),
+    );
     expect(parserNotices(recovered)).toEqual([8]);
   });
 });
@@ -160,7 +204,10 @@ describe('too little current traffic is not learning', () => {
     const plans = runEvery(MIN, 30 * MIN, quiet, config(2, MIN));
     expect(plans.every((p) => p.state.band === 'healthy' && p.state.score === null)).toBe(true);
     const s = last(plans).state;
-    expect(s.noScore).toEqual({ state: 'insufficient-data', detail: 'too little current traffic to judge: 12 requests in the current window, needs 50' });
+    expect(s.noScore).toEqual({
+      state: 'insufficient-data',
+      detail: 'too little current traffic to judge: 12 requests in the current window, needs 50',
+    });
     expect(s.history.map((h) => h.state)).toEqual(Array.from({ length: s.history.length }, () => 'insufficient-data'));
     expect(s.controls).toMatchObject({ concurrencyLimit: 16, revisitMultiplier: 1, paused: false, band: 'healthy' });
     expect(s.controls!.reason).toContain('too little current traffic (12 requests, needs 50)');
@@ -178,10 +225,23 @@ describe('too little current traffic is not learning', () => {
   });
 
   test('a degrading site that goes quiet holds its band and controls; the first score judges it again', () => {
-    const traffic = (ms: number): Win => (ms === 0 ? healthy() : ms <= 2 * MIN ? degrading() : ms <= 6 * MIN ? quiet() : healthy());
+    const traffic = (ms: number): Win =>
+      ms === 0 ? healthy() : ms <= 2 * MIN ? degrading() : ms <= 6 * MIN ? quiet() : healthy();
     const plans = runEvery(MIN, 8 * MIN, traffic, config(2, MIN));
-    expect(plans.map((p) => p.state.band)).toEqual(['healthy', 'degrading', 'degrading', 'degrading', 'degrading', 'degrading', 'degrading', 'healthy', 'healthy']);
-    expect(plans.slice(3, 7).every((p) => p.change === null && p.state.noScore?.state === 'insufficient-data')).toBe(true);
+    expect(plans.map((p) => p.state.band)).toEqual([
+      'healthy',
+      'degrading',
+      'degrading',
+      'degrading',
+      'degrading',
+      'degrading',
+      'degrading',
+      'healthy',
+      'healthy',
+    ]);
+    expect(plans.slice(3, 7).every((p) => p.change === null && p.state.noScore?.state === 'insufficient-data')).toBe(
+      true,
+    );
     expect(plans[7]!.state.noScore).toBeNull();
   });
 });

@@ -10,23 +10,52 @@ describe('notifier settings', () => {
   test('webhooks are optional; empty means unset', () => {
     expect(loadNotifierSettings({})).toEqual({});
     expect(loadNotifierSettings({ TARGET_HEALTH_WEBHOOK_URL: '', TARGET_HEALTH_SLACK_WEBHOOK_URL: '' })).toEqual({});
-    expect(loadNotifierSettings({ TARGET_HEALTH_WEBHOOK_URL: 'https://hooks.example.com/th', TARGET_HEALTH_SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T0/B0/secret' })).toEqual({
+    expect(
+      loadNotifierSettings({
+        TARGET_HEALTH_WEBHOOK_URL: 'https://hooks.example.com/th',
+        TARGET_HEALTH_SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T0/B0/secret',
+      }),
+    ).toEqual({
       webhookUrl: 'https://hooks.example.com/th',
       slackWebhookUrl: 'https://hooks.slack.com/services/T0/B0/secret',
     });
   });
 
   test('a malformed URL is one line naming the variable, without echoing the secret path', () => {
-    expect(() => loadNotifierSettings({ TARGET_HEALTH_SLACK_WEBHOOK_URL: 'ftp://hooks.slack.com/services/T0/B0/secret' })).toThrow(
+    expect(() =>
+      loadNotifierSettings({ TARGET_HEALTH_SLACK_WEBHOOK_URL: 'ftp://hooks.slack.com/services/T0/B0/secret' }),
+    ).toThrow(
       'TARGET_HEALTH_SLACK_WEBHOOK_URL: must be an http(s) URL like https://hooks.example.com/target-health (got "ftp://hooks.slack.com/…")',
     );
-    expect(() => loadNotifierSettings({ TARGET_HEALTH_WEBHOOK_URL: 'not a url' })).toThrow(/^TARGET_HEALTH_WEBHOOK_URL: must be an http\(s\) URL/);
+    expect(() => loadNotifierSettings({ TARGET_HEALTH_WEBHOOK_URL: 'not a url' })).toThrow(
+      /^TARGET_HEALTH_WEBHOOK_URL: must be an http\(s\) URL/,
+    );
     expect(describeUrl('https://hooks.slack.com/services/T0/B0/secret')).toBe('https://hooks.slack.com');
   });
 });
 
 test('the Slack body: title, text, recent ticks and the link, with mrkdwn escaped', () => {
-  const evidence = buildEvidence({ ...initialLoopState('c'), history: [{ tick: 4, assessedAt: 't', state: 'scored', score: 40, smoothedScore: 45, band: 'resisting', scoredBand: 'resisting', parserHealth: 100, reasons: ['challenge'], routeVerdict: 'site-wide', actions: [] }] }, null);
+  const evidence = buildEvidence(
+    {
+      ...initialLoopState('c'),
+      history: [
+        {
+          tick: 4,
+          assessedAt: 't',
+          state: 'scored',
+          score: 40,
+          smoothedScore: 45,
+          band: 'resisting',
+          scoredBand: 'resisting',
+          parserHealth: 100,
+          reasons: ['challenge'],
+          routeVerdict: 'site-wide',
+          actions: [],
+        },
+      ],
+    },
+    null,
+  );
   const payload: NotificationPayload = {
     key: 'k',
     kind: 'resisting',
@@ -50,23 +79,61 @@ test('the Slack body: title, text, recent ticks and the link, with mrkdwn escape
   );
 });
 
-test('notifications carry the crawler\'s own canary requests as canary evidence, after the product\'s canaries', () => {
-  const window = { currentFrom: '2026-12-01T11:48:00.000Z', currentTo: '2026-12-01T11:58:00.000Z', baselineFrom: '', baselineTo: '' };
+test("notifications carry the crawler's own canary requests as canary evidence, after the product's canaries", () => {
+  const window = {
+    currentFrom: '2026-12-01T11:48:00.000Z',
+    currentTo: '2026-12-01T11:58:00.000Z',
+    baselineFrom: '',
+    baselineTo: '',
+  };
   const own = {
     window: { runs: 1, failures: 1, mismatches: 0 },
-    evidence: [{ canaryId: 'shop.example.com/price', name: 'price', url: 'https://shop.example.com/p', route: 'direct', result: 'blocked' as const, reason: 'status 403', evidence: 'title: denied', status: 403, ranAt: '2026-12-01T11:50:00.000Z', stale: false, countsForSite: true }],
+    evidence: [
+      {
+        canaryId: 'shop.example.com/price',
+        name: 'price',
+        url: 'https://shop.example.com/p',
+        route: 'direct',
+        result: 'blocked' as const,
+        reason: 'status 403',
+        evidence: 'title: denied',
+        status: 403,
+        ranAt: '2026-12-01T11:50:00.000Z',
+        stale: false,
+        countsForSite: true,
+      },
+    ],
     nextDueAt: null,
     excludedBaselineDays: [],
   };
-  const tick = (over: Partial<TickAssessment>): TickAssessment => ({ window, canaries: null, ...over }) as TickAssessment;
+  const tick = (over: Partial<TickAssessment>): TickAssessment =>
+    ({ window, canaries: null, ...over }) as TickAssessment;
   const crawlerLine = 'CRAWLER 97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed';
   expect(canaryLines(tick({ crawlerCanaries: { requests: 97, failed: 7 } }))).toEqual([crawlerLine]);
-  expect(canaryLines(tick({ canaries: own, crawlerCanaries: { requests: 97, failed: 7 } }))).toEqual(['BLOCKED shop.example.com/price (11:50Z, direct): status 403 — title: denied', crawlerLine]);
+  expect(canaryLines(tick({ canaries: own, crawlerCanaries: { requests: 97, failed: 7 } }))).toEqual([
+    'BLOCKED shop.example.com/price (11:50Z, direct): status 403 — title: denied',
+    crawlerLine,
+  ]);
   // None sent, or a tick assessed before they were counted: only the product's.
   expect(canaryLines(tick({ canaries: own, crawlerCanaries: { requests: 0, failed: 0 } }))).toHaveLength(1);
   expect(canaryLines(tick({}))).toEqual([]);
   expect(canaryLines(null)).toEqual([]);
-  const evidence = { ...buildEvidence(initialLoopState('c'), null), canaries: canaryLines(tick({ crawlerCanaries: { requests: 97, failed: 7 } })) };
-  const body = slackBody({ key: 'k', kind: 'reminder', severity: 'critical', site: 'shop.example.com', audience: 'owner', recipient: 'o@example.com', title: 't', text: 'x', link: 'http://ui/x', workflowId: 'w', evidence }).text;
+  const evidence = {
+    ...buildEvidence(initialLoopState('c'), null),
+    canaries: canaryLines(tick({ crawlerCanaries: { requests: 97, failed: 7 } })),
+  };
+  const body = slackBody({
+    key: 'k',
+    kind: 'reminder',
+    severity: 'critical',
+    site: 'shop.example.com',
+    audience: 'owner',
+    recipient: 'o@example.com',
+    title: 't',
+    text: 'x',
+    link: 'http://ui/x',
+    workflowId: 'w',
+    evidence,
+  }).text;
   expect(body).toContain(`Canaries:\n• ${crawlerLine}`);
 });

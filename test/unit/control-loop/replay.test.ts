@@ -4,7 +4,13 @@
  * same change behind patched() passes. No services needed: replay runs the workflow code only.
  */
 import { join } from 'node:path';
-import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  Runtime,
+  Worker,
+  bundleWorkflowCode,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { committedHistories, recordings } from '../../replay/histories';
 import { PATCHES } from '../../../workflows/patches';
 import { localActivityMarker } from '../../../temporal/local-activity-marker';
@@ -36,22 +42,44 @@ beforeAll(() => {
 
 test.each(recordings())('recording %s has a history of each scenario', (recording) => {
   expect(histories.filter((h) => h.recording === recording).map((h) => h.scenario)).toEqual(
-    expect.arrayContaining(['deliver-notification', 'site-health-escalation', 'site-health-continue-as-new-run1', 'site-health-continue-as-new-run2', 'site-health-route-parser']),
+    expect.arrayContaining([
+      'deliver-notification',
+      'site-health-escalation',
+      'site-health-continue-as-new-run1',
+      'site-health-continue-as-new-run2',
+      'site-health-route-parser',
+    ]),
   );
 });
 
-test.each(histories.map((h) => [h.name, h] as const))('%s replays on the current workflow code', async (name, h) => {
-  await expect(Worker.runReplayHistory({ workflowBundle: await bundle(WORKFLOWS) }, h.history, name)).resolves.toBeUndefined();
-}, 60_000);
+test.each(histories.map((h) => [h.name, h] as const))(
+  '%s replays on the current workflow code',
+  async (name, h) => {
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: await bundle(WORKFLOWS) }, h.history, name),
+    ).resolves.toBeUndefined();
+  },
+  60_000,
+);
 
 test('a change not behind patched() is caught: replaying the old histories fails', async () => {
   const escalation = histories.find((h) => h.name === 'released-1/site-health-escalation')!;
-  await expect(Worker.runReplayHistory({ workflowBundle: await bundle(join(FIXTURES, 'unpatched-change.ts')) }, escalation.history, 'unpatched')).rejects.toThrow(/[Nn]ondetermin|DeterminismViolation/);
+  await expect(
+    Worker.runReplayHistory(
+      { workflowBundle: await bundle(join(FIXTURES, 'unpatched-change.ts')) },
+      escalation.history,
+      'unpatched',
+    ),
+  ).rejects.toThrow(/[Nn]ondetermin|DeterminismViolation/);
 }, 60_000);
 
 test('the same change behind patched() replays the old histories', async () => {
   for (const h of histories.filter((x) => x.scenario.startsWith('site-health'))) {
-    await Worker.runReplayHistory({ workflowBundle: await bundle(join(FIXTURES, 'patched-change.ts')) }, h.history, h.name);
+    await Worker.runReplayHistory(
+      { workflowBundle: await bundle(join(FIXTURES, 'patched-change.ts')) },
+      h.history,
+      h.name,
+    );
   }
 }, 120_000);
 
@@ -67,10 +95,16 @@ function patchesIn(history: (typeof histories)[number]['history']): string[] {
 
 test('the live-settings path is replayed with its messages: a configure update, an unknown signal, a continue-as-new after the change', () => {
   const newest = recordings()[recordings().length - 1]!;
-  const runs = histories.filter((h) => h.recording === newest && h.scenario.startsWith('site-health-live-settings-run'));
+  const runs = histories.filter(
+    (h) => h.recording === newest && h.scenario.startsWith('site-health-live-settings-run'),
+  );
   expect(runs.length).toBeGreaterThanOrEqual(2);
   const events = runs.flatMap((h) => h.history.events ?? []);
-  expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'configure')).toHaveLength(1);
+  expect(
+    events.filter(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'configure',
+    ),
+  ).toHaveLength(1);
   expect(events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'resmue')).toBe(true);
   expect(patchesIn(runs[0]!.history)).toContain(PATCHES.liveSettings);
 });
@@ -80,19 +114,28 @@ test('the local assessment and its fallback are replayed: local markers, and a t
   const fallback = histories.find((h) => h.name === `${newest}/site-health-assessment-fallback`);
   expect(fallback).toBeDefined();
   const events = fallback!.history.events ?? [];
-  const markers = events.map((e) => localActivityMarker(e)).filter((m) => m !== null && m.activityType === 'assessSite');
+  const markers = events
+    .map((e) => localActivityMarker(e))
+    .filter((m) => m !== null && m.activityType === 'assessSite');
   expect(markers.filter((m) => !m!.failed).length).toBeGreaterThanOrEqual(2);
   expect(markers.filter((m) => m!.failed).length).toBeGreaterThanOrEqual(1);
-  expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'assessSite').length).toBeGreaterThanOrEqual(1);
+  expect(
+    events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'assessSite').length,
+  ).toBeGreaterThanOrEqual(1);
   expect(patchesIn(fallback!.history)).toEqual(expect.arrayContaining([PATCHES.localAssessment, PATCHES.tickPhase]));
 });
 
-test.each(Object.values(PATCHES))('both paths of patch %s are replayed: histories recorded before it, and with it', (patch) => {
-  const siteHealth = histories.filter((h) => h.scenario.startsWith('site-health'));
-  const withPatch = siteHealth.filter((h) => patchesIn(h.history).includes(patch)).map((h) => h.name);
-  // released-1 predates every patch (old paths); the newest recording was made with all of them.
-  expect(withPatch.filter((n) => n.startsWith('released-1/'))).toEqual([]);
-  expect(siteHealth.filter((h) => h.recording === 'released-1').length).toBeGreaterThan(0);
-  const newest = recordings()[recordings().length - 1]!;
-  expect(withPatch).toEqual(expect.arrayContaining([`${newest}/site-health-escalation`, `${newest}/site-health-route-parser`]));
-});
+test.each(Object.values(PATCHES))(
+  'both paths of patch %s are replayed: histories recorded before it, and with it',
+  (patch) => {
+    const siteHealth = histories.filter((h) => h.scenario.startsWith('site-health'));
+    const withPatch = siteHealth.filter((h) => patchesIn(h.history).includes(patch)).map((h) => h.name);
+    // released-1 predates every patch (old paths); the newest recording was made with all of them.
+    expect(withPatch.filter((n) => n.startsWith('released-1/'))).toEqual([]);
+    expect(siteHealth.filter((h) => h.recording === 'released-1').length).toBeGreaterThan(0);
+    const newest = recordings()[recordings().length - 1]!;
+    expect(withPatch).toEqual(
+      expect.arrayContaining([`${newest}/site-health-escalation`, `${newest}/site-health-route-parser`]),
+    );
+  },
+);

@@ -61,7 +61,11 @@ describe('the site phase (patch tick-phase): ticks spread over the interval, asO
   });
 
   test('the first slot of a phased chain: its wake time is now or later, at most the spread away, and never before its slot', () => {
-    for (const [interval, now] of [[MIN, T + 12_345], [5_000, T + 12_345], [3_600_000, T + 30 * MIN + 7]] as const) {
+    for (const [interval, now] of [
+      [MIN, T + 12_345],
+      [5_000, T + 12_345],
+      [3_600_000, T + 30 * MIN + 7],
+    ] as const) {
       for (const s of sites.slice(0, 300)) {
         const phase = phaseMs(s, interval);
         const slot = firstPhasedSlot(now, phase, interval);

@@ -2,7 +2,11 @@
 import { siteHealthConfigSchema } from '../../../control/config';
 import { mergeSettings, parseSettingsChange, settingsChanges } from '../../../control/settings-change';
 
-const current = siteHealthConfigSchema().parse({ site: 'shop.example.com', tickIntervalMs: 60_000, policy: { concurrency: { nominal: 8, floor: 2 } } });
+const current = siteHealthConfigSchema().parse({
+  site: 'shop.example.com',
+  tickIntervalMs: 60_000,
+  policy: { concurrency: { nominal: 8, floor: 2 } },
+});
 
 function refusal(payload: unknown): string {
   const r = parseSettingsChange(current, payload);
@@ -26,10 +30,17 @@ describe('merge', () => {
 
 describe('configure payloads', () => {
   test('a new tick and nominal keep every other setting', () => {
-    const r = parseSettingsChange(current, { who: ' alice ', settings: { tickIntervalMs: 10_000, policy: { concurrency: { nominal: 12 } } } });
+    const r = parseSettingsChange(current, {
+      who: ' alice ',
+      settings: { tickIntervalMs: 10_000, policy: { concurrency: { nominal: 12 } } },
+    });
     if (!r.ok) throw new Error(r.message);
     expect(r.change).toMatchObject({ who: 'alice', why: null, owners: {} });
-    expect(r.change.settings).toEqual({ ...current, tickIntervalMs: 10_000, policy: { ...current.policy, concurrency: { ...current.policy.concurrency, nominal: 12 } } });
+    expect(r.change.settings).toEqual({
+      ...current,
+      tickIntervalMs: 10_000,
+      policy: { ...current.policy, concurrency: { ...current.policy.concurrency, nominal: 12 } },
+    });
     expect(settingsChanges(current, r.change.settings)).toEqual([
       { field: 'tickIntervalMs', old: 60_000, new: 10_000 },
       { field: 'policy.concurrency.nominal', old: 8, new: 12 },
@@ -37,9 +48,19 @@ describe('configure payloads', () => {
   });
 
   test('owners alone are a change; the settings stay', () => {
-    const r = parseSettingsChange(current, { who: 'alice', why: 'team moved', owner: 'crawl@example.com', parserOwner: 'parse@example.com' });
+    const r = parseSettingsChange(current, {
+      who: 'alice',
+      why: 'team moved',
+      owner: 'crawl@example.com',
+      parserOwner: 'parse@example.com',
+    });
     if (!r.ok) throw new Error(r.message);
-    expect(r.change).toEqual({ who: 'alice', why: 'team moved', settings: current, owners: { owner: 'crawl@example.com', parserOwner: 'parse@example.com' } });
+    expect(r.change).toEqual({
+      who: 'alice',
+      why: 'team moved',
+      settings: current,
+      owners: { owner: 'crawl@example.com', parserOwner: 'parse@example.com' },
+    });
     expect(settingsChanges(current, r.change.settings)).toEqual([]);
   });
 
@@ -48,14 +69,38 @@ describe('configure payloads', () => {
     ['no who', { settings: { tickIntervalMs: 10_000 } }, /^configure: who: required: who decides/],
     ['nothing to change', { who: 'alice' }, /^configure: nothing to change: give settings/],
     ['an empty settings object', { who: 'alice', settings: {} }, /^configure: nothing to change/],
-    ['a tick below 1 s', { who: 'alice', settings: { tickIntervalMs: 500 } }, /^configure: settings\.tickIntervalMs: expected a tick interval in milliseconds \(a whole number of at least 1000\)$/],
-    ['a floor above the current nominal', { who: 'alice', settings: { policy: { concurrency: { floor: 9 } } } }, /^configure: settings\.policy\.concurrency\.floor: must not exceed concurrency\.nominal \(8\)$/],
+    [
+      'a tick below 1 s',
+      { who: 'alice', settings: { tickIntervalMs: 500 } },
+      /^configure: settings\.tickIntervalMs: expected a tick interval in milliseconds \(a whole number of at least 1000\)$/,
+    ],
+    [
+      'a floor above the current nominal',
+      { who: 'alice', settings: { policy: { concurrency: { floor: 9 } } } },
+      /^configure: settings\.policy\.concurrency\.floor: must not exceed concurrency\.nominal \(8\)$/,
+    ],
     ['an unknown setting', { who: 'alice', settings: { polcy: {} } }, /^configure: settings: unknown field "polcy"$/],
-    ['the carried state', { who: 'alice', settings: { carried: {} } }, /^configure: settings: unknown field "carried"$/],
-    ['another site', { who: 'alice', settings: { site: 'other.example.com' } }, /^configure: settings\.site: a loop's site cannot change/],
-    ['an owner on two lines', { who: 'alice', owner: 'a@example.com\nb' }, /^configure: owner: expected a contact on one line/],
+    [
+      'the carried state',
+      { who: 'alice', settings: { carried: {} } },
+      /^configure: settings: unknown field "carried"$/,
+    ],
+    [
+      'another site',
+      { who: 'alice', settings: { site: 'other.example.com' } },
+      /^configure: settings\.site: a loop's site cannot change/,
+    ],
+    [
+      'an owner on two lines',
+      { who: 'alice', owner: 'a@example.com\nb' },
+      /^configure: owner: expected a contact on one line/,
+    ],
     ['an unknown top-level field', { who: 'alice', tick: 5 }, /^configure: unknown field "tick"$/],
-    ['settings as an array', { who: 'alice', settings: [1] }, /^configure: settings: expected a JSON object of settings/],
+    [
+      'settings as an array',
+      { who: 'alice', settings: [1] },
+      /^configure: settings: expected a JSON object of settings/,
+    ],
   ])('%s is refused with one line naming the field', (_what, payload, message) => {
     const m = refusal(payload);
     expect(m).toMatch(message);

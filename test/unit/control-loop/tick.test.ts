@@ -23,7 +23,14 @@ describe('planTick: bands and actions', () => {
   test('the first tick writes the nominal controls; a healthy site after that changes nothing', () => {
     const plans = run([healthy(), healthy(), healthy()]);
     expect(plans[0]!.state.band).toBe('healthy');
-    expect(plans[0]!.change?.next).toMatchObject({ concurrencyLimit: 16, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band: 'healthy' });
+    expect(plans[0]!.change?.next).toMatchObject({
+      concurrencyLimit: 16,
+      revisitMultiplier: 1,
+      paused: false,
+      canaryOnly: false,
+      effectiveCostMultiplier: 1,
+      band: 'healthy',
+    });
     expect(plans.slice(1).map((p) => p.change)).toEqual([null, null]);
     expect(plans.flatMap((p) => p.notices)).toEqual([]);
   });
@@ -46,12 +53,22 @@ describe('planTick: bands and actions', () => {
     expect(degradingPlans[0]!.change!.routeDiagnosis).toMatchObject({ verdict: 'site-wide' });
     const notices = plans.flatMap((p) => p.notices);
     expect(notices.map((n) => [n.kind, n.audience])).toEqual([['degrading', 'owner']]);
-    expect(notices[0]!.evidence.signals.find((s) => s.signal === 'hard_block')).toMatchObject({ now: 0.25, baseline: 0.005 });
+    expect(notices[0]!.evidence.signals.find((s) => s.signal === 'hard_block')).toMatchObject({
+      now: 0.25,
+      baseline: 0.005,
+    });
   });
 
   test('a tick without a score (too few requests) holds the controls: no step without evidence', () => {
     const plans = run([healthy(), degrading(), degrading(), window(20, { hard: 0.25 }), window(20), degrading()]);
-    expect(plans.map((p) => p.state.band)).toEqual(['healthy', 'degrading', 'degrading', 'degrading', 'degrading', 'degrading']);
+    expect(plans.map((p) => p.state.band)).toEqual([
+      'healthy',
+      'degrading',
+      'degrading',
+      'degrading',
+      'degrading',
+      'degrading',
+    ]);
     expect(plans.map((p) => p.state.controls!.concurrencyLimit)).toEqual([16, 12, 9, 9, 9, 6]);
     expect(plans.slice(3, 5).map((p) => p.change)).toEqual([null, null]);
   });
@@ -64,7 +81,11 @@ describe('planTick: bands and actions', () => {
     expect(concurrency.slice(0, 9)).toEqual([3, 5, 7, 9, 11, 13, 15, 16, 16]);
     const revisit = restoring.map((p) => p.state.controls!.revisitMultiplier);
     expect(revisit.slice(0, 3)).toEqual([7.5, 7, 6.5]);
-    expect(last(plans).state.controls).toMatchObject({ concurrencyLimit: 16, revisitMultiplier: 1, effectiveCostMultiplier: 1 });
+    expect(last(plans).state.controls).toMatchObject({
+      concurrencyLimit: 16,
+      revisitMultiplier: 1,
+      effectiveCostMultiplier: 1,
+    });
     expect(last(plans).change).toBeNull();
     expect(plans.slice(8).flatMap((p) => p.notices)).toEqual([]);
   });
@@ -74,13 +95,24 @@ describe('planTick: bands and actions', () => {
     const p = last(plans);
     expect(p.state.band).toBe('resisting');
     expect(p.change!.next).toMatchObject({ paused: true, canaryOnly: true, band: 'resisting' });
-    expect(p.state.awaiting).toMatchObject({ kind: 'resisting', since: p.state.lastAssessedAt, assessmentKey: `${SITE}/chain/3`, remindersSent: 0 });
+    expect(p.state.awaiting).toMatchObject({
+      kind: 'resisting',
+      since: p.state.lastAssessedAt,
+      assessmentKey: `${SITE}/chain/3`,
+      remindersSent: 0,
+    });
     const [notice] = p.notices;
     expect(notice).toMatchObject({ kind: 'resisting', severity: 'critical', audience: 'owner' });
-    expect(notice!.evidence).toMatchObject({ score: 15, band: 'resisting', reasons: expect.arrayContaining(['hard_block', 'challenge', 'soft_block']) });
+    expect(notice!.evidence).toMatchObject({
+      score: 15,
+      band: 'resisting',
+      reasons: expect.arrayContaining(['hard_block', 'challenge', 'soft_block']),
+    });
     expect(notice!.evidence.smoothedScore).toBeLessThan(50);
     expect(notice!.evidence.recentHistory.map((h) => h.tick)).toEqual([1, 2, 3]);
-    expect(notice!.evidence.signals.map((s) => s.signal)).toEqual(expect.arrayContaining(['hard_block', 'challenge', 'soft_block', 'latency']));
+    expect(notice!.evidence.signals.map((s) => s.signal)).toEqual(
+      expect.arrayContaining(['hard_block', 'challenge', 'soft_block', 'latency']),
+    );
     expect(notice!.text).toContain('target-health decide resume');
   });
 
@@ -116,7 +148,15 @@ describe('planTick: bands and actions', () => {
     expect(plans[1]!.state.parserHealth).toBeLessThan(80);
     expect(plans[1]!.state.score).toBe(100);
     // Below 80 from tick 2 on; told on tick 5, when it has been below for 3 minutes (parserAlertAfterMs).
-    expect(plans.map((p) => p.notices.map((n) => [n.kind, n.audience]))).toEqual([[], [], [], [], [['parser_health', 'parser_owner']], [], []]);
+    expect(plans.map((p) => p.notices.map((n) => [n.kind, n.audience]))).toEqual([
+      [],
+      [],
+      [],
+      [],
+      [['parser_health', 'parser_owner']],
+      [],
+      [],
+    ]);
     // Recovers, then breaks again: alerted again once that persisted (the alert re-armed at threshold + 3).
     const again = run([healthy(), ...Array.from({ length: 4 }, broken)], last(plans).state);
     expect(again.map((p) => p.notices.map((n) => n.kind))).toEqual([[], [], [], [], ['parser_health']]);
@@ -130,7 +170,10 @@ describe('planTick: bands and actions', () => {
       { pool: 'b', requests: 250, hardBlocks: 0, challenges: 0, softBlocks: 0 },
       { pool: 'c', requests: 40, hardBlocks: 40, challenges: 0, softBlocks: 0 },
     ];
-    const routeFailure = () => ({ ...window(540, { hard: 40 / 540 }, routes), recent: { requests: 540, hardBlocks: 40, challenges: 0, softBlocks: 0, routes } });
+    const routeFailure = () => ({
+      ...window(540, { hard: 40 / 540 }, routes),
+      recent: { requests: 540, hardBlocks: 40, challenges: 0, softBlocks: 0, routes },
+    });
     const plans = run([healthy(), routeFailure(), routeFailure(), routeFailure(), routeFailure()]);
     // Watched on ticks 2 and 3, confirmed on tick 4 (three ticks, two minutes): only then alerted and set aside.
     expect(plans.slice(1).map((p) => p.state.reasons.includes('route_specific'))).toEqual([false, false, true, true]);
@@ -140,7 +183,10 @@ describe('planTick: bands and actions', () => {
     expect(plans.slice(1).map((p) => p.change)).toEqual([null, null, null, null]);
     const notices = plans.flatMap((p) => p.notices);
     expect(notices.map((n) => n.kind)).toEqual(['route_alert']);
-    expect(plans[3]!.notices[0]!.evidence.routes).toMatchObject({ verdict: 'route-specific', suspects: [expect.objectContaining({ dimension: 'pool', value: 'c' })] });
+    expect(plans[3]!.notices[0]!.evidence.routes).toMatchObject({
+      verdict: 'route-specific',
+      suspects: [expect.objectContaining({ dimension: 'pool', value: 'c' })],
+    });
   });
 
   test('a new site is learning: nominal controls, no action, no alert', () => {

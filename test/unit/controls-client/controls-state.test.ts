@@ -4,7 +4,17 @@ import type { SiteControls } from '../../../controls-client';
 
 const quiet = () => ({ info: () => undefined, warn: () => undefined, error: () => undefined });
 const rec = (site: string, version: number, patch: Partial<SiteControls> = {}): SiteControls => ({
-  site, concurrencyLimit: 4, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band: 'healthy', reason: 'r', version, updatedAt: '2026-11-30T00:00:00.000Z', ...patch,
+  site,
+  concurrencyLimit: 4,
+  revisitMultiplier: 1,
+  paused: false,
+  canaryOnly: false,
+  effectiveCostMultiplier: 1,
+  band: 'healthy',
+  reason: 'r',
+  version,
+  updatedAt: '2026-11-30T00:00:00.000Z',
+  ...patch,
 });
 
 test('a record is applied only when newer than the one held; onChange hears each applied one; a throwing listener does not stop the others', () => {
@@ -41,7 +51,12 @@ test('a snapshot replaces the map: unlisted sites are forgotten, a lower version
 test("unknownSite: 'allow' answers undefined, 'pause' a synthetic paused record of version 0 (also for a name that is not a host)", () => {
   expect(new ControlsState('allow', 1_000, quiet, 'test').controlsFor('new.example.com')).toBeUndefined();
   const paused = new ControlsState('pause', 1_000, quiet, 'test');
-  expect(paused.controlsFor('NEW.example.com')).toMatchObject({ site: 'new.example.com', paused: true, canaryOnly: false, version: 0 });
+  expect(paused.controlsFor('NEW.example.com')).toMatchObject({
+    site: 'new.example.com',
+    paused: true,
+    canaryOnly: false,
+    version: 0,
+  });
   expect(paused.controlsFor('not a host')).toMatchObject({ paused: true, version: 0 });
   paused.apply(rec('new.example.com', 1));
   expect(paused.controlsFor('new.example.com')).toMatchObject({ paused: false, version: 1 });
@@ -55,7 +70,9 @@ test('ready(): resolves on the first snapshot, rejects at once on a refusal, and
   await expect(s.ready()).rejects.toThrow('refused the token');
   const t = new ControlsState('allow', 50, quiet, 'the stream at x');
   t.disconnected('cannot reach x (ECONNREFUSED)');
-  await expect(t.ready()).rejects.toThrow('controls: no snapshot from the stream at x within 50 ms (last problem: cannot reach x (ECONNREFUSED)); still trying in the background');
+  await expect(t.ready()).rejects.toThrow(
+    'controls: no snapshot from the stream at x within 50 ms (last problem: cannot reach x (ECONNREFUSED)); still trying in the background',
+  );
   // Accepted again (a snapshot): ready() resolves, now and later.
   s.applySnapshot([]);
   await expect(s.ready()).resolves.toBeUndefined();

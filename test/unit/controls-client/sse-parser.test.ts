@@ -20,15 +20,23 @@ function everySplit(text: string): Array<{ events: SseMessage[]; retries: number
 }
 
 test('event, data and id fields make one message at the blank line', () => {
-  expect(parse(['event: snapshot\nid: 7\ndata: {"sites":[]}\n\n']).events).toEqual([{ event: 'snapshot', data: '{"sites":[]}', id: '7' }]);
+  expect(parse(['event: snapshot\nid: 7\ndata: {"sites":[]}\n\n']).events).toEqual([
+    { event: 'snapshot', data: '{"sites":[]}', id: '7' },
+  ]);
 });
 
 test('several data lines join with a newline; a trailing newline is not part of the data', () => {
-  expect(parse(['data: one\ndata: two\ndata:\ndata: four\n\n']).events).toEqual([{ event: undefined, data: 'one\ntwo\n\nfour', id: undefined }]);
+  expect(parse(['data: one\ndata: two\ndata:\ndata: four\n\n']).events).toEqual([
+    { event: undefined, data: 'one\ntwo\n\nfour', id: undefined },
+  ]);
 });
 
 test('only one space after the colon is dropped; a line without a colon is a field with an empty value', () => {
-  expect(parse(['data:  two spaces\n\n', 'data\n\n', 'data:no-space\n\n']).events.map((e) => e.data)).toEqual([' two spaces', '', 'no-space']);
+  expect(parse(['data:  two spaces\n\n', 'data\n\n', 'data:no-space\n\n']).events.map((e) => e.data)).toEqual([
+    ' two spaces',
+    '',
+    'no-space',
+  ]);
 });
 
 test('the last event id carries over to later messages until a new id: sets it; an id with NULL is ignored', () => {
@@ -37,11 +45,16 @@ test('the last event id carries over to later messages until a new id: sets it; 
 });
 
 test('the event type resets after each message', () => {
-  expect(parse(['event: controls\ndata: x\n\ndata: y\n\n']).events.map((e) => e.event)).toEqual(['controls', undefined]);
+  expect(parse(['event: controls\ndata: x\n\ndata: y\n\n']).events.map((e) => e.event)).toEqual([
+    'controls',
+    undefined,
+  ]);
 });
 
 test('retry: takes whole milliseconds only', () => {
-  expect(parse(['retry: 2500\n', 'retry: 1.5\n', 'retry: -1\n', 'retry: 10s\n', 'retry:300\n\n']).retries).toEqual([2500, 300]);
+  expect(parse(['retry: 2500\n', 'retry: 1.5\n', 'retry: -1\n', 'retry: 10s\n', 'retry:300\n\n']).retries).toEqual([
+    2500, 300,
+  ]);
 });
 
 test('comments (the heartbeat) and unknown fields are ignored; a block without data sets no event off', () => {

@@ -35,27 +35,45 @@ describe('networkErrorOf', () => {
 
   // Through a proxy the crawler's TCP connection goes to the proxy: refused there is a dead route.
   const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:41234'), { code: 'ECONNREFUSED' });
-  test('a connection refused through a proxy is the proxy\'s; without one it is not', () => {
+  test("a connection refused through a proxy is the proxy's; without one it is not", () => {
     expect(networkErrorOf(refused, true)).toBe('proxy');
     expect(networkErrorOf({ message: 'RequestError', cause: refused }, true)).toBe('proxy');
     expect(networkErrorOf(new Error('page.goto: net::ERR_PROXY_CONNECTION_FAILED at http://x/'), true)).toBe('proxy');
     expect(networkErrorOf(refused, false)).toBe('other');
     // A TLS failure through a proxy stays TLS (the tunnel was up; the site's handshake failed).
-    expect(networkErrorOf(new Error('Client network socket disconnected before secure TLS connection was established'), true)).toBe('tls');
+    expect(
+      networkErrorOf(
+        new Error('Client network socket disconnected before secure TLS connection was established'),
+        true,
+      ),
+    ).toBe('tls');
   });
 });
 
 describe('routes from proxyInfo', () => {
-  test('the short pool-country form', () => expect(routeFromUserName('residential-de')).toEqual({ pool: 'residential', country: 'DE' }));
-  test('a longer pool name', () => expect(routeFromUserName('mobile-eu-fr')).toEqual({ pool: 'mobile-eu', country: 'FR' }));
+  test('the short pool-country form', () =>
+    expect(routeFromUserName('residential-de')).toEqual({ pool: 'residential', country: 'DE' }));
+  test('a longer pool name', () =>
+    expect(routeFromUserName('mobile-eu-fr')).toEqual({ pool: 'mobile-eu', country: 'FR' }));
   test('vendor keys', () => {
-    expect(routeFromUserName('brd-customer-acme-zone-residential-country-de-session-abc')).toEqual({ pool: 'residential', country: 'DE', session: 'sticky' });
+    expect(routeFromUserName('brd-customer-acme-zone-residential-country-de-session-abc')).toEqual({
+      pool: 'residential',
+      country: 'DE',
+      session: 'sticky',
+    });
     expect(routeFromUserName('customer-acme-cc-US')).toEqual({ country: 'US' });
   });
-  test('a user name without a country is the pool', () => expect(routeFromUserName('datacenter')).toEqual({ pool: 'datacenter' }));
+  test('a user name without a country is the pool', () =>
+    expect(routeFromUserName('datacenter')).toEqual({ pool: 'datacenter' }));
   test('from the URL; host:port when the user name names no pool', () => {
-    expect(routeFromProxyInfo({ url: 'http://residential-de:pw@127.0.0.1:8000' })).toEqual({ pool: 'residential', country: 'DE' });
-    expect(routeFromProxyInfo({ url: 'http://customer-x-cc-de:pw@proxy.example:9000' })).toEqual({ country: 'DE', pool: 'proxy.example:9000' });
+    expect(routeFromProxyInfo({ url: 'http://residential-de:pw@127.0.0.1:8000' })).toEqual({
+      pool: 'residential',
+      country: 'DE',
+    });
+    expect(routeFromProxyInfo({ url: 'http://customer-x-cc-de:pw@proxy.example:9000' })).toEqual({
+      country: 'DE',
+      pool: 'proxy.example:9000',
+    });
     expect(routeFromProxyInfo({ url: 'http://127.0.0.1:8000' })).toEqual({ pool: '127.0.0.1:8000' });
     expect(routeFromProxyInfo(undefined)).toEqual({});
   });
@@ -81,7 +99,8 @@ describe('SiteGate', () => {
     gate.release('a');
     expect(gate.inFlight('a')).toBe(0);
   });
-  test('a limit of 0 admits nobody', async () => expect((await new SiteGate().acquire('a', 0, 100)).admitted).toBe(false));
+  test('a limit of 0 admits nobody', async () =>
+    expect((await new SiteGate().acquire('a', 0, 100)).admitted).toBe(false));
 });
 
 describe('buildEvent', () => {
@@ -98,30 +117,55 @@ describe('buildEvent', () => {
     expect(built.input).not.toHaveProperty('route');
     expect(built.removed.join('\n')).toMatch(/pageType/);
   });
-  test('an event without a valid site is not recordable', () => expect(buildEvent({ ...base, site: '', status: 200 }).ok).toBe(false));
+  test('an event without a valid site is not recordable', () =>
+    expect(buildEvent({ ...base, site: '', status: 200 }).ok).toBe(false));
 });
 
 test('checkExtraction names the field', () => {
   expect(checkExtraction({ result: 'ok', validRecords: 2 })).toEqual({ result: 'ok', validRecords: 2 });
-  expect(() => checkExtraction({ result: 'fine' })).toThrow(/^targetHealth\.extraction: extraction\.result: must be one of ok/);
+  expect(() => checkExtraction({ result: 'fine' })).toThrow(
+    /^targetHealth\.extraction: extraction\.result: must be one of ok/,
+  );
 });
 
 test("the Python package (Scrapy, crawlee-python) sends the same headers as the Crawlee adapter (the built-in markers' headers)", () => {
-  const source = readFileSync(join(__dirname, '..', '..', '..', 'integrations', 'python', 'src', 'target_health', 'events.py'), 'utf8');
+  const source = readFileSync(
+    join(__dirname, '..', '..', '..', 'integrations', 'python', 'src', 'target_health', 'events.py'),
+    'utf8',
+  );
   const tuple = /^CLASSIFIER_HEADERS = \(([^)]*)\)/m.exec(source)?.[1] ?? '';
   expect([...tuple.matchAll(/"([^"]+)"/g)].map((m) => m[1]).sort()).toEqual([...CLASSIFIER_HEADERS].sort());
 });
 
 test('the headers sent are those the built-in markers read', () => {
-  expect([...CLASSIFIER_HEADERS].sort()).toEqual(['cf-mitigated', 'location', 'server', 'set-cookie', 'x-amzn-waf-action', 'x-cachewall-action', 'x-datadome', 'x-iinfo', 'x-kpsdk-ct', 'x-vercel-mitigated']);
+  expect([...CLASSIFIER_HEADERS].sort()).toEqual([
+    'cf-mitigated',
+    'location',
+    'server',
+    'set-cookie',
+    'x-amzn-waf-action',
+    'x-cachewall-action',
+    'x-datadome',
+    'x-iinfo',
+    'x-kpsdk-ct',
+    'x-vercel-mitigated',
+  ]);
 });
 
-const recorder = { record: () => true, drain: () => Promise.resolve(), stats: () => ({ dropped: 0 }) } as unknown as Recorder;
+const recorder = {
+  record: () => true,
+  drain: () => Promise.resolve(),
+  stats: () => ({ dropped: 0 }),
+} as unknown as Recorder;
 
 describe('targetHealth options', () => {
   test('a bad option is one line naming it', () => {
-    expect(() => targetHealth({ recorder, pauseDelayMs: -1 })).toThrow('targetHealth: pauseDelayMs: must be at least 0');
-    expect(() => targetHealth({ recorder, pauseDelay: 5 } as never)).toThrow('targetHealth: pauseDelay: unknown option');
+    expect(() => targetHealth({ recorder, pauseDelayMs: -1 })).toThrow(
+      'targetHealth: pauseDelayMs: must be at least 0',
+    );
+    expect(() => targetHealth({ recorder, pauseDelay: 5 } as never)).toThrow(
+      'targetHealth: pauseDelay: unknown option',
+    );
     expect(() => targetHealth({} as never)).toThrow(/^targetHealth: recorder: must be a Recorder/);
   });
 
@@ -130,7 +174,9 @@ describe('targetHealth options', () => {
     const pre = () => undefined;
     const post = () => undefined;
     const handler = () => undefined;
-    const merged = th.crawlerOptions<CrawlerOptionsLike & { maxConcurrency: number; ignoreHttpErrorStatusCodes?: number[] }>({
+    const merged = th.crawlerOptions<
+      CrawlerOptionsLike & { maxConcurrency: number; ignoreHttpErrorStatusCodes?: number[] }
+    >({
       maxConcurrency: 3,
       preNavigationHooks: [pre],
       postNavigationHooks: [post],
@@ -138,7 +184,11 @@ describe('targetHealth options', () => {
       sessionPoolOptions: { maxPoolSize: 5, blockedStatusCodes: [403] },
       ignoreHttpErrorStatusCodes: [503],
     });
-    const m = merged as unknown as Record<string, unknown> & { preNavigationHooks: unknown[]; postNavigationHooks: unknown[]; ignoreHttpErrorStatusCodes: number[] };
+    const m = merged as unknown as Record<string, unknown> & {
+      preNavigationHooks: unknown[];
+      postNavigationHooks: unknown[];
+      ignoreHttpErrorStatusCodes: number[];
+    };
     expect(m.maxConcurrency).toBe(3);
     expect(m.sessionPoolOptions).toEqual({ maxPoolSize: 5, blockedStatusCodes: [] });
     expect(m.preNavigationHooks).toHaveLength(3);
@@ -153,17 +203,47 @@ describe('targetHealth options', () => {
   });
 
   test('for a browser crawler no HTTP-crawler option is added (Crawlee refuses unknown options)', () => {
-    const merged = targetHealth({ recorder }).crawlerOptions<CrawlerOptionsLike>({}, 'browser') as Record<string, unknown>;
+    const merged = targetHealth({ recorder }).crawlerOptions<CrawlerOptionsLike>({}, 'browser') as Record<
+      string,
+      unknown
+    >;
     expect(merged).not.toHaveProperty('ignoreHttpErrorStatusCodes');
     expect(merged).not.toHaveProperty('additionalHttpErrorStatusCodes');
   });
 
   test('controlsFor gives the scheduler hints, with defaults for unknown sites', () => {
-    const record: SiteControls = { site: 'shop.example.com', concurrencyLimit: 2, revisitMultiplier: 2.5, paused: false, canaryOnly: false, effectiveCostMultiplier: 1.4, band: 'degrading', reason: 'r', version: 3, updatedAt: new Date().toISOString() };
-    const controls: ControlsView = { controlsFor: (s) => (s === 'shop.example.com' ? record : undefined), onChange: () => () => undefined };
+    const record: SiteControls = {
+      site: 'shop.example.com',
+      concurrencyLimit: 2,
+      revisitMultiplier: 2.5,
+      paused: false,
+      canaryOnly: false,
+      effectiveCostMultiplier: 1.4,
+      band: 'degrading',
+      reason: 'r',
+      version: 3,
+      updatedAt: new Date().toISOString(),
+    };
+    const controls: ControlsView = {
+      controlsFor: (s) => (s === 'shop.example.com' ? record : undefined),
+      onChange: () => () => undefined,
+    };
     const th = targetHealth({ recorder, controls });
-    expect(th.controlsFor('https://Shop.Example.com/p/1')).toMatchObject({ site: 'shop.example.com', revisitMultiplier: 2.5, effectiveCostMultiplier: 1.4, concurrencyLimit: 2, stopped: false });
-    expect(th.controlsFor('other.example.com')).toMatchObject({ revisitMultiplier: 1, effectiveCostMultiplier: 1, paused: false, controls: undefined });
-    expect(targetHealth({ recorder, controls, unknownSite: 'pause' }).controlsFor('other.example.com')?.paused).toBe(true);
+    expect(th.controlsFor('https://Shop.Example.com/p/1')).toMatchObject({
+      site: 'shop.example.com',
+      revisitMultiplier: 2.5,
+      effectiveCostMultiplier: 1.4,
+      concurrencyLimit: 2,
+      stopped: false,
+    });
+    expect(th.controlsFor('other.example.com')).toMatchObject({
+      revisitMultiplier: 1,
+      effectiveCostMultiplier: 1,
+      paused: false,
+      controls: undefined,
+    });
+    expect(targetHealth({ recorder, controls, unknownSite: 'pause' }).controlsFor('other.example.com')?.paused).toBe(
+      true,
+    );
   });
 });

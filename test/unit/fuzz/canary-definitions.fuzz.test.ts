@@ -11,14 +11,35 @@
  * definition; a file is all or nothing. A proxy password never appears in a refusal.
  */
 import fc from 'fast-check';
-import { CANARY_NAME, type CanaryDefinition, INTERVAL_LIMITS, TIMEOUT_LIMITS, definitionToJson, parseCanaryDefinition, parseCanaryFile, readStoredDefinition } from '../../../canaries/definition';
+import {
+  CANARY_NAME,
+  type CanaryDefinition,
+  INTERVAL_LIMITS,
+  TIMEOUT_LIMITS,
+  definitionToJson,
+  parseCanaryDefinition,
+  parseCanaryFile,
+  readStoredDefinition,
+} from '../../../canaries/definition';
 import { definitionOptions } from '../../../canary-runner/define';
 import { loadCanarySettings } from '../../../canary-runner/settings';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
-import { FUZZ_RUNS, fuzzParameters, anyValue, edgeNumber, hostileKey, messageProblems, nastyShortString, nastyString, objectOf } from './hostile';
+import {
+  FUZZ_RUNS,
+  fuzzParameters,
+  anyValue,
+  edgeNumber,
+  hostileKey,
+  messageProblems,
+  nastyShortString,
+  nastyString,
+  objectOf,
+} from './hostile';
 
 const PASSWORD = 'Pw-s3cr3t/x:y@z';
-const settings = loadCanarySettings({ TARGET_HEALTH_ROUTES: JSON.stringify({ 'residential-de': 'http://user:gw-secret@gw.proxy.example:8000' }) });
+const settings = loadCanarySettings({
+  TARGET_HEALTH_ROUTES: JSON.stringify({ 'residential-de': 'http://user:gw-secret@gw.proxy.example:8000' }),
+});
 const SITE = 'shop.example.com';
 const options = definitionOptions(settings, SITE);
 
@@ -33,14 +54,37 @@ const VALID = {
   url: 'https://shop.example.com/p/trailrunner-gtx-4',
   route: 'residential-de',
   interval: '15m',
-  expect: [{ status: 200 }, { css: '.price', equals: '$139.95' }, { json: '/offers/price', between: [100, 200] }, { absent: 'Out of stock' }],
+  expect: [
+    { status: 200 },
+    { css: '.price', equals: '$139.95' },
+    { json: '/offers/price', between: [100, 200] },
+    { absent: 'Out of stock' },
+  ],
 };
 
 /** Values people write in each field, right and wrong. */
 const plausible: Record<string, fc.Arbitrary<unknown>> = {
   name: fc.constantFrom('price', 'Price', 'a'.repeat(65), '-x', 'p.1', ''),
-  url: fc.constantFrom('https://shop.example.com/p/1', 'http://shop.example.com', 'https://api.shop.example.com/v1', 'https://10.0.0.1/', 'http://169.254.169.254/latest', 'http://[::1]:8233/', 'ftp://shop.example.com/', 'https://', `https://intranet.example.net/${'p'.repeat(9_000)}`),
-  proxy: fc.constantFrom(`http://user:${PASSWORD}@proxy.example:8000`, `http://user:${PASSWORD}@proxy.example`, `socks5://u:${PASSWORD}@h:1080`, 'http://proxy.example:8000/path', `http://u:${PASSWORD}@:80`, `http://u:${PASSWORD}@proxy.example:8000/x`, 'localhost:8080'),
+  url: fc.constantFrom(
+    'https://shop.example.com/p/1',
+    'http://shop.example.com',
+    'https://api.shop.example.com/v1',
+    'https://10.0.0.1/',
+    'http://169.254.169.254/latest',
+    'http://[::1]:8233/',
+    'ftp://shop.example.com/',
+    'https://',
+    `https://intranet.example.net/${'p'.repeat(9_000)}`,
+  ),
+  proxy: fc.constantFrom(
+    `http://user:${PASSWORD}@proxy.example:8000`,
+    `http://user:${PASSWORD}@proxy.example`,
+    `socks5://u:${PASSWORD}@h:1080`,
+    'http://proxy.example:8000/path',
+    `http://u:${PASSWORD}@:80`,
+    `http://u:${PASSWORD}@proxy.example:8000/x`,
+    'localhost:8080',
+  ),
   route: fc.constantFrom('residential-de', 'unknown', 'a b', ''),
   interval: fc.oneof(fc.constantFrom('15m', '30s', '29s', '7d', '8d', '-1m', '0s', '1e3s', '', '15 m'), edgeNumber),
   timeout: fc.oneof(fc.constantFrom('20s', '99ms', '2m', '3m'), edgeNumber),
@@ -72,7 +116,13 @@ const check: fc.Arbitrary<unknown> = fc.oneof(
     { selector: '.price', equals: 'x' },
     { css: '.price', json: '/a', equals: 1 },
   ),
-  fc.record({ css: fc.oneof(nastyShortString, fc.constantFrom('.price', 'a:has(', '::before')), equals: fc.oneof(nastyShortString, edgeNumber) }, { requiredKeys: ['css'] }),
+  fc.record(
+    {
+      css: fc.oneof(nastyShortString, fc.constantFrom('.price', 'a:has(', '::before')),
+      equals: fc.oneof(nastyShortString, edgeNumber),
+    },
+    { requiredKeys: ['css'] },
+  ),
   fc.record({ css: fc.constant('.t'), matches: nastyShortString }),
   fc.record({ json: nastyShortString, equals: anyValue }),
   fc.record({ absent: nastyString }),
@@ -84,7 +134,9 @@ const FIELDS = ['name', 'url', 'proxy', 'route', 'interval', 'timeout', 'pageTyp
 
 /** A change to a valid definition. */
 const change = fc.oneof(
-  fc.constantFrom(...FIELDS.filter((f) => f !== 'expect')).chain((field) => fc.oneof(plausible[field]!, nastyString, anyValue).map((value) => ({ set: field, value }))),
+  fc
+    .constantFrom(...FIELDS.filter((f) => f !== 'expect'))
+    .chain((field) => fc.oneof(plausible[field]!, nastyString, anyValue).map((value) => ({ set: field, value }))),
   fc.array(check, { maxLength: 4 }).map((value) => ({ set: 'expect', value })),
   fc.oneof(nastyString, anyValue).map((value) => ({ set: 'expect', value })),
   fc.tuple(hostileKey, anyValue).map(([set, value]) => ({ set, value })),
@@ -102,7 +154,10 @@ function applyChanges(base: Record<string, unknown>, changes: readonly Change[])
 }
 
 const definitionInput: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 8, arbitrary: fc.array(change, { maxLength: 3 }).map((changes) => applyChanges(VALID, changes as Change[])) },
+  {
+    weight: 8,
+    arbitrary: fc.array(change, { maxLength: 3 }).map((changes) => applyChanges(VALID, changes as Change[])),
+  },
   { weight: 1, arbitrary: anyValue },
 );
 
@@ -121,7 +176,12 @@ function strings(value: unknown): string[] {
 
 function refusalProblems(errors: readonly string[]): string[] {
   if (errors.length === 0) return ['refused with no reason'];
-  return errors.flatMap((line) => [...messageProblems(line, FIELD_LINE, MAX_LINE), ...(line.includes(PASSWORD) || line.includes(encodeURIComponent(PASSWORD)) ? [`shows the proxy password: ${line.slice(0, 200)}`] : [])]);
+  return errors.flatMap((line) => [
+    ...messageProblems(line, FIELD_LINE, MAX_LINE),
+    ...(line.includes(PASSWORD) || line.includes(encodeURIComponent(PASSWORD))
+      ? [`shows the proxy password: ${line.slice(0, 200)}`]
+      : []),
+  ]);
 }
 
 function acceptedProblems(d: CanaryDefinition): string[] {
@@ -130,15 +190,19 @@ function acceptedProblems(d: CanaryDefinition): string[] {
   if (!CANARY_NAME.test(d.name)) problems.push(`name ${JSON.stringify(d.name)}`);
   const url = new URL(d.url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.push(`url ${d.url}`);
-  if (d.intervalMs < INTERVAL_LIMITS.minMs || d.intervalMs > INTERVAL_LIMITS.maxMs || !Number.isInteger(d.intervalMs)) problems.push(`interval ${d.intervalMs}`);
-  if (d.timeoutMs !== undefined && (d.timeoutMs < TIMEOUT_LIMITS.minMs || d.timeoutMs > TIMEOUT_LIMITS.maxMs)) problems.push(`timeout ${d.timeoutMs}`);
+  if (d.intervalMs < INTERVAL_LIMITS.minMs || d.intervalMs > INTERVAL_LIMITS.maxMs || !Number.isInteger(d.intervalMs))
+    problems.push(`interval ${d.intervalMs}`);
+  if (d.timeoutMs !== undefined && (d.timeoutMs < TIMEOUT_LIMITS.minMs || d.timeoutMs > TIMEOUT_LIMITS.maxMs))
+    problems.push(`timeout ${d.timeoutMs}`);
   if (d.expect.length < 1 || d.expect.length > 50) problems.push(`${d.expect.length} checks`);
   // What is stored (the JSON form) reads back to the same definition, with and without the defining checks.
   const json = JSON.parse(JSON.stringify(definitionToJson(d))) as unknown;
   const again = parseCanaryDefinition(json, options);
-  if (!again.ok || JSON.stringify(again.definition) !== JSON.stringify(d)) problems.push(`does not read back: ${JSON.stringify(again).slice(0, 300)}`);
+  if (!again.ok || JSON.stringify(again.definition) !== JSON.stringify(d))
+    problems.push(`does not read back: ${JSON.stringify(again).slice(0, 300)}`);
   const stored = readStoredDefinition(json);
-  if (!stored.ok || JSON.stringify(stored.definition) !== JSON.stringify(d)) problems.push('stored form does not read back');
+  if (!stored.ok || JSON.stringify(stored.definition) !== JSON.stringify(d))
+    problems.push('stored form does not read back');
   return problems;
 }
 
@@ -160,13 +224,32 @@ describe('canary definitions under fuzzing', () => {
     expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
   });
 
-  const siteValue = fc.oneof(fc.constantFrom('shop.example.com', 'Shop.Example.COM', 'news.example.org', '', 'localhost'), nastyShortString);
+  const siteValue = fc.oneof(
+    fc.constantFrom('shop.example.com', 'Shop.Example.COM', 'news.example.org', '', 'localhost'),
+    nastyShortString,
+  );
   const fileEntry = fc.oneof(
-    { weight: 6, arbitrary: fc.tuple(fc.option(siteValue, { nil: undefined, freq: 3 }), fc.array(change, { maxLength: 2 }), fc.nat({ max: 3 })).map(([site, changes, n]) => applyChanges({ site: site ?? SITE, ...VALID, name: `c${n}` }, changes as Change[])) },
+    {
+      weight: 6,
+      arbitrary: fc
+        .tuple(
+          fc.option(siteValue, { nil: undefined, freq: 3 }),
+          fc.array(change, { maxLength: 2 }),
+          fc.nat({ max: 3 }),
+        )
+        .map(([site, changes, n]) =>
+          applyChanges({ site: site ?? SITE, ...VALID, name: `c${n}` }, changes as Change[]),
+        ),
+    },
     { weight: 1, arbitrary: anyValue },
   );
   const fileInput: fc.Arbitrary<unknown> = fc.oneof(
-    { weight: 8, arbitrary: fc.tuple(fc.array(fileEntry, { maxLength: 5 }), fc.array(fc.tuple(hostileKey, anyValue), { maxLength: 1 })).map(([canaries, extra]) => objectOf([['canaries', canaries], ...extra])) },
+    {
+      weight: 8,
+      arbitrary: fc
+        .tuple(fc.array(fileEntry, { maxLength: 5 }), fc.array(fc.tuple(hostileKey, anyValue), { maxLength: 1 }))
+        .map(([canaries, extra]) => objectOf([['canaries', canaries], ...extra])),
+    },
     { weight: 1, arbitrary: anyValue },
   );
 

@@ -15,13 +15,27 @@ import { startSettings } from '../../../client/commands/start';
 import { type CanaryFlags, definitionFromFlags } from '../../../client/commands/canary-flags';
 import { parseDuration } from '../../../client/durations';
 import { siteArgument } from '../../../client/site-arg';
-import { CANARY_NAME, type CanaryDefinition, INTERVAL_LIMITS, parseCanaryDefinition } from '../../../canaries/definition';
+import {
+  CANARY_NAME,
+  type CanaryDefinition,
+  INTERVAL_LIMITS,
+  parseCanaryDefinition,
+} from '../../../canaries/definition';
 import { definitionOptions } from '../../../canary-runner/define';
 import { loadCanarySettings } from '../../../canary-runner/settings';
 import { UserError } from '../../../common/user-error';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../control/decisions';
-import { FUZZ_RUNS, fuzzParameters, describeThrown, edgeNumber, messageProblems, nastyShortString, nastyString, thrownBy } from './hostile';
+import {
+  FUZZ_RUNS,
+  fuzzParameters,
+  describeThrown,
+  edgeNumber,
+  messageProblems,
+  nastyShortString,
+  nastyString,
+  thrownBy,
+} from './hostile';
 
 /**
  * Longest refusal of one flag: the flag, what is wrong, capped echoes of the value and the fix. An echo
@@ -35,18 +49,61 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const numberText: fc.Arbitrary<string> = fc.oneof(
   edgeNumber.map(String),
   fc.integer({ min: -10, max: 20_000 }).map(String),
-  fc.constantFrom('', ' ', '0x10', '1e3', '1e400', '0b1', '.5', '5.', '+3', '-0', '٣', '３', '1_000', '1,5', 'NaN', 'Infinity', ' 4 ', '4\n'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '0x10',
+    '1e3',
+    '1e400',
+    '0b1',
+    '.5',
+    '5.',
+    '+3',
+    '-0',
+    '٣',
+    '３',
+    '1_000',
+    '1,5',
+    'NaN',
+    'Infinity',
+    ' 4 ',
+    '4\n',
+  ),
 );
 
 /** Durations as people type them (units, spaces, signs, decimals, exponents) and hostile text. */
 const durationText: fc.Arbitrary<string> = fc.oneof(
-  { weight: 4, arbitrary: fc.tuple(numberText, fc.constantFrom('', ' ', '  '), fc.constantFrom('', 'ms', 's', 'm', 'h', 'd', 'w', 'y', 'S', 'sec', 'seconds', 'minutes', 'days', 'years', 'x')).map(([n, sp, u]) => `${n}${sp}${u}`) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(
+        numberText,
+        fc.constantFrom('', ' ', '  '),
+        fc.constantFrom('', 'ms', 's', 'm', 'h', 'd', 'w', 'y', 'S', 'sec', 'seconds', 'minutes', 'days', 'years', 'x'),
+      )
+      .map(([n, sp, u]) => `${n}${sp}${u}`),
+  },
   { weight: 2, arbitrary: nastyString },
 );
 
 const siteText: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('shop.example.com', 'https://user:pw@Shop.Example.COM:8443/p/1?x', 'bücher.example', '127.0.0.1', '[::1]', 'localhost', 'a..b', 'ｓｈｏｐ．example.com', 'xn--.com', '1.2.3.256', `${'a'.repeat(64)}.com`, '-a.com'),
-  fc.tuple(nastyShortString, fc.constantFrom('', '.example.com', '.com'), nastyShortString).map(([a, b, c]) => `${a}${b}${c}`),
+  fc.constantFrom(
+    'shop.example.com',
+    'https://user:pw@Shop.Example.COM:8443/p/1?x',
+    'bücher.example',
+    '127.0.0.1',
+    '[::1]',
+    'localhost',
+    'a..b',
+    'ｓｈｏｐ．example.com',
+    'xn--.com',
+    '1.2.3.256',
+    `${'a'.repeat(64)}.com`,
+    '-a.com',
+  ),
+  fc
+    .tuple(nastyShortString, fc.constantFrom('', '.example.com', '.com'), nastyShortString)
+    .map(([a, b, c]) => `${a}${b}${c}`),
   nastyString,
 );
 
@@ -103,7 +160,14 @@ describe('<site>', () => {
 });
 
 describe('decide flags', () => {
-  const text = fc.oneof({ weight: 3, arbitrary: fc.constantFrom('alice@example.com', 'checked the terms', 'cautious', 'explicit', '4', '2.5', '') }, { weight: 3, arbitrary: nastyString }, { weight: 2, arbitrary: numberText });
+  const text = fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom('alice@example.com', 'checked the terms', 'cautious', 'explicit', '4', '2.5', ''),
+    },
+    { weight: 3, arbitrary: nastyString },
+    { weight: 2, arbitrary: numberText },
+  );
   const flags = fc.record({ who: text, why: text, mode: text, concurrency: text, revisit: text }, { requiredKeys: [] });
 
   /** What `target-health decide` checks before it contacts Temporal (client/commands/decide.ts). */
@@ -124,7 +188,9 @@ describe('decide flags', () => {
           // Sent as the workflow will decode it: the same decision.
           expect(parseDecision(kind, JSON.parse(JSON.stringify(decisionPayload(kind, o))))).toEqual(checked);
         } else {
-          const names = new RegExp(`^(?:--(?:concurrency|revisit): |${kind}: --(?:who|why|mode|concurrency|revisit): )\\S`);
+          const names = new RegExp(
+            `^(?:--(?:concurrency|revisit): |${kind}: --(?:who|why|mode|concurrency|revisit): )\\S`,
+          );
           expect(messageProblems(refusal(err), names, MAX_FLAG_MESSAGE)).toEqual([]);
         }
       }),
@@ -139,12 +205,34 @@ describe('canary add flags', () => {
   const site = 'shop.example.com';
   const PASSWORD = 'Pw-s3cr3t/x:y';
 
-  const value = (plausible: readonly string[]) => fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...plausible) }, { weight: 2, arbitrary: nastyString }, { weight: 1, arbitrary: numberText });
+  const value = (plausible: readonly string[]) =>
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...plausible) },
+      { weight: 2, arbitrary: nastyString },
+      { weight: 1, arbitrary: numberText },
+    );
   /** Values for each flag: plausible ones (valid or typical mistakes), hostile text, numbers. */
   const flagValues: { [K in keyof CanaryFlags]-?: fc.Arbitrary<NonNullable<CanaryFlags[K]>> } = {
     name: value(['price', 'Price', 'a'.repeat(65), '-x', 'p.1']),
-    url: value(['https://shop.example.com/p/1', 'http://shop.example.com', 'https://10.0.0.1/', 'http://169.254.169.254/latest', 'ftp://shop.example.com/', 'shop.example.com/p', 'https://', `https://shop.example.com/${'p'.repeat(9_000)}`, `https://${'x'.repeat(70_000)}`]),
-    proxy: value([`http://user:${PASSWORD}@proxy.example:8000`, `http://user:${PASSWORD}@proxy.example`, `socks5://u:${PASSWORD}@h:1080`, 'http://proxy.example:8000/path', `http://u:${PASSWORD}@:80`, `http://u:${PASSWORD}@proxy.example:8000/x`]),
+    url: value([
+      'https://shop.example.com/p/1',
+      'http://shop.example.com',
+      'https://10.0.0.1/',
+      'http://169.254.169.254/latest',
+      'ftp://shop.example.com/',
+      'shop.example.com/p',
+      'https://',
+      `https://shop.example.com/${'p'.repeat(9_000)}`,
+      `https://${'x'.repeat(70_000)}`,
+    ]),
+    proxy: value([
+      `http://user:${PASSWORD}@proxy.example:8000`,
+      `http://user:${PASSWORD}@proxy.example`,
+      `socks5://u:${PASSWORD}@h:1080`,
+      'http://proxy.example:8000/path',
+      `http://u:${PASSWORD}@:80`,
+      `http://u:${PASSWORD}@proxy.example:8000/x`,
+    ]),
     route: value(['residential-de', 'unknown', 'a b']),
     interval: durationText,
     timeout: durationText,
@@ -167,8 +255,16 @@ describe('canary add flags', () => {
     {
       weight: 4,
       arbitrary: fc
-        .array(fc.constantFrom(...FLAG_KEYS).chain((key) => flagValues[key].map((v) => [key, v] as const)), { maxLength: 3 })
-        .map((changes) => ({ url: 'https://shop.example.com/p/1', expectText: '.price', equals: '$139.95', ...Object.fromEntries(changes) })),
+        .array(
+          fc.constantFrom(...FLAG_KEYS).chain((key) => flagValues[key].map((v) => [key, v] as const)),
+          { maxLength: 3 },
+        )
+        .map((changes) => ({
+          url: 'https://shop.example.com/p/1',
+          expectText: '.price',
+          equals: '$139.95',
+          ...Object.fromEntries(changes),
+        })),
     },
     { weight: 1, arbitrary: fc.record(flagValues, { requiredKeys: [] }) },
   );
@@ -201,7 +297,13 @@ describe('canary add flags', () => {
         const d = result.definition;
         if (d !== undefined) {
           accepted += 1;
-          const texts = [d.name, d.url, d.route, d.pageType, ...d.expect.flatMap((e) => Object.values(e).filter((v): v is string => typeof v === 'string'))];
+          const texts = [
+            d.name,
+            d.url,
+            d.route,
+            d.pageType,
+            ...d.expect.flatMap((e) => Object.values(e).filter((v): v is string => typeof v === 'string')),
+          ];
           for (const text of texts) if (text !== undefined) expect(isWellFormed(text)).toBe(true);
           expect(d.name).toMatch(CANARY_NAME);
           expect(d.intervalMs).toBeGreaterThanOrEqual(INTERVAL_LIMITS.minMs);

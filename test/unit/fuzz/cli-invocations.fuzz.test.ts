@@ -35,8 +35,21 @@ const ENV = cleanEnv({ TEMPORAL_ADDRESS: 'not an address' });
 /** What reaches a program through argv: no NUL (the OS cannot pass it), UTF-8 (a lone surrogate becomes U+FFFD). */
 const asArgv = (s: string): string => Buffer.from(s.replaceAll('\u0000', ''), 'utf8').toString('utf8');
 const text = (plausible: readonly string[]): fc.Arbitrary<string> =>
-  fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...plausible) }, { weight: 2, arbitrary: nastyShortString }, { weight: 1, arbitrary: fc.constantFrom('-x', '--who', '', ' ', 'x'.repeat(5_000)) }).map(asArgv);
-const site = text(['shop.example.com', 'Shop.Example.COM', 'https://shop.example.com/p/1', 'localhost', 'a..b', '[::1]']);
+  fc
+    .oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...plausible) },
+      { weight: 2, arbitrary: nastyShortString },
+      { weight: 1, arbitrary: fc.constantFrom('-x', '--who', '', ' ', 'x'.repeat(5_000)) },
+    )
+    .map(asArgv);
+const site = text([
+  'shop.example.com',
+  'Shop.Example.COM',
+  'https://shop.example.com/p/1',
+  'localhost',
+  'a..b',
+  '[::1]',
+]);
 const duration = text(['30s', '5m', '0s', '-1s', '25d', '1e3', '90', '1.5h', 'soon']);
 
 /** The refusal a pure parser predicts, or undefined when the arguments pass (or no pure parser covers them). */
@@ -64,9 +77,19 @@ const decideCase: fc.Arbitrary<Case> = fc
   })
   .map((o) => {
     const kind: DecisionKind = o.kind;
-    const flags = { who: o.who, why: o.why, ...(kind === 'resume' ? { mode: o.mode, concurrency: o.concurrency, revisit: o.revisit } : {}) };
+    const flags = {
+      who: o.who,
+      why: o.why,
+      ...(kind === 'resume' ? { mode: o.mode, concurrency: o.concurrency, revisit: o.revisit } : {}),
+    };
     const args = ['decide', kind, '--who', o.who, '--why', o.why];
-    if (kind === 'resume') for (const [flag, v] of [['--mode', o.mode], ['--concurrency', o.concurrency], ['--revisit', o.revisit]] as const) if (v !== undefined) args.push(flag, v);
+    if (kind === 'resume')
+      for (const [flag, v] of [
+        ['--mode', o.mode],
+        ['--concurrency', o.concurrency],
+        ['--revisit', o.revisit],
+      ] as const)
+        if (v !== undefined) args.push(flag, v);
     return {
       args: [...args, '--', o.site],
       expected: () =>
@@ -86,9 +109,22 @@ const startCase: fc.Arbitrary<Case> = fc.record({ site, tick: duration }).map((o
 }));
 
 const canaryCase: fc.Arbitrary<Case> = fc
-  .record({ site, url: text(['https://shop.example.com/p/1', 'https://10.0.0.1/', 'ftp://x']), css: text(['.price', '[', 'h1']), equals: text(['$139.95']), interval: fc.option(duration, { nil: undefined }), status: fc.option(text(['200', '200,203', '99']), { nil: undefined }) })
+  .record({
+    site,
+    url: text(['https://shop.example.com/p/1', 'https://10.0.0.1/', 'ftp://x']),
+    css: text(['.price', '[', 'h1']),
+    equals: text(['$139.95']),
+    interval: fc.option(duration, { nil: undefined }),
+    status: fc.option(text(['200', '200,203', '99']), { nil: undefined }),
+  })
   .map((o) => {
-    const flags: CanaryFlags = { url: o.url, expectText: o.css, equals: o.equals, ...(o.interval !== undefined ? { interval: o.interval } : {}), ...(o.status !== undefined ? { expectStatus: o.status } : {}) };
+    const flags: CanaryFlags = {
+      url: o.url,
+      expectText: o.css,
+      equals: o.equals,
+      ...(o.interval !== undefined ? { interval: o.interval } : {}),
+      ...(o.status !== undefined ? { expectStatus: o.status } : {}),
+    };
     const args = ['canary', 'add', '--url', o.url, '--expect-text', o.css, '--equals', o.equals];
     if (o.interval !== undefined) args.push('--interval', o.interval);
     if (o.status !== undefined) args.push('--expect-status', o.status);
@@ -113,19 +149,34 @@ const inlineCase: fc.Arbitrary<Case> = fc.oneof(
     expected: () => undefined,
     valid: /^--(?:batch-size|timeout): /,
   })),
-  fc.record({ site, history: text(['10', '-1', '1.5', 'all']) }).map((o) => ({ args: ['status', '--history', o.history, '--', o.site], expected: () => tryRefusal(() => siteArgument(o.site)), valid: /^(?:--history|TEMPORAL_ADDRESS): / })),
-  fc.record({ days: text(['7', '0', '-1', '1e3', 'x']) }).map((o) => ({ args: ['retention', '--raw-days', o.days], expected: () => undefined, valid: /^(?:--raw-days|DATABASE_URL): / })),
-  fc.record({ site, shift: text(['-2d', '12h', '-40d', 'two days', '1e3d']), from: text(['-2h', '2026-11-30', 'yesterday']) }).map((o) => ({
-    args: ['export', '--shift', o.shift, '--from', o.from, '--', o.site],
+  fc.record({ site, history: text(['10', '-1', '1.5', 'all']) }).map((o) => ({
+    args: ['status', '--history', o.history, '--', o.site],
     expected: () => tryRefusal(() => siteArgument(o.site)),
-    valid: /^(?:--shift|--from|DATABASE_URL): /,
+    valid: /^(?:--history|TEMPORAL_ADDRESS): /,
   })),
+  fc.record({ days: text(['7', '0', '-1', '1e3', 'x']) }).map((o) => ({
+    args: ['retention', '--raw-days', o.days],
+    expected: () => undefined,
+    valid: /^(?:--raw-days|DATABASE_URL): /,
+  })),
+  fc
+    .record({
+      site,
+      shift: text(['-2d', '12h', '-40d', 'two days', '1e3d']),
+      from: text(['-2h', '2026-11-30', 'yesterday']),
+    })
+    .map((o) => ({
+      args: ['export', '--shift', o.shift, '--from', o.from, '--', o.site],
+      expected: () => tryRefusal(() => siteArgument(o.site)),
+      valid: /^(?:--shift|--from|DATABASE_URL): /,
+    })),
 );
 
 const invocation = fc.oneof(decideCase, startCase, canaryCase, inlineCase);
 
 test(`the built CLI refuses ${RUNS} fuzzed invocations with exit code 2 and one message, no stack trace`, async () => {
-  if (!existsSync(join(ROOT, 'dist', 'client', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+  if (!existsSync(join(ROOT, 'dist', 'client', 'main.js')))
+    throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
   process.stderr.write(`[fuzz-cli] seed ${SEED} (TH_FUZZ_SEED=${SEED} replays it), ${RUNS} invocations\n`);
   const cases = fc.sample(invocation, { seed: SEED, numRuns: RUNS });
   const problems: string[] = [];
@@ -137,19 +188,25 @@ test(`the built CLI refuses ${RUNS} fuzzed invocations with exit code 2 and one 
       const shown = `case ${i} ${JSON.stringify(c.args.map((a) => (a.length > 60 ? `${a.slice(0, 60)}…` : a)))}`;
       const expected = c.expected();
       const stderr = r.stderr.replace(/\n$/, '');
-      if (/unexpected error|\n\s+at /.test(r.stderr)) problems.push(`${shown}: a stack trace: ${r.stderr.slice(0, 400)}`);
+      if (/unexpected error|\n\s+at /.test(r.stderr))
+        problems.push(`${shown}: a stack trace: ${r.stderr.slice(0, 400)}`);
       if (r.code === 0) {
         if (!c.args.includes('--dry-run')) problems.push(`${shown}: exit 0`);
         continue;
       }
       if (r.code !== 2) problems.push(`${shown}: exit ${r.code}: ${stderr.slice(0, 300)}`);
-      if (!stderr.startsWith('target-health: ')) problems.push(`${shown}: stderr ${JSON.stringify(stderr.slice(0, 300))}`);
+      if (!stderr.startsWith('target-health: '))
+        problems.push(`${shown}: stderr ${JSON.stringify(stderr.slice(0, 300))}`);
       const message = stderr.slice('target-health: '.length);
       // One message: one line, except `canary add`, which lists one line per problem.
       const lines = message.split('\n');
-      if ((lines.length > 1 && c.args[0] !== 'canary') || lines.some(hasRawControl)) problems.push(`${shown}: not one line: ${JSON.stringify(message.slice(0, 300))}`);
+      if ((lines.length > 1 && c.args[0] !== 'canary') || lines.some(hasRawControl))
+        problems.push(`${shown}: not one line: ${JSON.stringify(message.slice(0, 300))}`);
       if (expected !== undefined) {
-        if (message !== expected) problems.push(`${shown}: said ${JSON.stringify(message.slice(0, 300))}, the parser says ${JSON.stringify(expected.slice(0, 300))}`);
+        if (message !== expected)
+          problems.push(
+            `${shown}: said ${JSON.stringify(message.slice(0, 300))}, the parser says ${JSON.stringify(expected.slice(0, 300))}`,
+          );
       } else if (!c.valid.test(message) && !/^(?:site|--[a-z-]+): /.test(message)) {
         problems.push(`${shown}: names no flag or setting: ${JSON.stringify(message.slice(0, 300))}`);
       }

@@ -16,12 +16,32 @@ import fc from 'fast-check';
 import { loadCanarySettings } from '../../../canary-runner/settings';
 import { UserError } from '../../../common/user-error';
 import { MAX_LINE_CHARS, MAX_MESSAGE_CHARS } from '@target-health/crawler/events/zod-issues';
-import { loadDatabaseUrl, loadLocalStackSettings, loadLogLevel, loadNotifierSettings, loadOptionalDatabaseUrl, loadTemporalSettings, loadTemporalUiUrl } from '../../../config/env';
+import {
+  loadDatabaseUrl,
+  loadLocalStackSettings,
+  loadLogLevel,
+  loadNotifierSettings,
+  loadOptionalDatabaseUrl,
+  loadTemporalSettings,
+  loadTemporalUiUrl,
+} from '../../../config/env';
 import { parseSiteHealthInput } from '../../../control/config';
 import { windowBounds } from '../../../db/signal-store/read-windows';
 import { ScoringConfigError, parseScoringConfig } from '../../../scoring/config';
 import { parseSiteClassifierConfig } from '@target-health/crawler/events/config';
-import { FUZZ_RUNS, fuzzParameters, anyValue, describeThrown, edgeNumber, hostileKey, messageProblems, nastyShortString, nastyString, objectOf, thrownBy } from './hostile';
+import {
+  FUZZ_RUNS,
+  fuzzParameters,
+  anyValue,
+  describeThrown,
+  edgeNumber,
+  hostileKey,
+  messageProblems,
+  nastyShortString,
+  nastyString,
+  objectOf,
+  thrownBy,
+} from './hostile';
 
 // A field path as the formatters write it: plain names or JSON-quoted odd ones, joined by "." and "[i]".
 const NAME = String.raw`(?:[\w$-]+|"(?:[^"\\]|\\.)*")`;
@@ -40,11 +60,13 @@ function changed(base: unknown, changes: readonly Change[]): unknown {
     let node: Record<string, unknown> = root;
     for (const key of path.slice(0, -1)) {
       const next = node[key];
-      if (next === null || typeof next !== 'object' || Array.isArray(next)) Object.defineProperty(node, key, { value: {}, enumerable: true, writable: true, configurable: true });
+      if (next === null || typeof next !== 'object' || Array.isArray(next))
+        Object.defineProperty(node, key, { value: {}, enumerable: true, writable: true, configurable: true });
       node = node[key] as Record<string, unknown>;
     }
     const last = path[path.length - 1]!;
-    if ('at' in c) Object.defineProperty(node, last, { value: c.value, enumerable: true, writable: true, configurable: true });
+    if ('at' in c)
+      Object.defineProperty(node, last, { value: c.value, enumerable: true, writable: true, configurable: true });
     else delete node[last];
   }
   return root;
@@ -54,13 +76,28 @@ function changed(base: unknown, changes: readonly Change[]): unknown {
 function changeOf(paths: ReadonlyArray<readonly string[]>, plausible: fc.Arbitrary<unknown>): fc.Arbitrary<Change> {
   const path = fc.constantFrom(...paths);
   return fc.oneof(
-    { weight: 6, arbitrary: fc.tuple(path, fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 2, arbitrary: anyValue })).map(([at, value]) => ({ at, value })) },
-    { weight: 1, arbitrary: fc.tuple(path, hostileKey, anyValue).map(([at, key, value]) => ({ at: [...at.slice(0, -1), key], value })) },
+    {
+      weight: 6,
+      arbitrary: fc
+        .tuple(path, fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 2, arbitrary: anyValue }))
+        .map(([at, value]) => ({ at, value })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(path, hostileKey, anyValue)
+        .map(([at, key, value]) => ({ at: [...at.slice(0, -1), key], value })),
+    },
     { weight: 1, arbitrary: path.map((p) => ({ drop: p })) },
   );
 }
 
-const plausibleNumber = fc.oneof(edgeNumber, fc.integer({ min: -10, max: 100 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom(1_000, 60_000, 86_400_000, 8.64e15, 2 ** 53 - 1));
+const plausibleNumber = fc.oneof(
+  edgeNumber,
+  fc.integer({ min: -10, max: 100 }),
+  fc.double({ min: 0, max: 1, noNaN: true }),
+  fc.constantFrom(1_000, 60_000, 86_400_000, 8.64e15, 2 ** 53 - 1),
+);
 
 /** Every number in a value (iterative). */
 function numbers(value: unknown): number[] {
@@ -97,7 +134,21 @@ describe('the loop input (start --config, a hand-started workflow)', () => {
     ['policy'],
   ] as const;
   const input = fc.oneof(
-    { weight: 8, arbitrary: fc.array(changeOf(SITE_INPUT_PATHS, fc.oneof(plausibleNumber, fc.constantFrom('shop.example.com', 'Shop.Example.com', 'https://shop.example.com/', ''))), { maxLength: 3 }).map((c) => changed({ site: 'shop.example.com', tickIntervalMs: 60_000 }, c)) },
+    {
+      weight: 8,
+      arbitrary: fc
+        .array(
+          changeOf(
+            SITE_INPUT_PATHS,
+            fc.oneof(
+              plausibleNumber,
+              fc.constantFrom('shop.example.com', 'Shop.Example.com', 'https://shop.example.com/', ''),
+            ),
+          ),
+          { maxLength: 3 },
+        )
+        .map((c) => changed({ site: 'shop.example.com', tickIntervalMs: 60_000 }, c)),
+    },
     { weight: 1, arbitrary: anyValue },
   );
 
@@ -117,7 +168,8 @@ describe('the loop input (start --config, a hand-started workflow)', () => {
         expect(numbers(v).filter((n) => !Number.isFinite(n))).toEqual([]);
         // The windows it reads are real time ranges (a baseline of 2^53 ms would start before year -270,000).
         const bounds = windowBounds({ asOf: now, ...v.window });
-        for (const d of [bounds.current.from, bounds.current.to, bounds.baseline.from, bounds.baseline.to]) expect(Number.isNaN(d.getTime())).toBe(false);
+        for (const d of [bounds.current.from, bounds.current.to, bounds.baseline.from, bounds.baseline.to])
+          expect(Number.isNaN(d.getTime())).toBe(false);
         // What the workflow receives (JSON) is read the same (for inputs JSON can carry: not a Date, NaN or undefined).
         const json = JSON.parse(JSON.stringify(raw)) as unknown;
         if (isDeepStrictEqual(json, raw)) expect(parseSiteHealthInput(json)).toEqual(result);
@@ -149,7 +201,12 @@ describe('scoring configuration', () => {
     ['health'],
   ] as const;
   const config = fc.oneof(
-    { weight: 8, arbitrary: fc.array(changeOf(SCORING_PATHS, fc.oneof(plausibleNumber, fc.boolean())), { maxLength: 3 }).map((c) => changed({}, c)) },
+    {
+      weight: 8,
+      arbitrary: fc
+        .array(changeOf(SCORING_PATHS, fc.oneof(plausibleNumber, fc.boolean())), { maxLength: 3 })
+        .map((c) => changed({}, c)),
+    },
     { weight: 1, arbitrary: anyValue },
   );
 
@@ -164,8 +221,15 @@ describe('scoring configuration', () => {
           expect(numbers(parsed).filter((n) => !Number.isFinite(n))).toEqual([]);
           return;
         }
-        if (!(err instanceof ScoringConfigError)) throw new Error(`threw ${describeThrown(err)}, not a ScoringConfigError`);
-        expect(messageProblems(err.message, new RegExp(`^invalid scoring config: (?:${PATH}: \\S|unknown fields? "|${WHOLE})`), MAX_MESSAGE_CHARS + 'invalid scoring config: '.length)).toEqual([]);
+        if (!(err instanceof ScoringConfigError))
+          throw new Error(`threw ${describeThrown(err)}, not a ScoringConfigError`);
+        expect(
+          messageProblems(
+            err.message,
+            new RegExp(`^invalid scoring config: (?:${PATH}: \\S|unknown fields? "|${WHOLE})`),
+            MAX_MESSAGE_CHARS + 'invalid scoring config: '.length,
+          ),
+        ).toEqual([]);
       }),
       fuzzParameters(),
     );
@@ -182,19 +246,46 @@ describe('classifier configuration', () => {
       evidence: fc.constantFrom('strong', 'weak', 'none'),
       bodyAny: fc.oneof(fc.constant(['verify you are human']), fc.array(nastyShortString, { maxLength: 3 })),
       bodyRegex: fc.oneof(fc.constantFrom('captcha', '(a+)+$', '[', '(?<=x)y', 'x'.repeat(301)), nastyShortString),
-      headers: fc.oneof(fc.constant([{ name: 'cf-mitigated', contains: 'challenge' }]), fc.array(fc.record({ name: nastyShortString, contains: nastyShortString, regex: nastyShortString }, { requiredKeys: [] }), { maxLength: 2 })),
+      headers: fc.oneof(
+        fc.constant([{ name: 'cf-mitigated', contains: 'challenge' }]),
+        fc.array(
+          fc.record(
+            { name: nastyShortString, contains: nastyShortString, regex: nastyShortString },
+            { requiredKeys: [] },
+          ),
+          { maxLength: 2 },
+        ),
+      ),
     },
     { requiredKeys: ['id', 'kind'] },
   );
-  const CLASSIFIER_PATHS = [['extraMarkers'], ['disabledMarkers'], ['statusOverrides'], ['sizeRatio'], ['minSizeSamples'], ['minUsualRecordsRate'], ['minRecordsSamples'], ['shortPageBytes']] as const;
+  const CLASSIFIER_PATHS = [
+    ['extraMarkers'],
+    ['disabledMarkers'],
+    ['statusOverrides'],
+    ['sizeRatio'],
+    ['minSizeSamples'],
+    ['minUsualRecordsRate'],
+    ['minRecordsSamples'],
+    ['shortPageBytes'],
+  ] as const;
   const plausible = fc.oneof(
     plausibleNumber,
     fc.array(marker, { maxLength: 3 }),
-    fc.array(fc.oneof(fc.constantFrom('cloudflare-challenge', 'recaptcha', 'unknown-id'), nastyShortString), { maxLength: 3 }),
-    fc.dictionary(fc.oneof(fc.constantFrom('404', '429', '999', '__proto__'), nastyShortString), fc.oneof(fc.constantFrom('soft_block', 'hard_block', 'ok', 'x'), nastyShortString), { maxKeys: 3 }),
+    fc.array(fc.oneof(fc.constantFrom('cloudflare-challenge', 'recaptcha', 'unknown-id'), nastyShortString), {
+      maxLength: 3,
+    }),
+    fc.dictionary(
+      fc.oneof(fc.constantFrom('404', '429', '999', '__proto__'), nastyShortString),
+      fc.oneof(fc.constantFrom('soft_block', 'hard_block', 'ok', 'x'), nastyShortString),
+      { maxKeys: 3 },
+    ),
   );
   const config = fc.oneof(
-    { weight: 8, arbitrary: fc.array(changeOf(CLASSIFIER_PATHS, plausible), { maxLength: 3 }).map((c) => changed({}, c)) },
+    {
+      weight: 8,
+      arbitrary: fc.array(changeOf(CLASSIFIER_PATHS, plausible), { maxLength: 3 }).map((c) => changed({}, c)),
+    },
     { weight: 1, arbitrary: anyValue },
   );
 
@@ -220,7 +311,14 @@ describe('classifier configuration', () => {
 describe('the environment', () => {
   const SECRET = 'S3cr3t-pw_x';
   const VALUES: Record<string, readonly string[]> = {
-    TEMPORAL_ADDRESS: ['localhost:7233', '127.0.0.1:7233', 'my-ns.tmprl.cloud:7233', 'localhost', 'http://localhost:7233', ':7233'],
+    TEMPORAL_ADDRESS: [
+      'localhost:7233',
+      '127.0.0.1:7233',
+      'my-ns.tmprl.cloud:7233',
+      'localhost',
+      'http://localhost:7233',
+      ':7233',
+    ],
     TEMPORAL_NAMESPACE: ['default', 'my ns', ''],
     TEMPORAL_TASK_QUEUE: ['target-health', ''],
     TEMPORAL_TLS: ['true', 'false', 'yes', 'TRUE', ''],
@@ -248,7 +346,13 @@ describe('the environment', () => {
     TEMPORAL_UI_PORT: ['8233', '-1'],
     TARGET_HEALTH_PG_PORT: ['54329', '1e3'],
     TEMPORAL_UI_URL: ['http://127.0.0.1:8233', 'ftp://x', 'not a url', '', `http://admin:${SECRET}@ui.example:8233`],
-    TARGET_HEALTH_WEBHOOK_URL: [`https://hooks.example.com/${SECRET}`, `ftp://hooks.example.com/${SECRET}`, `hooks.example.com/${SECRET}`, `https://u:${SECRET}@hooks.example.com/x`, ''],
+    TARGET_HEALTH_WEBHOOK_URL: [
+      `https://hooks.example.com/${SECRET}`,
+      `ftp://hooks.example.com/${SECRET}`,
+      `hooks.example.com/${SECRET}`,
+      `https://u:${SECRET}@hooks.example.com/x`,
+      '',
+    ],
     TARGET_HEALTH_SLACK_WEBHOOK_URL: [`https://hooks.slack.com/services/${SECRET}`, `https:///services/${SECRET}`],
     TARGET_HEALTH_ROUTES: [
       JSON.stringify({ 'residential-de': `http://user:${SECRET}@gw.proxy.example:8000` }),
@@ -267,11 +371,28 @@ describe('the environment', () => {
   };
   const VARIABLES = Object.keys(VALUES);
   const envMap: fc.Arbitrary<Record<string, string | undefined>> = fc
-    .array(fc.tuple(fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...VARIABLES) }, { weight: 1, arbitrary: hostileKey }), fc.nat()), { maxLength: 6 })
-    .chain((picks) =>
-      fc.tuple(...picks.map(([name]) => fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...(Object.hasOwn(VALUES, name) ? VALUES[name]! : [''])) }, { weight: 2, arbitrary: nastyString }, { weight: 1, arbitrary: plausibleNumber.map(String) }))).map((values) =>
-        objectOf(picks.map(([name], i) => [name, values[i]] as const)) as Record<string, string | undefined>,
+    .array(
+      fc.tuple(
+        fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...VARIABLES) }, { weight: 1, arbitrary: hostileKey }),
+        fc.nat(),
       ),
+      { maxLength: 6 },
+    )
+    .chain((picks) =>
+      fc
+        .tuple(
+          ...picks.map(([name]) =>
+            fc.oneof(
+              { weight: 4, arbitrary: fc.constantFrom(...(Object.hasOwn(VALUES, name) ? VALUES[name]! : [''])) },
+              { weight: 2, arbitrary: nastyString },
+              { weight: 1, arbitrary: plausibleNumber.map(String) },
+            ),
+          ),
+        )
+        .map(
+          (values) =>
+            objectOf(picks.map(([name], i) => [name, values[i]] as const)) as Record<string, string | undefined>,
+        ),
     );
 
   const LOADERS: Record<string, (env: Record<string, string | undefined>) => unknown> = {
@@ -297,7 +418,8 @@ describe('the environment', () => {
           if (!(err instanceof UserError)) throw new Error(`${name} threw ${describeThrown(err)}, not a UserError`);
           expect(err.exitCode).toBe(2);
           const problems = messageProblems(err.message, VARIABLE_LINE, 2 * MAX_MESSAGE_CHARS);
-          if (err.message.includes(SECRET) || err.message.includes(encodeURIComponent(SECRET))) problems.push(`shows a secret: ${err.message.slice(0, 300)}`);
+          if (err.message.includes(SECRET) || err.message.includes(encodeURIComponent(SECRET)))
+            problems.push(`shows a secret: ${err.message.slice(0, 300)}`);
           expect({ loader: name, problems }).toEqual({ loader: name, problems: [] });
         }
       }),

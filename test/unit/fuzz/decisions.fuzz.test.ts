@@ -15,15 +15,33 @@ import fc from 'fast-check';
 import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../control/decisions';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import { MAX_MESSAGE_CHARS } from '@target-health/crawler/events/zod-issues';
-import { FUZZ_RUNS, fuzzParameters, anyValue, edgeNumber, hasRawControl, hostileKey, messageProblems, nastyShortString, nastyString, objectOf } from './hostile';
+import {
+  FUZZ_RUNS,
+  fuzzParameters,
+  anyValue,
+  edgeNumber,
+  hasRawControl,
+  hostileKey,
+  messageProblems,
+  nastyShortString,
+  nastyString,
+  objectOf,
+} from './hostile';
 
 const FIELDS = ['who', 'why', 'mode', 'concurrency', 'revisitMultiplier'] as const;
 const kind = fc.constantFrom(...DECISION_KINDS);
 
 /** A plausible value of each field (so payloads often get past the first check), or anything. */
 const plausible: Record<(typeof FIELDS)[number], fc.Arbitrary<unknown>> = {
-  who: fc.oneof(fc.constantFrom('alice@example.com', ' bob ', 'on-call'), fc.string({ minLength: 1, maxLength: 40 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 })),
-  why: fc.oneof(fc.constantFrom('checked the terms', 'site calmed down\nsee ticket 12', 'x'.repeat(2_000)), fc.string({ minLength: 1, maxLength: 80 })),
+  who: fc.oneof(
+    fc.constantFrom('alice@example.com', ' bob ', 'on-call'),
+    fc.string({ minLength: 1, maxLength: 40 }),
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
+  ),
+  why: fc.oneof(
+    fc.constantFrom('checked the terms', 'site calmed down\nsee ticket 12', 'x'.repeat(2_000)),
+    fc.string({ minLength: 1, maxLength: 80 }),
+  ),
   mode: fc.constantFrom('cautious', 'explicit', 'Cautious', 'fast', ''),
   concurrency: fc.oneof(fc.integer({ min: 0, max: 10_001 }), edgeNumber, fc.constantFrom('4', '4.0')),
   revisitMultiplier: fc.oneof(fc.double({ min: 0.5, max: 101, noNaN: true }), edgeNumber, fc.constantFrom('2')),
@@ -32,7 +50,18 @@ const plausible: Record<(typeof FIELDS)[number], fc.Arbitrary<unknown>> = {
 /** A payload built field by field (each plausible, hostile or absent) plus unknown keys. */
 const fieldwisePayload = fc
   .tuple(
-    fc.tuple(...FIELDS.map((f) => fc.option(fc.oneof({ weight: 4, arbitrary: plausible[f] }, { weight: 1, arbitrary: anyValue }, { weight: 1, arbitrary: nastyString }), { nil: undefined, freq: 4 }))),
+    fc.tuple(
+      ...FIELDS.map((f) =>
+        fc.option(
+          fc.oneof(
+            { weight: 4, arbitrary: plausible[f] },
+            { weight: 1, arbitrary: anyValue },
+            { weight: 1, arbitrary: nastyString },
+          ),
+          { nil: undefined, freq: 4 },
+        ),
+      ),
+    ),
     fc.array(fc.tuple(hostileKey, anyValue), { maxLength: 3 }),
     fc.nat({ max: 3 }),
   )
@@ -57,15 +86,29 @@ const plausibleDecision: fc.Arbitrary<[DecisionKind, Record<string, unknown>]> =
     fc.oneof(
       fc.constant({}),
       fc.constant({ mode: 'cautious' }),
-      fc.record({ mode: fc.constantFrom('explicit', undefined), concurrency: fc.integer({ min: 1, max: 10_000 }), revisitMultiplier: fc.double({ min: 1, max: 100, noNaN: true }) }),
-      fc.record({ mode: plausible.mode, concurrency: plausible.concurrency, revisitMultiplier: plausible.revisitMultiplier }, { requiredKeys: [] }),
+      fc.record({
+        mode: fc.constantFrom('explicit', undefined),
+        concurrency: fc.integer({ min: 1, max: 10_000 }),
+        revisitMultiplier: fc.double({ min: 1, max: 100, noNaN: true }),
+      }),
+      fc.record(
+        { mode: plausible.mode, concurrency: plausible.concurrency, revisitMultiplier: plausible.revisitMultiplier },
+        { requiredKeys: [] },
+      ),
     ),
   )
-  .map(([k, who, why, settings]) => [k, objectOf(Object.entries({ who, why, ...(k === 'resume' ? settings : {}) }).filter(([, v]) => v !== undefined))]);
+  .map(([k, who, why, settings]) => [
+    k,
+    objectOf(Object.entries({ who, why, ...(k === 'resume' ? settings : {}) }).filter(([, v]) => v !== undefined)),
+  ]);
 
-const payload: fc.Arbitrary<unknown> = fc.oneof({ weight: 6, arbitrary: fieldwisePayload }, { weight: 1, arbitrary: anyValue });
+const payload: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 6, arbitrary: fieldwisePayload },
+  { weight: 1, arbitrary: anyValue },
+);
 
-const refusalNames = (k: DecisionKind) => new RegExp(`^${k}: (expected a JSON object like |unknown fields? "|(?:${FIELDS.join('|')}): \\S)`);
+const refusalNames = (k: DecisionKind) =>
+  new RegExp(`^${k}: (expected a JSON object like |unknown fields? "|(?:${FIELDS.join('|')}): \\S)`);
 const MAX_REFUSAL = MAX_MESSAGE_CHARS + 'resume: '.length;
 
 // What the validator counts as control characters in who/why (tab and line breaks are allowed in why).
@@ -82,13 +125,16 @@ function acceptedProblems(d: ReturnType<typeof parseDecision> & { ok: true }): s
   if (WHY_CONTROL.test(why)) problems.push(`why holds a control character: ${JSON.stringify(why.slice(0, 80))}`);
   // Lengths are in characters (code points), as zod counts them: an emoji is one.
   const chars = (text: string): number => [...text].length;
-  if (who !== who.trim() || chars(who) < 1 || chars(who) > 200) problems.push(`who ${JSON.stringify(who.slice(0, 80))}`);
+  if (who !== who.trim() || chars(who) < 1 || chars(who) > 200)
+    problems.push(`who ${JSON.stringify(who.slice(0, 80))}`);
   if (why !== why.trim() || chars(why) < 1 || chars(why) > 2_000) problems.push(`why of ${chars(why)} characters`);
   if (d.decision.kind === 'resume') {
     const m = d.decision.mode;
     if (m.mode === 'explicit') {
-      if (!Number.isInteger(m.concurrency) || m.concurrency < 1 || m.concurrency > 10_000) problems.push(`concurrency ${m.concurrency}`);
-      if (!Number.isFinite(m.revisitMultiplier) || m.revisitMultiplier < 1 || m.revisitMultiplier > 100) problems.push(`revisitMultiplier ${m.revisitMultiplier}`);
+      if (!Number.isInteger(m.concurrency) || m.concurrency < 1 || m.concurrency > 10_000)
+        problems.push(`concurrency ${m.concurrency}`);
+      if (!Number.isFinite(m.revisitMultiplier) || m.revisitMultiplier < 1 || m.revisitMultiplier > 100)
+        problems.push(`revisitMultiplier ${m.revisitMultiplier}`);
     } else if (m.mode !== 'cautious') problems.push(`mode ${JSON.stringify(m)}`);
   }
   return problems;
@@ -131,7 +177,15 @@ describe('decision payloads under fuzzing', () => {
   test('a refused payload carrying a 1.5 MB unknown key is refused in a short line', () => {
     const huge = `${'k'.repeat(1_500_000)}`;
     for (const k of DECISION_KINDS) {
-      const result = parseDecision(k, objectOf([['who', 'alice'], ['why', 'x'], [huge, 1], ['__proto__', { polluted: true }]]));
+      const result = parseDecision(
+        k,
+        objectOf([
+          ['who', 'alice'],
+          ['why', 'x'],
+          [huge, 1],
+          ['__proto__', { polluted: true }],
+        ]),
+      );
       expect(result).toMatchObject({ ok: false });
       const message = (result as { message: string }).message;
       expect(message).toMatch(new RegExp(`^${k}: unknown fields "k+…", "__proto__"$`));

@@ -77,15 +77,25 @@ export const nastyPiece = fc.constantFrom(
 
 /** Short hostile text (no size extremes): pieces, arbitrary code units, arbitrary code points. */
 export const nastyShortString: fc.Arbitrary<string> = fc
-  .array(fc.oneof(nastyPiece, fc.string({ maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 6 }), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 10 })
+  .array(
+    fc.oneof(
+      nastyPiece,
+      fc.string({ maxLength: 6 }),
+      fc.string({ unit: 'binary', maxLength: 6 }),
+      fc.string({ unit: 'grapheme', maxLength: 4 }),
+    ),
+    { maxLength: 10 },
+  )
   .map((parts) => parts.join(''));
 
 /** A string of `n` code units whose head and tail are hostile (megabyte strings must not be echoed). */
 export const hugeString = (n: number): fc.Arbitrary<string> =>
-  fc.tuple(nastyShortString, fc.constantFrom('x', 'ü', '\u0000', '\ud83d\ude00', ' ', '\n'), nastyShortString).map(([head, fill, tail]) => {
-    const body = fill.repeat(Math.max(0, Math.ceil((n - head.length - tail.length) / fill.length)));
-    return `${head}${body}${tail}`;
-  });
+  fc
+    .tuple(nastyShortString, fc.constantFrom('x', 'ü', '\u0000', '\ud83d\ude00', ' ', '\n'), nastyShortString)
+    .map(([head, fill, tail]) => {
+      const body = fill.repeat(Math.max(0, Math.ceil((n - head.length - tail.length) / fill.length)));
+      return `${head}${body}${tail}`;
+    });
 
 /** Hostile text, now and then long (5,000 / 70,000 code units) or a megabyte. */
 export const nastyString: fc.Arbitrary<string> = fc.oneof(
@@ -96,7 +106,37 @@ export const nastyString: fc.Arbitrary<string> = fc.oneof(
 
 /** Numbers at the edges of every range the validators check, and arbitrary ones. */
 export const edgeNumber: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(0, -0, 1, -1, 0.5, 1.5, 2, 99, 100, 100.0000001, 10_000, 10_001, 65_535, 65_536, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 1e21, 1e308, -1e308, 5e-324, Number.MAX_VALUE, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY),
+  fc.constantFrom(
+    0,
+    -0,
+    1,
+    -1,
+    0.5,
+    1.5,
+    2,
+    99,
+    100,
+    100.0000001,
+    10_000,
+    10_001,
+    65_535,
+    65_536,
+    2 ** 31 - 1,
+    2 ** 31,
+    2 ** 32,
+    2 ** 53 - 1,
+    2 ** 53,
+    2 ** 53 + 2,
+    -(2 ** 53),
+    1e21,
+    1e308,
+    -1e308,
+    5e-324,
+    Number.MAX_VALUE,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
+  ),
   fc.double(),
   fc.integer(),
   fc.integer({ min: -5, max: 20_000 }),
@@ -105,7 +145,17 @@ export const edgeNumber: fc.Arbitrary<number> = fc.oneof(
 /** Plain JSON values as JSON.parse gives them, some with prototype keys as own properties. */
 export const jsonish: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
-  { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.parse(`{"__proto__": ${JSON.stringify(v)}, "constructor": {"prototype": ${JSON.stringify(v)}}}`) as unknown) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .jsonValue({ maxDepth: 2 })
+      .map(
+        (v) =>
+          JSON.parse(
+            `{"__proto__": ${JSON.stringify(v)}, "constructor": {"prototype": ${JSON.stringify(v)}}}`,
+          ) as unknown,
+      ),
+  },
 );
 
 /** Nested arrays or objects `depth` deep around `leaf` (built iteratively: no stack in the generator). */
@@ -120,14 +170,51 @@ export const anyValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 6, arbitrary: nastyString },
   { weight: 4, arbitrary: edgeNumber },
   { weight: 3, arbitrary: jsonish },
-  { weight: 1, arbitrary: fc.constantFrom(null, undefined, true, false, [], {}, Object.create(null) as unknown, [1, 'a'], new Date(0), /x/) },
-  { weight: 1, arbitrary: fc.tuple(fc.nat({ max: 20_000 }), fc.constantFrom('array' as const, 'object' as const), edgeNumber).map(([d, k, leaf]) => nested(d, k, leaf)) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      null,
+      undefined,
+      true,
+      false,
+      [],
+      {},
+      Object.create(null) as unknown,
+      [1, 'a'],
+      new Date(0),
+      /x/,
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.nat({ max: 20_000 }), fc.constantFrom('array' as const, 'object' as const), edgeNumber)
+      .map(([d, k, leaf]) => nested(d, k, leaf)),
+  },
   { weight: 1, arbitrary: fc.anything({ maxDepth: 2 }) },
 );
 
 /** A key for an unknown field: prototype keys, hostile text, and now and then 1.5 MB of it (issue 11). */
 export const hostileKey: fc.Arbitrary<string> = fc.oneof(
-  { weight: 10, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '', ' ', 'reason', 'Who', 'WHY', 'who ', 'revisit', 'statusCode') },
+  {
+    weight: 10,
+    arbitrary: fc.constantFrom(
+      '__proto__',
+      'constructor',
+      'prototype',
+      'toString',
+      'valueOf',
+      'hasOwnProperty',
+      '',
+      ' ',
+      'reason',
+      'Who',
+      'WHY',
+      'who ',
+      'revisit',
+      'statusCode',
+    ),
+  },
   { weight: 10, arbitrary: nastyShortString },
   { weight: 1, arbitrary: hugeString(1_500_000) },
 );
@@ -138,7 +225,8 @@ export const hostileKey: fc.Arbitrary<string> = fc.oneof(
  */
 export function objectOf(entries: ReadonlyArray<readonly [string, unknown]>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of entries) Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  for (const [key, value] of entries)
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   return out;
 }
 
@@ -169,7 +257,11 @@ export function messageProblems(message: unknown, names: RegExp, maxChars: numbe
 
 /** What was thrown, for a failure message. */
 export function describeThrown(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message.slice(0, 300)}` : typeof err === 'string' ? err : JSON.stringify(err) ?? typeof err;
+  return err instanceof Error
+    ? `${err.name}: ${err.message.slice(0, 300)}`
+    : typeof err === 'string'
+      ? err
+      : (JSON.stringify(err) ?? typeof err);
 }
 
 /** Runs `run`; returns what it threw (or undefined), so a property can say which error class is allowed. */

@@ -27,7 +27,11 @@ describe('normal pages', () => {
         const answer = await direct(site.port, host, path);
         expect(answer.status).toBe(200);
         const verdict = classifyOutcome(eventOf(answer));
-        expect({ path, outcome: verdict.outcome, reason: verdict.reason }).toEqual({ path, outcome: 'ok', reason: 'status 200' });
+        expect({ path, outcome: verdict.outcome, reason: verdict.reason }).toEqual({
+          path,
+          outcome: 'ok',
+          reason: 'status 200',
+        });
         expect(extract(answer.body).records).toBeGreaterThan(0);
       }
     },
@@ -40,7 +44,8 @@ describe('normal pages', () => {
     expect(a.body).toMatch(/<title>[^<]+ 42 \| Northwind Outdoor<\/title>/);
     expect(a.body).toMatch(/class="price" data-price="\d+\.\d\d"/);
     const links = new Set<string>();
-    for (const path of ['/', '/list/1', '/list/5', '/list/10', '/item/42']) for (const l of extract((await direct(site.port, SHOP, path)).body).links) links.add(l);
+    for (const path of ['/', '/list/1', '/list/5', '/list/10', '/item/42'])
+      for (const l of extract((await direct(site.port, SHOP, path)).body).links) links.add(l);
     // Every link stays inside the bounded catalogue: a crawl following them all meets no 404.
     expect(links.size).toBeGreaterThan(50);
     for (const l of links) expect(l).toMatch(/^\/$|^\/(list\/([1-9]|10)|item\/([1-9]\d?|1\d\d|200))$/);
@@ -61,7 +66,11 @@ describe('challenges', () => {
     site.setMode(SHOP, { kind: 'challenging', share: 1, pages: [page] });
     const answer = await direct(site.port, SHOP, '/item/3');
     const verdict = classifyOutcome(eventOf(answer));
-    expect({ page, outcome: verdict.outcome, rule: verdict.rule }).toEqual({ page, outcome: 'challenge', rule: 'challenge_marker' });
+    expect({ page, outcome: verdict.outcome, rule: verdict.rule }).toEqual({
+      page,
+      outcome: 'challenge',
+      rule: 'challenge_marker',
+    });
     expect(answer.body).not.toContain('article class="product"');
   });
 
@@ -76,13 +85,16 @@ describe('challenges', () => {
 });
 
 describe('soft blocks', () => {
-  it.each(['unusual-traffic', 'perimeterx-denied-200'] as const)('%s: a 200 the classifier calls soft_block by its content alone', async (page) => {
-    site.setMode(SHOP, { kind: 'soft-block', share: 1, pages: [page] });
-    const answer = await direct(site.port, SHOP, '/item/9');
-    expect(answer.status).toBe(200);
-    const verdict = classifyOutcome(eventOf(answer));
-    expect({ outcome: verdict.outcome, rule: verdict.rule }).toEqual({ outcome: 'soft_block', rule: 'block_marker' });
-  });
+  it.each(['unusual-traffic', 'perimeterx-denied-200'] as const)(
+    '%s: a 200 the classifier calls soft_block by its content alone',
+    async (page) => {
+      site.setMode(SHOP, { kind: 'soft-block', share: 1, pages: [page] });
+      const answer = await direct(site.port, SHOP, '/item/9');
+      expect(answer.status).toBe(200);
+      const verdict = classifyOutcome(eventOf(answer));
+      expect({ outcome: verdict.outcome, rule: verdict.rule }).toEqual({ outcome: 'soft_block', rule: 'block_marker' });
+    },
+  );
 
   it('small-page: an empty shell, ok without a norm and soft_block against the size of the normal pages', async () => {
     site.setMode(SHOP, { kind: 'normal' });
@@ -95,7 +107,9 @@ describe('soft blocks', () => {
     expect(answer.status).toBe(200);
     expect(extract(answer.body).records).toBe(0);
     expect(classifyOutcome(eventOf(answer)).outcome).toBe('ok');
-    const verdict = classifyOutcome(eventOf(answer, { pageType: 'product' }), { sizeNorm: { medianBytes, samples: 25 } });
+    const verdict = classifyOutcome(eventOf(answer, { pageType: 'product' }), {
+      sizeNorm: { medianBytes, samples: 25 },
+    });
     expect({ outcome: verdict.outcome, rule: verdict.rule }).toEqual({ outcome: 'soft_block', rule: 'size_norm' });
   });
 
@@ -121,10 +135,16 @@ describe('soft blocks', () => {
     expect(answer.status).toBe(200);
     expect(Buffer.byteLength(answer.body)).toBeGreaterThan(8192);
     expect(extract(answer.body).records).toBe(0);
-    const verdict = classifyOutcome(eventOf(answer, { pageType: 'listing', extraction: { result: 'empty', validRecords: 0 } }), {
-      recordsNorm: { usualRecordsRate: 1, samples: 40 },
+    const verdict = classifyOutcome(
+      eventOf(answer, { pageType: 'listing', extraction: { result: 'empty', validRecords: 0 } }),
+      {
+        recordsNorm: { usualRecordsRate: 1, samples: 40 },
+      },
+    );
+    expect({ outcome: verdict.outcome, rule: verdict.rule }).toEqual({
+      outcome: 'soft_block',
+      rule: 'empty_extraction',
     });
-    expect({ outcome: verdict.outcome, rule: verdict.rule }).toEqual({ outcome: 'soft_block', rule: 'empty_extraction' });
   });
 
   it.each([
@@ -132,15 +152,18 @@ describe('soft blocks', () => {
     ['datadome', 'news.hostile.test'],
     ['perimeterx', 'travel.hostile.test'],
     ['akamai', 'calm.hostile.test'],
-  ] as [Protection, string][])('the default soft page of a %s host (%s) is recognised by content', async (protection, host) => {
-    expect(site.state(host).protection).toBe(protection);
-    site.setMode(host, { kind: 'soft-block', share: 1 });
-    const answer = await direct(site.port, host, '/item/5');
-    expect(SOFT_PAGES).toContain(DEFAULT_PAGES[protection].soft);
-    expect(answer.status).toBe(200);
-    expect(classifyOutcome(eventOf(answer)).outcome).toBe('soft_block');
-    site.setMode(host, { kind: 'normal' });
-  });
+  ] as [Protection, string][])(
+    'the default soft page of a %s host (%s) is recognised by content',
+    async (protection, host) => {
+      expect(site.state(host).protection).toBe(protection);
+      site.setMode(host, { kind: 'soft-block', share: 1 });
+      const answer = await direct(site.port, host, '/item/5');
+      expect(SOFT_PAGES).toContain(DEFAULT_PAGES[protection].soft);
+      expect(answer.status).toBe(200);
+      expect(classifyOutcome(eventOf(answer)).outcome).toBe('soft_block');
+      site.setMode(host, { kind: 'normal' });
+    },
+  );
 });
 
 describe('walls', () => {

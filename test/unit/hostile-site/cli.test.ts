@@ -11,7 +11,11 @@ import type { WorldAddresses } from '../../../hostile-site/main';
 const MAIN = join(ROOT, 'dist', 'hostile-site', 'main.js');
 
 it('prints the addresses as JSON, serves through its proxies, and exits 0 on SIGTERM', async () => {
-  const child = spawn(process.execPath, [MAIN, '--routes', 'dc-de,resi-fr', '--seed', '3'], { cwd: ROOT, env: cleanEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, '--routes', 'dc-de,resi-fr', '--seed', '3'], {
+    cwd: ROOT,
+    env: cleanEnv({}),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   try {
     const line = await new Promise<string>((resolve, reject) => {
@@ -29,7 +33,9 @@ it('prints the addresses as JSON, serves through its proxies, and exits 0 on SIG
     expect(addresses.admin).toBe(`${addresses.site}/_admin/`);
     const page = await viaProxy(addresses.proxies['resi-fr']!, 'http://shop.hostile.test/item/1');
     expect(page.status).toBe(200);
-    const summary = json<{ byRoute: Record<string, number> }>(await admin(Number(new URL(addresses.site).port), 'GET', '/_admin/summary?host=shop.hostile.test'));
+    const summary = json<{ byRoute: Record<string, number> }>(
+      await admin(Number(new URL(addresses.site).port), 'GET', '/_admin/summary?host=shop.hostile.test'),
+    );
     expect(summary.byRoute).toEqual({ 'resi-fr': 1 });
   } finally {
     child.kill('SIGTERM');

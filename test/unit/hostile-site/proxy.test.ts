@@ -28,7 +28,12 @@ beforeEach(async () => {
 });
 
 /** A raw CONNECT, then one plain-HTTP request inside the tunnel; resolves with the CONNECT status line and the inner answer. */
-function throughTunnel(proxyPort: number, authority: string, host: string, path: string): Promise<{ connect: string; answer: string }> {
+function throughTunnel(
+  proxyPort: number,
+  authority: string,
+  host: string,
+  path: string,
+): Promise<{ connect: string; answer: string }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(proxyPort, '127.0.0.1');
     let buffer = '';
@@ -62,12 +67,16 @@ describe('forwarding', () => {
 
   it('an absolute-form request reaches the named host and carries its route label and address', async () => {
     const since = Date.now();
-    const shop = await viaProxy(world.proxy('dc-de').url, world.site.urlOf(SHOP, '/item/3'), { 'user-agent': 'got (https://github.com/sindresorhus/got)' });
+    const shop = await viaProxy(world.proxy('dc-de').url, world.site.urlOf(SHOP, '/item/3'), {
+      'user-agent': 'got (https://github.com/sindresorhus/got)',
+    });
     const news = await viaProxy(world.proxy('resi-fr').url, world.site.urlOf(NEWS, '/item/3'));
     expect(shop.status).toBe(200);
     expect(shop.body).toContain('Northwind Outdoor');
     expect(news.body).toContain('The Daily Ledger');
-    expect(world.site.log(SHOP, { since }).map((e) => [e.path, e.route, e.userAgent])).toEqual([['/item/3', 'dc-de', 'got (https://github.com/sindresorhus/got)']]);
+    expect(world.site.log(SHOP, { since }).map((e) => [e.path, e.route, e.userAgent])).toEqual([
+      ['/item/3', 'dc-de', 'got (https://github.com/sindresorhus/got)'],
+    ]);
     expect(world.site.log(NEWS, { since }).map((e) => [e.path, e.route])).toEqual([['/item/3', 'resi-fr']]);
   });
 
@@ -115,7 +124,9 @@ describe('forwarding', () => {
 
   it('passes a reset by the site on to the client as a reset', async () => {
     world.site.setMode(SHOP, { kind: 'wall', page: 'connection-reset' });
-    await expect(viaProxy(world.proxy('dc-de').url, world.site.urlOf(SHOP, '/item/1'))).rejects.toMatchObject({ code: 'ECONNRESET' });
+    await expect(viaProxy(world.proxy('dc-de').url, world.site.urlOf(SHOP, '/item/1'))).rejects.toMatchObject({
+      code: 'ECONNRESET',
+    });
   });
 });
 
@@ -137,7 +148,9 @@ describe('a route that dies', () => {
     const proxy = world.proxy('resi-fr');
     const url = world.site.urlOf(NEWS, '/item/5');
     await proxy.kill('reset');
-    await expect(viaProxy(proxy.url, url)).rejects.toMatchObject({ code: expect.stringMatching(/^(ECONNRESET|EPIPE)$/) });
+    await expect(viaProxy(proxy.url, url)).rejects.toMatchObject({
+      code: expect.stringMatching(/^(ECONNRESET|EPIPE)$/),
+    });
     await proxy.revive();
     expect((await viaProxy(proxy.url, url)).status).toBe(200);
   });
@@ -155,8 +168,12 @@ describe('a route that dies', () => {
   it('can be killed and revived through the admin endpoint', async () => {
     const off = await admin(world.site.port, 'POST', '/_admin/proxies/dc-de', { state: 'refuse' });
     expect(json<{ state: string }>(off).state).toBe('refuse');
-    await expect(viaProxy(world.proxy('dc-de').url, world.site.urlOf(SHOP, '/'))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
-    const listed = json<{ proxies: { label: string; state: string }[] }>(await admin(world.site.port, 'GET', '/_admin/proxies'));
+    await expect(viaProxy(world.proxy('dc-de').url, world.site.urlOf(SHOP, '/'))).rejects.toMatchObject({
+      code: 'ECONNREFUSED',
+    });
+    const listed = json<{ proxies: { label: string; state: string }[] }>(
+      await admin(world.site.port, 'GET', '/_admin/proxies'),
+    );
     expect(listed.proxies.map((p) => [p.label, p.state])).toEqual([
       ['dc-de', 'refuse'],
       ['dc-us', 'up'],
@@ -199,10 +216,19 @@ describe('closing', () => {
     const proxy = new URL(own.proxy('only').url);
     const status = await new Promise<number>((resolve, reject) => {
       http
-        .get({ host: '127.0.0.1', port: Number(proxy.port), path: own.site.urlOf('shop.hostile.test', '/'), agent, headers: { host: 'shop.hostile.test' } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        })
+        .get(
+          {
+            host: '127.0.0.1',
+            port: Number(proxy.port),
+            path: own.site.urlOf('shop.hostile.test', '/'),
+            agent,
+            headers: { host: 'shop.hostile.test' },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        )
         .on('error', reject);
     });
     expect(status).toBe(200);

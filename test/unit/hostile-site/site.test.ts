@@ -29,7 +29,8 @@ describe('modes', () => {
     const refusedOf = async (share: number, n: number): Promise<number> => {
       site.setMode(SHOP, { kind: 'challenging', share });
       let refused = 0;
-      for (let i = 0; i < n; i++) if ((await direct(site.port, SHOP, `/item/${(i % 200) + 1}`)).status === 403) refused++;
+      for (let i = 0; i < n; i++)
+        if ((await direct(site.port, SHOP, `/item/${(i % 200) + 1}`)).status === 403) refused++;
       return refused;
     };
     expect(await refusedOf(0, 50)).toBe(0);
@@ -53,8 +54,12 @@ describe('modes', () => {
     expect(count('soft-block')).toBeLessThan(0.14 * 600);
     expect(count('page')).toBe(600 - count('challenge') - count('soft-block'));
     // The host's default challenge (403) and the requested soft page (a 200 without the catalogue's items).
-    expect(new Set(entries.filter((e) => e.served === 'challenge').map((e) => `${e.status} ${e.page}`))).toEqual(new Set(['403 cloudflare-challenge']));
-    expect(new Set(entries.filter((e) => e.served === 'soft-block').map((e) => `${e.status} ${e.page}`))).toEqual(new Set(['200 small-page']));
+    expect(new Set(entries.filter((e) => e.served === 'challenge').map((e) => `${e.status} ${e.page}`))).toEqual(
+      new Set(['403 cloudflare-challenge']),
+    );
+    expect(new Set(entries.filter((e) => e.served === 'soft-block').map((e) => `${e.status} ${e.page}`))).toEqual(
+      new Set(['200 small-page']),
+    );
     expect(new Set(entries.map((e) => e.mode))).toEqual(new Set(['mixed']));
   });
 
@@ -76,7 +81,9 @@ describe('modes', () => {
 
   it('mixed: refuses shares adding up to more than 1, naming the field, and keeps the old mode', () => {
     site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.15, softShare: 0.1, latencyMs: 5 });
-    expect(() => site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.6, softShare: 0.5 })).toThrow(/^mode\.softShare: challengeShare \+ softShare must be at most 1/);
+    expect(() => site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.6, softShare: 0.5 })).toThrow(
+      /^mode\.softShare: challengeShare \+ softShare must be at most 1/,
+    );
     expect(() => site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.2 } as never)).toThrow(/^mode\.softShare: /);
     expect(site.modeOf(SHOP)).toEqual({ kind: 'mixed', challengeShare: 0.15, softShare: 0.1, latencyMs: 5 });
   });
@@ -157,8 +164,12 @@ describe('ramp', () => {
   });
 
   it('refuses a bad ramp, naming the step', () => {
-    expect(() => site.turnHostile({ host: SHOP, steps: [{ afterMs: -1, mode: { kind: 'normal' } }] })).toThrow(/^ramp\.steps\[0\]\.afterMs: /);
-    expect(() => site.turnHostile({ host: SHOP, steps: [] })).toThrow(/^ramp\.steps: must be a list of at least one step/);
+    expect(() => site.turnHostile({ host: SHOP, steps: [{ afterMs: -1, mode: { kind: 'normal' } }] })).toThrow(
+      /^ramp\.steps\[0\]\.afterMs: /,
+    );
+    expect(() => site.turnHostile({ host: SHOP, steps: [] })).toThrow(
+      /^ramp\.steps: must be a list of at least one step/,
+    );
   });
 });
 
@@ -180,7 +191,13 @@ describe('access log', () => {
     ]);
     expect(entries[0]).toMatchObject({ ts: since, method: 'GET', userAgent: 'crawler/1.0', mode: 'normal' });
     expect(site.log(NEWS, { since, canary: false }).map((e) => e.path)).toEqual(['/item/1', '/item/999']);
-    expect(site.summary(NEWS, { since })).toMatchObject({ total: 5, canary: 3, production: 2, byStatus: { '200': 4, '404': 1 }, byRoute: { direct: 4, 'dc-us': 1 } });
+    expect(site.summary(NEWS, { since })).toMatchObject({
+      total: 5,
+      canary: 3,
+      production: 2,
+      byStatus: { '200': 4, '404': 1 },
+      byRoute: { direct: 4, 'dc-us': 1 },
+    });
   });
 
   it('counts requests per window on the site clock', async () => {
@@ -213,13 +230,21 @@ describe('access log', () => {
 
 describe('admin endpoint', () => {
   it('sets a mode, a ramp and a route block, and reports the state', async () => {
-    const set = await admin(site.port, 'POST', `/_admin/hosts/${SHOP}/mode`, { kind: 'soft-block', share: 0.5, pages: ['small-page'] });
+    const set = await admin(site.port, 'POST', `/_admin/hosts/${SHOP}/mode`, {
+      kind: 'soft-block',
+      share: 0.5,
+      pages: ['small-page'],
+    });
     expect(set.status).toBe(200);
     expect(site.modeOf(SHOP)).toEqual({ kind: 'soft-block', share: 0.5, pages: ['small-page'] });
-    const ramp = await admin(site.port, 'POST', `/_admin/hosts/${SHOP}/ramp`, { steps: [{ afterMs: 10_000, mode: { kind: 'wall' } }] });
+    const ramp = await admin(site.port, 'POST', `/_admin/hosts/${SHOP}/ramp`, {
+      steps: [{ afterMs: 10_000, mode: { kind: 'wall' } }],
+    });
     expect(json<{ ramp: { startedAt: number } }>(ramp).ramp.startedAt).toBe(now);
     const block = await admin(site.port, 'POST', `/_admin/hosts/${SHOP}/blocked-routes`, { route: 'dc-de' });
-    expect(json<{ blockedRoutes: Record<string, string> }>(block).blockedRoutes).toEqual({ 'dc-de': 'cloudflare-block' });
+    expect(json<{ blockedRoutes: Record<string, string> }>(block).blockedRoutes).toEqual({
+      'dc-de': 'cloudflare-block',
+    });
     const hosts = json<{ hosts: { host: string }[] }>(await admin(site.port, 'GET', '/_admin/hosts'));
     expect(hosts.hosts.map((h) => h.host)).toEqual(site.hosts);
     await admin(site.port, 'POST', `/_admin/hosts/${SHOP}/blocked-routes`, { route: 'dc-de', blocked: false });
@@ -229,10 +254,14 @@ describe('admin endpoint', () => {
   it('serves the log, summary and rate as JSON', async () => {
     const since = (now += 1000);
     await direct(site.port, SHOP, '/item/8', { 'x-th-route': 'resi-fr' });
-    const log = json<{ entries: AccessLogEntry[]; dropped: number }>(await admin(site.port, 'GET', `/_admin/log?host=${SHOP}&since=${since}`));
+    const log = json<{ entries: AccessLogEntry[]; dropped: number }>(
+      await admin(site.port, 'GET', `/_admin/log?host=${SHOP}&since=${since}`),
+    );
     expect(log.entries.map((e) => [e.path, e.route])).toEqual([['/item/8', 'resi-fr']]);
     expect(log.dropped).toBe(0);
-    const summary = json<{ total: number }>(await admin(site.port, 'GET', `/_admin/summary?host=${SHOP}&since=${since}&route=resi-fr&canary=false`));
+    const summary = json<{ total: number }>(
+      await admin(site.port, 'GET', `/_admin/summary?host=${SHOP}&since=${since}&route=resi-fr&canary=false`),
+    );
     expect(summary.total).toBe(1);
     const rate = json<{ count: number }>(await admin(site.port, 'GET', `/_admin/rate?host=${SHOP}&windowMs=1`));
     expect(rate.count).toBe(1);
@@ -242,19 +271,48 @@ describe('admin endpoint', () => {
     ['a share out of range', `/_admin/hosts/${SHOP}/mode`, { kind: 'challenging', share: 1.5 }, /^share: /],
     ['a missing share', `/_admin/hosts/${SHOP}/mode`, { kind: 'soft-block' }, /^share: /],
     ['an unknown kind', `/_admin/hosts/${SHOP}/mode`, { kind: 'angry' }, /^kind: /],
-    ['mixed shares above 1', `/_admin/hosts/${SHOP}/mode`, { kind: 'mixed', challengeShare: 0.7, softShare: 0.4 }, /^softShare: challengeShare \+ softShare must be at most 1/],
-    ['a mixed soft page that is a challenge', `/_admin/hosts/${SHOP}/mode`, { kind: 'mixed', challengeShare: 0.1, softShare: 0.1, softPages: ['cloudflare-challenge'] }, /^softPages\[0\]: /],
+    [
+      'mixed shares above 1',
+      `/_admin/hosts/${SHOP}/mode`,
+      { kind: 'mixed', challengeShare: 0.7, softShare: 0.4 },
+      /^softShare: challengeShare \+ softShare must be at most 1/,
+    ],
+    [
+      'a mixed soft page that is a challenge',
+      `/_admin/hosts/${SHOP}/mode`,
+      { kind: 'mixed', challengeShare: 0.1, softShare: 0.1, softPages: ['cloudflare-challenge'] },
+      /^softPages\[0\]: /,
+    ],
     ['an unknown field', `/_admin/hosts/${SHOP}/mode`, { kind: 'normal', latency: 5 }, /latency/],
-    ['an unknown page', `/_admin/hosts/${SHOP}/mode`, { kind: 'wall', page: 'cloudflare' }, /^page: .*cloudflare-block/],
-    ['a negative step time', `/_admin/hosts/${SHOP}/ramp`, { steps: [{ afterMs: -5, mode: { kind: 'wall' } }] }, /^steps\[0\]\.afterMs: /],
-    ['a bad mode inside a ramp', `/_admin/hosts/${SHOP}/ramp`, { steps: [{ afterMs: 0, mode: { kind: 'slow' } }] }, /^steps\[0\]\.mode\.latencyMs: /],
+    [
+      'an unknown page',
+      `/_admin/hosts/${SHOP}/mode`,
+      { kind: 'wall', page: 'cloudflare' },
+      /^page: .*cloudflare-block/,
+    ],
+    [
+      'a negative step time',
+      `/_admin/hosts/${SHOP}/ramp`,
+      { steps: [{ afterMs: -5, mode: { kind: 'wall' } }] },
+      /^steps\[0\]\.afterMs: /,
+    ],
+    [
+      'a bad mode inside a ramp',
+      `/_admin/hosts/${SHOP}/ramp`,
+      { steps: [{ afterMs: 0, mode: { kind: 'slow' } }] },
+      /^steps\[0\]\.mode\.latencyMs: /,
+    ],
     ['a route block without a route', `/_admin/hosts/${SHOP}/blocked-routes`, { blocked: true }, /^route: /],
   ])('rejects %s with a 400 naming the field, changing nothing', async (_what, path, body, message) => {
     site.setMode(SHOP, { kind: 'slow', latencyMs: 1 });
     const answer = await admin(site.port, 'POST', path, body);
     expect(answer.status).toBe(400);
     expect(json<{ error: string }>(answer).error).toMatch(message);
-    expect(site.state(SHOP)).toMatchObject({ mode: { kind: 'slow', latencyMs: 1 }, ramp: undefined, blockedRoutes: {} });
+    expect(site.state(SHOP)).toMatchObject({
+      mode: { kind: 'slow', latencyMs: 1 },
+      ramp: undefined,
+      blockedRoutes: {},
+    });
   });
 
   it('rejects bad JSON, bad queries, unknown hosts and paths', async () => {
@@ -263,9 +321,15 @@ describe('admin endpoint', () => {
     const since = await admin(site.port, 'GET', `/_admin/log?host=${SHOP}&since=yesterday`);
     expect([since.status, json<{ error: string }>(since).error]).toEqual([400, expect.stringMatching(/^since: /)]);
     const windowMs = await admin(site.port, 'GET', `/_admin/rate?host=${SHOP}`);
-    expect([windowMs.status, json<{ error: string }>(windowMs).error]).toEqual([400, expect.stringMatching(/^windowMs: /)]);
+    expect([windowMs.status, json<{ error: string }>(windowMs).error]).toEqual([
+      400,
+      expect.stringMatching(/^windowMs: /),
+    ]);
     const host = await admin(site.port, 'POST', '/_admin/hosts/nowhere.test/mode', { kind: 'normal' });
-    expect([host.status, json<{ error: string }>(host).error]).toEqual([404, expect.stringMatching(/^host: unknown host "nowhere.test"/)]);
+    expect([host.status, json<{ error: string }>(host).error]).toEqual([
+      404,
+      expect.stringMatching(/^host: unknown host "nowhere.test"/),
+    ]);
     expect((await admin(site.port, 'GET', '/_admin/nothing')).status).toBe(404);
     // Never on a virtual host: a crawler cannot stumble on it.
     expect((await direct(site.port, SHOP, '/_admin/hosts')).status).toBe(404);
@@ -274,7 +338,9 @@ describe('admin endpoint', () => {
 
 describe('closing', () => {
   it('close() ends kept-alive and pending slow connections at once', async () => {
-    const own = await startHostileSite({ hosts: [{ name: 'slow.hostile.test', mode: { kind: 'slow', latencyMs: 60_000 } }] });
+    const own = await startHostileSite({
+      hosts: [{ name: 'slow.hostile.test', mode: { kind: 'slow', latencyMs: 60_000 } }],
+    });
     const pending = direct(own.port, 'slow.hostile.test', '/');
     // Wait until the request has arrived (it is logged on arrival), then close.
     while (own.log('slow.hostile.test').length === 0) await new Promise((r) => setImmediate(r));
@@ -285,7 +351,11 @@ describe('closing', () => {
 
 describe('configuration', () => {
   it('refuses an unknown theme and a duplicate host, naming them', async () => {
-    await expect(startHostileSite({ hosts: [{ name: 'a.hostile.test', theme: 'toString' }] })).rejects.toThrow(/^hosts: theme "toString" of a.hostile.test is unknown; use one of shop, news, travel, books$/);
-    await expect(startHostileSite({ hosts: [{ name: 'a.hostile.test' }, { name: 'A.hostile.test' }] })).rejects.toThrow(/^hosts: "a.hostile.test" is listed twice$/);
+    await expect(startHostileSite({ hosts: [{ name: 'a.hostile.test', theme: 'toString' }] })).rejects.toThrow(
+      /^hosts: theme "toString" of a.hostile.test is unknown; use one of shop, news, travel, books$/,
+    );
+    await expect(startHostileSite({ hosts: [{ name: 'a.hostile.test' }, { name: 'A.hostile.test' }] })).rejects.toThrow(
+      /^hosts: "a.hostile.test" is listed twice$/,
+    );
   });
 });

@@ -1,15 +1,41 @@
-import { explainTick, formatSignals, formatTickContext, percent, scoreSentence, tickExplanationSchema } from '../../../client/on-call/explain';
+import {
+  explainTick,
+  formatSignals,
+  formatTickContext,
+  percent,
+  scoreSentence,
+  tickExplanationSchema,
+} from '../../../client/on-call/explain';
 import { explainSchema, formatExplained } from '../../../client/on-call/explain-at';
 import { readStoredTick } from '../../../client/on-call/stored-tick';
 import { assess } from '../../../scoring/assess';
 import type { WindowInput } from '../../../scoring/window';
 
-const WINDOW = { currentFrom: '2026-12-01T11:48:00.000Z', currentTo: '2026-12-01T11:58:00.000Z', baselineFrom: '2026-11-16T00:00:00.000Z', baselineTo: '2026-11-30T00:00:00.000Z' };
-const BASELINE: WindowInput = { requests: 20_000, hardBlocks: 200, challenges: 0, softBlocks: 0, p95LatencyMs: 400, extractionOk: 19_800 };
+const WINDOW = {
+  currentFrom: '2026-12-01T11:48:00.000Z',
+  currentTo: '2026-12-01T11:58:00.000Z',
+  baselineFrom: '2026-11-16T00:00:00.000Z',
+  baselineTo: '2026-11-30T00:00:00.000Z',
+};
+const BASELINE: WindowInput = {
+  requests: 20_000,
+  hardBlocks: 200,
+  challenges: 0,
+  softBlocks: 0,
+  p95LatencyMs: 400,
+  extractionOk: 19_800,
+};
 
 /** A tick as the activity stores it (JSON round trip: what comes back from jsonb). */
 function stored(current: WindowInput, baseline: WindowInput | null = BASELINE): unknown {
-  return JSON.parse(JSON.stringify({ site: { registered: true, owner: null, parserOwner: null }, window: WINDOW, assessment: assess({ current, baseline }), canaries: null }));
+  return JSON.parse(
+    JSON.stringify({
+      site: { registered: true, owner: null, parserOwner: null },
+      window: WINDOW,
+      assessment: assess({ current, baseline }),
+      canaries: null,
+    }),
+  );
 }
 
 function explained(current: WindowInput, baseline: WindowInput | null = BASELINE) {
@@ -20,14 +46,31 @@ function explained(current: WindowInput, baseline: WindowInput | null = BASELINE
 
 describe('explainTick', () => {
   test('each signal now vs normal with intervals, what it cost and whether it is a reason; the penalties add up to the score', () => {
-    const e = explained({ requests: 200, hardBlocks: 60, challenges: 0, softBlocks: 0, p95LatencyMs: 800, extractionOk: 140 });
+    const e = explained({
+      requests: 200,
+      hardBlocks: 60,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 800,
+      extractionOk: 140,
+    });
     expect(tickExplanationSchema.parse(e)).toEqual(e);
     expect(e.state).toBe('scored');
     const hard = e.signals.find((s) => s.signal === 'hard_block')!;
-    expect(hard).toMatchObject({ score: 'health', unit: 'rate', now: 0.3, normal: 0.01, count: 60, outOf: 200, reason: true });
+    expect(hard).toMatchObject({
+      score: 'health',
+      unit: 'rate',
+      now: 0.3,
+      normal: 0.01,
+      count: 60,
+      outOf: 200,
+      reason: true,
+    });
     expect(hard.interval!.now.low).toBeLessThan(0.3);
     expect(hard.interval!.now.high).toBeGreaterThan(0.3);
-    expect(hard.interval!.normal.high - hard.interval!.normal.low).toBeLessThan(hard.interval!.now.high - hard.interval!.now.low);
+    expect(hard.interval!.normal.high - hard.interval!.normal.low).toBeLessThan(
+      hard.interval!.now.high - hard.interval!.now.low,
+    );
     expect(hard.penalty).toBe(hard.weight); // 29 points above normal: past the 20-point cap
     const latency = e.signals.find((s) => s.signal === 'latency')!;
     expect(latency).toMatchObject({ unit: 'p95-ms', now: 800, normal: 400, interval: null, excess: 1, reason: true });
@@ -37,13 +80,25 @@ describe('explainTick', () => {
     expect(100 - health.reduce((sum, s) => sum + s.penalty, 0)).toBeCloseTo(e.unrounded!, 9);
     expect(e.score).toBe(Math.round(e.unrounded!));
     expect(e.reasons).toEqual(['hard_block', 'latency']);
-    expect(e.signals.filter((s) => s.score === 'parser').map((s) => s.signal)).toEqual(['extraction_missing_fields', 'extraction_schema_mismatch', 'extraction_empty']);
-    expect(scoreSentence(e)).toMatch(new RegExp(`^${e.score} = 100 − \\d+\\.\\d points \\(hard_block \\d+\\.\\d, latency \\d+\\.\\d\\)$`));
+    expect(e.signals.filter((s) => s.score === 'parser').map((s) => s.signal)).toEqual([
+      'extraction_missing_fields',
+      'extraction_schema_mismatch',
+      'extraction_empty',
+    ]);
+    expect(scoreSentence(e)).toMatch(
+      new RegExp(`^${e.score} = 100 − \\d+\\.\\d points \\(hard_block \\d+\\.\\d, latency \\d+\\.\\d\\)$`),
+    );
   });
 
   test('learning: no normal, so no signals, and the reason why', () => {
     const e = explained({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 300 }, null);
-    expect(e).toMatchObject({ state: 'learning', score: null, unrounded: null, signals: [], noScore: 'learning the baseline: no baseline yet (new site)' });
+    expect(e).toMatchObject({
+      state: 'learning',
+      score: null,
+      unrounded: null,
+      signals: [],
+      noScore: 'learning the baseline: no baseline yet (new site)',
+    });
     expect(scoreSentence(e)).toBe('— (learning the baseline: no baseline yet (new site))');
     expect(formatSignals(e.signals)).toEqual(['  — (no normal to compare with yet)']);
   });
@@ -56,62 +111,125 @@ describe('explainTick', () => {
   });
 
   test('an assessment stored before a rule existed explains without it; a malformed one says where', () => {
-    const old = stored({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 300 }) as { assessment: Record<string, unknown> };
+    const old = stored({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 300 }) as {
+      assessment: Record<string, unknown>;
+    };
     delete old.assessment.majorityRefusal;
     delete old.assessment.routeHold;
     delete (old.assessment.routes as Record<string, unknown>).watching;
     const read = readStoredTick(old);
     expect(read.ok).toBe(true);
     if (read.ok) expect(explainTick(read.tick).rules.majorityRefusal).toBeNull();
-    const broken = stored({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 300 }) as { assessment: { health: Record<string, unknown> } };
+    const broken = stored({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 300 }) as {
+      assessment: { health: Record<string, unknown> };
+    };
     broken.assessment.health.score = 'high';
-    expect(readStoredTick(broken)).toEqual({ ok: false, problem: expect.stringMatching(/^assessment\.health\.score: /) });
+    expect(readStoredTick(broken)).toEqual({
+      ok: false,
+      problem: expect.stringMatching(/^assessment\.health\.score: /),
+    });
   });
 
-  test('total refusal that fired on the recent window shows the recent window\'s share, not the current one\'s', () => {
+  test("total refusal that fired on the recent window shows the recent window's share, not the current one's", () => {
     // 67.5% of the current window refused, 95% of its last minutes: the rule (90%) fired on the recent one.
-    const current: WindowInput = { requests: 200, hardBlocks: 135, challenges: 0, softBlocks: 0, p95LatencyMs: 400, recent: { requests: 60, hardBlocks: 57, challenges: 0, softBlocks: 0, routes: [] } };
-    const read = readStoredTick(JSON.parse(JSON.stringify({ site: { registered: true, owner: null, parserOwner: null }, window: WINDOW, assessment: assess({ current, baseline: BASELINE, previousRefusal: 18 }), canaries: null })));
+    const current: WindowInput = {
+      requests: 200,
+      hardBlocks: 135,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 400,
+      recent: { requests: 60, hardBlocks: 57, challenges: 0, softBlocks: 0, routes: [] },
+    };
+    const read = readStoredTick(
+      JSON.parse(
+        JSON.stringify({
+          site: { registered: true, owner: null, parserOwner: null },
+          window: WINDOW,
+          assessment: assess({ current, baseline: BASELINE, previousRefusal: 18 }),
+          canaries: null,
+        }),
+      ),
+    );
     if (!read.ok) throw new Error(read.problem);
     const e = explainTick(read.tick);
     expect(e.rules.totalRefusal).toMatchObject({ fired: true, refusingWindow: 'recent', streak: 19 });
     const rules = formatTickContext(e).find(([label]) => label === 'rules')![1];
-    expect(rules).toMatch(/^total refusal FIRED \(refused 95\.0% in the recent window, 67\.5% over the current one, streak 19\); /);
+    expect(rules).toMatch(
+      /^total refusal FIRED \(refused 95\.0% in the recent window, 67\.5% over the current one, streak 19\); /,
+    );
     // An assessment stored before the windows were told apart reads as before.
     const old = JSON.parse(JSON.stringify(read.tick)) as { assessment: { totalRefusal: Record<string, unknown> } };
     delete old.assessment.totalRefusal.recentRefusedShare;
     delete old.assessment.totalRefusal.refusingWindow;
     const oldRead = readStoredTick(old);
     if (!oldRead.ok) throw new Error(oldRead.problem);
-    expect(formatTickContext(explainTick(oldRead.tick)).find(([label]) => label === 'rules')![1]).toMatch(/^total refusal FIRED \(refused 67\.5%, streak 19\); /);
+    expect(formatTickContext(explainTick(oldRead.tick)).find(([label]) => label === 'rules')![1]).toMatch(
+      /^total refusal FIRED \(refused 67\.5%, streak 19\); /,
+    );
   });
 
   test('percentages', () => {
-    expect([percent(0), percent(0.3), percent(0.0123), percent(0.0004), percent(1)]).toEqual(['0%', '30.0%', '1.23%', '0.04%', '100.0%']);
+    expect([percent(0), percent(0.3), percent(0.0123), percent(0.0004), percent(1)]).toEqual([
+      '0%',
+      '30.0%',
+      '1.23%',
+      '0.04%',
+      '100.0%',
+    ]);
   });
 });
 
 describe('explain text and JSON', () => {
   test('the tick, score, band and controls then, the signal table and the rule', () => {
-    const e = explained({ requests: 200, hardBlocks: 60, challenges: 0, softBlocks: 0, p95LatencyMs: 800, extractionOk: 140 });
+    const e = explained({
+      requests: 200,
+      hardBlocks: 60,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 800,
+      extractionOk: 140,
+    });
     const x = explainSchema.parse({
       site: 'shop.example.com',
       at: '2026-12-01T12:00:00.000Z',
       tick: { tick: 42, assessedAt: '2026-12-01T11:58:00.000Z', assessmentKey: 'shop.example.com/c/42', chainId: 'c' },
       band: 'degrading',
-      controls: { concurrencyLimit: 9, revisitMultiplier: 2.25, paused: false, canaryOnly: false, effectiveCostMultiplier: 1.5, band: 'degrading', reason: 'degrading', version: 3 },
-      controlsChange: { at: '2026-12-01T11:58:00.000Z', actor: 'control-loop', reason: 'degrading (score 61): hard_block' },
+      controls: {
+        concurrencyLimit: 9,
+        revisitMultiplier: 2.25,
+        paused: false,
+        canaryOnly: false,
+        effectiveCostMultiplier: 1.5,
+        band: 'degrading',
+        reason: 'degrading',
+        version: 3,
+      },
+      controlsChange: {
+        at: '2026-12-01T11:58:00.000Z',
+        actor: 'control-loop',
+        reason: 'degrading (score 61): hard_block',
+      },
       explanation: e,
     });
     const lines = formatExplained(x).split('\n');
-    expect(lines[0]).toBe('shop.example.com at tick 42 (2026-12-01 11:58:00Z), the latest tick at or before 2026-12-01 12:00:00Z');
+    expect(lines[0]).toBe(
+      'shop.example.com at tick 42 (2026-12-01 11:58:00Z), the latest tick at or before 2026-12-01 12:00:00Z',
+    );
     expect(lines).toContain('band       degrading');
     expect(lines).toContain('controls   running, concurrency 9, revisit ×2.25, cost ×1.5');
     expect(lines).toContain('           set 2026-12-01 11:58:00Z by control-loop: degrading (score 61): hard_block');
     expect(lines).toContain('reasons    hard_block, latency');
-    expect(lines.find((l) => l.startsWith('  hard_block'))).toMatch(/^ {2}hard_block\s+30\.0% \(\d+\.\d%–\d+\.\d%\) 60\/200\s+1\.00% \(0\.\d+%–1\.\d+%\)\s+\+29\.0% vs normal, −35\.0 of 35 {2}← reason$/);
-    expect(lines.find((l) => l.startsWith('  latency'))).toMatch(/^ {2}latency\s+p95 800 ms\s+p95 400 ms\s+×2\.00 vs normal, −\d+\.\d of \d+ {2}← reason$/);
-    expect(lines.find((l) => l.startsWith('rules'))).toBe('rules      total refusal no (refused 30.0%, streak 0); majority refusal no (refused 30.0%, normal 1.00%, streak 0)');
-    expect(lines.at(-2)).toBe('A rate costs weight × (now − normal) / 20.0%, latency weight × (p95 / normal − 1) / 2, each between 0 and its weight; the score is 100 minus their sum, rounded.');
+    expect(lines.find((l) => l.startsWith('  hard_block'))).toMatch(
+      /^ {2}hard_block\s+30\.0% \(\d+\.\d%–\d+\.\d%\) 60\/200\s+1\.00% \(0\.\d+%–1\.\d+%\)\s+\+29\.0% vs normal, −35\.0 of 35 {2}← reason$/,
+    );
+    expect(lines.find((l) => l.startsWith('  latency'))).toMatch(
+      /^ {2}latency\s+p95 800 ms\s+p95 400 ms\s+×2\.00 vs normal, −\d+\.\d of \d+ {2}← reason$/,
+    );
+    expect(lines.find((l) => l.startsWith('rules'))).toBe(
+      'rules      total refusal no (refused 30.0%, streak 0); majority refusal no (refused 30.0%, normal 1.00%, streak 0)',
+    );
+    expect(lines.at(-2)).toBe(
+      'A rate costs weight × (now − normal) / 20.0%, latency weight × (p95 / normal − 1) / 2, each between 0 and its weight; the score is 100 minus their sum, rounded.',
+    );
   });
 });

@@ -39,7 +39,13 @@ describe('trend', () => {
       ['a.com', 'b.com'],
       r,
     );
-    expect(trends.get('a.com')).toEqual({ from: '2026-12-01T08:00:00.000Z', to: '2026-12-01T12:00:00.000Z', bucketMs: 3_600_000, points: [100, null, 41.3, null], sparkline: '█·▄·' });
+    expect(trends.get('a.com')).toEqual({
+      from: '2026-12-01T08:00:00.000Z',
+      to: '2026-12-01T12:00:00.000Z',
+      bucketMs: 3_600_000,
+      points: [100, null, 41.3, null],
+      sparkline: '█·▄·',
+    });
     expect(trends.get('b.com')!.points).toEqual([null, null, null, null]);
     expect(trends.has('other.com')).toBe(false);
   });

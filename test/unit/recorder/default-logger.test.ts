@@ -6,10 +6,10 @@ afterEach(() => jest.restoreAllMocks());
 
 test('writes one JSON line per call to stderr, synchronously, with pino’s level numbers and msg', () => {
   const written: Array<[unknown, string]> = [];
-  jest.spyOn(fs, 'writeSync').mockImplementation(((fd: number, text: string) => {
+  jest.spyOn(fs, 'writeSync').mockImplementation((fd: number, text: string) => {
     written.push([fd, text]);
     return text.length;
-  }));
+  });
   const log = defaultRecorderLogger();
   log.info({ buffered: 3 }, 'one');
   log.warn({}, 'two');
@@ -28,10 +28,10 @@ test('writes one JSON line per call to stderr, synchronously, with pino’s leve
 
 test('a field JSON cannot hold, or a closed stderr, does not throw', () => {
   const written: string[] = [];
-  jest.spyOn(fs, 'writeSync').mockImplementationOnce(((_fd: number, text: string) => {
+  jest.spyOn(fs, 'writeSync').mockImplementationOnce((_fd: number, text: string) => {
     written.push(text);
     return text.length;
-  }));
+  });
   const log = defaultRecorderLogger();
   const cyclic: Record<string, unknown> = {};
   cyclic.self = cyclic;

@@ -5,7 +5,13 @@ import type { IngestResult } from '../../../db/signal-store/types';
 
 export const ok = (n: number): IngestResult => ({ accepted: n, inserted: n, duplicates: 0, rejected: [] });
 
-export const ev = (i: number): RecordInput => ({ ts: 1_700_000_000_000 + i, site: 'a.example.com', status: 200, latencyMs: 1, bytes: i });
+export const ev = (i: number): RecordInput => ({
+  ts: 1_700_000_000_000 + i,
+  site: 'a.example.com',
+  status: 200,
+  latencyMs: 1,
+  bytes: i,
+});
 
 export interface LogLine {
   level: 'info' | 'warn' | 'error';
@@ -15,7 +21,8 @@ export interface LogLine {
 
 export function captureLogger(): { logger: RecorderLogger; lines: LogLine[] } {
   const lines: LogLine[] = [];
-  const at = (level: LogLine['level']) => (fields: Record<string, unknown>, message: string) => void lines.push({ level, fields, message });
+  const at = (level: LogLine['level']) => (fields: Record<string, unknown>, message: string) =>
+    void lines.push({ level, fields, message });
   return { lines, logger: { info: at('info'), warn: at('warn'), error: at('error') } };
 }
 
@@ -30,7 +37,10 @@ export function memoryStore() {
   const sink: EventSink = {
     write: ({ events, eventIds }: RecordedBatch) => {
       writes += 1;
-      if (down) return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+      if (down)
+        return Promise.reject(
+          Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+        );
       let inserted = 0;
       events.forEach((e, i) => {
         const id = eventIds[i]!;

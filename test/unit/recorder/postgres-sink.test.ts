@@ -14,7 +14,20 @@ const pgError = (code: string) => Object.assign(new Error('x'), { code });
 test('data errors are permanent; connection, shutdown, timeout and conflict errors are retried', () => {
   for (const code of ['22003', '22P02', '23502', '54000']) expect(isPermanentPostgresError(pgError(code))).toBe(true);
   // 42501 (a grant missing) and 42P01 (the inbox not migrated yet) are retried: nothing is lost while someone fixes them.
-  for (const code of ['ECONNREFUSED', 'ECONNRESET', '57P01', '57014', '53300', '40P01', '40001', '08006', '23505', '42P01', '42501']) expect(isPermanentPostgresError(pgError(code))).toBe(false);
+  for (const code of [
+    'ECONNREFUSED',
+    'ECONNRESET',
+    '57P01',
+    '57014',
+    '53300',
+    '40P01',
+    '40001',
+    '08006',
+    '23505',
+    '42P01',
+    '42501',
+  ])
+    expect(isPermanentPostgresError(pgError(code))).toBe(false);
   expect(isPermanentPostgresError(new Error('Connection terminated unexpectedly'))).toBe(false);
   expect(isPermanentPostgresError(new TypeError("Cannot read properties of null (reading 'write')"))).toBe(false);
 });
@@ -32,9 +45,20 @@ test("an inbox row's key is its events' ids, in order: the same batch resent is 
 });
 
 test('from a connection string it makes its own pool, with timeouts and keep-alive, and ends it on close()', async () => {
-  const sink = postgresSink({ connectionString: 'postgres://u:p@127.0.0.1:1/db', statementTimeoutMs: 5_000, logger: captureLogger().logger });
+  const sink = postgresSink({
+    connectionString: 'postgres://u:p@127.0.0.1:1/db',
+    statementTimeoutMs: 5_000,
+    logger: captureLogger().logger,
+  });
   const options = (sink.pool as unknown as { options: Record<string, unknown> }).options;
-  expect(options).toMatchObject({ max: 4, connectionTimeoutMillis: 10_000, keepAlive: true, statement_timeout: 5_000, query_timeout: 7_000, idle_in_transaction_session_timeout: 10_000 });
+  expect(options).toMatchObject({
+    max: 4,
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+    statement_timeout: 5_000,
+    query_timeout: 7_000,
+    idle_in_transaction_session_timeout: 10_000,
+  });
   expect(sink.pool.listenerCount('error')).toBe(1);
   await sink.close();
   expect(sink.pool.ending).toBe(true);
@@ -47,7 +71,12 @@ test("a pool it is given gets one 'error' listener, and so does each of its conn
   const sink = postgresSink(pool, { logger });
   expect(pool.listenerCount('error')).toBe(1);
   // What pg-pool emits when an idle client's server goes away; without a listener this throws.
-  expect(() => pool.emit('error', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).not.toThrow();
+  expect(() =>
+    pool.emit(
+      'error',
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+    ),
+  ).not.toThrow();
   expect(lines.map((l) => `${l.level} ${l.message}`)).toEqual([
     'warn recorder: a database connection was lost (57P01: terminating connection due to administrator command); writes reconnect and retry',
   ]);
@@ -62,8 +91,16 @@ test("a pool it is given gets one 'error' listener, and so does each of its conn
 });
 
 test('bad configuration is refused with one line naming the field', () => {
-  expect(() => postgresSink({ connectionString: undefined })).toThrow(/^postgresSink: connectionString is empty; pass a PostgreSQL URL like postgres:\/\/user:password@host:5432\/database \(is DATABASE_URL set\?\)$/);
-  expect(() => postgresSink({ connectionString: 'localhost:5432' })).toThrow(/^postgresSink: connectionString must be a PostgreSQL URL/);
-  expect(() => postgresSink({ connectionString: 'postgres://h/db', max: 0 })).toThrow(/^postgresSink: max: must be a whole number ≥ 1 \(got 0\)$/);
-  expect(() => postgresSink({ connectionString: 'postgres://h/db', maxRowBytes: 1.5 })).toThrow(/^postgresSink: maxRowBytes: must be a whole number ≥ 1 \(got 1.5\)$/);
+  expect(() => postgresSink({ connectionString: undefined })).toThrow(
+    /^postgresSink: connectionString is empty; pass a PostgreSQL URL like postgres:\/\/user:password@host:5432\/database \(is DATABASE_URL set\?\)$/,
+  );
+  expect(() => postgresSink({ connectionString: 'localhost:5432' })).toThrow(
+    /^postgresSink: connectionString must be a PostgreSQL URL/,
+  );
+  expect(() => postgresSink({ connectionString: 'postgres://h/db', max: 0 })).toThrow(
+    /^postgresSink: max: must be a whole number ≥ 1 \(got 0\)$/,
+  );
+  expect(() => postgresSink({ connectionString: 'postgres://h/db', maxRowBytes: 1.5 })).toThrow(
+    /^postgresSink: maxRowBytes: must be a whole number ≥ 1 \(got 1.5\)$/,
+  );
 });

@@ -24,7 +24,12 @@ test('an undefined header value (or list entry) is left out: the event parses; t
 
 test('recordWithId answers the id the row is stored under (its own eventId, or the one given), and kept/slowDown like record()', async () => {
   const ids: string[] = [];
-  const recorder = createRecorder({ sink: { write: ({ events, eventIds }) => (ids.push(...eventIds), Promise.resolve(ok(events.length))) }, highWaterMark: 2, maxBuffered: 3, logger: captureLogger().logger });
+  const recorder = createRecorder({
+    sink: { write: ({ events, eventIds }) => (ids.push(...eventIds), Promise.resolve(ok(events.length))) },
+    highWaterMark: 2,
+    maxBuffered: 3,
+    logger: captureLogger().logger,
+  });
   const own = recorder.recordWithId({ ...base, eventId: 'mine-7' });
   const given = recorder.recordWithId({ ...base, headers: { server: 'x', via: undefined } });
   const full = recorder.recordWithId(base);
@@ -40,11 +45,23 @@ test('recordWithId answers the id the row is stored under (its own eventId, or t
 
 test('refused events without onRejected are not silent: counted and logged with the first error and its event id', async () => {
   const { logger, lines } = captureLogger();
-  const recorder = createRecorder({ sink: { write: ({ events }) => Promise.resolve({ ...ok(events.length - 1), rejected: [{ line: 2, errors: ['status: must be an HTTP status code'] }] }) }, logger });
+  const recorder = createRecorder({
+    sink: {
+      write: ({ events }) =>
+        Promise.resolve({
+          ...ok(events.length - 1),
+          rejected: [{ line: 2, errors: ['status: must be an HTTP status code'] }],
+        }),
+    },
+    logger,
+  });
   recorder.record(base);
   const { id } = recorder.recordWithId({ ...base, status: 99 });
   await recorder.close();
   expect(recorder.stats()).toMatchObject({ stored: 1, rejected: 1 });
   const line = lines.find((l) => l.message.startsWith('recorder: the store refused 1 invalid events'));
-  expect(line).toMatchObject({ level: 'warn', fields: { rejected: 1, firstError: 'status: must be an HTTP status code', firstEventId: id } });
+  expect(line).toMatchObject({
+    level: 'warn',
+    fields: { rejected: 1, firstError: 'status: must be an HTTP status code', firstEventId: id },
+  });
 });

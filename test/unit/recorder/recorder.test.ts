@@ -27,7 +27,13 @@ test('batches by size, gives every event an id (without touching the event), and
   const written: Record<string, unknown>[][] = [];
   const writtenIds: string[][] = [];
   const recorder = createRecorder({
-    sink: { write: ({ events: e, eventIds: ids }) => (written.push([...e]), writtenIds.push([...ids]), Promise.resolve(ok(e.length))) },
+    sink: {
+      write: ({ events: e, eventIds: ids }) => (
+        written.push([...e]),
+        writtenIds.push([...ids]),
+        Promise.resolve(ok(e.length))
+      ),
+    },
     batchSize: 3,
     flushIntervalMs: 60_000,
     logger: quiet(),
@@ -49,7 +55,10 @@ test('batches by size, gives every event an id (without touching the event), and
 
 test('keeps an id the crawler gave', async () => {
   const writtenIds: string[] = [];
-  const recorder = createRecorder({ sink: { write: ({ events: e, eventIds: ids }) => (writtenIds.push(...ids), Promise.resolve(ok(e.length))) }, logger: quiet() });
+  const recorder = createRecorder({
+    sink: { write: ({ events: e, eventIds: ids }) => (writtenIds.push(...ids), Promise.resolve(ok(e.length))) },
+    logger: quiet(),
+  });
   recorder.record({ ...ev(1), eventId: 'mine-1' });
   recorder.record(ev(2));
   await recorder.close();
@@ -61,12 +70,21 @@ test('backpressure without a spill: record() turns false at the high-water mark,
   const gate = gatedSink();
   const drops: Array<[number, string]> = [];
   const { logger, lines } = captureLogger();
-  const recorder = createRecorder({ sink: gate.sink, batchSize: 10, highWaterMark: 20, flushIntervalMs: 60_000, onDropped: (n, why) => drops.push([n, why]), logger });
+  const recorder = createRecorder({
+    sink: gate.sink,
+    batchSize: 10,
+    highWaterMark: 20,
+    flushIntervalMs: 60_000,
+    onDropped: (n, why) => drops.push([n, why]),
+    logger,
+  });
   const results = Array.from({ length: 45 }, (_, i) => recorder.record(ev(i)));
   expect(results.slice(0, 19).every(Boolean)).toBe(true);
   expect(results[19]).toBe(false);
   expect(recorder.stats()).toMatchObject({ recorded: 40, dropped: 5, buffered: 40 });
-  expect(drops).toEqual(Array.from({ length: 5 }, () => [1, 'memory full: 40 events wait for the store (maxBuffered)']));
+  expect(drops).toEqual(
+    Array.from({ length: 5 }, () => [1, 'memory full: 40 events wait for the store (maxBuffered)']),
+  );
   // The first drop is logged at once (later ones are summed into one line every 10 s).
   expect(lines.filter((l) => l.level === 'warn' && /dropped 1 events .*memory full/.test(l.message))).toHaveLength(1);
   let drained = false;
@@ -87,13 +105,24 @@ test('backpressure without a spill: record() turns false at the high-water mark,
   expect(recorder.stats()).toMatchObject({ stored: 40, buffered: 0, dropped: 5 });
   expectAccounted(recorder.stats());
   // The summed drops are logged by close() at the latest.
-  expect(lines.filter((l) => l.level === 'warn' && /^recorder: dropped \d+ events/.test(l.message)).reduce((n, l) => n + (l.fields.dropped as number), 0)).toBe(5);
+  expect(
+    lines
+      .filter((l) => l.level === 'warn' && /^recorder: dropped \d+ events/.test(l.message))
+      .reduce((n, l) => n + (l.fields.dropped as number), 0),
+  ).toBe(5);
 });
 
 test('recordAsync waits for room at most maxWaitMs, so the crawler never stalls for long', async () => {
   jest.useFakeTimers();
   const gate = gatedSink();
-  const recorder = createRecorder({ sink: gate.sink, batchSize: 5, highWaterMark: 5, maxWaitMs: 30, flushIntervalMs: 60_000, logger: quiet() });
+  const recorder = createRecorder({
+    sink: gate.sink,
+    batchSize: 5,
+    highWaterMark: 5,
+    maxWaitMs: 30,
+    flushIntervalMs: 60_000,
+    logger: quiet(),
+  });
   for (let i = 0; i < 5; i++) recorder.record(ev(i));
   let done = false;
   const waiting = recorder.recordAsync(ev(99)).then(() => (done = true));
@@ -131,13 +160,18 @@ test('a store down for 5 minutes loses nothing: capped, jittered retries until i
   expect([...store.stored.values()].map((e) => e.bytes)).toEqual(Array.from({ length: 25 }, (_, i) => i));
   expect(failed).toEqual([]);
   // Backoff: from 100 ms, doubling, never more than 5 s between attempts, and not all alike (jitter).
-  const gaps = attemptsAt.slice(1).map((t, i) => t - attemptsAt[i]!).filter((g) => g > 0);
+  const gaps = attemptsAt
+    .slice(1)
+    .map((t, i) => t - attemptsAt[i]!)
+    .filter((g) => g > 0);
   expect(attemptsAt[0]).toBe(started);
   expect(Math.max(...gaps)).toBeLessThanOrEqual(5_000);
   expect(gaps.filter((g) => g < 200).length).toBeGreaterThan(0);
   expect(new Set(gaps.filter((g) => g >= 2_500)).size).toBeGreaterThan(5);
   const warns = lines.filter((l) => l.level === 'warn');
-  expect(warns[0]!.message).toMatch(/^recorder: cannot write events \(connect ECONNREFUSED 127\.0\.0\.1:5432\); keeping them and retrying each batch for up to 15 min$/);
+  expect(warns[0]!.message).toMatch(
+    /^recorder: cannot write events \(connect ECONNREFUSED 127\.0\.0\.1:5432\); keeping them and retrying each batch for up to 15 min$/,
+  );
   // A reminder a minute while it lasts, not a line per attempt.
   expect(warns.filter((l) => /still cannot write events/.test(l.message)).length).toBeGreaterThanOrEqual(4);
   expect(warns.length).toBeLessThanOrEqual(6);
@@ -158,7 +192,14 @@ test('without a spill, a batch still failing at retryForMs is given up: counted 
   store.setDown(true);
   const failed: Array<[number, unknown]> = [];
   const { logger, lines } = captureLogger();
-  const recorder = createRecorder({ sink: store.sink, batchSize: 2, retryForMs: 60_000, flushIntervalMs: 100, logger, onFailed: (n, err) => failed.push([n, err]) });
+  const recorder = createRecorder({
+    sink: store.sink,
+    batchSize: 2,
+    retryForMs: 60_000,
+    flushIntervalMs: 100,
+    logger,
+    onFailed: (n, err) => failed.push([n, err]),
+  });
   recorder.record(ev(1));
   recorder.record(ev(2));
   await jest.advanceTimersByTimeAsync(59_000);
@@ -199,13 +240,16 @@ test('a write with no answer within writeTimeoutMs counts as failed and is retri
   await recorder.close();
 });
 
-test("an error the sink calls permanent is not retried: the batch is split, and only the events at fault are given up", async () => {
+test('an error the sink calls permanent is not retried: the batch is split, and only the events at fault are given up', async () => {
   const stored: unknown[] = [];
   const failed: number[] = [];
   const refuse = Object.assign(new Error('value "2147483648" is out of range for type integer'), { code: '22003' });
   const recorder = createRecorder({
     sink: {
-      write: ({ events }) => (events.some((e) => e.bad === true) ? Promise.reject(refuse) : (stored.push(...events.map((e) => e.bytes)), Promise.resolve(ok(events.length)))),
+      write: ({ events }) =>
+        events.some((e) => e.bad === true)
+          ? Promise.reject(refuse)
+          : (stored.push(...events.map((e) => e.bytes)), Promise.resolve(ok(events.length))),
       isPermanentError: (err) => (err as { code?: string }).code === '22003',
     },
     batchSize: 8,
@@ -226,7 +270,15 @@ test('rejected events are reported to the crawler (hook, stats, a log line)', as
   const seen: number[] = [];
   const { logger, lines } = captureLogger();
   const recorder = createRecorder({
-    sink: { write: ({ events: e }) => Promise.resolve({ accepted: e.length - 1, inserted: e.length - 1, duplicates: 0, rejected: [{ line: 2, errors: ['latencyMs: is required'] }] }) },
+    sink: {
+      write: ({ events: e }) =>
+        Promise.resolve({
+          accepted: e.length - 1,
+          inserted: e.length - 1,
+          duplicates: 0,
+          rejected: [{ line: 2, errors: ['latencyMs: is required'] }],
+        }),
+    },
     onRejected: (rejected) => seen.push(...rejected.map((r) => r.line)),
     logger,
   });
@@ -237,7 +289,9 @@ test('rejected events are reported to the crawler (hook, stats, a log line)', as
   expect(seen).toEqual([2]);
   expect(recorder.stats()).toMatchObject({ rejected: 1, stored: 1 });
   expectAccounted(recorder.stats());
-  expect(lines.map((l) => l.message)).toContain("recorder: the store refused 1 invalid events (first: latencyMs: is required); they are not stored: fix the crawler's events (docs/events.md), or pass onRejected to handle them");
+  expect(lines.map((l) => l.message)).toContain(
+    "recorder: the store refused 1 invalid events (first: latencyMs: is required); they are not stored: fix the crawler's events (docs/events.md), or pass onRejected to handle them",
+  );
 });
 
 test("a crawler's hook that throws does not break the accounting", async () => {
@@ -262,10 +316,18 @@ test("a crawler's hook that throws does not break the accounting", async () => {
 
 test('bad options are refused with one line naming the option', () => {
   const sink = memoryStore().sink;
-  expect(() => createRecorder({ sink, batchSize: 0 })).toThrow(/^createRecorder: batchSize: must be at least 1 \(got 0\)$/);
-  expect(() => createRecorder({ sink, retryForMs: 1.5 })).toThrow(/^createRecorder: retryForMs: must be a whole number \(got 1\.5\)$/);
-  expect(() => createRecorder({ sink, highWaterMark: 10, maxBuffered: 5 })).toThrow(/^createRecorder: maxBuffered: must be at least highWaterMark \(10\) \(got 5\)$/);
-  expect(() => createRecorder({ sink, maxAttempts: 5 } as never)).toThrow(/^createRecorder: maxAttempts: unknown option \(maxAttempts was replaced by retryForMs/);
+  expect(() => createRecorder({ sink, batchSize: 0 })).toThrow(
+    /^createRecorder: batchSize: must be at least 1 \(got 0\)$/,
+  );
+  expect(() => createRecorder({ sink, retryForMs: 1.5 })).toThrow(
+    /^createRecorder: retryForMs: must be a whole number \(got 1\.5\)$/,
+  );
+  expect(() => createRecorder({ sink, highWaterMark: 10, maxBuffered: 5 })).toThrow(
+    /^createRecorder: maxBuffered: must be at least highWaterMark \(10\) \(got 5\)$/,
+  );
+  expect(() => createRecorder({ sink, maxAttempts: 5 } as never)).toThrow(
+    /^createRecorder: maxAttempts: unknown option \(maxAttempts was replaced by retryForMs/,
+  );
   expect(() => createRecorder({ sink: {} as EventSink })).toThrow(/^createRecorder: sink: must be an EventSink/);
   expect(() => createRecorder({ sink, spillDir: '' })).toThrow(/^createRecorder: spillDir: must name a directory/);
 });

@@ -36,7 +36,10 @@ test('segments rotate at their size and come back oldest first, every event once
 });
 
 test('counts what an earlier run left (non-empty lines, a torn last one included), and numbers new segments after it', async () => {
-  writeFileSync(join(dir, '000000000003.ndjson'), '{"id":"a","event":{"n":1}}\n\n{"id":"b","event":{"n":2}}\n{"id":"c"');
+  writeFileSync(
+    join(dir, '000000000003.ndjson'),
+    '{"id":"a","event":{"n":1}}\n\n{"id":"b","event":{"n":2}}\n{"id":"c"',
+  );
   writeFileSync(join(dir, '000000000004.ndjson'), '');
   writeFileSync(join(dir, 'notes.txt'), 'not a segment');
   const spill = Spill.open(dir, { maxBytes: 1_000_000, onWriteError: noWriteErrors });

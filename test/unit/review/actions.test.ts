@@ -5,7 +5,15 @@ import type { ControlChange } from '../../../db/history';
 
 const M = 60_000;
 const T0 = Date.parse('2026-11-24T12:00:00Z');
-const base: Controls = { concurrencyLimit: 16, revisitMultiplier: 1, paused: false, canaryOnly: false, effectiveCostMultiplier: 1, band: 'healthy', reason: 'healthy' };
+const base: Controls = {
+  concurrencyLimit: 16,
+  revisitMultiplier: 1,
+  paused: false,
+  canaryOnly: false,
+  effectiveCostMultiplier: 1,
+  band: 'healthy',
+  reason: 'healthy',
+};
 const change = (minute: number, before: Controls, after: Controls, o: Partial<ControlChange> = {}): ControlChange => ({
   at: new Date(T0 + minute * M),
   changedAt: new Date(T0 + minute * M),
@@ -18,7 +26,7 @@ const change = (minute: number, before: Controls, after: Controls, o: Partial<Co
   ...o,
 });
 
-test('actionKind: pause, stop, throttle, restore, a person\'s resume', () => {
+test("actionKind: pause, stop, throttle, restore, a person's resume", () => {
   const degrading = { ...base, band: 'degrading' as const, concurrencyLimit: 12, revisitMultiplier: 1.5 };
   const paused = { ...degrading, band: 'resisting' as const, paused: true, canaryOnly: true };
   expect(actionKind(base, degrading, false)).toBe('throttle');
@@ -33,11 +41,27 @@ test('groupActions: steps into the same band by the same actor are one action; r
   const d1 = { ...base, band: 'degrading' as const, concurrencyLimit: 12 };
   const d2 = { ...d1, concurrencyLimit: 9 };
   const p = { ...d2, band: 'resisting' as const, paused: true };
-  const changes = [change(10, base, d1), change(11, d1, d2), change(20, d2, p), change(40, p, { ...d2, paused: false }, { actor: 'human:alice', decisionKey: 'd1' })];
+  const changes = [
+    change(10, base, d1),
+    change(11, d1, d2),
+    change(20, d2, p),
+    change(40, p, { ...d2, paused: false }, { actor: 'human:alice', decisionKey: 'd1' }),
+  ];
   // 10 requests a minute; half refused from minute 5 to 20, none after.
-  const buckets: RateBucket[] = Array.from({ length: 80 }, (_, i) => ({ t: T0 + (i - 20) * M, requests: 10, hardBlocks: i - 20 >= 5 && i - 20 < 21 ? 5 : 0, challenges: 0, softBlocks: 0, p95LatencyMs: null }));
+  const buckets: RateBucket[] = Array.from({ length: 80 }, (_, i) => ({
+    t: T0 + (i - 20) * M,
+    requests: 10,
+    hardBlocks: i - 20 >= 5 && i - 20 < 21 ? 5 : 0,
+    challenges: 0,
+    softBlocks: 0,
+    p95LatencyMs: null,
+  }));
   const actions = groupActions(changes, buckets);
-  expect(actions.map((a) => [a.kind, a.steps, a.actor])).toEqual([['throttle', 2, 'control-loop'], ['pause', 1, 'control-loop'], ['resume', 1, 'human:alice']]);
+  expect(actions.map((a) => [a.kind, a.steps, a.actor])).toEqual([
+    ['throttle', 2, 'control-loop'],
+    ['pause', 1, 'control-loop'],
+    ['resume', 1, 'human:alice'],
+  ]);
   expect(actions[0]!.change).toBe('concurrency 16→9, band healthy→degrading');
   expect(actions[0]!.from).toBe(new Date(T0 + 10 * M).toISOString());
   expect(actions[0]!.to).toBe(new Date(T0 + 11 * M).toISOString());

@@ -4,7 +4,14 @@ import { PEAK_SHARE, refusalPeak, spanRate, trailingRates } from '../../../clien
 const M = 60_000;
 const T0 = Date.parse('2026-11-24T12:00:00Z');
 /** One minute bucket: `requests`, of which `refused` hard blocks. */
-const minute = (i: number, requests: number, refused: number): RateBucket => ({ t: T0 + i * M, requests, hardBlocks: refused, challenges: 0, softBlocks: 0, p95LatencyMs: null });
+const minute = (i: number, requests: number, refused: number): RateBucket => ({
+  t: T0 + i * M,
+  requests,
+  hardBlocks: refused,
+  challenges: 0,
+  softBlocks: 0,
+  p95LatencyMs: null,
+});
 
 test('spanRate: requests, refusals of every kind, rate and requests per minute over [from, to)', () => {
   const b = [minute(0, 10, 1), { ...minute(1, 10, 1), challenges: 2, softBlocks: 3 }, minute(2, 100, 100)];

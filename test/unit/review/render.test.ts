@@ -1,51 +1,137 @@
 import { cell, renderReview } from '../../../client/review/render';
 import { type Review, reviewSchema } from '../../../client/review/schema';
 
-const span = (requests: number, refusals: number) => ({ requests, refusals, rate: requests === 0 ? null : refusals / requests, perMinute: requests / 15 });
-const figures = (name: string, first: string | null) => ({ name, description: `${name} settings`, firstDegradeAt: first, firstPauseAt: null, leadMs: 10 * 60_000, throttledTicks: 20, warningTicks: 15, notices: 2 });
+const span = (requests: number, refusals: number) => ({
+  requests,
+  refusals,
+  rate: requests === 0 ? null : refusals / requests,
+  perMinute: requests / 15,
+});
+const figures = (name: string, first: string | null) => ({
+  name,
+  description: `${name} settings`,
+  firstDegradeAt: first,
+  firstPauseAt: null,
+  leadMs: 10 * 60_000,
+  throttledTicks: 20,
+  warningTicks: 15,
+  notices: 2,
+});
 
 const review: Review = reviewSchema.parse({
   site: 'shop.example.com',
   incidentAt: '2026-11-24T10:30:00.000Z',
-  window: { from: '2026-11-24T10:00:00.000Z', to: '2026-11-24T11:00:00.000Z', openStart: false, openEnd: true, durationMs: 3_600_000 },
+  window: {
+    from: '2026-11-24T10:00:00.000Z',
+    to: '2026-11-24T11:00:00.000Z',
+    openStart: false,
+    openEnd: true,
+    durationMs: 3_600_000,
+  },
   worstBand: 'resisting',
   ticks: 60,
-  refusals: { level: 'minute', peak: { rate: 0.9, at: '2026-11-24T10:20:00.000Z', reachedAt: '2026-11-24T10:10:00.000Z' }, during: span(1000, 700) },
+  refusals: {
+    level: 'minute',
+    peak: { rate: 0.9, at: '2026-11-24T10:20:00.000Z', reachedAt: '2026-11-24T10:10:00.000Z' },
+    during: span(1000, 700),
+  },
   lead: { firstWarningAt: '2026-11-24T10:00:00.000Z', peakReachedAt: '2026-11-24T10:10:00.000Z', ms: 600_000 },
-  timeline: [{ at: '2026-11-24T10:00:00.000Z', from: 'healthy', to: 'degrading', actor: 'control-loop', reason: 'score | fell', score: 70, reasons: ['hard_block'] }],
-  actions: [{ kind: 'throttle', from: '2026-11-24T10:00:00.000Z', to: '2026-11-24T10:05:00.000Z', steps: 6, actor: 'control-loop', change: 'concurrency 16→3', reason: 'degrading', before: span(150, 3), after: span(0, 0) }],
+  timeline: [
+    {
+      at: '2026-11-24T10:00:00.000Z',
+      from: 'healthy',
+      to: 'degrading',
+      actor: 'control-loop',
+      reason: 'score | fell',
+      score: 70,
+      reasons: ['hard_block'],
+    },
+  ],
+  actions: [
+    {
+      kind: 'throttle',
+      from: '2026-11-24T10:00:00.000Z',
+      to: '2026-11-24T10:05:00.000Z',
+      steps: 6,
+      actor: 'control-loop',
+      change: 'concurrency 16→3',
+      reason: 'degrading',
+      before: span(150, 3),
+      after: span(0, 0),
+    },
+  ],
   decisions: [],
   canaries: { product: { pass: 0, mismatch: 0, blocked: 0, error: 0 }, crawler: { requests: 0, failed: 0 } },
   chart: { file: 'review-shop.example.com-20261124T1000Z.svg', note: 'the chart' },
   tuning: {
-    from: '2026-11-24T09:00:00.000Z', to: '2026-11-24T11:15:00.000Z', tickMs: 60_000, settingsFrom: 'product defaults', current: figures('current', '2026-11-24T10:00:00.000Z'),
-    candidates: [{ ...figures('faster smoothing', '2026-11-24T09:57:00.000Z'), differences: 30, importantDifferences: 5, earlierByMs: 180_000, throttledLess: -4 }],
-    warnedEarliest: 'faster smoothing', throttledLeast: null,
+    from: '2026-11-24T09:00:00.000Z',
+    to: '2026-11-24T11:15:00.000Z',
+    tickMs: 60_000,
+    settingsFrom: 'product defaults',
+    current: figures('current', '2026-11-24T10:00:00.000Z'),
+    candidates: [
+      {
+        ...figures('faster smoothing', '2026-11-24T09:57:00.000Z'),
+        differences: 30,
+        importantDifferences: 5,
+        earlierByMs: 180_000,
+        throttledLess: -4,
+      },
+    ],
+    warnedEarliest: 'faster smoothing',
+    throttledLeast: null,
   },
 });
 
 test('every section, the figures as given, the chart linked by its relative name', () => {
   const md = renderReview(review);
   expect(md.split('\n')[0]).toBe('# Incident review: shop.example.com, 2026-11-24 10:00:00Z → 2026-11-24 11:00:00Z');
-  for (const s of ['## Summary', '## Timeline of band changes', '## Lead time', '## Actions taken and their effect', '## Who decided what and when', '## Canaries', '## Chart', '## What to tune']) expect(md).toContain(`\n${s}\n`);
+  for (const s of [
+    '## Summary',
+    '## Timeline of band changes',
+    '## Lead time',
+    '## Actions taken and their effect',
+    '## Who decided what and when',
+    '## Canaries',
+    '## Chart',
+    '## What to tune',
+  ])
+    expect(md).toContain(`\n${s}\n`);
   expect(md).toContain('(not back to healthy by the end of the search)');
-  expect(md).toContain('- **Peak refusal rate:** 90.0 % over 5 min at 2026-11-24 10:20:00Z; refusals peaked (first reached 80 % of it) at 2026-11-24 10:10:00Z');
+  expect(md).toContain(
+    '- **Peak refusal rate:** 90.0 % over 5 min at 2026-11-24 10:20:00Z; refusals peaked (first reached 80 % of it) at 2026-11-24 10:10:00Z',
+  );
   expect(md).toContain('the warning came **10 min before refusals peaked**');
   // A pipe in a reason does not break the table.
-  expect(md).toContain('| 2026-11-24 10:00:00Z | healthy → degrading | control-loop | 70 | hard_block | score \\| fell |');
-  expect(md).toContain('| throttle | 6 | control-loop | concurrency 16→3 | 2.0 % of 150 → no traffic | 10.0 → 0 | degrading |');
+  expect(md).toContain(
+    '| 2026-11-24 10:00:00Z | healthy → degrading | control-loop | 70 | hard_block | score \\| fell |',
+  );
+  expect(md).toContain(
+    '| throttle | 6 | control-loop | concurrency 16→3 | 2.0 % of 150 → no traffic | 10.0 → 0 | degrading |',
+  );
   expect(md).toContain('No person decided during the incident');
-  expect(md).toContain('![shop.example.com: score, refusals and actions around the incident](review-shop.example.com-20261124T1000Z.svg)');
-  expect(md).toContain('- **faster smoothing** — faster smoothing settings: would have warned 3 min earlier and throttled 4 ticks more; 5 tick(s) differ');
+  expect(md).toContain(
+    '![shop.example.com: score, refusals and actions around the incident](review-shop.example.com-20261124T1000Z.svg)',
+  );
+  expect(md).toContain(
+    '- **faster smoothing** — faster smoothing settings: would have warned 3 min earlier and throttled 4 ticks more; 5 tick(s) differ',
+  );
   expect(md).toContain('**Warned earliest:** faster smoothing.');
   expect(md).toContain('**Throttled less:** none of the candidates.');
   expect(md).toContain('The replay of the current settings first warned when live did');
 });
 
-test('the canaries during the incident: the product\'s runs by result and the crawler\'s own canary requests', () => {
-  expect(renderReview(review)).toContain("\n## Canaries\n\nNo canary of the product's ran during the incident.\nThe crawler sent no canary requests (`canary: true`) during the incident.\n");
-  const md = renderReview({ ...review, canaries: { product: { pass: 3, mismatch: 0, blocked: 2, error: 1 }, crawler: { requests: 97, failed: 7 } } });
-  expect(md).toContain("The product's canaries ran 6 time(s): 3 pass, 0 mismatch, 2 blocked, 1 error.\nDuring the incident, 97 canary requests from the crawler: 90 ok, 7 refused or failed.\n");
+test("the canaries during the incident: the product's runs by result and the crawler's own canary requests", () => {
+  expect(renderReview(review)).toContain(
+    "\n## Canaries\n\nNo canary of the product's ran during the incident.\nThe crawler sent no canary requests (`canary: true`) during the incident.\n",
+  );
+  const md = renderReview({
+    ...review,
+    canaries: { product: { pass: 3, mismatch: 0, blocked: 2, error: 1 }, crawler: { requests: 97, failed: 7 } },
+  });
+  expect(md).toContain(
+    "The product's canaries ran 6 time(s): 3 pass, 0 mismatch, 2 blocked, 1 error.\nDuring the incident, 97 canary requests from the crawler: 90 ok, 7 refused or failed.\n",
+  );
 });
 
 test('no chart, no lead: said in words', () => {

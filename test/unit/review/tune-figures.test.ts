@@ -1,4 +1,11 @@
-import { builtInCandidates, candidateFigures, minutesText, runFigures, throttledLeast, warnedEarliest } from '../../../client/review/tune-figures';
+import {
+  builtInCandidates,
+  candidateFigures,
+  minutesText,
+  runFigures,
+  throttledLeast,
+  warnedEarliest,
+} from '../../../client/review/tune-figures';
 import { parseSiteHealthInput, type SiteHealthConfig } from '../../../control/config';
 import type { Controls } from '../../../control/controls';
 import type { ReplayResult, ReplayTick } from '../../../replay/types';
@@ -14,16 +21,56 @@ function config(): SiteHealthConfig {
   return c;
 }
 
-const controls = (band: HealthBand, concurrencyLimit: number): Controls => ({ concurrencyLimit, revisitMultiplier: 1, paused: band === 'resisting', canaryOnly: false, effectiveCostMultiplier: 1, band, reason: band });
+const controls = (band: HealthBand, concurrencyLimit: number): Controls => ({
+  concurrencyLimit,
+  revisitMultiplier: 1,
+  paused: band === 'resisting',
+  canaryOnly: false,
+  effectiveCostMultiplier: 1,
+  band,
+  reason: band,
+});
 
 /** A replay whose ticks have these bands (and controls below nominal while not healthy, back to 16 after a while). */
-function result(bands: HealthBand[], concurrency: number[] = bands.map((b) => (b === 'healthy' ? 16 : 8))): ReplayResult {
+function result(
+  bands: HealthBand[],
+  concurrency: number[] = bands.map((b) => (b === 'healthy' ? 16 : 8)),
+): ReplayResult {
   const ticks: ReplayTick[] = bands.map((band, i) => ({
-    tick: i + 1, asOf: new Date(T0 + i * M).toISOString(), state: 'scored', score: 90, smoothedScore: 90, band, scoredBand: band, parserHealth: null, reasons: [], routeVerdict: 'none',
-    failingRoutes: [], requests: 100, controls: controls(band, concurrency[i]!), change: null, notices: band === 'healthy' ? [] : [{ kind: 'degrading', audience: 'owner', title: 'x' }], awaitingSince: null, decisions: [],
+    tick: i + 1,
+    asOf: new Date(T0 + i * M).toISOString(),
+    state: 'scored',
+    score: 90,
+    smoothedScore: 90,
+    band,
+    scoredBand: band,
+    parserHealth: null,
+    reasons: [],
+    routeVerdict: 'none',
+    failingRoutes: [],
+    requests: 100,
+    controls: controls(band, concurrency[i]!),
+    change: null,
+    notices: band === 'healthy' ? [] : [{ kind: 'degrading', audience: 'owner', title: 'x' }],
+    awaitingSince: null,
+    decisions: [],
   }));
   const first = ticks.find((t) => t.band !== 'healthy');
-  return { ticks, summary: { site: 'shop.example.com', from: ticks[0]!.asOf, to: ticks[ticks.length - 1]!.asOf, tickMs: M, ticks: ticks.length, timeInBand: { learning: 0, healthy: 0, degrading: 0, resisting: 0, stopped: 0 }, firstDegradeAt: first?.asOf ?? null, firstPauseAt: null, notices: { degrading: ticks.filter((t) => t.notices.length > 0).length }, unscoredTicks: 0 } };
+  return {
+    ticks,
+    summary: {
+      site: 'shop.example.com',
+      from: ticks[0]!.asOf,
+      to: ticks[ticks.length - 1]!.asOf,
+      tickMs: M,
+      ticks: ticks.length,
+      timeInBand: { learning: 0, healthy: 0, degrading: 0, resisting: 0, stopped: 0 },
+      firstDegradeAt: first?.asOf ?? null,
+      firstPauseAt: null,
+      notices: { degrading: ticks.filter((t) => t.notices.length > 0).length },
+      unscoredTicks: 0,
+    },
+  };
 }
 
 test('builtInCandidates: the half-life halved, the healthy threshold raised by 5; the rest of the settings kept', () => {
@@ -41,11 +88,29 @@ test('builtInCandidates: the half-life halved, the healthy threshold raised by 5
 test('runFigures and candidateFigures: first warning, lead before the peak, throttled ticks (below nominal counts), differences', () => {
   const c = config();
   const peak = T0 + 6 * M;
-  const current = result(['healthy', 'healthy', 'healthy', 'degrading', 'degrading', 'healthy', 'healthy'], [16, 16, 16, 8, 8, 12, 16]);
-  const cand = result(['healthy', 'degrading', 'degrading', 'degrading', 'healthy', 'healthy', 'healthy'], [16, 12, 8, 8, 16, 16, 16]);
+  const current = result(
+    ['healthy', 'healthy', 'healthy', 'degrading', 'degrading', 'healthy', 'healthy'],
+    [16, 16, 16, 8, 8, 12, 16],
+  );
+  const cand = result(
+    ['healthy', 'degrading', 'degrading', 'degrading', 'healthy', 'healthy', 'healthy'],
+    [16, 12, 8, 8, 16, 16, 16],
+  );
   const a = runFigures('current', 'current settings', current, c.policy, peak);
-  expect(a).toEqual({ name: 'current', description: 'current settings', firstDegradeAt: new Date(T0 + 3 * M).toISOString(), firstPauseAt: null, leadMs: 3 * M, throttledTicks: 3, warningTicks: 2, notices: 2 });
-  const b = candidateFigures({ result: current, figures: a }, { result: cand, figures: runFigures('faster', 'x', cand, c.policy, peak) });
+  expect(a).toEqual({
+    name: 'current',
+    description: 'current settings',
+    firstDegradeAt: new Date(T0 + 3 * M).toISOString(),
+    firstPauseAt: null,
+    leadMs: 3 * M,
+    throttledTicks: 3,
+    warningTicks: 2,
+    notices: 2,
+  });
+  const b = candidateFigures(
+    { result: current, figures: a },
+    { result: cand, figures: runFigures('faster', 'x', cand, c.policy, peak) },
+  );
   expect(b.earlierByMs).toBe(2 * M);
   expect(b.throttledLess).toBe(0);
   expect(b.leadMs).toBe(5 * M);
@@ -55,7 +120,12 @@ test('runFigures and candidateFigures: first warning, lead before the peak, thro
   expect(b.differences).toBe(3);
   expect(warnedEarliest(a, [b])).toBe('faster');
   expect(throttledLeast([b])).toBeNull();
-  expect(throttledLeast([{ ...b, throttledLess: 2 }, { ...b, name: 'other', throttledLess: 5 }])).toBe('other');
+  expect(
+    throttledLeast([
+      { ...b, throttledLess: 2 },
+      { ...b, name: 'other', throttledLess: 5 },
+    ]),
+  ).toBe('other');
   const never = runFigures('none', 'x', result(['healthy', 'healthy']), c.policy, null);
   expect(never.leadMs).toBeNull();
   expect(warnedEarliest(never, [b])).toBe('faster');

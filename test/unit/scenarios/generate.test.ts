@@ -10,7 +10,11 @@ const END = Date.UTC(2026, 10, 30, 12, 0);
 const DAY = 86_400_000;
 
 /** A hash of the events as NDJSON (of the first `limit` only, when given). */
-function digest(name: string, options: Parameters<typeof generateScenario>[1], limit = Infinity): { hash: string; count: number } {
+function digest(
+  name: string,
+  options: Parameters<typeof generateScenario>[1],
+  limit = Infinity,
+): { hash: string; count: number } {
   const hash = createHash('sha256');
   let count = 0;
   for (const e of generateScenario(name, options).events) {
@@ -23,7 +27,23 @@ function digest(name: string, options: Parameters<typeof generateScenario>[1], l
 
 test('the catalogue: fifteen scenarios, kebab-case names, one-line descriptions', () => {
   expect(SCENARIO_NAMES).toEqual(
-    expect.arrayContaining(['gradual-hostility', 'sudden-wall', 'challenge-wave', 'soft-blocks', 'tarpit', 'dead-pool', 'dead-country', 'redesign', 'load-latency', 'always-challenging', 'diurnal', 'bad-minute', 'slow-creep', 'low-traffic', 'quiet']),
+    expect.arrayContaining([
+      'gradual-hostility',
+      'sudden-wall',
+      'challenge-wave',
+      'soft-blocks',
+      'tarpit',
+      'dead-pool',
+      'dead-country',
+      'redesign',
+      'load-latency',
+      'always-challenging',
+      'diurnal',
+      'bad-minute',
+      'slow-creep',
+      'low-traffic',
+      'quiet',
+    ]),
   );
   expect(new Set(SCENARIO_NAMES).size).toBe(SCENARIO_NAMES.length);
   for (const s of listScenarios()) {
@@ -114,8 +134,12 @@ test('bad options are refused naming the option', () => {
   expect(fails('quiet', { end: END, days: 2.5 })).toMatch(/^days: /);
   expect(fails('quiet', { end: END, seed: -1 })).toMatch(/^seed: must be a whole number from 0 to 4294967295/);
   expect(fails('quiet', { end: END + 1 })).toMatch(/^end: must be a time on a whole minute/);
-  expect(fails('quiet', { end: Date.UTC(2000, 0, 2) })).toMatch(/^end: must leave the whole scenario between 2000 and 2100/);
+  expect(fails('quiet', { end: Date.UTC(2000, 0, 2) })).toMatch(
+    /^end: must leave the whole scenario between 2000 and 2100/,
+  );
   expect(fails('quiet', { end: END, site: 'not a host' })).toMatch(/^site: must be a host name/);
   // A site is normalised as the store would.
-  expect(generateScenario('quiet', { end: END, days: 2, site: 'https://Shop.Example.com/x' }).truth.site).toBe('shop.example.com');
+  expect(generateScenario('quiet', { end: END, days: 2, site: 'https://Shop.Example.com/x' }).truth.site).toBe(
+    'shop.example.com',
+  );
 });

@@ -48,9 +48,11 @@ function load(name: string): Loaded {
     }
     if (e.outcome !== undefined) problems.push(`${e.eventId}: explicit outcome`);
     if (e.site !== truth.site) problems.push(`${e.eventId}: site ${e.site}`);
-    if (e.ts < last || e.ts < END - DAYS * 24 * HOUR || e.ts >= END) problems.push(`${e.eventId}: time ${e.ts} out of order or span`);
+    if (e.ts < last || e.ts < END - DAYS * 24 * HOUR || e.ts >= END)
+      problems.push(`${e.eventId}: time ${e.ts} out of order or span`);
     if (e.eventId !== `${name}-3-${seen.length}`) problems.push(`${e.eventId}: unexpected id`);
-    if ((e.bodySample?.length ?? 0) > 2048) problems.push(`${e.eventId}: body sample of ${e.bodySample!.length} characters`);
+    if ((e.bodySample?.length ?? 0) > 2048)
+      problems.push(`${e.eventId}: body sample of ${e.bodySample!.length} characters`);
     last = e.ts;
     seen.push({ e, intended });
     if (problems.length > 5) break;
@@ -59,12 +61,23 @@ function load(name: string): Loaded {
 }
 
 /** Size and records norms per page type from the history, as the store builds them (ok 2xx responses only). */
-function historyNorms(seen: readonly Seen[], incidentStart: number, classify: ReturnType<typeof compileClassifier>): Map<string, Norms> {
+function historyNorms(
+  seen: readonly Seen[],
+  incidentStart: number,
+  classify: ReturnType<typeof compileClassifier>,
+): Map<string, Norms> {
   const sizes = new Map<string, number[]>();
   const records = new Map<string, { with: number; all: number }>();
   for (const { e } of seen) {
     if (e.ts >= incidentStart) break;
-    if (e.pageType === undefined || e.status === undefined || e.status < 200 || e.status >= 300 || classify(e).outcome !== 'ok') continue;
+    if (
+      e.pageType === undefined ||
+      e.status === undefined ||
+      e.status < 200 ||
+      e.status >= 300 ||
+      classify(e).outcome !== 'ok'
+    )
+      continue;
     if (e.bytes !== undefined) sizes.set(e.pageType, [...(sizes.get(e.pageType) ?? []), e.bytes]);
     if (e.extraction) {
       const r = records.get(e.pageType) ?? { with: 0, all: 0 };
@@ -88,7 +101,12 @@ function historyNorms(seen: readonly Seen[], incidentStart: number, classify: Re
 const REFUSED = new Set<Outcome>(['hard_block', 'challenge', 'soft_block']);
 
 /** Outcome shares (as generated) of the events in [from, to) that pass `only`. */
-function shares(seen: readonly Seen[], from: number, to: number, only: (e: RequestOutcomeEvent) => boolean = () => true) {
+function shares(
+  seen: readonly Seen[],
+  from: number,
+  to: number,
+  only: (e: RequestOutcomeEvent) => boolean = () => true,
+) {
   let n = 0;
   const count: Record<Outcome, number> = { ok: 0, hard_block: 0, challenge: 0, soft_block: 0, error: 0 };
   const okLatency: number[] = [];
@@ -119,7 +137,12 @@ function shares(seen: readonly Seen[], from: number, to: number, only: (e: Reque
 }
 
 /** The first minute whose trailing five minutes are more than half refused that way (≥ 20 requests), counted afresh. */
-function firstMajority(seen: readonly Seen[], start: number, end: number, refused: (o: Outcome) => boolean): string | null {
+function firstMajority(
+  seen: readonly Seen[],
+  start: number,
+  end: number,
+  refused: (o: Outcome) => boolean,
+): string | null {
   const minutes = (end - start) / MINUTE;
   const total = new Array<number>(minutes).fill(0);
   const hits = new Array<number>(minutes).fill(0);
@@ -145,7 +168,10 @@ const CAUSE_CHECKS: Record<string, (seen: readonly Seen[], onset: number, t: Sce
   quiet: (seen, _o, t) => expect(shares(seen, Date.parse(t.history.from), END).refused).toBeLessThan(0.02),
   'low-traffic': (seen, _o, t) => expect(shares(seen, Date.parse(t.incident.from), END).n).toBeLessThan(1440),
   'always-challenging': (seen, _o, t) => {
-    for (const [from, to] of [[t.history.from, t.history.to], [t.incident.from, t.incident.to]] as const) {
+    for (const [from, to] of [
+      [t.history.from, t.history.to],
+      [t.incident.from, t.incident.to],
+    ] as const) {
       const s = shares(seen, Date.parse(from), Date.parse(to));
       expect(s.challenge).toBeGreaterThan(0.07);
       expect(s.challenge).toBeLessThan(0.1);
@@ -270,7 +296,8 @@ describe.each(SCENARIO_NAMES)('%s', (name) => {
     }
     // Normal pages are most of the traffic: even 1 % of them taken for refusals would swamp the signal.
     for (const [intended, share] of Object.entries(agreement)) {
-      if (share < (intended === 'ok' ? 0.99 : 0.95)) throw new Error(`${intended}: ${(share * 100).toFixed(1)} % agreement; confusion ${JSON.stringify(confusion)}`);
+      if (share < (intended === 'ok' ? 0.99 : 0.95))
+        throw new Error(`${intended}: ${(share * 100).toFixed(1)} % agreement; confusion ${JSON.stringify(confusion)}`);
     }
     expect(Object.keys(agreement)).toEqual(expect.arrayContaining(['ok', 'error']));
   });
@@ -280,7 +307,8 @@ describe.each(SCENARIO_NAMES)('%s', (name) => {
     const start = Date.parse(truth.history.from);
     expect(truth.hardBlocks50At).toBe(firstMajority(seen, start, END, (o) => o === 'hard_block'));
     expect(truth.refused50At).toBe(firstMajority(seen, start, END, (o) => REFUSED.has(o)));
-    if (truth.refused50At !== null) expect(Date.parse(truth.refused50At)).toBeGreaterThanOrEqual(Date.parse(truth.onset!) - 5 * MINUTE);
+    if (truth.refused50At !== null)
+      expect(Date.parse(truth.refused50At)).toBeGreaterThanOrEqual(Date.parse(truth.onset!) - 5 * MINUTE);
   });
 
   test('the cause shows after the onset and not before; the expectations match the traffic', () => {
@@ -295,7 +323,8 @@ describe.each(SCENARIO_NAMES)('%s', (name) => {
     // A site refusing more than half of the traffic must be paused; otherwise it must not be.
     expect(truth.expect.pause).toBe(truth.refused50At !== null);
     if (truth.expect.pause) expect(truth.expect.degrade).toBe(true);
-    if (truth.cause === 'none') expect(truth.expect).toEqual({ pause: false, degrade: false, routeAlert: null, parserAlert: false });
+    if (truth.cause === 'none')
+      expect(truth.expect).toEqual({ pause: false, degrade: false, routeAlert: null, parserAlert: false });
     expect(truth.expect.parserAlert).toBe(truth.cause === 'parser');
     expect(truth.expect.routeAlert !== null).toBe(truth.cause === 'route');
   });

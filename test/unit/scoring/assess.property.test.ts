@@ -7,7 +7,15 @@
  * naming the window. fast-check prints the seed of any failure.
  */
 import fc from 'fast-check';
-import { INITIAL_SITE_STATE, type ScoringConfig, type WindowInput, WindowValidationError, advanceSiteState, assess, parseScoringConfig } from '../../../scoring';
+import {
+  INITIAL_SITE_STATE,
+  type ScoringConfig,
+  type WindowInput,
+  WindowValidationError,
+  advanceSiteState,
+  assess,
+  parseScoringConfig,
+} from '../../../scoring';
 import { MAX_MESSAGE_CHARS } from '@target-health/crawler/events/zod-issues';
 
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -18,8 +26,14 @@ const count = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom(0, 1, 2 ** 31, 2 ** 32, 2 ** 52, MAX - 1, MAX) },
 );
 const latency = fc.oneof(fc.double({ min: 0, max: MAX, noNaN: true }), fc.constantFrom(0, 0.5, 1, MAX));
-const credits = fc.oneof(fc.double({ min: 0, max: Number.MAX_VALUE, noNaN: true, noDefaultInfinity: true }), fc.constantFrom(0, Number.MIN_VALUE, Number.MAX_VALUE));
-const label = fc.oneof(fc.constantFrom('p1', 'p2', 'US', 'DE', 'sticky', 'a/b=c'), fc.string({ minLength: 1, maxLength: 256 }));
+const credits = fc.oneof(
+  fc.double({ min: 0, max: Number.MAX_VALUE, noNaN: true, noDefaultInfinity: true }),
+  fc.constantFrom(0, Number.MIN_VALUE, Number.MAX_VALUE),
+);
+const label = fc.oneof(
+  fc.constantFrom('p1', 'p2', 'US', 'DE', 'sticky', 'a/b=c'),
+  fc.string({ minLength: 1, maxLength: 256 }),
+);
 
 const route = fc.record(
   {
@@ -72,8 +86,17 @@ const config: fc.Arbitrary<ScoringConfig> = fc.oneof(
     .map((c) =>
       parseScoringConfig({
         health: { minRequests: c.minRequests, caps: { rateExcess: c.rateExcess, latencyMultiple: c.latencyMultiple } },
-        parser: { minExtractions: c.minRequests, minBaselineExtractions: c.minRequests, caps: { rateExcess: c.rateExcess } },
-        cost: { minRequests: c.minRequests, minBaselineValidRecords: 0, floors: { retriesPerRecord: c.floor, bytesPerRecord: c.floor, creditsPerRecord: c.floor }, maxMultiplier: c.maxMultiplier },
+        parser: {
+          minExtractions: c.minRequests,
+          minBaselineExtractions: c.minRequests,
+          caps: { rateExcess: c.rateExcess },
+        },
+        cost: {
+          minRequests: c.minRequests,
+          minBaselineValidRecords: 0,
+          floors: { retriesPerRecord: c.floor, bytesPerRecord: c.floor, creditsPerRecord: c.floor },
+          maxMultiplier: c.maxMultiplier,
+        },
         learning: { minBaselineRequests: c.minRequests },
         routes: { minRouteRequests: c.minRouteRequests, minRateGap: c.minRateGap },
         totalRefusal: { minRequests: c.minRequests },
@@ -86,7 +109,8 @@ function nonFinite(value: unknown, path = '', out: string[] = []): string[] {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) out.push(`${path} = ${value}`);
   } else if (Array.isArray(value)) value.forEach((v, i) => nonFinite(v, `${path}[${i}]`, out));
-  else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) nonFinite(v, `${path}.${k}`, out);
+  else if (typeof value === 'object' && value !== null)
+    for (const [k, v] of Object.entries(value)) nonFinite(v, `${path}.${k}`, out);
   return out;
 }
 
@@ -112,13 +136,34 @@ describe('assess on hostile but valid windows', () => {
 
   test('route counts whose sums pass 2^53 give an honest "insufficient data", not a wrong route verdict', () => {
     const big = { requests: MAX, hardBlocks: MAX, challenges: 0, softBlocks: 0 };
-    const a = assess({ current: { requests: MAX, hardBlocks: MAX, challenges: 0, softBlocks: 0, p95LatencyMs: 100, routes: [{ pool: 'a', ...big }, { pool: 'b', ...big, hardBlocks: 0 }] }, baseline: null });
+    const a = assess({
+      current: {
+        requests: MAX,
+        hardBlocks: MAX,
+        challenges: 0,
+        softBlocks: 0,
+        p95LatencyMs: 100,
+        routes: [
+          { pool: 'a', ...big },
+          { pool: 'b', ...big, hardBlocks: 0 },
+        ],
+      },
+      baseline: null,
+    });
     expect(a.routes.verdict).toBe('insufficient-data');
     expect(a.routes.summary).toBe(`route counts too large to compare exactly (a total above ${MAX})`);
   });
 
   test('a credit ratio past the largest double is saturated, not Infinity', () => {
-    const base = { requests: 1000, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100, validRecords: 1000, credits: 0 };
+    const base = {
+      requests: 1000,
+      hardBlocks: 0,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 100,
+      validRecords: 1000,
+      credits: 0,
+    };
     const a = assess({ current: { ...base, validRecords: 1, credits: Number.MAX_VALUE }, baseline: base });
     expect(a.cost.metrics.cost_credits.ratio).toBe(Number.MAX_VALUE);
     expect(a.cost.reasons).toEqual(['cost_credits']);
@@ -128,7 +173,16 @@ describe('assess on hostile but valid windows', () => {
 
 describe('assess on anything', () => {
   // Valid windows with one field replaced by something arbitrary, and arbitrary values outright.
-  const field = fc.constantFrom('requests', 'hardBlocks', 'p95LatencyMs', 'bytes', 'credits', 'canary', 'routes', 'extractionOk');
+  const field = fc.constantFrom(
+    'requests',
+    'hardBlocks',
+    'p95LatencyMs',
+    'bytes',
+    'credits',
+    'canary',
+    'routes',
+    'extractionOk',
+  );
   const broken = fc.oneof(
     fc.tuple(window, field, fc.anything()).map(([w, k, v]) => ({ ...w, [k]: v })),
     fc.tuple(window, fc.anything()).map(([w, r]) => ({ ...w, routes: [r] })),

@@ -18,7 +18,18 @@ const baseline = {
 
 describe('assess', () => {
   test('a quiet tick: scored, everything at 100, no reasons', () => {
-    const current = { ...baseline, requests: 200, hardBlocks: 2, challenges: 2, extractionOk: 190, extractionMissingFields: 2, extractionEmpty: 4, validRecords: 190, retries: 19, bytes: 9_500_000 };
+    const current = {
+      ...baseline,
+      requests: 200,
+      hardBlocks: 2,
+      challenges: 2,
+      extractionOk: 190,
+      extractionMissingFields: 2,
+      extractionEmpty: 4,
+      validRecords: 190,
+      retries: 19,
+      bytes: 9_500_000,
+    };
     const a = assess({ current, baseline });
     expect(a.state).toBe('scored');
     expect(a.health).toMatchObject({ scope: 'site', score: 100, reasons: [] });
@@ -29,7 +40,10 @@ describe('assess', () => {
   });
 
   test('no baseline → learning: no score, and it says why', () => {
-    const a = assess({ current: { requests: 500, hardBlocks: 50, challenges: 0, softBlocks: 0, p95LatencyMs: 100 }, baseline: null });
+    const a = assess({
+      current: { requests: 500, hardBlocks: 50, challenges: 0, softBlocks: 0, p95LatencyMs: 100 },
+      baseline: null,
+    });
     expect(a.state).toBe('learning');
     expect(a.health).toMatchObject({ score: null, reasons: [NO_SCORE.learning], explanation: null });
     expect(a.baseline).toMatchObject({ ready: false, detail: 'no baseline yet (new site)' });
@@ -39,14 +53,23 @@ describe('assess', () => {
 
   test('too few baseline requests → learning (499 < 500), enough → scored', () => {
     const current = { requests: 100, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100 };
-    const small = assess({ current, baseline: { requests: 499, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100 } });
+    const small = assess({
+      current,
+      baseline: { requests: 499, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100 },
+    });
     expect(small.state).toBe('learning');
     expect(small.baseline.detail).toBe('baseline has 499 requests, needs 500');
-    expect(assess({ current, baseline: { requests: 500, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100 } }).state).toBe('scored');
+    expect(
+      assess({ current, baseline: { requests: 500, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100 } })
+        .state,
+    ).toBe('scored');
   });
 
   test('too few current requests → insufficient-data with the seed reason', () => {
-    const a = assess({ current: { requests: 49, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100 }, baseline });
+    const a = assess({
+      current: { requests: 49, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100 },
+      baseline,
+    });
     expect(a.state).toBe('insufficient-data');
     expect(a.health.reasons).toEqual([NO_SCORE.notEnoughRequests]);
   });
@@ -78,8 +101,18 @@ describe('assess', () => {
   });
 
   test('validates its input and names the field', () => {
-    expect(() => assess({ current: { requests: -1, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 1 }, baseline: null })).toThrow(WindowValidationError);
-    expect(() => assess({ current: { requests: 1, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 1 }, baseline: { requests: 1 } as never })).toThrow(
+    expect(() =>
+      assess({
+        current: { requests: -1, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 1 },
+        baseline: null,
+      }),
+    ).toThrow(WindowValidationError);
+    expect(() =>
+      assess({
+        current: { requests: 1, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 1 },
+        baseline: { requests: 1 } as never,
+      }),
+    ).toThrow(
       'baseline.hardBlocks: required; baseline.challenges: required; baseline.softBlocks: required; baseline.p95LatencyMs: required',
     );
   });

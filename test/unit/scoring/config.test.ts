@@ -9,7 +9,12 @@ describe('scoring config', () => {
     });
     expect(DEFAULT_SCORING_CONFIG.smoothing.halfLifeMs).toBe(600_000);
     expect(DEFAULT_SCORING_CONFIG.bands).toEqual({ healthyMin: 80, degradingMin: 50, hysteresis: 3 });
-    expect(DEFAULT_SCORING_CONFIG.totalRefusal).toEqual({ enabled: true, threshold: 0.9, consecutiveTicks: 2, minRequests: 50 });
+    expect(DEFAULT_SCORING_CONFIG.totalRefusal).toEqual({
+      enabled: true,
+      threshold: 0.9,
+      consecutiveTicks: 2,
+      minRequests: 50,
+    });
     expect(DEFAULT_SCORING_CONFIG.learning.minBaselineRequests).toBe(500);
   });
 
@@ -28,7 +33,10 @@ describe('scoring config', () => {
 
   test.each([
     [{ health: { weights: { hard_block: 45 } } }, 'invalid scoring config: health.weights: must sum to 100 (got 110)'],
-    [{ health: { weights: { hard_block: -5, challenge: 65 } } }, 'health.weights.hard_block: expected a non-negative weight'],
+    [
+      { health: { weights: { hard_block: -5, challenge: 65 } } },
+      'health.weights.hard_block: expected a non-negative weight',
+    ],
     [{ health: { weights: { hardblock: 35 } } }, 'health.weights: unknown field "hardblock"'],
     [{ health: { caps: { rateExcess: 0 } } }, 'health.caps.rateExcess: expected a number in (0, 1]'],
     [{ health: { caps: { latencyMultiple: 1 } } }, 'health.caps.latencyMultiple: expected a number greater than 1'],
@@ -43,6 +51,9 @@ describe('scoring config', () => {
   });
 
   test('accepts weights that sum to 100 only up to binary rounding', () => {
-    expect(parseScoringConfig({ health: { weights: { hard_block: 33.3, challenge: 33.3, soft_block: 33.4, latency: 0 } } }).health.weights.soft_block).toBe(33.4);
+    expect(
+      parseScoringConfig({ health: { weights: { hard_block: 33.3, challenge: 33.3, soft_block: 33.4, latency: 0 } } })
+        .health.weights.soft_block,
+    ).toBe(33.4);
   });
 });

@@ -10,7 +10,8 @@ function exactUpperTail(k: number, population: number, successes: number, draws:
     return result;
   };
   let numerator = 0n;
-  for (let x = k; x <= Math.min(draws, successes); x++) numerator += choose(successes, x) * choose(population - successes, draws - x);
+  for (let x = k; x <= Math.min(draws, successes); x++)
+    numerator += choose(successes, x) * choose(population - successes, draws - x);
   return Number((numerator * 10n ** 30n) / choose(population, draws)) / 1e30;
 }
 
@@ -28,13 +29,19 @@ describe('Fisher exact test (one-sided)', () => {
 
   test('matches exact rational arithmetic on small tables', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 60 }), fc.nat(), fc.nat(), (nA, nB, fa, fb) => {
-        const a = fa % (nA + 1);
-        const b = fb % (nB + 1);
-        const ours = fisherExactGreater(a, nA, b, nB);
-        const exact = exactUpperTail(a, nA + nB, a + b, nA);
-        return Math.abs(ours - exact) <= 1e-9 * Math.max(exact, 1e-300) + 1e-15;
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.nat(),
+        fc.nat(),
+        (nA, nB, fa, fb) => {
+          const a = fa % (nA + 1);
+          const b = fb % (nB + 1);
+          const ours = fisherExactGreater(a, nA, b, nB);
+          const exact = exactUpperTail(a, nA + nB, a + b, nA);
+          return Math.abs(ours - exact) <= 1e-9 * Math.max(exact, 1e-300) + 1e-15;
+        },
+      ),
       { numRuns: 500 },
     );
   });

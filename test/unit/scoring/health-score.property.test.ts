@@ -1,21 +1,29 @@
 import fc from 'fast-check';
-import { HEALTH_SIGNALS, type HealthConfig, type HostilityWindow, healthScore, parseScoringConfig } from '../../../scoring';
+import {
+  HEALTH_SIGNALS,
+  type HealthConfig,
+  type HostilityWindow,
+  healthScore,
+  parseScoringConfig,
+} from '../../../scoring';
 
 const count = (max: number) => fc.integer({ min: 0, max });
-const latency = fc.oneof(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.integer({ min: 0, max: 100_000 }), fc.double({ min: 0, max: 2, noNaN: true }));
+const latency = fc.oneof(
+  fc.double({ min: 0, max: 1e6, noNaN: true }),
+  fc.integer({ min: 0, max: 100_000 }),
+  fc.double({ min: 0, max: 2, noNaN: true }),
+);
 
-const window: fc.Arbitrary<HostilityWindow> = fc
-  .integer({ min: 0, max: 1_000_000 })
-  .chain((requests) =>
-    fc.record({
-      requests: fc.constant(requests),
-      // Up to 1.5 × requests: malformed aggregates with more events than requests must still be safe.
-      hardBlocks: count(Math.ceil(requests * 1.5)),
-      challenges: count(Math.ceil(requests * 1.5)),
-      softBlocks: count(Math.ceil(requests * 1.5)),
-      p95LatencyMs: latency,
-    }),
-  );
+const window: fc.Arbitrary<HostilityWindow> = fc.integer({ min: 0, max: 1_000_000 }).chain((requests) =>
+  fc.record({
+    requests: fc.constant(requests),
+    // Up to 1.5 × requests: malformed aggregates with more events than requests must still be safe.
+    hardBlocks: count(Math.ceil(requests * 1.5)),
+    challenges: count(Math.ceil(requests * 1.5)),
+    softBlocks: count(Math.ceil(requests * 1.5)),
+    p95LatencyMs: latency,
+  }),
+);
 
 /** Valid health configs: weights summing to exactly 100 (quarters are exact in binary), caps in range. */
 const healthConfig: fc.Arbitrary<HealthConfig> = fc
@@ -25,7 +33,10 @@ const healthConfig: fc.Arbitrary<HealthConfig> = fc
     fc.record({
       minRequests: fc.integer({ min: 0, max: 200 }),
       weights: fc.constant({ hard_block: a / 4, challenge: b / 4, soft_block: c / 4, latency: (400 - a - b - c) / 4 }),
-      caps: fc.record({ rateExcess: fc.double({ min: 0.01, max: 1, noNaN: true }), latencyMultiple: fc.double({ min: 1.01, max: 20, noNaN: true }) }),
+      caps: fc.record({
+        rateExcess: fc.double({ min: 0.01, max: 1, noNaN: true }),
+        latencyMultiple: fc.double({ min: 1.01, max: 20, noNaN: true }),
+      }),
     }),
   )
   .map((input) => parseScoringConfig({ health: input }).health);
@@ -48,7 +59,9 @@ describe('healthScore properties', () => {
     fc.assert(
       fc.property(window, window, anyConfig, (current, baseline, config) => {
         const { explanation } = healthScore(current, baseline, config);
-        return HEALTH_SIGNALS.every((k) => explanation.signals[k].penalty >= 0 && explanation.signals[k].penalty <= config.weights[k]);
+        return HEALTH_SIGNALS.every(
+          (k) => explanation.signals[k].penalty >= 0 && explanation.signals[k].penalty <= config.weights[k],
+        );
       }),
       { numRuns: 2000 },
     );
@@ -87,12 +100,19 @@ describe('healthScore properties', () => {
   test('the score never rises when a bad count (or latency) rises', () => {
     const field = fc.constantFrom('hardBlocks', 'challenges', 'softBlocks', 'p95LatencyMs');
     fc.assert(
-      fc.property(window, window, anyConfig, field, fc.integer({ min: 1, max: 1_000_000 }), (current, baseline, config, f, delta) => {
-        const worse = { ...current, [f]: current[f] + delta };
-        const a = healthScore(current, baseline, config).score;
-        const b = healthScore(worse, baseline, config).score;
-        return a === null ? b === null : b !== null && b <= a;
-      }),
+      fc.property(
+        window,
+        window,
+        anyConfig,
+        field,
+        fc.integer({ min: 1, max: 1_000_000 }),
+        (current, baseline, config, f, delta) => {
+          const worse = { ...current, [f]: current[f] + delta };
+          const a = healthScore(current, baseline, config).score;
+          const b = healthScore(worse, baseline, config).score;
+          return a === null ? b === null : b !== null && b <= a;
+        },
+      ),
       { numRuns: 3000 },
     );
   });

@@ -1,6 +1,12 @@
 import { type HealthConfig, type HostilityWindow, NO_SCORE, healthScore, parseScoringConfig } from '../../../scoring';
 
-const w = (requests: number, hardBlocks: number, challenges: number, softBlocks: number, p95LatencyMs: number): HostilityWindow => ({
+const w = (
+  requests: number,
+  hardBlocks: number,
+  challenges: number,
+  softBlocks: number,
+  p95LatencyMs: number,
+): HostilityWindow => ({
   requests,
   hardBlocks,
   challenges,
@@ -50,7 +56,13 @@ const cases: Array<[string, HostilityWindow, HostilityWindow, number | null, str
   // Penalties 22.499999999999996, 23.214285714285715, 1.7857142857142856, 0: the plain left fold gives
   // 100 - 47.49999999999999 = 52.50000000000001 → 53. (Python ≥ 3.12's compensated sum() gives 52.5 → 52;
   // the product pins the plain fold, see docs/scoring.md.)
-  ['summation order pinned (Python 3.12 sum differs)', w(70, 9, 13, 1, 100), w(0, 0, 0, 0, 100), 53, ['challenge', 'hard_block', 'soft_block']],
+  [
+    'summation order pinned (Python 3.12 sum differs)',
+    w(70, 9, 13, 1, 100),
+    w(0, 0, 0, 0, 100),
+    53,
+    ['challenge', 'hard_block', 'soft_block'],
+  ],
 ];
 
 describe('healthScore: hand-computed reference cases', () => {
@@ -66,7 +78,11 @@ describe('healthScore: configurable weights, caps and minimum', () => {
 
   test('equal weights: capped signals tie and keep weight order', () => {
     // Each 25 * 1 = 25; 100 - 100 = 0.
-    const r = healthScore(w(100, 100, 100, 100, 1000), B0, config({ weights: { hard_block: 25, challenge: 25, soft_block: 25, latency: 25 } }));
+    const r = healthScore(
+      w(100, 100, 100, 100, 1000),
+      B0,
+      config({ weights: { hard_block: 25, challenge: 25, soft_block: 25, latency: 25 } }),
+    );
     expect(r.score).toBe(0);
     expect(r.reasons).toEqual(['hard_block', 'challenge', 'soft_block', 'latency']);
   });
@@ -103,7 +119,18 @@ describe('healthScore: explanation', () => {
     expect(hb.interval.baseline.high).toBeCloseTo(0.0307, 4);
     const lat = r.explanation.signals.latency;
     // 150/100 = 1.5 → excess 0.5 → badness 0.25 → 3.75 points.
-    expect(lat).toEqual({ kind: 'latency', weight: 15, now: 150, baseline: 100, baselineFloored: 100, ratio: 1.5, excess: 0.5, cap: 3, badness: 0.25, penalty: 3.75 });
+    expect(lat).toEqual({
+      kind: 'latency',
+      weight: 15,
+      now: 150,
+      baseline: 100,
+      baselineFloored: 100,
+      ratio: 1.5,
+      excess: 0.5,
+      cap: 3,
+      badness: 0.25,
+      penalty: 3.75,
+    });
     // 100 - (14 + 3.75) = 82.25 → 82.
     expect(r.explanation.unrounded).toBeCloseTo(82.25, 12);
     expect(r.score).toBe(82);

@@ -19,7 +19,11 @@ describe('assessMajorityRefusal', () => {
   });
 
   test('just under half is not a majority', () => {
-    expect(assessMajorityRefusal(counts(200, 99), null, BASELINE, 5)).toMatchObject({ refusingWindow: null, streak: 0, majorityRefusal: false });
+    expect(assessMajorityRefusal(counts(200, 99), null, BASELINE, 5)).toMatchObject({
+      refusingWindow: null,
+      streak: 0,
+      majorityRefusal: false,
+    });
   });
 
   test('the recent window sees an abrupt wall before the current one does', () => {
@@ -34,7 +38,10 @@ describe('assessMajorityRefusal', () => {
   test('a site whose normal is a third refused needs 4× its normal: more than it can refuse', () => {
     const strict = counts(10_000, 3_300);
     // 60 % refused is 1.8× normal: not a majority refusal for this site.
-    expect(assessMajorityRefusal(counts(200, 120), null, strict, 1)).toMatchObject({ refusingWindow: null, majorityRefusal: false });
+    expect(assessMajorityRefusal(counts(200, 120), null, strict, 1)).toMatchObject({
+      refusingWindow: null,
+      majorityRefusal: false,
+    });
     // A site normally at 15 %: the bar is 60 %.
     const choosy = counts(10_000, 1_500);
     expect(assessMajorityRefusal(counts(200, 118), null, choosy, 1).refusingWindow).toBeNull();
@@ -42,7 +49,10 @@ describe('assessMajorityRefusal', () => {
   });
 
   test('without a baseline there is no normal to compare with: it never fires', () => {
-    expect(assessMajorityRefusal(counts(200, 200), counts(100, 100), null, 9)).toMatchObject({ normalShare: null, majorityRefusal: false });
+    expect(assessMajorityRefusal(counts(200, 200), counts(100, 100), null, 9)).toMatchObject({
+      normalShare: null,
+      majorityRefusal: false,
+    });
   });
 
   test('a tick without enough volume in either window neither extends nor breaks the streak', () => {
@@ -52,21 +62,42 @@ describe('assessMajorityRefusal', () => {
   });
 
   test('thresholds, ticks, volumes and the switch come from the configuration', () => {
-    const config = parseScoringConfig({ majorityRefusal: { threshold: 0.7, consecutiveTicks: 3, minRecentRequests: 10 } }).majorityRefusal;
+    const config = parseScoringConfig({
+      majorityRefusal: { threshold: 0.7, consecutiveTicks: 3, minRecentRequests: 10 },
+    }).majorityRefusal;
     expect(assessMajorityRefusal(counts(200, 130), null, BASELINE, 5, config).refusingWindow).toBeNull();
-    expect(assessMajorityRefusal(counts(20, 2), counts(10, 8), BASELINE, 1, config)).toMatchObject({ refusingWindow: 'recent', streak: 2, majorityRefusal: false });
+    expect(assessMajorityRefusal(counts(20, 2), counts(10, 8), BASELINE, 1, config)).toMatchObject({
+      refusingWindow: 'recent',
+      streak: 2,
+      majorityRefusal: false,
+    });
     const off = parseScoringConfig({ majorityRefusal: { enabled: false } }).majorityRefusal;
-    expect(assessMajorityRefusal(counts(200, 150), null, BASELINE, 5, off)).toMatchObject({ streak: 6, majorityRefusal: false });
+    expect(assessMajorityRefusal(counts(200, 150), null, BASELINE, 5, off)).toMatchObject({
+      streak: 6,
+      majorityRefusal: false,
+    });
   });
 });
 
 describe('in the assessment', () => {
   const baseline = makeWindow({ ...BASELINE, p95LatencyMs: 400, routes: [] });
-  const wall = makeWindow({ requests: 400, hardBlocks: 388, challenges: 0, softBlocks: 0, p95LatencyMs: 400, recent: { ...counts(200, 194), routes: [] } });
+  const wall = makeWindow({
+    requests: 400,
+    hardBlocks: 388,
+    challenges: 0,
+    softBlocks: 0,
+    p95LatencyMs: 400,
+    recent: { ...counts(200, 194), routes: [] },
+  });
 
-  test('a 97 % wall of 403s: the score stays the seed\'s (65), the rule makes the reason', () => {
+  test("a 97 % wall of 403s: the score stays the seed's (65), the rule makes the reason", () => {
     const first = assess({ current: wall, baseline, previous: {} });
-    const second = assess({ current: wall, baseline, previousRefusal: first.totalRefusal.streak, previous: first.carry ?? {} });
+    const second = assess({
+      current: wall,
+      baseline,
+      previousRefusal: first.totalRefusal.streak,
+      previous: first.carry ?? {},
+    });
     // The seed's score, untouched: hard blocks capped at 35 points.
     expect(second.health.score).toBe(healthScore(wall, baseline).score);
     expect(second.health.score).toBe(65);
@@ -76,10 +107,22 @@ describe('in the assessment', () => {
   });
 
   test('an 80 % wave of challenges and soft blocks is a majority refusal (and not a total one)', () => {
-    const wave = makeWindow({ requests: 400, hardBlocks: 8, challenges: 220, softBlocks: 100, p95LatencyMs: 400, recent: { requests: 130, hardBlocks: 2, challenges: 72, softBlocks: 30, routes: [] } });
+    const wave = makeWindow({
+      requests: 400,
+      hardBlocks: 8,
+      challenges: 220,
+      softBlocks: 100,
+      p95LatencyMs: 400,
+      recent: { requests: 130, hardBlocks: 2, challenges: 72, softBlocks: 30, routes: [] },
+    });
     const first = assess({ current: wave, baseline, previous: {} });
     expect(first.reasons).not.toContain('majority_refusal');
-    const second = assess({ current: wave, baseline, previousRefusal: first.totalRefusal.streak, previous: first.carry ?? {} });
+    const second = assess({
+      current: wave,
+      baseline,
+      previousRefusal: first.totalRefusal.streak,
+      previous: first.carry ?? {},
+    });
     expect(second.totalRefusal.totalRefusal).toBe(false);
     expect(second.reasons[0]).toBe('majority_refusal');
     expect(second.health.score).toBe(healthScore(wave, baseline).score);
@@ -94,11 +137,25 @@ describe('in the assessment', () => {
       { pool: 'b', requests: 250, hardBlocks: 5, challenges: 0, softBlocks: 0 },
       { pool: 'dead', requests: 500, hardBlocks: 500, challenges: 0, softBlocks: 0 },
     ];
-    const current = makeWindow({ requests: 1000, hardBlocks: 510, challenges: 0, softBlocks: 0, p95LatencyMs: 400, routes, recent: { requests: 1000, hardBlocks: 510, challenges: 0, softBlocks: 0, routes } });
+    const current = makeWindow({
+      requests: 1000,
+      hardBlocks: 510,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 400,
+      routes,
+      recent: { requests: 1000, hardBlocks: 510, challenges: 0, softBlocks: 0, routes },
+    });
     let carry = {};
     let streak = 0;
     for (let i = 0; i < 3; i++) {
-      const a = assess({ current, baseline, previousRefusal: streak, previous: carry, at: Date.UTC(2026, 0, 1, 12, i) });
+      const a = assess({
+        current,
+        baseline,
+        previousRefusal: streak,
+        previous: carry,
+        at: Date.UTC(2026, 0, 1, 12, i),
+      });
       expect(a.majorityRefusal?.currentShare).toBeCloseTo(10 / 500, 12);
       expect(a.majorityRefusal?.majorityRefusal).toBe(false);
       carry = a.carry ?? {};
@@ -107,6 +164,8 @@ describe('in the assessment', () => {
     // Without the route split the same traffic would be a majority refusal.
     const unlabelled = makeWindow({ requests: 1000, hardBlocks: 510, challenges: 0, softBlocks: 0, p95LatencyMs: 400 });
     const first = assess({ current: unlabelled, baseline, previous: {} });
-    expect(assess({ current: unlabelled, baseline, previous: first.carry ?? {} }).majorityRefusal?.majorityRefusal).toBe(true);
+    expect(
+      assess({ current: unlabelled, baseline, previous: first.carry ?? {} }).majorityRefusal?.majorityRefusal,
+    ).toBe(true);
   });
 });

@@ -39,10 +39,16 @@ describe('parser health', () => {
   });
 
   test('minimum volume and learning', () => {
-    expect(parserHealth(ex(49, 0, 0, 0), normal)).toMatchObject({ score: null, reasons: [NO_SCORE.notEnoughExtractions] });
+    expect(parserHealth(ex(49, 0, 0, 0), normal)).toMatchObject({
+      score: null,
+      reasons: [NO_SCORE.notEnoughExtractions],
+    });
     expect(parserHealth(ex(50, 0, 0, 0), normal).score).toBe(100);
     expect(parserHealth(ex(100, 0, 0, 0), null)).toMatchObject({ score: null, reasons: [NO_SCORE.learning] });
-    expect(parserHealth(ex(100, 0, 0, 0), ex(199, 0, 0, 0))).toMatchObject({ score: null, reasons: [NO_SCORE.learning] });
+    expect(parserHealth(ex(100, 0, 0, 0), ex(199, 0, 0, 0))).toMatchObject({
+      score: null,
+      reasons: [NO_SCORE.learning],
+    });
   });
 
   const counts = fc.integer({ min: 0, max: 5000 });
@@ -62,10 +68,22 @@ describe('parser health', () => {
     fc.assert(
       fc.property(windowArb, windowArb, windowArb, (a, b, base) => {
         // Same extraction outcomes, different hostility → same parser health.
-        const hostile = { ...b, extractionOk: a.extractionOk, extractionMissingFields: a.extractionMissingFields, extractionSchemaMismatch: a.extractionSchemaMismatch, extractionEmpty: a.extractionEmpty };
+        const hostile = {
+          ...b,
+          extractionOk: a.extractionOk,
+          extractionMissingFields: a.extractionMissingFields,
+          extractionSchemaMismatch: a.extractionSchemaMismatch,
+          extractionEmpty: a.extractionEmpty,
+        };
         const sameParser = JSON.stringify(parserHealth(a, base)) === JSON.stringify(parserHealth(hostile, base));
         // Same hostility, different extraction outcomes → same health score.
-        const brokenParser = { ...a, extractionOk: b.extractionOk, extractionMissingFields: b.extractionMissingFields, extractionSchemaMismatch: b.extractionSchemaMismatch, extractionEmpty: b.extractionEmpty };
+        const brokenParser = {
+          ...a,
+          extractionOk: b.extractionOk,
+          extractionMissingFields: b.extractionMissingFields,
+          extractionSchemaMismatch: b.extractionSchemaMismatch,
+          extractionEmpty: b.extractionEmpty,
+        };
         const sameHealth = JSON.stringify(healthScore(a, base)) === JSON.stringify(healthScore(brokenParser, base));
         return sameParser && sameHealth;
       }),
@@ -76,12 +94,32 @@ describe('parser health', () => {
 
 describe('cost drift', () => {
   // Normal: per valid record 0.1 retries, 50,000 bytes, 1 credit.
-  const baseline = makeWindow({ requests: 12_000, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100, validRecords: 10_000, retries: 1000, bytes: 500_000_000, credits: 10_000 });
+  const baseline = makeWindow({
+    requests: 12_000,
+    hardBlocks: 0,
+    challenges: 0,
+    softBlocks: 0,
+    p95LatencyMs: 100,
+    validRecords: 10_000,
+    retries: 1000,
+    bytes: 500_000_000,
+    credits: 10_000,
+  });
 
   test('hand-computed ratios, reasons and cost ratio', () => {
     // 100 valid records: retries 30 → 0.3/rec ÷ 0.1 = 3×; bytes 6e6 → 60,000/rec ÷ 50,000 = 1.2×;
     // credits 250 → 2.5/rec ÷ 1 = 2.5×. Reasons (≥ 1.5×) by ratio: retries, credits. Money: max(1.2, 2.5).
-    const current = makeWindow({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100, validRecords: 100, retries: 30, bytes: 6_000_000, credits: 250 });
+    const current = makeWindow({
+      requests: 200,
+      hardBlocks: 0,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 100,
+      validRecords: 100,
+      retries: 30,
+      bytes: 6_000_000,
+      credits: 250,
+    });
     const r = costDrift(current, baseline);
     expect(r.status).toBe('ok');
     expect(r.metrics.cost_retries.ratio).toBeCloseTo(3, 12);
@@ -94,8 +132,25 @@ describe('cost drift', () => {
   test('baseline per-record costs are floored; unused kinds raise nothing', () => {
     // Baseline never retried (0/rec → floor 0.1): 5 retries per 100 records = 0.05 → 0.5×, no reason.
     // No credits anywhere: ratio 0, not "used", no reason and no effect on the cost ratio.
-    const base = makeWindow({ requests: 1000, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100, validRecords: 1000, bytes: 1_000_000 });
-    const current = makeWindow({ requests: 100, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100, validRecords: 100, retries: 5, bytes: 100_000 });
+    const base = makeWindow({
+      requests: 1000,
+      hardBlocks: 0,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 100,
+      validRecords: 1000,
+      bytes: 1_000_000,
+    });
+    const current = makeWindow({
+      requests: 100,
+      hardBlocks: 0,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 100,
+      validRecords: 100,
+      retries: 5,
+      bytes: 100_000,
+    });
     const r = costDrift(current, base);
     expect(r.metrics.cost_retries).toMatchObject({ baseline: 0, baselineFloored: 0.1, ratio: 0.5, used: true });
     expect(r.metrics.cost_credits).toMatchObject({ ratio: 0, used: false });
@@ -105,14 +160,32 @@ describe('cost drift', () => {
 
   test('no valid records at all: every byte is wasted', () => {
     // 0 records → divide by max(1, 0) = 1: 6e6 bytes per "record" ÷ 50,000 = 120×.
-    const current = makeWindow({ requests: 200, hardBlocks: 200, challenges: 0, softBlocks: 0, p95LatencyMs: 100, bytes: 6_000_000 });
+    const current = makeWindow({
+      requests: 200,
+      hardBlocks: 200,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 100,
+      bytes: 6_000_000,
+    });
     expect(costDrift(current, baseline).metrics.cost_bytes.ratio).toBe(120);
   });
 
   test('learning and insufficient data', () => {
-    const current = makeWindow({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 100, validRecords: 100, retries: 300 });
+    const current = makeWindow({
+      requests: 200,
+      hardBlocks: 0,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 100,
+      validRecords: 100,
+      retries: 300,
+    });
     expect(costDrift(current, null)).toMatchObject({ status: 'learning', reasons: [], costRatio: 1 });
-    expect(costDrift({ ...current, requests: 49 }, baseline)).toMatchObject({ status: 'insufficient-data', reasons: [] });
+    expect(costDrift({ ...current, requests: 49 }, baseline)).toMatchObject({
+      status: 'insufficient-data',
+      reasons: [],
+    });
   });
 
   test('effective-cost multiplier: cost ratio × 100 / score, capped', () => {

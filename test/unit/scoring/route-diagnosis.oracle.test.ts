@@ -8,7 +8,15 @@
  * MAX_SUSPECTS independent suspects is site-wide.
  */
 import fc from 'fast-check';
-import { type RouteConfig, type RouteWindow, type Window, diagnoseRoutes, healthyRoutesWindow, makeWindow, parseScoringConfig } from '../../../scoring';
+import {
+  type RouteConfig,
+  type RouteWindow,
+  type Window,
+  diagnoseRoutes,
+  healthyRoutesWindow,
+  makeWindow,
+  parseScoringConfig,
+} from '../../../scoring';
 import { MAX_LISTED_ROUTES, MAX_SUSPECTS, type RouteDiagnosis } from '../../../scoring/route-diagnosis';
 import * as v1 from '../../reference/route-diagnosis-v1';
 
@@ -22,7 +30,11 @@ const route: fc.Arbitrary<RouteWindow> = fc
     sessionPattern: label(['sticky', 'rotating', 'burst']),
     requests: fc.oneof(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 2000 })),
     // Share of the requests refused: mostly normal (0-5%), some degraded, some dead.
-    refused: fc.oneof({ weight: 6, arbitrary: fc.double({ min: 0, max: 0.05, noNaN: true }) }, { weight: 2, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }) }, { weight: 1, arbitrary: fc.constant(1) }),
+    refused: fc.oneof(
+      { weight: 6, arbitrary: fc.double({ min: 0, max: 0.05, noNaN: true }) },
+      { weight: 2, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }) },
+      { weight: 1, arbitrary: fc.constant(1) },
+    ),
     split: fc.tuple(fc.nat(10), fc.nat(10), fc.nat(10)),
     // Malformed aggregates (more refusals than requests) must be handled alike.
     extra: fc.oneof({ weight: 9, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat(50) }),
@@ -35,7 +47,12 @@ const route: fc.Arbitrary<RouteWindow> = fc
     const total = parts[0]! + parts[1]! + parts[2]!;
     const hardBlocks = Math.floor((failures * parts[0]!) / total);
     const challenges = Math.floor((failures * parts[1]!) / total);
-    const r: RouteWindow = { requests, hardBlocks: hardBlocks + extra, challenges, softBlocks: failures - hardBlocks - challenges };
+    const r: RouteWindow = {
+      requests,
+      hardBlocks: hardBlocks + extra,
+      challenges,
+      softBlocks: failures - hardBlocks - challenges,
+    };
     if (country !== undefined) r.country = country;
     if (pool !== undefined) r.pool = pool;
     if (sessionPattern !== undefined) r.sessionPattern = sessionPattern;
@@ -65,14 +82,20 @@ const routeConfig: fc.Arbitrary<RouteConfig> = fc.oneof(
  * the share counts the suspects listed, and the summary says why it is site-wide (checked apart).
  */
 function expected(old: v1.RouteDiagnosis, current: readonly RouteWindow[]): RouteDiagnosis {
-  const suspects = old.suspects.map((s) => ({ ...s, routes: s.routes.slice(0, MAX_LISTED_ROUTES), routeCount: s.routes.length }));
+  const suspects = old.suspects.map((s) => ({
+    ...s,
+    routes: s.routes.slice(0, MAX_LISTED_ROUTES),
+    routeCount: s.routes.length,
+  }));
   if (suspects.length <= MAX_SUSPECTS) return { ...old, suspects };
   const listed = suspects.slice(0, MAX_SUSPECTS);
   const total = current.reduce((n, r) => n + r.requests, 0);
   return {
     ...old,
     verdict: 'site-wide',
-    summary: expect.stringMatching(/^more than 20 route groups fail independently: treated as the site's doing \(first 20: /),
+    summary: expect.stringMatching(
+      /^more than 20 route groups fail independently: treated as the site's doing \(first 20: /,
+    ),
     suspects: listed,
     excluded: { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 },
     suspectShare: listed.reduce((n, s) => n + s.current.requests, 0) / total,
@@ -130,7 +153,15 @@ describe('route diagnosis equals the first version', () => {
         for (const sessionPattern of ['sticky', 'rotating', 'burst']) {
           const dead = p === 7 && c === 3;
           const requests = 40 + ((c * 7 + p * 13) % 50);
-          rs.push({ country: `C${c}`, pool: `p${p}`, sessionPattern, requests, hardBlocks: dead ? requests : Math.floor(requests / 50), challenges: 0, softBlocks: 0 });
+          rs.push({
+            country: `C${c}`,
+            pool: `p${p}`,
+            sessionPattern,
+            requests,
+            hardBlocks: dead ? requests : Math.floor(requests / 50),
+            challenges: 0,
+            softBlocks: 0,
+          });
         }
     const old = v1.diagnoseRoutes(rs, []);
     const now = diagnoseRoutes(rs, []);
@@ -140,7 +171,13 @@ describe('route diagnosis equals the first version', () => {
 
   test('more than MAX_SUSPECTS independent failing groups is the site: site-wide, the first ones listed', () => {
     // 40 pools, one route each; 25 of them fail completely but carry only 25% of the traffic.
-    const rs: RouteWindow[] = Array.from({ length: 100 }, (_, i) => ({ pool: `p${String(i).padStart(3, '0')}`, requests: 200, hardBlocks: i < 25 ? 200 : 2, challenges: 0, softBlocks: 0 }));
+    const rs: RouteWindow[] = Array.from({ length: 100 }, (_, i) => ({
+      pool: `p${String(i).padStart(3, '0')}`,
+      requests: 200,
+      hardBlocks: i < 25 ? 200 : 2,
+      challenges: 0,
+      softBlocks: 0,
+    }));
     const old = v1.diagnoseRoutes(rs, []);
     expect(old.verdict).toBe('route-specific');
     expect(old.suspects).toHaveLength(25);

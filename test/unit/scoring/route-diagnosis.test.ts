@@ -11,7 +11,14 @@ import {
 } from '../../../scoring';
 
 /** A route with `requests` requests and the given refusals; p95 given so the healthy-route bound applies. */
-const route = (labels: Partial<Pick<RouteWindow, 'country' | 'pool' | 'sessionPattern'>>, requests: number, hardBlocks: number, challenges = 0, softBlocks = 0, p95LatencyMs = 400): RouteWindow => ({
+const route = (
+  labels: Partial<Pick<RouteWindow, 'country' | 'pool' | 'sessionPattern'>>,
+  requests: number,
+  hardBlocks: number,
+  challenges = 0,
+  softBlocks = 0,
+  p95LatencyMs = 400,
+): RouteWindow => ({
   ...labels,
   requests,
   hardBlocks,
@@ -39,7 +46,15 @@ function assessTicks(current: Window, base: Window, ticks: number): ReturnType<t
   const out: ReturnType<typeof assess>[] = [];
   for (let i = 0; i < ticks; i++) {
     const carry = out[i - 1]?.carry;
-    out.push(assess({ current, baseline: base, previousRefusal: carry?.refusalStreak ?? 0, previous: carry ?? {}, at: Date.UTC(2026, 0, 1, 12, i) }));
+    out.push(
+      assess({
+        current,
+        baseline: base,
+        previousRefusal: carry?.refusalStreak ?? 0,
+        previous: carry ?? {},
+        at: Date.UTC(2026, 0, 1, 12, i),
+      }),
+    );
   }
   return out;
 }
@@ -57,7 +72,11 @@ describe('route diagnosis scenarios', () => {
     const current = siteWindow([...healthy, route({ pool: 'dead' }, 200, 200, 0, 0, 50)]);
 
     // Watched on the first two ticks (its traffic still in the score), confirmed on the third.
-    const [first, second, a] = assessTicks(current, baseline, 3) as [ReturnType<typeof assess>, ReturnType<typeof assess>, ReturnType<typeof assess>];
+    const [first, second, a] = assessTicks(current, baseline, 3) as [
+      ReturnType<typeof assess>,
+      ReturnType<typeof assess>,
+      ReturnType<typeof assess>,
+    ];
     for (const watched of [first, second]) {
       expect(watched.routes.verdict).toBe('site-wide');
       expect(watched.routes.watching).toEqual([expect.objectContaining({ dimension: 'pool', value: 'dead' })]);
@@ -81,13 +100,22 @@ describe('route diagnosis scenarios', () => {
     expect(later.routes.verdict).toBe('route-specific');
     expect(later.routes.newlyConfirmed).toEqual([]);
     expect(a.health.score).toBe(withoutDeadPool.health.score);
-    expect(a.health.window).toEqual({ requests: 1000, hardBlocks: 20, challenges: 10, softBlocks: 0, p95LatencyMs: 400 });
+    expect(a.health.window).toEqual({
+      requests: 1000,
+      hardBlocks: 20,
+      challenges: 10,
+      softBlocks: 0,
+      p95LatencyMs: 400,
+    });
   });
 
   test('a dead pool that only serves one country does not get that country blamed too', () => {
     // Each healthy pool serves US and DE (100 requests each, 2% blocked); the dead pool serves only US,
     // so the US as a whole fails 30% of the time — but only because of the dead pool.
-    const healthy = POOLS.flatMap((pool) => [route({ pool, country: 'US' }, 100, 2), route({ pool, country: 'DE' }, 100, 2)]);
+    const healthy = POOLS.flatMap((pool) => [
+      route({ pool, country: 'US' }, 100, 2),
+      route({ pool, country: 'DE' }, 100, 2),
+    ]);
     const d = diagnoseRoutes([...healthy, route({ pool: 'dead', country: 'US' }, 200, 200)], []);
     expect(d.verdict).toBe('route-specific');
     expect(d.suspects.map((s) => `${s.dimension}:${s.value}`)).toEqual(['pool:dead']);
@@ -136,7 +164,10 @@ describe('route diagnosis scenarios', () => {
 
   test('failing routes carrying most of the traffic → site-wide (the site, not a route)', () => {
     // Two of three pools dead, carrying 2/3 of the requests (> 50%).
-    const d = diagnoseRoutes([route({ pool: 'a' }, 300, 3), route({ pool: 'b' }, 300, 300), route({ pool: 'c' }, 300, 300)], []);
+    const d = diagnoseRoutes(
+      [route({ pool: 'a' }, 300, 3), route({ pool: 'b' }, 300, 300), route({ pool: 'c' }, 300, 300)],
+      [],
+    );
     expect(d.verdict).toBe('site-wide');
     expect(d.suspects.map((s) => s.value).sort()).toEqual(['b', 'c']);
     expect(d.suspectShare).toBeCloseTo(2 / 3, 12);
@@ -146,22 +177,35 @@ describe('route diagnosis scenarios', () => {
   test('small samples: a clear gap on 30 requests is blamed, a noisy one is not', () => {
     // 12/30 (40%) vs 6/300 (2%): one-sided Fisher p = 4.08e-10 (exact hypergeometric tail), far below
     // 0.01 / 3 groups tested.
-    const clear = diagnoseRoutes([route({ pool: 'a' }, 150, 3), route({ pool: 'b' }, 150, 3), route({ pool: 'x' }, 30, 12)], []);
+    const clear = diagnoseRoutes(
+      [route({ pool: 'a' }, 150, 3), route({ pool: 'b' }, 150, 3), route({ pool: 'x' }, 30, 12)],
+      [],
+    );
     expect(clear.suspects.map((s) => s.value)).toEqual(['x']);
     expect(clear.suspects[0]?.pValue).toBeCloseTo(4.0826e-10, 13);
     // 4/30 (13%) vs 6/300 (2%): the gap is above 10 points, but p = 0.0080 > 0.01 / 3 = 0.0033 — four
     // failures in thirty requests are not enough evidence to pull a route out of the site's score.
-    const noisy = diagnoseRoutes([route({ pool: 'a' }, 150, 3), route({ pool: 'b' }, 150, 3), route({ pool: 'x' }, 30, 4)], []);
+    const noisy = diagnoseRoutes(
+      [route({ pool: 'a' }, 150, 3), route({ pool: 'b' }, 150, 3), route({ pool: 'x' }, 30, 4)],
+      [],
+    );
     expect(noisy.suspects).toEqual([]);
     expect(noisy.verdict).toBe('site-wide');
   });
 
   test('routes with the same labels are merged; labels select the dimension', () => {
     const d = diagnoseRoutes(
-      [route({ sessionPattern: 'sticky' }, 100, 1), route({ sessionPattern: 'sticky' }, 100, 1), route({ sessionPattern: 'rotating' }, 100, 100), route({ sessionPattern: 'burst' }, 200, 2)],
+      [
+        route({ sessionPattern: 'sticky' }, 100, 1),
+        route({ sessionPattern: 'sticky' }, 100, 1),
+        route({ sessionPattern: 'rotating' }, 100, 100),
+        route({ sessionPattern: 'burst' }, 200, 2),
+      ],
       [],
     );
-    expect(d.suspects.map((s) => [s.dimension, s.value, s.current.requests])).toEqual([['sessionPattern', 'rotating', 100]]);
+    expect(d.suspects.map((s) => [s.dimension, s.value, s.current.requests])).toEqual([
+      ['sessionPattern', 'rotating', 100],
+    ]);
   });
 
   test('healthyRoutesWindow keeps the site p95 when routes do not account for all traffic', () => {
@@ -169,10 +213,16 @@ describe('route diagnosis scenarios', () => {
     // 100 unlabelled requests beyond the routes: the route p95s no longer bound the remainder.
     const current = siteWindow(routes, { requests: 1300, p95LatencyMs: 900 });
     const d = diagnoseRoutes(current.routes, []);
-    expect(healthyRoutesWindow(current, d)).toEqual({ requests: 1100, hardBlocks: 20, challenges: 0, softBlocks: 0, p95LatencyMs: 900 });
+    expect(healthyRoutesWindow(current, d)).toEqual({
+      requests: 1100,
+      hardBlocks: 20,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 900,
+    });
   });
 
-  test('healthyRoutesWindow over 130,000 routes (past the engine\'s argument limit: no spread into Math.max)', () => {
+  test("healthyRoutesWindow over 130,000 routes (past the engine's argument limit: no spread into Math.max)", () => {
     // 130,000 healthy routes (one pool each, 40 requests, p95 100-1099 ms) and one dead pool.
     const routes = Array.from({ length: 130_000 }, (_, i) => route({ pool: `ip-${i}` }, 40, 0, 0, 0, 100 + (i % 1000)));
     routes.push(route({ pool: 'dead' }, 5000, 5000, 0, 0, 50));
@@ -180,11 +230,17 @@ describe('route diagnosis scenarios', () => {
     const d = diagnoseRoutes(current.routes, []);
     expect(d.suspects.map((s) => s.value)).toEqual(['dead']);
     expect(d.verdict).toBe('route-specific');
-    expect(healthyRoutesWindow(current, d)).toEqual({ requests: 5_200_000, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 1099 });
+    expect(healthyRoutesWindow(current, d)).toEqual({
+      requests: 5_200_000,
+      hardBlocks: 0,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 1099,
+    });
   });
 });
 
-describe('errors count as a route\'s failures (routes.countErrors)', () => {
+describe("errors count as a route's failures (routes.countErrors)", () => {
   /** Pools a and b fine; pool c's requests all ended in a network error (a dead proxy): no refusal at all. */
   const dead: RouteWindow[] = [
     { pool: 'a', requests: 200, hardBlocks: 2, challenges: 0, softBlocks: 0 },
@@ -195,7 +251,9 @@ describe('errors count as a route\'s failures (routes.countErrors)', () => {
   test('a dead proxy is the suspect, its errors counted as failures', () => {
     const d = diagnoseRoutes(dead, []);
     expect(d.verdict).toBe('route-specific');
-    expect(d.suspects.map((s) => [s.dimension, s.value, s.current.failures, s.current.rate])).toEqual([['pool', 'c', 200, 1]]);
+    expect(d.suspects.map((s) => [s.dimension, s.value, s.current.failures, s.current.rate])).toEqual([
+      ['pool', 'c', 200, 1],
+    ]);
     expect(d.suspects[0]!.rest).toMatchObject({ requests: 400, failures: 4 });
     // What the score leaves out is the route's requests and refusals (errors are never in the score).
     expect(d.excluded).toEqual({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0 });
@@ -206,8 +264,15 @@ describe('errors count as a route\'s failures (routes.countErrors)', () => {
     expect(diagnoseRoutes(dead, [], routes).suspects).toEqual([]);
   });
 
-  test('errors spread evenly over the routes (the site failing, or the crawler\'s own network) blame no route', () => {
-    const even = ['a', 'b', 'c'].map((pool) => ({ pool, requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 60 }));
+  test("errors spread evenly over the routes (the site failing, or the crawler's own network) blame no route", () => {
+    const even = ['a', 'b', 'c'].map((pool) => ({
+      pool,
+      requests: 200,
+      hardBlocks: 0,
+      challenges: 0,
+      softBlocks: 0,
+      errors: 60,
+    }));
     const d = diagnoseRoutes(even, []);
     expect(d.verdict).toBe('site-wide');
     expect(d.suspects).toEqual([]);
@@ -224,8 +289,14 @@ describe('errors count as a route\'s failures (routes.countErrors)', () => {
   });
 
   test('the watch confirms a dead proxy on fresh evidence from its errors', () => {
-    const current = siteWindow(dead, { recent: { requests: 600, hardBlocks: 4, challenges: 0, softBlocks: 0, routes: dead } });
-    const ticks = assessTicks(current, siteWindow(dead.map((r) => ({ ...r, requests: r.requests * 10, hardBlocks: 20, errors: 0 }))), 3);
+    const current = siteWindow(dead, {
+      recent: { requests: 600, hardBlocks: 4, challenges: 0, softBlocks: 0, routes: dead },
+    });
+    const ticks = assessTicks(
+      current,
+      siteWindow(dead.map((r) => ({ ...r, requests: r.requests * 10, hardBlocks: 20, errors: 0 }))),
+      3,
+    );
     expect(ticks.map((a) => a.routes.verdict)).toEqual(['site-wide', 'site-wide', 'route-specific']);
     expect(ticks[2]!.routes.suspects.map((s) => s.value)).toEqual(['c']);
     // Errors are not refusals: the site's score is the seed's over its refusals, unaffected throughout.

@@ -4,7 +4,13 @@ import { diagnoseRoutes } from '../../../scoring/route-diagnosis';
 import { MAX_WATCHED, type RouteWatch, confirmRoutes, routeWatchSchema } from '../../../scoring/route-watch';
 import type { RecentWindow, RouteWindow } from '../../../scoring/window';
 
-const route = (pool: string, requests: number, hardBlocks: number): RouteWindow => ({ pool, requests, hardBlocks, challenges: 0, softBlocks: 0 });
+const route = (pool: string, requests: number, hardBlocks: number): RouteWindow => ({
+  pool,
+  requests,
+  hardBlocks,
+  challenges: 0,
+  softBlocks: 0,
+});
 const healthy = [route('a', 300, 6), route('b', 300, 6), route('c', 300, 6)];
 const failing = [...healthy, route('dead', 80, 76)];
 const recentOf = (routes: RouteWindow[]): RecentWindow => ({
@@ -17,10 +23,22 @@ const recentOf = (routes: RouteWindow[]): RecentWindow => ({
 const T0 = Date.UTC(2026, 0, 1, 12, 0);
 
 /** Runs ticks `stepMs` apart over the given (current routes, recent routes) pairs. */
-function ticks(windows: Array<[RouteWindow[], RouteWindow[] | undefined]>, stepMs = 60_000, config = parseScoringConfig({}).routes, start: RouteWatch = []) {
+function ticks(
+  windows: Array<[RouteWindow[], RouteWindow[] | undefined]>,
+  stepMs = 60_000,
+  config = parseScoringConfig({}).routes,
+  start: RouteWatch = [],
+) {
   let watch = start;
   return windows.map(([current, recent], i) => {
-    const r = confirmRoutes(diagnoseRoutes(current, [], config), current, recent === undefined ? undefined : recentOf(recent), watch, T0 + i * stepMs, config);
+    const r = confirmRoutes(
+      diagnoseRoutes(current, [], config),
+      current,
+      recent === undefined ? undefined : recentOf(recent),
+      watch,
+      T0 + i * stepMs,
+      config,
+    );
     watch = r.watch;
     return r;
   });
@@ -28,7 +46,13 @@ function ticks(windows: Array<[RouteWindow[], RouteWindow[] | undefined]>, stepM
 
 test('a suspect is watched, then confirmed on its third consecutive tick (two minutes), once', () => {
   const r = ticks(Array.from({ length: 5 }, () => [failing, failing] as [RouteWindow[], RouteWindow[]]));
-  expect(r.map((x) => x.diagnosis.verdict)).toEqual(['site-wide', 'site-wide', 'route-specific', 'route-specific', 'route-specific']);
+  expect(r.map((x) => x.diagnosis.verdict)).toEqual([
+    'site-wide',
+    'site-wide',
+    'route-specific',
+    'route-specific',
+    'route-specific',
+  ]);
   expect(r[0]!.diagnosis.watching).toEqual([{ dimension: 'pool', value: 'dead', ticks: 1, confirmTicks: 3 }]);
   expect(r[0]!.diagnosis.summary).toBe('no route confirmed yet; watching pool dead (1 of 3 ticks)');
   expect(r[0]!.diagnosis.excluded).toEqual({ requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 });
@@ -37,17 +61,24 @@ test('a suspect is watched, then confirmed on its third consecutive tick (two mi
 });
 
 test('ticks 10 s apart need the two minutes too, not just three ticks', () => {
-  const r = ticks(Array.from({ length: 14 }, () => [failing, failing] as [RouteWindow[], RouteWindow[]]), 10_000);
+  const r = ticks(
+    Array.from({ length: 14 }, () => [failing, failing] as [RouteWindow[], RouteWindow[]]),
+    10_000,
+  );
   // 0 s … 120 s is thirteen ticks.
   expect(r.findIndex((x) => x.diagnosis.verdict === 'route-specific')).toBe(12);
 });
 
 test('no fresh evidence, no confirmation: the recent window must show the route failing by 30 points', () => {
   // The failures are in the current window only; the last five minutes of the route are clean.
-  const r = ticks(Array.from({ length: 5 }, () => [failing, [...healthy, route('dead', 20, 1)]] as [RouteWindow[], RouteWindow[]]));
+  const r = ticks(
+    Array.from({ length: 5 }, () => [failing, [...healthy, route('dead', 20, 1)]] as [RouteWindow[], RouteWindow[]]),
+  );
   expect(r.every((x) => x.diagnosis.verdict === 'site-wide' && x.watch.length === 0)).toBe(true);
   // Fresh but small: 25 points above the rest is under the 30-point effect size.
-  const small = ticks(Array.from({ length: 5 }, () => [failing, [...healthy, route('dead', 20, 5)]] as [RouteWindow[], RouteWindow[]]));
+  const small = ticks(
+    Array.from({ length: 5 }, () => [failing, [...healthy, route('dead', 20, 5)]] as [RouteWindow[], RouteWindow[]]),
+  );
   expect(small.every((x) => x.diagnosis.verdict === 'site-wide')).toBe(true);
 });
 
@@ -60,7 +91,14 @@ test('a break in the streak starts it again', () => {
     [failing, failing],
     [failing, failing],
   ]);
-  expect(r.map((x) => x.diagnosis.verdict)).toEqual(['site-wide', 'site-wide', 'site-wide', 'site-wide', 'site-wide', 'route-specific']);
+  expect(r.map((x) => x.diagnosis.verdict)).toEqual([
+    'site-wide',
+    'site-wide',
+    'site-wide',
+    'site-wide',
+    'site-wide',
+    'route-specific',
+  ]);
 });
 
 test('a tick without data to test neither advances nor breaks the watch', () => {
@@ -84,9 +122,18 @@ test('a confirmed route stays set aside until it has been quiet for five ticks w
     parseScoringConfig({}).routes,
     confirmed[2]!.watch,
   );
-  expect(after.map((x) => x.diagnosis.verdict)).toEqual(['route-specific', 'route-specific', 'route-specific', 'route-specific', 'site-wide', 'site-wide']);
+  expect(after.map((x) => x.diagnosis.verdict)).toEqual([
+    'route-specific',
+    'route-specific',
+    'route-specific',
+    'route-specific',
+    'site-wide',
+    'site-wide',
+  ]);
   // Held by hysteresis: its finding is computed on the tick's own window (here: a route with no traffic).
-  expect(after[0]!.diagnosis.suspects).toEqual([expect.objectContaining({ dimension: 'pool', value: 'dead', threshold: 1 })]);
+  expect(after[0]!.diagnosis.suspects).toEqual([
+    expect.objectContaining({ dimension: 'pool', value: 'dead', threshold: 1 }),
+  ]);
   expect(after.flatMap((x) => x.diagnosis.newlyConfirmed)).toEqual([]);
   expect(after[4]!.watch).toEqual([]);
 });
@@ -97,7 +144,14 @@ test('windows read before the recent window existed are judged on the current wi
 });
 
 test('the watch stays bounded and valid whatever comes in', () => {
-  const many: RouteWatch = Array.from({ length: 60 }, (_, i) => ({ dimension: 'pool' as const, value: `p${i}`, streak: 1, since: null, quiet: 0, confirmed: i % 2 === 0 }));
+  const many: RouteWatch = Array.from({ length: 60 }, (_, i) => ({
+    dimension: 'pool' as const,
+    value: `p${i}`,
+    streak: 1,
+    since: null,
+    quiet: 0,
+    confirmed: i % 2 === 0,
+  }));
   const r = confirmRoutes(diagnoseRoutes(failing, []), failing, recentOf(failing), many, T0);
   expect(r.watch.length).toBeLessThanOrEqual(MAX_WATCHED);
   expect(routeWatchSchema().safeParse(r.watch).success).toBe(true);

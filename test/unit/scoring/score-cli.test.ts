@@ -5,7 +5,13 @@ import { Readable } from 'node:stream';
 import { Command } from 'commander';
 import { registerScoreCommand, runScore } from '../../../client/commands/score';
 
-const W = (requests: number, hardBlocks = 0, challenges = 0, softBlocks = 0, p95LatencyMs = 100) => ({ requests, hardBlocks, challenges, softBlocks, p95LatencyMs });
+const W = (requests: number, hardBlocks = 0, challenges = 0, softBlocks = 0, p95LatencyMs = 100) => ({
+  requests,
+  hardBlocks,
+  challenges,
+  softBlocks,
+  p95LatencyMs,
+});
 const line = (c: object) => JSON.stringify(c);
 // hb 10/100 = 0.1 → 17.5; latency 300/100 = 3× → 15; 100 - 32.5 = 67.5 → 68 (even).
 const CASE_68 = { current: W(100, 10, 0, 0, 300), baseline: W(1000) };
@@ -15,7 +21,12 @@ describe('target-health score: runScore', () => {
     const r = runScore(JSON.stringify(CASE_68, null, 2), { json: true });
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toBe('');
-    const out = JSON.parse(r.stdout) as { case: number; score: number; reasons: string[]; explanation: { unrounded: number } };
+    const out = JSON.parse(r.stdout) as {
+      case: number;
+      score: number;
+      reasons: string[];
+      explanation: { unrounded: number };
+    };
     expect(out).toMatchObject({ case: 1, score: 68, reasons: ['hard_block', 'latency'] });
     expect(out.explanation.unrounded).toBe(67.5);
     expect(r.stdout.endsWith('\n')).toBe(true);
@@ -25,7 +36,10 @@ describe('target-health score: runScore', () => {
     const input = [line(CASE_68), '', line({ current: W(49, 49), baseline: W(1000) })].join('\n');
     const r = runScore(input, { json: true });
     expect(r.exitCode).toBe(0);
-    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { case: number; score: number | null; reasons: string[] });
+    const out = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { case: number; score: number | null; reasons: string[] });
     expect(out.map(({ case: c, score, reasons }) => ({ c, score, reasons }))).toEqual([
       { c: 1, score: 68, reasons: ['hard_block', 'latency'] },
       { c: 3, score: null, reasons: ['not enough requests to judge'] },
@@ -34,7 +48,10 @@ describe('target-health score: runScore', () => {
 
   test('weights and caps overrides', () => {
     // Weights 50/20/20/10: hb 0.1 → 0.5 × 50 = 25; latency 3× → 10; 100 - 35 = 65.
-    const weighted = runScore(line({ ...CASE_68, weights: { hard_block: 50, challenge: 20, soft_block: 20, latency: 10 } }), { json: true });
+    const weighted = runScore(
+      line({ ...CASE_68, weights: { hard_block: 50, challenge: 20, soft_block: 20, latency: 10 } }),
+      { json: true },
+    );
     expect(JSON.parse(weighted.stdout)).toMatchObject({ score: 65 });
     // rateExcess 0.4: hb 0.1/0.4 = 0.25 → 8.75; latency multiple 5: (3 - 1)/4 = 0.5 → 7.5; 100 - 16.25 = 83.75 → 84.
     const capped = runScore(line({ ...CASE_68, caps: { rateExcess: 0.4, latencyMultiple: 5 } }), { json: true });
@@ -136,7 +153,10 @@ describe('target-health score: the commander command', () => {
 
   test('reads stdin for "-"', async () => {
     const original = Object.getOwnPropertyDescriptor(process, 'stdin');
-    Object.defineProperty(process, 'stdin', { value: Readable.from([Buffer.from(line(CASE_68) + '\n')]), configurable: true });
+    Object.defineProperty(process, 'stdin', {
+      value: Readable.from([Buffer.from(line(CASE_68) + '\n')]),
+      configurable: true,
+    });
     try {
       expect(await run(['-'])).toBe(0);
     } finally {

@@ -50,10 +50,15 @@ describe('smoothing (time-aware EWMA)', () => {
 
   test('stays between the previous value and the new score', () => {
     fc.assert(
-      fc.property(fc.double({ min: 0, max: 100, noNaN: true }), fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 86_400_000 }), (prev, score, dt) => {
-        const v = smoothScore({ value: prev, pendingMs: 0 }, score, dt).value ?? NaN;
-        return v >= Math.min(prev, score) - 1e-9 && v <= Math.max(prev, score) + 1e-9;
-      }),
+      fc.property(
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        fc.integer({ min: 0, max: 100 }),
+        fc.integer({ min: 0, max: 86_400_000 }),
+        (prev, score, dt) => {
+          const v = smoothScore({ value: prev, pendingMs: 0 }, score, dt).value ?? NaN;
+          return v >= Math.min(prev, score) - 1e-9 && v <= Math.max(prev, score) + 1e-9;
+        },
+      ),
     );
   });
 
@@ -65,7 +70,14 @@ describe('smoothing (time-aware EWMA)', () => {
 
 describe('bands with hysteresis (margin 3)', () => {
   test('plain thresholds without history: 80-100 healthy, 50-79 degrading, below 50 resisting', () => {
-    expect([100, 80, 79, 50, 49, 0].map((s) => bandFor(s))).toEqual(['healthy', 'healthy', 'degrading', 'degrading', 'resisting', 'resisting']);
+    expect([100, 80, 79, 50, 49, 0].map((s) => bandFor(s))).toEqual([
+      'healthy',
+      'healthy',
+      'degrading',
+      'degrading',
+      'resisting',
+      'resisting',
+    ]);
     expect(nextBand(null, 79)).toBe('degrading');
     expect(nextBand('learning', 80)).toBe('healthy');
     expect(nextBand('stopped', 10)).toBe('resisting');
@@ -99,7 +111,9 @@ describe('bands with hysteresis (margin 3)', () => {
   });
 
   test('hysteresis must fit inside the degrading band', () => {
-    expect(() => parseScoringConfig({ bands: { hysteresis: 15 } })).toThrow('bands.hysteresis: must be less than half the width of the degrading band');
+    expect(() => parseScoringConfig({ bands: { hysteresis: 15 } })).toThrow(
+      'bands.hysteresis: must be less than half the width of the degrading band',
+    );
   });
 });
 
@@ -108,7 +122,13 @@ describe('smoothing + bands over time (default 10-minute half-life, 1-minute tic
   const good: WindowInput = { requests: 300, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 200 };
   // Everything refused (a third each way, every rate ≥ 20 points → capped) and 5× slower: score 0, the
   // worst possible minute. One such tick is not a total refusal (that needs two).
-  const terrible: WindowInput = { requests: 300, hardBlocks: 100, challenges: 100, softBlocks: 100, p95LatencyMs: 1000 };
+  const terrible: WindowInput = {
+    requests: 300,
+    hardBlocks: 100,
+    challenges: 100,
+    softBlocks: 100,
+    p95LatencyMs: 1000,
+  };
   // hb 20% (→ 35), challenges 20% (→ 25), latency 3× (→ 15): score 25, refusing only 40% (no total refusal).
   const bad: WindowInput = { requests: 300, hardBlocks: 60, challenges: 60, softBlocks: 0, p95LatencyMs: 600 };
   const tooSmall: WindowInput = { requests: 20, hardBlocks: 20, challenges: 0, softBlocks: 0, p95LatencyMs: 200 };
@@ -162,7 +182,11 @@ describe('smoothing + bands over time (default 10-minute half-life, 1-minute tic
     const refuse: WindowInput = { requests: 100, hardBlocks: 100, challenges: 0, softBlocks: 0, p95LatencyMs: 100 };
     const bands: HealthBand[] = [];
     for (const current of [good, refuse, refuse]) {
-      const t = advanceSiteState(state, assess({ current, baseline: null, previousRefusal: state.refusalStreak }), MINUTE);
+      const t = advanceSiteState(
+        state,
+        assess({ current, baseline: null, previousRefusal: state.refusalStreak }),
+        MINUTE,
+      );
       state = t.state;
       bands.push(t.band);
     }

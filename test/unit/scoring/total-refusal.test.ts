@@ -1,19 +1,39 @@
-import { INITIAL_SITE_STATE, type RefusalCounts, advanceSiteState, assess, assessTotalRefusal, parseScoringConfig } from '../../../scoring';
+import {
+  INITIAL_SITE_STATE,
+  type RefusalCounts,
+  advanceSiteState,
+  assess,
+  assessTotalRefusal,
+  parseScoringConfig,
+} from '../../../scoring';
 
-const w = (requests: number, hardBlocks: number, challenges = 0, softBlocks = 0): RefusalCounts => ({ requests, hardBlocks, challenges, softBlocks });
+const w = (requests: number, hardBlocks: number, challenges = 0, softBlocks = 0): RefusalCounts => ({
+  requests,
+  hardBlocks,
+  challenges,
+  softBlocks,
+});
 
 describe('total refusal', () => {
   test('fires on the second consecutive refusing tick with enough volume', () => {
     // 90/100 refused = exactly the 90% threshold.
     const first = assessTotalRefusal(w(100, 60, 20, 10), false);
-    expect(first).toEqual({ refusedShare: 0.9, recentRefusedShare: null, refusingWindow: 'current', enoughVolume: true, refusing: true, streak: 1, totalRefusal: false });
+    expect(first).toEqual({
+      refusedShare: 0.9,
+      recentRefusedShare: null,
+      refusingWindow: 'current',
+      enoughVolume: true,
+      refusing: true,
+      streak: 1,
+      totalRefusal: false,
+    });
     const second = assessTotalRefusal(w(100, 100), first.streak);
     expect(second.totalRefusal).toBe(true);
     // The previous tick's flag works as well as its streak.
     expect(assessTotalRefusal(w(100, 100), true).totalRefusal).toBe(true);
   });
 
-  test('says which window refused: the recent one alone, with its own share (not the current window\'s)', () => {
+  test("says which window refused: the recent one alone, with its own share (not the current window's)", () => {
     // The current window (200 requests) is 67.5% refused; its last minutes (60 requests) 95%.
     const r = assessTotalRefusal(w(200, 135), 18, undefined, w(60, 57));
     expect(r).toMatchObject({ refusing: true, streak: 19, totalRefusal: true, refusingWindow: 'recent' });
@@ -21,8 +41,14 @@ describe('total refusal', () => {
     expect(r.recentRefusedShare).toBeCloseTo(0.95, 9);
     // Both refusing: the current window is the one shown. Too few recent requests: no recent share.
     expect(assessTotalRefusal(w(200, 190), 1, undefined, w(60, 60)).refusingWindow).toBe('current');
-    expect(assessTotalRefusal(w(200, 190), 1, undefined, w(10, 10))).toMatchObject({ recentRefusedShare: null, refusingWindow: 'current' });
-    expect(assessTotalRefusal(w(200, 20), 1, undefined, w(60, 6))).toMatchObject({ refusing: false, refusingWindow: null });
+    expect(assessTotalRefusal(w(200, 190), 1, undefined, w(10, 10))).toMatchObject({
+      recentRefusedShare: null,
+      refusingWindow: 'current',
+    });
+    expect(assessTotalRefusal(w(200, 20), 1, undefined, w(60, 6))).toMatchObject({
+      refusing: false,
+      refusingWindow: null,
+    });
   });
 
   test('89% refused is not refusing, and breaks the streak', () => {

@@ -41,12 +41,20 @@ describe('a refused setting never echoes its secret', () => {
   });
 
   test('webhook URLs: only the origin is echoed (the secret is in the path)', () => {
-    const m = refusal(() => loadNotifierSettings({ TARGET_HEALTH_SLACK_WEBHOOK_URL: 'ftp://hooks.slack.com/services/T0/B0/XOXBSECRET' }));
-    expect(m).toBe('TARGET_HEALTH_SLACK_WEBHOOK_URL: must be an http(s) URL like https://hooks.example.com/target-health (got "ftp://hooks.slack.com/…")');
+    const m = refusal(() =>
+      loadNotifierSettings({ TARGET_HEALTH_SLACK_WEBHOOK_URL: 'ftp://hooks.slack.com/services/T0/B0/XOXBSECRET' }),
+    );
+    expect(m).toBe(
+      'TARGET_HEALTH_SLACK_WEBHOOK_URL: must be an http(s) URL like https://hooks.example.com/target-health (got "ftp://hooks.slack.com/…")',
+    );
   });
 
   test('webhook URLs with user:password@ are refused, without echoing them', () => {
-    const m = refusal(() => loadNotifierSettings({ TARGET_HEALTH_WEBHOOK_URL: `https://bot:${encodeURIComponent(PASSWORD)}@hooks.example.com/in/T0K3N` }));
+    const m = refusal(() =>
+      loadNotifierSettings({
+        TARGET_HEALTH_WEBHOOK_URL: `https://bot:${encodeURIComponent(PASSWORD)}@hooks.example.com/in/T0K3N`,
+      }),
+    );
     expect(m).toMatch(/^TARGET_HEALTH_WEBHOOK_URL: must not carry user:password@ \(HTTP clients refuse it\)/);
     expect(m).toContain('(got "https://hooks.example.com/…")');
     expect(m).not.toContain('T0K3N');
@@ -61,7 +69,9 @@ describe('a refused setting never echoes its secret', () => {
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).toMatch(/^TARGET_HEALTH_ROUTES: label "residential-de": "http:\/\/crawler:\*\*\*@gw\.example\/no-port"/);
+    expect(message).toMatch(
+      /^TARGET_HEALTH_ROUTES: label "residential-de": "http:\/\/crawler:\*\*\*@gw\.example\/no-port"/,
+    );
     expect(message).not.toContain('pa/ss');
   });
 });
@@ -70,14 +80,18 @@ describe('the Temporal UI address', () => {
   test('defaults to 127.0.0.1, where the dev server listens, and drops trailing slashes', () => {
     expect(DEFAULT_TEMPORAL_UI_URL).toBe('http://127.0.0.1:8233');
     expect(loadTemporalUiUrl({})).toBe('http://127.0.0.1:8233');
-    expect(loadTemporalUiUrl({ TEMPORAL_UI_URL: 'https://temporal.example.com/ui//' })).toBe('https://temporal.example.com/ui');
+    expect(loadTemporalUiUrl({ TEMPORAL_UI_URL: 'https://temporal.example.com/ui//' })).toBe(
+      'https://temporal.example.com/ui',
+    );
   });
 
   test('may not carry credentials: its links go into notifications', () => {
     const m = refusal(() => loadTemporalUiUrl({ TEMPORAL_UI_URL: 'https://ops:S3CRET@temporal.example.com' }));
     expect(m).toMatch(/^TEMPORAL_UI_URL: must not carry a user name or password/);
     expect(m).toContain('(got "https://ops:***@temporal.example.com")');
-    expect(refusal(() => loadTemporalUiUrl({ TEMPORAL_UI_URL: 'javascript:alert(1)' }))).toMatch(/^TEMPORAL_UI_URL: must be an http\(s\) URL/);
+    expect(refusal(() => loadTemporalUiUrl({ TEMPORAL_UI_URL: 'javascript:alert(1)' }))).toMatch(
+      /^TEMPORAL_UI_URL: must be an http\(s\) URL/,
+    );
   });
 });
 
@@ -98,9 +112,22 @@ describe("npm start's CLI settings file", () => {
 
   test('gives sh back every value exactly, whatever it holds', () => {
     const databaseUrl = 'postgres://app:it\'s$HOME`id`\\"x"@127.0.0.1:54329/target_health';
-    const written = writeCliSettings(dir, { TEMPORAL_ADDRESS: '127.0.0.1:7233', TEMPORAL_UI_URL: 'http://127.0.0.1:8233', DATABASE_URL: databaseUrl });
+    const written = writeCliSettings(dir, {
+      TEMPORAL_ADDRESS: '127.0.0.1:7233',
+      TEMPORAL_UI_URL: 'http://127.0.0.1:8233',
+      DATABASE_URL: databaseUrl,
+    });
     expect(written.names).toEqual(['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'DATABASE_URL']);
-    const out = execFileSync('sh', ['-c', `set -a; . "$1"; set +a; printf '%s\\n' "$TEMPORAL_ADDRESS" "$TEMPORAL_UI_URL" "$DATABASE_URL"`, 'sh', written.path], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+    const out = execFileSync(
+      'sh',
+      [
+        '-c',
+        `set -a; . "$1"; set +a; printf '%s\\n' "$TEMPORAL_ADDRESS" "$TEMPORAL_UI_URL" "$DATABASE_URL"`,
+        'sh',
+        written.path,
+      ],
+      { encoding: 'utf8', env: { PATH: process.env.PATH } },
+    );
     expect(out).toBe(`127.0.0.1:7233\nhttp://127.0.0.1:8233\n${databaseUrl}\n`);
     expect(readFileSync(written.path, 'utf8')).toMatch(/^# Written by `npm start`/);
   });

@@ -32,27 +32,51 @@ describe('redactUrl masks the password whatever it holds (WHATWG URL parser)', (
   });
 
   test('secret query parameters are masked, the others kept', () => {
-    expect(redactUrl('postgres://db/x?sslmode=require&password=hunter2&sslpassword=k3y')).toBe('postgres://db/x?sslmode=require&password=***&sslpassword=***');
-    expect(redactUrl('https://hooks.example.com/in?token=abc123&channel=ops')).toBe('https://hooks.example.com/in?token=***&channel=ops');
-    expect(redactUrl('https://s3.example/o?X-Amz-Signature=deadbeef&api_key=k&apiKey=k2')).toBe('https://s3.example/o?X-Amz-Signature=***&api_key=***&apiKey=***');
+    expect(redactUrl('postgres://db/x?sslmode=require&password=hunter2&sslpassword=k3y')).toBe(
+      'postgres://db/x?sslmode=require&password=***&sslpassword=***',
+    );
+    expect(redactUrl('https://hooks.example.com/in?token=abc123&channel=ops')).toBe(
+      'https://hooks.example.com/in?token=***&channel=ops',
+    );
+    expect(redactUrl('https://s3.example/o?X-Amz-Signature=deadbeef&api_key=k&apiKey=k2')).toBe(
+      'https://s3.example/o?X-Amz-Signature=***&api_key=***&apiKey=***',
+    );
   });
 
   test('a URL without secrets is unchanged; user names stay', () => {
-    expect(redactUrl('postgres://postgres@127.0.0.1:54329/target_health')).toBe('postgres://postgres@127.0.0.1:54329/target_health');
+    expect(redactUrl('postgres://postgres@127.0.0.1:54329/target_health')).toBe(
+      'postgres://postgres@127.0.0.1:54329/target_health',
+    );
     expect(redactUrl('http://127.0.0.1:8233')).toBe('http://127.0.0.1:8233/');
   });
 });
 
 describe('redactText masks credentials of URLs inside free text', () => {
   test.each([
-    ['an error message', 'cannot connect to postgres://app:s3:cr/t@db:5432/x (ECONNREFUSED)', 'cannot connect to postgres://app:***@db:5432/x (ECONNREFUSED)'],
+    [
+      'an error message',
+      'cannot connect to postgres://app:s3:cr/t@db:5432/x (ECONNREFUSED)',
+      'cannot connect to postgres://app:***@db:5432/x (ECONNREFUSED)',
+    ],
     ['a quoted URL', 'got "postgres://u:p@ss@db/x")', 'got "postgres://u:***@db/x")'],
     ['two URLs', 'from http://a:1x@h1:80/ to https://b:2y@h2/', 'from http://a:***@h1:80/ to https://b:***@h2/'],
     ['a scheme-relative URL', 'nonsense //user:secret@host', 'nonsense //user:***@host'],
     ['a password cut by a space', 'postgres://app:pa ss@db/x', 'postgres://app:*** ss@db/x'],
-    ['a query token', 'POST https://hooks.example.com/x?token=abc#frag failed', 'POST https://hooks.example.com/x?token=***#frag failed'],
-    ['a bare path with a token (a request log)', '/v1/sites?access_token=th_abc&limit=5', '/v1/sites?access_token=***&limit=5'],
-    ['a bare path, secrets after others', 'GET /v1/x?limit=5&api_key=k1&sig=s2&key=k3 failed', 'GET /v1/x?limit=5&api_key=***&sig=***&key=*** failed'],
+    [
+      'a query token',
+      'POST https://hooks.example.com/x?token=abc#frag failed',
+      'POST https://hooks.example.com/x?token=***#frag failed',
+    ],
+    [
+      'a bare path with a token (a request log)',
+      '/v1/sites?access_token=th_abc&limit=5',
+      '/v1/sites?access_token=***&limit=5',
+    ],
+    [
+      'a bare path, secrets after others',
+      'GET /v1/x?limit=5&api_key=k1&sig=s2&key=k3 failed',
+      'GET /v1/x?limit=5&api_key=***&sig=***&key=*** failed',
+    ],
     ['a bare path with a password', 'GET /login?user=bob&password=hunter2#top', 'GET /login?user=bob&password=***#top'],
   ])('%s', (_case, text, shown) => {
     expect(redactText(text)).toBe(shown);
@@ -88,7 +112,10 @@ test('scrubSecrets removes known secrets, also %-encoded', () => {
 
 /** Passwords from characters that break naive redaction; a prefix keeps them apart from the rest of the URL. */
 const password = fc
-  .array(fc.constantFrom(...':/@%?#"\\\'&=+;,[]!$^|~`{}*'.split(''), 'a', 'Z', '9', 'é', '😀'), { minLength: 1, maxLength: 24 })
+  .array(fc.constantFrom(...':/@%?#"\\\'&=+;,[]!$^|~`{}*'.split(''), 'a', 'Z', '9', 'é', '😀'), {
+    minLength: 1,
+    maxLength: 24,
+  })
   .map((chars) => `Qx${chars.join('')}`);
 const scheme = fc.constantFrom('postgres', 'postgresql', 'http', 'https');
 
@@ -110,25 +137,31 @@ test('property: no password survives redactUrl, whether %-encoded or raw', () =>
 
 test('property: redactText agrees with the URL parser on where the user info ends', () => {
   fc.assert(
-    fc.property(scheme, password, fc.boolean(), fc.constantFrom('', ' (ECONNREFUSED)', '", next'), (s, pw, encoded, after) => {
-      const raw = urlWith(s, pw, encoded);
-      const shown = redactText(`connect ${raw}${after}`);
-      expect(shown).not.toContain(pw);
-      expect(shown).not.toContain(encodeURIComponent(pw));
-      let parsed: URL | undefined;
-      try {
-        parsed = new URL(raw);
-      } catch {
-        parsed = undefined;
-      }
-      // Where the parser accepts the URL, the masked one still points at the same host and database.
-      if (parsed !== undefined && !after.startsWith('"')) {
-        const masked = new URL(shown.slice('connect '.length, shown.length - after.length));
-        expect(masked.host).toBe(parsed.host);
-        expect(masked.pathname).toBe(parsed.pathname);
-        expect(masked.username).toBe(parsed.username);
-      }
-    }),
+    fc.property(
+      scheme,
+      password,
+      fc.boolean(),
+      fc.constantFrom('', ' (ECONNREFUSED)', '", next'),
+      (s, pw, encoded, after) => {
+        const raw = urlWith(s, pw, encoded);
+        const shown = redactText(`connect ${raw}${after}`);
+        expect(shown).not.toContain(pw);
+        expect(shown).not.toContain(encodeURIComponent(pw));
+        let parsed: URL | undefined;
+        try {
+          parsed = new URL(raw);
+        } catch {
+          parsed = undefined;
+        }
+        // Where the parser accepts the URL, the masked one still points at the same host and database.
+        if (parsed !== undefined && !after.startsWith('"')) {
+          const masked = new URL(shown.slice('connect '.length, shown.length - after.length));
+          expect(masked.host).toBe(parsed.host);
+          expect(masked.pathname).toBe(parsed.pathname);
+          expect(masked.username).toBe(parsed.username);
+        }
+      },
+    ),
     { numRuns: RUNS },
   );
 });

@@ -30,7 +30,10 @@ const CREDENTIAL_NAMES = /\b(apiKey|clientCertPair|TEMPORAL_API_KEY|TEMPORAL_TLS
 test('only config/env.ts and temporal/connect.ts name Temporal credentials', () => {
   const files = productFiles();
   expect(files.length).toBeGreaterThan(100);
-  const naming = files.filter((f) => CREDENTIAL_NAMES.test(readFileSync(f, 'utf8'))).map((f) => relative(ROOT, f)).sort();
+  const naming = files
+    .filter((f) => CREDENTIAL_NAMES.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(ROOT, f))
+    .sort();
   expect(naming).toEqual(['config/env.ts', 'temporal/connect.ts']);
 });
 
@@ -39,16 +42,26 @@ test('a key file that cannot be read is named by its variable and path, never by
   try {
     const key = join(dir, 'client.key');
     writeFileSync(key, '-----BEGIN PRIVATE KEY-----\nS3CRET-KEY-MATERIAL\n-----END PRIVATE KEY-----\n');
-    const settings = loadTemporalSettings({ TEMPORAL_TLS_CERT_PATH: key, TEMPORAL_TLS_KEY_PATH: key, TEMPORAL_API_KEY: 'S3CRET-API-KEY' });
+    const settings = loadTemporalSettings({
+      TEMPORAL_TLS_CERT_PATH: key,
+      TEMPORAL_TLS_KEY_PATH: key,
+      TEMPORAL_API_KEY: 'S3CRET-API-KEY',
+    });
     expect(settings.tls?.clientCertPair?.key.toString()).toContain('S3CRET-KEY-MATERIAL');
     let message = '';
     try {
-      loadTemporalSettings({ TEMPORAL_TLS_CERT_PATH: key, TEMPORAL_TLS_KEY_PATH: join(dir, 'missing.key'), TEMPORAL_API_KEY: 'S3CRET-API-KEY' });
+      loadTemporalSettings({
+        TEMPORAL_TLS_CERT_PATH: key,
+        TEMPORAL_TLS_KEY_PATH: join(dir, 'missing.key'),
+        TEMPORAL_API_KEY: 'S3CRET-API-KEY',
+      });
     } catch (err) {
       expect(err).toBeInstanceOf(UserError);
       message = (err as Error).message;
     }
-    expect(message).toBe(`TEMPORAL_TLS_KEY_PATH: cannot read "${join(dir, 'missing.key')}" (ENOENT); point it at a readable PEM file`);
+    expect(message).toBe(
+      `TEMPORAL_TLS_KEY_PATH: cannot read "${join(dir, 'missing.key')}" (ENOENT); point it at a readable PEM file`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -32,7 +32,9 @@ interface Receiver {
   close(): Promise<void>;
 }
 
-async function serve(answer: (path: string) => { status: number; headers?: Record<string, string>; body?: string }): Promise<Receiver> {
+async function serve(
+  answer: (path: string) => { status: number; headers?: Record<string, string>; body?: string },
+): Promise<Receiver> {
   const paths: string[] = [];
   const server: Server = createServer((req, res) => {
     req.on('data', () => undefined);
@@ -62,18 +64,26 @@ beforeAll(async () => {
 });
 afterAll(() => elsewhere.close());
 
-test.each([301, 302, 307, 308])('a webhook answering %i is not followed: nothing reaches the redirect target; a permanent error names only its origin', async (status) => {
-  const redirecting = await serve(() => ({ status, headers: { location: `${elsewhere.url}/internal/SECRET-PATH?token=abc` } }));
-  try {
-    const err = await failure(jsonWebhookChannel(`${redirecting.url}/hook/T0K3N`).send(payload));
-    expect(err).toBeInstanceOf(PermanentDeliveryError);
-    expect(err.message).toBe(`JSON webhook at ${redirecting.url} answered ${status}, a redirect to ${elsewhere.url}; redirects are not followed: set the webhook URL to the final address`);
-    expect(redirecting.paths).toEqual(['/hook/T0K3N']);
-    expect(elsewhere.paths).toEqual([]);
-  } finally {
-    await redirecting.close();
-  }
-});
+test.each([301, 302, 307, 308])(
+  'a webhook answering %i is not followed: nothing reaches the redirect target; a permanent error names only its origin',
+  async (status) => {
+    const redirecting = await serve(() => ({
+      status,
+      headers: { location: `${elsewhere.url}/internal/SECRET-PATH?token=abc` },
+    }));
+    try {
+      const err = await failure(jsonWebhookChannel(`${redirecting.url}/hook/T0K3N`).send(payload));
+      expect(err).toBeInstanceOf(PermanentDeliveryError);
+      expect(err.message).toBe(
+        `JSON webhook at ${redirecting.url} answered ${status}, a redirect to ${elsewhere.url}; redirects are not followed: set the webhook URL to the final address`,
+      );
+      expect(redirecting.paths).toEqual(['/hook/T0K3N']);
+      expect(elsewhere.paths).toEqual([]);
+    } finally {
+      await redirecting.close();
+    }
+  },
+);
 
 test('a receiver echoing the request URL in its error does not put the token into the error', async () => {
   const echoing = await serve((path) => ({ status: 400, body: `bad request for ${path}` }));
@@ -89,7 +99,9 @@ test('a receiver echoing the request URL in its error does not put the token int
 });
 
 test('a webhook URL with user:password@ handed to the channel directly: the error quotes neither (fetch itself would)', async () => {
-  const err = await failure(jsonWebhookChannel(`${elsewhere.url.replace('//', '//bot:S3CRET-PW@')}/hook/T0K3N-PATH`).send(payload));
+  const err = await failure(
+    jsonWebhookChannel(`${elsewhere.url.replace('//', '//bot:S3CRET-PW@')}/hook/T0K3N-PATH`).send(payload),
+  );
   expect(err.message).toMatch(new RegExp(`^JSON webhook at ${elsewhere.url} unreachable: `));
   expect(err.message).not.toContain('S3CRET-PW');
   expect(err.message).not.toContain('T0K3N-PATH');

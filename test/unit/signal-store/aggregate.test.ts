@@ -3,7 +3,15 @@
  * per-event aggregation at each level (the straightforward definition, written out here).
  */
 import fc from 'fast-check';
-import { ALL_ROUTES, BatchAggregator, bucketStart, routeKey, type ClassifiedEvent, type RollupDelta, type RollupLevel } from '../../../db/signal-store/aggregate';
+import {
+  ALL_ROUTES,
+  BatchAggregator,
+  bucketStart,
+  routeKey,
+  type ClassifiedEvent,
+  type RollupDelta,
+  type RollupLevel,
+} from '../../../db/signal-store/aggregate';
 import { LATENCY_HISTOGRAM, bucketIndex } from '../../../signals/histogram';
 import type { Outcome, RequestOutcomeEvent } from '@target-health/crawler/events/event';
 
@@ -63,7 +71,11 @@ const COUNTED = [
 function direct(events: readonly ClassifiedEvent[], level: RollupLevel): Map<string, Partial<RollupDelta>> {
   type Row = Record<(typeof COUNTED)[number], number> & { requests: number; hist: Map<number, number> };
   const out = new Map<string, Row>();
-  const emptyRow = (): Row => ({ ...(Object.fromEntries(COUNTED.map((f) => [f, 0])) as Record<(typeof COUNTED)[number], number>), requests: 0, hist: new Map<number, number>() });
+  const emptyRow = (): Row => ({
+    ...(Object.fromEntries(COUNTED.map((f) => [f, 0])) as Record<(typeof COUNTED)[number], number>),
+    requests: 0,
+    hist: new Map<number, number>(),
+  });
   for (const { event: e, classification: c } of events) {
     const bucket = bucketStart(level, e.ts);
     for (const rk of [ALL_ROUTES, routeKey(e.route)]) {
@@ -104,7 +116,11 @@ function summarise(deltas: readonly RollupDelta[]): Map<string, Partial<RollupDe
   for (const d of deltas) {
     const hist = new Map<number, number>();
     d.latencyHist?.forEach((n, i) => n > 0 && hist.set(i, n));
-    out.set(`${d.site} ${d.bucket} ${d.routeKey}`, { ...Object.fromEntries(COUNTED.map((f) => [f, d[f]])), requests: d.requests, hist });
+    out.set(`${d.site} ${d.bucket} ${d.routeKey}`, {
+      ...Object.fromEntries(COUNTED.map((f) => [f, d[f]])),
+      requests: d.requests,
+      hist,
+    });
   }
   return out;
 }
@@ -118,7 +134,9 @@ test('minute, hour and day deltas equal the per-event definition, and come sorte
       for (const level of ['minute', 'hour', 'day'] as const) {
         expect(summarise(rollups[level])).toEqual(direct(events, level));
         const keys = rollups[level].map((d) => [d.site, d.bucket, d.routeKey] as const);
-        const sorted = [...keys].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0)));
+        const sorted = [...keys].sort((a, b) =>
+          a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0),
+        );
         expect(keys).toEqual(sorted);
       }
     }),
@@ -134,11 +152,18 @@ test('with a first minute day, older events make no minute deltas; hour and day 
       const agg = new BatchAggregator({ minuteFrom });
       for (const { event, classification } of events) agg.add(event, classification);
       const rollups = agg.rollups();
-      expect(summarise(rollups.minute)).toEqual(direct(events.filter((e) => e.event.ts >= minuteFrom), 'minute'));
+      expect(summarise(rollups.minute)).toEqual(
+        direct(
+          events.filter((e) => e.event.ts >= minuteFrom),
+          'minute',
+        ),
+      );
       for (const level of ['hour', 'day'] as const) {
         expect(summarise(rollups[level])).toEqual(direct(events, level));
         const keys = rollups[level].map((d) => [d.site, d.bucket, d.routeKey] as const);
-        const sorted = [...keys].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0)));
+        const sorted = [...keys].sort((a, b) =>
+          a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0),
+        );
         expect(keys).toEqual(sorted);
       }
     }),

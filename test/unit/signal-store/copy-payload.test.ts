@@ -36,7 +36,12 @@ const eventArb: fc.Arbitrary<{ event: RequestOutcomeEvent; classification: Class
     bytes: maybe(numberValue),
     retries: maybe(numberValue),
     credits: maybe(numberValue),
-    extraction: maybe(fc.record({ result: text, missingFields: maybe(fc.array(text, { maxLength: 3 })), validRecords: maybe(numberValue) }, { requiredKeys: ['result'] })),
+    extraction: maybe(
+      fc.record(
+        { result: text, missingFields: maybe(fc.array(text, { maxLength: 3 })), validRecords: maybe(numberValue) },
+        { requiredKeys: ['result'] },
+      ),
+    ),
     canary: maybe(fc.boolean()),
     outcome: fc.constantFrom('ok', 'hard_block', 'challenge', 'soft_block', 'error'),
     rule: fc.constantFrom('status', 'block_marker', 'size_norm'),
@@ -46,7 +51,11 @@ const eventArb: fc.Arbitrary<{ event: RequestOutcomeEvent; classification: Class
     const event = {
       ts: r.ts,
       site: r.site,
-      route: { ...(r.country !== undefined ? { country: r.country } : {}), ...(r.pool !== undefined ? { pool: r.pool } : {}), ...(r.session !== undefined ? { session: r.session } : {}) },
+      route: {
+        ...(r.country !== undefined ? { country: r.country } : {}),
+        ...(r.pool !== undefined ? { pool: r.pool } : {}),
+        ...(r.session !== undefined ? { session: r.session } : {}),
+      },
       latencyMs: r.latencyMs,
       ...(r.eventId !== undefined ? { eventId: r.eventId } : {}),
       ...(r.pageType !== undefined ? { pageType: r.pageType } : {}),
@@ -58,11 +67,19 @@ const eventArb: fc.Arbitrary<{ event: RequestOutcomeEvent; classification: Class
       ...(r.extraction !== undefined ? { extraction: r.extraction } : {}),
       ...(r.canary !== undefined ? { canary: r.canary } : {}),
     } as RequestOutcomeEvent;
-    const classification = { outcome: r.outcome, rule: r.rule, reason: 'test', ...(r.markerId !== undefined ? { evidence: { markerId: r.markerId } } : {}) } as Classification;
+    const classification = {
+      outcome: r.outcome,
+      rule: r.rule,
+      reason: 'test',
+      ...(r.markerId !== undefined ? { evidence: { markerId: r.markerId } } : {}),
+    } as Classification;
     return { event, classification };
   });
 
-function encode(batch: ReadonlyArray<{ event: RequestOutcomeEvent; classification: Classification }>, expectedRows = batch.length): Buffer {
+function encode(
+  batch: ReadonlyArray<{ event: RequestOutcomeEvent; classification: Classification }>,
+  expectedRows = batch.length,
+): Buffer {
   const payload = new CopyPayload(expectedRows);
   for (const { event, classification } of batch) payload.add(event, classification);
   return payload.bytes();

@@ -13,14 +13,31 @@ const parse = (input: Record<string, unknown>): RequestOutcomeEvent => {
 };
 
 const TS = Date.UTC(2026, 10, 30, 10, 22, 31, 120);
-const base = { ts: TS, site: 'shop.example.com', route: { country: 'DE', pool: 'res' }, status: 200, latencyMs: 412, bytes: 1000 };
+const base = {
+  ts: TS,
+  site: 'shop.example.com',
+  route: { country: 'DE', pool: 'res' },
+  status: 200,
+  latencyMs: 412,
+  bytes: 1000,
+};
 
 test('the same event spelt differently has one id', () => {
   const id = derivedEventId(parse(base));
   expect(id).toMatch(/^h1:[\w-]{22}$/);
-  const respelt = parse({ latencyMs: 412, bytes: 1000, status: 200, route: { pool: 'res', country: 'de' }, site: 'https://Shop.Example.com:443/p/1', ts: new Date(TS).toISOString(), canary: false });
+  const respelt = parse({
+    latencyMs: 412,
+    bytes: 1000,
+    status: 200,
+    route: { pool: 'res', country: 'de' },
+    site: 'https://Shop.Example.com:443/p/1',
+    ts: new Date(TS).toISOString(),
+    canary: false,
+  });
   expect(derivedEventId(respelt)).toBe(id);
-  expect(derivedEventId(parse({ ...base, headers: { B: '2', a: '1' } }))).toBe(derivedEventId(parse({ ...base, headers: { a: '1', b: '2' } })));
+  expect(derivedEventId(parse({ ...base, headers: { B: '2', a: '1' } }))).toBe(
+    derivedEventId(parse({ ...base, headers: { a: '1', b: '2' } })),
+  );
 });
 
 test('any difference in content gives another id', () => {
@@ -51,11 +68,28 @@ test('any difference in content gives another id', () => {
 });
 
 test('ids of generated events differ exactly when their canonical content does', () => {
-  const arb = fc.record({ ts: fc.integer({ min: TS, max: TS + 5 }), status: fc.constantFrom(200, 403), latencyMs: fc.constantFrom(1, 2), body: fc.option(fc.constantFrom('a', 'b', '😀'), { nil: undefined }) });
+  const arb = fc.record({
+    ts: fc.integer({ min: TS, max: TS + 5 }),
+    status: fc.constantFrom(200, 403),
+    latencyMs: fc.constantFrom(1, 2),
+    body: fc.option(fc.constantFrom('a', 'b', '😀'), { nil: undefined }),
+  });
   fc.assert(
     fc.property(arb, arb, (a, b) => {
-      const ea = parse({ ...base, ts: a.ts, status: a.status, latencyMs: a.latencyMs, ...(a.body !== undefined ? { bodySample: a.body } : {}) });
-      const eb = parse({ ...base, ts: b.ts, status: b.status, latencyMs: b.latencyMs, ...(b.body !== undefined ? { bodySample: b.body } : {}) });
+      const ea = parse({
+        ...base,
+        ts: a.ts,
+        status: a.status,
+        latencyMs: a.latencyMs,
+        ...(a.body !== undefined ? { bodySample: a.body } : {}),
+      });
+      const eb = parse({
+        ...base,
+        ts: b.ts,
+        status: b.status,
+        latencyMs: b.latencyMs,
+        ...(b.body !== undefined ? { bodySample: b.body } : {}),
+      });
       expect(derivedEventId(ea) === derivedEventId(eb)).toBe(JSON.stringify(ea) === JSON.stringify(eb));
     }),
     { numRuns: 2_000 },

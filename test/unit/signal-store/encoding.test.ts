@@ -53,5 +53,7 @@ test('COPY timestamps equal toISOString for any instant 2000-2100', () => {
   );
   // Consecutive instants in one minute reuse the cached prefix, across a minute boundary they do not.
   const t = Date.UTC(2026, 10, 30, 23, 59, 59, 999);
-  expect([isoTimestamp(t - 1), isoTimestamp(t), isoTimestamp(t + 1)]).toEqual([t - 1, t, t + 1].map((x) => new Date(x).toISOString()));
+  expect([isoTimestamp(t - 1), isoTimestamp(t), isoTimestamp(t + 1)]).toEqual(
+    [t - 1, t, t + 1].map((x) => new Date(x).toISOString()),
+  );
 });

@@ -4,7 +4,15 @@
  * the day itself nor a large hostile day the classifier missed becomes the norm.
  */
 import fc from 'fast-check';
-import { DAY_MS, MIN_DAY_SAMPLES, NORM_DAYS, normWindow, normsAsOf, upperMedian, type DayNorm } from '../../../db/signal-store/norms-as-of';
+import {
+  DAY_MS,
+  MIN_DAY_SAMPLES,
+  NORM_DAYS,
+  normWindow,
+  normsAsOf,
+  upperMedian,
+  type DayNorm,
+} from '../../../db/signal-store/norms-as-of';
 import { BYTES_HISTOGRAM, bucketIndex, emptyHistogram } from '../../../signals/histogram';
 
 const D = Date.UTC(2026, 10, 20);
@@ -27,7 +35,18 @@ test('the window of day D is D−14 … D−1', () => {
 });
 
 test('only the 14 days before D count: D itself, later days and D−15 are ignored', () => {
-  const rows = new Map([['product', [day(-15, 500, 1_000), day(-14, 100, 50_000), day(-1, 100, 50_000), day(0, 10_000, 500, 0), day(3, 10_000, 500, 0)]]]);
+  const rows = new Map([
+    [
+      'product',
+      [
+        day(-15, 500, 1_000),
+        day(-14, 100, 50_000),
+        day(-1, 100, 50_000),
+        day(0, 10_000, 500, 0),
+        day(3, 10_000, 500, 0),
+      ],
+    ],
+  ]);
   const norms = normsAsOf(rows, D).get('product')!;
   within(norms.sizeNorm?.medianBytes, 50_000);
   expect(norms.sizeNorm?.samples).toBe(200);
@@ -51,7 +70,8 @@ test('property: the norms of D depend only on the rows of D−14 … D−1', () 
       for (const r of raw) {
         const row = day(r.offset, r.n, r.bytes, Math.floor(r.n * r.withRecordsShare));
         (all.get(r.pageType) ?? all.set(r.pageType, []).get(r.pageType)!).push(row);
-        if (r.offset >= -14 && r.offset <= -1) (inWindow.get(r.pageType) ?? inWindow.set(r.pageType, []).get(r.pageType)!).push(row);
+        if (r.offset >= -14 && r.offset <= -1)
+          (inWindow.get(r.pageType) ?? inWindow.set(r.pageType, []).get(r.pageType)!).push(row);
       }
       expect(normsAsOf(all, D)).toEqual(normsAsOf(inWindow, D));
     }),
@@ -91,11 +111,16 @@ test('the upper median: with an even number of days, the larger middle value', (
 
 test('days too thin to vote are left out; a page type with only thin days is judged on its window pooled', () => {
   const thin = MIN_DAY_SAMPLES - 1;
-  const mixed = normsAsOf(new Map([['product', [day(-3, 100, 40_000, 95), day(-2, thin, 2_000, 0)]]]), D).get('product')!;
+  const mixed = normsAsOf(new Map([['product', [day(-3, 100, 40_000, 95), day(-2, thin, 2_000, 0)]]]), D).get(
+    'product',
+  )!;
   expect(mixed.recordsNorm).toEqual({ usualRecordsRate: 0.95, samples: 100 });
   within(mixed.sizeNorm!.medianBytes, 40_000);
   expect(mixed.sizeNorm!.samples).toBe(100);
-  const sparse = normsAsOf(new Map([['product', Array.from({ length: 10 }, (_, i) => day(-1 - i, 3, 40_000, i < 9 ? 3 : 0))]]), D).get('product')!;
+  const sparse = normsAsOf(
+    new Map([['product', Array.from({ length: 10 }, (_, i) => day(-1 - i, 3, 40_000, i < 9 ? 3 : 0))]]),
+    D,
+  ).get('product')!;
   expect(sparse.recordsNorm).toEqual({ usualRecordsRate: 27 / 30, samples: 30 });
   within(sparse.sizeNorm!.medianBytes, 40_000);
   expect(sparse.sizeNorm!.samples).toBe(30);
@@ -114,5 +139,7 @@ test("rows of one day add up (the stored row and a batch's own rows of that day)
 
 test('a day without sizes (no bytes sent) gives a records norm only', () => {
   const row: DayNorm = { day: D - DAY_MS, responses: 0, withRecords: 40, extractions: 40, bytesHist: null };
-  expect(normsAsOf(new Map([['search', [row]]]), D).get('search')).toEqual({ recordsNorm: { usualRecordsRate: 1, samples: 40 } });
+  expect(normsAsOf(new Map([['search', [row]]]), D).get('search')).toEqual({
+    recordsNorm: { usualRecordsRate: 1, samples: 40 },
+  });
 });

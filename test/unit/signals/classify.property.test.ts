@@ -38,51 +38,75 @@ const NEEDLES = BUILT_IN_MARKERS.flatMap((m) => [...(m.bodyAny ?? []), ...(m.bod
 const body = fc.oneof(
   fc.constantFrom(...FIXTURES),
   fc.string({ maxLength: 300 }),
-  fc.array(fc.oneof(fc.constantFrom(...NEEDLES), fc.string({ maxLength: 40 }), fc.constant('<title>')), { maxLength: 12 }).map((parts) => parts.join(' ')),
+  fc
+    .array(fc.oneof(fc.constantFrom(...NEEDLES), fc.string({ maxLength: 40 }), fc.constant('<title>')), {
+      maxLength: 12,
+    })
+    .map((parts) => parts.join(' ')),
 );
 
-const HEADER_NAMES = ['server', 'cf-mitigated', 'x-datadome', 'set-cookie', 'x-iinfo', 'location', 'x-amzn-waf-action', 'content-type'];
+const HEADER_NAMES = [
+  'server',
+  'cf-mitigated',
+  'x-datadome',
+  'set-cookie',
+  'x-iinfo',
+  'location',
+  'x-amzn-waf-action',
+  'content-type',
+];
 const headers = fc.dictionary(
   fc.constantFrom(...HEADER_NAMES),
-  fc.oneof(fc.constantFrom('cloudflare', 'challenge', '_px3=abc', 'AkamaiGHost', 'https://x.example/captcha'), fc.string({ maxLength: 30 })),
+  fc.oneof(
+    fc.constantFrom('cloudflare', 'challenge', '_px3=abc', 'AkamaiGHost', 'https://x.example/captcha'),
+    fc.string({ maxLength: 30 }),
+  ),
   { maxKeys: 4 },
 );
 
 const site = fc.domain().filter((d) => tryNormaliseSite(d).ok);
 
-const eventInput = fc.record(
-  {
-    ts: fc.oneof(
-      fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31) }),
-      fc.date({ min: new Date(Date.UTC(2000, 0, 1)), max: new Date(Date.UTC(2099, 11, 31)), noInvalidDate: true }).map((d) => d.toISOString()),
-    ),
-    site,
-    route: fc.record(
-      { country: fc.constantFrom('DE', 'us', 'Fr'), pool: fc.constantFrom('residential', 'dc-eu'), session: fc.constantFrom('sticky', 'rotating') },
-      { requiredKeys: [] },
-    ),
-    pageType: fc.constantFrom('product', 'listing', 'search'),
-    response: fc.oneof(
-      fc.record({ status: fc.integer({ min: 100, max: 999 }) }),
-      fc.record({ networkError: fc.constantFrom(...NETWORK_ERRORS) }),
-    ),
-    latencyMs: fc.double({ min: 0, max: 600_000, noNaN: true }),
-    bytes: fc.nat({ max: 5_000_000 }),
-    retries: fc.nat({ max: 10 }),
-    credits: fc.double({ min: 0, max: 100, noNaN: true }),
-    extraction: fc.oneof(
-      fc.record({ result: fc.constantFrom('ok', 'schema_mismatch'), validRecords: fc.nat({ max: 50 }) }),
-      fc.record({ result: fc.constant('missing_fields'), missingFields: fc.constant(['price']) }),
-      fc.record({ result: fc.constant('empty'), validRecords: fc.constant(0) }),
-    ),
-    canary: fc.boolean(),
-    outcome: fc.constantFrom(...OUTCOMES),
-    headers,
-    bodySample: body,
-    title: fc.string({ maxLength: 60 }),
-  },
-  { requiredKeys: ['ts', 'site', 'response', 'latencyMs'] },
-).map(({ response, ...rest }) => ({ ...rest, ...response }));
+const eventInput = fc
+  .record(
+    {
+      ts: fc.oneof(
+        fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31) }),
+        fc
+          .date({ min: new Date(Date.UTC(2000, 0, 1)), max: new Date(Date.UTC(2099, 11, 31)), noInvalidDate: true })
+          .map((d) => d.toISOString()),
+      ),
+      site,
+      route: fc.record(
+        {
+          country: fc.constantFrom('DE', 'us', 'Fr'),
+          pool: fc.constantFrom('residential', 'dc-eu'),
+          session: fc.constantFrom('sticky', 'rotating'),
+        },
+        { requiredKeys: [] },
+      ),
+      pageType: fc.constantFrom('product', 'listing', 'search'),
+      response: fc.oneof(
+        fc.record({ status: fc.integer({ min: 100, max: 999 }) }),
+        fc.record({ networkError: fc.constantFrom(...NETWORK_ERRORS) }),
+      ),
+      latencyMs: fc.double({ min: 0, max: 600_000, noNaN: true }),
+      bytes: fc.nat({ max: 5_000_000 }),
+      retries: fc.nat({ max: 10 }),
+      credits: fc.double({ min: 0, max: 100, noNaN: true }),
+      extraction: fc.oneof(
+        fc.record({ result: fc.constantFrom('ok', 'schema_mismatch'), validRecords: fc.nat({ max: 50 }) }),
+        fc.record({ result: fc.constant('missing_fields'), missingFields: fc.constant(['price']) }),
+        fc.record({ result: fc.constant('empty'), validRecords: fc.constant(0) }),
+      ),
+      canary: fc.boolean(),
+      outcome: fc.constantFrom(...OUTCOMES),
+      headers,
+      bodySample: body,
+      title: fc.string({ maxLength: 60 }),
+    },
+    { requiredKeys: ['ts', 'site', 'response', 'latencyMs'] },
+  )
+  .map(({ response, ...rest }) => ({ ...rest, ...response }));
 
 const number = fc.oneof(fc.double(), fc.integer({ min: -10, max: 1_000_000 }));
 const norms = fc.record(
@@ -97,7 +121,10 @@ const CONFIGS: (SiteClassifierConfigInput | undefined)[] = [
   undefined,
   { statusOverrides: { '404': 'soft_block', '403': 'ok', '200': 'ok' } },
   { disabledMarkers: BUILT_IN_MARKERS.map((m) => m.id) },
-  { extraMarkers: [{ id: 'x-1', vendor: 'X', kind: 'challenge', bodyRegex: 'c.ptcha', headers: [{ name: 'server' }] }], shortPageBytes: 0 },
+  {
+    extraMarkers: [{ id: 'x-1', vendor: 'X', kind: 'challenge', bodyRegex: 'c.ptcha', headers: [{ name: 'server' }] }],
+    shortPageBytes: 0,
+  },
 ];
 
 describe('classifyOutcome properties', () => {
@@ -120,13 +147,19 @@ describe('classifyOutcome properties', () => {
 describe('parsing properties', () => {
   it('parseEvent never throws and explains every rejection', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.jsonValue(), eventInput.map((e) => ({ ...e, junk: 1 }))), (value) => {
-        const result = parseEvent(value);
-        if (!result.ok) {
-          expect(result.errors.length).toBeGreaterThan(0);
-          for (const e of result.errors) expect(e).toMatch(/^[^:\s][^\n]*?: \S/);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.jsonValue(),
+          eventInput.map((e) => ({ ...e, junk: 1 })),
+        ),
+        (value) => {
+          const result = parseEvent(value);
+          if (!result.ok) {
+            expect(result.errors.length).toBeGreaterThan(0);
+            for (const e of result.errors) expect(e).toMatch(/^[^:\s][^\n]*?: \S/);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });

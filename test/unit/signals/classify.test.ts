@@ -17,9 +17,17 @@ describe('classifyOutcome: one outcome class per rule, each with its reason', ()
       reason: 'explicit outcome from crawler',
     });
     const withReason = classifyOutcome(
-      pageEvent('cloudflare-just-a-moment.html', { status: 403, outcome: 'ok', outcomeReason: 'solved challenge in browser' }),
+      pageEvent('cloudflare-just-a-moment.html', {
+        status: 403,
+        outcome: 'ok',
+        outcomeReason: 'solved challenge in browser',
+      }),
     );
-    expect(withReason).toEqual({ outcome: 'ok', rule: 'explicit', reason: 'explicit outcome from crawler: solved challenge in browser' });
+    expect(withReason).toEqual({
+      outcome: 'ok',
+      rule: 'explicit',
+      reason: 'explicit outcome from crawler: solved challenge in browser',
+    });
   });
 
   it('connection reset is a hard block', () => {
@@ -63,7 +71,9 @@ describe('classifyOutcome: one outcome class per rule, each with its reason', ()
   });
 
   it('403 carrying a challenge is a challenge', () => {
-    const result = classifyOutcome(pageEvent('datadome-captcha.html', { status: 403, headers: { 'x-datadome': 'protected' } }));
+    const result = classifyOutcome(
+      pageEvent('datadome-captcha.html', { status: 403, headers: { 'x-datadome': 'protected' } }),
+    );
     expect(result).toEqual({
       outcome: 'challenge',
       rule: 'challenge_marker',
@@ -83,8 +93,13 @@ describe('classifyOutcome: one outcome class per rule, each with its reason', ()
   });
 
   it('a 503 "Just a moment..." without other Cloudflare tokens is still a challenge (weak title, non-2xx)', () => {
-    const result = classifyOutcome(event({ status: 503, bodySample: '<html><head><title>Just a moment...</title></head><body></body></html>' }));
-    expect(result).toMatchObject({ outcome: 'challenge', evidence: { markerId: 'cloudflare-just-a-moment', corroboratedBy: 'status 503' } });
+    const result = classifyOutcome(
+      event({ status: 503, bodySample: '<html><head><title>Just a moment...</title></head><body></body></html>' }),
+    );
+    expect(result).toMatchObject({
+      outcome: 'challenge',
+      evidence: { markerId: 'cloudflare-just-a-moment', corroboratedBy: 'status 503' },
+    });
   });
 
   it('2xx with a challenge page is a challenge', () => {
@@ -115,7 +130,9 @@ describe('classifyOutcome: one outcome class per rule, each with its reason', ()
       outcome: 'soft_block',
       evidence: { markerId: 'generic-block-title', matched: 'title "access denied"' },
     });
-    expect(classifyOutcome(event({ bodySample: '<TITLE>Access Denied &ndash; Example&#32;Shop</TITLE>', bytes: 50_000 }))).toMatchObject({
+    expect(
+      classifyOutcome(event({ bodySample: '<TITLE>Access Denied &ndash; Example&#32;Shop</TITLE>', bytes: 50_000 })),
+    ).toMatchObject({
       outcome: 'soft_block',
       evidence: { markerId: 'generic-block-title', matched: 'title "access denied – example shop"' },
     });
@@ -130,25 +147,38 @@ describe('classifyOutcome: one outcome class per rule, each with its reason', ()
   });
 
   it('vendor headers on a 403 attribute the refusal without changing the outcome', () => {
-    expect(classifyOutcome(event({ status: 403, headers: { server: 'cloudflare', 'cf-ray': '8e0c1d2e3f4a5b6c-FRA' } }))).toMatchObject({
+    expect(
+      classifyOutcome(event({ status: 403, headers: { server: 'cloudflare', 'cf-ray': '8e0c1d2e3f4a5b6c-FRA' } })),
+    ).toMatchObject({
       outcome: 'hard_block',
       evidence: { markerId: 'cloudflare-refusal-header', vendor: 'Cloudflare' },
     });
     // The same headers on a 200 are every normal response of a Cloudflare site.
     expect(classifyOutcome(event({ status: 200, headers: { server: 'cloudflare' } })).outcome).toBe('ok');
-    expect(classifyOutcome(event({ status: 200, headers: { 'x-datadome': 'protected', 'set-cookie': '_px3=abc; path=/' } })).outcome).toBe('ok');
+    expect(
+      classifyOutcome(event({ status: 200, headers: { 'x-datadome': 'protected', 'set-cookie': '_px3=abc; path=/' } }))
+        .outcome,
+    ).toBe('ok');
   });
 
   it('other 2xx/3xx are ok, other 4xx/5xx are errors', () => {
     expect(classifyOutcome(event({ status: 204 }))).toMatchObject({ outcome: 'ok', reason: 'status 204' });
     expect(classifyOutcome(event({ status: 301 }))).toMatchObject({ outcome: 'ok', reason: 'status 301' });
-    expect(classifyOutcome(event({ status: 404 }))).toMatchObject({ outcome: 'error', reason: 'status 404 (client error)' });
-    expect(classifyOutcome(event({ status: 500 }))).toMatchObject({ outcome: 'error', reason: 'status 500 (server error)' });
+    expect(classifyOutcome(event({ status: 404 }))).toMatchObject({
+      outcome: 'error',
+      reason: 'status 404 (client error)',
+    });
+    expect(classifyOutcome(event({ status: 500 }))).toMatchObject({
+      outcome: 'error',
+      reason: 'status 500 (server error)',
+    });
   });
 
   it('a redirect to a captcha is a challenge', () => {
     expect(
-      classifyOutcome(event({ status: 302, headers: { location: 'https://geo.captcha-delivery.com/captcha/?initialCid=x' } })),
+      classifyOutcome(
+        event({ status: 302, headers: { location: 'https://geo.captcha-delivery.com/captcha/?initialCid=x' } }),
+      ),
     ).toMatchObject({ outcome: 'challenge', evidence: { markerId: 'redirect-to-captcha' } });
   });
 });
@@ -161,13 +191,16 @@ describe('size norm soft blocks', () => {
     expect(result).toEqual({
       outcome: 'soft_block',
       rule: 'size_norm',
-      reason: 'status 200 but 92 bytes, below 0.2 × the median of 150000 bytes for "product" pages on this site (40 samples)',
+      reason:
+        'status 200 but 92 bytes, below 0.2 × the median of 150000 bytes for "product" pages on this site (40 samples)',
       evidence: { status: 200, bytes: 92, medianBytes: 150_000, sizeRatio: 0.2, samples: 40 },
     });
   });
 
   it('needs enough samples behind the norm', () => {
-    expect(classifyOutcome(event({ bytes: 92 }), { sizeNorm: { medianBytes: 150_000, samples: 19 } }).outcome).toBe('ok');
+    expect(classifyOutcome(event({ bytes: 92 }), { sizeNorm: { medianBytes: 150_000, samples: 19 } }).outcome).toBe(
+      'ok',
+    );
   });
 
   it('a size at or above the ratio is ok; no bytes means no judgement', () => {
@@ -181,7 +214,9 @@ describe('size norm soft blocks', () => {
   });
 
   it('ignores nonsense norms instead of throwing', () => {
-    expect(classifyOutcome(event({ bytes: 10 }), { sizeNorm: { medianBytes: Number.NaN, samples: 50 } }).outcome).toBe('ok');
+    expect(classifyOutcome(event({ bytes: 10 }), { sizeNorm: { medianBytes: Number.NaN, samples: 50 } }).outcome).toBe(
+      'ok',
+    );
     expect(classifyOutcome(event({ bytes: 10 }), { sizeNorm: { medianBytes: 0, samples: 50 } }).outcome).toBe('ok');
   });
 });
@@ -192,26 +227,36 @@ describe('empty extraction soft blocks', () => {
     expect(result).toEqual({
       outcome: 'soft_block',
       rule: 'empty_extraction',
-      reason: 'status 200 but the extraction was empty, where "product" pages on this site yield records 98% of the time (120 samples)',
+      reason:
+        'status 200 but the extraction was empty, where "product" pages on this site yield records 98% of the time (120 samples)',
       evidence: { status: 200, usualRecordsRate: 0.98, samples: 120 },
     });
   });
 
   it('zero valid records with result ok counts as empty', () => {
-    expect(classifyOutcome(event({ extraction: { result: 'ok', validRecords: 0 } }), { recordsNorm: RECORDS_NORM }).rule).toBe(
-      'empty_extraction',
-    );
+    expect(
+      classifyOutcome(event({ extraction: { result: 'ok', validRecords: 0 } }), { recordsNorm: RECORDS_NORM }).rule,
+    ).toBe('empty_extraction');
   });
 
   it('is not judged where empty results are normal or the norm is thin', () => {
-    expect(classifyOutcome(event({ extraction: { result: 'empty' } }), { recordsNorm: { usualRecordsRate: 0.6, samples: 500 } }).outcome).toBe('ok');
-    expect(classifyOutcome(event({ extraction: { result: 'empty' } }), { recordsNorm: { usualRecordsRate: 1, samples: 5 } }).outcome).toBe('ok');
+    expect(
+      classifyOutcome(event({ extraction: { result: 'empty' } }), {
+        recordsNorm: { usualRecordsRate: 0.6, samples: 500 },
+      }).outcome,
+    ).toBe('ok');
+    expect(
+      classifyOutcome(event({ extraction: { result: 'empty' } }), { recordsNorm: { usualRecordsRate: 1, samples: 5 } })
+        .outcome,
+    ).toBe('ok');
     expect(classifyOutcome(event({ extraction: { result: 'empty' } })).outcome).toBe('ok');
   });
 
   it('a schema mismatch is a parser problem, not a soft block', () => {
     expect(
-      classifyOutcome(event({ extraction: { result: 'schema_mismatch', validRecords: 0 } }), { recordsNorm: RECORDS_NORM }).outcome,
+      classifyOutcome(event({ extraction: { result: 'schema_mismatch', validRecords: 0 } }), {
+        recordsNorm: RECORDS_NORM,
+      }).outcome,
     ).toBe('ok');
   });
 });
@@ -229,7 +274,9 @@ describe('per-site configuration', () => {
     // Vendor attribution by header is status-level evidence, so the override still applies...
     expect(classifyOutcome(event({ status: 403, headers: { server: 'cloudflare' } }), { config }).outcome).toBe('ok');
     // ...but an override never hides a challenge page served with that status.
-    expect(classifyOutcome(pageEvent('cloudflare-just-a-moment.html', { status: 403 }), { config }).outcome).toBe('challenge');
+    expect(classifyOutcome(pageEvent('cloudflare-just-a-moment.html', { status: 403 }), { config }).outcome).toBe(
+      'challenge',
+    );
   });
 
   it('extra markers are added and take precedence', () => {
@@ -257,7 +304,9 @@ describe('per-site configuration', () => {
 
   it('thresholds are configurable', () => {
     const classify = compileClassifier({ sizeRatio: 0.5, minSizeSamples: 5, shortPageBytes: 0 });
-    expect(classify(event({ bytes: 70_000 }), { sizeNorm: { medianBytes: 150_000, samples: 5 } }).outcome).toBe('soft_block');
+    expect(classify(event({ bytes: 70_000 }), { sizeNorm: { medianBytes: 150_000, samples: 5 } }).outcome).toBe(
+      'soft_block',
+    );
     // With shortPageBytes 0 a weak marker on a 200 is never corroborated by size.
     expect(classify(pageEvent('generic-unusual-traffic.html')).outcome).toBe('ok');
   });
@@ -265,7 +314,10 @@ describe('per-site configuration', () => {
   it('rejects an invalid configuration with field-named errors', () => {
     let thrown: unknown;
     try {
-      compileClassifier({ disabledMarkers: ['cloudflare-chl'], statusOverrides: { '404': 'blocked' } } as unknown as SiteClassifierConfigInput);
+      compileClassifier({
+        disabledMarkers: ['cloudflare-chl'],
+        statusOverrides: { '404': 'blocked' },
+      } as unknown as SiteClassifierConfigInput);
     } catch (err) {
       thrown = err;
     }

@@ -16,7 +16,9 @@ describe('SiteClassifierConfig', () => {
 
   it('normalises header names in extra markers and defaults evidence to strong', () => {
     const result = parseSiteClassifierConfig({
-      extraMarkers: [{ id: 'shop-waf', vendor: 'Shop', kind: 'block', headers: [{ name: 'X-Shop-WAF', contains: 'deny' }] }],
+      extraMarkers: [
+        { id: 'shop-waf', vendor: 'Shop', kind: 'block', headers: [{ name: 'X-Shop-WAF', contains: 'deny' }] },
+      ],
     });
     expect(result.ok && result.config.extraMarkers[0]).toEqual({
       id: 'shop-waf',
@@ -29,10 +31,26 @@ describe('SiteClassifierConfig', () => {
 
   it.each<[string, unknown, string]>([
     ['unknown top-level field', { sizeratio: 0.3 }, 'sizeratio: unknown field; did you mean "sizeRatio"?'],
-    ['ratio out of range', { sizeRatio: 2 }, 'sizeRatio: must be a fraction of the median size, > 0 and ≤ 1 (default 0.2) (got 2)'],
-    ['samples not an integer', { minSizeSamples: 2.5 }, 'minSizeSamples: must be a sample count ≥ 1 (default 20) (got 2.5)'],
-    ['bad status key', { statusOverrides: { '4xx': 'error' } }, 'statusOverrides.4xx: must be an HTTP status code like "404" as the key (got "4xx")'],
-    ['unknown disabled marker', { disabledMarkers: ['datadome'] }, 'disabledMarkers[0]: unknown built-in marker id "datadome"'],
+    [
+      'ratio out of range',
+      { sizeRatio: 2 },
+      'sizeRatio: must be a fraction of the median size, > 0 and ≤ 1 (default 0.2) (got 2)',
+    ],
+    [
+      'samples not an integer',
+      { minSizeSamples: 2.5 },
+      'minSizeSamples: must be a sample count ≥ 1 (default 20) (got 2.5)',
+    ],
+    [
+      'bad status key',
+      { statusOverrides: { '4xx': 'error' } },
+      'statusOverrides.4xx: must be an HTTP status code like "404" as the key (got "4xx")',
+    ],
+    [
+      'unknown disabled marker',
+      { disabledMarkers: ['datadome'] },
+      'disabledMarkers[0]: unknown built-in marker id "datadome"',
+    ],
     [
       'marker without conditions',
       { extraMarkers: [{ id: 'x-1', vendor: 'X', kind: 'block' }] },
@@ -68,7 +86,11 @@ describe('SiteClassifierConfig', () => {
       },
       'extraMarkers[1].id: "x-1" is used by an earlier extra marker',
     ],
-    ['needle too short', { extraMarkers: [{ id: 'x-1', vendor: 'X', kind: 'block', bodyAny: ['ab'] }] }, 'extraMarkers[0].bodyAny[0]: must be a text of at least 3 characters'],
+    [
+      'needle too short',
+      { extraMarkers: [{ id: 'x-1', vendor: 'X', kind: 'block', bodyAny: ['ab'] }] },
+      'extraMarkers[0].bodyAny[0]: must be a text of at least 3 characters',
+    ],
     ['not an object', 'strict', 'config: must be an object of classifier settings (got "strict")'],
   ])('%s', (_name, input, expected) => {
     const errors = errorsOf(input);

@@ -1,12 +1,18 @@
 /** Keeps docs/events.md and docs/classification.md honest: examples parse, the catalogue is complete. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUILT_IN_MARKERS, classifyOutcome, parseEventLine, parseSiteClassifierConfig } from '@target-health/crawler/events';
+import {
+  BUILT_IN_MARKERS,
+  classifyOutcome,
+  parseEventLine,
+  parseSiteClassifierConfig,
+} from '@target-health/crawler/events';
 import { parseMarkerFile } from '../../../signals/marker-file';
 
 const DOCS = join(__dirname, '..', '..', '..', 'docs');
 const read = (name: string): string => readFileSync(join(DOCS, name), 'utf8');
-const jsonBlocks = (markdown: string): string[] => [...markdown.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+const jsonBlocks = (markdown: string): string[] =>
+  [...markdown.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
 
 describe('docs/events.md', () => {
   const lines = jsonBlocks(read('events.md')).flatMap((block) => block.split('\n').filter((l) => l.trim() !== ''));
@@ -33,7 +39,8 @@ describe('docs/classification.md', () => {
   const doc = read('classification.md');
 
   it('lists every built-in marker', () => {
-    for (const marker of BUILT_IN_MARKERS) expect(doc).toContain(`| \`${marker.id}\` | ${marker.vendor} | ${marker.kind} |`);
+    for (const marker of BUILT_IN_MARKERS)
+      expect(doc).toContain(`| \`${marker.id}\` | ${marker.vendor} | ${marker.kind} |`);
   });
 
   it('the example configuration is valid', () => {

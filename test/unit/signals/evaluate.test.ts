@@ -10,10 +10,20 @@ import { evaluate, eventFor, rightClass, type LabelledPage } from '../../../sign
 const page = (id: string, body: string, label: LabelledPage['label']): LabelledPage => ({ id, body, label });
 
 describe('eventFor: the event a crawler sends for a labelled page', () => {
-  const p = page('cf.html', '<p>caf\u00e9</p>', { class: 'challenge', vendor: 'Cloudflare', typicalStatus: 403, headers: { 'cf-mitigated': 'challenge' } });
+  const p = page('cf.html', '<p>caf\u00e9</p>', {
+    class: 'challenge',
+    vendor: 'Cloudflare',
+    typicalStatus: 403,
+    headers: { 'cf-mitigated': 'challenge' },
+  });
 
   it('real status and headers; bytes are the full UTF-8 length', () => {
-    expect(eventFor(p, 'status-and-headers')).toEqual({ status: 403, bytes: 12, bodySample: '<p>caf\u00e9</p>', headers: { 'cf-mitigated': 'challenge' } });
+    expect(eventFor(p, 'status-and-headers')).toEqual({
+      status: 403,
+      bytes: 12,
+      bodySample: '<p>caf\u00e9</p>',
+      headers: { 'cf-mitigated': 'challenge' },
+    });
   });
 
   it('real status without headers; a recorded status wins over the typical one', () => {
@@ -74,7 +84,10 @@ describe('evaluate', () => {
     const result = evaluate(pages, toy);
     expect(result.pages).toBe(7);
     const [full, status, body] = result.modes;
-    expect(full).toMatchObject({ mode: 'status-and-headers', overall: { refusals: 5, caught: 4, rightClass: 3, ordinary: 2, falsePositives: 1 } });
+    expect(full).toMatchObject({
+      mode: 'status-and-headers',
+      overall: { refusals: 5, caught: 4, rightClass: 3, ordinary: 2, falsePositives: 1 },
+    });
     expect(full!.overall.recall).toBeCloseTo(0.8);
     expect(full!.overall.rightClassRate).toBeCloseTo(0.6);
     expect(full!.overall.falsePositiveRate).toBeCloseTo(0.5);
@@ -86,10 +99,30 @@ describe('evaluate', () => {
   it('per vendor (ordinary pages count under the bait they carry), and lists the misses', () => {
     const full = evaluate(pages, toy, ['status-and-headers']).modes[0]!;
     expect(full.vendors.map((v) => v.vendor)).toEqual(['A', 'B', 'C', 'none']);
-    expect(full.vendors[0]).toMatchObject({ refusals: 2, caught: 2, rightClass: 1, ordinary: 1, falsePositives: 1, recall: 1, rightClassRate: 0.5 });
+    expect(full.vendors[0]).toMatchObject({
+      refusals: 2,
+      caught: 2,
+      rightClass: 1,
+      ordinary: 1,
+      falsePositives: 1,
+      recall: 1,
+      rightClassRate: 0.5,
+    });
     expect(full.vendors[0]!.precision).toBeCloseTo(2 / 3);
-    expect(full.vendors[2]).toMatchObject({ refusals: 1, caught: 0, recall: 0, precision: undefined, falsePositiveRate: undefined });
-    expect(full.vendors[3]).toMatchObject({ refusals: 0, ordinary: 1, falsePositives: 0, recall: undefined, falsePositiveRate: 0 });
+    expect(full.vendors[2]).toMatchObject({
+      refusals: 1,
+      caught: 0,
+      recall: 0,
+      precision: undefined,
+      falsePositiveRate: undefined,
+    });
+    expect(full.vendors[3]).toMatchObject({
+      refusals: 0,
+      ordinary: 1,
+      falsePositives: 0,
+      recall: undefined,
+      falsePositiveRate: 0,
+    });
     expect(full.misses).toEqual([
       { id: 'a2', vendor: 'A', label: 'challenge', outcome: 'hard_block', kind: 'wrong-class' },
       { id: 'c1', vendor: 'C', label: 'rate_limit', outcome: 'ok', kind: 'missed' },
@@ -99,12 +132,19 @@ describe('evaluate', () => {
 
   it('runs the product classifier: a block text on a 403 is caught in every mode where it is served as a refusal', () => {
     const classify = compileClassifier();
-    const akamai = page('ak', '<html><head><title>Access Denied</title></head><body>Reference&#32;&#35;18&#46;1b2c3d</body></html>', {
-      class: 'hard_block',
-      vendor: 'Akamai',
-      typicalStatus: 403,
-    });
-    const result = evaluate([akamai, page('ok', '<title>Shop</title><p>Lamps</p>', { class: 'ok', vendor: 'none' })], classify);
+    const akamai = page(
+      'ak',
+      '<html><head><title>Access Denied</title></head><body>Reference&#32;&#35;18&#46;1b2c3d</body></html>',
+      {
+        class: 'hard_block',
+        vendor: 'Akamai',
+        typicalStatus: 403,
+      },
+    );
+    const result = evaluate(
+      [akamai, page('ok', '<title>Shop</title><p>Lamps</p>', { class: 'ok', vendor: 'none' })],
+      classify,
+    );
     expect(result.modes.map((m) => [m.overall.caught, m.overall.falsePositives])).toEqual([
       [1, 0],
       [1, 0],

@@ -5,7 +5,14 @@
  * before Punycode, and the store's time horizon is enforced with a clear message.
  */
 import { parseBatch } from '../../../db/signal-store/ingest';
-import { BODY_SAMPLE_CHARS, MAX_BYTES, MAX_INT32, normaliseSite, parseEvent, tryNormaliseSite } from '@target-health/crawler/events';
+import {
+  BODY_SAMPLE_CHARS,
+  MAX_BYTES,
+  MAX_INT32,
+  normaliseSite,
+  parseEvent,
+  tryNormaliseSite,
+} from '@target-health/crawler/events';
 import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
 import { EVENT_HORIZON } from '../../../signals/horizon';
 import { isWellFormed as isStorableText } from '@target-health/crawler/events/well-formed';
@@ -32,16 +39,30 @@ function eventOf(input: unknown) {
 
 describe('numbers fit their columns', () => {
   it.each([
-    ['retries', { retries: MAX_INT32 + 1 }, `retries: must be the number of retries before this outcome, at most 2,147,483,647 (got 2147483648)`],
-    ['validRecords', { extraction: { result: 'ok', validRecords: 2 ** 53 - 1 } }, 'extraction.validRecords: must be the number of valid records extracted, at most 2,147,483,647'],
-    ['bytes', { bytes: 2 ** 53 - 1 }, 'bytes: must be the response body size in bytes, at most 1,000,000,000,000 (got 9007199254740991)'],
+    [
+      'retries',
+      { retries: MAX_INT32 + 1 },
+      `retries: must be the number of retries before this outcome, at most 2,147,483,647 (got 2147483648)`,
+    ],
+    [
+      'validRecords',
+      { extraction: { result: 'ok', validRecords: 2 ** 53 - 1 } },
+      'extraction.validRecords: must be the number of valid records extracted, at most 2,147,483,647',
+    ],
+    [
+      'bytes',
+      { bytes: 2 ** 53 - 1 },
+      'bytes: must be the response body size in bytes, at most 1,000,000,000,000 (got 9007199254740991)',
+    ],
   ])('%s beyond the column is refused by name', (_name, patch, message) => {
     expect(errorsOf({ ...base, ...patch }).some((e) => e.startsWith(message))).toBe(true);
   });
 
   it('an integer past 2^53 − 1: one error per field naming the bound, no rounded echo (issue 26)', () => {
     // JSON.parse rounds 9007199254740993 to …992: the message must not show a value never sent.
-    const input = JSON.parse(`{"ts":${NOW},"site":"shop.example.com","status":200,"latencyMs":10,"credits":9007199254740993,"bytes":9007199254740993}`) as unknown;
+    const input = JSON.parse(
+      `{"ts":${NOW},"site":"shop.example.com","status":200,"latencyMs":10,"credits":9007199254740993,"bytes":9007199254740993}`,
+    ) as unknown;
     const errors = errorsOf(input);
     const beyond = '(got a number beyond 2^53 − 1, which JSON numbers do not hold exactly)';
     expect(errors.sort()).toEqual([
@@ -52,7 +73,12 @@ describe('numbers fit their columns', () => {
   });
 
   it('the largest values that fit are accepted, by both parsers alike', () => {
-    const e = eventOf({ ...base, retries: MAX_INT32, bytes: MAX_BYTES, extraction: { result: 'ok', validRecords: MAX_INT32 } });
+    const e = eventOf({
+      ...base,
+      retries: MAX_INT32,
+      bytes: MAX_BYTES,
+      extraction: { result: 'ok', validRecords: MAX_INT32 },
+    });
     expect([e.retries, e.bytes, e.extraction?.validRecords]).toEqual([MAX_INT32, MAX_BYTES, MAX_INT32]);
   });
 });
@@ -64,12 +90,27 @@ describe('stored text is storable', () => {
     ['NUL', 'a\u0000b', 'the NUL character'],
   ])('missingFields with %s is refused, naming the element', (_name, field, detail) => {
     const errors = errorsOf({ ...base, extraction: { result: 'missing_fields', missingFields: ['title', field] } });
-    expect(errors).toEqual([expect.stringMatching(new RegExp(`^extraction\\.missingFields\\[1\\]: must be a field name without ${detail.replace(/[()]/g, '\\$&')}`))]);
+    expect(errors).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^extraction\\.missingFields\\[1\\]: must be a field name without ${detail.replace(/[()]/g, '\\$&')}`,
+        ),
+      ),
+    ]);
   });
 
   it('outcomeReason (part of the stored reason) refuses them too; a whole emoji is fine', () => {
-    expect(errorsOf({ ...base, outcome: 'challenge', outcomeReason: 'captcha \ud83d' })[0]).toMatch(/^outcomeReason: must be a text without a lone UTF-16 surrogate/);
-    expect(eventOf({ ...base, outcome: 'challenge', outcomeReason: 'captcha 😀', extraction: { result: 'missing_fields', missingFields: ['😀', '"q\\'] } }).outcomeReason).toBe('captcha 😀');
+    expect(errorsOf({ ...base, outcome: 'challenge', outcomeReason: 'captcha \ud83d' })[0]).toMatch(
+      /^outcomeReason: must be a text without a lone UTF-16 surrogate/,
+    );
+    expect(
+      eventOf({
+        ...base,
+        outcome: 'challenge',
+        outcomeReason: 'captcha 😀',
+        extraction: { result: 'missing_fields', missingFields: ['😀', '"q\\'] },
+      }).outcomeReason,
+    ).toBe('captcha 😀');
   });
 });
 
@@ -84,20 +125,29 @@ describe('classification-only text', () => {
   });
 
   it('lone surrogates and NUL in body, title and header values become U+FFFD instead of losing the event', () => {
-    const e = eventOf({ ...base, bodySample: '<p>\ud83d</p>\u0000', title: ' a\udc00 ', headers: { Server: 'x\ud800' } });
+    const e = eventOf({
+      ...base,
+      bodySample: '<p>\ud83d</p>\u0000',
+      title: ' a\udc00 ',
+      headers: { Server: 'x\ud800' },
+    });
     expect([e.bodySample, e.title, e.headers?.server]).toEqual(['<p>\ufffd</p>\ufffd', 'a\ufffd', 'x\ufffd']);
   });
 });
 
 describe('headers keep every name as given', () => {
   it('constructor, __proto__ and toString are ordinary header names', () => {
-    const input = JSON.parse(`{"ts":${NOW},"site":"shop.example.com","status":200,"latencyMs":1,"headers":{"constructor":"a","__proto__":"b","toString":["c","d"],"Server":"cloudflare"}}`) as unknown;
+    const input = JSON.parse(
+      `{"ts":${NOW},"site":"shop.example.com","status":200,"latencyMs":1,"headers":{"constructor":"a","__proto__":"b","toString":["c","d"],"Server":"cloudflare"}}`,
+    ) as unknown;
     const e = eventOf(input);
     expect(Object.keys(e.headers!)).toEqual(['constructor', '__proto__', 'tostring', 'server']);
     expect(e.headers!.constructor).toBe('a');
     expect(Object.getOwnPropertyDescriptor(e.headers, '__proto__')?.value).toBe('b');
     expect(e.headers!.tostring).toBe('c\nd');
-    expect(JSON.stringify(e.headers)).toBe('{"constructor":"a","__proto__":"b","tostring":"c\\nd","server":"cloudflare"}');
+    expect(JSON.stringify(e.headers)).toBe(
+      '{"constructor":"a","__proto__":"b","tostring":"c\\nd","server":"cloudflare"}',
+    );
   });
 
   it('bad names and values are refused by header name', () => {
@@ -106,7 +156,9 @@ describe('headers keep every name as given', () => {
       'headers.ok: must be a header value (a string or a list of strings) (got 1)',
       'headers.list: must be a header value (a string or a list of strings) (got an array)',
     ]);
-    expect(errorsOf({ ...base, headers: 'server: x' })).toEqual([expect.stringMatching(/^headers: must be an object of response headers/)]);
+    expect(errorsOf({ ...base, headers: 'server: x' })).toEqual([
+      expect.stringMatching(/^headers: must be an object of response headers/),
+    ]);
   });
 });
 
@@ -152,15 +204,39 @@ describe('the time horizon (parseBatch)', () => {
     const parsed = parseBatch(inputs, 1, undefined, { now: NOW });
     expect(parsed.lines).toEqual([1, 4]);
     expect(parsed.rejected).toEqual([
-      { line: 2, errors: [expect.stringMatching(/^ts: is 30 days before now \(2026-10-31T11:59:59\.999Z, got 1\d+\); the store takes events of the last 30 days only/)] },
-      { line: 3, errors: [expect.stringMatching(/^ts: is 45 days before now \(2026-10-16T12:00:00\.000Z, got "2026-10-16T12:00:00\.000Z"\)/)] },
-      { line: 5, errors: [expect.stringMatching(/^ts: is 301 seconds after now .*events more than 5 minutes in the future are refused — check the crawler's clock/)] },
+      {
+        line: 2,
+        errors: [
+          expect.stringMatching(
+            /^ts: is 30 days before now \(2026-10-31T11:59:59\.999Z, got 1\d+\); the store takes events of the last 30 days only/,
+          ),
+        ],
+      },
+      {
+        line: 3,
+        errors: [
+          expect.stringMatching(
+            /^ts: is 45 days before now \(2026-10-16T12:00:00\.000Z, got "2026-10-16T12:00:00\.000Z"\)/,
+          ),
+        ],
+      },
+      {
+        line: 5,
+        errors: [
+          expect.stringMatching(
+            /^ts: is 301 seconds after now .*events more than 5 minutes in the future are refused — check the crawler's clock/,
+          ),
+        ],
+      },
       { line: 6, errors: [expect.stringMatching(/^ts: is 3 hours after now/)] },
     ]);
   });
 
   it('a custom horizon (back-fills, tests) moves the limits', () => {
-    const parsed = parseBatch([{ ...base, ts: NOW - 40 * DAY }], 1, undefined, { now: NOW, horizon: { maxAgeMs: 60 * DAY, maxAheadMs: 0 } });
+    const parsed = parseBatch([{ ...base, ts: NOW - 40 * DAY }], 1, undefined, {
+      now: NOW,
+      horizon: { maxAgeMs: 60 * DAY, maxAheadMs: 0 },
+    });
     expect(parsed.rejected).toEqual([]);
   });
 });

@@ -12,10 +12,25 @@ const validEvent = fc.record(
     eventId: fc.stringMatching(/^[\x21-\x7e]{1,20}$/),
     ts: fc.oneof(
       fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31) }),
-      fc.date({ min: new Date(Date.UTC(2000, 0, 1)), max: new Date(Date.UTC(2099, 11, 31)), noInvalidDate: true }).map((d) => d.toISOString()),
+      fc
+        .date({ min: new Date(Date.UTC(2000, 0, 1)), max: new Date(Date.UTC(2099, 11, 31)), noInvalidDate: true })
+        .map((d) => d.toISOString()),
     ),
-    site: fc.constantFrom('shop.example.com', 'Shop.Example.COM', 'https://shop.example.com/p/1', 'news.example.org.', 'xn--bcher-kva.example'),
-    route: fc.record({ country: fc.constantFrom('DE', 'us', 'Fr'), pool: fc.constantFrom('residential-eu', 'dc.1'), session: fc.constantFrom('sticky-10m', 'rotating') }, { requiredKeys: [] }),
+    site: fc.constantFrom(
+      'shop.example.com',
+      'Shop.Example.COM',
+      'https://shop.example.com/p/1',
+      'news.example.org.',
+      'xn--bcher-kva.example',
+    ),
+    route: fc.record(
+      {
+        country: fc.constantFrom('DE', 'us', 'Fr'),
+        pool: fc.constantFrom('residential-eu', 'dc.1'),
+        session: fc.constantFrom('sticky-10m', 'rotating'),
+      },
+      { requiredKeys: [] },
+    ),
     pageType: fc.constantFrom('product', 'listing', 'search'),
     status: fc.integer({ min: 100, max: 999 }),
     latencyMs: fc.double({ min: 0, max: 86_400_000, noNaN: true }),
@@ -24,7 +39,10 @@ const validEvent = fc.record(
     credits: fc.double({ min: 0, max: 100, noNaN: true }),
     extraction: fc.oneof(
       fc.record({ result: fc.constant('ok'), validRecords: fc.nat({ max: 50 }) }, { requiredKeys: ['result'] }),
-      fc.record({ result: fc.constant('missing_fields'), missingFields: fc.array(fc.constantFrom('price', 'title'), { maxLength: 3 }) }),
+      fc.record({
+        result: fc.constant('missing_fields'),
+        missingFields: fc.array(fc.constantFrom('price', 'title'), { maxLength: 3 }),
+      }),
       fc.record({ result: fc.constant('empty') }),
     ),
     canary: fc.boolean(),
@@ -36,14 +54,29 @@ const validEvent = fc.record(
     headers: fc
       .array(
         fc.tuple(
-          fc.constantFrom('Server', 'server', ' CF-Ray ', 'cf-mitigated', '__proto__', 'constructor', 'x-datadome', 'bad name', ''),
-          fc.oneof(fc.string({ maxLength: 20 }), fc.constant('x'.repeat(5_000)), fc.array(fc.string({ maxLength: 5 }), { maxLength: 2 })),
+          fc.constantFrom(
+            'Server',
+            'server',
+            ' CF-Ray ',
+            'cf-mitigated',
+            '__proto__',
+            'constructor',
+            'x-datadome',
+            'bad name',
+            '',
+          ),
+          fc.oneof(
+            fc.string({ maxLength: 20 }),
+            fc.constant('x'.repeat(5_000)),
+            fc.array(fc.string({ maxLength: 5 }), { maxLength: 2 }),
+          ),
         ),
         { maxLength: 4 },
       )
       .map((pairs) => {
         const out: Record<string, unknown> = {};
-        for (const [k, v] of pairs) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+        for (const [k, v] of pairs)
+          Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
         return out;
       }),
   },
@@ -54,7 +87,10 @@ const validEvent = fc.record(
 const mutation = fc.oneof(
   fc.constant((e: Record<string, unknown>) => ({ ...e, status: undefined, networkError: 'timeout' })),
   fc.constant((e: Record<string, unknown>) => ({ ...e, networkError: 'timeout' })),
-  fc.constant((e: Record<string, unknown>) => ({ ...e, ts: Math.floor(Number(new Date(e.ts as string | number)) / 1000) })),
+  fc.constant((e: Record<string, unknown>) => ({
+    ...e,
+    ts: Math.floor(Number(new Date(e.ts as string | number)) / 1000),
+  })),
   fc.constant((e: Record<string, unknown>) => ({ ...e, ts: '2025-02-30T10:00:00Z' })),
   fc.constant((e: Record<string, unknown>) => ({ ...e, ts: '2025-01-01T10:00:00+02:00' })),
   fc.constant((e: Record<string, unknown>) => ({ ...e, site: 'not a host' })),
@@ -104,6 +140,20 @@ test('mistaken events: the fast path never accepts what the schema rejects', () 
 });
 
 test('typical crawler event is taken by the fast path with normalisation applied', () => {
-  const e = fastParseEvent({ ts: '2026-11-29T10:22:31.120Z', site: 'Shop.Example.com', route: { country: 'de' }, status: 200, latencyMs: 412, title: '  Shop  ' });
-  expect(e).toEqual({ ts: Date.UTC(2026, 10, 29, 10, 22, 31, 120), site: 'shop.example.com', route: { country: 'DE' }, status: 200, latencyMs: 412, title: 'Shop' });
+  const e = fastParseEvent({
+    ts: '2026-11-29T10:22:31.120Z',
+    site: 'Shop.Example.com',
+    route: { country: 'de' },
+    status: 200,
+    latencyMs: 412,
+    title: '  Shop  ',
+  });
+  expect(e).toEqual({
+    ts: Date.UTC(2026, 10, 29, 10, 22, 31, 120),
+    site: 'shop.example.com',
+    route: { country: 'DE' },
+    status: 200,
+    latencyMs: 412,
+    title: 'Shop',
+  });
 });

@@ -19,16 +19,54 @@ const errorsOf = (input: unknown): string[] => {
 
 describe('parseMarkerFile: refused with the field named', () => {
   it.each<[string, unknown, RegExp]>([
-    ['catastrophic regex', { version: 1, markers: [{ id: 'x', vendor: 'X', kind: 'block', bodyRegex: '(a+)+b' }] }, /^markers\[0\]\.bodyRegex: has a quantified group containing a quantifier/],
-    ['invalid regex', { version: 1, markers: [{ id: 'x', vendor: 'X', kind: 'block', titleRegex: '([' }] }, /^markers\[0\]\.titleRegex: is not a valid regular expression/],
-    ['unknown marker field', { version: 1, markers: [{ id: 'x', vendor: 'X', kind: 'block', bodyAny: ['xyz'], bodyanY: [] }] }, /^markers\[0\]\.bodyanY: unknown field; did you mean "bodyAny"\?/],
-    ['unknown top-level field', { version: 1, markers: [], disabled: ['b-block'] }, /^disabled: unknown field; did you mean "disable"\?/],
+    [
+      'catastrophic regex',
+      { version: 1, markers: [{ id: 'x', vendor: 'X', kind: 'block', bodyRegex: '(a+)+b' }] },
+      /^markers\[0\]\.bodyRegex: has a quantified group containing a quantifier/,
+    ],
+    [
+      'invalid regex',
+      { version: 1, markers: [{ id: 'x', vendor: 'X', kind: 'block', titleRegex: '([' }] },
+      /^markers\[0\]\.titleRegex: is not a valid regular expression/,
+    ],
+    [
+      'unknown marker field',
+      { version: 1, markers: [{ id: 'x', vendor: 'X', kind: 'block', bodyAny: ['xyz'], bodyanY: [] }] },
+      /^markers\[0\]\.bodyanY: unknown field; did you mean "bodyAny"\?/,
+    ],
+    [
+      'unknown top-level field',
+      { version: 1, markers: [], disabled: ['b-block'] },
+      /^disabled: unknown field; did you mean "disable"\?/,
+    ],
     ['wrong version', { version: 2, markers: [] }, /^version: must be the file format version, 1 \(got 2\)/],
     ['missing version', { markers: [] }, /^version: is required/],
-    ['marker without a condition', { version: 1, markers: [{ id: 'x', vendor: 'X', kind: 'block' }] }, /^markers\[0\]: needs at least one of bodyAll/],
-    ['unknown disabled id', { version: 1, disable: ['b-block', 'nope'] }, /^disable\[1\]: unknown built-in marker id "nope"/],
-    ['an id twice', { version: 1, markers: [{ id: 'x', vendor: 'X', kind: 'block', bodyAny: ['xyz'] }, { id: 'x', vendor: 'X', kind: 'block', bodyAny: ['xyz'] }] }, /^markers\[1\]\.id: "x" is used by markers\[0\] too/],
-    ['replaced and disabled', { version: 1, markers: [{ id: 'b-block', vendor: 'B', kind: 'block', bodyAny: ['bee'] }], disable: ['b-block'] }, /^disable\[0\]: "b-block" is also replaced by markers\[0\]/],
+    [
+      'marker without a condition',
+      { version: 1, markers: [{ id: 'x', vendor: 'X', kind: 'block' }] },
+      /^markers\[0\]: needs at least one of bodyAll/,
+    ],
+    [
+      'unknown disabled id',
+      { version: 1, disable: ['b-block', 'nope'] },
+      /^disable\[1\]: unknown built-in marker id "nope"/,
+    ],
+    [
+      'an id twice',
+      {
+        version: 1,
+        markers: [
+          { id: 'x', vendor: 'X', kind: 'block', bodyAny: ['xyz'] },
+          { id: 'x', vendor: 'X', kind: 'block', bodyAny: ['xyz'] },
+        ],
+      },
+      /^markers\[1\]\.id: "x" is used by markers\[0\] too/,
+    ],
+    [
+      'replaced and disabled',
+      { version: 1, markers: [{ id: 'b-block', vendor: 'B', kind: 'block', bodyAny: ['bee'] }], disable: ['b-block'] },
+      /^disable\[0\]: "b-block" is also replaced by markers\[0\]/,
+    ],
   ])('%s', (_what, input, message) => {
     const errors = errorsOf(input);
     expect(errors.length).toBeGreaterThan(0);
@@ -42,7 +80,10 @@ describe('parseMarkerFile: refused with the field named', () => {
   });
 
   it('a valid file passes, with defaults for the lists', () => {
-    expect(parseMarkerFile({ version: 1 }, BUILT_IN)).toEqual({ ok: true, file: { version: 1, markers: [], disable: [] } });
+    expect(parseMarkerFile({ version: 1 }, BUILT_IN)).toEqual({
+      ok: true,
+      file: { version: 1, markers: [], disable: [] },
+    });
   });
 });
 
@@ -67,7 +108,17 @@ describe('mergeMarkers', () => {
 
   it('the merged catalogue classifies: the replaced built-in no longer matches its old text', () => {
     const result = catalogueFromText(
-      JSON.stringify({ version: 1, markers: [{ id: 'cloudflare-mitigated-header', vendor: 'Cloudflare', kind: 'challenge', headers: [{ name: 'x-never-sent' }] }] }),
+      JSON.stringify({
+        version: 1,
+        markers: [
+          {
+            id: 'cloudflare-mitigated-header',
+            vendor: 'Cloudflare',
+            kind: 'challenge',
+            headers: [{ name: 'x-never-sent' }],
+          },
+        ],
+      }),
       'deploy.json',
     );
     if (!result.ok) throw new Error(result.errors.join('; '));

@@ -74,7 +74,9 @@ describe('fixture pages', () => {
   });
 
   it('a Cloudflare interstitial is found from the cf-mitigated header alone', () => {
-    const result = classifyOutcome(pageEvent('near-empty.html', { status: 403, headers: { 'cf-mitigated': 'challenge' } }));
+    const result = classifyOutcome(
+      pageEvent('near-empty.html', { status: 403, headers: { 'cf-mitigated': 'challenge' } }),
+    );
     expect(result).toMatchObject({ outcome: 'challenge', evidence: { markerId: 'cloudflare-mitigated-header' } });
     expect(result.reason).toBe(
       'Cloudflare challenge on status 403: marker cloudflare-mitigated-header matched header cf-mitigated: challenge',
@@ -91,7 +93,9 @@ describe('fixture pages', () => {
   });
 
   it('a news article saying "blocked" is not a soft block, even judged as a short page', () => {
-    expect(classifyOutcome(pageEvent('article-mentions-blocked.html', { pageType: 'article', bytes: 61_440 })).outcome).toBe('ok');
+    expect(
+      classifyOutcome(pageEvent('article-mentions-blocked.html', { pageType: 'article', bytes: 61_440 })).outcome,
+    ).toBe('ok');
     expect(classifyOutcome(pageEvent('article-mentions-blocked.html', { pageType: 'article' })).outcome).toBe('ok');
   });
 
@@ -102,27 +106,48 @@ describe('fixture pages', () => {
   });
 
   it('a short login form with a captcha widget is ok: the widget guards a field to fill in', () => {
-    const login = '<html><head><title>Sign in</title></head><body><form method="post"><input name="email" type="email">' +
+    const login =
+      '<html><head><title>Sign in</title></head><body><form method="post"><input name="email" type="email">' +
       '<input type="password" name="pw"><div class="g-recaptcha" data-sitekey="x"></div><button>Sign in</button></form></body></html>';
     expect(classifyOutcome({ status: 200, bodySample: login }).outcome).toBe('ok');
-    expect(classifyOutcome({ status: 200, bodySample: login.replace('<input name="email" type="email">', '<textarea name="msg"></textarea>') }).outcome).toBe('ok');
+    expect(
+      classifyOutcome({
+        status: 200,
+        bodySample: login.replace('<input name="email" type="email">', '<textarea name="msg"></textarea>'),
+      }).outcome,
+    ).toBe('ok');
     // The same widget with nothing else to fill in is the page's point: a challenge.
-    const wall = login.replace(/<input name="email"[^>]*><input type="password"[^>]*>/, '<input type="hidden" name="t" value="1">');
+    const wall = login.replace(
+      /<input name="email"[^>]*><input type="password"[^>]*>/,
+      '<input type="hidden" name="t" value="1">',
+    );
     expect(classifyOutcome({ status: 200, bodySample: wall })).toMatchObject({
       outcome: 'challenge',
-      evidence: { markerId: 'recaptcha-widget', corroboratedBy: `short page with no field to fill in (${wall.length} bytes)` },
+      evidence: {
+        markerId: 'recaptcha-widget',
+        corroboratedBy: `short page with no field to fill in (${wall.length} bytes)`,
+      },
     });
   });
 
   it("a vendor's script counts on a bare page or a refusal status, never on an app shell with a title", () => {
-    const stub = '<html><head><script src="/_Incapsula_Resource?SWJIYLWA=719d34d31c8e3a6e6fffd425f7e032f3"></script></head><body></body></html>';
-    expect(classifyOutcome({ status: 200, bodySample: stub })).toMatchObject({ outcome: 'challenge', evidence: { markerId: 'incapsula-resource' } });
-    expect(classifyOutcome({ status: 200, bodySample: stub }).reason).toContain("(vendor's script, corroborated by bare page (");
+    const stub =
+      '<html><head><script src="/_Incapsula_Resource?SWJIYLWA=719d34d31c8e3a6e6fffd425f7e032f3"></script></head><body></body></html>';
+    expect(classifyOutcome({ status: 200, bodySample: stub })).toMatchObject({
+      outcome: 'challenge',
+      evidence: { markerId: 'incapsula-resource' },
+    });
+    expect(classifyOutcome({ status: 200, bodySample: stub }).reason).toContain(
+      "(vendor's script, corroborated by bare page (",
+    );
     const shell = stub.replace('<head>', '<head><title>Analytics</title>');
     expect(classifyOutcome({ status: 200, bodySample: shell }).outcome).toBe('ok');
     const withText = stub.replace('<body>', `<body><p>${'Our quarterly results are in. '.repeat(6)}</p>`);
     expect(classifyOutcome({ status: 200, bodySample: withText }).outcome).toBe('ok');
-    expect(classifyOutcome({ status: 503, bodySample: shell })).toMatchObject({ outcome: 'challenge', evidence: { corroboratedBy: 'status 503' } });
+    expect(classifyOutcome({ status: 503, bodySample: shell })).toMatchObject({
+      outcome: 'challenge',
+      evidence: { corroboratedBy: 'status 503' },
+    });
   });
 
   it('a big page still counts as a challenge when its title says so', () => {
@@ -134,7 +159,10 @@ describe('fixture pages', () => {
 
   it('weak markers are corroborated by a refusal status even on a big page', () => {
     const result = classifyOutcome(pageEvent('recaptcha.html', { status: 429, bytes: 90_000 }));
-    expect(result).toMatchObject({ outcome: 'challenge', evidence: { markerId: 'recaptcha-widget', corroboratedBy: 'status 429' } });
+    expect(result).toMatchObject({
+      outcome: 'challenge',
+      evidence: { markerId: 'recaptcha-widget', corroboratedBy: 'status 429' },
+    });
     expect(result.reason).toContain('(captcha widget, corroborated by status 429)');
   });
 
@@ -160,13 +188,21 @@ describe('titles and texts in the languages a fleet crawls', () => {
     ['Проверка безопасности', 'challenge'],
     ['Einen Moment bitte…', 'challenge'],
   ])('title "%s" on a 403 → %s', (title, kind) => {
-    const result = classifyOutcome({ status: 403, bodySample: `<html><head><title>${title}</title></head><body><p>…</p></body></html>`, bytes: 20_000 });
+    const result = classifyOutcome({
+      status: 403,
+      bodySample: `<html><head><title>${title}</title></head><body><p>…</p></body></html>`,
+      bytes: 20_000,
+    });
     expect(result.outcome).toBe(kind === 'block' ? 'hard_block' : 'challenge');
     expect(result.rule).toBe(kind === 'block' ? 'block_marker' : 'challenge_marker');
   });
 
   it('an article whose title starts with the words but goes on is not a block page', () => {
-    const result = classifyOutcome({ status: 200, bodySample: '<title>Zugriff verweigerter Daten: was das Urteil bedeutet</title><p>Lorem</p>', bytes: 90_000 });
+    const result = classifyOutcome({
+      status: 200,
+      bodySample: '<title>Zugriff verweigerter Daten: was das Urteil bedeutet</title><p>Lorem</p>',
+      bytes: 90_000,
+    });
     expect(result.outcome).toBe('ok');
   });
 });

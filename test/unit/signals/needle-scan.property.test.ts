@@ -6,19 +6,27 @@ import { NeedleRegistry, NeedleScanner } from '@target-health/crawler/events/nee
 // whose case changes length ("ß" → "SS", "İ" → "i̇") or that have none.
 const LOWER = ['a', 'b', 'c', 'é', 'д', '拦', '😀', '1'];
 const needle = (max: number) => fc.string({ unit: fc.constantFrom(...LOWER), maxLength: max });
-const text = (max: number) => fc.string({ unit: fc.constantFrom(...LOWER, 'A', 'B', 'É', 'Д', 'ß', 'İ', '\ud800'), maxLength: max });
+const text = (max: number) =>
+  fc.string({ unit: fc.constantFrom(...LOWER, 'A', 'B', 'É', 'Д', 'ß', 'İ', '\ud800'), maxLength: max });
 
 describe('NeedleScanner', () => {
   it('finds exactly the needles `includes` finds in the lower-cased text, in one pass over the text as sent', () => {
     fc.assert(
-      fc.property(fc.array(needle(6).filter((s) => s.length > 0), { minLength: 1, maxLength: 20 }), fc.array(text(60), { minLength: 1, maxLength: 5 }), (needles, texts) => {
-        const scanner = new NeedleScanner(needles);
-        for (const t of texts) {
-          const hits = scanner.scan(t);
-          // Each scan's hits describe that scan only: earlier texts leave nothing behind.
-          expect(needles.map((_, id) => hits.has(id))).toEqual(needles.map((n) => t.toLowerCase().includes(n)));
-        }
-      }),
+      fc.property(
+        fc.array(
+          needle(6).filter((s) => s.length > 0),
+          { minLength: 1, maxLength: 20 },
+        ),
+        fc.array(text(60), { minLength: 1, maxLength: 5 }),
+        (needles, texts) => {
+          const scanner = new NeedleScanner(needles);
+          for (const t of texts) {
+            const hits = scanner.scan(t);
+            // Each scan's hits describe that scan only: earlier texts leave nothing behind.
+            expect(needles.map((_, id) => hits.has(id))).toEqual(needles.map((n) => t.toLowerCase().includes(n)));
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });

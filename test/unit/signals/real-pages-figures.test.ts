@@ -14,7 +14,14 @@ import { Worker } from 'node:worker_threads';
 import { peerInput, peerVerdict, type PeerInput, type PeerResult } from '../../../bench/classify-peer';
 import { readLabelledPages } from '../../../client/markers/labelled-pages';
 import { compileClassifier, type ClassifiableEvent } from '@target-health/crawler/events/classify';
-import { EVALUATION_MODES, evaluate, eventFor, type ClassifyPage, type LabelledPage, type ModeResult } from '../../../signals/evaluate';
+import {
+  EVALUATION_MODES,
+  evaluate,
+  eventFor,
+  type ClassifyPage,
+  type LabelledPage,
+  type ModeResult,
+} from '../../../signals/evaluate';
 
 const FIXTURES = join(__dirname, '..', '..', 'fixtures');
 const SETS = [
@@ -42,8 +49,10 @@ function unmet(m: ModeResult, withStatus: number): string[] {
   const floor = m.mode === 'body-only' ? CAUGHT_BODY_ONLY : withStatus;
   const out: string[] = [];
   if (recall === undefined || recall < floor) out.push(`caught ${pct(recall)} < ${pct(floor)}`);
-  if (rightClassRate === undefined || rightClassRate < RIGHT_CLASS) out.push(`right class ${pct(rightClassRate)} < ${pct(RIGHT_CLASS)}`);
-  if (falsePositiveRate === undefined || falsePositiveRate > MAX_FALSE_POSITIVES) out.push(`false positives ${pct(falsePositiveRate)} > ${pct(MAX_FALSE_POSITIVES)}`);
+  if (rightClassRate === undefined || rightClassRate < RIGHT_CLASS)
+    out.push(`right class ${pct(rightClassRate)} < ${pct(RIGHT_CLASS)}`);
+  if (falsePositiveRate === undefined || falsePositiveRate > MAX_FALSE_POSITIVES)
+    out.push(`false positives ${pct(falsePositiveRate)} > ${pct(MAX_FALSE_POSITIVES)}`);
   return out;
 }
 
@@ -94,10 +103,15 @@ describe.each(SETS)('real pages, %s: ahead of is-antibot in every mode', (_name,
   it.each(ours.modes.map((m, i) => [m.mode, m, i] as const))('%s', (_mode, us, i) => {
     const them = peer.modes[i]!;
     const behind: string[] = [];
-    if (us.overall.caught <= them.overall.caught) behind.push(`caught ${us.overall.caught} ≤ is-antibot's ${them.overall.caught}`);
-    if (us.overall.rightClass <= them.overall.rightClass) behind.push(`right class ${us.overall.rightClass} ≤ is-antibot's ${them.overall.rightClass}`);
+    if (us.overall.caught <= them.overall.caught)
+      behind.push(`caught ${us.overall.caught} ≤ is-antibot's ${them.overall.caught}`);
+    if (us.overall.rightClass <= them.overall.rightClass)
+      behind.push(`right class ${us.overall.rightClass} ≤ is-antibot's ${them.overall.rightClass}`);
     const fp = us.overall.falsePositiveRate;
-    if (fp === undefined || fp > MAX_FALSE_POSITIVES) behind.push(`false positives ${pct(fp)} > ${pct(MAX_FALSE_POSITIVES)} (is-antibot: ${pct(them.overall.falsePositiveRate)})`);
+    if (fp === undefined || fp > MAX_FALSE_POSITIVES)
+      behind.push(
+        `false positives ${pct(fp)} > ${pct(MAX_FALSE_POSITIVES)} (is-antibot: ${pct(them.overall.falsePositiveRate)})`,
+      );
     expect(behind).toEqual([]);
   });
 });

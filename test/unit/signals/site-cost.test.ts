@@ -15,7 +15,12 @@ jest.mock('@target-health/crawler/events/punycode', () => {
 const encode = punycodeEncode as jest.MockedFunction<typeof punycodeEncode>;
 
 test('labels and hosts that cannot fit are refused before any Punycode encoding', () => {
-  for (const input of [`${'ü'.repeat(360_000)}.com`, `${'ü'.repeat(60)}.com`, `${'ü'.repeat(100)}.${'a'.repeat(500)}.com`, `x.${'é'.repeat(600)}`]) {
+  for (const input of [
+    `${'ü'.repeat(360_000)}.com`,
+    `${'ü'.repeat(60)}.com`,
+    `${'ü'.repeat(100)}.${'a'.repeat(500)}.com`,
+    `x.${'é'.repeat(600)}`,
+  ]) {
     const r = tryNormaliseSite(input);
     expect(r.ok ? 'accepted' : r.error.detail).toMatch(/at most 63 characters|longer than/);
   }

@@ -18,7 +18,8 @@ function stackDir(temporalPort: number, pgPort: number): { dir: string; written:
 }
 
 test('shellUnquote undoes shellQuote', () => {
-  for (const value of ['plain', "it's", "postgres://u:p w@h:1/db", "''", 'a\'\'b']) expect(shellUnquote(shellQuote(value))).toBe(value);
+  for (const value of ['plain', "it's", 'postgres://u:p w@h:1/db', "''", "a''b"])
+    expect(shellUnquote(shellQuote(value))).toBe(value);
 });
 
 test('cli.env reads back as written; no file → undefined', () => {
@@ -30,7 +31,10 @@ test('cli.env reads back as written; no file → undefined', () => {
 test("the stack's own exported settings, nothing listening on them: set aside (the UI URL with them)", async () => {
   const { dir, written } = stackDir(await freePort(), await freePort());
   const env: NodeJS.ProcessEnv = { ...written, HOME: '/root' };
-  expect(await setAsideOwnStoppedSettings(dir, env)).toEqual({ names: ['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'DATABASE_URL'], file: join(dir, 'cli.env') });
+  expect(await setAsideOwnStoppedSettings(dir, env)).toEqual({
+    names: ['TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'DATABASE_URL'],
+    file: join(dir, 'cli.env'),
+  });
   expect(env).toEqual({ HOME: '/root' });
 });
 
@@ -47,8 +51,14 @@ test('kept: while the earlier stack still listens, when the values differ, when 
     await new Promise((resolve) => server.close(resolve));
   }
   const stopped = stackDir(await freePort(), await freePort());
-  const elsewhere: NodeJS.ProcessEnv = { TEMPORAL_ADDRESS: 'temporal.internal:7233', DATABASE_URL: 'postgres://u:p@db.internal/th' };
+  const elsewhere: NodeJS.ProcessEnv = {
+    TEMPORAL_ADDRESS: 'temporal.internal:7233',
+    DATABASE_URL: 'postgres://u:p@db.internal/th',
+  };
   expect(await setAsideOwnStoppedSettings(stopped.dir, elsewhere)).toBeUndefined();
-  expect(elsewhere).toEqual({ TEMPORAL_ADDRESS: 'temporal.internal:7233', DATABASE_URL: 'postgres://u:p@db.internal/th' });
+  expect(elsewhere).toEqual({
+    TEMPORAL_ADDRESS: 'temporal.internal:7233',
+    DATABASE_URL: 'postgres://u:p@db.internal/th',
+  });
   expect(await setAsideOwnStoppedSettings(stopped.dir, {})).toBeUndefined();
 });

@@ -152,7 +152,10 @@ export class ControlsState implements ControlsView {
   /** The source is connected (again). */
   connectedNow(): void {
     if (this.downSince !== undefined) {
-      this.log().info({ downForMs: Date.now() - this.downSince, sites: this.records.size }, `controls: ${this.sourceName} is back after ${Math.round((Date.now() - this.downSince) / 100) / 10} s`);
+      this.log().info(
+        { downForMs: Date.now() - this.downSince, sites: this.records.size },
+        `controls: ${this.sourceName} is back after ${Math.round((Date.now() - this.downSince) / 100) / 10} s`,
+      );
       this.downSince = undefined;
     }
     if (this.everConnected) this.counters.reconnects += 1;
@@ -169,10 +172,16 @@ export class ControlsState implements ControlsView {
     if (this.downSince === undefined) {
       this.downSince = now;
       this.lastReminderAt = now;
-      this.log().warn({ problem, sites: this.records.size }, `controls: lost ${this.sourceName} (${problem}); obeying the last known controls of ${this.records.size} sites and reconnecting`);
+      this.log().warn(
+        { problem, sites: this.records.size },
+        `controls: lost ${this.sourceName} (${problem}); obeying the last known controls of ${this.records.size} sites and reconnecting`,
+      );
     } else if (now - this.lastReminderAt >= 60_000) {
       this.lastReminderAt = now;
-      this.log().warn({ problem, sites: this.records.size, downForMs: now - this.downSince }, `controls: ${this.sourceName} still unreachable after ${Math.round((now - this.downSince) / 1000)} s (${problem}); obeying the last known controls`);
+      this.log().warn(
+        { problem, sites: this.records.size, downForMs: now - this.downSince },
+        `controls: ${this.sourceName} still unreachable after ${Math.round((now - this.downSince) / 1000)} s (${problem}); obeying the last known controls`,
+      );
     }
   }
 
@@ -182,7 +191,10 @@ export class ControlsState implements ControlsView {
     const now = Date.now();
     if (this.refusal?.message !== err.message || now - this.lastRefusalLogAt >= 60_000) {
       this.lastRefusalLogAt = now;
-      this.log().error({ code: err.code, sites: this.records.size }, `${err.message}; obeying the last known controls of ${this.records.size} sites and retrying`);
+      this.log().error(
+        { code: err.code, sites: this.records.size },
+        `${err.message}; obeying the last known controls of ${this.records.size} sites and retrying`,
+      );
     }
     this.refusal = err;
     this.lastError = err.message;
@@ -207,7 +219,12 @@ export class ControlsState implements ControlsView {
       const timer = setTimeout(() => {
         this.readyWaiters.delete(waiter);
         const why = this.lastError === undefined ? '' : ` (last problem: ${this.lastError})`;
-        reject(new ControlsClientError(`controls: no snapshot from ${this.sourceName} within ${this.readyTimeoutMs} ms${why}; still trying in the background`, 'timeout'));
+        reject(
+          new ControlsClientError(
+            `controls: no snapshot from ${this.sourceName} within ${this.readyTimeoutMs} ms${why}; still trying in the background`,
+            'timeout',
+          ),
+        );
       }, this.readyTimeoutMs);
       timer.unref();
       this.readyWaiters.add(waiter);
@@ -215,7 +232,14 @@ export class ControlsState implements ControlsView {
   }
 
   status(): ControlsClientStatus {
-    return { connected: this.connected, lastEventAt: this.lastEventAt, reconnects: this.counters.reconnects, sites: this.records.size, snapshots: this.counters.snapshots, lastError: this.lastError };
+    return {
+      connected: this.connected,
+      lastEventAt: this.lastEventAt,
+      reconnects: this.counters.reconnects,
+      sites: this.records.size,
+      snapshots: this.counters.snapshots,
+      lastError: this.lastError,
+    };
   }
 
   /** Pending ready() calls end (rejected) when the client closes. */
@@ -244,7 +268,10 @@ export class ControlsState implements ControlsView {
       try {
         listener(record);
       } catch (err) {
-        this.log().warn({ site: record.site, err: err instanceof Error ? err.message : String(err) }, 'controls: an onChange listener threw; ignored');
+        this.log().warn(
+          { site: record.site, err: err instanceof Error ? err.message : String(err) },
+          'controls: an onChange listener threw; ignored',
+        );
       }
     }
   }

@@ -5,5 +5,11 @@
  * (`target-health/controls`), not from here.
  */
 export type { ControlsView, SiteControls, HealthBand } from './types';
-export { ControlsClientError, pausedUnknown, type ControlsClient, type ControlsClientStatus, type UnknownSitePolicy } from './controls-state';
+export {
+  ControlsClientError,
+  pausedUnknown,
+  type ControlsClient,
+  type ControlsClientStatus,
+  type UnknownSitePolicy,
+} from './controls-state';
 export { createControlsClient, type ControlsClientOptions } from './sse-client';

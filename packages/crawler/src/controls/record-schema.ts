@@ -26,5 +26,7 @@ export const snapshotSchema = z.object({ sites: z.array(siteControlsSchema) });
 /** The record without fields this client does not know (the schema strips them). */
 export function parseSiteControls(value: unknown): { ok: true; record: SiteControls } | { ok: false; error: string } {
   const r = siteControlsSchema.safeParse(value);
-  return r.success ? { ok: true, record: r.data } : { ok: false, error: r.error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ') };
+  return r.success
+    ? { ok: true, record: r.data }
+    : { ok: false, error: r.error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ') };
 }

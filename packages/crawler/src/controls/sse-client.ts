@@ -48,7 +48,8 @@ const DEFAULT_RETRY_MS = 1_000;
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`createControlsClient: ${name}: must be a whole number of milliseconds ≥ 1 (got ${String(value)})`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`createControlsClient: ${name}: must be a whole number of milliseconds ≥ 1 (got ${String(value)})`);
   return value;
 }
 
@@ -57,13 +58,21 @@ function streamUrl(options: ControlsClientOptions): URL {
   try {
     base = new URL(options.apiUrl);
   } catch {
-    throw new Error(`createControlsClient: apiUrl: must be the API's base URL like http://127.0.0.1:8787 (got ${JSON.stringify(options.apiUrl)})`);
+    throw new Error(
+      `createControlsClient: apiUrl: must be the API's base URL like http://127.0.0.1:8787 (got ${JSON.stringify(options.apiUrl)})`,
+    );
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error(`createControlsClient: apiUrl: must start with http:// or https:// (got ${JSON.stringify(options.apiUrl)})`);
+  if (base.protocol !== 'http:' && base.protocol !== 'https:')
+    throw new Error(
+      `createControlsClient: apiUrl: must start with http:// or https:// (got ${JSON.stringify(options.apiUrl)})`,
+    );
   const url = new URL('v1/controls/stream', base.href.endsWith('/') ? base.href : `${base.href}/`);
   (options.sites ?? []).forEach((site, i) => {
     const r = typeof site === 'string' ? tryNormaliseSite(site) : undefined;
-    if (r === undefined || !r.ok) throw new Error(`createControlsClient: sites[${i}]: ${r === undefined ? 'must be a host name like shop.example.com' : r.error.message}`);
+    if (r === undefined || !r.ok)
+      throw new Error(
+        `createControlsClient: sites[${i}]: ${r === undefined ? 'must be a host name like shop.example.com' : r.error.message}`,
+      );
     url.searchParams.append('site', r.site);
   });
   return url;
@@ -71,9 +80,21 @@ function streamUrl(options: ControlsClientOptions): URL {
 
 /** The refusal an answer other than 200 means, named for the person who must fix it. */
 function refusalOf(status: number, message: string, url: URL): ControlsClientError {
-  if (status === 401) return new ControlsClientError(`controls: the API refused the token (401: ${message}); pass a valid token with the read scope (target-health token create <name> --scope read)`, 'unauthorized');
-  if (status === 403) return new ControlsClientError(`controls: the token lacks the read scope (403: ${message}); create one with target-health token create <name> --scope read`, 'forbidden');
-  if (status === 404) return new ControlsClientError(`controls: ${url.origin}${url.pathname} is not found (404); apiUrl must be the Target Health API's base URL, like http://127.0.0.1:8787`, 'not_found');
+  if (status === 401)
+    return new ControlsClientError(
+      `controls: the API refused the token (401: ${message}); pass a valid token with the read scope (target-health token create <name> --scope read)`,
+      'unauthorized',
+    );
+  if (status === 403)
+    return new ControlsClientError(
+      `controls: the token lacks the read scope (403: ${message}); create one with target-health token create <name> --scope read`,
+      'forbidden',
+    );
+  if (status === 404)
+    return new ControlsClientError(
+      `controls: ${url.origin}${url.pathname} is not found (404); apiUrl must be the Target Health API's base URL, like http://127.0.0.1:8787`,
+      'not_found',
+    );
   return new ControlsClientError(`controls: the API refused the stream request (${status}: ${message})`, 'bad_request');
 }
 
@@ -93,10 +114,14 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
   if (typeof options !== 'object' || options === null) throw new Error('createControlsClient: pass { apiUrl, token }');
   const url = streamUrl(options);
   if (typeof options.token !== 'string' || options.token.trim() === '') {
-    throw new Error('createControlsClient: token is empty; pass a token with the read scope (target-health token create <name> --scope read; is TH_TOKEN set?)');
+    throw new Error(
+      'createControlsClient: token is empty; pass a token with the read scope (target-health token create <name> --scope read; is TH_TOKEN set?)',
+    );
   }
   if (options.unknownSite !== undefined && options.unknownSite !== 'allow' && options.unknownSite !== 'pause') {
-    throw new Error(`createControlsClient: unknownSite: must be 'allow' or 'pause' (got ${JSON.stringify(options.unknownSite)})`);
+    throw new Error(
+      `createControlsClient: unknownSite: must be 'allow' or 'pause' (got ${JSON.stringify(options.unknownSite)})`,
+    );
   }
   const token = options.token.trim();
   const silenceTimeoutMs = positive('silenceTimeoutMs', options.silenceTimeoutMs, 35_000);
@@ -104,7 +129,12 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
   const connectTimeoutMs = positive('connectTimeoutMs', options.connectTimeoutMs, 10_000);
   let logger = options.logger;
   const log = (): RecorderLogger => (logger ??= defaultRecorderLogger());
-  const state = new ControlsState(options.unknownSite ?? 'allow', positive('readyTimeoutMs', options.readyTimeoutMs, 10_000), log, `the controls stream at ${url.origin}`);
+  const state = new ControlsState(
+    options.unknownSite ?? 'allow',
+    positive('readyTimeoutMs', options.readyTimeoutMs, 10_000),
+    log,
+    `the controls stream at ${url.origin}`,
+  );
 
   let closed = false;
   let current: AbortController | undefined;
@@ -119,13 +149,19 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
     try {
       data = JSON.parse(message.data);
     } catch {
-      log().warn({ event: message.event, id: message.id }, `controls: ignored a ${message.event} event that is not JSON`);
+      log().warn(
+        { event: message.event, id: message.id },
+        `controls: ignored a ${message.event} event that is not JSON`,
+      );
       return;
     }
     if (message.event === 'snapshot') {
       const snapshot = snapshotSchema.safeParse(data);
       if (!snapshot.success) {
-        log().warn({ id: message.id, problem: snapshot.error.issues[0]?.message }, 'controls: ignored a snapshot that is not a list of controls records');
+        log().warn(
+          { id: message.id, problem: snapshot.error.issues[0]?.message },
+          'controls: ignored a snapshot that is not a list of controls records',
+        );
         return;
       }
       state.applySnapshot(snapshot.data.sites);
@@ -133,21 +169,34 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
     }
     const record = parseSiteControls(data);
     if (record.ok) state.apply(record.record);
-    else log().warn({ id: message.id, problem: record.error }, 'controls: ignored a controls event that is not a controls record');
+    else
+      log().warn(
+        { id: message.id, problem: record.error },
+        'controls: ignored a controls event that is not a controls record',
+      );
   }
 
   /** One connection, until it ends; true when it got as far as an event (the next attempt starts from the shortest wait). */
   async function connectOnce(): Promise<{ progressed: boolean; refused: boolean }> {
     const abort = new AbortController();
     current = abort;
-    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'cache-control': 'no-cache' };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      accept: 'text/event-stream',
+      'cache-control': 'no-cache',
+    };
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
     let res: HttpAnswer;
     const connectTimer = setTimeout(() => abort.abort(), connectTimeoutMs);
     try {
       res = await send(url, { method: 'GET', headers, signal: abort.signal });
     } catch (err) {
-      if (!closed) state.disconnected(abort.signal.aborted ? `no answer within ${connectTimeoutMs} ms` : `cannot reach ${url.origin} (${describeError(err)})`);
+      if (!closed)
+        state.disconnected(
+          abort.signal.aborted
+            ? `no answer within ${connectTimeoutMs} ms`
+            : `cannot reach ${url.origin} (${describeError(err)})`,
+        );
       return { progressed: false, refused: false };
     } finally {
       clearTimeout(connectTimer);
@@ -165,7 +214,12 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
     if (!(contentType ?? '').startsWith('text/event-stream')) {
       abort.abort();
       discard(res);
-      state.refused(new ControlsClientError(`controls: ${url.origin}${url.pathname} answered ${contentType ?? 'no content type'}, not an event stream; is apiUrl the Target Health API?`, 'not_a_stream'));
+      state.refused(
+        new ControlsClientError(
+          `controls: ${url.origin}${url.pathname} answered ${contentType ?? 'no content type'}, not an event stream; is apiUrl the Target Health API?`,
+          'not_a_stream',
+        ),
+      );
       return { progressed: false, refused: true };
     }
 
@@ -199,7 +253,9 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
         parser.feed(decoder.decode(chunk, { stream: true }));
       }
     } catch (err) {
-      problem = silent ? `the stream was silent for ${silenceTimeoutMs} ms (no heartbeat)` : `the stream broke (${describeError(err)})`;
+      problem = silent
+        ? `the stream was silent for ${silenceTimeoutMs} ms (no heartbeat)`
+        : `the stream broke (${describeError(err)})`;
     } finally {
       clearTimeout(watchdog);
     }
@@ -227,7 +283,9 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
       if (closed) break;
       failures = outcome.progressed ? 1 : failures + 1;
       // A refusal waits the longest: it needs a person, and hammering the API will not help.
-      const delay = outcome.refused ? reconnectMaxMs : retryDelayMs(failures, { initialMs: serverRetryMs, maxMs: Math.max(reconnectMaxMs, serverRetryMs) });
+      const delay = outcome.refused
+        ? reconnectMaxMs
+        : retryDelayMs(failures, { initialMs: serverRetryMs, maxMs: Math.max(reconnectMaxMs, serverRetryMs) });
       await sleep(delay);
     }
   })();

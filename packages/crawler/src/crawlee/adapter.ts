@@ -154,7 +154,9 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
   const retireOutcomes = new Set(retireOn === false ? [] : (retireOn?.outcomes ?? DEFAULTS.retireOutcomes));
   const headerNames = new Set([...CLASSIFIER_HEADERS, ...(options.extraHeaders ?? []).map((h) => h.toLowerCase())]);
   const routeOf = options.routeOf ?? ((proxyInfo: ProxyInfoLike | undefined) => routeFromProxyInfo(proxyInfo));
-  const pageTypeOf = options.pageTypeOf ?? ((request: RequestInfo) => (request.label && PAGE_TYPE.test(request.label) ? request.label : undefined));
+  const pageTypeOf =
+    options.pageTypeOf ??
+    ((request: RequestInfo) => (request.label && PAGE_TYPE.test(request.label) ? request.label : undefined));
   const classifierContext = options.classifierConfig ? { config: options.classifierConfig } : {};
 
   const counts: TargetHealthStats = {
@@ -206,7 +208,9 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
   function drop(ctx: CrawlingContextLike, site: string, current: SiteControls): never {
     counts.droppedByStop += 1;
     ctx.request.noRetry = true;
-    ctx.log.warning(`target-health: dropped ${ctx.request.url}: ${site} is stopped (${current.reason})`, { droppedByStop: counts.droppedByStop });
+    ctx.log.warning(`target-health: dropped ${ctx.request.url}: ${site} is stopped (${current.reason})`, {
+      droppedByStop: counts.droppedByStop,
+    });
     throw new DroppedByTargetHealth(site, current.reason);
   }
 
@@ -216,7 +220,14 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     const site = siteOf(request.url);
     if (site === undefined) return; // Not a host we can key (a data: URL…): nothing to obey or record.
     const canary = request.userData.targetHealthCanary === true;
-    const attempt: Attempt = { site, canary, ts: Date.now(), retries: request.retryCount, gateHeld: false, recorded: false };
+    const attempt: Attempt = {
+      site,
+      canary,
+      ts: Date.now(),
+      retries: request.retryCount,
+      gateHeld: false,
+      recorded: false,
+    };
     let current = controlsOf(site);
     if (current?.band === 'stopped') drop(ctx, site, current);
     if (isPaused(current, canary)) {
@@ -224,7 +235,11 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
       current = controlsOf(site);
       if (!resumed || isPaused(current, canary) || current?.band === 'stopped') {
         counts.deferredByPause += 1;
-        throw new DeferredByTargetHealth(site, 'paused', current?.reason ?? 'no controls known for the site, unknownSite is "pause"');
+        throw new DeferredByTargetHealth(
+          site,
+          'paused',
+          current?.reason ?? 'no controls known for the site, unknownSite is "pause"',
+        );
       }
     }
     const limit = current?.concurrencyLimit;
@@ -261,7 +276,11 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
       release(attempt);
       counts.deferredByPause += 1;
       counts.deferredOnDeparture += 1;
-      throw new DeferredByTargetHealth(attempt.site, 'paused', `${current?.reason ?? 'no controls known for the site, unknownSite is "pause"'}; it came while the request waited to leave`);
+      throw new DeferredByTargetHealth(
+        attempt.site,
+        'paused',
+        `${current?.reason ?? 'no controls known for the site, unknownSite is "pause"'}; it came while the request waited to leave`,
+      );
     }
     attempt.startedAt = performance.now();
   }
@@ -293,7 +312,10 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
       extraction: attempt.extraction,
     };
     if (attempt.head) return { ...base, status: attempt.head.status, headers: attempt.head.headers, ...attempt.body };
-    return { ...base, networkError: networkErrorOf(error, safe(() => ctx.proxyInfo !== undefined && ctx.proxyInfo !== null) === true) };
+    return {
+      ...base,
+      networkError: networkErrorOf(error, safe(() => ctx.proxyInfo !== undefined && ctx.proxyInfo !== null) === true),
+    };
   }
 
   function safeRoute(ctx: CrawlingContextLike): Route {
@@ -310,19 +332,25 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     const built = buildEvent(f);
     if (!built.ok) {
       counts.unrecordable += 1;
-      ctx.log.warning(`target-health: not recorded, the event is invalid: ${built.errors.join('; ')}`, { url: ctx.request.url });
+      ctx.log.warning(`target-health: not recorded, the event is invalid: ${built.errors.join('; ')}`, {
+        url: ctx.request.url,
+      });
       return;
     }
     if (built.removed.length > 0) {
       counts.fieldsRemoved += built.removed.length;
-      ctx.log.warning(`target-health: recorded without invalid fields: ${built.removed.join('; ')}`, { url: ctx.request.url });
+      ctx.log.warning(`target-health: recorded without invalid fields: ${built.removed.join('; ')}`, {
+        url: ctx.request.url,
+      });
     }
     const droppedBefore = recorder.stats().dropped;
     if (recorder.record(built.input)) {
       counts.recorded += 1;
     } else if (recorder.stats().dropped > droppedBefore) {
       counts.notKept += 1;
-      ctx.log.warning('target-health: the recorder had no room for the event (recorder.stats().dropped)', { url: ctx.request.url });
+      ctx.log.warning('target-health: the recorder had no room for the event (recorder.stats().dropped)', {
+        url: ctx.request.url,
+      });
     } else {
       counts.recorded += 1;
       // Memory and spill are filling up: slow this request down until there is room.
@@ -330,7 +358,11 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     }
   }
 
-  function isBlocked(status: number, classification: Classification | undefined, retireStatuses: ReadonlySet<number>): boolean {
+  function isBlocked(
+    status: number,
+    classification: Classification | undefined,
+    retireStatuses: ReadonlySet<number>,
+  ): boolean {
     if (retireStatuses.has(status)) return true;
     return classification !== undefined && retireOutcomes.has(classification.outcome);
   }
@@ -341,7 +373,11 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     return built.ok ? classifyOutcome(built.event, classifierContext) : undefined;
   }
 
-  function wrapHandler(userHandler: Handler | undefined, retireStatuses: ReadonlySet<number>, errorStatuses: ReadonlySet<number>): Handler {
+  function wrapHandler(
+    userHandler: Handler | undefined,
+    retireStatuses: ReadonlySet<number>,
+    errorStatuses: ReadonlySet<number>,
+  ): Handler {
     return async (ctx) => {
       const attempt = attempts.get(ctx);
       if (!attempt || !attempt.head) {
@@ -352,7 +388,8 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
         attempt.body = await observeBody(ctx);
         const { status } = attempt.head;
         if (retireOn !== false) {
-          const classification = retireStatuses.has(status) || retireOutcomes.size > 0 ? classifyNow(ctx, attempt) : undefined;
+          const classification =
+            retireStatuses.has(status) || retireOutcomes.size > 0 ? classifyNow(ctx, attempt) : undefined;
           if (isBlocked(status, classification, retireStatuses)) {
             if (ctx.session) {
               ctx.session.retire();
@@ -360,7 +397,11 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
             }
             if (throwOnBlocked) {
               counts.failedAfterRecording += 1;
-              throw new BlockedByTargetHealth(status, classification?.outcome ?? 'blocked status', classification?.reason ?? `status ${status}`);
+              throw new BlockedByTargetHealth(
+                status,
+                classification?.outcome ?? 'blocked status',
+                classification?.reason ?? `status ${status}`,
+              );
             }
           }
         }
@@ -415,7 +456,9 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
     crawlerOptions<O extends CrawlerOptionsLike>(userOptions: NoInfer<O>, kind: CrawlerKind = 'http'): O {
       const merged = { ...userOptions } as Record<string, unknown>;
       const sessionPool = (userOptions.sessionPoolOptions ?? {}) as { blockedStatusCodes?: number[] };
-      const retireStatuses = new Set(retireOn === false ? [] : (retireOn?.statuses ?? sessionPool.blockedStatusCodes ?? DEFAULTS.retireStatuses));
+      const retireStatuses = new Set(
+        retireOn === false ? [] : (retireOn?.statuses ?? sessionPool.blockedStatusCodes ?? DEFAULTS.retireStatuses),
+      );
       // Crawlee would throw on these before the handler, losing the body: the adapter takes them over.
       merged.sessionPoolOptions = { ...sessionPool, blockedStatusCodes: [] };
       let errorStatuses = new Set<number>();
@@ -433,9 +476,16 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
       // and the clock last.
       merged.preNavigationHooks = [admit, ...userPre, depart];
       merged.postNavigationHooks = [stopTimer, ...userPost];
-      merged.requestHandler = wrapHandler(userOptions.requestHandler as Handler | undefined, retireStatuses, errorStatuses);
+      merged.requestHandler = wrapHandler(
+        userOptions.requestHandler as Handler | undefined,
+        retireStatuses,
+        errorStatuses,
+      );
       merged.errorHandler = wrapErrorHandler(userOptions.errorHandler as ErrorHandler | undefined, retireStatuses);
-      merged.failedRequestHandler = wrapErrorHandler(userOptions.failedRequestHandler as ErrorHandler | undefined, retireStatuses);
+      merged.failedRequestHandler = wrapErrorHandler(
+        userOptions.failedRequestHandler as ErrorHandler | undefined,
+        retireStatuses,
+      );
       return merged as O;
     },
 

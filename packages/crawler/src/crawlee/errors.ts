@@ -15,7 +15,9 @@ export class DeferredByTargetHealth extends RetryRequestError {
     readonly why: 'paused' | 'concurrency',
     detail: string,
   ) {
-    super(`target-health: ${site} ${why === 'paused' ? 'is paused' : 'is at its concurrency limit'} (${detail}); request put back, not failed`);
+    super(
+      `target-health: ${site} ${why === 'paused' ? 'is paused' : 'is at its concurrency limit'} (${detail}); request put back, not failed`,
+    );
     this.name = 'DeferredByTargetHealth';
   }
 }
@@ -57,5 +59,7 @@ export class HttpErrorStatus extends Error {
   }
 }
 
-export const isDeferredByTargetHealth = (err: unknown): err is DeferredByTargetHealth => err instanceof DeferredByTargetHealth;
-export const isDroppedByTargetHealth = (err: unknown): err is DroppedByTargetHealth => err instanceof DroppedByTargetHealth;
+export const isDeferredByTargetHealth = (err: unknown): err is DeferredByTargetHealth =>
+  err instanceof DeferredByTargetHealth;
+export const isDroppedByTargetHealth = (err: unknown): err is DroppedByTargetHealth =>
+  err instanceof DroppedByTargetHealth;

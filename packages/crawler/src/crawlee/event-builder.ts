@@ -3,7 +3,14 @@
  * recorder: an optional field the schema refuses (a user's page type with a space, an odd header) is
  * left out and named, rather than the whole event refused later by the store.
  */
-import { parseEvent, type Extraction, type NetworkError, type RequestOutcomeEvent, type RequestOutcomeEventInput, type Route } from '../events/event';
+import {
+  parseEvent,
+  type Extraction,
+  type NetworkError,
+  type RequestOutcomeEvent,
+  type RequestOutcomeEventInput,
+  type Route,
+} from '../events/event';
 
 export interface AttemptFacts {
   ts: number;
@@ -23,7 +30,17 @@ export interface AttemptFacts {
 }
 
 /** Fields an event is still worth sending without (everything but ts, site, status/networkError, latency). */
-const DROPPABLE = new Set(['route', 'pageType', 'headers', 'bytes', 'bodySample', 'title', 'extraction', 'retries', 'canary']);
+const DROPPABLE = new Set([
+  'route',
+  'pageType',
+  'headers',
+  'bytes',
+  'bodySample',
+  'title',
+  'extraction',
+  'retries',
+  'canary',
+]);
 
 export type BuiltEvent =
   | { ok: true; input: RequestOutcomeEventInput; event: RequestOutcomeEvent; removed: string[] }
@@ -38,7 +55,16 @@ function toInput(facts: AttemptFacts): Record<string, unknown> {
     retries: facts.retries,
   };
   if (facts.canary) input.canary = true;
-  const optional = ['pageType', 'status', 'networkError', 'headers', 'bytes', 'bodySample', 'title', 'extraction'] as const;
+  const optional = [
+    'pageType',
+    'status',
+    'networkError',
+    'headers',
+    'bytes',
+    'bodySample',
+    'title',
+    'extraction',
+  ] as const;
   for (const key of optional) if (facts[key] !== undefined) input[key] = facts[key];
   return input;
 }
@@ -51,7 +77,8 @@ export function buildEvent(facts: AttemptFacts): BuiltEvent {
   const removed: string[] = [];
   for (let pass = 0; pass < 2; pass++) {
     const parsed = parseEvent(input);
-    if (parsed.ok) return { ok: true, input: input as unknown as RequestOutcomeEventInput, event: parsed.event, removed };
+    if (parsed.ok)
+      return { ok: true, input: input as unknown as RequestOutcomeEventInput, event: parsed.event, removed };
     const fields = new Set(parsed.errors.map(fieldOf));
     if (pass === 1 || [...fields].some((f) => !DROPPABLE.has(f))) return { ok: false, errors: parsed.errors };
     for (const f of fields) delete input[f];
@@ -64,6 +91,8 @@ export function buildEvent(facts: AttemptFacts): BuiltEvent {
 export function checkExtraction(extraction: unknown): Extraction {
   const parsed = parseEvent({ ts: Date.now(), site: 'example.com', status: 200, latencyMs: 0, extraction });
   if (parsed.ok && parsed.event.extraction) return parsed.event.extraction;
-  const line = parsed.ok ? 'extraction: must be an object like {"result": "ok", "validRecords": 12}' : parsed.errors.find((e) => e.startsWith('extraction')) ?? parsed.errors[0];
+  const line = parsed.ok
+    ? 'extraction: must be an object like {"result": "ok", "validRecords": 12}'
+    : (parsed.errors.find((e) => e.startsWith('extraction')) ?? parsed.errors[0]);
   throw new Error(`targetHealth.extraction: ${line}`);
 }

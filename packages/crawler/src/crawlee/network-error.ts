@@ -14,10 +14,24 @@ interface Rule {
 // TLS failure reported as "socket disconnected before secure TLS connection" is TLS, not a reset.
 const RULES: readonly Rule[] = [
   { kind: 'proxy', pattern: /proxy|ERR_TUNNEL_CONNECTION_FAILED|\b407\b/i },
-  { kind: 'tls', pattern: /\b(?:TLS|SSL)\b|certificate|ERR_TLS_|ERR_SSL_|ERR_CERT_|EPROTO|CERT_HAS_EXPIRED|SELF_SIGNED|UNABLE_TO_VERIFY/i },
-  { kind: 'dns', pattern: /ENOTFOUND|EAI_AGAIN|EAI_FAIL|getaddrinfo|ERR_NAME_NOT_RESOLVED|ERR_NAME_RESOLUTION_FAILED/i },
-  { kind: 'timeout', pattern: /ETIMEDOUT|ESOCKETTIMEDOUT|timed? ?out|TimeoutError|ERR_TIMED_OUT|ERR_CONNECTION_TIMED_OUT/i },
-  { kind: 'connection_reset', pattern: /ECONNRESET|socket hang up|EPIPE|ERR_CONNECTION_RESET|ERR_CONNECTION_CLOSED|ERR_EMPTY_RESPONSE|other side closed|premature close/i },
+  {
+    kind: 'tls',
+    pattern:
+      /\b(?:TLS|SSL)\b|certificate|ERR_TLS_|ERR_SSL_|ERR_CERT_|EPROTO|CERT_HAS_EXPIRED|SELF_SIGNED|UNABLE_TO_VERIFY/i,
+  },
+  {
+    kind: 'dns',
+    pattern: /ENOTFOUND|EAI_AGAIN|EAI_FAIL|getaddrinfo|ERR_NAME_NOT_RESOLVED|ERR_NAME_RESOLUTION_FAILED/i,
+  },
+  {
+    kind: 'timeout',
+    pattern: /ETIMEDOUT|ESOCKETTIMEDOUT|timed? ?out|TimeoutError|ERR_TIMED_OUT|ERR_CONNECTION_TIMED_OUT/i,
+  },
+  {
+    kind: 'connection_reset',
+    pattern:
+      /ECONNRESET|socket hang up|EPIPE|ERR_CONNECTION_RESET|ERR_CONNECTION_CLOSED|ERR_EMPTY_RESPONSE|other side closed|premature close/i,
+  },
 ];
 
 /** The text to match: the error's code, name and message, and those of its cause (got wraps socket errors). */

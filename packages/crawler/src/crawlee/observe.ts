@@ -39,7 +39,10 @@ export interface ResponseHead {
 const isBrowserResponse = (r: unknown): r is BrowserResponse =>
   typeof r === 'object' && r !== null && typeof (r as BrowserResponse).status === 'function';
 
-function pick(all: Record<string, string | string[] | undefined>, names: ReadonlySet<string>): Record<string, string | string[]> {
+function pick(
+  all: Record<string, string | string[] | undefined>,
+  names: ReadonlySet<string>,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(all)) {
     const key = name.toLowerCase();
@@ -51,7 +54,10 @@ function pick(all: Record<string, string | string[] | undefined>, names: Readonl
 }
 
 /** Status and classification headers of a response, or undefined when the context holds none. */
-export async function responseHead(response: unknown, headerNames: ReadonlySet<string>): Promise<ResponseHead | undefined> {
+export async function responseHead(
+  response: unknown,
+  headerNames: ReadonlySet<string>,
+): Promise<ResponseHead | undefined> {
   if (isBrowserResponse(response)) {
     let all: Record<string, string>;
     try {
@@ -79,9 +85,11 @@ export interface BodyObservation {
  * (4 bytes per character at most; a character cut at either edge becomes U+FFFD, which no marker contains).
  */
 export function sampleOf(body: string | Buffer): { bytes: number; bodySample: string } {
-  if (typeof body === 'string') return { bytes: Buffer.byteLength(body), bodySample: bodySampleOf(body, BODY_SAMPLE_CHARS) };
+  if (typeof body === 'string')
+    return { bytes: Buffer.byteLength(body), bodySample: bodySampleOf(body, BODY_SAMPLE_CHARS) };
   const window = BODY_SAMPLE_CHARS * 4;
-  if (body.length <= 2 * window) return { bytes: body.length, bodySample: bodySampleOf(body.toString('utf8'), BODY_SAMPLE_CHARS) };
+  if (body.length <= 2 * window)
+    return { bytes: body.length, bodySample: bodySampleOf(body.toString('utf8'), BODY_SAMPLE_CHARS) };
   const ends = `${body.subarray(0, window).toString('utf8')}${body.subarray(body.length - window).toString('utf8')}`;
   return { bytes: body.length, bodySample: bodySampleOf(ends, BODY_SAMPLE_CHARS) };
 }

@@ -59,28 +59,56 @@ export const DEFAULTS = {
 
 // Built on the first targetHealth() call, not at load (../lazy.ts).
 const optionsSchema = lazy(() => {
-  const fn = (what: string) => z.custom<(...args: never[]) => unknown>((f) => typeof f === 'function', `must be a function ${what}`);
-  const ms = z.number().int('must be a whole number of milliseconds').min(0, 'must be at least 0').max(600_000, 'must be at most 600000 (10 minutes)');
+  const fn = (what: string) =>
+    z.custom<(...args: never[]) => unknown>((f) => typeof f === 'function', `must be a function ${what}`);
+  const ms = z
+    .number()
+    .int('must be a whole number of milliseconds')
+    .min(0, 'must be at least 0')
+    .max(600_000, 'must be at most 600000 (10 minutes)');
   return z.strictObject({
-    recorder: z.custom<Recorder>((r) => typeof r === 'object' && r !== null && typeof (r as Recorder).record === 'function' && typeof (r as Recorder).drain === 'function', 'must be a Recorder (createRecorder(...) from target-health/recorder)'),
-    controls: z.custom<ControlsView>((c) => typeof c === 'object' && c !== null && typeof (c as ControlsView).controlsFor === 'function' && typeof (c as ControlsView).onChange === 'function', 'must be a ControlsView (controlsFor(site) and onChange(listener))').optional(),
+    recorder: z.custom<Recorder>(
+      (r) =>
+        typeof r === 'object' &&
+        r !== null &&
+        typeof (r as Recorder).record === 'function' &&
+        typeof (r as Recorder).drain === 'function',
+      'must be a Recorder (createRecorder(...) from target-health/recorder)',
+    ),
+    controls: z
+      .custom<ControlsView>(
+        (c) =>
+          typeof c === 'object' &&
+          c !== null &&
+          typeof (c as ControlsView).controlsFor === 'function' &&
+          typeof (c as ControlsView).onChange === 'function',
+        'must be a ControlsView (controlsFor(site) and onChange(listener))',
+      )
+      .optional(),
     routeOf: fn('(proxyInfo, session) => route').optional(),
     pageTypeOf: fn('(request) => page type').optional(),
     retireSessionOn: z
-      .union([
-        z.literal(false),
-        z.strictObject({
-          statuses: z.array(z.number().int().min(100).max(999), 'must be a list of HTTP status codes like [403, 429]').optional(),
-          outcomes: z.array(z.enum(OUTCOMES), `must be a list of outcomes (${OUTCOMES.join(', ')})`).optional(),
-        }),
-      ], 'must be false or {statuses?: number[], outcomes?: string[]}')
+      .union(
+        [
+          z.literal(false),
+          z.strictObject({
+            statuses: z
+              .array(z.number().int().min(100).max(999), 'must be a list of HTTP status codes like [403, 429]')
+              .optional(),
+            outcomes: z.array(z.enum(OUTCOMES), `must be a list of outcomes (${OUTCOMES.join(', ')})`).optional(),
+          }),
+        ],
+        'must be false or {statuses?: number[], outcomes?: string[]}',
+      )
       .optional(),
     throwOnBlocked: z.boolean('must be true or false').optional(),
     throwOnServerError: z.boolean('must be true or false').optional(),
     pauseDelayMs: ms.optional(),
     gateWaitMs: ms.optional(),
     unknownSite: z.enum(['crawl', 'pause'], 'must be "crawl" or "pause"').optional(),
-    extraHeaders: z.array(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be header names like "x-cache"')).optional(),
+    extraHeaders: z
+      .array(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be header names like "x-cache"'))
+      .optional(),
     classifierConfig: z.record(z.string(), z.unknown()).optional(),
   });
 });

@@ -41,7 +41,8 @@ function userNameOf(proxy: ProxyInfoLike): string | undefined {
 }
 
 function hostPortOf(proxy: ProxyInfoLike): string | undefined {
-  if (proxy.hostname) return proxy.port !== undefined && proxy.port !== '' ? `${proxy.hostname}:${proxy.port}` : proxy.hostname;
+  if (proxy.hostname)
+    return proxy.port !== undefined && proxy.port !== '' ? `${proxy.hostname}:${proxy.port}` : proxy.hostname;
   if (!proxy.url) return undefined;
   try {
     const u = new URL(proxy.url);
@@ -61,7 +62,8 @@ export function routeFromUserName(userName: string): Route {
       const key = tokens[i]!.toLowerCase();
       const value = tokens[i + 1]!;
       if (POOL_KEYS.has(key) && route.pool === undefined && LABEL.test(value)) route.pool = value;
-      else if (COUNTRY_KEYS.has(key) && route.country === undefined && COUNTRY.test(value)) route.country = value.toUpperCase();
+      else if (COUNTRY_KEYS.has(key) && route.country === undefined && COUNTRY.test(value))
+        route.country = value.toUpperCase();
       else if (SESSION_KEYS.has(key)) route.session = 'sticky';
     }
     return route;

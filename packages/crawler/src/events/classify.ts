@@ -91,7 +91,16 @@ export interface Classification {
 /** The fields the classifier reads; a full parsed event fits, and so does a hand-built subset. */
 export type ClassifiableEvent = Pick<
   RequestOutcomeEvent,
-  'status' | 'networkError' | 'outcome' | 'outcomeReason' | 'bytes' | 'extraction' | 'bodySample' | 'title' | 'headers' | 'pageType'
+  | 'status'
+  | 'networkError'
+  | 'outcome'
+  | 'outcomeReason'
+  | 'bytes'
+  | 'extraction'
+  | 'bodySample'
+  | 'title'
+  | 'headers'
+  | 'pageType'
 >;
 
 export type Classifier = (event: ClassifiableEvent, norms?: Norms) => Classification;
@@ -150,7 +159,10 @@ export const BUILT_IN_CATALOGUE: MarkerCatalogue = lazyCatalogue(BUILT_IN_MARKER
  * hot paths should call. Throws {@link SiteClassifierConfigError} (errors as `field: message`).
  * `catalogue` replaces the built-in markers (a deployment's marker file); the site's own come first.
  */
-export function compileClassifier(config: SiteClassifierConfigInput = {}, catalogue: MarkerCatalogue = BUILT_IN_CATALOGUE): Classifier {
+export function compileClassifier(
+  config: SiteClassifierConfigInput = {},
+  catalogue: MarkerCatalogue = BUILT_IN_CATALOGUE,
+): Classifier {
   const parsed = parseSiteClassifierConfig(config);
   if (!parsed.ok) throw new SiteClassifierConfigError(parsed.errors);
   const settings = parsed.config;
@@ -191,7 +203,9 @@ function classifyWith(config: CompiledConfig, event: ClassifiableEvent, norms: N
     return {
       outcome: event.outcome,
       rule: 'explicit',
-      reason: event.outcomeReason ? `explicit outcome from crawler: ${event.outcomeReason}` : 'explicit outcome from crawler',
+      reason: event.outcomeReason
+        ? `explicit outcome from crawler: ${event.outcomeReason}`
+        : 'explicit outcome from crawler',
     };
   }
 
@@ -246,7 +260,8 @@ function classifyWith(config: CompiledConfig, event: ClassifiableEvent, norms: N
   }
 
   const refusal = REFUSAL_STATUSES[status];
-  if (refusal !== undefined) return { outcome: 'hard_block', rule: 'status', reason: `status ${status} (${refusal})`, evidence: { status } };
+  if (refusal !== undefined)
+    return { outcome: 'hard_block', rule: 'status', reason: `status ${status} (${refusal})`, evidence: { status } };
 
   if (success) {
     const small = sizeSoftBlock(event, norms.sizeNorm, settings, status);
@@ -317,7 +332,11 @@ interface CountedMatch extends MarkerMatch {
  * bare page corroborates. At the same rank a challenge beats a block (the page offers a way through), then the
  * catalogue order decides (site markers first).
  */
-function bestMarker(markers: readonly CompiledMarker[], view: PageView, shortPageBytes: number): CountedMatch | undefined {
+function bestMarker(
+  markers: readonly CompiledMarker[],
+  view: PageView,
+  shortPageBytes: number,
+): CountedMatch | undefined {
   let best: CountedMatch | undefined;
   let bestRank = Number.POSITIVE_INFINITY;
   let bare: string | undefined | null = null; // computed once, only if a script marker matches
@@ -348,7 +367,12 @@ function bestMarker(markers: readonly CompiledMarker[], view: PageView, shortPag
 }
 
 /** strong vendor 0, strong generic 1, weak vendor 2, weak generic 3, a widget or a vendor's script 4. */
-const EVIDENCE_RANK: Readonly<Record<CompiledMarker['evidence'], number>> = { strong: 0, weak: 2, widget: 4, script: 4 };
+const EVIDENCE_RANK: Readonly<Record<CompiledMarker['evidence'], number>> = {
+  strong: 0,
+  weak: 2,
+  widget: 4,
+  script: 4,
+};
 
 function weakCorroboration(view: PageView, shortPageBytes: number): string | undefined {
   if (view.status !== undefined && (view.status < 200 || view.status >= 300)) return `status ${view.status}`;
@@ -367,7 +391,8 @@ function scriptCorroboration(view: PageView, shortPageBytes: number): string | u
 }
 
 // A field a person types into or picks from: what a login, sign-up, search or contact form has and a captcha wall lacks.
-const ENTRY_FIELD = /<textarea\b|<select\b|<input\b(?![^>]*\btype=["']?(?:hidden|submit|button|checkbox|radio|image|reset)\b)/i;
+const ENTRY_FIELD =
+  /<textarea\b|<select\b|<input\b(?![^>]*\btype=["']?(?:hidden|submit|button|checkbox|radio|image|reset)\b)/i;
 
 function widgetCorroboration(view: PageView, shortPageBytes: number): string | undefined {
   if (view.status !== undefined && view.status >= 400) return `status ${view.status}`;
@@ -396,11 +421,18 @@ const EVIDENCE_WORDS: Readonly<Record<CompiledMarker['evidence'], string>> = {
 
 function markerText(match: CountedMatch): string {
   const base = `marker ${match.markerId} matched ${match.matched}`;
-  return match.corroboratedBy ? `${base} (${EVIDENCE_WORDS[match.evidence]}, corroborated by ${match.corroboratedBy})` : base;
+  return match.corroboratedBy
+    ? `${base} (${EVIDENCE_WORDS[match.evidence]}, corroborated by ${match.corroboratedBy})`
+    : base;
 }
 
 function markerEvidence(match: CountedMatch, status: number): ClassificationEvidence {
-  const evidence: ClassificationEvidence = { markerId: match.markerId, vendor: match.vendor, matched: match.matched, status };
+  const evidence: ClassificationEvidence = {
+    markerId: match.markerId,
+    vendor: match.vendor,
+    matched: match.matched,
+    status,
+  };
   if (match.corroboratedBy !== undefined) evidence.corroboratedBy = match.corroboratedBy;
   return evidence;
 }
@@ -444,7 +476,8 @@ function emptySoftBlock(
   // A schema mismatch with 0 records is a parser problem (parser health), not the site refusing us.
   const empty = extraction.result === 'empty' || (extraction.result === 'ok' && extraction.validRecords === 0);
   if (!empty || !validCount(norm.samples) || !Number.isFinite(norm.usualRecordsRate)) return undefined;
-  if (norm.samples < settings.minRecordsSamples || norm.usualRecordsRate < settings.minUsualRecordsRate) return undefined;
+  if (norm.samples < settings.minRecordsSamples || norm.usualRecordsRate < settings.minUsualRecordsRate)
+    return undefined;
   const percent = Math.round(norm.usualRecordsRate * 100);
   return {
     outcome: 'soft_block',

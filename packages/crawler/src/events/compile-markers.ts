@@ -69,12 +69,18 @@ export function compileMarker(spec: MarkerSpec, needles?: NeedleRegistry): Compi
   }
   if (spec.titleRegex !== undefined) {
     const regex = new RegExp(spec.titleRegex, 'i');
-    tests.push((v) => (v.title !== undefined && regex.test(v.title) ? { text: `title "${snippet(v.title)}"` } : undefined));
+    tests.push((v) =>
+      v.title !== undefined && regex.test(v.title) ? { text: `title "${snippet(v.title)}"` } : undefined,
+    );
   }
   if (spec.bodyAll) {
     const texts = spec.bodyAll.map((n) => n.toLowerCase());
     const checks = texts.map(contains);
-    tests.push((v) => (checks.every((has) => has(v)) ? { text: `"${texts.join('" + "')}"`, offset: v.body.indexOf(texts[0] ?? '') } : undefined));
+    tests.push((v) =>
+      checks.every((has) => has(v))
+        ? { text: `"${texts.join('" + "')}"`, offset: v.body.indexOf(texts[0] ?? '') }
+        : undefined,
+    );
   }
   if (spec.bodyAny) {
     const texts = spec.bodyAny.map((n) => n.toLowerCase());
@@ -110,7 +116,13 @@ export function compileMarker(spec: MarkerSpec, needles?: NeedleRegistry): Compi
         if (found.text !== '') parts.push(found.text);
         offset ??= found.offset;
       }
-      const match: MarkerMatch = { markerId: spec.id, vendor: spec.vendor, kind: spec.kind, evidence: spec.evidence, matched: parts.join(' and ') };
+      const match: MarkerMatch = {
+        markerId: spec.id,
+        vendor: spec.vendor,
+        kind: spec.kind,
+        evidence: spec.evidence,
+        matched: parts.join(' and '),
+      };
       if (offset !== undefined) match.offset = offset;
       return match;
     },

@@ -11,18 +11,18 @@ import { BUILT_IN_MARKER_IDS } from './markers';
 import { CLASSIFIER_DEFAULTS } from './config-defaults';
 import type { CONFIG_FIELDS, SiteClassifierConfig, SiteClassifierConfigInput } from './config';
 
-
 function buildSiteClassifierConfigSchema() {
   const OUTCOME_HELP = `one of ${OUTCOMES.join(', ')}`;
-  const ratio = (what: string) =>
-    z.number(expecting(what)).gt(0, expecting(what)).max(1, expecting(what));
+  const ratio = (what: string) => z.number(expecting(what)).gt(0, expecting(what)).max(1, expecting(what));
   const positiveInt = (what: string) => z.number(expecting(what)).int(expecting(what)).min(1, expecting(what));
 
-    const config = z
+  const config = z
     .strictObject(
       {
         extraMarkers: z.array(markerSpecSchema(), expecting('a list of marker objects')).max(200).default([]),
-        disabledMarkers: z.array(z.string(expecting('a built-in marker id')), expecting('a list of built-in marker ids')).default([]),
+        disabledMarkers: z
+          .array(z.string(expecting('a built-in marker id')), expecting('a list of built-in marker ids'))
+          .default([]),
         statusOverrides: z
           .record(
             z.string().regex(/^[1-9]\d\d$/, expecting('an HTTP status code like "404" as the key')),
@@ -30,10 +30,14 @@ function buildSiteClassifierConfigSchema() {
             expecting('an object mapping status codes to outcomes, like {"404": "soft_block"}'),
           )
           .default({}),
-        sizeRatio: ratio('a fraction of the median size, > 0 and ≤ 1 (default 0.2)').default(CLASSIFIER_DEFAULTS.sizeRatio),
+        sizeRatio: ratio('a fraction of the median size, > 0 and ≤ 1 (default 0.2)').default(
+          CLASSIFIER_DEFAULTS.sizeRatio,
+        ),
         minSizeSamples: positiveInt('a sample count ≥ 1 (default 20)').default(CLASSIFIER_DEFAULTS.minSizeSamples),
         minUsualRecordsRate: ratio('a rate > 0 and ≤ 1 (default 0.9)').default(CLASSIFIER_DEFAULTS.minUsualRecordsRate),
-        minRecordsSamples: positiveInt('a sample count ≥ 1 (default 20)').default(CLASSIFIER_DEFAULTS.minRecordsSamples),
+        minRecordsSamples: positiveInt('a sample count ≥ 1 (default 20)').default(
+          CLASSIFIER_DEFAULTS.minRecordsSamples,
+        ),
         shortPageBytes: z
           .number(expecting('a size in bytes, an integer ≥ 0 (default 8192)'))
           .int(expecting('a size in bytes, an integer ≥ 0 (default 8192)'))
@@ -59,7 +63,8 @@ function buildSiteClassifierConfigSchema() {
           : seen.has(marker.id)
             ? 'is used by an earlier extra marker'
             : undefined;
-        if (clash) ctx.addIssue({ code: 'custom', path: ['extraMarkers', i, 'id'], message: `"${marker.id}" ${clash}` });
+        if (clash)
+          ctx.addIssue({ code: 'custom', path: ['extraMarkers', i, 'id'], message: `"${marker.id}" ${clash}` });
         seen.add(marker.id);
       });
     });

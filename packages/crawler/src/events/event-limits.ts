@@ -34,7 +34,43 @@ export const MAX_HEADER_NAME = 256;
 // Visible ASCII (no controls, no spaces inside): what HTTP allows in a field name, leniently.
 export const HEADER_NAME = /^[\x21-\x7e]+$/;
 
-
 /** The event's fields, in the order the schema lists them (event-schema.ts holds the two equal). */
-export const EVENT_FIELDS: readonly EventField[] = ['eventId', 'ts', 'site', 'route', 'pageType', 'status', 'networkError', 'latencyMs', 'bytes', 'retries', 'credits', 'extraction', 'canary', 'outcome', 'outcomeReason', 'headers', 'bodySample', 'title'];
-export type EventField = 'eventId' | 'ts' | 'site' | 'route' | 'pageType' | 'status' | 'networkError' | 'latencyMs' | 'bytes' | 'retries' | 'credits' | 'extraction' | 'canary' | 'outcome' | 'outcomeReason' | 'headers' | 'bodySample' | 'title';
+export const EVENT_FIELDS: readonly EventField[] = [
+  'eventId',
+  'ts',
+  'site',
+  'route',
+  'pageType',
+  'status',
+  'networkError',
+  'latencyMs',
+  'bytes',
+  'retries',
+  'credits',
+  'extraction',
+  'canary',
+  'outcome',
+  'outcomeReason',
+  'headers',
+  'bodySample',
+  'title',
+];
+export type EventField =
+  | 'eventId'
+  | 'ts'
+  | 'site'
+  | 'route'
+  | 'pageType'
+  | 'status'
+  | 'networkError'
+  | 'latencyMs'
+  | 'bytes'
+  | 'retries'
+  | 'credits'
+  | 'extraction'
+  | 'canary'
+  | 'outcome'
+  | 'outcomeReason'
+  | 'headers'
+  | 'bodySample'
+  | 'title';

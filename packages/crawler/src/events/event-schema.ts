@@ -165,7 +165,10 @@ function buildEventSchema() {
   const storable = (what: string) =>
     [
       (s: string) => storableTextProblem(s) === undefined,
-      { error: (issue: { input?: unknown }) => `must be ${what} without ${storableTextProblem(String(issue.input)) ?? 'unstorable characters'}` },
+      {
+        error: (issue: { input?: unknown }) =>
+          `must be ${what} without ${storableTextProblem(String(issue.input)) ?? 'unstorable characters'}`,
+      },
     ] as const;
 
   const extraction = z
@@ -189,7 +192,11 @@ function buildEventSchema() {
       expecting('an object like {"result": "ok", "validRecords": 12}'),
     )
     .superRefine((value, ctx) => {
-      if (value.result !== 'missing_fields' && value.result !== 'schema_mismatch' && (value.missingFields?.length ?? 0) > 0) {
+      if (
+        value.result !== 'missing_fields' &&
+        value.result !== 'schema_mismatch' &&
+        (value.missingFields?.length ?? 0) > 0
+      ) {
         ctx.addIssue({
           code: 'custom',
           path: ['missingFields'],
@@ -212,36 +219,39 @@ function buildEventSchema() {
    * plain object, where `__proto__` sets the prototype (the header vanishes) and `constructor` reads
    * `Object` back. Names are kept as given (lower-cased) in an object without a prototype.
    */
-  const headers = z.custom<Record<string, string | string[]>>(() => true).transform((raw: unknown, ctx) => {
-    const problem = (message: string, path: PropertyKey[] = []) => {
-      ctx.issues.push({ code: 'custom', message, input: raw, path });
-      return z.NEVER;
-    };
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return problem(`must be ${HEADERS_HELP} (got ${describeValue(raw)})`);
-    const names = Object.keys(raw);
-    if (names.length > MAX_HEADERS) return problem(`has ${names.length} headers; send at most ${MAX_HEADERS}`);
-    const out = Object.create(null) as Record<string, string>;
-    let failed = false;
-    for (const name of names) {
-      // An own property, even "__proto__" (JSON.parse makes it one): reading it never reaches the prototype.
-      const value: unknown = (raw as Record<string, unknown>)[name];
-      const key = name.trim().toLowerCase();
-      if (key.length > MAX_HEADER_NAME || !HEADER_NAME.test(key)) {
-        problem(`is not a header name: use 1-${MAX_HEADER_NAME} visible ASCII characters without spaces`, [name]);
-        failed = true;
-        continue;
+  const headers = z
+    .custom<Record<string, string | string[]>>(() => true)
+    .transform((raw: unknown, ctx) => {
+      const problem = (message: string, path: PropertyKey[] = []) => {
+        ctx.issues.push({ code: 'custom', message, input: raw, path });
+        return z.NEVER;
+      };
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+        return problem(`must be ${HEADERS_HELP} (got ${describeValue(raw)})`);
+      const names = Object.keys(raw);
+      if (names.length > MAX_HEADERS) return problem(`has ${names.length} headers; send at most ${MAX_HEADERS}`);
+      const out = Object.create(null) as Record<string, string>;
+      let failed = false;
+      for (const name of names) {
+        // An own property, even "__proto__" (JSON.parse makes it one): reading it never reaches the prototype.
+        const value: unknown = (raw as Record<string, unknown>)[name];
+        const key = name.trim().toLowerCase();
+        if (key.length > MAX_HEADER_NAME || !HEADER_NAME.test(key)) {
+          problem(`is not a header name: use 1-${MAX_HEADER_NAME} visible ASCII characters without spaces`, [name]);
+          failed = true;
+          continue;
+        }
+        const isList = Array.isArray(value) && value.every((v) => typeof v === 'string');
+        if (typeof value !== 'string' && !isList) {
+          problem(`must be ${HEADER_VALUE_HELP} (got ${describeValue(value)})`, [name]);
+          failed = true;
+          continue;
+        }
+        const joined = classificationText(typeof value === 'string' ? value : value.join('\n'), MAX_HEADER_VALUE);
+        out[key] = out[key] === undefined ? joined : `${out[key]}\n${joined}`;
       }
-      const isList = Array.isArray(value) && value.every((v) => typeof v === 'string');
-      if (typeof value !== 'string' && !isList) {
-        problem(`must be ${HEADER_VALUE_HELP} (got ${describeValue(value)})`, [name]);
-        failed = true;
-        continue;
-      }
-      const joined = classificationText(typeof value === 'string' ? value : value.join('\n'), MAX_HEADER_VALUE);
-      out[key] = out[key] === undefined ? joined : `${out[key]}\n${joined}`;
-    }
-    return failed ? z.NEVER : out;
-  });
+      return failed ? z.NEVER : out;
+    });
 
   const eventShape = {
     eventId: z
@@ -268,7 +278,10 @@ function buildEventSchema() {
     credits: z
       .number(expecting('the credits this request cost, a number ≥ 0'))
       .min(0, expecting('the credits this request cost, a number ≥ 0'))
-      .max(Number.MAX_SAFE_INTEGER, expecting(`a number of credits of at most ${thousands(Number.MAX_SAFE_INTEGER)} (2^53 − 1)`))
+      .max(
+        Number.MAX_SAFE_INTEGER,
+        expecting(`a number of credits of at most ${thousands(Number.MAX_SAFE_INTEGER)} (2^53 − 1)`),
+      )
       .optional(),
     extraction: extraction.optional(),
     canary: z.boolean(expecting('true or false (true for a canary fetch)')).optional(),
@@ -297,7 +310,7 @@ function buildEventSchema() {
   const isObject = (p: { value: unknown }): boolean =>
     typeof p.value === 'object' && p.value !== null && !Array.isArray(p.value);
 
-    const schema = z
+  const schema = z
     .strictObject(eventShape, expecting('a JSON object (one request outcome)'))
     // `when` lets these run even if other fields failed, so the sender sees every problem at once.
     .refine((e: RawEvent) => !(e.status === undefined && e.networkError === undefined), {
@@ -308,7 +321,8 @@ function buildEventSchema() {
     })
     .refine((e: RawEvent) => !(e.status !== undefined && e.networkError !== undefined), {
       path: ['networkError'],
-      message: 'cannot be sent together with status: a request either got an HTTP response (status) or not (networkError)',
+      message:
+        'cannot be sent together with status: a request either got an HTTP response (status) or not (networkError)',
       when: isObject,
     })
     .refine((e: RawEvent) => !(e.outcomeReason !== undefined && e.outcome === undefined), {

@@ -77,8 +77,10 @@ function fastTs(raw: unknown): number | undefined {
   return ms >= MIN_TS && ms < MAX_TS ? ms : undefined;
 }
 
-const isCount = (v: unknown, max: number): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= max;
-const isAmount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER;
+const isCount = (v: unknown, max: number): v is number =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= max;
+const isAmount = (v: unknown): v is number =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER;
 const isLabel = (v: unknown): v is string => typeof v === 'string' && LABEL.test(v);
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -104,16 +106,24 @@ function fastExtraction(raw: unknown): RequestOutcomeEvent['extraction'] | undef
   if (!isPlainObject(raw)) return undefined;
   const result = raw.result;
   if (typeof result !== 'string' || !EXTRACTION_SET.has(result)) return undefined;
-  const out: NonNullable<RequestOutcomeEvent['extraction']> = { result: result as NonNullable<RequestOutcomeEvent['extraction']>['result'] };
+  const out: NonNullable<RequestOutcomeEvent['extraction']> = {
+    result: result as NonNullable<RequestOutcomeEvent['extraction']>['result'],
+  };
   for (const key of Object.keys(raw)) {
     const v = raw[key];
     if (key === 'result' || v === undefined) continue;
     if (key === 'validRecords' && isCount(v, MAX_INT32)) out.validRecords = v;
-    else if (key === 'missingFields' && Array.isArray(v) && v.length <= 100 && v.every((f) => typeof f === 'string' && f.length >= 1 && f.length <= 128 && isStorableText(f))) {
+    else if (
+      key === 'missingFields' &&
+      Array.isArray(v) &&
+      v.length <= 100 &&
+      v.every((f) => typeof f === 'string' && f.length >= 1 && f.length <= 128 && isStorableText(f))
+    ) {
       out.missingFields = [...(v as string[])];
     } else return undefined;
   }
-  if (result !== 'missing_fields' && result !== 'schema_mismatch' && (out.missingFields?.length ?? 0) > 0) return undefined;
+  if (result !== 'missing_fields' && result !== 'schema_mismatch' && (out.missingFields?.length ?? 0) > 0)
+    return undefined;
   if (result === 'empty' && (out.validRecords ?? 0) > 0) return undefined;
   return out;
 }
@@ -144,7 +154,8 @@ export function fastParseEvent(raw: unknown): RequestOutcomeEvent | undefined {
   const route = fastRoute(raw.route);
   if (ts === undefined || site === undefined || route === undefined) return undefined;
   const latency = raw.latencyMs;
-  if (typeof latency !== 'number' || !Number.isFinite(latency) || latency < 0 || latency > MAX_LATENCY_MS) return undefined;
+  if (typeof latency !== 'number' || !Number.isFinite(latency) || latency < 0 || latency > MAX_LATENCY_MS)
+    return undefined;
   const event: RequestOutcomeEvent = { ts, site, route, latencyMs: latency };
   for (const key of Object.keys(raw)) {
     const v = raw[key];

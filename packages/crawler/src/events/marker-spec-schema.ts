@@ -5,7 +5,15 @@
 import * as z from '../zod';
 import { lazy } from '../lazy';
 import { expecting } from './zod-issues';
-import { MARKER_EVIDENCE, MARKER_ID, MARKER_KINDS, regexProblem, type MarkerField, type MarkerSpec, type MarkerSpecInput } from './marker-spec';
+import {
+  MARKER_EVIDENCE,
+  MARKER_ID,
+  MARKER_KINDS,
+  regexProblem,
+  type MarkerField,
+  type MarkerSpec,
+  type MarkerSpecInput,
+} from './marker-spec';
 
 function buildMarkerSpecSchema() {
   const regexSource = z.string(expecting('a regular expression source (string)')).superRefine((source, ctx) => {
@@ -31,7 +39,7 @@ function buildMarkerSpecSchema() {
     expecting('an object like {"name": "cf-mitigated", "contains": "challenge"} (no contains/regex: header present)'),
   );
 
-    const markerSpec = z
+  const markerSpec = z
     .strictObject(
       {
         id: z
@@ -57,7 +65,9 @@ function buildMarkerSpecSchema() {
           .optional(),
         note: z.string().max(500).optional(),
       },
-      expecting('a marker object like {"id": "shop-captcha", "vendor": "shop", "kind": "challenge", "bodyAny": ["/captcha/"]}'),
+      expecting(
+        'a marker object like {"id": "shop-captcha", "vendor": "shop", "kind": "challenge", "bodyAny": ["/captcha/"]}',
+      ),
     )
     .refine(
       (m) =>

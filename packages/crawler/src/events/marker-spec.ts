@@ -30,7 +30,8 @@ const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)[+*{]/;
 
 export function regexProblem(source: string): string | undefined {
   if (source.length > MAX_REGEX_LENGTH) return `is longer than ${MAX_REGEX_LENGTH} characters`;
-  if (NESTED_QUANTIFIER.test(source)) return 'has a quantified group containing a quantifier (risk of catastrophic backtracking); simplify it';
+  if (NESTED_QUANTIFIER.test(source))
+    return 'has a quantified group containing a quantifier (risk of catastrophic backtracking); simplify it';
   try {
     new RegExp(source, 'i');
   } catch (err) {
@@ -74,5 +75,17 @@ export interface MarkerSpec {
 export type MarkerSpecInput = Omit<MarkerSpec, 'evidence'> & { evidence?: MarkerEvidence };
 
 /** A marker's fields (marker-spec-schema.ts holds them equal to the schema's). */
-export const MARKER_FIELDS: readonly MarkerField[] = ['id', 'vendor', 'kind', 'evidence', 'bodyAll', 'bodyAny', 'bodyRegex', 'titleRegex', 'headers', 'statuses', 'note'];
+export const MARKER_FIELDS: readonly MarkerField[] = [
+  'id',
+  'vendor',
+  'kind',
+  'evidence',
+  'bodyAll',
+  'bodyAny',
+  'bodyRegex',
+  'titleRegex',
+  'headers',
+  'statuses',
+  'note',
+];
 export type MarkerField = keyof MarkerSpec;

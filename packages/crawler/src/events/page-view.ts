@@ -51,8 +51,15 @@ export function pageView(event: ViewSource): PageView {
   if (event.headers) {
     for (const [name, value] of Object.entries(event.headers)) headers[name.toLowerCase()] = value.toLowerCase();
   }
-  const title = event.title !== undefined && event.title.trim() !== '' ? cleanTitle(event.title.toLowerCase()) : titleOf(raw);
-  return new LazyPageView(raw, title, headers, event.status, event.bytes ?? (event.bodySample !== undefined ? sample.length : undefined));
+  const title =
+    event.title !== undefined && event.title.trim() !== '' ? cleanTitle(event.title.toLowerCase()) : titleOf(raw);
+  return new LazyPageView(
+    raw,
+    title,
+    headers,
+    event.status,
+    event.bytes ?? (event.bodySample !== undefined ? sample.length : undefined),
+  );
 }
 
 const TITLE = /<title\b[^>]*>([^<]{0,512})/i;

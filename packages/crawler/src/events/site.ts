@@ -47,7 +47,8 @@ const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
 export function tryNormaliseSite(input: string): SiteNameResult {
   const fail = (detail: string): SiteNameResult => ({ ok: false, error: new SiteNameError(input, detail) });
 
-  if (input.length > MAX_SITE_INPUT_CHARS) return fail(`it is longer than ${MAX_SITE_INPUT_CHARS} characters; send the host name`);
+  if (input.length > MAX_SITE_INPUT_CHARS)
+    return fail(`it is longer than ${MAX_SITE_INPUT_CHARS} characters; send the host name`);
   // UTS #46 mapping, the part that matters for keys: compatibility forms (full-width letters and
   // dots) become their plain form and invisible characters go, so "ｓｈｏｐ．example.com" and
   // "shop\u200b.example.com" are the site "shop.example.com", not two more sites.

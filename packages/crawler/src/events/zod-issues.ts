@@ -64,7 +64,9 @@ const HAS_RAW_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** `text` as one line: raw control characters and line separators written as `\uXXXX` escapes. */
 export function oneLine(text: string): string {
-  return HAS_RAW_CONTROL.test(text) ? text.replace(RAW_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
+  return HAS_RAW_CONTROL.test(text)
+    ? text.replace(RAW_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    : text;
 }
 
 /** A message as one line ({@link oneLine}), well formed, at most `max` characters (cut with an ellipsis). */
@@ -78,7 +80,10 @@ export function describeValue(value: unknown, maxChars = 60): string {
   if (value === undefined) return 'nothing';
   if (typeof value === 'string') return oneLine(JSON.stringify(capText(value, maxChars)));
   // Past 2^53 − 1 JSON.parse has already rounded the number: echoing it would show a value never sent.
-  if (typeof value === 'number' && Math.abs(value) > Number.MAX_SAFE_INTEGER) return Number.isFinite(value) ? 'a number beyond 2^53 − 1, which JSON numbers do not hold exactly' : 'a number too large for JSON numbers';
+  if (typeof value === 'number' && Math.abs(value) > Number.MAX_SAFE_INTEGER)
+    return Number.isFinite(value)
+      ? 'a number beyond 2^53 − 1, which JSON numbers do not hold exactly'
+      : 'a number too large for JSON numbers';
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
   if (Array.isArray(value)) return 'an array';
   return `a ${typeof value}`;
@@ -90,7 +95,8 @@ export function describeValue(value: unknown, maxChars = 60): string {
  */
 export function expecting(what: string): { error: (issue: { input?: unknown }) => string } {
   return {
-    error: (issue) => (issue.input === undefined ? `is required: ${what}` : `must be ${what} (got ${describeValue(issue.input)})`),
+    error: (issue) =>
+      issue.input === undefined ? `is required: ${what}` : `must be ${what} (got ${describeValue(issue.input)})`,
   };
 }
 
@@ -116,7 +122,11 @@ function keyList(keys: readonly string[]): string {
   return keys.length > MAX_KEYS_NAMED ? `${named} and ${keys.length - MAX_KEYS_NAMED} more` : named;
 }
 
-function unknownKeyLines(issue: Extract<Issue, { code: 'unrecognized_keys' }>, path: string, options: IssueFormatOptions): string[] {
+function unknownKeyLines(
+  issue: Extract<Issue, { code: 'unrecognized_keys' }>,
+  path: string,
+  options: IssueFormatOptions,
+): string[] {
   if (options.knownKeys === undefined) {
     const message = `unknown field${issue.keys.length > 1 ? 's' : ''} ${keyList(issue.keys)}`;
     return [path === '' ? message : `${path}: ${message}`];
@@ -125,10 +135,17 @@ function unknownKeyLines(issue: Extract<Issue, { code: 'unrecognized_keys' }>, p
   const lines = issue.keys.slice(0, MAX_KEYS_NAMED).map((key) => {
     const field = path === '' ? fieldName(key) : `${path}.${fieldName(key)}`;
     const guess = suggest(key, known, options.aliases ?? {});
-    const hint = guess ? `did you mean "${guess}"?` : known.length > 0 ? `known fields: ${known.join(', ')}` : 'remove it';
+    const hint = guess
+      ? `did you mean "${guess}"?`
+      : known.length > 0
+        ? `known fields: ${known.join(', ')}`
+        : 'remove it';
     return `${field}: unknown field; ${hint}`;
   });
-  if (issue.keys.length > MAX_KEYS_NAMED) lines.push(`${path === '' ? (options.root ?? 'value') : path}: ${issue.keys.length - MAX_KEYS_NAMED} more unknown fields`);
+  if (issue.keys.length > MAX_KEYS_NAMED)
+    lines.push(
+      `${path === '' ? (options.root ?? 'value') : path}: ${issue.keys.length - MAX_KEYS_NAMED} more unknown fields`,
+    );
   return lines;
 }
 

@@ -18,7 +18,12 @@ import * as z from '../zod';
 import { retryDelayMs } from '../recorder/backoff';
 import { defaultRecorderLogger, describeError, type RecorderLogger } from '../recorder/report';
 import { tryNormaliseSite } from '../events/site';
-import { ControlsClientError, ControlsState, type ControlsClient, type UnknownSitePolicy } from '../controls/controls-state';
+import {
+  ControlsClientError,
+  ControlsState,
+  type ControlsClient,
+  type UnknownSitePolicy,
+} from '../controls/controls-state';
 import { parseSiteControls } from '../controls/record-schema';
 import type { SiteControls } from '../controls/types';
 import { CONTROLS_CHANNEL, CONTROLS_VIEW } from './contract';
@@ -55,13 +60,22 @@ const rowSchema = z.object({
   updated_at: z.date(),
 });
 
-const COLUMNS = 'site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason, version, updated_at';
+const COLUMNS =
+  'site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason, version, updated_at';
 
 /** The view's rows for these sites (null: every site), checked; a row that fails the check is logged and left out. */
-async function readControls(c: Pg.Client, sites: readonly string[] | null, log: () => RecorderLogger): Promise<SiteControls[]> {
-  const { rows } = sites === null
-    ? await c.query<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${CONTROLS_VIEW} ORDER BY site`)
-    : await c.query<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${CONTROLS_VIEW} WHERE site = ANY($1::text[]) ORDER BY site`, [sites]);
+async function readControls(
+  c: Pg.Client,
+  sites: readonly string[] | null,
+  log: () => RecorderLogger,
+): Promise<SiteControls[]> {
+  const { rows } =
+    sites === null
+      ? await c.query<Record<string, unknown>>(`SELECT ${COLUMNS} FROM ${CONTROLS_VIEW} ORDER BY site`)
+      : await c.query<Record<string, unknown>>(
+          `SELECT ${COLUMNS} FROM ${CONTROLS_VIEW} WHERE site = ANY($1::text[]) ORDER BY site`,
+          [sites],
+        );
   const out: SiteControls[] = [];
   for (const raw of rows) {
     const row = rowSchema.safeParse(raw);
@@ -78,9 +92,16 @@ async function readControls(c: Pg.Client, sites: readonly string[] | null, log: 
           version: Number(row.data.version),
           updatedAt: row.data.updated_at.toISOString(),
         })
-      : ({ ok: false, error: row.error.issues.map((i) => `${i.path.join('.') || 'row'}: ${i.message}`).join('; ') } as const);
+      : ({
+          ok: false,
+          error: row.error.issues.map((i) => `${i.path.join('.') || 'row'}: ${i.message}`).join('; '),
+        } as const);
     if (record.ok) out.push(record.record);
-    else log().warn({ site: typeof raw.site === 'string' ? raw.site.slice(0, 253) : undefined, error: record.error }, `controls: ignored a ${CONTROLS_VIEW} row that is not a controls record (${record.error})`);
+    else
+      log().warn(
+        { site: typeof raw.site === 'string' ? raw.site.slice(0, 253) : undefined, error: record.error },
+        `controls: ignored a ${CONTROLS_VIEW} row that is not a controls record (${record.error})`,
+      );
   }
   return out;
 }
@@ -89,19 +110,43 @@ async function readControls(c: Pg.Client, sites: readonly string[] | null, log: 
 function refusalOf(err: unknown): ControlsClientError | undefined {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
   if (typeof code !== 'string') return undefined;
-  if (code.startsWith('28')) return new ControlsClientError(`controls: PostgreSQL refused the login (${describeError(err)}); check the user and password of the connection string`, 'database');
-  if (code === '3D000') return new ControlsClientError(`controls: ${describeError(err)}; check the database name of the connection string`, 'database');
-  if (code === '42P01') return new ControlsClientError(`controls: the database has no ${CONTROLS_VIEW} view (${describeError(err)}); is it Target Health's database, migrated (target-health migrate) by version 0.1 or later?`, 'database');
-  if (code === '42501') return new ControlsClientError(`controls: ${describeError(err)}; the role needs GRANT SELECT ON ${CONTROLS_VIEW} (docs/security.md, "A least-privilege role for crawlers")`, 'database');
+  if (code.startsWith('28'))
+    return new ControlsClientError(
+      `controls: PostgreSQL refused the login (${describeError(err)}); check the user and password of the connection string`,
+      'database',
+    );
+  if (code === '3D000')
+    return new ControlsClientError(
+      `controls: ${describeError(err)}; check the database name of the connection string`,
+      'database',
+    );
+  if (code === '42P01')
+    return new ControlsClientError(
+      `controls: the database has no ${CONTROLS_VIEW} view (${describeError(err)}); is it Target Health's database, migrated (target-health migrate) by version 0.1 or later?`,
+      'database',
+    );
+  if (code === '42501')
+    return new ControlsClientError(
+      `controls: ${describeError(err)}; the role needs GRANT SELECT ON ${CONTROLS_VIEW} (docs/security.md, "A least-privilege role for crawlers")`,
+      'database',
+    );
   return undefined;
 }
 
 export function createPostgresControlsClient(options: PostgresControlsClientOptions): ControlsClient {
-  if (typeof options !== 'object' || options === null || (options.pool === undefined) === (options.connectionString === undefined)) {
-    throw new Error('createPostgresControlsClient: pass either pool (a pg.Pool) or connectionString (postgres://user:password@host:5432/database)');
+  if (
+    typeof options !== 'object' ||
+    options === null ||
+    (options.pool === undefined) === (options.connectionString === undefined)
+  ) {
+    throw new Error(
+      'createPostgresControlsClient: pass either pool (a pg.Pool) or connectionString (postgres://user:password@host:5432/database)',
+    );
   }
   if (options.connectionString !== undefined && !/^postgres(ql)?:\/\//.test(options.connectionString)) {
-    throw new Error('createPostgresControlsClient: connectionString must be a PostgreSQL URL like postgres://user:password@host:5432/database');
+    throw new Error(
+      'createPostgresControlsClient: connectionString must be a PostgreSQL URL like postgres://user:password@host:5432/database',
+    );
   }
   const sites = (options.sites ?? []).map((site, i) => {
     const r = tryNormaliseSite(site);
@@ -112,9 +157,18 @@ export function createPostgresControlsClient(options: PostgresControlsClientOpti
   const reconnectMaxMs = options.reconnectMaxMs ?? 10_000;
   let logger = options.logger;
   const log = (): RecorderLogger => (logger ??= defaultRecorderLogger());
-  const state = new ControlsState(options.unknownSite ?? 'allow', options.readyTimeoutMs ?? 10_000, log, 'the PostgreSQL controls channel');
+  const state = new ControlsState(
+    options.unknownSite ?? 'allow',
+    options.readyTimeoutMs ?? 10_000,
+    log,
+    'the PostgreSQL controls channel',
+  );
   const pg = loadPg('createPostgresControlsClient');
-  const clientConfig: Pg.ClientConfig = { ...(options.pool ? options.pool.options : { connectionString: options.connectionString }), application_name: 'target-health-controls-client', keepAlive: true };
+  const clientConfig: Pg.ClientConfig = {
+    ...(options.pool ? options.pool.options : { connectionString: options.connectionString }),
+    application_name: 'target-health-controls-client',
+    keepAlive: true,
+  };
 
   let closed = false;
   let client: Pg.Client | undefined;
@@ -133,7 +187,10 @@ export function createPostgresControlsClient(options: PostgresControlsClientOpti
       for (const record of await readControls(c, batch, log)) state.apply(record);
     } catch (err) {
       // The connection is failing: its 'error'/'end' reconnects, and the snapshot after it reads these sites too.
-      log().warn({ err: describeError(err), sites: batch.length }, 'controls: could not read changed controls; they are read again after reconnecting');
+      log().warn(
+        { err: describeError(err), sites: batch.length },
+        'controls: could not read changed controls; they are read again after reconnecting',
+      );
     } finally {
       reading = false;
     }
@@ -152,7 +209,10 @@ export function createPostgresControlsClient(options: PostgresControlsClientOpti
     if (refusal) state.refused(refusal);
     else state.disconnected(err === undefined ? 'the connection ended' : describeError(err));
     failures += 1;
-    reconnectTimer = setTimeout(() => void connect(), refusal ? reconnectMaxMs : retryDelayMs(failures, { initialMs: 250, maxMs: reconnectMaxMs }));
+    reconnectTimer = setTimeout(
+      () => void connect(),
+      refusal ? reconnectMaxMs : retryDelayMs(failures, { initialMs: 250, maxMs: reconnectMaxMs }),
+    );
     reconnectTimer.unref();
   }
 

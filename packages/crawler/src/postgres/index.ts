@@ -5,6 +5,13 @@
  * subpaths never load it). The database objects they use, and the rights a crawler's role needs:
  * contract.ts, docs/security.md "A least-privilege role for crawlers".
  */
-export { postgresSink, isPermanentPostgresError, inboxBatchId, type PostgresSink, type PostgresSinkConfig, type PostgresSinkOptions } from './sink';
+export {
+  postgresSink,
+  isPermanentPostgresError,
+  inboxBatchId,
+  type PostgresSink,
+  type PostgresSinkConfig,
+  type PostgresSinkOptions,
+} from './sink';
 export { createPostgresControlsClient, type PostgresControlsClientOptions } from './controls-client';
 export { INBOX_TABLE, INBOX_CHANNEL, CONTROLS_VIEW, CONTROLS_CHANNEL } from './contract';

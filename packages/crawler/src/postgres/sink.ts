@@ -63,7 +63,13 @@ export interface PostgresSink extends EventSink {
 const guardedPools = new WeakSet<Pg.Pool>();
 
 function isPool(x: unknown): x is Pg.Pool {
-  return typeof x === 'object' && x !== null && typeof (x as Pg.Pool).connect === 'function' && typeof (x as Pg.Pool).query === 'function' && typeof (x as Pg.Pool).on === 'function';
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    typeof (x as Pg.Pool).connect === 'function' &&
+    typeof (x as Pg.Pool).query === 'function' &&
+    typeof (x as Pg.Pool).on === 'function'
+  );
 }
 
 /**
@@ -101,7 +107,10 @@ function guard(pool: Pg.Pool, logger: () => RecorderLogger): void {
     unlogged += 1;
     if (Date.now() - lastLogAt < 10_000) return;
     lastLogAt = Date.now();
-    logger().warn({ err: describeError(err), connections: unlogged }, `recorder: a database connection was lost (${describeError(err)}); writes reconnect and retry`);
+    logger().warn(
+      { err: describeError(err), connections: unlogged },
+      `recorder: a database connection was lost (${describeError(err)}); writes reconnect and retry`,
+    );
     unlogged = 0;
   };
   pool.on('error', onError);
@@ -113,17 +122,22 @@ function guard(pool: Pg.Pool, logger: () => RecorderLogger): void {
 function validConnectionString(config: PostgresSinkConfig): string {
   const url = config.connectionString;
   if (typeof url !== 'string' || url.trim() === '') {
-    throw new Error('postgresSink: connectionString is empty; pass a PostgreSQL URL like postgres://user:password@host:5432/database (is DATABASE_URL set?)');
+    throw new Error(
+      'postgresSink: connectionString is empty; pass a PostgreSQL URL like postgres://user:password@host:5432/database (is DATABASE_URL set?)',
+    );
   }
   if (!/^postgres(ql)?:\/\//.test(url)) {
-    throw new Error('postgresSink: connectionString must be a PostgreSQL URL like postgres://user:password@host:5432/database');
+    throw new Error(
+      'postgresSink: connectionString must be a PostgreSQL URL like postgres://user:password@host:5432/database',
+    );
   }
   return url;
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`postgresSink: ${name}: must be a whole number ≥ 1 (got ${String(value)})`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`postgresSink: ${name}: must be a whole number ≥ 1 (got ${String(value)})`);
   return value;
 }
 
@@ -138,7 +152,8 @@ async function endWithin(pool: Pg.Pool, ms: number, log: () => RecorderLogger): 
   });
   const outcome = await Promise.race([pool.end().then(() => 'ended' as const), late]);
   clearTimeout(timer);
-  if (outcome === 'late') log().warn({}, `recorder: database connections still busy ${ms / 1000} s after close(); not waiting for them`);
+  if (outcome === 'late')
+    log().warn({}, `recorder: database connections still busy ${ms / 1000} s after close(); not waiting for them`);
 }
 
 /** One inbox row: NDJSON lines, and its key. */
@@ -177,7 +192,9 @@ function lineOf(event: Record<string, unknown>, id: string): { line: string } | 
   try {
     json = JSON.stringify(event);
   } catch (err) {
-    return { errors: [`event: cannot be written as JSON (${describeError(err)}); send plain values (no BigInt, no cycles)`] };
+    return {
+      errors: [`event: cannot be written as JSON (${describeError(err)}); send plain values (no BigInt, no cycles)`],
+    };
   }
   if (event.eventId !== undefined) return { line: json };
   const idField = `"eventId":${JSON.stringify(id)}`;
@@ -188,9 +205,13 @@ function lineOf(event: Record<string, unknown>, id: string): { line: string } | 
  * `postgresSink({ connectionString })`: the sink makes and owns its pool (the safe default).
  * `postgresSink(pool, { logger })`: writes through the crawler's pg Pool (see the module comment).
  */
-export function postgresSink(poolOrConfig: Pg.Pool | PostgresSinkConfig, options: PostgresSinkOptions = {}): PostgresSink {
+export function postgresSink(
+  poolOrConfig: Pg.Pool | PostgresSinkConfig,
+  options: PostgresSinkOptions = {},
+): PostgresSink {
   const configured = !isPool(poolOrConfig) ? poolOrConfig : undefined;
-  if (!configured && (typeof poolOrConfig !== 'object' || poolOrConfig === null)) throw new Error('postgresSink: pass { connectionString } or a pg Pool');
+  if (!configured && (typeof poolOrConfig !== 'object' || poolOrConfig === null))
+    throw new Error('postgresSink: pass { connectionString } or a pg Pool');
   let logger = configured?.logger ?? options.logger;
   const log = (): RecorderLogger => (logger ??= defaultRecorderLogger());
   const maxRowBytes = positive('maxRowBytes', configured?.maxRowBytes ?? options.maxRowBytes, 16 * 1024 * 1024);

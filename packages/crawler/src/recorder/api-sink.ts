@@ -83,17 +83,26 @@ function checkConfig(config: ApiSinkConfig): { url: string; token: string } {
   try {
     url = new URL(config.apiUrl);
   } catch {
-    throw new Error(`apiSink: apiUrl: must be the API's base URL like http://127.0.0.1:8787 (got ${JSON.stringify(config.apiUrl)})`);
+    throw new Error(
+      `apiSink: apiUrl: must be the API's base URL like http://127.0.0.1:8787 (got ${JSON.stringify(config.apiUrl)})`,
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`apiSink: apiUrl: must start with http:// or https:// (got ${JSON.stringify(config.apiUrl)})`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`apiSink: apiUrl: must start with http:// or https:// (got ${JSON.stringify(config.apiUrl)})`);
   if (typeof config.token !== 'string' || config.token.trim() === '') {
-    throw new Error('apiSink: token is empty; pass a token with the ingest scope (target-health token create <name> --scope ingest; is TH_TOKEN set?)');
+    throw new Error(
+      'apiSink: token is empty; pass a token with the ingest scope (target-health token create <name> --scope ingest; is TH_TOKEN set?)',
+    );
   }
   for (const name of ['maxBodyBytes', 'timeoutMs'] as const) {
     const v = config[name];
-    if (v !== undefined && (!Number.isInteger(v) || v < 1)) throw new Error(`apiSink: ${name}: must be a whole number ≥ 1 (got ${String(v)})`);
+    if (v !== undefined && (!Number.isInteger(v) || v < 1))
+      throw new Error(`apiSink: ${name}: must be a whole number ≥ 1 (got ${String(v)})`);
   }
-  return { url: new URL('v1/events', url.href.endsWith('/') ? url.href : `${url.href}/`).href, token: config.token.trim() };
+  return {
+    url: new URL('v1/events', url.href.endsWith('/') ? url.href : `${url.href}/`).href,
+    token: config.token.trim(),
+  };
 }
 
 /** `Retry-After` in seconds or as an HTTP date, in ms; undefined when absent or unreadable. */
@@ -111,7 +120,9 @@ function lineOf(event: Record<string, unknown>, id: string): { line: string } | 
   try {
     json = JSON.stringify(event);
   } catch (err) {
-    return { problem: `event: cannot be written as JSON (${describeError(err)}); send plain values (no BigInt, no cycles)` };
+    return {
+      problem: `event: cannot be written as JSON (${describeError(err)}); send plain values (no BigInt, no cycles)`,
+    };
   }
   if (event.eventId !== undefined || !json.startsWith('{')) return { line: json };
   const idField = `"eventId":${JSON.stringify(id)}`;
@@ -135,7 +146,10 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
   function configProblem(err: ApiSinkError): ApiSinkError {
     if (Date.now() - lastConfigLogAt >= 60_000) {
       lastConfigLogAt = Date.now();
-      log().error({ status: err.status, code: err.code, apiUrl: config.apiUrl }, `recorder: ${err.message}; events are kept and retried meanwhile`);
+      log().error(
+        { status: err.status, code: err.code, apiUrl: config.apiUrl },
+        `recorder: ${err.message}; events are kept and retried meanwhile`,
+      );
     }
     return err;
   }
@@ -146,7 +160,11 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
     const timer = setTimeout(() => abort.abort(), timeoutMs);
     try {
       const payload = compress ? await gzip(Buffer.from(body)) : Buffer.from(body);
-      const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', accept: 'application/json' };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/x-ndjson',
+        accept: 'application/json',
+      };
       if (compress) headers['content-encoding'] = 'gzip';
       const res = await sendRequest(target, { method: 'POST', headers, body: payload, signal: abort.signal, agents });
       const text = await textOf(res);
@@ -158,7 +176,8 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
       }
       return { status: res.status, json, retryAfter: res.header('retry-after') };
     } catch (err) {
-      if (abort.signal.aborted) throw new ApiSinkError(`no answer from ${url} within ${timeoutMs} ms (timeoutMs)`, 0, 'timeout', false);
+      if (abort.signal.aborted)
+        throw new ApiSinkError(`no answer from ${url} within ${timeoutMs} ms (timeoutMs)`, 0, 'timeout', false);
       throw new ApiSinkError(`cannot reach the API at ${url} (${describeError(err)})`, 0, 'network', false);
     } finally {
       clearTimeout(timer);
@@ -174,15 +193,60 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
     const message = error.success ? error.data.error.message : `HTTP ${status}`;
     if (status === 200 || (status === 400 && code === 'invalid_events')) {
       const result = resultSchema.safeParse(json);
-      if (!result.success) throw new ApiSinkError(`the API at ${url} answered ${status} with a body that is not an events result; is apiUrl the Target Health API?`, status, 'bad_answer', false);
-      const rejected: RejectedLine[] = result.data.rejected.map((r) => ({ line: (part.positions[r.index] ?? -1) + 1, errors: r.errors }));
-      return { accepted: result.data.accepted, inserted: result.data.inserted, duplicates: result.data.duplicates, rejected };
+      if (!result.success)
+        throw new ApiSinkError(
+          `the API at ${url} answered ${status} with a body that is not an events result; is apiUrl the Target Health API?`,
+          status,
+          'bad_answer',
+          false,
+        );
+      const rejected: RejectedLine[] = result.data.rejected.map((r) => ({
+        line: (part.positions[r.index] ?? -1) + 1,
+        errors: r.errors,
+      }));
+      return {
+        accepted: result.data.accepted,
+        inserted: result.data.inserted,
+        duplicates: result.data.duplicates,
+        rejected,
+      };
     }
-    if (status === 401) throw configProblem(new ApiSinkError(`the API refused the token (401: ${message}): pass apiSink a valid token with the ingest scope (target-health token create <name> --scope ingest)`, status, code, false));
-    if (status === 403) throw configProblem(new ApiSinkError(`the API refused the token (403: ${message}): it lacks the ingest scope; create one with target-health token create <name> --scope ingest`, status, code, false));
-    if (status === 404) throw configProblem(new ApiSinkError(`${url} is not found (404): apiUrl must be the API's base URL, like http://127.0.0.1:8787`, status, code, false));
+    if (status === 401)
+      throw configProblem(
+        new ApiSinkError(
+          `the API refused the token (401: ${message}): pass apiSink a valid token with the ingest scope (target-health token create <name> --scope ingest)`,
+          status,
+          code,
+          false,
+        ),
+      );
+    if (status === 403)
+      throw configProblem(
+        new ApiSinkError(
+          `the API refused the token (403: ${message}): it lacks the ingest scope; create one with target-health token create <name> --scope ingest`,
+          status,
+          code,
+          false,
+        ),
+      );
+    if (status === 404)
+      throw configProblem(
+        new ApiSinkError(
+          `${url} is not found (404): apiUrl must be the API's base URL, like http://127.0.0.1:8787`,
+          status,
+          code,
+          false,
+        ),
+      );
     const retryAfter = retryAfterMs(retryAfterHeader);
-    if (status === 429 || status >= 500) throw new ApiSinkError(`the API could not take the events now (${status} ${code}: ${message})`, status, code, false, retryAfter);
+    if (status === 429 || status >= 500)
+      throw new ApiSinkError(
+        `the API could not take the events now (${status} ${code}: ${message})`,
+        status,
+        code,
+        false,
+        retryAfter,
+      );
     // 400 (other than invalid_events), 413, 415: the data, not the server — the recorder narrows it down.
     throw new ApiSinkError(`the API refused the batch (${status} ${code}: ${message})`, status, code, true);
   }

@@ -171,7 +171,10 @@ const optionsSchema = lazy(() => {
   const wholeAtLeast = (min: number) => z.number().int(`must be a whole number`).min(min, `must be at least ${min}`);
   const hookSchema = z.custom<(...args: never[]) => unknown>((f) => typeof f === 'function', 'must be a function');
   return z.strictObject({
-    sink: z.custom<EventSink>((s) => typeof s === 'object' && s !== null && typeof (s as EventSink).write === 'function', 'must be an EventSink (an object with write(batch)), e.g. postgresSink(...)'),
+    sink: z.custom<EventSink>(
+      (s) => typeof s === 'object' && s !== null && typeof (s as EventSink).write === 'function',
+      'must be an EventSink (an object with write(batch)), e.g. postgresSink(...)',
+    ),
     batchSize: wholeAtLeast(1).optional(),
     flushIntervalMs: wholeAtLeast(1).optional(),
     highWaterMark: wholeAtLeast(1).optional(),
@@ -184,7 +187,15 @@ const optionsSchema = lazy(() => {
     writeTimeoutMs: wholeAtLeast(1).optional(),
     spillDir: z.string().min(1, 'must name a directory').optional(),
     maxSpillBytes: wholeAtLeast(1024).optional(),
-    logger: z.custom<RecorderLogger>((l) => typeof l === 'object' && l !== null && ['info', 'warn', 'error'].every((m) => typeof (l as Record<string, unknown>)[m] === 'function'), 'must have info, warn and error methods (a pino logger fits)').optional(),
+    logger: z
+      .custom<RecorderLogger>(
+        (l) =>
+          typeof l === 'object' &&
+          l !== null &&
+          ['info', 'warn', 'error'].every((m) => typeof (l as Record<string, unknown>)[m] === 'function'),
+        'must have info, warn and error methods (a pino logger fits)',
+      )
+      .optional(),
     onRejected: hookSchema.optional(),
     onDropped: hookSchema.optional(),
     onFailed: hookSchema.optional(),
@@ -197,19 +208,28 @@ function checkOptions(options: RecorderOptions): void {
   const parsed = optionsSchema().safeParse(options);
   if (parsed.success) {
     if (options.maxBuffered !== undefined && options.maxBuffered < (options.highWaterMark ?? 50_000)) {
-      throw new Error(`createRecorder: maxBuffered: must be at least highWaterMark (${options.highWaterMark ?? 50_000}) (got ${options.maxBuffered})`);
+      throw new Error(
+        `createRecorder: maxBuffered: must be at least highWaterMark (${options.highWaterMark ?? 50_000}) (got ${options.maxBuffered})`,
+      );
     }
     return;
   }
   const issue = parsed.error.issues[0]!;
   const field = issue.path.join('.') || 'options';
-  const got = issue.path.length === 1 ? (options as unknown as Record<string, unknown>)[String(issue.path[0])] : options;
+  const got =
+    issue.path.length === 1 ? (options as unknown as Record<string, unknown>)[String(issue.path[0])] : options;
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.join(', ');
-    const hint = issue.keys.includes('maxAttempts') ? ' (maxAttempts was replaced by retryForMs: batches are retried for a time, not a count)' : issue.keys.includes('onDrop') ? ' (onDrop is now onDropped)' : '';
+    const hint = issue.keys.includes('maxAttempts')
+      ? ' (maxAttempts was replaced by retryForMs: batches are retried for a time, not a count)'
+      : issue.keys.includes('onDrop')
+        ? ' (onDrop is now onDropped)'
+        : '';
     throw new Error(`createRecorder: ${keys}: unknown option${hint}`);
   }
-  throw new Error(`createRecorder: ${field}: ${issue.message} (got ${typeof got === 'number' || typeof got === 'string' ? JSON.stringify(got) : typeof got})`);
+  throw new Error(
+    `createRecorder: ${field}: ${issue.message} (got ${typeof got === 'number' || typeof got === 'string' ? JSON.stringify(got) : typeof got})`,
+  );
 }
 
 interface Batch {
@@ -274,10 +294,13 @@ export function createRecorder(options: RecorderOptions): Recorder {
     hook('onDropped', () => options.onDropped?.(1, reason));
   }
 
-  const spill = options.spillDir === undefined ? undefined : Spill.open(options.spillDir, {
-    maxBytes: maxSpillBytes,
-    onWriteError: (lost, err) => fail(lost, err, `could not be written to ${options.spillDir}`),
-  });
+  const spill =
+    options.spillDir === undefined
+      ? undefined
+      : Spill.open(options.spillDir, {
+          maxBytes: maxSpillBytes,
+          onWriteError: (lost, err) => fail(lost, err, `could not be written to ${options.spillDir}`),
+        });
   counts.recovered = spill?.events ?? 0;
   const spillHasRoom = () => spill !== undefined && spill.bytes < spillHighWater;
   const hasRoom = () => pending() < highWaterMark || spillHasRoom();
@@ -329,7 +352,10 @@ export function createRecorder(options: RecorderOptions): Recorder {
     });
     try {
       // Through then(): a sink that throws instead of rejecting is handled the same way.
-      return await Promise.race([Promise.resolve().then(() => sink.write({ events: batch.events, eventIds: batch.ids })), timeout]);
+      return await Promise.race([
+        Promise.resolve().then(() => sink.write({ events: batch.events, eventIds: batch.ids })),
+        timeout,
+      ]);
     } finally {
       clearTimeout(timer);
     }
@@ -357,7 +383,9 @@ export function createRecorder(options: RecorderOptions): Recorder {
 
   const half = (batch: Batch, first: boolean): Batch => {
     const mid = Math.ceil(batch.events.length / 2);
-    return first ? { events: batch.events.slice(0, mid), ids: batch.ids.slice(0, mid) } : { events: batch.events.slice(mid), ids: batch.ids.slice(mid) };
+    return first
+      ? { events: batch.events.slice(0, mid), ids: batch.ids.slice(0, mid) }
+      : { events: batch.events.slice(mid), ids: batch.ids.slice(mid) };
   };
 
   /** Moves a memory batch to the spill; what it cannot take is given up (counted, reported). */
@@ -373,8 +401,10 @@ export function createRecorder(options: RecorderOptions): Recorder {
       reporter.spilling();
       startReplay();
     }
-    if (full > 0) fail(full, err, `not stored in time and the spill directory is full (maxSpillBytes ${maxSpillBytes})`);
-    if (unserialisable > 0) fail(unserialisable, err, 'not stored in time and not serialisable as JSON, so it cannot be kept on disk');
+    if (full > 0)
+      fail(full, err, `not stored in time and the spill directory is full (maxSpillBytes ${maxSpillBytes})`);
+    if (unserialisable > 0)
+      fail(unserialisable, err, 'not stored in time and not serialisable as JSON, so it cannot be kept on disk');
   }
 
   /** A batch from memory: stored, or (at its deadline, or failing during close) spilled or given up. */
@@ -438,7 +468,10 @@ export function createRecorder(options: RecorderOptions): Recorder {
     if (!spill || replay || closed) return;
     replay = replaySpill()
       .catch((err: unknown) => {
-        log().error({ err: describeError(err), spillDir: spill.dir }, 'recorder: cannot read the spill directory; retrying later, its files are kept');
+        log().error(
+          { err: describeError(err), spillDir: spill.dir },
+          'recorder: cannot read the spill directory; retrying later, its files are kept',
+        );
         return pause(backoff.maxMs);
       })
       .finally(() => {
@@ -455,7 +488,11 @@ export function createRecorder(options: RecorderOptions): Recorder {
       const segment = await s.takeOldest();
       if (!segment) return;
       if (segment.unreadable > 0) {
-        fail(segment.unreadable, new Error('unreadable line'), `lines of ${segment.name} in ${s.dir} could not be read back (cut short by a crash?)`);
+        fail(
+          segment.unreadable,
+          new Error('unreadable line'),
+          `lines of ${segment.name} in ${s.dir} could not be read back (cut short by a crash?)`,
+        );
         s.settle(segment.unreadable);
       }
       for (let i = 0; i < segment.events.length; i += batchSize) {
@@ -487,7 +524,8 @@ export function createRecorder(options: RecorderOptions): Recorder {
         active -= 1;
         notifyDrain();
         pump();
-        if (active === 0 && (buffer.length === 0 || flushing === 0)) while (idleWaiters.length > 0) idleWaiters.shift()!();
+        if (active === 0 && (buffer.length === 0 || flushing === 0))
+          while (idleWaiters.length > 0) idleWaiters.shift()!();
       });
     }
   }
@@ -524,7 +562,11 @@ export function createRecorder(options: RecorderOptions): Recorder {
       startReplay();
       return spillHasRoom();
     }
-    drop(result === 'full' ? `memory and spill directory full (maxSpillBytes ${maxSpillBytes})` : 'memory full, and the event is not serialisable as JSON, so it cannot be kept on disk');
+    drop(
+      result === 'full'
+        ? `memory and spill directory full (maxSpillBytes ${maxSpillBytes})`
+        : 'memory full, and the event is not serialisable as JSON, so it cannot be kept on disk',
+    );
     return false;
   }
 

@@ -26,10 +26,23 @@ export function defaultRecorderLogger(): RecorderLogger {
   const line = (level: keyof typeof LEVELS, fields: Record<string, unknown>, msg: string): void => {
     let text: string;
     try {
-      text = JSON.stringify({ level: LEVELS[level], time: Date.now(), pid: process.pid, name: 'target-health-recorder', ...fields, msg });
+      text = JSON.stringify({
+        level: LEVELS[level],
+        time: Date.now(),
+        pid: process.pid,
+        name: 'target-health-recorder',
+        ...fields,
+        msg,
+      });
     } catch {
       // A field JSON cannot hold (a cycle, a BigInt): the message still gets out.
-      text = JSON.stringify({ level: LEVELS[level], time: Date.now(), pid: process.pid, name: 'target-health-recorder', msg });
+      text = JSON.stringify({
+        level: LEVELS[level],
+        time: Date.now(),
+        pid: process.pid,
+        name: 'target-health-recorder',
+        msg,
+      });
     }
     try {
       writeSync(2, `${text}\n`);
@@ -86,7 +99,10 @@ export interface Reporter {
 }
 
 /** Counts that are logged at most every SUMMARY_EVERY_MS: the first at once, the rest summed. */
-function summary(log: (count: number, detail: string, sinceMs: number) => void): { add(count: number, detail: string): void; flush(): void } {
+function summary(log: (count: number, detail: string, sinceMs: number) => void): {
+  add(count: number, detail: string): void;
+  flush(): void;
+} {
   let pending = 0;
   let detail = '';
   let lastLogAt = -Infinity;
@@ -128,7 +144,9 @@ export function createReporter(logger: () => RecorderLogger, ctx: ReporterContex
     logger().warn(
       { dropped: count, reason, ...ctx.backlog() },
       `recorder: dropped ${count} events in the last ${seconds(sinceMs)} (${reason}); they are not stored. ` +
-        (ctx.spillDir === undefined ? 'Honour record() === false / await drain(), raise highWaterMark, or set spillDir' : 'Honour record() === false / await drain(), or raise maxSpillBytes'),
+        (ctx.spillDir === undefined
+          ? 'Honour record() === false / await drain(), raise highWaterMark, or set spillDir'
+          : 'Honour record() === false / await drain(), or raise maxSpillBytes'),
     ),
   );
   let firstRejectedId: string | undefined;
@@ -167,7 +185,10 @@ export function createReporter(logger: () => RecorderLogger, ctx: ReporterContex
       if (failingSince === undefined) return;
       const forMs = Date.now() - failingSince;
       failingSince = undefined;
-      logger().info({ failedForMs: forMs, failedAttempts: failures, ...ctx.backlog() }, `recorder: writes succeed again after ${seconds(forMs)}; sending what was kept`);
+      logger().info(
+        { failedForMs: forMs, failedAttempts: failures, ...ctx.backlog() },
+        `recorder: writes succeed again after ${seconds(forMs)}; sending what was kept`,
+      );
       failures = 0;
     },
     dropped(count, reason) {
@@ -178,12 +199,18 @@ export function createReporter(logger: () => RecorderLogger, ctx: ReporterContex
       rejections.add(count, firstError);
     },
     failed(count, err, why) {
-      logger().error({ failed: count, err: describeError(err), ...ctx.backlog() }, `recorder: gave up ${count} events: ${why} (${describeError(err)}); they are not stored`);
+      logger().error(
+        { failed: count, err: describeError(err), ...ctx.backlog() },
+        `recorder: gave up ${count} events: ${why} (${describeError(err)}); they are not stored`,
+      );
     },
     spilling() {
       if (spillingNow) return;
       spillingNow = true;
-      logger().warn({ ...ctx.backlog() }, `recorder: memory full; keeping further events on disk in ${ctx.spillDir ?? '?'} until the store takes them`);
+      logger().warn(
+        { ...ctx.backlog() },
+        `recorder: memory full; keeping further events on disk in ${ctx.spillDir ?? '?'} until the store takes them`,
+      );
     },
     spillEmptied() {
       if (!spillingNow) return;

@@ -14,7 +14,19 @@
  *   gone, is taken over).
  * File operations run one at a time (a serial lane), so sealing never races an append.
  */
-import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, readSync, readdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { open, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describeError } from './report';
@@ -87,11 +99,15 @@ export class Spill {
       mkdirSync(abs, { recursive: true });
       accessSync(abs, constants.R_OK | constants.W_OK);
     } catch (err) {
-      throw new Error(`spillDir: cannot use ${abs} (${describeError(err)}); pass a directory the crawler can create and write`);
+      throw new Error(
+        `spillDir: cannot use ${abs} (${describeError(err)}); pass a directory the crawler can create and write`,
+      );
     }
     lockDirectory(abs);
     try {
-      const found = readdirSync(abs).filter((n) => SEGMENT_NAME.test(n)).sort();
+      const found = readdirSync(abs)
+        .filter((n) => SEGMENT_NAME.test(n))
+        .sort();
       const segments: SegmentInfo[] = [];
       for (const name of found) {
         const path = join(abs, name);
@@ -244,7 +260,7 @@ export class Spill {
       this.queueBytes -= bytes;
       const chunk = Buffer.from(lines.join(''));
       try {
-        for (let offset = 0; offset < chunk.length; ) {
+        for (let offset = 0; offset < chunk.length;) {
           const { bytesWritten } = await this.handle!.write(chunk, offset, chunk.length - offset);
           offset += bytesWritten;
         }
@@ -349,16 +365,21 @@ function isAlive(pid: number): boolean {
 
 function lockDirectory(abs: string): void {
   if (heldInThisProcess.has(abs)) {
-    throw new Error(`spillDir: ${abs} is already used by another recorder in this process; give each recorder its own directory`);
+    throw new Error(
+      `spillDir: ${abs} is already used by another recorder in this process; give each recorder its own directory`,
+    );
   }
   const path = join(abs, LOCK_FILE);
   try {
     writeFileSync(path, `${process.pid}\n`, { flag: 'wx' });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`spillDir: cannot lock ${abs} (${describeError(err)}); pass a directory the crawler can write`);
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new Error(`spillDir: cannot lock ${abs} (${describeError(err)}); pass a directory the crawler can write`);
     const owner = Number(readFileSync(path, 'utf8').trim());
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-      throw new Error(`spillDir: ${abs} is in use by process ${owner} (another recorder); give each recorder its own directory, or delete ${path} if that process is not one`);
+      throw new Error(
+        `spillDir: ${abs} is in use by process ${owner} (another recorder); give each recorder its own directory, or delete ${path} if that process is not one`,
+      );
     }
     // Left by a recorder that did not close (a crash): its segments are ours to send now.
     writeFileSync(path, `${process.pid}\n`);
