@@ -24,19 +24,27 @@ export interface PoolTimeouts {
   statementMs: number;
 }
 
+/**
+ * How long a new connection may take by default: a PostgreSQL busy with a bulk ingest on a small machine
+ * can take seconds to start a backend and check a SCRAM password, and 5 s ran out on a 2-core machine
+ * with a back-fill, a benchmark and the test suite on it — a query failed with "timeout exceeded when
+ * trying to connect" though the server was up. 10 s, as the ingest workers already allowed.
+ */
+export const DEFAULT_CONNECT_MS = 10_000;
+
 /** Client-side limit for a statement: a little over the server's own, so a live server's cancel wins. */
 export const queryTimeoutMs = (timeouts: PoolTimeouts): number => timeouts.statementMs + 1_000;
 
 /**
  * @param applicationName shown in pg_stat_activity (which process holds which connection); default: pg's.
- * @param timeouts statement limits (default: none, only the 5 s connection limit): for processes that
- * must answer in bounded time whatever the database does (the API: api/start-api.ts).
+ * @param timeouts statement limits (default: none, only the connection limit of {@link DEFAULT_CONNECT_MS}):
+ * for processes that must answer in bounded time whatever the database does (the API: api/start-api.ts).
  */
 export function createPool(databaseUrl: string, max = 10, applicationName?: string, timeouts?: PoolTimeouts): Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max,
-    connectionTimeoutMillis: timeouts?.connectMs ?? 5_000,
+    connectionTimeoutMillis: timeouts?.connectMs ?? DEFAULT_CONNECT_MS,
     idleTimeoutMillis: 30_000,
     // TCP keepalive: a connection whose peer vanished (a network cut) is found dead instead of waited on.
     keepAlive: true,
