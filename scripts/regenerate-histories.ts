@@ -3,7 +3,7 @@
  * replay tests into test/histories/<recording>/ (default `current`), replacing only that folder. Each
  * folder is one version of the workflow code: keep the folders of released versions, and record the
  * code behind a new `patched()` into a new folder, so the replay test covers both paths
- * (docs/control-loop.md, "Changing the workflow").
+ * (docs/control-loop.md, "Versioning the workflow").
  *
  * It starts its own services (an in-memory dev server and an embedded PostgreSQL in a temporary folder),
  * runs each scenario through the real worker, signal store and activities, and writes each run's history.

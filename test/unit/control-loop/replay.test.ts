@@ -12,7 +12,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { committedHistories, recordings } from '../../replay/histories';
-import { PATCHES } from '../../../workflows/patches';
+import { PATCHES, RUN_START_PATCHES } from '../../../workflows/patches';
 import { localActivityMarker } from '../../../temporal/local-activity-marker';
 import { bundlerOptions } from '../../../worker/workflow-bundle';
 
@@ -63,7 +63,7 @@ test.each(histories.map((h) => [h.name, h] as const))(
 );
 
 test('a change not behind patched() is caught: replaying the old histories fails', async () => {
-  const escalation = histories.find((h) => h.name === 'released-1/site-health-escalation')!;
+  const escalation = histories.find((h) => h.scenario === 'site-health-escalation')!;
   await expect(
     Worker.runReplayHistory(
       { workflowBundle: await bundle(join(FIXTURES, 'unpatched-change.ts')) },
@@ -125,17 +125,15 @@ test('the local assessment and its fallback are replayed: local markers, and a t
   expect(patchesIn(fallback!.history)).toEqual(expect.arrayContaining([PATCHES.localAssessment, PATCHES.tickPhase]));
 });
 
-test.each(Object.values(PATCHES))(
-  'both paths of patch %s are replayed: histories recorded before it, and with it',
-  (patch) => {
-    const siteHealth = histories.filter((h) => h.scenario.startsWith('site-health'));
-    const withPatch = siteHealth.filter((h) => patchesIn(h.history).includes(patch)).map((h) => h.name);
-    // released-1 predates every patch (old paths); the newest recording was made with all of them.
-    expect(withPatch.filter((n) => n.startsWith('released-1/'))).toEqual([]);
-    expect(siteHealth.filter((h) => h.recording === 'released-1').length).toBeGreaterThan(0);
-    const newest = recordings()[recordings().length - 1]!;
-    expect(withPatch).toEqual(
-      expect.arrayContaining([`${newest}/site-health-escalation`, `${newest}/site-health-route-parser`]),
+test('the histories were recorded with all nine patches, which this code marks as deprecated at the same places', () => {
+  const siteHealth = histories.filter((x) => x.scenario.startsWith('site-health'));
+  for (const h of siteHealth) {
+    expect(patchesIn(h.history).filter((id) => id !== PATCHES.publishBeforeDispatch)).toEqual([...RUN_START_PATCHES]);
+  }
+  // Read where a tick first acts: the escalation and the route alert both act.
+  for (const scenario of ['site-health-escalation', 'site-health-route-parser']) {
+    expect(patchesIn(siteHealth.find((h) => h.scenario === scenario)!.history)).toContain(
+      PATCHES.publishBeforeDispatch,
     );
-  },
-);
+  }
+});
