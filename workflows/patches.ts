@@ -1,32 +1,15 @@
 /**
- * Every patch id in the workflow code, in one place (docs/control-loop.md, "Versioning the workflow").
+ * Every patch id in the workflow code, in one place (docs/control-loop.md, "Versioning the workflow"). A
+ * released change to what the workflow does — which commands, in which order, with which inputs, what
+ * the planner decides — ships behind one, each id saying what it changes:
+ *   1. `PATCHES`: the code calls `patched(PATCHES.x)` and keeps both branches; the replay test requires
+ *      histories recorded without the patch and with it;
+ *   2. `DEPRECATED_PATCHES`, once no open run lacks it: the old branch is gone and the code calls
+ *      `deprecatePatch` at the same place; histories recorded without it are deleted;
+ *   3. removed, once no open run started before step 2: no call, no id, histories re-recorded.
  *
- * The nine patches of the 0.x releases are folded: their old branches are gone and each id is only
- * marked with `deprecatePatch`, at the place its `patched()` call stood, so a run begun by the last 0.x
- * release (which recorded all nine) replays on this code, and a run begun here records them as
- * deprecated markers, which a worker whose code no longer names them skips. Once no open run predates
- * this release, the calls and this list go.
+ * 1.0 starts with none: the patches of the releases before it are folded into the one path.
  */
-export const PATCHES = {
-  publishBeforeDispatch: 'publish-before-dispatch',
-  continueAsNewWhileWaiting: 'continue-as-new-while-waiting',
-  tickSchedule: 'tick-schedule',
-  deliveriesBeforeContinueAsNew: 'deliveries-before-continue-as-new',
-  judgement2: 'judgement-2',
-  judgement3: 'judgement-3',
-  liveSettings: 'live-settings',
-  localAssessment: 'local-assessment',
-  tickPhase: 'tick-phase',
-} as const;
+export const PATCHES: Readonly<Record<string, string>> = {};
 
-/** The patches the last 0.x release read at the start of every run, in the order it read them. */
-export const RUN_START_PATCHES = [
-  PATCHES.continueAsNewWhileWaiting,
-  PATCHES.tickSchedule,
-  PATCHES.deliveriesBeforeContinueAsNew,
-  PATCHES.judgement2,
-  PATCHES.judgement3,
-  PATCHES.liveSettings,
-  PATCHES.localAssessment,
-  PATCHES.tickPhase,
-] as const;
+export const DEPRECATED_PATCHES: Readonly<Record<string, string>> = {};

@@ -18,7 +18,6 @@ import {
   TemporalFailure,
   allHandlersFinished,
   condition,
-  deprecatePatch,
   makeContinueAsNewFunc,
   proxyActivities,
   proxyLocalActivities,
@@ -67,7 +66,6 @@ import {
 } from './decision-inbox';
 import { CONFIGURE_DESCRIPTION, type QueuedSettingsChange, SettingsInbox } from './settings-inbox';
 import { deliverNotification } from './deliver-notification';
-import { PATCHES, RUN_START_PATCHES } from './patches';
 
 type LoopSettings = Omit<ParsedSiteHealthInput, 'carried'>;
 
@@ -309,7 +307,6 @@ class SiteLoop {
         ],
       );
       this.state = plan.state;
-      deprecatePatch(PATCHES.publishBeforeDispatch);
       // The state query and the search attributes change in the same workflow task, before the notices go out.
       this.publish();
       await this.dispatch(result.notificationKeys, plan.notices);
@@ -486,7 +483,6 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   if (!parsed.ok)
     throw ApplicationFailure.nonRetryable(`invalid siteHealth input: ${parsed.message}`, LoopErrors.InvalidInput);
   const { carried, ...settings } = parsed.value;
-  for (const id of RUN_START_PATCHES) deprecatePatch(id);
   const loop = new SiteLoop({ settings, carried });
 
   // Messages. Queries read the loop's state; signals and updates only validate and queue — the main
