@@ -37,11 +37,8 @@ export interface AssessSiteInput {
   previous?: AssessInput['previous'];
   /** After a resume, only traffic from the decision on is judged (ISO time), else null. */
   evidenceSince: string | null;
-  /**
-   * The tick's time (ISO), from the workflow's schedule: the windows end at the last whole minute
-   * before it. Absent or null from loops started before the schedule existed: the database's time.
-   */
-  asOf?: string | null;
+  /** The tick's time (ISO), from the workflow's schedule: the windows end at the last whole minute before it. */
+  asOf: string;
 }
 
 /** The stored row's `result`: everything but the key, tick and time (columns of their own). */
@@ -163,9 +160,8 @@ export function makeAssessSite(deps: AssessSiteDeps) {
       };
     }
     // The tick's time comes from the workflow (its schedule), so a late or retried activity judges
-    // the same windows, and a replay at the same times reproduces it. Loops started before the
-    // schedule existed send none: they are judged at the database's time, as they always were.
-    const asOf = input.asOf !== undefined && input.asOf !== null ? new Date(input.asOf) : await databaseNow(deps.pool);
+    // the same windows, and a replay at the same times reproduces it.
+    const asOf = new Date(input.asOf);
     const result = await assessAt(deps, {
       site: input.site,
       asOf,
@@ -197,9 +193,4 @@ export function makeAssessSite(deps: AssessSiteDeps) {
     );
     return { assessmentKey: key, tick: input.tick, assessedAt: stored.assessedAt.toISOString(), ...stored.result };
   };
-}
-
-async function databaseNow(pool: Pool): Promise<Date> {
-  const { rows } = await pool.query<{ now: Date }>('SELECT now() AS now');
-  return rows[0]!.now;
 }

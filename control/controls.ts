@@ -7,8 +7,7 @@
  * congestion-control rule (AIMD). A degrading site loses a share of its concurrency every step while the
  * band holds, so pressure drops fast; a recovering site gets it back a few slots per step, so it is not
  * hit with full load the moment it looks healthy again. Steps are paced in time (`steps.*EveryMs`), not
- * per tick, so the tick interval does not change how fast a site is throttled (judgement 2; runs
- * recorded before it step once per tick).
+ * per tick, so the tick interval does not change how fast a site is throttled.
  */
 import { z } from 'zod';
 import { HEALTH_BANDS, type HealthBand } from '../common/names';
@@ -100,7 +99,7 @@ const ACTION_POLICY_SCHEMA = z
         /**
          * A throttle step raises the effective cost to the score's value only when that is at least this
          * share above the current one (0.1: 1.50 → not before 1.65), so a score drifting by a point does
-         * not rewrite and audit the record every step (judgement 2).
+         * not rewrite and audit the record every step.
          */
         minRelativeRaise: z
           .number({ error: 'expected a number between 0 and 10' })
@@ -110,7 +109,7 @@ const ACTION_POLICY_SCHEMA = z
       })
       .prefault({}),
     /**
-     * How fast the controls move, in time rather than ticks (judgement 2): a band entered takes its first
+     * How fast the controls move, in time rather than ticks: a band entered takes its first
      * step at once, then one step per this much time while it holds (several in one tick when ticks are
      * longer). Ticks without a score add no time: no step without evidence.
      */
@@ -149,7 +148,7 @@ const ACTION_POLICY_SCHEMA = z
       .max(100, { error: 'expected a score 0-100' })
       .default(80),
     /**
-     * Persistence of the parser alert (judgement 2): parser health must stay below the threshold on
+     * Persistence of the parser alert: parser health must stay below the threshold on
      * consecutive scored ticks (at least two) spanning at least this long. 3 min: four 60 s ticks.
      */
     parserAlertAfterMs: policyMs(0).default(180_000),
@@ -215,7 +214,7 @@ export function degradeStep(c: Controls, policy: ActionPolicy, costMultiplier: n
 }
 
 /**
- * The effective cost a throttle step asks for (judgement 2): the score's value, but only once it is at
+ * The effective cost a throttle step asks for: the score's value, but only once it is at
  * least `cost.minRelativeRaise` above the current one — otherwise the current value, so the record (and
  * its audit trail) changes when the cost changes meaningfully, not with every point of the score.
  */

@@ -133,8 +133,8 @@ const LOOP_STATE_SCHEMA = z.strictObject({
   /** The next tick's slot (workflow time, ISO): a continued run waits for it. Null before the first tick. */
   nextTickAt: isoTime.nullable().default(null),
   /**
-   * Time spent in the band since its last throttle or restore step, not yet worth a step (judgement 2:
-   * steps are paced in time, `policy.steps`). Absent in states carried by runs before it existed.
+   * Time spent in the band since its last throttle or restore step, not yet worth a step (steps are
+   * paced in time, `policy.steps`). Absent in states carried by runs before it existed.
    */
   stepCreditMs: z.number().min(0).default(0),
   /** Parser health below its alert threshold since (first such tick) and for how many scored ticks; null otherwise. */
@@ -151,8 +151,8 @@ const LOOP_STATE_SCHEMA = z.strictObject({
     .nullable()
     .default(null),
   /**
-   * Judgement 3: why the latest tick held the band and the smoothed score (routes pulling the score down
-   * are being confirmed as a route problem), in words; null when it did not.
+   * Why the latest tick held the band and the smoothed score (routes pulling the score down are being
+   * confirmed as a route problem), in words; null when it did not.
    */
   heldFor: z.string().max(2_000).nullable().default(null),
 });

@@ -130,7 +130,7 @@ export const stateQuery = defineQuery<SiteHealthState>('state');
 export const historyQuery = defineQuery<TickSummary[], [number?]>('history');
 /**
  * The settings the loop runs with now (every default filled in): what `start` compares a new start's
- * settings against. A query adds no command to the history, so it needs no patch.
+ * settings against.
  */
 export const settingsQuery = defineQuery<SiteHealthConfig>('settings');
 
@@ -144,7 +144,7 @@ export const pauseUpdate = defineUpdate<DecisionResult, [PauseInput]>('pause');
 /**
  * Live reconfiguration: changes a running loop's settings (and the site's owners) from the next tick on;
  * validated before it is accepted, recorded in `settings_changes`, carried through continue-as-new.
- * An update only: a change refused must say why. (Patch `live-settings`.)
+ * An update only: a change refused must say why.
  */
 export const configureUpdate = defineUpdate<ConfigureResult, [ConfigureInput]>('configure');
 

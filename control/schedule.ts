@@ -4,8 +4,9 @@
  * `asOf`, handed to the assessment — is known in advance and the same in a replay (`target-health
  * replay --tick 60s` walks the same grid).
  *
- * - The first tick of a chain runs at once, at the latest whole minute (or the latest slot, for ticks
- *   shorter than a minute): it judges the window that ended then, not one a whole interval old.
+ * - Each site wakes at its phase (`phaseMs`), a fixed offset after each slot; the tick's time stays the
+ *   slot. The first tick of a chain waits for the site's first wake point (`firstPhasedSlot`), at most a
+ *   minute.
  * - Each tick books the next slot (`nextTickAt`, carried through continue-as-new, so a new run waits
  *   for it instead of ticking at once).
  * - A late loop (worker down, a tick slower than the interval) does not catch up slot by slot — a
@@ -19,20 +20,19 @@ const floorTo = (t: number, unit: number): number => Math.floor(t / unit) * unit
 const MINUTE = 60_000;
 
 /**
- * The time of the tick about to run (epoch ms), given the booked slot (or null), workflow time and the
- * site's phase (`phaseMs`; 0 for runs that predate it): a loop woken at slot + phase is on time.
+ * The time of the tick about to run (epoch ms), given the booked slot, workflow time and the site's
+ * phase (`phaseMs`): a loop woken at slot + phase is on time.
  */
-export function tickTime(nextTickAt: string | null, now: number, intervalMs: number, phase = 0): number {
-  if (nextTickAt === null) return floorTo(now, Math.min(intervalMs, MINUTE));
+export function tickTime(nextTickAt: string, now: number, intervalMs: number, phase: number): number {
   const due = Date.parse(nextTickAt);
   const late = now - phase - due;
   if (late < intervalMs) return due;
   return due + floorTo(late, intervalMs);
 }
 
-/** Milliseconds until the booked slot's wake time, slot + phase (≤ 0: due now). The first tick of an unphased chain is due at once. */
-export function msUntilDue(nextTickAt: string | null, now: number, phase = 0): number {
-  return nextTickAt === null ? 0 : Date.parse(nextTickAt) + phase - now;
+/** Milliseconds until the booked slot's wake time, slot + phase (≤ 0: due now). */
+export function msUntilDue(nextTickAt: string, now: number, phase: number): number {
+  return Date.parse(nextTickAt) + phase - now;
 }
 
 /** The slot booked after a tick at `asOf`: the next one on the interval's grid. */
@@ -41,7 +41,7 @@ export function nextSlot(asOf: number, intervalMs: number): number {
 }
 
 /**
- * The site's phase on the grid (patch `tick-phase`): a fixed offset after each slot at which the site's
+ * The site's phase on the grid: a fixed offset after each slot at which the site's
  * loop wakes, derived from its name, so a fleet's ticks spread evenly over the interval instead of all
  * landing on the minute (1,000 sites → ~17 ticks a second, not 1,000 at :00), and a thousand loops
  * started at once do not all tick at once either. Spread over the interval, at most a minute: the tick's
@@ -61,7 +61,7 @@ export function phaseMs(site: string, intervalMs: number): number {
 }
 
 /**
- * The first slot of a phased chain: the earliest slot on the first-tick grid (whole minutes, or the
+ * The first slot of a chain: the earliest slot on the first-tick grid (whole minutes, or the
  * interval when shorter) whose wake time (slot + phase) is not in the past. The first tick waits at
  * most a minute (the spread), and starting many loops together spreads their first ticks like the rest.
  */

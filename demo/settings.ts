@@ -25,7 +25,7 @@ export const DEMO_LOOP_SETTINGS = {
 
 /**
  * A demo loop's input: the demo settings for every site alike. (A route-problem site needs nothing of its
- * own: while a failing route is being confirmed the loop holds the band — judgement 3 — so the site is
+ * own: while a failing route is being confirmed the loop holds the band, so the site is
  * not throttled before the route alert, at the demo's pace as in production.)
  */
 export function demoLoopInput(site: string, options: { nominalConcurrency: number }): SiteHealthInput {

@@ -23,7 +23,7 @@ import { afterDecision, decisionControls } from '../control/decide';
 import { decisionNotAllowed } from '../control/decisions';
 import { assessmentKey, decisionKey } from '../control/keys';
 import { type LoopState, initialLoopState } from '../control/loop-state';
-import { CURRENT_JUDGEMENT, type JudgementVersion, type LoopConfig, type TickPlan, planTick } from '../control/plan';
+import { type LoopConfig, type TickPlan, planTick } from '../control/plan';
 import { planFailedTick } from '../control/plan/failed';
 import type { TickAssessment } from '../control/tick-assessment';
 import { canaryFailedDays } from '../db/canaries';
@@ -50,8 +50,6 @@ export interface ReplayOptions {
   /** Human decisions during the period, ascending by time. */
   decisions?: readonly ReplayDecision[];
   onTick?: (t: ReplayTick) => void;
-  /** The judgement rules (control/plan/types.ts); default the current ones, which a live loop started now follows. */
-  judgement?: JudgementVersion;
   /** Overrides of the assessment's reads (tests; the benchmark). */
   deps?: Omit<AssessAtDeps, 'pool' | 'runDueCanaries'>;
 }
@@ -155,7 +153,6 @@ export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<Repla
     site,
     policy: config.policy,
     scoring: config.scoring,
-    judgement: opts.judgement ?? CURRENT_JUDGEMENT,
     tickIntervalMs: opts.tickMs,
   };
   const times = opts.at ?? tickTimes(opts.from, opts.to, opts.tickMs);

@@ -51,7 +51,7 @@ export interface Assessment {
   majorityRefusal?: MajorityRefusalResult;
   /**
    * Routes still being confirmed whose traffic alone moves this tick's score into a worse band: the
-   * score with them set aside too, and which routes. The loop (judgement 3) then holds the band and the
+   * score with them set aside too, and which routes. The loop then holds the band and the
    * smoothed score until the routes are confirmed (set aside) or cleared, so a dead proxy does not
    * throttle the site while its alert is being confirmed. Null when there is nothing to hold for;
    * absent from assessments stored before the rule existed.

@@ -49,10 +49,4 @@ export { type HealthBand, type ScoredBand, bandFor, nextBand } from './bands';
 export { type TotalRefusalResult, assessTotalRefusal } from './total-refusal';
 export { type CanaryCheck, checkCanaries } from './canary';
 export { type AssessInput, type Assessment, type AssessmentState, type HealthAssessment, assess } from './assess';
-export {
-  type AdvanceOptions,
-  INITIAL_SITE_STATE,
-  type SiteScoringState,
-  type SiteTick,
-  advanceSiteState,
-} from './site-state';
+export { INITIAL_SITE_STATE, type SiteScoringState, type SiteTick, advanceSiteState } from './site-state';

@@ -37,49 +37,34 @@ export interface SiteTick {
   smoothedScore: number | null;
   /** For a cost-aware scheduler: cost drift times 100 / smoothed score, capped. */
   effectiveCostMultiplier: number;
-  /** Band and smoothed score held for routes being confirmed (`holdForWatchedRoutes`). */
+  /** Band and smoothed score held for routes being confirmed (see `advanceSiteState`). */
   heldForRoutes?: boolean;
-}
-
-export interface AdvanceOptions {
-  /**
-   * A site with a usable baseline that has never been scored (too little current traffic) is `healthy`
-   * — nothing is known against it — instead of staying `learning` (the loop's judgement 2). Off: the
-   * behaviour of runs recorded before it.
-   */
-  readyBaselineIsNotLearning?: boolean;
-  /**
-   * Judgement 3: a tick whose score is pulled into a worse band by routes still being confirmed
-   * (`assessment.routeHold`) neither moves the smoothed score nor the band — they wait for the routes'
-   * verdict, which comes within `routes.confirmAfterMs` and a few ticks (confirmed: set aside from the
-   * score; or cleared). The refusal rules are not held (they already set every suspect aside).
-   */
-  holdForWatchedRoutes?: boolean;
 }
 
 const isScored = (band: HealthBand | null): boolean =>
   band === 'healthy' || band === 'degrading' || band === 'resisting';
 
 /**
- * Band precedence: total or majority refusal → `resisting`; held for routes being confirmed (judgement 3)
- * → the previous band, smoothed score unchanged; no baseline → `learning`; never scored → previous band
- * (or `learning`; with `readyBaselineIsNotLearning`, `healthy` instead of `learning`); otherwise the
- * hysteresis rule of bands.ts on the rounded smoothed score.
+ * Band precedence:
+ * - total or majority refusal → `resisting`;
+ * - held for routes being confirmed → the previous band, smoothed score unchanged: a tick whose score is
+ *   pulled into a worse band by routes still being confirmed (`assessment.routeHold`) waits for the
+ *   routes' verdict, which comes within `routes.confirmAfterMs` and a few ticks (confirmed: set aside
+ *   from the score; or cleared). The refusal rules are not held (they already set every suspect aside);
+ * - no baseline → `learning`;
+ * - no score (too little current traffic) → the previous band, or `healthy` for a site never scored:
+ *   its baseline is usable, so it is not learning, and nothing is known against it;
+ * - otherwise the hysteresis rule of bands.ts on the rounded smoothed score.
  */
 export function advanceSiteState(
   previous: SiteScoringState,
   assessment: Assessment,
   elapsedMs: number,
   config: ScoringConfig = DEFAULT_SCORING_CONFIG,
-  options: AdvanceOptions = {},
 ): SiteTick {
   const refused = assessment.totalRefusal.totalRefusal || assessment.majorityRefusal?.majorityRefusal === true;
   const held =
-    options.holdForWatchedRoutes === true &&
-    !refused &&
-    (assessment.routeHold ?? null) !== null &&
-    isScored(previous.band) &&
-    previous.smoothed.value !== null;
+    !refused && (assessment.routeHold ?? null) !== null && isScored(previous.band) && previous.smoothed.value !== null;
   const smoothed = held
     ? previous.smoothed
     : smoothScore(previous.smoothed, assessment.health.score, elapsedMs, config.smoothing);
@@ -89,9 +74,8 @@ export function advanceSiteState(
   else if (held) band = previous.band!;
   else if (assessment.state === 'learning') band = 'learning';
   else if (smoothedScore === null) {
-    const held = previous.band ?? 'learning';
     // The baseline is usable, so the site is not learning; too little traffic is no evidence against it.
-    band = options.readyBaselineIsNotLearning === true && held === 'learning' ? 'healthy' : held;
+    band = previous.band === null || previous.band === 'learning' ? 'healthy' : previous.band;
   } else band = nextBand(previous.band, smoothedScore, config.bands);
   return {
     state: {

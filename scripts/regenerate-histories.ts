@@ -1,9 +1,9 @@
 /**
  * `npm run histories:regenerate -- <recording>` — records fresh event histories of the site loop for the
- * replay tests into test/histories/<recording>/ (default `current`), replacing only that folder. Each
- * folder is one version of the workflow code: keep the folders of released versions, and record the
- * code behind a new `patched()` into a new folder, so the replay test covers both paths
- * (docs/control-loop.md, "Changing the workflow").
+ * replay tests into test/histories/<recording>/ (default `v1`), replacing only that folder. Each folder
+ * is one version of the workflow code: keep the folders of released versions, and record the code behind
+ * a new `patched()` into a new folder (`v1-<patch>`), so the replay test covers both paths
+ * (docs/control-loop.md, "Versioning the workflow").
  *
  * It starts its own services (an in-memory dev server and an embedded PostgreSQL in a temporary folder),
  * runs each scenario through the real worker, signal store and activities, and writes each run's history.
@@ -196,7 +196,7 @@ async function routeAndParser(ctx: Ctx): Promise<Record<string, string>> {
 }
 
 /**
- * Live settings (patch `live-settings`): an unknown signal and a bad decision refused, a `configure`
+ * Live settings: an unknown signal and a bad decision refused, a `configure`
  * update (tick, policy, owner) carried through continue-as-new, a pause that drops the refusals, stop.
  */
 async function liveSettings(ctx: Ctx): Promise<Record<string, string>> {
@@ -232,7 +232,7 @@ async function liveSettings(ctx: Ctx): Promise<Record<string, string>> {
 }
 
 /**
- * Patch `local-assessment`'s fallback: the assessments table held (as a lock) for longer than the local
+ * The local assessment's fallback: the assessments table held (as a lock) for longer than the local
  * assessment's budget, so the tick's local attempts time out and it is assessed by the regular activity
  * once the table is free; two more ticks, stop.
  */
@@ -264,9 +264,9 @@ async function assessmentFallback(ctx: Ctx): Promise<Record<string, string>> {
 const SCENARIOS = { escalation, continueAsNew, routeAndParser, liveSettings, assessmentFallback };
 
 runMain('regenerate-histories', async () => {
-  const recording = process.argv[2] ?? 'current';
+  const recording = process.argv[2] ?? 'v1';
   if (!/^[a-z0-9][a-z0-9-]*$/.test(recording))
-    throw new Error(`recording: "${recording}" must be a folder name like released-2 (a-z, 0-9, -)`);
+    throw new Error(`recording: "${recording}" must be a folder name like v1 or v1-tick-jitter (a-z, 0-9, -)`);
   const dir = mkdtempSync(join(tmpdir(), 'th-histories-'));
   chmodSync(dir, 0o755);
   const cli = await ensureTemporalCli({ info: say, warn: say });

@@ -2,7 +2,7 @@
  * Reads the marker the core SDK records for a local activity (`core_local_activity`) in a workflow
  * history: its metadata (activity type, attempt, completion time on the worker's clock) and, when it
  * succeeded, its result. The fault checks and the sites benchmark read the loop's local assessments
- * (patch `local-assessment`) through it: a local activity has no ActivityTaskScheduled event.
+ * through it: a local activity has no ActivityTaskScheduled event.
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';

@@ -1,14 +1,14 @@
 /**
- * The loop's settings inbox (live reconfiguration, patch `live-settings`): the `configure` update's
- * validator checks the payload with zod against the settings the loop will have (its own plus the
- * changes already queued); the handler queues the change; the main loop applies it between ticks, like a
- * decision (workflows/decision-inbox.ts), so a tick never runs half on old and half on new settings.
- * The update answers once the change is recorded and in force: what changed, old → new.
+ * The loop's settings inbox (live reconfiguration): the `configure` update's validator checks the
+ * payload with zod against the settings the loop will have (its own plus the changes already queued);
+ * the handler (set in workflows/site-health.ts) queues the change; the main loop applies it between
+ * ticks, like a decision (workflows/decision-inbox.ts), so a tick never runs half on old and half on new
+ * settings. The update answers once the change is recorded and in force: what changed, old → new.
  */
-import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition } from '@temporalio/workflow';
 import type { SiteHealthConfig } from '../control/config';
 import { settingsChangeKey } from '../control/keys';
-import { type ConfigureResult, LoopErrors, configureUpdate } from '../control/messages';
+import { type ConfigureResult, LoopErrors } from '../control/messages';
 import { type SettingsChangeRequest, parseSettingsChange } from '../control/settings-change';
 
 export interface QueuedSettingsChange {
@@ -21,7 +21,8 @@ export interface QueuedSettingsChange {
 /** Records one change and puts it in force; answers with what changed. */
 export type ApplySettingsChange = (q: QueuedSettingsChange) => Promise<ConfigureResult>;
 
-const DESCRIPTION =
+/** The description of the `configure` update handler (the UI's "Updates" list shows it). */
+export const CONFIGURE_DESCRIPTION =
   'Change the running loop\'s settings from the next tick on: {"who", "why"?, "settings"?: {"tickIntervalMs": 30000, "policy": {…}, …}, "owner"?, "parserOwner"?}. Only the fields given change; validated before it is accepted; recorded (who, when, old → new); answers with the changes.';
 
 export class SettingsInbox {
@@ -31,6 +32,7 @@ export class SettingsInbox {
   /**
    * @param current the loop's settings now.
    * @param stopping true once a stop is applied or queued: a stopping loop takes no new settings.
+   * @param apply records one change and puts it in force (the loop's `applySettings`).
    */
   constructor(
     private readonly site: string,
@@ -38,31 +40,24 @@ export class SettingsInbox {
     carriedSeq: number,
     private readonly current: () => SiteHealthConfig,
     private readonly stopping: () => boolean,
+    private readonly apply: ApplySettingsChange,
   ) {
     this.seq = carriedSeq;
   }
 
-  register(apply: ApplySettingsChange): void {
-    this.apply = apply;
-    setHandler(
-      configureUpdate,
-      async (payload: unknown): Promise<ConfigureResult> => {
-        const q = this.enqueue(this.check(payload));
-        await condition(() => q.outcome !== undefined);
-        const outcome = q.outcome!;
-        if (!outcome.ok) throw ApplicationFailure.nonRetryable(outcome.message, LoopErrors.InvalidSettings);
-        return outcome.result;
-      },
-      {
-        validator: (payload: unknown) => {
-          this.check(payload);
-        },
-        description: DESCRIPTION,
-      },
-    );
+  /** The `configure` update's validator: throws the refusal, so a refused change leaves no trace in history. */
+  validate(payload: unknown): void {
+    this.check(payload);
   }
 
-  private apply: ApplySettingsChange | null = null;
+  /** The `configure` update: queued, answered once the main loop has recorded it and put it in force. */
+  async configure(payload: unknown): Promise<ConfigureResult> {
+    const q = this.enqueue(this.check(payload));
+    await condition(() => q.outcome !== undefined);
+    const outcome = q.outcome!;
+    if (!outcome.ok) throw ApplicationFailure.nonRetryable(outcome.message, LoopErrors.InvalidSettings);
+    return outcome.result;
+  }
 
   get pending(): number {
     return this.queue.length;
@@ -99,7 +94,7 @@ export class SettingsInbox {
   /** Applies the queued changes in arrival order; after a stop they are refused. */
   async applyQueued(): Promise<void> {
     for (let q = this.queue.shift(); q !== undefined; q = this.queue.shift()) {
-      if (this.stopping() || this.apply === null) {
+      if (this.stopping()) {
         q.outcome = { ok: false, message: `configure: ${this.site} has stopped; its loop takes no new settings` };
         continue;
       }

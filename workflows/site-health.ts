@@ -1,11 +1,14 @@
 /**
  * The durable per-site control loop (`site-health:<site>`): tick, act, wait, continue-as-new.
  *
- * Each tick: one assessment activity (windows from the signal store, scored), then the pure control
- * core decides (control/plan), one idempotent action activity writes the controls and queues the
- * notices, and detached delivery workflows send them. A resisting site is paused and waits for a
- * person: decisions arrive through the inbox (workflows/decision-inbox.ts) and are applied here,
- * between ticks, through `applyDecision`. Every message is defined in control/messages.ts.
+ * Each tick: one assessment (a local activity: windows from the signal store, scored), then the pure
+ * control core decides (control/plan), one idempotent action activity writes the controls and queues
+ * the notices, and detached delivery workflows send them. A resisting site is paused and waits for a
+ * person. The shape is the safe-message-handlers one: the loop's state lives in `SiteLoop`; the
+ * message handlers, all set together in `siteHealth`, only read it (queries) or validate and queue
+ * (decisions: workflows/decision-inbox.ts; settings: workflows/settings-inbox.ts); the main loop below
+ * them is the one writer, applying what is queued between ticks. Every message is defined in
+ * control/messages.ts.
  */
 import {
   ActivityFailure,
@@ -16,10 +19,10 @@ import {
   allHandlersFinished,
   condition,
   makeContinueAsNewFunc,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
+  setDefaultSignalHandler,
   setHandler,
   startChild,
   upsertSearchAttributes,
@@ -31,32 +34,48 @@ import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
 import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../control/config';
 import { changedFields, describeChange } from '../control/controls';
 import { afterDecision, decisionAssessmentKey, decisionControls, decisionNotice } from '../control/decide';
+import { DECISION_KINDS } from '../control/decisions';
 import { detailsMarkdown } from '../control/details';
 import { assessmentKey, controlsKey, deliveryWorkflowId, notificationKey } from '../control/keys';
 import { type ConfigureResult, settingsChanges } from '../control/settings-change';
-import { type LoopState, initialLoopState } from '../control/loop-state';
+import { type LoopState, type TickSummary, initialLoopState } from '../control/loop-state';
 import {
   type DecisionResult,
   LoopErrors,
+  type SiteHealthState,
   type SiteHealthSummary,
+  configureUpdate,
+  decisionMessages,
   historyQuery,
   settingsQuery,
   stateQuery,
 } from '../control/messages';
 import type { NoticeDraft } from '../control/notices';
-import { type JudgementVersion, type LoopConfig, type TickPlan, planTick } from '../control/plan';
+import { type LoopConfig, type TickPlan, planTick } from '../control/plan';
 import { planFailedTick } from '../control/plan/failed';
 import { PublishedAttributes, attributesForNewRun, loopAttributes } from '../control/search-attributes';
 import { firstPhasedSlot, msUntilDue, nextSlot, phaseMs, tickTime } from '../control/schedule';
 import { stateView, stopSummary } from '../control/state-view';
 import type { TickAssessment } from '../control/tick-assessment';
 import type { AssessSiteInput } from '../activities/assess-site';
-import { DecisionInbox, type QueuedDecision } from './decision-inbox';
-import { type QueuedSettingsChange, SettingsInbox } from './settings-inbox';
+import {
+  DecisionInbox,
+  type QueuedDecision,
+  decisionSignalDescription,
+  decisionUpdateDescription,
+} from './decision-inbox';
+import { CONFIGURE_DESCRIPTION, type QueuedSettingsChange, SettingsInbox } from './settings-inbox';
 import { deliverNotification } from './deliver-notification';
-import { PATCHES } from './patches';
 
 type LoopSettings = Omit<ParsedSiteHealthInput, 'carried'>;
+
+/** What one run of the loop starts from. */
+interface SiteLoopOptions {
+  /** The loop's settings (the run's input, every default filled in). */
+  settings: LoopSettings;
+  /** The state the previous run of the chain carried through continue-as-new; absent on a new chain. */
+  carried: LoopState | undefined;
+}
 
 /** The loop's activities with this run's timeouts and retry policy. */
 function loopActivities(settings: LoopSettings): ActivityInterfaceFor<Activities> {
@@ -68,9 +87,9 @@ function loopActivities(settings: LoopSettings): ActivityInterfaceFor<Activities
 }
 
 /**
- * The tick's assessment as a local activity (patch `local-assessment`): run by this worker inside the
- * workflow task, two attempts within one activity timeout — then the tick falls back to the regular
- * activity (`loopActivities`), which the server retries without limit on any worker.
+ * The tick's assessment as a local activity: run by this worker inside the workflow task, two attempts
+ * within one activity timeout — then the tick falls back to the regular activity (`loopActivities`),
+ * which the server retries without limit on any worker.
  */
 function proxyLocalAssessment(settings: LoopSettings): LocalActivityInterfaceFor<Pick<Activities, 'assessSite'>> {
   return proxyLocalActivities<Pick<Activities, 'assessSite'>>({
@@ -101,114 +120,81 @@ function assessmentFailure(err: unknown): { message: string; dataError: boolean 
 /** Workflow time: the SDK's deterministic clock (the time of the current workflow task). */
 const workflowNow = (): number => new Date().getTime();
 
-function seconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
-}
-
 /** One run of the loop: its settings, its state, and the side effects it drives. */
 class SiteLoop {
+  /** The loop's settings: replaced, between ticks, by a `configure` update (and carried by continue-as-new). */
+  config: LoopSettings;
   state: LoopState;
   lastAssessment: TickAssessment | null = null;
-  ticksThisRun = 0;
+  /** Human decisions: validated and queued by their handlers, applied by the main loop. */
+  readonly decisions: DecisionInbox;
+  /** Settings changes (`configure`): validated and queued by the update's handler, applied by the main loop. */
+  readonly settingsInbox: SettingsInbox;
+  private ticksThisRun = 0;
   /** Delivery workflows started by this run that have not finished yet. */
   private deliveriesInFlight = 0;
-  readonly inbox: DecisionInbox;
-  /** Live reconfiguration (patch `live-settings`); null on runs recorded before it. */
-  readonly settingsInbox: SettingsInbox | null;
   private readonly workflowId = workflowInfo().workflowId;
   private readonly published: PublishedAttributes;
   private acts: ActivityInterfaceFor<Activities>;
-  /** Patch `local-assessment`: the assessment's local-activity proxy; null on runs recorded before it. */
-  private localActs: LocalActivityInterfaceFor<Pick<Activities, 'assessSite'>> | null;
+  private localActs: LocalActivityInterfaceFor<Pick<Activities, 'assessSite'>>;
 
-  constructor(
-    /** The loop's settings: replaced, between ticks, by a `configure` update (and carried by continue-as-new). */
-    public config: LoopSettings,
-    carried: LoopState | undefined,
-    /** Ticks follow the schedule (control/schedule.ts); false only when replaying runs that predate it. */
-    readonly scheduled: boolean,
-    /** The judgement rules of this run (control/plan/types.ts); 1 only when replaying runs that predate judgement 2. */
-    readonly judgement: JudgementVersion,
-    /** Patch `live-settings`: the `configure` update, unknown signals refused, refusals pruned by a decision. */
-    readonly liveSettings: boolean,
-    /** Patch `local-assessment`: the assessment runs as a local activity first. */
-    readonly localAssessment: boolean,
-    /** Patch `tick-phase`: the loop wakes at its site's phase after each slot (control/schedule.ts). */
-    readonly phased: boolean,
-  ) {
+  constructor({ settings, carried }: SiteLoopOptions) {
     const info = workflowInfo();
+    this.config = settings;
     this.state = carried ? { ...carried, runs: carried.runs + 1 } : initialLoopState(info.firstExecutionRunId);
-    this.inbox = new DecisionInbox(
-      config.site,
+    this.settingsInbox = new SettingsInbox(
+      settings.site,
+      this.state.chainId,
+      this.state.settingsSeq,
+      () => this.config,
+      () => this.decisions.stopping(),
+      this.applySettings,
+    );
+    this.decisions = new DecisionInbox(
+      settings.site,
       this.state.chainId,
       this.state,
-      () => ({ site: config.site, band: this.state.band, awaiting: this.state.awaiting !== null }),
-      liveSettings,
+      () => ({ site: this.site, band: this.state.band, awaiting: this.state.awaiting !== null }),
+      this.applyDecision,
+      this.settingsInbox,
     );
-    this.settingsInbox = liveSettings
-      ? new SettingsInbox(
-          config.site,
-          this.state.chainId,
-          this.state.settingsSeq,
-          () => this.config,
-          () => this.inbox.stopping(),
-        )
-      : null;
     this.published = new PublishedAttributes(
       ALL_SEARCH_ATTRIBUTE_KEYS.map((key) => ({ name: key.name, value: info.typedSearchAttributes.get(key) ?? null })),
     );
-    this.acts = loopActivities(config);
-    this.localActs = localAssessment ? proxyLocalAssessment(config) : null;
-    // A new phased chain books its first slot: the first at or after now whose wake time (slot + phase) is not past.
-    if (phased && scheduled && this.state.nextTickAt === null) {
+    this.acts = loopActivities(settings);
+    this.localActs = proxyLocalAssessment(settings);
+    // A new chain books its first slot: the first at or after now whose wake time (slot + phase) is not past.
+    if (this.state.nextTickAt === null) {
       this.state = {
         ...this.state,
-        nextTickAt: new Date(firstPhasedSlot(workflowNow(), this.phase(), config.tickIntervalMs)).toISOString(),
+        nextTickAt: new Date(firstPhasedSlot(workflowNow(), this.phase(), settings.tickIntervalMs)).toISOString(),
       };
     }
-  }
-
-  /** The site's offset after each slot (0 on runs that predate patch `tick-phase`). */
-  phase(): number {
-    return this.phased ? phaseMs(this.config.site, this.config.tickIntervalMs) : 0;
-  }
-
-  /** When the next tick wakes (ISO), for summaries and the details: its slot plus the site's phase. */
-  nextWakeAt(): string | null {
-    const slot = this.state.nextTickAt;
-    return slot === null ? null : new Date(Date.parse(slot) + this.phase()).toISOString();
   }
 
   get site(): string {
     return this.config.site;
   }
 
-  registerHandlers(): void {
-    setHandler(
-      stateQuery,
-      () => stateView(this.site, this.config.tickIntervalMs, this.state, this.inbox.view(), this.lastAssessment),
-      {
-        description:
-          'Current state: score, smoothed score, band, reasons, controls, awaiting a human since, last decision.',
-      },
-    );
-    setHandler(
-      historyQuery,
-      (limit?: number) =>
-        this.state.history.slice(-Math.max(1, Math.min(limit ?? this.state.history.length, this.state.history.length))),
-      {
-        description: 'Recent ticks, oldest first (optional argument: how many, default all kept).',
-      },
-    );
-    setHandler(settingsQuery, () => this.config, {
-      description: 'The settings the loop runs with (every default filled in).',
-    });
-    this.inbox.register();
-    if (this.settingsInbox !== null) {
-      this.settingsInbox.register(this.applySettings);
-      this.inbox.alsoApply(this.settingsInbox);
-      this.inbox.registerUnknownSignals();
-    }
+  /** The site's offset after each slot (control/schedule.ts). */
+  private phase(): number {
+    return phaseMs(this.site, this.config.tickIntervalMs);
+  }
+
+  /** The next tick's slot: booked by the constructor on a new chain, and by every tick after. */
+  private slot(): string {
+    return this.state.nextTickAt!;
+  }
+
+  /** The `state` query. */
+  view(): SiteHealthState {
+    return stateView(this.site, this.config.tickIntervalMs, this.state, this.decisions.view(), this.lastAssessment);
+  }
+
+  /** The `history` query: the last `limit` ticks kept (all by default), oldest first. */
+  recentTicks(limit?: number): TickSummary[] {
+    const kept = this.state.history;
+    return kept.slice(-Math.max(1, Math.min(limit ?? kept.length, kept.length)));
   }
 
   /** The Temporal UI: search attributes that changed, and the details table. */
@@ -216,6 +202,119 @@ class SiteLoop {
     const changed = this.published.takeChanged(loopAttributes(this.site, this.state));
     if (changed.length > 0) upsertSearchAttributes(changed);
     setCurrentDetails(detailsMarkdown(this.site, this.state, this.config.tickIntervalMs, this.lastAssessment));
+  }
+
+  /**
+   * Waits for the next tick's wake time (its slot plus the site's phase; a continued run waits for the
+   * slot its predecessor booked), applying decisions and settings changes as they arrive. `early`: the
+   * server suggests continue-as-new (signals grow the history even while the loop waits), so the run
+   * continues as new before it would tick.
+   */
+  waitForTick(): Promise<'tick' | 'early'> {
+    return this.decisions.waitForNextTick(
+      () => msUntilDue(this.slot(), workflowNow(), this.phase()),
+      () => `next tick at ${new Date(Date.parse(this.slot()) + this.phase()).toISOString()}`,
+      () => workflowInfo().continueAsNewSuggested,
+    );
+  }
+
+  /** One tick: assess, plan, act. */
+  async tick(): Promise<void> {
+    const { site, config } = this;
+    const tick = this.state.tick + 1;
+    // Workflow time: the tick's slot on the schedule, the same on replay of this history.
+    const asOf = tickTime(this.slot(), workflowNow(), config.tickIntervalMs, this.phase());
+    this.state = { ...this.state, nextTickAt: new Date(nextSlot(asOf, config.tickIntervalMs)).toISOString() };
+    const { state } = this;
+    let t: TickAssessment;
+    try {
+      t = await this.assess(`assess ${site}, tick ${tick}`, {
+        site,
+        workflowId: this.workflowId,
+        chainId: state.chainId,
+        tick,
+        window: config.window,
+        scoring: config.scoring,
+        previousRefusal: state.scoring.refusalStreak,
+        previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] },
+        evidenceSince: state.evidenceSince,
+        asOf: new Date(asOf).toISOString(),
+      });
+    } catch (err) {
+      // Retries are unlimited, so only a refusal of the input itself (LoopErrors.DataError) ends up here.
+      const failure = assessmentFailure(err);
+      if (failure === null) throw err;
+      // Workflow time (deterministic): there is no database time for an assessment that was not made.
+      const failed = { tick, at: new Date(asOf).toISOString(), message: failure.message };
+      return this.act(tick, assessmentKey(site, state.chainId, tick), null, planFailedTick(state, failed, this.plan()));
+    }
+    this.lastAssessment = t;
+    return this.act(tick, t.assessmentKey, t.assessmentKey, planTick(state, t, this.plan()));
+  }
+
+  /** True when this run should hand over to a new one: the server suggests it, or the run has had its ticks. */
+  runIsFull(): boolean {
+    return workflowInfo().continueAsNewSuggested || this.ticksThisRun >= this.config.maxTicksPerRun;
+  }
+
+  /**
+   * The tick's assessment: locally first, else — when the local attempts failed for any reason but the
+   * data itself — as a regular activity. Both carry the tick's assessment key, so an attempt that wrote
+   * before failing is found, not written again.
+   */
+  private async assess(summary: string, input: AssessSiteInput): Promise<TickAssessment> {
+    try {
+      return await this.localActs.assessSite.executeWithOptions({ summary }, [input]);
+    } catch (err) {
+      const failure = assessmentFailure(err);
+      if (failure === null || failure.dataError) throw err;
+      const why = failure.message.slice(0, 120);
+      return this.acts.assessSite.executeWithOptions(
+        { summary: `${summary} (retried as an activity: ${why})`.slice(0, 200) },
+        [input],
+      );
+    }
+  }
+
+  /** What the planner needs of the settings. */
+  private plan(): LoopConfig {
+    const { site, config } = this;
+    return { site, policy: config.policy, scoring: config.scoring, tickIntervalMs: config.tickIntervalMs };
+  }
+
+  /** Carries out a tick's plan: controls and notices in one activity (only when something changes), then the new state. */
+  private async act(tick: number, actionKey: string, assessed: string | null, plan: TickPlan): Promise<void> {
+    const { site, state } = this;
+    if (plan.change !== null || plan.notices.length > 0) {
+      const notices = plan.notices.map((draft) => ({ key: notificationKey(actionKey, draft.kind), draft }));
+      const what = [plan.change?.description, ...plan.notices.map((n) => `notify ${n.kind}`)]
+        .filter((s) => s !== undefined)
+        .join('; ');
+      const result = await this.acts.applyActions.executeWithOptions(
+        { summary: `tick ${tick} ${plan.state.band}: ${what}`.slice(0, 200) },
+        [
+          {
+            site,
+            workflowId: this.workflowId,
+            chainId: state.chainId,
+            actionKey: controlsKey(actionKey),
+            assessmentKey: assessed,
+            actor: 'control-loop',
+            controls: plan.change,
+            decision: null,
+            notices,
+          },
+        ],
+      );
+      this.state = plan.state;
+      // The state query and the search attributes change in the same workflow task, before the notices go out.
+      this.publish();
+      await this.dispatch(result.notificationKeys, plan.notices);
+    } else {
+      this.state = plan.state;
+    }
+    this.ticksThisRun += 1;
+    this.publish();
   }
 
   /** Notifications go to detached delivery workflows, so a slow webhook never holds the loop. */
@@ -243,119 +342,8 @@ class SiteLoop {
     }
   }
 
-  /** Milliseconds until the next tick's slot (≤ 0: due now). */
-  msUntilDue(): number {
-    return msUntilDue(this.state.nextTickAt, workflowNow(), this.phase());
-  }
-
-  /** One tick: assess, plan, act. */
-  async tick(): Promise<void> {
-    const { site, config, state } = this;
-    const tick = state.tick + 1;
-    // Workflow time: the tick's slot on the schedule, the same on replay of this history.
-    const asOf = this.scheduled ? tickTime(state.nextTickAt, workflowNow(), config.tickIntervalMs, this.phase()) : null;
-    if (asOf !== null)
-      this.state = { ...state, nextTickAt: new Date(nextSlot(asOf, config.tickIntervalMs)).toISOString() };
-    let t: TickAssessment;
-    try {
-      t = await this.assess(`assess ${site}, tick ${tick}`, {
-        site,
-        workflowId: this.workflowId,
-        chainId: state.chainId,
-        tick,
-        window: config.window,
-        scoring: config.scoring,
-        previousRefusal: state.scoring.refusalStreak,
-        previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] },
-        evidenceSince: state.evidenceSince,
-        ...(asOf === null ? {} : { asOf: new Date(asOf).toISOString() }),
-      });
-    } catch (err) {
-      // Retries are unlimited, so only a refusal of the input itself (LoopErrors.DataError) ends up here.
-      const failure = assessmentFailure(err);
-      if (failure === null) throw err;
-      // Workflow time (deterministic): there is no database time for an assessment that was not made.
-      const failed = { tick, at: new Date(asOf ?? workflowNow()).toISOString(), message: failure.message };
-      return this.act(
-        tick,
-        assessmentKey(site, state.chainId, tick),
-        null,
-        planFailedTick(this.state, failed, this.loopConfig()),
-      );
-    }
-    this.lastAssessment = t;
-    return this.act(tick, t.assessmentKey, t.assessmentKey, planTick(this.state, t, this.loopConfig()));
-  }
-
-  /**
-   * The tick's assessment: locally first (patch `local-assessment`), else — or when the local attempts
-   * failed for any reason but the data itself — as a regular activity. Both carry the tick's
-   * assessment key, so an attempt that wrote before failing is found, not written again.
-   */
-  private async assess(summary: string, input: AssessSiteInput): Promise<TickAssessment> {
-    if (this.localActs !== null) {
-      try {
-        return await this.localActs.assessSite.executeWithOptions({ summary }, [input]);
-      } catch (err) {
-        const failure = assessmentFailure(err);
-        if (failure === null || failure.dataError) throw err;
-        const why = failure.message.slice(0, 120);
-        return this.acts.assessSite.executeWithOptions(
-          { summary: `${summary} (retried as an activity: ${why})`.slice(0, 200) },
-          [input],
-        );
-      }
-    }
-    return this.acts.assessSite.executeWithOptions({ summary }, [input]);
-  }
-
-  private loopConfig(): LoopConfig {
-    return {
-      site: this.site,
-      policy: this.config.policy,
-      scoring: this.config.scoring,
-      judgement: this.judgement,
-      tickIntervalMs: this.config.tickIntervalMs,
-    };
-  }
-
-  /** Carries out a tick's plan: controls and notices in one activity, then the new state. */
-  private async act(tick: number, actionKey: string, assessed: string | null, plan: TickPlan): Promise<void> {
-    const { site, state } = this;
-    if (plan.change !== null || plan.notices.length > 0) {
-      const notices = plan.notices.map((draft) => ({ key: notificationKey(actionKey, draft.kind), draft }));
-      const what = [plan.change?.description, ...plan.notices.map((n) => `notify ${n.kind}`)]
-        .filter((s) => s !== undefined)
-        .join('; ');
-      const result = await this.acts.applyActions.executeWithOptions(
-        { summary: `tick ${tick} ${plan.state.band}: ${what}`.slice(0, 200) },
-        [
-          {
-            site,
-            workflowId: this.workflowId,
-            chainId: state.chainId,
-            actionKey: controlsKey(actionKey),
-            assessmentKey: assessed,
-            actor: 'control-loop',
-            controls: plan.change,
-            decision: null,
-            notices,
-          },
-        ],
-      );
-      this.state = plan.state;
-      // The state query and the search attributes change in the same workflow task.
-      if (patched(PATCHES.publishBeforeDispatch)) this.publish();
-      await this.dispatch(result.notificationKeys, plan.notices);
-    } else {
-      this.state = plan.state;
-    }
-    this.ticksThisRun += 1;
-    this.publish();
-  }
-
   /** Applies one human decision: controls, audit and notice in one activity, then the loop's state. */
-  readonly applyDecision = async (q: QueuedDecision): Promise<DecisionResult> => {
+  private readonly applyDecision = async (q: QueuedDecision): Promise<DecisionResult> => {
     const { site, state } = this;
     const d = q.decision;
     const next = decisionControls(state, d, this.config.policy);
@@ -403,7 +391,7 @@ class SiteLoop {
    * activity, only when something changes), then the loop's settings replaced. A new tick interval
    * books the next tick on the new interval's grid at once, so it takes effect from the next tick.
    */
-  readonly applySettings = async (q: QueuedSettingsChange): Promise<ConfigureResult> => {
+  private readonly applySettings = async (q: QueuedSettingsChange): Promise<ConfigureResult> => {
     const { site, state } = this;
     const before = this.config;
     const after = q.change.settings;
@@ -436,9 +424,9 @@ class SiteLoop {
     this.config = after;
     if (after.timeouts.activityMs !== before.timeouts.activityMs) {
       this.acts = loopActivities(after);
-      if (this.localActs !== null) this.localActs = proxyLocalAssessment(after);
+      this.localActs = proxyLocalAssessment(after);
     }
-    if (after.tickIntervalMs !== before.tickIntervalMs && this.scheduled && this.state.nextTickAt !== null) {
+    if (after.tickIntervalMs !== before.tickIntervalMs) {
       this.state = { ...this.state, nextTickAt: new Date(nextSlot(workflowNow(), after.tickIntervalMs)).toISOString() };
     }
     this.publish();
@@ -457,38 +445,36 @@ class SiteLoop {
     };
   };
 
+  /** After a stop: every queued decision applied (refused) and every handler finished, then the summary. */
   async finish(): Promise<SiteHealthSummary> {
-    await this.inbox.drain(this.applyDecision, allHandlersFinished);
-    return stopSummary(this.site, this.state, this.inbox.stopped!, this.inbox.view().seq);
+    await this.decisions.drain(allHandlersFinished);
+    return stopSummary(this.site, this.state, this.decisions.stopped!, this.decisions.view().seq);
   }
 
   /**
-   * Before continue-as-new: this run's deliveries finished (at most 10 s: a webhook that is down
-   * keeps retrying in its own workflow, which the next run does not need), then every queued decision
-   * applied and every handler finished. Runs that predate the patch only drain.
+   * Before continue-as-new: this run's deliveries finished (at most 10 s: a webhook that is down keeps
+   * retrying in its own workflow, which the next run does not need; a run closing while one completes
+   * is refused by the server), then every queued decision and settings change applied and every
+   * handler finished.
    */
-  async prepareToContinue(waitForDeliveries: boolean): Promise<void> {
-    if (waitForDeliveries && this.deliveriesInFlight > 0) {
+  async prepareToContinue(): Promise<void> {
+    if (this.deliveriesInFlight > 0) {
       await condition(() => this.deliveriesInFlight === 0, '10 seconds', {
         summary: 'deliveries finishing before continue-as-new',
       });
     }
-    await this.inbox.drain(this.applyDecision, allHandlersFinished);
+    await this.decisions.drain(allHandlersFinished);
   }
 
   /** Everything the loop knows goes to the next run, a pending human wait included. */
-  async continueAsNew(): Promise<never> {
+  continueAsNew(): Promise<never> {
     const next = makeContinueAsNewFunc<typeof siteHealth>({
       typedSearchAttributes: attributesForNewRun(this.site, this.state),
     });
     return next({
       ...this.config,
-      carried: { ...this.state, ...this.inbox.carry(), ...(this.settingsInbox?.carry() ?? {}) },
+      carried: { ...this.state, ...this.decisions.carry(), ...this.settingsInbox.carry() },
     });
-  }
-
-  shouldContinueAsNew(): boolean {
-    return workflowInfo().continueAsNewSuggested || this.ticksThisRun >= this.config.maxTicksPerRun;
   }
 }
 
@@ -496,59 +482,51 @@ export async function siteHealth(input: SiteHealthInput): Promise<SiteHealthSumm
   const parsed = parseSiteHealthInput(input);
   if (!parsed.ok)
     throw ApplicationFailure.nonRetryable(`invalid siteHealth input: ${parsed.message}`, LoopErrors.InvalidInput);
-  const { carried, ...config } = parsed.value;
-  // Runs recorded before these patches replay on their old paths.
-  const wakeOnLargeHistory = patched(PATCHES.continueAsNewWhileWaiting);
-  const scheduled = patched(PATCHES.tickSchedule);
-  const waitForDeliveries = patched(PATCHES.deliveriesBeforeContinueAsNew);
-  // Both read on every run, in this order: a run recorded before judgement 3 replays with judgement 2.
-  const judgement2 = patched(PATCHES.judgement2);
-  const judgement3 = patched(PATCHES.judgement3);
-  const judgement: JudgementVersion = judgement3 ? 3 : judgement2 ? 2 : 1;
-  const liveSettings = patched(PATCHES.liveSettings);
-  const localAssessment = patched(PATCHES.localAssessment);
-  const phased = patched(PATCHES.tickPhase);
-  const loop = new SiteLoop(config, carried, scheduled, judgement, liveSettings, localAssessment, phased);
-  const { inbox } = loop;
-  loop.registerHandlers();
+  const { carried, ...settings } = parsed.value;
+  const loop = new SiteLoop({ settings, carried });
+
+  // Messages. Queries read the loop's state; signals and updates only validate and queue — the main
+  // loop below applies decisions and settings changes between ticks, so nothing interleaves with a tick.
+  setHandler(stateQuery, () => loop.view(), {
+    description:
+      'Current state: score, smoothed score, band, reasons, controls, awaiting a human since, last decision.',
+  });
+  setHandler(historyQuery, (limit?: number) => loop.recentTicks(limit), {
+    description: 'Recent ticks, oldest first (optional argument: how many, default all kept).',
+  });
+  setHandler(settingsQuery, () => loop.config, {
+    description: 'The settings the loop runs with (every default filled in).',
+  });
+  for (const kind of DECISION_KINDS) {
+    const { signal, update } = decisionMessages[kind];
+    setHandler(signal, (payload: unknown) => loop.decisions.signal(kind, payload), {
+      description: decisionSignalDescription(kind),
+    });
+    setHandler(update, (payload: unknown) => loop.decisions.update(kind, payload), {
+      validator: (payload: unknown) => loop.decisions.validate(kind, payload),
+      description: decisionUpdateDescription(kind),
+    });
+  }
+  setHandler(configureUpdate, (payload: unknown) => loop.settingsInbox.configure(payload), {
+    validator: (payload: unknown) => loop.settingsInbox.validate(payload),
+    description: CONFIGURE_DESCRIPTION,
+  });
+  // A signal of a name the loop does not know (a mistyped `resmue`) is recorded as refused, not lost.
+  setDefaultSignalHandler((name: string) => loop.decisions.unknownSignal(name));
+
+  // The main loop: wait for the tick (applying what arrives), tick, then stop, continue as new, or go on.
   loop.publish();
-  const wakeEarly = () => wakeOnLargeHistory && workflowInfo().continueAsNewSuggested;
   for (;;) {
-    if (scheduled) {
-      // Wait for the tick's slot (a continued run waits for the one its predecessor booked).
-      const woke = await inbox.waitForNextTick(
-        () => loop.msUntilDue(),
-        () => `next tick at ${loop.nextWakeAt() ?? 'once'}`,
-        loop.applyDecision,
-        wakeEarly,
-      );
-      if (inbox.stopped !== null) return loop.finish();
-      if (woke === 'early') {
-        await loop.prepareToContinue(waitForDeliveries);
-        if (inbox.stopped !== null) return loop.finish();
-        await loop.continueAsNew();
-      }
+    const woke = await loop.waitForTick();
+    if (woke === 'tick' && loop.decisions.stopped === null) {
+      await loop.tick();
+      await loop.decisions.applyQueued();
     }
-    await loop.tick();
-    await inbox.applyQueued(loop.applyDecision);
-    if (inbox.stopped !== null) return loop.finish();
-    if (loop.shouldContinueAsNew()) {
-      await loop.prepareToContinue(waitForDeliveries);
-      if (inbox.stopped !== null) return loop.finish();
-      await loop.continueAsNew();
-    }
-    if (scheduled) continue;
-    const woke = await inbox.waitForNextTick(
-      () => loop.config.tickIntervalMs,
-      () => `next tick in ${seconds(loop.config.tickIntervalMs)}`,
-      loop.applyDecision,
-      wakeEarly,
-    );
-    if (inbox.stopped !== null) return loop.finish();
-    if (woke === 'early') {
-      await loop.prepareToContinue(waitForDeliveries);
-      if (inbox.stopped !== null) return loop.finish();
-      await loop.continueAsNew();
+    if (loop.decisions.stopped !== null) return loop.finish();
+    if (woke === 'early' || loop.runIsFull()) {
+      await loop.prepareToContinue();
+      if (loop.decisions.stopped !== null) return loop.finish();
+      return loop.continueAsNew();
     }
   }
 }

@@ -140,15 +140,8 @@ async function configure(rawSite: string, o: ConfigureOptions, context: () => Cl
   } catch (err) {
     if (err instanceof WorkflowNotFoundError)
       throw new UserError(`site: no running health loop for ${site}; start one with \`target-health start ${site}\``);
-    if (err instanceof WorkflowUpdateFailedError) {
-      const message = err.cause?.message ?? err.message;
-      if (/no registered handler for update/i.test(message)) {
-        throw new UserError(
-          `configure: the loop of ${site} runs a version without live settings; it takes them after its next continue-as-new (or stop and start it)`,
-        );
-      }
-      throw new UserError(refusalAsFlags(message, o));
-    }
+    if (err instanceof WorkflowUpdateFailedError)
+      throw new UserError(refusalAsFlags(err.cause?.message ?? err.message, o));
     throw err;
   }
   process.stdout.write(o.json ? `${JSON.stringify(result)}\n` : formatConfigured(result, link));

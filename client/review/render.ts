@@ -219,7 +219,7 @@ function tuning(r: Review): string[] {
     out.push(
       t.current.firstDegradeAt === live.at
         ? `The replay of the current settings first warned when live did (${when(live.at)}): the replay stands for what ran.`
-        : `Live first warned at ${when(live.at)}, the replay of the current settings at ${when(t.current.firstDegradeAt)}: the loop ran with other settings than these (give them with --config) or under older judgement rules.`,
+        : `Live first warned at ${when(live.at)}, the replay of the current settings at ${when(t.current.firstDegradeAt)}: the loop ran with other settings than these (give them with --config) or under an older version of its rules.`,
       '',
     );
   }

@@ -6,8 +6,8 @@
  *              recorded, owner notified on entry;
  *   resisting  pause, canaries only, owner notified with the evidence, then wait for a person. While
  *              waiting: keep assessing, remind, never act on its own.
- * Pace (judgement 2): a band entered takes one step at once, then one per `policy.steps.*EveryMs` of
- * time in it, whatever the tick interval. Judgement 1 (runs recorded before it): one step per tick.
+ * Pace: a band entered takes one step at once, then one per `policy.steps.*EveryMs` of time in it,
+ * whatever the tick interval.
  */
 import type { HealthBand } from '../../common/names';
 import type { SiteTick } from '../../scoring/site-state';
@@ -36,12 +36,12 @@ function bandReason(
   const a = t.assessment;
   const reasons = a.reasons.length > 0 ? a.reasons.join(', ') : 'no reasons';
   const score = `score ${a.health.score ?? '—'}${smoothed === null ? '' : `, smoothed ${smoothed}`}`;
-  // Judgement 2 says why there is no score: too little current traffic is not learning.
+  // Why there is no score: too little current traffic is not learning.
   let held =
-    config.judgement >= 2 && a.state === 'insufficient-data'
+    a.state === 'insufficient-data'
       ? `; band held, too little current traffic (${a.health.window.requests} requests, needs ${config.scoring.health.minRequests})`
       : '';
-  // Judgement 3: held while the routes that pull the score down are being confirmed.
+  // Held while the routes that pull the score down are being confirmed.
   if (heldForRoutes) held += `; ${routeHoldText(t) ?? ''}`;
   switch (band) {
     case 'learning':
@@ -76,12 +76,11 @@ interface Pace {
 }
 
 /**
- * Judgement 1: one step per tick. Judgement 2: entering the band steps at once; while it holds, each
- * tick adds its time (at most one tick interval: a late loop does not catch up on missed slots) and a
- * step is taken per `everyMs` accumulated — so 10 s and 60 s ticks throttle alike.
+ * Entering the band steps at once; while it holds, each tick adds its time (at most one tick interval:
+ * a late loop does not catch up on missed slots) and a step is taken per `everyMs` accumulated — so
+ * 10 s and 60 s ticks throttle alike.
  */
 function paceFor(band: HealthBand, d: TickDraft, config: LoopConfig): Pace {
-  if (config.judgement < 2) return { steps: 1, creditMs: 0 };
   const { steps } = config.policy;
   const everyMs = band === 'degrading' ? steps.degradeEveryMs : band === 'healthy' ? steps.restoreEveryMs : null;
   if (everyMs === null) return { steps: 0, creditMs: 0 };
@@ -114,9 +113,7 @@ function bandControls(
       // A band entered this tick gets its first step now; a band that holds gets more as they fall due.
       let next: Controls = { ...base, band, reason };
       for (let i = 0; i < pace.steps; i += 1) {
-        const cost =
-          config.judgement >= 2 ? meaningfulCost(next.effectiveCostMultiplier, costMultiplier, policy) : costMultiplier;
-        next = degradeStep(next, policy, cost, reason);
+        next = degradeStep(next, policy, meaningfulCost(next.effectiveCostMultiplier, costMultiplier, policy), reason);
       }
       return { next, creditMs: pace.creditMs };
     }
@@ -163,7 +160,7 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
   // Steps need fresh evidence: a tick without a score (too few requests, e.g. because the site is
   // throttled) holds the controls instead of throttling further on what it no longer sees — and adds
   // no time towards the next step.
-  // Judgement 3: so does a tick held while routes are being confirmed (its score is the routes' doing).
+  // So does a tick held while routes are being confirmed (its score is the routes' doing).
   const noEvidence = a.health.score === null || step.heldForRoutes === true;
   const hold =
     prev.controls !== null &&
@@ -195,7 +192,7 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
       severity: 'warning',
       audience: 'owner',
       title: `${site} is degrading (${scoreLine(e)}): throttling`,
-      text: `Reasons: ${reasons}. ${describeSignals(e.signals)}. Routes: ${a.routes.summary}. Controls: ${changed}; ${config.judgement >= 2 ? `one step more every ${minutes(policy.steps.degradeEveryMs)}` : 'one step more each tick'} while the band holds.`,
+      text: `Reasons: ${reasons}. ${describeSignals(e.signals)}. Routes: ${a.routes.summary}. Controls: ${changed}; one step more every ${minutes(policy.steps.degradeEveryMs)} while the band holds.`,
       evidence: e,
     }));
     d.actions.push('notified owner (degrading)');

@@ -8,9 +8,6 @@
  *   band     band.ts   — controls per band, the owner's notices, the pause and its reminders;
  *   parser   parser.ts — parser health below its threshold notifies the parser's owner (no throttling);
  *   routes   routes.ts — route-specific failures notify the owner as a route alert.
- *
- * `config.judgement` selects the rules (types.ts `JudgementVersion`): a run recorded before judgement 2
- * replays with the rules it was recorded with.
  */
 import { applyCanaryFloorToTick, DEFAULT_CANARY_POLICY } from '../../canaries/band-floor';
 import { describeNoScore } from '../../scoring/learning';
@@ -23,8 +20,7 @@ import { planParserAlert } from './parser';
 import { planRouteAlert } from './routes';
 import type { LoopConfig, TickDraft, TickPlan } from './types';
 
-export { CURRENT_JUDGEMENT } from './types';
-export type { ControlChange, JudgementVersion, LoopConfig, TickPlan } from './types';
+export type { ControlChange, LoopConfig, TickPlan } from './types';
 
 function elapsedMs(from: string | null, to: string): number {
   if (from === null) return 0;
@@ -37,10 +33,7 @@ export function planTick(prev: LoopState, assessed: TickAssessment, config: Loop
   // policy it puts the site in at least the degrading band and heads the reasons (canaries/band-floor.ts).
   const raw = assessed.assessment;
   const elapsed = elapsedMs(prev.lastAssessedAt, assessed.assessedAt);
-  const scored = advanceSiteState(prev.scoring, raw, elapsed, config.scoring, {
-    readyBaselineIsNotLearning: config.judgement >= 2,
-    holdForWatchedRoutes: config.judgement >= 3,
-  });
+  const scored = advanceSiteState(prev.scoring, raw, elapsed, config.scoring);
   const floored = applyCanaryFloorToTick(prev.scoring, scored, raw, config.canary ?? DEFAULT_CANARY_POLICY);
   const step = floored.tick;
   // From here on the reasons are the floored ones (a mismatch first), for state, notices and history.

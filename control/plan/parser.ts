@@ -1,12 +1,11 @@
 /**
  * The parser's part of a tick: parser health is the parser owner's business — an alert, never a throttle.
  *
- * Judgement 2: the alert needs persistence. Parser health must be below `policy.parserAlertBelow` on
- * consecutive scored ticks — at least two, spanning at least `policy.parserAlertAfterMs` (3 min by
- * default) — so one tick's dip (a burst of odd pages, a small sample) does not page anyone. Persistence
- * is measured in time, not ticks, so the tick interval does not change how soon it fires. A tick without
- * a parser score (too few extractions) neither extends nor breaks the run. Judgement 1 (runs recorded
- * before it) alerted on the first tick below the threshold.
+ * The alert needs persistence. Parser health must be below `policy.parserAlertBelow` on consecutive
+ * scored ticks — at least two, spanning at least `policy.parserAlertAfterMs` (3 min by default) — so one
+ * tick's dip (a burst of odd pages, a small sample) does not page anyone. Persistence is measured in
+ * time, not ticks, so the tick interval does not change how soon it fires. A tick without a parser score
+ * (too few extractions) neither extends nor breaks the run.
  */
 import { PARSER_ALERT_HYSTERESIS } from '../controls';
 import { describeSignals } from '../notices';
@@ -22,7 +21,6 @@ function belowRun(d: TickDraft, parser: number, config: LoopConfig): { since: st
 /** Whether parser health has been low long enough to tell someone. */
 function persisted(d: TickDraft, run: { since: string; ticks: number } | null, config: LoopConfig): boolean {
   if (run === null) return false;
-  if (config.judgement < 2) return true;
   return run.ticks >= 2 && Date.parse(d.t.assessedAt) - Date.parse(run.since) >= config.policy.parserAlertAfterMs;
 }
 
@@ -36,7 +34,7 @@ export function planParserAlert(d: TickDraft, config: LoopConfig): void {
   if (!d.prev.alerts.parser && persisted(d, run, config)) {
     d.state.alerts = { ...d.state.alerts, parser: true };
     const failing = a.parser.reasons.filter((r) => r.startsWith('extraction_')).join(', ') || 'see evidence';
-    const since = config.judgement >= 2 && run !== null ? ` since ${run.since} (${run.ticks} ticks)` : '';
+    const since = run !== null ? ` since ${run.since} (${run.ticks} ticks)` : '';
     d.notices.push((e) => ({
       kind: 'parser_health',
       severity: 'warning',

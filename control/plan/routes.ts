@@ -6,8 +6,8 @@ export function planRouteAlert(d: TickDraft, config: LoopConfig): void {
   if (!config.policy.routeAlerts) return;
   const routes = d.t.assessment.routes;
   const site = config.site;
-  // Judgement 2: a route confirmed while another one's alert is still standing is news too.
-  const newRoute = config.judgement >= 2 && (routes.newlyConfirmed?.length ?? 0) > 0;
+  // A route confirmed while another one's alert is still standing is news too.
+  const newRoute = (routes.newlyConfirmed?.length ?? 0) > 0;
   if (routes.verdict === 'route-specific' && (!d.prev.alerts.route || newRoute)) {
     d.state.alerts = { ...d.state.alerts, route: true };
     d.notices.push((e) => ({

@@ -7,25 +7,8 @@ import type { LoopState } from '../loop-state';
 import type { Evidence, NoticeDraft } from '../notices';
 import type { TickAssessment } from '../tick-assessment';
 
-/**
- * Which judgement rules a run follows. The workflow reads it once per run from the `judgement-2` and `judgement-3` patches
- * (workflows/patches.ts), so a run recorded before those rules replays with the old ones; everything
- * else (replay, backtest, tests) uses the current rules.
- *   1  steps once per tick; cost raised on any change; parser alert on one tick; a low-traffic site that
- *      was never scored stays `learning`;
- *   2  steps paced in time (`policy.steps`); cost raised only by `policy.cost.minRelativeRaise`; parser
- *      alert after `policy.parserAlertAfterMs` of persistence; a site with a usable baseline is never
- *      `learning` (too little current traffic holds the band, `healthy` when there is none yet);
- *   3  as 2, and a tick whose score is pulled into a worse band by routes still being confirmed holds
- *      the band and the smoothed score until they are confirmed or cleared (`judgement-3` patch).
- */
-export type JudgementVersion = 1 | 2 | 3;
-export const CURRENT_JUDGEMENT: JudgementVersion = 3;
-
 export interface LoopConfig {
   site: string;
-  /** The judgement rules of this run (see JudgementVersion). */
-  judgement: JudgementVersion;
   /** The tick interval: a tick never credits more time than this to the step pace (a late loop does not catch up). */
   tickIntervalMs: number;
   policy: ActionPolicy;

@@ -54,9 +54,8 @@ export interface WorkflowTaskFailure {
 export interface HistoryFacts {
   runs: number;
   /**
-   * Tick → how often an assessment of it was made: a local one recorded (patch `local-assessment`) or a
-   * regular one scheduled (runs before the patch, or a tick whose local attempts failed) — once, or the
-   * workflow repeated a tick.
+   * Tick → how often an assessment of it was made: a local one recorded, or a regular one scheduled (a
+   * tick whose local attempts failed) — once, or the workflow repeated a tick.
    */
   assessTicks: Map<number, number>;
   /** Ticks assessed by the local activity, and ticks that fell back to the regular activity after it failed. */

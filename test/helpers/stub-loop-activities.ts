@@ -63,14 +63,14 @@ export function loopStubs(
   let tickAt: number | null = null;
 
   const activities: LoopActivities = {
-    async assessSite(input) {
-      // As the real activity: the tick's time from the workflow's schedule (else the clock).
-      const at = input.asOf ? Date.parse(input.asOf) : await now();
+    assessSite(input) {
+      // As the real activity: the tick's time from the workflow's schedule.
+      const at = Date.parse(input.asOf);
       tickAt = at;
       assessed.push({ at, runId: callerRunId(), input });
       const assessedAt = new Date(at).toISOString();
       const baselineTo = at - input.window.excludeRecentMs;
-      return {
+      return Promise.resolve({
         assessmentKey: assessmentKey(input.site, input.chainId, input.tick),
         tick: input.tick,
         assessedAt,
@@ -86,7 +86,7 @@ export function loopStubs(
           input.scoring,
         ),
         canaries: null,
-      };
+      });
     },
 
     async applyActions(input) {

@@ -32,7 +32,7 @@ const acts = () =>
     notifier: { channels: [{ name: 'log', send: (p) => (logged.push({ key: p.key }), Promise.resolve()) }] },
   });
 
-test('assessSite: a retried tick returns the recorded assessment, at the same database time, one row', async () => {
+test('assessSite: a retried tick returns the recorded assessment, at the same tick time, one row', async () => {
   const site = await prepareSite(h.pool, 'act');
   await ingestNow(h.pool, site, { ok: 80, hard: 20 });
   const input = {
@@ -44,6 +44,7 @@ test('assessSite: a retried tick returns the recorded assessment, at the same da
     scoring: scoringConfigSchema().parse({}),
     previousRefusal: 0,
     evidenceSince: null,
+    asOf: new Date().toISOString(),
   };
   const first = await acts().assessSite(input);
   // More traffic arrives between the attempts: the retry must not re-judge the tick.

@@ -5,7 +5,7 @@ import type { LoopState } from '../../../control/loop-state';
 import type { RouteWindow, WindowInput } from '../../../scoring/window';
 import { actionPolicySchema, type ActionPolicy } from '../../../control/controls';
 import type { TickAssessment } from '../../../control/tick-assessment';
-import { CURRENT_JUDGEMENT, type LoopConfig } from '../../../control/plan';
+import type { LoopConfig } from '../../../control/plan';
 
 export const SITE = 'shop.example.com';
 
@@ -69,12 +69,11 @@ export function window(
 /** Short smoothing half-life: one tick (a minute apart) moves the smoothed score almost all the way. */
 export const SCORING: ScoringConfig = parseScoringConfig({ smoothing: { halfLifeMs: 5_000 } });
 export const POLICY: ActionPolicy = actionPolicySchema().parse({ reminderIntervalMs: 3 * 60_000 });
-/** The current judgement rules, ticks a minute apart (the tick fixtures' spacing). */
+/** The planner's settings, ticks a minute apart (the tick fixtures' spacing). */
 export const CONFIG: LoopConfig = {
   site: SITE,
   policy: POLICY,
   scoring: SCORING,
-  judgement: CURRENT_JUDGEMENT,
   tickIntervalMs: 60_000,
 };
 

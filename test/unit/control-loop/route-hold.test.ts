@@ -1,20 +1,17 @@
 /**
- * Judgement 3 (patch `judgement-3`): a tick whose score is pulled into a worse band by routes still being
- * confirmed holds the band, the smoothed score and the controls, so a burned or dead proxy route gives a
- * route alert without throttling the site first — also at fast ticks, where confirmation (three ticks
- * spanning two minutes) takes several ticks while the score would move within one. Judgement 2 (runs
- * recorded before the patch) throttles first, and must keep doing so (it replays with it).
+ * Holding the band while a route is confirmed: a tick whose score is pulled into a worse band by routes
+ * still being confirmed holds the band, the smoothed score and the controls, so a burned or dead proxy
+ * route gives a route alert without throttling the site first — also at fast ticks, where confirmation
+ * (three ticks spanning two minutes) takes several ticks while the score would move within one.
  */
 import { initialLoopState } from '../../../control/loop-state';
-import { type JudgementVersion, type LoopConfig, planTick, type TickPlan } from '../../../control/plan';
+import { type LoopConfig, planTick, type TickPlan } from '../../../control/plan';
 import type { RouteWindow, WindowInput } from '../../../scoring';
 import { CONFIG, carried, tickAssessmentAt, window } from './fixtures';
 
 const TICK = 10_000;
 
-function config(judgement: JudgementVersion): LoopConfig {
-  return { ...CONFIG, judgement, tickIntervalMs: TICK };
-}
+const config: LoopConfig = { ...CONFIG, tickIntervalMs: TICK };
 
 /** A window of three pools, the `bad` one failing in the given way on all its requests, in the recent window too. */
 function withBadPool(bad: 'hardBlocks' | 'errors'): WindowInput {
@@ -38,12 +35,12 @@ function withBadPool(bad: 'hardBlocks' | 'errors'): WindowInput {
 }
 
 /** Healthy for a minute of 10 s ticks, then the bad pool for three minutes. */
-function run(judgement: JudgementVersion, bad: WindowInput): TickPlan[] {
+function run(bad: WindowInput): TickPlan[] {
   const plans: TickPlan[] = [];
   let s = initialLoopState('chain');
   for (let ms = 0; ms <= 4 * 60_000; ms += TICK) {
     const current = ms < 60_000 ? window(600) : bad;
-    const plan = planTick(s, tickAssessmentAt(s.tick + 1, ms, current, carried(s)), config(judgement));
+    const plan = planTick(s, tickAssessmentAt(s.tick + 1, ms, current, carried(s)), config);
     plans.push(plan);
     s = plan.state;
   }
@@ -54,7 +51,7 @@ const throttles = (plans: TickPlan[]) => plans.filter((p) => p.change !== null &
 const alertAt = (plans: TickPlan[]) => plans.findIndex((p) => p.notices.some((n) => n.kind === 'route_alert'));
 
 test('a burned route (its requests all refused) is alerted at 10 s ticks without the site being throttled first', () => {
-  const plans = run(3, withBadPool('hardBlocks'));
+  const plans = run(withBadPool('hardBlocks'));
   const alert = alertAt(plans);
   // Confirmed after two minutes of being the suspect: tick 6 is the first bad one, 12 ticks later.
   expect(alert).toBeGreaterThan(6);
@@ -69,15 +66,8 @@ test('a burned route (its requests all refused) is alerted at 10 s ticks without
   expect(plans.flatMap((p) => p.notices).map((n) => n.kind)).toEqual(['route_alert']);
 });
 
-test('judgement 2 (runs recorded before the patch) throttles the site before the route is confirmed', () => {
-  const plans = run(2, withBadPool('hardBlocks'));
-  const firstThrottle = plans.indexOf(throttles(plans)[0]!);
-  expect(firstThrottle).toBeGreaterThan(0);
-  expect(firstThrottle).toBeLessThan(alertAt(plans));
-});
-
 test('a dead proxy (its requests all network errors) is alerted, and errors never reach the site score', () => {
-  const plans = run(3, withBadPool('errors'));
+  const plans = run(withBadPool('errors'));
   expect(alertAt(plans)).toBeGreaterThan(6);
   expect(throttles(plans)).toEqual([]);
   const alert = plans[alertAt(plans)]!.notices.find((n) => n.kind === 'route_alert')!;

@@ -1,11 +1,10 @@
 /**
- * Judgement 2 (issue 13, patch `judgement-2`): steps paced in time, the effective cost rewritten only
- * when it changes meaningfully, parser alerts after persistence, and "too little current traffic" kept
- * apart from "learning the baseline". Each rule is also run with judgement 1, the rules of runs recorded
- * before the patch, which must keep their old behaviour (they replay with it).
+ * The planner's rules in time: steps paced in time, the effective cost rewritten only when it changes
+ * meaningfully, parser alerts after persistence, and "too little current traffic" kept apart from
+ * "learning the baseline" (docs/control-loop.md, "Pace: steps per unit of time").
  */
 import { initialLoopState, type LoopState } from '../../../control/loop-state';
-import { type JudgementVersion, type LoopConfig, planTick, type TickPlan } from '../../../control/plan';
+import { type LoopConfig, planTick, type TickPlan } from '../../../control/plan';
 import { CONFIG, tickAssessmentAt, window } from './fixtures';
 
 type Win = ReturnType<typeof window>;
@@ -15,8 +14,8 @@ const degrading = (): Win => window(400, { hard: 0.25 }); // −35 → 65
 const broken = (): Win => window(400, { missing: 0.5 }); // parser health well below 80
 const quiet = (): Win => window(12); // under health.minRequests (50)
 
-function config(judgement: JudgementVersion, tickIntervalMs: number): LoopConfig {
-  return { ...CONFIG, judgement, tickIntervalMs };
+function config(tickIntervalMs: number): LoopConfig {
+  return { ...CONFIG, tickIntervalMs };
 }
 
 /** Ticks every `tickMs` from `fromMs`, the window at each time from `at`; returns every plan. */
@@ -62,7 +61,7 @@ describe('steps are paced in time, not ticks', () => {
     const byTick = new Map(
       [10_000, 30_000, 60_000, 300_000].map((tickMs) => [
         tickMs,
-        perMinute(runEvery(tickMs, 25 * MIN, traffic, config(2, tickMs))),
+        perMinute(runEvery(tickMs, 25 * MIN, traffic, config(tickMs))),
       ]),
     );
     const oneMinute = byTick.get(60_000)!;
@@ -77,15 +76,8 @@ describe('steps are paced in time, not ticks', () => {
     expect(byTick.get(300_000)!.filter(([m]) => m <= 15)).toEqual(oneMinute.filter(([m]) => m % 5 === 0 && m <= 15));
   });
 
-  test('judgement 1 (runs recorded before it) still steps once per tick: 10 s ticks reach the floor within a minute', () => {
-    const tenSeconds = perMinute(runEvery(10_000, 15 * MIN, traffic, config(1, 10_000)));
-    expect(tenSeconds.filter(([m]) => m === 11 || m === 15).map(([, c]) => c)).toEqual([1, 1]);
-    const oneMinute = perMinute(runEvery(60_000, 15 * MIN, traffic, config(1, 60_000)));
-    expect(oneMinute.filter(([m]) => m === 15).map(([, c]) => c)).toEqual([2]);
-  });
-
   test('a late tick does not catch up: after a 10-minute gap one step, not ten', () => {
-    const cfg = config(2, 60_000);
+    const cfg = config(60_000);
     const entered = runEvery(60_000, 60_000, (ms) => (ms === 0 ? healthy() : degrading()), cfg);
     expect(entered.map((p) => p.state.controls!.concurrencyLimit)).toEqual([16, 12]);
     const late = runEvery(60_000, 11 * MIN, degrading, cfg, entered[1]!.state, 11 * MIN);
@@ -93,7 +85,7 @@ describe('steps are paced in time, not ticks', () => {
   });
 
   test('ticks without a score add no time: no step falls due on what the loop did not see', () => {
-    const cfg = config(2, 10_000);
+    const cfg = config(10_000);
     const start = runEvery(60_000, 0, healthy, cfg)[0]!.state;
     // Degrading from 10 s; 20–50 s without enough traffic (held); evidence again from 60 s. Tick i is at 10 + 10 i s.
     const plans = runEvery(
@@ -122,12 +114,10 @@ describe('the effective cost is rewritten only when it changes meaningfully', ()
     () => window(400, { hard: 0.25, challenge: 0.15 }),
   ];
 
-  function run(judgement: JudgementVersion): TickPlan[] {
-    return runEvery(MIN, (walls.length - 1) * MIN, (ms) => walls[ms / MIN]!(), config(judgement, MIN));
-  }
+  const run = (): TickPlan[] => runEvery(MIN, (walls.length - 1) * MIN, (ms) => walls[ms / MIN]!(), config(MIN));
 
-  test('judgement 2: no write while the cost drifts a few per cent; one write when it moves ≥ 10 %', () => {
-    const plans = run(2);
+  test('no write while the cost drifts a few per cent; one write when it moves ≥ 10 %', () => {
+    const plans = run();
     const atFloors = plans.slice(8);
     expect(
       atFloors.every((p) => p.state.controls!.concurrencyLimit === 1 && p.state.controls!.revisitMultiplier === 8),
@@ -146,11 +136,6 @@ describe('the effective cost is rewritten only when it changes meaningfully', ()
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     expect(new Set(scores).size).toBeGreaterThan(3);
   });
-
-  test('judgement 1 rewrote (and audited) the cost on every tick it rose', () => {
-    const atFloors = run(1).slice(9, 9 + creep.length);
-    expect(atFloors.every((p) => p.change !== null && /^cost /.test(p.change.description))).toBe(true);
-  });
 });
 
 const last = (plans: TickPlan[]): TickPlan => plans[plans.length - 1]!;
@@ -159,18 +144,17 @@ describe('parser alerts need persistence', () => {
   const parserNotices = (plans: TickPlan[]): number[] =>
     plans.flatMap((p, i) => (p.notices.some((n) => n.kind === 'parser_health') ? [i] : []));
 
-  test('one tick below the threshold alerts nobody (judgement 1 did)', () => {
+  test('one tick below the threshold alerts nobody', () => {
     const blip = (ms: number): Win => (ms === 2 * MIN ? broken() : healthy());
-    const v2 = runEvery(MIN, 8 * MIN, blip, config(2, MIN));
-    expect(v2[2]!.state.parserHealth).toBeLessThan(80);
-    expect(parserNotices(v2)).toEqual([]);
-    expect(parserNotices(runEvery(MIN, 8 * MIN, blip, config(1, MIN)))).toEqual([2]);
+    const plans = runEvery(MIN, 8 * MIN, blip, config(MIN));
+    expect(plans[2]!.state.parserHealth).toBeLessThan(80);
+    expect(parserNotices(plans)).toEqual([]);
   });
 
   test('below the threshold for 3 minutes alerts once, at the same time with 10 s and 60 s ticks', () => {
     const breaks = (ms: number): Win => (ms < 2 * MIN ? healthy() : broken());
     for (const tickMs of [10_000, 60_000]) {
-      const plans = runEvery(tickMs, 10 * MIN, breaks, config(2, tickMs));
+      const plans = runEvery(tickMs, 10 * MIN, breaks, config(tickMs));
       const fired = parserNotices(plans);
       expect(fired).toHaveLength(1);
       // Below from minute 2 on; told at minute 5.
@@ -185,7 +169,7 @@ describe('parser alerts need persistence', () => {
     // Below at minutes 2 and 3; minute 4 has no parser score (too few extractions); below at 5: alerted.
     const gap = (ms: number): Win =>
       ms < 2 * MIN ? healthy() : ms === 4 * MIN ? window(30, { missing: 0.5 }) : broken();
-    const plans = runEvery(MIN, 5 * MIN, gap, config(2, MIN));
+    const plans = runEvery(MIN, 5 * MIN, gap, config(MIN));
     expect(plans[4]!.state.parserHealth).toBeNull();
     expect(parserNotices(plans)).toEqual([5]);
     // Below at 2 and 3, healthy at 4, below from 5: the run starts again at 5 and is told at 8.
@@ -193,7 +177,7 @@ describe('parser alerts need persistence', () => {
       MIN,
       9 * MIN,
       (ms) => (ms < 2 * MIN || ms === 4 * MIN ? healthy() : broken()),
-      config(2, MIN),
+      config(MIN),
     );
     expect(parserNotices(recovered)).toEqual([8]);
   });
@@ -201,7 +185,7 @@ describe('parser alerts need persistence', () => {
 
 describe('too little current traffic is not learning', () => {
   test('a quiet site with a full baseline is held healthy (no score), not shown as learning for hours', () => {
-    const plans = runEvery(MIN, 30 * MIN, quiet, config(2, MIN));
+    const plans = runEvery(MIN, 30 * MIN, quiet, config(MIN));
     expect(plans.every((p) => p.state.band === 'healthy' && p.state.score === null)).toBe(true);
     const s = last(plans).state;
     expect(s.noScore).toEqual({
@@ -212,13 +196,11 @@ describe('too little current traffic is not learning', () => {
     expect(s.controls).toMatchObject({ concurrencyLimit: 16, revisitMultiplier: 1, paused: false, band: 'healthy' });
     expect(s.controls!.reason).toContain('too little current traffic (12 requests, needs 50)');
     expect(plans.flatMap((p) => p.notices)).toEqual([]);
-    // Judgement 1 (runs recorded before it) stayed `learning` until the first score.
-    expect(runEvery(MIN, 30 * MIN, quiet, config(1, MIN)).every((p) => p.state.band === 'learning')).toBe(true);
   });
 
   test('a new site without a baseline is learning, and says so', () => {
     let s = initialLoopState('chain');
-    const plan = planTick(s, tickAssessmentAt(1, 0, quiet(), { baseline: null }), config(2, MIN));
+    const plan = planTick(s, tickAssessmentAt(1, 0, quiet(), { baseline: null }), config(MIN));
     s = plan.state;
     expect(s.band).toBe('learning');
     expect(s.noScore).toEqual({ state: 'learning', detail: 'learning the baseline: no baseline yet (new site)' });
@@ -227,7 +209,7 @@ describe('too little current traffic is not learning', () => {
   test('a degrading site that goes quiet holds its band and controls; the first score judges it again', () => {
     const traffic = (ms: number): Win =>
       ms === 0 ? healthy() : ms <= 2 * MIN ? degrading() : ms <= 6 * MIN ? quiet() : healthy();
-    const plans = runEvery(MIN, 8 * MIN, traffic, config(2, MIN));
+    const plans = runEvery(MIN, 8 * MIN, traffic, config(MIN));
     expect(plans.map((p) => p.state.band)).toEqual([
       'healthy',
       'degrading',
