@@ -109,7 +109,7 @@ const mutation = fc.oneof(
   fc.constant((e: Record<string, unknown>) => ({ ...e, canary: 'yes' })),
 );
 
-test('valid events: the fast path agrees with the schema (and takes most of them)', () => {
+test('valid events: the fast path agrees with the schema (and takes about half of them)', () => {
   let fast = 0;
   fc.assert(
     fc.property(validEvent, (e) => {
@@ -123,8 +123,10 @@ test('valid events: the fast path agrees with the schema (and takes most of them
     }),
     { numRuns: 2_000 },
   );
-  // Without this the property above could pass by never taking the fast path.
-  expect(fast).toBeGreaterThan(1_000);
+  // Without this the property above could pass by never taking the fast path. The generator mixes in
+  // shapes only the schema takes, so the fast path gets about half of the 2,000 (1,007–1,076 over runs,
+  // σ ≈ 22): a bar at half failed now and then; a third still catches a fast path that stopped working.
+  expect(fast).toBeGreaterThan(2_000 / 3);
 });
 
 test('mistaken events: the fast path never accepts what the schema rejects', () => {
