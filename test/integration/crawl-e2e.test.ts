@@ -1,5 +1,5 @@
 /**
- * The loop closed with a real crawler (issue 15; the short form of `npm run demo`): a real Crawlee
+ * The loop closed with a real crawler (the short form of `npm run demo`): a real Crawlee
  * CheerioCrawler with the Target Health adapter crawls the hostile site through three labelled proxies,
  * recording through the HTTP API and obeying the controls it streams, while the real loops (dev server,
  * PostgreSQL) judge each site against a history back-filled from the site's own normal answers. The

@@ -1,5 +1,5 @@
 /**
- * The README's Crawlee snippet, run as written (issue 26, points 9 and 10): the ```ts block of the
+ * The README's Crawlee snippet, run as written: the ```ts block of the
  * "Crawlee (`@target-health/crawler/crawlee`)" section, its types stripped by SWC, in a process of its own
  * that imports the crawler package by name (node_modules/@target-health/crawler → this clone's
  * packages/crawler, as built), against the real API (events in, the controls stream out) and PostgreSQL.

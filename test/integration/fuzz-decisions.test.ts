@@ -1,5 +1,5 @@
 /**
- * Fuzzing a running loop's signals and updates (issue 11), on the real dev server and PostgreSQL: a
+ * Fuzzing a running loop's signals and updates, on the real dev server and PostgreSQL: a
  * healthy site's loop (1 s ticks, continue-as-new every 2 ticks) gets a few hundred `resume`, `stop`
  * and `pause` messages, as signals and as updates, built by fast-check — valid decisions, hostile
  * payloads (NUL, lone surrogates, line breaks in who/why, numbers at the edges, non-objects, deep

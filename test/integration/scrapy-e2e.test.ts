@@ -1,5 +1,5 @@
 /**
- * The loop closed with a real Scrapy crawl (issue 15; the Scrapy twin of crawl-e2e.test.ts): Scrapy 2.19
+ * The loop closed with a real Scrapy crawl (the Scrapy twin of crawl-e2e.test.ts): Scrapy 2.19
  * with the Target Health extension (integrations/python, `target_health.scrapy`) crawls the hostile site through three labelled
  * proxies, recording through the HTTP API and obeying the controls it streams, while the real loops
  * (dev server, PostgreSQL) judge each site against a history back-filled from the site's own normal

@@ -1,5 +1,5 @@
 /**
- * Judgement 2 (issue 13, patch `judgement-2`): steps paced in time, the effective cost rewritten only
+ * Judgement 2 (patch `judgement-2`): steps paced in time, the effective cost rewritten only
  * when it changes meaningfully, parser alerts after persistence, and "too little current traffic" kept
  * apart from "learning the baseline". Each rule is also run with judgement 1, the rules of runs recorded
  * before the patch, which must keep their old behaviour (they replay with it).

@@ -1,5 +1,5 @@
 /**
- * Fuzzing the event boundary (issue 11) with fast-check (it prints the seed and the shrunk case on a
+ * Fuzzing the event boundary with fast-check (it prints the seed and the shrunk case on a
  * failure): NDJSON lines built from a valid event with hostile pieces spliced in — oversize strings,
  * deep nesting, NUL and lone surrogates, prototype keys, numeric edge cases, invisible and full-width
  * host spellings, unknown fields — and whole batches of them.
