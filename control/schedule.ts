@@ -30,7 +30,10 @@ export function tickTime(nextTickAt: string | null, now: number, intervalMs: num
   return due + floorTo(late, intervalMs);
 }
 
-/** Milliseconds until the booked slot's wake time, slot + phase (≤ 0: due now). The first tick of an unphased chain is due at once. */
+/**
+ * Milliseconds until the booked slot's wake time, slot + phase (≤ 0: due now). The first tick of an unphased chain is
+ * due at once.
+ */
 export function msUntilDue(nextTickAt: string | null, now: number, phase = 0): number {
   return nextTickAt === null ? 0 : Date.parse(nextTickAt) + phase - now;
 }

@@ -8,8 +8,8 @@ import type { Evidence, NoticeDraft } from '../notices';
 import type { TickAssessment } from '../tick-assessment';
 
 /**
- * Which judgement rules a run follows. The workflow reads it once per run from the `judgement-2` and `judgement-3` patches
- * (workflows/patches.ts), so a run recorded before those rules replays with the old ones; everything
+ * Which judgement rules a run follows. The workflow reads it once per run from the `judgement-2` and `judgement-3`
+ * patches (workflows/patches.ts), so a run recorded before those rules replays with the old ones; everything
  * else (replay, backtest, tests) uses the current rules.
  *   1  steps once per tick; cost raised on any change; parser alert on one tick; a low-traffic site that
  *      was never scored stays `learning`;

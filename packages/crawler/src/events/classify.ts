@@ -390,7 +390,8 @@ function scriptCorroboration(view: PageView, shortPageBytes: number): string | u
   return text <= BARE_TEXT_CHARS ? `bare page (${view.size} bytes, no title, ${text} characters of text)` : undefined;
 }
 
-// A field a person types into or picks from: what a login, sign-up, search or contact form has and a captcha wall lacks.
+// A field a person types into or picks from: what a login, sign-up, search or contact form has and a captcha wall
+// lacks.
 const ENTRY_FIELD =
   /<textarea\b|<select\b|<input\b(?![^>]*\btype=["']?(?:hidden|submit|button|checkbox|radio|image|reset)\b)/i;
 
