@@ -20,8 +20,8 @@ export interface ActivityDeps {
   /** Default: the structured log plus the webhooks in TARGET_HEALTH_WEBHOOK_URL / TARGET_HEALTH_SLACK_WEBHOOK_URL. */
   notifier?: Notifier;
   /**
-   * Base of the links in notifications. Default: TEMPORAL_UI_URL, else the UI `npm start` serves (TEMPORAL_UI_PORT, config/env.ts loadTemporalUiUrl);
-   * `npm start` passes the address of the UI it started, whatever its port.
+   * Base of the links in notifications. Default: TEMPORAL_UI_URL, else the UI `npm start` serves (TEMPORAL_UI_PORT,
+   * config/env.ts loadTemporalUiUrl); `npm start` passes the address of the UI it started, whatever its port.
    */
   uiUrl?: string;
   /** Default: the signal store's readSiteWindows. */

@@ -53,11 +53,16 @@ export interface ControlsFeedStatus {
   waiting: number;
 }
 
-/** `since(lastId)`: the changes after it, or `gap` when they are not all known (too old, another process, a reconnect). */
+/**
+ * `since(lastId)`: the changes after it, or `gap` when they are not all known (too old, another process, a reconnect).
+ */
 export type Resume = { kind: 'events'; events: ControlsChange[] } | { kind: 'gap' };
 
 const notificationSchema = z.object({ site: z.string(), version: z.number().int() });
-/** Sites known to have no controls are cached too (a crawler polling before its loop starts costs no query), up to this many. */
+/**
+ * Sites known to have no controls are cached too (a crawler polling before its loop starts costs no query), up to this
+ * many.
+ */
 const MAX_ABSENT_CACHED = 10_000;
 
 export class ControlsFeed {

@@ -35,7 +35,9 @@ export const API_POOL_TIMEOUTS: PoolTimeouts = { connectMs: 3_000, statementMs: 
  */
 export const API_INGEST_TIMEOUTS: PoolTimeouts = { connectMs: 3_000, statementMs: 8_000 };
 
-/** The API's ingest threads on `databaseUrl`, running the compiled worker `script`, with {@link API_INGEST_TIMEOUTS}. */
+/**
+ * The API's ingest threads on `databaseUrl`, running the compiled worker `script`, with {@link API_INGEST_TIMEOUTS}.
+ */
 export const apiIngestThreads = (script: string, databaseUrl: string, minuteDays?: number): IngestThreadsOptions => ({
   script,
   databaseUrl,

@@ -275,7 +275,8 @@ async function main(): Promise<void> {
       'cached: database queries by the API, whole run',
       `${fmt(apiQueries)} (feed: ${fmt(feedQueries)}: site loads, change reads, snapshot; tokens: ${fmt(apiQueries - feedQueries)})`,
     );
-    // Each query served at most one poll (change reads and the snapshot serve none): a lower bound on polls without one.
+    // Each query served at most one poll (change reads and the snapshot serve none): a lower bound on polls without
+    // one.
     const noDbAll = Math.max(0, cached.length - apiQueries) / cached.length;
     line(
       'cached: polls without a database round trip, whole run',

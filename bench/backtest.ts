@@ -7,7 +7,7 @@
  * scenario and the scorecard. Scenarios are replayed two at a time beside the next ingest, so the
  * per-scenario replay times overlap; the total is wall time.
  *
- * Target (issue 12): the backtest of the whole set in ≤ 2 minutes, ingest included (generation is
+ * Target: the backtest of the whole set in ≤ 2 minutes, ingest included (generation is
  * timed apart: it stands for the crawler's logs, which a real backtest already has).
  *
  * Options: --keep-dir (leave the generated directory), --json (the scorecard as JSON after the timings).

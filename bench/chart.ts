@@ -1,5 +1,5 @@
 /**
- * `npm run bench:chart` — what charting 14 days of one site costs (issue 16: ≤ 2 s). A scenario's 15 days
+ * `npm run bench:chart` — what charting 14 days of one site costs (target: ≤ 2 s). A scenario's 15 days
  * of traffic (`gradual-hostility`: quiet history, then hard blocks climbing to 90 %) are ingested through
  * the product's ingest path into a private embedded PostgreSQL; the last 14 days are replayed at 60 s
  * ticks and written as the live loop's history (bench/chart-history.ts: 20,160 assessments, its control

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:classify [-- --holdout] [-- --json | --markdown]` — how well the classifier recognises real pages, and
- * what it costs (issue 27, points 5 and Acceptance).
+ * what it costs, beside the targets of docs/classification.md ("Figures").
  *
  * Recognition: the repository's real-page corpus (test/fixtures/real-pages; with --holdout also the
  * holdout set, reported apart) in three modes — the real status and headers, the real status only, the

@@ -5,7 +5,7 @@
  * "next tick at …", its duration is whatever is left to the slot) — the time from when it was due
  * (TimerStarted + its duration) to
  *   - the workflow task that handled it starting (`wake`: Temporal's own cost — timer, queue, worker), and
- *   - the tick's assessment activity starting (`tick`: what the issue calls tick lag), for site loops.
+ *   - the tick's assessment activity starting (`tick`: what docs/operations.md calls tick lag), for site loops.
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';

@@ -7,8 +7,8 @@
  * with the same routes):
  *   - mixed: 30 countries × N/90 pools × 3 session patterns, 2% refused; one pool dead, one country
  *     challenged 30% more — a few suspects, found in a few rounds;
- *   - pool per route: every route its own pool (a crawler labelling each proxy IP as a pool, the
- *     cardinality flood of issue 11), two of them dead;
+ *   - pool per route: every route its own pool (a crawler labelling each proxy IP as a pool, a
+ *     cardinality flood), two of them dead;
  *   - the same with 1% of the pools dead: many suspects, so the rounds reach MAX_SUSPECTS + 1 (the
  *     first version runs only up to 1k routes here: it re-tests every group once per suspect).
  * Routes pass through the window schema first (as in assess()); the time is diagnoseRoutes alone: CPU
@@ -68,7 +68,7 @@ function route(
   return { ...labels, requests, hardBlocks, challenges, softBlocks: 0, p95LatencyMs: 300 + Math.floor(rnd() * 400) };
 }
 
-/** A crawler labelling each proxy IP as a pool (the cardinality flood of issue 11). */
+/** A crawler labelling each proxy IP as a pool (a cardinality flood). */
 function poolPerRoute(n: number, dead: (i: number) => boolean): { current: RouteWindow[]; baseline: RouteWindow[] } {
   const rnd = lcg(n + 1);
   const current: RouteWindow[] = [];

@@ -1,7 +1,7 @@
 /**
- * `npm run bench:scrapy` — what the Scrapy extension (integrations/python, `target_health.scrapy`) costs a crawl: the same Scrapy
- * crawl (TH_BENCH_PAGES product pages of ~100 KB, 16 at once, title and price extracted with CSS selectors) with
- * and without the extension, in the same run, alternating, BENCH_ROUNDS times each. The figure is the
+ * `npm run bench:scrapy` — what the Scrapy extension (integrations/python, `target_health.scrapy`) costs a crawl: the
+ * same Scrapy crawl (TH_BENCH_PAGES product pages of ~100 KB, 16 at once, title and price extracted with CSS selectors)
+ * with and without the extension, in the same run, alternating, BENCH_ROUNDS times each. The figure is the
  * Scrapy process's own CPU time per request (all its threads: the event sender and the controls
  * follower included), so the API's and PostgreSQL's work on the same two cores does not count against
  * the crawler. The API is the real one (its ingest threads, embedded PostgreSQL): every event is checked

@@ -61,7 +61,10 @@ const MEASURE_MS = Number(option('--measure', 'BENCH_MEASURE_S', '120')) * 1000;
 const SERVER_DB = option('--server-db', 'BENCH_SERVER_DB', 'file');
 /** Worker cache size (TARGET_HEALTH_WORKER_CACHED_WORKFLOWS), e.g. `--cache 250`; default: the worker's own. */
 const CACHE = option('--cache', 'BENCH_CACHE', '');
-/** Sticky queue schedule-to-start timeout (TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS), e.g. `--sticky 30000`; default: the worker's own. */
+/**
+ * Sticky queue schedule-to-start timeout (TARGET_HEALTH_WORKER_STICKY_TIMEOUT_MS), e.g. `--sticky 30000`; default: the
+ * worker's own.
+ */
 const STICKY = option('--sticky', 'BENCH_STICKY_MS', '');
 const SERVERS = option('--server', 'BENCH_SERVER', 'dev')
   .split(',')
@@ -137,7 +140,10 @@ interface Phase {
   /** Over the whole run, all workflows: workflow tasks failed / timed out, activities timed out. */
   taskFailures: number;
   taskTimeouts: number;
-  /** Of taskTimeouts: waited longer than the sticky timeout for the worker that cached the workflow (then replayed by whichever worker takes it). */
+  /**
+   * Of taskTimeouts: waited longer than the sticky timeout for the worker that cached the workflow (then replayed by
+   * whichever worker takes it).
+   */
   stickyTimeouts: number;
   activityTimeouts: number;
   lags: TickLag[];
@@ -176,7 +182,10 @@ interface BenchServer {
   address: string;
   /** CPU of the server's processes: the dev server; the cluster's Temporal server and its PostgreSQL. */
   cpuMs(): number;
-  /** Of cpuMs: the server's persistence process (the cluster's PostgreSQL; 0 for the dev server, whose SQLite is in-process). */
+  /**
+   * Of cpuMs: the server's persistence process (the cluster's PostgreSQL; 0 for the dev server, whose SQLite is
+   * in-process).
+   */
   storeCpuMs(): number;
   stop(): Promise<void>;
 }

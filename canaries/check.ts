@@ -192,7 +192,10 @@ function assertText(a: Assertion, value: string): Pick<CheckedExpectation, 'ok' 
   }
 }
 
-/** `body` from `margin` characters before `at` to `margin` after the match, not splitting a surrogate pair at either end. */
+/**
+ * `body` from `margin` characters before `at` to `margin` after the match, not splitting a surrogate pair at either
+ * end.
+ */
 function aroundMatch(body: string, at: number, length: number, margin: number): string {
   let start = Math.max(0, at - margin);
   if (start > 0 && isLowSurrogate(body.charCodeAt(start))) start -= 1;

@@ -13,8 +13,8 @@ const CLOSE: Record<Block, RegExp> = { script: /<\/script>/gi, style: /<\/style>
 const WORD = /[A-Za-z0-9_]/;
 
 /**
- * The first `limit` characters (cut on a code-point boundary) of the page's text: `<script>` and `<style>` blocks dropped, every other
- * tag read as a space, white space collapsed.
+ * The first `limit` characters (cut on a code-point boundary) of the page's text: `<script>` and `<style>` blocks
+ * dropped, every other tag read as a space, white space collapsed.
  */
 export function visibleTextStart(html: string, limit: number): string {
   const pieces: string[] = [];

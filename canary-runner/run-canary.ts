@@ -155,7 +155,10 @@ function runtimePatternProblem(definition: CanaryDefinition): string | undefined
   return undefined;
 }
 
-/** The site's classifier on the deployment's current marker catalogue (TARGET_HEALTH_MARKERS), as its traffic is classified at ingest. */
+/**
+ * The site's classifier on the deployment's current marker catalogue (TARGET_HEALTH_MARKERS), as its traffic is
+ * classified at ingest.
+ */
 function classifierOf(given: Classifier | SiteClassifierConfigInput | undefined): Classifier {
   if (typeof given === 'function') return given;
   const catalogue = deploymentCatalogue().current();

@@ -12,7 +12,10 @@ import { describeValue, messageLine } from '@target-health/crawler/events/zod-is
 
 type Env = Record<string, string | undefined>;
 
-/** Names the product, so a site owner reading logs knows who fetched; set it to the fleet's UA to travel like production. */
+/**
+ * Names the product, so a site owner reading logs knows who fetched; set it to the fleet's UA to travel like
+ * production.
+ */
 export const DEFAULT_CANARY_USER_AGENT = 'target-health-canary/0.1 (known-answer page check)';
 
 export const CANARY_SETTING_DEFAULTS = {

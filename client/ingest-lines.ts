@@ -2,7 +2,8 @@
  * The lines of an NDJSON byte stream, for `target-health ingest`: split on LF (a CR before it dropped),
  * decoded as UTF-8 — or handed over as an {@link UnreadableLine} when a line is longer than
  * {@link MAX_LINE_BYTES} (its bytes are counted, never held: memory stays bounded whatever the input;
- * which field holds most of them is noted, for the message) or is not valid UTF-8 (refused by line number instead of stored with replacement characters).
+ * which field holds most of them is noted, for the message) or is not valid UTF-8 (refused by line number instead of
+ * stored with replacement characters).
  *
  * Lines are handed over a whole chunk at a time (an async generator yielding each line costs a promise
  * per line, and this is the ingest hot path); the complete lines inside a chunk are checked and decoded

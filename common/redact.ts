@@ -21,7 +21,9 @@ const SECRET_PARAM =
 /** scheme:// or a scheme-relative //, where a URL with credentials may start inside free text. */
 const URL_START = /(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\//g;
 
-/** Where a URL inside free text ends: white space (quotes and brackets may be in a password: `<`, `"` are legal there). */
+/**
+ * Where a URL inside free text ends: white space (quotes and brackets may be in a password: `<`, `"` are legal there).
+ */
 const TOKEN_END = /\s/;
 
 /** The authority of a URL ends here (WHATWG): `/`, `?`, `#`, and `\` too for the special schemes (http, https…). */
@@ -184,7 +186,10 @@ function isWholeUrl(value: string): boolean {
   }
 }
 
-/** Cheap test for a log line that may hold a URL credential or secret parameter (also of a bare path): most lines do not. */
+/**
+ * Cheap test for a log line that may hold a URL credential or secret parameter (also of a bare path): most lines do
+ * not.
+ */
 export function mayHoldUrlSecret(line: string): boolean {
   return (
     (line.includes('//') && line.includes('@')) || (line.includes('=') && (line.includes('//') || line.includes('?')))

@@ -68,7 +68,10 @@ function isSecretVariable(name: string): boolean {
   return /KEY|TOKEN|SECRET|PASSWORD|WEBHOOK|ROUTES/.test(name) || name === 'DATABASE_URL';
 }
 
-/** Turns zod issues into one line: `VARIABLE: what is wrong (got "value")` (packages/crawler/src/events/zod-issues.ts caps the echo). */
+/**
+ * Turns zod issues into one line: `VARIABLE: what is wrong (got "value")` (packages/crawler/src/events/zod-issues.ts
+ * caps the echo).
+ */
 function formatEnvIssues(error: z.ZodError, env: Env): string {
   return formatIssues(error, {
     root: 'environment',
@@ -153,10 +156,10 @@ const TLS_NAMES: ReadonlyArray<readonly [ours: string, theirs: string]> = [
 ];
 
 /**
- * The environment of the Temporal CLI `target-health temporal …` runs (client/temporal-passthrough.ts): ours, validated (a malformed variable is refused with the line every
- * command gives), with the address and namespace every command uses and our TLS variables under the
- * Temporal CLI's names. A variable already set under the CLI's own name is left as the user set it.
- * Here, beside loadTemporalSettings: this module is the one place that names Temporal's credentials.
+ * The environment of the Temporal CLI `target-health temporal …` runs (client/temporal-passthrough.ts): ours, validated
+ * (a malformed variable is refused with the line every command gives), with the address and namespace every command
+ * uses and our TLS variables under the Temporal CLI's names. A variable already set under the CLI's own name is left as
+ * the user set it. Here, beside loadTemporalSettings: this module is the one place that names Temporal's credentials.
  */
 export function temporalCliEnv(env: Env): Env {
   const settings = loadTemporalSettings(env);

@@ -59,7 +59,10 @@ export interface Evidence {
   controls: Controls | null;
   awaitingSince: string | null;
   recentHistory: TickSummary[];
-  /** The latest canary results, one line each, most serious first, then the crawlers' canary requests (empty without either). */
+  /**
+   * The latest canary results, one line each, most serious first, then the crawlers' canary requests (empty without
+   * either).
+   */
   canaries: string[];
 }
 

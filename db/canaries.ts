@@ -249,8 +249,8 @@ function toStoredRun(row: RunRow): StoredCanaryRun {
  * Records a run once per run key. A second attempt (a retried activity, a concurrent tick) finds the
  * first attempt's row and gets it back unchanged: at-least-once fetching, exactly-once recording.
  *
- * Every string is made storable first (packages/crawler/src/events/well-formed.ts): the texts quote the crawled page, and a
- * NUL or half an emoji in them would make PostgreSQL refuse the whole row.
+ * Every string is made storable first (packages/crawler/src/events/well-formed.ts): the texts quote the crawled page,
+ * and a NUL or half an emoji in them would make PostgreSQL refuse the whole row.
  */
 export async function recordCanaryRunOnce(
   q: Queryable,
@@ -380,7 +380,10 @@ export interface CanaryDay {
   failed: boolean;
 }
 
-/** Per UTC day touching [from, to): canary run counts and whether the day counts as failed. Days without runs are absent. */
+/**
+ * Per UTC day touching [from, to): canary run counts and whether the day counts as failed. Days without runs are
+ * absent.
+ */
 export async function canaryDays(
   q: Queryable,
   site: string,

@@ -69,7 +69,10 @@ export async function checkDatabase(pool: Pool, databaseUrl: string): Promise<vo
   }
 }
 
-/** SQLSTATEs of a server that cannot serve now: 08 connection, 53 resources, 57014 cancelled (statement timeout), 57P0x shutting down or starting. */
+/**
+ * SQLSTATEs of a server that cannot serve now: 08 connection, 53 resources, 57014 cancelled (statement timeout), 57P0x
+ * shutting down or starting.
+ */
 const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57014|57P0[1-5])$/;
 /** Node's errors for a server that cannot be reached. */
 const UNREACHABLE = new Set([

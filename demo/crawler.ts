@@ -142,7 +142,8 @@ export function startDemoCrawler(options: DemoCrawlerOptions): DemoCrawler {
     stop: async () => {
       stopping = true;
       if (canaries) clearInterval(canaries);
-      // Finishes the requests in flight (a paused site's wait ends within the adapter's pauseDelayMs), then run() resolves.
+      // Finishes the requests in flight (a paused site's wait ends within the adapter's pauseDelayMs), then run()
+      // resolves.
       crawler.stop('stopped by Target Health demo');
       await running.catch(() => undefined);
       rmSync(storageDir, { recursive: true, force: true });

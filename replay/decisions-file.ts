@@ -3,7 +3,8 @@
  * cross a pause the way the live loop did. Each entry is validated with the loop's own decision schemas
  * (control/decisions.ts), so what the file may hold is exactly what `target-health decide` accepts:
  *
- *   [{ "at": "2026-11-24T10:42:00Z", "kind": "resume", "who": "alice@example.com", "why": "terms checked", "mode": "cautious" },
+ *   [{ "at": "2026-11-24T10:42:00Z", "kind": "resume", "who": "alice@example.com", "why": "terms checked", "mode":
+ *   "cautious" },
  *    { "at": "2026-11-24T15:00:00Z", "kind": "stop", "who": "bob@example.com", "why": "site gone" }]
  */
 import { z } from 'zod';

@@ -41,7 +41,9 @@ export interface ReplayTick {
   notices: ReplayNotice[];
   /** Awaiting a person since (ISO), else null. */
   awaitingSince: string | null;
-  /** Human decisions applied since the previous tick (from the decisions file), in order, as `<time> <kind> by <who>`. */
+  /**
+   * Human decisions applied since the previous tick (from the decisions file), in order, as `<time> <kind> by <who>`.
+   */
   decisions: string[];
 }
 

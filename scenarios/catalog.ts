@@ -1,7 +1,7 @@
 /**
  * The scenarios: what happens to a site's traffic, when, and what the control loop should do about it.
  * Each scenario is the common traffic (traffic.ts) plus a `pressure` — refusal probabilities, slowness,
- * broken pages — as a function of time and route. The expectations follow issue 13's acceptance: a
+ * broken pages — as a function of time and route. The expectations are what judgement 2 was accepted on: a
  * scenario where more than half the traffic ends up refused must pause; route and parser problems must
  * not throttle the site; quiet, daily-swing, always-challenging, load-only and one-bad-minute traffic
  * must not degrade it.

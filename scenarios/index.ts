@@ -1,5 +1,5 @@
 /**
- * Traffic scenarios with a truth (issue 12): `generateScenario(name, options)` gives a scenario's truth
+ * Traffic scenarios with a truth: `generateScenario(name, options)` gives a scenario's truth
  * and its events — a quiet history, then an incident day — as a lazy iterable, for `target-health
  * simulate`, the backtest and tests. Deterministic: the same name, site, days, seed and end give the same
  * events, byte for byte. With the same seed every scenario shares the same background traffic (same

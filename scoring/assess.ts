@@ -62,8 +62,8 @@ export interface Assessment {
   canary: CanaryCheck;
   /**
    * Every reason key raised this tick, hostility first (a site serving challenge pages breaks any
-   * extractor): total_refusal or majority_refusal, health signals by penalty, canary_mismatch, route_specific, extraction_*,
-   * cost_*.
+   * extractor): total_refusal or majority_refusal, health signals by penalty, canary_mismatch, route_specific,
+   * extraction_*, cost_*.
    */
   reasons: ReasonKey[];
 }

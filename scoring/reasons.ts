@@ -69,7 +69,9 @@ export const REASON_ORDER: readonly ReasonKey[] = [
   ...COST_SIGNALS,
 ];
 
-/** Sorts reasons by REASON_ORDER; a string that is no reason key (a stored no-score sentence) goes last, alphabetically. */
+/**
+ * Sorts reasons by REASON_ORDER; a string that is no reason key (a stored no-score sentence) goes last, alphabetically.
+ */
 export function compareReasons(a: string, b: string): number {
   const rank = (r: string): number => (isReasonKey(r) ? REASON_ORDER.indexOf(r) : REASON_ORDER.length);
   return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);

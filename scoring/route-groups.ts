@@ -55,7 +55,10 @@ export class RouteGroups {
   readonly members: number[][] = [];
   /** Remaining members per group. */
   readonly live: Int32Array;
-  /** STRIDE counts per group (REQUESTS, HARD, CHALLENGES, SOFT, ERRORS) of its remaining members, now and in the baseline. */
+  /**
+   * STRIDE counts per group (REQUESTS, HARD, CHALLENGES, SOFT, ERRORS) of its remaining members, now and in the
+   * baseline.
+   */
   readonly counts: Float64Array;
   readonly base: Float64Array;
   /** The counts of all remaining routes. */

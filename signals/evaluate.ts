@@ -1,6 +1,6 @@
 /**
  * How well a classifier recognises labelled pages: refusals caught, refusals put in the right class and
- * ordinary pages wrongly refused, per vendor and overall, in the three ways a page can reach it (issue 27:
+ * ordinary pages wrongly refused, per vendor and overall, in the three ways a page can reach it:
  * with its real status and headers, with its status only, as a bare 200 body). Pure: the caller reads the
  * pages (client/markers/labelled-pages.ts) and supplies the classify function — the product's, a
  * deployment's catalogue, or a peer's mapped onto our outcomes — so every figure is computed the same way.

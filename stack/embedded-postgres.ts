@@ -39,7 +39,9 @@ import {
 const execFileAsync = promisify(execFile);
 
 export interface EmbeddedPostgresHandle {
-  /** The product's role (`target_health`: owns the product's tables, not a superuser). What the product's processes get. */
+  /**
+   * The product's role (`target_health`: owns the product's tables, not a superuser). What the product's processes get.
+   */
   databaseUrl: string;
   /**
    * The bootstrap superuser: for the tests' scratch databases and roles, and the cluster stack's Temporal
@@ -101,7 +103,10 @@ export const PG_HBA = [
  */
 const PG_HBA_TAKEOVER = `host    postgres  postgres  127.0.0.1/32  md5\n${PG_HBA}`;
 
-/** How long a fast shutdown may take before an immediate one (crash recovery on the next start; nothing committed is lost). */
+/**
+ * How long a fast shutdown may take before an immediate one (crash recovery on the next start; nothing committed is
+ * lost).
+ */
 const FAST_SHUTDOWN_MS = 30_000;
 
 /**
@@ -376,7 +381,10 @@ async function provision(
   }
 }
 
-/** Everything the superuser owns in the product's schemas → the product's role (tables first: their sequences follow them). */
+/**
+ * Everything the superuser owns in the product's schemas → the product's role (tables first: their sequences follow
+ * them).
+ */
 const HAND_OVER_OWNERSHIP = `
 DO $$
 DECLARE

@@ -20,7 +20,10 @@ export const LEGACY_PASSWORD = 'postgres';
 const secretSchema = z.object({ superuser: z.string().min(32), product: z.string().min(32) }).strict();
 export type PostgresSecret = z.infer<typeof secretSchema>;
 
-/** `<data folder>/postgres` → `<data folder>/postgres.secret`: beside the server's files, not in them (initdb wants an empty folder). */
+/**
+ * `<data folder>/postgres` → `<data folder>/postgres.secret`: beside the server's files, not in them (initdb wants an
+ * empty folder).
+ */
 export function secretFileOf(pgDataDir: string): string {
   return `${pgDataDir}.secret`;
 }

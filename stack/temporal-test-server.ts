@@ -82,7 +82,10 @@ function launcherScript(): string {
   ].join('\n');
 }
 
-/** Copies the artifact and its dependencies from Maven Central into a staging folder, then moves it into the cache in one rename. */
+/**
+ * Copies the artifact and its dependencies from Maven Central into a staging folder, then moves it into the cache in
+ * one rename.
+ */
 async function mavenInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.ProcessEnv): Promise<string> {
   mkdirSync(dirname(cacheDir), { recursive: true });
   const staging = mkdtempSync(join(dirname(cacheDir), `.staging-test-server-${process.pid}-`));

@@ -19,7 +19,9 @@ export interface CreateWorkerOptions {
   uiUrl?: string;
   /** A pre-built bundle (tests bundle once); otherwise the workflows are bundled at start. */
   workflowBundlePath?: string;
-  /** Worker tuning overrides (tests use small pollers); otherwise the environment's (config/env.ts loadWorkerTuning). */
+  /**
+   * Worker tuning overrides (tests use small pollers); otherwise the environment's (config/env.ts loadWorkerTuning).
+   */
   tuning?: Partial<
     Pick<
       WorkerOptions,

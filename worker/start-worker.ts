@@ -37,7 +37,10 @@ function installRuntime(logger: Logger): void {
   });
 }
 
-/** @param options.uiUrl base of the notifications' links (`npm start` passes its dev server's UI); default TEMPORAL_UI_URL. */
+/**
+ * @param options.uiUrl base of the notifications' links (`npm start` passes its dev server's UI); default
+ * TEMPORAL_UI_URL.
+ */
 export async function startWorker(options: {
   temporal: TemporalSettings;
   databaseUrl: string;

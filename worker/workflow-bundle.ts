@@ -43,7 +43,10 @@ const SHARED_ROOTS = [
   '../control/state-view',
 ] as const;
 
-/** Modules instantiated per workflow, besides `workflows/` itself: they define messages and search attributes with the SDK. */
+/**
+ * Modules instantiated per workflow, besides `workflows/` itself: they define messages and search attributes with the
+ * SDK.
+ */
 export const PER_WORKFLOW_MODULES = [
   'control/messages',
   'control/search-attributes',

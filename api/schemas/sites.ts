@@ -68,7 +68,10 @@ export const siteSummarySchema = z.object({
   lastAssessedAt: z.string().nullable(),
   /** Present only when the loop's state could not be read for a waiting site (awaitingSince is then null). */
   stateUnavailable: z.string().optional(),
-  /** The latest change of the site's controls (control_audit): when, by whom, what changed and why; null before the first. */
+  /**
+   * The latest change of the site's controls (control_audit): when, by whom, what changed and why; null before the
+   * first.
+   */
   lastChange: z
     .object({
       at: z
@@ -88,7 +91,10 @@ export const siteListSchema = z.object({
   next: z.string().nullable().describe('cursor of the next page; null on the last page'),
 });
 
-/** `state` as the workflow answers it (control/messages.ts SiteHealthState); documented loosely, it is the loop's own shape. */
+/**
+ * `state` as the workflow answers it (control/messages.ts SiteHealthState); documented loosely, it is the loop's own
+ * shape.
+ */
 export const siteStateSchema = z
   .looseObject({
     site: z.string(),

@@ -75,7 +75,10 @@ function searchSpan(flag: string, value: string): number {
   return ms;
 }
 
-/** `review-shop.example.com-20261124T1002Z.svg`: the site and the incident's start, so reviews of two incidents sit side by side. */
+/**
+ * `review-shop.example.com-20261124T1002Z.svg`: the site and the incident's start, so reviews of two incidents sit side
+ * by side.
+ */
 export function chartFileName(site: string, fromIso: string): string {
   return `review-${site}-${fromIso.slice(0, 16).replace(/[-:]/g, '')}Z.svg`;
 }

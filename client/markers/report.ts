@@ -61,7 +61,7 @@ export function formatComparison(evaluations: readonly NamedEvaluation[], markdo
   return `${out.join('\n\n')}\n`;
 }
 
-/** The overall line per mode and classifier, the figures issue 27 asks for. */
+/** The overall line per mode and classifier, the figures the classifier's targets are stated in. */
 export function formatSummary(evaluations: readonly NamedEvaluation[], markdown = false): string {
   const header = ['fed as', ...evaluations.flatMap((e) => [`${e.name}: caught`, 'right class', 'FP on ok'])];
   const first = evaluations[0]?.evaluation.modes ?? [];

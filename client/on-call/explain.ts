@@ -62,7 +62,10 @@ export const tickExplanationSchema = z.object({
       fired: z.boolean(),
       /** The current window's refused share. */
       refusedShare: z.number(),
-      /** The recent window's (the last few minutes), when it had enough requests; null otherwise or in older assessments. */
+      /**
+       * The recent window's (the last few minutes), when it had enough requests; null otherwise or in older
+       * assessments.
+       */
       recentRefusedShare: z.number().nullable(),
       /** The window whose share made this tick refusing (null: not refusing, or an older assessment). */
       refusingWindow: z.enum(['current', 'recent']).nullable(),
@@ -83,7 +86,10 @@ export const tickExplanationSchema = z.object({
     hold: z.object({ score: z.number(), band: z.string(), routes: z.array(z.string()) }).nullable(),
   }),
   canary: z.object({ runs: z.number(), failures: z.number(), mismatches: z.number(), mismatch: z.boolean() }),
-  /** Canary requests the crawlers sent in the current window, and how many got no normal page; null for ticks assessed before this was kept. */
+  /**
+   * Canary requests the crawlers sent in the current window, and how many got no normal page; null for ticks assessed
+   * before this was kept.
+   */
   crawlerCanaries: z.object({ requests: z.number(), failed: z.number() }).nullable(),
   parser: z.object({ score: z.number().nullable(), reasons: z.array(z.string()) }),
   cost: z.object({ status: z.string(), costRatio: z.number(), reasons: z.array(z.string()) }),

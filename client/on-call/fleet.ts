@@ -33,7 +33,9 @@ export function urgencyOf(
 
 export const fleetSiteSchema = siteSummarySchema.extend({
   urgency: z.enum(URGENCIES),
-  /** Mean raw score per bucket of the fleet's `trend` range, oldest first (null: no scored tick); null when not read. */
+  /**
+   * Mean raw score per bucket of the fleet's `trend` range, oldest first (null: no scored tick); null when not read.
+   */
   trend: z.array(z.number().nullable()).nullable(),
 });
 export type FleetSite = z.output<typeof fleetSiteSchema>;

@@ -49,7 +49,10 @@ export const tickRowSchema = z.object({
   /** Control changes this tick made, and those made by decisions since the previous tick. */
   actions: z.array(actionSchema),
   decisions: z.array(decisionSchema),
-  /** What the loop said this tick did (notifications, reminders…), when the tick is still in its recent history; else null. */
+  /**
+   * What the loop said this tick did (notifications, reminders…), when the tick is still in its recent history; else
+   * null.
+   */
   loopActions: z.array(z.string()).nullable(),
 });
 export type TickRow = z.output<typeof tickRowSchema>;

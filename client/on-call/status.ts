@@ -17,7 +17,10 @@ import { trendSchema } from './trend';
 // --- What the loop does next -----------------------------------------------------------------------
 
 export const nextStepSchema = z.object({
-  /** When the next tick is due: its slot on the tick grid after the latest one, plus the site's phase; null before the first. */
+  /**
+   * When the next tick is due: its slot on the tick grid after the latest one, plus the site's phase; null before the
+   * first.
+   */
   nextTickAt: z.string().nullable(),
   /** What the loop will do at its next ticks, in words. */
   plan: z.string(),

@@ -13,7 +13,10 @@ import type { ActionRow } from './schema';
 /** Before and after an action: the loop's current window, long enough to hold the effect of a step. */
 export const ACTION_SPAN_MS = 15 * 60_000;
 
-/** What a run of changes did, from the controls before its first change and after its last (`byDecision`: a person's decision made it). */
+/**
+ * What a run of changes did, from the controls before its first change and after its last (`byDecision`: a person's
+ * decision made it).
+ */
 export function actionKind(before: Controls | null, after: Controls, byDecision: boolean): ActionRow['kind'] {
   if (after.band === 'stopped') return 'stop';
   if (before !== null && before.paused && !after.paused) return byDecision ? 'resume' : 'restore';

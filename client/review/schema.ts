@@ -71,7 +71,10 @@ export const runFiguresSchema = z.object({
 });
 
 export const candidateSchema = runFiguresSchema.extend({
-  /** Ticks where the replay differs from the current settings' (`replay --compare`), and those in band, reasons, controls or notices. */
+  /**
+   * Ticks where the replay differs from the current settings' (`replay --compare`), and those in band, reasons,
+   * controls or notices.
+   */
   differences: z.number().int(),
   importantDifferences: z.number().int(),
   /** Warned earlier by this much (negative: later), null when either never warned. */

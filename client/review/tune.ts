@@ -1,8 +1,9 @@
 /**
  * "What to tune": the incident replayed in-process with the replay engine (replay/engine.ts, what
  * `target-health replay --compare` runs) under the site's current settings and each candidate, over the
- * same ticks and with the people's stored decisions (of the replayed period) applied at their times, so a replay crosses a pause
- * the way the live loop did. Writes nothing. The figures are the replays' own (client/review/tune-figures.ts).
+ * same ticks and with the people's stored decisions (of the replayed period) applied at their times, so a replay
+ * crosses a pause the way the live loop did. Writes nothing. The figures are the replays' own
+ * (client/review/tune-figures.ts).
  */
 import type { SiteHealthConfig } from '../../control/config';
 import type { Pool } from '../../db/pool';
@@ -13,7 +14,10 @@ import { type StoredDecision, readDecisions } from './gather';
 import type { Tuning } from './schema';
 import { type Candidate, candidateFigures, runFigures, throttledLeast, warnedEarliest } from './tune-figures';
 
-/** Replayed before the incident so the smoothing starts settled: at least an hour, and six half-lives (under 2 % weight left). */
+/**
+ * Replayed before the incident so the smoothing starts settled: at least an hour, and six half-lives (under 2 % weight
+ * left).
+ */
 export function warmupMs(config: SiteHealthConfig): number {
   return Math.max(3_600_000, 6 * config.scoring.smoothing.halfLifeMs);
 }

@@ -1,4 +1,7 @@
-/** The routes' part of a tick: a route problem is reported, and kept out of the site's score (scoring/route-diagnosis.ts). */
+/**
+ * The routes' part of a tick: a route problem is reported, and kept out of the site's score
+ * (scoring/route-diagnosis.ts).
+ */
 import { scoreLine } from '../notices';
 import type { LoopConfig, TickDraft } from './types';
 

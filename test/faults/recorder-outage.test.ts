@@ -201,7 +201,10 @@ process.stdout.write(JSON.stringify({ sent, stats: recorder.stats() }) + '\\n');
 `;
 }
 
-/** A crawler with a spill (MODE=record: records and reports its stats; MODE=resume: sends what is in SPILL_DIR and exits). */
+/**
+ * A crawler with a spill (MODE=record: records and reports its stats; MODE=resume: sends what is in SPILL_DIR and
+ * exits).
+ */
 const SPILL_CRAWLER = `
 import { createRecorder } from '@target-health/crawler/recorder';
 import { postgresSink } from '@target-health/crawler/postgres';

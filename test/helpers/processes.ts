@@ -88,7 +88,10 @@ const MIGRATE = `require(${JSON.stringify(join(ROOT, 'dist', 'db', 'migrate.js')
   (err) => { process.stderr.write(err.message); process.exit(3); },
 );`;
 
-/** migrateUp() in a process of its own, as a worker runs it (node-pg-migrate is an ES module: it runs from dist/, which `npm test` builds first). */
+/**
+ * migrateUp() in a process of its own, as a worker runs it (node-pg-migrate is an ES module: it runs from dist/, which
+ * `npm test` builds first).
+ */
 export async function migrateInProcess(databaseUrl: string): Promise<string[]> {
   const done = await run('-e', [MIGRATE], cleanEnv({ DATABASE_URL: databaseUrl }));
   if (done.code !== 0) throw new Error(`migrateUp failed (exit ${done.code}): ${done.stderr}`);

@@ -191,7 +191,10 @@ export class MonitorCrawl {
     return (((b.finished[host] ?? 0) - (a.finished[host] ?? 0)) * 1000) / (b.at - a.at);
   }
 
-  /** SIGTERM: Scrapy's graceful shutdown (in-flight requests finish, the extension sends what it holds), then the final report. */
+  /**
+   * SIGTERM: Scrapy's graceful shutdown (in-flight requests finish, the extension sends what it holds), then the final
+   * report.
+   */
   async stop(timeoutMs = 90_000): Promise<MonitorReport> {
     this.child.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;

@@ -290,7 +290,7 @@ test('PostgreSQL frozen: every route answers 503 store_unavailable with Retry-Af
     const unverified = await own.token(['admin']);
     const site = `freeze-${randomBytes(4).toString('hex')}.example.com`;
     expect((await fetch(`${own.url}/v1/whoami`, authed(cached))).status).toBe(200);
-    // Idle pooled connections to get during the freeze (the hang of issue 26 was on one of them).
+    // Idle pooled connections to get during the freeze (the hang this guards against was on one of them).
     await Promise.all(
       Array.from({ length: 4 }, () =>
         fetch(`${own.url}/v1/sites/${site}/assessments`, authed(cached)).then((r) => expect(r.status).toBe(200)),

@@ -32,7 +32,10 @@ function reach(allowed: string): ReachPolicy {
   if (!parsed.ok) throw new Error(parsed.problem);
   return parsed.policy;
 }
-/** The fixture servers listen on 127.0.0.1: an operator's explicit opt-in, as TARGET_HEALTH_CANARY_ALLOWED_TARGETS would give. */
+/**
+ * The fixture servers listen on 127.0.0.1: an operator's explicit opt-in, as TARGET_HEALTH_CANARY_ALLOWED_TARGETS would
+ * give.
+ */
 const LOOPBACK = reach('127.0.0.1');
 
 /** A price text with an emoji straddling the point where the shown value is cut (character ~117). */

@@ -1,5 +1,5 @@
 /**
- * Classification relative to the event's own day (issue 13), on the real PostgreSQL: an event of UTC day
+ * Classification relative to the event's own day, on the real PostgreSQL: an event of UTC day
  * D is judged against the size and records norms of D−14 … D−1, whatever the order and grouping in which
  * the traffic is stored. The `soft-blocks` scenario (14 quiet days, then an incident day where 65 % of
  * the answers become tiny 200 shells or empty listings) is ingested twice under two site names: once as
@@ -105,7 +105,7 @@ test('soft-blocks: a 15-day backfill in one ingest call and a day-by-day feed cl
   );
   expect(agreement).toBeGreaterThanOrEqual(0.99);
 
-  // The incident's soft blocks are soft blocks, in both (before issue 13: 0 % in the backfill).
+  // The incident's soft blocks are soft blocks, in both (before judgement 2: 0 % in the backfill).
   const soft = [...intended].filter(([, outcome]) => outcome === 'soft_block').map(([id]) => id);
   expect(soft.length).toBeGreaterThan(10_000);
   for (const [name, stored] of [

@@ -108,7 +108,8 @@ test('configure changes the tick of a running loop from its next tick, and the c
   const nextTick = Date.parse(result.nextTickAt!);
   expect(nextTick % 3_000).toBe(0);
 
-  // Ticks from then on fall on the 3 s grid, 3 s apart (or a multiple, had the loop been late), across a continue-as-new.
+  // Ticks from then on fall on the 3 s grid, 3 s apart (or a multiple, had the loop been late), across a
+  // continue-as-new.
   const changedRun = (await handle.query(stateQuery)).runs;
   const { later, history } = await eventually(
     async () => {

@@ -1,6 +1,6 @@
 /**
  * A site with canaries on the real worker entry (`node dist/worker/main.js`) and the dev server: its
- * log holds no `Activity heartbeat failed … UnknownActivity` (issue 26, point 15). The canaries run
+ * log holds no `Activity heartbeat failed … UnknownActivity`. The canaries run
  * inside the tick's assessment, a local activity, which cannot heartbeat: the server has no record of
  * it, so each heartbeat sent for it was refused and logged, after every canary of every tick.
  */

@@ -85,7 +85,9 @@ test('a steady tick is one workflow task: the assessment is a local activity, wo
   for (const ms of wakeAfterSlot.slice(1)) expect(ms).toBeGreaterThanOrEqual(phase);
 }, 120_000);
 
-/** What one tick's window of history holds: its tasks, which of them carried commands, and whether the machine was slow. */
+/**
+ * What one tick's window of history holds: its tasks, which of them carried commands, and whether the machine was slow.
+ */
 function describeTickWindow(window: temporal.api.history.v1.IHistoryEvent[]): {
   tasks: number;
   commandTasks: number;

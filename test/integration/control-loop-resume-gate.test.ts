@@ -1,5 +1,5 @@
 /**
- * The exact human gate (issue 13): after a resume only traffic from the decision's instant on is
+ * The exact human gate (judgement 2): after a resume only traffic from the decision's instant on is
  * judged. Refusals stamped before the decision — in the whole minute before it and in the same minute
  * — never pause the site again; until enough traffic after the decision arrives, the loop holds the
  * decision's controls and says why. Real dev server and PostgreSQL, 1 s ticks.

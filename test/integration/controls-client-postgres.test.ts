@@ -64,7 +64,8 @@ test('pool: its LISTEN connection killed → it reconnects keeping its controls,
   await h.pool.query(
     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'target-health-controls-client' AND pid <> pg_backend_pid()",
   );
-  // Written while the client is away or reconnecting: its notification may be lost, the snapshot after the reconnect reads it.
+  // Written while the client is away or reconnecting: its notification may be lost, the snapshot after the reconnect
+  // reads it.
   const v2 = await change(h.pool, a, { concurrencyLimit: 2 });
   await eventually(
     () => Promise.resolve(c.status().reconnects === 1 ? true : undefined),

@@ -1,5 +1,5 @@
 /**
- * The loop closed with a real crawler (issue 15; the short form of `npm run demo`): a real Crawlee
+ * The loop closed with a real crawler (the short form of `npm run demo`): a real Crawlee
  * CheerioCrawler with the Target Health adapter crawls the hostile site through three labelled proxies,
  * recording through the HTTP API and obeying the controls it streams, while the real loops (dev server,
  * PostgreSQL) judge each site against a history back-filled from the site's own normal answers. The
@@ -30,7 +30,10 @@ import { eventually, openHarness, testLogger, type TestHarness } from '../helper
 const NOMINAL = 4;
 /** The route whose proxy dies at the end. */
 const DEAD_ROUTE = 'resi-fr';
-/** The site answers every page after 1 s, as a slow real one does: the concurrency limit, not the crawler's CPU (two shared cores), then sets the rate. */
+/**
+ * The site answers every page after 1 s, as a slow real one does: the concurrency limit, not the crawler's CPU (two
+ * shared cores), then sets the rate.
+ */
 const PAGE_MS = 1_000;
 const HOSTILE_PAGE_MS = 1_500;
 
@@ -112,7 +115,8 @@ test(
           'the crawler to hear of the throttle',
           30_000,
         );
-        // Every answer takes HOSTILE_PAGE_MS, so the rate follows the requests in flight: limit/NOMINAL of before (a 10-point margin).
+        // Every answer takes HOSTILE_PAGE_MS, so the rate follows the requests in flight: limit/NOMINAL of before (a
+        // 10-point margin).
         const after = await settledRate(world, shop, 20_000);
         expect(after).toBeLessThan(before * (limit / NOMINAL + 0.1));
 

@@ -1,5 +1,5 @@
 /**
- * Loss under an outage (issue 15): a real Crawlee crawler with the adapter records through the HTTP
+ * Loss under an outage: a real Crawlee crawler with the adapter records through the HTTP
  * API; the API goes away for 30 s mid-crawl and comes back on the same address. The crawler keeps
  * crawling (its controls stay the last known ones), its recorder buffers what it cannot send (bounded,
  * counted), and once the API is back every event it acknowledged is stored exactly once.

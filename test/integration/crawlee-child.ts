@@ -2,7 +2,8 @@
  * A crawl with the adapter in a child process (Crawlee loads its HTTP client by dynamic import(), which
  * jest's module sandbox refuses): the test sends one
  * `run` message, may send `controls` changes while it runs (each answered by `controls-applied`, with
- * the time the crawler had it), and gets `progress` (the adapter's counts) and a final `done` message with the crawler's statistics and every event the recorder stored.
+ * the time the crawler had it), and gets `progress` (the adapter's counts) and a final `done` message with the
+ * crawler's statistics and every event the recorder stored.
  */
 import { CheerioCrawler, type CheerioCrawlerOptions } from '@crawlee/cheerio';
 import { log, ProxyConfiguration } from '@crawlee/core';
@@ -94,7 +95,8 @@ async function run(m: RunMessage): Promise<void> {
                 },
               },
               requestHandler: async (ctx) => {
-                // @crawlee/playwright types its page from the `playwright` package, not installed here (playwright-core is).
+                // @crawlee/playwright types its page from the `playwright` package, not installed here (playwright-core
+                // is).
                 const page = ctx.page as unknown as { content(): Promise<string> };
                 const price = (await page.content()).includes('class="price"');
                 th.extraction(ctx, price ? { result: 'ok', validRecords: 1 } : { result: 'empty', validRecords: 0 });

@@ -142,7 +142,8 @@ test.each(['newest', 'oldest'] as const)(
     };
     let resumedAt = 0;
     try {
-      // Crawlee's own attempts: the challenge once (max_session_rotations=1 fails it at the first block), the reset twice (one retry).
+      // Crawlee's own attempts: the challenge once (max_session_rotations=1 fails it at the first block), the reset
+      // twice (one retry).
       await until(
         () => hits(free) === 10 && hits(throttled) === 13 && hits(paused) === 2,
         'the unpaused requests and the canaries to be served',

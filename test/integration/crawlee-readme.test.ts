@@ -1,11 +1,12 @@
 /**
- * The README's Crawlee snippet, run as written (issue 26, points 9 and 10): the ```ts block of the
+ * The README's Crawlee snippet, run as written: the ```ts block of the
  * "Crawlee (`@target-health/crawler/crawlee`)" section, its types stripped by SWC, in a process of its own
  * that imports the crawler package by name (node_modules/@target-health/crawler → this clone's
  * packages/crawler, as built), against the real API (events in, the controls stream out) and PostgreSQL.
  * The test runs it as the README says — the URLs as arguments, PROXY_URL a local forward proxy (user
- * name `residential-de`) — and adds, before its `await crawler.run(urls)`, one observer line that prints each controls change it hears (with the time)
- * and the adapter's counts. Controls are written by the product's own writer (db/controls.ts).
+ * name `residential-de`) — and adds, before its `await crawler.run(urls)`, one observer line that prints each controls
+ * change it hears (with the time) and the adapter's counts. Controls are written by the product's own writer
+ * (db/controls.ts).
  *
  * - A site paused before the crawler starts, with the API's controls stream answering 3 s late: none of
  *   its requests reaches the site before the resume (the snippet waits for the first controls — without

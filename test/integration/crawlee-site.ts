@@ -1,10 +1,10 @@
 /**
  * Fixtures of the Crawlee adapter's integration tests: a small site on loopback that answers for any
- * host name (`/ok`, `/challenge` = a 403 challenge page, `/bare403` = a 403 without type or body, `/error` = 500, `/reset` = socket destroyed,
- * `?delay=ms`; other paths 404, uncounted), counting hits and the most requests in flight per host; a forward proxy (CONNECT and
- * absolute-form) that sends every host to that site, so a crawl can use real host names and proxy
- * user names (`http://residential-de:x@127.0.0.1:port`); an in-memory EventSink; a ControlsView held in
- * a map; and a Crawlee Configuration that keeps nothing on disk.
+ * host name (`/ok`, `/challenge` = a 403 challenge page, `/bare403` = a 403 without type or body, `/error` = 500,
+ * `/reset` = socket destroyed, `?delay=ms`; other paths 404, uncounted), counting hits and the most requests in flight
+ * per host; a forward proxy (CONNECT and absolute-form) that sends every host to that site, so a crawl can use real
+ * host names and proxy user names (`http://residential-de:x@127.0.0.1:port`); an in-memory EventSink; a ControlsView
+ * held in a map; and a Crawlee Configuration that keeps nothing on disk.
  */
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Issue 28, "tested as installed": `@target-health/crawler` as a Crawlee project gets it. The package is
+ * Tested as installed: `@target-health/crawler` as a Crawlee project gets it. The package is
  * packed (`npm pack -w`, timed), installed from the tarball into a fresh project that has nothing but
  * `@crawlee/cheerio` (from the npm cache, the registry only for what it lacks), and measured: packages
  * and bytes it adds, install time, no native module, load time in a fresh Node. Then a CheerioCrawler
@@ -40,7 +40,7 @@ const CRAWLEE_VERSIONS = (process.env.TH_CRAWLEE_VERSIONS ?? '3.18.1,3.0.4')
   .map((v) => v.trim())
   .filter(Boolean);
 
-/** The issue's budget (acceptance of issue 28). */
+/** The crawler package's budget: what a Crawlee project may pay for it. */
 const BUDGET = { packMs: 10_000, packages: 10, bytes: 3 * 1024 * 1024, installMs: 5_000, loadMs: 100 };
 
 const npmFlags = ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'];

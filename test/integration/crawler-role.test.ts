@@ -276,7 +276,9 @@ test('a crawler role with only the documented grants writes batches to the inbox
   });
 });
 
-/** The rights the store's own ingester needs (the server's, `target-health ingest`): not the crawler role's any more. */
+/**
+ * The rights the store's own ingester needs (the server's, `target-health ingest`): not the crawler role's any more.
+ */
 const INGESTER_GRANTS = (role: string) => `
 GRANT SELECT (site, config) ON sites TO ${role};
 GRANT INSERT, SELECT (site, event_id, ts) ON request_events TO ${role};

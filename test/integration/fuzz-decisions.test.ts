@@ -1,5 +1,5 @@
 /**
- * Fuzzing a running loop's signals and updates (issue 11), on the real dev server and PostgreSQL: a
+ * Fuzzing a running loop's signals and updates, on the real dev server and PostgreSQL: a
  * healthy site's loop (1 s ticks, continue-as-new every 2 ticks) gets a few hundred `resume`, `stop`
  * and `pause` messages, as signals and as updates, built by fast-check — valid decisions, hostile
  * payloads (NUL, lone surrogates, line breaks in who/why, numbers at the edges, non-objects, deep
@@ -58,11 +58,15 @@ const BATCH = 10;
 const MAX_REJECTED_CHARS = 500;
 /** What a continued run may be started with: settings and carried state, never the payloads it refused. */
 const MAX_RUN_INPUT_BYTES = 128 * 1024;
-/** Temporal's limits on events buffered while a workflow task runs (history.maximumBufferedEventsSizeInBytes / …Batch). */
+/**
+ * Temporal's limits on events buffered while a workflow task runs (history.maximumBufferedEventsSizeInBytes / …Batch).
+ */
 /** A flush the server forces carries at least one of the large (1 MB+) fuzzed payloads, or many events. */
 const LARGE_SIGNAL_BYTES = 1024 * 1024;
 const SERVER_BUFFERED_EVENTS = 100;
-/** A run's history beyond the payloads it received (ticks, activities, decisions): nothing refused is copied into it. */
+/**
+ * A run's history beyond the payloads it received (ticks, activities, decisions): nothing refused is copied into it.
+ */
 const MAX_RUN_OWN_HISTORY_BYTES = 1024 * 1024;
 
 const E = temporal.api.enums.v1.EventType;

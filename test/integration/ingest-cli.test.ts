@@ -2,7 +2,7 @@
  * `target-health ingest` as a user runs it, against the real PostgreSQL: rejected lines reported with
  * their number and field while valid lines land, a summary, an exit code that says whether anything
  * was rejected, idempotent re-runs, and --dry-run without a database. Also the recorder → PostgreSQL.
- * Then the reproductions of issue 11: lines that used to wedge or poison a batch, resends that counted
+ * Then the reproductions of hostile input: lines that used to wedge or poison a batch, resends that counted
  * twice, memory that grew with line size, outages that exited 2 or hung.
  */
 import { randomUUID } from 'node:crypto';
@@ -215,7 +215,7 @@ test('target-health retention: a dry run lists, bad flags are refused by name', 
   );
 });
 
-// ---- Issue 11: hostile and unlucky input ----------------------------------------------------------
+// ---- Hostile and unlucky input --------------------------------------------------------------------
 
 const dbEnv = () => cleanEnv({ DATABASE_URL: db.url });
 const newSite = (prefix = 'cli') => `${prefix}-${randomUUID().slice(0, 8)}.example.com`;

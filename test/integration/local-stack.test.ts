@@ -59,7 +59,8 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
     () => Promise.resolve(/Watch a site:.*\n/.test(first.output()) ? first.output() : undefined),
     'the banner',
   );
-  // The product's role (not the superuser) with the data folder's own secret (test/integration/embedded-postgres.test.ts).
+  // The product's role (not the superuser) with the data folder's own secret
+  // (test/integration/embedded-postgres.test.ts).
   expect(banner).toContain(`DATABASE_URL=postgres://target_health:***@127.0.0.1:${ports.pg}/target_health`);
   const secret = JSON.parse(readFileSync(join(dataDir, 'postgres.secret'), 'utf8')) as {
     superuser: string;

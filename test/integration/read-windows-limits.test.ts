@@ -1,6 +1,6 @@
 /**
  * The tick's read on the real PostgreSQL when a window's sums outgrow what JavaScript numbers hold
- * exactly (issue 11: one site's byte sum passing 2^53 made every tick of that site fail, forever).
+ * exactly (before this, one site's byte sum passing 2^53 made every tick of that site fail, forever).
  * Sums are exact in SQL and saturate at 2^53 - 1 when read; the latency histogram is summed as bigint;
  * the assessment of such a window is finite.
  */

@@ -1,7 +1,7 @@
 /**
- * The loop closed with a real Scrapy crawl (issue 15; the Scrapy twin of crawl-e2e.test.ts): Scrapy 2.19
- * with the Target Health extension (integrations/python, `target_health.scrapy`) crawls the hostile site through three labelled
- * proxies, recording through the HTTP API and obeying the controls it streams, while the real loops
+ * The loop closed with a real Scrapy crawl (the Scrapy twin of crawl-e2e.test.ts): Scrapy 2.19
+ * with the Target Health extension (integrations/python, `target_health.scrapy`) crawls the hostile site through three
+ * labelled proxies, recording through the HTTP API and obeying the controls it streams, while the real loops
  * (dev server, PostgreSQL) judge each site against a history back-filled from the site's own normal
  * answers. The spider (integrations/python/tests/scrapy/crawl/monitor_spider.py) is a price monitor: each host
  * is crawled by a fixed number of chains (a page's callback or errback schedules the next page), plus a
@@ -26,7 +26,10 @@ import { installPythonPackage, MonitorCrawl, scrapyVenv, type InstalledPythonPac
 import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
 
 const NOMINAL = 4;
-/** Every page takes 1 s (1.5 s once hostile): the concurrency the extension admits, not Scrapy's CPU (two shared cores), sets the rate. */
+/**
+ * Every page takes 1 s (1.5 s once hostile): the concurrency the extension admits, not Scrapy's CPU (two shared cores),
+ * sets the rate.
+ */
 const PAGE_MS = 1_000;
 const HOSTILE_PAGE_MS = 1_500;
 /** Rates are compared over windows this long: before the turn, and once throttled. */
@@ -76,14 +79,16 @@ test(
           'the crawl to reach every host',
           90_000,
         );
-        // A whole window of crawling at nominal concurrency before the site turns: the rate to compare the throttled one with.
+        // A whole window of crawling at nominal concurrency before the site turns: the rate to compare the throttled
+        // one with.
         const beforeFrom = Date.now();
         await eventually(
           () => Promise.resolve((c.last?.at ?? 0) >= beforeFrom + BEFORE_MS ? true : undefined),
           'a window of crawling before the turn',
           BEFORE_MS + 30_000,
         );
-        // The extension read the route from each proxy's user name: the hostile site saw all three routes, the store holds them as the history does.
+        // The extension read the route from each proxy's user name: the hostile site saw all three routes, the store
+        // holds them as the history does.
         expect(new Set(world.site.log(travel, { since: crawlFrom }).map((e) => e.route))).toEqual(
           new Set(ROUTES.map((r) => r.label)),
         );

@@ -1,6 +1,6 @@
 /**
- * The Scrapy extension (integrations/python, `target_health.scrapy`) with a real Scrapy 2.19 crawl against the real API and
- * PostgreSQL. The Python venv is provisioned in the per-machine cache on first use (stack/python-venv.ts).
+ * The Scrapy extension (integrations/python, `target_health.scrapy`) with a real Scrapy 2.19 crawl against the real API
+ * and PostgreSQL. The Python venv is provisioned in the per-machine cache on first use (stack/python-venv.ts).
  *
  * The crawl goes through a local forward proxy that also plays the sites (a node:http server keeping an
  * access log and the requests in flight per site), so no DNS is needed and the route comes from the

@@ -50,7 +50,10 @@ const CORES = {
   pageToken: core(),
 };
 
-/** The product page, its canonical link echoing the URL it was asked for (what many shops do): the page's own copy of a canary's `?token=`. */
+/**
+ * The product page, its canonical link echoing the URL it was asked for (what many shops do): the page's own copy of a
+ * canary's `?token=`.
+ */
 const echoingPage: Handler = (req, res) => {
   const canonical = `http://${req.headers.host ?? ''}${req.url ?? '/'}`.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
   res
@@ -195,7 +198,8 @@ test('no secret of the environment reaches histories, search attributes, the UI,
   const proxyUrl = proxy.url; // http://crawler:<encoded password>@127.0.0.1:port
   const badProxyUrl = `http://crawler:${encodeURIComponent(`Bad:${CORES.badProxy}/@x`)}@127.0.0.1:${proxy.port}`;
   const canaryProxyUrl = ownProxy.url;
-  // What the worker's activities read from the environment when they are created (jest gives this file its own process.env).
+  // What the worker's activities read from the environment when they are created (jest gives this file its own
+  // process.env).
   Object.assign(process.env, {
     TARGET_HEALTH_WEBHOOK_URL: `${hooks.url}/hook/${CORES.webhookPath}?token=${CORES.webhookQuery}`,
     TARGET_HEALTH_SLACK_WEBHOOK_URL: `${hooks.url}/services/T0/B0/${CORES.slack}`,
@@ -336,7 +340,8 @@ test('no secret of the environment reaches histories, search attributes, the UI,
   const canaryRows = JSON.stringify(
     (await h.pool.query('SELECT definition FROM canaries WHERE site = $1', [site])).rows,
   );
-  // A canary's own `proxy` and its page URL are stored with it (docs/security.md says so) — and this search finds them there.
+  // A canary's own `proxy` and its page URL are stored with it (docs/security.md says so) — and this search finds them
+  // there.
   expect(leaked(canaryRows)).toEqual(['canaryProxy', 'pageToken']);
 
   expect({

@@ -521,7 +521,7 @@ test('the embedded server runs with the write-heavy settings the store is tuned 
   }
 });
 
-// ---- Issue 11 -----------------------------------------------------------------------------------
+// ---- Hostile and unlucky input -------------------------------------------------------------------
 
 test('a batch the database refuses for the data of two events: split, the other 998 stored once, the two named', async () => {
   const site = newSite();

@@ -1,6 +1,6 @@
 /**
  * The Node.js the README names is the one every installed package supports: no `npm ci` warns
- * EBADENGINE on it (issue 26, point 18: vega-lite 6.5.0 and cookie 2.0.2, under light-my-request,
+ * EBADENGINE on it (as once vega-lite 6.5.0 and cookie 2.0.2, under light-my-request,
  * declared Node >= 22 while the README, package.json and CI say 20.19). Checked on the lockfile, what
  * `npm ci` installs, with npm's own range grammar (semver).
  */

@@ -93,7 +93,7 @@ describe('the collection as a whole', () => {
   it('meets the minimum counts', () => {
     expect(refusals.length).toBeGreaterThanOrEqual(150);
     expect(ordinary.length).toBeGreaterThanOrEqual(100);
-    // Distinct refusal vendors and walls (issue 27 asks for 25; README lists the ones still missing).
+    // Distinct refusal vendors and walls (the classifier's target asks for 25; README lists the ones still missing).
     expect(new Set(refusals.map((p) => p.label.vendor)).size).toBeGreaterThanOrEqual(25);
     // Pages whose source recorded the real status, so a benchmark can feed it instead of typicalStatus.
     expect(all.filter((p) => p.label.status !== undefined).length).toBeGreaterThanOrEqual(12);

@@ -23,7 +23,10 @@ const quiet = {
   error: (message: string, meta?: unknown) => console.error(message, meta),
 };
 
-/** Every module webpack put in a bundle, from its inline source map: project files relative to the root, packages by name. */
+/**
+ * Every module webpack put in a bundle, from its inline source map: project files relative to the root, packages by
+ * name.
+ */
 async function bundledModules(workflowsPath: string, preload: boolean): Promise<Set<string>> {
   const bundle = await bundleWorkflowCode({ workflowsPath, ...(preload ? bundlerOptions() : {}), logger: quiet });
   const inline = /sourceMappingURL=data:application\/json;(?:charset=utf-8;)?base64,([A-Za-z0-9+/=]+)/.exec(
@@ -123,7 +126,9 @@ test('the check sees a module-level let and an SDK import', () => {
   ]);
 });
 
-/** Paths to zod schemas among a value's exports, as far as the SDK's deep freeze reaches (own properties of objects). */
+/**
+ * Paths to zod schemas among a value's exports, as far as the SDK's deep freeze reaches (own properties of objects).
+ */
 function exportedSchemas(value: unknown, path: string, seen = new Set<unknown>()): string[] {
   if (value === null || typeof value !== 'object' || seen.has(value)) return [];
   seen.add(value);

@@ -1,6 +1,6 @@
 /**
  * The API's token cache (api/token-cache.ts): valid and unknown tokens in two bounded maps, so a flood
- * of unknown tokens never evicts a valid one (issue 26: one map, emptied at 10,000 entries, did).
+ * of unknown tokens never evicts a valid one (an earlier one map, emptied at 10,000 entries, did).
  */
 import { LookupBudget, TokenCache } from '../../../api/token-cache';
 import type { Principal } from '../../../api/tokens';

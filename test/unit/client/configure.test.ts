@@ -1,4 +1,7 @@
-/** `target-health configure`, the pure part: flags → the update's payload, refusals in the flags' terms, the answer printed. */
+/**
+ * `target-health configure`, the pure part: flags → the update's payload, refusals in the flags' terms, the answer
+ * printed.
+ */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -117,7 +117,7 @@ test('an endless line without a newline keeps memory flat (parts are dropped pas
   expect(peak - before).toBeLessThan(16 << 20);
 });
 
-test('a line over the limit names the field holding most of it, however it is chunked (issue 26)', async () => {
+test('a line over the limit names the field holding most of it, however it is chunked', async () => {
   const event = (fields: Record<string, unknown>) =>
     JSON.stringify({ ts: 1, site: 'shop.example.com', status: 200, latencyMs: 1, ...fields });
   const headers = event({ headers: { 'x-big': 'h'.repeat(MAX_LINE_BYTES) }, bodySample: 'short' });

@@ -1,6 +1,6 @@
 /**
  * The shared zod-issue formatter: one line per problem naming the field, and nothing it echoes from the
- * input can make a message large or ill-formed (issue 11: refused payloads echoing a 1.5 MB key wedged
+ * input can make a message large or ill-formed (refused payloads echoing a 1.5 MB key wedged
  * a workflow whose state kept the refusals).
  */
 import fc from 'fast-check';

@@ -1,4 +1,7 @@
-/** The controls map both clients share: the version rule, snapshots replacing the map, the unknown-site fail-safe, listeners, ready(). */
+/**
+ * The controls map both clients share: the version rule, snapshots replacing the map, the unknown-site fail-safe,
+ * listeners, ready().
+ */
 import { ControlsClientError, ControlsState } from '@target-health/crawler/controls/controls-state';
 import type { SiteControls } from '../../../controls-client';
 

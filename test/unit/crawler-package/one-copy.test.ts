@@ -1,8 +1,8 @@
 /**
- * Issue 28, "one source of truth": the event schema and the classifier live in the crawler package
+ * One source of truth: the event schema and the classifier live in the crawler package
  * (packages/crawler, `@target-health/crawler`) and nowhere else. The server imports them by the
  * package's name (never by a relative path into packages/), declares none of their names again, and the
- * package itself reaches nothing of the server. Step 2 of the plan moved the recorder, the controls client
+ * package itself reaches nothing of the server. A second step moved the recorder, the controls client
  * and the Crawlee adapter in as well; the server keeps thin re-exports (`target-health/recorder`, …) and
  * the two PostgreSQL parts, which need its store code.
  */

@@ -1,5 +1,5 @@
 /**
- * Fuzzing canary definitions (issue 11): `canary add --file` (parseCanaryDefinition) and `canary import`
+ * Fuzzing canary definitions: `canary add --file` (parseCanaryDefinition) and `canary import`
  * (parseCanaryFile), checked with the real selector engine, route table and reach policy as the CLI
  * does (canary-runner/define.ts). Inputs: a valid definition with fields replaced by hostile values
  * (arbitrary JSON, NUL, lone surrogates, control characters, megabyte strings, prototype keys, deep

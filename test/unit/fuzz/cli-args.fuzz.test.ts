@@ -1,5 +1,5 @@
 /**
- * Fuzzing the CLI's argument parsers (issue 11): durations (`--tick`, `--timeout`), the `<site>`
+ * Fuzzing the CLI's argument parsers: durations (`--tick`, `--timeout`), the `<site>`
  * argument, the flags of `decide` and of `canary add`, each with arbitrary strings — hostile text,
  * megabyte values, numbers in every spelling — as commander hands them over.
  *

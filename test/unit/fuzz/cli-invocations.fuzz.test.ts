@@ -1,6 +1,6 @@
 /**
  * The built CLI (`bin/target-health.js` → dist/, which `npm test` builds first) run as a real process
- * with fuzzed arguments (issue 11): `decide`, `start`, `canary add`, `ingest --dry-run`, `status`,
+ * with fuzzed arguments: `decide`, `start`, `canary add`, `ingest --dry-run`, `status`,
  * `retention`. No services: a command whose arguments pass stops at the first setting it lacks
  * (DATABASE_URL unset, TEMPORAL_ADDRESS malformed), so every case ends in a refusal.
  *

@@ -1,5 +1,5 @@
 /**
- * Fuzzing configuration (issue 11): the loop's start input (`parseSiteHealthInput`, what `start
+ * Fuzzing configuration: the loop's start input (`parseSiteHealthInput`, what `start
  * --config` and a hand-started workflow send), the scoring configuration, the per-site classifier
  * configuration, and the environment every entry point reads (config/env.ts, canary settings) — with
  * hostile values (arbitrary JSON, NUL, lone surrogates, control characters, megabyte strings,

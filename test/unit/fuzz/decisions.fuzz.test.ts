@@ -1,5 +1,5 @@
 /**
- * Fuzzing the decision payloads (issue 11): what a `resume`, `stop` or `pause` signal or update may
+ * Fuzzing the decision payloads: what a `resume`, `stop` or `pause` signal or update may
  * carry once decoded — arbitrary JSON, hostile text (NUL, lone surrogates, control characters, 1 MB
  * strings), prototype keys, 1.5 MB unknown keys, deep nesting, numbers at the edges (NaN, ±Infinity,
  * -0) — through `parseDecision`, the one check the workflow's handlers and the CLI share.

@@ -1,5 +1,5 @@
 /**
- * Hostile input for the fuzz suites (issue 11), shared by the pure validators' properties here and the
+ * Hostile input for the fuzz suites, shared by the pure validators' properties here and the
  * live workflow's (test/integration/fuzz-decisions.test.ts): text that has broken parsers and stores
  * before (NUL, lone surrogates, control and line-break characters, invisible and full-width letters,
  * prototype keys, megabyte strings), numbers at the edges (NaN, ±Infinity, -0, 2^53, subnormals),
@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
 
 /**
- * Case count of every pure fuzz property: 10,000 (issue 11: at least that many each). TH_FUZZ_UNIT_RUNS
+ * Case count of every pure fuzz property: 10,000 (at least that many each). TH_FUZZ_UNIT_RUNS
  * changes it for a longer hunt (or a quick look while writing a property).
  */
 export const FUZZ_RUNS = Number(process.env.TH_FUZZ_UNIT_RUNS ?? 10_000);
@@ -194,7 +194,7 @@ export const anyValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.anything({ maxDepth: 2 }) },
 );
 
-/** A key for an unknown field: prototype keys, hostile text, and now and then 1.5 MB of it (issue 11). */
+/** A key for an unknown field: prototype keys, hostile text, and now and then 1.5 MB of it. */
 export const hostileKey: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 10,

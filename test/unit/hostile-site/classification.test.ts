@@ -1,6 +1,6 @@
 /**
- * What each mode of the hostile site serves, judged by our own classifier (packages/crawler/src/events/classify.ts) exactly
- * as the store judges a crawler's event: status, headers, the body as sample, its size.
+ * What each mode of the hostile site serves, judged by our own classifier (packages/crawler/src/events/classify.ts)
+ * exactly as the store judges a crawler's event: status, headers, the body as sample, its size.
  */
 import { classifyOutcome } from '@target-health/crawler/events';
 import { CHALLENGE_KINDS, HARD_KINDS } from '../../../scenarios/pages';

@@ -27,7 +27,10 @@ beforeEach(async () => {
   }
 });
 
-/** A raw CONNECT, then one plain-HTTP request inside the tunnel; resolves with the CONNECT status line and the inner answer. */
+/**
+ * A raw CONNECT, then one plain-HTTP request inside the tunnel; resolves with the CONNECT status line and the inner
+ * answer.
+ */
 function throughTunnel(
   proxyPort: number,
   authority: string,

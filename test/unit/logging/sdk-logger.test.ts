@@ -1,6 +1,6 @@
 /**
  * The worker's SDK logs on pino: an activity's failure is logged with its message, type and causes, not
- * as `"error":{}` (issue 26, point 14). The SDK logs it as `warn('Activity failed', { error, durationMs })`
+ * as `"error":{}`. The SDK logs it as `warn('Activity failed', { error, durationMs })`
  * (node_modules/@temporalio/worker/lib/activity.js); this calls the adapter the worker installs the same way.
  */
 import { Writable } from 'node:stream';

@@ -13,7 +13,8 @@ const pgError = (code: string) => Object.assign(new Error('x'), { code });
 
 test('data errors are permanent; connection, shutdown, timeout and conflict errors are retried', () => {
   for (const code of ['22003', '22P02', '23502', '54000']) expect(isPermanentPostgresError(pgError(code))).toBe(true);
-  // 42501 (a grant missing) and 42P01 (the inbox not migrated yet) are retried: nothing is lost while someone fixes them.
+  // 42501 (a grant missing) and 42P01 (the inbox not migrated yet) are retried: nothing is lost while someone fixes
+  // them.
   for (const code of [
     'ECONNREFUSED',
     'ECONNRESET',

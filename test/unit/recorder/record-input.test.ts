@@ -1,4 +1,7 @@
-/** record()'s input: undefined header values are left out without touching the crawler's object; recordWithId; refusals logged without onRejected. */
+/**
+ * record()'s input: undefined header values are left out without touching the crawler's object; recordWithId; refusals
+ * logged without onRejected.
+ */
 import { createRecorder } from '../../../recorder';
 import { withoutUndefinedHeaders } from '@target-health/crawler/recorder/record-input';
 import { parseEvent } from '@target-health/crawler/events';

@@ -1,5 +1,5 @@
 /**
- * Hostile but schema-valid windows (issue 11): counts up to 2^53 - 1, credits up to the largest double,
+ * Hostile but schema-valid windows: counts up to 2^53 - 1, credits up to the largest double,
  * route counts whose sums pass 2^53, latencies up to 2^53 - 1, under the defaults and under extreme but
  * valid configurations. Every assessment must be usable: scores absent or integers in 0-100, every
  * number finite (Infinity and NaN do not survive JSON on their way to the workflow), the site state

@@ -51,7 +51,8 @@ describe('reason keys', () => {
   test('one order of reasons: every key once, the order an assessment raises them in', () => {
     expect([...REASON_ORDER].sort()).toEqual([...REASON_KEYS].sort());
     expect(new Set(REASON_ORDER).size).toBe(REASON_ORDER.length);
-    // A 403 wall on two ticks with slow answers, a lost parser and costlier records: the assessment's own list is in that order.
+    // A 403 wall on two ticks with slow answers, a lost parser and costlier records: the assessment's own list is in
+    // that order.
     const baseline = {
       requests: 10_000,
       hardBlocks: 100,

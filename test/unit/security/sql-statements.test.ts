@@ -111,7 +111,8 @@ const REVIEWED: ReadonlyArray<{ file: string; expression: string; why: string }>
     expression: "RUN_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')",
     why: 'RUN_COLUMNS is a constant list of column names',
   },
-  // The PostgreSQL contract with crawlers (packages/crawler/src/postgres/contract.ts): constants imported from another module.
+  // The PostgreSQL contract with crawlers (packages/crawler/src/postgres/contract.ts): constants imported from another
+  // module.
   { file: 'api/inbox-drainer.ts', expression: 'INBOX_CHANNEL', why: "the constant 'th_event_inbox' (contract.ts)" },
   { file: 'db/signal-store/inbox.ts', expression: 'INBOX_TABLE', why: "the constant 'event_inbox' (contract.ts)" },
   {

@@ -1,5 +1,5 @@
 /**
- * The event boundary (issue 11): what PostgreSQL cannot store is refused with a message naming the
+ * The event boundary: what PostgreSQL cannot store is refused with a message naming the
  * field, classification-only text is cut on code points and made well-formed, header names are kept
  * as given (prototype keys included), host names are normalised the way IDNA does, length checks come
  * before Punycode, and the store's time horizon is enforced with a clear message.
@@ -58,7 +58,7 @@ describe('numbers fit their columns', () => {
     expect(errorsOf({ ...base, ...patch }).some((e) => e.startsWith(message))).toBe(true);
   });
 
-  it('an integer past 2^53 − 1: one error per field naming the bound, no rounded echo (issue 26)', () => {
+  it('an integer past 2^53 − 1: one error per field naming the bound, no rounded echo', () => {
     // JSON.parse rounds 9007199254740993 to …992: the message must not show a value never sent.
     const input = JSON.parse(
       `{"ts":${NOW},"site":"shop.example.com","status":200,"latencyMs":10,"credits":9007199254740993,"bytes":9007199254740993}`,

@@ -1,5 +1,5 @@
 /**
- * Fuzzing the event boundary (issue 11) with fast-check (it prints the seed and the shrunk case on a
+ * Fuzzing the event boundary with fast-check (it prints the seed and the shrunk case on a
  * failure): NDJSON lines built from a valid event with hostile pieces spliced in — oversize strings,
  * deep nesting, NUL and lone surrogates, prototype keys, numeric edge cases, invisible and full-width
  * host spellings, unknown fields — and whole batches of them.
@@ -285,7 +285,9 @@ function storageProblems(e: RequestOutcomeEvent): string[] {
   return problems;
 }
 
-/** Fails the property with the problems (jest's expect costs ~0.1 ms a call: too slow for 10,000 runs × many checks). */
+/**
+ * Fails the property with the problems (jest's expect costs ~0.1 ms a call: too slow for 10,000 runs × many checks).
+ */
 function check(problems: readonly string[]): void {
   if (problems.length > 0) throw new Error(problems.join('\n'));
 }
@@ -360,7 +362,8 @@ test('a targeted mistake is named by its field', () => {
         const out = parseNdjsonLines([lineOf(entries, [{ kind: 'set', key, value }])], 1, { now: NOW });
         if (out.rejected.length === 0) return;
         const errors = out.rejected[0]!.errors;
-        // The field itself, a field it must agree with (status ↔ networkError, outcomeReason → outcome), or the horizon on ts.
+        // The field itself, a field it must agree with (status ↔ networkError, outcomeReason → outcome), or the horizon
+        // on ts.
         const related: Record<string, string[]> = {
           status: ['networkError'],
           networkError: ['status'],

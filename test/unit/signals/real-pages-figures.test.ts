@@ -1,5 +1,5 @@
 /**
- * Issue 27's acceptance figures on real pages: the classifier (built-in markers) on the repository's
+ * The target figures on real pages: the classifier (built-in markers) on the repository's
  * corpus and on the holdout set, fed as a crawler sends them in the three modes (signals/evaluate.ts):
  * - with the real status, with or without headers: ≥ 97 % of refusals caught;
  * - body only, as a 200: ≥ 90 % caught;
@@ -31,8 +31,8 @@ const SETS = [
 
 const CAUGHT_WITH_STATUS = 0.97;
 /**
- * The same target on the holdout. Disclosed: its one miss until session 15 (an F5 page in Indonesian)
- * was looked at, and the marker that now catches it (`f5-asm-support-id`) generalises what the corpus's
+ * The same target on the holdout. Disclosed: its one miss (an F5 page in Indonesian), before the marker
+ * that now catches it, was looked at, and that marker (`f5-asm-support-id`) generalises what the corpus's
  * F5 and managed-F5 pages share (the 19–20 digit support ID, whatever the wording) — so for that family
  * the holdout is no longer an unseen set. No other holdout page has been read to write a marker.
  */
@@ -56,7 +56,7 @@ function unmet(m: ModeResult, withStatus: number): string[] {
   return out;
 }
 
-describe.each(SETS)('real pages, %s: issue 27 targets', (name, dir) => {
+describe.each(SETS)('real pages, %s: targets of the classifier', (name, dir) => {
   const pages = readLabelledPages(dir);
   const ours = evaluate(pages, compileClassifier());
 

@@ -58,7 +58,10 @@ export class ControlsClientError extends Error {
   }
 }
 
-/** The record `controlsFor` answers for a site with no record under `unknownSite: 'pause'` (version 0: no real record has it). */
+/**
+ * The record `controlsFor` answers for a site with no record under `unknownSite: 'pause'` (version 0: no real record
+ * has it).
+ */
 export function pausedUnknown(site: string): SiteControls {
   return {
     site,

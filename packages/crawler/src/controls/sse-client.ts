@@ -29,7 +29,10 @@ export interface ControlsClientOptions {
   token: string;
   /** Follow only these sites (any spelling); default: every site. */
   sites?: readonly string[];
-  /** What controlsFor() answers for a site with no record yet: 'allow' (undefined: your defaults; the default) or 'pause'. */
+  /**
+   * What controlsFor() answers for a site with no record yet: 'allow' (undefined: your defaults; the default) or
+   * 'pause'.
+   */
   unknownSite?: UnknownSitePolicy;
   /** Where connection problems are logged (a pino logger fits); default: JSON lines on stderr. */
   logger?: RecorderLogger;
@@ -176,7 +179,10 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
       );
   }
 
-  /** One connection, until it ends; true when it got as far as an event (the next attempt starts from the shortest wait). */
+  /**
+   * One connection, until it ends; true when it got as far as an event (the next attempt starts from the shortest
+   * wait).
+   */
   async function connectOnce(): Promise<{ progressed: boolean; refused: boolean }> {
     const abort = new AbortController();
     current = abort;

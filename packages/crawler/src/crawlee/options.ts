@@ -43,7 +43,10 @@ export interface TargetHealthOptions {
   unknownSite?: 'crawl' | 'pause';
   /** Response headers sent besides those the built-in markers read (for your own classifier markers). */
   extraHeaders?: string[];
-  /** The per-site classifier settings used to decide whether an answer is a block (packages/crawler/src/events/config.ts). */
+  /**
+   * The per-site classifier settings used to decide whether an answer is a block
+   * (packages/crawler/src/events/config.ts).
+   */
   classifierConfig?: SiteClassifierConfigInput;
 }
 

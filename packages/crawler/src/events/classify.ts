@@ -135,7 +135,7 @@ export function compileCatalogue(specs: readonly MarkerSpecInput[], source: stri
 /**
  * A catalogue compiled when its markers are first read, not when the module loads: compiling the
  * built-in markers (validating each, building the needle automaton) costs ~30 ms, which a crawler would
- * otherwise pay at start-up whether it classifies anything or not (issue 28: the package loads in
+ * otherwise pay at start-up whether it classifies anything or not (the package's budget: it loads in
  * under 100 ms).
  */
 function lazyCatalogue(specs: readonly MarkerSpecInput[], source: string): MarkerCatalogue {
@@ -390,7 +390,8 @@ function scriptCorroboration(view: PageView, shortPageBytes: number): string | u
   return text <= BARE_TEXT_CHARS ? `bare page (${view.size} bytes, no title, ${text} characters of text)` : undefined;
 }
 
-// A field a person types into or picks from: what a login, sign-up, search or contact form has and a captcha wall lacks.
+// A field a person types into or picks from: what a login, sign-up, search or contact form has and a captcha wall
+// lacks.
 const ENTRY_FIELD =
   /<textarea\b|<select\b|<input\b(?![^>]*\btype=["']?(?:hidden|submit|button|checkbox|radio|image|reset)\b)/i;
 

@@ -29,7 +29,9 @@ const MAX_HOST_LENGTH = 253;
  * so this is generous; it exists so that no input makes normalisation expensive (see below).
  */
 export const MAX_SITE_INPUT_CHARS = 8192;
-/** Longest non-ASCII label, in code points, that can still fit 63 characters once encoded ("xn--" + ≥ 1 per code point). */
+/**
+ * Longest non-ASCII label, in code points, that can still fit 63 characters once encoded ("xn--" + ≥ 1 per code point).
+ */
 const MAX_UNICODE_LABEL_CODE_POINTS = 59;
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const UNICODE_LABEL = /^[\p{L}\p{M}\p{N}-]+$/u;

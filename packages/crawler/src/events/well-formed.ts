@@ -14,7 +14,9 @@ export const REPLACEMENT_CHARACTER = '\uFFFD';
 // eslint-disable-next-line no-control-regex
 const ILL_FORMED = /[\u0000\p{Cs}]/gu;
 
-/** `String.prototype.isWellFormed` (ES2024, in every Node this project supports): native, instant on one-byte strings. */
+/**
+ * `String.prototype.isWellFormed` (ES2024, in every Node this project supports): native, instant on one-byte strings.
+ */
 const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
 
 /** True when `text` holds no NUL and no lone surrogate (storable as PostgreSQL text and jsonb). */

@@ -75,7 +75,9 @@ export function messageLine(text: string, max: number = MAX_LINE_CHARS): string 
 }
 const lineOf = (text: string): string => messageLine(text);
 
-/** A short, safe rendering of a bad value for an error message (strings quoted, capped to `maxChars` and on one line). */
+/**
+ * A short, safe rendering of a bad value for an error message (strings quoted, capped to `maxChars` and on one line).
+ */
 export function describeValue(value: unknown, maxChars = 60): string {
   if (value === undefined) return 'nothing';
   if (typeof value === 'string') return oneLine(JSON.stringify(capText(value, maxChars)));
