@@ -17,7 +17,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/packages/crawler/package.json ./packages/crawler/
 COPY --from=build /app/packages/crawler/dist ./packages/crawler/dist
 COPY --from=build /app/dist ./dist
-COPY --from=build /app/db/migrations ./db/migrations
-COPY --from=build /app/bin ./bin
+COPY --from=build /app/server/db/migrations ./server/db/migrations
+COPY --from=build /app/client/bin ./client/bin
 USER node
 CMD ["node", "dist/worker/main.js"]

@@ -14,8 +14,8 @@ export default tseslint.config(
       'node_modules/**',
       'data/**',
       'coverage/**',
-      'bench/peer-shims/**',
-      'bin/**',
+      'dev/bench/peer-shims/**',
+      'client/bin/**',
       '*.js',
       '*.mjs',
     ],
@@ -46,16 +46,9 @@ export default tseslint.config(
   },
   {
     // Every module the workflow bundle imports must be in here: test/unit/determinism-lint.test.ts checks it.
-    files: [
-      'workflows/**/*.ts',
-      'control/**/*.ts',
-      'scoring/**/*.ts',
-      'common/**/*.ts',
-      'signals/**/*.ts',
-      'packages/crawler/src/events/**/*.ts',
-      'canaries/**/*.ts',
-      'scenarios/**/*.ts',
-    ],
+    // The deterministic code is three folders and the crawler package's events: the workflows, the pure core
+    // and the loop's Temporal contract.
+    files: ['workflows/**/*.ts', 'core/**/*.ts', 'loop/**/*.ts', 'packages/crawler/src/events/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -6,16 +6,16 @@
  * backstop, checked after taking the row lock.
  */
 import { Context } from '@temporalio/activity';
-import { workflowUiLink } from '../config/env';
-import { auditRowExists, controlsOf, readControls, writeControls } from '../db/controls';
-import { type DecisionRow, recordDecisionOnce } from '../db/decisions';
-import { enqueueNotification } from '../db/notifications';
-import type { Pool } from '../db/pool';
-import type { Logger } from '../logging/logger';
-import type { NotificationPayload } from '../notifications/types';
-import { changedFields } from '../control/controls';
-import type { NoticeDraft } from '../control/notices';
-import type { ControlChange } from '../control/plan';
+import { workflowUiLink } from '../server/config/env';
+import { auditRowExists, controlsOf, readControls, writeControls } from '../server/db/controls';
+import { type DecisionRow, recordDecisionOnce } from '../server/db/decisions';
+import { enqueueNotification } from '../server/db/notifications';
+import type { Pool } from '../server/db/pool';
+import type { Logger } from '../server/logging/logger';
+import type { NotificationPayload } from '../server/notifications/types';
+import { changedFields } from '../core/control/controls';
+import type { NoticeDraft } from '../core/control/notices';
+import type { ControlChange } from '../core/control/plan';
 
 export interface ApplyActionsInput {
   site: string;

@@ -1,27 +1,27 @@
 /**
  * The per-tick assessment activity: read the site's current and baseline windows from the signal
- * store, score them (scoring/assess.ts: health score, parser health, cost drift, route diagnosis, total
+ * store, score them (core/scoring/assess.ts: health score, parser health, cost drift, route diagnosis, total
  * refusal), and record the result once in the `assessments` history, keyed by site, workflow chain and
  * tick. A retry (the worker died, the reply got lost) finds the row and returns it unchanged — so a
  * tick is assessed exactly once, at one database time, however often the activity runs.
  */
-import { assessmentKey } from '../control/keys';
-import { recordAssessmentOnce, findAssessment } from '../db/assessments';
-import type { Pool } from '../db/pool';
-import { readSiteWindows } from '../db/signal-store';
-import type { SiteWindows, WindowSpec } from '../db/signal-store/types';
-import { findSite } from '../db/sites';
-import type { Logger } from '../logging/logger';
-import { type AssessInput, assess } from '../scoring/assess';
-import type { ScoringConfig } from '../scoring/config';
+import { assessmentKey } from '../core/control/keys';
+import { recordAssessmentOnce, findAssessment } from '../server/db/assessments';
+import type { Pool } from '../server/db/pool';
+import { readSiteWindows } from '../server/db/signal-store';
+import type { SiteWindows, WindowSpec } from '../server/db/signal-store/types';
+import { findSite } from '../server/db/sites';
+import type { Logger } from '../server/logging/logger';
+import { type AssessInput, assess } from '../core/scoring/assess';
+import type { ScoringConfig } from '../core/scoring/config';
 import type { RunDueCanariesInput, RunDueCanariesResult } from './canaries';
-import { canaryFailedDays, ownCanaryFetches } from '../db/canaries';
-import { crawlerCanaries } from '../canaries/types';
-import { windowBounds } from '../db/signal-store';
-import type { TickAssessment } from '../control/tick-assessment';
-import type { SiteHealthConfig } from '../control/config';
+import { canaryFailedDays, ownCanaryFetches } from '../server/db/canaries';
+import { crawlerCanaries } from '../core/canaries/types';
+import { windowBounds } from '../server/db/signal-store';
+import type { TickAssessment } from '../core/control/tick-assessment';
+import type { SiteHealthConfig } from '../core/control/config';
 
-export type { TickAssessment } from '../control/tick-assessment';
+export type { TickAssessment } from '../core/control/tick-assessment';
 
 export interface AssessSiteInput {
   site: string;

@@ -2,22 +2,26 @@
  * The canary activity. The control loop calls `runDueCanaries` every tick — also while the site is
  * paused, which is when canaries matter most: they tell the person deciding whether the site has calmed
  * down. Safe to call every tick and to retry: canaries run once per schedule slot and each run is
- * recorded once (canaries/schedule.ts). Its fetches are also stored in the signal store as request
+ * recorded once (core/canaries/schedule.ts). Its fetches are also stored in the signal store as request
  * outcomes (canary: true; repeats are ignored by event id), so while a site is paused the canary traffic
  * is what the loop keeps assessing. It returns the window input, the evidence and those events.
  */
 import { asyncLocalStorage } from '@temporalio/activity';
 import { z } from 'zod';
-import { type CanaryRunnerDeps, runDueCanaries as runDue, type RunDueCanariesResult } from '../canary-runner/runner';
-import { type CanarySettings, loadCanarySettings } from '../canary-runner/settings';
-import type { Pool } from '../db/pool';
-import { ingestEvents } from '../db/signal-store';
-import type { Logger } from '../logging/logger';
+import {
+  type CanaryRunnerDeps,
+  runDueCanaries as runDue,
+  type RunDueCanariesResult,
+} from '../server/canary-runner/runner';
+import { type CanarySettings, loadCanarySettings } from '../server/canary-runner/settings';
+import type { Pool } from '../server/db/pool';
+import { ingestEvents } from '../server/db/signal-store';
+import type { Logger } from '../server/logging/logger';
 import type { SiteClassifierConfigInput } from '@target-health/crawler/events/config';
 
-export type { RunDueCanariesResult } from '../canary-runner/runner';
-export type { CanaryRunSummary } from '../canaries/types';
-export type { CanaryEvidence } from '../canaries/latest';
+export type { RunDueCanariesResult } from '../server/canary-runner/runner';
+export type { CanaryRunSummary } from '../core/canaries/types';
+export type { CanaryEvidence } from '../core/canaries/latest';
 
 const AS_OF_HELP = 'asOf: must be an ISO-8601 time with a zone or epoch milliseconds';
 export const runDueCanariesInputSchema = z.strictObject({

@@ -6,9 +6,9 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { cutText, wellFormed } from '@target-health/crawler/events/well-formed';
-import { LoopErrors } from '../control/messages';
-import { ScoringConfigError } from '../scoring/config';
-import { WindowValidationError } from '../scoring/window';
+import { LoopErrors } from '../loop/messages';
+import { ScoringConfigError } from '../core/scoring/config';
+import { WindowValidationError } from '../core/scoring/window';
 
 /** PostgreSQL's class 22, "data exception" (numeric out of range, invalid byte sequence, …). */
 function dataExceptionCode(err: unknown): string | null {

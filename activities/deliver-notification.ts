@@ -6,12 +6,17 @@
  * retries it with backoff; the loop that raised the notification has long moved on.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { type DeliverNotificationInput, type DeliveryReport, LoopErrors } from '../control/messages';
-import { findNotification, markNotificationFailed, recordAttempt, recordChannelOutcome } from '../db/notifications';
-import type { Pool } from '../db/pool';
-import type { Logger } from '../logging/logger';
-import type { Notifier } from '../notifications/notifier';
-import { type NotificationPayload, PermanentDeliveryError } from '../notifications/types';
+import { type DeliverNotificationInput, type DeliveryReport, LoopErrors } from '../loop/messages';
+import {
+  findNotification,
+  markNotificationFailed,
+  recordAttempt,
+  recordChannelOutcome,
+} from '../server/db/notifications';
+import type { Pool } from '../server/db/pool';
+import type { Logger } from '../server/logging/logger';
+import type { Notifier } from '../server/notifications/notifier';
+import { type NotificationPayload, PermanentDeliveryError } from '../server/notifications/types';
 
 export interface DeliveryDeps {
   pool: Pool;

@@ -3,10 +3,10 @@
  * base URL from the environment unless given) so tests and the worker wire them the same way. Workflow
  * code imports only the `Activities` type.
  */
-import { loadNotifierSettings, loadTemporalUiUrl } from '../config/env';
-import type { Pool } from '../db/pool';
-import type { Logger } from '../logging/logger';
-import { type Notifier, createNotifier } from '../notifications/notifier';
+import { loadNotifierSettings, loadTemporalUiUrl } from '../server/config/env';
+import type { Pool } from '../server/db/pool';
+import type { Logger } from '../server/logging/logger';
+import { type Notifier, createNotifier } from '../server/notifications/notifier';
 import { makeApplyActions } from './apply-actions';
 import { type ReadWindows, makeAssessSite } from './assess-site';
 import { makeCanaryActivities } from './canaries';
@@ -21,7 +21,7 @@ export interface ActivityDeps {
   notifier?: Notifier;
   /**
    * Base of the links in notifications. Default: TEMPORAL_UI_URL, else the UI `npm start` serves (TEMPORAL_UI_PORT,
-   * config/env.ts loadTemporalUiUrl); `npm start` passes the address of the UI it started, whatever its port.
+   * server/config/env.ts loadTemporalUiUrl); `npm start` passes the address of the UI it started, whatever its port.
    */
   uiUrl?: string;
   /** Default: the signal store's readSiteWindows. */

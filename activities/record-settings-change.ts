@@ -5,12 +5,12 @@
  * is recorded once and reported the same way to every attempt. A change that changes nothing (the loop
  * had these settings, the site these owners) writes nothing.
  */
-import type { Pool } from '../db/pool';
-import { findSettingsChange, recordSettingsChangeOnce } from '../db/settings-changes';
-import { lockSiteOwners, setSiteOwners } from '../db/sites';
-import type { Logger } from '../logging/logger';
-import type { SiteHealthConfig } from '../control/config';
-import type { SettingChange } from '../control/settings-change';
+import type { Pool } from '../server/db/pool';
+import { findSettingsChange, recordSettingsChangeOnce } from '../server/db/settings-changes';
+import { lockSiteOwners, setSiteOwners } from '../server/db/sites';
+import type { Logger } from '../server/logging/logger';
+import type { SiteHealthConfig } from '../core/control/config';
+import type { SettingChange } from '../core/control/settings-change';
 
 export interface RecordSettingsChangeInput {
   site: string;

@@ -4,9 +4,9 @@
  */
 import type { Client } from '@temporalio/client';
 import type * as TemporalClientModule from '@temporalio/client';
-import type * as ConnectModule from '../temporal/connect';
-import { loadDatabaseUrl, loadTemporalSettings, loadTemporalUiUrl, type TemporalSettings } from '../config/env';
-import { checkDatabase, createPool, type Pool } from '../db/pool';
+import type * as ConnectModule from '../server/temporal/connect';
+import { loadDatabaseUrl, loadTemporalSettings, loadTemporalUiUrl, type TemporalSettings } from '../server/config/env';
+import { checkDatabase, createPool, type Pool } from '../server/db/pool';
 
 export class CliContext {
   private pool?: Pool;
@@ -41,7 +41,7 @@ export class CliContext {
       const settings = this.temporalSettings();
       // Loaded here, not at the top: commands that never talk to Temporal start without the SDK.
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose
-      const { connectClient } = require('../temporal/connect') as typeof ConnectModule;
+      const { connectClient } = require('../server/temporal/connect') as typeof ConnectModule;
       const connection = await connectClient(settings);
       this.closeConnection = () => connection.close();
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose

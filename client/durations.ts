@@ -1,5 +1,5 @@
 import { msToNumber } from '@temporalio/common';
-import { UserError } from '../common/user-error';
+import { UserError } from '../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 
 /**

@@ -5,9 +5,9 @@
  */
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { workflowIdForSite } from '../common/names';
-import type { SiteHealthConfig } from '../control/config';
-import { settingsQuery } from '../control/messages';
+import { workflowIdForSite } from '../core/common/names';
+import type { SiteHealthConfig } from '../core/control/config';
+import { settingsQuery } from '../loop/messages';
 
 const SETTINGS_QUERY_TIMEOUT_MS = 10_000;
 

@@ -4,7 +4,7 @@
  * parsed settings (every default filled in), so a setting left out of the new start is its default and
  * compares as such.
  */
-import type { SiteHealthConfig } from '../control/config';
+import type { SiteHealthConfig } from '../core/control/config';
 
 export interface SettingChange {
   /** Dotted path of the setting, e.g. `tickIntervalMs`, `scoring.smoothing.halfLifeMs`. */

@@ -1,4 +1,4 @@
-import { UserError } from '../common/user-error';
+import { UserError } from '../core/common/user-error';
 import { tryNormaliseSite } from '@target-health/crawler/events/site';
 
 /** A `<site>` argument as the normalised host, or a one-line error naming the argument. */

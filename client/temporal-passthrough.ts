@@ -11,8 +11,8 @@
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { UserError } from '../common/user-error';
-import { temporalCliEnv } from '../config/env';
+import { UserError } from '../core/common/user-error';
+import { temporalCliEnv } from '../server/config/env';
 import { ensureTemporalCli, temporalCacheDir } from '../stack/temporal-cli';
 
 type Env = NodeJS.ProcessEnv;

@@ -2,7 +2,7 @@
  * What `npm start` prints once everything runs: where each part is, and the commands that reach it from
  * another terminal. Pure, so the lines are tested without starting a stack.
  */
-import { RUNNING_SITES_QUERY } from '../temporal/list-queries';
+import { RUNNING_SITES_QUERY } from '../loop/list-queries';
 import type { TemporalCli } from './temporal-cli';
 
 export interface BannerInput {

@@ -22,7 +22,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { UserError } from '../common/user-error';
+import { UserError } from '../core/common/user-error';
 import { isPortInUse } from './free-port';
 import { isRunning, processCommandLine, stopLeftover } from './leftover-process';
 import { withParentDeathSignal } from './parent-death';

@@ -1,7 +1,7 @@
 /** `npm run temporal:ensure`: provision the Temporal CLI now (CI warms its cache with it). */
-import { runMain } from '../bootstrap/run-main';
-import { loadLogLevel } from '../config/env';
-import { createLogger } from '../logging/logger';
+import { runMain } from '../server/bootstrap/run-main';
+import { loadLogLevel } from '../server/config/env';
+import { createLogger } from '../server/logging/logger';
 import { ensureTemporalCli } from './temporal-cli';
 
 runMain('target-health temporal:ensure', async () => {

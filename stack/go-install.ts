@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { UserError } from '../common/user-error';
+import { UserError } from '../core/common/user-error';
 
 export interface ProvisionLog {
   info(message: string): void;

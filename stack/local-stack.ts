@@ -2,7 +2,7 @@
  * The whole system on embedded defaults, in one process tree: the Temporal dev server with its web UI
  * (SQLite file in the data folder, so runs survive a restart), PostgreSQL (embedded unless DATABASE_URL is
  * set), migrations, the worker and the HTTP API. TEMPORAL_ADDRESS set → that cluster is used instead of a
- * dev server. Shared by `npm start` (stack/start.ts) and `npm run demo` (demo/main.ts).
+ * dev server. Shared by `npm start` (stack/start.ts) and `npm run demo` (dev/demo/main.ts).
  *
  * The API listens on TH_API_HOST:TH_API_PORT (127.0.0.1:8787). When TH_API_PORT is not set and 8787 is
  * taken (another program, a second stack), it takes a free port and prints it: a local stack should
@@ -19,13 +19,13 @@ import {
   loadOptionalDatabaseUrl,
   loadTemporalSettings,
   type TemporalSettings,
-} from '../config/env';
-import type { Logger } from '../logging/logger';
-import { redactUrl } from '../common/redact';
+} from '../server/config/env';
+import type { Logger } from '../server/logging/logger';
+import { redactUrl } from '../core/common/redact';
 import { startWorker } from '../worker/start-worker';
-import { loadApiSettings } from '../api/settings';
-import { startApi } from '../api/start-api';
-import { UserError } from '../common/user-error';
+import { loadApiSettings } from '../server/api/settings';
+import { startApi } from '../server/api/start-api';
+import { UserError } from '../core/common/user-error';
 import { isPortInUse } from './free-port';
 import { writeCliSettings } from './cli-settings';
 import { setAsideOwnStoppedSettings } from './own-settings';

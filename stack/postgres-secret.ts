@@ -3,12 +3,12 @@
  * used only by the stack to set the server up, and by the tests for their scratch databases) and one for
  * the product's own role (the worker, the API and the CLI through `data/cli.env`). Made on the first start
  * of a data folder and kept beside the server's files, readable by its owner only, so every later start
- * uses the same one. Never printed: what a person sees is the URL with `***` (common/redact.ts).
+ * uses the same one. Never printed: what a person sees is the URL with `***` (core/common/redact.ts).
  */
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { UserError } from '../common/user-error';
+import { UserError } from '../core/common/user-error';
 
 /** The role the product's processes log in as: owns the product's database and tables, nothing more. */
 export const PRODUCT_ROLE = 'target_health';

@@ -1,5 +1,5 @@
 /**
- * Provisions the Python environments the crawler integrations' tests run in (integrations/python): one
+ * Provisions the Python environments the crawler integrations' tests run in (packages/python): one
  * venv per requirements file, in the per-machine tool cache, named after the file's first pin
  * (`scrapy==2.19.0` → ~/.cache/target-health/venv-scrapy-2.19.0), built once with `pip install -r` and
  * reused by every clone and test run. Each Scrapy version the extension supports (oldest and newest) and
@@ -16,7 +16,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UserError } from '../common/user-error';
+import { UserError } from '../core/common/user-error';
 import { type ProvisionLog, toolCacheRoot } from './temporal-cli';
 
 const MARKER = '.th-requirements';

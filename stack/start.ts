@@ -3,9 +3,9 @@
  * runs). Ctrl-C drains the worker, then stops the API, PostgreSQL and the dev server: nothing is left
  * running.
  */
-import { runMain } from '../bootstrap/run-main';
-import { loadLogLevel } from '../config/env';
-import { createLogger } from '../logging/logger';
+import { runMain } from '../server/bootstrap/run-main';
+import { loadLogLevel } from '../server/config/env';
+import { createLogger } from '../server/logging/logger';
 import { bannerLines } from './banner';
 import { startLocalStack } from './local-stack';
 

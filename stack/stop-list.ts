@@ -2,7 +2,7 @@
  * What a stack started, stopped in reverse order of start (workers before the servers they use), each
  * part on its own: one that fails to stop is logged and the rest still stop. Stopping twice is harmless.
  */
-import type { Logger } from '../logging/logger';
+import type { Logger } from '../server/logging/logger';
 
 export interface StopList {
   add: (name: string, stop: () => Promise<void>) => void;

@@ -6,7 +6,7 @@
  * stack's stop, once the worker has drained) cancels a pending restart: nothing is started after it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../logging/logger';
+import type { Logger } from '../server/logging/logger';
 import type { EmbeddedPostgresHandle } from './embedded-postgres';
 
 export interface SuperviseOptions {

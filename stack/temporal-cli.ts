@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { UserError } from '../common/user-error';
+import { UserError } from '../core/common/user-error';
 import { type ProvisionLog, goInstall } from './go-install';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';

@@ -15,7 +15,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { EphemeralServerExecutable } from '@temporalio/testing';
-import { UserError } from '../common/user-error';
+import { UserError } from '../core/common/user-error';
 import { type ProvisionLog, isExecutable, toolCacheRoot } from './temporal-cli';
 
 export const TEMPORAL_TEST_SERVER_VERSION = '1.38.0';

@@ -4,9 +4,9 @@
  */
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { loadWorkerTuning } from '../config/env';
-import type { Pool } from '../db/pool';
-import type { Logger } from '../logging/logger';
+import { loadWorkerTuning } from '../server/config/env';
+import type { Pool } from '../server/db/pool';
+import type { Logger } from '../server/logging/logger';
 import { bundlerOptions } from './workflow-bundle';
 
 export interface CreateWorkerOptions {
@@ -20,7 +20,7 @@ export interface CreateWorkerOptions {
   /** A pre-built bundle (tests bundle once); otherwise the workflows are bundled at start. */
   workflowBundlePath?: string;
   /**
-   * Worker tuning overrides (tests use small pollers); otherwise the environment's (config/env.ts loadWorkerTuning).
+   * Worker tuning overrides (tests use small pollers); otherwise the environment's (server/config/env.ts loadWorkerTuning).
    */
   tuning?: Partial<
     Pick<

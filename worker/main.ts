@@ -2,10 +2,10 @@
  * The worker entry (`npm run worker`, the Docker image): settings from the environment, then poll the
  * `target-health` task queue until SIGINT/SIGTERM, finishing in-flight tasks before exiting.
  */
-import { runMain } from '../bootstrap/run-main';
-import { loadDatabaseUrl, loadLogLevel, loadTemporalSettings } from '../config/env';
-import { deploymentCatalogue } from '../config/marker-catalogue';
-import { createLogger } from '../logging/logger';
+import { runMain } from '../server/bootstrap/run-main';
+import { loadDatabaseUrl, loadLogLevel, loadTemporalSettings } from '../server/config/env';
+import { deploymentCatalogue } from '../server/config/marker-catalogue';
+import { createLogger } from '../server/logging/logger';
 import { startWorker } from './start-worker';
 
 runMain('target-health worker', async () => {

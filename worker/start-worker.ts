@@ -4,13 +4,13 @@
  */
 import { hostname } from 'node:os';
 import { Runtime, makeTelemetryFilterString, type Worker } from '@temporalio/worker';
-import type { TemporalSettings } from '../config/env';
-import { migrateUp } from '../db/migrate';
-import { checkDatabase, createPool, type Pool } from '../db/pool';
-import type { Logger } from '../logging/logger';
-import { sdkLogger } from '../logging/temporal-logger';
-import { connectWorker } from '../temporal/connect';
-import { ensureSearchAttributes } from '../temporal/search-attributes';
+import type { TemporalSettings } from '../server/config/env';
+import { migrateUp } from '../server/db/migrate';
+import { checkDatabase, createPool, type Pool } from '../server/db/pool';
+import type { Logger } from '../server/logging/logger';
+import { sdkLogger } from '../server/logging/temporal-logger';
+import { connectWorker } from '../server/temporal/connect';
+import { ensureSearchAttributes } from '../server/temporal/search-attributes';
 import { createWorker } from './create-worker';
 
 export interface StartedWorker {

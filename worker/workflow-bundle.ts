@@ -25,33 +25,29 @@ import type { BundleOptions } from '@temporalio/worker';
  * below) fails the bundle test.
  */
 const SHARED_ROOTS = [
-  '../canaries/band-floor',
+  '../core/canaries/band-floor',
   '@target-health/crawler/events/well-formed',
   '@target-health/crawler/events/zod-issues',
-  '../control/config',
-  '../control/controls',
-  '../control/decide',
-  '../control/decisions',
-  '../control/details',
-  '../control/keys',
-  '../control/loop-state',
-  '../control/notices',
-  '../control/plan',
-  '../control/plan/failed',
-  '../control/schedule',
-  '../control/settings-change',
-  '../control/state-view',
+  '../core/control/config',
+  '../core/control/controls',
+  '../core/control/decide',
+  '../core/control/decisions',
+  '../core/control/details',
+  '../core/control/keys',
+  '../core/control/loop-state',
+  '../core/control/notices',
+  '../core/control/plan',
+  '../core/control/plan/failed',
+  '../core/control/schedule',
+  '../core/control/settings-change',
+  '../loop/state-view',
 ] as const;
 
 /**
  * Modules instantiated per workflow, besides `workflows/` itself: they define messages and search attributes with the
  * SDK.
  */
-export const PER_WORKFLOW_MODULES = [
-  'control/messages',
-  'control/search-attributes',
-  'common/search-attributes',
-] as const;
+export const PER_WORKFLOW_MODULES = ['loop/messages', 'loop/attributes', 'loop/search-attributes'] as const;
 
 /** The preloaded modules as absolute paths (`.ts` under the tests, `.js` in `dist/`). */
 export function sharedWorkflowModules(): string[] {

@@ -20,16 +20,16 @@ import {
   GATE_AFTER,
   decisionNotAllowed,
   parseDecision,
-} from '../control/decisions';
-import { decisionKey } from '../control/keys';
-import { REJECTED_LIMIT, pushBounded } from '../control/loop-state';
-import { type DecisionResult, LoopErrors } from '../control/messages';
-import type { InboxView } from '../control/state-view';
+} from '../core/control/decisions';
+import { decisionKey } from '../core/control/keys';
+import { REJECTED_LIMIT, pushBounded } from '../core/control/loop-state';
+import { type DecisionResult, LoopErrors } from '../loop/messages';
+import type { InboxView } from '../loop/state-view';
 
 export interface QueuedDecision {
   decision: ParsedDecision;
   via: 'signal' | 'update';
-  /** Idempotency key of the decision (control/keys.ts). */
+  /** Idempotency key of the decision (core/control/keys.ts). */
   key: string;
   outcome?: { ok: true; result: DecisionResult } | { ok: false; message: string };
   /** Refusals recorded before this decision arrived (numbering of `Refusal.n`): applied, it drops them. */

@@ -8,7 +8,7 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { type DeliverNotificationInput, type DeliveryReport, LoopErrors } from '../control/messages';
+import { type DeliverNotificationInput, type DeliveryReport, LoopErrors } from '../loop/messages';
 
 /** Give up after a day: by then a person has seen the loop's state anyway, and the row says so. */
 const GIVE_UP_AFTER = '24 hours';

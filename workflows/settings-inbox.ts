@@ -6,14 +6,14 @@
  * settings. The update answers once the change is recorded and in force: what changed, old → new.
  */
 import { ApplicationFailure, condition } from '@temporalio/workflow';
-import type { SiteHealthConfig } from '../control/config';
-import { settingsChangeKey } from '../control/keys';
-import { type ConfigureResult, LoopErrors } from '../control/messages';
-import { type SettingsChangeRequest, parseSettingsChange } from '../control/settings-change';
+import type { SiteHealthConfig } from '../core/control/config';
+import { settingsChangeKey } from '../core/control/keys';
+import { type ConfigureResult, LoopErrors } from '../loop/messages';
+import { type SettingsChangeRequest, parseSettingsChange } from '../core/control/settings-change';
 
 export interface QueuedSettingsChange {
   change: SettingsChangeRequest;
-  /** Idempotency key of the change (control/keys.ts). */
+  /** Idempotency key of the change (core/control/keys.ts). */
   key: string;
   outcome?: { ok: true; result: ConfigureResult } | { ok: false; message: string };
 }

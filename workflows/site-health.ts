@@ -2,13 +2,13 @@
  * The durable per-site control loop (`site-health:<site>`): tick, act, wait, continue-as-new.
  *
  * Each tick: one assessment (a local activity: windows from the signal store, scored), then the pure
- * control core decides (control/plan), one idempotent action activity writes the controls and queues
+ * control core decides (core/control/plan), one idempotent action activity writes the controls and queues
  * the notices, and detached delivery workflows send them. A resisting site is paused and waits for a
  * person. The shape is the safe-message-handlers one: the loop's state lives in `SiteLoop`; the
  * message handlers, all set together in `siteHealth`, only read it (queries) or validate and queue
  * (decisions: workflows/decision-inbox.ts; settings: workflows/settings-inbox.ts); the main loop below
  * them is the one writer, applying what is queued between ticks. Every message is defined in
- * control/messages.ts.
+ * loop/messages.ts.
  */
 import {
   ActivityFailure,
@@ -30,15 +30,15 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
-import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
-import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../control/config';
-import { changedFields, describeChange } from '../control/controls';
-import { afterDecision, decisionAssessmentKey, decisionControls, decisionNotice } from '../control/decide';
-import { DECISION_KINDS } from '../control/decisions';
-import { detailsMarkdown } from '../control/details';
-import { assessmentKey, controlsKey, deliveryWorkflowId, notificationKey } from '../control/keys';
-import { type ConfigureResult, settingsChanges } from '../control/settings-change';
-import { type LoopState, type TickSummary, initialLoopState } from '../control/loop-state';
+import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../loop/search-attributes';
+import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../core/control/config';
+import { changedFields, describeChange } from '../core/control/controls';
+import { afterDecision, decisionAssessmentKey, decisionControls, decisionNotice } from '../core/control/decide';
+import { DECISION_KINDS } from '../core/control/decisions';
+import { detailsMarkdown } from '../core/control/details';
+import { assessmentKey, controlsKey, deliveryWorkflowId, notificationKey } from '../core/control/keys';
+import { type ConfigureResult, settingsChanges } from '../core/control/settings-change';
+import { type LoopState, type TickSummary, initialLoopState } from '../core/control/loop-state';
 import {
   type DecisionResult,
   LoopErrors,
@@ -49,14 +49,14 @@ import {
   historyQuery,
   settingsQuery,
   stateQuery,
-} from '../control/messages';
-import type { NoticeDraft } from '../control/notices';
-import { type LoopConfig, type TickPlan, planTick } from '../control/plan';
-import { planFailedTick } from '../control/plan/failed';
-import { PublishedAttributes, attributesForNewRun, loopAttributes } from '../control/search-attributes';
-import { firstPhasedSlot, msUntilDue, nextSlot, phaseMs, tickTime } from '../control/schedule';
-import { stateView, stopSummary } from '../control/state-view';
-import type { TickAssessment } from '../control/tick-assessment';
+} from '../loop/messages';
+import type { NoticeDraft } from '../core/control/notices';
+import { type LoopConfig, type TickPlan, planTick } from '../core/control/plan';
+import { planFailedTick } from '../core/control/plan/failed';
+import { PublishedAttributes, attributesForNewRun, loopAttributes } from '../loop/attributes';
+import { firstPhasedSlot, msUntilDue, nextSlot, phaseMs, tickTime } from '../core/control/schedule';
+import { stateView, stopSummary } from '../loop/state-view';
+import type { TickAssessment } from '../core/control/tick-assessment';
 import type { AssessSiteInput } from '../activities/assess-site';
 import {
   DecisionInbox,
@@ -176,7 +176,7 @@ class SiteLoop {
     return this.config.site;
   }
 
-  /** The site's offset after each slot (control/schedule.ts). */
+  /** The site's offset after each slot (core/control/schedule.ts). */
   private phase(): number {
     return phaseMs(this.site, this.config.tickIntervalMs);
   }

@@ -1,9 +1,9 @@
 /** `target-health api`: the HTTP API server (docs/api.md), until SIGINT/SIGTERM. */
 import type { Command } from 'commander';
-import { loadDatabaseUrl, loadLogLevel, loadTemporalSettings } from '../../config/env';
-import { createLogger } from '../../logging/logger';
-import { startApi } from '../../api/start-api';
-import { loadApiSettings } from '../../api/settings';
+import { loadDatabaseUrl, loadLogLevel, loadTemporalSettings } from '../../server/config/env';
+import { createLogger } from '../../server/logging/logger';
+import { startApi } from '../../server/api/start-api';
+import { loadApiSettings } from '../../server/api/settings';
 
 export function registerApiCommand(program: Command): void {
   program

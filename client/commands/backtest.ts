@@ -2,20 +2,20 @@
  * `target-health backtest <dir> [--config file.json] [--tick 60s] [--json] [--keep]`: replays every
  * scenario of a directory (`target-health simulate all --out <dir>`) with the loop's own code in scratch
  * databases and prints the scorecard against each scenario's truth, beside simple reference rules
- * (backtest/). Nothing is written to the live database's tables. Without DATABASE_URL the scratch
- * databases live on a private temporary PostgreSQL (backtest/private-server.ts); with it, on that
+ * (tools/backtest/). Nothing is written to the live database's tables. Without DATABASE_URL the scratch
+ * databases live on a private temporary PostgreSQL (tools/backtest/private-server.ts); with it, on that
  * server, whose user then needs CREATEDB.
  *
  * Exit codes: 0 the scorecard was printed; 2 bad input (directory, truth or events file, --config,
  * --tick, DATABASE_URL) — one line naming the file or field; 3 the database failed partway.
  */
 import type { Command } from 'commander';
-import { UserError } from '../../common/user-error';
-import { loadOptionalDatabaseUrl } from '../../config/env';
-import { formatScorecardJson, formatScorecardText } from '../../backtest/format';
-import { withBacktestServer } from '../../backtest/private-server';
-import { runBacktest } from '../../backtest/run';
-import { replaySite } from '../../replay/engine';
+import { UserError } from '../../core/common/user-error';
+import { loadOptionalDatabaseUrl } from '../../server/config/env';
+import { formatScorecardJson, formatScorecardText } from '../../tools/backtest/format';
+import { withBacktestServer } from '../../tools/backtest/private-server';
+import { runBacktest } from '../../tools/backtest/run';
+import { replaySite } from '../../tools/replay/engine';
 import { parseDuration } from '../durations';
 
 interface BacktestCommandOptions {

@@ -3,7 +3,7 @@
  * case without writing a file. The flags are turned into the same JSON a file would hold and validated
  * by the same parser; errors then name the flag the person typed, not the JSON field it became.
  */
-import type { JsonValue } from '../../canaries/json-pointer';
+import type { JsonValue } from '../../core/canaries/json-pointer';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 
 export interface CanaryFlags {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 import {
   CanaryDefinitionError,
@@ -14,15 +14,15 @@ import {
   definitionToJson,
   parseCanaryDefinition,
   parseCanaryFile,
-} from '../../canaries/definition';
-import { formatDurationMs } from '../../canaries/duration';
-import { redactPageUrl } from '../../canaries/page-url';
-import { redactProxyUrl } from '../../canaries/proxy-url';
-import type { CanaryRunSummary } from '../../canaries/types';
-import { definitionOptions } from '../../canary-runner/define';
-import { runCanariesNow } from '../../canary-runner/runner';
-import { loadCanarySettings } from '../../canary-runner/settings';
-import { loadLogLevel } from '../../config/env';
+} from '../../core/canaries/definition';
+import { formatDurationMs } from '../../core/canaries/duration';
+import { redactPageUrl } from '../../core/canaries/page-url';
+import { redactProxyUrl } from '../../core/canaries/proxy-url';
+import type { CanaryRunSummary } from '../../core/canaries/types';
+import { definitionOptions } from '../../server/canary-runner/define';
+import { runCanariesNow } from '../../server/canary-runner/runner';
+import { loadCanarySettings } from '../../server/canary-runner/settings';
+import { loadLogLevel } from '../../server/config/env';
 import {
   type CanaryToSave,
   latestCanaryRuns,
@@ -30,9 +30,9 @@ import {
   removeCanary,
   saveCanaries,
   type SaveCanariesResult,
-} from '../../db/canaries';
-import { findSite } from '../../db/sites';
-import { createLogger } from '../../logging/logger';
+} from '../../server/db/canaries';
+import { findSite } from '../../server/db/sites';
+import { createLogger } from '../../server/logging/logger';
 import type { CliContext } from '../context';
 import { siteArgument } from '../site-arg';
 import { type CanaryFlags, definitionFromFlags, usedDefinitionFlags } from './canary-flags';

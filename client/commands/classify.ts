@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { explainPage, formatPageExplanation } from '../markers/explain-page';
 import { commandCatalogue } from '../markers/catalogue';

@@ -9,22 +9,22 @@
 import { userInfo } from 'node:os';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { workflowIdForSite } from '../../common/names';
-import { UserError } from '../../common/user-error';
-import { workflowUiLink } from '../../config/env';
-import { readSettingsFile } from '../../config/settings-file';
+import { workflowIdForSite } from '../../core/common/names';
+import { UserError } from '../../core/common/user-error';
+import { workflowUiLink } from '../../server/config/env';
+import { readSettingsFile } from '../../server/config/settings-file';
 import {
   type ConfigureInput,
   type ConfigureResult,
   type SettingChange,
   configureUpdate,
   configurePayloadSchema,
-} from '../../control/messages';
+} from '../../loop/messages';
 import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
 import { siteArgument } from '../site-arg';
-import { executeUpdateRetrying } from '../update-retry';
+import { executeUpdateRetrying } from '../../server/temporal/update-retry';
 
 export interface ConfigureOptions {
   tick?: string;

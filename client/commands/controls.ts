@@ -1,8 +1,8 @@
 /** `target-health controls <site>`: what the crawler obeys for a site, and the recent audit trail. */
 import type { Command } from 'commander';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { controlAudit, readControls } from '../../db/controls';
+import { controlAudit, readControls } from '../../server/db/controls';
 import type { CliContext } from '../context';
 import { siteArgument } from '../site-arg';
 

@@ -6,14 +6,14 @@
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { workflowIdForSite } from '../../common/names';
-import { UserError } from '../../common/user-error';
+import { workflowIdForSite } from '../../core/common/names';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { workflowUiLink } from '../../config/env';
-import { parseDecision } from '../../control/decisions';
-import { type DecisionInputs, type DecisionKind, type DecisionResult, decisionMessages } from '../../control/messages';
+import { workflowUiLink } from '../../server/config/env';
+import { parseDecision } from '../../core/control/decisions';
+import { type DecisionInputs, type DecisionKind, type DecisionResult, decisionMessages } from '../../loop/messages';
 import type { CliContext } from '../context';
-import { executeUpdateRetrying } from '../update-retry';
+import { executeUpdateRetrying } from '../../server/temporal/update-retry';
 import { siteArgument } from '../site-arg';
 
 interface DecideOptions {

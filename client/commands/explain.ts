@@ -5,10 +5,10 @@
  * (docs/on-call.md). Reads PostgreSQL only: it works for a stopped loop too.
  */
 import type { Command } from 'commander';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { assessmentAtOrBefore, controlsAt } from '../../db/assessment-at';
-import { siteSpan } from '../../db/history';
+import { assessmentAtOrBefore, controlsAt } from '../../server/db/assessment-at';
+import { siteSpan } from '../../server/db/history';
 import { explainTick } from '../on-call/explain';
 import { type Explained, formatExplained } from '../on-call/explain-at';
 import { readStoredTick } from '../on-call/stored-tick';

@@ -10,9 +10,9 @@ import { createWriteStream, renameSync, rmSync, type WriteStream } from 'node:fs
 import { msToNumber } from '@temporalio/common';
 import type { Command } from 'commander';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { UserError } from '../../common/user-error';
-import { EVENT_HORIZON } from '../../signals/horizon';
-import { exportEvents } from '../../db/signal-store/export';
+import { UserError } from '../../core/common/user-error';
+import { EVENT_HORIZON } from '../../core/signals/horizon';
+import { exportEvents } from '../../server/db/signal-store/export';
 import { parseWhen } from '../on-call/times';
 import { siteArgument } from '../site-arg';
 import type { CliContext } from '../context';

@@ -5,13 +5,13 @@
  */
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { workflowIdForSite } from '../../common/names';
-import { UserError } from '../../common/user-error';
+import { workflowIdForSite } from '../../core/common/names';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { historyQuery, stateQuery } from '../../control/messages';
-import { type AssessmentPageRow, pageAssessments } from '../../db/assessments';
-import { bandBefore, changesBetween, decisionsBetween, siteSpan } from '../../db/history';
-import type { Pool } from '../../db/pool';
+import { historyQuery, stateQuery } from '../../loop/messages';
+import { type AssessmentPageRow, pageAssessments } from '../../server/db/assessments';
+import { bandBefore, changesBetween, decisionsBetween, siteSpan } from '../../server/db/history';
+import type { Pool } from '../../server/db/pool';
 import { parseDuration } from '../durations';
 import {
   type History,

@@ -11,14 +11,14 @@ import type { Readable } from 'node:stream';
 import { MultiBar } from 'cli-progress';
 import type { Command } from 'commander';
 import pg from 'pg';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { availableParallelism } from 'node:os';
-import { loadDatabaseUrl, loadMinuteDays } from '../../config/env';
-import { describeDatabaseUrl, describePgError } from '../../db/pool';
+import { loadDatabaseUrl, loadMinuteDays } from '../../server/config/env';
+import { describeDatabaseUrl, describePgError } from '../../server/db/pool';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
-import { DEFAULT_DB_TIMEOUT_MS, ingestStream, type StreamIngestSummary } from '../ingest-stream';
+import { DEFAULT_DB_TIMEOUT_MS, ingestStream, type StreamIngestSummary } from '../../server/ingest/ingest-stream';
 
 const DEFAULT_TIMEOUT = `${DEFAULT_DB_TIMEOUT_MS / 60_000}m`;
 

@@ -1,17 +1,17 @@
 /**
  * `target-health markers test <dir> [--json]`: a user's own labelled pages (a directory with a
  * manifest.json in the corpus format, or files named `<class>--<name>.html`; client/markers/labelled-pages.ts)
- * run through the classifier in the three modes (signals/evaluate.ts): recall and precision per vendor.
- * `target-health markers check <file>`: validates a marker file (signals/marker-file.ts) and says what it
+ * run through the classifier in the three modes (core/signals/evaluate.ts): recall and precision per vendor.
+ * `target-health markers check <file>`: validates a marker file (core/signals/marker-file.ts) and says what it
  * adds, replaces and disables. Both use TARGET_HEALTH_MARKERS (test) as the server would.
  *
  * Exit codes: 0 done (test) or valid (check); 2 bad input — one line naming the file and the field.
  */
 import type { Command } from 'commander';
-import { readMarkerFile } from '../../config/marker-catalogue';
-import { UserError } from '../../common/user-error';
+import { readMarkerFile } from '../../server/config/marker-catalogue';
+import { UserError } from '../../core/common/user-error';
 import { compileClassifier } from '@target-health/crawler/events/classify';
-import { evaluate } from '../../signals/evaluate';
+import { evaluate } from '../../core/signals/evaluate';
 import { commandCatalogue } from '../markers/catalogue';
 import { readLabelledPages } from '../markers/labelled-pages';
 import { formatMisses, formatRecallPrecision } from '../markers/report';

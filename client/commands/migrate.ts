@@ -1,8 +1,8 @@
 /** `target-health migrate`: apply pending database migrations (the worker also does it at start). */
 import type { Command } from 'commander';
-import { loadDatabaseUrl } from '../../config/env';
-import { migrateUp } from '../../db/migrate';
-import { checkDatabase, createPool } from '../../db/pool';
+import { loadDatabaseUrl } from '../../server/config/env';
+import { migrateUp } from '../../server/db/migrate';
+import { checkDatabase, createPool } from '../../server/db/pool';
 
 export function registerMigrateCommand(program: Command): void {
   program

@@ -1,18 +1,18 @@
 /**
  * `target-health replay <site> --from T --to T [--tick 60s] [--config file.json] [--decisions file.json]
  * [--compare other.json] [--json]`: what the live loop would have done over stored traffic, tick by
- * tick (replay/engine.ts), writing nothing. docs/replay.md.
+ * tick (tools/replay/engine.ts), writing nothing. docs/replay.md.
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import type { SiteHealthConfig } from '../../control/config';
-import type { Pool } from '../../db/pool';
-import { parseDecisionsFile, type ReplayDecision } from '../../replay/decisions-file';
-import { replaySite, tickTimes } from '../../replay/engine';
-import { compareReplays, formatComparison, formatReplay } from '../../replay/format';
-import type { ReplayResult } from '../../replay/types';
+import type { SiteHealthConfig } from '../../core/control/config';
+import type { Pool } from '../../server/db/pool';
+import { parseDecisionsFile, type ReplayDecision } from '../../tools/replay/decisions-file';
+import { replaySite, tickTimes } from '../../tools/replay/engine';
+import { compareReplays, formatComparison, formatReplay } from '../../tools/replay/format';
+import type { ReplayResult } from '../../tools/replay/types';
 import type { CliContext } from '../context';
 import { startSettings } from './start';
 

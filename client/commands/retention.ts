@@ -1,9 +1,9 @@
 /** `target-health retention`: drop signal-store partitions older than the retention policy. */
 import type { Command } from 'commander';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { loadMinuteDays } from '../../config/env';
-import { applyRetention, retentionPolicySchema } from '../../db/signal-store/retention';
+import { loadMinuteDays } from '../../server/config/env';
+import { applyRetention, retentionPolicySchema } from '../../server/db/signal-store/retention';
 import type { CliContext } from '../context';
 
 interface RetentionOptions {

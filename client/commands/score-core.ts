@@ -1,6 +1,6 @@
 /**
  * The pure core of `target-health score`: text in, text and exit code out, so it is tested without
- * processes. What-if scoring with exactly the reference algorithm (scoring/health-score.ts).
+ * processes. What-if scoring with exactly the reference algorithm (core/scoring/health-score.ts).
  *
  * Input: one JSON object, or NDJSON with one case per line:
  *   {"current": W, "baseline": W, "weights"?: {...}, "caps"?: {...}, "minRequests"?: n}
@@ -22,7 +22,7 @@ import {
   healthScore,
   healthWeightsSchema,
   hostilityWindowSchema,
-} from '../../scoring';
+} from '../../core/scoring';
 
 export interface RunScoreOptions {
   json: boolean;

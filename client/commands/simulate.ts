@@ -1,7 +1,7 @@
 /**
  * `target-health simulate <scenario|all|list>`: writes a scenario's labelled traffic — a quiet history,
  * then an incident day — as NDJSON events, and its truth (cause, onset, when refusals pass half, what the
- * loop should do) as JSON (scenarios/). To stdout (events; the truth to `--truth`), or with `--out dir`
+ * loop should do) as JSON (core/scenarios/). To stdout (events; the truth to `--truth`), or with `--out dir`
  * to `<dir>/<scenario>.ndjson` and `<dir>/<scenario>.truth.json`. Every option is checked before anything
  * is written; files appear whole or not at all (written aside, then renamed).
  */
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 import type { RequestOutcomeEventInput } from '@target-health/crawler/events/event';
 import {
@@ -26,7 +26,7 @@ import {
   ScenarioOptionsError,
   type Scenario,
   type ScenarioOptions,
-} from '../../scenarios';
+} from '../../core/scenarios';
 
 interface SimulateOptions {
   site?: string;

@@ -1,14 +1,14 @@
 /**
  * `target-health sites`: the fleet at a glance, most urgent first (docs/on-call.md). The rows come from
- * the code behind `GET /v1/sites` (api/site-list.ts): the loops' search attributes through Temporal
+ * the code behind `GET /v1/sites` (server/api/site-list.ts): the loops' search attributes through Temporal
  * visibility, the raw score and the last control change from PostgreSQL, since when a site waits from
  * the waiting loops' `state` query; the score's sparkline over the last 24 h from `assessments`, in one
- * statement for all listed sites (db/score-trend.ts).
+ * statement for all listed sites (server/db/score-trend.ts).
  */
 import type { Command } from 'commander';
-import type { SiteSummary } from '../../api/schemas/sites';
-import { listSites } from '../../api/site-list';
-import { scoreBuckets } from '../../db/score-trend';
+import type { SiteSummary } from '../../server/api/schemas/sites';
+import { listSites } from '../../server/api/site-list';
+import { scoreBuckets } from '../../server/db/score-trend';
 import { buildFleet, type Fleet, formatFleet, parseBands, withTrends } from '../on-call/fleet';
 import { trendRange, trendsFrom } from '../on-call/trend';
 import { watch, watchInterval } from '../on-call/watch';
@@ -44,7 +44,7 @@ async function readFleet(context: () => CliContext, filter: Fleet['filter']): Pr
   } while (cursor !== undefined);
   const now = new Date();
   const fleet = buildFleet(rows, filter, now);
-  // The sparklines: one statement for every listed site (db/score-trend.ts).
+  // The sparklines: one statement for every listed site (server/db/score-trend.ts).
   const range = trendRange(now);
   const listed = fleet.sites.map((s) => s.site);
   return withTrends(

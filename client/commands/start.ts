@@ -1,22 +1,22 @@
 /** `target-health start <site>`: register a site and start its control loop. */
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { workflowIdForSite } from '../../common/names';
-import { UserError } from '../../common/user-error';
-import { workflowUiLink } from '../../config/env';
-import { readSettingsFile } from '../../config/settings-file';
-import { upsertSite } from '../../db/sites';
-import { crawlerCanaryTraffic, listCanaries } from '../../db/canaries';
+import { workflowIdForSite } from '../../core/common/names';
+import { UserError } from '../../core/common/user-error';
+import { workflowUiLink } from '../../server/config/env';
+import { readSettingsFile } from '../../server/config/settings-file';
+import { upsertSite } from '../../server/db/sites';
+import { crawlerCanaryTraffic, listCanaries } from '../../server/db/canaries';
 import { CRAWLER_CANARY_LOOKBACK_MS, crawlerCanaryNote, noCanaryWarning } from '../on-call/canary-hint';
 import { siteArgument } from '../site-arg';
-import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../../control/config';
+import { parseSiteHealthInput, type ParsedSiteHealthInput, type SiteHealthInput } from '../../core/control/config';
 import { queryRunningSettings } from '../running-settings';
 import { askedChanges } from '../settings-diff';
-import { startSiteLoop } from '../start-loop';
+import { startSiteLoop } from '../../server/temporal/start-loop';
 import type { CliContext } from '../context';
 import { parseDuration } from '../durations';
 
-export { staticDetails } from '../start-loop';
+export { staticDetails } from '../../server/temporal/start-loop';
 
 export interface StartOptions {
   tick: string;

@@ -6,15 +6,15 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { workflowIdForSite } from '../../common/names';
-import { UserError } from '../../common/user-error';
+import { workflowIdForSite } from '../../core/common/names';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { workflowUiLink } from '../../config/env';
-import { type SiteHealthState, type TickSummary, historyQuery, stateQuery } from '../../control/messages';
-import { assessmentAtOrBefore } from '../../db/assessment-at';
-import { latestCanaryRuns, listCanaries } from '../../db/canaries';
-import type { Pool } from '../../db/pool';
-import { scoreBuckets } from '../../db/score-trend';
+import { workflowUiLink } from '../../server/config/env';
+import { type SiteHealthState, type TickSummary, historyQuery, stateQuery } from '../../loop/messages';
+import { assessmentAtOrBefore } from '../../server/db/assessment-at';
+import { latestCanaryRuns, listCanaries } from '../../server/db/canaries';
+import type { Pool } from '../../server/db/pool';
+import { scoreBuckets } from '../../server/db/score-trend';
 import { explainTick, type TickExplanation } from '../on-call/explain';
 import { type CanaryStatus, type Status, whatNext } from '../on-call/status';
 import { formatStatus } from '../on-call/status-text';

@@ -1,6 +1,6 @@
 /** `target-health token create|list|revoke`: bearer tokens of the HTTP API (docs/api.md, "Auth"). */
 import type { Command } from 'commander';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import {
   SCOPES,
@@ -10,7 +10,7 @@ import {
   revokeToken,
   scopesSchema,
   tokenNameSchema,
-} from '../../api/tokens';
+} from '../../server/api/tokens';
 import type { CliContext } from '../context';
 
 function parseName(name: string): string {

@@ -10,7 +10,7 @@ import {
   type MarkerCatalogue,
 } from '@target-health/crawler/events/classify';
 import type { MarkerMatch } from '@target-health/crawler/events/compile-markers';
-import { crawlerBodySample } from '../../signals/evaluate';
+import { crawlerBodySample } from '../../core/signals/evaluate';
 import { pageView } from '@target-health/crawler/events/page-view';
 
 export interface PageInput {

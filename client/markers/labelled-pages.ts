@@ -1,5 +1,5 @@
 /**
- * Reads a directory of labelled pages for the evaluation core (signals/evaluate.ts), in either of two forms:
+ * Reads a directory of labelled pages for the evaluation core (core/signals/evaluate.ts), in either of two forms:
  * - a `manifest.json` in the corpus format (test/fixtures/real-pages/README.md): `{"version": 1, "pages":
  *   [{"file": "x.html", "label": {"class": "challenge", "vendor": "Cloudflare", "status"?: 403,
  *   "typicalStatus"?: 403, "headers"?: {}}}, …]}` — other entry fields (provenance, notes) are ignored;
@@ -10,9 +10,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue, issueLines } from '@target-health/crawler/events/zod-issues';
-import { LABEL_CLASSES, type LabelClass, type LabelledPage } from '../../signals/evaluate';
+import { LABEL_CLASSES, type LabelClass, type LabelledPage } from '../../core/signals/evaluate';
 
 const status = z.number().int().min(100).max(999);
 

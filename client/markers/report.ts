@@ -1,5 +1,5 @@
 /**
- * Readable tables of an evaluation (signals/evaluate.ts): one per mode, overall first and then per vendor,
+ * Readable tables of an evaluation (core/signals/evaluate.ts): one per mode, overall first and then per vendor,
  * for `npm run bench:classify` (several classifiers side by side) and `target-health markers test`.
  */
 import {
@@ -9,7 +9,7 @@ import {
   type ModeResult,
   type Rates,
   type Tally,
-} from '../../signals/evaluate';
+} from '../../core/signals/evaluate';
 
 export const percent = (r: number | undefined): string => (r === undefined ? '–' : `${(r * 100).toFixed(1)} %`);
 

@@ -5,8 +5,8 @@
  * canaries are there) and `status` (while waiting), with the command that adds one
  * (client/commands/canary.ts).
  */
-import { formatCrawlerCanaries } from '../../canaries/latest';
-import type { CrawlerCanaries } from '../../canaries/types';
+import { formatCrawlerCanaries } from '../../core/canaries/latest';
+import type { CrawlerCanaries } from '../../core/canaries/types';
 
 /** The `canary add` command for `site`, its page and check left for the person to fill in. */
 export function addCanaryCommand(site: string): string {

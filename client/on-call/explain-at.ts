@@ -4,8 +4,8 @@
  * effect then (control_audit), and which tick was found for the time asked.
  */
 import { z } from 'zod';
-import { HEALTH_BANDS } from '../../common/names';
-import { controlsSchema } from '../../control/controls';
+import { HEALTH_BANDS } from '../../core/common/names';
+import { controlsSchema } from '../../core/control/controls';
 import { formatSignals, formatTickContext, percent, scoreSentence, tickExplanationSchema } from './explain';
 import { shortTime } from './status-text';
 
@@ -53,7 +53,7 @@ export function formatExplained(x: Explained): string {
   const rate = e.signals.find((s) => s.unit === 'rate' && s.score === 'health');
   const latency = e.signals.find((s) => s.unit === 'p95-ms');
   if (rate !== undefined && latency !== undefined) {
-    // The scoring's own rule (scoring/signal-math.ts), with this site's caps.
+    // The scoring's own rule (core/scoring/signal-math.ts), with this site's caps.
     lines.push(
       '',
       `A rate costs weight × (now − normal) / ${percent(rate.cap)}, latency weight × (p95 / normal − 1) / ${latency.cap - 1}, each between 0 and its weight; the score is 100 minus their sum, rounded.`,

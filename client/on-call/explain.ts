@@ -5,8 +5,8 @@
  * (any past tick) and `status` (the latest one). Pure: the reads are the commands'.
  */
 import { z } from 'zod';
-import { formatCrawlerCanaries } from '../../canaries/latest';
-import { HEALTH_SIGNALS, EXTRACTION_SIGNALS } from '../../scoring/reasons';
+import { formatCrawlerCanaries } from '../../core/canaries/latest';
+import { HEALTH_SIGNALS, EXTRACTION_SIGNALS } from '../../core/scoring/reasons';
 import type { StoredRateSignal, StoredTick } from './stored-tick';
 
 const interval = z.object({ low: z.number(), high: z.number() });

@@ -1,11 +1,11 @@
 /**
  * `target-health sites`, the pure part: the filters as typed, the urgency order, the `--json` schema and
- * the table. The rows are the API's (`GET /v1/sites`, api/site-list.ts), so CLI and API answer alike.
+ * the table. The rows are the API's (`GET /v1/sites`, server/api/site-list.ts), so CLI and API answer alike.
  */
 import { z } from 'zod';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { LISTED_BANDS, siteSummarySchema, type SiteSummary } from '../../api/schemas/sites';
+import { LISTED_BANDS, siteSummarySchema, type SiteSummary } from '../../server/api/schemas/sites';
 import { sparkline } from './sparkline';
 import type { Trend, TrendRange } from './trend';
 

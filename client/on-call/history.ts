@@ -10,12 +10,12 @@
  * query — the last 50 ticks — because the loop keeps them in its own state and does not store them.
  */
 import { z } from 'zod';
-import { HEALTH_BANDS, type HealthBand } from '../../common/names';
-import { describeChange } from '../../control/controls';
-import type { TickSummary } from '../../control/messages';
-import type { AssessmentPageRow } from '../../db/assessments';
-import type { ControlChange, DecisionEvent } from '../../db/history';
-import { compareReasons } from '../../scoring/reasons';
+import { HEALTH_BANDS, type HealthBand } from '../../core/common/names';
+import { describeChange } from '../../core/control/controls';
+import type { TickSummary } from '../../loop/messages';
+import type { AssessmentPageRow } from '../../server/db/assessments';
+import type { ControlChange, DecisionEvent } from '../../server/db/history';
+import { compareReasons } from '../../core/scoring/reasons';
 
 /** Most rows a default `history` prints (the default `--every` is chosen to stay under it). */
 export const DEFAULT_MAX_ROWS = 500;
@@ -225,7 +225,7 @@ export function aggregate(rows: readonly TickRow[], everyMs: number): BucketRow[
       score: range(list.map((r) => r.score)),
       smoothedScore: range(list.map((r) => r.smoothedScore)),
       parserHealth: range(list.map((r) => r.parserHealth)),
-      // Most ticks first; ties in the one order of reasons (by weight: scoring/reasons.ts), as status lists them.
+      // Most ticks first; ties in the one order of reasons (by weight: core/scoring/reasons.ts), as status lists them.
       reasons: [...reasons.entries()]
         .sort((a, b) => b[1] - a[1] || compareReasons(a[0], b[0]))
         .map(([reason, ticks]) => ({ reason, ticks })),

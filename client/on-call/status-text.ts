@@ -1,6 +1,6 @@
 /** `target-health status <site>` as text: the state, the latest tick explained, canaries, what happens next. */
-import { formatCrawlerCanaries } from '../../canaries/latest';
-import type { SiteHealthState, TickSummary } from '../../control/messages';
+import { formatCrawlerCanaries } from '../../core/canaries/latest';
+import type { SiteHealthState, TickSummary } from '../../loop/messages';
 import { formatSignals, formatTickContext, scoreSentence, type TickExplanation } from './explain';
 import type { CanaryStatus, NextStep } from './status';
 import type { Trend } from './trend';

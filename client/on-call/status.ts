@@ -4,12 +4,17 @@
  * state comes from the loop's `state` query; the rest from PostgreSQL (client/commands/status.ts).
  */
 import { z } from 'zod';
-import { HEALTH_BANDS } from '../../common/names';
-import { controlsSchema } from '../../control/controls';
-import { awaitingSchema, decisionSummarySchema, loopProblemSchema, tickSummarySchema } from '../../control/loop-state';
-import type { SiteHealthState } from '../../control/messages';
-import { nextSlot, phaseMs } from '../../control/schedule';
-import { formatCrawlerCanaries } from '../../canaries/latest';
+import { HEALTH_BANDS } from '../../core/common/names';
+import { controlsSchema } from '../../core/control/controls';
+import {
+  awaitingSchema,
+  decisionSummarySchema,
+  loopProblemSchema,
+  tickSummarySchema,
+} from '../../core/control/loop-state';
+import type { SiteHealthState } from '../../loop/messages';
+import { nextSlot, phaseMs } from '../../core/control/schedule';
+import { formatCrawlerCanaries } from '../../core/canaries/latest';
 import { addCanaryCommand } from './canary-hint';
 import { tickExplanationSchema } from './explain';
 import { trendSchema } from './trend';
@@ -75,10 +80,10 @@ export function decideCommands(site: string): string[] {
 /**
  * The loop's next move from its state: each tick assesses, then — in this order — a wait for a person
  * freezes everything, a failing assessment changes nothing, a hold (routes being confirmed, no score)
- * keeps band and controls, and otherwise the band's policy applies (control/plan/band.ts).
+ * keeps band and controls, and otherwise the band's policy applies (core/control/plan/band.ts).
  */
 export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
-  // The next slot after the latest tick, plus the site's phase (when the loop wakes: control/schedule.ts).
+  // The next slot after the latest tick, plus the site's phase (when the loop wakes: core/control/schedule.ts).
   const nextTickAt =
     s.lastAssessedAt === null
       ? null

@@ -3,7 +3,7 @@
  * (`-6h`, `2d`, `90m`: both `-6h` and `6h` mean six hours before now — a range is always in the past).
  */
 import { msToNumber } from '@temporalio/common';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 
 const AGO = /^-?\s*\d+(\.\d+)?\s*(ms|s|m|h|d|w)$/i;

@@ -1,10 +1,10 @@
 /**
  * A site's recent score trend: the last `spanMs` (24 h) in `points` (20) equal buckets, each the mean
  * raw score of its ticks — what the sparklines of `sites` and `status` draw. The buckets are read for
- * all listed sites in one statement (db/score-trend.ts); this module sets the range and fills the gaps.
+ * all listed sites in one statement (server/db/score-trend.ts); this module sets the range and fills the gaps.
  */
 import { z } from 'zod';
-import type { TrendBucketRow } from '../../db/score-trend';
+import type { TrendBucketRow } from '../../server/db/score-trend';
 import { sparkline } from './sparkline';
 
 export const TREND_SPAN_MS = 24 * 3_600_000;

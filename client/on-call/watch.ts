@@ -3,7 +3,7 @@
  * In a terminal each frame replaces the previous one (cursor home, clear screen); otherwise (a pipe, a
  * file, a log) each frame is printed after the last one, so nothing is lost.
  */
-import { isUserError } from '../../common/user-error';
+import { isUserError } from '../../core/common/user-error';
 import { parseDuration } from '../durations';
 
 export const DEFAULT_WATCH_MS = 5_000;

@@ -4,9 +4,9 @@
  * throttle from 16 to 3 — each with the refusal rate and traffic before its first change and after its
  * last, from the minute rollups. Whether refusals fell after a throttle is the question a review asks.
  */
-import type { RateBucket } from '../../charts/types';
-import { type Controls, describeChange } from '../../control/controls';
-import type { ControlChange } from '../../db/history';
+import type { RateBucket } from '../../tools/charts/types';
+import { type Controls, describeChange } from '../../core/control/controls';
+import type { ControlChange } from '../../server/db/history';
 import { spanRate } from './refusals';
 import type { ActionRow } from './schema';
 

@@ -9,7 +9,7 @@
  * that starts learns, then turns healthy, and neither is an incident. `stopped` is not calm: a person's
  * stop during the incident is part of it.
  */
-import type { HealthBand } from '../../common/names';
+import type { HealthBand } from '../../core/common/names';
 
 /** A change of the band the loop published (control_audit), oldest first. */
 export interface BandMove {

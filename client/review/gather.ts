@@ -3,15 +3,15 @@
  * it (client/review/find-incident.ts), then over its window the ticks (assessments: score and reasons of
  * the tick that changed a band), the control changes folded into actions with the refusal rate before
  * and after each (the store's minute rollups, all routes), the people's decisions, and the refusal peak.
- * The same reads `history` and `chart` use (db/history.ts, charts/read-history.ts).
+ * The same reads `history` and `chart` use (server/db/history.ts, tools/charts/read-history.ts).
  */
-import { readRateBuckets, minutesPruned } from '../../charts/read-history';
-import type { RateBucket, Resolution } from '../../charts/types';
-import { UserError } from '../../common/user-error';
-import { type AssessmentPageRow, pageAssessments } from '../../db/assessments';
-import { canaryRunResults, crawlerCanaryTraffic } from '../../db/canaries';
-import { bandBefore, changesBetween, type ControlChange } from '../../db/history';
-import type { Pool } from '../../db/pool';
+import { readRateBuckets, minutesPruned } from '../../tools/charts/read-history';
+import type { RateBucket, Resolution } from '../../tools/charts/types';
+import { UserError } from '../../core/common/user-error';
+import { type AssessmentPageRow, pageAssessments } from '../../server/db/assessments';
+import { canaryRunResults, crawlerCanaryTraffic } from '../../server/db/canaries';
+import { bandBefore, changesBetween, type ControlChange } from '../../server/db/history';
+import type { Pool } from '../../server/db/pool';
 import { ACTION_SPAN_MS, groupActions } from './actions';
 import { type BandMove, type IncidentWindow, findIncident } from './find-incident';
 import { PEAK_WINDOW_MS, type RefusalPeak, refusalPeak, spanRate } from './refusals';

@@ -7,7 +7,7 @@
  * when they first reached PEAK_SHARE of their highest rate: on a noisy plateau of 75–89 % the exact highest
  * minute is chance, the climb to it is not.
  */
-import type { RateBucket } from '../../charts/types';
+import type { RateBucket } from '../../tools/charts/types';
 
 export const PEAK_WINDOW_MS = 5 * 60_000;
 export const MIN_REQUESTS = 20;

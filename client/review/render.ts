@@ -3,7 +3,7 @@
  * refusals, decisions, the chart, what to tune. Every figure comes from the review document
  * (client/review/schema.ts); nothing is computed here beyond formatting.
  */
-import { formatCrawlerCanaries } from '../../canaries/latest';
+import { formatCrawlerCanaries } from '../../core/canaries/latest';
 import { ACTION_SPAN_MS } from './actions';
 import { PEAK_SHARE, PEAK_WINDOW_MS } from './refusals';
 import type { RateSpanJson, Review, RunFigures } from './schema';

@@ -3,7 +3,7 @@
  * `review --json` prints it. Times are ISO-8601 strings, durations milliseconds, rates 0–1.
  */
 import { z } from 'zod';
-import { HEALTH_BANDS } from '../../common/names';
+import { HEALTH_BANDS } from '../../core/common/names';
 
 const band = z.enum(HEALTH_BANDS);
 const iso = z.string();

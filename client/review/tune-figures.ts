@@ -4,10 +4,10 @@
  * peaked, how many ticks it throttled (the backtest's measure: degrading, resisting, paused or controls
  * below nominal), and where it differs from the current settings' replay (`replay --compare`).
  */
-import { type ActionPolicy, isThrottled } from '../../control/controls';
-import type { SiteHealthConfig } from '../../control/config';
-import { compareReplays } from '../../replay/format';
-import type { ReplayResult } from '../../replay/types';
+import { type ActionPolicy, isThrottled } from '../../core/control/controls';
+import type { SiteHealthConfig } from '../../core/control/config';
+import { compareReplays } from '../../tools/replay/format';
+import type { ReplayResult } from '../../tools/replay/types';
 import type { CandidateFigures, RunFigures } from './schema';
 
 export interface Candidate {

@@ -1,15 +1,15 @@
 /**
- * "What to tune": the incident replayed in-process with the replay engine (replay/engine.ts, what
+ * "What to tune": the incident replayed in-process with the replay engine (tools/replay/engine.ts, what
  * `target-health replay --compare` runs) under the site's current settings and each candidate, over the
  * same ticks and with the people's stored decisions (of the replayed period) applied at their times, so a replay
  * crosses a pause the way the live loop did. Writes nothing. The figures are the replays' own
  * (client/review/tune-figures.ts).
  */
-import type { SiteHealthConfig } from '../../control/config';
-import type { Pool } from '../../db/pool';
-import { parseDecisionsFile } from '../../replay/decisions-file';
-import { replaySite, tickTimes } from '../../replay/engine';
-import type { ReplayResult } from '../../replay/types';
+import type { SiteHealthConfig } from '../../core/control/config';
+import type { Pool } from '../../server/db/pool';
+import { parseDecisionsFile } from '../../tools/replay/decisions-file';
+import { replaySite, tickTimes } from '../../tools/replay/engine';
+import type { ReplayResult } from '../../tools/replay/types';
 import { type StoredDecision, readDecisions } from './gather';
 import type { Tuning } from './schema';
 import { type Candidate, candidateFigures, runFigures, throttledLeast, warnedEarliest } from './tune-figures';

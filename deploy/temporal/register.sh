@@ -3,7 +3,7 @@
 # `temporal operator`. Safe to run on every start: what exists is left as it is. Prints "new" on its last
 # line when it added a search attribute (the server's services see a new one within 60 s).
 # Used by docker-compose.yml (the temporal-register service) and `npm run stack:cluster`; the list is
-# checked against common/search-attributes.ts by test/unit/cluster-config.test.ts.
+# checked against loop/search-attributes.ts by test/unit/cluster-config.test.ts.
 # Reads: DEFAULT_NAMESPACE, DEFAULT_NAMESPACE_RETENTION (deploy/temporal/cluster.env), TEMPORAL_ADDRESS.
 set -eu
 : "${DEFAULT_NAMESPACE:?set DEFAULT_NAMESPACE (deploy/temporal/cluster.env)}" "${TEMPORAL_ADDRESS:?set TEMPORAL_ADDRESS}"

@@ -12,7 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { goInstall, type ProvisionLog } from '../go-install';
 import { hasGo, isExecutable, toolCacheRoot } from '../temporal-cli';
 

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 
 export interface ChildHandle {
   name: string;

@@ -10,11 +10,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { localTemporalUiUrl } from '../../config/env';
-import { PROJECT_ROOT } from '../../config/paths';
-import { redactUrl } from '../../common/redact';
-import { UserError } from '../../common/user-error';
-import type { Logger } from '../../logging/logger';
+import { localTemporalUiUrl } from '../../server/config/env';
+import { PROJECT_ROOT } from '../../server/config/paths';
+import { redactUrl } from '../../core/common/redact';
+import { UserError } from '../../core/common/user-error';
+import type { Logger } from '../../server/logging/logger';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../embedded-postgres';
 import { stopList } from '../stop-list';
 import { freeLowPort, isPortInUse } from '../free-port';

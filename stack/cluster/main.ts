@@ -9,11 +9,11 @@
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
-import { runMain } from '../../bootstrap/run-main';
-import { loadLogLevel, loadOptionalDatabaseUrl } from '../../config/env';
-import { UserError } from '../../common/user-error';
-import { createLogger } from '../../logging/logger';
-import { RUNNING_SITES_QUERY } from '../../temporal/list-queries';
+import { runMain } from '../../server/bootstrap/run-main';
+import { loadLogLevel, loadOptionalDatabaseUrl } from '../../server/config/env';
+import { UserError } from '../../core/common/user-error';
+import { createLogger } from '../../server/logging/logger';
+import { RUNNING_SITES_QUERY } from '../../loop/list-queries';
 import { writeCliSettings } from '../cli-settings';
 import { startClusterStack } from './cluster-stack';
 

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { CLUSTER_DEPLOY_DIR } from './settings';
 
 /** Resolves to the script's output lines; a failure is one line naming the script, its last words and the log. */

@@ -14,8 +14,8 @@ import {
   LoopProblem,
   ParserHealth,
   TargetSite,
-} from '../../common/search-attributes';
-import { UserError } from '../../common/user-error';
+} from '../../loop/search-attributes';
+import { UserError } from '../../core/common/user-error';
 
 export async function waitForSearchAttributes(address: string, namespace: string, timeoutMs = 90_000): Promise<number> {
   const started = Date.now();

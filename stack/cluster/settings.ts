@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
-import { PROJECT_ROOT } from '../../config/paths';
+import { PROJECT_ROOT } from '../../server/config/paths';
 
 export const CLUSTER_DEPLOY_DIR = join(PROJECT_ROOT, 'deploy', 'temporal');
 export const CLUSTER_ENV_FILE = join(CLUSTER_DEPLOY_DIR, 'cluster.env');

@@ -3,7 +3,7 @@
  * process, configured by deploy/temporal/config/cluster.yaml from the environment (stack/cluster/settings.ts).
  */
 import { Connection } from '@temporalio/client';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { type ChildHandle, startChild } from './child-process';
 import { CLUSTER_DEPLOY_DIR } from './settings';
 

@@ -8,13 +8,13 @@
  * waits on it); the other worker carries on. Afterwards, from the database and the histories: every tick
  * assessed once, none lost, no workflow task failure; the loop is listed by the search attributes.
  */
-import { workflowIdForSite } from '../../common/names';
-import { type SiteHealthSummary, stateQuery, stopUpdate } from '../../control/messages';
-import { RUNNING_SITES_QUERY } from '../../temporal/list-queries';
-import { alive, useClusterStack } from '../helpers/cluster-process';
-import { ingestNow, loopInput, prepareSite, startHealthySite } from '../helpers/control-loop';
-import { checkLoop, printFigures, waitForLoop } from '../helpers/fault-checks';
-import { until } from '../helpers/fault-stack';
+import { workflowIdForSite } from '../../core/common/names';
+import { type SiteHealthSummary, stateQuery, stopUpdate } from '../../loop/messages';
+import { RUNNING_SITES_QUERY } from '../../loop/list-queries';
+import { alive, useClusterStack } from '../kit/cluster-process';
+import { ingestNow, loopInput, prepareSite, startHealthySite } from '../kit/control-loop';
+import { checkLoop, printFigures, waitForLoop } from '../kit/fault-checks';
+import { until } from '../kit/fault-stack';
 
 const cluster = useClusterStack(2);
 

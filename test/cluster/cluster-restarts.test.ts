@@ -9,13 +9,13 @@
  * Afterwards, from the database and the histories: every tick assessed once, none missing, each
  * decision applied once, no workflow task failure.
  */
-import { workflowIdForSite } from '../../common/names';
-import { type SiteHealthSummary, pauseUpdate, resumeUpdate, stateQuery, stopUpdate } from '../../control/messages';
-import { listDecisions } from '../../db/decisions';
-import { alive, useClusterStack } from '../helpers/cluster-process';
-import { ingestNow, loopInput, prepareSite, startHealthySite } from '../helpers/control-loop';
-import { checkLoop, printFigures, waitForLoop } from '../helpers/fault-checks';
-import { until } from '../helpers/fault-stack';
+import { workflowIdForSite } from '../../core/common/names';
+import { type SiteHealthSummary, pauseUpdate, resumeUpdate, stateQuery, stopUpdate } from '../../loop/messages';
+import { listDecisions } from '../../server/db/decisions';
+import { alive, useClusterStack } from '../kit/cluster-process';
+import { ingestNow, loopInput, prepareSite, startHealthySite } from '../kit/control-loop';
+import { checkLoop, printFigures, waitForLoop } from '../kit/fault-checks';
+import { until } from '../kit/fault-stack';
 
 const cluster = useClusterStack(2);
 

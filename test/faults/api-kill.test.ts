@@ -11,12 +11,12 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createToken } from '../../api/tokens';
-import { printFigures } from '../helpers/fault-checks';
-import { countStored, numberedEventLines, storedNumbers } from '../helpers/fault-events';
-import { Child, FULL, startFaultDatabase, type FaultDatabase } from '../helpers/fault-stack';
+import { createToken } from '../../server/api/tokens';
+import { printFigures } from '../kit/fault-checks';
+import { countStored, numberedEventLines, storedNumbers } from '../kit/fault-events';
+import { Child, FULL, startFaultDatabase, type FaultDatabase } from '../kit/fault-stack';
 import { freePort } from '../../stack/free-port';
-import { CLI } from '../helpers/processes';
+import { CLI } from '../kit/processes';
 
 const EVENTS = FULL ? 60_000 : 12_000;
 const KILLS = FULL ? 5 : 2;

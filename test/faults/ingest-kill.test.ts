@@ -12,10 +12,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { printFigures } from '../helpers/fault-checks';
-import { IngestRun, countStored, numberedEventLines, storedNumbers } from '../helpers/fault-events';
-import { FULL, startFaultDatabase, until, type FaultDatabase } from '../helpers/fault-stack';
-import { CLI, run } from '../helpers/processes';
+import { printFigures } from '../kit/fault-checks';
+import { IngestRun, countStored, numberedEventLines, storedNumbers } from '../kit/fault-events';
+import { FULL, startFaultDatabase, until, type FaultDatabase } from '../kit/fault-stack';
+import { CLI, run } from '../kit/processes';
 
 const EVENTS = FULL ? 120_000 : 12_000;
 const KILLS = FULL ? 3 : 1;

@@ -1,13 +1,13 @@
 /**
  * The crawler-side recorder under real PostgreSQL faults, on the fault project's own embedded PostgreSQL
- * (test/helpers/fault-stack.ts: a persistent data folder, stopped and started again; nothing shared).
+ * (test/kit/fault-stack.ts: a persistent data folder, stopped and started again; nothing shared).
  * While crawlers record continuously:
  *   1. PostgreSQL is stopped for the outage and started again. Crawlers: in process without a spill
  *      (honouring backpressure, writing through the crawler's own pg Pool), in process with a spill, the
  *      README's snippet as written (a child process), and a child with a spill that is SIGKILLed during
  *      the outage and restarted on its directory afterwards;
  *   2. PostgreSQL is frozen (SIGSTOP on every server process) and thawed.
- * The crawlers' `postgresSink` writes to the event inbox; the server's drainer (api/inbox-drainer.ts, here in
+ * The crawlers' `postgresSink` writes to the event inbox; the server's drainer (server/api/inbox-drainer.ts, here in
  * the test's process on its own connections) runs through the faults too and stores the batches. Every
  * assertion is made from the store: each event a crawler recorded is stored exactly once (the crawler
  * numbers its events in `bytes`), and the recorders' stats agree. Figures are printed at the end.
@@ -21,10 +21,10 @@ import pg from 'pg';
 import { createRecorder, WriteTimeoutError, type Recorder, type RecorderStats } from '@target-health/crawler/recorder';
 import { postgresSink } from '@target-health/crawler/postgres';
 import type { RecorderLogger } from '@target-health/crawler/recorder/report';
-import { startTestDrainer, type TestDrainer } from '../helpers/inbox';
-import { printFigures } from '../helpers/fault-checks';
-import { Child, FULL, startFaultDatabase, until, type FaultDatabase } from '../helpers/fault-stack';
-import { ROOT } from '../helpers/processes';
+import { startTestDrainer, type TestDrainer } from '../kit/inbox';
+import { printFigures } from '../kit/fault-checks';
+import { Child, FULL, startFaultDatabase, until, type FaultDatabase } from '../kit/fault-stack';
+import { ROOT } from '../kit/processes';
 
 function secondsFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];

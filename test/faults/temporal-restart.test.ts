@@ -10,18 +10,18 @@
  * each control change applied once, the audit consistent with the controls, no workflow task failure.
  * CI form: one kill; full form (TH_FAULTS_FULL=1): three.
  */
-import { workflowIdForSite } from '../../common/names';
+import { workflowIdForSite } from '../../core/common/names';
 import {
   resumeUpdate,
   type SiteHealthState,
   type SiteHealthSummary,
   stateQuery,
   stopUpdate,
-} from '../../control/messages';
-import { controlAudit } from '../../db/controls';
-import { ingestNow, loopInput, prepareSite, startHealthySite } from '../helpers/control-loop';
-import { checkLoop, printFigures, waitForLoop, type LoopFigures } from '../helpers/fault-checks';
-import { FULL, startFaultStack, until, type FaultStack } from '../helpers/fault-stack';
+} from '../../loop/messages';
+import { controlAudit } from '../../server/db/controls';
+import { ingestNow, loopInput, prepareSite, startHealthySite } from '../kit/control-loop';
+import { checkLoop, printFigures, waitForLoop, type LoopFigures } from '../kit/fault-checks';
+import { FULL, startFaultStack, until, type FaultStack } from '../kit/fault-stack';
 
 const KILLS = FULL ? 3 : 1;
 

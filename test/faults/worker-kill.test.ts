@@ -13,12 +13,12 @@
  * applied once, the audit consistent with the controls, no workflow task failure.
  */
 import type { PoolClient } from 'pg';
-import { workflowIdForSite } from '../../common/names';
-import { assessmentKey, controlsKey } from '../../control/keys';
-import { type SiteHealthSummary, stateQuery, stopUpdate } from '../../control/messages';
-import { ingestNow, loopInput, prepareSite, startHealthySite } from '../helpers/control-loop';
-import { checkLoop, printFigures, waitForLoop } from '../helpers/fault-checks';
-import { FULL, startFaultStack, until, type FaultStack, type WorkerProcess } from '../helpers/fault-stack';
+import { workflowIdForSite } from '../../core/common/names';
+import { assessmentKey, controlsKey } from '../../core/control/keys';
+import { type SiteHealthSummary, stateQuery, stopUpdate } from '../../loop/messages';
+import { ingestNow, loopInput, prepareSite, startHealthySite } from '../kit/control-loop';
+import { checkLoop, printFigures, waitForLoop } from '../kit/fault-checks';
+import { FULL, startFaultStack, until, type FaultStack, type WorkerProcess } from '../kit/fault-stack';
 
 type Kill = { activity: 'assessSite' | 'applyActions'; written: boolean };
 

@@ -3,14 +3,14 @@
  * with a malformed, unknown or revoked one; 403 with a valid token lacking the scope; public probes.
  */
 import pino from 'pino';
-import { revokeToken } from '../../api/tokens';
-import { buildApi } from '../../api/server';
-import { apiEnvSchema } from '../../api/settings';
-import { SLOW_REQUEST_MS } from '../../api/request-log';
-import { createLogger } from '../../logging/logger';
-import { authed, startTestApi, type TestApi } from '../helpers/api';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { env, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { revokeToken } from '../../server/api/tokens';
+import { buildApi } from '../../server/api/server';
+import { apiEnvSchema } from '../../server/api/settings';
+import { SLOW_REQUEST_MS } from '../../server/api/request-log';
+import { createLogger } from '../../server/logging/logger';
+import { authed, startTestApi, type TestApi } from '../kit/api';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { env, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 let api: TestApi;

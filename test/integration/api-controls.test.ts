@@ -3,22 +3,22 @@
  * from memory, a change → 200 with the new ETag, the long-poll (woken by a change, answered 304 at its
  * deadline), the SSE stream (snapshot, changes, filter, resume with Last-Event-ID, heartbeats), auth,
  * and the feed reconnecting after its PostgreSQL connection is killed while a change is made.
- * Changes are written by the product's own writer (db/controls.ts `writeControls`, as the action activity does).
+ * Changes are written by the product's own writer (server/db/controls.ts `writeControls`, as the action activity does).
  */
 import { randomUUID } from 'node:crypto';
-import { controlsOf, readControls, writeControls } from '../../db/controls';
-import { createPool, type Pool } from '../../db/pool';
-import { FEED_APPLICATION_NAME } from '../../api/controls-feed';
-import { workflowIdForSite } from '../../common/names';
-import { authed, startTestApi, type TestApi } from '../helpers/api';
-import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
-import { env, eventually, openHarness, type TestHarness } from '../helpers/services';
-import { openSse, type SseClient } from '../helpers/sse-client';
-import { changeControls as change } from '../helpers/controls';
+import { controlsOf, readControls, writeControls } from '../../server/db/controls';
+import { createPool, type Pool } from '../../server/db/pool';
+import { FEED_APPLICATION_NAME } from '../../server/api/controls-feed';
+import { workflowIdForSite } from '../../core/common/names';
+import { authed, startTestApi, type TestApi } from '../kit/api';
+import { privateDatabase, type PrivateDatabase } from '../kit/private-database';
+import { env, eventually, openHarness, type TestHarness } from '../kit/services';
+import { openSse, type SseClient } from '../kit/sse-client';
+import { changeControls as change } from '../kit/controls';
 
 const newSite = () => `ctl-${randomUUID().slice(0, 8)}.example.com`;
 
-/** The API's token cache (api/auth.ts): a verified token is not verified again for 5 s. */
+/** The API's token cache (server/api/auth.ts): a verified token is not verified again for 5 s. */
 const TOKEN_CACHE_MS = 5_000;
 
 interface QueryCount {

@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { authed, startTestApi, type TestApi } from '../helpers/api';
-import { openHarness, type TestHarness } from '../helpers/services';
+import { authed, startTestApi, type TestApi } from '../kit/api';
+import { openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 /** The server as `target-health api` runs it: NDJSON bodies parsed and stored by ingest threads. */

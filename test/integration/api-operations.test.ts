@@ -8,17 +8,17 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AwaitingHuman, HealthScore } from '../../common/search-attributes';
-import { assessmentHistory } from '../../db/assessments';
-import { readControls } from '../../db/controls';
-import { createPool, type Pool } from '../../db/pool';
-import { createApiPool } from '../../api/start-api';
-import { MAX_UNKNOWN_LOOKUPS_PER_MINUTE } from '../../api/token-cache';
+import { AwaitingHuman, HealthScore } from '../../loop/search-attributes';
+import { assessmentHistory } from '../../server/db/assessments';
+import { readControls } from '../../server/db/controls';
+import { createPool, type Pool } from '../../server/db/pool';
+import { createApiPool } from '../../server/api/start-api';
+import { MAX_UNKNOWN_LOOKUPS_PER_MINUTE } from '../../server/api/token-cache';
 import { freePort } from '../../stack/free-port';
-import { authed, startTestApi, type TestApi } from '../helpers/api';
-import { FaultPostgres, startFaultDatabase } from '../helpers/fault-stack';
-import { ingestNow, loopInput, prepareSite, startLoop, waitForState } from '../helpers/control-loop';
-import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { authed, startTestApi, type TestApi } from '../kit/api';
+import { FaultPostgres, startFaultDatabase } from '../kit/fault-stack';
+import { ingestNow, loopInput, prepareSite, startLoop, waitForState } from '../kit/control-loop';
+import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../kit/services';
 
 /** A token of the right form that no one created. */
 const randomToken = (): string => `th_${randomBytes(32).toString('base64url')}`;
@@ -279,7 +279,7 @@ test('PostgreSQL frozen: every route answers 503 store_unavailable with Retry-Af
   // Its own embedded PostgreSQL (migrated), frozen by SIGSTOP of the postmaster and its backends, then thawed.
   const db = await startFaultDatabase('api-freeze');
   const pg = db.postgres;
-  // The API's own pool, with the API's limits (api/start-api.ts).
+  // The API's own pool, with the API's limits (server/api/start-api.ts).
   const pool = createApiPool(pg.databaseUrl);
   // As `target-health api` runs: the API's pool, NDJSON bodies on ingest threads with their own limits.
   const own = await startTestApi({ ...h, pool }, {}, undefined, { ingestThreads: true, databaseUrl: pg.databaseUrl });

@@ -7,11 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { workflowIdForSite } from '../../common/names';
-import { controlAudit } from '../../db/controls';
-import { listDecisions } from '../../db/decisions';
-import type { SiteSummary } from '../../api/schemas/sites';
-import { authed, startTestApi, type TestApi } from '../helpers/api';
+import { workflowIdForSite } from '../../core/common/names';
+import { controlAudit } from '../../server/db/controls';
+import { listDecisions } from '../../server/db/decisions';
+import type { SiteSummary } from '../../server/api/schemas/sites';
+import { authed, startTestApi, type TestApi } from '../kit/api';
 import {
   ingestNow,
   loopInput,
@@ -20,8 +20,8 @@ import {
   seedBaseline,
   startHealthySite,
   waitForState,
-} from '../helpers/control-loop';
-import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
+} from '../kit/control-loop';
+import { createTestWorker, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 let api: TestApi;

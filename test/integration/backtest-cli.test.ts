@@ -10,12 +10,12 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPool, type Pool } from '../../db/pool';
-import type { Scorecard, ScenarioScore } from '../../backtest/scorecard';
-import type { ScenarioTiming } from '../../backtest/run';
-import type { ScenarioTruth } from '../../scenarios/truth';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { env } from '../helpers/services';
+import { createPool, type Pool } from '../../server/db/pool';
+import type { Scorecard, ScenarioScore } from '../../tools/backtest/scorecard';
+import type { ScenarioTiming } from '../../tools/backtest/run';
+import type { ScenarioTruth } from '../../core/scenarios/truth';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { env } from '../kit/services';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;

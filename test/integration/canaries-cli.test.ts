@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listCanaries } from '../../db/canaries';
-import { createPool, type Pool } from '../../db/pool';
-import { upsertSite } from '../../db/sites';
+import { listCanaries } from '../../server/db/canaries';
+import { createPool, type Pool } from '../../server/db/pool';
+import { upsertSite } from '../../server/db/sites';
 import {
   answer,
   type FixtureServer,
@@ -18,9 +18,9 @@ import {
   productPage,
   startFixtureServer,
   startForwardProxy,
-} from '../helpers/http-fixtures';
-import { CLI, cleanEnv, run, type Finished } from '../helpers/processes';
-import { env } from '../helpers/services';
+} from '../kit/http-fixtures';
+import { CLI, cleanEnv, run, type Finished } from '../kit/processes';
+import { env } from '../kit/services';
 
 let pool: Pool;
 let server: FixtureServer;

@@ -5,11 +5,11 @@
  */
 import type { ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { parseCanaryDefinition } from '../../canaries/definition';
-import { DEFAULT_REACH, parseReachPolicy, type ReachPolicy } from '../../canaries/reach';
-import { selectorProblem } from '../../canary-runner/html';
-import { runCanary, type CanaryRun } from '../../canary-runner/run-canary';
-import type { CanarySettings } from '../../canary-runner/settings';
+import { parseCanaryDefinition } from '../../core/canaries/definition';
+import { DEFAULT_REACH, parseReachPolicy, type ReachPolicy } from '../../core/canaries/reach';
+import { selectorProblem } from '../../server/canary-runner/html';
+import { runCanary, type CanaryRun } from '../../server/canary-runner/run-canary';
+import type { CanarySettings } from '../../server/canary-runner/settings';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import { parseEvent } from '@target-health/crawler/events/event';
 import {
@@ -22,7 +22,7 @@ import {
   startFixtureServer,
   startForwardProxy,
   TEST_TLS,
-} from '../helpers/http-fixtures';
+} from '../kit/http-fixtures';
 
 const TIMEOUT_MS = 1_000;
 const SITE = 'shop.example.com';

@@ -7,12 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import pino from 'pino';
 import { makeCanaryActivities, type RunDueCanariesInput, type RunDueCanariesResult } from '../../activities/canaries';
-import { CanaryDefinitionError, parseCanaryDefinition } from '../../canaries/definition';
-import { parseReachPolicy } from '../../canaries/reach';
-import { slotFor } from '../../canaries/schedule';
-import { definitionOptions } from '../../canary-runner/define';
-import { storeRun } from '../../canary-runner/runner';
-import type { CanarySettings } from '../../canary-runner/settings';
+import { CanaryDefinitionError, parseCanaryDefinition } from '../../core/canaries/definition';
+import { parseReachPolicy } from '../../core/canaries/reach';
+import { slotFor } from '../../core/canaries/schedule';
+import { definitionOptions } from '../../server/canary-runner/define';
+import { storeRun } from '../../server/canary-runner/runner';
+import type { CanarySettings } from '../../server/canary-runner/settings';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import {
   canaryDays,
@@ -26,9 +26,9 @@ import {
   recordCanaryRunOnce,
   removeCanary,
   saveCanaries,
-} from '../../db/canaries';
-import { createPool, type Pool } from '../../db/pool';
-import { upsertSite } from '../../db/sites';
+} from '../../server/db/canaries';
+import { createPool, type Pool } from '../../server/db/pool';
+import { upsertSite } from '../../server/db/sites';
 import { parseEvent } from '@target-health/crawler/events/event';
 import {
   answer,
@@ -39,8 +39,8 @@ import {
   productPage,
   startFixtureServer,
   startForwardProxy,
-} from '../helpers/http-fixtures';
-import { env } from '../helpers/services';
+} from '../kit/http-fixtures';
+import { env } from '../kit/services';
 
 // Non-passing canaries log warnings by design; these tests provoke many on purpose.
 const testLogger = pino({ level: 'error' });

@@ -1,6 +1,6 @@
 /**
  * `target-health chart` as a user runs it, on a simulated wall (`simulate` + `ingest`) whose loop history
- * is written through the loop's db functions (bench/chart-history.ts: a replay of six hours around the
+ * is written through the loop's db functions (test/kit/chart-history.ts: a replay of six hours around the
  * wall, a person's stop): the SVG parsed and its marks counted against the database, the PNG decoded,
  * a file replaced whole; bad input refused with one line naming the flag, exit 2, nothing written.
  */
@@ -8,13 +8,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { join } from 'node:path';
 import { load } from 'cheerio';
 import { PNG } from 'pngjs';
-import { BAND_COLOURS } from '../../charts/spec';
-import { createPool, type Pool } from '../../db/pool';
-import type { ScenarioTruth } from '../../scenarios/truth';
-import { recordReplayAsHistory, type RecordedHistory } from '../../bench/chart-history';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { env } from '../helpers/services';
-import { simulateAndIngest } from '../helpers/simulated-site';
+import { BAND_COLOURS } from '../../tools/charts/spec';
+import { createPool, type Pool } from '../../server/db/pool';
+import type { ScenarioTruth } from '../../core/scenarios/truth';
+import { recordReplayAsHistory, type RecordedHistory } from '../kit/chart-history';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { env } from '../kit/services';
+import { simulateAndIngest } from '../kit/simulated-site';
 
 const M = 60_000;
 const H = 60 * M;

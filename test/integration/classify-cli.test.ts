@@ -6,8 +6,8 @@
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { env } from '../helpers/services';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { env } from '../kit/services';
 
 let dir: string;
 const SHOP_PAGE =

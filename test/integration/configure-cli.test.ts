@@ -1,5 +1,5 @@
 /**
- * Live reconfiguration and the refused list, as on-call meets them: the real CLI (bin/target-health.js)
+ * Live reconfiguration and the refused list, as on-call meets them: the real CLI (client/bin/target-health.js)
  * against the dev server (a worker running the loops) and PostgreSQL. `configure` changes a running
  * loop's tick (seen in the ticks' own times, on the new grid, after a continue-as-new too), its policy and
  * its owner, recorded in `settings_changes`; bad changes are one line naming the flag, exit 2, and leave
@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { listSettingsChanges } from '../../db/settings-changes';
-import { findSite } from '../../db/sites';
+import { listSettingsChanges } from '../../server/db/settings-changes';
+import { findSite } from '../../server/db/sites';
 import {
   type ConfigureResult,
   type SiteHealthState,
@@ -20,10 +20,10 @@ import {
   historyQuery,
   pauseSignal,
   stateQuery,
-} from '../../control/messages';
-import { ingestNow, loopInput, newSite, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
+} from '../../loop/messages';
+import { ingestNow, loopInput, newSite, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 let worker: Worker;

@@ -5,16 +5,16 @@
  */
 import { createActivities } from '../../activities';
 import type { ApplyActionsInput } from '../../activities/apply-actions';
-import { controlAudit, readControls } from '../../db/controls';
-import { listDecisions } from '../../db/decisions';
-import { listNotifications } from '../../db/notifications';
-import { scoringConfigSchema } from '../../scoring/config';
-import { nominalControls, actionPolicySchema, degradeStep } from '../../control/controls';
-import { initialLoopState } from '../../control/loop-state';
-import { buildEvidence } from '../../control/notices';
-import { windowConfigSchema } from '../../control/config';
-import { ingestNow, newSite, prepareSite, registerSite } from '../helpers/control-loop';
-import { openHarness, testLogger, type TestHarness } from '../helpers/services';
+import { controlAudit, readControls } from '../../server/db/controls';
+import { listDecisions } from '../../server/db/decisions';
+import { listNotifications } from '../../server/db/notifications';
+import { scoringConfigSchema } from '../../core/scoring/config';
+import { nominalControls, actionPolicySchema, degradeStep } from '../../core/control/controls';
+import { initialLoopState } from '../../core/control/loop-state';
+import { buildEvidence } from '../../core/control/notices';
+import { windowConfigSchema } from '../../core/control/config';
+import { ingestNow, newSite, prepareSite, registerSite } from '../kit/control-loop';
+import { openHarness, testLogger, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

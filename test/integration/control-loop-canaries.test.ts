@@ -6,17 +6,17 @@
  * sends itself (`canary: true` events) are canary evidence in the state, `status`, the run's details
  * and notifications, apart from the product's own canary fetches.
  */
-import { parseCanaryDefinition } from '../../canaries/definition';
-import { selectorProblem } from '../../canary-runner/html';
-import { saveCanaries } from '../../db/canaries';
+import { parseCanaryDefinition } from '../../core/canaries/definition';
+import { selectorProblem } from '../../server/canary-runner/html';
+import { saveCanaries } from '../../server/db/canaries';
 import { statusSchema } from '../../client/on-call/status';
-import { pauseUpdate } from '../../control/messages';
-import { listNotifications } from '../../db/notifications';
-import { ingestEvents } from '../../db/signal-store';
-import { ingestNow, loopInput, prepareSite, startHealthySite, startLoop, waitForState } from '../helpers/control-loop';
-import { answer, productPage, KNOWN_PRICE, startFixtureServer, type FixtureServer } from '../helpers/http-fixtures';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { pauseUpdate } from '../../loop/messages';
+import { listNotifications } from '../../server/db/notifications';
+import { ingestEvents } from '../../server/db/signal-store';
+import { ingestNow, loopInput, prepareSite, startHealthySite, startLoop, waitForState } from '../kit/control-loop';
+import { answer, productPage, KNOWN_PRICE, startFixtureServer, type FixtureServer } from '../kit/http-fixtures';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../kit/services';
 
 // The fixture server listens on 127.0.0.1: the operator's explicit opt-in for canaries to reach it. Set
 // before the worker's activities read their settings (jest gives each test file its own process.env).

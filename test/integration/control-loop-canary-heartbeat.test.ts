@@ -5,13 +5,13 @@
  * it, so each heartbeat sent for it was refused and logged, after every canary of every tick.
  */
 import { randomUUID } from 'node:crypto';
-import { parseCanaryDefinition } from '../../canaries/definition';
-import { selectorProblem } from '../../canary-runner/html';
-import { saveCanaries } from '../../db/canaries';
-import { ingestNow, loopInput, prepareSite, startLoop, waitForState } from '../helpers/control-loop';
-import { answer, productPage, KNOWN_PRICE, startFixtureServer, type FixtureServer } from '../helpers/http-fixtures';
-import { WORKER, cleanEnv, startUntil, waitForExit } from '../helpers/processes';
-import { env, openHarness, type TestHarness } from '../helpers/services';
+import { parseCanaryDefinition } from '../../core/canaries/definition';
+import { selectorProblem } from '../../server/canary-runner/html';
+import { saveCanaries } from '../../server/db/canaries';
+import { ingestNow, loopInput, prepareSite, startLoop, waitForState } from '../kit/control-loop';
+import { answer, productPage, KNOWN_PRICE, startFixtureServer, type FixtureServer } from '../kit/http-fixtures';
+import { WORKER, cleanEnv, startUntil, waitForExit } from '../kit/processes';
+import { env, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 let server: FixtureServer;

@@ -5,12 +5,12 @@
  * action is retried, and the database shows every assessment once and every action applied once.
  */
 import { randomUUID } from 'node:crypto';
-import { stateQuery } from '../../control/messages';
-import { controlAudit } from '../../db/controls';
-import { listNotifications } from '../../db/notifications';
-import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
-import { WORKER, cleanEnv, startUntil, waitForExit } from '../helpers/processes';
-import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { stateQuery } from '../../loop/messages';
+import { controlAudit } from '../../server/db/controls';
+import { listNotifications } from '../../server/db/notifications';
+import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
+import { WORKER, cleanEnv, startUntil, waitForExit } from '../kit/processes';
+import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

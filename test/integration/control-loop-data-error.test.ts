@@ -4,12 +4,12 @@
  * state, the `LoopProblem` search attribute and one notification, keeps its controls, still takes
  * decisions, and recovers by itself once the data can be assessed again.
  */
-import { LoopProblem } from '../../common/search-attributes';
-import { historyQuery, pauseUpdate, stopUpdate } from '../../control/messages';
-import { readControls } from '../../db/controls';
-import { listNotifications } from '../../db/notifications';
-import { readSiteWindows } from '../../db/signal-store';
-import { WindowValidationError } from '../../scoring/window';
+import { LoopProblem } from '../../loop/search-attributes';
+import { historyQuery, pauseUpdate, stopUpdate } from '../../loop/messages';
+import { readControls } from '../../server/db/controls';
+import { listNotifications } from '../../server/db/notifications';
+import { readSiteWindows } from '../../server/db/signal-store';
+import { WindowValidationError } from '../../core/scoring/window';
 import {
   createLoopWorker,
   ingestNow,
@@ -17,8 +17,8 @@ import {
   prepareSite,
   startHealthySite,
   waitForState,
-} from '../helpers/control-loop';
-import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
+} from '../kit/control-loop';
+import { eventually, openHarness, testLogger, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

@@ -5,10 +5,10 @@
  * with explicit settings continues the loop. Real dev server and PostgreSQL.
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { AwaitingHuman } from '../../common/search-attributes';
-import { controlAudit } from '../../db/controls';
-import { listDecisions } from '../../db/decisions';
-import { listNotifications } from '../../db/notifications';
+import { AwaitingHuman } from '../../loop/search-attributes';
+import { controlAudit } from '../../server/db/controls';
+import { listDecisions } from '../../server/db/decisions';
+import { listNotifications } from '../../server/db/notifications';
 import {
   type PauseInput,
   type ResumeInput,
@@ -18,9 +18,9 @@ import {
   resumeUpdate,
   stateQuery,
   stopUpdate,
-} from '../../control/messages';
-import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
-import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
+} from '../../loop/messages';
+import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
+import { createTestWorker, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

@@ -3,9 +3,9 @@
  * refused or not, and a loop waiting out a long tick interval used to ignore the server's suggestion to
  * continue as new until its next tick. Now it wakes on it and continues as new at once, with no extra tick.
  */
-import { type PauseInput, pauseSignal, stateQuery } from '../../control/messages';
-import { ingestNow, loopInput, prepareSite, startHealthySite } from '../helpers/control-loop';
-import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { type PauseInput, pauseSignal, stateQuery } from '../../loop/messages';
+import { ingestNow, loopInput, prepareSite, startHealthySite } from '../kit/control-loop';
+import { createTestWorker, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

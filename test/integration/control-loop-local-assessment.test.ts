@@ -8,14 +8,14 @@
  */
 import { temporal } from '@temporalio/proto';
 import { tsToMs } from '@temporalio/common/lib/time';
-import { workflowIdForSite } from '../../common/names';
-import { type SiteHealthSummary, stateQuery, stopUpdate } from '../../control/messages';
-import { phaseMs } from '../../control/schedule';
-import { localActivityMarker } from '../../temporal/local-activity-marker';
-import type { TickAssessment } from '../../control/tick-assessment';
-import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
-import { chainHistories, checkLoop, historyFacts } from '../helpers/fault-checks';
-import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { workflowIdForSite } from '../../core/common/names';
+import { type SiteHealthSummary, stateQuery, stopUpdate } from '../../loop/messages';
+import { phaseMs } from '../../core/control/schedule';
+import { localActivityMarker } from '../../loop/local-activity-marker';
+import type { TickAssessment } from '../../core/control/tick-assessment';
+import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
+import { chainHistories, checkLoop, historyFacts } from '../kit/fault-checks';
+import { createTestWorker, eventually, openHarness, type TestHarness } from '../kit/services';
 
 const E = temporal.api.enums.v1.EventType;
 

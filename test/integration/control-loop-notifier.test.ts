@@ -7,8 +7,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createActivities } from '../../activities';
-import { listNotifications } from '../../db/notifications';
-import { createNotifier } from '../../notifications/notifier';
+import { listNotifications } from '../../server/db/notifications';
+import { createNotifier } from '../../server/notifications/notifier';
 import {
   createLoopWorker,
   ingestNow,
@@ -18,9 +18,9 @@ import {
   registerSite,
   startHealthySite,
   waitForState,
-} from '../helpers/control-loop';
+} from '../kit/control-loop';
 import pino from 'pino';
-import { eventually, openHarness, type TestHarness } from '../helpers/services';
+import { eventually, openHarness, type TestHarness } from '../kit/services';
 
 // Delivery failures are the point of these tests: keep their warnings out of the test output.
 const testLogger = pino({ level: 'silent' });

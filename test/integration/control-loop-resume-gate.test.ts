@@ -4,12 +4,12 @@
  * — never pause the site again; until enough traffic after the decision arrives, the loop holds the
  * decision's controls and says why. Real dev server and PostgreSQL, 1 s ticks.
  */
-import { controlAudit } from '../../db/controls';
-import { listNotifications } from '../../db/notifications';
-import { resumeUpdate } from '../../control/messages';
-import { eventsOf, ingest } from '../../bench/sites-traffic';
-import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
-import { createTestWorker, openHarness, type TestHarness } from '../helpers/services';
+import { controlAudit } from '../../server/db/controls';
+import { listNotifications } from '../../server/db/notifications';
+import { resumeUpdate } from '../../loop/messages';
+import { eventsOf, ingest } from '../kit/sites-traffic';
+import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
+import { createTestWorker, openHarness, type TestHarness } from '../kit/services';
 
 const MINUTE = 60_000;
 

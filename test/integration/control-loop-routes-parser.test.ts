@@ -3,11 +3,11 @@
  * (route alert, band untouched), a redesign that breaks the parser lowers parser health only (the
  * parser's owner is told, nothing is throttled). Real dev server, real PostgreSQL, real signal store.
  */
-import { ParserHealth, HealthBand } from '../../common/search-attributes';
-import { controlAudit } from '../../db/controls';
-import { listNotifications } from '../../db/notifications';
-import { ingestNow, loopInput, prepareSite, startHealthySite, startLoop, waitForState } from '../helpers/control-loop';
-import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { ParserHealth, HealthBand } from '../../loop/search-attributes';
+import { controlAudit } from '../../server/db/controls';
+import { listNotifications } from '../../server/db/notifications';
+import { ingestNow, loopInput, prepareSite, startHealthySite, startLoop, waitForState } from '../kit/control-loop';
+import { createTestWorker, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

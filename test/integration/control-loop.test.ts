@@ -5,16 +5,16 @@
  * step); a `stop` sent with `target-health decide stop` completes it with a summary.
  */
 import { spawn } from 'node:child_process';
-import { workflowIdForSite } from '../../common/names';
-import { AwaitingHuman, HealthBand, HealthScore, TargetSite } from '../../common/search-attributes';
-import { controlAudit, readControls } from '../../db/controls';
-import { listDecisions } from '../../db/decisions';
-import { listNotifications } from '../../db/notifications';
+import { workflowIdForSite } from '../../core/common/names';
+import { AwaitingHuman, HealthBand, HealthScore, TargetSite } from '../../loop/search-attributes';
+import { controlAudit, readControls } from '../../server/db/controls';
+import { listDecisions } from '../../server/db/decisions';
+import { listNotifications } from '../../server/db/notifications';
 import { ensureTemporalCli } from '../../stack/temporal-cli';
-import { type SiteHealthSummary, stateQuery } from '../../control/messages';
-import { ingestNow, loopInput, prepareSite, startLoop, waitForState } from '../helpers/control-loop';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { type SiteHealthSummary, stateQuery } from '../../loop/messages';
+import { ingestNow, loopInput, prepareSite, startLoop, waitForState } from '../kit/control-loop';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { createPostgresControlsClient } from '@target-health/crawler/postgres';
 import type { ControlsClient } from '@target-health/crawler/controls';
 import type { RecorderLogger } from '@target-health/crawler/recorder';
-import { env, eventually, openHarness, type TestHarness } from '../helpers/services';
-import { changeControls as change } from '../helpers/controls';
+import { env, eventually, openHarness, type TestHarness } from '../kit/services';
+import { changeControls as change } from '../kit/controls';
 
 const newSite = () => `ccpg-${randomUUID().slice(0, 8)}.example.com`;
 const quiet: RecorderLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -3,18 +3,18 @@
  * by version, any spelling of a site, resuming with Last-Event-ID after the connection is cut, a fresh
  * snapshot from a restarted API, the fail-safe while the API is down, a silent stream taken for dead,
  * `unknownSite: 'pause'`, and clear errors for a bad token, a token without `read`, and a wrong URL.
- * Changes are written by the product's own writer (db/controls.ts writeControls, as the action activity).
+ * Changes are written by the product's own writer (server/db/controls.ts writeControls, as the action activity).
  *
  * Between the client and the API sits a TCP relay of the test (not a mock: it forwards bytes) that can cut
  * connections, refuse new ones, freeze, and forward to a restarted API behind the same address.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { createControlsClient, type ControlsClient, type SiteControls } from '../../controls-client';
-import type { RecorderLogger } from '../../recorder';
-import { startTestApi, type TestApi } from '../helpers/api';
-import { eventually, openHarness, type TestHarness } from '../helpers/services';
-import { changeControls as change } from '../helpers/controls';
+import { createControlsClient, type ControlsClient, type SiteControls } from '../../server/compat/controls';
+import type { RecorderLogger } from '../../server/compat/recorder';
+import { startTestApi, type TestApi } from '../kit/api';
+import { eventually, openHarness, type TestHarness } from '../kit/services';
+import { changeControls as change } from '../kit/controls';
 
 /** A TCP relay on a fixed port to a target that can change (a restarted API). */
 interface Relay {

@@ -3,7 +3,7 @@
  * CheerioCrawler with the Target Health adapter crawls the hostile site through three labelled proxies,
  * recording through the HTTP API and obeying the controls it streams, while the real loops (dev server,
  * PostgreSQL) judge each site against a history back-filled from the site's own normal answers. The
- * crawler is a process of its own (demo/crawler-main.ts), as a fleet's crawlers are.
+ * crawler is a process of its own (dev/demo/crawler-main.ts), as a fleet's crawlers are.
  *
  * - shop turns to challenging 35 % of its requests → the loop throttles it → the crawler's rate to shop drops;
  * - news puts up a 403 wall → the loop pauses it → no production request reaches news (canaries do);
@@ -18,14 +18,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { HostileWorld } from '../../hostile-site';
-import type { CrawlerProcessConfig, CrawlerReport } from '../../demo/crawler-main';
-import { resumeUpdate, stateQuery } from '../../control/messages';
-import { createLoopWorker } from '../helpers/control-loop';
-import { startCrawlLoops, startCrawlWorld } from '../helpers/crawl-world';
-import { startTestApi, type TestApi } from '../helpers/api';
-import { waitForLoop } from '../helpers/fault-checks';
-import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
+import type { HostileWorld } from '../../dev/hostile-site';
+import type { CrawlerProcessConfig, CrawlerReport } from '../../dev/demo/crawler-main';
+import { resumeUpdate, stateQuery } from '../../loop/messages';
+import { createLoopWorker } from '../kit/control-loop';
+import { startCrawlLoops, startCrawlWorld } from '../kit/crawl-world';
+import { startTestApi, type TestApi } from '../kit/api';
+import { waitForLoop } from '../kit/fault-checks';
+import { eventually, openHarness, testLogger, type TestHarness } from '../kit/services';
 
 const NOMINAL = 4;
 /** The route whose proxy dies at the end. */
@@ -231,9 +231,13 @@ class CrawlerProcess {
   private stderr = '';
 
   constructor(config: CrawlerProcessConfig) {
-    this.child = spawn(process.execPath, [join(__dirname, '../../dist/demo/crawler-main.js'), JSON.stringify(config)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.child = spawn(
+      process.execPath,
+      [join(__dirname, '../../dist/dev/demo/crawler-main.js'), JSON.stringify(config)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       // Its reports are the JSON lines; anything else on stdout (a library's log line) is not ours.
       if (!line.startsWith('{"at":')) return;

@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { buildApi } from '../../api/server';
-import { apiEnvSchema } from '../../api/settings';
-import { createToken } from '../../api/tokens';
-import { startHostileWorld } from '../../hostile-site';
-import type { CrawlerProcessConfig, CrawlerReport } from '../../demo/crawler-main';
-import { changeControls } from '../helpers/controls';
-import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
+import { buildApi } from '../../server/api/server';
+import { apiEnvSchema } from '../../server/api/settings';
+import { createToken } from '../../server/api/tokens';
+import { startHostileWorld } from '../../dev/hostile-site';
+import type { CrawlerProcessConfig, CrawlerReport } from '../../dev/demo/crawler-main';
+import { changeControls } from '../kit/controls';
+import { eventually, openHarness, testLogger, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {
@@ -60,7 +60,7 @@ test(
     };
     const child = spawn(
       process.execPath,
-      [join(__dirname, '../../dist/demo/crawler-main.js'), JSON.stringify(config)],
+      [join(__dirname, '../../dist/dev/demo/crawler-main.js'), JSON.stringify(config)],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const reports: CrawlerReport[] = [];

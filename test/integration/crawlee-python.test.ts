@@ -1,8 +1,8 @@
 /**
- * The crawlee-python integration (`target_health.crawlee`, integrations/python) with real crawlee-python
+ * The crawlee-python integration (`target_health.crawlee`, packages/python) with real crawlee-python
  * crawls — the newest (1.11) and the oldest supported (1.10.1) — against the real API and PostgreSQL. The
  * package runs as a user installs it: the built wheel (python -m build), never the source tree. The crawl
- * (integrations/python/tests/crawlee/crawl/th_crawl.py, a ParselCrawler set up as the docs show) goes
+ * (packages/python/tests/crawlee/crawl/th_crawl.py, a ParselCrawler set up as the docs show) goes
  * through a forward proxy with a labelled user name to the test site, which answers for any host and
  * counts hits and requests in flight per host. Controls are written by the product's own writer and reach
  * the crawler over the SSE stream:
@@ -19,16 +19,16 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensurePythonVenv, type PythonVenv } from '../../stack/python-venv';
-import { startTestApi, type TestApi } from '../helpers/api';
-import { changeControls as change } from '../helpers/controls';
+import { startTestApi, type TestApi } from '../kit/api';
+import { changeControls as change } from '../kit/controls';
 import {
   installPythonPackage,
   progress,
   PYTHON_PKG as PKG,
   scrapyVenv,
   type InstalledPythonPackage,
-} from '../helpers/scrapy';
-import { eventually, openHarness, type TestHarness } from '../helpers/services';
+} from '../kit/scrapy';
+import { eventually, openHarness, type TestHarness } from '../kit/services';
 import { CHALLENGE_BODY, startTestProxy, startTestSite, type TestProxy, type TestSite } from './crawlee-site';
 
 type Edition = 'newest' | 'oldest';

@@ -6,7 +6,7 @@
  * The test runs it as the README says — the URLs as arguments, PROXY_URL a local forward proxy (user
  * name `residential-de`) — and adds, before its `await crawler.run(urls)`, one observer line that prints each controls
  * change it hears (with the time) and the adapter's counts. Controls are written by the product's own writer
- * (db/controls.ts).
+ * (server/db/controls.ts).
  *
  * - A site paused before the crawler starts, with the API's controls stream answering 3 s late: none of
  *   its requests reaches the site before the resume (the snippet waits for the first controls — without
@@ -27,10 +27,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { transformSync } from '@swc/core';
 import type { TargetHealthStats } from '@target-health/crawler/crawlee';
-import { startTestApi, type TestApi } from '../helpers/api';
-import { changeControls } from '../helpers/controls';
-import { ROOT } from '../helpers/processes';
-import { eventually, openHarness, type TestHarness } from '../helpers/services';
+import { startTestApi, type TestApi } from '../kit/api';
+import { changeControls } from '../kit/controls';
+import { ROOT } from '../kit/processes';
+import { eventually, openHarness, type TestHarness } from '../kit/services';
 import { startTestProxy, startTestSite, waitFor, type TestProxy, type TestSite } from './crawlee-site';
 
 const MARK = '@@th ';

@@ -26,10 +26,10 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startTestApi, type TestApi } from '../helpers/api';
-import { changeControls } from '../helpers/controls';
-import { ROOT } from '../helpers/processes';
-import { eventually, openHarness, type TestHarness } from '../helpers/services';
+import { startTestApi, type TestApi } from '../kit/api';
+import { changeControls } from '../kit/controls';
+import { ROOT } from '../kit/processes';
+import { eventually, openHarness, type TestHarness } from '../kit/services';
 import { startTestProxy, startTestSite, type TestProxy, type TestSite } from './crawlee-site';
 
 const exec = promisify(execFile);

@@ -10,14 +10,14 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createPool, type Pool } from '../../db/pool';
-import { createIngester } from '../../db/signal-store/ingest';
-import { forgetKnownPartitions, partitionName, partitionStart } from '../../db/signal-store/partitions';
+import { createPool, type Pool } from '../../server/db/pool';
+import { createIngester } from '../../server/db/signal-store/ingest';
+import { forgetKnownPartitions, partitionName, partitionStart } from '../../server/db/signal-store/partitions';
 import { createRecorder } from '@target-health/crawler/recorder';
 import { createPostgresControlsClient, postgresSink } from '@target-health/crawler/postgres';
-import { startTestDrainer } from '../helpers/inbox';
-import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
-import { env, eventually } from '../helpers/services';
+import { startTestDrainer } from '../kit/inbox';
+import { privateDatabase, type PrivateDatabase } from '../kit/private-database';
+import { env, eventually } from '../kit/services';
 
 const DAY = 86_400_000;
 const QUIET = { info: () => undefined, warn: () => undefined, error: () => undefined };

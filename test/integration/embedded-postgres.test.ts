@@ -21,7 +21,7 @@ import {
   type EmbeddedPostgresHandle,
 } from '../../stack/embedded-postgres';
 import { PRODUCT_ROLE, secretFileOf } from '../../stack/postgres-secret';
-import { migrateInProcess as migrateUp } from '../helpers/processes';
+import { migrateInProcess as migrateUp } from '../kit/processes';
 
 const execFileAsync = promisify(execFile);
 

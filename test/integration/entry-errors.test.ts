@@ -3,8 +3,8 @@
  * the variable, a non-zero exit, and no stack trace.
  */
 import { freePort } from '../../stack/free-port';
-import { env } from '../helpers/services';
-import { CLI, cleanEnv, run, WORKER, type Finished } from '../helpers/processes';
+import { env } from '../kit/services';
+import { CLI, cleanEnv, run, WORKER, type Finished } from '../kit/processes';
 
 function expectOneLineError(result: Finished, mentions: RegExp): void {
   expect(result.code).not.toBe(0);

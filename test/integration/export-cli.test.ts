@@ -7,10 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEvent } from '@target-health/crawler/events/event';
-import { ingestEvents } from '../../db/signal-store';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
-import { env } from '../helpers/services';
+import { ingestEvents } from '../../server/db/signal-store';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { privateDatabase, type PrivateDatabase } from '../kit/private-database';
+import { env } from '../kit/services';
 
 let db: PrivateDatabase;
 beforeAll(async () => {

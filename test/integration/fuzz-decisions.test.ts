@@ -21,7 +21,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import fc from 'fast-check';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
-import { listDecisions } from '../../db/decisions';
+import { listDecisions } from '../../server/db/decisions';
 import {
   DECISION_KINDS,
   type DecisionKind,
@@ -31,13 +31,13 @@ import {
   decisionMessages,
   stateQuery,
   stopUpdate,
-} from '../../control/messages';
-import { REJECTED_LIMIT } from '../../control/loop-state';
-import { ingestNow, loopInput, prepareSite, startHealthySite } from '../helpers/control-loop';
-import { executeUpdateRetrying } from '../../client/update-retry';
-import { chainHistories, historyFacts } from '../helpers/fault-checks';
-import { createTestWorker, env, openHarness, type TestHarness } from '../helpers/services';
-import { hasRawControl, nastyShortString, nested, objectOf } from '../unit/fuzz/hostile';
+} from '../../loop/messages';
+import { REJECTED_LIMIT } from '../../core/control/loop-state';
+import { ingestNow, loopInput, prepareSite, startHealthySite } from '../kit/control-loop';
+import { executeUpdateRetrying } from '../../server/temporal/update-retry';
+import { chainHistories, historyFacts } from '../kit/fault-checks';
+import { createTestWorker, env, openHarness, type TestHarness } from '../kit/services';
+import { hasRawControl, nastyShortString, nested, objectOf } from '../kit/hostile-fuzz';
 
 const RUNS = Number(process.env.TH_FUZZ_RUNS ?? 200);
 const SEED = Number(process.env.TH_FUZZ_SEED ?? Date.now() % 2 ** 31);
@@ -309,7 +309,7 @@ test(
         // task is running (about 2 MB or 100 events buffered — its accounting also counts what was already
         // buffered, so one 1.5 MB signal can tip it), it fails that task (FORCE_CLOSE_COMMAND), writes the
         // buffered signals and schedules a new task. Workflow code cannot cause that cause; any other is ours
-        // (close races, UNHANDLED_COMMAND, are the server's too and not listed: test/helpers/fault-checks.ts).
+        // (close races, UNHANDLED_COMMAND, are the server's too and not listed: test/kit/fault-checks.ts).
         const failures = facts.workflowTaskFailures.map((f) => {
           const run = runs.findIndex((r) => r.runId === f.runId);
           const events = runs[run]!.events;

@@ -1,5 +1,5 @@
 /**
- * The event inbox's drainer (api/inbox-drainer.ts) on a real PostgreSQL, in a private database (nothing
+ * The event inbox's drainer (server/api/inbox-drainer.ts) on a real PostgreSQL, in a private database (nothing
  * else drains it): woken by NOTIFY (the poll set too slow to matter), it stores a batch and deletes its row;
  * what the store refuses is logged with the batch id and counted, not dropped; a batch the store cannot
  * take now stays in the inbox and is stored once it can; two drainers on one inbox store each batch once.
@@ -11,20 +11,20 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { postgresSink } from '@target-health/crawler/postgres';
-import { InboxDrainer, type DrainResult } from '../../api/inbox-drainer';
-import { ingestBody } from '../../api/events-batch';
-import { createIngester } from '../../db/signal-store/ingest';
-import { inboxBacklog } from '../../db/signal-store/inbox';
-import { createLogger } from '../../logging/logger';
-import { buildApi } from '../../api/server';
-import { apiIngestThreads } from '../../api/start-api';
-import { apiEnvSchema } from '../../api/settings';
-import { createToken } from '../../api/tokens';
+import { InboxDrainer, type DrainResult } from '../../server/api/inbox-drainer';
+import { ingestBody } from '../../server/api/events-batch';
+import { createIngester } from '../../server/db/signal-store/ingest';
+import { inboxBacklog } from '../../server/db/signal-store/inbox';
+import { createLogger } from '../../server/logging/logger';
+import { buildApi } from '../../server/api/server';
+import { apiIngestThreads } from '../../server/api/start-api';
+import { apiEnvSchema } from '../../server/api/settings';
+import { createToken } from '../../server/api/tokens';
 import { join } from 'node:path';
-import { ROOT } from '../helpers/processes';
-import { testLogger } from '../helpers/services';
-import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
-import { env, eventually } from '../helpers/services';
+import { ROOT } from '../kit/processes';
+import { testLogger } from '../kit/services';
+import { privateDatabase, type PrivateDatabase } from '../kit/private-database';
+import { env, eventually } from '../kit/services';
 
 const DAY = 86_400_000;
 const QUIET = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -263,7 +263,10 @@ test('the API drains the inbox through its ingest threads and counts it in /metr
     taskQueue: 'unused',
     logger: testLogger,
     settings,
-    ingestThreads: { ...apiIngestThreads(join(ROOT, 'dist', 'client', 'ingest-worker.js'), db.url), threads: 2 },
+    ingestThreads: {
+      ...apiIngestThreads(join(ROOT, 'dist', 'server', 'ingest', 'ingest-worker.js'), db.url),
+      threads: 2,
+    },
   });
   const sink = postgresSink({ connectionString: db.url, logger: QUIET });
   try {

@@ -10,13 +10,13 @@ import { once } from 'node:events';
 import { createWriteStream, writeFileSync } from 'node:fs';
 import net, { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { createIngester } from '../../db/signal-store/ingest';
+import { createIngester } from '../../server/db/signal-store/ingest';
 import { createRecorder, type EventSink } from '@target-health/crawler/recorder';
 import { postgresSink } from '@target-health/crawler/postgres';
-import { startTestDrainer } from '../helpers/inbox';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
-import { env } from '../helpers/services';
+import { startTestDrainer } from '../kit/inbox';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { privateDatabase, type PrivateDatabase } from '../kit/private-database';
+import { env } from '../kit/services';
 
 // This file adds triggers to the store's tables: it works in a database of its own.
 let db: PrivateDatabase;

@@ -7,14 +7,14 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, chmodSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPool } from '../../db/pool';
+import { createPool } from '../../server/db/pool';
 import { readCliSettings } from '../../stack/cli-settings';
 import { freePort } from '../../stack/free-port';
 import { noCanaryWarning } from '../../client/on-call/canary-hint';
 import { isExecutable } from '../../stack/temporal-cli';
-import { RUNNING_SITES_QUERY } from '../../temporal/list-queries';
-import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../helpers/processes';
-import { eventually } from '../helpers/services';
+import { RUNNING_SITES_QUERY } from '../../loop/list-queries';
+import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../kit/processes';
+import { eventually } from '../kit/services';
 
 function processesUsing(dir: string): string[] {
   const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });

@@ -10,9 +10,9 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deploymentCatalogue } from '../../config/marker-catalogue';
-import { authed, startTestApi, type TestApi } from '../helpers/api';
-import { env, openHarness, type TestHarness } from '../helpers/services';
+import { deploymentCatalogue } from '../../server/config/marker-catalogue';
+import { authed, startTestApi, type TestApi } from '../kit/api';
+import { env, openHarness, type TestHarness } from '../kit/services';
 
 const SHOP_WALL = {
   id: 'shop-wall',
@@ -32,7 +32,7 @@ const previous = process.env.TARGET_HEALTH_MARKERS;
 beforeAll(async () => {
   file = join(mkdtempSync(join(env('TH_TEST_DIR'), 'markers-api-')), 'markers.json');
   writeFileSync(file, JSON.stringify({ version: 1, markers: [] }));
-  // Read by the server's ingester when it is built (config/marker-catalogue.ts, deploymentCatalogue).
+  // Read by the server's ingester when it is built (server/config/marker-catalogue.ts, deploymentCatalogue).
   process.env.TARGET_HEALTH_MARKERS = file;
   h = await openHarness();
   inline = await startTestApi(h);

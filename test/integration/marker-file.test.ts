@@ -7,11 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createIngester } from '../../db/signal-store';
-import { createPool, type Pool } from '../../db/pool';
-import { watchMarkerFile, type CatalogueSource } from '../../config/marker-catalogue';
-import { createLogger } from '../../logging/logger';
-import { env } from '../helpers/services';
+import { createIngester } from '../../server/db/signal-store';
+import { createPool, type Pool } from '../../server/db/pool';
+import { watchMarkerFile, type CatalogueSource } from '../../server/config/marker-catalogue';
+import { createLogger } from '../../server/logging/logger';
+import { env } from '../kit/services';
 
 let pool: Pool;
 let dir: string;

@@ -5,9 +5,9 @@
  * `npm test` builds first).
  */
 import { randomUUID } from 'node:crypto';
-import { createPool } from '../../db/pool';
-import { migrateInProcess } from '../helpers/processes';
-import { env } from '../helpers/services';
+import { createPool } from '../../server/db/pool';
+import { migrateInProcess } from '../kit/processes';
+import { env } from '../kit/services';
 
 test('three concurrent migrateUp calls on an empty database: all succeed, each migration applied once', async () => {
   const shared = env('DATABASE_URL');

@@ -1,5 +1,5 @@
 /**
- * `target-health sites` and `history` as on-call runs them: the real CLI (bin/target-health.js) against
+ * `target-health sites` and `history` as on-call runs them: the real CLI (client/bin/target-health.js) against
  * the dev server (a worker running the loops) and PostgreSQL. Five loops of this run in different bands —
  * healthy, degrading, resisting (waiting), learning, paused by hand — driven by real traffic through the
  * signal store and a real decision; the fleet listed most urgent first, filtered, as text and as JSON
@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { workflowIdForSite } from '../../common/names';
+import { workflowIdForSite } from '../../core/common/names';
 import { type Fleet, fleetSchema } from '../../client/on-call/fleet';
 import { type History, historySchema, type TickRow, type BucketRow } from '../../client/on-call/history';
 import {
@@ -22,9 +22,9 @@ import {
   startHealthySite,
   startLoop,
   waitForState,
-} from '../helpers/control-loop';
-import { CLI, ROOT, cleanEnv, run } from '../helpers/processes';
-import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
+} from '../kit/control-loop';
+import { CLI, ROOT, cleanEnv, run } from '../kit/processes';
+import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 let worker: Worker;

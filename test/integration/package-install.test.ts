@@ -15,7 +15,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT } from '../helpers/processes';
+import { ROOT } from '../kit/processes';
 
 const exec = promisify(execFile);
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -46,13 +46,13 @@ test('npm pack → npm install of the tarball: the crawler-side exports load and
   const [info] = JSON.parse(packed) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const files = new Set(info!.files.map((f) => f.path));
   for (const f of [
-    'dist/recorder/index.js',
-    'dist/recorder/index.d.ts',
-    'dist/controls-client/index.js',
-    'dist/controls-client/index.d.ts',
-    'dist/signals/index.js',
-    'dist/signals/index.d.ts',
-    'bin/target-health.js',
+    'dist/server/compat/recorder.js',
+    'dist/server/compat/recorder.d.ts',
+    'dist/server/compat/controls.js',
+    'dist/server/compat/controls.d.ts',
+    'dist/core/signals/index.js',
+    'dist/core/signals/index.d.ts',
+    'client/bin/target-health.js',
     'README.md',
   ]) {
     expect(files.has(f) ? f : `missing ${f}`).toBe(f);

@@ -5,12 +5,12 @@
  * the assessment of such a window is finite.
  */
 import { randomUUID } from 'node:crypto';
-import { ensurePartitions, readSiteWindows } from '../../db/signal-store';
-import { ALL_ROUTES, routeKey } from '../../db/signal-store/aggregate';
-import { createPool, type Pool } from '../../db/pool';
-import { assess } from '../../scoring';
-import { LATENCY_HISTOGRAM, bucketIndex, bucketValue } from '../../signals/histogram';
-import { env } from '../helpers/services';
+import { ensurePartitions, readSiteWindows } from '../../server/db/signal-store';
+import { ALL_ROUTES, routeKey } from '../../server/db/signal-store/aggregate';
+import { createPool, type Pool } from '../../server/db/pool';
+import { assess } from '../../core/scoring';
+import { LATENCY_HISTOGRAM, bucketIndex, bucketValue } from '../../core/signals/histogram';
+import { env } from '../kit/services';
 
 let pool: Pool;
 beforeAll(() => {

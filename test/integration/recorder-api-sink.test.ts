@@ -8,11 +8,17 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { buildApi } from '../../api/server';
-import { apiEnvSchema } from '../../api/settings';
-import { apiSink, ApiSinkError, createRecorder, type RecorderLogger, type RejectedLine } from '../../recorder';
-import { startTestApi, type TestApi } from '../helpers/api';
-import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
+import { buildApi } from '../../server/api/server';
+import { apiEnvSchema } from '../../server/api/settings';
+import {
+  apiSink,
+  ApiSinkError,
+  createRecorder,
+  type RecorderLogger,
+  type RejectedLine,
+} from '../../server/compat/recorder';
+import { startTestApi, type TestApi } from '../kit/api';
+import { eventually, openHarness, testLogger, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 let api: TestApi;

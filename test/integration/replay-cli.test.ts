@@ -5,12 +5,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createPool, type Pool } from '../../db/pool';
-import type { ReplaySummary, ReplayTick } from '../../replay/types';
-import type { ScenarioTruth } from '../../scenarios/truth';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { env } from '../helpers/services';
-import { simulateAndIngest } from '../helpers/simulated-site';
+import { createPool, type Pool } from '../../server/db/pool';
+import type { ReplaySummary, ReplayTick } from '../../tools/replay/types';
+import type { ScenarioTruth } from '../../core/scenarios/truth';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { env } from '../kit/services';
+import { simulateAndIngest } from '../kit/simulated-site';
 
 let pool: Pool;
 let dir: string;

@@ -5,13 +5,13 @@
  * store and must give the same scores, smoothed scores, bands, reasons and notices at every tick.
  * Also: no look-ahead — an event 1 ms after a tick's time never reaches that tick.
  */
-import { workflowIdForSite } from '../../common/names';
-import { parseSiteHealthInput } from '../../control/config';
-import { historyQuery } from '../../control/messages';
-import { replaySite } from '../../replay/engine';
-import { ingest, eventsOf } from '../../bench/sites-traffic';
-import { loopInput, prepareSite, startLoop, waitForState } from '../helpers/control-loop';
-import { createTestWorker, openHarness, type TestHarness } from '../helpers/services';
+import { workflowIdForSite } from '../../core/common/names';
+import { parseSiteHealthInput } from '../../core/control/config';
+import { historyQuery } from '../../loop/messages';
+import { replaySite } from '../../tools/replay/engine';
+import { ingest, eventsOf } from '../kit/sites-traffic';
+import { loopInput, prepareSite, startLoop, waitForState } from '../kit/control-loop';
+import { createTestWorker, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 /**
  * `target-health review` as a user runs it, on a simulated challenge wave (`simulate` + `ingest`) whose
- * loop history is written through the loop's db functions (bench/chart-history.ts: a replay around the
+ * loop history is written through the loop's db functions (test/kit/chart-history.ts: a replay around the
  * wave, paused until a person resumes after it ended): the Markdown's sections, its figures against the
  * stored rows (control_audit, decisions, minute rollups), the chart beside it parsed, the JSON document
  * against its schema; bad input refused with one line naming the flag, exit 2, nothing written.
@@ -8,14 +8,14 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'cheerio';
-import { recordReplayAsHistory, type RecordedHistory } from '../../bench/chart-history';
+import { recordReplayAsHistory, type RecordedHistory } from '../kit/chart-history';
 import { type Review, reviewSchema } from '../../client/review/schema';
-import { createPool, type Pool } from '../../db/pool';
-import { ALL_ROUTES } from '../../db/signal-store/aggregate';
-import type { ScenarioTruth } from '../../scenarios/truth';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { env } from '../helpers/services';
-import { simulateAndIngest } from '../helpers/simulated-site';
+import { createPool, type Pool } from '../../server/db/pool';
+import { ALL_ROUTES } from '../../server/db/signal-store/aggregate';
+import type { ScenarioTruth } from '../../core/scenarios/truth';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { env } from '../kit/services';
+import { simulateAndIngest } from '../kit/simulated-site';
 
 const M = 60_000;
 const H = 60 * M;

@@ -1,9 +1,9 @@
 /**
  * The loop closed with a real Scrapy crawl (the Scrapy twin of crawl-e2e.test.ts): Scrapy 2.19
- * with the Target Health extension (integrations/python, `target_health.scrapy`) crawls the hostile site through three
+ * with the Target Health extension (packages/python, `target_health.scrapy`) crawls the hostile site through three
  * labelled proxies, recording through the HTTP API and obeying the controls it streams, while the real loops
  * (dev server, PostgreSQL) judge each site against a history back-filled from the site's own normal
- * answers. The spider (integrations/python/tests/scrapy/crawl/monitor_spider.py) is a price monitor: each host
+ * answers. The spider (packages/python/tests/scrapy/crawl/monitor_spider.py) is a price monitor: each host
  * is crawled by a fixed number of chains (a page's callback or errback schedules the next page), plus a
  * canary per host every 2 s.
  *
@@ -16,14 +16,14 @@
  * - at the end every event Scrapy posted is stored once, none rejected or dropped, and every request the
  *   site served has its stored event.
  */
-import { resumeUpdate, stateQuery } from '../../control/messages';
+import { resumeUpdate, stateQuery } from '../../loop/messages';
 import type { PythonVenv } from '../../stack/python-venv';
-import { createLoopWorker } from '../helpers/control-loop';
-import { CRAWL_ROUTES as ROUTES, startCrawlLoops, startCrawlWorld } from '../helpers/crawl-world';
-import { startTestApi, type TestApi } from '../helpers/api';
-import { waitForLoop } from '../helpers/fault-checks';
-import { installPythonPackage, MonitorCrawl, scrapyVenv, type InstalledPythonPackage } from '../helpers/scrapy';
-import { eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
+import { createLoopWorker } from '../kit/control-loop';
+import { CRAWL_ROUTES as ROUTES, startCrawlLoops, startCrawlWorld } from '../kit/crawl-world';
+import { startTestApi, type TestApi } from '../kit/api';
+import { waitForLoop } from '../kit/fault-checks';
+import { installPythonPackage, MonitorCrawl, scrapyVenv, type InstalledPythonPackage } from '../kit/scrapy';
+import { eventually, openHarness, testLogger, type TestHarness } from '../kit/services';
 
 const NOMINAL = 4;
 /**

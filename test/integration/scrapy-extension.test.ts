@@ -1,11 +1,11 @@
 /**
- * The Scrapy extension (integrations/python, `target_health.scrapy`) with a real Scrapy 2.19 crawl against the real API
+ * The Scrapy extension (packages/python, `target_health.scrapy`) with a real Scrapy 2.19 crawl against the real API
  * and PostgreSQL. The Python venv is provisioned in the per-machine cache on first use (stack/python-venv.ts).
  *
  * The crawl goes through a local forward proxy that also plays the sites (a node:http server keeping an
  * access log and the requests in flight per site), so no DNS is needed and the route comes from the
  * proxy's username (`residential-de`). Controls are written by the product's own writer
- * (db/controls.ts), as the action activity writes them, and reach the crawler over the SSE stream:
+ * (server/db/controls.ts), as the action activity writes them, and reach the crawler over the SSE stream:
  * - throttle-…: concurrencyLimit 1 → never more than one request in flight at the server (free-…, at
  *   nominal controls, shows the server does see concurrency);
  * - pause-…: paused + canaryOnly → no production request reaches the server, canaries do; a resume
@@ -21,8 +21,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PythonVenv } from '../../stack/python-venv';
-import { startTestApi, type TestApi } from '../helpers/api';
-import { ROOT } from '../helpers/processes';
+import { startTestApi, type TestApi } from '../kit/api';
+import { ROOT } from '../kit/processes';
 import {
   installPythonPackage,
   PYTHON_PKG as PKG,
@@ -31,9 +31,9 @@ import {
   scrapyVersion,
   type InstalledPythonPackage,
   type ScrapyEdition,
-} from '../helpers/scrapy';
-import { eventually, openHarness, type TestHarness } from '../helpers/services';
-import { changeControls as change } from '../helpers/controls';
+} from '../kit/scrapy';
+import { eventually, openHarness, type TestHarness } from '../kit/services';
+import { changeControls as change } from '../kit/controls';
 
 interface Hit {
   host: string;

@@ -5,9 +5,9 @@
  * keys and NUL/lone-surrogate values). The loop goes on ticking. Real dev server and PostgreSQL.
  */
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
-import { pauseSignal, resumeSignal } from '../../control/messages';
-import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
-import { createTestWorker, openHarness, type TestHarness } from '../helpers/services';
+import { pauseSignal, resumeSignal } from '../../loop/messages';
+import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
+import { createTestWorker, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

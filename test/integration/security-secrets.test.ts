@@ -19,14 +19,14 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { parseCanaryDefinition } from '../../canaries/definition';
-import { selectorProblem } from '../../canary-runner/html';
-import { saveCanaries } from '../../db/canaries';
-import { listNotifications } from '../../db/notifications';
-import { createPool, type Pool } from '../../db/pool';
-import { createLogger } from '../../logging/logger';
+import { parseCanaryDefinition } from '../../core/canaries/definition';
+import { selectorProblem } from '../../server/canary-runner/html';
+import { saveCanaries } from '../../server/db/canaries';
+import { listNotifications } from '../../server/db/notifications';
+import { createPool, type Pool } from '../../server/db/pool';
+import { createLogger } from '../../server/logging/logger';
 import { createWorker } from '../../worker/create-worker';
-import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
+import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
 import {
   answer,
   type Handler,
@@ -35,8 +35,8 @@ import {
   startForwardProxy,
   type FixtureServer,
   type ForwardProxy,
-} from '../helpers/http-fixtures';
-import { env, eventually, openHarness, type TestHarness } from '../helpers/services';
+} from '../kit/http-fixtures';
+import { env, eventually, openHarness, type TestHarness } from '../kit/services';
 
 const core = (): string => randomBytes(8).toString('hex');
 const CORES = {

@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { noCanaryWarning } from '../../client/on-call/canary-hint';
-import { listNotifications } from '../../db/notifications';
-import { createPool, type Pool } from '../../db/pool';
+import { listNotifications } from '../../server/db/notifications';
+import { createPool, type Pool } from '../../server/db/pool';
 import { freePort } from '../../stack/free-port';
-import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../helpers/processes';
-import { env, eventually } from '../helpers/services';
+import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../kit/processes';
+import { env, eventually } from '../kit/services';
 
 const CORE = randomBytes(8).toString('hex');
 const PASSWORD = `St:${CORE}/p@ss%w"rd`;

@@ -4,12 +4,12 @@
  * records the change once, sets the owners once and answers the same; a change of nothing writes nothing.
  */
 import { makeRecordSettingsChange, type RecordSettingsChangeInput } from '../../activities/record-settings-change';
-import { siteHealthConfigSchema } from '../../control/config';
-import { settingsChangeKey } from '../../control/keys';
-import { listSettingsChanges } from '../../db/settings-changes';
-import { findSite } from '../../db/sites';
-import { newSite, registerSite } from '../helpers/control-loop';
-import { openHarness, testLogger, type TestHarness } from '../helpers/services';
+import { siteHealthConfigSchema } from '../../core/control/config';
+import { settingsChangeKey } from '../../core/control/keys';
+import { listSettingsChanges } from '../../server/db/settings-changes';
+import { findSite } from '../../server/db/sites';
+import { newSite, registerSite } from '../kit/control-loop';
+import { openHarness, testLogger, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

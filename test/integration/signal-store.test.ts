@@ -12,14 +12,14 @@ import {
   retentionPolicySchema,
   listPartitions,
   DEFAULT_WINDOW_SPEC,
-} from '../../db/signal-store';
-import { OTHER_LABEL, OTHER_PAGE_TYPE, OTHER_ROUTES } from '../../db/signal-store/aggregate';
-import { DEFAULT_CARDINALITY_CAPS } from '../../db/signal-store/cardinality';
-import { LATENCY_HISTOGRAM, nearestRank } from '../../signals/histogram';
+} from '../../server/db/signal-store';
+import { OTHER_LABEL, OTHER_PAGE_TYPE, OTHER_ROUTES } from '../../server/db/signal-store/aggregate';
+import { DEFAULT_CARDINALITY_CAPS } from '../../server/db/signal-store/cardinality';
+import { LATENCY_HISTOGRAM, nearestRank } from '../../core/signals/histogram';
 import { EMBEDDED_POSTGRES_SETTINGS } from '../../stack/embedded-postgres';
-import { privateDatabase, type PrivateDatabase } from '../helpers/private-database';
-import { env } from '../helpers/services';
-import { createPool } from '../../db/pool';
+import { privateDatabase, type PrivateDatabase } from '../kit/private-database';
+import { env } from '../kit/services';
+import { createPool } from '../../server/db/pool';
 
 // This file adds triggers to the store's tables: it works in a database of its own.
 let db: PrivateDatabase;

@@ -7,10 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createPool, type Pool } from '../../db/pool';
-import { scenarioTruthSchema } from '../../scenarios/truth';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { env } from '../helpers/services';
+import { createPool, type Pool } from '../../server/db/pool';
+import { scenarioTruthSchema } from '../../core/scenarios/truth';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { env } from '../kit/services';
 
 let pool: Pool;
 let dir: string;

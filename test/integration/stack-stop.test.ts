@@ -9,11 +9,11 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPool } from '../../db/pool';
+import { createPool } from '../../server/db/pool';
 import { readCliSettings } from '../../stack/cli-settings';
 import { freePort } from '../../stack/free-port';
-import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../helpers/processes';
-import { eventually } from '../helpers/services';
+import { CLI, cleanEnv, run, STACK, startUntil, waitForExit } from '../kit/processes';
+import { eventually } from '../kit/services';
 
 /** Processes whose command line names the data folder (the dev server's SQLite file, PostgreSQL's -D). */
 function processesUsing(dir: string): string[] {

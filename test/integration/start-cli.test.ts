@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { workflowIdForSite } from '../../common/names';
+import { workflowIdForSite } from '../../core/common/names';
 import { noCanaryWarning } from '../../client/on-call/canary-hint';
-import { settingsQuery, stateQuery } from '../../control/messages';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { settingsQuery, stateQuery } from '../../loop/messages';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 let worker: Worker;

@@ -1,6 +1,6 @@
 /**
  * `target-health status` explained, `explain <site> --at T`, the sparklines of `sites` and `status`, and
- * `start`'s warning without a canary — the real CLI (bin/target-health.js) against the dev server (a
+ * `start`'s warning without a canary — the real CLI (client/bin/target-health.js) against the dev server (a
  * worker running the loops) and PostgreSQL. Two loops driven by real traffic through the signal store:
  * one healthy, one that went healthy → degrading → resisting and waits for a person, without a canary.
  * The explanations are checked against the stored assessments they come from; every bad input is one
@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { workflowIdForSite } from '../../common/names';
+import { workflowIdForSite } from '../../core/common/names';
 import { type Explained, explainSchema } from '../../client/on-call/explain-at';
 import { fleetSchema } from '../../client/on-call/fleet';
 import { type Status, decideCommands, statusSchema } from '../../client/on-call/status';
@@ -21,9 +21,9 @@ import {
   registerSite,
   startHealthySite,
   waitForState,
-} from '../helpers/control-loop';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { createTestWorker, env, openHarness, type TestHarness } from '../helpers/services';
+} from '../kit/control-loop';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { createTestWorker, env, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 let worker: Worker;

@@ -1,8 +1,8 @@
 /**
- * Temporal as on-call meets it, through the real CLI (bin/target-health.js) and the dev server:
+ * Temporal as on-call meets it, through the real CLI (client/bin/target-health.js) and the dev server:
  * `target-health temporal …` runs the provisioned Temporal CLI with the project's connection settings
  * (typed flags win, exit codes come back, a bad setting or a missing binary is one line); and the list
- * queries docs/on-call.md shows — checked to be exactly temporal/list-queries.ts — list only site loops or
+ * queries docs/on-call.md shows — checked to be exactly loop/list-queries.ts — list only site loops or
  * only notification deliveries, with a real site paused by the loop (its deliveries started by the loop)
  * and a delivery that gave up.
  */
@@ -12,13 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { z } from 'zod';
-import { workflowIdForSite } from '../../common/names';
-import { DELIVER_NOTIFICATION_WORKFLOW, SITE_HEALTH_WORKFLOW } from '../../control/messages';
+import { workflowIdForSite } from '../../core/common/names';
+import { DELIVER_NOTIFICATION_WORKFLOW, SITE_HEALTH_WORKFLOW } from '../../loop/messages';
 import { freePort } from '../../stack/free-port';
-import { listQueries, listQueryCommands } from '../../temporal/list-queries';
-import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
-import { CLI, ROOT, cleanEnv, run } from '../helpers/processes';
-import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { listQueries, listQueryCommands } from '../../loop/list-queries';
+import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
+import { CLI, ROOT, cleanEnv, run } from '../kit/processes';
+import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 let worker: Worker;
@@ -80,7 +80,7 @@ afterAll(async () => {
   await h.close();
 });
 
-test('docs/on-call.md shows exactly the list queries of temporal/list-queries.ts', () => {
+test('docs/on-call.md shows exactly the list queries of loop/list-queries.ts', () => {
   const doc = readFileSync(join(ROOT, 'docs', 'on-call.md'), 'utf8');
   const block = /<!-- list-queries[^>]*-->\n```sh\n([\s\S]*?)\n```\n<!-- \/list-queries -->/.exec(doc);
   expect(block).not.toBeNull();

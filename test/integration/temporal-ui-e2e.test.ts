@@ -11,17 +11,17 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { type Browser, chromium } from 'playwright-core';
-import { workflowIdForSite } from '../../common/names';
-import { decideCommand } from '../../control/details';
-import { listNotifications } from '../../db/notifications';
+import { workflowIdForSite } from '../../core/common/names';
+import { decideCommand } from '../../core/control/details';
+import { listNotifications } from '../../server/db/notifications';
 import { ensureChromium } from '../../stack/chromium';
 import { freePort } from '../../stack/free-port';
 import { ensureTemporalCli } from '../../stack/temporal-cli';
 import { type DevServerHandle, startTemporalDevServer } from '../../stack/temporal-dev-server';
 import { createWorker } from '../../worker/create-worker';
-import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../helpers/control-loop';
-import { CLI, cleanEnv, run } from '../helpers/processes';
-import { env, eventually, openHarness, testLogger, type TestHarness } from '../helpers/services';
+import { ingestNow, loopInput, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
+import { CLI, cleanEnv, run } from '../kit/processes';
+import { env, eventually, openHarness, testLogger, type TestHarness } from '../kit/services';
 
 const quiet = { info: () => undefined, warn: (m: string) => process.stderr.write(`[ui e2e] ${m}\n`) };
 

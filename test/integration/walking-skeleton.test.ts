@@ -3,11 +3,11 @@
  * durable timer, its activity reads the database, and the run is visible with its search attributes.
  */
 import { randomUUID } from 'node:crypto';
-import { workflowIdForSite } from '../../common/names';
-import { HealthBand, TargetSite } from '../../common/search-attributes';
-import { upsertSite } from '../../db/sites';
-import { SITE_HEALTH_WORKFLOW, type SiteHealthWorkflow, stateQuery } from '../../control/messages';
-import { createTestWorker, eventually, openHarness, type TestHarness } from '../helpers/services';
+import { workflowIdForSite } from '../../core/common/names';
+import { HealthBand, TargetSite } from '../../loop/search-attributes';
+import { upsertSite } from '../../server/db/sites';
+import { SITE_HEALTH_WORKFLOW, type SiteHealthWorkflow, stateQuery } from '../../loop/messages';
+import { createTestWorker, eventually, openHarness, type TestHarness } from '../kit/services';
 
 let h: TestHarness;
 beforeAll(async () => {

@@ -8,9 +8,9 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Activities } from '../../activities';
-import { deliveryWorkflowId } from '../../control/keys';
-import { DELIVER_NOTIFICATION_WORKFLOW, type DeliveryReport, LoopErrors } from '../../control/messages';
-import { DAY, HOUR, createStubWorker, reportWallTime, serverClock, startTimeSkipping } from '../helpers/time-skipping';
+import { deliveryWorkflowId } from '../../core/control/keys';
+import { DELIVER_NOTIFICATION_WORKFLOW, type DeliveryReport, LoopErrors } from '../../loop/messages';
+import { DAY, HOUR, createStubWorker, reportWallTime, serverClock, startTimeSkipping } from '../kit/time-skipping';
 
 type DeliveryActivities = Pick<Activities, 'deliverNotification' | 'markNotificationFailed'>;
 

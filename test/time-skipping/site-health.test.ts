@@ -2,11 +2,11 @@
  * The per-site loop on skipped time, for what real-time tests cannot reach: a resisting site paused
  * and waiting days for a person, reminded every few hours, then resumed; and the same wait carried
  * through many continue-as-new runs. The real workflow code (the worker bundle) with stub activities
- * typed from the real ones (test/helpers/stub-loop-activities.ts).
+ * typed from the real ones (test/kit/stub-loop-activities.ts).
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AssessSiteInput } from '../../activities';
-import { workflowIdForSite } from '../../common/names';
+import { workflowIdForSite } from '../../core/common/names';
 import {
   SITE_HEALTH_WORKFLOW,
   type SiteHealthInput,
@@ -14,9 +14,9 @@ import {
   resumeUpdate,
   stateQuery,
   stopSignal,
-} from '../../control/messages';
-import { healthyTraffic, loopStubs, noticesOf, resistingTraffic } from '../helpers/stub-loop-activities';
-import { DAY, HOUR, createStubWorker, reportWallTime, startTimeSkipping } from '../helpers/time-skipping';
+} from '../../loop/messages';
+import { healthyTraffic, loopStubs, noticesOf, resistingTraffic } from '../kit/stub-loop-activities';
+import { DAY, HOUR, createStubWorker, reportWallTime, startTimeSkipping } from '../kit/time-skipping';
 
 reportWallTime('site-health.test.ts');
 
@@ -42,7 +42,7 @@ function hourlyLoop(site: string, overrides: Partial<SiteHealthInput> = {}): Sit
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
- * Ticks fall on the tick interval's grid (control/schedule.ts): the first at once, the next on the
+ * Ticks fall on the tick interval's grid (core/control/schedule.ts): the first at once, the next on the
  * hour. Starting on the hour makes them 0, 1, 2 h after the start, as the comments below count them.
  */
 async function waitForTheHour(): Promise<void> {

@@ -1,7 +1,7 @@
 /** bench:sites counts a site loop's ticks due in the measured window from its schedule's slots. */
 import { temporal } from '@temporalio/proto';
 import { msToTs } from '@temporalio/common/lib/time';
-import { firstTaskWaitMs, slotsDue } from '../../bench/history-lag';
+import { firstTaskWaitMs, slotsDue } from '../../dev/bench/history-lag';
 
 test('slots phase + k × interval inside [from, to)', () => {
   // Slots at 5, 15, 25, 35, …

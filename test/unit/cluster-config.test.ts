@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
+import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../loop/search-attributes';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_SERVER_VERSION } from '../../stack/cluster/binaries';
 import {
   CLUSTER_DEPLOY_DIR,

@@ -1,4 +1,4 @@
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import {
   loadDatabaseUrl,
   loadLocalStackSettings,
@@ -7,7 +7,7 @@ import {
   loadOptionalDatabaseUrl,
   loadTemporalSettings,
   loadWorkerTuning,
-} from '../../config/env';
+} from '../../server/config/env';
 
 function message(fn: () => unknown): string {
   try {

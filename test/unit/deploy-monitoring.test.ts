@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { createApiMetrics } from '../../api/metrics';
-import { registerSiteGauges } from '../../api/site-metrics';
-import type { SiteSnapshot } from '../../api/site-snapshot';
+import { createApiMetrics } from '../../server/api/metrics';
+import { registerSiteGauges } from '../../server/api/site-metrics';
+import type { SiteSnapshot } from '../../server/api/site-snapshot';
 
 const root = join(__dirname, '..', '..');
 

@@ -35,7 +35,7 @@ test('every project module in the workflow bundle is under the determinism lint'
   const modules = await bundledProjectModules();
   // The bundle holds at least the workflow, the control core and the scoring it uses.
   expect(modules).toEqual(
-    expect.arrayContaining(['workflows/site-health.ts', 'control/plan/index.ts', 'scoring/site-state.ts']),
+    expect.arrayContaining(['workflows/site-health.ts', 'core/control/plan/index.ts', 'core/scoring/site-state.ts']),
   );
   // ESLint's config is an ES module, which Jest's CommonJS runtime cannot load: ask a child Node.
   const script = `

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { parse } from 'yaml';
 import { EMBEDDED_POSTGRES_SETTINGS } from '../../stack/embedded-postgres';
-import { loadApiSettings } from '../../api/settings';
+import { loadApiSettings } from '../../server/api/settings';
 
 interface Service {
   image?: string;
@@ -87,9 +87,11 @@ test('the API runs the same image as the worker: migrate, then `target-health ap
   const a = s.api!;
   expect(a.build).toBe(s.worker!.build);
   expect(a.entrypoint).toEqual(['/bin/sh', '-c']);
-  expect(a.command).toEqual(['node bin/target-health.js migrate && exec node bin/target-health.js api']);
+  expect(a.command).toEqual(['node client/bin/target-health.js migrate && exec node client/bin/target-health.js api']);
   // The bin the command names is the one the Dockerfile copies into the image.
-  expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(/COPY --from=build \/app\/bin \.\/bin/);
+  expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(
+    /COPY --from=build \/app\/client\/bin \.\/client\/bin/,
+  );
   expect(a.environment).toMatchObject({
     TH_API_HOST: '0.0.0.0',
     TH_API_PORT: '8787',
@@ -124,7 +126,7 @@ test("the application's database is created by the mounted init script", () => {
 test('the Dockerfile builds and runs the worker entry with the migrations alongside', () => {
   const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
   expect(dockerfile).toMatch(/RUN npm ci/);
-  expect(dockerfile).toMatch(/COPY --from=build \/app\/db\/migrations/);
+  expect(dockerfile).toMatch(/COPY --from=build \/app\/server\/db\/migrations \.\/server\/db\/migrations/);
   // The worker imports the event schema and classifier from the crawler package, linked from node_modules.
   expect(dockerfile).toMatch(/COPY packages\/crawler\/package.json \.\/packages\/crawler\/\nRUN npm ci/);
   expect(dockerfile).toMatch(/COPY --from=build \/app\/packages\/crawler\/dist \.\/packages\/crawler\/dist/);

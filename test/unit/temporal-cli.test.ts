@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { ensureTemporalCli, temporalCacheDir } from '../../stack/temporal-cli';
 
 const quiet = { info: jest.fn(), warn: jest.fn() };

@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { UserError } from '../../common/user-error';
+import { UserError } from '../../core/common/user-error';
 import { ensureTemporalTestServer, testServerCacheDir, testServerExecutable } from '../../stack/temporal-test-server';
 
 const quiet = { info: jest.fn(), warn: jest.fn() };

@@ -67,7 +67,7 @@ const projectFiles = (): string[] => shared.filter((m) => m.endsWith('.ts'));
 test('the shared graph is every pure module the workflows use; only workflows/ and the SDK-defined messages stay per workflow', () => {
   expect(shared).toContain('zod');
   expect(projectFiles()).toEqual(
-    expect.arrayContaining(['control/plan/index.ts', 'scoring/site-state.ts', 'control/decide.ts']),
+    expect.arrayContaining(['core/control/plan/index.ts', 'core/scoring/site-state.ts', 'core/control/decide.ts']),
   );
   const perWorkflow = new Set(PER_WORKFLOW_MODULES.map((m) => `${m}.ts`));
   const notShared = product.filter((m) => !shared.includes(m) && !m.startsWith('workflows/') && !perWorkflow.has(m));

@@ -2,10 +2,10 @@
  * The pure parts of `POST /v1/events`: the metric label of a rejection (bounded: a crawler's own field
  * names never become series), the media-type and encoding checks, and the JSON-array decoding.
  */
-import { decodeJsonArray, decodeNdjsonLines, rejectionField } from '../../../api/events-batch';
-import { BodyError, mediaTypeOf, requireEncoding, requireMediaType } from '../../../api/request-body';
-import { parseBatch } from '../../../db/signal-store/ingest';
-import { parseNdjsonLines } from '../../../client/ndjson-batch';
+import { decodeJsonArray, decodeNdjsonLines, rejectionField } from '../../../server/api/events-batch';
+import { BodyError, mediaTypeOf, requireEncoding, requireMediaType } from '../../../server/api/request-body';
+import { parseBatch } from '../../../server/db/signal-store/ingest';
+import { parseNdjsonLines } from '../../../server/ingest/ndjson-batch';
 
 describe('rejectionField', () => {
   test('labels the messages the parsers really produce by the field they name', () => {

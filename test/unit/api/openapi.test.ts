@@ -17,10 +17,10 @@ import {
   openApiPath,
   registeredRoutes,
   undocumentedRoutes,
-} from '../../../api/openapi';
-import { buildApi } from '../../../api/server';
-import { apiEnvSchema } from '../../../api/settings';
-import { createPool, type Pool } from '../../../db/pool';
+} from '../../../server/api/openapi';
+import { buildApi } from '../../../server/api/server';
+import { apiEnvSchema } from '../../../server/api/settings';
+import { createPool, type Pool } from '../../../server/db/pool';
 
 let app: FastifyInstance;
 let pool: Pool;

@@ -1,14 +1,14 @@
 /**
- * The per-site gauges (api/site-metrics.ts) as Prometheus text, from given snapshots: the band as a
+ * The per-site gauges (server/api/site-metrics.ts) as Prometheus text, from given snapshots: the band as a
  * state set, a gone site disappearing, a source that could not be read leaving its gauges out (not
- * zeros); and the snapshot reader's cache (api/site-snapshot.ts): concurrent scrapes share one read,
+ * zeros); and the snapshot reader's cache (server/api/site-snapshot.ts): concurrent scrapes share one read,
  * a new read after the cache period, a failing source reported and left out.
  */
 import type { Client } from '@temporalio/client';
 import { Registry } from 'prom-client';
-import type { Pool } from '../../../db/pool';
-import { registerSiteGauges } from '../../../api/site-metrics';
-import { createSnapshotReader, type SiteSnapshot } from '../../../api/site-snapshot';
+import type { Pool } from '../../../server/db/pool';
+import { registerSiteGauges } from '../../../server/api/site-metrics';
+import { createSnapshotReader, type SiteSnapshot } from '../../../server/api/site-snapshot';
 
 const facts = {
   band: 'resisting',

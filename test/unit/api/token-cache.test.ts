@@ -1,9 +1,9 @@
 /**
- * The API's token cache (api/token-cache.ts): valid and unknown tokens in two bounded maps, so a flood
+ * The API's token cache (server/api/token-cache.ts): valid and unknown tokens in two bounded maps, so a flood
  * of unknown tokens never evicts a valid one (an earlier one map, emptied at 10,000 entries, did).
  */
-import { LookupBudget, TokenCache } from '../../../api/token-cache';
-import type { Principal } from '../../../api/tokens';
+import { LookupBudget, TokenCache } from '../../../server/api/token-cache';
+import type { Principal } from '../../../server/api/tokens';
 
 const reader: Principal = { name: 'crawler-eu', scopes: new Set(['read']) };
 

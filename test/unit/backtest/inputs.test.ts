@@ -2,10 +2,10 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loopConfigFor, readConfigSettings } from '../../../backtest/config-file';
-import { readScenarioDir } from '../../../backtest/scenario-dir';
-import { DAY_MS, shiftDaysFor, shiftEventLine, shiftTruth, spanProblem } from '../../../backtest/time-shift';
-import type { ScenarioTruth } from '../../../scenarios/truth';
+import { loopConfigFor, readConfigSettings } from '../../../tools/backtest/config-file';
+import { readScenarioDir } from '../../../tools/backtest/scenario-dir';
+import { DAY_MS, shiftDaysFor, shiftEventLine, shiftTruth, spanProblem } from '../../../tools/backtest/time-shift';
+import type { ScenarioTruth } from '../../../core/scenarios/truth';
 
 const made: string[] = [];
 const tempDir = (prefix: string): string => {

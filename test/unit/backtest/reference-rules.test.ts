@@ -6,7 +6,7 @@ import {
   RULES_LOOKBACK_MS,
   evaluateReferenceRules,
   type MinuteCounts,
-} from '../../../backtest/reference-rules';
+} from '../../../tools/backtest/reference-rules';
 
 const DAY_START = Date.parse('2025-03-14T00:00:00.000Z');
 const at = (minutes: number) => DAY_START + minutes * MINUTE_MS;

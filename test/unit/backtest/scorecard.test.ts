@@ -1,10 +1,17 @@
-import { actionPolicySchema } from '../../../control/controls';
-import type { Controls } from '../../../control/controls';
-import type { HealthBand } from '../../../common/names';
-import type { ReplayNotice, ReplayTick } from '../../../replay/types';
-import type { ScenarioTruth } from '../../../scenarios/truth';
-import { buildScorecard, median, routeMatches, scoreLoop, scoreRule, scoreScenario } from '../../../backtest/scorecard';
-import { formatDuration, formatScorecardJson, formatScorecardText } from '../../../backtest/format';
+import { actionPolicySchema } from '../../../core/control/controls';
+import type { Controls } from '../../../core/control/controls';
+import type { HealthBand } from '../../../core/common/names';
+import type { ReplayNotice, ReplayTick } from '../../../tools/replay/types';
+import type { ScenarioTruth } from '../../../core/scenarios/truth';
+import {
+  buildScorecard,
+  median,
+  routeMatches,
+  scoreLoop,
+  scoreRule,
+  scoreScenario,
+} from '../../../tools/backtest/scorecard';
+import { formatDuration, formatScorecardJson, formatScorecardText } from '../../../tools/backtest/format';
 
 const POLICY = actionPolicySchema().parse({});
 const MIN = 60_000;

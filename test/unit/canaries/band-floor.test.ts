@@ -3,8 +3,8 @@ import {
   applyCanaryFloorToTick,
   canaryPolicySchema,
   DEFAULT_CANARY_POLICY,
-} from '../../../canaries/band-floor';
-import { advanceSiteState, assess, INITIAL_SITE_STATE, makeWindow } from '../../../scoring';
+} from '../../../core/canaries/band-floor';
+import { advanceSiteState, assess, INITIAL_SITE_STATE, makeWindow } from '../../../core/scoring';
 
 describe('canary band floor', () => {
   test('by default a mismatch puts a healthy (or learning) site in degrading and heads the reasons', () => {

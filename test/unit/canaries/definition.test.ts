@@ -7,10 +7,10 @@ import {
   parseCanaryDefinition as parseWith,
   parseCanaryFile as parseFileWith,
   readStoredDefinition,
-} from '../../../canaries/definition';
-import { parseReachPolicy } from '../../../canaries/reach';
-import { parseRouteTable } from '../../../canaries/routes';
-import { selectorProblem } from '../../../canary-runner/html';
+} from '../../../core/canaries/definition';
+import { parseReachPolicy } from '../../../core/canaries/reach';
+import { parseRouteTable } from '../../../core/canaries/routes';
+import { selectorProblem } from '../../../server/canary-runner/html';
 
 // Definitions are always checked with the selector engine that evaluates them (cheerio, as in the CLI).
 const parseCanaryDefinition = (input: unknown, options: Omit<DefinitionOptions, 'selectorProblem'> = {}) =>

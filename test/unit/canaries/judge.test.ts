@@ -2,16 +2,16 @@
  * The verdict on one fetch, on the real fixture pages the classifier is tested with: the production
  * classifier speaks first; only a normal page is checked against the known answer.
  */
-import { checkContent as checkWith } from '../../../canaries/check';
-import { parseCanaryDefinition } from '../../../canaries/definition';
-import type { Expectation } from '../../../canaries/expectation';
-import type { FetchOutcome } from '../../../canaries/fetch-outcome';
+import { checkContent as checkWith } from '../../../core/canaries/check';
+import { parseCanaryDefinition } from '../../../core/canaries/definition';
+import type { Expectation } from '../../../core/canaries/expectation';
+import type { FetchOutcome } from '../../../core/canaries/fetch-outcome';
 import type { Classifier } from '@target-health/crawler/events/classify';
-import { judgeCanary as judgeWith } from '../../../canaries/judge';
-import { parseHtml, selectorProblem } from '../../../canary-runner/html';
+import { judgeCanary as judgeWith } from '../../../core/canaries/judge';
+import { parseHtml, selectorProblem } from '../../../server/canary-runner/html';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import { compileClassifier } from '@target-health/crawler/events/classify';
-import { fixturePage as page, productPage } from '../../helpers/http-fixtures';
+import { fixturePage as page, productPage } from '../../kit/http-fixtures';
 
 const PRODUCT = productPage();
 const classify = compileClassifier();

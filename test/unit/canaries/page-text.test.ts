@@ -1,8 +1,8 @@
 /**
- * Title and visible text of a page for error evidence (canaries/page-text.ts): the same text the old
+ * Title and visible text of a page for error evidence (core/canaries/page-text.ts): the same text the old
  * regexes gave, in one linear pass whatever the page holds.
  */
-import { pageTitle, visibleTextStart } from '../../../canaries/page-text';
+import { pageTitle, visibleTextStart } from '../../../core/canaries/page-text';
 
 /** What the evidence used before: quadratic on unclosed tags, kept here as the reference on small pages. */
 const reference = (html: string, limit: number) =>

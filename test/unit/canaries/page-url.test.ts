@@ -1,17 +1,17 @@
 /**
- * A canary page URL's secrets (canaries/page-url.ts, docs/security.md): user info refused when defined,
+ * A canary page URL's secrets (core/canaries/page-url.ts, docs/security.md): user info refused when defined,
  * secret query values masked wherever a URL or a run's text is shown, a page echoing its own URL
  * included.
  */
 import fc from 'fast-check';
-import { parseCanaryDefinition, parseCanaryFile, readStoredDefinition } from '../../../canaries/definition';
-import type { FetchOutcome } from '../../../canaries/fetch-outcome';
-import { judgeCanary } from '../../../canaries/judge';
-import { pageTextCleaner, pageUrlSecrets, redactPageUrl } from '../../../canaries/page-url';
-import { parseHtml, selectorProblem } from '../../../canary-runner/html';
-import { type CanaryRun, withoutPageSecrets } from '../../../canary-runner/run-canary';
+import { parseCanaryDefinition, parseCanaryFile, readStoredDefinition } from '../../../core/canaries/definition';
+import type { FetchOutcome } from '../../../core/canaries/fetch-outcome';
+import { judgeCanary } from '../../../core/canaries/judge';
+import { pageTextCleaner, pageUrlSecrets, redactPageUrl } from '../../../core/canaries/page-url';
+import { parseHtml, selectorProblem } from '../../../server/canary-runner/html';
+import { type CanaryRun, withoutPageSecrets } from '../../../server/canary-runner/run-canary';
 import { compileClassifier } from '@target-health/crawler/events/classify';
-import { productPage } from '../../helpers/http-fixtures';
+import { productPage } from '../../kit/http-fixtures';
 
 const TOKEN = 'tk-7f3a9c1e5b2d';
 

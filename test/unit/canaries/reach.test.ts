@@ -1,5 +1,5 @@
 /**
- * What canaries may reach (canaries/reach.ts): the host rule against the canary's site, the address rule
+ * What canaries may reach (core/canaries/reach.ts): the host rule against the canary's site, the address rule
  * for every address, and the operator's TARGET_HEALTH_CANARY_ALLOWED_TARGETS.
  */
 import {
@@ -9,7 +9,7 @@ import {
   parseReachPolicy,
   type ReachPolicy,
   urlReachProblem,
-} from '../../../canaries/reach';
+} from '../../../core/canaries/reach';
 
 function policy(raw: string): ReachPolicy {
   const parsed = parseReachPolicy(raw);

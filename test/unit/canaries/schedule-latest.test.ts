@@ -1,6 +1,6 @@
-import { canaryWindowInput, formatCanaryEvidence } from '../../../canaries/latest';
-import { runKeyFor, slotFor, stableOffset } from '../../../canaries/schedule';
-import type { CanaryRunSummary } from '../../../canaries/types';
+import { canaryWindowInput, formatCanaryEvidence } from '../../../core/canaries/latest';
+import { runKeyFor, slotFor, stableOffset } from '../../../core/canaries/schedule';
+import type { CanaryRunSummary } from '../../../core/canaries/types';
 
 const MIN = 60_000;
 const T0 = Date.parse('2025-03-14T10:00:00.000Z');

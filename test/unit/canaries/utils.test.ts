@@ -1,21 +1,21 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { definitionFromFlags, usedDefinitionFlags } from '../../../client/commands/canary-flags';
-import { parseCanaryDefinition } from '../../../canaries/definition';
-import { formatDurationMs, parseDurationMs } from '../../../canaries/duration';
-import { networkErrorOf } from '../../../canary-runner/fetch';
-import { selectorProblem } from '../../../canary-runner/html';
-import { pointerProblem, resolvePointer } from '../../../canaries/json-pointer';
-import { parseDisplayedNumber } from '../../../canaries/numbers';
-import { checkProxyUrl, proxyEndpoint, redactProxyUrl } from '../../../canaries/proxy-url';
-import { DEFAULT_REACH } from '../../../canaries/reach';
-import { resolveRoute } from '../../../canaries/routes';
-import { DEFAULT_CANARY_USER_AGENT, loadCanarySettings } from '../../../canary-runner/settings';
-import { UserError } from '../../../common/user-error';
+import { parseCanaryDefinition } from '../../../core/canaries/definition';
+import { formatDurationMs, parseDurationMs } from '../../../core/canaries/duration';
+import { networkErrorOf } from '../../../server/canary-runner/fetch';
+import { selectorProblem } from '../../../server/canary-runner/html';
+import { pointerProblem, resolvePointer } from '../../../core/canaries/json-pointer';
+import { parseDisplayedNumber } from '../../../core/canaries/numbers';
+import { checkProxyUrl, proxyEndpoint, redactProxyUrl } from '../../../core/canaries/proxy-url';
+import { DEFAULT_REACH } from '../../../core/canaries/reach';
+import { resolveRoute } from '../../../core/canaries/routes';
+import { DEFAULT_CANARY_USER_AGENT, loadCanarySettings } from '../../../server/canary-runner/settings';
+import { UserError } from '../../../core/common/user-error';
 import { cutText, isWellFormed, wellFormed } from '@target-health/crawler/events/well-formed';
-import { DEFAULT_CANARY_POLICY } from '../../../canaries/band-floor';
-import { DEFAULT_MAX_AGE_INTERVALS } from '../../../canaries/latest';
-import { DEFAULT_BASELINE_TRUST } from '../../../db/canaries';
+import { DEFAULT_CANARY_POLICY } from '../../../core/canaries/band-floor';
+import { DEFAULT_MAX_AGE_INTERVALS } from '../../../core/canaries/latest';
+import { DEFAULT_BASELINE_TRUST } from '../../../server/db/canaries';
 
 describe('displayed numbers', () => {
   test.each([
@@ -271,15 +271,15 @@ describe('canary add flags', () => {
   });
 });
 
-describe('canaries/ holds pure rules only', () => {
+describe('core/canaries/ holds pure rules only', () => {
   // The control loop imports some of these from workflow code (Temporal's sandbox forbids Node builtins
-  // and I/O), and the folder must not depend on db/, activities/, client/ or canary-runner/ (which
+  // and I/O), and the folder must not depend on server/db/, activities/, client/ or server/canary-runner/ (which
   // depend on it); the crawler package's `events` modules are pure too. The lint's deterministic block
   // says the same for Node builtins and I/O libraries.
-  const folder = join(__dirname, '..', '..', '..', 'canaries');
+  const folder = join(__dirname, '..', '..', '..', 'core', 'canaries');
   const files = readdirSync(folder).filter((f) => f.endsWith('.ts'));
   test('the folder is not empty', () => expect(files.length).toBeGreaterThan(10));
-  test.each(files)('canaries/%s imports only pure modules', (file) => {
+  test.each(files)('core/canaries/%s imports only pure modules', (file) => {
     const source = readFileSync(join(folder, file), 'utf8');
     const imports = [...source.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
     for (const spec of imports)

@@ -1,4 +1,4 @@
-import { chooseResolution, describeBucket, MAX_POINTS, withinMinuteRetention } from '../../../charts/resolution';
+import { chooseResolution, describeBucket, MAX_POINTS, withinMinuteRetention } from '../../../tools/charts/resolution';
 
 const H = 3_600_000;
 const D = 24 * H;

@@ -1,5 +1,5 @@
-import { bandPeriods, dailyBaselines, scoreBuckets, type DayTotals } from '../../../charts/series';
-import { LATENCY_HISTOGRAM, bucketIndex, emptyHistogram } from '../../../signals/histogram';
+import { bandPeriods, dailyBaselines, scoreBuckets, type DayTotals } from '../../../tools/charts/series';
+import { LATENCY_HISTOGRAM, bucketIndex, emptyHistogram } from '../../../core/signals/histogram';
 
 const M = 60_000;
 const H = 60 * M;

@@ -1,5 +1,5 @@
-import { BAND_COLOURS, buildChartSpec } from '../../../charts/spec';
-import type { ChartData } from '../../../charts/types';
+import { BAND_COLOURS, buildChartSpec } from '../../../tools/charts/spec';
+import type { ChartData } from '../../../tools/charts/types';
 
 const H = 3_600_000;
 const D = 24 * H;

@@ -5,9 +5,9 @@
  */
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
-import { MAX_LINE_BYTES, readLines } from '../../../client/ingest-lines';
-import type { BatchLine } from '../../../client/ingest-messages';
-import { parseNdjsonLines } from '../../../client/ndjson-batch';
+import { MAX_LINE_BYTES, readLines } from '../../../server/ingest/ingest-lines';
+import type { BatchLine } from '../../../server/ingest/ingest-messages';
+import { parseNdjsonLines } from '../../../server/ingest/ndjson-batch';
 
 async function linesOf(chunks: Array<Buffer | string>): Promise<BatchLine[]> {
   const out: BatchLine[] = [];

@@ -7,8 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { MAX_BATCH_CHARS, ingestStream } from '../../../client/ingest-stream';
-import type { RejectedLine } from '../../../db/signal-store/types';
+import { MAX_BATCH_CHARS, ingestStream } from '../../../server/ingest/ingest-stream';
+import type { RejectedLine } from '../../../server/db/signal-store/types';
 
 const dir = mkdtempSync(join(tmpdir(), 'th-ingest-stream-'));
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readLabelledPages } from '../../../client/markers/labelled-pages';
 import { formatComparison, formatRecallPrecision, formatSummary } from '../../../client/markers/report';
-import { evaluate } from '../../../signals/evaluate';
+import { evaluate } from '../../../core/signals/evaluate';
 
 const root = mkdtempSync(join(tmpdir(), 'th-markers-pages-'));
 const dirWith = (name: string, files: Record<string, string>): string => {

@@ -1,8 +1,8 @@
 /** The pure parts of `sites` and `history`: urgency order, filters, times, the band timeline, aggregation. */
-import type { SiteSummary } from '../../../api/schemas/sites';
-import type { Controls } from '../../../control/controls';
-import type { AssessmentPageRow } from '../../../db/assessments';
-import type { ControlChange, DecisionEvent } from '../../../db/history';
+import type { SiteSummary } from '../../../server/api/schemas/sites';
+import type { Controls } from '../../../core/control/controls';
+import type { AssessmentPageRow } from '../../../server/db/assessments';
+import type { ControlChange, DecisionEvent } from '../../../server/db/history';
 import {
   ago,
   buildFleet,
@@ -12,7 +12,7 @@ import {
   siteMatcher,
   urgencyOf,
 } from '../../../client/on-call/fleet';
-import { REASON_ORDER } from '../../../scoring/reasons';
+import { REASON_ORDER } from '../../../core/scoring/reasons';
 import {
   aggregate,
   bucketCount,

@@ -1,4 +1,4 @@
-import { parseSiteHealthInput, type SiteHealthConfig } from '../../../control/config';
+import { parseSiteHealthInput, type SiteHealthConfig } from '../../../core/control/config';
 import { askedChanges, diffSettings, formatMs, isGiven } from '../../../client/settings-diff';
 
 function settings(input: Record<string, unknown>): SiteHealthConfig {

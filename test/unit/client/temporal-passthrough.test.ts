@@ -3,8 +3,8 @@
  * environment variables the CLI reads (flags typed by the user still win — proven against the dev
  * server in test/integration/temporal-cli.test.ts).
  */
-import { temporalCliEnv } from '../../../config/env';
-import { UserError } from '../../../common/user-error';
+import { temporalCliEnv } from '../../../server/config/env';
+import { UserError } from '../../../core/common/user-error';
 
 test('address and namespace: the validated settings, defaults included', () => {
   expect(temporalCliEnv({ PATH: '/bin' })).toEqual({

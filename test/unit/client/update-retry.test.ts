@@ -1,7 +1,7 @@
 /** Decision updates are sent again only while the server refuses them during a workflow task retry. */
 import { ServiceError, type WorkflowHandle } from '@temporalio/client';
-import { pauseUpdate } from '../../../control/messages';
-import { executeUpdateRetrying, isTaskRetryRefusal } from '../../../client/update-retry';
+import { pauseUpdate } from '../../../loop/messages';
+import { executeUpdateRetrying, isTaskRetryRefusal } from '../../../server/temporal/update-retry';
 
 const update = pauseUpdate;
 const refusal = () =>

@@ -1,8 +1,8 @@
-import { actionPolicySchema, nominalControls } from '../../../control/controls';
+import { actionPolicySchema, nominalControls } from '../../../core/control/controls';
 import { asFlags } from '../../../client/commands/decide';
-import { afterDecision, decisionControls, decisionNotice } from '../../../control/decide';
-import { decisionNotAllowed, parseDecision, type ParsedDecision } from '../../../control/decisions';
-import { initialLoopState, type LoopState } from '../../../control/loop-state';
+import { afterDecision, decisionControls, decisionNotice } from '../../../core/control/decide';
+import { decisionNotAllowed, parseDecision, type ParsedDecision } from '../../../core/control/decisions';
+import { initialLoopState, type LoopState } from '../../../core/control/loop-state';
 
 const policy = actionPolicySchema().parse({});
 const gate = { site: 'shop.example.com', band: 'healthy', stopped: false, awaiting: false };

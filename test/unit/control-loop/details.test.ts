@@ -2,9 +2,9 @@
  * The run's current details in the Temporal UI lead with the band, why, and — while the site waits for a
  * person — the exact commands that decide; the table of scores and controls follows.
  */
-import { decideCommand, detailsMarkdown } from '../../../control/details';
-import { initialLoopState, type LoopState } from '../../../control/loop-state';
-import type { TickAssessment } from '../../../control/tick-assessment';
+import { decideCommand, detailsMarkdown } from '../../../core/control/details';
+import { initialLoopState, type LoopState } from '../../../core/control/loop-state';
+import type { TickAssessment } from '../../../core/control/tick-assessment';
 
 const SITE = 'shop.example.com';
 

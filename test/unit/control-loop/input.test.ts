@@ -1,7 +1,7 @@
-import { planTick } from '../../../control/plan';
-import { initialLoopState, loopStateSchema } from '../../../control/loop-state';
-import { parseSiteHealthInput } from '../../../control/config';
-import { CONFIG, tickAssessment, window } from './fixtures';
+import { planTick } from '../../../core/control/plan';
+import { initialLoopState, loopStateSchema } from '../../../core/control/loop-state';
+import { parseSiteHealthInput } from '../../../core/control/config';
+import { CONFIG, tickAssessment, window } from '../../kit/loop-fixtures';
 
 describe('siteHealth input', () => {
   test('a site alone gets the product defaults', () => {

@@ -1,10 +1,10 @@
-import { loadNotifierSettings } from '../../../config/env';
-import { describeUrl } from '../../../notifications/channels';
-import { slackBody } from '../../../notifications/format';
-import type { NotificationPayload } from '../../../notifications/types';
-import { initialLoopState } from '../../../control/loop-state';
-import { buildEvidence, canaryLines } from '../../../control/notices';
-import type { TickAssessment } from '../../../control/tick-assessment';
+import { loadNotifierSettings } from '../../../server/config/env';
+import { describeUrl } from '../../../server/notifications/channels';
+import { slackBody } from '../../../server/notifications/format';
+import type { NotificationPayload } from '../../../server/notifications/types';
+import { initialLoopState } from '../../../core/control/loop-state';
+import { buildEvidence, canaryLines } from '../../../core/control/notices';
+import type { TickAssessment } from '../../../core/control/tick-assessment';
 
 describe('notifier settings', () => {
   test('webhooks are optional; empty means unset', () => {

@@ -3,9 +3,9 @@
  * meaningfully, parser alerts after persistence, and "too little current traffic" kept apart from
  * "learning the baseline" (docs/control-loop.md, "Pace: steps per unit of time").
  */
-import { initialLoopState, type LoopState } from '../../../control/loop-state';
-import { type LoopConfig, planTick, type TickPlan } from '../../../control/plan';
-import { CONFIG, tickAssessmentAt, window } from './fixtures';
+import { initialLoopState, type LoopState } from '../../../core/control/loop-state';
+import { type LoopConfig, planTick, type TickPlan } from '../../../core/control/plan';
+import { CONFIG, tickAssessmentAt, window } from '../../kit/loop-fixtures';
 
 type Win = ReturnType<typeof window>;
 

@@ -11,9 +11,9 @@ import {
   bundleWorkflowCode,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
-import { committedHistories, recordings } from '../../replay/histories';
+import { committedHistories, recordings } from '../../kit/histories';
 import { DEPRECATED_PATCHES, PATCHES } from '../../../workflows/patches';
-import { localActivityMarker } from '../../../temporal/local-activity-marker';
+import { localActivityMarker } from '../../../loop/local-activity-marker';
 import { bundlerOptions } from '../../../worker/workflow-bundle';
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
@@ -29,7 +29,7 @@ async function bundle(path: string): Promise<WorkflowBundleWithSourceMap> {
 }
 
 const WORKFLOWS = require.resolve('../../../workflows');
-const FIXTURES = join(__dirname, '..', '..', 'replay', 'fixtures');
+const FIXTURES = join(__dirname, '..', '..', 'kit', 'replay-fixtures');
 const histories = committedHistories();
 
 beforeAll(() => {

@@ -4,10 +4,10 @@
  * route gives a route alert without throttling the site first — also at fast ticks, where confirmation
  * (three ticks spanning two minutes) takes several ticks while the score would move within one.
  */
-import { initialLoopState } from '../../../control/loop-state';
-import { type LoopConfig, planTick, type TickPlan } from '../../../control/plan';
-import type { RouteWindow, WindowInput } from '../../../scoring';
-import { CONFIG, carried, tickAssessmentAt, window } from './fixtures';
+import { initialLoopState } from '../../../core/control/loop-state';
+import { type LoopConfig, planTick, type TickPlan } from '../../../core/control/plan';
+import type { RouteWindow, WindowInput } from '../../../core/scoring';
+import { CONFIG, carried, tickAssessmentAt, window } from '../../kit/loop-fixtures';
 
 const TICK = 10_000;
 

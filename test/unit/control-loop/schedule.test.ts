@@ -1,5 +1,5 @@
-/** The tick schedule (control/schedule.ts): slots on the interval's grid, each site at its phase, late loops skip. */
-import { firstPhasedSlot, msUntilDue, nextSlot, phaseMs, tickTime } from '../../../control/schedule';
+/** The tick schedule (core/control/schedule.ts): slots on the interval's grid, each site at its phase, late loops skip. */
+import { firstPhasedSlot, msUntilDue, nextSlot, phaseMs, tickTime } from '../../../core/control/schedule';
 
 const MIN = 60_000;
 const T = Date.UTC(2026, 10, 24, 10, 0, 0);

@@ -1,6 +1,6 @@
 /** Live reconfiguration, the pure part: the `configure` payload, the merge into the loop's settings, what changed. */
-import { siteHealthConfigSchema } from '../../../control/config';
-import { mergeSettings, parseSettingsChange, settingsChanges } from '../../../control/settings-change';
+import { siteHealthConfigSchema } from '../../../core/control/config';
+import { mergeSettings, parseSettingsChange, settingsChanges } from '../../../core/control/settings-change';
 
 const current = siteHealthConfigSchema().parse({
   site: 'shop.example.com',

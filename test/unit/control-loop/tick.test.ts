@@ -1,6 +1,6 @@
-import { initialLoopState, type LoopState } from '../../../control/loop-state';
-import { planTick, type TickPlan } from '../../../control/plan';
-import { CONFIG, POLICY, SITE, carried, tickAssessment, window } from './fixtures';
+import { initialLoopState, type LoopState } from '../../../core/control/loop-state';
+import { planTick, type TickPlan } from '../../../core/control/plan';
+import { CONFIG, POLICY, SITE, carried, tickAssessment, window } from '../../kit/loop-fixtures';
 
 const healthy = () => window(400);
 const degrading = () => window(400, { hard: 0.25 }); // hard blocks 25% vs 0.5%: −35 → 65

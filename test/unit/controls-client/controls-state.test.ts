@@ -3,7 +3,7 @@
  * listeners, ready().
  */
 import { ControlsClientError, ControlsState } from '@target-health/crawler/controls/controls-state';
-import type { SiteControls } from '../../../controls-client';
+import type { SiteControls } from '../../../server/compat/controls';
 
 const quiet = () => ({ info: () => undefined, warn: () => undefined, error: () => undefined });
 const rec = (site: string, version: number, patch: Partial<SiteControls> = {}): SiteControls => ({

@@ -130,7 +130,7 @@ test('checkExtraction names the field', () => {
 
 test("the Python package (Scrapy, crawlee-python) sends the same headers as the Crawlee adapter (the built-in markers' headers)", () => {
   const source = readFileSync(
-    join(__dirname, '..', '..', '..', 'integrations', 'python', 'src', 'target_health', 'events.py'),
+    join(__dirname, '..', '..', '..', 'packages', 'python', 'src', 'target_health', 'events.py'),
     'utf8',
   );
   const tuple = /^CLASSIFIER_HEADERS = \(([^)]*)\)/m.exec(source)?.[1] ?? '';

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import * as crawlerEvents from '@target-health/crawler/events';
-import * as signals from '../../../signals';
+import * as signals from '../../../core/signals';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const PACKAGE = join(ROOT, 'packages', 'crawler');
@@ -155,17 +155,17 @@ test('the server’s `target-health/{recorder,controls,crawlee}` hand out the pa
   /* eslint-disable @typescript-eslint/no-require-imports -- loaded side by side to compare identities */
   const pairs: Array<[Record<string, unknown>, Record<string, unknown>, string]> = [
     [
-      require('../../../recorder') as Record<string, unknown>,
+      require('../../../server/compat/recorder') as Record<string, unknown>,
       require('@target-health/crawler/recorder') as Record<string, unknown>,
       'createRecorder',
     ],
     [
-      require('../../../controls-client') as Record<string, unknown>,
+      require('../../../server/compat/controls') as Record<string, unknown>,
       require('@target-health/crawler/controls') as Record<string, unknown>,
       'createControlsClient',
     ],
     [
-      require('../../../crawlee') as Record<string, unknown>,
+      require('../../../server/compat/crawlee') as Record<string, unknown>,
       require('@target-health/crawler/crawlee') as Record<string, unknown>,
       'targetHealth',
     ],

@@ -2,9 +2,9 @@
  * The demo's narrator: what it prints when a site's controls change and when every outcome is in.
  * Pure (its output is a function it is given), so the lines are checked exactly where it matters.
  */
-import { Narrator } from '../../../demo/narrator';
+import { Narrator } from '../../../dev/demo/narrator';
 import type { SiteControls } from '@target-health/crawler/controls/types';
-import type { SiteHealthState } from '../../../control/messages';
+import type { SiteHealthState } from '../../../loop/messages';
 
 const HOSTS = { shop: 'shop.test', news: 'news.test', travel: 'travel.test', calm: 'calm.test' };
 

@@ -1,7 +1,7 @@
 /**
  * Fuzzing canary definitions: `canary add --file` (parseCanaryDefinition) and `canary import`
  * (parseCanaryFile), checked with the real selector engine, route table and reach policy as the CLI
- * does (canary-runner/define.ts). Inputs: a valid definition with fields replaced by hostile values
+ * does (server/canary-runner/define.ts). Inputs: a valid definition with fields replaced by hostile values
  * (arbitrary JSON, NUL, lone surrogates, control characters, megabyte strings, prototype keys, deep
  * nesting, numbers at the edges), broken checks, unknown fields, and arbitrary values outright.
  *
@@ -20,9 +20,9 @@ import {
   parseCanaryDefinition,
   parseCanaryFile,
   readStoredDefinition,
-} from '../../../canaries/definition';
-import { definitionOptions } from '../../../canary-runner/define';
-import { loadCanarySettings } from '../../../canary-runner/settings';
+} from '../../../core/canaries/definition';
+import { definitionOptions } from '../../../server/canary-runner/define';
+import { loadCanarySettings } from '../../../server/canary-runner/settings';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import {
   FUZZ_RUNS,
@@ -34,7 +34,7 @@ import {
   nastyShortString,
   nastyString,
   objectOf,
-} from './hostile';
+} from '../../kit/hostile-fuzz';
 
 const PASSWORD = 'Pw-s3cr3t/x:y@z';
 const settings = loadCanarySettings({
@@ -43,7 +43,7 @@ const settings = loadCanarySettings({
 const SITE = 'shop.example.com';
 const options = definitionOptions(settings, SITE);
 
-/** Longest refusal line (canaries/definition.ts caps them at 1,000). */
+/** Longest refusal line (core/canaries/definition.ts caps them at 1,000). */
 const MAX_LINE = 1_000;
 // A field path as the formatters write it: plain names or JSON-quoted odd ones, joined by "." and "[i]".
 const NAME = String.raw`(?:[\w$-]+|"(?:[^"\\]|\\.)*")`;

@@ -20,12 +20,12 @@ import {
   type CanaryDefinition,
   INTERVAL_LIMITS,
   parseCanaryDefinition,
-} from '../../../canaries/definition';
-import { definitionOptions } from '../../../canary-runner/define';
-import { loadCanarySettings } from '../../../canary-runner/settings';
-import { UserError } from '../../../common/user-error';
+} from '../../../core/canaries/definition';
+import { definitionOptions } from '../../../server/canary-runner/define';
+import { loadCanarySettings } from '../../../server/canary-runner/settings';
+import { UserError } from '../../../core/common/user-error';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
-import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../control/decisions';
+import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../core/control/decisions';
 import {
   FUZZ_RUNS,
   fuzzParameters,
@@ -35,7 +35,7 @@ import {
   nastyShortString,
   nastyString,
   thrownBy,
-} from './hostile';
+} from '../../kit/hostile-fuzz';
 
 /**
  * Longest refusal of one flag: the flag, what is wrong, capped echoes of the value and the fix. An echo

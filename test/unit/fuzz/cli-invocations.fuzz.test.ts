@@ -1,11 +1,11 @@
 /**
- * The built CLI (`bin/target-health.js` → dist/, which `npm test` builds first) run as a real process
+ * The built CLI (`client/bin/target-health.js` → dist/, which `npm test` builds first) run as a real process
  * with fuzzed arguments: `decide`, `start`, `canary add`, `ingest --dry-run`, `status`,
  * `retention`. No services: a command whose arguments pass stops at the first setting it lacks
  * (DATABASE_URL unset, TEMPORAL_ADDRESS malformed), so every case ends in a refusal.
  *
  * Properties: exit code 2 (0 for a dry run of nothing); stderr holds one `target-health: …` message
- * and no stack trace; where a pure parser says what is wrong (client/ and canaries/ — see
+ * and no stack trace; where a pure parser says what is wrong (client/ and core/canaries/ — see
  * cli-args.fuzz.test.ts), stderr is exactly that message. Arguments are what a shell can pass: no NUL,
  * and text that is not valid UTF-8 arrives as U+FFFD.
  *
@@ -18,13 +18,13 @@ import { asFlags, decisionPayload } from '../../../client/commands/decide';
 import { startSettings } from '../../../client/commands/start';
 import { type CanaryFlags, definitionFromFlags } from '../../../client/commands/canary-flags';
 import { siteArgument } from '../../../client/site-arg';
-import { parseCanaryDefinition } from '../../../canaries/definition';
-import { definitionOptions } from '../../../canary-runner/define';
-import { loadCanarySettings } from '../../../canary-runner/settings';
-import { UserError } from '../../../common/user-error';
-import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../control/decisions';
-import { CLI, ROOT, cleanEnv, run } from '../../helpers/processes';
-import { hasRawControl, nastyShortString } from './hostile';
+import { parseCanaryDefinition } from '../../../core/canaries/definition';
+import { definitionOptions } from '../../../server/canary-runner/define';
+import { loadCanarySettings } from '../../../server/canary-runner/settings';
+import { UserError } from '../../../core/common/user-error';
+import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../core/control/decisions';
+import { CLI, ROOT, cleanEnv, run } from '../../kit/processes';
+import { hasRawControl, nastyShortString } from '../../kit/hostile-fuzz';
 
 const RUNS = Number(process.env.TH_FUZZ_CLI_RUNS ?? 50);
 const SEED = Number(process.env.TH_FUZZ_SEED ?? Date.now() % 2 ** 31);

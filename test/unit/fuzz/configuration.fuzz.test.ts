@@ -1,7 +1,7 @@
 /**
  * Fuzzing configuration: the loop's start input (`parseSiteHealthInput`, what `start
  * --config` and a hand-started workflow send), the scoring configuration, the per-site classifier
- * configuration, and the environment every entry point reads (config/env.ts, canary settings) — with
+ * configuration, and the environment every entry point reads (server/config/env.ts, canary settings) — with
  * hostile values (arbitrary JSON, NUL, lone surrogates, control characters, megabyte strings,
  * prototype keys, deep nesting, numbers at the edges) in valid configurations, and fuzzed env maps.
  *
@@ -13,8 +13,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { loadCanarySettings } from '../../../canary-runner/settings';
-import { UserError } from '../../../common/user-error';
+import { loadCanarySettings } from '../../../server/canary-runner/settings';
+import { UserError } from '../../../core/common/user-error';
 import { MAX_LINE_CHARS, MAX_MESSAGE_CHARS } from '@target-health/crawler/events/zod-issues';
 import {
   loadDatabaseUrl,
@@ -24,10 +24,10 @@ import {
   loadOptionalDatabaseUrl,
   loadTemporalSettings,
   loadTemporalUiUrl,
-} from '../../../config/env';
-import { parseSiteHealthInput } from '../../../control/config';
-import { windowBounds } from '../../../db/signal-store/read-windows';
-import { ScoringConfigError, parseScoringConfig } from '../../../scoring/config';
+} from '../../../server/config/env';
+import { parseSiteHealthInput } from '../../../core/control/config';
+import { windowBounds } from '../../../server/db/signal-store/read-windows';
+import { ScoringConfigError, parseScoringConfig } from '../../../core/scoring/config';
 import { parseSiteClassifierConfig } from '@target-health/crawler/events/config';
 import {
   FUZZ_RUNS,
@@ -41,7 +41,7 @@ import {
   nastyString,
   objectOf,
   thrownBy,
-} from './hostile';
+} from '../../kit/hostile-fuzz';
 
 // A field path as the formatters write it: plain names or JSON-quoted odd ones, joined by "." and "[i]".
 const NAME = String.raw`(?:[\w$-]+|"(?:[^"\\]|\\.)*")`;

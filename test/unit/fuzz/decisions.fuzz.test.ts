@@ -12,7 +12,7 @@
  * shrunk payload of any failure.
  */
 import fc from 'fast-check';
-import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../control/decisions';
+import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../core/control/decisions';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
 import { MAX_MESSAGE_CHARS } from '@target-health/crawler/events/zod-issues';
 import {
@@ -26,7 +26,7 @@ import {
   nastyShortString,
   nastyString,
   objectOf,
-} from './hostile';
+} from '../../kit/hostile-fuzz';
 
 const FIELDS = ['who', 'why', 'mode', 'concurrency', 'revisitMultiplier'] as const;
 const kind = fc.constantFrom(...DECISION_KINDS);

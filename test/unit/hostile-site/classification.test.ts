@@ -3,9 +3,9 @@
  * exactly as the store judges a crawler's event: status, headers, the body as sample, its size.
  */
 import { classifyOutcome } from '@target-health/crawler/events';
-import { CHALLENGE_KINDS, HARD_KINDS } from '../../../scenarios/pages';
-import { startHostileSite, type HostileSite } from '../../../hostile-site/site';
-import { DEFAULT_PAGES, SOFT_PAGES, type Protection } from '../../../hostile-site/modes';
+import { CHALLENGE_KINDS, HARD_KINDS } from '../../../core/scenarios/pages';
+import { startHostileSite, type HostileSite } from '../../../dev/hostile-site/site';
+import { DEFAULT_PAGES, SOFT_PAGES, type Protection } from '../../../dev/hostile-site/modes';
 import { direct, eventOf, extract } from './helpers';
 
 let site: HostileSite;

@@ -1,14 +1,14 @@
 /**
- * `node dist/hostile-site/main.js` as the demo and the Python tests spawn it (`npm test` builds dist/
+ * `node dist/dev/hostile-site/main.js` as the demo and the Python tests spawn it (`npm test` builds dist/
  * first): one JSON line of addresses on stdout, a working world behind them, a clean exit on SIGTERM.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT, run, cleanEnv } from '../../helpers/processes';
+import { ROOT, run, cleanEnv } from '../../kit/processes';
 import { admin, json, viaProxy } from './helpers';
-import type { WorldAddresses } from '../../../hostile-site/main';
+import type { WorldAddresses } from '../../../dev/hostile-site/main';
 
-const MAIN = join(ROOT, 'dist', 'hostile-site', 'main.js');
+const MAIN = join(ROOT, 'dist', 'dev', 'hostile-site', 'main.js');
 
 it('prints the addresses as JSON, serves through its proxies, and exits 0 on SIGTERM', async () => {
   const child = spawn(process.execPath, [MAIN, '--routes', 'dc-de,resi-fr', '--seed', '3'], {

@@ -5,8 +5,8 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import { startHostileWorld, type HostileWorld } from '../../../hostile-site/world';
-import { startForwardProxy } from '../../../hostile-site/proxy';
+import { startHostileWorld, type HostileWorld } from '../../../dev/hostile-site/world';
+import { startForwardProxy } from '../../../dev/hostile-site/proxy';
 import { admin, json, viaProxy } from './helpers';
 
 const SHOP = 'shop.hostile.test';

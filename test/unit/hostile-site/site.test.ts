@@ -2,8 +2,8 @@
  * The hostile site's controls, log and admin endpoint, over real sockets on loopback. Time is an injected
  * clock: ramps move when the test moves it, never by sleeping.
  */
-import { startHostileSite, type HostileSite } from '../../../hostile-site/site';
-import type { AccessLogEntry } from '../../../hostile-site/access-log';
+import { startHostileSite, type HostileSite } from '../../../dev/hostile-site/site';
+import type { AccessLogEntry } from '../../../dev/hostile-site/access-log';
 import { admin, direct, json } from './helpers';
 
 const SHOP = 'shop.hostile.test';

@@ -5,8 +5,8 @@
  */
 import { Writable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
-import { createLogger } from '../../../logging/logger';
-import { sdkLogger } from '../../../logging/temporal-logger';
+import { createLogger } from '../../../server/logging/logger';
+import { sdkLogger } from '../../../server/logging/temporal-logger';
 
 function capture(): { lines: Array<Record<string, unknown>>; stream: Writable } {
   const lines: Array<Record<string, unknown>> = [];

@@ -8,8 +8,8 @@ import {
 } from '../../../client/on-call/explain';
 import { explainSchema, formatExplained } from '../../../client/on-call/explain-at';
 import { readStoredTick } from '../../../client/on-call/stored-tick';
-import { assess } from '../../../scoring/assess';
-import type { WindowInput } from '../../../scoring/window';
+import { assess } from '../../../core/scoring/assess';
+import type { WindowInput } from '../../../core/scoring/window';
 
 const WINDOW = {
   currentFrom: '2026-12-01T11:48:00.000Z',

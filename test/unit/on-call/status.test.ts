@@ -3,9 +3,9 @@ import { buildFleet, fleetSchema, formatFleet, withTrends } from '../../../clien
 import { type CanaryStatus, type StateForNext, decideCommands, whatNext } from '../../../client/on-call/status';
 import { formatStatus, shortTime } from '../../../client/on-call/status-text';
 import { trendRange, trendsFrom } from '../../../client/on-call/trend';
-import type { SiteHealthState } from '../../../control/messages';
-import { phaseMs } from '../../../control/schedule';
-import type { SiteSummary } from '../../../api/schemas/sites';
+import type { SiteHealthState } from '../../../loop/messages';
+import { phaseMs } from '../../../core/control/schedule';
+import type { SiteSummary } from '../../../server/api/schemas/sites';
 
 const SITE = 'shop.example.com';
 const NONE: CanaryStatus = { defined: [], latest: [], crawler: null };

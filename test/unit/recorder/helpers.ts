@@ -1,7 +1,7 @@
 /** Collaborators of the recorder's unit tests: in-memory sinks and a logger that keeps its lines. */
-import type { EventSink, RecordedBatch, RecorderStats, RecordInput } from '../../../recorder';
+import type { EventSink, RecordedBatch, RecorderStats, RecordInput } from '../../../server/compat/recorder';
 import type { RecorderLogger } from '@target-health/crawler/recorder/report';
-import type { IngestResult } from '../../../db/signal-store/types';
+import type { IngestResult } from '../../../server/db/signal-store/types';
 
 export const ok = (n: number): IngestResult => ({ accepted: n, inserted: n, duplicates: 0, rejected: [] });
 

@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { inboxBatchId, isPermanentPostgresError, postgresSink } from '@target-health/crawler/postgres';
-import { postgresSink as reExported } from '../../../recorder';
+import { postgresSink as reExported } from '../../../server/compat/recorder';
 import { captureLogger } from './helpers';
 
 const pgError = (code: string) => Object.assign(new Error('x'), { code });

@@ -2,7 +2,7 @@
  * record()'s input: undefined header values are left out without touching the crawler's object; recordWithId; refusals
  * logged without onRejected.
  */
-import { createRecorder } from '../../../recorder';
+import { createRecorder } from '../../../server/compat/recorder';
 import { withoutUndefinedHeaders } from '@target-health/crawler/recorder/record-input';
 import { parseEvent } from '@target-health/crawler/events';
 import { captureLogger, ok } from './helpers';

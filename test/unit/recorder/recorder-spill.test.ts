@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRecorder, type Recorder } from '../../../recorder';
+import { createRecorder, type Recorder } from '../../../server/compat/recorder';
 import { captureLogger, ev, expectAccounted, memoryStore, until } from './helpers';
 
 let dir: string;

@@ -3,7 +3,7 @@
  * collaborator; the PostgreSQL sink under a real outage is test/integration/recorder-outage.test.ts).
  * Time-dependent rules (retry deadline, backoff, write timeout) run on Jest's fake clock.
  */
-import { createRecorder, WriteTimeoutError, type EventSink } from '../../../recorder';
+import { createRecorder, WriteTimeoutError, type EventSink } from '../../../server/compat/recorder';
 import { captureLogger, ev, expectAccounted, memoryStore, ok } from './helpers';
 
 /** A sink whose writes complete only when the test says so. */

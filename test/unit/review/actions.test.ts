@@ -1,7 +1,7 @@
-import type { RateBucket } from '../../../charts/types';
+import type { RateBucket } from '../../../tools/charts/types';
 import { actionKind, groupActions } from '../../../client/review/actions';
-import type { Controls } from '../../../control/controls';
-import type { ControlChange } from '../../../db/history';
+import type { Controls } from '../../../core/control/controls';
+import type { ControlChange } from '../../../server/db/history';
 
 const M = 60_000;
 const T0 = Date.parse('2026-11-24T12:00:00Z');

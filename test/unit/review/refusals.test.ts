@@ -1,4 +1,4 @@
-import type { RateBucket } from '../../../charts/types';
+import type { RateBucket } from '../../../tools/charts/types';
 import { PEAK_SHARE, refusalPeak, spanRate, trailingRates } from '../../../client/review/refusals';
 
 const M = 60_000;

@@ -6,10 +6,10 @@ import {
   throttledLeast,
   warnedEarliest,
 } from '../../../client/review/tune-figures';
-import { parseSiteHealthInput, type SiteHealthConfig } from '../../../control/config';
-import type { Controls } from '../../../control/controls';
-import type { ReplayResult, ReplayTick } from '../../../replay/types';
-import type { HealthBand } from '../../../common/names';
+import { parseSiteHealthInput, type SiteHealthConfig } from '../../../core/control/config';
+import type { Controls } from '../../../core/control/controls';
+import type { ReplayResult, ReplayTick } from '../../../tools/replay/types';
+import type { HealthBand } from '../../../core/common/names';
 
 const M = 60_000;
 const T0 = Date.parse('2026-11-24T12:00:00Z');

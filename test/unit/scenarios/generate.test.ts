@@ -4,7 +4,7 @@
  * scenario's events and truth hold is checked in realism.test.ts.
  */
 import { createHash } from 'node:crypto';
-import { generateScenario, listScenarios, SCENARIO_NAMES, ScenarioOptionsError } from '../../../scenarios';
+import { generateScenario, listScenarios, SCENARIO_NAMES, ScenarioOptionsError } from '../../../core/scenarios';
 
 const END = Date.UTC(2026, 10, 30, 12, 0);
 const DAY = 86_400_000;

@@ -11,7 +11,7 @@
 import { compileClassifier, type Norms } from '@target-health/crawler/events/classify';
 import { parseEvent, type Outcome, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
-import { generateLabelledScenario, SCENARIO_NAMES, type ScenarioTruth } from '../../../scenarios';
+import { generateLabelledScenario, SCENARIO_NAMES, type ScenarioTruth } from '../../../core/scenarios';
 
 const END = Date.UTC(2026, 10, 30, 12, 0);
 const DAYS = 2;

@@ -15,7 +15,7 @@ import {
   advanceSiteState,
   assess,
   parseScoringConfig,
-} from '../../../scoring';
+} from '../../../core/scoring';
 import { MAX_MESSAGE_CHARS } from '@target-health/crawler/events/zod-issues';
 
 const MAX = Number.MAX_SAFE_INTEGER;

@@ -1,4 +1,10 @@
-import { DEFAULT_SCORING_CONFIG, NO_SCORE, WindowValidationError, assess, parseScoringConfig } from '../../../scoring';
+import {
+  DEFAULT_SCORING_CONFIG,
+  NO_SCORE,
+  WindowValidationError,
+  assess,
+  parseScoringConfig,
+} from '../../../core/scoring';
 
 const baseline = {
   requests: 20_000,

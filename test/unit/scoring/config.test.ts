@@ -1,4 +1,4 @@
-import { DEFAULT_SCORING_CONFIG, ScoringConfigError, parseScoringConfig } from '../../../scoring';
+import { DEFAULT_SCORING_CONFIG, ScoringConfigError, parseScoringConfig } from '../../../core/scoring';
 
 describe('scoring config', () => {
   test('defaults', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { Z_95, fisherExactGreater, hypergeometricUpperTail, wilsonInterval } from '../../../scoring';
+import { Z_95, fisherExactGreater, hypergeometricUpperTail, wilsonInterval } from '../../../core/scoring';
 
 /** Exact P(X >= k) with BigInt binomials, for comparison on small tables. */
 function exactUpperTail(k: number, population: number, successes: number, draws: number): number {

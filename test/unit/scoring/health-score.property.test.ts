@@ -5,7 +5,7 @@ import {
   type HostilityWindow,
   healthScore,
   parseScoringConfig,
-} from '../../../scoring';
+} from '../../../core/scoring';
 
 const count = (max: number) => fc.integer({ min: 0, max });
 const latency = fc.oneof(

@@ -1,4 +1,10 @@
-import { type HealthConfig, type HostilityWindow, NO_SCORE, healthScore, parseScoringConfig } from '../../../scoring';
+import {
+  type HealthConfig,
+  type HostilityWindow,
+  NO_SCORE,
+  healthScore,
+  parseScoringConfig,
+} from '../../../core/scoring';
 
 const w = (
   requests: number,

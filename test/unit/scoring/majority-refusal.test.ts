@@ -2,9 +2,9 @@
  * Majority refusal: half the traffic refused, at least 4× the site's normal share, on two consecutive
  * ticks, judged on the current or the recent window — beside the seed's score, which it never changes.
  */
-import { assess, healthScore, makeWindow } from '../../../scoring';
-import { parseScoringConfig } from '../../../scoring/config';
-import { assessMajorityRefusal } from '../../../scoring/majority-refusal';
+import { assess, healthScore, makeWindow } from '../../../core/scoring';
+import { parseScoringConfig } from '../../../core/scoring/config';
+import { assessMajorityRefusal } from '../../../core/scoring/majority-refusal';
 
 const counts = (requests: number, refused: number) => ({ requests, hardBlocks: refused, challenges: 0, softBlocks: 0 });
 /** Normal for this site: 2 % refused. */

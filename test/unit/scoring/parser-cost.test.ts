@@ -8,7 +8,7 @@ import {
   makeWindow,
   parseScoringConfig,
   parserHealth,
-} from '../../../scoring';
+} from '../../../core/scoring';
 
 const ex = (ok: number, missing: number, schema: number, empty: number): ExtractionCounts => ({
   extractionOk: ok,

@@ -1,4 +1,4 @@
-import { pythonRound } from '../../../scoring/python-round';
+import { pythonRound } from '../../../core/scoring/python-round';
 
 describe('pythonRound (Python 3 round(), ties to even on the exact double)', () => {
   test.each([

@@ -10,8 +10,8 @@ import {
   ROUTE_REASONS,
   assess,
   isReasonKey,
-} from '../../../scoring';
-import { REASON_ORDER, compareReasons } from '../../../scoring/reasons';
+} from '../../../core/scoring';
+import { REASON_ORDER, compareReasons } from '../../../core/scoring/reasons';
 
 const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'reasons.md'), 'utf8');
 

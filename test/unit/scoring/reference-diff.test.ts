@@ -1,5 +1,5 @@
 /**
- * Differential test against the Python reference (test/reference/health_score.py, the seed's code):
+ * Differential test against the Python reference (test/kit/reference/health_score.py, the seed's code):
  * thousands of generated cases — many of them adversarial — must give identical scores and reasons
  * through the library and through `target-health score --json`.
  */
@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import fc from 'fast-check';
 import { registerScoreCommand, runScore } from '../../../client/commands/score';
-import { DEFAULT_SCORING_CONFIG, type HealthConfig, healthScore, parseScoringConfig } from '../../../scoring';
+import { DEFAULT_SCORING_CONFIG, type HealthConfig, healthScore, parseScoringConfig } from '../../../core/scoring';
 
-const REFERENCE = join(__dirname, '..', '..', 'reference', 'health_score.py');
+const REFERENCE = join(__dirname, '..', '..', 'kit', 'reference', 'health_score.py');
 
 interface W {
   requests: number;

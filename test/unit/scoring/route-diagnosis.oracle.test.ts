@@ -1,5 +1,5 @@
 /**
- * The near-linear route diagnosis against the first version (test/reference/route-diagnosis-v1.ts),
+ * The near-linear route diagnosis against the first version (test/kit/reference/route-diagnosis-v1.ts),
  * which re-summed every group and its rest from scratch each round. On the inputs a site produces —
  * a handful to a few dozen routes whose pools, countries and session patterns overlap, some dead or
  * degraded, with or without a baseline, under any valid route configuration — both must give the same
@@ -16,9 +16,9 @@ import {
   healthyRoutesWindow,
   makeWindow,
   parseScoringConfig,
-} from '../../../scoring';
-import { MAX_LISTED_ROUTES, MAX_SUSPECTS, type RouteDiagnosis } from '../../../scoring/route-diagnosis';
-import * as v1 from '../../reference/route-diagnosis-v1';
+} from '../../../core/scoring';
+import { MAX_LISTED_ROUTES, MAX_SUSPECTS, type RouteDiagnosis } from '../../../core/scoring/route-diagnosis';
+import * as v1 from '../../kit/reference/route-diagnosis-v1';
 
 /** Small label alphabets so that groups overlap (a pool serving several countries, …); absent labels too. */
 const label = (values: readonly string[]) => fc.option(fc.constantFrom(...values), { nil: undefined, freq: 4 });

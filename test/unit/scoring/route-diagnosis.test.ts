@@ -8,7 +8,7 @@ import {
   healthyRoutesWindow,
   makeWindow,
   parseScoringConfig,
-} from '../../../scoring';
+} from '../../../core/scoring';
 
 /** A route with `requests` requests and the given refusals; p95 given so the healthy-route bound applies. */
 const route = (

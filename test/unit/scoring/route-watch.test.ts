@@ -1,8 +1,8 @@
-/** Route confirmation and hysteresis (scoring/route-watch.ts) on top of one tick's route diagnosis. */
-import { parseScoringConfig } from '../../../scoring/config';
-import { diagnoseRoutes } from '../../../scoring/route-diagnosis';
-import { MAX_WATCHED, type RouteWatch, confirmRoutes, routeWatchSchema } from '../../../scoring/route-watch';
-import type { RecentWindow, RouteWindow } from '../../../scoring/window';
+/** Route confirmation and hysteresis (core/scoring/route-watch.ts) on top of one tick's route diagnosis. */
+import { parseScoringConfig } from '../../../core/scoring/config';
+import { diagnoseRoutes } from '../../../core/scoring/route-diagnosis';
+import { MAX_WATCHED, type RouteWatch, confirmRoutes, routeWatchSchema } from '../../../core/scoring/route-watch';
+import type { RecentWindow, RouteWindow } from '../../../core/scoring/window';
 
 const route = (pool: string, requests: number, hardBlocks: number): RouteWindow => ({
   pool,

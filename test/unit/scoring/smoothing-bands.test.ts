@@ -13,7 +13,7 @@ import {
   parseScoringConfig,
   smoothScore,
   smoothingAlpha,
-} from '../../../scoring';
+} from '../../../core/scoring';
 
 const MINUTE = 60_000;
 

@@ -5,7 +5,7 @@ import {
   assess,
   assessTotalRefusal,
   parseScoringConfig,
-} from '../../../scoring';
+} from '../../../core/scoring';
 
 const w = (requests: number, hardBlocks: number, challenges = 0, softBlocks = 0): RefusalCounts => ({
   requests,

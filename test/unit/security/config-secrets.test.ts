@@ -8,9 +8,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UserError } from '../../../common/user-error';
-import { DEFAULT_TEMPORAL_UI_URL, loadDatabaseUrl, loadNotifierSettings, loadTemporalUiUrl } from '../../../config/env';
-import { loadCanarySettings } from '../../../canary-runner/settings';
+import { UserError } from '../../../core/common/user-error';
+import {
+  DEFAULT_TEMPORAL_UI_URL,
+  loadDatabaseUrl,
+  loadNotifierSettings,
+  loadTemporalUiUrl,
+} from '../../../server/config/env';
+import { loadCanarySettings } from '../../../server/canary-runner/settings';
 import { writeCliSettings } from '../../../stack/cli-settings';
 
 function refusal(fn: () => unknown): string {

@@ -9,8 +9,8 @@ import {
   TIMEOUT_LIMITS,
   parseCanaryDefinition,
   parseCanaryFile,
-} from '../../../canaries/definition';
-import { parseDecision } from '../../../control/decisions';
+} from '../../../core/canaries/definition';
+import { parseDecision } from '../../../core/control/decisions';
 
 const selectorProblem = (): undefined => undefined;
 const define = (input: Record<string, unknown>) =>

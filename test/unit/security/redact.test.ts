@@ -1,13 +1,13 @@
 /**
- * The shared redaction (common/redact.ts) over tricky URLs: passwords holding `:`, `/`, `@`, `"`, `\`,
+ * The shared redaction (core/common/redact.ts) over tricky URLs: passwords holding `:`, `/`, `@`, `"`, `\`,
  * `#`, `?` and %-escapes, secret query parameters, URLs inside free text and inside pino's JSON lines.
  * docs/security.md cites these tests by name.
  */
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
-import { createLogger } from '../../../logging/logger';
-import { redactLogLine, redactText, redactUrl, scrubSecrets, urlOrigin } from '../../../common/redact';
-import { redactProxyUrl } from '../../../canaries/proxy-url';
+import { createLogger } from '../../../server/logging/logger';
+import { redactLogLine, redactText, redactUrl, scrubSecrets, urlOrigin } from '../../../core/common/redact';
+import { redactProxyUrl } from '../../../core/canaries/proxy-url';
 
 const RUNS = 10_000;
 

@@ -1,15 +1,15 @@
 /**
  * Temporal's credentials (docs/security.md, "Secrets"): the API key and the mTLS client key are read in
- * config/env.ts and handed to the SDK's connection in temporal/connect.ts, and nowhere else — no other
+ * server/config/env.ts and handed to the SDK's connection in server/temporal/connect.ts, and nowhere else — no other
  * module of the product names them, so none can log, print, store or pass them into a workflow. A
- * static check over the product's source (test/ and bench/ excluded); an unreadable key file is named
+ * static check over the product's source (test/ and dev/bench/ excluded); an unreadable key file is named
  * by its variable and path, never by its content.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { UserError } from '../../../common/user-error';
-import { loadTemporalSettings } from '../../../config/env';
+import { UserError } from '../../../core/common/user-error';
+import { loadTemporalSettings } from '../../../server/config/env';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const NOT_PRODUCT = new Set(['test', 'bench', 'node_modules', 'dist', 'data', 'deploy']);
@@ -27,14 +27,14 @@ function productFiles(dir = ROOT): string[] {
 
 const CREDENTIAL_NAMES = /\b(apiKey|clientCertPair|TEMPORAL_API_KEY|TEMPORAL_TLS_KEY_PATH)\b/;
 
-test('only config/env.ts and temporal/connect.ts name Temporal credentials', () => {
+test('only server/config/env.ts and server/temporal/connect.ts name Temporal credentials', () => {
   const files = productFiles();
   expect(files.length).toBeGreaterThan(100);
   const naming = files
     .filter((f) => CREDENTIAL_NAMES.test(readFileSync(f, 'utf8')))
     .map((f) => relative(ROOT, f))
     .sort();
-  expect(naming).toEqual(['config/env.ts', 'temporal/connect.ts']);
+  expect(naming).toEqual(['server/config/env.ts', 'server/temporal/connect.ts']);
 });
 
 test('a key file that cannot be read is named by its variable and path, never by its content', () => {

@@ -5,7 +5,7 @@
  * constants to their definitions, and lists every `${…}` or `+` piece that is not a constant. Each such
  * piece must be one of the reviewed exceptions below, with the reason it cannot carry a value from
  * outside. A new interpolation fails this test until it is made a `$n` parameter or reviewed here.
- * bench/ (load generators, never deployed) and test/ are not scanned.
+ * dev/bench/ (load generators, never deployed) and test/ are not scanned.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -62,59 +62,67 @@ const REVIEWED: ReadonlyArray<{ file: string; expression: string; why: string }>
     why: "the constant 'postgres' in the ownership hand-over block",
   },
   {
-    file: 'db/signal-store/partitions.ts',
+    file: 'server/db/signal-store/partitions.ts',
     expression: 'p.name',
     why: 'a relname read from pg_inherits for a fixed parent table, kept only when it matches /_p\\d{8}$/',
   },
   {
-    file: 'db/signal-store/rollup-stage.ts',
+    file: 'server/db/signal-store/rollup-stage.ts',
     expression: 'STAGE_TABLE[level]',
     why: 'one of three fixed temporary table names, level typed RollupLevel',
   },
   {
-    file: 'db/signal-store/rollup-stage.ts',
+    file: 'server/db/signal-store/rollup-stage.ts',
     expression: 'ROLLUP_TABLE[level]',
     why: 'one of three fixed table names, level typed RollupLevel',
   },
   {
-    file: 'db/signal-store/rollup-stage.ts',
+    file: 'server/db/signal-store/rollup-stage.ts',
     expression: 'stage',
     why: 'STAGE_TABLE[level]: a fixed temporary table name',
   },
   {
-    file: 'db/signal-store/rollup-stage.ts',
+    file: 'server/db/signal-store/rollup-stage.ts',
     expression: 'COLUMNS',
     why: 'fixed column names from COUNT_COLUMNS plus literals',
   },
   {
-    file: 'db/signal-store/rollup-stage.ts',
+    file: 'server/db/signal-store/rollup-stage.ts',
     expression: "SUMMED.map((c) => `${c} = r.${c} + EXCLUDED.${c}`).join(',\\n       ')",
     why: 'fixed column names from COUNT_COLUMNS',
   },
   {
-    file: 'charts/read-history.ts',
+    file: 'tools/charts/read-history.ts',
     expression: 'ROLLUP_TABLE[r.level]',
-    why: 'one of three fixed table names (db/signal-store/aggregate.ts), level typed RollupLevel',
+    why: 'one of three fixed table names (server/db/signal-store/aggregate.ts), level typed RollupLevel',
   },
   {
-    file: 'backtest/scratch-database.ts',
+    file: 'tools/backtest/scratch-database.ts',
     expression: 'name',
     why: 'a scratch database name the code makes: th_backtest_<pid>_<8 hex>_<n> (CREATE/DROP DATABASE take no parameters)',
   },
   {
-    file: 'backtest/scratch-database.ts',
+    file: 'tools/backtest/scratch-database.ts',
     expression: 'template',
     why: 'the scratch template database name the code makes: th_backtest_<pid>_<8 hex>_template',
   },
   {
-    file: 'db/canaries.ts',
+    file: 'server/db/canaries.ts',
     expression: "RUN_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')",
     why: 'RUN_COLUMNS is a constant list of column names',
   },
   // The PostgreSQL contract with crawlers (packages/crawler/src/postgres/contract.ts): constants imported from another
   // module.
-  { file: 'api/inbox-drainer.ts', expression: 'INBOX_CHANNEL', why: "the constant 'th_event_inbox' (contract.ts)" },
-  { file: 'db/signal-store/inbox.ts', expression: 'INBOX_TABLE', why: "the constant 'event_inbox' (contract.ts)" },
+  {
+    file: 'server/api/inbox-drainer.ts',
+    expression: 'INBOX_CHANNEL',
+    why: "the constant 'th_event_inbox' (contract.ts)",
+  },
+  {
+    file: 'server/db/signal-store/inbox.ts',
+    expression: 'INBOX_TABLE',
+    why: "the constant 'event_inbox' (contract.ts)",
+  },
   {
     file: 'packages/crawler/src/postgres/sink.ts',
     expression: 'INBOX_TABLE',
@@ -176,7 +184,7 @@ function scanSql(fileName: string, text: string): { statements: number; findings
       (s) =>
         ts.isImportDeclaration(s) &&
         ts.isStringLiteral(s.moduleSpecifier) &&
-        /control\/messages$/.test(s.moduleSpecifier.text) &&
+        /loop\/messages$/.test(s.moduleSpecifier.text) &&
         s.importClause?.namedBindings !== undefined &&
         ts.isNamedImports(s.importClause.namedBindings) &&
         s.importClause.namedBindings.elements.some((e) => e.name.text === name),
@@ -297,7 +305,7 @@ describe('the scanner', () => {
   test('accepts parameters, constants, constant choices and Temporal queries', () => {
     const { statements, findings } = scanSql(
       'fixture.ts',
-      `import { stateQuery } from '../control/messages';
+      `import { stateQuery } from '../loop/messages';
       const COLUMNS = 'site, owner';
       const SELECT = \`SELECT \${COLUMNS} FROM sites\`;
       async function good(pool: any, handle: any, site: string, lock: boolean) {

@@ -7,10 +7,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { initialLoopState } from '../../../control/loop-state';
-import { buildEvidence } from '../../../control/notices';
-import { jsonWebhookChannel, slackWebhookChannel } from '../../../notifications/channels';
-import { type NotificationPayload, PermanentDeliveryError } from '../../../notifications/types';
+import { initialLoopState } from '../../../core/control/loop-state';
+import { buildEvidence } from '../../../core/control/notices';
+import { jsonWebhookChannel, slackWebhookChannel } from '../../../server/notifications/channels';
+import { type NotificationPayload, PermanentDeliveryError } from '../../../server/notifications/types';
 
 const payload: NotificationPayload = {
   key: 'shop.example.com/c/1/notify-degrading',

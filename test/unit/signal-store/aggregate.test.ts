@@ -11,8 +11,8 @@ import {
   type ClassifiedEvent,
   type RollupDelta,
   type RollupLevel,
-} from '../../../db/signal-store/aggregate';
-import { LATENCY_HISTOGRAM, bucketIndex } from '../../../signals/histogram';
+} from '../../../server/db/signal-store/aggregate';
+import { LATENCY_HISTOGRAM, bucketIndex } from '../../../core/signals/histogram';
 import type { Outcome, RequestOutcomeEvent } from '@target-health/crawler/events/event';
 
 const DAY = 86_400_000;

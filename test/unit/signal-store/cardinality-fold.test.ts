@@ -13,7 +13,7 @@ import {
   bucketStart,
   routeKey,
   type RollupDelta,
-} from '../../../db/signal-store/aggregate';
+} from '../../../server/db/signal-store/aggregate';
 import type { Classification } from '@target-health/crawler/events/classify';
 import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 

@@ -5,8 +5,8 @@
 import fc from 'fast-check';
 import type { Classification } from '@target-health/crawler/events/classify';
 import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
-import { CopyPayload } from '../../../db/signal-store/copy-payload';
-import { copyText } from '../../../db/signal-store/copy-raw';
+import { CopyPayload } from '../../../server/db/signal-store/copy-payload';
+import { copyText } from '../../../server/db/signal-store/copy-raw';
 
 const text = fc.oneof(
   fc.string(),

@@ -3,7 +3,7 @@
  * differently gets the same id, any difference in what it says gets another.
  */
 import fc from 'fast-check';
-import { derivedEventId } from '../../../db/signal-store/derived-id';
+import { derivedEventId } from '../../../server/db/signal-store/derived-id';
 import { parseEvent, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
 
 const parse = (input: Record<string, unknown>): RequestOutcomeEvent => {

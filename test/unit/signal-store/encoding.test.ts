@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { boolArray, numberArray, textArray } from '../../../db/signal-store/array-literal';
-import { isoTimestamp } from '../../../db/signal-store/copy-raw';
+import { boolArray, numberArray, textArray } from '../../../server/db/signal-store/array-literal';
+import { isoTimestamp } from '../../../server/db/signal-store/copy-raw';
 
 /** Reads a literal back the way PostgreSQL's array_in does for one-dimensional arrays. */
 function parseTextArray(literal: string): Array<string | null> {

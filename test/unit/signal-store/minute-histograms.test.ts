@@ -1,5 +1,5 @@
 /** The current window's latency histogram: minute histograms (as PostgreSQL prints them) added up. */
-import { sumMinuteHistograms } from '../../../db/signal-store/read-windows';
+import { sumMinuteHistograms } from '../../../server/db/signal-store/read-windows';
 
 test('minute histograms of different lengths are added bucket by bucket', () => {
   expect(sumMinuteHistograms('{1,0,3};{0,2};{4}')).toEqual(['5', '2', '3']);

@@ -1,5 +1,5 @@
 /**
- * Norms "as of" a day (db/signal-store/norms-as-of.ts): events of UTC day D are judged against the days
+ * Norms "as of" a day (server/db/signal-store/norms-as-of.ts): events of UTC day D are judged against the days
  * D−14 … D−1 only, and against the typical day of them (upper median of the daily values), so neither
  * the day itself nor a large hostile day the classifier missed becomes the norm.
  */
@@ -12,8 +12,8 @@ import {
   normsAsOf,
   upperMedian,
   type DayNorm,
-} from '../../../db/signal-store/norms-as-of';
-import { BYTES_HISTOGRAM, bucketIndex, emptyHistogram } from '../../../signals/histogram';
+} from '../../../server/db/signal-store/norms-as-of';
+import { BYTES_HISTOGRAM, bucketIndex, emptyHistogram } from '../../../core/signals/histogram';
 
 const D = Date.UTC(2026, 10, 20);
 

@@ -7,7 +7,7 @@ import {
   parseEventLine,
   parseSiteClassifierConfig,
 } from '@target-health/crawler/events';
-import { parseMarkerFile } from '../../../signals/marker-file';
+import { parseMarkerFile } from '../../../core/signals/marker-file';
 
 const DOCS = join(__dirname, '..', '..', '..', 'docs');
 const read = (name: string): string => readFileSync(join(DOCS, name), 'utf8');

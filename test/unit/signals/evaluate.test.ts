@@ -5,7 +5,7 @@
 import { BODY_SAMPLE_CHARS, type Outcome } from '@target-health/crawler/events/event';
 import type { ClassifiableEvent } from '@target-health/crawler/events/classify';
 import { compileClassifier } from '@target-health/crawler/events/classify';
-import { evaluate, eventFor, rightClass, type LabelledPage } from '../../../signals/evaluate';
+import { evaluate, eventFor, rightClass, type LabelledPage } from '../../../core/signals/evaluate';
 
 const page = (id: string, body: string, label: LabelledPage['label']): LabelledPage => ({ id, body, label });
 

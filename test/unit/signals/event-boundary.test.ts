@@ -4,7 +4,7 @@
  * as given (prototype keys included), host names are normalised the way IDNA does, length checks come
  * before Punycode, and the store's time horizon is enforced with a clear message.
  */
-import { parseBatch } from '../../../db/signal-store/ingest';
+import { parseBatch } from '../../../server/db/signal-store/ingest';
 import {
   BODY_SAMPLE_CHARS,
   MAX_BYTES,
@@ -14,7 +14,7 @@ import {
   tryNormaliseSite,
 } from '@target-health/crawler/events';
 import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
-import { EVENT_HORIZON } from '../../../signals/horizon';
+import { EVENT_HORIZON } from '../../../core/signals/horizon';
 import { isWellFormed as isStorableText } from '@target-health/crawler/events/well-formed';
 import { SAMPLE_GAP } from '@target-health/crawler/events/text';
 

@@ -11,11 +11,11 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { parseNdjsonLines } from '../../../client/ndjson-batch';
-import { DERIVED_ID_PREFIX } from '../../../db/signal-store/derived-id';
+import { parseNdjsonLines } from '../../../server/ingest/ndjson-batch';
+import { DERIVED_ID_PREFIX } from '../../../server/db/signal-store/derived-id';
 import { MAX_BYTES, MAX_INT32, parseEvent, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
-import { EVENT_HORIZON } from '../../../signals/horizon';
+import { EVENT_HORIZON } from '../../../core/signals/horizon';
 import { isWellFormed as isStorableText } from '@target-health/crawler/events/well-formed';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);

@@ -3,7 +3,7 @@
  * additions first, replacements in the built-in's place, disabled markers gone.
  */
 import { compileClassifier } from '@target-health/crawler/events/classify';
-import { catalogueFromText, mergeMarkers, parseMarkerFile } from '../../../signals/marker-file';
+import { catalogueFromText, mergeMarkers, parseMarkerFile } from '../../../core/signals/marker-file';
 import type { MarkerSpecInput } from '@target-health/crawler/events/marker-spec';
 
 const BUILT_IN: MarkerSpecInput[] = [

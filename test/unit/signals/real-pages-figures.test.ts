@@ -1,6 +1,6 @@
 /**
  * The target figures on real pages: the classifier (built-in markers) on the repository's
- * corpus and on the holdout set, fed as a crawler sends them in the three modes (signals/evaluate.ts):
+ * corpus and on the holdout set, fed as a crawler sends them in the three modes (core/signals/evaluate.ts):
  * - with the real status, with or without headers: ≥ 97 % of refusals caught;
  * - body only, as a 200: ≥ 90 % caught;
  * - in every mode: ≥ 90 % of refusals in the right class, ≤ 1 % false positives on ordinary pages;
@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { peerInput, peerVerdict, type PeerInput, type PeerResult } from '../../../bench/classify-peer';
+import { peerInput, peerVerdict, type PeerInput, type PeerResult } from '../../../dev/bench/classify-peer';
 import { readLabelledPages } from '../../../client/markers/labelled-pages';
 import { compileClassifier, type ClassifiableEvent } from '@target-health/crawler/events/classify';
 import {
@@ -21,7 +21,7 @@ import {
   type ClassifyPage,
   type LabelledPage,
   type ModeResult,
-} from '../../../signals/evaluate';
+} from '../../../core/signals/evaluate';
 
 const FIXTURES = join(__dirname, '..', '..', 'fixtures');
 const SETS = [
@@ -71,7 +71,7 @@ describe.each(SETS)('real pages, %s: targets of the classifier', (name, dir) => 
 /**
  * is-antibot's answers for every event the evaluation will feed it, computed in a worker thread: the
  * package requires ES-module-only packages, which plain Node 20 loads (require(esm)) but Jest's module
- * runtime does not. The mapping onto our outcomes stays in bench/classify-peer.ts, as the benchmark runs it.
+ * runtime does not. The mapping onto our outcomes stays in dev/bench/classify-peer.ts, as the benchmark runs it.
  */
 async function peerClassifier(pages: readonly LabelledPage[]): Promise<ClassifyPage> {
   const inputs = pages.flatMap((p) => EVALUATION_MODES.map((mode) => peerInput(eventFor(p, mode))));

@@ -3,10 +3,15 @@
  * localTemporalUiUrl) is the base of the CLI's links and the notifications' links; and the banner says
  * where the Temporal CLI is and how to run it through the project.
  */
-import { loadLocalStackSettings, loadTemporalUiUrl, localTemporalUiUrl, workflowUiLink } from '../../../config/env';
+import {
+  loadLocalStackSettings,
+  loadTemporalUiUrl,
+  localTemporalUiUrl,
+  workflowUiLink,
+} from '../../../server/config/env';
 import { bannerLines } from '../../../stack/banner';
 import { CliContext } from '../../../client/context';
-import { RUNNING_SITES_QUERY } from '../../../temporal/list-queries';
+import { RUNNING_SITES_QUERY } from '../../../loop/list-queries';
 
 const base = {
   temporalAddress: '127.0.0.1:7233',

@@ -1,0 +1,219 @@
+/**
+ * Reads what a chart of one site over [from, to) needs, in a handful of statements: signal counts from
+ * the rollup level the resolution names (the all-routes row, summed per bucket in SQL), day rollups for
+ * the daily normal, the assessments' raw scores, band changes and control changes from control_audit,
+ * decisions and notifications. Shaping is pure (tools/charts/series.ts).
+ */
+import type { HealthBand } from '../../core/common/names';
+import type { Pool } from '../../server/db/pool';
+import { ALL_ROUTES, ROLLUP_TABLE } from '../../server/db/signal-store/aggregate';
+import { sumMinuteHistograms } from '../../server/db/signal-store/read-windows';
+import { DEFAULT_SCORING_CONFIG } from '../../core/scoring/config';
+import { LATENCY_HISTOGRAM, quantile } from '../../core/signals/histogram';
+import { chooseResolution, floorTo, withinMinuteRetention } from './resolution';
+import { BASELINE_DAYS, BASELINE_GAP_DAYS, bandPeriods, dailyBaselines, scoreBuckets } from './series';
+import type { ChartData, ChartMark, RateBucket, Resolution, ScoreTick } from './types';
+
+const DAY = 86_400_000;
+/** Ticks read before `from` to warm the smoothing up: after 6 half-lives the start weighs under 2 %. */
+const WARMUP_HALF_LIVES = 6;
+/** A mark's label is one short line. */
+const LABEL_MAX = 90;
+
+const clip = (s: string): string => (s.length > LABEL_MAX ? `${s.slice(0, LABEL_MAX - 1)}…` : s);
+const num = (s: string | number | null): number => (s === null ? 0 : Number(s));
+
+/** True when [from, to) has hour rows older than the site's oldest minute row (retention dropped those minutes). */
+export async function minutesPruned(pool: Pool, site: string, from: number, to: number): Promise<boolean> {
+  const { rows } = await pool.query<{ pruned: boolean }>(
+    `SELECT EXISTS (
+       SELECT 1 FROM rollup_hour
+        WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4
+          AND bucket < date_trunc('hour', COALESCE((SELECT min(bucket) FROM rollup_minute WHERE site = $1 AND route_key = $2), 'infinity'::timestamptz))
+     ) AS pruned`,
+    [site, ALL_ROUTES, new Date(from), new Date(to)],
+  );
+  return rows[0]?.pruned === true;
+}
+
+/** The all-routes rows of [from, to) summed per bucket; latency histograms come back as text, merged here. */
+export async function readRateBuckets(
+  pool: Pool,
+  site: string,
+  from: number,
+  to: number,
+  r: Resolution,
+): Promise<RateBucket[]> {
+  const { rows } = await pool.query<{
+    t: Date;
+    requests: string;
+    hard_blocks: string;
+    challenges: string;
+    soft_blocks: string;
+    hists: string | null;
+  }>(
+    `SELECT date_bin($4::bigint * interval '1 millisecond', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS t,
+            sum(requests) AS requests, sum(hard_blocks) AS hard_blocks, sum(challenges) AS challenges, sum(soft_blocks) AS soft_blocks,
+            string_agg(latency_hist::text, ';') AS hists
+       FROM ${ROLLUP_TABLE[r.level]}
+      WHERE site = $1 AND route_key = $5 AND bucket >= $2 AND bucket < $3
+      GROUP BY 1 ORDER BY 1`,
+    [site, new Date(from), new Date(to), r.bucketMs, ALL_ROUTES],
+  );
+  return rows.map((row) => ({
+    t: row.t.getTime(),
+    requests: num(row.requests),
+    hardBlocks: num(row.hard_blocks),
+    challenges: num(row.challenges),
+    softBlocks: num(row.soft_blocks),
+    p95LatencyMs:
+      row.hists === null
+        ? null
+        : (quantile(LATENCY_HISTOGRAM, sumMinuteHistograms(row.hists).map(Number), 0.95) ?? null),
+  }));
+}
+
+/** Day rollups from the first baseline day of `from`'s day up to `to`: the normal of every day charted. */
+export async function readDayTotals(
+  pool: Pool,
+  site: string,
+  from: number,
+  to: number,
+): Promise<Parameters<typeof dailyBaselines>[0]> {
+  const first = floorTo(from, DAY) - (BASELINE_DAYS + BASELINE_GAP_DAYS) * DAY;
+  const { rows } = await pool.query<{
+    day: Date;
+    requests: string;
+    hard_blocks: string;
+    challenges: string;
+    soft_blocks: string;
+    latency_hist: string | null;
+  }>(
+    `SELECT bucket AS day, requests, hard_blocks, challenges, soft_blocks, latency_hist::text AS latency_hist
+       FROM rollup_day WHERE site = $1 AND route_key = $4 AND bucket >= $2 AND bucket < $3 ORDER BY bucket`,
+    [site, new Date(first), new Date(to), ALL_ROUTES],
+  );
+  return rows.map((row) => ({
+    day: row.day.getTime(),
+    requests: num(row.requests),
+    hardBlocks: num(row.hard_blocks),
+    challenges: num(row.challenges),
+    softBlocks: num(row.soft_blocks),
+    latencyHist: row.latency_hist === null ? [] : sumMinuteHistograms(row.latency_hist).map(Number),
+  }));
+}
+
+/** Raw scores of the ticks in [from − warm-up, to), in time order (two small columns of an indexed range). */
+export async function readScoreTicks(
+  pool: Pool,
+  site: string,
+  from: number,
+  to: number,
+  halfLifeMs: number,
+): Promise<ScoreTick[]> {
+  const { rows } = await pool.query<{ t: string; score: number | null }>(
+    `SELECT (extract(epoch FROM assessed_at) * 1000)::float8 AS t, score
+       FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3
+      ORDER BY assessed_at, tick`,
+    [site, new Date(from - WARMUP_HALF_LIVES * halfLifeMs), new Date(to)],
+  );
+  return rows.map((r) => ({ t: Number(r.t), score: r.score }));
+}
+
+interface AuditRow {
+  t: Date;
+  band: HealthBand;
+  changed_fields: string[];
+  reason: string;
+  actor: string;
+  before: boolean;
+}
+
+/** The last control change before `from` (the band the period opens in) and every change in [from, to). */
+async function readAudit(pool: Pool, site: string, from: number, to: number): Promise<AuditRow[]> {
+  const { rows } = await pool.query<AuditRow>(
+    `(SELECT changed_at AS t, new_controls->>'band' AS band, changed_fields, reason, actor, true AS before
+        FROM control_audit WHERE site = $1 AND changed_at < $2 ORDER BY changed_at DESC, id DESC LIMIT 1)
+     UNION ALL
+     (SELECT changed_at AS t, new_controls->>'band' AS band, changed_fields, reason, actor, false AS before
+        FROM control_audit WHERE site = $1 AND changed_at >= $2 AND changed_at < $3 ORDER BY changed_at, id)`,
+    [site, new Date(from), new Date(to)],
+  );
+  return rows;
+}
+
+async function readDecisionMarks(pool: Pool, site: string, from: number, to: number): Promise<ChartMark[]> {
+  const { rows } = await pool.query<{ t: Date; kind: string; who: string; why: string }>(
+    `SELECT decided_at AS t, kind, who, why FROM decisions WHERE site = $1 AND decided_at >= $2 AND decided_at < $3 ORDER BY decided_at`,
+    [site, new Date(from), new Date(to)],
+  );
+  return rows.map((r) => ({ t: r.t.getTime(), kind: 'decision', label: clip(`${r.kind} by ${r.who}: ${r.why}`) }));
+}
+
+async function readAlertMarks(pool: Pool, site: string, from: number, to: number): Promise<ChartMark[]> {
+  const { rows } = await pool.query<{ t: Date; kind: string; severity: string; title: string | null }>(
+    `SELECT created_at AS t, kind, severity, payload->>'title' AS title FROM notifications
+      WHERE site = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at`,
+    [site, new Date(from), new Date(to)],
+  );
+  return rows.map((r) => ({
+    t: r.t.getTime(),
+    kind: 'alert',
+    label: clip(`${r.severity} ${r.kind}${r.title ? `: ${r.title}` : ''}`),
+  }));
+}
+
+export interface ChartRead {
+  data: ChartData;
+  /** Assessments in [from, to) (the warm-up before it not counted). */
+  ticks: number;
+  /** Requests in [from, to) at the chosen rollup level. */
+  requests: number;
+}
+
+export async function readChartData(
+  pool: Pool,
+  site: string,
+  from: number,
+  to: number,
+  halfLifeMs = DEFAULT_SCORING_CONFIG.smoothing.halfLifeMs,
+): Promise<ChartRead> {
+  let resolution = chooseResolution(from, to);
+  if (resolution.level === 'minute')
+    resolution = withinMinuteRetention(resolution, await minutesPruned(pool, site, from, to));
+  const [rates, days, ticks, audit, decisions, alerts] = await Promise.all([
+    readRateBuckets(pool, site, from, to, resolution),
+    readDayTotals(pool, site, from, to),
+    readScoreTicks(pool, site, from, to, halfLifeMs),
+    readAudit(pool, site, from, to),
+    readDecisionMarks(pool, site, from, to),
+    readAlertMarks(pool, site, from, to),
+  ]);
+  const scores = scoreBuckets(ticks, from, to, resolution.bucketMs, halfLifeMs);
+  const controlMarks: ChartMark[] = audit
+    .filter((a) => !a.before)
+    .map((a) => ({
+      t: a.t.getTime(),
+      kind: 'control change',
+      label: clip(`${a.changed_fields.join(', ')} by ${a.actor}: ${a.reason}`),
+    }));
+  return {
+    data: {
+      site,
+      from,
+      to,
+      resolution,
+      scores,
+      rates,
+      baselines: dailyBaselines(days, from, to),
+      bands: bandPeriods(
+        audit.map((a) => ({ t: a.t.getTime(), band: a.band })),
+        from,
+        to,
+      ),
+      marks: [...decisions, ...alerts, ...controlMarks].sort((a, b) => a.t - b.t),
+    },
+    ticks: scores.reduce((n, b) => n + b.ticks, 0),
+    requests: rates.reduce((n, b) => n + b.requests, 0),
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * ChartData → a Vega-Lite spec (pure; rendered by tools/charts/render.ts). Four panels on one time axis:
+ *   1. the score: raw (bucket mean, thin) and smoothed (bold), over the band the loop published per
+ *      period (background shading) and the band thresholds (dashed rules at 80 and 50);
+ *   2. refusal rates — hard blocks, challenges, soft blocks as % of requests — with each one's normal
+ *      (the day's 14-day baseline) as a dashed segment of the same colour;
+ *   3. p95 latency and its normal;
+ *   4. marks: decisions, alerts and control changes, one row each (decisions also as rules in panel 1).
+ */
+import type { TopLevelSpec } from 'vega-lite';
+import { DEFAULT_SCORING_CONFIG } from '../../core/scoring/config';
+import { describeBucket } from './resolution';
+import type { ChartData, MarkKind } from './types';
+
+const DAY = 86_400_000;
+export const CHART_WIDTH = 1000;
+/** DejaVu Sans is what Debian-based machines have; resvg falls back to any sans-serif face. */
+const FONT = 'DejaVu Sans, Arial, sans-serif';
+
+/** Band colours: the traffic-light reading an on-call person expects. */
+export const BAND_COLOURS: Record<string, string> = {
+  learning: '#9e9e9e',
+  healthy: '#2e7d32',
+  degrading: '#f9a825',
+  resisting: '#c62828',
+  stopped: '#424242',
+};
+export const SIGNAL_COLOURS: Record<string, string> = {
+  'hard blocks': '#c62828',
+  challenges: '#6a1b9a',
+  'soft blocks': '#ef6c00',
+};
+export const MARK_KINDS: readonly MarkKind[] = ['decision', 'alert', 'control change'];
+
+const iso = (t: number): string => new Date(t).toISOString().replace(':00.000Z', 'Z').replace('T', ' ');
+const pct = (r: number | null): number | null => (r === null ? null : Math.round(r * 10_000) / 100);
+
+export function buildChartSpec(data: ChartData): TopLevelSpec {
+  const { healthyMin, resistingBelow } = bandThresholds();
+  // The period is fixed on each panel's first layer only: the others share its scale (giving it on every
+  // layer makes Vega-Lite merge identical domains and warn about each).
+  const xd = { field: 't', type: 'temporal' as const, title: null, scale: { domain: [data.from, data.to] } };
+  const x = { field: 't', type: 'temporal' as const, title: null };
+  const rawRows = data.scores.flatMap((b) =>
+    b.meanScore === null ? [] : [{ t: b.t, value: Math.round(b.meanScore * 10) / 10 }],
+  );
+  const smoothedRows = data.scores.flatMap((b) =>
+    b.smoothedScore === null ? [] : [{ t: b.t, value: Math.round(b.smoothedScore * 10) / 10 }],
+  );
+  const rateRows = data.rates.flatMap((b) =>
+    b.requests === 0
+      ? []
+      : [
+          { t: b.t, signal: 'hard blocks', value: pct(b.hardBlocks / b.requests) },
+          { t: b.t, signal: 'challenges', value: pct(b.challenges / b.requests) },
+          { t: b.t, signal: 'soft blocks', value: pct(b.softBlocks / b.requests) },
+        ],
+  );
+  // Baselines are per UTC day, clipped to the period: one dashed segment per day and signal.
+  const clip = (day: number): { t: number; t2: number } => ({
+    t: Math.max(day, data.from),
+    t2: Math.min(day + DAY, data.to),
+  });
+  const baselineRows = data.baselines.flatMap((d) =>
+    (
+      [
+        ['hard blocks', d.hardBlockRate],
+        ['challenges', d.challengeRate],
+        ['soft blocks', d.softBlockRate],
+      ] as const
+    ).flatMap(([signal, rate]) => (rate === null ? [] : [{ ...clip(d.day), signal, value: pct(rate) }])),
+  );
+  const latencyRows = data.rates.flatMap((b) =>
+    b.p95LatencyMs === null ? [] : [{ t: b.t, value: Math.round(b.p95LatencyMs) }],
+  );
+  const latencyBaselineRows = data.baselines.flatMap((d) =>
+    d.p95LatencyMs === null ? [] : [{ ...clip(d.day), value: Math.round(d.p95LatencyMs) }],
+  );
+  const bandRows = data.bands.map((p) => ({ t: p.from, t2: p.to, band: p.band }));
+  const markRows = data.marks.map((m) => ({ t: m.t, kind: m.kind, label: m.label }));
+  const decisionRows = markRows.filter((m) => m.kind === 'decision');
+  const signalScale = { domain: Object.keys(SIGNAL_COLOURS), range: Object.values(SIGNAL_COLOURS) };
+
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: `${data.site} — ${iso(data.from)} to ${iso(data.to)}`,
+      subtitle: [
+        `${describeBucket(data.resolution.bucketMs)} buckets (signals from ${data.resolution.level} rollups, scores from assessments)`,
+        'score: grey = bucket mean, blue = smoothed; shading = the band the loop published; dashed = the 14-day normal',
+      ],
+    },
+    config: {
+      font: FONT,
+      view: { stroke: '#e0e0e0' },
+      axis: { labelFontSize: 11, titleFontSize: 11 },
+      legend: { labelFontSize: 11, titleFontSize: 11 },
+    },
+    background: 'white',
+    spacing: 12,
+    vconcat: [
+      {
+        name: 'score',
+        width: CHART_WIDTH,
+        height: 220,
+        layer: [
+          {
+            data: { values: bandRows },
+            mark: { type: 'rect', opacity: 0.18 },
+            encoding: {
+              x: xd,
+              x2: { field: 't2' },
+              color: {
+                field: 'band',
+                type: 'nominal',
+                title: 'band (the loop)',
+                scale: { domain: Object.keys(BAND_COLOURS), range: Object.values(BAND_COLOURS) },
+              },
+            },
+          },
+          {
+            data: {
+              values: [
+                { y: healthyMin, zone: 'healthy ≥' },
+                { y: resistingBelow, zone: 'resisting <' },
+              ],
+            },
+            mark: { type: 'rule', strokeDash: [4, 4], color: '#757575' },
+            encoding: { y: { field: 'y', type: 'quantitative' } },
+          },
+          {
+            data: { values: rawRows },
+            mark: { type: 'line', color: '#90a4ae', strokeWidth: 1 },
+            encoding: { x, y: { field: 'value', type: 'quantitative', title: 'score', scale: { domain: [0, 100] } } },
+          },
+          {
+            data: { values: smoothedRows },
+            mark: { type: 'line', color: '#0d47a1', strokeWidth: 2.5 },
+            encoding: { x, y: { field: 'value', type: 'quantitative' } },
+          },
+          {
+            data: { values: decisionRows },
+            mark: { type: 'rule', color: '#000000', strokeWidth: 1 },
+            encoding: { x },
+          },
+        ],
+      },
+      {
+        name: 'refusals',
+        width: CHART_WIDTH,
+        height: 150,
+        layer: [
+          {
+            data: { values: rateRows },
+            mark: { type: 'line', strokeWidth: 1.5 },
+            encoding: {
+              x: xd,
+              y: { field: 'value', type: 'quantitative', title: '% of requests' },
+              color: { field: 'signal', type: 'nominal', title: 'signal', scale: signalScale },
+            },
+          },
+          {
+            data: { values: baselineRows },
+            mark: { type: 'rule', strokeDash: [6, 3], strokeWidth: 1.5, opacity: 0.8 },
+            encoding: {
+              x,
+              x2: { field: 't2' },
+              y: { field: 'value', type: 'quantitative' },
+              color: { field: 'signal', type: 'nominal', scale: signalScale },
+            },
+          },
+        ],
+      },
+      {
+        name: 'latency',
+        width: CHART_WIDTH,
+        height: 110,
+        layer: [
+          {
+            data: { values: latencyRows },
+            mark: { type: 'line', color: '#00695c', strokeWidth: 1.5 },
+            encoding: { x: xd, y: { field: 'value', type: 'quantitative', title: 'latency p95 (ms)' } },
+          },
+          {
+            data: { values: latencyBaselineRows },
+            mark: { type: 'rule', color: '#00695c', strokeDash: [6, 3], strokeWidth: 1.5, opacity: 0.8 },
+            encoding: { x, x2: { field: 't2' }, y: { field: 'value', type: 'quantitative' } },
+          },
+        ],
+      },
+      {
+        name: 'marks',
+        width: CHART_WIDTH,
+        height: 60,
+        data: { values: markRows },
+        mark: { type: 'point', filled: true, size: 60 },
+        encoding: {
+          x: { ...xd, axis: { format: '%b %d %H:%M' } },
+          y: { field: 'kind', type: 'nominal', title: null, scale: { domain: [...MARK_KINDS] } },
+          color: {
+            field: 'kind',
+            type: 'nominal',
+            legend: null,
+            scale: { domain: [...MARK_KINDS], range: ['#000000', '#c62828', '#1565c0'] },
+          },
+          shape: {
+            field: 'kind',
+            type: 'nominal',
+            legend: null,
+            scale: { domain: [...MARK_KINDS], range: ['diamond', 'triangle-up', 'circle'] },
+          },
+          tooltip: [{ field: 'label', type: 'nominal' }],
+        },
+      },
+    ],
+    resolve: { scale: { color: 'independent' } },
+  };
+}
+
+/** The default band thresholds, drawn as the zones' edges (the loop judges the smoothed score on them). */
+function bandThresholds(): { healthyMin: number; resistingBelow: number } {
+  const b = DEFAULT_SCORING_CONFIG.bands;
+  return { healthyMin: b.healthyMin, resistingBelow: b.degradingMin };
+}

@@ -1,0 +1,85 @@
+/**
+ * What a chart shows, as plain data: read from the store (tools/charts/read-history.ts), shaped by the pure
+ * functions in tools/charts/series.ts, turned into a Vega-Lite spec by tools/charts/spec.ts. Times are epoch ms.
+ */
+import type { HealthBand } from '../../core/common/names';
+
+/** Which rollup table a chart reads its signal rates from. */
+export type RollupLevel = 'minute' | 'hour' | 'day';
+
+export interface Resolution {
+  level: RollupLevel;
+  /** Width of one plotted bucket (a multiple of the level's own bucket). */
+  bucketMs: number;
+}
+
+/** One bucket of the all-routes rollup row, summed. */
+export interface RateBucket {
+  t: number;
+  requests: number;
+  hardBlocks: number;
+  challenges: number;
+  softBlocks: number;
+  /** p95 latency of the bucket's merged histogram; null without requests. */
+  p95LatencyMs: number | null;
+}
+
+/** One UTC day's normal: the 14 whole days that end the day before it (the loop's baseline, by day). */
+export interface DayBaseline {
+  day: number;
+  /** Shares of requests, 0–1; null when the 14 days had no traffic. */
+  hardBlockRate: number | null;
+  challengeRate: number | null;
+  softBlockRate: number | null;
+  p95LatencyMs: number | null;
+}
+
+/** One assessment: the raw score of a tick (null: learning, too little traffic, failed). */
+export interface ScoreTick {
+  t: number;
+  score: number | null;
+}
+
+export interface ScoreBucket {
+  t: number;
+  /** Mean and lowest raw score of the bucket's scored ticks; null when none was scored. */
+  meanScore: number | null;
+  minScore: number | null;
+  /** The smoothed score at the bucket's last tick (the loop's EWMA recomputed over the raw scores). */
+  smoothedScore: number | null;
+  ticks: number;
+}
+
+/** A change of the band the loop published (control_audit). */
+export interface BandChange {
+  t: number;
+  band: HealthBand;
+}
+
+export interface BandPeriod {
+  from: number;
+  to: number;
+  band: HealthBand;
+}
+
+export type MarkKind = 'decision' | 'alert' | 'control change';
+
+export interface ChartMark {
+  t: number;
+  kind: MarkKind;
+  /** One short line: what happened and who or what did it. */
+  label: string;
+}
+
+/** Everything one chart shows, already bucketed. */
+export interface ChartData {
+  site: string;
+  from: number;
+  to: number;
+  resolution: Resolution;
+  scores: ScoreBucket[];
+  rates: RateBucket[];
+  baselines: DayBaseline[];
+  bands: BandPeriod[];
+  marks: ChartMark[];
+}

@@ -1,0 +1,208 @@
+/**
+ * The replay engine: the live loop, tick by tick, over traffic already in the signal store — with the
+ * same code, not a copy of it. Each simulated tick calls what the workflow's tick calls:
+ *
+ *   assessment   activities/assess-site.ts `assessAt` (the same window read from the rollups, the same
+ *                scoring), at the tick's time `asOf`, writing nothing;
+ *   planning     core/control/plan `planTick` (bands, smoothing, controls, route and parser alerts, the
+ *                pause and its reminders), or `planFailedTick` when the data is refused, as live;
+ *   decisions    core/control/decisions (validation and gate) and core/control/decide (controls, the state after).
+ *
+ * Ticks fall on the same grid as the live schedule (core/control/schedule.ts): multiples of the tick
+ * interval, so a replay of a live loop's period asks the windows the loop asked. Human decisions come
+ * from a file (tools/replay/decisions-file.ts) and are applied at their time, between ticks, as the inbox
+ * applies them live. Nothing is written anywhere; the live tables are only read.
+ *
+ * What replay cannot reproduce: canary fetches (it judges the canary traffic recorded in the store, not
+ * new fetches), and a decision's database time (it uses the time given in the file).
+ */
+import { isDataError } from '../../activities/data-errors';
+import { type AssessAtDeps, assessAt } from '../../activities/assess-site';
+import type { SiteHealthConfig } from '../../core/control/config';
+import { afterDecision, decisionControls } from '../../core/control/decide';
+import { decisionNotAllowed } from '../../core/control/decisions';
+import { assessmentKey, decisionKey } from '../../core/control/keys';
+import { type LoopState, initialLoopState } from '../../core/control/loop-state';
+import { type LoopConfig, type TickPlan, planTick } from '../../core/control/plan';
+import { planFailedTick } from '../../core/control/plan/failed';
+import type { TickAssessment } from '../../core/control/tick-assessment';
+import { canaryFailedDays } from '../../server/db/canaries';
+import { readBaselineWindow, readSiteWindows } from '../../server/db/signal-store/read-windows';
+import type { Pool } from '../../server/db/pool';
+import { findSite } from '../../server/db/sites';
+import type { ReplayDecision } from './decisions-file';
+import { summarise } from './summary';
+import type { ReplayResult, ReplayTick } from './types';
+
+/** The chain id replays use in their keys (keys are never written; they name the ticks in notices). */
+export const REPLAY_CHAIN = 'replay';
+
+export interface ReplayOptions {
+  site: string;
+  /** Ticks at the grid's slots in [from, to). */
+  from: Date;
+  to: Date;
+  tickMs: number;
+  /** Explicit tick times instead of the grid (e.g. the ticks a live loop made), ascending. */
+  at?: readonly Date[];
+  /** The loop's configuration (core/control/config.ts, parsed: defaults filled). */
+  config: SiteHealthConfig;
+  /** Human decisions during the period, ascending by time. */
+  decisions?: readonly ReplayDecision[];
+  onTick?: (t: ReplayTick) => void;
+  /** Overrides of the assessment's reads (tests; the benchmark). */
+  deps?: Omit<AssessAtDeps, 'pool' | 'runDueCanaries'>;
+}
+
+/** The grid's tick times in [from, to). */
+export function tickTimes(from: Date, to: Date, tickMs: number): Date[] {
+  const out: Date[] = [];
+  for (let t = Math.ceil(from.getTime() / tickMs) * tickMs; t < to.getTime(); t += tickMs) out.push(new Date(t));
+  return out;
+}
+
+function failingRoutes(t: TickAssessment): string[] {
+  const d = t.assessment.routes;
+  if (d.verdict !== 'route-specific') return [];
+  return d.suspects.map((s) => (s.dimension === 'route' ? s.value : `${s.dimension}=${s.value}`));
+}
+
+function record(plan: TickPlan, asOf: Date, t: TickAssessment | null): ReplayTick {
+  const s = plan.state;
+  const last = s.history[s.history.length - 1]!;
+  return {
+    tick: s.tick,
+    asOf: asOf.toISOString(),
+    state: last.state,
+    score: last.score,
+    smoothedScore: last.smoothedScore,
+    band: s.band,
+    scoredBand: s.scoredBand,
+    parserHealth: last.parserHealth,
+    reasons: [...last.reasons],
+    routeVerdict: last.routeVerdict,
+    failingRoutes: t === null ? [] : failingRoutes(t),
+    requests: t === null ? 0 : t.assessment.health.window.requests,
+    controls: s.controls,
+    change: plan.change?.description ?? null,
+    notices: plan.notices.map((n) => ({ kind: n.kind, audience: n.audience, title: n.title })),
+    awaitingSince: s.awaiting?.since ?? null,
+    decisions: [],
+  };
+}
+
+/** One decision, applied as the inbox applies it live (gate first; a refused one is reported, not applied). */
+function applyDecision(
+  state: LoopState,
+  d: ReplayDecision,
+  seq: number,
+  config: LoopConfig & { policy: SiteHealthConfig['policy'] },
+): { state: LoopState; said: string } {
+  const problem = decisionNotAllowed(d.decision.kind, {
+    site: config.site,
+    band: state.band,
+    awaiting: state.awaiting !== null,
+    stopped: false,
+  });
+  if (problem !== null) return { state, said: `${d.at} ${d.decision.kind} refused: ${problem}` };
+  const next = decisionControls(state, d.decision, config.policy);
+  const after = afterDecision(state, d.decision, next, {
+    decisionKey: decisionKey(config.site, REPLAY_CHAIN, seq),
+    via: 'signal',
+    decidedAt: d.at,
+  });
+  return { state: { ...after, decisionSeq: seq }, said: `${d.at} ${d.decision.kind} by ${d.decision.who}` };
+}
+
+/**
+ * The assessment's slow-moving reads, cached for one replay: the site's registration (read once), the
+ * baseline window and the days whose canaries failed (per baseline bounds: they move once an hour).
+ * The same queries as live; only the current window is read on every tick.
+ */
+export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDays' | 'readWindows'> {
+  let site: ReturnType<typeof findSite> | undefined;
+  const days = new Map<string, ReturnType<typeof canaryFailedDays>>();
+  const baselines = new Map<string, ReturnType<typeof readBaselineWindow>>();
+  const baseline: typeof readBaselineWindow = (pool, name, bounds, excludeDays = []) => {
+    const key = `${bounds.from.toISOString()}/${bounds.to.toISOString()}/${excludeDays.join(',')}`;
+    let hit = baselines.get(key);
+    if (hit === undefined) {
+      hit = readBaselineWindow(pool, name, bounds, excludeDays);
+      baselines.set(key, hit);
+    }
+    return hit;
+  };
+  return {
+    readWindows: (pool, name, spec) => readSiteWindows(pool, name, spec, baseline),
+    findSite: (pool, name) => (site ??= findSite(pool, name)),
+    canaryFailedDays: (pool, name, from, to) => {
+      const key = `${from.toISOString()}/${to.toISOString()}`;
+      let hit = days.get(key);
+      if (hit === undefined) {
+        hit = canaryFailedDays(pool, name, from, to);
+        days.set(key, hit);
+      }
+      return hit;
+    },
+  };
+}
+
+export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<ReplayResult> {
+  const { site, config } = opts;
+  const loopConfig: LoopConfig = {
+    site,
+    policy: config.policy,
+    scoring: config.scoring,
+    tickIntervalMs: opts.tickMs,
+  };
+  const times = opts.at ?? tickTimes(opts.from, opts.to, opts.tickMs);
+  const decisions = [...(opts.decisions ?? [])];
+  const deps: AssessAtDeps = { pool, ...memoisedReads(), ...opts.deps };
+  let state = initialLoopState(REPLAY_CHAIN);
+  let seq = 0;
+  let stopped = false;
+  const ticks: ReplayTick[] = [];
+  let pendingSaid: string[] = [];
+
+  for (const [i, asOf] of times.entries()) {
+    // Decisions made up to this tick's time were applied before it, as the inbox applies them live.
+    while (decisions.length > 0 && Date.parse(decisions[0]!.at) <= asOf.getTime() && !stopped) {
+      const d = decisions.shift()!;
+      seq += 1;
+      const applied = applyDecision(state, d, seq, loopConfig);
+      state = applied.state;
+      pendingSaid.push(applied.said);
+      if (d.decision.kind === 'stop' && !applied.said.includes('refused')) stopped = true;
+    }
+    if (stopped) break;
+    const tick = state.tick + 1;
+    const nextTickAt = new Date((times[i + 1] ?? new Date(asOf.getTime() + opts.tickMs)).getTime()).toISOString();
+    state = { ...state, nextTickAt };
+    let plan: TickPlan;
+    let t: TickAssessment | null = null;
+    try {
+      const result = await assessAt(deps, {
+        site,
+        asOf,
+        window: config.window,
+        scoring: config.scoring,
+        previousRefusal: state.scoring.refusalStreak,
+        previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] },
+        evidenceSince: state.evidenceSince,
+      });
+      t = { assessmentKey: assessmentKey(site, REPLAY_CHAIN, tick), tick, assessedAt: asOf.toISOString(), ...result };
+      plan = planTick(state, t, loopConfig);
+    } catch (err) {
+      // As live: data the assessment refuses makes a failed tick (activities/data-errors.ts), not a crash.
+      if (!isDataError(err)) throw err;
+      plan = planFailedTick(state, { tick, at: asOf.toISOString(), message: err.message }, loopConfig);
+    }
+    state = plan.state;
+    const out = record(plan, asOf, t);
+    out.decisions.push(...pendingSaid);
+    pendingSaid = [];
+    ticks.push(out);
+    opts.onTick?.(out);
+  }
+  return { ticks, summary: summarise(site, opts, times, ticks) };
+}
