@@ -34,8 +34,19 @@ export default tseslint.config(
       ],
     },
   },
-  // A workspace's build scripts are plain ES modules outside any tsconfig: linted without type information.
-  { files: ['packages/*/scripts/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  // Plain JavaScript outside any tsconfig (a workspace's build scripts, Jest's sequencer, the dev scripts):
+  // linted without type information, in the module system and globals each runs in.
+  { files: ['packages/*/scripts/*.mjs', 'dev/scripts/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly' },
+    },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, '@typescript-eslint/no-require-imports': 'off' },
+  },
   {
     files: ['test/**/*.ts'],
     rules: {

@@ -5,6 +5,9 @@
  * `time-skipping` (the real workflows on Temporal's time-skipping test server with stub activities, for
  * hours and days of workflow time in seconds; each test starts its own test server) and `faults` (below).
  */
+const { homedir } = require('node:os');
+const { join } = require('node:path');
+
 const transform = {
   '^.+\\.ts$': [
     '@swc/jest',
@@ -19,38 +22,54 @@ const transform = {
  */
 const testEnvironmentOptions = { customExportConditions: ['node', 'node-addons', '@target-health/source'] };
 
+/**
+ * Jest's cache (SWC's transforms, and each file's last duration, which orders the next run: longest
+ * first) lives per machine beside the Temporal and Python caches, so a fresh clone on a machine that ran
+ * the suite before starts in the right order. Each project has a fixed id: Jest would derive one from
+ * the clone's path, and a new clone would find no durations.
+ */
+const cacheBase = process.env.XDG_CACHE_HOME ? process.env.XDG_CACHE_HOME : join(homedir(), '.cache');
+const cacheDirectory = join(cacheBase, 'target-health', 'jest');
+
 /** @type {import('jest').Config} */
 module.exports = {
   // Two cores: at most two test files at once.
   maxWorkers: 2,
+  testSequencer: '<rootDir>/test/setup/sequencer.cjs',
   // Integration tests start processes and wait for real ticks; their own waits are bounded tighter.
   testTimeout: 120_000,
   projects: [
     {
       displayName: 'unit',
+      id: 'target-health-unit',
       testEnvironment: 'node',
       testEnvironmentOptions,
       roots: ['<rootDir>/test/unit'],
       testMatch: ['**/*.test.ts'],
       transform,
+      cacheDirectory,
     },
     {
       displayName: 'integration',
+      id: 'target-health-integration',
       testEnvironment: 'node',
       testEnvironmentOptions,
       roots: ['<rootDir>/test/integration'],
       testMatch: ['**/*.test.ts'],
       transform,
+      cacheDirectory,
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
     },
     {
       displayName: 'time-skipping',
+      id: 'target-health-time-skipping',
       testEnvironment: 'node',
       testEnvironmentOptions,
       roots: ['<rootDir>/test/time-skipping'],
       testMatch: ['**/*.test.ts'],
       transform,
+      cacheDirectory,
       globalSetup: '<rootDir>/test/setup/time-skipping-setup.ts',
       globalTeardown: '<rootDir>/test/setup/time-skipping-teardown.ts',
     },
@@ -58,22 +77,26 @@ module.exports = {
       // Each fault test starts its own Temporal dev server, PostgreSQL and worker processes, and breaks
       // them (test/faults, docs/testing.md). CI-sized under `npm test`; `npm run test:faults`: full form.
       displayName: 'faults',
+      id: 'target-health-faults',
       testEnvironment: 'node',
       testEnvironmentOptions,
       roots: ['<rootDir>/test/faults'],
       testMatch: ['**/*.test.ts'],
       transform,
+      cacheDirectory,
     },
     {
       // The production path (stack/cluster): the Temporal server built from source on PostgreSQL, two
       // worker processes. Its global setup builds the server and UI server into the per-machine cache
       // on first use (minutes, once), with progress lines.
       displayName: 'cluster',
+      id: 'target-health-cluster',
       testEnvironment: 'node',
       testEnvironmentOptions,
       roots: ['<rootDir>/test/cluster'],
       testMatch: ['**/*.test.ts'],
       transform,
+      cacheDirectory,
       globalSetup: '<rootDir>/test/setup/cluster-setup.ts',
     },
   ],

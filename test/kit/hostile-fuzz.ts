@@ -6,13 +6,14 @@
  * deep nesting, and the checks every refusal must pass (one line, bounded, well formed).
  */
 import fc from 'fast-check';
+import { runs } from './sizes';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
 
 /**
  * Case count of every pure fuzz property: 10,000 (at least that many each). TH_FUZZ_UNIT_RUNS
  * changes it for a longer hunt (or a quick look while writing a property).
  */
-export const FUZZ_RUNS = Number(process.env.TH_FUZZ_UNIT_RUNS ?? 10_000);
+export const FUZZ_RUNS = Number(process.env.TH_FUZZ_UNIT_RUNS ?? runs(10_000));
 
 /** TH_FUZZ_SEED replays a failure (fast-check prints the seed and path); otherwise a new seed each run. */
 export const fuzzParameters = (): { numRuns: number; seed?: number; path?: string } => ({

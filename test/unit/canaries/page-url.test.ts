@@ -12,6 +12,7 @@ import { parseHtml, selectorProblem } from '../../../server/canary-runner/html';
 import { type CanaryRun, withoutPageSecrets } from '../../../server/canary-runner/run-canary';
 import { compileClassifier } from '@target-health/crawler/events/classify';
 import { productPage } from '../../kit/http-fixtures';
+import { runs } from '../../kit/sizes';
 
 const TOKEN = 'tk-7f3a9c1e5b2d';
 
@@ -60,7 +61,7 @@ describe('redactPageUrl', () => {
           expect(clean(`your ${name}: ${before}${c}${after}.`)).not.toContain(c);
         },
       ),
-      { numRuns: 10_000 },
+      { numRuns: runs(10_000) },
     );
   });
 });

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { MAX_LINE_BYTES, readLines } from '../../../server/ingest/ingest-lines';
 import type { BatchLine } from '../../../server/ingest/ingest-messages';
 import { parseNdjsonLines } from '../../../server/ingest/ndjson-batch';
+import { runs } from '../../kit/sizes';
 
 async function linesOf(chunks: Array<Buffer | string>): Promise<BatchLine[]> {
   const out: BatchLine[] = [];
@@ -46,7 +47,7 @@ test('any chunking of a stream gives the lines of the whole (LF or CRLF, multi-b
         expect(expected).toEqual(finalNewline || lines.at(-1) !== '' ? lines : lines.slice(0, -1));
       },
     ),
-    { numRuns: 500 },
+    { numRuns: runs(500) },
   );
 });
 

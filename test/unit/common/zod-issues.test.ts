@@ -15,6 +15,7 @@ import {
   issueLines,
 } from '@target-health/crawler/events/zod-issues';
 import { isWellFormed } from '@target-health/crawler/events/well-formed';
+import { runs } from '../../kit/sizes';
 
 const decision = z.strictObject({ who: z.string(), why: z.string() });
 const issuesOf = (schema: z.ZodType, input: unknown) => {
@@ -103,7 +104,7 @@ describe('formatIssues', () => {
           expect(isWellFormed(message)).toBe(true);
         },
       ),
-      { numRuns: 10_000 },
+      { numRuns: runs(10_000) },
     );
   });
 });

@@ -25,8 +25,9 @@ import { UserError } from '../../../core/common/user-error';
 import { DECISION_KINDS, type DecisionKind, parseDecision } from '../../../core/control/decisions';
 import { CLI, ROOT, cleanEnv, run } from '../../kit/processes';
 import { hasRawControl, nastyShortString } from '../../kit/hostile-fuzz';
+import { runs } from '../../kit/sizes';
 
-const RUNS = Number(process.env.TH_FUZZ_CLI_RUNS ?? 50);
+const RUNS = Number(process.env.TH_FUZZ_CLI_RUNS ?? runs(50));
 const SEED = Number(process.env.TH_FUZZ_SEED ?? Date.now() % 2 ** 31);
 const PARALLEL = 4;
 /** No database, and a Temporal address the CLI refuses before connecting: nothing is reached. */

@@ -17,6 +17,7 @@ import {
   parseScoringConfig,
 } from '../../../core/scoring';
 import { MAX_MESSAGE_CHARS } from '@target-health/crawler/events/zod-issues';
+import { runs } from '../../kit/sizes';
 
 const MAX = Number.MAX_SAFE_INTEGER;
 
@@ -130,7 +131,7 @@ describe('assess on hostile but valid windows', () => {
         expect(tick.effectiveCostMultiplier).toBeLessThanOrEqual(cfg.cost.maxMultiplier);
         expect(nonFinite(tick)).toEqual([]);
       }),
-      { numRuns: 10_000 },
+      { numRuns: runs(10_000) },
     );
   });
 
@@ -206,7 +207,7 @@ describe('assess on anything', () => {
         expect(isScore(a.health.score)).toBe(true);
         expect(nonFinite(a)).toEqual([]);
       }),
-      { numRuns: 10_000 },
+      { numRuns: runs(10_000) },
     );
   });
 });

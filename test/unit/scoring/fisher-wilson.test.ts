@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { Z_95, fisherExactGreater, hypergeometricUpperTail, wilsonInterval } from '../../../core/scoring';
+import { runs } from '../../kit/sizes';
 
 /** Exact P(X >= k) with BigInt binomials, for comparison on small tables. */
 function exactUpperTail(k: number, population: number, successes: number, draws: number): number {
@@ -42,7 +43,7 @@ describe('Fisher exact test (one-sided)', () => {
           return Math.abs(ours - exact) <= 1e-9 * Math.max(exact, 1e-300) + 1e-15;
         },
       ),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 

@@ -6,6 +6,7 @@ import {
   healthScore,
   parseScoringConfig,
 } from '../../../core/scoring';
+import { runs } from '../../kit/sizes';
 
 const count = (max: number) => fc.integer({ min: 0, max });
 const latency = fc.oneof(
@@ -51,7 +52,7 @@ describe('healthScore properties', () => {
         if (current.requests < config.minRequests) return score === null;
         return score !== null && Number.isInteger(score) && score >= 0 && score <= 100;
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 
@@ -63,7 +64,7 @@ describe('healthScore properties', () => {
           (k) => explanation.signals[k].penalty >= 0 && explanation.signals[k].penalty <= config.weights[k],
         );
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 
@@ -93,7 +94,7 @@ describe('healthScore properties', () => {
         const penalties = HEALTH_SIGNALS.map((k) => r.explanation.signals[k].penalty);
         return penalties.every((p) => p === 0) && (r.score === null || (r.score === 100 && r.reasons.length === 0));
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 
@@ -113,7 +114,7 @@ describe('healthScore properties', () => {
           return a === null ? b === null : b !== null && b <= a;
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     );
   });
 
@@ -127,7 +128,7 @@ describe('healthScore properties', () => {
         const sortedDesc = r.reasons.every((k, i) => i === 0 || p(r.reasons[i - 1] ?? k) >= p(k));
         return sortedDesc && [...r.reasons].sort().join() === [...expected].sort().join();
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 });

@@ -9,6 +9,7 @@ import {
   parseScoringConfig,
   parserHealth,
 } from '../../../core/scoring';
+import { runs } from '../../kit/sizes';
 
 const ex = (ok: number, missing: number, schema: number, empty: number): ExtractionCounts => ({
   extractionOk: ok,
@@ -87,7 +88,7 @@ describe('parser health', () => {
         const sameHealth = JSON.stringify(healthScore(a, base)) === JSON.stringify(healthScore(brokenParser, base));
         return sameParser && sameHealth;
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 });

@@ -8,8 +8,9 @@ import fc from 'fast-check';
 import { createLogger } from '../../../server/logging/logger';
 import { redactLogLine, redactText, redactUrl, scrubSecrets, urlOrigin } from '../../../core/common/redact';
 import { redactProxyUrl } from '../../../core/canaries/proxy-url';
+import { runs } from '../../kit/sizes';
 
-const RUNS = 10_000;
+const RUNS = runs(10_000);
 
 describe('redactUrl masks the password whatever it holds (WHATWG URL parser)', () => {
   test.each([

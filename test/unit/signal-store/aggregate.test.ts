@@ -14,6 +14,7 @@ import {
 } from '../../../server/db/signal-store/aggregate';
 import { LATENCY_HISTOGRAM, bucketIndex } from '../../../core/signals/histogram';
 import type { Outcome, RequestOutcomeEvent } from '@target-health/crawler/events/event';
+import { runs } from '../../kit/sizes';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 29, 22, 0, 0);
@@ -140,7 +141,7 @@ test('minute, hour and day deltas equal the per-event definition, and come sorte
         expect(keys).toEqual(sorted);
       }
     }),
-    { numRuns: 300 },
+    { numRuns: runs(300) },
   );
 });
 
@@ -167,6 +168,6 @@ test('with a first minute day, older events make no minute deltas; hour and day 
         expect(keys).toEqual(sorted);
       }
     }),
-    { numRuns: 300 },
+    { numRuns: runs(300) },
   );
 });

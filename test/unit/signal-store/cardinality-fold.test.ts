@@ -16,6 +16,7 @@ import {
 } from '../../../server/db/signal-store/aggregate';
 import type { Classification } from '@target-health/crawler/events/classify';
 import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
+import { runs } from '../../kit/sizes';
 
 const T0 = Date.UTC(2026, 10, 29, 23, 50);
 const ok: Classification = { outcome: 'ok', rule: 'status', reason: 'status 200' };
@@ -112,7 +113,7 @@ test('refused routes and page types fold into "other"; totals and kept rows are 
         expect(new Set(norms.map((d) => `${d.site} ${d.pageType} ${d.day}`)).size).toBe(norms.length);
       },
     ),
-    { numRuns: 300 },
+    { numRuns: runs(300) },
   );
 });
 

@@ -7,6 +7,7 @@ import type { Classification } from '@target-health/crawler/events/classify';
 import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import { CopyPayload } from '../../../server/db/signal-store/copy-payload';
 import { copyText } from '../../../server/db/signal-store/copy-raw';
+import { runs } from '../../kit/sizes';
 
 const text = fc.oneof(
   fc.string(),
@@ -90,7 +91,7 @@ test('CopyPayload writes the bytes of copyText for any batch', () => {
     fc.property(fc.array(eventArb, { maxLength: 30 }), (batch) => {
       expect(encode(batch).toString('utf8')).toBe(copyText(batch));
     }),
-    { numRuns: 2_000 },
+    { numRuns: runs(2_000) },
   );
 });
 

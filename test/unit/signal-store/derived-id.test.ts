@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { derivedEventId } from '../../../server/db/signal-store/derived-id';
 import { parseEvent, type RequestOutcomeEvent } from '@target-health/crawler/events/event';
+import { runs } from '../../kit/sizes';
 
 const parse = (input: Record<string, unknown>): RequestOutcomeEvent => {
   const r = parseEvent(input);
@@ -92,6 +93,6 @@ test('ids of generated events differ exactly when their canonical content does',
       });
       expect(derivedEventId(ea) === derivedEventId(eb)).toBe(JSON.stringify(ea) === JSON.stringify(eb));
     }),
-    { numRuns: 2_000 },
+    { numRuns: runs(2_000) },
   );
 });

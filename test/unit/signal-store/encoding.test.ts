@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { boolArray, numberArray, textArray } from '../../../server/db/signal-store/array-literal';
 import { isoTimestamp } from '../../../server/db/signal-store/copy-raw';
+import { runs } from '../../kit/sizes';
 
 /** Reads a literal back the way PostgreSQL's array_in does for one-dimensional arrays. */
 function parseTextArray(literal: string): Array<string | null> {
@@ -49,7 +50,7 @@ test('COPY timestamps equal toISOString for any instant 2000-2100', () => {
     fc.property(fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2100, 0, 1) - 1 }), (ms) => {
       expect(isoTimestamp(ms)).toBe(new Date(ms).toISOString());
     }),
-    { numRuns: 5_000 },
+    { numRuns: runs(5_000) },
   );
   // Consecutive instants in one minute reuse the cached prefix, across a minute boundary they do not.
   const t = Date.UTC(2026, 10, 30, 23, 59, 59, 999);

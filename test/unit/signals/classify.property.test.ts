@@ -15,6 +15,7 @@ import {
 } from '@target-health/crawler/events';
 import { page } from './helpers';
 import { eventSchema } from '@target-health/crawler/events/event-schema';
+import { runs } from '../../kit/sizes';
 
 const FIXTURES = [
   'product-page.html',
@@ -139,7 +140,7 @@ describe('classifyOutcome properties', () => {
         expect(result.reason.length).toBeGreaterThan(0);
         if (event.outcome !== undefined) expect(result.outcome).toBe(event.outcome);
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 });
@@ -160,7 +161,7 @@ describe('parsing properties', () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 

@@ -17,9 +17,10 @@ import { MAX_BYTES, MAX_INT32, parseEvent, type RequestOutcomeEvent } from '@tar
 import { fastParseEvent } from '@target-health/crawler/events/fast-parse';
 import { EVENT_HORIZON } from '../../../core/signals/horizon';
 import { isWellFormed as isStorableText } from '@target-health/crawler/events/well-formed';
+import { runs } from '../../kit/sizes';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
-const RUNS = 10_000;
+const RUNS = runs(10_000);
 
 /** Pieces of text that have broken parsers and stores before. */
 const nastyPiece = fc.constantFrom(
@@ -403,6 +404,6 @@ test('any batch: every line accounted for once, in order, rejections sorted by l
         for (const n of numbers) expect(lines[n - offset - 1]!.trim()).not.toBe('');
       },
     ),
-    { numRuns: 2_000 },
+    { numRuns: runs(2_000) },
   );
 });

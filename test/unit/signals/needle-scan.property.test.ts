@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { NeedleRegistry, NeedleScanner } from '@target-health/crawler/events/needle-scan';
+import { runs } from '../../kit/sizes';
 
 // A small alphabet makes overlaps, prefixes of other needles and repeated needles common. Needles are
 // lower-case (the markers' are lower-cased when they compile); pages carry both cases, and characters
@@ -27,7 +28,7 @@ describe('NeedleScanner', () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
