@@ -55,6 +55,11 @@ export function createPool(databaseUrl: string, max = 10, applicationName?: stri
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  // Nor one checked out for a transaction: the pool stops listening while a client is out, so a connection
+  // ended between two of its queries (PostgreSQL shut down) would be an 'error' event nobody hears. The
+  // next query on that client fails instead ("Client has encountered a connection error"), the caller
+  // retries as for any lost connection, and the pool drops the client when it comes back.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
