@@ -29,13 +29,17 @@ function canaryLines(c: CanaryStatus, waiting: boolean): string[] {
   if (c.defined.length === 0) {
     if (crawler !== null) return [`canaries   none defined; ${crawler}`];
     return [
-      `canaries   none defined${waiting ? ' — nothing shows whether the paused site calmed down' : ''} (see "next" for how to add one)`,
+      `canaries   none defined${waiting ? ' — nothing shows whether the paused site calmed down' : ''} (see ` +
+        `"next" for how to add one)`,
     ];
   }
   const latest = new Map(c.latest.map((r) => [r.canaryId, r]));
   const own = c.defined.map((id, i) => {
     const r = latest.get(id);
-    return `${i === 0 ? `canaries   ${c.defined.length} defined: ` : '           '}${id} ${r === undefined ? 'not run yet' : `${r.result.toUpperCase()} at ${shortTime(r.ranAt)}: ${r.reason}`}`;
+    return (
+      `${i === 0 ? `canaries   ${c.defined.length} defined: ` : '           '}${id} ` +
+      `${r === undefined ? 'not run yet' : `${r.result.toUpperCase()} at ${shortTime(r.ranAt)}: ${r.reason}`}`
+    );
   });
   return crawler === null ? own : [...own, `           ${crawler}`];
 }
@@ -50,15 +54,19 @@ export function formatStatus(v: StatusView): string {
   const lines = [
     `site       ${state.site}`,
     `band       ${state.band}${state.scoredBand !== state.band ? ` (the score alone says ${state.scoredBand})` : ''}`,
-    `score      ${dash(state.score)} (smoothed ${dash(state.smoothedScore)}), parser health ${dash(state.parserHealth)}`,
-    `trend      ${e.trend.points.some((p) => p !== null) ? `${e.trend.sparkline}  (mean score per ${Math.round(e.trend.bucketMs / 60_000)} min over the last ${hours} h, oldest first)` : `— (no scored tick in the last ${hours} h)`}`,
+    `score      ${dash(state.score)} (smoothed ${dash(state.smoothedScore)}), parser health ` +
+      `${dash(state.parserHealth)}`,
+    `trend      ` +
+      `${e.trend.points.some((p) => p !== null) ? `${e.trend.sparkline}  (mean score per ${Math.round(e.trend.bucketMs / 60_000)} min over the last ${hours} h, oldest first)` : `— (no scored tick in the last ${hours} h)`}`,
     ...(state.noScore === null || state.noScore === undefined ? [] : [`no score   ${state.noScore.detail}`]),
     ...(state.heldFor === null || state.heldFor === undefined ? [] : [`held       ${state.heldFor}`]),
     `reasons    ${state.reasons.length > 0 ? state.reasons.join(', ') : '—'}`,
-    `controls   ${c === null ? '—' : `${c.paused ? (c.canaryOnly ? 'PAUSED (canaries only)' : 'PAUSED') : 'running'}, concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`}`,
+    `controls   ` +
+      `${c === null ? '—' : `${c.paused ? (c.canaryOnly ? 'PAUSED (canaries only)' : 'PAUSED') : 'running'}, concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`}`,
     `waiting    ${w === null ? 'no' : `YES since ${w.since} (${w.kind}: ${w.reason}); ${w.remindersSent} reminder(s)`}`,
     `decision   ${d === null ? '—' : `${d.kind} by ${d.who} at ${d.decidedAt}: ${d.why}`}`,
-    `tick       ${state.tick} (every ${state.tickIntervalMs / 1000}s, run ${state.runs} of the chain), last ${state.lastAssessedAt ?? 'not yet'}`,
+    `tick       ${state.tick} (every ${state.tickIntervalMs / 1000}s, run ${state.runs} of the chain), last ` +
+      `${state.lastAssessedAt ?? 'not yet'}`,
   ];
   if (state.rejected.length > 0) lines.push(`refused    ${state.rejected[state.rejected.length - 1]}`);
 
@@ -87,7 +95,8 @@ export function formatStatus(v: StatusView): string {
     lines.push('', 'recent ticks (score / smoothed, band, reasons, actions):');
     for (const t of v.history)
       lines.push(
-        `  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ${t.band.padEnd(9)}  ${t.reasons.join(',') || '—'}  ${t.actions.join('; ')}`,
+        `  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ` +
+          `${t.band.padEnd(9)}  ${t.reasons.join(',') || '—'}  ${t.actions.join('; ')}`,
       );
   }
   lines.push('', v.link);

@@ -102,7 +102,8 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
   const targets = EXPECTATION_TARGETS.filter((t) => t in raw);
   if (targets.length === 0) {
     return fail(
-      `${path}: must have one of ${EXPECTATION_TARGETS.join(', ')} (e.g. ${EXPECTATION_EXAMPLE}); got ${fieldList(Object.keys(raw))}`,
+      `${path}: must have one of ${EXPECTATION_TARGETS.join(', ')} (e.g. ${EXPECTATION_EXAMPLE}); got ` +
+        `${fieldList(Object.keys(raw))}`,
     );
   }
   if (targets.length > 1) return fail(`${path}: has both ${targets.join(' and ')}; write one check per entry`);
@@ -134,7 +135,8 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
       const problem = checks.selectorProblem?.(data.css);
       if (problem !== undefined) {
         errors.push(
-          `${path}.css: ${describeValue(data.css)} is not a valid CSS selector (${problem}); fix the selector, e.g. ".price" or "span[itemprop=price]"`,
+          `${path}.css: ${describeValue(data.css)} is not a valid CSS selector (${problem}); fix the selector, ` +
+            `e.g. ".price" or "span[itemprop=price]"`,
         );
       }
       const assert = assertionOf(data, path, errors, checks);
@@ -180,7 +182,8 @@ function assertionOf(
     errors.push(
       present.length === 0
         ? `${path}: say what to check with exactly one of ${ASSERTION_OPS.join(', ')} (e.g. ${EXPECTATION_EXAMPLE})`
-        : `${path}: has ${present.join(' and ')}; use exactly one of them per entry (add another entry for another check)`,
+        : `${path}: has ${present.join(' and ')}; use exactly one of them per entry (add another entry for ` +
+            `another check)`,
     );
     return undefined;
   }

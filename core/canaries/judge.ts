@@ -82,7 +82,9 @@ function verdictOf(
       result: 'blocked',
       reason: classification.reason,
       evidence: cut(
-        `${classification.outcome} on status ${fetched.status}${title ? `, title ${JSON.stringify(title)}` : ''}${classification.evidence?.matched ? `; matched ${classification.evidence.matched}` : ''}`,
+        `${classification.outcome} on status ` +
+          `${fetched.status}${title ? `, title ${JSON.stringify(title)}` : ''}` +
+          `${classification.evidence?.matched ? `; matched ${classification.evidence.matched}` : ''}`,
       ),
       classification,
       checks: [status],
@@ -107,7 +109,9 @@ function verdictOf(
     const location = fetched.headers.location;
     return {
       result: 'error',
-      reason: `status ${fetched.status}, expected ${status.expected}${location ? ` (redirect to ${location}; point the canary at the final URL)` : ''}`,
+      reason:
+        `status ${fetched.status}, expected ` +
+        `${status.expected}${location ? ` (redirect to ${location}; point the canary at the final URL)` : ''}`,
       evidence: cut(statusEvidence(fetched, title)),
       classification,
       checks: [status],
@@ -121,7 +125,9 @@ function verdictOf(
   if (failed.length === 0) {
     return {
       result: 'pass',
-      reason: `status ${fetched.status}; ${content.length === 1 ? '1 check holds' : `all ${content.length} checks hold`}`,
+      reason:
+        `status ${fetched.status}; ` +
+        `${content.length === 1 ? '1 check holds' : `all ${content.length} checks hold`}`,
       evidence: cut(content.map((c) => `${c.check}: ${c.actual}`).join('; ') || `status ${fetched.status}`),
       classification,
       checks,

@@ -72,7 +72,9 @@ const MIXES: Record<MixName, Mix> = {
   },
   realistic: {
     name: 'realistic',
-    describe: `${REALISTIC_DEFAULTS.bodyShare * 100}% with 1–4 KB pages + headers, 15 days, ${REALISTIC_DEFAULTS.sites} sites`,
+    describe:
+      `${REALISTIC_DEFAULTS.bodyShare * 100}% with 1–4 KB pages + headers, 15 days, ${REALISTIC_DEFAULTS.sites} ` +
+      `sites`,
     events: (path, now) => {
       const sitesDomain = `${path}.realistic.example`;
       const cli = path === 'cli';
@@ -267,7 +269,8 @@ async function checkStored(db: BenchDb, sites: readonly string[], startedAt: num
   }
   if (r.minute !== r.minute_days && r.minute !== r.minute_days_before) {
     throw new Error(
-      `${sites[0]}…: minute rollups hold ${r.minute} events, expected the ${r.minute_days} of the days that keep minute rows`,
+      `${sites[0]}…: minute rollups hold ${r.minute} events, expected the ${r.minute_days} of the days that ` +
+        `keep minute rows`,
     );
   }
 }
@@ -437,7 +440,8 @@ async function main(): Promise<void> {
   const now = Date.now();
   try {
     process.stdout.write(
-      `Signal store benchmark — embedded PostgreSQL (its shipped settings, stack/embedded-postgres.ts), ${fmt(INGEST_EVENTS)} events per ingest run\n`,
+      `Signal store benchmark — embedded PostgreSQL (its shipped settings, stack/embedded-postgres.ts), ` +
+        `${fmt(INGEST_EVENTS)} events per ingest run\n`,
     );
     const only = process.env.BENCH_ONLY;
     if (only !== 'read') {
@@ -453,7 +457,8 @@ async function main(): Promise<void> {
       if (mixes[0] === undefined)
         throw new Error(`BENCH_MIX: ${process.env.BENCH_MIX} must be plain, realistic or both`);
       const cpuText = (r: IngestRun) =>
-        `CPU per event: Node ${fmt(r.nodeCpuUs, 1)} µs, PostgreSQL ${fmt(r.postgresCpuUs, 1)} µs (+ ${fmt(r.maintenanceUs, 1)} µs vacuum after)`;
+        `CPU per event: Node ${fmt(r.nodeCpuUs, 1)} µs, PostgreSQL ${fmt(r.postgresCpuUs, 1)} µs (+ ` +
+        `${fmt(r.maintenanceUs, 1)} µs vacuum after)`;
       const results: Partial<Record<MixName, { recorder: IngestRun; cli: IngestRun }>> = {};
       for (const mix of mixes) {
         const viaRecorder = await benchRecorder(db, now, mix);
@@ -530,12 +535,14 @@ async function main(): Promise<void> {
     );
     line(
       'small (20,000/day): rollup read, median of 200',
-      `${fmt(reads['small.example.com']!, 2)} ms   (busy/small = ${fmt(busy / reads['small.example.com']!, 2)} for 10× the volume)`,
+      `${fmt(reads['small.example.com']!, 2)} ms   (busy/small = ${fmt(busy / reads['small.example.com']!, 2)} ` +
+        `for 10× the volume)`,
     );
     if (reads['huge.example.com'] !== undefined) {
       line(
         'huge (2,000,000/day): rollup read, median of 200',
-        `${fmt(reads['huge.example.com'], 2)} ms   (huge/busy = ${fmt(reads['huge.example.com'] / busy, 2)} for 10× the volume)`,
+        `${fmt(reads['huge.example.com'], 2)} ms   (huge/busy = ${fmt(reads['huge.example.com'] / busy, 2)} ` +
+          `for 10× the volume)`,
       );
     }
     line('targets: ≤ 10 ms median; ≥ 50× raw', busy <= 10 && raw / busy >= 50 ? 'met' : 'NOT met');

@@ -210,7 +210,8 @@ export class InboxDrainer {
             bytes: batch.payload.length,
             error: describePgError(err),
           },
-          `inbox: batch ${batch.batchId} cannot be read (${describePgError(err)}): its ${batch.eventCount} events are refused and the row deleted; postgresSink writes gzip-compressed NDJSON`,
+          `inbox: batch ${batch.batchId} cannot be read (${describePgError(err)}): its ${batch.eventCount} ` +
+            `events are refused and the row deleted; postgresSink writes gzip-compressed NDJSON`,
         );
         return 'drained';
       }
@@ -221,7 +222,8 @@ export class InboxDrainer {
         storeFailed = true;
         throw Object.assign(
           new Error(
-            `batch ${batch.batchId} (${lines.length} events) could not be stored now: ${describePgError(err)}; it stays in the inbox`,
+            `batch ${batch.batchId} (${lines.length} events) could not be stored now: ${describePgError(err)}; ` +
+              `it stays in the inbox`,
           ),
           { cause: err },
         );
@@ -265,7 +267,8 @@ export class InboxDrainer {
       .map((r) => ({ line: r.index + 1, errors: [...r.errors] }));
     this.options.logger.warn(
       { batchId, rejected: result.rejected.length, stored: result.inserted + result.duplicates, sample },
-      `inbox: the store refused ${result.rejected.length} of the ${lines} events of batch ${batchId} (first, line ${first.index + 1}: ${first.errors[0] ?? '?'}); the others are stored`,
+      `inbox: the store refused ${result.rejected.length} of the ${lines} events of batch ${batchId} (first, ` +
+        `line ${first.index + 1}: ${first.errors[0] ?? '?'}); the others are stored`,
     );
   }
 

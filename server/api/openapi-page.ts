@@ -35,16 +35,21 @@ function operationHtml(method: string, path: string, op: Operation): string {
   const id = `${method}-${path}`.replace(/[^A-Za-z0-9]+/g, '-');
   return [
     `<section class="op" id="${escapeHtml(id)}">`,
-    `<h3><span class="method ${escapeHtml(method)}">${escapeHtml(method.toUpperCase())}</span> <code>${escapeHtml(path)}</code></h3>`,
+    `<h3><span class="method ${escapeHtml(method)}">${escapeHtml(method.toUpperCase())}</span> ` +
+      `<code>${escapeHtml(path)}</code></h3>`,
     `<p>${inline(op.summary)}</p>`,
     op.description === undefined ? '' : `<p class="desc">${inline(op.description)}</p>`,
-    `<p class="scope">${op['x-required-scope'] === undefined ? 'Public: no token needed.' : `Bearer token with scope <code>${escapeHtml(op['x-required-scope'])}</code> (or <code>admin</code>).`}</p>`,
+    `<p class="scope">` +
+      `${op['x-required-scope'] === undefined ? 'Public: no token needed.' : `Bearer token with scope <code>${escapeHtml(op['x-required-scope'])}</code> (or <code>admin</code>).`}` +
+      `</p>`,
     params.length === 0
       ? ''
       : `<table><tr><th>parameter</th><th>in</th><th>required</th><th>schema</th><th>description</th></tr>${params
           .map(
             (p) =>
-              `<tr><td><code>${escapeHtml(p.name)}</code></td><td>${escapeHtml(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td><code>${escapeHtml(JSON.stringify(p.schema))}</code></td><td>${inline(p.description ?? '')}</td></tr>`,
+              `<tr><td><code>${escapeHtml(p.name)}</code></td><td>${escapeHtml(p.in)}</td><td>` +
+              `${p.required ? 'yes' : 'no'}</td><td><code>${escapeHtml(JSON.stringify(p.schema))}</code></td><t` +
+              `d>${inline(p.description ?? '')}</td></tr>`,
           )
           .join('')}</table>`,
     body === undefined
@@ -52,7 +57,9 @@ function operationHtml(method: string, path: string, op: Operation): string {
       : Object.entries(body.content)
           .map(
             ([type, c]) =>
-              `<details><summary>request body <code>${escapeHtml(type)}</code>${body.required ? '' : ' (optional)'}</summary>${pretty(c.schema)}</details>`,
+              `<details><summary>request body ` +
+              `<code>${escapeHtml(type)}</code>${body.required ? '' : ' (optional)'}</summary>` +
+              `${pretty(c.schema)}</details>`,
           )
           .join(''),
     `<ul class="responses">${Object.entries(responses)
@@ -77,7 +84,10 @@ export function renderApiPage(doc: OpenApiDocument): string {
         .filter(([, op]) => (op as Operation).tags.includes(tag.name))
         .map(([method, op]) => operationHtml(method, path, op as Operation)),
     );
-    return `<h2 id="${escapeHtml(tag.name)}">${escapeHtml(tag.name)}</h2><p>${inline(tag.description)}</p>${ops.join('\n')}`;
+    return (
+      `<h2 id="${escapeHtml(tag.name)}">${escapeHtml(tag.name)}</h2><p>${inline(tag.description)}</p>` +
+      `${ops.join('\n')}`
+    );
   });
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

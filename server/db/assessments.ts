@@ -75,7 +75,8 @@ export async function assessmentHistory(pool: Pool, site: string, limit: number)
     parser_health: number | null;
     workflow_id: string;
   }>(
-    'SELECT tick, assessed_at, score, parser_health, workflow_id FROM assessments WHERE site = $1 ORDER BY assessed_at DESC LIMIT $2',
+    'SELECT tick, assessed_at, score, parser_health, workflow_id FROM assessments WHERE site = $1 ORDER BY ' +
+      'assessed_at DESC LIMIT $2',
     [site, limit],
   );
   return rows.map((r) => ({

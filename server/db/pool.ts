@@ -64,7 +64,8 @@ export async function checkDatabase(pool: Pool, databaseUrl: string): Promise<vo
     await pool.query('SELECT 1');
   } catch (err) {
     throw new UserError(
-      `DATABASE_URL: cannot connect to PostgreSQL at ${describeDatabaseUrl(databaseUrl)} (${describePgError(err)}); check that the server is running and the URL is right`,
+      `DATABASE_URL: cannot connect to PostgreSQL at ${describeDatabaseUrl(databaseUrl)} ` +
+        `(${describePgError(err)}); check that the server is running and the URL is right`,
     );
   }
 }

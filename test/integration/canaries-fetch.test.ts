@@ -394,17 +394,22 @@ describe('fetch limits and failures', () => {
     expect(run.reason).toMatch(/^network error: TLS handshake failed/);
   });
 
-  test('a route label unknown to this worker is a configuration error that does not count against the site', async () => {
-    const run = await check(`${http.origin}/p/known`, PRODUCT_CHECKS, { route: 'elsewhere' });
-    expect(run).toMatchObject({
-      result: 'error',
-      outcome: null,
-      countsForSite: false,
-      event: null,
-      route: 'route elsewhere',
-    });
-    expect(run.reason).toMatch(/^configuration: route label "elsewhere" is not in TARGET_HEALTH_ROUTES on this worker/);
-  });
+  test(
+    'a route label unknown to this worker is a configuration error that does not count against ' + 'the site',
+    async () => {
+      const run = await check(`${http.origin}/p/known`, PRODUCT_CHECKS, { route: 'elsewhere' });
+      expect(run).toMatchObject({
+        result: 'error',
+        outcome: null,
+        countsForSite: false,
+        event: null,
+        route: 'route elsewhere',
+      });
+      expect(run.reason).toMatch(
+        /^configuration: route label "elsewhere" is not in TARGET_HEALTH_ROUTES on this worker/,
+      );
+    },
+  );
 });
 
 describe('a crawled page cannot break its own run', () => {
@@ -437,28 +442,38 @@ describe('what canaries may reach (docs/canaries.md)', () => {
     const run = await check(`${http.origin}/p/known`, PRODUCT_CHECKS, {}, { reach: DEFAULT_REACH });
     expect(run).toMatchObject({ result: 'error', countsForSite: false, outcome: null, event: null, status: null });
     expect(run.reason).toBe(
-      `configuration: url: "${http.origin}/p/known" is an IP address, not a page of ${SITE}; a canary may only fetch its own site (${SITE} or its subdomains) — an operator can allow this address with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
+      `configuration: url: "${http.origin}/p/known" is an IP address, not a page of ${SITE}; a canary may only ` +
+        `fetch its own site (${SITE} or its subdomains) — an operator can allow this address with ` +
+        `TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
     );
     expect(http.hits('/p/known')).toBe(hits);
   });
 
-  test('a host name is checked where it is resolved: "localhost" allowed by name still may not reach 127.0.0.1', async () => {
-    const hits = http.hits('/p/known');
-    const run = await check(`http://localhost:${http.port}/p/known`, PRODUCT_CHECKS, {}, { reach: reach('localhost') });
-    expect(run).toMatchObject({ result: 'error', countsForSite: false, event: null });
-    expect(run.reason).toMatch(
-      /^configuration: url: localhost resolves to (127\.0\.0\.1|::1), a loopback address; canaries only reach public addresses — an operator can allow it with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="(127\.0\.0\.1|::1)"$/,
-    );
-    expect(http.hits('/p/known')).toBe(hits);
-    // With the name and its addresses allowed, the same canary fetches.
-    const allowed = await check(
-      `http://localhost:${http.port}/p/known`,
-      PRODUCT_CHECKS,
-      {},
-      { reach: reach('localhost, 127.0.0.0/8, ::1') },
-    );
-    expect(allowed.result).toBe('pass');
-  });
+  test(
+    'a host name is checked where it is resolved: "localhost" allowed by name still may not reach ' + '127.0.0.1',
+    async () => {
+      const hits = http.hits('/p/known');
+      const run = await check(
+        `http://localhost:${http.port}/p/known`,
+        PRODUCT_CHECKS,
+        {},
+        { reach: reach('localhost') },
+      );
+      expect(run).toMatchObject({ result: 'error', countsForSite: false, event: null });
+      expect(run.reason).toMatch(
+        /^configuration: url: localhost resolves to (127\.0\.0\.1|::1), a loopback address; canaries only reach public addresses — an operator can allow it with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="(127\.0\.0\.1|::1)"$/,
+      );
+      expect(http.hits('/p/known')).toBe(hits);
+      // With the name and its addresses allowed, the same canary fetches.
+      const allowed = await check(
+        `http://localhost:${http.port}/p/known`,
+        PRODUCT_CHECKS,
+        {},
+        { reach: reach('localhost, 127.0.0.0/8, ::1') },
+      );
+      expect(allowed.result).toBe('pass');
+    },
+  );
 
   test('a redirect towards an internal address is evidence, never followed', async () => {
     const seenBefore = proxy.seen.length;

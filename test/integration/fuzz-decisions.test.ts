@@ -224,7 +224,9 @@ test(
               // The gRPC status behind a ServiceError says what the server refused (code and details).
               const grpc =
                 err instanceof Error && err.cause !== undefined
-                  ? ` (${JSON.stringify({ code: (err.cause as { code?: unknown }).code, details: (err.cause as { details?: unknown }).details })})`
+                  ? ` (` +
+                    `${JSON.stringify({ code: (err.cause as { code?: unknown }).code, details: (err.cause as { details?: unknown }).details })}` +
+                    `)`
                   : '';
               throw new Error(`message ${i} (${m.kind} update): ${String(err)}${grpc}`);
             }

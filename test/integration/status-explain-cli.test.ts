@@ -189,7 +189,8 @@ test('status of a paused site without a canary: says so plainly, with the exact 
     'next       waits for a person: keeps assessing every tick, reminds the owner, changes nothing on its own',
   );
   expect(lines).toContain(
-    `           run: target-health decide resume ${paused} --who <you> --why "<why>"   (cautious controls; or --mode explicit --concurrency <n> --revisit <x>)`,
+    `           run: target-health decide resume ${paused} --who <you> --why "<why>"   (cautious controls; or ` +
+      `--mode explicit --concurrency <n> --revisit <x>)`,
   );
   expect(lines).toContain(`                target-health decide stop ${paused} --who <you> --why "<why>"`);
   expect(lines).toContain(`                ${addCanaryCommand(paused)}`);
@@ -248,7 +249,8 @@ test('explain --at: the tick at or before T, its signals, band and controls then
 
   const text = await cli(['explain', paused, '--at', at]);
   expect(text.split('\n')[0]).toBe(
-    `${paused} at tick ${x.tick.tick} (${x.tick.assessedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}), the latest tick at or before ${at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}`,
+    `${paused} at tick ${x.tick.tick} (${x.tick.assessedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}), the ` +
+      `latest tick at or before ${at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}`,
   );
   expect(text).toMatch(/^band {7}resisting$/m);
   expect(text).toMatch(/^controls {3}PAUSED \(canaries only\)/m);

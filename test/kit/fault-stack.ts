@@ -99,7 +99,8 @@ export class Child {
         if (pattern.test(this.out)) return true;
         if (!this.alive)
           throw new Error(
-            `${what}: the process exited (${this.proc.exitCode ?? this.proc.signalCode}) first; output:\n${this.out.slice(-4000)}`,
+            `${what}: the process exited (${this.proc.exitCode ?? this.proc.signalCode}) first; ` +
+              `output:\n${this.out.slice(-4000)}`,
           );
         return undefined;
       },

@@ -78,7 +78,9 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, what: s
     }
     if (Date.now() > deadline)
       throw new Error(
-        `timed out waiting for ${what}${lastError ? ` (last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)})` : ''}`,
+        `timed out waiting for ` +
+          (`${what}` +
+            `${lastError ? ` (last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)})` : ''}`),
       );
     await new Promise((r) => setTimeout(r, 200));
   }

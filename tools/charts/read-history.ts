@@ -144,7 +144,8 @@ async function readAudit(pool: Pool, site: string, from: number, to: number): Pr
 
 async function readDecisionMarks(pool: Pool, site: string, from: number, to: number): Promise<ChartMark[]> {
   const { rows } = await pool.query<{ t: Date; kind: string; who: string; why: string }>(
-    `SELECT decided_at AS t, kind, who, why FROM decisions WHERE site = $1 AND decided_at >= $2 AND decided_at < $3 ORDER BY decided_at`,
+    `SELECT decided_at AS t, kind, who, why FROM decisions WHERE site = $1 AND decided_at >= $2 AND decided_at ` +
+      `< $3 ORDER BY decided_at`,
     [site, new Date(from), new Date(to)],
   );
   return rows.map((r) => ({ t: r.t.getTime(), kind: 'decision', label: clip(`${r.kind} by ${r.who}: ${r.why}`) }));

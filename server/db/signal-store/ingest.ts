@@ -189,7 +189,10 @@ export function isDataError(err: unknown): boolean {
 
 function refusal(err: unknown): string {
   const message = wellFormed(cutText(err instanceof Error ? err.message : String(err), 200, ''));
-  return `the database refused this event (${message}; SQLSTATE ${sqlState(err) ?? '?'}); the other events of its batch are stored`;
+  return (
+    `the database refused this event (${message}; SQLSTATE ${sqlState(err) ?? '?'}); the other events of its ` +
+    `batch are stored`
+  );
 }
 
 export function createIngester(pool: Pool, options: IngesterOptions = {}): Ingester {

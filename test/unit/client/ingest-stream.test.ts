@@ -36,7 +36,9 @@ const SLOW_RANDOM = workerScript(
 
 const CRASHES_ON_SECOND_BATCH = workerScript(
   'crash',
-  `if (m.seq >= 1) throw new Error('worker blew up'); parentPort.postMessage({ type: 'done', seq: m.seq, lines: m.lines.length, blank: 0, accepted: m.lines.length, inserted: m.lines.length, duplicates: 0, rejected: [] });`,
+  `if (m.seq >= 1) throw new Error('worker blew up'); parentPort.postMessage({ type: 'done', seq: m.seq, ` +
+    `lines: m.lines.length, blank: 0, accepted: m.lines.length, inserted: m.lines.length, duplicates: 0, ` +
+    `rejected: [] });`,
 );
 
 /** Reports each batch as one "rejected" entry: its first line, its line count and its characters. */

@@ -123,7 +123,8 @@ describe('sites: urgency order', () => {
     expect(parseBands([])).toBeNull();
     expect(parseBands(['resisting,degrading', 'Resisting'])).toEqual(['resisting', 'degrading']);
     expect(() => parseBands(['resistng'])).toThrow(
-      '--band: "resistng" is not a band; use learning, healthy, degrading, resisting (repeat --band or separate with commas)',
+      '--band: "resistng" is not a band; use learning, healthy, degrading, resisting (repeat --band or ' +
+        'separate with commas)',
     );
     expect(() => parseBands(['stopped'])).toThrow(/^--band: a stopped loop has ended/);
     expect(() => siteMatcher([' '])).toThrow(/^--site: empty pattern/);
@@ -184,7 +185,8 @@ describe('history: times', () => {
   });
   test('a bad time names the flag and the forms', () => {
     expect(() => parseWhen('--from', 'yesterday', NOW)).toThrow(
-      '--from: "yesterday" is not a time; use an ISO-8601 time with a zone (2026-11-24T10:00:00Z), a UTC date (2026-11-24), now, or a time ago like -6h, 2d',
+      '--from: "yesterday" is not a time; use an ISO-8601 time with a zone (2026-11-24T10:00:00Z), a UTC date ' +
+        '(2026-11-24), now, or a time ago like -6h, 2d',
     );
     expect(() => parseWhen('--to', '2026-11-24T10:00:00', NOW)).toThrow(/^--to: "2026-11-24T10:00:00" is not a time/);
     expect(() => parseWhen('--from', '-999999w', NOW)).toThrow(/^--from: "-999999w" reaches back before 1970/);
@@ -332,29 +334,32 @@ describe('history: aggregation', () => {
     expect(bucketCount(new Date('2026-12-01T10:30:00Z'), new Date('2026-12-01T12:00:00Z'), 3_600_000)).toBe(2);
   });
 
-  test('reasons raised on as many ticks are listed by weight, the order status lists them in (not alphabetically)', () => {
-    const at = (i: number): string => new Date(Date.parse('2026-12-01T10:00:00Z') + i * 60_000).toISOString();
-    const ticks = [
-      ['latency', 'extraction_empty'],
-      ['challenge', 'cost_bytes'],
-      ['hard_block', 'route_specific'],
-      ['total_refusal', 'canary_mismatch'],
-    ].map((r, i) => tick(i + 1, at(i), 50, r));
-    const [bucket] = aggregate(tickRows(ticks, [], [], 'healthy', null), 3_600_000);
-    expect(bucket!.reasons.map((r) => r.reason)).toEqual([
-      'total_refusal',
-      'hard_block',
-      'challenge',
-      'latency',
-      'canary_mismatch',
-      'route_specific',
-      'extraction_empty',
-      'cost_bytes',
-    ]);
-    expect(bucket!.reasons.map((r) => r.reason)).toEqual(
-      [...REASON_ORDER].filter((r) => bucket!.reasons.some((x) => x.reason === r)),
-    );
-  });
+  test(
+    'reasons raised on as many ticks are listed by weight, the order status lists them in (not ' + 'alphabetically)',
+    () => {
+      const at = (i: number): string => new Date(Date.parse('2026-12-01T10:00:00Z') + i * 60_000).toISOString();
+      const ticks = [
+        ['latency', 'extraction_empty'],
+        ['challenge', 'cost_bytes'],
+        ['hard_block', 'route_specific'],
+        ['total_refusal', 'canary_mismatch'],
+      ].map((r, i) => tick(i + 1, at(i), 50, r));
+      const [bucket] = aggregate(tickRows(ticks, [], [], 'healthy', null), 3_600_000);
+      expect(bucket!.reasons.map((r) => r.reason)).toEqual([
+        'total_refusal',
+        'hard_block',
+        'challenge',
+        'latency',
+        'canary_mismatch',
+        'route_specific',
+        'extraction_empty',
+        'cost_bytes',
+      ]);
+      expect(bucket!.reasons.map((r) => r.reason)).toEqual(
+        [...REASON_ORDER].filter((r) => bucket!.reasons.some((x) => x.reason === r)),
+      );
+    },
+  );
 
   test('one row per interval: worst band, score ranges, reasons by frequency, every action kept', () => {
     const ticks = [0, 1, 2, 3, 4, 5].map((i) =>

@@ -61,7 +61,8 @@ describe('numbers fit their columns', () => {
   it('an integer past 2^53 − 1: one error per field naming the bound, no rounded echo', () => {
     // JSON.parse rounds 9007199254740993 to …992: the message must not show a value never sent.
     const input = JSON.parse(
-      `{"ts":${NOW},"site":"shop.example.com","status":200,"latencyMs":10,"credits":9007199254740993,"bytes":9007199254740993}`,
+      `{"ts":${NOW},"site":"shop.example.com","status":200,"latencyMs":10,"credits":9007199254740993,"bytes":90` +
+        `07199254740993}`,
     ) as unknown;
     const errors = errorsOf(input);
     const beyond = '(got a number beyond 2^53 − 1, which JSON numbers do not hold exactly)';
@@ -138,7 +139,8 @@ describe('classification-only text', () => {
 describe('headers keep every name as given', () => {
   it('constructor, __proto__ and toString are ordinary header names', () => {
     const input = JSON.parse(
-      `{"ts":${NOW},"site":"shop.example.com","status":200,"latencyMs":1,"headers":{"constructor":"a","__proto__":"b","toString":["c","d"],"Server":"cloudflare"}}`,
+      `{"ts":${NOW},"site":"shop.example.com","status":200,"latencyMs":1,"headers":{"constructor":"a","__proto_` +
+        `_":"b","toString":["c","d"],"Server":"cloudflare"}}`,
     ) as unknown;
     const e = eventOf(input);
     expect(Object.keys(e.headers!)).toEqual(['constructor', '__proto__', 'tostring', 'server']);

@@ -14,7 +14,8 @@ export function loadPg(what: string): typeof Pg {
   } catch (err) {
     const missing = (err as { code?: unknown }).code === 'MODULE_NOT_FOUND';
     throw new Error(
-      `${what}: ${missing ? 'needs the pg package (npm install pg)' : `cannot load the pg package (${err instanceof Error ? err.message : String(err)})`}`,
+      `${what}: ` +
+        `${missing ? 'needs the pg package (npm install pg)' : `cannot load the pg package (${err instanceof Error ? err.message : String(err)})`}`,
     );
   }
   return loaded;

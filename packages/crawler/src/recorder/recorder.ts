@@ -209,7 +209,8 @@ function checkOptions(options: RecorderOptions): void {
   if (parsed.success) {
     if (options.maxBuffered !== undefined && options.maxBuffered < (options.highWaterMark ?? 50_000)) {
       throw new Error(
-        `createRecorder: maxBuffered: must be at least highWaterMark (${options.highWaterMark ?? 50_000}) (got ${options.maxBuffered})`,
+        `createRecorder: maxBuffered: must be at least highWaterMark (${options.highWaterMark ?? 50_000}) (got ` +
+          `${options.maxBuffered})`,
       );
     }
     return;
@@ -228,7 +229,8 @@ function checkOptions(options: RecorderOptions): void {
     throw new Error(`createRecorder: ${keys}: unknown option${hint}`);
   }
   throw new Error(
-    `createRecorder: ${field}: ${issue.message} (got ${typeof got === 'number' || typeof got === 'string' ? JSON.stringify(got) : typeof got})`,
+    `createRecorder: ${field}: ${issue.message} (got ` +
+      `${typeof got === 'number' || typeof got === 'string' ? JSON.stringify(got) : typeof got})`,
   );
 }
 
