@@ -99,7 +99,7 @@ test(
 );
 
 test(
-  'PostgreSQL shut down for 10 s mid-tick and started again: every tick assessed once, the loop carries ' + 'on',
+  'PostgreSQL shut down for 10 s mid-tick and started again: ' + 'every tick assessed once, the loop carries on',
   async () => {
     const { stack, client, pool } = cluster;
     const site = await prepareSite(pool, 'cl-pg');

@@ -38,7 +38,7 @@ async function startApi(port: number): Promise<Child> {
 }
 
 test(
-  'the API SIGKILLed mid-batch and restarted: every event stored exactly once, nothing ' + 'acknowledged lost',
+  'the API SIGKILLed mid-batch and restarted: ' + 'every event stored exactly once, nothing acknowledged lost',
   async () => {
     const site = `api-kill-${randomUUID().slice(0, 8)}.example.com`;
     const lines = numberedEventLines(site, EVENTS);

@@ -400,7 +400,7 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
   }, OUTAGE_MS + 600_000);
 
   test(
-    'in process, without a spill: backpressure held the crawl, every event recorded was stored exactly ' + 'once',
+    'in process, without a spill: ' + 'backpressure held the crawl, every event recorded was stored exactly once',
     async () => {
       const s = plainRecorder.stats();
       const stored = await storedFor(plainCrawler.site);
@@ -466,7 +466,7 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
   });
 
   test(
-    "the README's snippet, as written, survives the restart (no crash) and stores every event exactly " + 'once',
+    "the README's snippet, as written, " + 'survives the restart (no crash) and stores every event exactly once',
     async () => {
       const { code, signal } = await readme.exited;
       const result = lastJson<{ sent: number; stats: RecorderStats }>(readme.stdout);

@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(async () => stack?.close(), 120_000);
 
 test(
-  'dev server SIGKILLed and restarted with a site paused and waiting: the wait survives, ticks stay ' + 'contiguous',
+  'dev server SIGKILLed and restarted with a site paused and waiting: ' + 'the wait survives, ticks stay contiguous',
   async () => {
     const [waitingSite, tickingSite] = [
       await prepareSite(stack.pool, 'waiting'),

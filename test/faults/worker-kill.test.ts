@@ -61,7 +61,7 @@ async function block(locker: PoolClient, activity: Kill['activity'], site: strin
 }
 
 test(
-  'SIGKILL of the worker mid-tick and mid-action: every tick assessed once, every control change applied ' + 'once',
+  'SIGKILL of the worker mid-tick and mid-action: ' + 'every tick assessed once, every control change applied once',
   async () => {
     const site = await prepareSite(stack.pool, 'worker-kill');
     await ingestNow(stack.pool, site, { ok: 100 });

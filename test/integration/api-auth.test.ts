@@ -110,7 +110,7 @@ test('a token is stored only as a hash and never logged, even at trace level', a
 });
 
 test(
-  'request logs: one line per request, at debug; slow ones at info, 5xx at warn; a token in the query ' + 'masked',
+  'request logs: one line per request, at debug; ' + 'slow ones at info, 5xx at warn; a token in the query masked',
   async () => {
     interface Line {
       level: number;

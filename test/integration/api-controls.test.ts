@@ -179,7 +179,7 @@ test('a site without controls is a 404 naming how to get them; bad input is a 40
 });
 
 test(
-  'long-poll: answers 200 when the version moves past `after`, 304 at the deadline, at once for another ' + 'version',
+  'long-poll: answers 200 when the version moves past `after`, ' + '304 at the deadline, at once for another version',
   async () => {
     const site = newSite();
     const v1 = await change(h.pool, site, {});
@@ -339,7 +339,7 @@ describe('the feed after its PostgreSQL connection is lost', () => {
   });
 
   test(
-    'a change made while it was away reaches waiting long-polls and streams once it is back; closing ' + 'ends them',
+    'a change made while it was away reaches waiting ' + 'long-polls and streams once it is back; closing ends them',
     async () => {
       const name = new URL(db.url).pathname.slice(1);
       const token = await privateApi.token(['read']);

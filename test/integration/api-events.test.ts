@@ -202,7 +202,7 @@ test('an empty body or one that is not a JSON array is a 400 naming the fix', as
 });
 
 test(
-  'a resent batch stores each event once, with or without eventIds; so does a retry racing the ' + 'first send',
+  'a resent batch stores each event once, with or without eventIds; ' + 'so does a retry racing the first send',
   async () => {
     const site = newSite();
     const withIds = ndjson(Array.from({ length: 200 }, (_, i) => event(site, i)));

@@ -213,7 +213,7 @@ test('a scenario written days ago is moved by whole days into the horizon; --kee
 }, 120_000);
 
 test(
-  'without DATABASE_URL: on a private temporary PostgreSQL, removed at the end; --keep then needs ' + 'DATABASE_URL',
+  'without DATABASE_URL: ' + 'on a private temporary PostgreSQL, removed at the end; --keep then needs DATABASE_URL',
   async () => {
     const before = await scratchDatabases();
     const noDb = (args: string[]) => run(CLI, args, cleanEnv({}));

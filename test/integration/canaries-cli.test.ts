@@ -408,7 +408,7 @@ describe('defining, listing, running and removing canaries', () => {
   });
 
   test(
-    'a ?token= in a page URL: stored with the definition, masked in list and run output and in the run ' + 'rows',
+    'a ?token= in a page URL: ' + 'stored with the definition, masked in list and run output and in the run rows',
     async () => {
       const tokenSite = `tok-${randomUUID().slice(0, 8)}.example.com`;
       await upsertSite(pool, tokenSite);

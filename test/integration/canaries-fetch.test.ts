@@ -395,7 +395,7 @@ describe('fetch limits and failures', () => {
   });
 
   test(
-    'a route label unknown to this worker is a configuration error that does not count against ' + 'the site',
+    'a route label unknown to this worker is a ' + 'configuration error that does not count against the site',
     async () => {
       const run = await check(`${http.origin}/p/known`, PRODUCT_CHECKS, { route: 'elsewhere' });
       expect(run).toMatchObject({
@@ -450,7 +450,7 @@ describe('what canaries may reach (docs/canaries.md)', () => {
   });
 
   test(
-    'a host name is checked where it is resolved: "localhost" allowed by name still may not reach ' + '127.0.0.1',
+    'a host name is checked where it is resolved: ' + '"localhost" allowed by name still may not reach 127.0.0.1',
     async () => {
       const hits = http.hits('/p/known');
       const run = await check(

@@ -330,7 +330,7 @@ describe('runDueCanaries (the control loop activity)', () => {
   });
 
   test(
-    'an emoji where the shown value is cut and a 500 page holding NUL: results recorded, the step does ' + 'not throw',
+    'an emoji where the shown value is cut and a 500 page holding NUL: ' + 'results recorded, the step does not throw',
     async () => {
       const site = newSite();
       await upsertSite(pool, site);
@@ -368,7 +368,7 @@ describe('runDueCanaries (the control loop activity)', () => {
   );
 
   test(
-    'a run PostgreSQL refuses is recorded without its details, as an internal error that does ' + 'not count',
+    'a run PostgreSQL refuses is recorded without its details, ' + 'as an internal error that does not count',
     async () => {
       const site = newSite();
       const ranAt = new Date();
@@ -457,7 +457,7 @@ describe('baseline trust: days on which canaries failed', () => {
   }
 
   test(
-    'the default policy: ≥ 1 mismatch or ≥ 3 failures flags the whole UTC day; configuration errors ' + 'never count',
+    'the default policy: ≥ 1 mismatch or ≥ 3 failures flags the whole UTC day; ' + 'configuration errors never count',
     async () => {
       const site = newSite();
       await record(site, day('2025-03-01', '23'), 'mismatch');

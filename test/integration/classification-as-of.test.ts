@@ -42,7 +42,7 @@ async function outcomes(site: string): Promise<Map<string, { outcome: Outcome; d
 }
 
 test(
-  'soft-blocks: a 15-day backfill in one ingest call and a day-by-day feed classify alike, and see the ' + 'incident',
+  'soft-blocks: a 15-day backfill in one ingest call and ' + 'a day-by-day feed classify alike, and see the incident',
   async () => {
     const run8 = randomUUID().slice(0, 8);
     const backfillSite = `soft-backfill-${run8}.sim.example`;

@@ -80,7 +80,7 @@ const times = (ticks: ReadonlyArray<{ assessedAt: string }>): number[] => ticks.
 const gaps = (ts: readonly number[]): number[] => ts.slice(1).map((t, i) => t - ts[i]!);
 
 test(
-  'configure changes the tick of a running loop from its next tick, and the change survives ' + 'continue-as-new',
+  'configure changes the tick of a running loop from its next tick, ' + 'and the change survives continue-as-new',
   async () => {
     const { site, handle } = await healthyLoop('configure-tick', { maxTicksPerRun: 4 });
     const before = await waitForState(handle, 'three ticks on 1 s', (s) => s.tick >= 3);

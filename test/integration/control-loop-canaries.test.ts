@@ -87,7 +87,7 @@ test('a paused site keeps running its canaries and shows their results in its st
 });
 
 test(
-  'a wrong value on a normal-looking page puts a healthy site in at least degrading, canary_mismatch ' + 'first',
+  'a wrong value on a normal-looking page puts a healthy site in at least degrading, ' + 'canary_mismatch first',
   async () => {
     const site = await prepareSite(h.pool, 'mismatch');
     await ingestNow(h.pool, site, { ok: 100 });
@@ -109,7 +109,7 @@ test(
 );
 
 test(
-  'canary requests the crawler sends while paused are canary evidence: state, status, details and ' + 'reminders',
+  'canary requests the crawler sends while paused are canary evidence: ' + 'state, status, details and reminders',
   async () => {
     const site = await prepareSite(h.pool, 'crawler-canary');
     await ingestNow(h.pool, site, { ok: 100 });

@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(async () => h.close());
 
 test(
-  'a worker SIGKILLed while an action is in flight: the loop continues, nothing applied twice, no ' + 'assessment lost',
+  'a worker SIGKILLed while an action is in flight: ' + 'the loop continues, nothing applied twice, no assessment lost',
   async () => {
     const taskQueue = `crash-${randomUUID()}`;
     const site = await prepareSite(h.pool, 'crash');

@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 test(
-  'an assessment failing on its data is reported, not retried forever; decisions still work; the loop ' + 'recovers',
+  'an assessment failing on its data is reported, not retried forever; ' + 'decisions still work; the loop recovers',
   async () => {
     const site = await prepareSite(h.pool, 'data-error');
     await ingestNow(h.pool, site, { ok: 100 });

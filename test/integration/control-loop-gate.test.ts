@@ -83,7 +83,7 @@ test('bad decisions are refused with a clear message and change nothing', async 
 });
 
 test(
-  'a paused site waits through continue-as-new and a worker restart, then resumes with explicit ' + 'settings',
+  'a paused site waits through continue-as-new and a worker restart, ' + 'then resumes with explicit settings',
   async () => {
     const site = await prepareSite(h.pool, 'wait');
     await ingestNow(h.pool, site, { ok: 100 });

@@ -133,7 +133,7 @@ function describeTickWindow(window: temporal.api.history.v1.IHistoryEvent[]): {
 }
 
 test(
-  'local attempts that fail fall back to the regular activity: the tick assessed once, the loop carries ' + 'on',
+  'local attempts that fail fall back to the regular activity: ' + 'the tick assessed once, the loop carries on',
   async () => {
     const site = await prepareSite(h.pool, 'fallback');
     await ingestNow(h.pool, site, { ok: 100 });

@@ -29,7 +29,7 @@ async function secondsIntoMinute(from: number, to: number): Promise<void> {
 }
 
 test(
-  'pause, then resume with refusals in the same minute before the decision: the site is not paused again ' + 'by them',
+  'pause, then resume with refusals in the same minute before the decision: ' + 'the site is not paused again by them',
   async () => {
     const site = await prepareSite(h.pool, 'resume-gate');
     await ingestNow(h.pool, site, { ok: 200 });

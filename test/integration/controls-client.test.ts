@@ -128,7 +128,7 @@ const holds = (c: ControlsClient, site: string, version: number) =>
   );
 
 test(
-  'the snapshot, then each change by version, for any spelling of the site; onChange hears each newer ' + 'record once',
+  'the snapshot, then each change by version, for any spelling of the site; ' + 'onChange hears each newer record once',
   async () => {
     const a = newSite();
     const b = newSite();

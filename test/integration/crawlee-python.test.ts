@@ -79,7 +79,7 @@ afterAll(async () => {
 });
 
 test(
-  "the integration's own pytest suite passes on the newest crawlee (the request manager's gate, the " + 'attempts)',
+  "the integration's own pytest suite passes on the newest " + "crawlee (the request manager's gate, the attempts)",
   () => {
     const r = spawnSync(venvs.newest.python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/crawlee'], {
       cwd: PKG,

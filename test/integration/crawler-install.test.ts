@@ -262,7 +262,7 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
   }, 300_000);
 
   test(
-    'a TypeScript crawler type-checks against the installed declarations, without zod (they never name ' + 'it)',
+    'a TypeScript crawler type-checks against the installed declarations, ' + 'without zod (they never name it)',
     async () => {
       // zod is bundled into the package's JavaScript; its declarations must not need zod's types, or a
       // project without zod gets `any` (skipLibCheck) or errors. The project has no zod: Crawlee does not use it.

@@ -87,7 +87,7 @@ const storedOf = async (site: string) =>
   );
 
 test(
-  'woken by NOTIFY: a batch written by postgresSink is stored within a second or so, and its row ' + 'deleted',
+  'woken by NOTIFY: a batch written by postgresSink ' + 'is stored within a second or so, and its row deleted',
   async () => {
     const h = drainer(3_600_000);
     const sink = postgresSink({ connectionString: db.url, logger: QUIET });
@@ -163,7 +163,7 @@ test('events the store refuses are logged with the batch id and counted; the res
 });
 
 test(
-  'a row no sink wrote (not gzip) cannot be read: its events are counted as refused, it is logged and ' + 'deleted',
+  'a row no sink wrote (not gzip) cannot be read: ' + 'its events are counted as refused, it is logged and deleted',
   async () => {
     const h = drainer(200);
     try {

@@ -85,7 +85,7 @@ test('a clean file exits 0; stdin works; --dry-run needs no database', async () 
 });
 
 test(
-  'many small batches across the worker threads: rejections reported in line order, every valid line ' + 'stored once',
+  'many small batches across the worker threads: ' + 'rejections reported in line order, every valid line stored once',
   async () => {
     const site = `cli-${randomUUID().slice(0, 8)}.example.com`;
     const bad = new Set([1, 7, 8, 23, 64, 99, 100, 150]);
@@ -124,7 +124,7 @@ test(
 );
 
 test(
-  'the database refusing a batch: one line naming the lines, exit 3, every valid line before ' + 'them stored',
+  'the database refusing a batch: ' + 'one line naming the lines, exit 3, every valid line before them stored',
   async () => {
     const site = `cli-${randomUUID().slice(0, 8)}.example.com`;
     const refused = `refused-${randomUUID().slice(0, 8)}.example.com`;
@@ -291,7 +291,7 @@ test(
 );
 
 test(
-  'missingFields: a lone surrogate is refused by name on every send; odd but valid names survive the ' + 'resend path',
+  'missingFields: a lone surrogate is refused by name on every send; ' + 'odd but valid names survive the resend path',
   async () => {
     const site = newSite();
     const ts = Date.now();
@@ -480,7 +480,7 @@ test(
 );
 
 test(
-  'times outside the horizon are refused by line; events over 5,000 days no longer create 5,000 ' + 'partitions',
+  'times outside the horizon are refused by line; ' + 'events over 5,000 days no longer create 5,000 partitions',
   async () => {
     const site = newSite();
     const now = Date.now();
@@ -582,7 +582,7 @@ test('a database that does not answer: exit 3 with the reason, never a hang and 
 });
 
 test(
-  'a statement that hangs (a lock, a stalled disk) ends the run after --timeout with exit 3 naming the ' + 'lines',
+  'a statement that hangs (a lock, ' + 'a stalled disk) ends the run after --timeout with exit 3 naming the lines',
   async () => {
     const site = newSite();
     const now = Date.now();

@@ -64,7 +64,7 @@ async function storedOutcome(
 }
 
 test(
-  'an event ingested after the file changes is classified by the new marker; a bad file keeps ' + 'the old one',
+  'an event ingested after the file changes is classified by the new marker; ' + 'a bad file keeps the old one',
   async () => {
     const site = `markers-${randomUUID().slice(0, 8)}.example.com`;
     const file = join(dir, 'markers.json');

@@ -74,7 +74,7 @@ test('a table of what happened and a summary; --json gives every tick; nothing i
 }, 120_000);
 
 test(
-  '--compare: without the refusal rules the wall pauses later or never, and the differences are ' + 'listed',
+  '--compare: without the refusal rules the wall pauses later or never, ' + 'and the differences are listed',
   async () => {
     const slow = join(dir, 'slow.json');
     // Both rules: either alone pauses a 97 % wall as soon (majority refusal needs half, total 90 %).

@@ -108,7 +108,7 @@ test('a live loop and a replay over the same stored traffic agree tick for tick'
 }, 240_000);
 
 test(
-  'no look-ahead: an event 1 ms after a tick never reaches it, nor one in the minute the tick ' + 'falls in',
+  'no look-ahead: an event 1 ms after a tick never reaches it, ' + 'nor one in the minute the tick falls in',
   async () => {
     const site = await prepareSite(h.pool, 'lookahead');
     const boundary = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE;

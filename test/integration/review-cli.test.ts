@@ -95,7 +95,7 @@ describe('a review written to a file', () => {
   });
 
   test(
-    'the window runs from the first move away from healthy to the return to healthy, as control_audit ' + 'has them',
+    'the window runs from the first move away from healthy to the return to healthy, ' + 'as control_audit has them',
     async () => {
       const { rows } = await pool.query<{ at: Date; old: string | null; new: string }>(
         `SELECT changed_at AS at, old_controls->>'band' AS old, new_controls->>'band' AS new FROM control_audit
@@ -230,7 +230,7 @@ describe('a review written to a file', () => {
   });
 
   test(
-    'what to tune: the current settings replayed as they ran live, and two candidates, from the replays ' + 'figures',
+    'what to tune: the current settings replayed as they ran live, ' + 'and two candidates, from the replays figures',
     () => {
       const t = doc.tuning;
       expect(t.tickMs).toBe(M);

@@ -144,7 +144,7 @@ function python(args: string[], env: Record<string, string> = {}, cwd = PKG): { 
 }
 
 test(
-  "the package's own pytest suite passes (event building, error mapping, routes, SSE, controls, sender, " + 'follower)',
+  "the package's own pytest suite passes (event building, " + 'error mapping, routes, SSE, controls, sender, follower)',
   () => {
     // The core's and the Scrapy extension's tests (tests/crawlee runs in a crawlee venv: crawlee-python.test.ts).
     const r = python(['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/core', 'tests/scrapy']);

@@ -194,7 +194,7 @@ afterAll(async () => {
 });
 
 test(
-  'no secret of the environment reaches histories, search attributes, the UI, notifications, ' + 'rows or logs',
+  'no secret of the environment reaches histories, ' + 'search attributes, the UI, notifications, rows or logs',
   async () => {
     const hooks = await receiver();
     const proxyUrl = proxy.url; // http://crawler:<encoded password>@127.0.0.1:port

@@ -469,7 +469,7 @@ test('with a minute retention, ingest writes minute rows only for the days reten
 });
 
 test(
-  'a new partition is made while other ingest transactions are in flight: no wait for them, indexes ' + 'attached',
+  'a new partition is made while other ingest transactions are in flight: ' + 'no wait for them, indexes attached',
   async () => {
     const site = newSite();
     // 2003, apart from every other test's partitions.
@@ -538,7 +538,7 @@ test('the embedded server runs with the write-heavy settings the store is tuned 
 // ---- Hostile and unlucky input -------------------------------------------------------------------
 
 test(
-  'a batch the database refuses for the data of two events: split, the other 998 stored once, the two ' + 'named',
+  'a batch the database refuses for the data of two events: ' + 'split, the other 998 stored once, the two named',
   async () => {
     const site = newSite();
     const fn = `th_test_range_${randomUUID().slice(0, 8)}`;
@@ -588,7 +588,7 @@ test(
 );
 
 test(
-  '100,000 pools on one site: rollups keep at most the cap of routes per day, the rest in "other", ' + 'totals exact',
+  '100,000 pools on one site: ' + 'rollups keep at most the cap of routes per day, the rest in "other", totals exact',
   async () => {
     const site = newSite();
     const now = Date.now() - 10 * 60_000;

@@ -21,7 +21,7 @@ beforeAll(() => {
 afterAll(async () => pool.end());
 
 test(
-  'simulate sudden-wall --out dir, then ingest the file: every line stored, refusals classified from the ' + 'content',
+  'simulate sudden-wall --out dir, then ingest the file: ' + 'every line stored, refusals classified from the content',
   async () => {
     // A site of its own, so a re-run or another test's traffic never mixes in.
     const site = `wall-${randomUUID().slice(0, 8)}.sim.example`;

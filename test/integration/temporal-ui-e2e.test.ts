@@ -105,7 +105,7 @@ afterAll(async () => {
 });
 
 test(
-  "the link `status` prints opens the loop's page: band, reason and the decide command lead its current " + 'details',
+  "the link `status` prints opens the loop's page: " + 'band, reason and the decide command lead its current details',
   async () => {
     // The CLI's link without TEMPORAL_UI_URL: the UI the dev server serves on TEMPORAL_UI_PORT.
     const status = await run(

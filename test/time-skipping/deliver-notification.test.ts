@@ -52,7 +52,7 @@ function webhook(downUntil: number) {
 }
 
 test(
-  'a webhook that never recovers: retried with backoff for 24 h, then given up, the outbox row marked ' + 'failed',
+  'a webhook that never recovers: ' + 'retried with backoff for 24 h, then given up, the outbox row marked failed',
   async () => {
     const hook = webhook(Infinity);
     const { worker, taskQueue } = await createStubWorker(testEnv, hook.activities);

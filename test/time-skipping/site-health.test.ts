@@ -54,7 +54,7 @@ async function waitForTheHour(): Promise<void> {
 const gaps = (times: readonly number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
 
 test(
-  'a resisting site waits three days for a person: reminded every 4 hours, never acting alone, then ' + 'resumed',
+  'a resisting site waits three days for a person: ' + 'reminded every 4 hours, never acting alone, then resumed',
   async () => {
     const site = 'reminders.example.com';
     const stubs = loopStubs(testEnv, site, resistsFromTick3);

@@ -61,7 +61,7 @@ test('every Temporal service in compose reads cluster.env and mounts deploy/temp
 });
 
 test(
-  'the stack passes every shared value through unchanged to the server, the schema script and the ' + 'registration',
+  'the stack passes every shared value through unchanged to the server, ' + 'the schema script and the registration',
   () => {
     const server = serverEnv(shared, db, DEFAULT_CLUSTER_PORTS);
     const schema = schemaEnv(shared, db, '/x/temporal-sql-tool');
@@ -132,7 +132,7 @@ test('the dynamic config file both load is valid YAML of keys with value lists',
 });
 
 test(
-  'the stack keeps Temporal on the loopback and its database password out of command lines ' + '(docs/security.md)',
+  'the stack keeps Temporal on the loopback and its ' + 'database password out of command lines (docs/security.md)',
   () => {
     const server = serverEnv(shared, db, DEFAULT_CLUSTER_PORTS);
     expect(server.BIND_ON_IP).toBe('127.0.0.1');

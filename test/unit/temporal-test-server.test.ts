@@ -58,7 +58,7 @@ function fakeMaven(bin: string, log: string): void {
       'if [ "$1" = --version ]; then exit 0; fi',
       `echo "$@" >> ${log}`,
       'for a in "$@"; do case "$a" in -DoutputDirectory=*) out="${a#-DoutputDirectory=}";; esac; done',
-      'prev=""; for a in "$@"; do if [ "$prev" = -f ]; then cp "$a" ' + `${dirname(log)}/pom.xml; fi; prev="$a"; done`,
+      `prev=""; for a in "$@"; do if [ "$prev" = -f ]; then cp "$a" ${dirname(log)}/pom.xml; fi; prev="$a"; done`,
       'mkdir -p "$out" && echo jar > "$out/temporal-test-server-1.38.0.jar"',
       'echo "[INFO] BUILD SUCCESS"',
     ].join('\n'),

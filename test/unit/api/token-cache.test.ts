@@ -34,7 +34,7 @@ test('a token found revoked leaves the valid map (its rate key goes to its addre
 });
 
 test(
-  'lookup budget: 100 unknown tokens an address a minute; valid ones give their lookup back; addresses ' + 'apart',
+  'lookup budget: 100 unknown tokens an address a minute; ' + 'valid ones give their lookup back; addresses apart',
   () => {
     let now = 0;
     const budget = new LookupBudget(100, { now: () => now });

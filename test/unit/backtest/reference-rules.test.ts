@@ -41,7 +41,7 @@ describe('reference rules', () => {
   });
 
   test(
-    'burn rate (SLO 95 %) fires when the 1 h failure rate passes 72 % (14.4× the 5 % budget): after 44 ' + 'minutes',
+    'burn rate (SLO 95 %) fires when the 1 h failure rate ' + 'passes 72 % (14.4× the 5 % budget): after 44 minutes',
     () => {
       // 43/60 = 71.7 % is not above 72 %; 44/60 = 73.3 % is. The 6 h pair would need 109 minutes.
       expect(episodesOf(BURN_RATE_RULE.name, firings)).toEqual([{ firedAt: at(onsetMin + 44), clearedAt: null }]);
@@ -53,7 +53,7 @@ describe('reference rules', () => {
   });
 
   test(
-    'a site that always challenges 8 % fires the challenge threshold all day: one episode from the first ' + 'minute',
+    'a site that always challenges 8 % fires the challenge threshold all day: ' + 'one episode from the first minute',
     () => {
       const always = series(-10, 1440, () => ({ requests: 50, challenges: 4 }));
       const f = evaluateReferenceRules(always, { from: at(0), to: at(1440) }, [CHALLENGE_THRESHOLD_RULE]);
@@ -107,7 +107,7 @@ describe('reference rules', () => {
   });
 
   test(
-    'errors count against success; the burn rate uses the 6 h / 30 min pair for a slower, lower failure ' + 'rate',
+    'errors count against success; ' + 'the burn rate uses the 6 h / 30 min pair for a slower, lower failure rate',
     () => {
       // 40 % of requests fail with errors from minute 600: above 30 % (6×) but below 72 % (14.4×).
       const slow = series(-360, 1440, (m) => ({ requests: 100, errors: m >= 600 ? 40 : 0 }));

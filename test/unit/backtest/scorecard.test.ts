@@ -99,7 +99,7 @@ function day(bands: Record<string, TickOver>): ReplayTick[] {
 
 describe('the loop on a scenario', () => {
   test(
-    'a degrade 20 minutes before hard blocks pass half and a late pause: leads +20m and −10m, onset to ' + 'pause 40m',
+    'a degrade 20 minutes before hard blocks pass half and a late pause: ' + 'leads +20m and −10m, onset to pause 40m',
     () => {
       const ticks = day({
         '10:10': { band: 'degrading', reasons: ['hard_block'] },

@@ -116,7 +116,7 @@ describe('page credentials are refused when a canary is defined', () => {
   });
 
   test(
-    'secret query parameters are accepted (ordinary pages carry ?key= and ?page_token=), and stored as ' + 'written',
+    'secret query parameters are accepted (ordinary pages ' + 'carry ?key= and ?page_token=), and stored as written',
     () => {
       const url = `https://shop.example.com/p/1?key=shoes&token=${TOKEN}`;
       expect(parseCanaryDefinition({ ...base, url }, { selectorProblem })).toMatchObject({

@@ -32,7 +32,7 @@ const lineText = fc
   .map((s) => s.replace(/[\r\n]/g, ''));
 
 test(
-  'any chunking of a stream gives the lines of the whole (LF or CRLF, multi-byte characters split across ' + 'chunks)',
+  'any chunking of a stream gives the lines of the whole (LF or CRLF, ' + 'multi-byte characters split across chunks)',
   async () => {
     await fc.assert(
       fc.asyncProperty(

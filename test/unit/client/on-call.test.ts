@@ -335,7 +335,7 @@ describe('history: aggregation', () => {
   });
 
   test(
-    'reasons raised on as many ticks are listed by weight, the order status lists them in (not ' + 'alphabetically)',
+    'reasons raised on as many ticks are listed by weight, ' + 'the order status lists them in (not alphabetically)',
     () => {
       const at = (i: number): string => new Date(Date.parse('2026-12-01T10:00:00Z') + i * 60_000).toISOString();
       const ticks = [

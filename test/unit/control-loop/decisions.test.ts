@@ -169,7 +169,7 @@ describe('what a decision does', () => {
   };
 
   test(
-    'cautious resume: degrading-band controls, production traffic back, the loop judges afresh from the ' + 'decision',
+    'cautious resume: degrading-band controls, ' + 'production traffic back, the loop judges afresh from the decision',
     () => {
       const d: ParsedDecision = { kind: 'resume', who: 'alice', why: 'ok', mode: { mode: 'cautious' } };
       const next = decisionControls(paused, d, policy);

@@ -58,7 +58,7 @@ describe('steps are paced in time, not ticks', () => {
   const traffic = (ms: number): Win => (ms < 10 * MIN ? healthy() : ms <= 15 * MIN ? degrading() : healthy());
 
   test(
-    'with 10 s, 30 s, 60 s and 5 min ticks the controls are the same after each minute of degrading and ' + 'restoring',
+    'with 10 s, 30 s, 60 s and 5 min ticks the controls are ' + 'the same after each minute of degrading and restoring',
     () => {
       const byTick = new Map(
         [10_000, 30_000, 60_000, 300_000].map((tickMs) => [

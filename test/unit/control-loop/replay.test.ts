@@ -132,7 +132,7 @@ test(
 );
 
 test(
-  'each patch has histories recorded without it and with it; no history holds a patch the code does not ' + 'name',
+  'each patch has histories recorded without it and with it; ' + 'no history holds a patch the code does not name',
   () => {
     const patched = Object.values(PATCHES);
     const named = new Set([...patched, ...Object.values(DEPRECATED_PATCHES)]);

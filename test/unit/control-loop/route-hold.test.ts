@@ -51,7 +51,7 @@ const throttles = (plans: TickPlan[]) => plans.filter((p) => p.change !== null &
 const alertAt = (plans: TickPlan[]) => plans.findIndex((p) => p.notices.some((n) => n.kind === 'route_alert'));
 
 test(
-  'a burned route (its requests all refused) is alerted at 10 s ticks without the site being throttled ' + 'first',
+  'a burned route (its requests all refused) is alerted ' + 'at 10 s ticks without the site being throttled first',
   () => {
     const plans = run(withBadPool('hardBlocks'));
     const alert = alertAt(plans);

@@ -54,7 +54,7 @@ describe('the site phase: ticks spread over the interval, asOf stays on the grid
   });
 
   test(
-    'the first slot of a chain: its wake time is now or later, at most the spread away, and never before ' + 'its slot',
+    'the first slot of a chain: ' + 'its wake time is now or later, at most the spread away, and never before its slot',
     () => {
       for (const [interval, now] of [
         [MIN, T + 12_345],

@@ -133,7 +133,7 @@ describe('planTick: bands and actions', () => {
   });
 
   test(
-    'total refusal: 90% refused on two ticks makes the site resisting although the score alone says ' + 'degrading',
+    'total refusal: 90% refused on two ticks makes the ' + 'site resisting although the score alone says degrading',
     () => {
       const refusing = () => window(400, { hard: 0.95 });
       const plans = run([healthy(), refusing(), refusing()]);

@@ -86,7 +86,7 @@ describe('demo narrator', () => {
   });
 
   it(
-    'sums up once the shop is throttled, news waits for a person, travel has a route alert and calm is ' + 'healthy',
+    'sums up once the shop is throttled, news waits for a person, ' + 'travel has a route alert and calm is healthy',
     () => {
       const { n, lines } = narrator();
       const state = (over: Partial<SiteHealthState>) =>

@@ -294,7 +294,7 @@ describe('classifier configuration', () => {
   );
 
   test(
-    `parseSiteClassifierConfig: a config, or one bounded line per problem naming the field (${FUZZ_RUNS} ` + `cases)`,
+    'parseSiteClassifierConfig: a config, ' + `or one bounded line per problem naming the field (${FUZZ_RUNS} cases)`,
     () => {
       let accepted = 0;
       fc.assert(

@@ -165,7 +165,7 @@ describe('decision payloads under fuzzing', () => {
   );
 
   test(
-    `an accepted payload is accepted alike after a JSON round trip, the data converter's (${FUZZ_RUNS} ` + `cases)`,
+    'an accepted payload is accepted alike after a JSON round trip, ' + `the data converter's (${FUZZ_RUNS} cases)`,
     () => {
       let accepted = 0;
       fc.assert(

@@ -130,7 +130,7 @@ describe('soft blocks', () => {
   });
 
   it(
-    'empty-records: the page layout without items, soft_block by an empty extraction where listings ' + 'yield records',
+    'empty-records: the page layout without items, ' + 'soft_block by an empty extraction where listings yield records',
     async () => {
       site.setMode(SHOP, { kind: 'soft-block', share: 1, pages: ['empty-records'] });
       const answer = await direct(site.port, SHOP, '/list/3');

@@ -64,7 +64,7 @@ describe('modes', () => {
   });
 
   it(
-    'mixed: the shares are disjoint — all challenged at 1, all soft-blocked at 1, nothing served at 0.5 ' + '+ 0.5',
+    'mixed: the shares are disjoint — ' + 'all challenged at 1, all soft-blocked at 1, nothing served at 0.5 + 0.5',
     async () => {
       const servedOf = async (challengeShare: number, softShare: number): Promise<Set<string>> => {
         site.setMode(SHOP, { kind: 'mixed', challengeShare, softShare });
@@ -178,7 +178,7 @@ describe('ramp', () => {
 
 describe('access log', () => {
   it(
-    'records what was served, to which route, and canaries by header, query or the canary runner user ' + 'agent',
+    'records what was served, to which route, ' + 'and canaries by header, query or the canary runner user agent',
     async () => {
       const since = (now += 1000);
       await direct(site.port, NEWS, '/item/1', { 'user-agent': 'crawler/1.0' });

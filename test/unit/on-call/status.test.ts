@@ -51,7 +51,7 @@ const waiting = {
 
 describe('whatNext', () => {
   test(
-    'the next tick is the slot after the latest one on the tick grid, plus the site phase (when the loop ' + 'wakes)',
+    'the next tick is the slot after the latest one on the tick grid, ' + 'plus the site phase (when the loop wakes)',
     () => {
       const at = (slot: string, intervalMs: number): string =>
         new Date(Date.parse(slot) + phaseMs(SITE, intervalMs)).toISOString();
@@ -290,7 +290,7 @@ describe('status text', () => {
   });
 
   test(
-    "the crawler's canaries are listed as canary evidence, without canaries of the product's and beside " + 'them',
+    "the crawler's canaries are listed as canary evidence, " + "without canaries of the product's and beside them",
     () => {
       const empty = trendsFrom([], [SITE], range).get(SITE)!;
       const view = (canaries: CanaryStatus): string[] =>

@@ -46,7 +46,7 @@ test("an inbox row's key is its events' ids, in order: the same batch resent is 
 });
 
 test(
-  'from a connection string it makes its own pool, with timeouts and keep-alive, and ends it on ' + 'close()',
+  'from a connection string it makes its own pool, ' + 'with timeouts and keep-alive, and ends it on close()',
   async () => {
     const sink = postgresSink({
       connectionString: 'postgres://u:p@127.0.0.1:1/db',

@@ -55,7 +55,7 @@ test(
 );
 
 test(
-  'refused events without onRejected are not silent: counted and logged with the first error and its ' + 'event id',
+  'refused events without onRejected are not silent: ' + 'counted and logged with the first error and its event id',
   async () => {
     const { logger, lines } = captureLogger();
     const recorder = createRecorder({

@@ -24,7 +24,7 @@ const quiet = () => captureLogger().logger;
 afterEach(() => jest.useRealTimers());
 
 test(
-  'batches by size, gives every event an id (without touching the event), and flushes the rest ' + 'on close',
+  'batches by size, gives every event an id (without touching the event), ' + 'and flushes the rest on close',
   async () => {
     const written: Record<string, unknown>[][] = [];
     const writtenIds: string[][] = [];

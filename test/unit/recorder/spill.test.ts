@@ -36,7 +36,7 @@ test('segments rotate at their size and come back oldest first, every event once
 });
 
 test(
-  'counts what an earlier run left (non-empty lines, a torn last one included), and numbers new segments ' + 'after it',
+  'counts what an earlier run left (non-empty lines, ' + 'a torn last one included), and numbers new segments after it',
   async () => {
     writeFileSync(
       join(dir, '000000000003.ndjson'),
@@ -79,7 +79,7 @@ test('refuses what does not fit in maxBytes, and what JSON cannot hold', async (
 });
 
 test(
-  'a segment put back (close() while the store is down) stays on disk with only its unsent ' + 'events counted',
+  'a segment put back (close() while the store is down) ' + 'stays on disk with only its unsent events counted',
   async () => {
     const spill = Spill.open(dir, { maxBytes: 1_000_000, onWriteError: noWriteErrors });
     for (let i = 0; i < 4; i++) spill.append(`id-${i}`, { n: i });

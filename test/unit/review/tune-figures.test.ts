@@ -74,7 +74,7 @@ function result(
 }
 
 test(
-  'builtInCandidates: the half-life halved, the healthy threshold raised by 5; the rest of the settings ' + 'kept',
+  'builtInCandidates: the half-life halved, the healthy threshold raised by 5; ' + 'the rest of the settings kept',
   () => {
     const c = config();
     const [faster, earlier] = builtInCandidates(c);

@@ -131,7 +131,7 @@ describe('evaluate', () => {
   });
 
   it(
-    'runs the product classifier: a block text on a 403 is caught in every mode where it is served as a ' + 'refusal',
+    'runs the product classifier: ' + 'a block text on a 403 is caught in every mode where it is served as a refusal',
     () => {
       const classify = compileClassifier();
       const akamai = page(

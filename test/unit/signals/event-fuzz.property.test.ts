@@ -293,7 +293,7 @@ function check(problems: readonly string[]): void {
 }
 
 test(
-  `any line: one event or one rejection with clear messages, never a crash (${RUNS.toLocaleString('en')} ` + `lines)`,
+  'any line: one event or one rejection with clear messages, ' + `never a crash (${RUNS.toLocaleString('en')} lines)`,
   () => {
     let accepted = 0;
     let rejected = 0;
