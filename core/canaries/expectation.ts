@@ -87,7 +87,9 @@ export type ExpectationParse = { ok: true; expectation: Expectation } | { ok: fa
 
 /** The checks that need an engine: run when a canary is defined, skipped when a stored row is read back. */
 export interface ExpectationChecks {
-  /** Compiles a CSS selector with the engine that evaluates it (server/canary-runner/html.ts); undefined: not checked. */
+  /**
+   * Compiles a CSS selector with the engine that evaluates it (server/canary-runner/html.ts); undefined: not checked.
+   */
   selectorProblem: SelectorCheck | undefined;
   /** Compile `matches` patterns on the linear-time engine (core/canaries/pattern.ts). */
   patterns: boolean;

@@ -36,7 +36,10 @@ export const EVIDENCE_CHARS = 500;
 // refuse the run (and they are no use in a notification either).
 const cut = (text: string, limit = EVIDENCE_CHARS): string => cutText(wellFormed(text), limit);
 
-/** The production classifier judges first; `parseHtml` (server/canary-runner/html.ts) parses a normal page for CSS checks. */
+/**
+ * The production classifier judges first; `parseHtml` (server/canary-runner/html.ts)
+ * parses a normal page for CSS checks.
+ */
 export function judgeCanary(
   fetched: FetchOutcome,
   expect: readonly Expectation[],

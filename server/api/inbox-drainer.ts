@@ -49,7 +49,10 @@ export interface InboxDrainerOptions {
    */
   pool: Pool;
   logger: Logger;
-  /** Stores a batch's NDJSON lines (the ingester, or the API's ingest threads); throws when the store cannot take them now. */
+  /**
+   * Stores a batch's NDJSON lines (the ingester, or the API's ingest threads); throws when
+   * the store cannot take them now.
+   */
   store(lines: string[]): Promise<DrainResult>;
   metrics?: InboxMetrics;
   /** Batches drained at once (4: the ingest threads' width on two to four cores). */

@@ -221,7 +221,9 @@ const wholeNumber = (min: number, max: number, what: string) =>
     .min(min, `must be at least ${min}`)
     .max(max, `must be at most ${max}`);
 
-/** The minute rollups' retention when nothing else says (server/db/signal-store/retention.ts holds the same default). */
+/**
+ * The minute rollups' retention when nothing else says (server/db/signal-store/retention.ts holds the same default).
+ */
 export const DEFAULT_MINUTE_DAYS = 3;
 
 /**

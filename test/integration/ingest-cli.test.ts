@@ -92,7 +92,8 @@ test(
     const lines = Array.from({ length: 150 }, (_, i) => {
       const n = i + 1;
       if (n === 64) return '';
-      if (bad.has(n)) return JSON.stringify({ eventId: `e${n}`, ts: Date.now() - n, site, status: 200 }); // no latencyMs
+      // The bad lines lack latencyMs.
+      if (bad.has(n)) return JSON.stringify({ eventId: `e${n}`, ts: Date.now() - n, site, status: 200 });
       return JSON.stringify({ eventId: `e${n}`, ts: Date.now() - n, site, status: 200, latencyMs: n });
     });
     const out = await run(

@@ -510,7 +510,8 @@ test(
       ).catch((err: Error) => {
         throw new Error(`${err.message}; Scrapy output:\n${output.slice(-6000)}`);
       });
-      // Without the hand-back Scrapy would wait for the held requests until the site is resumed: the stop must not hang.
+      // Without the hand-back Scrapy would wait for the held requests until the site is
+      // resumed: the stop must not hang.
       const stopping = Date.now();
       child.kill('SIGTERM');
       const code = await Promise.race([

@@ -342,8 +342,8 @@ test(
     const canaryRows = JSON.stringify(
       (await h.pool.query('SELECT definition FROM canaries WHERE site = $1', [site])).rows,
     );
-    // A canary's own `proxy` and its page URL are stored with it (docs/security.md says so) — and this search finds them
-    // there.
+    // A canary's own `proxy` and its page URL are stored with it (docs/security.md says so) —
+    // and this search finds them there.
     expect(leaked(canaryRows)).toEqual(['canaryProxy', 'pageToken']);
 
     expect({

@@ -54,7 +54,9 @@ export async function inboxLines(payload: Buffer, maxBytes: number): Promise<str
   return lines;
 }
 
-/** Deletes a drained batch (in the claiming transaction); returns how long it waited, by the server's clock, in seconds. */
+/**
+ * Deletes a drained batch (in the claiming transaction); returns how long it waited, by the server's clock, in seconds.
+ */
 export async function deleteInboxBatch(tx: Queryable, batchId: string): Promise<number> {
   const { rows } = await tx.query<{ waited: number }>(
     `DELETE FROM ${INBOX_TABLE} WHERE batch_id = $1 RETURNING extract(epoch FROM clock_timestamp() - ` +

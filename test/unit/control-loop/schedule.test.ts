@@ -1,4 +1,6 @@
-/** The tick schedule (core/control/schedule.ts): slots on the interval's grid, each site at its phase, late loops skip. */
+/**
+ * The tick schedule (core/control/schedule.ts): slots on the interval's grid, each site at its phase, late loops skip.
+ */
 import { firstPhasedSlot, msUntilDue, nextSlot, phaseMs, tickTime } from '../../../core/control/schedule';
 
 const MIN = 60_000;

@@ -37,7 +37,10 @@ export interface PostgresSinkConfig {
   connectionString: string | undefined;
   /** Connections at most (4: the recorder's writes in flight, `maxConcurrentWrites`). */
   max?: number;
-  /** Server-side limit per statement (30 s): a statement stuck behind locks or an overloaded server fails and is retried. */
+  /**
+   * Server-side limit per statement (30 s): a statement stuck behind locks or an
+   * overloaded server fails and is retried.
+   */
   statementTimeoutMs?: number;
   /** Limit for opening a connection, or for waiting for a free one (10 s). */
   connectionTimeoutMs?: number;

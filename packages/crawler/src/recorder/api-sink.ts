@@ -31,7 +31,9 @@ export interface ApiSinkConfig {
   token: string;
   /** Compress request bodies (true): NDJSON with HTML samples shrinks about tenfold. */
   gzip?: boolean;
-  /** Uncompressed bytes per request at most (8 MiB; the API takes 32 MiB by default): larger batches are sent in parts. */
+  /**
+   * Uncompressed bytes per request at most (8 MiB; the API takes 32 MiB by default): larger batches are sent in parts.
+   */
   maxBodyBytes?: number;
   /** A request with no answer within this is abandoned and retried (60 s). */
   timeoutMs?: number;
