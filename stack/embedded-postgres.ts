@@ -400,12 +400,17 @@ DECLARE
   r record;
   mine CONSTANT text := '${PRODUCT_ROLE}';
   su CONSTANT regrole := '${SUPERUSER}'::regrole;
-  own_schema CONSTANT text := $s$ n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' $s$;
+  own_schema CONSTANT text :=
+    $s$ n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' $s$;
 BEGIN
-  FOR r IN EXECUTE 'SELECT c.oid::regclass AS name, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                    WHERE c.relowner = $1 AND c.relkind IN (''r'', ''p'', ''v'', ''m'', ''f'') AND' || own_schema USING su LOOP
+  FOR r IN EXECUTE 'SELECT c.oid::regclass AS name, c.relkind
+                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE c.relowner = $1
+                      AND c.relkind IN (''r'', ''p'', ''v'', ''m'', ''f'') AND' || own_schema USING su LOOP
     EXECUTE format('ALTER %s %s OWNER TO %I',
-      CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END, r.name, mine);
+      CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE'
+                     ELSE 'TABLE' END,
+      r.name, mine);
   END LOOP;
   -- Sequences of no table's column (those followed their table above).
   FOR r IN EXECUTE 'SELECT c.oid::regclass AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -416,11 +421,13 @@ BEGIN
                     WHERE p.proowner = $1 AND' || own_schema USING su LOOP
     EXECUTE format('ALTER ROUTINE %s OWNER TO %I', r.name, mine);
   END LOOP;
-  FOR r IN EXECUTE 'SELECT t.oid::regtype AS name, t.typtype FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+  FOR r IN EXECUTE 'SELECT t.oid::regtype AS name, t.typtype
+                    FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
                     WHERE t.typowner = $1 AND t.typtype IN (''d'', ''e'', ''r'') AND' || own_schema USING su LOOP
     EXECUTE format('ALTER %s %s OWNER TO %I', CASE r.typtype WHEN 'd' THEN 'DOMAIN' ELSE 'TYPE' END, r.name, mine);
   END LOOP;
-  FOR r IN EXECUTE 'SELECT n.nspname AS name FROM pg_namespace n WHERE n.nspowner = $1 AND n.nspname <> ''public'' AND' || own_schema USING su LOOP
+  FOR r IN EXECUTE 'SELECT n.nspname AS name FROM pg_namespace n
+                    WHERE n.nspowner = $1 AND n.nspname <> ''public'' AND' || own_schema USING su LOOP
     EXECUTE format('ALTER SCHEMA %I OWNER TO %I', r.name, mine);
   END LOOP;
 END

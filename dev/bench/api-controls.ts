@@ -168,9 +168,11 @@ async function main(): Promise<void> {
   try {
     say(`seeding ${CRAWLERS} sites with controls and ${TOKENS} read tokens`);
     await db.pool.query(
-      `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason, workflow_id, updated_by)
+      `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only,
+                                  effective_cost_multiplier, band, reason, workflow_id, updated_by)
        SELECT s, 16, 1, false, false, 1, 'healthy', 'nominal', 'site-health:' || s, 'bench'
-         FROM (SELECT 'crawl-' || lpad(i::text, 4, '0') || '.example.com' AS s FROM generate_series(0, $1::int - 1) i) t`,
+         FROM (SELECT 'crawl-' || lpad(i::text, 4, '0') || '.example.com' AS s
+                 FROM generate_series(0, $1::int - 1) i) t`,
       [CRAWLERS],
     );
     const tokens = await Promise.all(

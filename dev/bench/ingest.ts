@@ -343,7 +343,8 @@ async function benchOneInsertPerEvent(db: BenchDb, now: number): Promise<number>
     for (const e of events) {
       const route = e.route as { country: string; pool: string; session: string };
       await client.query(
-        `INSERT INTO request_events (ts, site, country, pool, session, page_type, status, latency_ms, bytes, retries, credits, extraction, valid_records, outcome, rule)
+        `INSERT INTO request_events (ts, site, country, pool, session, page_type, status, latency_ms, bytes, retries,
+                                     credits, extraction, valid_records, outcome, rule)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'status')`,
         [
           new Date(e.ts as number),
@@ -398,10 +399,11 @@ async function loadSite(
 
 /** The same answer computed from raw events: what the tick would cost without rollups. */
 const RAW_READ_SQL = `
-SELECT w, coalesce(country,'') || '|' || coalesce(pool,'') || '|' || coalesce(session,'') AS route_key, count(*) AS requests,
-  count(*) FILTER (WHERE outcome = 'hard_block') AS hard_blocks, count(*) FILTER (WHERE outcome = 'challenge') AS challenges,
-  count(*) FILTER (WHERE outcome = 'soft_block') AS soft_blocks, sum(valid_records) AS valid_records, sum(retries) AS retries,
-  sum(bytes) AS bytes, sum(credits) AS credits
+SELECT w, coalesce(country,'') || '|' || coalesce(pool,'') || '|' || coalesce(session,'') AS route_key,
+  count(*) AS requests, count(*) FILTER (WHERE outcome = 'hard_block') AS hard_blocks,
+  count(*) FILTER (WHERE outcome = 'challenge') AS challenges,
+  count(*) FILTER (WHERE outcome = 'soft_block') AS soft_blocks,
+  sum(valid_records) AS valid_records, sum(retries) AS retries, sum(bytes) AS bytes, sum(credits) AS credits
 FROM (SELECT CASE WHEN ts >= $2 THEN 'current' ELSE 'baseline' END AS w, * FROM request_events
       WHERE site = $1 AND ((ts >= $2 AND ts < $3) OR (ts >= $4 AND ts < $5))) e
 GROUP BY ROLLUP (w, route_key)`;

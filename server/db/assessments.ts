@@ -173,7 +173,8 @@ export async function latestScores(
   const { rows } = await pool.query<{ site: string; score: number | null; assessed_at: Date }>(
     `SELECT s.site, a.score, a.assessed_at
        FROM unnest($1::text[]) AS s(site)
-       CROSS JOIN LATERAL (SELECT score, assessed_at FROM assessments WHERE site = s.site ORDER BY assessed_at DESC LIMIT 1) a`,
+       CROSS JOIN LATERAL (SELECT score, assessed_at FROM assessments
+                            WHERE site = s.site ORDER BY assessed_at DESC LIMIT 1) a`,
     [sites],
   );
   return new Map(rows.map((r) => [r.site, { score: r.score, assessedAt: r.assessed_at }]));

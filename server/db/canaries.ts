@@ -260,8 +260,9 @@ export async function recordCanaryRunOnce(
   run: CanaryRunRecord,
 ): Promise<{ run: StoredCanaryRun; inserted: boolean }> {
   const inserted = await q.query(
-    `INSERT INTO canary_runs (run_key, canary_id, site, revision, trigger, scheduled_at, ran_at, result, counts_for_site,
-                              outcome, rule, reason, evidence, route, status, latency_ms, bytes, checks, event)
+    `INSERT INTO canary_runs (run_key, canary_id, site, revision, trigger, scheduled_at, ran_at, result,
+                              counts_for_site, outcome, rule, reason, evidence, route, status, latency_ms, bytes,
+                              checks, event)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      ON CONFLICT (run_key) DO NOTHING`,
     [
@@ -404,7 +405,8 @@ export async function canaryDays(
        FROM canary_runs
       WHERE site = $1 AND counts_for_site
         AND ran_at >= date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-        AND ran_at < (date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC'
+        AND ran_at < (date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE 'UTC')
+                      + interval '1 day') AT TIME ZONE 'UTC'
       GROUP BY 1
       ORDER BY 1`,
     [site, from, to],

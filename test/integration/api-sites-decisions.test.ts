@@ -262,7 +262,8 @@ test(
     // Assessments over a closed range, two a page: exactly the stored rows of that range, in order.
     await waitForState(handle, 'a few more ticks', (s) => s.tick >= 5);
     const { rows } = await h.pool.query<{ assessment_key: string; from: string; to: string }>(
-      `SELECT assessment_key, to_char(min(assessed_at) OVER () AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS from,
+      `SELECT assessment_key,
+            to_char(min(assessed_at) OVER () AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS from,
             to_char(max(assessed_at) OVER () AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS to
        FROM assessments WHERE site = $1 ORDER BY assessed_at, assessment_key`,
       [a],

@@ -34,7 +34,8 @@ async function scratchDatabases(): Promise<string[]> {
 
 async function liveRows(sites: readonly string[]): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(
-    `SELECT (SELECT count(*) FROM request_events WHERE site = ANY($1)) + (SELECT count(*) FROM rollup_minute WHERE site = ANY($1))
+    `SELECT (SELECT count(*) FROM request_events WHERE site = ANY($1))
+          + (SELECT count(*) FROM rollup_minute WHERE site = ANY($1))
           + (SELECT count(*) FROM sites WHERE site = ANY($1)) AS n`,
     [sites],
   );

@@ -207,7 +207,8 @@ test(
           outcome: string;
           n: string;
         }>(
-          `SELECT site, to_char(date_trunc('minute', ts), 'HH24:MI') AS minute, status, outcome, count(*) AS n FROM request_events
+          `SELECT site, to_char(date_trunc('minute', ts), 'HH24:MI') AS minute, status, outcome, count(*) AS n
+          FROM request_events
           WHERE site = ANY($1) AND ts > now() - interval '15 minutes' GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
           [hosts],
         );

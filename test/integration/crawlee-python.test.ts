@@ -218,8 +218,10 @@ test.each(['newest', 'oldest'] as const)(
       country: string | null;
       n: string;
     }>(
-      `SELECT site, status, network_error, outcome, canary, retries, valid_records, bytes::text, pool, country, count(*)::text AS n
-       FROM request_events WHERE site LIKE $1 AND event_id LIKE 'crawlee-py-%' GROUP BY 1,2,3,4,5,6,7,8,9,10 ORDER BY 1,2,3,6`,
+      `SELECT site, status, network_error, outcome, canary, retries, valid_records, bytes::text, pool, country,
+              count(*)::text AS n
+       FROM request_events WHERE site LIKE $1 AND event_id LIKE 'crawlee-py-%'
+       GROUP BY 1,2,3,4,5,6,7,8,9,10 ORDER BY 1,2,3,6`,
       [`%-${id}.example.com`],
     );
     const table = rows.rows.map((r) => ({ ...r, n: Number(r.n), bytes: r.status === 200 ? 'page' : r.bytes }));

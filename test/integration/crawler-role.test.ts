@@ -201,7 +201,8 @@ test(
 
     // The controls, as the role reads them: the view (LISTEN needs no grant), a change arriving by NOTIFY.
     await db.pool.query(
-      `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason, workflow_id, version, updated_by)
+      `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only,
+                                 effective_cost_multiplier, band, reason, workflow_id, version, updated_by)
      VALUES ($1, 4, 1, false, false, 1, 'healthy', 'ok', 'wf', 1, 'test')`,
       [site],
     );

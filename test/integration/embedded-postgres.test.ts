@@ -144,8 +144,10 @@ async function expectLockedDown(h: EmbeddedPostgresHandle, dataDir: string, port
   ]);
   const notOwned = await query<{ name: string }>(
     h.databaseUrl,
-    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relowner <> current_user::regrole
-     UNION ALL SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND p.proowner <> current_user::regrole
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'public' AND c.relowner <> current_user::regrole
+     UNION ALL SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = 'public' AND p.proowner <> current_user::regrole
      UNION ALL SELECT datname FROM pg_database WHERE datname = current_database() AND datdba <> current_user::regrole`,
   );
   expect(notOwned).toEqual([]);

@@ -142,7 +142,8 @@ test(
       expect(JSON.parse(ingest.stdout)).toMatchObject({ accepted: n, inserted: n, rejected: 0 });
     }
     const { rows } = await db.pool.query<{ day: string; n: string; challenges: string; hard: string }>(
-      `SELECT (now()::date - ts::date)::text AS day, count(*)::text AS n, count(*) FILTER (WHERE outcome = 'challenge')::text AS challenges,
+      `SELECT (now()::date - ts::date)::text AS day, count(*)::text AS n,
+            count(*) FILTER (WHERE outcome = 'challenge')::text AS challenges,
             count(*) FILTER (WHERE outcome = 'hard_block')::text AS hard
        FROM request_events WHERE site = $1 GROUP BY 1 ORDER BY 1`,
       [site],

@@ -67,7 +67,8 @@ test('a table of what happened and a summary; --json gives every tick; nothing i
 
   const { rows } = await pool.query<{ n: string }>(
     `SELECT (SELECT count(*) FROM assessments WHERE site = $1) + (SELECT count(*) FROM site_controls WHERE site = $1)
-          + (SELECT count(*) FROM notifications WHERE site = $1) + (SELECT count(*) FROM control_audit WHERE site = $1) AS n`,
+          + (SELECT count(*) FROM notifications WHERE site = $1) + (SELECT count(*) FROM control_audit WHERE site = $1)
+          AS n`,
     [site],
   );
   expect(Number(rows[0]!.n)).toBe(0);

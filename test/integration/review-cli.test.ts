@@ -99,7 +99,8 @@ describe('a review written to a file', () => {
     async () => {
       const { rows } = await pool.query<{ at: Date; old: string | null; new: string }>(
         `SELECT changed_at AS at, old_controls->>'band' AS old, new_controls->>'band' AS new FROM control_audit
-        WHERE site = $1 AND (old_controls IS NULL OR old_controls->>'band' <> new_controls->>'band') ORDER BY changed_at, id`,
+        WHERE site = $1 AND (old_controls IS NULL OR old_controls->>'band' <> new_controls->>'band')
+        ORDER BY changed_at, id`,
         [site],
       );
       const away = rows.find((r) => r.old === 'healthy' && r.new !== 'healthy')!;
@@ -186,7 +187,9 @@ describe('a review written to a file', () => {
       // The quarter hour before the pause (from the rollups), and the one from the minute after it.
       const span = async (from: number, to: number) => {
         const { rows: r } = await pool.query<{ requests: string; refused: string }>(
-          `SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(hard_blocks + challenges + soft_blocks), 0) AS refused FROM rollup_minute
+          `SELECT coalesce(sum(requests), 0) AS requests,
+                  coalesce(sum(hard_blocks + challenges + soft_blocks), 0) AS refused
+          FROM rollup_minute
           WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4`,
           [site, ALL_ROUTES, new Date(from), new Date(to)],
         );

@@ -159,9 +159,11 @@ test('rollups equal the raw-event computation; p95 within the histogram error', 
   for (const table of ['rollup_minute', 'rollup_hour', 'rollup_day']) {
     const level = table.replace('rollup_', '');
     const raw = await db.pool.query(
-      `SELECT date_trunc('${level}', ts) AS bucket, coalesce(country,'') || '|' || coalesce(pool,'') || '|' || coalesce(session,'') AS route_key,
+      `SELECT date_trunc('${level}', ts) AS bucket,
+              coalesce(country,'') || '|' || coalesce(pool,'') || '|' || coalesce(session,'') AS route_key,
               count(*)::bigint AS requests, count(*) FILTER (WHERE outcome = 'hard_block')::bigint AS hard_blocks,
-              count(*) FILTER (WHERE outcome = 'error')::bigint AS errors, sum(retries)::bigint AS retries, sum(bytes)::bigint AS bytes,
+              count(*) FILTER (WHERE outcome = 'error')::bigint AS errors, sum(retries)::bigint AS retries,
+              sum(bytes)::bigint AS bytes,
               sum(valid_records)::bigint AS valid_records
        FROM request_events WHERE site = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
       [site],

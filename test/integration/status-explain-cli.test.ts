@@ -202,7 +202,8 @@ test('status of a paused site without a canary: says so plainly, with the exact 
 test('explain --at: the tick at or before T, its signals, band and controls then', async () => {
   // The tick that moved the site to resisting, and the one before it (still degrading).
   const { rows } = await h.pool.query<{ assessment_key: string; assessed_at: Date }>(
-    `SELECT a.assessment_key, a.assessed_at FROM control_audit c JOIN assessments a ON a.assessment_key = c.assessment_key
+    `SELECT a.assessment_key, a.assessed_at
+       FROM control_audit c JOIN assessments a ON a.assessment_key = c.assessment_key
       WHERE c.site = $1 AND c.new_controls ->> 'band' = 'resisting' AND c.old_controls ->> 'band' = 'degrading'`,
     [paused],
   );

@@ -111,7 +111,8 @@ export interface PartitionInfo {
 
 export async function listPartitions(db: Pool | PoolClient, table: PartitionedTable): Promise<PartitionInfo[]> {
   const { rows } = await db.query<{ name: string }>(
-    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+    `SELECT c.relname AS name
+       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
      WHERE p.relname = $1 ORDER BY c.relname`,
     [table],
   );
