@@ -87,8 +87,15 @@ const UNREACHABLE = new Set([
   'EAI_AGAIN',
 ]);
 /** node-postgres's and pg-pool's own words for a lost, refused or timed-out connection or statement. */
-const PG_UNAVAILABLE_MESSAGE =
-  /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Client was closed)/;
+const PG_UNAVAILABLE_MESSAGES = [
+  'Query read timeout',
+  'timeout exceeded when trying to connect',
+  'Connection terminated',
+  'Client has encountered a connection error',
+  'Client was closed',
+];
+/** A message that starts with one of them. */
+const PG_UNAVAILABLE_MESSAGE = new RegExp(`^(${PG_UNAVAILABLE_MESSAGES.join('|')})`);
 
 /**
  * Whether an error says PostgreSQL did not answer or is not available (rather than refusing the

@@ -21,6 +21,7 @@ import {
 } from '../kit/http-fixtures';
 import { CLI, cleanEnv, run, type Finished } from '../kit/processes';
 import { env } from '../kit/services';
+import { joinRegExp } from '../kit/regexp';
 
 let pool: Pool;
 let server: FixtureServer;
@@ -214,7 +215,10 @@ describe('bad definitions are refused at definition time, nothing written', () =
     });
     expectRefused(await canary(['import', bad]), [
       /^.*bad\.json: canaries\[1\]\.expect\[0\]\.css: "\.price\[" is not a valid CSS selector/,
-      /^.*bad\.json: canaries\[2\]\.proxy: "ftp:\/\/gw\.example:21" has scheme "ftp"; only HTTP\(S\) proxies are supported/,
+      joinRegExp(
+        /^.*bad\.json: canaries\[2\]\.proxy: "ftp:\/\/gw\.example:21" /,
+        /has scheme "ftp"; only HTTP\(S\) proxies are supported/,
+      ),
       /^.*bad\.json: canaries\[3\]\.interval: must be a positive duration like "15m" \(got "-1h"\)$/,
     ]);
     const unknownSite = file('unknown-site.json', {
@@ -376,7 +380,10 @@ describe('defining, listing, running and removing canaries', () => {
     expect(ran.code).toBe(1);
     const lines = ran.stdout.split('\n');
     expect(lines.find((l) => l.startsWith(`${site}/changed `))).toMatch(
-      / mismatch +200 .*proxy 127\.0\.0\.1:\d+ +wrong value on a normal-looking page: \.price text equals "\$139\.95", got "\$119\.95"$/,
+      joinRegExp(
+        / mismatch +200 .*proxy 127\.0\.0\.1:\d+ +/,
+        /wrong value on a normal-looking page: \.price text equals "\$139\.95", got "\$119\.95"$/,
+      ),
     );
     expect(lines.find((l) => l.startsWith(`${site}/price `))).toMatch(
       / pass +200 .*route local +status 200; all 2 checks hold$/,

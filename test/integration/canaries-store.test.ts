@@ -41,6 +41,7 @@ import {
   startForwardProxy,
 } from '../kit/http-fixtures';
 import { env } from '../kit/services';
+import { joinRegExp } from '../kit/regexp';
 
 // Non-passing canaries log warnings by design; these tests provoke many on purpose.
 const testLogger = pino({ level: 'error' });
@@ -405,7 +406,10 @@ describe('runDueCanaries (the control loop activity)', () => {
         evidence: 'was mismatch: wrong value on a normal-looking page',
       });
       expect(stored.run.reason).toMatch(
-        /^internal error: the run could not be stored \(value "2147483648" is out of range for type integer\); recorded without its details$/,
+        joinRegExp(
+          /^internal error: the run could not be stored \(value "2147483648" /,
+          /is out of range for type integer\); recorded without its details$/,
+        ),
       );
       // A retry of the same run finds the recorded one: once per run key, as always.
       expect(await storeRun({ pool, logger: quiet }, record)).toMatchObject({

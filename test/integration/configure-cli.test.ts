@@ -24,6 +24,7 @@ import {
 import { ingestNow, loopInput, newSite, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
 import { CLI, cleanEnv, run } from '../kit/processes';
 import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../kit/services';
+import { joinRegExp } from '../kit/regexp';
 
 let h: TestHarness;
 let worker: Worker;
@@ -160,7 +161,11 @@ test(
       'bob@example.com',
     ]);
     expect(text).toMatch(
-      /^1 setting of .* changed by bob@example\.com at .*:\n {2}policy\.concurrency\.nominal {2}16 → 12\nin force from the next tick/,
+      joinRegExp(
+        /^1 setting of .* changed by bob@example\.com at .*:\n/,
+        / {2}policy\.concurrency\.nominal {2}16 → 12\n/,
+        /in force from the next tick/,
+      ),
     );
     expect((await listSettingsChanges(h.pool, site)).map((r) => r.changes)).toEqual([
       result.changes,

@@ -15,6 +15,7 @@ import type { RecorderLogger } from '../../server/compat/recorder';
 import { startTestApi, type TestApi } from '../kit/api';
 import { eventually, openHarness, type TestHarness } from '../kit/services';
 import { changeControls as change } from '../kit/controls';
+import { joinRegExp } from '../kit/regexp';
 
 /** A TCP relay on a fixed port to a target that can change (a restarted API). */
 interface Relay {
@@ -272,7 +273,10 @@ test(
     relays.push(down);
     const c = client({ apiUrl: down.url, readyTimeoutMs: 1_000 });
     await expect(c.ready()).rejects.toThrow(
-      /^controls: no snapshot from the controls stream at http:\/\/127\.0\.0\.1:\d+ within 1000 ms \(last problem: cannot reach .*ECONNREFUSED.*\)/,
+      joinRegExp(
+        /^controls: no snapshot from the controls stream at http:\/\/127\.0\.0\.1:\d+ /,
+        /within 1000 ms \(last problem: cannot reach .*ECONNREFUSED.*\)/,
+      ),
     );
     expect(c.status()).toMatchObject({ connected: false, sites: 0 });
   },

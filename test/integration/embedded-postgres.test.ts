@@ -22,6 +22,7 @@ import {
 } from '../../stack/embedded-postgres';
 import { PRODUCT_ROLE, secretFileOf } from '../../stack/postgres-secret';
 import { migrateInProcess as migrateUp } from '../kit/processes';
+import { joinRegExp } from '../kit/regexp';
 
 const execFileAsync = promisify(execFile);
 
@@ -208,7 +209,10 @@ test.each(['password', 'md5'] as const)(
     handles.push(h);
     expect(notices).toEqual([
       expect.stringMatching(
-        /had the fixed password of earlier versions: it now has its own secret .*SCRAM logins only.*connects as target_health/,
+        joinRegExp(
+          /had the fixed password of earlier versions: /,
+          /it now has its own secret .*SCRAM logins only.*connects as target_health/,
+        ),
       ),
     ]);
     await expectLockedDown(h, dataDir, port);

@@ -25,6 +25,7 @@ import { ROOT } from '../kit/processes';
 import { testLogger } from '../kit/services';
 import { privateDatabase, type PrivateDatabase } from '../kit/private-database';
 import { env, eventually } from '../kit/services';
+import { joinRegExp } from '../kit/regexp';
 
 const DAY = 86_400_000;
 const QUIET = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -212,9 +213,10 @@ test('a batch the store cannot take now stays in the inbox and is stored once it
     expect(await storedOf(site)).toBe(0);
     expect(
       h.logs.some((l) =>
-        /^inbox: batch b1:[0-9a-f]{64} \(30 events\) could not be stored now: .*disk quota exceeded \(test\).*; it stays in the inbox; retrying/.test(
-          String(l.msg),
-        ),
+        joinRegExp(
+          /^inbox: batch b1:[0-9a-f]{64} \(30 events\) could not be stored now: /,
+          /.*disk quota exceeded \(test\).*; it stays in the inbox; retrying/,
+        ).test(String(l.msg)),
       ),
     ).toBe(true);
     await db.pool.query(`DROP TRIGGER ${fn} ON request_events`);

@@ -17,6 +17,7 @@ import { startTestDrainer } from '../kit/inbox';
 import { CLI, cleanEnv, run } from '../kit/processes';
 import { privateDatabase, type PrivateDatabase } from '../kit/private-database';
 import { env } from '../kit/services';
+import { joinRegExp } from '../kit/regexp';
 
 // This file adds triggers to the store's tables: it works in a database of its own.
 let db: PrivateDatabase;
@@ -158,7 +159,10 @@ test(
       );
       expect(out.code).toBe(3);
       expect(out.stderr.trim()).toMatch(
-        /^target-health: database: lines 7–8 could not be stored \(.*disk quota exceeded \(test\).*\); every valid line before line 7 is stored/,
+        joinRegExp(
+          /^target-health: database: lines 7–8 could not be stored /,
+          /\(.*disk quota exceeded \(test\).*\); every valid line before line 7 is stored/,
+        ),
       );
       expect(out.stderr).not.toMatch(/ at |unexpected error/);
       // Lines 1-6 are stored; 9-10 (the batch after the refused one) may be too.
@@ -363,9 +367,10 @@ test(
     }
     expect(failed.code).toBe(3);
     const from = Number(
-      /send the input again from line (\d+) \(events already stored are recognised by eventId, or by content when they have none/.exec(
-        failed.stderr,
-      )?.[1],
+      joinRegExp(
+        /send the input again from line (\d+) \(events already stored /,
+        /are recognised by eventId, or by content when they have none/,
+      ).exec(failed.stderr)?.[1],
     );
     expect(from).toBeGreaterThan(0);
     expect(from).toBeLessThanOrEqual(25_001);
@@ -556,7 +561,10 @@ test('a database that does not answer: exit 3 with the reason, never a hang and 
     );
     expect(out.code).toBe(3);
     expect(out.stderr.trim()).toMatch(
-      /^target-health: database: PostgreSQL at 127\.0\.0\.1:\d+\/db is not answering \(.*\); nothing was stored — run the command again when it is back$/,
+      joinRegExp(
+        /^target-health: database: PostgreSQL at 127\.0\.0\.1:\d+\/db is not answering \(.*\); /,
+        /nothing was stored — run the command again when it is back$/,
+      ),
     );
   } finally {
     for (const s of sockets) s.destroy();
@@ -599,7 +607,10 @@ test(
       const out = await run(CLI, ['ingest', '-', '--batch-size', '2', '--timeout', '1s'], dbEnv(), lines.join('\n'));
       expect(out.code).toBe(3);
       expect(out.stderr.trim()).toMatch(
-        /^target-health: database: lines 5–6 could not be stored \(canceling statement due to statement timeout\); every valid line before line 5 is stored/,
+        joinRegExp(
+          /^target-health: database: lines 5–6 could not be stored \(canceling statement /,
+          /due to statement timeout\); every valid line before line 5 is stored/,
+        ),
       );
       expect(Date.now() - started).toBeLessThan(25_000);
     } finally {
@@ -677,9 +688,11 @@ test(
     expect(out.code).toBe(3);
     expect(Date.now() - started).toBeLessThan(60_000);
     const from = Number(
-      /^target-health: database: lines \d+–\d+ could not be stored \((?:no answer from the database within 4 s|timeout exceeded when trying to connect)\); every valid line before line \d+ is stored, later ones may be in part — send the input again from line (\d+)/.exec(
-        out.stderr,
-      )?.[1],
+      joinRegExp(
+        /^target-health: database: lines \d+–\d+ could not be stored /,
+        /\((?:no answer from the database within 4 s|timeout exceeded when trying to connect)\); every valid /,
+        /line before line \d+ is stored, later ones may be in part — send the input again from line (\d+)/,
+      ).exec(out.stderr)?.[1],
     );
     expect(from).toBeGreaterThan(0);
     // The frozen server's transactions were rolled back when the proxy dropped them: resending from the

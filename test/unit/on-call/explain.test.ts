@@ -10,6 +10,7 @@ import { explainSchema, formatExplained } from '../../../client/on-call/explain-
 import { readStoredTick } from '../../../client/on-call/stored-tick';
 import { assess } from '../../../core/scoring/assess';
 import type { WindowInput } from '../../../core/scoring/window';
+import { joinRegExp } from '../../kit/regexp';
 
 const WINDOW = {
   currentFrom: '2026-12-01T11:48:00.000Z',
@@ -224,7 +225,10 @@ describe('explain text and JSON', () => {
     expect(lines).toContain('           set 2026-12-01 11:58:00Z by control-loop: degrading (score 61): hard_block');
     expect(lines).toContain('reasons    hard_block, latency');
     expect(lines.find((l) => l.startsWith('  hard_block'))).toMatch(
-      /^ {2}hard_block\s+30\.0% \(\d+\.\d%–\d+\.\d%\) 60\/200\s+1\.00% \(0\.\d+%–1\.\d+%\)\s+\+29\.0% vs normal, −35\.0 of 35 {2}← reason$/,
+      joinRegExp(
+        /^ {2}hard_block\s+30\.0% \(\d+\.\d%–\d+\.\d%\) 60\/200\s+1\.00% /,
+        /\(0\.\d+%–1\.\d+%\)\s+\+29\.0% vs normal, −35\.0 of 35 {2}← reason$/,
+      ),
     );
     expect(lines.find((l) => l.startsWith('  latency'))).toMatch(
       /^ {2}latency\s+p95 800 ms\s+p95 400 ms\s+×2\.00 vs normal, −\d+\.\d of \d+ {2}← reason$/,

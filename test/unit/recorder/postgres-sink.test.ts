@@ -8,6 +8,7 @@ import pg from 'pg';
 import { inboxBatchId, isPermanentPostgresError, postgresSink } from '@target-health/crawler/postgres';
 import { postgresSink as reExported } from '../../../server/compat/recorder';
 import { captureLogger } from './helpers';
+import { joinRegExp } from '../../kit/regexp';
 
 const pgError = (code: string) => Object.assign(new Error('x'), { code });
 
@@ -101,7 +102,10 @@ test(
 
 test('bad configuration is refused with one line naming the field', () => {
   expect(() => postgresSink({ connectionString: undefined })).toThrow(
-    /^postgresSink: connectionString is empty; pass a PostgreSQL URL like postgres:\/\/user:password@host:5432\/database \(is DATABASE_URL set\?\)$/,
+    joinRegExp(
+      /^postgresSink: connectionString is empty; pass a PostgreSQL URL like /,
+      /postgres:\/\/user:password@host:5432\/database \(is DATABASE_URL set\?\)$/,
+    ),
   );
   expect(() => postgresSink({ connectionString: 'localhost:5432' })).toThrow(
     /^postgresSink: connectionString must be a PostgreSQL URL/,
