@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { HEALTH_BANDS } from '../../core/common/names';
 import { controlsSchema } from '../../core/control/controls';
 import { formatSignals, formatTickContext, percent, scoreSentence, tickExplanationSchema } from './explain';
-import { shortTime } from './status-text';
+import { controlsText, shortTime } from './status-text';
 
 export const explainSchema = z.object({
   site: z.string(),
@@ -31,7 +31,6 @@ export type Explained = z.output<typeof explainSchema>;
 
 export function formatExplained(x: Explained): string {
   const e = x.explanation;
-  const c = x.controls;
   const w = e.window;
   const lines = [
     `${x.site} at tick ${x.tick.tick} (${shortTime(x.tick.assessedAt)}), the latest tick at or before ` +
@@ -43,8 +42,7 @@ export function formatExplained(x: Explained): string {
       `${w.scope === 'healthy-routes' ? ', failing routes set aside' : ''}; normal from ` +
       `${shortTime(w.baselineFrom)} to ${shortTime(w.baselineTo)}: ${w.requests.baseline} requests`,
     `band       ${x.band ?? '— (no control change recorded yet)'}`,
-    `controls   ` +
-      `${c === null ? '—' : `${c.paused ? (c.canaryOnly ? 'PAUSED (canaries only)' : 'PAUSED') : 'running'}, concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`}`,
+    `controls   ${controlsText(x.controls)}`,
     ...(x.controlsChange === null
       ? []
       : [`           set ${shortTime(x.controlsChange.at)} by ${x.controlsChange.actor}: ${x.controlsChange.reason}`]),

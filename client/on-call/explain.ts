@@ -314,11 +314,10 @@ export function formatTickContext(e: TickExplanation): Array<[string, string]> {
   ].join('; ');
   const r = e.routes;
   const routeParts = [`${r.verdict}: ${r.summary}`];
-  if (r.setAside.length > 0)
-    routeParts.push(
-      `set aside: ` +
-        `${r.setAside.map((s) => `${s.route} (${percent(s.failureRate)} failing vs ${percent(s.restRate)})`).join(', ')}`,
-    );
+  if (r.setAside.length > 0) {
+    const setAside = r.setAside.map((s) => `${s.route} (${percent(s.failureRate)} failing vs ${percent(s.restRate)})`);
+    routeParts.push(`set aside: ${setAside.join(', ')}`);
+  }
   if (r.watched.length > 0)
     routeParts.push(`watched: ${r.watched.map((w) => `${w.route} (${w.ticks}/${w.confirmTicks} ticks)`).join(', ')}`);
   if (r.hold !== null)

@@ -37,6 +37,10 @@ function leadText(ms: number): string {
 function summary(r: Review): string[] {
   const w = r.window;
   const peak = r.refusals.peak;
+  const lead =
+    r.lead === null
+      ? '— (no warning band change or no refusal peak in the window)'
+      : `first warning at ${when(r.lead.firstWarningAt)}, ${leadText(r.lead.ms)}`;
   return [
     '## Summary',
     '',
@@ -52,8 +56,7 @@ function summary(r: Review): string[] {
       : `- **Peak refusal rate:** ${percent(peak.rate)} over ${minutesText(PEAK_WINDOW_MS)} at ${when(peak.at)}; ` +
         `refusals peaked (first reached ${Math.round(PEAK_SHARE * 100)} % of it) at ${when(peak.reachedAt)}`,
     `- **Refusals over the window:** ${spanText(r.refusals.during)} requests (${r.refusals.level} rollups, all routes)`,
-    `- **Lead time:** ` +
-      `${r.lead === null ? '— (no warning band change or no refusal peak in the window)' : `first warning at ${when(r.lead.firstWarningAt)}, ${leadText(r.lead.ms)}`}`,
+    `- **Lead time:** ${lead}`,
   ];
 }
 

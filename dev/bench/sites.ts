@@ -263,10 +263,11 @@ async function runPhase(opts: {
   try {
     // The empty loops are spread by random start delays (an evenly spread reference load); the site loops
     // all start at once, as a fleet's `start` does — their phases (core/control/schedule.ts) spread the ticks.
-    say(
-      `${opts.name}: starting ${opts.count} workflows, ` +
-        `${opts.kind === 'timer' ? `first ticks spread over ${TICK_MS / 1000} s by start delays` : 'all at once (the site phases spread them)'}`,
-    );
+    const spread =
+      opts.kind === 'timer'
+        ? `first ticks spread over ${TICK_MS / 1000} s by start delays`
+        : 'all at once (the site phases spread them)';
+    say(`${opts.name}: starting ${opts.count} workflows, ${spread}`);
     const ids = Array.from({ length: opts.count }, (_, i) =>
       opts.kind === 'timer' ? `timer-only-${i}` : `site-health:${opts.sites[i]}`,
     );

@@ -387,13 +387,14 @@ export function listingPage(options: CatalogueOptions, n: number, empty = false)
       Array.from({ length: 12 }, () => paragraph(rng, options.theme, 8)).join('') +
       '</section>'
     : '';
+  const filters = options.theme.categories
+    .map((c) => `<label><input type="checkbox" name="c" value="${escapeHtml(c)}"> ${escapeHtml(c)}</label>`)
+    .join('');
   const body =
     head(options, `${options.theme.itemsName} – page ${n} | ${options.theme.siteName}`, `/list/${n}`, '') +
     (`<body class="listing">${header(options)}<main><h1>${options.theme.itemsName} <small>page ${n} of ` +
       `${pages}</small></h1>`) +
-    (`<aside class="filters"><h2>Filter</h2>` +
-      `${options.theme.categories.map((c) => `<label><input type="checkbox" name="c" value="${escapeHtml(c)}"> ${escapeHtml(c)}</label>`).join('')}` +
-      `${paragraph(rng, options.theme, 3)}</aside>`) +
+    `<aside class="filters"><h2>Filter</h2>${filters}${paragraph(rng, options.theme, 3)}</aside>` +
     (`<section class="results" data-count="${cards.length}">${cards.join('')}${filler}</section>${pager}</main>` +
       `${footer(options, rng)}</body></html>`);
   return html(200, 'listing', options, body);

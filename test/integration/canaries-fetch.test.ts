@@ -42,11 +42,17 @@ const LOOPBACK = reach('127.0.0.1');
 /** A price text with an emoji straddling the point where the shown value is cut (character ~117). */
 const EMOJI_PRICE = `${'A'.repeat(116)}😀 now $119.95`;
 
-const listing = (items: number) =>
-  `<!doctype html><html><head><title>Trail shoes | Example Outdoor</title></head><body><main><ul class="results">${Array.from(
+const listing = (items: number) => {
+  const results = Array.from(
     { length: items },
     (_, i) => `<li class="item"><a href="/p/${i}">Trail shoe ${i}</a> <span class="price">$${100 + i}.00</span></li>`,
-  ).join('')}</ul>${'<p>Free shipping over $50. Returns within 30 days.</p>'.repeat(150)}</main></body></html>`;
+  ).join('');
+  const filler = '<p>Free shipping over $50. Returns within 30 days.</p>'.repeat(150);
+  return (
+    '<!doctype html><html><head><title>Trail shoes | Example Outdoor</title></head><body><main>' +
+    `<ul class="results">${results}</ul>${filler}</main></body></html>`
+  );
+};
 
 const routes = {
   '/p/known': answer.html(productPage()),

@@ -139,10 +139,9 @@ test.each(['newest', 'oldest'] as const)(
       try {
         await eventually(() => Promise.resolve(cond() ? true : undefined), what, ms);
       } catch (err) {
+        const counts = { free: hits(free), throttled: hits(throttled), paused: hits(paused), stopped: hits(stopped) };
         throw new Error(
-          `${(err as Error).message}; hits ` +
-            `${JSON.stringify({ free: hits(free), throttled: hits(throttled), paused: hits(paused), stopped: hits(stopped) })}` +
-            `; crawl output:\n${output.slice(-6000)}`,
+          `${(err as Error).message}; hits ${JSON.stringify(counts)}; crawl output:\n${output.slice(-6000)}`,
         );
       }
     };

@@ -184,8 +184,6 @@ export function formatScorecardText(result: BacktestResult): string {
 
 /** The whole result as one JSON document: scorecard (per scenario and overall) and timings. */
 export function formatScorecardJson(result: BacktestResult): string {
-  return (
-    `${JSON.stringify({ tickMs: result.tickMs, totalMs: result.totalMs, scorecard: result.scorecard, timings: result.timings })}` +
-    `\n`
-  );
+  const { tickMs, totalMs, scorecard, timings } = result;
+  return `${JSON.stringify({ tickMs, totalMs, scorecard, timings })}\n`;
 }
