@@ -192,7 +192,8 @@ ${handler}
 }
 while (!stopping) {
   for (let k = 0; k < PER_TICK && !stopping; k++) {
-    await requestHandler({ url: 'https://' + SITE + '/p/' + sent }, { status: 200 }, 100, sent, ${JSON.stringify(BODY)});
+    const url = 'https://' + SITE + '/p/' + sent;
+    await requestHandler({ url }, { status: 200 }, 100, sent, ${JSON.stringify(BODY)});
     sent += 1;
   }
   await new Promise((r) => setTimeout(r, 100));
@@ -224,7 +225,10 @@ if (process.env.MODE === 'record') {
   setInterval(() => process.stdout.write(JSON.stringify({ sent, ...recorder.stats() }) + '\\n'), 200);
   for (;;) {
     for (let k = 0; k < 10; k++) {
-      recorder.record({ ts: Date.now(), site: process.env.CRAWL_SITE, pageType: 'product', status: 200, latencyMs: 90, bytes: sent, bodySample: ${JSON.stringify(BODY)} });
+      recorder.record({
+        ts: Date.now(), site: process.env.CRAWL_SITE, pageType: 'product', status: 200, latencyMs: 90, bytes: sent,
+        bodySample: ${JSON.stringify(BODY)},
+      });
       sent += 1;
     }
     await sleep(100);

@@ -124,7 +124,9 @@ const recorder = createRecorder({ sink: apiSink({ apiUrl: 'http://127.0.0.1:8787
 const controls = createControlsClient({ apiUrl: 'http://127.0.0.1:8787', token: 't' });
 const th = targetHealth({ recorder, controls });
 const crawler = new CheerioCrawler(th.crawlerOptions<CheerioCrawlerOptions>({ async requestHandler() {} }));
-const input: RecordInput = { ts: Date.now(), site: 'shop.example.com', status: 200, latencyMs: 12, headers: { server: undefined } };
+const input: RecordInput = {
+  ts: Date.now(), site: 'shop.example.com', status: 200, latencyMs: 12, headers: { server: undefined },
+};
 const parsed = parseEvent(input);
 const event: RequestOutcomeEvent | undefined = parsed.ok ? parsed.event : undefined;
 const site: string | undefined = event?.site;

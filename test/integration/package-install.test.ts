@@ -208,7 +208,10 @@ test(
 import { createControlsClient, type SiteControls } from 'target-health/controls';
 import { parseEvent } from 'target-health/signals';
 const recorder = createRecorder({ sink: apiSink({ apiUrl: 'http://127.0.0.1:8787', token: 'th_x' }) });
-const event: RecordInput = { ts: Date.now(), site: 'shop.example.com', status: 200, latencyMs: 120, headers: { server: 'nginx', 'cf-ray': undefined } };
+const event: RecordInput = {
+  ts: Date.now(), site: 'shop.example.com', status: 200, latencyMs: 120,
+  headers: { server: 'nginx', 'cf-ray': undefined },
+};
 const { id, kept }: { id: string; kept: boolean } = recorder.recordWithId(event);
 const controls = createControlsClient({ apiUrl: 'http://127.0.0.1:8787', token: 'th_x', unknownSite: 'pause' });
 const held: SiteControls | undefined = controls.controlsFor('shop.example.com');
