@@ -1,8 +1,9 @@
 """Building request-outcome events (docs/events.md) from what any crawler knows of an attempt: its URL,
 route, latency, status, headers and body, or the exception it ended with.
 
-Pure functions (no crawler, no I/O) so they are unit-tested directly and shared by every integration. The event's fields and limits
-mirror `packages/crawler/src/events/event.ts`: the API refuses an unknown field, so nothing here invents one.
+Pure functions (no crawler, no I/O) so they are unit-tested directly and shared by every integration. The
+event's fields and limits mirror `packages/crawler/src/events/event.ts`: the API refuses an unknown field, so
+nothing here invents one.
 """
 
 from __future__ import annotations
@@ -202,7 +203,8 @@ def _cut(text: str, limit: int) -> str:
     return text[:limit]
 
 
-# Between the head and the tail of a large page's sample: the same text as packages/crawler/src/events/text.ts SAMPLE_GAP.
+# Between the head and the tail of a large page's sample: the same text as SAMPLE_GAP in
+# packages/crawler/src/events/text.ts.
 SAMPLE_GAP = "\n[… middle of the page left out …]\n"
 
 

@@ -132,7 +132,8 @@ class ControlsFollower:
                     self.on_error(message)
                 if not failing:
                     log.warning(
-                        "target-health: controls API unreachable (%s); keeping the last known controls of %d sites and retrying",
+                        "target-health: controls API unreachable (%s); "
+                        "keeping the last known controls of %d sites and retrying",
                         message,
                         len(self.store.sites()),
                     )

@@ -34,7 +34,8 @@ class PageTypeMemory:
             if known is None and site not in self.warned:
                 self.warned.add(site)
                 log.warning(
-                    "target-health: canaries of %s have no page type (%s was not crawled as a production page first); set %s to the page type they stand for",
+                    "target-health: canaries of %s have no page type (%s was not crawled as a production page "
+                    "first); set %s to the page type they stand for",
                     site,
                     url,
                     self.mark_name,

@@ -24,7 +24,10 @@ def record(**kw):
 
 def test_sse_parser_events_ids_comments_and_retry():
     p = SseParser()
-    stream = 'retry: 1000\r\n\r\nid: 7\nevent: snapshot\ndata: {"sites":\ndata: []}\n\n: heartbeat\n\nevent: controls\ndata:{"x":1}\n\n'
+    stream = (
+        'retry: 1000\r\n\r\nid: 7\nevent: snapshot\ndata: {"sites":\ndata: []}\n\n'
+        ': heartbeat\n\nevent: controls\ndata:{"x":1}\n\n'
+    )
     events = p.feed(stream)
     assert [(e.event, e.data, e.id) for e in events] == [
         ("snapshot", '{"sites":\n[]}', "7"),

@@ -71,7 +71,8 @@ class TargetHealth:
             )
         if not self.token:
             raise ValueError(
-                "token: not given, and no TH_TOKEN in the environment; create one with `target-health token create <name> --scope ingest,read`"
+                "token: not given, and no TH_TOKEN in the environment; "
+                "create one with `target-health token create <name> --scope ingest,read`"
             )
         if controls not in ("stream", "poll", "off"):
             raise ValueError(f"controls: must be stream, poll or off (got {controls!r})")
@@ -150,13 +151,15 @@ class TargetHealth:
         manager = getattr(crawler, "_request_manager", None)
         if not isinstance(manager, ControlledRequestManager) or manager not in self._managers:
             raise ValueError(
-                "attach: the crawler's request manager is not this TargetHealth's; create the crawler with request_manager=th.request_manager() (pass your own queue as its argument)"
+                "attach: the crawler's request manager is not this TargetHealth's; create the crawler with "
+                "request_manager=th.request_manager() (pass your own queue as its argument)"
             )
         pre = getattr(crawler, "pre_navigation_hook", None)
         post = getattr(crawler, "post_navigation_hook", None)
         if pre is None or post is None:
             raise ValueError(
-                f"attach: {type(crawler).__name__} has no pre/post navigation hooks; use an HTTP crawler (ParselCrawler, BeautifulSoupCrawler, HttpCrawler) of crawlee 1.10.1 or newer"
+                f"attach: {type(crawler).__name__} has no pre/post navigation hooks; use an HTTP crawler "
+                "(ParselCrawler, BeautifulSoupCrawler, HttpCrawler) of crawlee 1.10.1 or newer"
             )
         pre(self.attempts.before_navigation)
         post(self.attempts.after_navigation)
@@ -205,7 +208,8 @@ class TargetHealth:
             )
         else:
             log.warning(
-                "target-health: no controls from the API after %.0fs; crawling with %s for unknown sites until they arrive",
+                "target-health: no controls from the API after %.0fs; "
+                "crawling with %s for unknown sites until they arrive",
                 self.wait_for_controls,
                 self.unknown_site,
             )

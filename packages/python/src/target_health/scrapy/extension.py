@@ -74,7 +74,8 @@ class TargetHealthExtension:
                 )
             else:
                 log.warning(
-                    "target-health: no controls from the API after %.0fs; crawling with %s for unknown sites until they arrive",
+                    "target-health: no controls from the API after %.0fs; "
+                    "crawling with %s for unknown sites until they arrive",
                     wait,
                     self.rt.settings.unknown_site,
                 )

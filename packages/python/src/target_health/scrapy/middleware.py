@@ -52,7 +52,8 @@ class PausedOnDeparture(Exception):
 
     def __init__(self, site: str) -> None:
         super().__init__(
-            f"target-health: {site} was paused while the request waited for its slot; handed back to the scheduler, not sent"
+            f"target-health: {site} was paused while the request waited for its slot; "
+            "handed back to the scheduler, not sent"
         )
         self.site = site
 
@@ -179,7 +180,8 @@ class TargetHealthDownloaderMiddleware:
         download = getattr(handlers, "download_request", None)
         if download is None:
             log.warning(
-                "target-health: this Scrapy's Downloader.handlers has no download_request: a pause reaches only the requests not yet admitted"
+                "target-health: this Scrapy's Downloader.handlers has no download_request: "
+                "a pause reaches only the requests not yet admitted"
             )
             return
 
@@ -331,7 +333,8 @@ class TargetHealthDownloaderMiddleware:
                     self.holding.discard(site)
                 controls = rt.store.get(site)
                 raise IgnoreRequest(
-                    f"target-health: {site} is stopped ({controls.reason if controls else 'band stopped'}); request dropped"
+                    f"target-health: {site} is stopped "
+                    f"({controls.reason if controls else 'band stopped'}); request dropped"
                 )
             if decision == "go":
                 limit = self._limit(site)

@@ -49,11 +49,13 @@ class Settings:
         token = (s.get("TARGET_HEALTH_TOKEN") or os.environ.get("TH_TOKEN") or "").strip()
         if enabled and not api_url:
             raise ValueError(
-                "TARGET_HEALTH_API_URL: not set, and no TH_API in the environment; give the API's URL (e.g. http://127.0.0.1:8787) or set TARGET_HEALTH_ENABLED = False"
+                "TARGET_HEALTH_API_URL: not set, and no TH_API in the environment; give the API's URL "
+                "(e.g. http://127.0.0.1:8787) or set TARGET_HEALTH_ENABLED = False"
             )
         if enabled and not token:
             raise ValueError(
-                "TARGET_HEALTH_TOKEN: not set, and no TH_TOKEN in the environment; create one with `target-health token create <name> --scope ingest,read`"
+                "TARGET_HEALTH_TOKEN: not set, and no TH_TOKEN in the environment; "
+                "create one with `target-health token create <name> --scope ingest,read`"
             )
         mode = s.get("TARGET_HEALTH_CONTROLS", "stream")
         if mode not in ("stream", "poll", "off"):

@@ -4,8 +4,9 @@ docs/crawlers-scrapy.md gives, and run with `scrapy crawl prices` — the way us
 `target_health.scrapy` at the top of the module, as the docs show.
 
 Environment: TH_PROXY (host:port of the test's forward proxy, which plays the site), TH_SITE, TH_PAGES
-(the test also runs it with `-s STATS_CLASS=health_spider.JsonFileStats`, writing the final stats to TH_STATS_FILE). stdout: lines starting with `@@th ` — each controls change
-the extension applied (`controls_changed`, with the time), and the extension's counts every 0.1 s.
+(the test also runs it with `-s STATS_CLASS=health_spider.JsonFileStats`, writing the final stats to
+TH_STATS_FILE). stdout: lines starting with `@@th ` — each controls change the extension applied
+(`controls_changed`, with the time), and the extension's counts every 0.1 s.
 """
 
 import json
