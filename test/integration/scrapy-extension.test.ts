@@ -154,6 +154,21 @@ test(
   },
 );
 
+test('the Python is as ruff format lays it out, and no line of it passes 120 columns', () => {
+  // ruff is in the newest Scrapy's venv; its settings are the package's pyproject.toml ([tool.ruff]) and,
+  // for the benchmark's spider, the repository's ruff.toml. --no-cache: nothing is written into the checkout.
+  // A failing expectation prints ruff's output: the files to format, the lines too long.
+  const ruff = (...command: string[]) =>
+    python(['-m', 'ruff', ...command, '--no-cache', 'packages/python', 'dev/bench/scrapy'], {}, ROOT);
+  const format = ruff('format', '--check');
+  expect(format.out).not.toMatch(/would reformat|error/i);
+  expect(format.out).toMatch(/\b\d+ files already formatted\b/);
+  expect(format.status).toBe(0);
+  const width = ruff('check', '--select', 'E501');
+  expect(width.out).toMatch(/^All checks passed!$/m);
+  expect(width.status).toBe(0);
+});
+
 /** Every file under a folder with its size and modification time (what a build must leave as it was). */
 function tree(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
