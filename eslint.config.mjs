@@ -34,8 +34,9 @@ export default tseslint.config(
       ],
     },
   },
-  // A workspace's build scripts are plain ES modules outside any tsconfig: linted without type information.
-  { files: ['packages/*/scripts/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  // A workspace's build scripts and the lint's own checks (dev/scripts/*.mjs, run by `npm run lint` before
+  // anything is built) are plain ES modules outside any tsconfig: linted without type information.
+  { files: ['packages/*/scripts/*.mjs', 'dev/scripts/*.mjs'], ...tseslint.configs.disableTypeChecked },
   {
     files: ['test/**/*.ts'],
     rules: {
