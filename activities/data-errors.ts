@@ -37,7 +37,9 @@ export function refusingBadData<A extends unknown[], R>(
     } catch (err) {
       if (!isDataError(err)) throw err;
       const code = dataExceptionCode(err);
-      const message = `${what} failed on its data${code === null ? '' : ` (SQLSTATE ${code})`}: ${cutText(wellFormed(err.message), 500)}`;
+      const message =
+        `${what} failed on its data${code === null ? '' : ` (SQLSTATE ${code})`}: ` +
+        `${cutText(wellFormed(err.message), 500)}`;
       throw ApplicationFailure.create({ type: LoopErrors.DataError, message, nonRetryable: true, cause: err });
     }
   };

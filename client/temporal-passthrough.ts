@@ -28,7 +28,8 @@ export async function provisionedTemporalBinary(env: Env = process.env): Promise
   const cli = await ensureTemporalCli(log, env);
   if (cli.kind !== 'binary') {
     throw new UserError(
-      `temporal: no Temporal CLI on PATH or in ${temporalCacheDir(env)}, and no Go to build one; install the Temporal CLI (https://docs.temporal.io/cli/setup-cli) and put it on PATH, or set TEMPORAL_CLI_PATH to it`,
+      `temporal: no Temporal CLI on PATH or in ${temporalCacheDir(env)}, and no Go to build one; install the ` +
+        `Temporal CLI (https://docs.temporal.io/cli/setup-cli) and put it on PATH, or set TEMPORAL_CLI_PATH to it`,
     );
   }
   return cli.path;

@@ -21,7 +21,10 @@ function temporalCliLine(cli: TemporalCli | undefined): string {
   if (cli === undefined)
     return `npx target-health temporal … (provisioned on first use: temporal on PATH, else the per-machine cache)`;
   if (cli.kind === 'sdk-download')
-    return `the dev server came from the SDK download: put temporal on PATH (or TEMPORAL_CLI_PATH) for \`npx target-health temporal …\``;
+    return (
+      `the dev server came from the SDK download: put temporal on PATH (or TEMPORAL_CLI_PATH) for \`npx ` +
+      `target-health temporal …\``
+    );
   return `${cli.path} (${cli.source}); or \`npx target-health temporal …\`, connected like every command here`;
 }
 

@@ -34,7 +34,8 @@ export function ensureChromium(options: { install?: boolean } = {}): ChromiumFou
   if (present) return { executablePath: present, installMs: 0, args };
   if (options.install === false || !isRoot()) {
     throw new Error(
-      'chromium: not found on PATH; install it (Debian: `sudo apt-get install -y chromium`) or run as root to let the tests install it',
+      'chromium: not found on PATH; install it (Debian: `sudo apt-get install -y chromium`) or run as root to ' +
+        'let the tests install it',
     );
   }
   const started = Date.now();

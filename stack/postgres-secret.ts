@@ -49,7 +49,8 @@ export function readOrCreateSecret(file: string): { secret: PostgresSecret; crea
     const result = secretSchema.safeParse(parsed);
     if (!result.success) {
       throw new UserError(
-        `${file} is not the embedded PostgreSQL's secret (it should hold {"superuser","product"}); restore it, or move the data folder aside to start anew`,
+        `${file} is not the embedded PostgreSQL's secret (it should hold {"superuser","product"}); restore it, ` +
+          `or move the data folder aside to start anew`,
       );
     }
     return { secret: result.data, created: false };
@@ -72,5 +73,8 @@ export function scramVerifier(password: string, salt: Buffer = randomBytes(16), 
   const clientKey = createHmac('sha256', salted).update('Client Key').digest();
   const storedKey = createHash('sha256').update(clientKey).digest();
   const serverKey = createHmac('sha256', salted).update('Server Key').digest();
-  return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
+  return (
+    `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:` +
+    `${serverKey.toString('base64')}`
+  );
 }

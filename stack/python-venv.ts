@@ -53,14 +53,16 @@ function basePython(env: NodeJS.ProcessEnv): { path: string; version: string } {
   });
   if (probe.status !== 0) {
     throw new UserError(
-      `TH_PYTHON: cannot run "${path}" (${probe.error?.message ?? probe.stderr.trim()}); install Python 3.10+ or set TH_PYTHON to its interpreter`,
+      `TH_PYTHON: cannot run "${path}" (${probe.error?.message ?? probe.stderr.trim()}); install Python 3.10+ ` +
+        `or set TH_PYTHON to its interpreter`,
     );
   }
   const version = probe.stdout.trim();
   const [major = 0, minor = 0] = version.split('.').map(Number);
   if (major < 3 || (major === 3 && minor < 10))
     throw new UserError(
-      `TH_PYTHON: "${path}" is Python ${version}; the crawler integrations need Python 3.10+ (set TH_PYTHON to a newer interpreter)`,
+      `TH_PYTHON: "${path}" is Python ${version}; the crawler integrations need Python 3.10+ (set TH_PYTHON to ` +
+        `a newer interpreter)`,
     );
   return { path, version };
 }
@@ -99,7 +101,8 @@ async function lock(lockDir: string, log: ProvisionLog): Promise<() => void> {
     }
     if (!told)
       log.info(
-        `Waiting for another process (pid ${Number.isNaN(owner) ? '?' : owner}) building the Python venv ${lockDir.replace(/\.lock$/, '')}…`,
+        `Waiting for another process (pid ${Number.isNaN(owner) ? '?' : owner}) building the Python venv ` +
+          `${lockDir.replace(/\.lock$/, '')}…`,
       );
     told = true;
     if (Date.now() > deadline)
@@ -164,7 +167,8 @@ export async function ensurePythonVenv(
     // Another process may have built it while this one waited for the lock.
     if (ready()) return { python, dir, built: false, ms: Date.now() - started };
     log.info(
-      `Building the Python venv ${dir} (${pin.name} ${pin.version}, Python ${base.version}) for the crawler integrations' tests — first run on this machine, or its requirements changed; it takes a minute or two.`,
+      `Building the Python venv ${dir} (${pin.name} ${pin.version}, Python ${base.version}) for the crawler ` +
+        `integrations' tests — first run on this machine, or its requirements changed; it takes a minute or two.`,
     );
     rmSync(dir, { recursive: true, force: true });
     await run(base.path, ['-m', 'venv', dir], 'creating the venv', log, env);

@@ -54,7 +54,8 @@ export function supervisePostgres(
       }
       if (!stopped.signal.aborted)
         giveUp(
-          `embedded PostgreSQL exited (${how}) and did not restart after ${attempts} attempts (${last}); stopping Target Health`,
+          `embedded PostgreSQL exited (${how}) and did not restart after ${attempts} attempts (${last}); ` +
+            `stopping Target Health`,
         );
     })();
   });

@@ -88,7 +88,8 @@ export async function ensureTemporalCli(log: ProvisionLog, env: NodeJS.ProcessEn
   }
 
   log.warn(
-    'No temporal binary on PATH or in the cache, and no Go to build one: falling back to the Temporal SDK download (needs internet).',
+    'No temporal binary on PATH or in the cache, and no Go to build one: falling back to the Temporal SDK ' +
+      'download (needs internet).',
   );
   mkdirSync(cacheDir, { recursive: true });
   return { kind: 'sdk-download', downloadDir: cacheDir };

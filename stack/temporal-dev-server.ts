@@ -105,7 +105,8 @@ async function stopLeftoverServer(
   const command = Number.isInteger(pid) && pid > 0 && isRunning(pid) ? processCommandLine(pid) : undefined;
   if (command !== undefined && command.includes('start-dev') && (dbFile === undefined || command.includes(dbFile))) {
     log?.info(
-      `the Temporal dev server of ${dbFile ?? 'this stack'} is still running (pid ${pid}), left by an earlier start: stopping it and starting it anew`,
+      `the Temporal dev server of ${dbFile ?? 'this stack'} is still running (pid ${pid}), left by an earlier ` +
+        `start: stopping it and starting it anew`,
     );
     if (!(await stopLeftover(pid, 'SIGTERM', 'SIGKILL', 15_000)))
       throw new UserError(
@@ -120,7 +121,8 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
   if (options.pidFile !== undefined) await stopLeftoverServer(options.pidFile, options.dbFile, options.log);
   if (await isPortInUse(options.port)) {
     throw new UserError(
-      `TEMPORAL_PORT: port ${options.port} is already in use (another \`npm start\` or Temporal server?); stop it or choose another port`,
+      `TEMPORAL_PORT: port ${options.port} is already in use (another \`npm start\` or Temporal server?); stop ` +
+        `it or choose another port`,
     );
   }
   if (options.uiPort !== undefined && (await isPortInUse(options.uiPort))) {
@@ -214,7 +216,8 @@ async function startWithSdkDownload(
     });
   } catch (err) {
     throw new UserError(
-      `could not download the Temporal dev server (${err instanceof Error ? err.message : String(err)}); install Go (then \`npm start\` builds it) or put the temporal CLI on PATH`,
+      `could not download the Temporal dev server (${err instanceof Error ? err.message : String(err)}); ` +
+        `install Go (then \`npm start\` builds it) or put the temporal CLI on PATH`,
     );
   }
   return { address, ...(uiUrl ? { uiUrl } : {}), stop: () => env.teardown() };

@@ -51,7 +51,8 @@ function pom(): string {
     `    <dependency><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version></dependency>`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    '<!-- Written by target-health (stack/temporal-test-server.ts) only to copy the test server and its dependencies. -->',
+    '<!-- Written by target-health (stack/temporal-test-server.ts) only to copy the test server and its ' +
+      'dependencies. -->',
     '<project xmlns="http://maven.apache.org/POM/4.0.0">',
     '  <modelVersion>4.0.0</modelVersion>',
     '  <groupId>local.target-health</groupId>',
@@ -70,14 +71,16 @@ function pom(): string {
 function launcherScript(): string {
   return [
     '#!/bin/sh',
-    `# Temporal's time-skipping test server ${TEMPORAL_TEST_SERVER_VERSION} (${TEMPORAL_TEST_SERVER_ARTIFACT} from Maven Central),`,
+    `# Temporal's time-skipping test server ${TEMPORAL_TEST_SERVER_VERSION} (${TEMPORAL_TEST_SERVER_ARTIFACT} ` +
+      `from Maven Central),`,
     '# provisioned by target-health (stack/temporal-test-server.ts). Arguments as the SDK passes them:',
     '#   temporal-test-server <port> [--enable-time-skipping]',
     '# `exec`: the SDK stops the server by killing this process, so it must be the JVM itself.',
     '# The SDK waits only 5 s for the port: the serial collector and the C1 compiler alone start the JVM',
     '# quickest on a small machine, and a test server never runs long enough to profit from C2.',
     'DIR=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)',
-    'exec "${JAVA_HOME:+$JAVA_HOME/bin/}java" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$DIR/lib/*" io.temporal.testserver.TestServer "$@"',
+    'exec "${JAVA_HOME:+$JAVA_HOME/bin/}java" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$DIR/lib/*" ' +
+      'io.temporal.testserver.TestServer "$@"',
     '',
   ].join('\n');
 }
@@ -92,7 +95,9 @@ async function mavenInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.Pro
   chmodSync(staging, 0o755);
   writeFileSync(join(staging, 'pom.xml'), pom());
   log.info(
-    `Copying Temporal's time-skipping test server ${TEMPORAL_TEST_SERVER_VERSION} (${TEMPORAL_TEST_SERVER_ARTIFACT}) from Maven Central into ${cacheDir} — first run on this machine only; it takes under a minute.`,
+    `Copying Temporal's time-skipping test server ${TEMPORAL_TEST_SERVER_VERSION} ` +
+      `(${TEMPORAL_TEST_SERVER_ARTIFACT}) from Maven Central into ${cacheDir} — first run on this machine only; ` +
+      `it takes under a minute.`,
   );
   const started = Date.now();
   let lastLine = '';
@@ -133,7 +138,8 @@ async function mavenInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.Pro
   const fail = (what: string): never => {
     rmSync(staging, { recursive: true, force: true });
     throw new UserError(
-      `provisioning the Temporal test server failed: ${what}; fix that, or point TEMPORAL_TEST_SERVER_PATH at a test server executable`,
+      `provisioning the Temporal test server failed: ${what}; fix that, or point TEMPORAL_TEST_SERVER_PATH at ` +
+        `a test server executable`,
     );
   };
   if (code !== 0) fail(`mvn ${DEPENDENCY_PLUGIN}:copy-dependencies exited with ${code}: ${lastLine || 'no output'}`);
@@ -145,7 +151,8 @@ async function mavenInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.Pro
   const probe = spawnSync(launcher, [], { env, encoding: 'utf8', timeout: 60_000 });
   if (!`${probe.stderr ?? ''}${probe.stdout ?? ''}`.includes('Usage:')) {
     fail(
-      `the copied server does not start with this Java (${(probe.stderr ?? '').trim().split('\n')[0] || `exit ${probe.status}`})`,
+      `the copied server does not start with this Java ` +
+        `(${(probe.stderr ?? '').trim().split('\n')[0] || `exit ${probe.status}`})`,
     );
   }
   try {
@@ -157,7 +164,8 @@ async function mavenInstall(cacheDir: string, log: ProvisionLog, env: NodeJS.Pro
   }
   const target = join(cacheDir, LAUNCHER);
   log.info(
-    `Temporal test server ${TEMPORAL_TEST_SERVER_VERSION} provisioned in ${Math.round((Date.now() - started) / 1000)}s: ${target}`,
+    `Temporal test server ${TEMPORAL_TEST_SERVER_VERSION} provisioned in ` +
+      `${Math.round((Date.now() - started) / 1000)}s: ${target}`,
   );
   return target;
 }
@@ -170,7 +178,8 @@ export async function ensureTemporalTestServer(
   if (explicit !== undefined && explicit !== '') {
     if (!isExecutable(explicit)) {
       throw new UserError(
-        `TEMPORAL_TEST_SERVER_PATH: "${explicit}" is not an executable file; point it at a Temporal test server executable or unset it`,
+        `TEMPORAL_TEST_SERVER_PATH: "${explicit}" is not an executable file; point it at a Temporal test ` +
+          `server executable or unset it`,
       );
     }
     return { kind: 'launcher', path: explicit, source: 'TEMPORAL_TEST_SERVER_PATH' };
@@ -184,7 +193,8 @@ export async function ensureTemporalTestServer(
   }
 
   log.warn(
-    'No Temporal test server in the cache, and no Java and Maven to copy one from Maven Central: falling back to the Temporal SDK download (needs internet).',
+    'No Temporal test server in the cache, and no Java and Maven to copy one from Maven Central: falling back ' +
+      'to the Temporal SDK download (needs internet).',
   );
   // Beside the Maven copy's folder, not in it: a later copy moves its folder into place in one rename.
   const downloadDir = join(toolCacheRoot(env), 'temporal-test-server-sdk-download');

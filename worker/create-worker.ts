@@ -20,7 +20,8 @@ export interface CreateWorkerOptions {
   /** A pre-built bundle (tests bundle once); otherwise the workflows are bundled at start. */
   workflowBundlePath?: string;
   /**
-   * Worker tuning overrides (tests use small pollers); otherwise the environment's (server/config/env.ts loadWorkerTuning).
+   * Worker tuning overrides (tests use small pollers); otherwise the environment's
+   * (server/config/env.ts loadWorkerTuning).
    */
   tuning?: Partial<
     Pick<

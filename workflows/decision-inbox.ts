@@ -58,7 +58,9 @@ const SIGNAL_NAME_CHARS = 80;
 
 const DECISIONS: Record<DecisionKind, string> = {
   resume:
-    'A person resumes a paused site: {"who", "why", "mode": "cautious"} (degrading-band controls) or {"who", "why", "mode": "explicit", "concurrency": n, "revisitMultiplier": x}. Only while the site waits for a decision.',
+    'A person resumes a paused site: {"who", "why", "mode": "cautious"} (degrading-band controls) or {"who", ' +
+    '"why", "mode": "explicit", "concurrency": n, "revisitMultiplier": x}. Only while the site waits for a ' +
+    'decision.',
   stop: 'A person stops the site: {"who", "why"}. Controls say stopped and the loop completes with a summary.',
   pause: 'An operator pauses the site by hand: {"who", "why"}. Canaries only, waiting for resume or stop.',
 };
@@ -141,7 +143,8 @@ export class DecisionInbox {
     const known = DECISION_KINDS.join(', ');
     log.warn('unknown signal refused', { site: this.site, name: shown });
     this.refuse(
-      `unknown signal ${shown}: this loop takes ${known} (e.g. target-health decide resume ${this.site} --who … --why …)`,
+      `unknown signal ${shown}: this loop takes ${known} (e.g. target-health decide resume ${this.site} --who ` +
+        `… --why …)`,
     );
   }
 

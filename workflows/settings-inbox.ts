@@ -23,7 +23,9 @@ export type ApplySettingsChange = (q: QueuedSettingsChange) => Promise<Configure
 
 /** The description of the `configure` update handler (the UI's "Updates" list shows it). */
 export const CONFIGURE_DESCRIPTION =
-  'Change the running loop\'s settings from the next tick on: {"who", "why"?, "settings"?: {"tickIntervalMs": 30000, "policy": {…}, …}, "owner"?, "parserOwner"?}. Only the fields given change; validated before it is accepted; recorded (who, when, old → new); answers with the changes.';
+  'Change the running loop\'s settings from the next tick on: {"who", "why"?, "settings"?: {"tickIntervalMs": ' +
+  '30000, "policy": {…}, …}, "owner"?, "parserOwner"?}. Only the fields given change; validated before it is ' +
+  'accepted; recorded (who, when, old → new); answers with the changes.';
 
 export class SettingsInbox {
   private seq: number;

@@ -282,7 +282,9 @@ class SiteLoop {
     return { site, policy: config.policy, scoring: config.scoring, tickIntervalMs: config.tickIntervalMs };
   }
 
-  /** Carries out a tick's plan: controls and notices in one activity (only when something changes), then the new state. */
+  /**
+   * Carries out a tick's plan: controls and notices in one activity (only when something changes), then the new state.
+   */
   private async act(tick: number, actionKey: string, assessed: string | null, plan: TickPlan): Promise<void> {
     const { site, state } = this;
     if (plan.change !== null || plan.notices.length > 0) {

@@ -29,7 +29,8 @@ export function registerBacktestCommand(program: Command): void {
   program
     .command('backtest')
     .description(
-      'replay each scenario of a directory (<name>.ndjson + <name>.truth.json) in scratch databases and score the loop and reference rules against the truth',
+      'replay each scenario of a directory (<name>.ndjson + <name>.truth.json) in scratch databases and score ' +
+        'the loop and reference rules against the truth',
     )
     .argument('<dir>', 'a scenario directory, as written by `target-health simulate all --out <dir>`')
     .option(
@@ -44,7 +45,8 @@ export function registerBacktestCommand(program: Command): void {
       const databaseUrl = loadOptionalDatabaseUrl();
       if (databaseUrl === undefined && options.keep === true) {
         throw new UserError(
-          '--keep: needs DATABASE_URL (the scratch databases are kept on that server); without it the backtest runs on a private PostgreSQL that is removed at the end',
+          '--keep: needs DATABASE_URL (the scratch databases are kept on that server); without it the backtest ' +
+            'runs on a private PostgreSQL that is removed at the end',
         );
       }
       const progress = process.stderr.isTTY === true ? (line: string) => process.stderr.write(`${line}\n`) : undefined;

@@ -105,7 +105,8 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
   const valueFlags = (['equals', 'matches', 'between'] as const).filter((k) => flags[k] !== undefined);
   if (flags.expectText !== undefined && flags.expectJson !== undefined && valueFlags.length > 0) {
     errors.push(
-      `--${valueFlags[0]}: applies to one of --expect-text or --expect-json, and both are given; use --file for several value checks`,
+      `--${valueFlags[0]}: applies to one of --expect-text or --expect-json, and both are given; use --file ` +
+        `for several value checks`,
     );
   }
   if (valueFlags.length > 1)
@@ -162,7 +163,8 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
     }
   } else if (flags.count !== undefined || flags.atLeast !== undefined) {
     errors.push(
-      `${flags.count !== undefined ? '--count' : '--at-least'}: needs --expect-count <css selector> to say what it counts`,
+      `${flags.count !== undefined ? '--count' : '--at-least'}: needs --expect-count <css selector> to say ` +
+        `what it counts`,
     );
   }
 
@@ -172,7 +174,8 @@ export function definitionFromFlags(flags: CanaryFlags): FlagsResult {
   }
   if (expect.length === 0 && errors.length === 0) {
     errors.push(
-      '--expect-text: a canary needs at least one check: --expect-text <css> with --equals/--matches/--between, --expect-json, --expect-count, --expect-absent or --expect-status',
+      '--expect-text: a canary needs at least one check: --expect-text <css> with ' +
+        '--equals/--matches/--between, --expect-json, --expect-count, --expect-absent or --expect-status',
     );
   }
   json.expect = expect;

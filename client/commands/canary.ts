@@ -106,7 +106,8 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
             ? `proxy ${redactProxyUrl(d.proxy)}`
             : 'direct';
       process.stdout.write(
-        `${verb} ${canaryId(site, d.name)} (every ${formatDurationMs(d.intervalMs)}, ${via}, ${d.expect.length} check${d.expect.length === 1 ? '' : 's'})\n`,
+        `${verb} ${canaryId(site, d.name)} (every ${formatDurationMs(d.intervalMs)}, ${via}, ` +
+          `${d.expect.length} check${d.expect.length === 1 ? '' : 's'})\n`,
       );
     });
 
@@ -162,7 +163,8 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
       }
       if (canaries.length === 0) {
         process.stdout.write(
-          `no canaries${site ? ` for ${site}` : ''}; add one with \`target-health canary add <site> --url … --expect-text … --equals …\`\n`,
+          `no canaries${site ? ` for ${site}` : ''}; add one with \`target-health canary add <site> --url … ` +
+            `--expect-text … --equals …\`\n`,
         );
         return;
       }
@@ -212,7 +214,8 @@ export function registerCanaryCommand(program: Command, context: () => CliContex
       const results = await runCanariesNow({ pool, logger, settings }, site);
       if (results.length === 0)
         throw new UserError(
-          `site: ${site} has no canaries; add one with \`target-health canary add ${site} --url … --expect-text … --equals …\``,
+          `site: ${site} has no canaries; add one with \`target-health canary add ${site} --url … ` +
+            `--expect-text … --equals …\``,
         );
       if (options.json) process.stdout.write(`${JSON.stringify(results)}\n`);
       else {
@@ -255,7 +258,8 @@ function readJsonFile(path: string): unknown {
   const ext = extname(path).toLowerCase();
   if (ext === '.yaml' || ext === '.yml') {
     throw new UserError(
-      `${path}: canary files are JSON (the service ships no YAML parser); convert it, e.g. \`yq -o=json ${path} > ${path.replace(/\.ya?ml$/i, '.json')}\``,
+      `${path}: canary files are JSON (the service ships no YAML parser); convert it, e.g. \`yq -o=json ` +
+        `${path} > ${path.replace(/\.ya?ml$/i, '.json')}\``,
     );
   }
   let text: string;

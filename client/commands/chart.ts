@@ -50,7 +50,8 @@ export async function checkOutput(out: string | undefined): Promise<{ path: stri
     await access(dirname(path), constants.W_OK);
   } catch (err) {
     throw new UserError(
-      `--out: cannot write into ${describeValue(dirname(path), 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); choose an existing folder you can write to`,
+      `--out: cannot write into ${describeValue(dirname(path), 200)} ` +
+        `(${(err as NodeJS.ErrnoException).code ?? String(err)}); choose an existing folder you can write to`,
     );
   }
   return { path, format: ext === '.svg' ? 'svg' : 'png' };
@@ -63,7 +64,8 @@ export function checkRange(options: ChartOptions, now: Date = new Date()): { fro
   if (to <= from) throw new UserError(`--to: ${options.to} must be after --from ${options.from}`);
   if (to - from > MAX_RANGE_DAYS * DAY)
     throw new UserError(
-      `--from/--to: ${Math.ceil((to - from) / DAY)} days; chart at most ${MAX_RANGE_DAYS} days (the day rollups' retention)`,
+      `--from/--to: ${Math.ceil((to - from) / DAY)} days; chart at most ${MAX_RANGE_DAYS} days (the day ` +
+        `rollups' retention)`,
     );
   return { from, to };
 }
@@ -72,7 +74,8 @@ export function registerChartCommand(program: Command, context: () => CliContext
   program
     .command('chart')
     .description(
-      "chart a site's score, signals against their normal, and decisions, alerts and control changes over a period (SVG or PNG)",
+      "chart a site's score, signals against their normal, and decisions, alerts and control changes over a " +
+        'period (SVG or PNG)',
     )
     .argument('<site>', 'the site (host name or URL)')
     .option('--from <time>', 'start (ISO-8601 with a zone, a UTC date, or a time ago: -6h, 2d)', DEFAULT_FROM)
@@ -87,14 +90,17 @@ export function registerChartCommand(program: Command, context: () => CliContext
       const read = await readChartData(pool, site, from, to);
       if (read.ticks === 0 && read.requests === 0) {
         throw new UserError(
-          `--from/--to: ${site} has no assessments and no traffic in [${new Date(from).toISOString()}, ${new Date(to).toISOString()}); choose a period it was watched in`,
+          `--from/--to: ${site} has no assessments and no traffic in [${new Date(from).toISOString()}, ` +
+            `${new Date(to).toISOString()}); choose a period it was watched in`,
         );
       }
       const svg = await renderSvg(buildChartSpec(read.data));
       await writeFileAtomically(out.path, out.format === 'svg' ? svg : await svgToPng(svg));
       const { resolution } = read.data;
       process.stdout.write(
-        `wrote ${options.out}: ${site}, ${read.ticks} assessments and ${read.requests} requests in ${describeBucket(resolution.bucketMs)} buckets (${resolution.level} rollups), ${read.data.marks.length} marks\n`,
+        `wrote ${options.out}: ${site}, ${read.ticks} assessments and ${read.requests} requests in ` +
+          `${describeBucket(resolution.bucketMs)} buckets (${resolution.level} rollups), ` +
+          `${read.data.marks.length} marks\n`,
       );
     });
 }

@@ -121,7 +121,8 @@ export function formatConfigured(r: ConfigureResult, link: string): string {
   const lines = [
     `${r.message} at ${r.changedAt ?? '—'} (change ${r.changeKey}):`,
     ...r.changes.map((c) => `  ${c.field.padEnd(width)}  ${showValue(c.field, c.old)} → ${showValue(c.field, c.new)}`),
-    `in force from the next tick${r.nextTickAt === null ? '' : ` (${r.nextTickAt})`}; tick every ${showValue('tickIntervalMs', r.tickIntervalMs)}`,
+    `in force from the next tick${r.nextTickAt === null ? '' : ` (${r.nextTickAt})`}; tick every ` +
+      `${showValue('tickIntervalMs', r.tickIntervalMs)}`,
     link,
   ];
   return `${lines.join('\n')}\n`;
@@ -159,7 +160,8 @@ export function registerConfigureCommand(program: Command, context: () => CliCon
     .option('--parser-owner <contact>', "who is notified when the site's parser health falls")
     .option(
       '--config <file>',
-      'JSON settings to change (only the fields given): window, scoring, policy, timeouts, maxTicksPerRun (see docs/control-loop.md)',
+      'JSON settings to change (only the fields given): window, scoring, policy, timeouts, maxTicksPerRun (see ' +
+        'docs/control-loop.md)',
     )
     .option('--who <who>', 'who changes them (goes into the audit trail); default: your login name')
     .option('--why <why>', 'why, in a sentence')

@@ -22,7 +22,8 @@ export function registerControlsCommand(program: Command, context: () => CliCont
       const record = await readControls(pool, site);
       if (!record)
         throw new UserError(
-          `site: no controls recorded for ${site}; its loop writes them on its first tick (\`target-health start ${site}\`)`,
+          `site: no controls recorded for ${site}; its loop writes them on its first tick (\`target-health ` +
+            `start ${site}\`)`,
         );
       const changes = n === 0 ? [] : await controlAudit(pool, site, n);
       if (options.json) {
@@ -44,7 +45,9 @@ export function registerControlsCommand(program: Command, context: () => CliCont
         for (const c of changes) {
           const from = c.oldControls ? `${c.oldControls.concurrencyLimit}/×${c.oldControls.revisitMultiplier}` : '—';
           lines.push(
-            `  ${c.changedAt.toISOString()}  ${c.actor.padEnd(14)} ${from} → ${c.newControls.concurrencyLimit}/×${c.newControls.revisitMultiplier}  ${c.newControls.band}: ${c.reason}`,
+            `  ${c.changedAt.toISOString()}  ${c.actor.padEnd(14)} ${from} → ` +
+              `${c.newControls.concurrencyLimit}/×${c.newControls.revisitMultiplier}  ${c.newControls.band}: ` +
+              `${c.reason}`,
           );
         }
       }

@@ -20,7 +20,8 @@ export function registerExplainCommand(program: Command, context: () => CliConte
   program
     .command('explain')
     .description(
-      'the score at a past tick, signal by signal: value vs normal with intervals, penalties, reasons, band and controls then',
+      'the score at a past tick, signal by signal: value vs normal with intervals, penalties, reasons, band ' +
+        'and controls then',
     )
     .argument('<site>', 'the site (host name or URL)')
     .option(
@@ -36,7 +37,8 @@ export function registerExplainCommand(program: Command, context: () => CliConte
       const span = await siteSpan(pool, site);
       if (!span.known)
         throw new UserError(
-          `site: ${site} is unknown here (no assessments, controls or registration); list the sites with \`target-health sites\``,
+          `site: ${site} is unknown here (no assessments, controls or registration); list the sites with ` +
+            `\`target-health sites\``,
         );
       if (span.first === null || span.last === null)
         throw new UserError(
@@ -45,14 +47,16 @@ export function registerExplainCommand(program: Command, context: () => CliConte
       const row = await assessmentAtOrBefore(pool, site, at);
       if (row === undefined) {
         throw new UserError(
-          `--at: no tick of ${site} at or before ${describeValue(options.at)} (${at.toISOString()}); its ticks run from ${span.first.toISOString()} to ${span.last.toISOString()}`,
+          `--at: no tick of ${site} at or before ${describeValue(options.at)} (${at.toISOString()}); its ticks ` +
+            `run from ${span.first.toISOString()} to ${span.last.toISOString()}`,
         );
       }
       const read = readStoredTick(row.result);
       // Not the user's mistake: a stored row this version cannot read. Still one line, naming the row.
       if (!read.ok)
         throw new UserError(
-          `tick ${row.tick} of ${site} (${row.assessmentKey}): its stored assessment cannot be explained (${read.problem})`,
+          `tick ${row.tick} of ${site} (${row.assessmentKey}): its stored assessment cannot be explained ` +
+            `(${read.problem})`,
           1,
         );
       const controls = await controlsAt(pool, site, new Date(row.assessedAt));

@@ -95,7 +95,9 @@ export function registerExportCommand(program: Command, context: () => CliContex
       if (from.getTime() + shiftMs < earliest || Math.min(to.getTime(), now.getTime()) + shiftMs > latest) {
         const days = Math.round(EVENT_HORIZON.maxAgeMs / 86_400_000);
         throw new UserError(
-          `--shift: ${options.shift ?? '0'} moves events of ${from.toISOString()} … ${to.toISOString()} outside what ingest takes (the last ${days} days up to a few minutes ahead); narrow --from/--to or shift less`,
+          `--shift: ${options.shift ?? '0'} moves events of ${from.toISOString()} … ${to.toISOString()} ` +
+            `outside what ingest takes (the last ${days} days up to a few minutes ahead); narrow --from/--to or ` +
+            `shift less`,
         );
       }
       const pool = await context().db();
@@ -114,7 +116,9 @@ export function registerExportCommand(program: Command, context: () => CliContex
         throw err;
       }
       process.stderr.write(
-        `exported ${count.toLocaleString('en')} events of ${site} (${from.toISOString()} … ${to.toISOString()})${shiftMs === 0 ? '' : `, moved by ${options.shift}`}${options.output === undefined ? '' : ` to ${options.output}`}\n`,
+        `exported ${count.toLocaleString('en')} events of ${site} (${from.toISOString()} … ` +
+          `${to.toISOString()})${shiftMs === 0 ? '' : `, moved by ${options.shift}`}` +
+          `${options.output === undefined ? '' : ` to ${options.output}`}\n`,
       );
     });
 }

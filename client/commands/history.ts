@@ -89,7 +89,9 @@ async function liveTicks(
     const why = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
     return {
       live: null,
-      note: `not available (${/not found/i.test(why) ? 'the site has no running loop' : why}); the loop keeps it for its last 50 ticks only`,
+      note:
+        `not available (${/not found/i.test(why) ? 'the site has no running loop' : why}); the loop keeps it for ` +
+        `its last 50 ticks only`,
     };
   } finally {
     clearTimeout(timer);
@@ -105,7 +107,8 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
     .option('--to <time>', 'end, exclusive (same forms; now by default)', 'now')
     .option(
       '--every <duration>',
-      `one row per interval (e.g. 15m, 1h); default: one row per tick up to 500 ticks, else the smallest interval that keeps it under 500 rows`,
+      `one row per interval (e.g. 15m, 1h); default: one row per tick up to 500 ticks, else the smallest ` +
+        `interval that keeps it under 500 rows`,
     )
     .option('--json', 'print the history as JSON')
     .action(async (rawSite: string, options: HistoryOptions) => {
@@ -115,12 +118,14 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
       const to = parseWhen('--to', options.to, now);
       if (to.getTime() <= from.getTime())
         throw new UserError(
-          `--to: ${describeValue(options.to)} (${to.toISOString()}) must be after --from ${describeValue(options.from)} (${from.toISOString()})`,
+          `--to: ${describeValue(options.to)} (${to.toISOString()}) must be after --from ` +
+            `${describeValue(options.from)} (${from.toISOString()})`,
         );
       const explicitEvery = options.every === undefined ? null : parseDuration('--every', options.every);
       if (explicitEvery !== null && bucketCount(from, to, explicitEvery) > MAX_ROWS) {
         throw new UserError(
-          `--every: ${describeValue(options.every)} gives ${bucketCount(from, to, explicitEvery)} rows over this range; use a longer interval (at most ${MAX_ROWS} rows)`,
+          `--every: ${describeValue(options.every)} gives ${bucketCount(from, to, explicitEvery)} rows over ` +
+            `this range; use a longer interval (at most ${MAX_ROWS} rows)`,
         );
       }
       const ctx = context();
@@ -128,7 +133,8 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
       const span = await siteSpan(pool, site);
       if (!span.known)
         throw new UserError(
-          `site: ${site} is unknown here (no assessments, controls or registration); list the sites with \`target-health sites\``,
+          `site: ${site} is unknown here (no assessments, controls or registration); list the sites with ` +
+            `\`target-health sites\``,
         );
       if (span.first === null || span.last === null)
         throw new UserError(
@@ -143,7 +149,8 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
       ]);
       if (ticks.length === 0) {
         throw new UserError(
-          `--from/--to: no ticks of ${site} between ${from.toISOString()} and ${to.toISOString()}; its ticks run from ${span.first.toISOString()} to ${span.last.toISOString()}`,
+          `--from/--to: no ticks of ${site} between ${from.toISOString()} and ${to.toISOString()}; its ticks ` +
+            `run from ${span.first.toISOString()} to ${span.last.toISOString()}`,
         );
       }
       const rows = tickRows(ticks, changes, decisions, before, live.live);

@@ -47,7 +47,8 @@ function openInput(source: string): { stream: Readable; size?: number } {
   } catch (err) {
     if (err instanceof UserError) throw err;
     throw new UserError(
-      `file: cannot read ${describeValue(source, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); give an NDJSON file or - for stdin`,
+      `file: cannot read ${describeValue(source, 200)} ` +
+        `(${(err as NodeJS.ErrnoException).code ?? String(err)}); give an NDJSON file or - for stdin`,
     );
   }
   return { stream: createReadStream(source, { highWaterMark: 1 << 20 }), size };
@@ -81,11 +82,13 @@ async function checkDatabase(databaseUrl: string, timeoutMs: number): Promise<vo
     const code = (err as { code?: unknown }).code;
     if (typeof code === 'string' && SETTINGS_ERRORS.has(code)) {
       throw new UserError(
-        `DATABASE_URL: cannot use PostgreSQL at ${where} (${describePgError(err)}); check the URL, user, password and database name`,
+        `DATABASE_URL: cannot use PostgreSQL at ${where} (${describePgError(err)}); check the URL, user, ` +
+          `password and database name`,
       );
     }
     throw new UserError(
-      `database: PostgreSQL at ${where} is not answering (${describePgError(err)}); nothing was stored — run the command again when it is back`,
+      `database: PostgreSQL at ${where} is not answering (${describePgError(err)}); nothing was stored — run ` +
+        `the command again when it is back`,
       3,
     );
   } finally {
@@ -97,8 +100,13 @@ function formatSummary(s: StreamIngestSummary, dryRun: boolean): string {
   const rate = s.elapsedMs > 0 ? Math.round((s.accepted / s.elapsedMs) * 1000) : s.accepted;
   const stored = dryRun
     ? `${s.accepted.toLocaleString('en')} valid (dry run: nothing stored)`
-    : `${s.accepted.toLocaleString('en')} valid, ${s.inserted.toLocaleString('en')} stored, ${s.duplicates.toLocaleString('en')} repeats ignored`;
-  return `${s.lines.toLocaleString('en')} lines: ${stored}, ${s.rejected.toLocaleString('en')} rejected${s.blank > 0 ? `, ${s.blank} blank` : ''} — ${(s.elapsedMs / 1000).toFixed(1)} s, ${rate.toLocaleString('en')} events/s`;
+    : `${s.accepted.toLocaleString('en')} valid, ${s.inserted.toLocaleString('en')} stored, ` +
+      `${s.duplicates.toLocaleString('en')} repeats ignored`;
+  return (
+    `${s.lines.toLocaleString('en')} lines: ${stored}, ${s.rejected.toLocaleString('en')} ` +
+    `rejected${s.blank > 0 ? `, ${s.blank} blank` : ''} — ${(s.elapsedMs / 1000).toFixed(1)} s, ` +
+    `${rate.toLocaleString('en')} events/s`
+  );
 }
 
 export function registerIngestCommand(program: Command, _context: () => CliContext): void {

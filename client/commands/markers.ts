@@ -56,12 +56,15 @@ export function registerMarkersCommand(program: Command): void {
       const result = readMarkerFile(file);
       if (!result.ok)
         throw new UserError(
-          `${file}: ${result.errors.slice(0, 5).join('; ')}${result.errors.length > 5 ? ` (and ${result.errors.length - 5} more)` : ''}`,
+          `${file}: ` +
+            (`${result.errors.slice(0, 5).join('; ')}` +
+              `${result.errors.length > 5 ? ` (and ${result.errors.length - 5} more)` : ''}`),
         );
       const { added, replaced, disabled } = result.summary;
       const list = (ids: string[]) => (ids.length === 0 ? 'none' : ids.join(', '));
       process.stdout.write(
-        `${file}: valid, ${result.catalogue.markers.length} markers in all\n  added:    ${list(added)}\n  replaced: ${list(replaced)}\n  disabled: ${list(disabled)}\n`,
+        `${file}: valid, ${result.catalogue.markers.length} markers in all\n  added:    ${list(added)}\n  ` +
+          `replaced: ${list(replaced)}\n  disabled: ${list(disabled)}\n`,
       );
     });
 }

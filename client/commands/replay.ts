@@ -38,7 +38,8 @@ export function parseTime(flag: string, value: string | undefined): Date {
   const t = dateOnly || withZone ? Date.parse(dateOnly ? `${value}T00:00:00Z` : value) : Number.NaN;
   if (!Number.isFinite(t))
     throw new UserError(
-      `${flag}: ${describeValue(value)} is not a time; use ISO-8601 with a zone (2026-11-24T10:00:00Z) or a UTC date (2026-11-24)`,
+      `${flag}: ${describeValue(value)} is not a time; use ISO-8601 with a zone (2026-11-24T10:00:00Z) or a ` +
+        `UTC date (2026-11-24)`,
     );
   return new Date(t);
 }
@@ -56,7 +57,8 @@ function readJson(flag: string, path: string): unknown {
     return JSON.parse(text) as unknown;
   } catch (err) {
     throw new UserError(
-      `${flag}: ${describeValue(path, 200)} is not valid JSON (${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`,
+      `${flag}: ${describeValue(path, 200)} is not valid JSON ` +
+        `(${(err instanceof Error ? err.message : String(err)).split('\n')[0]})`,
     );
   }
 }
@@ -84,7 +86,8 @@ export async function requireKnownSite(pool: Pool, site: string): Promise<void> 
   );
   if (!rows[0]?.known)
     throw new UserError(
-      `site: ${site} is unknown here (no stored traffic, not registered); check the name with \`target-health controls\` or ingest its events first`,
+      `site: ${site} is unknown here (no stored traffic, not registered); check the name with \`target-health ` +
+        `controls\` or ingest its events first`,
     );
 }
 
@@ -111,11 +114,13 @@ export function registerReplayCommand(program: Command, context: () => CliContex
       const ticks = tickTimes(from, to, config.tickIntervalMs).length;
       if (ticks === 0)
         throw new UserError(
-          `--from/--to: no tick of the ${options.tick} grid falls in [${from.toISOString()}, ${to.toISOString()}); widen the period`,
+          `--from/--to: no tick of the ${options.tick} grid falls in [${from.toISOString()}, ` +
+            `${to.toISOString()}); widen the period`,
         );
       if (ticks > MAX_TICKS)
         throw new UserError(
-          `--from/--to: ${ticks} ticks of ${options.tick}; replay at most ${MAX_TICKS} at a time (a longer --tick or a shorter period)`,
+          `--from/--to: ${ticks} ticks of ${options.tick}; replay at most ${MAX_TICKS} at a time (a longer ` +
+            `--tick or a shorter period)`,
         );
       const decisions = readDecisions(options.decisions);
       const pool = await context().db();

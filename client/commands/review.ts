@@ -60,7 +60,8 @@ export async function checkReviewOutput(out: string | undefined): Promise<string
     await access(dirname(path), constants.W_OK);
   } catch (err) {
     throw new UserError(
-      `--out: cannot write into ${describeValue(dirname(path), 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); choose an existing folder you can write to`,
+      `--out: cannot write into ${describeValue(dirname(path), 200)} ` +
+        `(${(err as NodeJS.ErrnoException).code ?? String(err)}); choose an existing folder you can write to`,
     );
   }
   return path;
@@ -100,7 +101,9 @@ async function writeChart(
   await writeFileAtomically(join(dir, file), await renderSvg(buildChartSpec(read.data)));
   return {
     file,
-    note: `${file}: ${minutesText(pad)} either side of the window, ${read.ticks} ticks, ${read.data.marks.length} marks (decisions, alerts, control changes); \`target-health chart\` draws the same.`,
+    note:
+      `${file}: ${minutesText(pad)} either side of the window, ${read.ticks} ticks, ${read.data.marks.length} ` +
+      `marks (decisions, alerts, control changes); \`target-health chart\` draws the same.`,
   };
 }
 
@@ -119,7 +122,8 @@ export function registerReviewCommand(program: Command, context: () => CliContex
   program
     .command('review')
     .description(
-      'a post-incident review in Markdown: band changes, lead time, actions and their effect, decisions, chart, what to tune',
+      'a post-incident review in Markdown: band changes, lead time, actions and their effect, decisions, ' +
+        'chart, what to tune',
     )
     .argument('<site>', 'the site (host name or URL)')
     .option('--incident <time>', 'a time in the incident: ISO-8601 with a zone, a UTC date, or a time ago (-3h)')
@@ -210,7 +214,9 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       else {
         await writeFileAtomically(outPath, text);
         process.stdout.write(
-          `wrote ${options.out}${chart.file === null ? '' : ` and ${join(dirname(options.out!), chart.file)}`}: ${site}, ${review.worstBand} from ${review.window.from} to ${review.window.to}\n`,
+          `wrote ` +
+            `${options.out}${chart.file === null ? '' : ` and ${join(dirname(options.out!), chart.file)}`}: ` +
+            `${site}, ${review.worstBand} from ${review.window.from} to ${review.window.to}\n`,
         );
       }
     });

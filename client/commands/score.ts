@@ -34,8 +34,10 @@ export function registerScoreCommand(program: Command): void {
     .command('score')
     .description(
       'What-if health scoring with the reference algorithm. Input: one JSON object or NDJSON (one case per line), ' +
-        '{"current": W, "baseline": W} with W = {"requests", "hardBlocks", "challenges", "softBlocks", "p95LatencyMs"}; ' +
-        'optional "weights" (hard_block, challenge, soft_block, latency; sum 100), "caps" (rateExcess, latencyMultiple), "minRequests".',
+        ('{"current": W, "baseline": W} with W = {"requests", "hardBlocks", "challenges", "softBlocks", ' +
+          '"p95LatencyMs"}; ') +
+        ('optional "weights" (hard_block, challenge, soft_block, latency; sum 100), "caps" (rateExcess, ' +
+          'latencyMultiple), "minRequests".'),
     )
     .argument('[file]', 'input file; "-" or absent reads stdin')
     .option('--json', 'one JSON line per case: {"case", "score", "reasons", "explanation"}')

@@ -45,7 +45,8 @@ export function parseEnd(raw: string): number {
   const m = ISO_TIME.exec(raw.trim());
   const fail = (): never => {
     throw new UserError(
-      `--end: ${describeValue(raw)} is not a time; use ISO-8601 with a zone on a whole minute, like 2026-03-01T12:00:00Z`,
+      `--end: ${describeValue(raw)} is not a time; use ISO-8601 with a zone on a whole minute, like ` +
+        `2026-03-01T12:00:00Z`,
     );
   };
   if (!m) return fail();
@@ -192,7 +193,8 @@ async function ensureDirectory(dir: string): Promise<void> {
     if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
   } catch (err) {
     throw new UserError(
-      `--out: cannot use ${describeValue(dir, 200)} as a directory (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      `--out: cannot use ${describeValue(dir, 200)} as a directory ` +
+        `(${(err as NodeJS.ErrnoException).code ?? String(err)})`,
     );
   }
 }
@@ -207,7 +209,8 @@ async function toDirectory(dir: string, scenarios: ReadonlyArray<Scenario<Reques
     const count = await writeEventsFile(eventsPath, scenario.events);
     await writeAtomically(truthPath, (tmp) => writeFile(tmp, truthJson(scenario)));
     process.stdout.write(
-      `${name}: ${count.toLocaleString('en')} events → ${eventsPath}, truth → ${truthPath} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
+      `${name}: ${count.toLocaleString('en')} events → ${eventsPath}, truth → ${truthPath} ` +
+        `(${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
     );
   }
 }

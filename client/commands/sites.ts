@@ -58,7 +58,8 @@ export function registerSitesCommand(program: Command, context: () => CliContext
   program
     .command('sites')
     .description(
-      "the fleet at a glance: band, score / smoothed, the last day's trend, parser health, waiting since, last change and why — most urgent first",
+      "the fleet at a glance: band, score / smoothed, the last day's trend, parser health, waiting since, last " +
+        'change and why — most urgent first',
     )
     .option(
       '--band <band>',

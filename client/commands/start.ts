@@ -75,7 +75,8 @@ async function reportSettingsDiff(
   const running = await queryRunningSettings(client, site);
   if (!running.ok) {
     process.stderr.write(
-      `could not compare settings with the running loop (${running.reason}); \`target-health configure ${site} …\` changes a running loop's settings\n`,
+      `could not compare settings with the running loop (${running.reason}); \`target-health configure ${site} ` +
+        `…\` changes a running loop's settings\n`,
     );
     return;
   }
@@ -83,14 +84,16 @@ async function reportSettingsDiff(
   const changes = askedChanges(running.settings, wanted, given);
   if (changes.length === 0) return;
   process.stderr.write(
-    `${workflowId} runs with other settings than this start asks for; nothing was changed:\n${changes.map((c) => `  ${c.path}: ${c.running} (running) → ${c.wanted} (asked)\n`).join('')}`,
+    `${workflowId} runs with other settings than this start asks for; nothing was ` +
+      `changed:\n${changes.map((c) => `  ${c.path}: ${c.running} (running) → ${c.wanted} (asked)\n`).join('')}`,
   );
   const flags = [
     ...(given.tickIntervalMs !== undefined ? [`--tick ${options.tick}`] : []),
     ...(options.config !== undefined ? [`--config ${options.config}`] : []),
   ];
   throw new UserError(
-    `start: ${site} is already running with other settings; apply them with \`target-health configure ${site} ${flags.join(' ')}\``,
+    `start: ${site} is already running with other settings; apply them with \`target-health configure ${site} ` +
+      `${flags.join(' ')}\``,
   );
 }
 

@@ -71,7 +71,8 @@ export function registerStatusCommand(program: Command, context: () => CliContex
   program
     .command('status')
     .description(
-      "a site's band and scores explained: each signal vs its normal, routes, canaries, the day's trend, what the loop does next and why",
+      "a site's band and scores explained: each signal vs its normal, routes, canaries, the day's trend, what " +
+        'the loop does next and why',
     )
     .argument('<site>', 'the site (host name or URL)')
     .option('--history <n>', 'recent ticks to show', '10')

@@ -9,7 +9,8 @@ export function registerTemporalCommand(program: Command): void {
   program
     .command('temporal')
     .description(
-      'the Temporal CLI npm start provisioned, connected like every command here (e.g. temporal workflow list --query "WorkflowType = \'siteHealth\'")',
+      'the Temporal CLI npm start provisioned, connected like every command here (e.g. temporal workflow list ' +
+        '--query "WorkflowType = \'siteHealth\'")',
     )
     .argument('[args...]', 'passed to temporal as given')
     .helpOption(false)

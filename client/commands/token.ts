@@ -56,7 +56,8 @@ export function registerTokenCommand(program: Command, context: () => CliContext
       }
       for (const r of rows) {
         process.stdout.write(
-          `${r.name}\t${r.prefix}…\t${r.scopes.join(',')}\tcreated ${r.createdAt.toISOString()}${r.revokedAt ? `\trevoked ${r.revokedAt.toISOString()}` : ''}\n`,
+          `${r.name}\t${r.prefix}…\t${r.scopes.join(',')}\tcreated ` +
+            `${r.createdAt.toISOString()}${r.revokedAt ? `\trevoked ${r.revokedAt.toISOString()}` : ''}\n`,
         );
       }
     });

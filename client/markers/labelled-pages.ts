@@ -66,7 +66,8 @@ function fromNames(dir: string): LabelledPage[] {
     const cls = m?.[1]?.toLowerCase();
     if (m === null || cls === undefined || !(LABEL_CLASSES as readonly string[]).includes(cls)) {
       throw new UserError(
-        `${join(dir, basename(name))}: name it <class>--<vendor or anything>.html with <class> one of ${LABEL_CLASSES.join(', ')}, or add a manifest.json`,
+        `${join(dir, basename(name))}: name it <class>--<vendor or anything>.html with <class> one of ` +
+          `${LABEL_CLASSES.join(', ')}, or add a manifest.json`,
       );
     }
     const vendor = cls === 'ok' ? 'none' : (m[2]!.split('--')[0] ?? m[2]!);

@@ -55,7 +55,8 @@ export function formatComparison(evaluations: readonly NamedEvaluation[], markdo
     for (const [v, vendor] of firstMode.vendors.entries())
       rows.push([vendor.vendor, ...modes.flatMap((r) => cells(r.vendors[v]!))]);
     out.push(
-      `${markdown ? '**' : ''}${MODE_TITLES[firstMode.mode]}${markdown ? '**\n' : ''}\n${table(header, rows, markdown)}`,
+      `${markdown ? '**' : ''}${MODE_TITLES[firstMode.mode]}${markdown ? '**\n' : ''}\n` +
+        `${table(header, rows, markdown)}`,
     );
   }
   return `${out.join('\n\n')}\n`;
@@ -84,7 +85,10 @@ export function formatRecallPrecision(result: ModeResult): string {
     String(t.falsePositives),
   ];
   const header = ['vendor (label)', 'refusals', 'ordinary', 'recall', 'right class', 'precision', 'false positives'];
-  return `${MODE_TITLES[result.mode]}\n${table(header, [row('all', result.overall), ...result.vendors.map((v) => row(v.vendor, v))])}\n`;
+  return (
+    `${MODE_TITLES[result.mode]}\n` +
+    `${table(header, [row('all', result.overall), ...result.vendors.map((v) => row(v.vendor, v))])}\n`
+  );
 }
 
 /** The pages an evaluation got wrong in a mode, one line each. */

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { HEALTH_BANDS } from '../../core/common/names';
 import { controlsSchema } from '../../core/control/controls';
 import { formatSignals, formatTickContext, percent, scoreSentence, tickExplanationSchema } from './explain';
-import { shortTime } from './status-text';
+import { controlsText, shortTime } from './status-text';
 
 export const explainSchema = z.object({
   site: z.string(),
@@ -31,15 +31,18 @@ export type Explained = z.output<typeof explainSchema>;
 
 export function formatExplained(x: Explained): string {
   const e = x.explanation;
-  const c = x.controls;
   const w = e.window;
   const lines = [
-    `${x.site} at tick ${x.tick.tick} (${shortTime(x.tick.assessedAt)}), the latest tick at or before ${shortTime(x.at)}`,
+    `${x.site} at tick ${x.tick.tick} (${shortTime(x.tick.assessedAt)}), the latest tick at or before ` +
+      `${shortTime(x.at)}`,
     '',
     `score      ${scoreSentence(e)}  (raw; the smoothed score is not stored per tick)`,
-    `state      ${e.state}; current window ${shortTime(w.currentFrom)} to ${shortTime(w.currentTo)}: ${w.requests.current} requests${w.minRequests === null ? '' : ` (needs ${w.minRequests})`}${w.scope === 'healthy-routes' ? ', failing routes set aside' : ''}; normal from ${shortTime(w.baselineFrom)} to ${shortTime(w.baselineTo)}: ${w.requests.baseline} requests`,
+    `state      ${e.state}; current window ${shortTime(w.currentFrom)} to ${shortTime(w.currentTo)}: ` +
+      `${w.requests.current} requests${w.minRequests === null ? '' : ` (needs ${w.minRequests})`}` +
+      `${w.scope === 'healthy-routes' ? ', failing routes set aside' : ''}; normal from ` +
+      `${shortTime(w.baselineFrom)} to ${shortTime(w.baselineTo)}: ${w.requests.baseline} requests`,
     `band       ${x.band ?? '— (no control change recorded yet)'}`,
-    `controls   ${c === null ? '—' : `${c.paused ? (c.canaryOnly ? 'PAUSED (canaries only)' : 'PAUSED') : 'running'}, concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`}`,
+    `controls   ${controlsText(x.controls)}`,
     ...(x.controlsChange === null
       ? []
       : [`           set ${shortTime(x.controlsChange.at)} by ${x.controlsChange.actor}: ${x.controlsChange.reason}`]),
@@ -56,7 +59,8 @@ export function formatExplained(x: Explained): string {
     // The scoring's own rule (core/scoring/signal-math.ts), with this site's caps.
     lines.push(
       '',
-      `A rate costs weight × (now − normal) / ${percent(rate.cap)}, latency weight × (p95 / normal − 1) / ${latency.cap - 1}, each between 0 and its weight; the score is 100 minus their sum, rounded.`,
+      `A rate costs weight × (now − normal) / ${percent(rate.cap)}, latency weight × (p95 / normal − 1) / ` +
+        `${latency.cap - 1}, each between 0 and its weight; the score is 100 minus their sum, rounded.`,
     );
   }
   return `${lines.join('\n')}\n`;

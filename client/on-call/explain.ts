@@ -156,7 +156,9 @@ export function explainTick(t: StoredTick): TickExplanation {
     a.state === 'learning'
       ? `learning the baseline: ${a.baseline.detail ?? 'baseline still learning'}`
       : a.state === 'insufficient-data'
-        ? `too little current traffic to judge: ${a.health.window.requests} requests in the current window${a.health.scope === 'healthy-routes' ? ' (failing routes set aside)' : ''}, needs ${h?.minRequests ?? '?'}`
+        ? `too little current traffic to judge: ${a.health.window.requests} requests in the current ` +
+          `window${a.health.scope === 'healthy-routes' ? ' (failing routes set aside)' : ''}, needs ` +
+          `${h?.minRequests ?? '?'}`
         : null;
   const m = a.majorityRefusal;
   return {
@@ -280,7 +282,10 @@ export function formatSignals(rows: readonly SignalRow[], indent = '  '): string
 function refusalShares(t: TickExplanation['rules']['totalRefusal']): string {
   const recent = t.recentRefusedShare === null ? '' : `, recent window ${percent(t.recentRefusedShare)}`;
   if (t.refusingWindow === 'recent' && t.recentRefusedShare !== null)
-    return `refused ${percent(t.recentRefusedShare)} in the recent window, ${percent(t.refusedShare)} over the current one`;
+    return (
+      `refused ${percent(t.recentRefusedShare)} in the recent window, ${percent(t.refusedShare)} over the ` +
+      `current one`
+    );
   return `refused ${percent(t.refusedShare)}${recent}`;
 }
 
@@ -304,14 +309,15 @@ export function formatTickContext(e: TickExplanation): Array<[string, string]> {
     `total refusal ${t.fired ? 'FIRED' : 'no'} (${refusalShares(t)}, streak ${t.streak})`,
     m === null
       ? 'majority refusal: not in this assessment'
-      : `majority refusal ${m.fired ? 'FIRED' : 'no'} (refused ${percent(m.currentShare)}, normal ${m.normalShare === null ? '—' : percent(m.normalShare)}, streak ${m.streak})`,
+      : `majority refusal ${m.fired ? 'FIRED' : 'no'} (refused ${percent(m.currentShare)}, normal ` +
+        `${m.normalShare === null ? '—' : percent(m.normalShare)}, streak ${m.streak})`,
   ].join('; ');
   const r = e.routes;
   const routeParts = [`${r.verdict}: ${r.summary}`];
-  if (r.setAside.length > 0)
-    routeParts.push(
-      `set aside: ${r.setAside.map((s) => `${s.route} (${percent(s.failureRate)} failing vs ${percent(s.restRate)})`).join(', ')}`,
-    );
+  if (r.setAside.length > 0) {
+    const setAside = r.setAside.map((s) => `${s.route} (${percent(s.failureRate)} failing vs ${percent(s.restRate)})`);
+    routeParts.push(`set aside: ${setAside.join(', ')}`);
+  }
   if (r.watched.length > 0)
     routeParts.push(`watched: ${r.watched.map((w) => `${w.route} (${w.ticks}/${w.confirmTicks} ticks)`).join(', ')}`);
   if (r.hold !== null)
@@ -323,7 +329,8 @@ export function formatTickContext(e: TickExplanation): Array<[string, string]> {
     ['parser', `${e.parser.score ?? '—'}${e.parser.reasons.length > 0 ? ` (${e.parser.reasons.join(', ')})` : ''}`],
     [
       'cost',
-      `×${e.cost.costRatio.toFixed(2)} per valid record (${e.cost.status}${e.cost.reasons.length > 0 ? `: ${e.cost.reasons.join(', ')}` : ''})`,
+      `×${e.cost.costRatio.toFixed(2)} per valid record ` +
+        `(${e.cost.status}${e.cost.reasons.length > 0 ? `: ${e.cost.reasons.join(', ')}` : ''})`,
     ],
   ];
 }

@@ -83,11 +83,13 @@ export function parseBands(values: readonly string[]): ListedBand[] | null {
     const b = v.trim().toLowerCase();
     if (b === 'stopped')
       throw new UserError(
-        '--band: a stopped loop has ended and is not listed; see its last controls with `target-health controls <site>`',
+        '--band: a stopped loop has ended and is not listed; see its last controls with `target-health ' +
+          'controls <site>`',
       );
     if (!(LISTED_BANDS as readonly string[]).includes(b))
       throw new UserError(
-        `--band: ${describeValue(v)} is not a band; use ${LISTED_BANDS.join(', ')} (repeat --band or separate with commas)`,
+        `--band: ${describeValue(v)} is not a band; use ${LISTED_BANDS.join(', ')} (repeat --band or separate ` +
+          `with commas)`,
       );
     bands.add(b as ListedBand);
   }
@@ -186,7 +188,9 @@ const trendHours = (t: NonNullable<Fleet['trend']>): number =>
 export function formatFleet(fleet: Fleet, now: Date): string {
   const c = fleet.counts;
   const lines = [
-    `${fleet.sites.length} site${fleet.sites.length === 1 ? '' : 's'}: ${c.resisting} resisting, ${c.degrading} degrading, ${c.learning} learning, ${c.healthy} healthy; ${fleet.awaiting} waiting for a person`,
+    `${fleet.sites.length} site${fleet.sites.length === 1 ? '' : 's'}: ${c.resisting} resisting, ` +
+      `${c.degrading} degrading, ${c.learning} learning, ${c.healthy} healthy; ${fleet.awaiting} waiting for a ` +
+      `person`,
   ];
   if (fleet.sites.length === 0) return `${lines[0]}\n`;
   const rows = fleet.sites.map((s) => [

@@ -1,5 +1,6 @@
 /** `target-health status <site>` as text: the state, the latest tick explained, canaries, what happens next. */
 import { formatCrawlerCanaries } from '../../core/canaries/latest';
+import type { Controls } from '../../core/control/controls';
 import type { SiteHealthState, TickSummary } from '../../loop/messages';
 import { formatSignals, formatTickContext, scoreSentence, type TickExplanation } from './explain';
 import type { CanaryStatus, NextStep } from './status';
@@ -8,6 +9,16 @@ import type { Trend } from './trend';
 const dash = (v: number | null): string => (v === null ? '—' : String(v));
 /** `2026-12-01 11:58:00Z` from an ISO time. */
 export const shortTime = (iso: string): string => iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+
+/** The controls line's text, as `status` and `explain` show it: `—` while the loop has set none. */
+export function controlsText(c: Controls | null): string {
+  if (c === null) return '—';
+  const state = c.paused ? (c.canaryOnly ? 'PAUSED (canaries only)' : 'PAUSED') : 'running';
+  return (
+    `${state}, concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, ` +
+    `cost ×${c.effectiveCostMultiplier}`
+  );
+}
 
 export interface StatusView {
   state: SiteHealthState;
@@ -29,36 +40,45 @@ function canaryLines(c: CanaryStatus, waiting: boolean): string[] {
   if (c.defined.length === 0) {
     if (crawler !== null) return [`canaries   none defined; ${crawler}`];
     return [
-      `canaries   none defined${waiting ? ' — nothing shows whether the paused site calmed down' : ''} (see "next" for how to add one)`,
+      `canaries   none defined${waiting ? ' — nothing shows whether the paused site calmed down' : ''} (see ` +
+        `"next" for how to add one)`,
     ];
   }
   const latest = new Map(c.latest.map((r) => [r.canaryId, r]));
   const own = c.defined.map((id, i) => {
     const r = latest.get(id);
-    return `${i === 0 ? `canaries   ${c.defined.length} defined: ` : '           '}${id} ${r === undefined ? 'not run yet' : `${r.result.toUpperCase()} at ${shortTime(r.ranAt)}: ${r.reason}`}`;
+    return (
+      `${i === 0 ? `canaries   ${c.defined.length} defined: ` : '           '}${id} ` +
+      `${r === undefined ? 'not run yet' : `${r.result.toUpperCase()} at ${shortTime(r.ranAt)}: ${r.reason}`}`
+    );
   });
   return crawler === null ? own : [...own, `           ${crawler}`];
 }
 
 export function formatStatus(v: StatusView): string {
   const { state } = v;
-  const c = state.controls;
   const w = state.awaitingHuman;
   const d = state.lastDecision;
   const e = v.explained;
   const hours = Math.round((Date.parse(e.trend.to) - Date.parse(e.trend.from)) / 3_600_000);
+  const bucketMinutes = Math.round(e.trend.bucketMs / 60_000);
+  const trend = e.trend.points.some((p) => p !== null)
+    ? `${e.trend.sparkline}  (mean score per ${bucketMinutes} min over the last ${hours} h, oldest first)`
+    : `— (no scored tick in the last ${hours} h)`;
   const lines = [
     `site       ${state.site}`,
     `band       ${state.band}${state.scoredBand !== state.band ? ` (the score alone says ${state.scoredBand})` : ''}`,
-    `score      ${dash(state.score)} (smoothed ${dash(state.smoothedScore)}), parser health ${dash(state.parserHealth)}`,
-    `trend      ${e.trend.points.some((p) => p !== null) ? `${e.trend.sparkline}  (mean score per ${Math.round(e.trend.bucketMs / 60_000)} min over the last ${hours} h, oldest first)` : `— (no scored tick in the last ${hours} h)`}`,
+    `score      ${dash(state.score)} (smoothed ${dash(state.smoothedScore)}), parser health ` +
+      `${dash(state.parserHealth)}`,
+    `trend      ${trend}`,
     ...(state.noScore === null || state.noScore === undefined ? [] : [`no score   ${state.noScore.detail}`]),
     ...(state.heldFor === null || state.heldFor === undefined ? [] : [`held       ${state.heldFor}`]),
     `reasons    ${state.reasons.length > 0 ? state.reasons.join(', ') : '—'}`,
-    `controls   ${c === null ? '—' : `${c.paused ? (c.canaryOnly ? 'PAUSED (canaries only)' : 'PAUSED') : 'running'}, concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}, cost ×${c.effectiveCostMultiplier}`}`,
+    `controls   ${controlsText(state.controls)}`,
     `waiting    ${w === null ? 'no' : `YES since ${w.since} (${w.kind}: ${w.reason}); ${w.remindersSent} reminder(s)`}`,
     `decision   ${d === null ? '—' : `${d.kind} by ${d.who} at ${d.decidedAt}: ${d.why}`}`,
-    `tick       ${state.tick} (every ${state.tickIntervalMs / 1000}s, run ${state.runs} of the chain), last ${state.lastAssessedAt ?? 'not yet'}`,
+    `tick       ${state.tick} (every ${state.tickIntervalMs / 1000}s, run ${state.runs} of the chain), last ` +
+      `${state.lastAssessedAt ?? 'not yet'}`,
   ];
   if (state.rejected.length > 0) lines.push(`refused    ${state.rejected[state.rejected.length - 1]}`);
 
@@ -87,7 +107,8 @@ export function formatStatus(v: StatusView): string {
     lines.push('', 'recent ticks (score / smoothed, band, reasons, actions):');
     for (const t of v.history)
       lines.push(
-        `  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ${t.band.padEnd(9)}  ${t.reasons.join(',') || '—'}  ${t.actions.join('; ')}`,
+        `  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ` +
+          `${t.band.padEnd(9)}  ${t.reasons.join(',') || '—'}  ${t.actions.join('; ')}`,
       );
   }
   lines.push('', v.link);

@@ -72,7 +72,8 @@ export type StateForNext = Pick<
 /** `target-health decide resume|stop <site>` as a person types them. */
 export function decideCommands(site: string): string[] {
   return [
-    `target-health decide resume ${site} --who <you> --why "<why>"   (cautious controls; or --mode explicit --concurrency <n> --revisit <x>)`,
+    `target-health decide resume ${site} --who <you> --why "<why>"   (cautious controls; or --mode explicit ` +
+      `--concurrency <n> --revisit <x>)`,
     `target-health decide stop ${site} --who <you> --why "<why>"`,
   ];
 }
@@ -108,13 +109,17 @@ export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
       canaries.defined.length === 0
         ? crawler !== null
           ? `no canary of its own is defined; the crawler's canaries are the evidence: ${crawler}`
-          : 'it has NO canary defined: while paused there is no traffic, so nothing shows whether the site calmed down — add one (below)'
+          : 'it has NO canary defined: while paused there is no traffic, so nothing shows whether the site ' +
+            'calmed down — add one (below)'
         : (s.noScore !== null
             ? `no score while paused (${s.noScore.detail}); the canaries are the evidence (below)`
             : `the score alone now says ${s.scoredBand} (${smoothed})`) + (crawler !== null ? `; ${crawler}` : '');
     return {
       nextTickAt,
-      plan: `waits for a person: keeps assessing every tick${canaries.defined.length > 0 ? ' and running its canaries' : ''}, reminds the owner, changes nothing on its own${queued}`,
+      plan:
+        `waits for a person: keeps assessing every ` +
+        `tick${canaries.defined.length > 0 ? ' and running its canaries' : ''}, reminds the owner, changes ` +
+        `nothing on its own${queued}`,
       why: `${who} since ${w.since}: ${w.reason}; ${evidence}`,
       awaitingHuman: true,
       commands: [...decideCommands(s.site), ...(canaries.defined.length === 0 ? [addCanaryCommand(s.site)] : [])],
@@ -143,7 +148,8 @@ export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
   switch (s.band) {
     case 'degrading':
       return next(
-        "throttles one step more each time the policy's pace falls due (policy.steps.degradeEveryMs) while degrading; restores step by step once healthy",
+        "throttles one step more each time the policy's pace falls due (policy.steps.degradeEveryMs) while " +
+          'degrading; restores step by step once healthy',
         `degrading (${smoothed}): ${reasons}`,
       );
     case 'resisting':

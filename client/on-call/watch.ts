@@ -46,7 +46,8 @@ export async function watch(o: WatchOptions): Promise<void> {
         // restarting) is reported and the next refresh tries again.
         if (frame === 0 && isUserError(err)) throw err;
         o.writeError(
-          `refresh failed (trying again in ${o.intervalMs / 1000}s): ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`,
+          `refresh failed (trying again in ${o.intervalMs / 1000}s): ` +
+            `${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`,
         );
       }
       if (stopped) break;

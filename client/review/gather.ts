@@ -136,7 +136,9 @@ export async function gatherFacts(
   const window = findIncident(bandMoves(around), opening, o.t, o.beforeMs, o.afterMs, o.now);
   if (window === null) {
     throw new UserError(
-      `--incident: ${site} did not degrade or resist between ${lower.toISOString()} and ${new Date(upper.getTime() - 1).toISOString()}; give a time nearer the incident or widen --before/--after (\`target-health history ${site}\` shows the bands)`,
+      `--incident: ${site} did not degrade or resist between ${lower.toISOString()} and ` +
+        `${new Date(upper.getTime() - 1).toISOString()}; give a time nearer the incident or widen ` +
+        `--before/--after (\`target-health history ${site}\` shows the bands)`,
     );
   }
   const from = new Date(window.from);

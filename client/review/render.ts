@@ -37,19 +37,26 @@ function leadText(ms: number): string {
 function summary(r: Review): string[] {
   const w = r.window;
   const peak = r.refusals.peak;
+  const lead =
+    r.lead === null
+      ? '— (no warning band change or no refusal peak in the window)'
+      : `first warning at ${when(r.lead.firstWarningAt)}, ${leadText(r.lead.ms)}`;
   return [
     '## Summary',
     '',
     `- **Site:** ${r.site}`,
-    `- **Window:** ${when(w.from)} → ${when(w.to)}${w.openStart ? ' (already away from healthy at the start of the search: it began earlier)' : ''}${w.openEnd ? ' (not back to healthy by the end of the search)' : ''}`,
+    `- **Window:** ${when(w.from)} → ` +
+      `${when(w.to)}${w.openStart ? ' (already away from healthy at the start of the search: it began earlier)' : ''}` +
+      `${w.openEnd ? ' (not back to healthy by the end of the search)' : ''}`,
     `- **Duration:** ${minutesText(w.durationMs)}`,
     `- **Worst band:** ${r.worstBand}`,
     `- **Ticks stored:** ${r.ticks}`,
     peak === null
       ? `- **Peak refusal rate:** — (no ${minutesText(PEAK_WINDOW_MS)} span with enough traffic)`
-      : `- **Peak refusal rate:** ${percent(peak.rate)} over ${minutesText(PEAK_WINDOW_MS)} at ${when(peak.at)}; refusals peaked (first reached ${Math.round(PEAK_SHARE * 100)} % of it) at ${when(peak.reachedAt)}`,
+      : `- **Peak refusal rate:** ${percent(peak.rate)} over ${minutesText(PEAK_WINDOW_MS)} at ${when(peak.at)}; ` +
+        `refusals peaked (first reached ${Math.round(PEAK_SHARE * 100)} % of it) at ${when(peak.reachedAt)}`,
     `- **Refusals over the window:** ${spanText(r.refusals.during)} requests (${r.refusals.level} rollups, all routes)`,
-    `- **Lead time:** ${r.lead === null ? '— (no warning band change or no refusal peak in the window)' : `first warning at ${when(r.lead.firstWarningAt)}, ${leadText(r.lead.ms)}`}`,
+    `- **Lead time:** ${lead}`,
   ];
 }
 
@@ -87,9 +94,12 @@ function lead(r: Review): string[] {
     );
   } else {
     out.push(
-      `The first warning (a change into degrading or resisting) came at ${when(r.lead.firstWarningAt)}; refusals peaked at ${when(r.lead.peakReachedAt)} — the warning came **${leadText(r.lead.ms)}**.`,
+      `The first warning (a change into degrading or resisting) came at ${when(r.lead.firstWarningAt)}; ` +
+        `refusals peaked at ${when(r.lead.peakReachedAt)} — the warning came **${leadText(r.lead.ms)}**.`,
       '',
-      `"Peaked" is the first minute the ${minutesText(PEAK_WINDOW_MS)} refusal rate reached ${Math.round(PEAK_SHARE * 100)} % of its highest value in the window (${percent(r.refusals.peak?.rate ?? null)}).`,
+      `"Peaked" is the first minute the ${minutesText(PEAK_WINDOW_MS)} refusal rate reached ` +
+        `${Math.round(PEAK_SHARE * 100)} % of its highest value in the window ` +
+        `(${percent(r.refusals.peak?.rate ?? null)}).`,
     );
   }
   return out;
@@ -99,7 +109,9 @@ function actions(r: Review): string[] {
   const out = ['## Actions taken and their effect', ''];
   if (r.actions.length === 0) return [...out, 'No control change inside the window.'];
   out.push(
-    `Consecutive changes by the same actor into the same band are one action. Refusals and requests per minute over the ${minutesText(ACTION_SPAN_MS)} before an action's first change and after its last (from the minute after it).`,
+    `Consecutive changes by the same actor into the same band are one action. Refusals and requests per minute ` +
+      `over the ${minutesText(ACTION_SPAN_MS)} before an action's first change and after its last (from the ` +
+      `minute after it).`,
     '',
     ...table(
       [
@@ -158,7 +170,8 @@ function canaries(r: Review): string[] {
     '',
     runs === 0
       ? "No canary of the product's ran during the incident."
-      : `The product's canaries ran ${runs} time(s): ${p.pass} pass, ${p.mismatch} mismatch, ${p.blocked} blocked, ${p.error} error.`,
+      : `The product's canaries ran ${runs} time(s): ${p.pass} pass, ${p.mismatch} mismatch, ${p.blocked} ` +
+        `blocked, ${p.error} error.`,
     c.requests === 0
       ? 'The crawler sent no canary requests (`canary: true`) during the incident.'
       : `During the incident, ${formatCrawlerCanaries(c)}.`,
@@ -194,7 +207,10 @@ function tuning(r: Review): string[] {
   const out = [
     '## What to tune',
     '',
-    `The incident replayed (\`target-health replay --compare\`'s engine) from ${when(t.from)} to ${when(t.to)} at ${minutesText(t.tickMs)} ticks with the people's decisions above, once with the ${t.settingsFrom} and once per candidate. Lead is before refusals peaked in the store; throttled ticks are ticks degrading, resisting, paused or below nominal.`,
+    `The incident replayed (\`target-health replay --compare\`'s engine) from ${when(t.from)} to ${when(t.to)} ` +
+      `at ${minutesText(t.tickMs)} ticks with the people's decisions above, once with the ${t.settingsFrom} and ` +
+      `once per candidate. Lead is before refusals peaked in the store; throttled ticks are ticks degrading, ` +
+      `resisting, paused or below nominal.`,
     '',
     ...table(
       [
@@ -218,8 +234,11 @@ function tuning(r: Review): string[] {
   if (live !== undefined) {
     out.push(
       t.current.firstDegradeAt === live.at
-        ? `The replay of the current settings first warned when live did (${when(live.at)}): the replay stands for what ran.`
-        : `Live first warned at ${when(live.at)}, the replay of the current settings at ${when(t.current.firstDegradeAt)}: the loop ran with other settings than these (give them with --config) or under an older version of its rules.`,
+        ? `The replay of the current settings first warned when live did (${when(live.at)}): the replay stands ` +
+            `for what ran.`
+        : `Live first warned at ${when(live.at)}, the replay of the current settings at ` +
+            `${when(t.current.firstDegradeAt)}: the loop ran with other settings than these (give them with ` +
+            `--config) or under an older version of its rules.`,
       '',
     );
   }
@@ -241,7 +260,8 @@ function tuning(r: Review): string[] {
           ? `throttled ${c.throttledLess} ticks fewer`
           : `throttled ${-c.throttledLess} ticks more`;
     out.push(
-      `- **${c.name}** — ${c.description}: ${warn} and ${throttle}; ${c.importantDifferences} tick(s) differ in band, reasons, controls or notices.`,
+      `- **${c.name}** — ${c.description}: ${warn} and ${throttle}; ${c.importantDifferences} tick(s) differ ` +
+        `in band, reasons, controls or notices.`,
     );
   }
   out.push(
@@ -253,7 +273,8 @@ function tuning(r: Review): string[] {
       ? '**Throttled less:** none of the candidates.'
       : `**Throttled least:** ${t.throttledLeast}.`,
     '',
-    `To look tick by tick: \`target-health replay ${r.site} --from ${t.from} --to ${t.to} --tick ${t.tickMs / 1000}s --compare candidate.json\` with a candidate's JSON above in candidate.json.`,
+    `To look tick by tick: \`target-health replay ${r.site} --from ${t.from} --to ${t.to} --tick ` +
+      `${t.tickMs / 1000}s --compare candidate.json\` with a candidate's JSON above in candidate.json.`,
   );
   return out;
 }

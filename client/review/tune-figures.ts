@@ -36,14 +36,18 @@ export function builtInCandidates(current: SiteHealthConfig): Candidate[] {
   const half = current.scoring.smoothing.halfLifeMs;
   out.push({
     name: 'faster smoothing',
-    description: `smoothing half-life ${minutesText(half / 2)} (current ${minutesText(half)}): {"scoring": {"smoothing": {"halfLifeMs": ${half / 2}}}}`,
+    description:
+      `smoothing half-life ${minutesText(half / 2)} (current ${minutesText(half)}): {"scoring": {"smoothing": ` +
+      `{"halfLifeMs": ${half / 2}}}}`,
     config: { ...current, scoring: { ...current.scoring, smoothing: { halfLifeMs: half / 2 } } },
   });
   const healthyMin = current.scoring.bands.healthyMin;
   if (healthyMin + EARLIER_THROTTLE_POINTS <= 100) {
     out.push({
       name: 'earlier throttle',
-      description: `degrade below ${healthyMin + EARLIER_THROTTLE_POINTS} instead of ${healthyMin}: {"scoring": {"bands": {"healthyMin": ${healthyMin + EARLIER_THROTTLE_POINTS}}}}`,
+      description:
+        `degrade below ${healthyMin + EARLIER_THROTTLE_POINTS} instead of ${healthyMin}: {"scoring": {"bands": ` +
+        `{"healthyMin": ${healthyMin + EARLIER_THROTTLE_POINTS}}}}`,
       config: {
         ...current,
         scoring: {

@@ -222,7 +222,8 @@ export function parseCanaryFile(input: unknown, options: DefinitionOptions): Fil
     const earlier = seen.get(id);
     if (earlier !== undefined) {
       errors.push(
-        `${path}.name: "${checked.definition.name}" is already used by canaries[${earlier}] for ${site.site}; give each canary of a site its own name`,
+        `${path}.name: "${checked.definition.name}" is already used by canaries[${earlier}] for ${site.site}; ` +
+          `give each canary of a site its own name`,
       );
       return;
     }
@@ -261,7 +262,8 @@ function checkDefinition(data: ShapeOutput, checks: Checks, path: string, site: 
       `${field('route')}: unknown route label "${data.route}"; ` +
         (known.length > 0
           ? `labels in TARGET_HEALTH_ROUTES: ${known.join(', ')}`
-          : 'TARGET_HEALTH_ROUTES defines no labels; set it to a JSON object like {"residential-de": "http://host:port"} or use proxy'),
+          : 'TARGET_HEALTH_ROUTES defines no labels; set it to a JSON object like {"residential-de": ' +
+            '"http://host:port"} or use proxy'),
     );
   }
 
@@ -382,7 +384,10 @@ function nestingProblem(input: unknown, path: string): string | undefined {
     const [value, at, depth] = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
     if (depth >= MAX_NESTING)
-      return `${at === '' || at.startsWith('[') ? `canary${at}` : at}: nests more than ${MAX_NESTING} levels deep; a check compares a value of the page, write a flatter one`;
+      return (
+        `${at === '' || at.startsWith('[') ? `canary${at}` : at}: nests more than ${MAX_NESTING} levels deep; a ` +
+        `check compares a value of the page, write a flatter one`
+      );
     if (Array.isArray(value)) value.forEach((child, i) => stack.push([child, `${at}[${i}]`, depth + 1]));
     else for (const [key, child] of Object.entries(value)) stack.push([child, formatPath([key], at), depth + 1]);
   }
@@ -399,7 +404,8 @@ function illFormedStrings(input: unknown, path: string): string[] {
   const stack: Array<[unknown, string]> = [[input, path]];
   const report = (at: string, what: string) =>
     problems.push(
-      `${at === '' ? 'canary' : at}: ${what} holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again`,
+      `${at === '' ? 'canary' : at}: ${what} holds a NUL character or half of a surrogate pair, which cannot ` +
+        `be stored; remove it or write the text again`,
     );
   while (stack.length > 0 && problems.length < 20) {
     const [value, at] = stack.pop()!;

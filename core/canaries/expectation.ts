@@ -87,7 +87,9 @@ export type ExpectationParse = { ok: true; expectation: Expectation } | { ok: fa
 
 /** The checks that need an engine: run when a canary is defined, skipped when a stored row is read back. */
 export interface ExpectationChecks {
-  /** Compiles a CSS selector with the engine that evaluates it (server/canary-runner/html.ts); undefined: not checked. */
+  /**
+   * Compiles a CSS selector with the engine that evaluates it (server/canary-runner/html.ts); undefined: not checked.
+   */
   selectorProblem: SelectorCheck | undefined;
   /** Compile `matches` patterns on the linear-time engine (core/canaries/pattern.ts). */
   patterns: boolean;
@@ -102,7 +104,8 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
   const targets = EXPECTATION_TARGETS.filter((t) => t in raw);
   if (targets.length === 0) {
     return fail(
-      `${path}: must have one of ${EXPECTATION_TARGETS.join(', ')} (e.g. ${EXPECTATION_EXAMPLE}); got ${fieldList(Object.keys(raw))}`,
+      `${path}: must have one of ${EXPECTATION_TARGETS.join(', ')} (e.g. ${EXPECTATION_EXAMPLE}); got ` +
+        `${fieldList(Object.keys(raw))}`,
     );
   }
   if (targets.length > 1) return fail(`${path}: has both ${targets.join(' and ')}; write one check per entry`);
@@ -134,7 +137,8 @@ export function parseExpectation(raw: unknown, path: string, checks: Expectation
       const problem = checks.selectorProblem?.(data.css);
       if (problem !== undefined) {
         errors.push(
-          `${path}.css: ${describeValue(data.css)} is not a valid CSS selector (${problem}); fix the selector, e.g. ".price" or "span[itemprop=price]"`,
+          `${path}.css: ${describeValue(data.css)} is not a valid CSS selector (${problem}); fix the selector, ` +
+            `e.g. ".price" or "span[itemprop=price]"`,
         );
       }
       const assert = assertionOf(data, path, errors, checks);
@@ -180,7 +184,8 @@ function assertionOf(
     errors.push(
       present.length === 0
         ? `${path}: say what to check with exactly one of ${ASSERTION_OPS.join(', ')} (e.g. ${EXPECTATION_EXAMPLE})`
-        : `${path}: has ${present.join(' and ')}; use exactly one of them per entry (add another entry for another check)`,
+        : `${path}: has ${present.join(' and ')}; use exactly one of them per entry (add another entry for ` +
+            `another check)`,
     );
     return undefined;
   }

@@ -36,7 +36,10 @@ export const EVIDENCE_CHARS = 500;
 // refuse the run (and they are no use in a notification either).
 const cut = (text: string, limit = EVIDENCE_CHARS): string => cutText(wellFormed(text), limit);
 
-/** The production classifier judges first; `parseHtml` (server/canary-runner/html.ts) parses a normal page for CSS checks. */
+/**
+ * The production classifier judges first; `parseHtml` (server/canary-runner/html.ts)
+ * parses a normal page for CSS checks.
+ */
 export function judgeCanary(
   fetched: FetchOutcome,
   expect: readonly Expectation[],
@@ -82,7 +85,9 @@ function verdictOf(
       result: 'blocked',
       reason: classification.reason,
       evidence: cut(
-        `${classification.outcome} on status ${fetched.status}${title ? `, title ${JSON.stringify(title)}` : ''}${classification.evidence?.matched ? `; matched ${classification.evidence.matched}` : ''}`,
+        `${classification.outcome} on status ` +
+          `${fetched.status}${title ? `, title ${JSON.stringify(title)}` : ''}` +
+          `${classification.evidence?.matched ? `; matched ${classification.evidence.matched}` : ''}`,
       ),
       classification,
       checks: [status],
@@ -107,7 +112,9 @@ function verdictOf(
     const location = fetched.headers.location;
     return {
       result: 'error',
-      reason: `status ${fetched.status}, expected ${status.expected}${location ? ` (redirect to ${location}; point the canary at the final URL)` : ''}`,
+      reason:
+        `status ${fetched.status}, expected ` +
+        `${status.expected}${location ? ` (redirect to ${location}; point the canary at the final URL)` : ''}`,
       evidence: cut(statusEvidence(fetched, title)),
       classification,
       checks: [status],
@@ -121,7 +128,9 @@ function verdictOf(
   if (failed.length === 0) {
     return {
       result: 'pass',
-      reason: `status ${fetched.status}; ${content.length === 1 ? '1 check holds' : `all ${content.length} checks hold`}`,
+      reason:
+        `status ${fetched.status}; ` +
+        `${content.length === 1 ? '1 check holds' : `all ${content.length} checks hold`}`,
       evidence: cut(content.map((c) => `${c.check}: ${c.actual}`).join('; ') || `status ${fetched.status}`),
       classification,
       checks,

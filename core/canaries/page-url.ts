@@ -49,7 +49,8 @@ export function pageCredentialsProblem(raw: string, maxEcho = 200): string | und
   }
   if (url.username === '' && url.password === '') return undefined;
   return (
-    `${describeValue(redactPageUrl(raw), maxEcho)} holds credentials (user:password@); page credentials are not supported: ` +
+    `${describeValue(redactPageUrl(raw), maxEcho)} holds credentials (user:password@); page credentials are ` +
+    `not supported: ` +
     'remove them and point the canary at a page anyone can load (give a route or proxy for how it travels)'
   );
 }

@@ -33,5 +33,8 @@ export function compilePattern(pattern: string): PatternResult {
 export function patternProblem(pattern: string, field: string): string | undefined {
   const compiled = compilePattern(pattern);
   if (compiled.ok) return undefined;
-  return `${field}: ${describeValue(pattern)} is not a valid regular expression here (${compiled.problem}); ${PATTERN_SYNTAX_HELP}; fix the pattern`;
+  return (
+    `${field}: ${describeValue(pattern)} is not a valid regular expression here (${compiled.problem}); ` +
+    `${PATTERN_SYNTAX_HELP}; fix the pattern`
+  );
 }

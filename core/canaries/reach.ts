@@ -61,7 +61,9 @@ export function parseReachPolicy(raw: string | undefined): ReachPolicyResult {
     } else {
       return {
         ok: false,
-        problem: `${JSON.stringify(entry)} is neither a host name, an IP address nor a CIDR range; give a comma-separated list like ${EXAMPLE}`,
+        problem:
+          `${JSON.stringify(entry)} is neither a host name, an IP address nor a CIDR range; give a ` +
+          `comma-separated list like ${EXAMPLE}`,
       };
     }
   }
@@ -91,13 +93,20 @@ export function urlReachProblem(url: string, site: string | undefined, policy: R
     const address = unmap(ipaddr.parse(literal));
     const allowed = inRanges(address, policy);
     if (site !== undefined && literal !== site && !allowed) {
-      return `${shown} is an IP address, not a page of ${site}; a canary may only fetch its own site (${site} or its subdomains) — an operator can allow this address with ${ALLOWED_TARGETS_VARIABLE}="${address.toString()}"`;
+      return (
+        `${shown} is an IP address, not a page of ${site}; a canary may only fetch its own site (${site} or its ` +
+        `subdomains) — an operator can allow this address with ` +
+        `${ALLOWED_TARGETS_VARIABLE}="${address.toString()}"`
+      );
     }
     const problem = addressReachProblem(address.toString(), policy);
     return problem === undefined ? undefined : `${shown} points at ${problem}`;
   }
   if (site === undefined || onSite(host, site) || policy.hosts.some((h) => onSite(host, h))) return undefined;
-  return `${shown} is not on ${site}; a canary may only fetch its own site (${site} or its subdomains) — an operator can allow other hosts with ${ALLOWED_TARGETS_VARIABLE}="${host}"`;
+  return (
+    `${shown} is not on ${site}; a canary may only fetch its own site (${site} or its subdomains) — an operator ` +
+    `can allow other hosts with ${ALLOWED_TARGETS_VARIABLE}="${host}"`
+  );
 }
 
 /**
@@ -110,7 +119,10 @@ export function addressReachProblem(address: string, policy: ReachPolicy): strin
   const parsed = unmap(ipaddr.parse(bare));
   const range = parsed.range();
   if (range === 'unicast' || inRanges(parsed, policy)) return undefined;
-  return `${parsed.toString()}, a ${RANGE_NAMES[range] ?? range} address; canaries only reach public addresses — an operator can allow it with ${ALLOWED_TARGETS_VARIABLE}="${parsed.toString()}"`;
+  return (
+    `${parsed.toString()}, a ${RANGE_NAMES[range] ?? range} address; canaries only reach public addresses — an ` +
+    `operator can allow it with ${ALLOWED_TARGETS_VARIABLE}="${parsed.toString()}"`
+  );
 }
 
 const RANGE_NAMES: Readonly<Record<string, string>> = {

@@ -68,7 +68,9 @@ export function resolveRoute(
       return {
         ok: false,
         shown,
-        problem: `route label "${definition.route}" is not in TARGET_HEALTH_ROUTES on this worker; add it there (the CLI and the worker need the same value) or change the canary's route`,
+        problem:
+          `route label "${definition.route}" is not in TARGET_HEALTH_ROUTES on this worker; add it there (the ` +
+          `CLI and the worker need the same value) or change the canary's route`,
       };
     }
     return { ok: true, proxyUrl, shown, pool: definition.route };

@@ -14,9 +14,20 @@
 
 export const MASK = '***';
 
+/** Words that make a query parameter a secret wherever they stand in its name (`sslpassword`, `x_api_key`). */
+const SECRET_PARAM_WORDS = [
+  'password',
+  'passwd',
+  'secret',
+  'token',
+  'signature',
+  'credential',
+  'api[-_]?key',
+  'access[-_]?key',
+  'private[-_]?key',
+];
 /** Query parameters whose values are secrets, by name (libpq's `password`/`sslpassword`, API tokens, signed URLs). */
-const SECRET_PARAM =
-  /^(?:pass|pwd|key|sig|auth|.*(?:password|passwd|secret|token|signature|credential|api[-_]?key|access[-_]?key|private[-_]?key))$/i;
+const SECRET_PARAM = new RegExp(`^(?:pass|pwd|key|sig|auth|.*(?:${SECRET_PARAM_WORDS.join('|')}))$`, 'i');
 
 /** scheme:// or a scheme-relative //, where a URL with credentials may start inside free text. */
 const URL_START = /(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\//g;

@@ -290,7 +290,10 @@ export function changedFields(before: Controls | null, after: Controls): Control
 /** `concurrency 12→9, revisit ×1.5→×2.25` — for reasons, audit rows and the UI. */
 export function describeChange(before: Controls | null, after: Controls): string {
   if (before === null)
-    return `initial controls: concurrency ${after.concurrencyLimit}, revisit ×${after.revisitMultiplier}${after.paused ? ', paused' : ''}`;
+    return (
+      `initial controls: concurrency ${after.concurrencyLimit}, revisit ` +
+      `×${after.revisitMultiplier}${after.paused ? ', paused' : ''}`
+    );
   const parts: string[] = [];
   if (before.concurrencyLimit !== after.concurrencyLimit)
     parts.push(`concurrency ${before.concurrencyLimit}→${after.concurrencyLimit}`);

@@ -166,6 +166,8 @@ export function decisionNotAllowed(kind: DecisionKind, gate: GateView): string |
 
 // Schemas leave a module shared by the workflow sandbox only through functions (workflows/shared-modules.ts).
 export const resumeModeSchema = (): typeof RESUME_MODE_SCHEMA => RESUME_MODE_SCHEMA;
-/** Who and why as every person's message takes them (decisions, live reconfiguration: core/control/settings-change.ts). */
+/**
+ * Who and why as every person's message takes them (decisions, live reconfiguration: core/control/settings-change.ts).
+ */
 export const whoSchema = (): typeof who => who;
 export const whySchema = (): typeof why => why;

@@ -34,7 +34,9 @@ function lead(site: string, state: LoopState): string[] {
   const bandLine =
     waiting === null
       ? `**${state.band}**${scoreSays}`
-      : `**${state.band}**${scoreSays} — **waiting for a person** since ${waiting.since} (${waiting.kind === 'manual' ? `paused by ${waiting.pausedBy ?? 'a person'}` : 'paused by the loop'}${waiting.remindersSent > 0 ? `, ${waiting.remindersSent} reminders sent` : ''})`;
+      : `**${state.band}**${scoreSays} — **waiting for a person** since ${waiting.since} ` +
+        `(${waiting.kind === 'manual' ? `paused by ${waiting.pausedBy ?? 'a person'}` : 'paused by the loop'}` +
+        `${waiting.remindersSent > 0 ? `, ${waiting.remindersSent} reminders sent` : ''})`;
   const why: string[] = [];
   if (waiting !== null) why.push(`Paused: ${oneLine(waiting.reason)}`);
   why.push(`Reasons: ${state.reasons.length > 0 ? state.reasons.join(', ') : 'none'}`);
@@ -42,7 +44,8 @@ function lead(site: string, state: LoopState): string[] {
   if (state.heldFor !== null) why.push(`Band held: ${oneLine(state.heldFor)}`);
   if (state.problem !== null)
     why.push(
-      `**Problem: ${state.problem.kind}** since ${state.problem.since} (${state.problem.ticks} ticks): ${oneLine(state.problem.message)}`,
+      `**Problem: ${state.problem.kind}** since ${state.problem.since} (${state.problem.ticks} ticks): ` +
+        `${oneLine(state.problem.message)}`,
     );
   const lines = [`${bandLine} · ${site}`, '', ...why.map((w) => `- ${w}`)];
   if (waiting !== null) {

@@ -100,7 +100,8 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   {
     name: 'soft-blocks',
     description:
-      '65 % of answers become 200s that are tiny shells, empty of records or "unusual traffic" pages (ramp of 20 minutes)',
+      '65 % of answers become 200s that are tiny shells, empty of records or "unusual traffic" pages (ramp of ' +
+      '20 minutes)',
     cause: 'soft_block',
     expectedTopReason: 'soft_block',
     expect: RESIST,
@@ -138,7 +139,8 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   {
     name: 'dead-pool',
     description:
-      'the proxy pool dc-3 (12 % of traffic, three countries) is burned: 85 % refused, 10 % proxy errors; other pools fine',
+      'the proxy pool dc-3 (12 % of traffic, three countries) is burned: 85 % refused, 10 % proxy errors; ' +
+      'other pools fine',
     cause: 'route',
     expectedTopReason: 'route_specific',
     expect: { pause: false, degrade: false, routeAlert: 'pool=dc-3', parserAlert: false },
@@ -169,7 +171,8 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   {
     name: 'redesign',
     description:
-      'the site ships a new layout: product and listing pages still load but their price (and availability) fields are gone',
+      'the site ships a new layout: product and listing pages still load but their price (and availability) ' +
+      'fields are gone',
     cause: 'parser',
     expectedTopReason: 'extraction_missing_fields',
     expect: { pause: false, degrade: false, routeAlert: null, parserAlert: true },
@@ -209,7 +212,8 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   {
     name: 'diurnal',
     description:
-      'strong daily swings every day: volume ×19 peak to trough, challenges and blocks up to 3.5 % at night, latency ×1.8 at peak',
+      'strong daily swings every day: volume ×19 peak to trough, challenges and blocks up to 3.5 % at night, ' +
+      'latency ×1.8 at peak',
     cause: 'none',
     expectedTopReason: null,
     expect: NOTHING,
@@ -239,7 +243,8 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   {
     name: 'slow-creep',
     description:
-      'rate limiting tightens over three days before the incident day (doubling daily) to 60 % at its end; the baseline absorbs the start',
+      'rate limiting tightens over three days before the incident day (doubling daily) to 60 % at its end; the ' +
+      'baseline absorbs the start',
     cause: 'hard_block',
     expectedTopReason: 'hard_block',
     expect: RESIST,

@@ -93,7 +93,8 @@ function resolve(name: string, options: ScenarioOptions): Resolved {
   if (!Number.isInteger(days) || days < MIN_DAYS || days > MAX_DAYS) {
     throw new ScenarioOptionsError(
       'days',
-      `must be a whole number of days from ${MIN_DAYS} to ${MAX_DAYS} (history days + the incident day; got ${String(days)})`,
+      `must be a whole number of days from ${MIN_DAYS} to ${MAX_DAYS} (history days + the incident day; got ` +
+        `${String(days)})`,
     );
   }
   const seed = options.seed ?? DEFAULT_SEED;

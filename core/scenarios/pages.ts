@@ -64,27 +64,37 @@ const ip = (rng: Rng): string => `203.0.113.${rng.int(2, 254)}`;
 const iso = (ts: number): string => new Date(ts).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 const CF_HEAD =
-  '<!DOCTYPE html><html lang="en-US"><head><meta charset="UTF-8"><meta name="robots" content="noindex, nofollow"><meta name="viewport" content="width=device-width,initial-scale=1">';
+  '<!DOCTYPE html><html lang="en-US"><head><meta charset="UTF-8"><meta name="robots" content="noindex, ' +
+  'nofollow"><meta name="viewport" content="width=device-width,initial-scale=1">';
 
 function cloudflareBlock(rng: Rng, c: PageContext, code: 1006 | 1009 | 1020): Response {
   const ray = rng.hex(16);
   const why =
     code === 1009
-      ? `The owner of this website (${c.host}) has banned the country or region your IP address is in (${c.country}) from accessing this website.`
+      ? `The owner of this website (${c.host}) has banned the country or region your IP address is in ` +
+        `(${c.country}) from accessing this website.`
       : code === 1006
         ? `The owner of this website (${c.host}) has banned your IP address (${ip(rng)}).`
-        : 'This website is using a security service to protect itself from online attacks. The action you just performed triggered the security solution.';
+        : 'This website is using a security service to protect itself from online attacks. The action you just ' +
+          'performed triggered the security solution.';
   const title =
     code === 1020 ? 'Attention Required! | Cloudflare' : `Access denied | ${c.host} used Cloudflare to restrict access`;
   const body =
-    `${CF_HEAD}<title>${title}</title><link rel="stylesheet" id="cf_styles-css" href="/cdn-cgi/styles/cf.errors.css"></head>` +
-    `<body><div id="cf-wrapper"><div id="cf-error-details" class="cf-error-details-wrapper"><div class="cf-wrapper cf-header cf-error-overview">` +
+    `${CF_HEAD}<title>${title}</title><link rel="stylesheet" id="cf_styles-css" ` +
+    `href="/cdn-cgi/styles/cf.errors.css"></head>` +
+    (`<body><div id="cf-wrapper"><div id="cf-error-details" class="cf-error-details-wrapper"><div ` +
+      `class="cf-wrapper cf-header cf-error-overview">`) +
     (code === 1020
-      ? `<h1 data-translate="block_headline">Sorry, you have been blocked</h1><h2 class="cf-subheadline">You are unable to access ${c.host}</h2>`
-      : `<h1><span class="cf-error-type">Error</span> <span class="cf-error-code">${code}</span></h1><h2 class="cf-subheadline">Access denied</h2>`) +
+      ? `<h1 data-translate="block_headline">Sorry, you have been blocked</h1><h2 class="cf-subheadline">You are ` +
+        `unable to access ${c.host}</h2>`
+      : `<h1><span class="cf-error-type">Error</span> <span class="cf-error-code">${code}</span></h1><h2 ` +
+        `class="cf-subheadline">Access denied</h2>`) +
     `</div><div class="cf-section cf-wrapper"><h2>What happened?</h2><p>${why}</p></div>` +
-    `<div class="cf-error-footer cf-wrapper"><p><span class="cf-footer-item">Cloudflare Ray ID: <strong>${ray}</strong></span>` +
-    `<span class="cf-footer-item">Performance &amp; security by <a href="https://www.cloudflare.com/5xx-error-landing">Cloudflare</a></span></p></div></div></div></body></html>`;
+    (`<div class="cf-error-footer cf-wrapper"><p><span class="cf-footer-item">Cloudflare Ray ID: ` +
+      `<strong>${ray}</strong></span>`) +
+    (`<span class="cf-footer-item">Performance &amp; security by <a ` +
+      `href="https://www.cloudflare.com/5xx-error-landing">Cloudflare</a></span></p></div></div></div></body></ht` +
+      `ml>`);
   return {
     status: 403,
     headers: { server: 'cloudflare', 'cf-ray': `${ray}-FRA`, 'content-type': 'text/html; charset=UTF-8' },
@@ -98,7 +108,8 @@ function akamaiDenied(rng: Rng, c: PageContext): Response {
   const ref = `18&#46;${rng.hex(8)}&#46;${Math.floor(c.ts / 1000)}&#46;${rng.hex(7)}`;
   const url = `https&#58;&#47;&#47;${c.host.replace(/\./g, '&#46;')}${c.path.replace(/\//g, '&#47;')}`;
   const body =
-    `<HTML><HEAD>\n<TITLE>Access Denied</TITLE>\n</HEAD><BODY>\n<H1>Access Denied</H1>\n \nYou don't have permission to access "${url}" on this server.<P>\n` +
+    `<HTML><HEAD>\n<TITLE>Access Denied</TITLE>\n</HEAD><BODY>\n<H1>Access Denied</H1>\n \nYou don't have ` +
+    `permission to access "${url}" on this server.<P>\n` +
     `Reference&#32;&#35;${ref}\n<P>https&#58;&#47;&#47;errors&#46;edgesuite&#46;net&#47;${ref}</P>\n</BODY>\n</HTML>\n`;
   return {
     status: 403,
@@ -111,7 +122,8 @@ function akamaiDenied(rng: Rng, c: PageContext): Response {
 
 function rateLimited(rng: Rng): Response {
   const body =
-    '<html>\r\n<head><title>429 Too Many Requests</title></head>\r\n<body>\r\n<center><h1>429 Too Many Requests</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+    '<html>\r\n<head><title>429 Too Many Requests</title></head>\r\n<body>\r\n<center><h1>429 Too Many ' +
+    'Requests</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
   return {
     status: 429,
     headers: { server: 'nginx', 'retry-after': String(rng.int(30, 600)), 'content-type': 'text/html' },
@@ -134,11 +146,16 @@ function datadome429(rng: Rng): Response {
 function cloudflareChallenge(rng: Rng, c: PageContext): Response {
   const ray = rng.hex(16);
   const body =
-    `${CF_HEAD}<title>Just a moment...</title><meta http-equiv="refresh" content="390"></head><body class="no-js"><div class="main-wrapper" role="main"><div class="main-content">` +
-    `<h1 class="zone-name-title h1">${c.host}</h1><p class="h2 spacer-bottom">Verifying you are human. This may take a few seconds.</p>` +
-    `<noscript><div class="h2"><span id="challenge-error-text">Enable JavaScript and cookies to continue</span></div></noscript></div></div>` +
-    `<script>(function(){window._cf_chl_opt={cvId: '3',cZone: "${c.host}",cType: 'managed',cRay: '${ray}',cH: '${rng.hex(40)}',cFPWv: 'b',cITimeS: '${Math.floor(c.ts / 1000)}'};` +
-    `var cpo = document.createElement('script');cpo.src = '/cdn-cgi/challenge-platform/h/b/orchestrate/chl_page/v1?ray=${ray}';document.getElementsByTagName('head')[0].appendChild(cpo);}());</script></body></html>`;
+    `${CF_HEAD}<title>Just a moment...</title><meta http-equiv="refresh" content="390"></head><body ` +
+    `class="no-js"><div class="main-wrapper" role="main"><div class="main-content">` +
+    (`<h1 class="zone-name-title h1">${c.host}</h1><p class="h2 spacer-bottom">Verifying you are human. This ` +
+      `may take a few seconds.</p>`) +
+    (`<noscript><div class="h2"><span id="challenge-error-text">Enable JavaScript and cookies to ` +
+      `continue</span></div></noscript></div></div>`) +
+    (`<script>(function(){window._cf_chl_opt={cvId: '3',cZone: "${c.host}",cType: 'managed',cRay: '${ray}',cH: ` +
+      `'${rng.hex(40)}',cFPWv: 'b',cITimeS: '${Math.floor(c.ts / 1000)}'};`) +
+    (`var cpo = document.createElement('script');cpo.src = '/cdn-cgi/challenge-platform/h/b/orchestrate/chl_page` +
+      `/v1?ray=${ray}';document.getElementsByTagName('head')[0].appendChild(cpo);}());</script></body></html>`);
   return {
     status: 403,
     headers: {
@@ -157,12 +174,17 @@ function perimeterxCaptcha(rng: Rng): Response {
   const app = `PX${rng.hex(8)}`;
   const uuid = `${rng.hex(8)}-${rng.hex(4)}-11ef-${rng.hex(4)}-${rng.hex(12)}`;
   const body =
-    '<!DOCTYPE html><html lang="en"><head><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="description" content="px-captcha">' +
-    '<title>Access to this page has been denied</title></head><body><section class="px-container"><div class="page-title-wrapper"><div class="page-title">' +
-    '<h1 class="px-captcha-error-header">Before we continue...</h1></div></div><div class="content-wrapper"><div class="content"><div class="px-captcha-container">' +
-    `<div class="px-captcha-message">Press &amp; Hold to confirm you are<br>a human (and not a bot).</div><div id="px-captcha"></div></div>` +
+    '<!DOCTYPE html><html lang="en"><head><meta name="viewport" content="width=device-width, ' +
+    'initial-scale=1"><meta name="description" content="px-captcha">' +
+    ('<title>Access to this page has been denied</title></head><body><section class="px-container"><div ' +
+      'class="page-title-wrapper"><div class="page-title">') +
+    ('<h1 class="px-captcha-error-header">Before we continue...</h1></div></div><div ' +
+      'class="content-wrapper"><div class="content"><div class="px-captcha-container">') +
+    (`<div class="px-captcha-message">Press &amp; Hold to confirm you are<br>a human (and not a bot).</div><div ` +
+      `id="px-captcha"></div></div>`) +
     `<p class="px-captcha-refid">Reference ID ${uuid}</p></div></div></section>` +
-    `<script>window._pxAppId = '${app}';window._pxUuid = '${uuid}';</script><script src="https://captcha.px-cdn.net/${app}/captcha.js?a=c&m=0" async></script></body></html>`;
+    (`<script>window._pxAppId = '${app}';window._pxUuid = '${uuid}';</script><script ` +
+      `src="https://captcha.px-cdn.net/${app}/captcha.js?a=c&m=0" async></script></body></html>`);
   return {
     status: 403,
     headers: { server: 'nginx', 'set-cookie': `_pxhd=${rng.hex(24)}; path=/`, 'content-type': 'text/html' },
@@ -174,9 +196,12 @@ function perimeterxCaptcha(rng: Rng): Response {
 
 function datadomeCaptcha(rng: Rng, c: PageContext): Response {
   const body =
-    `<html lang="en"><head><title>${c.host}</title><style>#cmsg{animation: A 1.5s;}@keyframes A{0%{opacity:0;}99%{opacity:0;}100%{opacity:1;}}</style></head>` +
-    `<body style="margin:0"><p id="cmsg">Please enable JS and disable any ad blocker</p><script data-cfasync="false">var dd={'rt':'c','cid':'${rng.hex(24)}',` +
-    `'hsh':'${rng.hex(30).toUpperCase()}','t':'fe','s':${rng.int(10_000, 60_000)},'host':'geo.captcha-delivery.com'}</script>` +
+    `<html lang="en"><head><title>${c.host}</title><style>#cmsg{animation: A 1.5s;}@keyframes ` +
+    `A{0%{opacity:0;}99%{opacity:0;}100%{opacity:1;}}</style></head>` +
+    (`<body style="margin:0"><p id="cmsg">Please enable JS and disable any ad blocker</p><script ` +
+      `data-cfasync="false">var dd={'rt':'c','cid':'${rng.hex(24)}',`) +
+    (`'hsh':'${rng.hex(30).toUpperCase()}','t':'fe','s':${rng.int(10_000, 60_000)},'host':'geo.captcha-delivery.` +
+      `com'}</script>`) +
     '<script data-cfasync="false" src="https://ct.captcha-delivery.com/c.js"></script></body></html>';
   return {
     status: 403,
@@ -189,9 +214,12 @@ function datadomeCaptcha(rng: Rng, c: PageContext): Response {
 
 function securityCheck200(rng: Rng, c: PageContext): Response {
   const body =
-    `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Security check</title><script src="https://www.google.com/recaptcha/api.js" async defer></script></head>` +
-    `<body><main class="challenge"><h1>One more step</h1><p>Please complete the security check to access ${c.host}.</p>` +
-    `<form action="/verify" method="post"><div class="g-recaptcha" data-sitekey="6Lc${rng.hex(20)}"></div><input type="hidden" name="return" value="${c.path}">` +
+    `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Security check</title><script ` +
+    `src="https://www.google.com/recaptcha/api.js" async defer></script></head>` +
+    (`<body><main class="challenge"><h1>One more step</h1><p>Please complete the security check to access ` +
+      `${c.host}.</p>`) +
+    (`<form action="/verify" method="post"><div class="g-recaptcha" ` +
+      `data-sitekey="6Lc${rng.hex(20)}"></div><input type="hidden" name="return" value="${c.path}">`) +
     '<button type="submit">Continue</button></form></main></body></html>';
   return {
     status: 200,
@@ -205,8 +233,10 @@ function securityCheck200(rng: Rng, c: PageContext): Response {
 function smallPage(rng: Rng): Response {
   // An application shell without its data: what a site serves a client it no longer wants to feed.
   const body =
-    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Example Shop</title><link rel="stylesheet" href="/static/css/app.css"></head>' +
-    `<body><div id="app" data-build="${rng.hex(7)}"></div><noscript>Please enable JavaScript.</noscript><script src="/static/js/runtime.js"></script></body></html>`;
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Example Shop</title><link ' +
+    'rel="stylesheet" href="/static/css/app.css"></head>' +
+    (`<body><div id="app" data-build="${rng.hex(7)}"></div><noscript>Please enable ` +
+      `JavaScript.</noscript><script src="/static/js/runtime.js"></script></body></html>`);
   return {
     status: 200,
     headers: { 'content-type': 'text/html; charset=utf-8' },
@@ -218,9 +248,12 @@ function smallPage(rng: Rng): Response {
 
 function unusualTraffic(rng: Rng, c: PageContext): Response {
   const body =
-    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><title>Sorry...</title></head><body><div class="wrap">' +
-    "<h1>We're sorry...</h1><p>Our systems have detected unusual traffic from your computer network. This page checks to see if it's really you sending the requests, and not an automated program.</p>" +
-    `<p class="small">IP address: ${ip(rng)}<br>Time: ${iso(c.ts)}<br>URL: https://${c.host}${c.path.replace(/&/g, '&amp;')}</p></div></body></html>`;
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="robots" ' +
+    'content="noindex"><title>Sorry...</title></head><body><div class="wrap">' +
+    ("<h1>We're sorry...</h1><p>Our systems have detected unusual traffic from your computer network. This page " +
+      "checks to see if it's really you sending the requests, and not an automated program.</p>") +
+    (`<p class="small">IP address: ${ip(rng)}<br>Time: ${iso(c.ts)}<br>URL: ` +
+      `https://${c.host}${c.path.replace(/&/g, '&amp;')}</p></div></body></html>`);
   return {
     status: 200,
     headers: { 'content-type': 'text/html; charset=utf-8' },
@@ -232,9 +265,12 @@ function unusualTraffic(rng: Rng, c: PageContext): Response {
 
 function perimeterxDenied200(rng: Rng): Response {
   const body =
-    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Access to this page has been denied</title></head><body><div class="container">' +
-    '<h1>Access to this page has been denied.</h1><p>Access to this page has been denied because we believe you are using automation tools to browse the website.</p>' +
-    `<p>This may happen as a result of the following:</p><ul><li>Javascript is disabled or blocked by an extension (ad blockers for example)</li><li>Your browser does not support cookies</li></ul>` +
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Access to this page has been ' +
+    'denied</title></head><body><div class="container">' +
+    ('<h1>Access to this page has been denied.</h1><p>Access to this page has been denied because we believe ' +
+      'you are using automation tools to browse the website.</p>') +
+    (`<p>This may happen as a result of the following:</p><ul><li>Javascript is disabled or blocked by an ` +
+      `extension (ad blockers for example)</li><li>Your browser does not support cookies</li></ul>`) +
     `<p>Reference ID: #${rng.hex(8)}-${rng.hex(4)}-11ef-${rng.hex(4)}-${rng.hex(12)}</p></div></body></html>`;
   return {
     status: 200,
@@ -246,7 +282,10 @@ function perimeterxDenied200(rng: Rng): Response {
 }
 
 function notFound(rng: Rng, c: PageContext): Response {
-  const body = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Page not found | Example Shop</title></head><body><h1>We can't find that page</h1><p>${c.path} may have moved or no longer exists.</p><a href="/">Back to the shop</a></body></html>`;
+  const body =
+    `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Page not found | Example ` +
+    `Shop</title></head><body><h1>We can't find that page</h1><p>${c.path} may have moved or no longer ` +
+    `exists.</p><a href="/">Back to the shop</a></body></html>`;
   return {
     status: 404,
     headers: { 'content-type': 'text/html; charset=utf-8' },
@@ -266,7 +305,9 @@ function serverError(rng: Rng): Response {
         : status === 503
           ? '503 Service Temporarily Unavailable'
           : '504 Gateway Time-out';
-  const body = `<html>\r\n<head><title>${text}</title></head>\r\n<body>\r\n<center><h1>${text}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`;
+  const body =
+    `<html>\r\n<head><title>${text}</title></head>\r\n<body>\r\n<center><h1>${text}</h1></center>\r\n<hr><center>` +
+    `nginx</center>\r\n</body>\r\n</html>\r\n`;
   return {
     status,
     headers: { server: 'nginx', 'content-type': 'text/html' },
@@ -329,10 +370,12 @@ export type Protection = 'cloudflare' | 'akamai' | 'datadome' | 'perimeterx' | '
 
 const PROTECTION_SCRIPT: Readonly<Record<Protection, string>> = {
   cloudflare:
-    "<script>(function(){var a=document.createElement('script');a.src='/cdn-cgi/challenge-platform/scripts/jsd/main.js';document.getElementsByTagName('head')[0].appendChild(a);})();</script>",
+    "<script>(function(){var a=document.createElement('script');a.src='/cdn-cgi/challenge-platform/scripts/jsd/" +
+    "main.js';document.getElementsByTagName('head')[0].appendChild(a);})();</script>",
   akamai: '<script type="text/javascript" src="/akam/13/7a1b2c3d" defer></script>',
   datadome:
-    '<script>window.ddjskey = "A1B2C3D4E5F6"; window.ddoptions = {};</script><script src="https://js.datadome.co/tags.js" async></script>',
+    '<script>window.ddjskey = "A1B2C3D4E5F6"; window.ddoptions = {};</script><script ' +
+    'src="https://js.datadome.co/tags.js" async></script>',
   perimeterx: '<script>window._pxAppId = \'PXa1b2c3d4\';</script><script src="/a1b2c3d4/init.js" async></script>',
   none: '',
 };
@@ -380,9 +423,13 @@ export function normalPageHead(
       ? '<script src="https://www.google.com/recaptcha/api.js?render=6LcXexampleSiteKeyAAAAAB" async defer></script>'
       : '';
   const bodySample =
-    `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title.replace(/&/g, '&amp;')}</title>` +
-    `<link rel="canonical" href="https://${c.host}${c.path.replace(/&/g, '&amp;')}"><link rel="stylesheet" href="/static/css/app.${rng.hex(6)}.css">${recaptcha}${PROTECTION_SCRIPT[protection]}</head>` +
-    `<body class="${c.pageType}"><header class="site-header"><a class="logo" href="/">Example Outdoor</a><nav><a href="/c/men">Men</a> <a href="/c/women">Women</a> <a href="/sale">Sale</a></nav>` +
-    '<form class="search" action="/search"><input name="q" placeholder="Search products"></form><a class="cart" href="/cart">Cart (0)</a></header><main>';
+    `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" ` +
+    `content="width=device-width, initial-scale=1"><title>${title.replace(/&/g, '&amp;')}</title>` +
+    (`<link rel="canonical" href="https://${c.host}${c.path.replace(/&/g, '&amp;')}"><link rel="stylesheet" ` +
+      `href="/static/css/app.${rng.hex(6)}.css">${recaptcha}${PROTECTION_SCRIPT[protection]}</head>`) +
+    (`<body class="${c.pageType}"><header class="site-header"><a class="logo" href="/">Example ` +
+      `Outdoor</a><nav><a href="/c/men">Men</a> <a href="/c/women">Women</a> <a href="/sale">Sale</a></nav>`) +
+    ('<form class="search" action="/search"><input name="q" placeholder="Search products"></form><a ' +
+      'class="cart" href="/cart">Cart (0)</a></header><main>');
   return { title, bodySample, headers: { server: SERVER[protection], 'content-type': 'text/html; charset=utf-8' } };
 }

@@ -58,7 +58,9 @@ export function describeNoScore(
     const aside = a.health.scope === 'healthy-routes' ? ' (failing routes set aside)' : '';
     return {
       state: 'insufficient-data',
-      detail: `too little current traffic to judge: ${a.health.window.requests} requests in the current window${aside}, needs ${config.health.minRequests}`,
+      detail:
+        `too little current traffic to judge: ${a.health.window.requests} requests in the current ` +
+        `window${aside}, needs ${config.health.minRequests}`,
     };
   }
   return null;

@@ -32,9 +32,11 @@ export const REASONS = {
     "Soft blocks (200 OK carrying a block page, an empty result or a cut-down layout) above the site's normal rate.",
   latency: "p95 latency above the site's own normal p95.",
   total_refusal:
-    'At least 90% of requests refused on consecutive ticks with enough volume: treated as resisting whatever the score says.',
+    'At least 90% of requests refused on consecutive ticks with enough volume: treated as resisting whatever ' +
+    'the score says.',
   majority_refusal:
-    "At least half of the requests refused, and at least 4× the site's normal refused share, on consecutive ticks (current or recent window): treated as resisting whatever the score says.",
+    "At least half of the requests refused, and at least 4× the site's normal refused share, on consecutive " +
+    'ticks (current or recent window): treated as resisting whatever the score says.',
   canary_mismatch: 'A canary page with a known answer came back looking normal but with the wrong value.',
   extraction_missing_fields: 'More extractions than usual miss required fields.',
   extraction_schema_mismatch: 'More extractions than usual no longer match the expected schema.',
@@ -43,7 +45,8 @@ export const REASONS = {
   cost_bytes: "More bytes downloaded per valid record than the site's normal.",
   cost_credits: "More credits spent per valid record than the site's normal.",
   route_specific:
-    'Failures concentrate in some routes (country, pool or session pattern), confirmed over consecutive ticks: a route alert, excluded from the site score.',
+    'Failures concentrate in some routes (country, pool or session pattern), confirmed over consecutive ticks: ' +
+    'a route alert, excluded from the site score.',
 } as const satisfies Record<
   HealthSignal | ExtractionSignal | CostSignal | RouteReason | 'total_refusal' | 'majority_refusal' | 'canary_mismatch',
   string

@@ -369,7 +369,8 @@ export function diagnoseRoutes(
   const describe = suspects
     .map(
       (s) =>
-        `${s.dimension} ${s.value} (${(s.current.rate * 100).toFixed(0)}% failing vs ${(s.rest.rate * 100).toFixed(0)}%)`,
+        `${s.dimension} ${s.value} (${(s.current.rate * 100).toFixed(0)}% failing vs ` +
+        `${(s.rest.rate * 100).toFixed(0)}%)`,
     )
     .join(', ');
 
@@ -399,7 +400,9 @@ export function diagnoseRoutes(
   if (tooMany) {
     return {
       verdict: 'site-wide',
-      summary: `more than ${MAX_SUSPECTS} route groups fail independently: treated as the site's doing (first ${MAX_SUSPECTS}: ${describe})`,
+      summary:
+        `more than ${MAX_SUSPECTS} route groups fail independently: treated as the site's doing (first ` +
+        `${MAX_SUSPECTS}: ${describe})`,
       suspects,
       excluded: ZERO,
       suspectShare,
@@ -409,7 +412,9 @@ export function diagnoseRoutes(
   if (suspectShare > config.maxBadShare) {
     return {
       verdict: 'site-wide',
-      summary: `failing routes carry ${(suspectShare * 100).toFixed(0)}% of the traffic, more than ${(config.maxBadShare * 100).toFixed(0)}%: treated as the site's doing (${describe})`,
+      summary:
+        `failing routes carry ${(suspectShare * 100).toFixed(0)}% of the traffic, more than ` +
+        `${(config.maxBadShare * 100).toFixed(0)}%: treated as the site's doing (${describe})`,
       suspects,
       excluded: ZERO,
       suspectShare,

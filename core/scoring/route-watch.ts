@@ -253,7 +253,8 @@ function diagnosisOf(
   const watchingText =
     watching.length === 0
       ? ''
-      : `; watching ${watching.map((w) => `${w.dimension} ${w.value} (${w.ticks} of ${w.confirmTicks} ticks)`).join(', ')}`;
+      : `; watching ` +
+        `${watching.map((w) => `${w.dimension} ${w.value} (${w.ticks} of ${w.confirmTicks} ticks)`).join(', ')}`;
   const confirmed = watch.filter((e) => e.confirmed);
   if (confirmed.length === 0) {
     const verdict = raw.verdict === 'route-specific' ? 'site-wide' : raw.verdict;
@@ -292,7 +293,9 @@ function diagnosisOf(
     return {
       ...raw,
       verdict: 'site-wide',
-      summary: `confirmed failing routes carry ${pct(share)} of the traffic, more than ${pct(config.maxBadShare)}: treated as the site's doing (${describe})`,
+      summary:
+        `confirmed failing routes carry ${pct(share)} of the traffic, more than ${pct(config.maxBadShare)}: ` +
+        `treated as the site's doing (${describe})`,
       suspects: findings,
       excluded: { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 },
       suspectShare: share,

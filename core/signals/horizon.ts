@@ -54,7 +54,8 @@ export function horizonProblem(
   if (ts > now + horizon.maxAheadMs) {
     return (
       `ts: is ${span(ts - now)} after now (${at}, got ${describeValue(sent)}); events more than ` +
-      `${span(horizon.maxAheadMs)} in the future are refused — check the crawler's clock and that ts is in UTC milliseconds`
+      (`${span(horizon.maxAheadMs)} in the future are refused — check the crawler's clock and that ts is in UTC ` +
+        `milliseconds`)
     );
   }
   return undefined;

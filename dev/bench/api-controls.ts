@@ -143,7 +143,8 @@ function summarise(label: string, polls: Poll[], serverMs: number[]): { p99: num
   const other = polls.filter((p) => p.status !== 200 && p.status !== 304).length;
   line(
     `${label}: polls (first of each crawler / after)`,
-    `${fmt(polls.length)} (${fmt(polls.length - steady.length)} / ${fmt(steady.length)})${other > 0 ? `, ${fmt(other)} neither 200 nor 304` : ''}`,
+    `${fmt(polls.length)} (${fmt(polls.length - steady.length)} / ` +
+      `${fmt(steady.length)})${other > 0 ? `, ${fmt(other)} neither 200 nor 304` : ''}`,
   );
   line(`${label}: answered 304 (polls after the first)`, `${fmt(share304 * 100, 1)} %`);
   line(
@@ -167,9 +168,11 @@ async function main(): Promise<void> {
   try {
     say(`seeding ${CRAWLERS} sites with controls and ${TOKENS} read tokens`);
     await db.pool.query(
-      `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason, workflow_id, updated_by)
+      `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only,
+                                  effective_cost_multiplier, band, reason, workflow_id, updated_by)
        SELECT s, 16, 1, false, false, 1, 'healthy', 'nominal', 'site-health:' || s, 'bench'
-         FROM (SELECT 'crawl-' || lpad(i::text, 4, '0') || '.example.com' AS s FROM generate_series(0, $1::int - 1) i) t`,
+         FROM (SELECT 'crawl-' || lpad(i::text, 4, '0') || '.example.com' AS s
+                 FROM generate_series(0, $1::int - 1) i) t`,
       [CRAWLERS],
     );
     const tokens = await Promise.all(
@@ -205,7 +208,9 @@ async function main(): Promise<void> {
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
 
     process.stdout.write(
-      `Controls out benchmark — ${fmt(CRAWLERS)} crawlers polling every ${POLL_MS / 1000} s with If-None-Match, ${TOKENS} tokens, one change a second, one SSE subscriber; server, clients and PostgreSQL on this machine (shared with other work)\n`,
+      `Controls out benchmark — ${fmt(CRAWLERS)} crawlers polling every ${POLL_MS / 1000} s with ` +
+        `If-None-Match, ${TOKENS} tokens, one change a second, one SSE subscriber; server, clients and ` +
+        `PostgreSQL on this machine (shared with other work)\n`,
     );
 
     say(`cached run: ${RUN_MS / 1000} s`);
@@ -273,7 +278,8 @@ async function main(): Promise<void> {
     const c = summarise('cached', cached, serverMs.cached);
     line(
       'cached: database queries by the API, whole run',
-      `${fmt(apiQueries)} (feed: ${fmt(feedQueries)}: site loads, change reads, snapshot; tokens: ${fmt(apiQueries - feedQueries)})`,
+      `${fmt(apiQueries)} (feed: ${fmt(feedQueries)}: site loads, change reads, snapshot; tokens: ` +
+        `${fmt(apiQueries - feedQueries)})`,
     );
     // Each query served at most one poll (change reads and the snapshot serve none): a lower bound on polls without
     // one.
@@ -287,7 +293,8 @@ async function main(): Promise<void> {
     const noDb = Math.max(0, steady.length - steadyQueries) / steady.length;
     line(
       'cached, steady state (every crawler has polled once)',
-      `${fmt(steady.length)} polls, ${fmt(steadyQueries)} queries (feed: ${fmt(feedEnd - feedSteady)}, tokens: ${fmt(steadyQueries - (feedEnd - feedSteady))})`,
+      `${fmt(steady.length)} polls, ${fmt(steadyQueries)} queries (feed: ${fmt(feedEnd - feedSteady)}, tokens: ` +
+        `${fmt(steadyQueries - (feedEnd - feedSteady))})`,
     );
     line(
       'cached, steady state: polls without a database round trip',

@@ -135,7 +135,8 @@ async function send(
 /** Every event of the run is in the raw table and in the minute rollups: the rate counts finished work. */
 async function checkStored(db: BenchDb, site: string, expected: number): Promise<void> {
   const { rows } = await db.pool.query<{ raw: string; minute: string | null }>(
-    "SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw, (SELECT sum(requests) FROM rollup_minute WHERE site = $1 AND route_key = '*') AS minute",
+    'SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw, (SELECT sum(requests) FROM ' +
+      "rollup_minute WHERE site = $1 AND route_key = '*') AS minute",
     [site],
   );
   if (Number(rows[0]!.raw) !== expected || Number(rows[0]!.minute) !== expected)
@@ -170,7 +171,8 @@ async function main(): Promise<void> {
     const { token } = await createToken(db.pool, 'bench', ['ingest']);
     const now = Date.now();
     process.stdout.write(
-      `POST /v1/events benchmark — server in this process on ${url}, embedded PostgreSQL, ${CLIENTS} concurrent clients, ` +
+      `POST /v1/events benchmark — server in this process on ${url}, embedded PostgreSQL, ${CLIENTS} ` +
+        `concurrent clients, ` +
         `batches of ${fmt(BATCH)} events (every tenth with a ${fmt(BODY_SAMPLE_CHARS)}-character body sample)\n`,
     );
 

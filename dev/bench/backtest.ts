@@ -57,7 +57,9 @@ async function main(): Promise<void> {
     for (const t of result.timings) {
       line(
         t.scenario,
-        `ingest ${fmt(t.ingestMs / 1000, 1)} s (${fmt(t.events / (t.ingestMs / 1000))} events/s), replay ${fmt(t.replayMs / 1000, 2)} s (${t.ticks} ticks, ${fmt(t.replayMs / Math.max(1, t.ticks), 2)} ms/tick), score ${fmt(t.scoreMs)} ms`,
+        `ingest ${fmt(t.ingestMs / 1000, 1)} s (${fmt(t.events / (t.ingestMs / 1000))} events/s), replay ` +
+          `${fmt(t.replayMs / 1000, 2)} s (${t.ticks} ticks, ${fmt(t.replayMs / Math.max(1, t.ticks), 2)} ` +
+          `ms/tick), score ${fmt(t.scoreMs)} ms`,
       );
     }
     const sum = (f: (t: (typeof result.timings)[number]) => number) => result.timings.reduce((n, t) => n + f(t), 0);

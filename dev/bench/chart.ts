@@ -81,7 +81,8 @@ async function main(): Promise<void> {
     });
     line(
       'history written (replayed at 60 s ticks)',
-      `${fmt(history.assessments)} assessments, ${history.controlChanges} control changes, ${history.notifications} alerts in ${fmt(seconds(t0), 1)} s`,
+      `${fmt(history.assessments)} assessments, ${history.controlChanges} control changes, ` +
+        `${history.notifications} alerts in ${fmt(seconds(t0), 1)} s`,
     );
 
     const read = await timed(() => readChartData(db.pool, site, from, end));
@@ -91,7 +92,8 @@ async function main(): Promise<void> {
     const { resolution } = read.value.data;
     line(
       'buckets',
-      `${read.value.data.scores.length} score, ${read.value.data.rates.length} signal (${resolution.bucketMs / 60_000} min, ${resolution.level} rollups)`,
+      `${read.value.data.scores.length} score, ${read.value.data.rates.length} signal ` +
+        `(${resolution.bucketMs / 60_000} min, ${resolution.level} rollups)`,
     );
     line('load average (1 min) while measuring', fmt(loadavg()[0]!, 1));
     line(
@@ -134,7 +136,8 @@ async function main(): Promise<void> {
     line('PNG decoded', `${decoded.width}×${decoded.height}, ${fmt(colours.size)} distinct colours`);
     line(
       'SVG parsed',
-      `${$('svg').attr('width')}×${$('svg').attr('height')}; band rects ${marks('mark-rect')}, lines ${marks('mark-line')}, rules ${$('g.mark-rule.role-mark > line').length}, points ${marks('mark-symbol')}`,
+      `${$('svg').attr('width')}×${$('svg').attr('height')}; band rects ${marks('mark-rect')}, lines ` +
+        `${marks('mark-line')}, rules ${$('g.mark-rule.role-mark > line').length}, points ${marks('mark-symbol')}`,
     );
     if (decoded.width < 1000 || colours.size < 50 || marks('mark-line') < 2)
       throw new Error('the chart is blank or malformed');

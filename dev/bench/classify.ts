@@ -127,7 +127,8 @@ function main(): void {
     // For docs/classification.md: the same figures as Markdown tables, ready to paste.
     for (const set of sets)
       process.stdout.write(
-        `\n### ${set.set} (${set.pages} pages)\n\n${formatSummary(set.evaluations, true)}\n${formatComparison(set.evaluations, true)}`,
+        `\n### ${set.set} (${set.pages} pages)\n\n${formatSummary(set.evaluations, true)}\n` +
+          `${formatComparison(set.evaluations, true)}`,
       );
     return;
   }

@@ -72,7 +72,9 @@ const MIXES: Record<MixName, Mix> = {
   },
   realistic: {
     name: 'realistic',
-    describe: `${REALISTIC_DEFAULTS.bodyShare * 100}% with 1–4 KB pages + headers, 15 days, ${REALISTIC_DEFAULTS.sites} sites`,
+    describe:
+      `${REALISTIC_DEFAULTS.bodyShare * 100}% with 1–4 KB pages + headers, 15 days, ${REALISTIC_DEFAULTS.sites} ` +
+      `sites`,
     events: (path, now) => {
       const sitesDomain = `${path}.realistic.example`;
       const cli = path === 'cli';
@@ -267,7 +269,8 @@ async function checkStored(db: BenchDb, sites: readonly string[], startedAt: num
   }
   if (r.minute !== r.minute_days && r.minute !== r.minute_days_before) {
     throw new Error(
-      `${sites[0]}…: minute rollups hold ${r.minute} events, expected the ${r.minute_days} of the days that keep minute rows`,
+      `${sites[0]}…: minute rollups hold ${r.minute} events, expected the ${r.minute_days} of the days that ` +
+        `keep minute rows`,
     );
   }
 }
@@ -340,7 +343,8 @@ async function benchOneInsertPerEvent(db: BenchDb, now: number): Promise<number>
     for (const e of events) {
       const route = e.route as { country: string; pool: string; session: string };
       await client.query(
-        `INSERT INTO request_events (ts, site, country, pool, session, page_type, status, latency_ms, bytes, retries, credits, extraction, valid_records, outcome, rule)
+        `INSERT INTO request_events (ts, site, country, pool, session, page_type, status, latency_ms, bytes, retries,
+                                     credits, extraction, valid_records, outcome, rule)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'status')`,
         [
           new Date(e.ts as number),
@@ -395,10 +399,11 @@ async function loadSite(
 
 /** The same answer computed from raw events: what the tick would cost without rollups. */
 const RAW_READ_SQL = `
-SELECT w, coalesce(country,'') || '|' || coalesce(pool,'') || '|' || coalesce(session,'') AS route_key, count(*) AS requests,
-  count(*) FILTER (WHERE outcome = 'hard_block') AS hard_blocks, count(*) FILTER (WHERE outcome = 'challenge') AS challenges,
-  count(*) FILTER (WHERE outcome = 'soft_block') AS soft_blocks, sum(valid_records) AS valid_records, sum(retries) AS retries,
-  sum(bytes) AS bytes, sum(credits) AS credits
+SELECT w, coalesce(country,'') || '|' || coalesce(pool,'') || '|' || coalesce(session,'') AS route_key,
+  count(*) AS requests, count(*) FILTER (WHERE outcome = 'hard_block') AS hard_blocks,
+  count(*) FILTER (WHERE outcome = 'challenge') AS challenges,
+  count(*) FILTER (WHERE outcome = 'soft_block') AS soft_blocks,
+  sum(valid_records) AS valid_records, sum(retries) AS retries, sum(bytes) AS bytes, sum(credits) AS credits
 FROM (SELECT CASE WHEN ts >= $2 THEN 'current' ELSE 'baseline' END AS w, * FROM request_events
       WHERE site = $1 AND ((ts >= $2 AND ts < $3) OR (ts >= $4 AND ts < $5))) e
 GROUP BY ROLLUP (w, route_key)`;
@@ -437,7 +442,8 @@ async function main(): Promise<void> {
   const now = Date.now();
   try {
     process.stdout.write(
-      `Signal store benchmark — embedded PostgreSQL (its shipped settings, stack/embedded-postgres.ts), ${fmt(INGEST_EVENTS)} events per ingest run\n`,
+      `Signal store benchmark — embedded PostgreSQL (its shipped settings, stack/embedded-postgres.ts), ` +
+        `${fmt(INGEST_EVENTS)} events per ingest run\n`,
     );
     const only = process.env.BENCH_ONLY;
     if (only !== 'read') {
@@ -453,7 +459,8 @@ async function main(): Promise<void> {
       if (mixes[0] === undefined)
         throw new Error(`BENCH_MIX: ${process.env.BENCH_MIX} must be plain, realistic or both`);
       const cpuText = (r: IngestRun) =>
-        `CPU per event: Node ${fmt(r.nodeCpuUs, 1)} µs, PostgreSQL ${fmt(r.postgresCpuUs, 1)} µs (+ ${fmt(r.maintenanceUs, 1)} µs vacuum after)`;
+        `CPU per event: Node ${fmt(r.nodeCpuUs, 1)} µs, PostgreSQL ${fmt(r.postgresCpuUs, 1)} µs (+ ` +
+        `${fmt(r.maintenanceUs, 1)} µs vacuum after)`;
       const results: Partial<Record<MixName, { recorder: IngestRun; cli: IngestRun }>> = {};
       for (const mix of mixes) {
         const viaRecorder = await benchRecorder(db, now, mix);
@@ -530,12 +537,14 @@ async function main(): Promise<void> {
     );
     line(
       'small (20,000/day): rollup read, median of 200',
-      `${fmt(reads['small.example.com']!, 2)} ms   (busy/small = ${fmt(busy / reads['small.example.com']!, 2)} for 10× the volume)`,
+      `${fmt(reads['small.example.com']!, 2)} ms   (busy/small = ${fmt(busy / reads['small.example.com']!, 2)} ` +
+        `for 10× the volume)`,
     );
     if (reads['huge.example.com'] !== undefined) {
       line(
         'huge (2,000,000/day): rollup read, median of 200',
-        `${fmt(reads['huge.example.com'], 2)} ms   (huge/busy = ${fmt(reads['huge.example.com'] / busy, 2)} for 10× the volume)`,
+        `${fmt(reads['huge.example.com'], 2)} ms   (huge/busy = ${fmt(reads['huge.example.com'] / busy, 2)} ` +
+          `for 10× the volume)`,
       );
     }
     line('targets: ≤ 10 ms median; ≥ 50× raw', busy <= 10 && raw / busy >= 50 ? 'met' : 'NOT met');

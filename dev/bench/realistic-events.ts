@@ -65,8 +65,11 @@ export function withTiles(rng: Rng, head: string, chars: number): string {
   let body = head;
   for (let tile = 0; body.length < chars; tile++) {
     body +=
-      `<article class="tile" data-sku="${rng.hex(8)}"><a href="/p/item-${rng.int(1, 99_999)}"><img src="/img/${rng.hex(12)}.webp" alt="Item ${tile}" loading="lazy" width="320" height="320">` +
-      `<h3 class="tile-title">Item ${tile}</h3></a><span class="price">€${rng.int(9, 499)}.${rng.int(10, 99)}</span><button class="add" data-id="${rng.int(1, 1e6)}">Add to cart</button></article>`;
+      `<article class="tile" data-sku="${rng.hex(8)}"><a href="/p/item-${rng.int(1, 99_999)}"><img ` +
+      `src="/img/${rng.hex(12)}.webp" alt="Item ${tile}" loading="lazy" width="320" height="320">` +
+      (`<h3 class="tile-title">Item ${tile}</h3></a><span ` +
+        `class="price">€${rng.int(9, 499)}.${rng.int(10, 99)}</span><button class="add" ` +
+        `data-id="${rng.int(1, 1e6)}">Add to cart</button></article>`);
   }
   return body.slice(0, chars);
 }
@@ -76,7 +79,9 @@ function padded(body: string, chars: number): string {
   if (body.length >= chars) return body;
   const rules: string[] = [];
   for (let i = 0, len = 0; len < chars - body.length - 16; i++) {
-    const rule = `.c${i}{margin:0 auto;padding:${i % 9}px;font:400 ${12 + (i % 6)}px/1.5 system-ui,sans-serif;color:#${((i * 2654435761) >>> 8).toString(16).padStart(6, '0').slice(0, 6)}}`;
+    const rule =
+      `.c${i}{margin:0 auto;padding:${i % 9}px;font:400 ${12 + (i % 6)}px/1.5 ` +
+      `system-ui,sans-serif;color:#${((i * 2654435761) >>> 8).toString(16).padStart(6, '0').slice(0, 6)}}`;
     rules.push(rule);
     len += rule.length;
   }

@@ -77,7 +77,8 @@ async function main(): Promise<void> {
     line('ratio baseline / replay', `${fmt(baseline.s / replay.s, 2)}×`);
     line(
       "of a replayed tick: the current window's read",
-      `${fmt((readsS * 1000) / replay.ticks, 2)} ms; the rest (scoring, planning) ${fmt(((replay.s - readsS) * 1000) / replay.ticks, 2)} ms`,
+      `${fmt((readsS * 1000) / replay.ticks, 2)} ms; the rest (scoring, planning) ` +
+        `${fmt(((replay.s - readsS) * 1000) / replay.ticks, 2)} ms`,
     );
     line(
       'target: ≤ 3 s per site-day',

@@ -144,12 +144,14 @@ const cell = (s: string, width: number): string => s.padStart(width);
 
 function main(): void {
   process.stdout.write(
-    `route diagnosis per tick: current vs first version (CPU ms per diagnosis, median), MAX_SUSPECTS = ${MAX_SUSPECTS}\n`,
+    `route diagnosis per tick: current vs first version (CPU ms per diagnosis, median), MAX_SUSPECTS = ` +
+      `${MAX_SUSPECTS}\n`,
   );
   for (const shape of SHAPES) {
     heading(shape.name);
     process.stdout.write(
-      `${cell('routes', 8)} ${cell('new ms', 10)} ${cell('old ms', 14)} ${cell('old/new', 10)}  verdict (suspects)          same as old\n`,
+      `${cell('routes', 8)} ${cell('new ms', 10)} ${cell('old ms', 14)} ${cell('old/new', 10)}  verdict ` +
+        `(suspects)          same as old\n`,
     );
     // Old version: the largest size measured, to extrapolate from.
     let lastOld: { n: number; ms: number } | null = null;
@@ -201,7 +203,8 @@ function main(): void {
       }
       const verdict = `${result.verdict} (${result.suspects.length})`;
       process.stdout.write(
-        `${cell(fmt(n), 8)} ${cell(fmt(now.ms, 2), 10)} ${cell(oldCell, 14)} ${cell(ratio, 10)}  ${verdict.padEnd(28)} ${same}\n`,
+        `${cell(fmt(n), 8)} ${cell(fmt(now.ms, 2), 10)} ${cell(oldCell, 14)} ${cell(ratio, 10)}  ` +
+          `${verdict.padEnd(28)} ${same}\n`,
       );
     }
   }

@@ -126,7 +126,8 @@ async function main(): Promise<void> {
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const { token } = await createToken(db.pool, 'bench-scrapy', ['ingest', 'read']);
     process.stdout.write(
-      `Scrapy extension benchmark — ${fmt(PAGES)} pages of ~${fmt(PAGE_CHARS / 1000)} KB per crawl, 16 at once, ${ROUNDS} rounds with and without the extension\n`,
+      `Scrapy extension benchmark — ${fmt(PAGES)} pages of ~${fmt(PAGE_CHARS / 1000)} KB per crawl, 16 at ` +
+        `once, ${ROUNDS} rounds with and without the extension\n`,
     );
     heading('CPU of the Scrapy process per request (all threads), median of the rounds');
     const without: CrawlFigures[] = [];
@@ -163,7 +164,8 @@ async function main(): Promise<void> {
     line('each round, alone / with (ms per request)', rounds.join(';  '));
     line(
       'wall time per crawl (median)',
-      `${fmt(median(without.map((r) => r.wallS)), 1)} s alone, ${fmt(median(withExt.map((r) => r.wallS)), 1)} s with the extension`,
+      `${fmt(median(without.map((r) => r.wallS)), 1)} s alone, ${fmt(median(withExt.map((r) => r.wallS)), 1)} ` +
+        `s with the extension`,
     );
   } finally {
     await site.close();

@@ -263,9 +263,11 @@ async function runPhase(opts: {
   try {
     // The empty loops are spread by random start delays (an evenly spread reference load); the site loops
     // all start at once, as a fleet's `start` does — their phases (core/control/schedule.ts) spread the ticks.
-    say(
-      `${opts.name}: starting ${opts.count} workflows, ${opts.kind === 'timer' ? `first ticks spread over ${TICK_MS / 1000} s by start delays` : 'all at once (the site phases spread them)'}`,
-    );
+    const spread =
+      opts.kind === 'timer'
+        ? `first ticks spread over ${TICK_MS / 1000} s by start delays`
+        : 'all at once (the site phases spread them)';
+    say(`${opts.name}: starting ${opts.count} workflows, ${spread}`);
     const ids = Array.from({ length: opts.count }, (_, i) =>
       opts.kind === 'timer' ? `timer-only-${i}` : `site-health:${opts.sites[i]}`,
     );
@@ -404,13 +406,15 @@ function report(server: ServerKind, base: Phase, sites: Phase): { met: boolean }
   const perTick = (p: Phase, cpu: number) => cpu / Math.max(1, p.lags.length);
   const pct = (p: Phase, cpu: number) => `${fmt((cpu / p.windowMs) * 100)}% of a core`;
   heading(
-    `${server === 'dev' ? 'Dev server' : 'Cluster stack'}: ${sites.workflows} sites, tick every ${TICK_MS / 1000} s, measured ${fmt(sites.windowMs / 1000)} s after a ${WARMUP_MS / 1000} s warm-up`,
+    `${server === 'dev' ? 'Dev server' : 'Cluster stack'}: ${sites.workflows} sites, tick every ` +
+      `${TICK_MS / 1000} s, measured ${fmt(sites.windowMs / 1000)} s after a ${WARMUP_MS / 1000} s warm-up`,
   );
   for (const p of [base, sites]) {
     const label = p === base ? 'baseline: empty timer-only loops' : 'site loops (siteHealth)';
     line(
       `${label}: ticks due in the window (≈ N × window / tick), not started`,
-      `${fmt(p.lags.length)} (≈ ${fmt(p.ticksExpected)}), ${fmt(p.lags.length / (p.windowMs / 1000), 1)}/s, ${fmt(p.late)} not started`,
+      `${fmt(p.lags.length)} (≈ ${fmt(p.ticksExpected)}), ${fmt(p.lags.length / (p.windowMs / 1000), 1)}/s, ` +
+        `${fmt(p.late)} not started`,
     );
     line(
       `${label}: wake lag p50 / p95 / max (due → workflow task)`,
@@ -435,15 +439,18 @@ function report(server: ServerKind, base: Phase, sites: Phase): { met: boolean }
     }
     line(
       `${label}: start-up: first workflow task waited p50 / p95 / max`,
-      `${fmt(percentile(p.firstTaskWaits, 0.5))} / ${fmt(percentile(p.firstTaskWaits, 0.95))} / ${fmt(Math.max(...p.firstTaskWaits))} ms`,
+      `${fmt(percentile(p.firstTaskWaits, 0.5))} / ${fmt(percentile(p.firstTaskWaits, 0.95))} / ` +
+        `${fmt(Math.max(...p.firstTaskWaits))} ms`,
     );
     if (p === sites && p.firstTickDelays.length > 0) {
       line(
         `${label}: start-up storm: all started at once → first tick p50 / p95 / max`,
-        `${fmt(percentile(p.firstTickDelays, 0.5))} / ${fmt(percentile(p.firstTickDelays, 0.95))} / ${fmt(Math.max(...p.firstTickDelays))} ms`,
+        `${fmt(percentile(p.firstTickDelays, 0.5))} / ${fmt(percentile(p.firstTickDelays, 0.95))} / ` +
+          `${fmt(Math.max(...p.firstTickDelays))} ms`,
       );
       line(
-        `${label}: start-up storm: most first ticks in one second (steady state: ${fmt(p.workflows / (TICK_MS / 1000), 1)}/s)`,
+        `${label}: start-up storm: most first ticks in one second (steady state: ` +
+          `${fmt(p.workflows / (TICK_MS / 1000), 1)}/s)`,
         fmt(p.firstTicksPeakPerSecond),
       );
     }
@@ -455,7 +462,8 @@ function report(server: ServerKind, base: Phase, sites: Phase): { met: boolean }
     line(`${label}: ${serverName} CPU / product's PostgreSQL CPU`, `${pct(p, p.serverCpuMs)} / ${pct(p, p.pgCpuMs)}`);
     line(
       `${label}: CPU per tick: worker / ${serverName} / product's PostgreSQL`,
-      `${fmt(perTick(p, p.workerCpuMs), 1)} / ${fmt(perTick(p, p.serverCpuMs), 1)} / ${fmt(perTick(p, p.pgCpuMs), 1)} ms`,
+      `${fmt(perTick(p, p.workerCpuMs), 1)} / ${fmt(perTick(p, p.serverCpuMs), 1)} / ` +
+        `${fmt(perTick(p, p.pgCpuMs), 1)} ms`,
     );
     if (server === 'cluster')
       line(
@@ -506,7 +514,9 @@ async function main(): Promise<void> {
         ? `the Temporal dev server (SQLite ${SERVER_DB === 'file' ? 'file' : 'in memory'})`
         : 'the cluster stack (Temporal server on PostgreSQL)';
     heading(
-      `Site loops: one worker (cache: ${CACHE === '' ? 'the worker default' : `${CACHE} workflows`}, sticky timeout: ${STICKY === '' ? 'the worker default' : `${STICKY} ms`}) + ${SERVERS.map((k) => serverLabel(k as ServerKind)).join(', then ')}, ${cpus().length} cores`,
+      `Site loops: one worker (cache: ${CACHE === '' ? 'the worker default' : `${CACHE} workflows`}, sticky ` +
+        `timeout: ${STICKY === '' ? 'the worker default' : `${STICKY} ms`}) + ` +
+        `${SERVERS.map((k) => serverLabel(k as ServerKind)).join(', then ')}, ${cpus().length} cores`,
     );
     const outcomes: Array<{ server: ServerKind; sites: number; met: boolean }> = [];
     for (const count of SITES) {
@@ -545,7 +555,8 @@ async function main(): Promise<void> {
     if (TICK_MS === TARGET.tickMs && SITES.includes(TARGET.sites)) {
       for (const t of outcomes.filter((o) => o.sites === TARGET.sites)) {
         heading(
-          `Target on the ${t.server} server (${TARGET.sites} sites every ${TARGET.tickMs / 1000} s, p95 tick lag < ${TARGET.p95Ms} ms): ${t.met ? 'met' : 'NOT met'}`,
+          `Target on the ${t.server} server (${TARGET.sites} sites every ${TARGET.tickMs / 1000} s, p95 tick ` +
+            `lag < ${TARGET.p95Ms} ms): ${t.met ? 'met' : 'NOT met'}`,
         );
       }
     }

@@ -165,7 +165,8 @@ runMain('target-health demo', async () => {
     });
     cleanups.push(() => crawler.stop());
     say(
-      `${clock()} a Crawlee crawler with the Target Health adapter is crawling all four sites through proxies ${world.proxies.map((p) => p.label).join(', ')}`,
+      `${clock()} a Crawlee crawler with the Target Health adapter is crawling all four sites through proxies ` +
+        `${world.proxies.map((p) => p.label).join(', ')}`,
     );
 
     // The story: each site's trouble starts at its own time.
@@ -173,7 +174,8 @@ runMain('target-health demo', async () => {
       setTimeout(() => {
         world.site.setMode(HOSTS.shop, SHOP_ESCALATION);
         say(
-          `${clock()} ${HOSTS.shop} escalates its bot protection: a Cloudflare challenge on 12 % of requests, an empty app shell (a 200 without data) on 8 %, every answer 3× slower`,
+          `${clock()} ${HOSTS.shop} escalates its bot protection: a Cloudflare challenge on 12 % of requests, ` +
+            `an empty app shell (a 200 without data) on 8 %, every answer 3× slower`,
         );
       }, 20_000),
       setTimeout(() => {

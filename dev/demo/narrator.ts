@@ -51,7 +51,9 @@ export class Narrator {
       this.told.add(`route:${host}`);
       const conc = s.controls ? `concurrency stays ${s.controls.concurrencyLimit}` : 'controls unchanged';
       this.o.say(
-        `${this.o.clock()} ${host}: ROUTE ALERT — ${s.routeDiagnosis?.summary ?? 'failures concentrate in some routes'}; the site is not throttled (${conc}, band ${s.band})`,
+        `${this.o.clock()} ${host}: ROUTE ALERT — ` +
+          `${s.routeDiagnosis?.summary ?? 'failures concentrate in some routes'}; the site is not throttled ` +
+          `(${conc}, band ${s.band})`,
       );
     }
     if (s.awaitingHuman !== null && !this.told.has(`human:${host}`)) {
@@ -59,11 +61,14 @@ export class Narrator {
       const env = `set -a; . ${this.o.cliSettingsPath}; set +a`;
       this.o.say(
         [
-          `${this.o.clock()} ${host}: waiting for a person (band ${s.band}). The crawler sends it canaries only. To decide, in another terminal:`,
-          `      ${env}; npx target-health decide resume ${host} --who you@example.com --why "checked: the wall is gone"`,
+          `${this.o.clock()} ${host}: waiting for a person (band ${s.band}). The crawler sends it canaries ` +
+            `only. To decide, in another terminal:`,
+          `      ${env}; npx target-health decide resume ${host} --who you@example.com --why "checked: the ` +
+            `wall is gone"`,
           `      ${env}; npx target-health decide stop ${host} --who you@example.com --why "not worth it"`,
           `   Lift the wall first, or the loop pauses it again once it has judged a few minutes of walls:`,
-          `      curl -X POST ${this.o.siteAdmin}/_admin/hosts/${host}/mode -H 'content-type: application/json' -d '{"kind": "normal", "latencyMs": 600}'`,
+          `      curl -X POST ${this.o.siteAdmin}/_admin/hosts/${host}/mode -H 'content-type: ` +
+            `application/json' -d '{"kind": "normal", "latencyMs": 600}'`,
         ].join('\n'),
       );
     }
@@ -97,7 +102,8 @@ export class Narrator {
       [
         '',
         `${this.o.clock()} All four outcomes are in — see them in the Temporal UI: ${ui}`,
-        `   ${shop}: throttled    ${news}: paused, waiting for a person    ${travel}: route alert, not throttled    ${this.o.hosts.calm}: healthy`,
+        `   ${shop}: throttled    ${news}: paused, waiting for a person    ${travel}: route alert, not ` +
+          `throttled    ${this.o.hosts.calm}: healthy`,
         '   The crawler keeps crawling and obeying; decide for the paused site as above, or Ctrl-C to stop everything.',
         '',
       ].join('\n'),

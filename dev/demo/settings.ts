@@ -42,7 +42,8 @@ export function describeDemoSettings(nominalConcurrency: number): string {
   const s = DEMO_LOOP_SETTINGS;
   return [
     `tick ${s.tickIntervalMs / 1000} s`,
-    `window ${s.window.currentWindowMs / 60_000} min (refusals also over the last ${s.window.recentWindowMs / 60_000} min)`,
+    `window ${s.window.currentWindowMs / 60_000} min (refusals also over the last ` +
+      `${s.window.recentWindowMs / 60_000} min)`,
     `smoothing half-life ${s.scoring.smoothing.halfLifeMs / 1000} s`,
     `a route confirmed after ${s.scoring.routes.confirmAfterMs / 1000} s`,
     `a step every ${s.policy.steps.degradeEveryMs / 1000} s down, ${s.policy.steps.restoreEveryMs / 1000} s up`,

@@ -207,9 +207,11 @@ export const THEMES: Readonly<Record<string, Theme>> = {
 /** Scripts protection vendors put on every normal page (the classic false-positive bait). */
 const BAIT: Readonly<Record<Protection, string>> = {
   cloudflare:
-    "<script>(function(){var a=document.createElement('script');a.src='/cdn-cgi/challenge-platform/scripts/jsd/main.js';document.getElementsByTagName('head')[0].appendChild(a);})();</script>",
+    "<script>(function(){var a=document.createElement('script');a.src='/cdn-cgi/challenge-platform/scripts/jsd/" +
+    "main.js';document.getElementsByTagName('head')[0].appendChild(a);})();</script>",
   datadome:
-    '<script>window.ddjskey = "9A1B2C3D4E5F60718293A4B5C6D7E8"; window.ddoptions = {};</script><script src="https://js.datadome.co/tags.js" async></script>',
+    '<script>window.ddjskey = "9A1B2C3D4E5F60718293A4B5C6D7E8"; window.ddoptions = {};</script><script ' +
+    'src="https://js.datadome.co/tags.js" async></script>',
   perimeterx: '<script>window._pxAppId = \'PXq7w8e9r0\';</script><script src="/q7w8e9r0/init.js" async></script>',
   akamai: '<script type="text/javascript" src="/akam/13/5f2e9c1d" defer></script>',
   none: '',
@@ -279,8 +281,10 @@ function paragraph(rng: Rng, theme: Theme, sentences: number): string {
 
 function head(options: CatalogueOptions, title: string, path: string, extra: string): string {
   return (
-    `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
-    `<title>${escapeHtml(title)}</title><link rel="canonical" href="http://${options.host}${path}"><link rel="stylesheet" href="/static/css/app.3f9a1c.css">` +
+    `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" ` +
+    `content="width=device-width, initial-scale=1">` +
+    (`<title>${escapeHtml(title)}</title><link rel="canonical" href="http://${options.host}${path}"><link ` +
+      `rel="stylesheet" href="/static/css/app.3f9a1c.css">`) +
     `${extra}${BAIT[options.protection]}</head>`
   );
 }
@@ -291,8 +295,10 @@ function header(options: CatalogueOptions): string {
     .map((c, i) => `<a href="/list/${(i % pages) + 1}">${escapeHtml(c)}</a>`)
     .join(' ');
   return (
-    `<header class="site-header"><a class="logo" href="/">${escapeHtml(options.theme.siteName)}</a><nav class="categories">${nav}</nav>` +
-    `<form class="search" action="/search"><input name="q" placeholder="Search ${options.theme.itemsName.toLowerCase()}"></form><span class="account">Sign in</span></header>`
+    `<header class="site-header"><a class="logo" href="/">${escapeHtml(options.theme.siteName)}</a><nav ` +
+    `class="categories">${nav}</nav>` +
+    (`<form class="search" action="/search"><input name="q" placeholder="Search ` +
+      `${options.theme.itemsName.toLowerCase()}"></form><span class="account">Sign in</span></header>`)
   );
 }
 
@@ -311,7 +317,8 @@ function footer(options: CatalogueOptions, rng: Rng): string {
   ];
   return (
     `<footer class="site-footer"><div class="newsletter"><h3>Stay in touch</h3>${paragraph(rng, options.theme, 3)}` +
-    `<form action="/newsletter" method="post"><input type="email" name="email" placeholder="Your e-mail"><button>Subscribe</button></form></div>` +
+    (`<form action="/newsletter" method="post"><input type="email" name="email" placeholder="Your ` +
+      `e-mail"><button>Subscribe</button></form></div>`) +
     // Plain text, not links: a crawl following every link stays inside the catalogue (no 404s to judge).
     `<ul class="links">${links.map((l) => `<li><span class="link">${l}</span></li>`).join('')}</ul>` +
     `<p class="legal">© 2025 ${escapeHtml(options.theme.siteName)}. All prices include VAT.</p></footer>`
@@ -320,9 +327,12 @@ function footer(options: CatalogueOptions, rng: Rng): string {
 
 function card(options: CatalogueOptions, item: Item, rng: Rng): string {
   return (
-    `<article class="product" data-id="${item.id}"><a class="link" href="/item/${item.id}"><img src="/img/${item.id}.jpg" alt="${escapeHtml(item.name)}" width="240" height="180">` +
-    `<h3 class="name">${escapeHtml(item.name)}</h3></a><span class="price" data-price="${item.price}" data-currency="${options.theme.currency}">${options.theme.currency} ${item.price}</span>` +
-    `<span class="category">${escapeHtml(item.category)}</span><p class="blurb">${sentence(rng, options.theme)}</p></article>`
+    `<article class="product" data-id="${item.id}"><a class="link" href="/item/${item.id}"><img ` +
+    `src="/img/${item.id}.jpg" alt="${escapeHtml(item.name)}" width="240" height="180">` +
+    (`<h3 class="name">${escapeHtml(item.name)}</h3></a><span class="price" data-price="${item.price}" ` +
+      `data-currency="${options.theme.currency}">${options.theme.currency} ${item.price}</span>`) +
+    (`<span class="category">${escapeHtml(item.category)}</span><p ` +
+      `class="blurb">${sentence(rng, options.theme)}</p></article>`)
   );
 }
 
@@ -346,9 +356,12 @@ function homePage(options: CatalogueOptions): Page {
   ).join('');
   const body =
     head(options, `${options.theme.siteName} — ${options.theme.itemsName}`, '/', '') +
-    `<body class="home">${header(options)}<main><section class="hero"><h1>${escapeHtml(options.theme.siteName)}</h1>${paragraph(rng, options.theme, 4)}</section>` +
-    `<section class="featured"><h2>Featured ${options.theme.itemsName.toLowerCase()}</h2>${featured.join('')}</section>` +
-    `<section class="all"><h2>All ${options.theme.itemsName.toLowerCase()}</h2><ul>${lists}</ul></section></main>${footer(options, rng)}</body></html>`;
+    (`<body class="home">${header(options)}<main><section ` +
+      `class="hero"><h1>${escapeHtml(options.theme.siteName)}</h1>${paragraph(rng, options.theme, 4)}</section>`) +
+    (`<section class="featured"><h2>Featured ` +
+      `${options.theme.itemsName.toLowerCase()}</h2>${featured.join('')}</section>`) +
+    (`<section class="all"><h2>All ${options.theme.itemsName.toLowerCase()}</h2><ul>${lists}</ul></section></mai` +
+      `n>${footer(options, rng)}</body></html>`);
   return html(200, 'home', options, body);
 }
 
@@ -369,15 +382,21 @@ export function listingPage(options: CatalogueOptions, n: number, empty = false)
   // Without its items the page keeps its usual size (editorial text fills it), so only an empty
   // extraction can tell — not the size norm, and not a weak marker corroborated by a short page.
   const filler = empty
-    ? `<p class="empty">No ${options.theme.itemsName.toLowerCase()} match your selection.</p><section class="editorial"><h2>Why shop with us</h2>` +
+    ? `<p class="empty">No ${options.theme.itemsName.toLowerCase()} match your selection.</p><section ` +
+      `class="editorial"><h2>Why shop with us</h2>` +
       Array.from({ length: 12 }, () => paragraph(rng, options.theme, 8)).join('') +
       '</section>'
     : '';
+  const filters = options.theme.categories
+    .map((c) => `<label><input type="checkbox" name="c" value="${escapeHtml(c)}"> ${escapeHtml(c)}</label>`)
+    .join('');
   const body =
     head(options, `${options.theme.itemsName} – page ${n} | ${options.theme.siteName}`, `/list/${n}`, '') +
-    `<body class="listing">${header(options)}<main><h1>${options.theme.itemsName} <small>page ${n} of ${pages}</small></h1>` +
-    `<aside class="filters"><h2>Filter</h2>${options.theme.categories.map((c) => `<label><input type="checkbox" name="c" value="${escapeHtml(c)}"> ${escapeHtml(c)}</label>`).join('')}${paragraph(rng, options.theme, 3)}</aside>` +
-    `<section class="results" data-count="${cards.length}">${cards.join('')}${filler}</section>${pager}</main>${footer(options, rng)}</body></html>`;
+    (`<body class="listing">${header(options)}<main><h1>${options.theme.itemsName} <small>page ${n} of ` +
+      `${pages}</small></h1>`) +
+    `<aside class="filters"><h2>Filter</h2>${filters}${paragraph(rng, options.theme, 3)}</aside>` +
+    (`<section class="results" data-count="${cards.length}">${cards.join('')}${filler}</section>${pager}</main>` +
+      `${footer(options, rng)}</body></html>`);
   return html(200, 'listing', options, body);
 }
 
@@ -404,7 +423,8 @@ function itemPage(options: CatalogueOptions, id: number): Page {
   const reviews = Array.from(
     { length: 5 },
     (_, i) =>
-      `<li class="review"><span class="stars" data-stars="${rng.int(3, 5)}"></span><strong>Customer ${i + 1}</strong>${paragraph(rng, theme, 2)}</li>`,
+      `<li class="review"><span class="stars" data-stars="${rng.int(3, 5)}"></span><strong>Customer ` +
+      `${i + 1}</strong>${paragraph(rng, theme, 2)}</li>`,
   ).join('');
   const related: string[] = [];
   for (let i = 0; i < 6; i++) related.push(card(options, itemOf(options, rng.int(1, options.items)), rng));
@@ -419,22 +439,28 @@ function itemPage(options: CatalogueOptions, id: number): Page {
       `/item/${id}`,
       `<script type="application/ld+json">${jsonLd}</script>${recaptcha}`,
     ) +
-    `<body class="product-page">${header(options)}<main><nav class="breadcrumbs"><a href="/">Home</a> › <a href="/list/${listN}">${escapeHtml(item.category)}</a></nav>` +
+    (`<body class="product-page">${header(options)}<main><nav class="breadcrumbs"><a href="/">Home</a> › <a ` +
+      `href="/list/${listN}">${escapeHtml(item.category)}</a></nav>`) +
     `<article class="product" data-id="${id}"><h1 class="name">${escapeHtml(item.name)}</h1>` +
     `<img src="/img/${id}-large.jpg" alt="${escapeHtml(item.name)}" width="640" height="480">` +
-    `<span class="price" data-price="${item.price}" data-currency="${theme.currency}">${theme.currency} ${item.price}</span><span class="availability">In stock</span>` +
-    `<form action="/basket" method="post"><input type="hidden" name="sku" value="SKU-${id}"><button>Add to basket</button></form>` +
-    `<section class="description"><h2>Description</h2>${paragraph(rng, theme, 5)}${paragraph(rng, theme, 5)}</section>` +
+    (`<span class="price" data-price="${item.price}" data-currency="${theme.currency}">${theme.currency} ` +
+      `${item.price}</span><span class="availability">In stock</span>`) +
+    (`<form action="/basket" method="post"><input type="hidden" name="sku" value="SKU-${id}"><button>Add to ` +
+      `basket</button></form>`) +
+    (`<section class="description"><h2>Description</h2>${paragraph(rng, theme, 5)}${paragraph(rng, theme, 5)}</s` +
+      `ection>`) +
     `<section class="specs"><h2>Details</h2><table>${specs}</table></section>` +
     `<section class="reviews"><h2>Reviews</h2><ul>${reviews}</ul></section></article>` +
-    `<section class="related"><h2>You may also like</h2>${related.join('')}</section></main>${footer(options, rng)}</body></html>`;
+    (`<section class="related"><h2>You may also ` +
+      `like</h2>${related.join('')}</section></main>${footer(options, rng)}</body></html>`);
   return html(200, 'product', options, body);
 }
 
 function notFoundPage(options: CatalogueOptions, path: string): Page {
   const body =
     head(options, `Page not found | ${options.theme.siteName}`, path, '') +
-    `<body class="not-found">${header(options)}<main><h1>We can't find that page</h1><p>${escapeHtml(path)} may have moved.</p><a href="/">Back to the start</a></main></body></html>`;
+    (`<body class="not-found">${header(options)}<main><h1>We can't find that page</h1><p>${escapeHtml(path)} ` +
+      `may have moved.</p><a href="/">Back to the start</a></main></body></html>`);
   return {
     status: 404,
     pageType: undefined,

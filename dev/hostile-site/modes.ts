@@ -102,7 +102,8 @@ export const HostModeSchema = z.discriminatedUnion(
     }),
   ],
   expecting(
-    'a mode like {"kind": "challenging", "share": 0.3}; kind is one of normal, slow, challenging, soft-block, mixed, wall',
+    'a mode like {"kind": "challenging", "share": 0.3}; kind is one of normal, slow, challenging, soft-block, ' +
+      'mixed, wall',
   ),
 );
 export type HostMode = z.infer<typeof HostModeSchema>;

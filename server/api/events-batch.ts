@@ -58,14 +58,17 @@ export function decodeJsonArray(body: Buffer): unknown[] {
     throw new BodyError(
       400,
       'invalid_body',
-      `body: not valid JSON (${detail}); send a JSON array of events, or NDJSON (one event per line) with Content-Type: application/x-ndjson`,
+      `body: not valid JSON (${detail}); send a JSON array of events, or NDJSON (one event per line) with ` +
+        `Content-Type: application/x-ndjson`,
     );
   }
   if (!Array.isArray(value)) {
     throw new BodyError(
       400,
       'invalid_body',
-      `body: must be a JSON array of events (got ${value !== null && typeof value === 'object' ? 'an object' : describeValue(value, 40)}); wrap a single event in [ ]`,
+      `body: must be a JSON array of events (got ` +
+        `${value !== null && typeof value === 'object' ? 'an object' : describeValue(value, 40)}); wrap a single ` +
+        `event in [ ]`,
     );
   }
   return value;

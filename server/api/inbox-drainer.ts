@@ -49,7 +49,10 @@ export interface InboxDrainerOptions {
    */
   pool: Pool;
   logger: Logger;
-  /** Stores a batch's NDJSON lines (the ingester, or the API's ingest threads); throws when the store cannot take them now. */
+  /**
+   * Stores a batch's NDJSON lines (the ingester, or the API's ingest threads); throws when
+   * the store cannot take them now.
+   */
   store(lines: string[]): Promise<DrainResult>;
   metrics?: InboxMetrics;
   /** Batches drained at once (4: the ingest threads' width on two to four cores). */
@@ -210,7 +213,8 @@ export class InboxDrainer {
             bytes: batch.payload.length,
             error: describePgError(err),
           },
-          `inbox: batch ${batch.batchId} cannot be read (${describePgError(err)}): its ${batch.eventCount} events are refused and the row deleted; postgresSink writes gzip-compressed NDJSON`,
+          `inbox: batch ${batch.batchId} cannot be read (${describePgError(err)}): its ${batch.eventCount} ` +
+            `events are refused and the row deleted; postgresSink writes gzip-compressed NDJSON`,
         );
         return 'drained';
       }
@@ -221,7 +225,8 @@ export class InboxDrainer {
         storeFailed = true;
         throw Object.assign(
           new Error(
-            `batch ${batch.batchId} (${lines.length} events) could not be stored now: ${describePgError(err)}; it stays in the inbox`,
+            `batch ${batch.batchId} (${lines.length} events) could not be stored now: ${describePgError(err)}; ` +
+              `it stays in the inbox`,
           ),
           { cause: err },
         );
@@ -265,7 +270,8 @@ export class InboxDrainer {
       .map((r) => ({ line: r.index + 1, errors: [...r.errors] }));
     this.options.logger.warn(
       { batchId, rejected: result.rejected.length, stored: result.inserted + result.duplicates, sample },
-      `inbox: the store refused ${result.rejected.length} of the ${lines} events of batch ${batchId} (first, line ${first.index + 1}: ${first.errors[0] ?? '?'}); the others are stored`,
+      `inbox: the store refused ${result.rejected.length} of the ${lines} events of batch ${batchId} (first, ` +
+        `line ${first.index + 1}: ${first.errors[0] ?? '?'}); the others are stored`,
     );
   }
 

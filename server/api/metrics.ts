@@ -10,7 +10,10 @@ export interface ApiMetrics {
   eventsIngested: Counter<'result'>;
   /** Lines refused by `POST /v1/events`, by the refused field (`ts`, `site`, `json`, …). */
   eventsRejected: Counter<'field'>;
-  /** Batches taken from the event inbox (server/api/inbox-drainer.ts): drained, or failed (left in the inbox and retried). */
+  /**
+   * Batches taken from the event inbox (server/api/inbox-drainer.ts): drained, or failed
+   * (left in the inbox and retried).
+   */
   inboxBatches: Counter<'result'>;
   /** Events of drained inbox batches: inserted, duplicate, or rejected by the store. */
   inboxEvents: Counter<'result'>;

@@ -165,7 +165,9 @@ export function buildOpenApiDocument(routes: readonly RouteRecord[], version: st
       title: 'Target Health API',
       version,
       description:
-        'Events in, controls out, sites and decisions, metrics. Authenticate with `Authorization: Bearer <token>` (`target-health token create <name> --scope …`); errors are `{"error": {"code", "message"}}` with a one-line message naming the field and the fix.',
+        'Events in, controls out, sites and decisions, metrics. Authenticate with `Authorization: Bearer ' +
+        '<token>` (`target-health token create <name> --scope …`); errors are `{"error": {"code", "message"}}` ' +
+        'with a one-line message naming the field and the fix.',
     },
     tags: (Object.keys(TAG_DESCRIPTIONS) as OpenApiOperation['tag'][])
       .filter((t) => used.has(t))
@@ -177,7 +179,8 @@ export function buildOpenApiDocument(routes: readonly RouteRecord[], version: st
           type: 'http',
           scheme: 'bearer',
           description:
-            'An API token; its scopes (ingest, read, decide, admin — admin implies every scope) decide what it may call.',
+            'An API token; its scopes (ingest, read, decide, admin — admin implies every scope) decide what it ' +
+            'may call.',
         },
       },
     },

@@ -83,7 +83,8 @@ export function gunzipWithin(source: Readable, limit: number): DecodedBody {
       new BodyError(
         400,
         'bad_gzip',
-        `Content-Encoding: the body is not valid gzip (${capText(err.message, 80)}); compress it with gzip or drop the header`,
+        `Content-Encoding: the body is not valid gzip (${capText(err.message, 80)}); compress it with gzip or ` +
+          `drop the header`,
       ),
     ),
   );

@@ -61,7 +61,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
           reply,
           414,
           'uri_too_long',
-          `path: a part of the path is longer than ${MAX_SITE_INPUT_CHARS} characters; a site is a host name (at most 253 characters)`,
+          `path: a part of the path is longer than ${MAX_SITE_INPUT_CHARS} characters; a site is a host name ` +
+            `(at most 253 characters)`,
         );
       } else if (err.code === 'FST_ERR_BAD_URL') {
         void sendError(
@@ -125,7 +126,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
         : 'from this address (without a valid token)';
       return Object.assign(
         new Error(
-          `rate limit: more than ${context.max} requests per minute ${whose}; retry in ${Math.ceil(context.ttl / 1000)} s`,
+          `rate limit: more than ${context.max} requests per minute ${whose}; retry in ` +
+            `${Math.ceil(context.ttl / 1000)} s`,
         ),
         { statusCode: 429, code: 'RATE_LIMITED' },
       );

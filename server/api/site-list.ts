@@ -79,7 +79,8 @@ export function decodeSiteCursor(cursor: string, tag: string): Uint8Array {
   if (parsed === undefined) throw new CursorError(NOT_A_CURSOR);
   if (parsed.l !== tag)
     throw new CursorError(
-      'cursor: it belongs to a listing with other filters; pass the same band and awaiting as for the first page, or start again without it',
+      'cursor: it belongs to a listing with other filters; pass the same band and awaiting as for the first ' +
+        'page, or start again without it',
     );
   return new Uint8Array(Buffer.from(parsed.t, 'base64url'));
 }

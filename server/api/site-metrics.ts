@@ -62,7 +62,8 @@ export function registerSiteGauges(registry: Registry, read: () => Promise<SiteS
   );
   gauge(
     SITE_GAUGES.band,
-    "The site's band as a state set: 1 for its band, 0 for the others (site_controls, else the running loop's HealthBand).",
+    "The site's band as a state set: 1 for its band, 0 for the others (site_controls, else the running loop's " +
+      'HealthBand).',
     ['site', 'band'],
     (g, s) => {
       const bands = new Map<string, string>();
@@ -86,7 +87,8 @@ export function registerSiteGauges(registry: Registry, read: () => Promise<SiteS
   );
   gauge(
     SITE_GAUGES.loopRunning,
-    '1 for every site known to PostgreSQL or Temporal whose loop is running, 0 for the others (absent when Temporal cannot be read).',
+    '1 for every site known to PostgreSQL or Temporal whose loop is running, 0 for the others (absent when ' +
+      'Temporal cannot be read).',
     ['site'],
     (g, s) => {
       if (s.loops === null) return;

@@ -51,7 +51,8 @@ const SITE_FACTS_SQL = `
     LEFT JOIN LATERAL (SELECT score, parser_health, assessed_at, chain_id FROM assessments
                         WHERE site = k.site ORDER BY assessed_at DESC LIMIT 1) a ON true
     LEFT JOIN LATERAL (SELECT assessed_at, chain_id FROM assessments
-                        WHERE site = k.site AND assessed_at < a.assessed_at ORDER BY assessed_at DESC LIMIT 1) p ON true`;
+                        WHERE site = k.site AND assessed_at < a.assessed_at
+                        ORDER BY assessed_at DESC LIMIT 1) p ON true`;
 
 export async function readStoredSiteFacts(pool: Pool): Promise<Map<string, StoredSiteFacts>> {
   const { rows } = await pool.query<{

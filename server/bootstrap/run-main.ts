@@ -14,7 +14,8 @@ export function runMain(name: string, main: () => Promise<number | void>): void 
         process.stderr.write(`${name}: ${err.message}\n`);
       } else {
         process.stderr.write(
-          `${name}: unexpected error (a bug — please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+          `${name}: unexpected error (a bug — please report ` +
+            `it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
         );
       }
       // Exit now: a half-started Temporal runtime or connection pool must not keep a failed process

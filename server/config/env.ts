@@ -106,7 +106,8 @@ function readSettingFile(variable: string, path: string): Buffer {
     return readFileSync(path);
   } catch (err) {
     throw new UserError(
-      `${variable}: cannot read ${describeValue(path, 200)} (${(err as NodeJS.ErrnoException).code ?? String(err)}); point it at a readable PEM file`,
+      `${variable}: cannot read ${describeValue(path, 200)} ` +
+        `(${(err as NodeJS.ErrnoException).code ?? String(err)}); point it at a readable PEM file`,
     );
   }
 }
@@ -181,7 +182,8 @@ export function loadDatabaseUrl(env: Env = process.env): string {
       DATABASE_URL: z
         .string({
           message:
-            'is required: set it to postgres://user:password@host:5432/database, or run `npm start` for the embedded stack',
+            'is required: set it to postgres://user:password@host:5432/database, or run `npm start` for the ' +
+            'embedded stack',
         })
         .pipe(databaseUrl),
     }),
@@ -219,7 +221,9 @@ const wholeNumber = (min: number, max: number, what: string) =>
     .min(min, `must be at least ${min}`)
     .max(max, `must be at most ${max}`);
 
-/** The minute rollups' retention when nothing else says (server/db/signal-store/retention.ts holds the same default). */
+/**
+ * The minute rollups' retention when nothing else says (server/db/signal-store/retention.ts holds the same default).
+ */
 export const DEFAULT_MINUTE_DAYS = 3;
 
 /**
@@ -324,7 +328,8 @@ const uiUrl = z
   .url({ protocol: /^https?$/, message: 'must be an http(s) URL like http://127.0.0.1:8233' })
   .refine(
     (v) => !hasCredentials(v),
-    'must not carry a user name or password: the links go into notifications and CLI output that people read (put the UI behind your SSO instead)',
+    'must not carry a user name or password: the links go into notifications and CLI output that people read ' +
+      '(put the UI behind your SSO instead)',
   );
 
 /** TEMPORAL_UI_URL when set (validated, without trailing slashes), otherwise undefined. */
@@ -363,7 +368,8 @@ const webhookUrl = z
   // fetch refuses such URLs, and its error quotes the whole URL: refused here, where it is named.
   .refine(
     (v) => !hasCredentials(v),
-    'must not carry user:password@ (HTTP clients refuse it); put the token where your webhook provider says, usually in the path or a query parameter',
+    'must not carry user:password@ (HTTP clients refuse it); put the token where your webhook provider says, ' +
+      'usually in the path or a query parameter',
   );
 
 const notifierEnvSchema = z.object({

@@ -21,7 +21,8 @@ export function readSettingsFile(path: string, flag = '--config'): Record<string
     value = JSON.parse(text);
   } catch (err) {
     throw new UserError(
-      `${flag}: ${describeValue(path, 200)} is not valid JSON (${messageLine(err instanceof Error ? err.message : String(err))})`,
+      `${flag}: ${describeValue(path, 200)} is not valid JSON ` +
+        `(${messageLine(err instanceof Error ? err.message : String(err))})`,
     );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))

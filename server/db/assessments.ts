@@ -75,7 +75,8 @@ export async function assessmentHistory(pool: Pool, site: string, limit: number)
     parser_health: number | null;
     workflow_id: string;
   }>(
-    'SELECT tick, assessed_at, score, parser_health, workflow_id FROM assessments WHERE site = $1 ORDER BY assessed_at DESC LIMIT $2',
+    'SELECT tick, assessed_at, score, parser_health, workflow_id FROM assessments WHERE site = $1 ORDER BY ' +
+      'assessed_at DESC LIMIT $2',
     [site, limit],
   );
   return rows.map((r) => ({
@@ -172,7 +173,8 @@ export async function latestScores(
   const { rows } = await pool.query<{ site: string; score: number | null; assessed_at: Date }>(
     `SELECT s.site, a.score, a.assessed_at
        FROM unnest($1::text[]) AS s(site)
-       CROSS JOIN LATERAL (SELECT score, assessed_at FROM assessments WHERE site = s.site ORDER BY assessed_at DESC LIMIT 1) a`,
+       CROSS JOIN LATERAL (SELECT score, assessed_at FROM assessments
+                            WHERE site = s.site ORDER BY assessed_at DESC LIMIT 1) a`,
     [sites],
   );
   return new Map(rows.map((r) => [r.site, { score: r.score, assessedAt: r.assessed_at }]));

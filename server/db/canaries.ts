@@ -53,7 +53,8 @@ function toStoredCanary(row: CanaryRow): StoredCanary {
   const parsed = readStoredDefinition(row.definition);
   if (!parsed.ok)
     throw new Error(
-      `canary ${row.id}: the stored definition is invalid (${parsed.errors.join('; ')}); fix it with \`target-health canary add\``,
+      `canary ${row.id}: the stored definition is invalid (${parsed.errors.join('; ')}); fix it with ` +
+        `\`target-health canary add\``,
     );
   return {
     id: row.id,
@@ -123,7 +124,8 @@ export async function saveCanaries(
       .filter((e) => !known.has(e.site))
       .map(
         (e) =>
-          `${e.origin === '' ? '' : `${e.origin}.`}site: ${e.site} is not a registered site; register it with \`target-health start ${e.site}\` first`,
+          `${e.origin === '' ? '' : `${e.origin}.`}site: ${e.site} is not a registered site; register it with ` +
+          `\`target-health start ${e.site}\` first`,
       );
     if (errors.length > 0) throw new CanaryDefinitionError([...new Set(errors)]);
 
@@ -222,7 +224,8 @@ interface RunRow {
 }
 
 const RUN_COLUMNS =
-  'run_key, canary_id, site, revision, trigger, scheduled_at, ran_at, result, counts_for_site, outcome, reason, evidence, route, status, latency_ms, event';
+  'run_key, canary_id, site, revision, trigger, scheduled_at, ran_at, result, counts_for_site, outcome, ' +
+  'reason, evidence, route, status, latency_ms, event';
 
 function toStoredRun(row: RunRow): StoredCanaryRun {
   return {
@@ -257,8 +260,9 @@ export async function recordCanaryRunOnce(
   run: CanaryRunRecord,
 ): Promise<{ run: StoredCanaryRun; inserted: boolean }> {
   const inserted = await q.query(
-    `INSERT INTO canary_runs (run_key, canary_id, site, revision, trigger, scheduled_at, ran_at, result, counts_for_site,
-                              outcome, rule, reason, evidence, route, status, latency_ms, bytes, checks, event)
+    `INSERT INTO canary_runs (run_key, canary_id, site, revision, trigger, scheduled_at, ran_at, result,
+                              counts_for_site, outcome, rule, reason, evidence, route, status, latency_ms, bytes,
+                              checks, event)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      ON CONFLICT (run_key) DO NOTHING`,
     [
@@ -401,7 +405,8 @@ export async function canaryDays(
        FROM canary_runs
       WHERE site = $1 AND counts_for_site
         AND ran_at >= date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-        AND ran_at < (date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC'
+        AND ran_at < (date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE 'UTC')
+                      + interval '1 day') AT TIME ZONE 'UTC'
       GROUP BY 1
       ORDER BY 1`,
     [site, from, to],
@@ -491,7 +496,8 @@ export async function canaryRunResults(
   to: Date,
 ): Promise<Record<CanaryResultKind, number>> {
   const { rows } = await q.query<{ result: CanaryResultKind; n: string }>(
-    'SELECT result, count(*) AS n FROM canary_runs WHERE site = $1 AND ran_at >= $2 AND ran_at < $3 AND counts_for_site GROUP BY result',
+    'SELECT result, count(*) AS n FROM canary_runs WHERE site = $1 AND ran_at >= $2 AND ran_at < $3 AND ' +
+      'counts_for_site GROUP BY result',
     [site, from, to],
   );
   const out: Record<CanaryResultKind, number> = { pass: 0, mismatch: 0, blocked: 0, error: 0 };

@@ -124,12 +124,14 @@ export async function writeControls(
 ): Promise<{ version: number; changedAt: Date }> {
   const c = w.next;
   const { rows } = await db.query<{ version: string; updated_at: Date }>(
-    `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason,
-                                route_diagnosis, workflow_id, assessment_key, version, updated_by, updated_at)
+    `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only,
+                                effective_cost_multiplier, band, reason, route_diagnosis, workflow_id,
+                                assessment_key, version, updated_by, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, now())
      ON CONFLICT (site) DO UPDATE SET
        concurrency_limit = EXCLUDED.concurrency_limit, revisit_multiplier = EXCLUDED.revisit_multiplier,
-       paused = EXCLUDED.paused, canary_only = EXCLUDED.canary_only, effective_cost_multiplier = EXCLUDED.effective_cost_multiplier,
+       paused = EXCLUDED.paused, canary_only = EXCLUDED.canary_only,
+       effective_cost_multiplier = EXCLUDED.effective_cost_multiplier,
        band = EXCLUDED.band, reason = EXCLUDED.reason,
        route_diagnosis = COALESCE(EXCLUDED.route_diagnosis, site_controls.route_diagnosis),
        workflow_id = EXCLUDED.workflow_id, assessment_key = EXCLUDED.assessment_key,
@@ -154,7 +156,8 @@ export async function writeControls(
   const oldJson = old === undefined ? null : storableJson({ ...controlsOf(old), version: old.version });
   const newJson = storableJson({ ...c, version });
   await db.query(
-    `INSERT INTO control_audit (action_key, site, workflow_id, old_controls, new_controls, changed_fields, assessment_key, decision_key, actor, reason)
+    `INSERT INTO control_audit (action_key, site, workflow_id, old_controls, new_controls, changed_fields,
+                                assessment_key, decision_key, actor, reason)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [
       w.actionKey,

@@ -26,7 +26,8 @@ export async function recordDecisionOnce(
   d: DecisionRow,
 ): Promise<{ decidedAt: Date; inserted: boolean }> {
   const inserted = await db.query(
-    `INSERT INTO decisions (decision_key, site, workflow_id, chain_id, kind, who, why, mode, via, assessment_key, awaiting_since)
+    `INSERT INTO decisions (decision_key, site, workflow_id, chain_id, kind, who, why, mode, via, assessment_key,
+                            awaiting_since)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (decision_key) DO NOTHING`,
     [
       d.decisionKey,

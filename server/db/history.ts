@@ -47,7 +47,8 @@ const toChange = (r: ChangeRow): ControlChange => ({
 // up with the tick's row; a decision's is when it was written (it also names the assessment that led to
 // it, which may be several ticks older).
 const AT = `CASE WHEN c.decision_key IS NULL THEN COALESCE(a.assessed_at, c.changed_at) ELSE c.changed_at END`;
-const CHANGE_COLUMNS = `${AT} AS at, c.changed_at, c.actor, c.reason, c.old_controls, c.new_controls, c.assessment_key, c.decision_key`;
+const CHANGE_COLUMNS =
+  `${AT} AS at, c.changed_at, c.actor, c.reason, c.old_controls, c.new_controls, c.assessment_key, ` + `c.decision_key`;
 
 /**
  * The latest control change of each of these sites, in one statement: one backward step on the

@@ -30,7 +30,8 @@ export interface StoredNotification extends OutboxRow {
 
 export async function enqueueNotification(db: Queryable, n: OutboxRow): Promise<boolean> {
   const r = await db.query(
-    `INSERT INTO notifications (notification_key, site, kind, severity, recipient, payload) VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO notifications (notification_key, site, kind, severity, recipient, payload)
+     VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (notification_key) DO NOTHING`,
     [n.notificationKey, n.site, n.kind, n.severity, n.recipient, storableJson(n.payload)],
   );
@@ -52,7 +53,8 @@ interface Row {
   channels: Record<string, 'delivered' | 'rejected'> | null;
 }
 
-const SELECT = `SELECT n.*, (SELECT jsonb_object_agg(d.channel, d.outcome) FROM notification_deliveries d WHERE d.notification_key = n.notification_key) AS channels
+const SELECT = `SELECT n.*, (SELECT jsonb_object_agg(d.channel, d.outcome) FROM notification_deliveries d
+                             WHERE d.notification_key = n.notification_key) AS channels
   FROM notifications n`;
 
 function toStored(r: Row): StoredNotification {
@@ -98,7 +100,8 @@ export async function recordChannelOutcome(
 
 export async function recordAttempt(db: Queryable, key: string, error: string | null, done: boolean): Promise<void> {
   await db.query(
-    `UPDATE notifications SET attempts = attempts + 1, last_error = $2, delivered_at = CASE WHEN $3 THEN COALESCE(delivered_at, now()) ELSE delivered_at END
+    `UPDATE notifications SET attempts = attempts + 1, last_error = $2,
+                              delivered_at = CASE WHEN $3 THEN COALESCE(delivered_at, now()) ELSE delivered_at END
      WHERE notification_key = $1`,
     [key, error, done],
   );

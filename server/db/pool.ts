@@ -69,7 +69,8 @@ export async function checkDatabase(pool: Pool, databaseUrl: string): Promise<vo
     await pool.query('SELECT 1');
   } catch (err) {
     throw new UserError(
-      `DATABASE_URL: cannot connect to PostgreSQL at ${describeDatabaseUrl(databaseUrl)} (${describePgError(err)}); check that the server is running and the URL is right`,
+      `DATABASE_URL: cannot connect to PostgreSQL at ${describeDatabaseUrl(databaseUrl)} ` +
+        `(${describePgError(err)}); check that the server is running and the URL is right`,
     );
   }
 }
@@ -91,8 +92,15 @@ const UNREACHABLE = new Set([
   'EAI_AGAIN',
 ]);
 /** node-postgres's and pg-pool's own words for a lost, refused or timed-out connection or statement. */
-const PG_UNAVAILABLE_MESSAGE =
-  /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Client was closed)/;
+const PG_UNAVAILABLE_MESSAGES = [
+  'Query read timeout',
+  'timeout exceeded when trying to connect',
+  'Connection terminated',
+  'Client has encountered a connection error',
+  'Client was closed',
+];
+/** A message that starts with one of them. */
+const PG_UNAVAILABLE_MESSAGE = new RegExp(`^(${PG_UNAVAILABLE_MESSAGES.join('|')})`);
 
 /**
  * Whether an error says PostgreSQL did not answer or is not available (rather than refusing the

@@ -66,7 +66,8 @@ export async function setSiteOwners(
   owners: { owner?: string; parserOwner?: string },
 ): Promise<void> {
   await db.query(
-    'UPDATE sites SET owner = COALESCE($2, owner), parser_owner = COALESCE($3, parser_owner), updated_at = now() WHERE site = $1',
+    'UPDATE sites SET owner = COALESCE($2, owner), parser_owner = COALESCE($3, parser_owner), updated_at = ' +
+      'now() WHERE site = $1',
     [site, owners.owner ?? null, owners.parserOwner ?? null],
   );
 }

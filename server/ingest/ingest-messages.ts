@@ -9,7 +9,10 @@ export interface WorkerSettings {
   timeoutMs: number;
   /** Waiting longer for a connection fails the batch (default 10 s). */
   connectTimeoutMs?: number;
-  /** Days of minute rollups kept (TARGET_HEALTH_MINUTE_DAYS; server/db/signal-store/ingest.ts); absent: every minute row. */
+  /**
+   * Days of minute rollups kept (TARGET_HEALTH_MINUTE_DAYS;
+   * server/db/signal-store/ingest.ts); absent: every minute row.
+   */
   minuteDays?: number;
 }
 

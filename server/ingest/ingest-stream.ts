@@ -202,8 +202,10 @@ export async function ingestStream(input: Readable, options: StreamIngestOptions
       workers.fail(
         result.seq,
         new UserError(
-          `database: lines ${first}–${last} could not be stored (${result.message}); every valid line before line ${first} ` +
-            `is stored, later ones may be in part — send the input again from line ${first} (events already stored are ` +
+          `database: lines ${first}–${last} could not be stored (${result.message}); every valid line before ` +
+            `line ${first} ` +
+            (`is stored, later ones may be in part — send the input again from line ${first} (events already ` +
+              `stored are `) +
             `recognised by eventId, or by content when they have none, and not stored twice)`,
           3,
         ),

@@ -37,7 +37,8 @@ function TOO_LONG(bytes: number, largest?: LargestField): string {
 const fieldName = (name: string): string =>
   /^[A-Za-z0-9_$-]{1,64}$/.test(name) ? name : JSON.stringify(cutText(name, 64, '…'));
 const NOT_UTF8 = (at: number) =>
-  `not valid UTF-8 (bad byte at byte ${at} of the line); write the file as UTF-8 — the line was not stored rather than stored with replacement characters`;
+  `not valid UTF-8 (bad byte at byte ${at} of the line); write the file as UTF-8 — the line was not stored ` +
+  `rather than stored with replacement characters`;
 
 /** `lines[i]` is line `firstLine + i` of the input. */
 export function parseNdjsonLines(

@@ -66,10 +66,14 @@ async function post(label: string, url: string, body: unknown, headers: Record<s
   if (response.status >= 300 && response.status < 400) {
     const location = response.headers.get('location');
     throw new PermanentDeliveryError(
-      `${label} webhook at ${describeUrl(url)} answered ${response.status}, a redirect${location ? ` to ${redirectOrigin(location, url)}` : ''}; redirects are not followed: set the webhook URL to the final address`,
+      `${label} webhook at ${describeUrl(url)} answered ${response.status}, a ` +
+        `redirect${location ? ` to ${redirectOrigin(location, url)}` : ''}; redirects are not followed: set the ` +
+        `webhook URL to the final address`,
     );
   }
-  const message = `${label} webhook at ${describeUrl(url)} answered ${response.status}${text ? `: ${redactText(scrubSecrets(text.slice(0, 200), secretParts(url)))}` : ''}`;
+  const message =
+    `${label} webhook at ${describeUrl(url)} answered ` +
+    `${response.status}${text ? `: ${redactText(scrubSecrets(text.slice(0, 200), secretParts(url)))}` : ''}`;
   if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429)
     throw new PermanentDeliveryError(message);
   throw new Error(message);

@@ -14,7 +14,8 @@ function describeFailure(settings: TemporalSettings, err: unknown): UserError {
   const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0]?.slice(0, 200) ?? 'unknown error';
   const hint = settings.tls
     ? 'check the address and the TLS / API-key settings'
-    : 'is the server running? (`npm start` runs a local one; for Temporal Cloud set TEMPORAL_API_KEY or the TLS variables)';
+    : 'is the server running? (`npm start` runs a local one; for Temporal Cloud set TEMPORAL_API_KEY or the TLS ' +
+      'variables)';
   return new UserError(`TEMPORAL_ADDRESS: cannot connect to Temporal at ${settings.address} (${reason}); ${hint}`);
 }
 

@@ -37,7 +37,8 @@ export async function ensureSearchAttributes(
   if (wrongType.length > 0) {
     const names = wrongType.map((k) => `${k.name} (needs ${CLI_TYPE[k.type]})`).join(', ');
     throw new UserError(
-      `TEMPORAL_NAMESPACE: search attributes with the wrong type in namespace "${namespace}": ${names}; remove and re-create them`,
+      `TEMPORAL_NAMESPACE: search attributes with the wrong type in namespace "${namespace}": ${names}; remove ` +
+        `and re-create them`,
     );
   }
   if (missing.length > 0) {
@@ -50,11 +51,14 @@ export async function ensureSearchAttributes(
       const commands = missing
         .map(
           (k) =>
-            `temporal operator search-attribute create --namespace ${namespace} --name ${k.name} --type ${CLI_TYPE[k.type]}`,
+            `temporal operator search-attribute create --namespace ${namespace} --name ${k.name} --type ` +
+            `${CLI_TYPE[k.type]}`,
         )
         .join(' && ');
       throw new UserError(
-        `TEMPORAL_NAMESPACE: search attributes ${missing.map((k) => k.name).join(', ')} are missing in "${namespace}" and this connection may not add them (${(err as Error).message?.split('\n')[0]}); create them: ${commands}`,
+        `TEMPORAL_NAMESPACE: search attributes ${missing.map((k) => k.name).join(', ')} are missing in ` +
+          `"${namespace}" and this connection may not add them (${(err as Error).message?.split('\n')[0]}); ` +
+          `create them: ${commands}`,
       );
     }
   }

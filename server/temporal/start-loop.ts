@@ -14,15 +14,23 @@ export function staticDetails(c: ParsedSiteHealthInput): string {
   const p = c.policy;
   const b = c.scoring.bands;
   return [
-    `Scores how **${c.site}** treats the crawler every ${c.tickIntervalMs / 1000} s against its own normal (baseline ${c.window.baselineMs / 86_400_000} days, current window ${c.window.currentWindowMs / 60_000} min).`,
+    `Scores how **${c.site}** treats the crawler every ${c.tickIntervalMs / 1000} s against its own normal ` +
+      `(baseline ${c.window.baselineMs / 86_400_000} days, current window ${c.window.currentWindowMs / 60_000} ` +
+      `min).`,
     '',
     '| band | score | action |',
     '|---|---|---|',
-    `| healthy | ≥ ${b.healthyMin} | none; after a degradation restore +${p.concurrency.increaseStep} concurrency every ${p.steps.restoreEveryMs / 1000} s up to ${p.concurrency.nominal} |`,
-    `| degrading | ${b.degradingMin}–${b.healthyMin - 1} | concurrency ×${p.concurrency.decreaseFactor} every ${p.steps.degradeEveryMs / 1000} s (floor ${p.concurrency.floor}), revisit ×${p.revisit.increaseFactor} (max ×${p.revisit.max}), cost raised, owner notified |`,
-    `| resisting | < ${b.degradingMin} or total refusal | pause, canaries only, notify the owner, **wait for a person** (reminders every ${p.reminderIntervalMs / 60_000} min) |`,
+    `| healthy | ≥ ${b.healthyMin} | none; after a degradation restore +${p.concurrency.increaseStep} ` +
+      `concurrency every ${p.steps.restoreEveryMs / 1000} s up to ${p.concurrency.nominal} |`,
+    `| degrading | ${b.degradingMin}–${b.healthyMin - 1} | concurrency ×${p.concurrency.decreaseFactor} every ` +
+      `${p.steps.degradeEveryMs / 1000} s (floor ${p.concurrency.floor}), revisit ×${p.revisit.increaseFactor} ` +
+      `(max ×${p.revisit.max}), cost raised, owner notified |`,
+    `| resisting | < ${b.degradingMin} or total refusal | pause, canaries only, notify the owner, **wait for a ` +
+      `person** (reminders every ${p.reminderIntervalMs / 60_000} min) |`,
     '',
-    `Smoothing half-life ${c.scoring.smoothing.halfLifeMs / 60_000} min, hysteresis ${b.hysteresis} points. Parser health below ${p.parserAlertBelow} for ${p.parserAlertAfterMs / 1000} s alerts the parser owner. Decide with \`target-health decide resume|stop|pause ${c.site}\`.`,
+    `Smoothing half-life ${c.scoring.smoothing.halfLifeMs / 60_000} min, hysteresis ${b.hysteresis} points. ` +
+      `Parser health below ${p.parserAlertBelow} for ${p.parserAlertAfterMs / 1000} s alerts the parser owner. ` +
+      `Decide with \`target-health decide resume|stop|pause ${c.site}\`.`,
   ].join('\n');
 }
 
@@ -52,7 +60,8 @@ export async function startSiteLoop(
       }),
       // Fixed at start (a run's summary cannot change): it points at the current details, which lead with
       // the band, why, and the command to decide.
-      staticSummary: `Health loop for ${checked.site} (tick ${tickLabel}): band, why and how to decide under Current details`,
+      staticSummary:
+        `Health loop for ${checked.site} (tick ${tickLabel}): band, why and how to decide under Current ` + `details`,
       staticDetails: staticDetails(checked),
     });
     return { workflowId, started: true, runId: handle.firstExecutionRunId };

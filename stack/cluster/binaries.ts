@@ -40,7 +40,8 @@ export function uiServerCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 function requireGo(env: NodeJS.ProcessEnv, what: string): void {
   if (!hasGo(env))
     throw new UserError(
-      `${what} is built from source with Go on first use, and \`go\` is not on PATH: install Go 1.25 or newer (or put it on PATH), then run again`,
+      `${what} is built from source with Go on first use, and \`go\` is not on PATH: install Go 1.25 or newer ` +
+        `(or put it on PATH), then run again`,
     );
 }
 

@@ -88,7 +88,8 @@ async function choosePorts(kind: ClusterStackOptions['ports']): Promise<ClusterP
     for (const [name, port] of Object.entries(DEFAULT_CLUSTER_PORTS) as Array<[string, number]>) {
       if (await isPortInUse(port))
         throw new UserError(
-          `port ${port} (the Temporal server's ${name} port) is already in use (a dev server from \`npm start\`, another cluster?); stop it first`,
+          `port ${port} (the Temporal server's ${name} port) is already in use (a dev server from \`npm ` +
+            `start\`, another cluster?); stop it first`,
         );
     }
     return DEFAULT_CLUSTER_PORTS;
@@ -140,7 +141,8 @@ export async function startClusterStack(options: ClusterStackOptions): Promise<C
   const cli = await ensureTemporalCli(provisionLog);
   if (cli.kind !== 'binary')
     throw new UserError(
-      'the cluster stack registers its namespace with the Temporal CLI, which needs Go to build (or `temporal` on PATH)',
+      'the cluster stack registers its namespace with the Temporal CLI, which needs Go to build (or `temporal` ' +
+        'on PATH)',
     );
   const binaries = await ensureClusterBinaries(provisionLog);
   const shared = loadClusterEnv();

@@ -94,9 +94,11 @@ runMain('target-health stack:cluster', async () => {
   process.stdout.write(
     [
       '',
-      `  Temporal server: TEMPORAL_ADDRESS=${stack.address} (PostgreSQL persistence and SQL visibility; log ${stack.server.logFile})`,
+      `  Temporal server: TEMPORAL_ADDRESS=${stack.address} (PostgreSQL persistence and SQL visibility; log ` +
+        `${stack.server.logFile})`,
       `  Temporal UI:     ${stack.uiUrl ?? '(not started: --no-ui)'}`,
-      `  PostgreSQL:      DATABASE_URL=${stack.shownDatabaseUrl}${external !== undefined ? ' (yours, from the environment)' : ''}`,
+      `  PostgreSQL:      ` +
+        `DATABASE_URL=${stack.shownDatabaseUrl}${external !== undefined ? ' (yours, from the environment)' : ''}`,
       ...stack.workers.map((w) => `  ${w.name}:        pid ${w.pid ?? '?'} (log ${w.logFile})`),
       `  CLI settings:    ${cli.shownPath} (${cli.names.join(', ')}; readable by you only)`,
       `  List sites:      ${envLine} npx target-health temporal workflow list --query "${RUNNING_SITES_QUERY}"`,

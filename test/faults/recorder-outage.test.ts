@@ -37,7 +37,9 @@ function secondsFromEnv(name: string, fallback: number): number {
 
 const OUTAGE_MS = secondsFromEnv('TH_FAULT_OUTAGE_SECONDS', FULL ? 300 : 20) * 1000;
 const FREEZE_MS = secondsFromEnv('TH_FAULT_FREEZE_SECONDS', FULL ? 60 : 10) * 1000;
-const BODY = `<!doctype html><html><head><title>Blue kettle – Shop</title></head><body><main>${'<p>A kettle that boils water.</p>'.repeat(30)}</main></body></html>`;
+const BODY =
+  `<!doctype html><html><head><title>Blue kettle – ` +
+  `Shop</title></head><body><main>${'<p>A kettle that boils water.</p>'.repeat(30)}</main></body></html>`;
 const suffix = Math.random().toString(36).slice(2, 8);
 const siteOf = (name: string) => `${name}-${suffix}.example.com`;
 
@@ -190,7 +192,8 @@ ${handler}
 }
 while (!stopping) {
   for (let k = 0; k < PER_TICK && !stopping; k++) {
-    await requestHandler({ url: 'https://' + SITE + '/p/' + sent }, { status: 200 }, 100, sent, ${JSON.stringify(BODY)});
+    const url = 'https://' + SITE + '/p/' + sent;
+    await requestHandler({ url }, { status: 200 }, 100, sent, ${JSON.stringify(BODY)});
     sent += 1;
   }
   await new Promise((r) => setTimeout(r, 100));
@@ -222,7 +225,10 @@ if (process.env.MODE === 'record') {
   setInterval(() => process.stdout.write(JSON.stringify({ sent, ...recorder.stats() }) + '\\n'), 200);
   for (;;) {
     for (let k = 0; k < 10; k++) {
-      recorder.record({ ts: Date.now(), site: process.env.CRAWL_SITE, pageType: 'product', status: 200, latencyMs: 90, bytes: sent, bodySample: ${JSON.stringify(BODY)} });
+      recorder.record({
+        ts: Date.now(), site: process.env.CRAWL_SITE, pageType: 'product', status: 200, latencyMs: 90, bytes: sent,
+        bodySample: ${JSON.stringify(BODY)},
+      });
       sent += 1;
     }
     await sleep(100);
@@ -397,36 +403,39 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
     await Promise.all([readme.exited, resumed.exited]);
   }, OUTAGE_MS + 600_000);
 
-  test('in process, without a spill: backpressure held the crawl, every event recorded was stored exactly once', async () => {
-    const s = plainRecorder.stats();
-    const stored = await storedFor(plainCrawler.site);
-    figures.push({
-      crawler: 'in process, no spill',
-      'down s': (outageMs / 1000).toFixed(1),
-      sent: plainCrawler.sent,
-      stored: stored.count,
-      lost: plainCrawler.sent - stored.count,
-      'max buffered': plainMax.max.buffered,
-      'max spilled': '-',
-    });
-    expect(plainCrawler.sawBackpressure).toBe(true);
-    expect(s).toMatchObject({
-      recorded: plainCrawler.sent,
-      dropped: 0,
-      failed: 0,
-      rejected: 0,
-      buffered: 0,
-      spilled: 0,
-    });
-    expect(s.stored + s.duplicates).toBe(plainCrawler.sent);
-    expect(stored.seqs).toEqual(range(plainCrawler.sent));
-    expect(stored.distinctIds).toBe(plainCrawler.sent);
-    // Memory stayed bounded (maxBuffered = 2 × highWaterMark).
-    expect(plainMax.max.buffered).toBeLessThanOrEqual(2_000);
-    // The outage was reported, and its end.
-    expect(plain.lines.some((l) => l.startsWith('warn recorder: cannot write events'))).toBe(true);
-    expect(plain.lines.some((l) => l.startsWith('info recorder: writes succeed again after'))).toBe(true);
-  });
+  test(
+    'in process, without a spill: ' + 'backpressure held the crawl, every event recorded was stored exactly once',
+    async () => {
+      const s = plainRecorder.stats();
+      const stored = await storedFor(plainCrawler.site);
+      figures.push({
+        crawler: 'in process, no spill',
+        'down s': (outageMs / 1000).toFixed(1),
+        sent: plainCrawler.sent,
+        stored: stored.count,
+        lost: plainCrawler.sent - stored.count,
+        'max buffered': plainMax.max.buffered,
+        'max spilled': '-',
+      });
+      expect(plainCrawler.sawBackpressure).toBe(true);
+      expect(s).toMatchObject({
+        recorded: plainCrawler.sent,
+        dropped: 0,
+        failed: 0,
+        rejected: 0,
+        buffered: 0,
+        spilled: 0,
+      });
+      expect(s.stored + s.duplicates).toBe(plainCrawler.sent);
+      expect(stored.seqs).toEqual(range(plainCrawler.sent));
+      expect(stored.distinctIds).toBe(plainCrawler.sent);
+      // Memory stayed bounded (maxBuffered = 2 × highWaterMark).
+      expect(plainMax.max.buffered).toBeLessThanOrEqual(2_000);
+      // The outage was reported, and its end.
+      expect(plain.lines.some((l) => l.startsWith('warn recorder: cannot write events'))).toBe(true);
+      expect(plain.lines.some((l) => l.startsWith('info recorder: writes succeed again after'))).toBe(true);
+    },
+  );
 
   test('in process, with a spill: the outage went to disk, every event recorded was stored exactly once', async () => {
     const s = spillRecorder.stats();
@@ -460,54 +469,61 @@ describe(`PostgreSQL stopped for ${OUTAGE_MS / 1000} s while crawlers record`, (
     );
   });
 
-  test("the README's snippet, as written, survives the restart (no crash) and stores every event exactly once", async () => {
-    const { code, signal } = await readme.exited;
-    const result = lastJson<{ sent: number; stats: RecorderStats }>(readme.stdout);
-    const stored = await storedFor(siteOf('readme'));
-    figures.push({
-      crawler: 'README snippet (child)',
-      'down s': (outageMs / 1000).toFixed(1),
-      sent: result?.sent ?? '?',
-      stored: stored.count,
-      lost: (result?.sent ?? 0) - stored.count,
-      'max buffered': '-',
-      'max spilled': '-',
-    });
-    expect({ code, signal }).toEqual({ code: 0, signal: null });
-    // Its output is JSON lines (its stats, pino's log lines on stderr): no stack trace of an unhandled error.
-    expect(readme.output.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'))).toEqual([]);
-    expect(readme.output).toMatch(/cannot write events/);
-    expect(result!.stats).toMatchObject({ recorded: result!.sent, dropped: 0, failed: 0, buffered: 0, spilled: 0 });
-    expect(stored.seqs).toEqual(range(result!.sent));
-  });
+  test(
+    "the README's snippet, as written, " + 'survives the restart (no crash) and stores every event exactly once',
+    async () => {
+      const { code, signal } = await readme.exited;
+      const result = lastJson<{ sent: number; stats: RecorderStats }>(readme.stdout);
+      const stored = await storedFor(siteOf('readme'));
+      figures.push({
+        crawler: 'README snippet (child)',
+        'down s': (outageMs / 1000).toFixed(1),
+        sent: result?.sent ?? '?',
+        stored: stored.count,
+        lost: (result?.sent ?? 0) - stored.count,
+        'max buffered': '-',
+        'max spilled': '-',
+      });
+      expect({ code, signal }).toEqual({ code: 0, signal: null });
+      // Its output is JSON lines (its stats, pino's log lines on stderr): no stack trace of an unhandled error.
+      expect(readme.output.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'))).toEqual([]);
+      expect(readme.output).toMatch(/cannot write events/);
+      expect(result!.stats).toMatchObject({ recorded: result!.sent, dropped: 0, failed: 0, buffered: 0, spilled: 0 });
+      expect(stored.seqs).toEqual(range(result!.sent));
+    },
+  );
 
-  test('a crawler killed mid-outage: a recorder restarted on its spill directory sends everything that was on disk, once', async () => {
-    const { code } = await resumed.exited;
-    const stats = lastJson<RecorderStats>(resumed.stdout);
-    const stored = await storedFor(siteOf('killed'));
-    figures.push({
-      crawler: 'child SIGKILLed, restarted',
-      'down s': (outageMs / 1000).toFixed(1),
-      sent: `${killedStats.sent} (${killedStats.stored} stored before the kill)`,
-      stored: stored.count,
-      lost: `${killedStats.sent - stored.count} (in its memory at the kill)`,
-      'max buffered': '-',
-      'max spilled': `${onDiskAtKill.length} on disk at the kill, ${stats?.recovered ?? '?'} recovered`,
-    });
-    expect(code).toBe(0);
-    expect(onDiskAtKill.length).toBeGreaterThanOrEqual(50);
-    const seqs = new Set(stored.seqs);
-    expect(onDiskAtKill.filter((e) => !seqs.has(e.seq))).toEqual([]);
-    // Nothing stored twice, and what was acknowledged before the kill is there.
-    expect(stored.distinctIds).toBe(stored.count);
-    expect(seqs.size).toBe(stored.count);
-    expect(stored.count).toBeGreaterThanOrEqual(killedStats.stored);
-    // Only a line torn by the kill may be unreadable.
-    expect(stats!.recovered - onDiskAtKill.length).toBeLessThanOrEqual(1);
-    expect(stats).toMatchObject({ failed: stats!.recovered - onDiskAtKill.length, spilled: 0 });
-    expect(stats!.stored + stats!.duplicates).toBe(onDiskAtKill.length);
-    expect(readdirSync(spillDir())).toEqual([]);
-  });
+  test(
+    'a crawler killed mid-outage: a recorder restarted on its spill directory sends everything that was on disk, ' +
+      'once',
+    async () => {
+      const { code } = await resumed.exited;
+      const stats = lastJson<RecorderStats>(resumed.stdout);
+      const stored = await storedFor(siteOf('killed'));
+      figures.push({
+        crawler: 'child SIGKILLed, restarted',
+        'down s': (outageMs / 1000).toFixed(1),
+        sent: `${killedStats.sent} (${killedStats.stored} stored before the kill)`,
+        stored: stored.count,
+        lost: `${killedStats.sent - stored.count} (in its memory at the kill)`,
+        'max buffered': '-',
+        'max spilled': `${onDiskAtKill.length} on disk at the kill, ${stats?.recovered ?? '?'} recovered`,
+      });
+      expect(code).toBe(0);
+      expect(onDiskAtKill.length).toBeGreaterThanOrEqual(50);
+      const seqs = new Set(stored.seqs);
+      expect(onDiskAtKill.filter((e) => !seqs.has(e.seq))).toEqual([]);
+      // Nothing stored twice, and what was acknowledged before the kill is there.
+      expect(stored.distinctIds).toBe(stored.count);
+      expect(seqs.size).toBe(stored.count);
+      expect(stored.count).toBeGreaterThanOrEqual(killedStats.stored);
+      // Only a line torn by the kill may be unreadable.
+      expect(stats!.recovered - onDiskAtKill.length).toBeLessThanOrEqual(1);
+      expect(stats).toMatchObject({ failed: stats!.recovered - onDiskAtKill.length, spilled: 0 });
+      expect(stats!.stored + stats!.duplicates).toBe(onDiskAtKill.length);
+      expect(readdirSync(spillDir())).toEqual([]);
+    },
+  );
 });
 
 test(

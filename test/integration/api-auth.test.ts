@@ -109,84 +109,87 @@ test('a token is stored only as a hash and never logged, even at trace level', a
   }
 });
 
-test('request logs: one line per request, at debug; slow ones at info, 5xx at warn; a token in the query masked', async () => {
-  interface Line {
-    level: number;
-    msg: string;
-    req?: { url: string };
-    res?: { statusCode: number };
-    responseTime?: number;
-  }
-  const lines: string[] = [];
-  // The product's logger (it masks every line), at debug to see the ordinary requests too.
-  const logger = createLogger('debug', 'api-log-test', { write: (line: string) => void lines.push(line) });
-  const app = await buildApi({
-    pool: h.pool,
-    temporal: () => Promise.resolve(h.client),
-    logger,
-    settings: apiEnvSchema.parse({}),
-  });
-  app.get('/test/slow', async () => {
-    await new Promise((r) => setTimeout(r, SLOW_REQUEST_MS + 200));
-    return { ok: true };
-  });
-  app.get('/test/fail', () => {
-    throw new Error('boom');
-  });
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  const secret = `th_${'S'.repeat(43)}`;
-  try {
-    const logOf = async (path: string): Promise<Line[]> => {
-      const from = lines.length;
-      await (await fetch(`${url}${path}`)).arrayBuffer();
-      // The request's line is written once the answer is out (after an error's own line): wait for it.
-      await eventually(
-        () => Promise.resolve(lines.slice(from).some((l) => l.includes('"res":')) ? true : undefined),
-        `the log line of ${path}`,
-        5_000,
+test(
+  'request logs: one line per request, at debug; ' + 'slow ones at info, 5xx at warn; a token in the query masked',
+  async () => {
+    interface Line {
+      level: number;
+      msg: string;
+      req?: { url: string };
+      res?: { statusCode: number };
+      responseTime?: number;
+    }
+    const lines: string[] = [];
+    // The product's logger (it masks every line), at debug to see the ordinary requests too.
+    const logger = createLogger('debug', 'api-log-test', { write: (line: string) => void lines.push(line) });
+    const app = await buildApi({
+      pool: h.pool,
+      temporal: () => Promise.resolve(h.client),
+      logger,
+      settings: apiEnvSchema.parse({}),
+    });
+    app.get('/test/slow', async () => {
+      await new Promise((r) => setTimeout(r, SLOW_REQUEST_MS + 200));
+      return { ok: true };
+    });
+    app.get('/test/fail', () => {
+      throw new Error('boom');
+    });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const secret = `th_${'S'.repeat(43)}`;
+    try {
+      const logOf = async (path: string): Promise<Line[]> => {
+        const from = lines.length;
+        await (await fetch(`${url}${path}`)).arrayBuffer();
+        // The request's line is written once the answer is out (after an error's own line): wait for it.
+        await eventually(
+          () => Promise.resolve(lines.slice(from).some((l) => l.includes('"res":')) ? true : undefined),
+          `the log line of ${path}`,
+          5_000,
+        );
+        return lines.slice(from).map((l) => JSON.parse(l) as Line);
+      };
+      const ordinary = await logOf('/healthz');
+      expect(ordinary).toEqual([
+        expect.objectContaining({
+          level: 20,
+          msg: 'request completed',
+          req: { method: 'GET', url: '/healthz' },
+          res: { statusCode: 200 },
+        }),
+      ]);
+      const withToken = await logOf(`/v1/whoami?access_token=${secret}&x=1`);
+      expect(withToken).toEqual([
+        expect.objectContaining({
+          level: 20,
+          req: { method: 'GET', url: '/v1/whoami?access_token=***&x=1' },
+          res: { statusCode: 401 },
+        }),
+      ]);
+      const slow = await logOf('/test/slow');
+      expect(slow).toEqual([
+        expect.objectContaining({
+          level: 30,
+          msg: `slow request (over ${SLOW_REQUEST_MS} ms)`,
+          req: { method: 'GET', url: '/test/slow' },
+        }),
+      ]);
+      expect(slow[0]!.responseTime).toBeGreaterThan(SLOW_REQUEST_MS);
+      const failed = await logOf('/test/fail');
+      expect(failed.map((l) => [l.level, l.msg])).toEqual(
+        expect.arrayContaining([
+          [50, 'request failed'],
+          [40, 'request completed'],
+        ]),
       );
-      return lines.slice(from).map((l) => JSON.parse(l) as Line);
-    };
-    const ordinary = await logOf('/healthz');
-    expect(ordinary).toEqual([
-      expect.objectContaining({
-        level: 20,
-        msg: 'request completed',
-        req: { method: 'GET', url: '/healthz' },
-        res: { statusCode: 200 },
-      }),
-    ]);
-    const withToken = await logOf(`/v1/whoami?access_token=${secret}&x=1`);
-    expect(withToken).toEqual([
-      expect.objectContaining({
-        level: 20,
-        req: { method: 'GET', url: '/v1/whoami?access_token=***&x=1' },
-        res: { statusCode: 401 },
-      }),
-    ]);
-    const slow = await logOf('/test/slow');
-    expect(slow).toEqual([
-      expect.objectContaining({
-        level: 30,
-        msg: `slow request (over ${SLOW_REQUEST_MS} ms)`,
-        req: { method: 'GET', url: '/test/slow' },
-      }),
-    ]);
-    expect(slow[0]!.responseTime).toBeGreaterThan(SLOW_REQUEST_MS);
-    const failed = await logOf('/test/fail');
-    expect(failed.map((l) => [l.level, l.msg])).toEqual(
-      expect.arrayContaining([
-        [50, 'request failed'],
-        [40, 'request completed'],
-      ]),
-    );
-    expect(lines.join('\n')).not.toContain(secret.slice(3));
-    // At info (npm start's level), an ordinary request writes nothing.
-    expect(ordinary.filter((l) => l.level >= 30)).toEqual([]);
-  } finally {
-    await app.close();
-  }
-});
+      expect(lines.join('\n')).not.toContain(secret.slice(3));
+      // At info (npm start's level), an ordinary request writes nothing.
+      expect(ordinary.filter((l) => l.level >= 30)).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  },
+);
 
 test('target-health token create | list | revoke, and clear errors for bad names and scopes', async () => {
   const cliEnv = cleanEnv({ DATABASE_URL: env('DATABASE_URL') });

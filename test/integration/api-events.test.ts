@@ -201,27 +201,30 @@ test('an empty body or one that is not a JSON array is a 400 naming the fix', as
   });
 });
 
-test('a resent batch stores each event once, with or without eventIds; so does a retry racing the first send', async () => {
-  const site = newSite();
-  const withIds = ndjson(Array.from({ length: 200 }, (_, i) => event(site, i)));
-  expect((await post(withIds, NDJSON)).body).toMatchObject({ accepted: 200, inserted: 200, duplicates: 0 });
-  expect((await post(withIds, NDJSON)).body).toMatchObject({ accepted: 200, inserted: 0, duplicates: 200 });
-  // Without eventId: the id derived from the content deduplicates the resend.
-  const t0 = Date.now() - 30_000;
-  const withoutIds = JSON.stringify(
-    Array.from({ length: 20 }, (_, i) => ({ ts: t0 + i, site, status: 200, latencyMs: 80 })),
-  );
-  expect((await post(withoutIds, JSON_ARRAY)).body).toMatchObject({ inserted: 20, duplicates: 0 });
-  expect((await post(withoutIds, JSON_ARRAY)).body).toMatchObject({ inserted: 0, duplicates: 20 });
-  // A client that timed out and retried while its first request was still being stored.
-  const racing = ndjson(Array.from({ length: 300 }, (_, i) => event(site, 1_000 + i)));
-  const [a, b] = await Promise.all([post(racing, NDJSON), post(racing, NDJSON)]);
-  expect([a.status, b.status]).toEqual([200, 200]);
-  expect(a.body.inserted! + b.body.inserted!).toBe(300);
-  expect(a.body.duplicates! + b.body.duplicates!).toBe(300);
-  expect(await storedIds(site)).toHaveLength(520);
-  expect(await rolledUp(site)).toBe(520);
-});
+test(
+  'a resent batch stores each event once, with or without eventIds; ' + 'so does a retry racing the first send',
+  async () => {
+    const site = newSite();
+    const withIds = ndjson(Array.from({ length: 200 }, (_, i) => event(site, i)));
+    expect((await post(withIds, NDJSON)).body).toMatchObject({ accepted: 200, inserted: 200, duplicates: 0 });
+    expect((await post(withIds, NDJSON)).body).toMatchObject({ accepted: 200, inserted: 0, duplicates: 200 });
+    // Without eventId: the id derived from the content deduplicates the resend.
+    const t0 = Date.now() - 30_000;
+    const withoutIds = JSON.stringify(
+      Array.from({ length: 20 }, (_, i) => ({ ts: t0 + i, site, status: 200, latencyMs: 80 })),
+    );
+    expect((await post(withoutIds, JSON_ARRAY)).body).toMatchObject({ inserted: 20, duplicates: 0 });
+    expect((await post(withoutIds, JSON_ARRAY)).body).toMatchObject({ inserted: 0, duplicates: 20 });
+    // A client that timed out and retried while its first request was still being stored.
+    const racing = ndjson(Array.from({ length: 300 }, (_, i) => event(site, 1_000 + i)));
+    const [a, b] = await Promise.all([post(racing, NDJSON), post(racing, NDJSON)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.body.inserted! + b.body.inserted!).toBe(300);
+    expect(a.body.duplicates! + b.body.duplicates!).toBe(300);
+    expect(await storedIds(site)).toHaveLength(520);
+    expect(await rolledUp(site)).toBe(520);
+  },
+);
 
 test('gzip bodies are accepted; a broken one is a 400', async () => {
   const site = newSite();
@@ -303,7 +306,8 @@ test('another media type or encoding is a 415 naming what is accepted', async ()
       error: {
         code: 'unsupported_media_type',
         message:
-          'Content-Type text/plain is not accepted here; send application/x-ndjson or application/ndjson or application/json',
+          'Content-Type text/plain is not accepted here; send application/x-ndjson or application/ndjson or ' +
+          'application/json',
       },
     },
   });

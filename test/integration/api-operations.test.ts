@@ -200,51 +200,58 @@ test('rate limit without a valid token: by address, "from this address"', async 
   }
 });
 
-test('a flood of 10,000 random tokens: 429s by address, a bounded number of token lookups, a valid token keeps working', async () => {
-  // The default rate limit (6,000 a minute): what bounds the lookups is the unknown-token budget.
-  const pool = createPool(env('DATABASE_URL'), 4);
-  const lookups = countTokenLookups(pool);
-  const flooded = await startTestApi({ ...h, pool });
-  try {
-    const valid = await flooded.token(['read']);
-    const validHash = createHash('sha256').update(valid).digest();
-    expect((await fetch(`${flooded.url}/v1/whoami`, authed(valid))).status).toBe(200);
-    const statuses = new Map<number, number>();
-    const validStatuses: number[] = [];
-    const FLOOD = 10_000;
-    let sent = 0;
-    const flooder = async (): Promise<void> => {
-      while (sent < FLOOD) {
-        const n = (sent += 1);
-        const r = await fetch(`${flooded.url}/v1/whoami`, authed(randomToken()));
-        await r.arrayBuffer();
-        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-        // Meanwhile, now and then, the valid token from the same address.
-        if (n % 500 === 0) validStatuses.push((await fetch(`${flooded.url}/v1/whoami`, authed(valid))).status);
-      }
-    };
-    const started = Date.now();
-    await Promise.all(Array.from({ length: 16 }, flooder));
-    const seconds = (Date.now() - started) / 1000;
-    process.stdout.write(
-      `[flood] ${FLOOD} random tokens in ${seconds.toFixed(1)} s: ${JSON.stringify(Object.fromEntries(statuses))}; lookups: ${lookups.all() - lookups.of(validHash)} unknown, ${lookups.of(validHash)} of the valid token\n`,
-    );
-    // Only the address's budget of unknown tokens (per minute) was looked up and answered 401; the rest
-    // were refused 429 before any lookup.
-    // Fixed one-minute windows: a flood of d seconds meets at most floor(d / 60) + 1 of them.
-    const budget = MAX_UNKNOWN_LOOKUPS_PER_MINUTE * (Math.floor(seconds / 60) + 1);
-    expect(statuses.get(401)).toBeLessThanOrEqual(budget);
-    expect(statuses.get(429)).toBeGreaterThanOrEqual(FLOOD - budget);
-    expect(lookups.all() - lookups.of(validHash)).toBeLessThanOrEqual(budget);
-    // The valid token kept its own budget and its place in the cache: re-verified only as its 5 s cache expired.
-    expect(validStatuses).toEqual(Array.from({ length: validStatuses.length }, () => 200));
-    expect(validStatuses.length).toBeGreaterThanOrEqual(FLOOD / 500 - 1);
-    expect(lookups.of(validHash)).toBeLessThanOrEqual(1 + Math.ceil(seconds / 5));
-  } finally {
-    await flooded.close();
-    await pool.end();
-  }
-}, 180_000);
+test(
+  'a flood of 10,000 random tokens: 429s by address, a bounded number of token lookups, a valid token keeps ' +
+    'working',
+  async () => {
+    // The default rate limit (6,000 a minute): what bounds the lookups is the unknown-token budget.
+    const pool = createPool(env('DATABASE_URL'), 4);
+    const lookups = countTokenLookups(pool);
+    const flooded = await startTestApi({ ...h, pool });
+    try {
+      const valid = await flooded.token(['read']);
+      const validHash = createHash('sha256').update(valid).digest();
+      expect((await fetch(`${flooded.url}/v1/whoami`, authed(valid))).status).toBe(200);
+      const statuses = new Map<number, number>();
+      const validStatuses: number[] = [];
+      const FLOOD = 10_000;
+      let sent = 0;
+      const flooder = async (): Promise<void> => {
+        while (sent < FLOOD) {
+          const n = (sent += 1);
+          const r = await fetch(`${flooded.url}/v1/whoami`, authed(randomToken()));
+          await r.arrayBuffer();
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+          // Meanwhile, now and then, the valid token from the same address.
+          if (n % 500 === 0) validStatuses.push((await fetch(`${flooded.url}/v1/whoami`, authed(valid))).status);
+        }
+      };
+      const started = Date.now();
+      await Promise.all(Array.from({ length: 16 }, flooder));
+      const seconds = (Date.now() - started) / 1000;
+      process.stdout.write(
+        `[flood] ${FLOOD} random tokens in ${seconds.toFixed(1)} s: ` +
+          `${JSON.stringify(Object.fromEntries(statuses))}; lookups: ${lookups.all() - lookups.of(validHash)} ` +
+          `unknown, ${lookups.of(validHash)} of the valid token\n`,
+      );
+      // Only the address's budget of unknown tokens (per minute) was looked up and answered 401; the rest
+      // were refused 429 before any lookup.
+      // Fixed one-minute windows: a flood of d seconds meets at most floor(d / 60) + 1 of them.
+      const budget = MAX_UNKNOWN_LOOKUPS_PER_MINUTE * (Math.floor(seconds / 60) + 1);
+      expect(statuses.get(401)).toBeLessThanOrEqual(budget);
+      expect(statuses.get(429)).toBeGreaterThanOrEqual(FLOOD - budget);
+      expect(lookups.all() - lookups.of(validHash)).toBeLessThanOrEqual(budget);
+      // The valid token kept its own budget and its place in the cache: re-verified only as its 5 s cache expired.
+      expect(validStatuses).toEqual(Array.from({ length: validStatuses.length }, () => 200));
+      expect(validStatuses.length).toBeGreaterThanOrEqual(FLOOD / 500 - 1);
+      expect(lookups.of(validHash)).toBeLessThanOrEqual(1 + Math.ceil(seconds / 5));
+    } finally {
+      await flooded.close();
+      await pool.end();
+    }
+  },
+  180_000,
+);
 
 test('/readyz answers 503 naming postgres when PostgreSQL is down (a private embedded server)', async () => {
   // Its own embedded PostgreSQL (under a controller process: dist/ must be built), never the shared one.
@@ -275,124 +282,130 @@ test('/readyz answers 503 naming postgres when PostgreSQL is down (a private emb
   }
 }, 120_000);
 
-test('PostgreSQL frozen: every route answers 503 store_unavailable with Retry-After within seconds, the token check included; /readyz says why', async () => {
-  // Its own embedded PostgreSQL (migrated), frozen by SIGSTOP of the postmaster and its backends, then thawed.
-  const db = await startFaultDatabase('api-freeze');
-  const pg = db.postgres;
-  // The API's own pool, with the API's limits (server/api/start-api.ts).
-  const pool = createApiPool(pg.databaseUrl);
-  // As `target-health api` runs: the API's pool, NDJSON bodies on ingest threads with their own limits.
-  const own = await startTestApi({ ...h, pool }, {}, undefined, { ingestThreads: true, databaseUrl: pg.databaseUrl });
-  let thawLater: NodeJS.Timeout | undefined;
-  try {
-    const cached = await own.token(['admin']);
-    // Created before the freeze, used for the first time during it: its verification needs the database.
-    const unverified = await own.token(['admin']);
-    const site = `freeze-${randomBytes(4).toString('hex')}.example.com`;
-    expect((await fetch(`${own.url}/v1/whoami`, authed(cached))).status).toBe(200);
-    // Idle pooled connections to get during the freeze (the hang this guards against was on one of them).
-    await Promise.all(
-      Array.from({ length: 4 }, () =>
-        fetch(`${own.url}/v1/sites/${site}/assessments`, authed(cached)).then((r) => expect(r.status).toBe(200)),
-      ),
-    );
-    const warm = JSON.stringify({
-      eventId: 'freeze-0',
-      ts: Date.now() - 2_000,
-      site,
-      route: { country: 'DE', pool: 'res' },
-      pageType: 'product',
-      status: 200,
-      latencyMs: 100,
-      bytes: 50_000,
-    });
-    // …and on the ingest threads.
-    expect(
-      (
-        await fetch(
-          `${own.url}/v1/events`,
-          authed(cached, { method: 'POST', body: warm, headers: { 'content-type': 'application/x-ndjson' } }),
-        )
-      ).status,
-    ).toBe(200);
-    const event = JSON.stringify({
-      eventId: 'freeze-1',
-      ts: Date.now() - 1_000,
-      site,
-      route: { country: 'DE', pool: 'res' },
-      pageType: 'product',
-      status: 200,
-      latencyMs: 100,
-      bytes: 50_000,
-    });
-    const requests: Array<[string, string, RequestInit]> = [
-      ['token check (GET /v1/whoami)', '/v1/whoami', authed(unverified)],
-      [
-        'token check (POST /v1/events)',
-        '/v1/events',
-        authed(unverified, { method: 'POST', body: event, headers: { 'content-type': 'application/x-ndjson' } }),
-      ],
-      [
-        'POST /v1/events',
-        '/v1/events',
-        authed(cached, { method: 'POST', body: event, headers: { 'content-type': 'application/x-ndjson' } }),
-      ],
-      ['GET controls (not cached)', `/v1/sites/${site}/controls`, authed(cached)],
-      ['GET assessments', `/v1/sites/${site}/assessments`, authed(cached)],
-    ];
-    pg.freeze();
-    // Thawed by then whatever the API does (a hanging request must fail the test, not leave the server frozen).
-    thawLater = setTimeout(() => pg.thaw(), 30_000);
-    const answers = await Promise.all(
-      requests.map(async ([what, path, init]) => {
-        const started = Date.now();
-        const r = await fetch(`${own.url}${path}`, init);
-        return {
-          what,
-          ms: Date.now() - started,
-          status: r.status,
-          retryAfter: r.headers.get('retry-after'),
-          body: (await r.json()) as { error?: { code: string; message: string } },
-        };
-      }),
-    );
-    const ready = await fetch(`${own.url}/readyz`);
-    const readyBody = (await ready.json()) as {
-      ready: boolean;
-      checks: Array<{ name: string; ok: boolean; error?: string }>;
-    };
-    pg.thaw();
-    process.stdout.write(
-      `[freeze] ${answers.map((a) => `${a.what}: ${a.status} in ${a.ms} ms`).join('; ')}; /readyz ${ready.status} ${JSON.stringify(readyBody.checks[0])}\n`,
-    );
-    for (const a of answers) {
-      expect({ what: a.what, status: a.status, retryAfter: a.retryAfter, code: a.body.error?.code }).toEqual({
-        what: a.what,
-        status: 503,
-        retryAfter: '5',
-        code: 'store_unavailable',
+test(
+  'PostgreSQL frozen: every route answers 503 store_unavailable with Retry-After within seconds, the token check ' +
+    'included; /readyz says why',
+  async () => {
+    // Its own embedded PostgreSQL (migrated), frozen by SIGSTOP of the postmaster and its backends, then thawed.
+    const db = await startFaultDatabase('api-freeze');
+    const pg = db.postgres;
+    // The API's own pool, with the API's limits (server/api/start-api.ts).
+    const pool = createApiPool(pg.databaseUrl);
+    // As `target-health api` runs: the API's pool, NDJSON bodies on ingest threads with their own limits.
+    const own = await startTestApi({ ...h, pool }, {}, undefined, { ingestThreads: true, databaseUrl: pg.databaseUrl });
+    let thawLater: NodeJS.Timeout | undefined;
+    try {
+      const cached = await own.token(['admin']);
+      // Created before the freeze, used for the first time during it: its verification needs the database.
+      const unverified = await own.token(['admin']);
+      const site = `freeze-${randomBytes(4).toString('hex')}.example.com`;
+      expect((await fetch(`${own.url}/v1/whoami`, authed(cached))).status).toBe(200);
+      // Idle pooled connections to get during the freeze (the hang this guards against was on one of them).
+      await Promise.all(
+        Array.from({ length: 4 }, () =>
+          fetch(`${own.url}/v1/sites/${site}/assessments`, authed(cached)).then((r) => expect(r.status).toBe(200)),
+        ),
+      );
+      const warm = JSON.stringify({
+        eventId: 'freeze-0',
+        ts: Date.now() - 2_000,
+        site,
+        route: { country: 'DE', pool: 'res' },
+        pageType: 'product',
+        status: 200,
+        latencyMs: 100,
+        bytes: 50_000,
       });
-      expect(a.body.error?.message).toMatch(/^database: /);
-      // Bounded, not the freeze: 3 s for a connection and 5 s for an answer (API_POOL_TIMEOUTS), 10 s
-      // on the ingest threads (API_INGEST_TIMEOUTS); a little more for this loaded machine.
-      expect(a.ms).toBeLessThan(a.what === 'POST /v1/events' ? 13_000 : 8_000);
+      // …and on the ingest threads.
+      expect(
+        (
+          await fetch(
+            `${own.url}/v1/events`,
+            authed(cached, { method: 'POST', body: warm, headers: { 'content-type': 'application/x-ndjson' } }),
+          )
+        ).status,
+      ).toBe(200);
+      const event = JSON.stringify({
+        eventId: 'freeze-1',
+        ts: Date.now() - 1_000,
+        site,
+        route: { country: 'DE', pool: 'res' },
+        pageType: 'product',
+        status: 200,
+        latencyMs: 100,
+        bytes: 50_000,
+      });
+      const requests: Array<[string, string, RequestInit]> = [
+        ['token check (GET /v1/whoami)', '/v1/whoami', authed(unverified)],
+        [
+          'token check (POST /v1/events)',
+          '/v1/events',
+          authed(unverified, { method: 'POST', body: event, headers: { 'content-type': 'application/x-ndjson' } }),
+        ],
+        [
+          'POST /v1/events',
+          '/v1/events',
+          authed(cached, { method: 'POST', body: event, headers: { 'content-type': 'application/x-ndjson' } }),
+        ],
+        ['GET controls (not cached)', `/v1/sites/${site}/controls`, authed(cached)],
+        ['GET assessments', `/v1/sites/${site}/assessments`, authed(cached)],
+      ];
+      pg.freeze();
+      // Thawed by then whatever the API does (a hanging request must fail the test, not leave the server frozen).
+      thawLater = setTimeout(() => pg.thaw(), 30_000);
+      const answers = await Promise.all(
+        requests.map(async ([what, path, init]) => {
+          const started = Date.now();
+          const r = await fetch(`${own.url}${path}`, init);
+          return {
+            what,
+            ms: Date.now() - started,
+            status: r.status,
+            retryAfter: r.headers.get('retry-after'),
+            body: (await r.json()) as { error?: { code: string; message: string } },
+          };
+        }),
+      );
+      const ready = await fetch(`${own.url}/readyz`);
+      const readyBody = (await ready.json()) as {
+        ready: boolean;
+        checks: Array<{ name: string; ok: boolean; error?: string }>;
+      };
+      pg.thaw();
+      process.stdout.write(
+        `[freeze] ${answers.map((a) => `${a.what}: ${a.status} in ${a.ms} ms`).join('; ')}; /readyz ` +
+          `${ready.status} ${JSON.stringify(readyBody.checks[0])}\n`,
+      );
+      for (const a of answers) {
+        expect({ what: a.what, status: a.status, retryAfter: a.retryAfter, code: a.body.error?.code }).toEqual({
+          what: a.what,
+          status: 503,
+          retryAfter: '5',
+          code: 'store_unavailable',
+        });
+        expect(a.body.error?.message).toMatch(/^database: /);
+        // Bounded, not the freeze: 3 s for a connection and 5 s for an answer (API_POOL_TIMEOUTS), 10 s
+        // on the ingest threads (API_INGEST_TIMEOUTS); a little more for this loaded machine.
+        expect(a.ms).toBeLessThan(a.what === 'POST /v1/events' ? 13_000 : 8_000);
+      }
+      expect(ready.status).toBe(503);
+      expect(readyBody.checks).toEqual([
+        { name: 'postgres', ok: false, error: expect.stringMatching(/no answer/) },
+        { name: 'temporal', ok: true },
+      ]);
+      // Thawed: the same requests succeed again, on fresh connections.
+      await eventually(
+        async () => ((await fetch(`${own.url}/v1/whoami`, authed(unverified))).status === 200 ? true : undefined),
+        'the API to answer again after the thaw',
+      );
+      expect((await fetch(`${own.url}/v1/sites/${site}/assessments`, authed(cached))).status).toBe(200);
+    } finally {
+      clearTimeout(thawLater);
+      pg.thaw();
+      await own.close();
+      await pool.end();
+      await db.close();
     }
-    expect(ready.status).toBe(503);
-    expect(readyBody.checks).toEqual([
-      { name: 'postgres', ok: false, error: expect.stringMatching(/no answer/) },
-      { name: 'temporal', ok: true },
-    ]);
-    // Thawed: the same requests succeed again, on fresh connections.
-    await eventually(
-      async () => ((await fetch(`${own.url}/v1/whoami`, authed(unverified))).status === 200 ? true : undefined),
-      'the API to answer again after the thaw',
-    );
-    expect((await fetch(`${own.url}/v1/sites/${site}/assessments`, authed(cached))).status).toBe(200);
-  } finally {
-    clearTimeout(thawLater);
-    pg.thaw();
-    await own.close();
-    await pool.end();
-    await db.close();
-  }
-}, 180_000);
+  },
+  180_000,
+);

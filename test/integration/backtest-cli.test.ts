@@ -16,6 +16,7 @@ import type { ScenarioTiming } from '../../tools/backtest/run';
 import type { ScenarioTruth } from '../../core/scenarios/truth';
 import { CLI, cleanEnv, run } from '../kit/processes';
 import { env } from '../kit/services';
+import { joinRegExp } from '../kit/regexp';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -34,7 +35,8 @@ async function scratchDatabases(): Promise<string[]> {
 
 async function liveRows(sites: readonly string[]): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(
-    `SELECT (SELECT count(*) FROM request_events WHERE site = ANY($1)) + (SELECT count(*) FROM rollup_minute WHERE site = ANY($1))
+    `SELECT (SELECT count(*) FROM request_events WHERE site = ANY($1))
+          + (SELECT count(*) FROM rollup_minute WHERE site = ANY($1))
           + (SELECT count(*) FROM sites WHERE site = ANY($1)) AS n`,
     [sites],
   );
@@ -60,66 +62,71 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => pool.end());
 
-test('prints the scorecard of the loop and the reference rules; the live tables get nothing, no scratch database is left', async () => {
-  const before = await scratchDatabases();
-  const result = await cli(['backtest', dir, '--json']);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  const out = JSON.parse(result.stdout) as { scorecard: Scorecard; timings: ScenarioTiming[]; tickMs: number };
-  expect(out.tickMs).toBe(MINUTE);
-  expect(out.scorecard.scenarios.map((s) => s.scenario)).toEqual(['dead-pool', 'sudden-wall']);
-  const [pool1, wall] = out.scorecard.scenarios as [ScenarioScore, ScenarioScore];
-  const wallTruth = truthOf('sudden-wall');
-  // Fresh files: nothing moved; one tick a minute over the incident day.
-  expect(out.timings.map((t) => [t.scenario, t.shiftDays, t.ticks, t.database])).toEqual([
-    ['dead-pool', 0, 1440, null],
-    ['sudden-wall', 0, 1440, null],
-  ]);
-  expect(out.timings.every((t) => t.events > 60_000)).toBe(true);
-  expect(wall.onset).toBe(wallTruth.onset);
+test(
+  'prints the scorecard of the loop and the reference rules; the live tables get nothing, no scratch database is ' +
+    'left',
+  async () => {
+    const before = await scratchDatabases();
+    const result = await cli(['backtest', dir, '--json']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const out = JSON.parse(result.stdout) as { scorecard: Scorecard; timings: ScenarioTiming[]; tickMs: number };
+    expect(out.tickMs).toBe(MINUTE);
+    expect(out.scorecard.scenarios.map((s) => s.scenario)).toEqual(['dead-pool', 'sudden-wall']);
+    const [pool1, wall] = out.scorecard.scenarios as [ScenarioScore, ScenarioScore];
+    const wallTruth = truthOf('sudden-wall');
+    // Fresh files: nothing moved; one tick a minute over the incident day.
+    expect(out.timings.map((t) => [t.scenario, t.shiftDays, t.ticks, t.database])).toEqual([
+      ['dead-pool', 0, 1440, null],
+      ['sudden-wall', 0, 1440, null],
+    ]);
+    expect(out.timings.every((t) => t.events > 60_000)).toBe(true);
+    expect(wall.onset).toBe(wallTruth.onset);
 
-  // The reference rules read the classified minute rollups: 97 % Cloudflare 403 pages (recognised as
-  // hard blocks) make "success < 40 % over 5 minutes" fire once 4 of the last 5 minutes are blocked,
-  // within 5 minutes of the onset; the challenge threshold never fires on hard blocks.
-  const success = wall.rules.find((r) => r.rule === 'success<40%')!;
-  expect(success.delayMs).toBeGreaterThanOrEqual(3 * MINUTE);
-  expect(success.delayMs).toBeLessThanOrEqual(5 * MINUTE);
-  expect(success.falseAlarms).toBe(0);
-  expect(wall.rules.find((r) => r.rule === 'challenge>5%')).toMatchObject({
-    alertAt: null,
-    missed: true,
-    falseAlarms: 0,
-  });
+    // The reference rules read the classified minute rollups: 97 % Cloudflare 403 pages (recognised as
+    // hard blocks) make "success < 40 % over 5 minutes" fire once 4 of the last 5 minutes are blocked,
+    // within 5 minutes of the onset; the challenge threshold never fires on hard blocks.
+    const success = wall.rules.find((r) => r.rule === 'success<40%')!;
+    expect(success.delayMs).toBeGreaterThanOrEqual(3 * MINUTE);
+    expect(success.delayMs).toBeLessThanOrEqual(5 * MINUTE);
+    expect(success.falseAlarms).toBe(0);
+    expect(wall.rules.find((r) => r.rule === 'challenge>5%')).toMatchObject({
+      alertAt: null,
+      missed: true,
+      falseAlarms: 0,
+    });
 
-  // The loop: the wall pauses the site, after its onset, and nothing is paused on the quiet history
-  // or on the dead pool (a route problem: the right route alert, no throttle).
-  // The first hour has no score: the baseline ends a day before the tick's hour, where the 1-day history starts.
-  expect(wall.loop).toMatchObject({
-    missedPause: false,
-    falsePauses: 0,
-    falseDegrades: 0,
-    topReason: 'hard_block',
-    topReasonMatches: true,
-    unscoredTicks: 60,
-  });
-  expect(Date.parse(wall.loop.firstPauseAt!)).toBeGreaterThanOrEqual(Date.parse(wallTruth.onset!));
-  expect(pool1.loop).toMatchObject({ missedRouteAlert: false, falsePauses: 0, falseDegrades: 0, throttledTicks: 0 });
-  expect(pool1.loop.rightRouteAlertAt).not.toBeNull();
-  expect(out.scorecard.overall).toMatchObject({ scenarios: 2, missedPauses: 0, falsePauses: 0 });
+    // The loop: the wall pauses the site, after its onset, and nothing is paused on the quiet history
+    // or on the dead pool (a route problem: the right route alert, no throttle).
+    // The first hour has no score: the baseline ends a day before the tick's hour, where the 1-day history starts.
+    expect(wall.loop).toMatchObject({
+      missedPause: false,
+      falsePauses: 0,
+      falseDegrades: 0,
+      topReason: 'hard_block',
+      topReasonMatches: true,
+      unscoredTicks: 60,
+    });
+    expect(Date.parse(wall.loop.firstPauseAt!)).toBeGreaterThanOrEqual(Date.parse(wallTruth.onset!));
+    expect(pool1.loop).toMatchObject({ missedRouteAlert: false, falsePauses: 0, falseDegrades: 0, throttledTicks: 0 });
+    expect(pool1.loop.rightRouteAlertAt).not.toBeNull();
+    expect(out.scorecard.overall).toMatchObject({ scenarios: 2, missedPauses: 0, falsePauses: 0 });
 
-  expect(await liveRows([wallTruth.site, truthOf('dead-pool').site])).toBe(0);
-  expect(await scratchDatabases()).toEqual(before);
+    expect(await liveRows([wallTruth.site, truthOf('dead-pool').site])).toBe(0);
+    expect(await scratchDatabases()).toEqual(before);
 
-  // The same run as a table.
-  const table = await cli(['backtest', dir, '--tick', '10m']);
-  expect(table.code).toBe(0);
-  // Shown in the CI log: the scorecard of this small set.
-  process.stdout.write(`\n${table.stdout}\n`);
-  expect(table.stdout).toMatch(/^Backtest: 2 scenarios, ticks every 10m, /);
-  expect(table.stdout).toMatch(/^sudden-wall +hard_block +\+\d+m +\+\d+m /m);
-  expect(table.stdout).toMatch(/^alert +detected +missed +false alarms +median delay +median lead$/m);
-  expect(await scratchDatabases()).toEqual(before);
-}, 300_000);
+    // The same run as a table.
+    const table = await cli(['backtest', dir, '--tick', '10m']);
+    expect(table.code).toBe(0);
+    // Shown in the CI log: the scorecard of this small set.
+    process.stdout.write(`\n${table.stdout}\n`);
+    expect(table.stdout).toMatch(/^Backtest: 2 scenarios, ticks every 10m, /);
+    expect(table.stdout).toMatch(/^sudden-wall +hard_block +\+\d+m +\+\d+m /m);
+    expect(table.stdout).toMatch(/^alert +detected +missed +false alarms +median delay +median lead$/m);
+    expect(await scratchDatabases()).toEqual(before);
+  },
+  300_000,
+);
 
 test('bad input: one line naming the file or field, exit 2, no scratch database left behind', async () => {
   const before = await scratchDatabases();
@@ -152,7 +159,10 @@ test('bad input: one line naming the file or field, exit 2, no scratch database 
   writeFileSync(join(bad, 'wall.ndjson'), `${lines.join('\n')}\n`);
   await expectOneLine(
     ['backtest', bad],
-    /^target-health: .*wall\.ndjson line 42: statusCode: unknown field; did you mean "status"\?.*a scenario's events must all be valid$/,
+    joinRegExp(
+      /^target-health: .*wall\.ndjson line 42: statusCode: unknown field; /,
+      /did you mean "status"\?.*a scenario's events must all be valid$/,
+    ),
   );
 
   // A malformed --config, and a bad --tick.
@@ -207,26 +217,30 @@ test('a scenario written days ago is moved by whole days into the horizon; --kee
   expect((await scratchDatabases()).filter((n) => n.startsWith(timing.database!.replace(/_1$/, '')))).toEqual([]);
 }, 120_000);
 
-test('without DATABASE_URL: on a private temporary PostgreSQL, removed at the end; --keep then needs DATABASE_URL', async () => {
-  const before = await scratchDatabases();
-  const noDb = (args: string[]) => run(CLI, args, cleanEnv({}));
-  const tmpBefore = readdirSync(tmpdir()).filter((n) => n.startsWith('th-backtest-pg-'));
-  const result = await noDb(['backtest', dir, '--json', '--tick', '10m']);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  const out = JSON.parse(result.stdout) as { scorecard: Scorecard };
-  expect(out.scorecard.overall).toMatchObject({ scenarios: 2, missedPauses: 0, falsePauses: 0 });
-  // The private server's folder is gone, and the live server got no scratch database.
-  expect(readdirSync(tmpdir()).filter((n) => n.startsWith('th-backtest-pg-'))).toEqual(tmpBefore);
-  expect(await scratchDatabases()).toEqual(before);
+test(
+  'without DATABASE_URL: ' + 'on a private temporary PostgreSQL, removed at the end; --keep then needs DATABASE_URL',
+  async () => {
+    const before = await scratchDatabases();
+    const noDb = (args: string[]) => run(CLI, args, cleanEnv({}));
+    const tmpBefore = readdirSync(tmpdir()).filter((n) => n.startsWith('th-backtest-pg-'));
+    const result = await noDb(['backtest', dir, '--json', '--tick', '10m']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const out = JSON.parse(result.stdout) as { scorecard: Scorecard };
+    expect(out.scorecard.overall).toMatchObject({ scenarios: 2, missedPauses: 0, falsePauses: 0 });
+    // The private server's folder is gone, and the live server got no scratch database.
+    expect(readdirSync(tmpdir()).filter((n) => n.startsWith('th-backtest-pg-'))).toEqual(tmpBefore);
+    expect(await scratchDatabases()).toEqual(before);
 
-  const keep = await noDb(['backtest', dir, '--keep']);
-  expect({ code: keep.code, stderr: keep.stderr.trim(), stdout: keep.stdout }).toEqual({
-    code: 2,
-    stderr: expect.stringMatching(/^target-health: --keep: needs DATABASE_URL/),
-    stdout: '',
-  });
-}, 300_000);
+    const keep = await noDb(['backtest', dir, '--keep']);
+    expect({ code: keep.code, stderr: keep.stderr.trim(), stdout: keep.stdout }).toEqual({
+      code: 2,
+      stderr: expect.stringMatching(/^target-health: --keep: needs DATABASE_URL/),
+      stdout: '',
+    });
+  },
+  300_000,
+);
 
 test('a DATABASE_URL user without CREATEDB is told so, and how to run without it', async () => {
   const role = `th_nocreatedb_${process.pid}`;

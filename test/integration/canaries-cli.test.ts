@@ -21,6 +21,7 @@ import {
 } from '../kit/http-fixtures';
 import { CLI, cleanEnv, run, type Finished } from '../kit/processes';
 import { env } from '../kit/services';
+import { joinRegExp } from '../kit/regexp';
 
 let pool: Pool;
 let server: FixtureServer;
@@ -93,7 +94,8 @@ describe('bad definitions are refused at definition time, nothing written', () =
         KNOWN_PRICE,
       ]),
       [
-        '--expect-text: ".price[" is not a valid CSS selector (Expected name, found); fix the selector, e.g. ".price" or "span[itemprop=price]"',
+        '--expect-text: ".price[" is not a valid CSS selector (Expected name, found); fix the selector, e.g. ' +
+          '".price" or "span[itemprop=price]"',
       ],
     );
     const path = file('bad-selector.json', {
@@ -101,7 +103,8 @@ describe('bad definitions are refused at definition time, nothing written', () =
       expect: [{ css: 'div:hovering', equals: '1' }],
     });
     expectRefused(await canary(['add', site, '--file', path]), [
-      `${path}: expect[0].css: "div:hovering" is not a valid CSS selector (Unknown pseudo-class :hovering); fix the selector, e.g. ".price" or "span[itemprop=price]"`,
+      `${path}: expect[0].css: "div:hovering" is not a valid CSS selector (Unknown pseudo-class :hovering); ` +
+        `fix the selector, e.g. ".price" or "span[itemprop=price]"`,
     ]);
     expect(await storedCount()).toBe(0);
   });
@@ -121,7 +124,8 @@ describe('bad definitions are refused at definition time, nothing written', () =
         KNOWN_PRICE,
       ]),
       [
-        '--proxy: "localhost:8080" is not a proxy URL; use http://host:port or http://user:password@host:port (https:// for a TLS proxy)',
+        '--proxy: "localhost:8080" is not a proxy URL; use http://host:port or http://user:password@host:port ' +
+          '(https:// for a TLS proxy)',
       ],
     );
     const r = await canary([
@@ -135,7 +139,8 @@ describe('bad definitions are refused at definition time, nothing written', () =
       '200',
     ]);
     expectRefused(r, [
-      '--proxy: "http://user:***@gw.example" has no port; use http://host:port or http://user:password@host:port (https:// for a TLS proxy)',
+      '--proxy: "http://user:***@gw.example" has no port; use http://host:port or ' +
+        'http://user:password@host:port (https:// for a TLS proxy)',
     ]);
     expect(r.stderr).not.toContain('topsecret');
     expect(await storedCount()).toBe(0);
@@ -144,7 +149,8 @@ describe('bad definitions are refused at definition time, nothing written', () =
   test('page credentials in --url or in a file are refused, never echoed', async () => {
     const url = `http://crawler:hunter2-page@127.0.0.1:${server.port}/p/known`;
     const fix =
-      'holds credentials (user:password@); page credentials are not supported: remove them and point the canary at a page anyone can load (give a route or proxy for how it travels)';
+      'holds credentials (user:password@); page credentials are not supported: remove them and point the ' +
+      'canary at a page anyone can load (give a route or proxy for how it travels)';
     const flags = await canary(['add', site, '--url', url, '--expect-status', '200']);
     expectRefused(flags, [`--url: "http://***@127.0.0.1:${server.port}/p/known" ${fix}`]);
     const path = file('page-credentials.json', { canaries: [{ site, name: 'login', url, expect: [{ status: 200 }] }] });
@@ -209,7 +215,10 @@ describe('bad definitions are refused at definition time, nothing written', () =
     });
     expectRefused(await canary(['import', bad]), [
       /^.*bad\.json: canaries\[1\]\.expect\[0\]\.css: "\.price\[" is not a valid CSS selector/,
-      /^.*bad\.json: canaries\[2\]\.proxy: "ftp:\/\/gw\.example:21" has scheme "ftp"; only HTTP\(S\) proxies are supported/,
+      joinRegExp(
+        /^.*bad\.json: canaries\[2\]\.proxy: "ftp:\/\/gw\.example:21" /,
+        /has scheme "ftp"; only HTTP\(S\) proxies are supported/,
+      ),
       /^.*bad\.json: canaries\[3\]\.interval: must be a positive duration like "15m" \(got "-1h"\)$/,
     ]);
     const unknownSite = file('unknown-site.json', {
@@ -219,7 +228,8 @@ describe('bad definitions are refused at definition time, nothing written', () =
       ],
     });
     expectRefused(await canary(['import', unknownSite]), [
-      `${unknownSite}: canaries[1].site: ${unknown} is not a registered site; register it with \`target-health start ${unknown}\` first`,
+      `${unknownSite}: canaries[1].site: ${unknown} is not a registered site; register it with \`target-health ` +
+        `start ${unknown}\` first`,
     ]);
     expect(await storedCount()).toBe(0);
   });
@@ -256,7 +266,8 @@ describe('bad definitions are refused at definition time, nothing written', () =
       ]),
       [
         startsWith(
-          `--matches: ${JSON.stringify(lookahead)} is not a valid regular expression here (invalid or unsupported Perl syntax: \`(?=\`); canary patterns run on RE2 in linear time: no lookahead`,
+          `--matches: ${JSON.stringify(lookahead)} is not a valid regular expression here (invalid or ` +
+            `unsupported Perl syntax: \`(?=\`); canary patterns run on RE2 in linear time: no lookahead`,
         ),
       ],
     );
@@ -267,7 +278,8 @@ describe('bad definitions are refused at definition time, nothing written', () =
     });
     expectRefused(await canary(['add', site, '--file', path]), [
       startsWith(
-        `${path}: expect[0].matches: ${JSON.stringify(backreference)} is not a valid regular expression here (invalid escape sequence`,
+        `${path}: expect[0].matches: ${JSON.stringify(backreference)} is not a valid regular expression here ` +
+          `(invalid escape sequence`,
       ),
     ]);
     expect(await storedCount()).toBe(0);
@@ -281,14 +293,18 @@ describe('bad definitions are refused at definition time, nothing written', () =
         TARGET_HEALTH_CANARY_ALLOWED_TARGETS: '',
       }),
       [
-        `--url: "${temporalUi}" is an IP address, not a page of ${site}; a canary may only fetch its own site (${site} or its subdomains) — an operator can allow this address with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
+        `--url: "${temporalUi}" is an IP address, not a page of ${site}; a canary may only fetch its own site ` +
+          `(${site} or its subdomains) — an operator can allow this address with ` +
+          `TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
       ],
     );
     const other = file('other-site.json', {
       canaries: [{ site, name: 'elsewhere', url: 'https://intranet.example.net/admin', expect: [{ status: 200 }] }],
     });
     expectRefused(await canary(['import', other]), [
-      `${other}: canaries[0].url: "https://intranet.example.net/admin" is not on ${site}; a canary may only fetch its own site (${site} or its subdomains) — an operator can allow other hosts with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="intranet.example.net"`,
+      `${other}: canaries[0].url: "https://intranet.example.net/admin" is not on ${site}; a canary may only ` +
+        `fetch its own site (${site} or its subdomains) — an operator can allow other hosts with ` +
+        `TARGET_HEALTH_CANARY_ALLOWED_TARGETS="intranet.example.net"`,
     ]);
     expect(await storedCount()).toBe(0);
   });
@@ -299,7 +315,8 @@ describe('bad definitions are refused at definition time, nothing written', () =
         TARGET_HEALTH_ROUTES: '{"local": "127.0.0.1:3128"}',
       }),
       [
-        'TARGET_HEALTH_ROUTES: label "local": "127.0.0.1:3128" is not a proxy URL; use http://host:port or http://user:password@host:port (https:// for a TLS proxy)',
+        'TARGET_HEALTH_ROUTES: label "local": "127.0.0.1:3128" is not a proxy URL; use http://host:port or ' +
+          'http://user:password@host:port (https:// for a TLS proxy)',
       ],
     );
   });
@@ -363,7 +380,10 @@ describe('defining, listing, running and removing canaries', () => {
     expect(ran.code).toBe(1);
     const lines = ran.stdout.split('\n');
     expect(lines.find((l) => l.startsWith(`${site}/changed `))).toMatch(
-      / mismatch +200 .*proxy 127\.0\.0\.1:\d+ +wrong value on a normal-looking page: \.price text equals "\$139\.95", got "\$119\.95"$/,
+      joinRegExp(
+        / mismatch +200 .*proxy 127\.0\.0\.1:\d+ +/,
+        /wrong value on a normal-looking page: \.price text equals "\$139\.95", got "\$119\.95"$/,
+      ),
     );
     expect(lines.find((l) => l.startsWith(`${site}/price `))).toMatch(
       / pass +200 .*route local +status 200; all 2 checks hold$/,
@@ -394,53 +414,57 @@ describe('defining, listing, running and removing canaries', () => {
     expect((JSON.parse(passing.stdout) as Array<{ result: string }>).map((r) => r.result)).toEqual(['pass', 'pass']);
   });
 
-  test('a ?token= in a page URL: stored with the definition, masked in list and run output and in the run rows', async () => {
-    const tokenSite = `tok-${randomUUID().slice(0, 8)}.example.com`;
-    await upsertSite(pool, tokenSite);
-    const secret = `t0k-${randomUUID()}`;
-    const added = await canary([
-      'add',
-      tokenSite,
-      '--url',
-      `${server.origin}/p/known?lang=en&token=${secret}`,
-      '--expect-text',
-      '.price',
-      '--equals',
-      KNOWN_PRICE,
-    ]);
-    expect(added).toMatchObject({ code: 0, stdout: `created ${tokenSite}/p-known (every 15m, direct, 1 check)\n` });
-    expect((await listCanaries(pool, tokenSite))[0]?.definition.url).toBe(
-      `${server.origin}/p/known?lang=en&token=${secret}`,
-    );
+  test(
+    'a ?token= in a page URL: ' + 'stored with the definition, masked in list and run output and in the run rows',
+    async () => {
+      const tokenSite = `tok-${randomUUID().slice(0, 8)}.example.com`;
+      await upsertSite(pool, tokenSite);
+      const secret = `t0k-${randomUUID()}`;
+      const added = await canary([
+        'add',
+        tokenSite,
+        '--url',
+        `${server.origin}/p/known?lang=en&token=${secret}`,
+        '--expect-text',
+        '.price',
+        '--equals',
+        KNOWN_PRICE,
+      ]);
+      expect(added).toMatchObject({ code: 0, stdout: `created ${tokenSite}/p-known (every 15m, direct, 1 check)\n` });
+      expect((await listCanaries(pool, tokenSite))[0]?.definition.url).toBe(
+        `${server.origin}/p/known?lang=en&token=${secret}`,
+      );
 
-    const ran = await canary(['run', tokenSite, '--json']);
-    expect(ran.code).toBe(0);
-    expect(JSON.parse(ran.stdout)).toMatchObject([
-      { canaryId: `${tokenSite}/p-known`, result: 'pass', url: `${server.origin}/p/known?lang=en&token=***` },
-    ]);
-    expect(server.requests.some((r) => r.target === `/p/known?lang=en&token=${secret}`)).toBe(true); // the page got it
-    const listed = await canary(['list', tokenSite, '--json']);
-    const [entry] = JSON.parse(listed.stdout) as Array<{ definition: { url: string }; latest: { url: string } }>;
-    expect(entry).toMatchObject({
-      definition: { url: `${server.origin}/p/known?lang=en&token=***` },
-      latest: { url: `${server.origin}/p/known?lang=en&token=***` },
-    });
-    const text = await canary(['list', tokenSite]);
-    const runs = JSON.stringify((await pool.query('SELECT * FROM canary_runs WHERE site = $1', [tokenSite])).rows);
-    expect(runs).toContain('"result":"pass"');
-    for (const shown of [
-      added.stdout,
-      added.stderr,
-      ran.stdout,
-      ran.stderr,
-      listed.stdout,
-      listed.stderr,
-      text.stdout,
-      text.stderr,
-      runs,
-    ])
-      expect(shown).not.toContain(secret);
-  });
+      const ran = await canary(['run', tokenSite, '--json']);
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.stdout)).toMatchObject([
+        { canaryId: `${tokenSite}/p-known`, result: 'pass', url: `${server.origin}/p/known?lang=en&token=***` },
+      ]);
+      // The page itself was requested with the real token.
+      expect(server.requests.some((r) => r.target === `/p/known?lang=en&token=${secret}`)).toBe(true);
+      const listed = await canary(['list', tokenSite, '--json']);
+      const [entry] = JSON.parse(listed.stdout) as Array<{ definition: { url: string }; latest: { url: string } }>;
+      expect(entry).toMatchObject({
+        definition: { url: `${server.origin}/p/known?lang=en&token=***` },
+        latest: { url: `${server.origin}/p/known?lang=en&token=***` },
+      });
+      const text = await canary(['list', tokenSite]);
+      const runs = JSON.stringify((await pool.query('SELECT * FROM canary_runs WHERE site = $1', [tokenSite])).rows);
+      expect(runs).toContain('"result":"pass"');
+      for (const shown of [
+        added.stdout,
+        added.stderr,
+        ran.stdout,
+        ran.stderr,
+        listed.stdout,
+        listed.stderr,
+        text.stdout,
+        text.stderr,
+        runs,
+      ])
+        expect(shown).not.toContain(secret);
+    },
+  );
 
   test('run: an unknown site or a site without canaries is a one-line error', async () => {
     const other = `empty-${randomUUID().slice(0, 8)}.example.com`;
@@ -449,7 +473,8 @@ describe('defining, listing, running and removing canaries', () => {
     ]);
     await upsertSite(pool, other);
     expectRefused(await canary(['run', other]), [
-      `site: ${other} has no canaries; add one with \`target-health canary add ${other} --url … --expect-text … --equals …\``,
+      `site: ${other} has no canaries; add one with \`target-health canary add ${other} --url … --expect-text ` +
+        `… --equals …\``,
     ]);
   });
 });

@@ -23,6 +23,7 @@ import {
   startForwardProxy,
   TEST_TLS,
 } from '../kit/http-fixtures';
+import { joinRegExp } from '../kit/regexp';
 
 const TIMEOUT_MS = 1_000;
 const SITE = 'shop.example.com';
@@ -41,11 +42,17 @@ const LOOPBACK = reach('127.0.0.1');
 /** A price text with an emoji straddling the point where the shown value is cut (character ~117). */
 const EMOJI_PRICE = `${'A'.repeat(116)}😀 now $119.95`;
 
-const listing = (items: number) =>
-  `<!doctype html><html><head><title>Trail shoes | Example Outdoor</title></head><body><main><ul class="results">${Array.from(
+const listing = (items: number) => {
+  const results = Array.from(
     { length: items },
     (_, i) => `<li class="item"><a href="/p/${i}">Trail shoe ${i}</a> <span class="price">$${100 + i}.00</span></li>`,
-  ).join('')}</ul>${'<p>Free shipping over $50. Returns within 30 days.</p>'.repeat(150)}</main></body></html>`;
+  ).join('');
+  const filler = '<p>Free shipping over $50. Returns within 30 days.</p>'.repeat(150);
+  return (
+    '<!doctype html><html><head><title>Trail shoes | Example Outdoor</title></head><body><main>' +
+    `<ul class="results">${results}</ul>${filler}</main></body></html>`
+  );
+};
 
 const routes = {
   '/p/known': answer.html(productPage()),
@@ -210,8 +217,10 @@ const CASES: Case[] = [
     checks: JSON_CHECKS,
     result: 'mismatch',
     outcome: 'ok',
-    reason:
-      /^wrong value on a normal-looking page: \/offers\/0\/price equals 139\.95, got 99\.95 \(and 1 more of 2 checks\)$/,
+    reason: joinRegExp(
+      /^wrong value on a normal-looking page: \/offers\/0\/price /,
+      /equals 139\.95, got 99\.95 \(and 1 more of 2 checks\)$/,
+    ),
   },
   {
     name: 'a listing with the known item count',
@@ -227,8 +236,10 @@ const CASES: Case[] = [
     checks: LISTING_CHECKS,
     result: 'mismatch',
     outcome: 'ok',
-    reason:
-      /^wrong value on a normal-looking page: ul\.results li\.item count = 24, got 3 matches \(and 1 more of 2 checks\)$/,
+    reason: joinRegExp(
+      /^wrong value on a normal-looking page: ul\.results li\.item /,
+      /count = 24, got 3 matches \(and 1 more of 2 checks\)$/,
+    ),
   },
 ];
 
@@ -394,17 +405,22 @@ describe('fetch limits and failures', () => {
     expect(run.reason).toMatch(/^network error: TLS handshake failed/);
   });
 
-  test('a route label unknown to this worker is a configuration error that does not count against the site', async () => {
-    const run = await check(`${http.origin}/p/known`, PRODUCT_CHECKS, { route: 'elsewhere' });
-    expect(run).toMatchObject({
-      result: 'error',
-      outcome: null,
-      countsForSite: false,
-      event: null,
-      route: 'route elsewhere',
-    });
-    expect(run.reason).toMatch(/^configuration: route label "elsewhere" is not in TARGET_HEALTH_ROUTES on this worker/);
-  });
+  test(
+    'a route label unknown to this worker is a ' + 'configuration error that does not count against the site',
+    async () => {
+      const run = await check(`${http.origin}/p/known`, PRODUCT_CHECKS, { route: 'elsewhere' });
+      expect(run).toMatchObject({
+        result: 'error',
+        outcome: null,
+        countsForSite: false,
+        event: null,
+        route: 'route elsewhere',
+      });
+      expect(run.reason).toMatch(
+        /^configuration: route label "elsewhere" is not in TARGET_HEALTH_ROUTES on this worker/,
+      );
+    },
+  );
 });
 
 describe('a crawled page cannot break its own run', () => {
@@ -437,28 +453,41 @@ describe('what canaries may reach (docs/canaries.md)', () => {
     const run = await check(`${http.origin}/p/known`, PRODUCT_CHECKS, {}, { reach: DEFAULT_REACH });
     expect(run).toMatchObject({ result: 'error', countsForSite: false, outcome: null, event: null, status: null });
     expect(run.reason).toBe(
-      `configuration: url: "${http.origin}/p/known" is an IP address, not a page of ${SITE}; a canary may only fetch its own site (${SITE} or its subdomains) — an operator can allow this address with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
+      `configuration: url: "${http.origin}/p/known" is an IP address, not a page of ${SITE}; a canary may only ` +
+        `fetch its own site (${SITE} or its subdomains) — an operator can allow this address with ` +
+        `TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
     );
     expect(http.hits('/p/known')).toBe(hits);
   });
 
-  test('a host name is checked where it is resolved: "localhost" allowed by name still may not reach 127.0.0.1', async () => {
-    const hits = http.hits('/p/known');
-    const run = await check(`http://localhost:${http.port}/p/known`, PRODUCT_CHECKS, {}, { reach: reach('localhost') });
-    expect(run).toMatchObject({ result: 'error', countsForSite: false, event: null });
-    expect(run.reason).toMatch(
-      /^configuration: url: localhost resolves to (127\.0\.0\.1|::1), a loopback address; canaries only reach public addresses — an operator can allow it with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="(127\.0\.0\.1|::1)"$/,
-    );
-    expect(http.hits('/p/known')).toBe(hits);
-    // With the name and its addresses allowed, the same canary fetches.
-    const allowed = await check(
-      `http://localhost:${http.port}/p/known`,
-      PRODUCT_CHECKS,
-      {},
-      { reach: reach('localhost, 127.0.0.0/8, ::1') },
-    );
-    expect(allowed.result).toBe('pass');
-  });
+  test(
+    'a host name is checked where it is resolved: ' + '"localhost" allowed by name still may not reach 127.0.0.1',
+    async () => {
+      const hits = http.hits('/p/known');
+      const run = await check(
+        `http://localhost:${http.port}/p/known`,
+        PRODUCT_CHECKS,
+        {},
+        { reach: reach('localhost') },
+      );
+      expect(run).toMatchObject({ result: 'error', countsForSite: false, event: null });
+      expect(run.reason).toMatch(
+        joinRegExp(
+          /^configuration: url: localhost resolves to (127\.0\.0\.1|::1), a loopback address; canaries only reach /,
+          /public addresses — an operator can allow it with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="(127\.0\.0\.1|::1)"$/,
+        ),
+      );
+      expect(http.hits('/p/known')).toBe(hits);
+      // With the name and its addresses allowed, the same canary fetches.
+      const allowed = await check(
+        `http://localhost:${http.port}/p/known`,
+        PRODUCT_CHECKS,
+        {},
+        { reach: reach('localhost, 127.0.0.0/8, ::1') },
+      );
+      expect(allowed.result).toBe('pass');
+    },
+  );
 
   test('a redirect towards an internal address is evidence, never followed', async () => {
     const seenBefore = proxy.seen.length;
@@ -480,7 +509,10 @@ describe('what canaries may reach (docs/canaries.md)', () => {
     );
     expect(run).toMatchObject({ result: 'error', countsForSite: false, route: 'route local-proxy' });
     expect(run.reason).toMatch(
-      /^configuration: url: "http:\/\/127\.0\.0\.1:8233\/api\/v1\/namespaces\/default\/workflows" is an IP address, not a page of shop\.example\.com/,
+      joinRegExp(
+        /^configuration: url: "http:\/\/127\.0\.0\.1:8233\/api\/v1\/namespaces\//,
+        /default\/workflows" is an IP address, not a page of shop\.example\.com/,
+      ),
     );
     expect(proxy.seen.length).toBe(seenBefore);
   });

@@ -11,7 +11,8 @@ import { env } from '../kit/services';
 
 let dir: string;
 const SHOP_PAGE =
-  '<html>\n<head><title>Example Shop</title></head>\n<body>\n  <p>Our shop has paused your visits for now.</p>\n</body></html>\n';
+  '<html>\n<head><title>Example Shop</title></head>\n<body>\n  <p>Our shop has paused your visits for ' +
+  'now.</p>\n</body></html>\n';
 const AKAMAI = join(__dirname, '..', 'fixtures', 'real-pages', 'akamai--accept-www.ing.nl.html');
 const SHOP_MARKERS = {
   version: 1,

@@ -24,6 +24,7 @@ import {
 import { ingestNow, loopInput, newSite, prepareSite, startHealthySite, waitForState } from '../kit/control-loop';
 import { CLI, cleanEnv, run } from '../kit/processes';
 import { createTestWorker, env, eventually, openHarness, type TestHarness } from '../kit/services';
+import { joinRegExp } from '../kit/regexp';
 
 let h: TestHarness;
 let worker: Worker;
@@ -79,93 +80,101 @@ async function healthyLoop(
 const times = (ticks: ReadonlyArray<{ assessedAt: string }>): number[] => ticks.map((t) => Date.parse(t.assessedAt));
 const gaps = (ts: readonly number[]): number[] => ts.slice(1).map((t, i) => t - ts[i]!);
 
-test('configure changes the tick of a running loop from its next tick, and the change survives continue-as-new', async () => {
-  const { site, handle } = await healthyLoop('configure-tick', { maxTicksPerRun: 4 });
-  const before = await waitForState(handle, 'three ticks on 1 s', (s) => s.tick >= 3);
-  expect(before.tickIntervalMs).toBe(1_000);
+test(
+  'configure changes the tick of a running loop from its next tick, ' + 'and the change survives continue-as-new',
+  async () => {
+    const { site, handle } = await healthyLoop('configure-tick', { maxTicksPerRun: 4 });
+    const before = await waitForState(handle, 'three ticks on 1 s', (s) => s.tick >= 3);
+    expect(before.tickIntervalMs).toBe(1_000);
 
-  const result = JSON.parse(
-    await cli([
+    const result = JSON.parse(
+      await cli([
+        'configure',
+        site,
+        '--tick',
+        '3s',
+        '--owner',
+        'night-shift@example.com',
+        '--who',
+        'alice@example.com',
+        '--why',
+        'fewer reads',
+        '--json',
+      ]),
+    ) as ConfigureResult;
+    expect(result.changes).toEqual([
+      { field: 'tickIntervalMs', old: 1_000, new: 3_000 },
+      { field: 'owner', old: `owner@${site}`, new: 'night-shift@example.com' },
+    ]);
+    expect(result.tickIntervalMs).toBe(3_000);
+    // The next tick is booked at once on the new interval's grid.
+    const nextTick = Date.parse(result.nextTickAt!);
+    expect(nextTick % 3_000).toBe(0);
+
+    // Ticks from then on fall on the 3 s grid, 3 s apart (or a multiple, had the loop been late), across a
+    // continue-as-new.
+    const changedRun = (await handle.query(stateQuery)).runs;
+    const { later, history } = await eventually(
+      async () => {
+        const s = await handle.query(stateQuery);
+        const ticks = await handle.query(historyQuery);
+        return s.runs > changedRun && ticks.filter((t) => Date.parse(t.assessedAt) >= nextTick).length >= 4
+          ? { later: s, history: ticks }
+          : undefined;
+      },
+      'four ticks on 3 s and a continue-as-new',
+      90_000,
+    );
+    expect(later.tickIntervalMs).toBe(3_000);
+    const beforeChange = times(history.filter((t) => Date.parse(t.assessedAt) < nextTick));
+    const afterChange = times(history.filter((t) => Date.parse(t.assessedAt) >= nextTick));
+    for (const t of afterChange) expect(t % 3_000).toBe(0);
+    for (const g of gaps(afterChange)) expect(g >= 3_000 && g % 3_000 === 0).toBe(true);
+    // Before the change the same loop ticked on the 1 s grid.
+    expect(beforeChange.length).toBeGreaterThanOrEqual(3);
+    for (const t of beforeChange) expect(t % 1_000).toBe(0);
+
+    // Recorded once, with who, why and what changed; the owner is the site's.
+    const rows = await listSettingsChanges(h.pool, site);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      changeKey: result.changeKey,
+      who: 'alice@example.com',
+      why: 'fewer reads',
+      changes: result.changes,
+      settings: { tickIntervalMs: 3_000 },
+    });
+    expect(rows[0]!.changedAt.toISOString()).toBe(result.changedAt);
+    expect((await findSite(h.pool, site))?.owner).toBe('night-shift@example.com');
+
+    // The same settings again: nothing changes, nothing is recorded.
+    expect(await cli(['configure', site, '--tick', '3s', '--who', 'alice@example.com'])).toMatch(
+      new RegExp(`^nothing changed: ${site.replace(/\./g, '\\.')} already has these settings\n`),
+    );
+    // A policy change from a file: only the field given, printed old → new.
+    const text = await cli([
       'configure',
       site,
-      '--tick',
-      '3s',
-      '--owner',
-      'night-shift@example.com',
+      '--config',
+      settingsFile('nominal.json', { policy: { concurrency: { nominal: 12 } } }),
       '--who',
-      'alice@example.com',
-      '--why',
-      'fewer reads',
-      '--json',
-    ]),
-  ) as ConfigureResult;
-  expect(result.changes).toEqual([
-    { field: 'tickIntervalMs', old: 1_000, new: 3_000 },
-    { field: 'owner', old: `owner@${site}`, new: 'night-shift@example.com' },
-  ]);
-  expect(result.tickIntervalMs).toBe(3_000);
-  // The next tick is booked at once on the new interval's grid.
-  const nextTick = Date.parse(result.nextTickAt!);
-  expect(nextTick % 3_000).toBe(0);
-
-  // Ticks from then on fall on the 3 s grid, 3 s apart (or a multiple, had the loop been late), across a
-  // continue-as-new.
-  const changedRun = (await handle.query(stateQuery)).runs;
-  const { later, history } = await eventually(
-    async () => {
-      const s = await handle.query(stateQuery);
-      const ticks = await handle.query(historyQuery);
-      return s.runs > changedRun && ticks.filter((t) => Date.parse(t.assessedAt) >= nextTick).length >= 4
-        ? { later: s, history: ticks }
-        : undefined;
-    },
-    'four ticks on 3 s and a continue-as-new',
-    90_000,
-  );
-  expect(later.tickIntervalMs).toBe(3_000);
-  const beforeChange = times(history.filter((t) => Date.parse(t.assessedAt) < nextTick));
-  const afterChange = times(history.filter((t) => Date.parse(t.assessedAt) >= nextTick));
-  for (const t of afterChange) expect(t % 3_000).toBe(0);
-  for (const g of gaps(afterChange)) expect(g >= 3_000 && g % 3_000 === 0).toBe(true);
-  // Before the change the same loop ticked on the 1 s grid.
-  expect(beforeChange.length).toBeGreaterThanOrEqual(3);
-  for (const t of beforeChange) expect(t % 1_000).toBe(0);
-
-  // Recorded once, with who, why and what changed; the owner is the site's.
-  const rows = await listSettingsChanges(h.pool, site);
-  expect(rows).toHaveLength(1);
-  expect(rows[0]).toMatchObject({
-    changeKey: result.changeKey,
-    who: 'alice@example.com',
-    why: 'fewer reads',
-    changes: result.changes,
-    settings: { tickIntervalMs: 3_000 },
-  });
-  expect(rows[0]!.changedAt.toISOString()).toBe(result.changedAt);
-  expect((await findSite(h.pool, site))?.owner).toBe('night-shift@example.com');
-
-  // The same settings again: nothing changes, nothing is recorded.
-  expect(await cli(['configure', site, '--tick', '3s', '--who', 'alice@example.com'])).toMatch(
-    new RegExp(`^nothing changed: ${site.replace(/\./g, '\\.')} already has these settings\n`),
-  );
-  // A policy change from a file: only the field given, printed old → new.
-  const text = await cli([
-    'configure',
-    site,
-    '--config',
-    settingsFile('nominal.json', { policy: { concurrency: { nominal: 12 } } }),
-    '--who',
-    'bob@example.com',
-  ]);
-  expect(text).toMatch(
-    /^1 setting of .* changed by bob@example\.com at .*:\n {2}policy\.concurrency\.nominal {2}16 → 12\nin force from the next tick/,
-  );
-  expect((await listSettingsChanges(h.pool, site)).map((r) => r.changes)).toEqual([
-    result.changes,
-    [{ field: 'policy.concurrency.nominal', old: 16, new: 12 }],
-  ]);
-  await handle.terminate('test done');
-}, 150_000);
+      'bob@example.com',
+    ]);
+    expect(text).toMatch(
+      joinRegExp(
+        /^1 setting of .* changed by bob@example\.com at .*:\n/,
+        / {2}policy\.concurrency\.nominal {2}16 → 12\n/,
+        /in force from the next tick/,
+      ),
+    );
+    expect((await listSettingsChanges(h.pool, site)).map((r) => r.changes)).toEqual([
+      result.changes,
+      [{ field: 'policy.concurrency.nominal', old: 16, new: 12 }],
+    ]);
+    await handle.terminate('test done');
+  },
+  150_000,
+);
 
 test('bad configure payloads are refused with one line naming the flag, and the loop is unharmed', async () => {
   const { site, handle, healthy } = await healthyLoop('configure-bad');
@@ -236,7 +245,8 @@ test('an unknown signal shows in the refused list; an applied decision drops the
   const refusedNow = await waitForState(handle, 'three refusals', (s) => s.rejected.length >= 3);
   expect(refusedNow.rejected).toEqual([
     'pause: who: required: who decides, e.g. "alice@example.com"',
-    `unknown signal "resmue": this loop takes resume, stop, pause (e.g. target-health decide resume ${site} --who … --why …)`,
+    `unknown signal "resmue": this loop takes resume, stop, pause (e.g. target-health decide resume ${site} ` +
+      `--who … --why …)`,
     expect.stringMatching(/^unknown signal "x{79}…": this loop takes resume, stop, pause/),
   ]);
   await handle.signal('res\u2028ume\u0007');
@@ -266,7 +276,8 @@ test('an unknown signal shows in the refused list; an applied decision drops the
   await handle.signal('stpo', {});
   const again = await waitForState(handle, 'the later refusal', (s) => s.rejected.length > 0);
   expect(again.rejected).toEqual([
-    `unknown signal "stpo": this loop takes resume, stop, pause (e.g. target-health decide resume ${site} --who … --why …)`,
+    `unknown signal "stpo": this loop takes resume, stop, pause (e.g. target-health decide resume ${site} ` +
+      `--who … --why …)`,
   ]);
   await handle.terminate('test done');
 }, 120_000);

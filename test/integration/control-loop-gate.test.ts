@@ -82,82 +82,89 @@ test('bad decisions are refused with a clear message and change nothing', async 
   expect(await listDecisions(h.pool, site)).toEqual([]);
 });
 
-test('a paused site waits through continue-as-new and a worker restart, then resumes with explicit settings', async () => {
-  const site = await prepareSite(h.pool, 'wait');
-  await ingestNow(h.pool, site, { ok: 100 });
-  const input = loopInput(site, { maxTicksPerRun: 3, policy: { reminderIntervalMs: 2_000 } });
+test(
+  'a paused site waits through continue-as-new and a worker restart, ' + 'then resumes with explicit settings',
+  async () => {
+    const site = await prepareSite(h.pool, 'wait');
+    await ingestNow(h.pool, site, { ok: 100 });
+    const input = loopInput(site, { maxTicksPerRun: 3, policy: { reminderIntervalMs: 2_000 } });
 
-  const first = await createTestWorker(h);
-  const { handle, paused } = await first.worker.runUntil(async () => {
-    const { handle } = await startHealthySite(h.client, h.taskQueue, input);
-    const paused = await handle.executeUpdate(pauseUpdate, {
-      args: [{ who: 'carol@example.com', why: 'legal asked us to hold' }],
+    const first = await createTestWorker(h);
+    const { handle, paused } = await first.worker.runUntil(async () => {
+      const { handle } = await startHealthySite(h.client, h.taskQueue, input);
+      const paused = await handle.executeUpdate(pauseUpdate, {
+        args: [{ who: 'carol@example.com', why: 'legal asked us to hold' }],
+      });
+      expect(paused).toMatchObject({
+        decision: 'pause',
+        band: 'healthy',
+        controls: { paused: true, canaryOnly: true },
+      });
+      const waiting = await waitForState(handle, 'waiting', (s) => s.awaitingHuman !== null);
+      // Two more continue-as-new while waiting; the wait, its start and its reminders are carried.
+      const carried = await waitForState(
+        handle,
+        'two runs later, with reminders',
+        (s) => s.runs >= waiting.runs + 2 && (s.awaitingHuman?.remindersSent ?? 0) >= 1,
+        60_000,
+      );
+      expect(carried.awaitingHuman).toMatchObject({
+        kind: 'manual',
+        pausedBy: 'carol@example.com',
+        since: waiting.awaitingHuman!.since,
+      });
+      const described = await handle.describe();
+      expect(described.runId).not.toBe(handle.firstExecutionRunId);
+      expect(described.typedSearchAttributes.get(AwaitingHuman)).toBe(true);
+      return { handle, paused };
     });
-    expect(paused).toMatchObject({ decision: 'pause', band: 'healthy', controls: { paused: true, canaryOnly: true } });
-    const waiting = await waitForState(handle, 'waiting', (s) => s.awaitingHuman !== null);
-    // Two more continue-as-new while waiting; the wait, its start and its reminders are carried.
-    const carried = await waitForState(
-      handle,
-      'two runs later, with reminders',
-      (s) => s.runs >= waiting.runs + 2 && (s.awaitingHuman?.remindersSent ?? 0) >= 1,
-      60_000,
-    );
-    expect(carried.awaitingHuman).toMatchObject({
-      kind: 'manual',
-      pausedBy: 'carol@example.com',
-      since: waiting.awaitingHuman!.since,
-    });
-    const described = await handle.describe();
-    expect(described.runId).not.toBe(handle.firstExecutionRunId);
-    expect(described.typedSearchAttributes.get(AwaitingHuman)).toBe(true);
-    return { handle, paused };
-  });
-  await first.connection.close();
+    await first.connection.close();
 
-  // The worker is gone; a new one takes over the same task queue.
-  const second = await createTestWorker(h);
-  await second.worker.runUntil(async () => {
-    const before = await handle.query(stateQuery);
-    const still = await waitForState(handle, 'ticking on the new worker', (s) => s.tick >= before.tick + 2);
-    expect(still.awaitingHuman).toMatchObject({ kind: 'manual', since: paused.decidedAt });
-    expect(still.controls).toMatchObject({ paused: true, canaryOnly: true });
+    // The worker is gone; a new one takes over the same task queue.
+    const second = await createTestWorker(h);
+    await second.worker.runUntil(async () => {
+      const before = await handle.query(stateQuery);
+      const still = await waitForState(handle, 'ticking on the new worker', (s) => s.tick >= before.tick + 2);
+      expect(still.awaitingHuman).toMatchObject({ kind: 'manual', since: paused.decidedAt });
+      expect(still.controls).toMatchObject({ paused: true, canaryOnly: true });
 
-    const resumed = await handle.executeUpdate(resumeUpdate, {
-      args: [
-        { who: 'dave@example.com', why: 'legal cleared it', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 },
-      ],
+      const resumed = await handle.executeUpdate(resumeUpdate, {
+        args: [
+          { who: 'dave@example.com', why: 'legal cleared it', mode: 'explicit', concurrency: 4, revisitMultiplier: 3 },
+        ],
+      });
+      expect(resumed).toMatchObject({
+        decision: 'resume',
+        band: 'degrading',
+        controls: { concurrencyLimit: 4, revisitMultiplier: 3, paused: false, canaryOnly: false },
+      });
+      const going = await waitForState(
+        handle,
+        'ticking after the resume',
+        (s) => s.tick >= still.tick + 2 && s.awaitingHuman === null,
+      );
+      expect(going.lastDecision).toMatchObject({ kind: 'resume', who: 'dave@example.com', via: 'update' });
+      expect((await handle.describe()).typedSearchAttributes.get(AwaitingHuman)).toBe(false);
+      await handle.terminate('test done');
     });
-    expect(resumed).toMatchObject({
-      decision: 'resume',
-      band: 'degrading',
-      controls: { concurrencyLimit: 4, revisitMultiplier: 3, paused: false, canaryOnly: false },
-    });
-    const going = await waitForState(
-      handle,
-      'ticking after the resume',
-      (s) => s.tick >= still.tick + 2 && s.awaitingHuman === null,
-    );
-    expect(going.lastDecision).toMatchObject({ kind: 'resume', who: 'dave@example.com', via: 'update' });
-    expect((await handle.describe()).typedSearchAttributes.get(AwaitingHuman)).toBe(false);
-    await handle.terminate('test done');
-  });
-  await second.connection.close();
+    await second.connection.close();
 
-  const decisions = await listDecisions(h.pool, site);
-  expect(decisions.map((d) => [d.kind, d.who, d.decisionKey.replace(/^.*\/decision\//, '')])).toEqual([
-    ['pause', 'carol@example.com', '1'],
-    ['resume', 'dave@example.com', '2'],
-  ]);
-  expect(decisions[1]!.awaitingSince?.toISOString()).toBe(paused.decidedAt);
-  expect(decisions[1]!.mode).toEqual({ mode: 'explicit', concurrency: 4, revisitMultiplier: 3 });
-  // Reminders: one notification per reminder, each kept once, across runs.
-  const notes = await eventually(async () => {
-    const n = await listNotifications(h.pool, site);
-    return n.some((x) => x.kind === 'resumed') ? n : undefined;
-  }, 'the resume notification');
-  const kinds = notes.map((n) => n.kind);
-  expect(kinds[0]).toBe('paused');
-  expect(kinds[kinds.length - 1]).toBe('resumed');
-  expect(kinds.filter((k) => k === 'reminder').length).toBeGreaterThanOrEqual(1);
-  expect(new Set(notes.map((n) => n.notificationKey)).size).toBe(notes.length);
-});
+    const decisions = await listDecisions(h.pool, site);
+    expect(decisions.map((d) => [d.kind, d.who, d.decisionKey.replace(/^.*\/decision\//, '')])).toEqual([
+      ['pause', 'carol@example.com', '1'],
+      ['resume', 'dave@example.com', '2'],
+    ]);
+    expect(decisions[1]!.awaitingSince?.toISOString()).toBe(paused.decidedAt);
+    expect(decisions[1]!.mode).toEqual({ mode: 'explicit', concurrency: 4, revisitMultiplier: 3 });
+    // Reminders: one notification per reminder, each kept once, across runs.
+    const notes = await eventually(async () => {
+      const n = await listNotifications(h.pool, site);
+      return n.some((x) => x.kind === 'resumed') ? n : undefined;
+    }, 'the resume notification');
+    const kinds = notes.map((n) => n.kind);
+    expect(kinds[0]).toBe('paused');
+    expect(kinds[kinds.length - 1]).toBe('resumed');
+    expect(kinds.filter((k) => k === 'reminder').length).toBeGreaterThanOrEqual(1);
+    expect(new Set(notes.map((n) => n.notificationKey)).size).toBe(notes.length);
+  },
+);

@@ -31,47 +31,56 @@ afterAll(async () => {
   await h.close();
 });
 
-test('connectionString: the snapshot of its sites, then a change written by writeControls arrives through LISTEN; other sites are not followed', async () => {
-  const a = newSite();
-  const other = newSite();
-  const v1 = await change(h.pool, a, { concurrencyLimit: 7 });
-  const c = createPostgresControlsClient({
-    connectionString: env('DATABASE_URL'),
-    sites: [a.toUpperCase()],
-    logger: quiet,
-  });
-  clients.push(c);
-  const heard: number[] = [];
-  c.onChange((r) => heard.push(r.version));
-  await c.ready();
-  expect(c.controlsFor(`https://${a}/p`)).toMatchObject({ site: a, concurrencyLimit: 7, version: v1 });
-  const v2 = await change(h.pool, a, { paused: true, canaryOnly: true });
-  await change(h.pool, other, { concurrencyLimit: 3 });
-  await holds(c, a, v2);
-  expect(c.controlsFor(a)).toMatchObject({ paused: true, canaryOnly: true });
-  expect(c.controlsFor(other)).toBeUndefined();
-  expect(heard).toEqual([v1, v2]);
-  expect(c.status()).toMatchObject({ connected: true, sites: 1, snapshots: 1, reconnects: 0 });
-});
+test(
+  'connectionString: the snapshot of its sites, then a change written by writeControls arrives through LISTEN; ' +
+    'other sites are not followed',
+  async () => {
+    const a = newSite();
+    const other = newSite();
+    const v1 = await change(h.pool, a, { concurrencyLimit: 7 });
+    const c = createPostgresControlsClient({
+      connectionString: env('DATABASE_URL'),
+      sites: [a.toUpperCase()],
+      logger: quiet,
+    });
+    clients.push(c);
+    const heard: number[] = [];
+    c.onChange((r) => heard.push(r.version));
+    await c.ready();
+    expect(c.controlsFor(`https://${a}/p`)).toMatchObject({ site: a, concurrencyLimit: 7, version: v1 });
+    const v2 = await change(h.pool, a, { paused: true, canaryOnly: true });
+    await change(h.pool, other, { concurrencyLimit: 3 });
+    await holds(c, a, v2);
+    expect(c.controlsFor(a)).toMatchObject({ paused: true, canaryOnly: true });
+    expect(c.controlsFor(other)).toBeUndefined();
+    expect(heard).toEqual([v1, v2]);
+    expect(c.status()).toMatchObject({ connected: true, sites: 1, snapshots: 1, reconnects: 0 });
+  },
+);
 
-test('pool: its LISTEN connection killed → it reconnects keeping its controls, and a change made as it lost the connection is read', async () => {
-  const a = newSite();
-  const v1 = await change(h.pool, a, { concurrencyLimit: 7 });
-  const c = createPostgresControlsClient({ pool: h.pool, sites: [a], logger: quiet, reconnectMaxMs: 500 });
-  clients.push(c);
-  await c.ready();
-  expect(c.controlsFor(a)?.version).toBe(v1);
-  await h.pool.query(
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'target-health-controls-client' AND pid <> pg_backend_pid()",
-  );
-  // Written while the client is away or reconnecting: its notification may be lost, the snapshot after the reconnect
-  // reads it.
-  const v2 = await change(h.pool, a, { concurrencyLimit: 2 });
-  await eventually(
-    () => Promise.resolve(c.status().reconnects === 1 ? true : undefined),
-    'the client to reconnect',
-    10_000,
-  );
-  await holds(c, a, v2);
-  expect(c.status()).toMatchObject({ connected: true, reconnects: 1, sites: 1 });
-});
+test(
+  'pool: its LISTEN connection killed → it reconnects keeping its controls, and a change made as it lost the ' +
+    'connection is read',
+  async () => {
+    const a = newSite();
+    const v1 = await change(h.pool, a, { concurrencyLimit: 7 });
+    const c = createPostgresControlsClient({ pool: h.pool, sites: [a], logger: quiet, reconnectMaxMs: 500 });
+    clients.push(c);
+    await c.ready();
+    expect(c.controlsFor(a)?.version).toBe(v1);
+    await h.pool.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ' +
+        "'target-health-controls-client' AND pid <> pg_backend_pid()",
+    );
+    // Written while the client is away or reconnecting: its notification may be lost, the snapshot after the reconnect
+    // reads it.
+    const v2 = await change(h.pool, a, { concurrencyLimit: 2 });
+    await eventually(
+      () => Promise.resolve(c.status().reconnects === 1 ? true : undefined),
+      'the client to reconnect',
+      10_000,
+    );
+    await holds(c, a, v2);
+    expect(c.status()).toMatchObject({ connected: true, reconnects: 1, sites: 1 });
+  },
+);

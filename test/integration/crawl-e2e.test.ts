@@ -195,7 +195,9 @@ test(
       const last = crawler?.last;
       if (err instanceof Error) {
         if (last)
-          err.message += `\nthe crawler's last report: ${JSON.stringify({ handled: last.handled, adapter: last.adapter, recorder: last.recorder })}`;
+          err.message +=
+            `\nthe crawler's last report: ` +
+            `${JSON.stringify({ handled: last.handled, adapter: last.adapter, recorder: last.recorder })}`;
         // What the site served and what the store holds, per minute: where the story broke.
         for (const host of hosts) err.message += `\n${host} served: ${JSON.stringify(world.site.summary(host))}`;
         const { rows } = await h.pool.query<{
@@ -205,11 +207,14 @@ test(
           outcome: string;
           n: string;
         }>(
-          `SELECT site, to_char(date_trunc('minute', ts), 'HH24:MI') AS minute, status, outcome, count(*) AS n FROM request_events
+          `SELECT site, to_char(date_trunc('minute', ts), 'HH24:MI') AS minute, status, outcome, count(*) AS n
+          FROM request_events
           WHERE site = ANY($1) AND ts > now() - interval '15 minutes' GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
           [hosts],
         );
-        err.message += `\nstored: ${rows.map((r) => `${r.site.split('-')[0]} ${r.minute} ${r.status ?? '-'} ${r.outcome} ${r.n}`).join('; ')}`;
+        err.message +=
+          `\nstored: ` +
+          `${rows.map((r) => `${r.site.split('-')[0]} ${r.minute} ${r.status ?? '-'} ${r.outcome} ${r.n}`).join('; ')}`;
       }
       throw err;
     } finally {

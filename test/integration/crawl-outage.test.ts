@@ -38,7 +38,8 @@ async function apiOn(port: number): Promise<FastifyInstance> {
 }
 
 test(
-  'the API down for 30 s mid-crawl: the crawler crawls on, its recorder buffers, every acknowledged event is stored once',
+  'the API down for 30 s mid-crawl: the crawler crawls on, its recorder buffers, every acknowledged event is ' +
+    'stored once',
   async () => {
     const host = `outage-${randomUUID().slice(0, 6)}.hostile.test`;
     const world = await startHostileWorld({

@@ -38,7 +38,8 @@ writeFileSync(
   `const { transformSync } = require(${JSON.stringify(require.resolve('@swc/core'))});
 const { readFileSync } = require('node:fs');
 require.extensions['.ts'] = (module, filename) => {
-  const { code } = transformSync(readFileSync(filename, 'utf8'), { filename, jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } });
+  const jsc = { target: 'es2022', parser: { syntax: 'typescript' } };
+  const { code } = transformSync(readFileSync(filename, 'utf8'), { filename, jsc, module: { type: 'commonjs' } });
   module._compile(code, filename);
 };
 `,

@@ -78,21 +78,25 @@ afterAll(async () => {
   installed?.remove();
 });
 
-test("the integration's own pytest suite passes on the newest crawlee (the request manager's gate, the attempts)", () => {
-  const r = spawnSync(venvs.newest.python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/crawlee'], {
-    cwd: PKG,
-    env: pythonEnv(),
-    encoding: 'utf8',
-    timeout: 300_000,
-  });
-  const out = `${r.stdout}${r.stderr}`;
-  expect(out).toMatch(/\b\d+ passed\b/);
-  expect(out).not.toMatch(/failed|error/i);
-  expect(r.status).toBe(0);
-});
+test(
+  "the integration's own pytest suite passes on the newest " + "crawlee (the request manager's gate, the attempts)",
+  () => {
+    const r = spawnSync(venvs.newest.python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/crawlee'], {
+      cwd: PKG,
+      env: pythonEnv(),
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    const out = `${r.stdout}${r.stderr}`;
+    expect(out).toMatch(/\b\d+ passed\b/);
+    expect(out).not.toMatch(/failed|error/i);
+    expect(r.status).toBe(0);
+  },
+);
 
 test.each(['newest', 'oldest'] as const)(
-  'crawlee %s: every attempt recorded (a challenge with its body), throttled, paused before the crawl (canaries pass) until resumed, stopped',
+  'crawlee %s: every attempt recorded (a challenge with its body), throttled, paused before the crawl ' +
+    '(canaries pass) until resumed, stopped',
   async (edition) => {
     const started = Date.now();
     const id = randomUUID().slice(0, 8);
@@ -135,8 +139,9 @@ test.each(['newest', 'oldest'] as const)(
       try {
         await eventually(() => Promise.resolve(cond() ? true : undefined), what, ms);
       } catch (err) {
+        const counts = { free: hits(free), throttled: hits(throttled), paused: hits(paused), stopped: hits(stopped) };
         throw new Error(
-          `${(err as Error).message}; hits ${JSON.stringify({ free: hits(free), throttled: hits(throttled), paused: hits(paused), stopped: hits(stopped) })}; crawl output:\n${output.slice(-6000)}`,
+          `${(err as Error).message}; hits ${JSON.stringify(counts)}; crawl output:\n${output.slice(-6000)}`,
         );
       }
     };
@@ -172,7 +177,8 @@ test.each(['newest', 'oldest'] as const)(
       rmSync(scratch, { recursive: true, force: true });
     }
     process.stderr.write(
-      `[crawlee-python] crawlee ${crawleeVersion(edition)}: crawl ${Date.now() - started} ms (resumed after ${resumedAt - started} ms)\n`,
+      `[crawlee-python] crawlee ${crawleeVersion(edition)}: crawl ${Date.now() - started} ms (resumed after ` +
+        `${resumedAt - started} ms)\n`,
     );
     expect(hits(paused)).toBe(8);
     expect(hits(stopped)).toBe(0);
@@ -211,8 +217,10 @@ test.each(['newest', 'oldest'] as const)(
       country: string | null;
       n: string;
     }>(
-      `SELECT site, status, network_error, outcome, canary, retries, valid_records, bytes::text, pool, country, count(*)::text AS n
-       FROM request_events WHERE site LIKE $1 AND event_id LIKE 'crawlee-py-%' GROUP BY 1,2,3,4,5,6,7,8,9,10 ORDER BY 1,2,3,6`,
+      `SELECT site, status, network_error, outcome, canary, retries, valid_records, bytes::text, pool, country,
+              count(*)::text AS n
+       FROM request_events WHERE site LIKE $1 AND event_id LIKE 'crawlee-py-%'
+       GROUP BY 1,2,3,4,5,6,7,8,9,10 ORDER BY 1,2,3,6`,
       [`%-${id}.example.com`],
     );
     const table = rows.rows.map((r) => ({ ...r, n: Number(r.n), bytes: r.status === 200 ? 'page' : r.bytes }));

@@ -172,119 +172,131 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-test("the README's Crawlee snippet, as written: no request before the first controls, none after a pause is heard, every request crawled once", async () => {
-  const id = randomUUID().slice(0, 8);
-  const early = `early-${id}.test`;
-  const gated = `gated-${id}.test`;
-  await changeControls(h.pool, early, {
-    paused: true,
-    canaryOnly: true,
-    band: 'resisting',
-    reason: 'test: paused before the crawler starts',
-  });
-  await changeControls(h.pool, gated, { concurrencyLimit: 1, band: 'degrading', reason: 'test: one at a time' });
-  const earlyUrls = Array.from({ length: 3 }, (_, i) => `http://${early}/ok/${i}`);
-  const gatedUrls = Array.from({ length: 16 }, (_, i) => `http://${gated}/ok/${i}?delay=${PAGE_MS}`);
+test(
+  "the README's Crawlee snippet, as written: no request before the first controls, none after a pause is heard, " +
+    'every request crawled once',
+  async () => {
+    const id = randomUUID().slice(0, 8);
+    const early = `early-${id}.test`;
+    const gated = `gated-${id}.test`;
+    await changeControls(h.pool, early, {
+      paused: true,
+      canaryOnly: true,
+      band: 'resisting',
+      reason: 'test: paused before the crawler starts',
+    });
+    await changeControls(h.pool, gated, { concurrencyLimit: 1, band: 'degrading', reason: 'test: one at a time' });
+    const earlyUrls = Array.from({ length: 3 }, (_, i) => `http://${early}/ok/${i}`);
+    const gatedUrls = Array.from({ length: 16 }, (_, i) => `http://${gated}/ok/${i}?delay=${PAGE_MS}`);
 
-  const token = await api.token(['ingest', 'read']);
-  const c = new ReadmeCrawler(
-    spawn(process.execPath, [join(work, 'readme-crawler.mjs'), ...earlyUrls, ...gatedUrls], {
-      cwd: work,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TH_API: slowApi.url,
-        TH_TOKEN: token,
-        PROXY_URL: proxy.url('residential-de'),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  const until = async <T>(probe: () => T | undefined, what: string, ms = 30_000): Promise<T> => {
+    const token = await api.token(['ingest', 'read']);
+    const c = new ReadmeCrawler(
+      spawn(process.execPath, [join(work, 'readme-crawler.mjs'), ...earlyUrls, ...gatedUrls], {
+        cwd: work,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TH_API: slowApi.url,
+          TH_TOKEN: token,
+          PROXY_URL: proxy.url('residential-de'),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    const until = async <T>(probe: () => T | undefined, what: string, ms = 30_000): Promise<T> => {
+      try {
+        return await eventually(() => Promise.resolve(probe()), what, ms);
+      } catch (err) {
+        throw new Error(
+          `${(err as Error).message}; adapter: ${JSON.stringify(c.stats)}; the crawler said:\n${c.output()}`,
+        );
+      }
+    };
     try {
-      return await eventually(() => Promise.resolve(probe()), what, ms);
-    } catch (err) {
-      throw new Error(
-        `${(err as Error).message}; adapter: ${JSON.stringify(c.stats)}; the crawler said:\n${c.output()}`,
-      );
-    }
-  };
-  try {
-    const figures: string[] = [];
-    for (let pause = 1; pause <= PAUSES; pause++) {
-      // A request of the gated site is at the site; the rest of its queue waits at the adapter's gate.
-      const hitsBefore = site.counts(gated).hits;
-      // (Polled every 20 ms: the pause lands long before the request in flight ends.)
-      await waitFor(
-        `pause ${pause}: a request of the gated site in flight`,
-        () => site.counts(gated).inFlight === 1 && site.counts(gated).hits > hitsBefore,
-        30_000,
-      );
-      const deferredBefore = c.stats?.deferredByPause ?? 0;
-      await changeControls(h.pool, gated, {
-        paused: true,
-        canaryOnly: true,
-        band: 'resisting',
-        reason: `test: pause ${pause}`,
-      });
-      const heard = await until(
-        () => c.heard.filter((x) => x.site === gated && x.paused).at(pause - 1),
-        `pause ${pause}: the crawler to hear it`,
-      );
-      // The request in flight ends and frees its gate place: the requests waiting there must be put back,
-      // none sent. Waited for until one reached the site after the pause (the failure), or one was put back.
-      await until(
-        () =>
-          site.arrivals(gated).some((t) => t > heard.at) ||
-          (site.counts(gated).inFlight === 0 && (c.stats?.deferredByPause ?? 0) > deferredBefore)
-            ? true
-            : undefined,
-        `pause ${pause}: the gated requests to be put back`,
-      );
-      const after = site.arrivals(gated).filter((t) => t > heard.at);
-      figures.push(
-        `pause ${pause}: ${after.length} reached the site after the crawler heard it (${after.map((t) => `+${t - heard.at} ms`).join(', ') || 'none'}), deferred on departure so far ${c.stats?.deferredOnDeparture ?? '?'}`,
-      );
-      expect({ pause, reachedAfterPause: after.map((t) => t - heard.at) }).toEqual({ pause, reachedAfterPause: [] });
-      await changeControls(h.pool, gated, {
+      const figures: string[] = [];
+      for (let pause = 1; pause <= PAUSES; pause++) {
+        // A request of the gated site is at the site; the rest of its queue waits at the adapter's gate.
+        const hitsBefore = site.counts(gated).hits;
+        // (Polled every 20 ms: the pause lands long before the request in flight ends.)
+        await waitFor(
+          `pause ${pause}: a request of the gated site in flight`,
+          () => site.counts(gated).inFlight === 1 && site.counts(gated).hits > hitsBefore,
+          30_000,
+        );
+        const deferredBefore = c.stats?.deferredByPause ?? 0;
+        await changeControls(h.pool, gated, {
+          paused: true,
+          canaryOnly: true,
+          band: 'resisting',
+          reason: `test: pause ${pause}`,
+        });
+        const heard = await until(
+          () => c.heard.filter((x) => x.site === gated && x.paused).at(pause - 1),
+          `pause ${pause}: the crawler to hear it`,
+        );
+        // The request in flight ends and frees its gate place: the requests waiting there must be put back,
+        // none sent. Waited for until one reached the site after the pause (the failure), or one was put back.
+        await until(
+          () =>
+            site.arrivals(gated).some((t) => t > heard.at) ||
+            (site.counts(gated).inFlight === 0 && (c.stats?.deferredByPause ?? 0) > deferredBefore)
+              ? true
+              : undefined,
+          `pause ${pause}: the gated requests to be put back`,
+        );
+        const after = site.arrivals(gated).filter((t) => t > heard.at);
+        figures.push(
+          `pause ${pause}: ${after.length} reached the site after the crawler heard it ` +
+            `(${after.map((t) => `+${t - heard.at} ms`).join(', ') || 'none'}), deferred on departure so far ` +
+            `${c.stats?.deferredOnDeparture ?? '?'}`,
+        );
+        expect({ pause, reachedAfterPause: after.map((t) => t - heard.at) }).toEqual({ pause, reachedAfterPause: [] });
+        await changeControls(h.pool, gated, {
+          paused: false,
+          canaryOnly: false,
+          band: 'degrading',
+          reason: `test: resume ${pause}`,
+        });
+      }
+      process.stderr.write(`[crawlee-readme] ${figures.join('; ')}\n`);
+
+      // The early site, paused from before the crawler started: nothing reached it. Resumed, it is crawled.
+      expect(site.counts(early).hits).toBe(0);
+      const resumedAt = Date.now();
+      await changeControls(h.pool, early, {
         paused: false,
         canaryOnly: false,
-        band: 'degrading',
-        reason: `test: resume ${pause}`,
+        band: 'healthy',
+        reason: 'test: resume',
       });
+      expect(await c.exited).toBe(0);
+      expect(site.arrivals(early).every((t) => t >= resumedAt)).toBe(true);
+      expect(site.counts(early).hits).toBe(earlyUrls.length);
+      // Every gated request crawled once, one at a time; none failed (deferrals are not retries).
+      expect(site.counts(gated).hits).toBe(gatedUrls.length);
+      expect(site.counts(gated).maxInFlight).toBe(1);
+      expect(c.done?.stats).toMatchObject({
+        recorded: earlyUrls.length + gatedUrls.length,
+        droppedByStop: 0,
+        notKept: 0,
+      });
+      expect(c.done?.recorder).toMatchObject({
+        stored: earlyUrls.length + gatedUrls.length,
+        rejected: 0,
+        dropped: 0,
+        failed: 0,
+      });
+      const { rows } = await h.pool.query<{ site: string; n: string }>(
+        'SELECT site, count(*) AS n FROM request_events WHERE site = ANY($1) GROUP BY site ORDER BY site',
+        [[early, gated]],
+      );
+      expect(rows.map((r) => [r.site, Number(r.n)])).toEqual([
+        [early, earlyUrls.length],
+        [gated, gatedUrls.length],
+      ]);
+    } finally {
+      c.kill();
     }
-    process.stderr.write(`[crawlee-readme] ${figures.join('; ')}\n`);
-
-    // The early site, paused from before the crawler started: nothing reached it. Resumed, it is crawled.
-    expect(site.counts(early).hits).toBe(0);
-    const resumedAt = Date.now();
-    await changeControls(h.pool, early, { paused: false, canaryOnly: false, band: 'healthy', reason: 'test: resume' });
-    expect(await c.exited).toBe(0);
-    expect(site.arrivals(early).every((t) => t >= resumedAt)).toBe(true);
-    expect(site.counts(early).hits).toBe(earlyUrls.length);
-    // Every gated request crawled once, one at a time; none failed (deferrals are not retries).
-    expect(site.counts(gated).hits).toBe(gatedUrls.length);
-    expect(site.counts(gated).maxInFlight).toBe(1);
-    expect(c.done?.stats).toMatchObject({
-      recorded: earlyUrls.length + gatedUrls.length,
-      droppedByStop: 0,
-      notKept: 0,
-    });
-    expect(c.done?.recorder).toMatchObject({
-      stored: earlyUrls.length + gatedUrls.length,
-      rejected: 0,
-      dropped: 0,
-      failed: 0,
-    });
-    const { rows } = await h.pool.query<{ site: string; n: string }>(
-      'SELECT site, count(*) AS n FROM request_events WHERE site = ANY($1) GROUP BY site ORDER BY site',
-      [[early, gated]],
-    );
-    expect(rows.map((r) => [r.site, Number(r.n)])).toEqual([
-      [early, earlyUrls.length],
-      [gated, gatedUrls.length],
-    ]);
-  } finally {
-    c.kill();
-  }
-}, 180_000);
+  },
+  180_000,
+);

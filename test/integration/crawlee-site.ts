@@ -93,7 +93,8 @@ export async function startTestSite(): Promise<TestSite> {
       }
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(
-        `<html><head><title>Product ${url.pathname}</title></head><body><h1 class="name">Item</h1><span class="price">9.99</span>${'<p>filler</p>'.repeat(50)}</body></html>`,
+        `<html><head><title>Product ${url.pathname}</title></head><body><h1 class="name">Item</h1><span ` +
+          `class="price">9.99</span>${'<p>filler</p>'.repeat(50)}</body></html>`,
       );
     }, delay);
   });

@@ -124,7 +124,9 @@ const recorder = createRecorder({ sink: apiSink({ apiUrl: 'http://127.0.0.1:8787
 const controls = createControlsClient({ apiUrl: 'http://127.0.0.1:8787', token: 't' });
 const th = targetHealth({ recorder, controls });
 const crawler = new CheerioCrawler(th.crawlerOptions<CheerioCrawlerOptions>({ async requestHandler() {} }));
-const input: RecordInput = { ts: Date.now(), site: 'shop.example.com', status: 200, latencyMs: 12, headers: { server: undefined } };
+const input: RecordInput = {
+  ts: Date.now(), site: 'shop.example.com', status: 200, latencyMs: 12, headers: { server: undefined },
+};
 const parsed = parseEvent(input);
 const event: RequestOutcomeEvent | undefined = parsed.ok ? parsed.event : undefined;
 const site: string | undefined = event?.site;
@@ -178,7 +180,8 @@ test('npm pack -w @target-health/crawler is fast and packs only what a user need
   }>;
   tarball = join(scratch, info!.filename);
   say(
-    `npm pack -w @target-health/crawler: ${Math.round(packMs)} ms (budget ${BUDGET.packMs}); tarball ${info!.size} B, unpacked ${info!.unpackedSize} B, ${info!.entryCount} files`,
+    `npm pack -w @target-health/crawler: ${Math.round(packMs)} ms (budget ${BUDGET.packMs}); tarball ` +
+      `${info!.size} B, unpacked ${info!.unpackedSize} B, ${info!.entryCount} files`,
   );
   const unexpected = info!.files
     .map((f) => f.path)
@@ -233,7 +236,9 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
         [
           '-e',
           // The project's Crawlee first: the crawler has loaded it anyway; what is timed is this package's own cost.
-          "require('@crawlee/cheerio'); const t = performance.now(); for (const e of ['events', 'recorder', 'controls', 'crawlee']) require('@target-health/crawler/' + e); process.stdout.write(String(performance.now() - t));",
+          "require('@crawlee/cheerio'); const t = performance.now(); for (const e of ['events', 'recorder', " +
+            "'controls', 'crawlee']) require('@target-health/crawler/' + e); " +
+            'process.stdout.write(String(performance.now() - t));',
         ],
         { cwd: project },
       );
@@ -242,9 +247,13 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
     const loadMs = Math.min(...loads);
 
     say(
-      `@crawlee/cheerio ${version}: project ${before.size} packages, ${bytesBefore} B; the tarball added ${added.length} packages (${added.map((p) => p.replace('node_modules/', '')).join(', ')}), ` +
+      `@crawlee/cheerio ${version}: project ${before.size} packages, ${bytesBefore} B; the tarball added ` +
+        `${added.length} packages (${added.map((p) => p.replace('node_modules/', '')).join(', ')}), ` +
         `${bytes} B (${(bytes / 1048576).toFixed(2)} MB; budget 3 MB: ${bytes <= BUDGET.bytes ? 'met' : 'NOT MET'}), ` +
-        `install ${Math.round(installMs)} ms, load ${loadMs.toFixed(1)} ms (runs ${loads.map((l) => l.toFixed(1)).join(', ')}; budget ${BUDGET.loadMs}: ${loadMs <= BUDGET.loadMs ? 'met' : 'NOT MET'}), native modules: ${native.length === 0 ? 'none' : native.join(', ')}`,
+        (`install ${Math.round(installMs)} ms, load ${loadMs.toFixed(1)} ms (runs ` +
+          `${loads.map((l) => l.toFixed(1)).join(', ')}; budget ${BUDGET.loadMs}: ` +
+          `${loadMs <= BUDGET.loadMs ? 'met' : 'NOT MET'}), native modules: ` +
+          `${native.length === 0 ? 'none' : native.join(', ')}`),
     );
     expect(added).toContain('node_modules/@target-health/crawler');
     expect(added.length).toBeLessThanOrEqual(BUDGET.packages);
@@ -254,42 +263,46 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
     expect(bytes).toBeLessThanOrEqual(BUDGET.bytes);
   }, 300_000);
 
-  test('a TypeScript crawler type-checks against the installed declarations, without zod (they never name it)', async () => {
-    // zod is bundled into the package's JavaScript; its declarations must not need zod's types, or a
-    // project without zod gets `any` (skipLibCheck) or errors. The project has no zod: Crawlee does not use it.
-    expect(existsSync(join(project, 'node_modules', 'zod'))).toBe(false);
-    writeFileSync(join(project, 'crawler-types.ts'), CRAWLER_TS);
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2021',
-          noEmit: true,
-          skipLibCheck: true,
-          types: ['node'],
-          typeRoots: [join(ROOT, 'node_modules', '@types')],
-        },
-        files: ['crawler-types.ts'],
-      }),
-    );
-    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const run = await exec(process.execPath, [tsc, '-p', 'tsconfig.json', '--traceResolution'], {
-      cwd: project,
-      maxBuffer: 512 * 1024 * 1024,
-    }).catch((err: { stdout?: string; message: string }) => {
-      const errors = (err.stdout ?? '').split('\n').filter((l) => l.includes('error TS'));
-      throw new Error(`tsc failed on the installed declarations:\n${errors.join('\n') || err.message}`);
-    });
-    // Every module the package's declarations asked for, by specifier: none may be zod (or the bundle's door).
-    const asked = [...run.stdout.matchAll(/======== Resolving module '([^']+)' from '([^']+)'/g)]
-      .filter((m) => m[2]!.includes('@target-health/crawler'))
-      .map((m) => m[1]!);
-    expect(asked.length).toBeGreaterThan(0);
-    expect(asked.filter((spec) => spec === 'zod' || spec.startsWith('zod/') || /(^|\/)zod$/.test(spec))).toEqual([]);
-  }, 120_000);
+  test(
+    'a TypeScript crawler type-checks against the installed declarations, ' + 'without zod (they never name it)',
+    async () => {
+      // zod is bundled into the package's JavaScript; its declarations must not need zod's types, or a
+      // project without zod gets `any` (skipLibCheck) or errors. The project has no zod: Crawlee does not use it.
+      expect(existsSync(join(project, 'node_modules', 'zod'))).toBe(false);
+      writeFileSync(join(project, 'crawler-types.ts'), CRAWLER_TS);
+      writeFileSync(
+        join(project, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            target: 'es2021',
+            noEmit: true,
+            skipLibCheck: true,
+            types: ['node'],
+            typeRoots: [join(ROOT, 'node_modules', '@types')],
+          },
+          files: ['crawler-types.ts'],
+        }),
+      );
+      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+      const run = await exec(process.execPath, [tsc, '-p', 'tsconfig.json', '--traceResolution'], {
+        cwd: project,
+        maxBuffer: 512 * 1024 * 1024,
+      }).catch((err: { stdout?: string; message: string }) => {
+        const errors = (err.stdout ?? '').split('\n').filter((l) => l.includes('error TS'));
+        throw new Error(`tsc failed on the installed declarations:\n${errors.join('\n') || err.message}`);
+      });
+      // Every module the package's declarations asked for, by specifier: none may be zod (or the bundle's door).
+      const asked = [...run.stdout.matchAll(/======== Resolving module '([^']+)' from '([^']+)'/g)]
+        .filter((m) => m[2]!.includes('@target-health/crawler'))
+        .map((m) => m[1]!);
+      expect(asked.length).toBeGreaterThan(0);
+      expect(asked.filter((spec) => spec === 'zod' || spec.startsWith('zod/') || /(^|\/)zod$/.test(spec))).toEqual([]);
+    },
+    120_000,
+  );
 
   test('a plain-JS CheerioCrawler using only the installed package records its events and obeys a pause', async () => {
     const id = randomUUID().slice(0, 8);
@@ -358,7 +371,8 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
       const events = openUrls.length + 2 + pausedUrls.length;
       expect(done.recorder).toMatchObject({ stored: events, rejected: 0, dropped: 0, failed: 0 });
       const { rows } = await h.pool.query<{ site: string; status: number; outcome: string; n: string }>(
-        'SELECT site, status, outcome, count(*) AS n FROM request_events WHERE site = ANY($1) GROUP BY site, status, outcome ORDER BY site, status',
+        'SELECT site, status, outcome, count(*) AS n FROM request_events WHERE site = ANY($1) GROUP BY site, ' +
+          'status, outcome ORDER BY site, status',
         [[open, paused]],
       );
       expect(rows.map((r) => [r.site, r.status, r.outcome, Number(r.n)])).toEqual([
@@ -367,7 +381,8 @@ describe.each(CRAWLEE_VERSIONS)('@crawlee/cheerio %s', (version) => {
         [paused, 200, 'ok', pausedUrls.length],
       ]);
       say(
-        `@crawlee/cheerio ${version}: crawl recorded ${events} events through the API (both challenge attempts classified 'challenge'); the paused site got 0 requests until resumed`,
+        `@crawlee/cheerio ${version}: crawl recorded ${events} events through the API (both challenge attempts ` +
+          `classified 'challenge'); the paused site got 0 requests until resumed`,
       );
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');

@@ -22,6 +22,7 @@ import {
 } from '../../stack/embedded-postgres';
 import { PRODUCT_ROLE, secretFileOf } from '../../stack/postgres-secret';
 import { migrateInProcess as migrateUp } from '../kit/processes';
+import { joinRegExp } from '../kit/regexp';
 
 const execFileAsync = promisify(execFile);
 
@@ -121,7 +122,8 @@ async function expectLockedDown(h: EmbeddedPostgresHandle, dataDir: string, port
   expect(readFileSync(join(dataDir, 'pg_hba.conf'), 'utf8')).toBe(PG_HBA);
   const stored = await query<{ rolname: string; scram: boolean }>(
     h.superuserUrl,
-    "SELECT rolname, rolpassword LIKE 'SCRAM-SHA-256$%' AS scram FROM pg_authid WHERE rolname IN ('postgres', 'target_health') ORDER BY rolname",
+    "SELECT rolname, rolpassword LIKE 'SCRAM-SHA-256$%' AS scram FROM pg_authid WHERE rolname IN ('postgres', " +
+      "'target_health') ORDER BY rolname",
   );
   expect(stored).toEqual([
     { rolname: 'postgres', scram: true },
@@ -135,15 +137,18 @@ async function expectLockedDown(h: EmbeddedPostgresHandle, dataDir: string, port
   expect(
     await query(
       h.databaseUrl,
-      'SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = current_user',
+      'SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = ' +
+        'current_user',
     ),
   ).toEqual([
     { rolsuper: false, rolcreaterole: false, rolcreatedb: false, rolreplication: false, rolbypassrls: false },
   ]);
   const notOwned = await query<{ name: string }>(
     h.databaseUrl,
-    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relowner <> current_user::regrole
-     UNION ALL SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND p.proowner <> current_user::regrole
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'public' AND c.relowner <> current_user::regrole
+     UNION ALL SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = 'public' AND p.proowner <> current_user::regrole
      UNION ALL SELECT datname FROM pg_database WHERE datname = current_database() AND datdba <> current_user::regrole`,
   );
   expect(notOwned).toEqual([]);
@@ -204,7 +209,10 @@ test.each(['password', 'md5'] as const)(
     handles.push(h);
     expect(notices).toEqual([
       expect.stringMatching(
-        /had the fixed password of earlier versions: it now has its own secret .*SCRAM logins only.*connects as target_health/,
+        joinRegExp(
+          /had the fixed password of earlier versions: /,
+          /it now has its own secret .*SCRAM logins only.*connects as target_health/,
+        ),
       ),
     ]);
     await expectLockedDown(h, dataDir, port);
@@ -214,23 +222,28 @@ test.each(['password', 'md5'] as const)(
   },
 );
 
-test('a server of the data folder left running by an earlier start is stopped, said in one line, and the start goes on', async () => {
-  const dataDir = join(base, 'leftover', 'postgres');
-  const port = await freePort();
-  const first = await startEmbeddedPostgres({ dataDir, port, persistent: true });
-  await migrateUp(first.databaseUrl);
-  await first.stop();
-  // The server a killed start left behind: running on the folder, not this process's to watch.
-  const leftover = await rawPostmaster(dataDir, port);
-  const notices: string[] = [];
-  const h = await startEmbeddedPostgres({ dataDir, port, persistent: true, log: { info: (m) => notices.push(m) } });
-  handles.push(h);
-  // Gone (its exit reported to us, its parent), and the new server has its port.
-  await new Promise((gone) =>
-    leftover.exitCode !== null || leftover.signalCode !== null ? gone(undefined) : leftover.once('exit', gone),
-  );
-  expect(notices).toEqual([
-    `the embedded PostgreSQL of ${dataDir} is still running (pid ${leftover.pid}, port ${port}), left by an earlier start: stopping it (fast shutdown) and starting it anew`,
-  ]);
-  expect(await migrateUp(h.databaseUrl)).toEqual([]);
-});
+test(
+  'a server of the data folder left running by an earlier start is stopped, said in one line, and the start goes ' +
+    'on',
+  async () => {
+    const dataDir = join(base, 'leftover', 'postgres');
+    const port = await freePort();
+    const first = await startEmbeddedPostgres({ dataDir, port, persistent: true });
+    await migrateUp(first.databaseUrl);
+    await first.stop();
+    // The server a killed start left behind: running on the folder, not this process's to watch.
+    const leftover = await rawPostmaster(dataDir, port);
+    const notices: string[] = [];
+    const h = await startEmbeddedPostgres({ dataDir, port, persistent: true, log: { info: (m) => notices.push(m) } });
+    handles.push(h);
+    // Gone (its exit reported to us, its parent), and the new server has its port.
+    await new Promise((gone) =>
+      leftover.exitCode !== null || leftover.signalCode !== null ? gone(undefined) : leftover.once('exit', gone),
+    );
+    expect(notices).toEqual([
+      `the embedded PostgreSQL of ${dataDir} is still running (pid ${leftover.pid}, port ${port}), left by an ` +
+        `earlier start: stopping it (fast shutdown) and starting it anew`,
+    ]);
+    expect(await migrateUp(h.databaseUrl)).toEqual([]);
+  },
+);

@@ -222,10 +222,9 @@ test(
             const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
             if (!(cause instanceof ApplicationFailure)) {
               // The gRPC status behind a ServiceError says what the server refused (code and details).
+              const status = err instanceof Error ? (err.cause as { code?: unknown; details?: unknown }) : undefined;
               const grpc =
-                err instanceof Error && err.cause !== undefined
-                  ? ` (${JSON.stringify({ code: (err.cause as { code?: unknown }).code, details: (err.cause as { details?: unknown }).details })})`
-                  : '';
+                status === undefined ? '' : ` (${JSON.stringify({ code: status.code, details: status.details })})`;
               throw new Error(`message ${i} (${m.kind} update): ${String(err)}${grpc}`);
             }
             if (cause.type === LoopErrors.InvalidDecision) figures.updatesRefused += 1;

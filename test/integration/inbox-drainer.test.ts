@@ -25,6 +25,7 @@ import { ROOT } from '../kit/processes';
 import { testLogger } from '../kit/services';
 import { privateDatabase, type PrivateDatabase } from '../kit/private-database';
 import { env, eventually } from '../kit/services';
+import { joinRegExp } from '../kit/regexp';
 
 const DAY = 86_400_000;
 const QUIET = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -86,38 +87,42 @@ const storedOf = async (site: string) =>
     (await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM request_events WHERE site = $1', [site])).rows[0]!.n,
   );
 
-test('woken by NOTIFY: a batch written by postgresSink is stored within a second or so, and its row deleted', async () => {
-  const h = drainer(3_600_000);
-  const sink = postgresSink({ connectionString: db.url, logger: QUIET });
-  try {
-    // Listening before the write (its LISTEN, then a first look at the inbox).
-    await eventually(() => Promise.resolve(h.drainer.status().listening ? true : undefined), 'the drainer listening');
-    const site = `notify-${randomUUID().slice(0, 8)}.example.com`;
-    const events = Array.from({ length: 200 }, (_, i) => ({ ts: Date.now() - i, site, status: 200, latencyMs: 20 }));
-    const written = Date.now();
-    expect(await sink.write({ events, eventIds: events.map((_, i) => `n${i}`) })).toEqual({
-      accepted: 200,
-      inserted: 200,
-      duplicates: 0,
-      rejected: [],
-    });
-    await eventually(
-      async () => ((await storedOf(site)) === 200 && (await inboxRows()) === 0 ? true : undefined),
-      'the batch stored',
-      10_000,
-    );
-    const seen = Date.now() - written;
-    process.stdout.write(
-      `[inbox-drainer] postgresSink write → 200 events visible in the store: ${seen} ms (drainer's own wait: ${(h.waits[0]! * 1000).toFixed(0)} ms)\n`,
-    );
-    // Far below the poll (an hour): the notification woke it.
-    expect(seen).toBeLessThan(5_000);
-    expect(h.counted).toEqual({ 'batches:drained': 1, 'events:inserted': 200 });
-  } finally {
-    await sink.close();
-    await h.drainer.close();
-  }
-});
+test(
+  'woken by NOTIFY: a batch written by postgresSink ' + 'is stored within a second or so, and its row deleted',
+  async () => {
+    const h = drainer(3_600_000);
+    const sink = postgresSink({ connectionString: db.url, logger: QUIET });
+    try {
+      // Listening before the write (its LISTEN, then a first look at the inbox).
+      await eventually(() => Promise.resolve(h.drainer.status().listening ? true : undefined), 'the drainer listening');
+      const site = `notify-${randomUUID().slice(0, 8)}.example.com`;
+      const events = Array.from({ length: 200 }, (_, i) => ({ ts: Date.now() - i, site, status: 200, latencyMs: 20 }));
+      const written = Date.now();
+      expect(await sink.write({ events, eventIds: events.map((_, i) => `n${i}`) })).toEqual({
+        accepted: 200,
+        inserted: 200,
+        duplicates: 0,
+        rejected: [],
+      });
+      await eventually(
+        async () => ((await storedOf(site)) === 200 && (await inboxRows()) === 0 ? true : undefined),
+        'the batch stored',
+        10_000,
+      );
+      const seen = Date.now() - written;
+      process.stdout.write(
+        `[inbox-drainer] postgresSink write → 200 events visible in the store: ${seen} ms (drainer's own wait: ` +
+          `${(h.waits[0]! * 1000).toFixed(0)} ms)\n`,
+      );
+      // Far below the poll (an hour): the notification woke it.
+      expect(seen).toBeLessThan(5_000);
+      expect(h.counted).toEqual({ 'batches:drained': 1, 'events:inserted': 200 });
+    } finally {
+      await sink.close();
+      await h.drainer.close();
+    }
+  },
+);
 
 test('events the store refuses are logged with the batch id and counted; the rest of the batch is stored', async () => {
   const h = drainer(200);
@@ -158,37 +163,42 @@ test('events the store refuses are logged with the batch id and counted; the res
   }
 });
 
-test('a row no sink wrote (not gzip) cannot be read: its events are counted as refused, it is logged and deleted', async () => {
-  const h = drainer(200);
-  try {
-    await db.pool.query('INSERT INTO event_inbox (batch_id, events, event_count) VALUES ($1, $2, 7)', [
-      'b1:garbage-test',
-      Buffer.from('{"not":"gzip"}\n'),
-    ]);
-    await eventually(
-      async () => ((await inboxRows()) === 0 && (h.counted['events:rejected'] ?? 0) === 7 ? true : undefined),
-      'the row refused',
-    );
-    expect(h.results).toEqual([]);
-    const error = h.logs.find((l) => l.batchId === 'b1:garbage-test');
-    expect(error).toMatchObject({ level: 50, eventCount: 7 });
-    expect(String(error!.msg)).toMatch(
-      /^inbox: batch b1:garbage-test cannot be read \(.*\): its 7 events are refused and the row deleted/,
-    );
-  } finally {
-    await h.drainer.close();
-  }
-});
+test(
+  'a row no sink wrote (not gzip) cannot be read: ' + 'its events are counted as refused, it is logged and deleted',
+  async () => {
+    const h = drainer(200);
+    try {
+      await db.pool.query('INSERT INTO event_inbox (batch_id, events, event_count) VALUES ($1, $2, 7)', [
+        'b1:garbage-test',
+        Buffer.from('{"not":"gzip"}\n'),
+      ]);
+      await eventually(
+        async () => ((await inboxRows()) === 0 && (h.counted['events:rejected'] ?? 0) === 7 ? true : undefined),
+        'the row refused',
+      );
+      expect(h.results).toEqual([]);
+      const error = h.logs.find((l) => l.batchId === 'b1:garbage-test');
+      expect(error).toMatchObject({ level: 50, eventCount: 7 });
+      expect(String(error!.msg)).toMatch(
+        /^inbox: batch b1:garbage-test cannot be read \(.*\): its 7 events are refused and the row deleted/,
+      );
+    } finally {
+      await h.drainer.close();
+    }
+  },
+);
 
 test('a batch the store cannot take now stays in the inbox and is stored once it can', async () => {
   const site = `later-${randomUUID().slice(0, 8)}.example.com`;
   const fn = `th_test_refuse_${randomUUID().slice(0, 8)}`;
   // Not the data's fault (SQLSTATE P0001, as a full disk or a failing trigger would be): the ingester fails the batch.
   await db.pool.query(
-    `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk quota exceeded (test)'; END $$`,
+    `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk quota exceeded ` +
+      `(test)'; END $$`,
   );
   await db.pool.query(
-    `CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE FUNCTION ${fn}()`,
+    `CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE ` +
+      `FUNCTION ${fn}()`,
   );
   const h = drainer(200);
   const sink = postgresSink({ connectionString: db.url, logger: QUIET });
@@ -203,9 +213,10 @@ test('a batch the store cannot take now stays in the inbox and is stored once it
     expect(await storedOf(site)).toBe(0);
     expect(
       h.logs.some((l) =>
-        /^inbox: batch b1:[0-9a-f]{64} \(30 events\) could not be stored now: .*disk quota exceeded \(test\).*; it stays in the inbox; retrying/.test(
-          String(l.msg),
-        ),
+        joinRegExp(
+          /^inbox: batch b1:[0-9a-f]{64} \(30 events\) could not be stored now: /,
+          /.*disk quota exceeded \(test\).*; it stays in the inbox; retrying/,
+        ).test(String(l.msg)),
       ),
     ).toBe(true);
     await db.pool.query(`DROP TRIGGER ${fn} ON request_events`);

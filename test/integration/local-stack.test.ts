@@ -117,10 +117,9 @@ test('start, Ctrl-C leaves nothing running, restart finds the same data', async 
   expect(before.tick).toBeGreaterThanOrEqual(2);
   // The banner names the Temporal CLI it provisioned, and its "List sites" line — the pass-through
   // form with the settings of cli.env — lists the loop just started.
-  const cliPath =
-    /\n {2}Temporal CLI: {2}(\S+) \((?:TEMPORAL_CLI_PATH|PATH|cache|go install)\); or `npx target-health temporal …`/.exec(
-      banner,
-    )?.[1];
+  const cliLine =
+    /\n {2}Temporal CLI: {2}(\S+) \((?:TEMPORAL_CLI_PATH|PATH|cache|go install)\); or `npx target-health temporal …`/;
+  const cliPath = cliLine.exec(banner)?.[1];
   expect(cliPath !== undefined && isExecutable(cliPath)).toBe(true);
   const listSites =
     /\n {2}List sites: {4}set -a; \. (\S+); set \+a; npx target-health temporal workflow list --query "([^"]+)"\n/.exec(

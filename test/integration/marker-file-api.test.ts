@@ -21,7 +21,8 @@ const SHOP_WALL = {
   bodyAny: ['our shop has paused your visits'],
 };
 const PAGE =
-  '<html><head><title>Example Shop</title></head><body><p>Our shop has paused your visits for a while.</p></body></html>';
+  '<html><head><title>Example Shop</title></head><body><p>Our shop has paused your visits for a ' +
+  'while.</p></body></html>';
 
 let h: TestHarness;
 let inline: TestApi;
@@ -95,7 +96,8 @@ test('the server classifies with the file as it changes; a bad file keeps the pr
   const good = deploymentCatalogue().current();
   writeFileSync(
     file,
-    '{"version": 1, "markers": [{"id": "shop-wall", "vendor": "Example Shop", "kind": "block", "bodyRegex": "(x+)+y"}]}',
+    '{"version": 1, "markers": [{"id": "shop-wall", "vendor": "Example Shop", "kind": "block", "bodyRegex": ' +
+      '"(x+)+y"}]}',
   );
   // Refused: after more than a poll and a debounce the catalogue is the same object (and a later good
   // file is still taken, below: the watcher goes on).

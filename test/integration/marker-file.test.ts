@@ -30,7 +30,8 @@ const SHOP_WALL = {
   bodyAny: ['our shop has paused your visits'],
 };
 const page =
-  '<html><head><title>Example Shop</title></head><body><p>Our shop has paused your visits for a while.</p></body></html>';
+  '<html><head><title>Example Shop</title></head><body><p>Our shop has paused your visits for a ' +
+  'while.</p></body></html>';
 
 function keptLogger() {
   const lines: Array<{ msg?: string; [field: string]: unknown }> = [];
@@ -62,58 +63,63 @@ async function storedOutcome(
   return rows[0]!;
 }
 
-test('an event ingested after the file changes is classified by the new marker; a bad file keeps the old one', async () => {
-  const site = `markers-${randomUUID().slice(0, 8)}.example.com`;
-  const file = join(dir, 'markers.json');
-  writeFileSync(file, JSON.stringify({ version: 1, markers: [] }));
-  const { lines, logger } = keptLogger();
-  source = watchMarkerFile(file, { logger, pollMs: 50, debounceMs: 50 });
-  const ingester = createIngester(pool, { catalogue: source.current });
-  const event = (eventId: string) => ({
-    ts: Date.now(),
-    site,
-    eventId,
-    status: 200,
-    latencyMs: 80,
-    bytes: page.length,
-    bodySample: page,
-  });
+test(
+  'an event ingested after the file changes is classified by the new marker; ' + 'a bad file keeps the old one',
+  async () => {
+    const site = `markers-${randomUUID().slice(0, 8)}.example.com`;
+    const file = join(dir, 'markers.json');
+    writeFileSync(file, JSON.stringify({ version: 1, markers: [] }));
+    const { lines, logger } = keptLogger();
+    source = watchMarkerFile(file, { logger, pollMs: 50, debounceMs: 50 });
+    const ingester = createIngester(pool, { catalogue: source.current });
+    const event = (eventId: string) => ({
+      ts: Date.now(),
+      site,
+      eventId,
+      status: 200,
+      latencyMs: 80,
+      bytes: page.length,
+      bodySample: page,
+    });
 
-  // Before: the shop's wall is an ordinary 200 (no marker knows it), and the classifier is cached.
-  expect((await ingester.ingest([event('before')])).inserted).toBe(1);
-  expect(await storedOutcome(site, 'before')).toEqual({ outcome: 'ok', rule: 'status', marker_id: null });
+    // Before: the shop's wall is an ordinary 200 (no marker knows it), and the classifier is cached.
+    expect((await ingester.ingest([event('before')])).inserted).toBe(1);
+    expect(await storedOutcome(site, 'before')).toEqual({ outcome: 'ok', rule: 'status', marker_id: null });
 
-  const first = source.current();
-  writeFileSync(file, JSON.stringify({ version: 1, markers: [SHOP_WALL] }));
-  await until('the new file to be read', () => source!.current() !== first);
-  expect((await ingester.ingest([event('after')])).inserted).toBe(1);
-  expect(await storedOutcome(site, 'after')).toEqual({
-    outcome: 'soft_block',
-    rule: 'block_marker',
-    marker_id: 'shop-wall',
-  });
+    const first = source.current();
+    writeFileSync(file, JSON.stringify({ version: 1, markers: [SHOP_WALL] }));
+    await until('the new file to be read', () => source!.current() !== first);
+    expect((await ingester.ingest([event('after')])).inserted).toBe(1);
+    expect(await storedOutcome(site, 'after')).toEqual({
+      outcome: 'soft_block',
+      rule: 'block_marker',
+      marker_id: 'shop-wall',
+    });
 
-  // A bad file: refused with the field named, logged; the shop-wall markers stay.
-  const good = source.current();
-  writeFileSync(file, JSON.stringify({ version: 1, markers: [{ ...SHOP_WALL, bodyRegex: '(a+)+$' }] }));
-  await until('the bad file to be refused', () => lines.some((l) => l.msg?.startsWith('marker file refused') === true));
-  expect(source.current()).toBe(good);
-  const refusal = lines.find((l) => l.msg?.startsWith('marker file refused') === true)!;
-  expect(refusal).toMatchObject({ level: 50, markerFile: file });
-  expect(refusal.msg).toMatch(/markers\[0\]\.bodyRegex: has a quantified group containing a quantifier/);
-  expect((await ingester.ingest([event('bad-file')])).inserted).toBe(1);
-  expect(await storedOutcome(site, 'bad-file')).toEqual({
-    outcome: 'soft_block',
-    rule: 'block_marker',
-    marker_id: 'shop-wall',
-  });
+    // A bad file: refused with the field named, logged; the shop-wall markers stay.
+    const good = source.current();
+    writeFileSync(file, JSON.stringify({ version: 1, markers: [{ ...SHOP_WALL, bodyRegex: '(a+)+$' }] }));
+    await until('the bad file to be refused', () =>
+      lines.some((l) => l.msg?.startsWith('marker file refused') === true),
+    );
+    expect(source.current()).toBe(good);
+    const refusal = lines.find((l) => l.msg?.startsWith('marker file refused') === true)!;
+    expect(refusal).toMatchObject({ level: 50, markerFile: file });
+    expect(refusal.msg).toMatch(/markers\[0\]\.bodyRegex: has a quantified group containing a quantifier/);
+    expect((await ingester.ingest([event('bad-file')])).inserted).toBe(1);
+    expect(await storedOutcome(site, 'bad-file')).toEqual({
+      outcome: 'soft_block',
+      rule: 'block_marker',
+      marker_id: 'shop-wall',
+    });
 
-  // Disabling it again: back to ok.
-  writeFileSync(file, JSON.stringify({ version: 1, markers: [] }));
-  await until('the emptied file to be read', () => source!.current() !== good);
-  expect((await ingester.ingest([event('removed')])).inserted).toBe(1);
-  expect((await storedOutcome(site, 'removed')).outcome).toBe('ok');
-});
+    // Disabling it again: back to ok.
+    writeFileSync(file, JSON.stringify({ version: 1, markers: [] }));
+    await until('the emptied file to be read', () => source!.current() !== good);
+    expect((await ingester.ingest([event('removed')])).inserted).toBe(1);
+    expect((await storedOutcome(site, 'removed')).outcome).toBe('ok');
+  },
+);
 
 test('a bad file at the start is one line naming the variable, the file and the field', () => {
   const file = join(dir, 'bad.json');

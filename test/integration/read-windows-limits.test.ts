@@ -43,7 +43,8 @@ async function rollup(
   await ensurePartitions(pool, table, [bucket]);
   const key = values.pool === undefined ? ALL_ROUTES : routeKey({ pool: values.pool });
   await pool.query(
-    `INSERT INTO ${table} (site, bucket, route_key, pool, requests, ok, bytes, latency_hist) VALUES ($1, $2, $3, $4, $5::bigint, $5::bigint, $6::bigint, $7::integer[])`,
+    `INSERT INTO ${table} (site, bucket, route_key, pool, requests, ok, bytes, latency_hist) VALUES ($1, $2, ` +
+      `$3, $4, $5::bigint, $5::bigint, $6::bigint, $7::integer[])`,
     [
       site,
       new Date(bucket),
@@ -110,7 +111,8 @@ test('the old integer histogram sum would have failed on the same rows (the test
   await rollup('rollup_hour', site, day + HOUR, { requests: 1, hist: histogram(2 ** 31 - 1) });
   await expect(
     pool.query(
-      `SELECT th_hist_sum(latency_hist) FROM (SELECT latency_hist FROM rollup_day WHERE site = $1 UNION ALL SELECT latency_hist FROM rollup_hour WHERE site = $1) t`,
+      `SELECT th_hist_sum(latency_hist) FROM (SELECT latency_hist FROM rollup_day WHERE site = $1 UNION ALL ` +
+        `SELECT latency_hist FROM rollup_hour WHERE site = $1) t`,
       [site],
     ),
   ).rejects.toThrow(/integer out of range/);

@@ -67,31 +67,36 @@ test('a table of what happened and a summary; --json gives every tick; nothing i
 
   const { rows } = await pool.query<{ n: string }>(
     `SELECT (SELECT count(*) FROM assessments WHERE site = $1) + (SELECT count(*) FROM site_controls WHERE site = $1)
-          + (SELECT count(*) FROM notifications WHERE site = $1) + (SELECT count(*) FROM control_audit WHERE site = $1) AS n`,
+          + (SELECT count(*) FROM notifications WHERE site = $1) + (SELECT count(*) FROM control_audit WHERE site = $1)
+          AS n`,
     [site],
   );
   expect(Number(rows[0]!.n)).toBe(0);
 }, 120_000);
 
-test('--compare: without the refusal rules the wall pauses later or never, and the differences are listed', async () => {
-  const slow = join(dir, 'slow.json');
-  // Both rules: either alone pauses a 97 % wall as soon (majority refusal needs half, total 90 %).
-  writeFileSync(
-    slow,
-    JSON.stringify({ scoring: { totalRefusal: { enabled: false }, majorityRefusal: { enabled: false } } }),
-  );
-  const r = await replay(['--from', from, '--to', to, '--compare', slow]);
-  expect(r.stderr).toBe('');
-  expect(r.code).toBe(0);
-  expect(r.stdout).toMatch(/^A = defaults\nB = .*slow\.json/);
-  expect(r.stdout).toMatch(/(\d+) tick\(s\) differ, [1-9]\d* in band, reasons, controls or notices:/);
-  const pauses = [...r.stdout.matchAll(/first pause +(.+)/g)].map((m) =>
-    m[1] === '—' ? Infinity : Date.parse(m[1]!.replace(' ', 'T')),
-  );
-  expect(pauses).toHaveLength(2);
-  expect(pauses[0]).toBeLessThan(Infinity);
-  expect(pauses[1]!).toBeGreaterThan(pauses[0]!);
-}, 120_000);
+test(
+  '--compare: without the refusal rules the wall pauses later or never, ' + 'and the differences are listed',
+  async () => {
+    const slow = join(dir, 'slow.json');
+    // Both rules: either alone pauses a 97 % wall as soon (majority refusal needs half, total 90 %).
+    writeFileSync(
+      slow,
+      JSON.stringify({ scoring: { totalRefusal: { enabled: false }, majorityRefusal: { enabled: false } } }),
+    );
+    const r = await replay(['--from', from, '--to', to, '--compare', slow]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^A = defaults\nB = .*slow\.json/);
+    expect(r.stdout).toMatch(/(\d+) tick\(s\) differ, [1-9]\d* in band, reasons, controls or notices:/);
+    const pauses = [...r.stdout.matchAll(/first pause +(.+)/g)].map((m) =>
+      m[1] === '—' ? Infinity : Date.parse(m[1]!.replace(' ', 'T')),
+    );
+    expect(pauses).toHaveLength(2);
+    expect(pauses[0]).toBeLessThan(Infinity);
+    expect(pauses[1]!).toBeGreaterThan(pauses[0]!);
+  },
+  120_000,
+);
 
 test('--decisions: a resume after the pause is applied at its time; the loop judges the site afresh', async () => {
   const { summary } = ndjson((await replay(['--from', from, '--to', to, '--json'])).stdout);

@@ -107,17 +107,20 @@ test('a live loop and a replay over the same stored traffic agree tick for tick'
   expect(workflowIdForSite(site)).toContain(site);
 }, 240_000);
 
-test('no look-ahead: an event 1 ms after a tick never reaches it, nor one in the minute the tick falls in', async () => {
-  const site = await prepareSite(h.pool, 'lookahead');
-  const boundary = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE;
-  await ingest(h.pool, [
-    ...eventsOf(site, { ok: 1 }, () => boundary - 1),
-    ...eventsOf(site, { hard: 1 }, () => boundary + 1),
-    ...eventsOf(site, { hard: 1 }, () => boundary + 29_999),
-  ]);
-  const config = configOf(loopInput(site));
-  const at = [new Date(boundary), new Date(boundary + 1), new Date(boundary + 30_000), new Date(boundary + MINUTE)];
-  const r = await replaySite(h.pool, { site, from: new Date(0), to: new Date(0), tickMs: 1_000, at, config });
-  // At the boundary, 1 ms and 30 s after it: only the event before it. A minute later: all three.
-  expect(r.ticks.map((t) => t.requests)).toEqual([1, 1, 1, 3]);
-});
+test(
+  'no look-ahead: an event 1 ms after a tick never reaches it, ' + 'nor one in the minute the tick falls in',
+  async () => {
+    const site = await prepareSite(h.pool, 'lookahead');
+    const boundary = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE;
+    await ingest(h.pool, [
+      ...eventsOf(site, { ok: 1 }, () => boundary - 1),
+      ...eventsOf(site, { hard: 1 }, () => boundary + 1),
+      ...eventsOf(site, { hard: 1 }, () => boundary + 29_999),
+    ]);
+    const config = configOf(loopInput(site));
+    const at = [new Date(boundary), new Date(boundary + 1), new Date(boundary + 30_000), new Date(boundary + MINUTE)];
+    const r = await replaySite(h.pool, { site, from: new Date(0), to: new Date(0), tickMs: 1_000, at, config });
+    // At the boundary, 1 ms and 30 s after it: only the event before it. A minute later: all three.
+    expect(r.ticks.map((t) => t.requests)).toEqual([1, 1, 1, 3]);
+  },
+);

@@ -77,7 +77,8 @@ describe('a review written to a file', () => {
     markdown = readFileSync(out, 'utf8');
     expect(r.stdout).toMatch(
       new RegExp(
-        `^wrote ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} and \\S+review-${site.replace(/\./g, '\\.')}-\\d{8}T\\d{4}Z\\.svg: ${site.replace(/\./g, '\\.')}, resisting from `,
+        `^wrote ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} and \\S+review-${site.replace(/\./g, '\\.')}-\\d{` +
+          `8}T\\d{4}Z\\.svg: ${site.replace(/\./g, '\\.')}, resisting from `,
       ),
     );
     const json = await review([site, '--incident', new Date(onset + H).toISOString(), '--json', '--no-chart']);
@@ -93,102 +94,117 @@ describe('a review written to a file', () => {
     expect([...at].sort((a, b) => a - b)).toEqual(at);
   });
 
-  test('the window runs from the first move away from healthy to the return to healthy, as control_audit has them', async () => {
-    const { rows } = await pool.query<{ at: Date; old: string | null; new: string }>(
-      `SELECT changed_at AS at, old_controls->>'band' AS old, new_controls->>'band' AS new FROM control_audit
-        WHERE site = $1 AND (old_controls IS NULL OR old_controls->>'band' <> new_controls->>'band') ORDER BY changed_at, id`,
-      [site],
-    );
-    const away = rows.find((r) => r.old === 'healthy' && r.new !== 'healthy')!;
-    const back = rows.find((r) => r.at > away.at && r.new === 'healthy')!;
-    expect(away.at.getTime()).toBeGreaterThanOrEqual(onset);
-    expect(doc.window).toEqual({
-      from: away.at.toISOString(),
-      to: back.at.toISOString(),
-      openStart: false,
-      openEnd: false,
-      durationMs: back.at.getTime() - away.at.getTime(),
-    });
-    expect(doc.worstBand).toBe('resisting');
-    // The timeline: every band change of the window, the return to healthy included.
-    const inWindow = rows.filter((r) => r.at >= away.at && r.at <= back.at);
-    expect(doc.timeline.map((b) => [b.at, b.from, b.to])).toEqual(
-      inWindow.map((r) => [r.at.toISOString(), r.old, r.new]),
-    );
-    expect(doc.timeline[0]!.reasons[0]).toMatch(/challenge|majority_refusal|total_refusal/);
-    expect(markdown).toContain(
-      `| ${doc.timeline[0]!.at.slice(0, 19).replace('T', ' ')}Z | healthy → ${doc.timeline[0]!.to} |`,
-    );
-    // Ticks stored in the window.
-    const ticks = await pool.query<{ n: string }>(
-      'SELECT count(*) AS n FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3',
-      [site, doc.window.from, doc.window.to],
-    );
-    expect(doc.ticks).toBe(Number(ticks.rows[0]!.n));
-  });
-
-  test('refusals: the window total and the 5-minute peak from the minute rollups; the lead time from the first warning', async () => {
-    const { rows } = await pool.query<{ t: Date; requests: string; refused: string }>(
-      `SELECT bucket AS t, requests, hard_blocks + challenges + soft_blocks AS refused FROM rollup_minute
-        WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4 ORDER BY bucket`,
-      [site, ALL_ROUTES, new Date(Date.parse(doc.window.from) - 5 * M), doc.window.to],
-    );
-    const minutes = rows.map((r) => ({ t: r.t.getTime(), requests: Number(r.requests), refused: Number(r.refused) }));
-    const during = minutes.filter((m) => m.t >= Date.parse(doc.window.from));
-    expect(doc.refusals.level).toBe('minute');
-    expect(doc.refusals.during.requests).toBe(during.reduce((n, m) => n + m.requests, 0));
-    expect(doc.refusals.during.refusals).toBe(during.reduce((n, m) => n + m.refused, 0));
-    // The peak: the highest share refused over the 5 minutes ending with each minute of the window.
-    let best = { rate: -1, t: 0 };
-    for (const m of during) {
-      const span = minutes.filter((x) => x.t > m.t - 5 * M && x.t <= m.t);
-      const req = span.reduce((n, x) => n + x.requests, 0);
-      const rate = span.reduce((n, x) => n + x.refused, 0) / req;
-      if (req >= 20 && rate > best.rate) best = { rate, t: m.t };
-    }
-    expect(doc.refusals.peak!.rate).toBeCloseTo(best.rate, 12);
-    expect(doc.refusals.peak!.at).toBe(new Date(best.t).toISOString());
-    // The wave refuses ~80 %: refusals peaked after they passed half (the truth), and before the highest minute.
-    expect(best.rate).toBeGreaterThan(0.7);
-    expect(Date.parse(doc.refusals.peak!.reachedAt)).toBeGreaterThanOrEqual(Date.parse(truth.refused50At!));
-    expect(Date.parse(doc.refusals.peak!.reachedAt)).toBeLessThanOrEqual(best.t);
-    expect(doc.lead).toEqual({
-      firstWarningAt: doc.timeline[0]!.at,
-      peakReachedAt: doc.refusals.peak!.reachedAt,
-      ms: Date.parse(doc.refusals.peak!.reachedAt) - Date.parse(doc.timeline[0]!.at),
-    });
-    expect(markdown).toContain(
-      `- **Peak refusal rate:** ${(best.rate * 100).toFixed(1)} % over 5 min at ${new Date(best.t).toISOString().slice(0, 19).replace('T', ' ')}Z`,
-    );
-  });
-
-  test('actions: every control change of the window in one run or another, the refusal rates around each from the rollups', async () => {
-    const { rows } = await pool.query<{ n: string }>(
-      'SELECT count(*) AS n FROM control_audit WHERE site = $1 AND changed_at >= $2 AND changed_at <= $3',
-      [site, doc.window.from, doc.window.to],
-    );
-    expect(doc.actions.reduce((n, a) => n + a.steps, 0)).toBe(Number(rows[0]!.n));
-    const pause = doc.actions.find((a) => a.kind === 'pause')!;
-    expect(pause).toBeDefined();
-    expect(pause.change).toContain('paused');
-    // The quarter hour before the pause (from the rollups), and the one from the minute after it.
-    const span = async (from: number, to: number) => {
-      const { rows: r } = await pool.query<{ requests: string; refused: string }>(
-        `SELECT coalesce(sum(requests), 0) AS requests, coalesce(sum(hard_blocks + challenges + soft_blocks), 0) AS refused FROM rollup_minute
-          WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4`,
-        [site, ALL_ROUTES, new Date(from), new Date(to)],
+  test(
+    'the window runs from the first move away from healthy to the return to healthy, ' + 'as control_audit has them',
+    async () => {
+      const { rows } = await pool.query<{ at: Date; old: string | null; new: string }>(
+        `SELECT changed_at AS at, old_controls->>'band' AS old, new_controls->>'band' AS new FROM control_audit
+        WHERE site = $1 AND (old_controls IS NULL OR old_controls->>'band' <> new_controls->>'band')
+        ORDER BY changed_at, id`,
+        [site],
       );
-      return { requests: Number(r[0]!.requests), refusals: Number(r[0]!.refused) };
-    };
-    const pausedAt = Date.parse(pause.from);
-    expect(pause.before).toMatchObject(await span(pausedAt - 15 * M, pausedAt));
-    const nextMinute = Math.floor(Date.parse(pause.to) / M) * M + M;
-    expect(pause.after).toMatchObject(await span(nextMinute, nextMinute + 15 * M));
-    expect(pause.before.rate).toBeCloseTo(pause.before.refusals / pause.before.requests, 12);
-    // The simulated crawler does not obey the controls: the wave goes on being refused after the pause.
-    expect(pause.after.rate).toBeGreaterThan(pause.before.rate!);
-    expect(markdown).toMatch(/\| pause \| 1 \| /);
-  });
+      const away = rows.find((r) => r.old === 'healthy' && r.new !== 'healthy')!;
+      const back = rows.find((r) => r.at > away.at && r.new === 'healthy')!;
+      expect(away.at.getTime()).toBeGreaterThanOrEqual(onset);
+      expect(doc.window).toEqual({
+        from: away.at.toISOString(),
+        to: back.at.toISOString(),
+        openStart: false,
+        openEnd: false,
+        durationMs: back.at.getTime() - away.at.getTime(),
+      });
+      expect(doc.worstBand).toBe('resisting');
+      // The timeline: every band change of the window, the return to healthy included.
+      const inWindow = rows.filter((r) => r.at >= away.at && r.at <= back.at);
+      expect(doc.timeline.map((b) => [b.at, b.from, b.to])).toEqual(
+        inWindow.map((r) => [r.at.toISOString(), r.old, r.new]),
+      );
+      expect(doc.timeline[0]!.reasons[0]).toMatch(/challenge|majority_refusal|total_refusal/);
+      expect(markdown).toContain(
+        `| ${doc.timeline[0]!.at.slice(0, 19).replace('T', ' ')}Z | healthy → ${doc.timeline[0]!.to} |`,
+      );
+      // Ticks stored in the window.
+      const ticks = await pool.query<{ n: string }>(
+        'SELECT count(*) AS n FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3',
+        [site, doc.window.from, doc.window.to],
+      );
+      expect(doc.ticks).toBe(Number(ticks.rows[0]!.n));
+    },
+  );
+
+  test(
+    'refusals: the window total and the 5-minute peak from the minute rollups; the lead time from the first ' +
+      'warning',
+    async () => {
+      const { rows } = await pool.query<{ t: Date; requests: string; refused: string }>(
+        `SELECT bucket AS t, requests, hard_blocks + challenges + soft_blocks AS refused FROM rollup_minute
+        WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4 ORDER BY bucket`,
+        [site, ALL_ROUTES, new Date(Date.parse(doc.window.from) - 5 * M), doc.window.to],
+      );
+      const minutes = rows.map((r) => ({ t: r.t.getTime(), requests: Number(r.requests), refused: Number(r.refused) }));
+      const during = minutes.filter((m) => m.t >= Date.parse(doc.window.from));
+      expect(doc.refusals.level).toBe('minute');
+      expect(doc.refusals.during.requests).toBe(during.reduce((n, m) => n + m.requests, 0));
+      expect(doc.refusals.during.refusals).toBe(during.reduce((n, m) => n + m.refused, 0));
+      // The peak: the highest share refused over the 5 minutes ending with each minute of the window.
+      let best = { rate: -1, t: 0 };
+      for (const m of during) {
+        const span = minutes.filter((x) => x.t > m.t - 5 * M && x.t <= m.t);
+        const req = span.reduce((n, x) => n + x.requests, 0);
+        const rate = span.reduce((n, x) => n + x.refused, 0) / req;
+        if (req >= 20 && rate > best.rate) best = { rate, t: m.t };
+      }
+      expect(doc.refusals.peak!.rate).toBeCloseTo(best.rate, 12);
+      expect(doc.refusals.peak!.at).toBe(new Date(best.t).toISOString());
+      // The wave refuses ~80 %: refusals peaked after they passed half (the truth), and before the highest minute.
+      expect(best.rate).toBeGreaterThan(0.7);
+      expect(Date.parse(doc.refusals.peak!.reachedAt)).toBeGreaterThanOrEqual(Date.parse(truth.refused50At!));
+      expect(Date.parse(doc.refusals.peak!.reachedAt)).toBeLessThanOrEqual(best.t);
+      expect(doc.lead).toEqual({
+        firstWarningAt: doc.timeline[0]!.at,
+        peakReachedAt: doc.refusals.peak!.reachedAt,
+        ms: Date.parse(doc.refusals.peak!.reachedAt) - Date.parse(doc.timeline[0]!.at),
+      });
+      expect(markdown).toContain(
+        `- **Peak refusal rate:** ${(best.rate * 100).toFixed(1)} % over 5 min at ` +
+          `${new Date(best.t).toISOString().slice(0, 19).replace('T', ' ')}Z`,
+      );
+    },
+  );
+
+  test(
+    'actions: every control change of the window in one run or another, the refusal rates around each from the ' +
+      'rollups',
+    async () => {
+      const { rows } = await pool.query<{ n: string }>(
+        'SELECT count(*) AS n FROM control_audit WHERE site = $1 AND changed_at >= $2 AND changed_at <= $3',
+        [site, doc.window.from, doc.window.to],
+      );
+      expect(doc.actions.reduce((n, a) => n + a.steps, 0)).toBe(Number(rows[0]!.n));
+      const pause = doc.actions.find((a) => a.kind === 'pause')!;
+      expect(pause).toBeDefined();
+      expect(pause.change).toContain('paused');
+      // The quarter hour before the pause (from the rollups), and the one from the minute after it.
+      const span = async (from: number, to: number) => {
+        const { rows: r } = await pool.query<{ requests: string; refused: string }>(
+          `SELECT coalesce(sum(requests), 0) AS requests,
+                  coalesce(sum(hard_blocks + challenges + soft_blocks), 0) AS refused
+          FROM rollup_minute
+          WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4`,
+          [site, ALL_ROUTES, new Date(from), new Date(to)],
+        );
+        return { requests: Number(r[0]!.requests), refusals: Number(r[0]!.refused) };
+      };
+      const pausedAt = Date.parse(pause.from);
+      expect(pause.before).toMatchObject(await span(pausedAt - 15 * M, pausedAt));
+      const nextMinute = Math.floor(Date.parse(pause.to) / M) * M + M;
+      expect(pause.after).toMatchObject(await span(nextMinute, nextMinute + 15 * M));
+      expect(pause.before.rate).toBeCloseTo(pause.before.refusals / pause.before.requests, 12);
+      // The simulated crawler does not obey the controls: the wave goes on being refused after the pause.
+      expect(pause.after.rate).toBeGreaterThan(pause.before.rate!);
+      expect(markdown).toMatch(/\| pause \| 1 \| /);
+    },
+  );
 
   test('who decided: the stored decision, with its reason', () => {
     expect(doc.decisions).toEqual([
@@ -216,22 +232,25 @@ describe('a review written to a file', () => {
     expect($('g.mark-line.role-mark > path').length).toBe(6);
   });
 
-  test('what to tune: the current settings replayed as they ran live, and two candidates, from the replays figures', () => {
-    const t = doc.tuning;
-    expect(t.tickMs).toBe(M);
-    // The history was recorded by a replay with the defaults: the review's replay of them warns at the same tick.
-    expect(t.current.firstDegradeAt).toBe(doc.timeline[0]!.at);
-    expect(t.candidates.map((c) => c.name)).toEqual(['faster smoothing', 'earlier throttle']);
-    for (const c of t.candidates) {
-      expect(c.throttledLess).toBe(t.current.throttledTicks - c.throttledTicks);
-      expect(c.earlierByMs).toBe(Date.parse(t.current.firstDegradeAt!) - Date.parse(c.firstDegradeAt!));
-    }
-    // Degrading at a higher score can only come sooner.
-    expect(t.candidates[1]!.earlierByMs).toBeGreaterThanOrEqual(0);
-    expect(markdown).toContain('The replay of the current settings first warned when live did');
-    expect(markdown).toMatch(/\*\*Warned (earliest|earlier):\*\* /);
-    expect(markdown).toContain(`- **earlier throttle** — degrade below 85 instead of 80`);
-  });
+  test(
+    'what to tune: the current settings replayed as they ran live, ' + 'and two candidates, from the replays figures',
+    () => {
+      const t = doc.tuning;
+      expect(t.tickMs).toBe(M);
+      // The history was recorded by a replay with the defaults: the review's replay of them warns at the same tick.
+      expect(t.current.firstDegradeAt).toBe(doc.timeline[0]!.at);
+      expect(t.candidates.map((c) => c.name)).toEqual(['faster smoothing', 'earlier throttle']);
+      for (const c of t.candidates) {
+        expect(c.throttledLess).toBe(t.current.throttledTicks - c.throttledTicks);
+        expect(c.earlierByMs).toBe(Date.parse(t.current.firstDegradeAt!) - Date.parse(c.firstDegradeAt!));
+      }
+      // Degrading at a higher score can only come sooner.
+      expect(t.candidates[1]!.earlierByMs).toBeGreaterThanOrEqual(0);
+      expect(markdown).toContain('The replay of the current settings first warned when live did');
+      expect(markdown).toMatch(/\*\*Warned (earliest|earlier):\*\* /);
+      expect(markdown).toContain(`- **earlier throttle** — degrade below 85 instead of 80`);
+    },
+  );
 });
 
 test('to stdout with --no-chart: the same sections, no chart written, the review says so', async () => {

@@ -54,7 +54,8 @@ afterAll(async () => {
 });
 
 test(
-  'a real Scrapy crawl slows down, stops and resumes as the loop decides; a healthy site is left alone; every event is stored once',
+  'a real Scrapy crawl slows down, stops and resumes as the loop decides; a healthy site is left alone; every ' +
+    'event is stored once',
   async () => {
     const { world, shop, news, travel, hosts } = await startCrawlWorld(h, PAGE_MS);
     const normal = { kind: 'normal', latencyMs: PAGE_MS } as const;
@@ -159,7 +160,9 @@ test(
           inFlight(c.rate(shop, afterFrom, afterTo), HOSTILE_PAGE_MS),
         ];
         process.stderr.write(
-          `[scrapy-e2e] shop limit ${NOMINAL} → ${heardThrottle.concurrencyLimit}: in flight at the site ${siteBefore.toFixed(2)} → ${siteAfter.toFixed(2)}, Scrapy ${scrapyBefore.toFixed(2)} → ${scrapyAfter.toFixed(2)}\n`,
+          `[scrapy-e2e] shop limit ${NOMINAL} → ${heardThrottle.concurrencyLimit}: in flight at the site ` +
+            `${siteBefore.toFixed(2)} → ${siteAfter.toFixed(2)}, Scrapy ${scrapyBefore.toFixed(2)} → ` +
+            `${scrapyAfter.toFixed(2)}\n`,
         );
         expect(siteBefore).toBeGreaterThan(1);
         expect(siteAfter).toBeLessThan(siteBefore * ratio);
@@ -243,7 +246,10 @@ test(
       if (err instanceof Error) {
         const last = crawl?.last;
         if (last)
-          err.message += `\nScrapy's last report: ${JSON.stringify({ handled: last.handled, finished: last.finished, stats: last.stats })}\nheard: ${JSON.stringify(crawl?.heard)}`;
+          err.message +=
+            `\nScrapy's last report: ` +
+            `${JSON.stringify({ handled: last.handled, finished: last.finished, stats: last.stats })}\nheard: ` +
+            `${JSON.stringify(crawl?.heard)}`;
         if (crawl) err.message += `\nScrapy's log:\n${crawl.log(4_000)}`;
         for (const host of hosts) err.message += `\n${host} served: ${JSON.stringify(world.site.summary(host))}`;
         const { rows } = await h.pool.query<{
@@ -253,11 +259,14 @@ test(
           outcome: string;
           n: string;
         }>(
-          `SELECT site, to_char(date_trunc('minute', ts), 'HH24:MI') AS minute, status, outcome, count(*) AS n FROM request_events
+          `SELECT site, to_char(date_trunc('minute', ts), 'HH24:MI') AS minute, status, outcome, count(*) AS n
+          FROM request_events
           WHERE site = ANY($1) AND ts > now() - interval '15 minutes' GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
           [hosts],
         );
-        err.message += `\nstored: ${rows.map((r) => `${r.site.split('-')[0]} ${r.minute} ${r.status ?? '-'} ${r.outcome} ${r.n}`).join('; ')}`;
+        err.message +=
+          `\nstored: ` +
+          `${rows.map((r) => `${r.site.split('-')[0]} ${r.minute} ${r.status ?? '-'} ${r.outcome} ${r.n}`).join('; ')}`;
       }
       throw err;
     } finally {

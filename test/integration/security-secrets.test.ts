@@ -193,168 +193,171 @@ afterAll(async () => {
   await h.close();
 });
 
-test('no secret of the environment reaches histories, search attributes, the UI, notifications, rows or logs', async () => {
-  const hooks = await receiver();
-  const proxyUrl = proxy.url; // http://crawler:<encoded password>@127.0.0.1:port
-  const badProxyUrl = `http://crawler:${encodeURIComponent(`Bad:${CORES.badProxy}/@x`)}@127.0.0.1:${proxy.port}`;
-  const canaryProxyUrl = ownProxy.url;
-  // What the worker's activities read from the environment when they are created (jest gives this file its own
-  // process.env).
-  Object.assign(process.env, {
-    TARGET_HEALTH_WEBHOOK_URL: `${hooks.url}/hook/${CORES.webhookPath}?token=${CORES.webhookQuery}`,
-    TARGET_HEALTH_SLACK_WEBHOOK_URL: `${hooks.url}/services/T0/B0/${CORES.slack}`,
-    TARGET_HEALTH_ROUTES: JSON.stringify({ 'secure-route': proxyUrl, 'refused-route': badProxyUrl }),
-    TARGET_HEALTH_CANARY_ALLOWED_TARGETS: '127.0.0.1',
-  });
-
-  const site = await prepareSite(h.pool, 'secrets');
-  await ingestNow(h.pool, site, { ok: 100 });
-  const definitions = [
-    {
-      name: 'via-route',
-      url: `${pages.origin}/p/known`,
-      route: 'secure-route',
-      interval: '30s',
-      expect: [{ status: 200 }],
-    },
-    {
-      name: 'refused-by-proxy',
-      url: `${pages.origin}/p/known`,
-      route: 'refused-route',
-      interval: '30s',
-      expect: [{ status: 200 }],
-    },
-    {
-      name: 'own-proxy',
-      url: `${pages.origin}/p/known`,
-      proxy: canaryProxyUrl,
-      interval: '30s',
-      expect: [{ status: 200 }],
-    },
-    // Accepted (docs/security.md): the value is stored with the definition and masked everywhere else.
-    {
-      name: 'page-token',
-      url: `${pages.origin}/p/echo?lang=en&token=${CORES.pageToken}`,
-      interval: '30s',
-      expect: [{ css: 'link[rel=canonical]', attr: 'href', matches: '^http://' }],
-    },
-  ];
-  await saveCanaries(
-    h.pool,
-    definitions.map((d) => {
-      const parsed = parseCanaryDefinition(d, { selectorProblem });
-      if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
-      return { site, definition: parsed.definition, origin: '' };
-    }),
-  );
-
-  const lines: string[] = [];
-  const logger = createLogger(
-    'debug',
-    'security-test',
-    new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }),
-  );
-  const workerPool = createPool(secretDatabaseUrl, 4);
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-  } catch {
-    // Already installed in this Jest worker process.
-  }
-  const connection = await NativeConnection.connect({ address: env('TEMPORAL_ADDRESS') });
-  const worker = await createWorker({
-    connection,
-    namespace: 'default',
-    taskQueue: h.taskQueue,
-    pool: workerPool,
-    logger,
-    workflowBundlePath: env('TH_TEST_WORKFLOW_BUNDLE'),
-  });
-  let whileFailing = '';
-  let rowsWhileFailing = '';
-  try {
-    await worker.runUntil(async () => {
-      const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
-      const withCanaries = await waitForState(
-        handle,
-        'four canary results',
-        (s) => (s.canaries?.evidence.length ?? 0) === 4,
-      );
-      // The route with the right credentials got through the authenticating proxy; the wrong ones did not.
-      const byName = Object.fromEntries(withCanaries.canaries!.evidence.map((e) => [e.name, e]));
-      expect(byName['via-route']).toMatchObject({ result: 'pass', route: 'route secure-route' });
-      expect(byName['own-proxy']).toMatchObject({ result: 'pass', route: `proxy 127.0.0.1:${ownProxy.port}` });
-      expect(byName['refused-by-proxy']!.result).toBe('error');
-      // The page got the token and echoed it; the loop's state shows the URL and the echo masked.
-      expect(byName['page-token']).toMatchObject({
-        result: 'pass',
-        route: 'direct',
-        url: `${pages.origin}/p/echo?lang=en&token=***`,
-      });
-      expect(byName['page-token']!.evidence).toContain('/p/echo?lang=en&token=***');
-
-      await ingestNow(h.pool, site, { hard: 60, ok: 40 });
-      await waitForState(handle, 'degrading', (s) => s.band === 'degrading');
-      await eventually(
-        () => Promise.resolve(hooks.hits.filter((x) => x.status === 503).length >= 2 ? true : undefined),
-        'two failed JSON webhook attempts',
-      );
-      await eventually(
-        async () =>
-          (await listNotifications(h.pool, site))[0]?.lastError?.includes('answered 503') ? true : undefined,
-        'the failure recorded in the outbox',
-      );
-      whileFailing = (await temporalText(h.client, h.taskQueue, 2)).text;
-      rowsWhileFailing = await databaseText(h.pool, site);
-
-      hooks.setUp(true);
-      await eventually(
-        async () => ((await listNotifications(h.pool, site))[0]?.deliveredAt ? true : undefined),
-        'delivered once the webhook is back',
-        60_000,
-      );
-      await handle.terminate('test done');
+test(
+  'no secret of the environment reaches histories, ' + 'search attributes, the UI, notifications, rows or logs',
+  async () => {
+    const hooks = await receiver();
+    const proxyUrl = proxy.url; // http://crawler:<encoded password>@127.0.0.1:port
+    const badProxyUrl = `http://crawler:${encodeURIComponent(`Bad:${CORES.badProxy}/@x`)}@127.0.0.1:${proxy.port}`;
+    const canaryProxyUrl = ownProxy.url;
+    // What the worker's activities read from the environment when they are created (jest gives this file its own
+    // process.env).
+    Object.assign(process.env, {
+      TARGET_HEALTH_WEBHOOK_URL: `${hooks.url}/hook/${CORES.webhookPath}?token=${CORES.webhookQuery}`,
+      TARGET_HEALTH_SLACK_WEBHOOK_URL: `${hooks.url}/services/T0/B0/${CORES.slack}`,
+      TARGET_HEALTH_ROUTES: JSON.stringify({ 'secure-route': proxyUrl, 'refused-route': badProxyUrl }),
+      TARGET_HEALTH_CANARY_ALLOWED_TARGETS: '127.0.0.1',
     });
-  } finally {
-    await connection.close();
-    await workerPool.end();
-    await hooks.close();
-  }
-  const temporal = await temporalText(h.client, h.taskQueue, 2);
-  const afterDelivery = temporal.text;
-  const rows = await databaseText(h.pool, site);
-  const logs = lines.join('');
 
-  // The places searched hold what people read there: the search could find a secret if one were there.
-  // (Booleans, not toContain: a failure must not print megabytes of history.)
-  expect(temporal.workflows.some((id) => id.startsWith('notify:'))).toBe(true);
-  expect(afterDelivery.includes('route secure-route')).toBe(true);
-  expect(whileFailing.includes('answered 503')).toBe(true);
-  expect(rowsWhileFailing.includes('answered 503')).toBe(true);
-  expect(logs.includes('notification delivery failed; will retry')).toBe(true);
-  expect(logs.includes('"notification"')).toBe(true);
-  expect(hooks.hits.some((x) => x.path.includes(CORES.slack))).toBe(true); // the secret was really in use
-  expect(proxy.seen.some((x) => x.headers['proxy-authorization'] !== undefined)).toBe(true);
-  expect(pages.requests.some((r) => r.target.includes(`token=${CORES.pageToken}`))).toBe(true);
-  expect(afterDelivery.includes('/p/echo?lang=en&token=***')).toBe(true);
-  expect(rows.includes('token=***')).toBe(true); // the run rows hold the masked echo
-  const canaryRows = JSON.stringify(
-    (await h.pool.query('SELECT definition FROM canaries WHERE site = $1', [site])).rows,
-  );
-  // A canary's own `proxy` and its page URL are stored with it (docs/security.md says so) — and this search finds them
-  // there.
-  expect(leaked(canaryRows)).toEqual(['canaryProxy', 'pageToken']);
+    const site = await prepareSite(h.pool, 'secrets');
+    await ingestNow(h.pool, site, { ok: 100 });
+    const definitions = [
+      {
+        name: 'via-route',
+        url: `${pages.origin}/p/known`,
+        route: 'secure-route',
+        interval: '30s',
+        expect: [{ status: 200 }],
+      },
+      {
+        name: 'refused-by-proxy',
+        url: `${pages.origin}/p/known`,
+        route: 'refused-route',
+        interval: '30s',
+        expect: [{ status: 200 }],
+      },
+      {
+        name: 'own-proxy',
+        url: `${pages.origin}/p/known`,
+        proxy: canaryProxyUrl,
+        interval: '30s',
+        expect: [{ status: 200 }],
+      },
+      // Accepted (docs/security.md): the value is stored with the definition and masked everywhere else.
+      {
+        name: 'page-token',
+        url: `${pages.origin}/p/echo?lang=en&token=${CORES.pageToken}`,
+        interval: '30s',
+        expect: [{ css: 'link[rel=canonical]', attr: 'href', matches: '^http://' }],
+      },
+    ];
+    await saveCanaries(
+      h.pool,
+      definitions.map((d) => {
+        const parsed = parseCanaryDefinition(d, { selectorProblem });
+        if (!parsed.ok) throw new Error(parsed.errors.join('\n'));
+        return { site, definition: parsed.definition, origin: '' };
+      }),
+    );
 
-  expect({
-    whileFailing: leaked(whileFailing),
-    rowsWhileFailing: leaked(rowsWhileFailing),
-    afterDelivery: leaked(afterDelivery),
-    rows: leaked(rows),
-    logs: leaked(logs),
-  }).toEqual({
-    whileFailing: [],
-    rowsWhileFailing: [],
-    afterDelivery: [],
-    rows: [],
-    logs: [],
-  });
-});
+    const lines: string[] = [];
+    const logger = createLogger(
+      'debug',
+      'security-test',
+      new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }),
+    );
+    const workerPool = createPool(secretDatabaseUrl, 4);
+    try {
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+    } catch {
+      // Already installed in this Jest worker process.
+    }
+    const connection = await NativeConnection.connect({ address: env('TEMPORAL_ADDRESS') });
+    const worker = await createWorker({
+      connection,
+      namespace: 'default',
+      taskQueue: h.taskQueue,
+      pool: workerPool,
+      logger,
+      workflowBundlePath: env('TH_TEST_WORKFLOW_BUNDLE'),
+    });
+    let whileFailing = '';
+    let rowsWhileFailing = '';
+    try {
+      await worker.runUntil(async () => {
+        const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
+        const withCanaries = await waitForState(
+          handle,
+          'four canary results',
+          (s) => (s.canaries?.evidence.length ?? 0) === 4,
+        );
+        // The route with the right credentials got through the authenticating proxy; the wrong ones did not.
+        const byName = Object.fromEntries(withCanaries.canaries!.evidence.map((e) => [e.name, e]));
+        expect(byName['via-route']).toMatchObject({ result: 'pass', route: 'route secure-route' });
+        expect(byName['own-proxy']).toMatchObject({ result: 'pass', route: `proxy 127.0.0.1:${ownProxy.port}` });
+        expect(byName['refused-by-proxy']!.result).toBe('error');
+        // The page got the token and echoed it; the loop's state shows the URL and the echo masked.
+        expect(byName['page-token']).toMatchObject({
+          result: 'pass',
+          route: 'direct',
+          url: `${pages.origin}/p/echo?lang=en&token=***`,
+        });
+        expect(byName['page-token']!.evidence).toContain('/p/echo?lang=en&token=***');
+
+        await ingestNow(h.pool, site, { hard: 60, ok: 40 });
+        await waitForState(handle, 'degrading', (s) => s.band === 'degrading');
+        await eventually(
+          () => Promise.resolve(hooks.hits.filter((x) => x.status === 503).length >= 2 ? true : undefined),
+          'two failed JSON webhook attempts',
+        );
+        await eventually(
+          async () =>
+            (await listNotifications(h.pool, site))[0]?.lastError?.includes('answered 503') ? true : undefined,
+          'the failure recorded in the outbox',
+        );
+        whileFailing = (await temporalText(h.client, h.taskQueue, 2)).text;
+        rowsWhileFailing = await databaseText(h.pool, site);
+
+        hooks.setUp(true);
+        await eventually(
+          async () => ((await listNotifications(h.pool, site))[0]?.deliveredAt ? true : undefined),
+          'delivered once the webhook is back',
+          60_000,
+        );
+        await handle.terminate('test done');
+      });
+    } finally {
+      await connection.close();
+      await workerPool.end();
+      await hooks.close();
+    }
+    const temporal = await temporalText(h.client, h.taskQueue, 2);
+    const afterDelivery = temporal.text;
+    const rows = await databaseText(h.pool, site);
+    const logs = lines.join('');
+
+    // The places searched hold what people read there: the search could find a secret if one were there.
+    // (Booleans, not toContain: a failure must not print megabytes of history.)
+    expect(temporal.workflows.some((id) => id.startsWith('notify:'))).toBe(true);
+    expect(afterDelivery.includes('route secure-route')).toBe(true);
+    expect(whileFailing.includes('answered 503')).toBe(true);
+    expect(rowsWhileFailing.includes('answered 503')).toBe(true);
+    expect(logs.includes('notification delivery failed; will retry')).toBe(true);
+    expect(logs.includes('"notification"')).toBe(true);
+    expect(hooks.hits.some((x) => x.path.includes(CORES.slack))).toBe(true); // the secret was really in use
+    expect(proxy.seen.some((x) => x.headers['proxy-authorization'] !== undefined)).toBe(true);
+    expect(pages.requests.some((r) => r.target.includes(`token=${CORES.pageToken}`))).toBe(true);
+    expect(afterDelivery.includes('/p/echo?lang=en&token=***')).toBe(true);
+    expect(rows.includes('token=***')).toBe(true); // the run rows hold the masked echo
+    const canaryRows = JSON.stringify(
+      (await h.pool.query('SELECT definition FROM canaries WHERE site = $1', [site])).rows,
+    );
+    // A canary's own `proxy` and its page URL are stored with it (docs/security.md says so) —
+    // and this search finds them there.
+    expect(leaked(canaryRows)).toEqual(['canaryProxy', 'pageToken']);
+
+    expect({
+      whileFailing: leaked(whileFailing),
+      rowsWhileFailing: leaked(rowsWhileFailing),
+      afterDelivery: leaked(afterDelivery),
+      rows: leaked(rows),
+      logs: leaked(logs),
+    }).toEqual({
+      whileFailing: [],
+      rowsWhileFailing: [],
+      afterDelivery: [],
+      rows: [],
+      logs: [],
+    });
+  },
+);

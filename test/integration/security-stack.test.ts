@@ -69,7 +69,8 @@ test('the banner masks the password; links use the UI that was started', async (
   const banner = stack.output();
   expect(banner).toContain(`  Temporal UI:   ${ui}\n`);
   expect(banner).toContain(
-    `  PostgreSQL:    DATABASE_URL=postgres://${ROLE}:***@${server.host}${server.pathname} (yours, from the environment)\n`,
+    `  PostgreSQL:    DATABASE_URL=postgres://${ROLE}:***@${server.host}${server.pathname} (yours, from the ` +
+      `environment)\n`,
   );
   // The JSON log line too. pino writes it asynchronously, so it may land after the banner: wait for it.
   const logLine = await eventually(

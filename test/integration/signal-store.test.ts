@@ -116,7 +116,8 @@ test('soft blocks by size and by empty extraction use the norms learned from ear
     },
   ]);
   const { rows } = await db.pool.query<{ event_id: string; outcome: string; rule: string }>(
-    "SELECT event_id, outcome, rule FROM request_events WHERE site = $1 AND event_id IN ('empty', 'normal', 'tiny') ORDER BY event_id",
+    "SELECT event_id, outcome, rule FROM request_events WHERE site = $1 AND event_id IN ('empty', 'normal', " +
+      "'tiny') ORDER BY event_id",
     [site],
   );
   expect(rows).toEqual([
@@ -158,15 +159,18 @@ test('rollups equal the raw-event computation; p95 within the histogram error', 
   for (const table of ['rollup_minute', 'rollup_hour', 'rollup_day']) {
     const level = table.replace('rollup_', '');
     const raw = await db.pool.query(
-      `SELECT date_trunc('${level}', ts) AS bucket, coalesce(country,'') || '|' || coalesce(pool,'') || '|' || coalesce(session,'') AS route_key,
+      `SELECT date_trunc('${level}', ts) AS bucket,
+              coalesce(country,'') || '|' || coalesce(pool,'') || '|' || coalesce(session,'') AS route_key,
               count(*)::bigint AS requests, count(*) FILTER (WHERE outcome = 'hard_block')::bigint AS hard_blocks,
-              count(*) FILTER (WHERE outcome = 'error')::bigint AS errors, sum(retries)::bigint AS retries, sum(bytes)::bigint AS bytes,
+              count(*) FILTER (WHERE outcome = 'error')::bigint AS errors, sum(retries)::bigint AS retries,
+              sum(bytes)::bigint AS bytes,
               sum(valid_records)::bigint AS valid_records
        FROM request_events WHERE site = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
       [site],
     );
     const rolled = await db.pool.query(
-      `SELECT bucket, route_key, requests, hard_blocks, errors, retries, bytes, valid_records FROM ${table} WHERE site = $1 AND route_key <> '*' ORDER BY 1, 2`,
+      `SELECT bucket, route_key, requests, hard_blocks, errors, retries, bytes, valid_records FROM ${table} ` +
+        `WHERE site = $1 AND route_key <> '*' ORDER BY 1, 2`,
       [site],
     );
     expect(rolled.rows).toEqual(raw.rows);
@@ -269,7 +273,8 @@ test('a batch that loses a deadlock is run again, whole, and counted once', asyn
        RETURN NEW; END $$`,
   );
   await db.pool.query(
-    `CREATE TRIGGER ${name} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE FUNCTION ${name}()`,
+    `CREATE TRIGGER ${name} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE ` +
+      `FUNCTION ${name}()`,
   );
   try {
     const now = Date.now();
@@ -296,54 +301,59 @@ test('a batch that loses a deadlock is run again, whole, and counted once', asyn
   }
 });
 
-test('rows staged for the rollups go with a rolled-back attempt: the retry on the same connection counts each event once', async () => {
-  const site = newSite();
-  // One connection, so the retry reuses the staging tables of the failed attempt. It fails at the hour
-  // rollup, after the minute rows were staged and added and the hour rows staged.
-  const pool = createPool(db.url, 1);
-  const name = `th_test_stage_${randomUUID().slice(0, 8)}`;
-  await db.pool.query(`CREATE SEQUENCE ${name}`);
-  await db.pool.query(
-    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+test(
+  'rows staged for the rollups go with a rolled-back attempt: the retry on the same connection counts each event ' +
+    'once',
+  async () => {
+    const site = newSite();
+    // One connection, so the retry reuses the staging tables of the failed attempt. It fails at the hour
+    // rollup, after the minute rows were staged and added and the hour rows staged.
+    const pool = createPool(db.url, 1);
+    const name = `th_test_stage_${randomUUID().slice(0, 8)}`;
+    await db.pool.query(`CREATE SEQUENCE ${name}`);
+    await db.pool.query(
+      `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
        IF nextval('${name}') = 1 THEN RAISE EXCEPTION 'deadlock detected (test)' USING ERRCODE = '40P01'; END IF;
        RETURN NEW; END $$`,
-  );
-  await db.pool.query(
-    `CREATE TRIGGER ${name} BEFORE INSERT ON rollup_hour FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE FUNCTION ${name}()`,
-  );
-  try {
-    const ingester = createIngester(pool);
-    const now = Date.now();
-    const batch = (from: number) =>
-      Array.from({ length: 40 }, (_, i) => ({
-        eventId: `s${from + i}`,
-        ts: now - (from + i) * 61_000,
-        site,
-        route: { country: 'DE' },
-        status: 200,
-        latencyMs: 20 + i,
-      }));
-    expect(await ingester.ingest(batch(0))).toMatchObject({ inserted: 40 });
-    // The next batch on that connection starts from empty staging tables too (ON COMMIT DELETE ROWS).
-    expect(await ingester.ingest(batch(40))).toMatchObject({ inserted: 40 });
-    const { rows } = await db.pool.query<{ level: string; requests: string }>(
-      `SELECT 'minute' AS level, sum(requests) AS requests FROM rollup_minute WHERE site = $1 AND route_key = '*'
+    );
+    await db.pool.query(
+      `CREATE TRIGGER ${name} BEFORE INSERT ON rollup_hour FOR EACH ROW WHEN (NEW.site = '${site}') EXECUTE ` +
+        `FUNCTION ${name}()`,
+    );
+    try {
+      const ingester = createIngester(pool);
+      const now = Date.now();
+      const batch = (from: number) =>
+        Array.from({ length: 40 }, (_, i) => ({
+          eventId: `s${from + i}`,
+          ts: now - (from + i) * 61_000,
+          site,
+          route: { country: 'DE' },
+          status: 200,
+          latencyMs: 20 + i,
+        }));
+      expect(await ingester.ingest(batch(0))).toMatchObject({ inserted: 40 });
+      // The next batch on that connection starts from empty staging tables too (ON COMMIT DELETE ROWS).
+      expect(await ingester.ingest(batch(40))).toMatchObject({ inserted: 40 });
+      const { rows } = await db.pool.query<{ level: string; requests: string }>(
+        `SELECT 'minute' AS level, sum(requests) AS requests FROM rollup_minute WHERE site = $1 AND route_key = '*'
        UNION ALL SELECT 'hour', sum(requests) FROM rollup_hour WHERE site = $1 AND route_key = '*'
        UNION ALL SELECT 'day', sum(requests) FROM rollup_day WHERE site = $1 AND route_key <> '*'`,
-      [site],
-    );
-    expect(Object.fromEntries(rows.map((r) => [r.level, Number(r.requests)]))).toEqual({
-      minute: 80,
-      hour: 80,
-      day: 80,
-    });
-  } finally {
-    await pool.end();
-    await db.pool.query(`DROP TRIGGER ${name} ON rollup_hour`);
-    await db.pool.query(`DROP FUNCTION ${name}()`);
-    await db.pool.query(`DROP SEQUENCE ${name}`);
-  }
-});
+        [site],
+      );
+      expect(Object.fromEntries(rows.map((r) => [r.level, Number(r.requests)]))).toEqual({
+        minute: 80,
+        hour: 80,
+        day: 80,
+      });
+    } finally {
+      await pool.end();
+      await db.pool.query(`DROP TRIGGER ${name} ON rollup_hour`);
+      await db.pool.query(`DROP FUNCTION ${name}()`);
+      await db.pool.query(`DROP SEQUENCE ${name}`);
+    }
+  },
+);
 
 test('invalid events are reported with line and field while the valid ones land', async () => {
   const site = newSite();
@@ -437,7 +447,8 @@ test('with a minute retention, ingest writes minute rows only for the days reten
   const sumOf = async (table: string) =>
     (
       await db.pool.query<{ day: string; n: string }>(
-        `SELECT to_char(bucket AT TIME ZONE 'UTC', 'DD') AS day, sum(requests) AS n FROM ${table} WHERE site = $1 AND route_key = '*' GROUP BY 1 ORDER BY 1`,
+        `SELECT to_char(bucket AT TIME ZONE 'UTC', 'DD') AS day, sum(requests) AS n FROM ${table} WHERE site = ` +
+          `$1 AND route_key = '*' GROUP BY 1 ORDER BY 1`,
         [site],
       )
     ).rows.map((r) => `${r.day}:${r.n}`);
@@ -459,60 +470,65 @@ test('with a minute retention, ingest writes minute rows only for the days reten
   expect(wouldDrop.rollup_minute.filter((n) => n.includes('2002'))).toEqual([]);
 });
 
-test('a new partition is made while other ingest transactions are in flight: no wait for them, indexes attached', async () => {
-  const site = newSite();
-  // 2003, apart from every other test's partitions.
-  const day1 = Date.UTC(2003, 2, 1);
-  const ingester = createIngester(db.pool, { clock: () => day1 + 2 * DAY });
-  await ingester.ingest([{ eventId: 'a', ts: day1 + HOUR, site, status: 200, latencyMs: 10 }]);
-  // A writer in the middle of its batch: rows written to the raw table and a rollup, not committed.
-  const writer = await db.pool.connect();
-  const maker = await db.pool.connect();
-  try {
-    await writer.query('BEGIN');
-    await writer.query(
-      "INSERT INTO request_events (ts, site, event_id, latency_ms, outcome, rule) VALUES ($1, $2, 'b', 10, 'ok', 'status')",
-      [new Date(day1 + 2 * HOUR), site],
-    );
-    await writer.query("INSERT INTO rollup_minute (site, bucket, route_key, requests) VALUES ($1, $2, '*', 1)", [
-      site,
-      new Date(day1 + 2 * HOUR),
-    ]);
-    // Making the next day's partitions must not wait for that writer (the old CREATE TABLE ... PARTITION
-    // OF did, holding every other writer behind it): with a lock timeout, a wait would fail with 55P03.
-    await maker.query('BEGIN');
-    await maker.query("SET LOCAL lock_timeout = '3s'");
-    for (const table of ['request_events', 'rollup_minute', 'rollup_hour', 'page_norms_day']) {
-      await maker.query('SELECT th_ensure_partition($1, $2)', [table, new Date(day1 + DAY + HOUR)]);
+test(
+  'a new partition is made while other ingest transactions are in flight: ' + 'no wait for them, indexes attached',
+  async () => {
+    const site = newSite();
+    // 2003, apart from every other test's partitions.
+    const day1 = Date.UTC(2003, 2, 1);
+    const ingester = createIngester(db.pool, { clock: () => day1 + 2 * DAY });
+    await ingester.ingest([{ eventId: 'a', ts: day1 + HOUR, site, status: 200, latencyMs: 10 }]);
+    // A writer in the middle of its batch: rows written to the raw table and a rollup, not committed.
+    const writer = await db.pool.connect();
+    const maker = await db.pool.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query(
+        "INSERT INTO request_events (ts, site, event_id, latency_ms, outcome, rule) VALUES ($1, $2, 'b', 10, " +
+          "'ok', 'status')",
+        [new Date(day1 + 2 * HOUR), site],
+      );
+      await writer.query("INSERT INTO rollup_minute (site, bucket, route_key, requests) VALUES ($1, $2, '*', 1)", [
+        site,
+        new Date(day1 + 2 * HOUR),
+      ]);
+      // Making the next day's partitions must not wait for that writer (the old CREATE TABLE ... PARTITION
+      // OF did, holding every other writer behind it): with a lock timeout, a wait would fail with 55P03.
+      await maker.query('BEGIN');
+      await maker.query("SET LOCAL lock_timeout = '3s'");
+      for (const table of ['request_events', 'rollup_minute', 'rollup_hour', 'page_norms_day']) {
+        await maker.query('SELECT th_ensure_partition($1, $2)', [table, new Date(day1 + DAY + HOUR)]);
+      }
+      await maker.query('COMMIT');
+      await writer.query('COMMIT');
+    } finally {
+      writer.release();
+      maker.release();
     }
-    await maker.query('COMMIT');
-    await writer.query('COMMIT');
-  } finally {
-    writer.release();
-    maker.release();
-  }
-  const names = (await listPartitions(db.pool, 'request_events'))
-    .filter((p) => p.start.getUTCFullYear() === 2003)
-    .map((p) => p.name);
-  expect(names).toEqual(['request_events_p20030301', 'request_events_p20030302']);
-  // Raw partitions are insert-only and short-lived: no autovacuum (migration 008); the rollups keep it.
-  const { rows: options } = await db.pool.query<{ relname: string; reloptions: string[] | null }>(
-    "SELECT relname, reloptions FROM pg_class WHERE relname IN ('request_events_p20030302', 'rollup_minute_p20030302') ORDER BY relname",
-  );
-  expect(options).toEqual([
-    { relname: 'request_events_p20030302', reloptions: ['autovacuum_enabled=false'] },
-    { relname: 'rollup_minute_p20030302', reloptions: null },
-  ]);
-  // The attached partition carries the parent's unique index: a repeated event id there is a duplicate.
-  const next = [{ eventId: 'c', ts: day1 + DAY + HOUR, site, status: 200, latencyMs: 10 }];
-  expect(await ingester.ingest(next)).toMatchObject({ inserted: 1, duplicates: 0 });
-  expect(await ingester.ingest(next)).toMatchObject({ inserted: 0, duplicates: 1 });
-  const { rows } = await db.pool.query<{ n: string }>(
-    "SELECT sum(requests) AS n FROM rollup_minute WHERE site = $1 AND route_key = '*'",
-    [site],
-  );
-  expect(Number(rows[0]!.n)).toBe(3);
-});
+    const names = (await listPartitions(db.pool, 'request_events'))
+      .filter((p) => p.start.getUTCFullYear() === 2003)
+      .map((p) => p.name);
+    expect(names).toEqual(['request_events_p20030301', 'request_events_p20030302']);
+    // Raw partitions are insert-only and short-lived: no autovacuum (migration 008); the rollups keep it.
+    const { rows: options } = await db.pool.query<{ relname: string; reloptions: string[] | null }>(
+      "SELECT relname, reloptions FROM pg_class WHERE relname IN ('request_events_p20030302', " +
+        "'rollup_minute_p20030302') ORDER BY relname",
+    );
+    expect(options).toEqual([
+      { relname: 'request_events_p20030302', reloptions: ['autovacuum_enabled=false'] },
+      { relname: 'rollup_minute_p20030302', reloptions: null },
+    ]);
+    // The attached partition carries the parent's unique index: a repeated event id there is a duplicate.
+    const next = [{ eventId: 'c', ts: day1 + DAY + HOUR, site, status: 200, latencyMs: 10 }];
+    expect(await ingester.ingest(next)).toMatchObject({ inserted: 1, duplicates: 0 });
+    expect(await ingester.ingest(next)).toMatchObject({ inserted: 0, duplicates: 1 });
+    const { rows } = await db.pool.query<{ n: string }>(
+      "SELECT sum(requests) AS n FROM rollup_minute WHERE site = $1 AND route_key = '*'",
+      [site],
+    );
+    expect(Number(rows[0]!.n)).toBe(3);
+  },
+);
 
 test('the embedded server runs with the write-heavy settings the store is tuned for', async () => {
   for (const [name, value] of Object.entries(EMBEDDED_POSTGRES_SETTINGS)) {
@@ -523,116 +539,125 @@ test('the embedded server runs with the write-heavy settings the store is tuned 
 
 // ---- Hostile and unlucky input -------------------------------------------------------------------
 
-test('a batch the database refuses for the data of two events: split, the other 998 stored once, the two named', async () => {
-  const site = newSite();
-  const fn = `th_test_range_${randomUUID().slice(0, 8)}`;
-  await db.pool.query(
-    `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'integer out of range (test)' USING ERRCODE = '22003'; END $$`,
-  );
-  await db.pool.query(
-    `CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}' AND NEW.latency_ms = 666) EXECUTE FUNCTION ${fn}()`,
-  );
-  try {
-    const now = Date.now();
-    const batch = Array.from({ length: 1_000 }, (_, i) => ({
-      eventId: `x${i}`,
-      ts: now - i,
-      site,
-      status: 200,
-      latencyMs: i === 17 || i === 640 ? 666 : 10,
-    }));
-    const ingester = createIngester(db.pool);
-    const result = await ingester.ingest(batch, 101);
-    expect(result).toMatchObject({ accepted: 998, inserted: 998, duplicates: 0 });
-    expect(result.rejected).toEqual(
-      [118, 741].map((line) => ({
-        line,
-        errors: [
-          expect.stringMatching(/^the database refused this event \(integer out of range \(test\); SQLSTATE 22003\)/),
-        ],
-      })),
+test(
+  'a batch the database refuses for the data of two events: ' + 'split, the other 998 stored once, the two named',
+  async () => {
+    const site = newSite();
+    const fn = `th_test_range_${randomUUID().slice(0, 8)}`;
+    await db.pool.query(
+      `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'integer out of ` +
+        `range (test)' USING ERRCODE = '22003'; END $$`,
     );
-    // Sent again (a recorder retrying): the good ones are repeats, the bad ones still named.
-    const again = await ingester.ingest(batch, 101);
-    expect(again).toMatchObject({ accepted: 998, inserted: 0, duplicates: 998 });
-    expect(again.rejected.map((r) => r.line)).toEqual([118, 741]);
-  } finally {
-    await db.pool.query(`DROP TRIGGER ${fn} ON request_events`);
-    await db.pool.query(`DROP FUNCTION ${fn}()`);
-  }
-  const { rows } = await db.pool.query<{ raw: string; rolled: string }>(
-    "SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw, (SELECT sum(requests) FROM rollup_hour WHERE site = $1 AND route_key = '*') AS rolled",
-    [site],
-  );
-  expect(rows[0]).toEqual({ raw: '998', rolled: '998' });
-});
-
-test('100,000 pools on one site: rollups keep at most the cap of routes per day, the rest in "other", totals exact', async () => {
-  const site = newSite();
-  const now = Date.now() - 10 * 60_000;
-  const cap = DEFAULT_CARDINALITY_CAPS.routesPerDay;
-  // Two ingesters at once (two recorders, or the CLI's worker threads), each flooding new pools.
-  const flood = async (offset: number) => {
-    const ingester = createIngester(db.pool);
-    for (let b = 0; b < 10; b++) {
-      await ingester.ingest(
-        Array.from({ length: 5_000 }, (_, i) => ({
-          ts: now + b * 1000 + (i % 1000),
-          site,
-          route: { country: 'DE', pool: `pool-${offset + b * 5_000 + i}` },
-          status: i % 10 === 0 ? 403 : 200,
-          latencyMs: 10,
+    await db.pool.query(
+      `CREATE TRIGGER ${fn} BEFORE INSERT ON request_events FOR EACH ROW WHEN (NEW.site = '${site}' AND ` +
+        `NEW.latency_ms = 666) EXECUTE FUNCTION ${fn}()`,
+    );
+    try {
+      const now = Date.now();
+      const batch = Array.from({ length: 1_000 }, (_, i) => ({
+        eventId: `x${i}`,
+        ts: now - i,
+        site,
+        status: 200,
+        latencyMs: i === 17 || i === 640 ? 666 : 10,
+      }));
+      const ingester = createIngester(db.pool);
+      const result = await ingester.ingest(batch, 101);
+      expect(result).toMatchObject({ accepted: 998, inserted: 998, duplicates: 0 });
+      expect(result.rejected).toEqual(
+        [118, 741].map((line) => ({
+          line,
+          errors: [
+            expect.stringMatching(/^the database refused this event \(integer out of range \(test\); SQLSTATE 22003\)/),
+          ],
         })),
       );
+      // Sent again (a recorder retrying): the good ones are repeats, the bad ones still named.
+      const again = await ingester.ingest(batch, 101);
+      expect(again).toMatchObject({ accepted: 998, inserted: 0, duplicates: 998 });
+      expect(again.rejected.map((r) => r.line)).toEqual([118, 741]);
+    } finally {
+      await db.pool.query(`DROP TRIGGER ${fn} ON request_events`);
+      await db.pool.query(`DROP FUNCTION ${fn}()`);
     }
-  };
-  await Promise.all([flood(0), flood(50_000)]);
-  for (const table of ['rollup_minute', 'rollup_hour', 'rollup_day']) {
-    const { rows } = await db.pool.query<{
-      kept: string;
-      other_rows: string;
-      other: string | null;
-      all: string;
-      routes_sum: string;
-      other_labels: string | null;
-    }>(
-      `SELECT count(*) FILTER (WHERE route_key NOT IN ('*', $2)) AS kept,
+    const { rows } = await db.pool.query<{ raw: string; rolled: string }>(
+      'SELECT (SELECT count(*) FROM request_events WHERE site = $1) AS raw, (SELECT sum(requests) FROM ' +
+        "rollup_hour WHERE site = $1 AND route_key = '*') AS rolled",
+      [site],
+    );
+    expect(rows[0]).toEqual({ raw: '998', rolled: '998' });
+  },
+);
+
+test(
+  '100,000 pools on one site: ' + 'rollups keep at most the cap of routes per day, the rest in "other", totals exact',
+  async () => {
+    const site = newSite();
+    const now = Date.now() - 10 * 60_000;
+    const cap = DEFAULT_CARDINALITY_CAPS.routesPerDay;
+    // Two ingesters at once (two recorders, or the CLI's worker threads), each flooding new pools.
+    const flood = async (offset: number) => {
+      const ingester = createIngester(db.pool);
+      for (let b = 0; b < 10; b++) {
+        await ingester.ingest(
+          Array.from({ length: 5_000 }, (_, i) => ({
+            ts: now + b * 1000 + (i % 1000),
+            site,
+            route: { country: 'DE', pool: `pool-${offset + b * 5_000 + i}` },
+            status: i % 10 === 0 ? 403 : 200,
+            latencyMs: 10,
+          })),
+        );
+      }
+    };
+    await Promise.all([flood(0), flood(50_000)]);
+    for (const table of ['rollup_minute', 'rollup_hour', 'rollup_day']) {
+      const { rows } = await db.pool.query<{
+        kept: string;
+        other_rows: string;
+        other: string | null;
+        all: string;
+        routes_sum: string;
+        other_labels: string | null;
+      }>(
+        `SELECT count(*) FILTER (WHERE route_key NOT IN ('*', $2)) AS kept,
               count(*) FILTER (WHERE route_key = $2) AS other_rows,
               sum(requests) FILTER (WHERE route_key = $2) AS other,
               sum(requests) FILTER (WHERE route_key = '*') AS all,
               sum(requests) FILTER (WHERE route_key <> '*') AS routes_sum,
               max(pool) FILTER (WHERE route_key = $2) AS other_labels
        FROM ${table} WHERE site = $1`,
-      [site, OTHER_ROUTES],
+        [site, OTHER_ROUTES],
+      );
+      const r = rows[0]!;
+      expect([table, Number(r.all), Number(r.routes_sum)]).toEqual([table, 100_000, 100_000]);
+      // A route's rows over the minutes of the day are as many as its minutes; the distinct routes are capped.
+      const { rows: distinct } = await db.pool.query<{ n: string }>(
+        `SELECT count(DISTINCT route_key) AS n FROM ${table} WHERE site = $1 AND route_key NOT IN ('*', $2)`,
+        [site, OTHER_ROUTES],
+      );
+      expect(Number(distinct[0]!.n)).toBeLessThanOrEqual(cap);
+      expect(Number(r.other)).toBeGreaterThanOrEqual(100_000 - cap * 10);
+      expect(r.other_labels).toBe(OTHER_LABEL);
+    }
+    // Raw events keep their true pools.
+    const { rows: raw } = await db.pool.query<{ n: string }>(
+      'SELECT count(DISTINCT pool) AS n FROM request_events WHERE site = $1',
+      [site],
     );
-    const r = rows[0]!;
-    expect([table, Number(r.all), Number(r.routes_sum)]).toEqual([table, 100_000, 100_000]);
-    // A route's rows over the minutes of the day are as many as its minutes; the distinct routes are capped.
-    const { rows: distinct } = await db.pool.query<{ n: string }>(
-      `SELECT count(DISTINCT route_key) AS n FROM ${table} WHERE site = $1 AND route_key NOT IN ('*', $2)`,
-      [site, OTHER_ROUTES],
-    );
-    expect(Number(distinct[0]!.n)).toBeLessThanOrEqual(cap);
-    expect(Number(r.other)).toBeGreaterThanOrEqual(100_000 - cap * 10);
-    expect(r.other_labels).toBe(OTHER_LABEL);
-  }
-  // Raw events keep their true pools.
-  const { rows: raw } = await db.pool.query<{ n: string }>(
-    'SELECT count(DISTINCT pool) AS n FROM request_events WHERE site = $1',
-    [site],
-  );
-  expect(Number(raw[0]!.n)).toBe(100_000);
-  // The tick sees the capped routes plus "other", and every request.
-  const w = await readSiteWindows(db.pool, site, {
-    asOf: new Date(now + 2 * 60_000),
-    currentWindowMs: 60 * 60_000,
-    baselineMs: DAY,
-    excludeRecentMs: DAY,
-  });
-  expect(w.current.requests).toBe(100_000);
-  expect(w.current.routes.length).toBeLessThanOrEqual(cap + 1);
-  expect(w.current.routes.find((r) => r.pool === OTHER_LABEL)?.requests).toBeGreaterThan(0);
-});
+    expect(Number(raw[0]!.n)).toBe(100_000);
+    // The tick sees the capped routes plus "other", and every request.
+    const w = await readSiteWindows(db.pool, site, {
+      asOf: new Date(now + 2 * 60_000),
+      currentWindowMs: 60 * 60_000,
+      baselineMs: DAY,
+      excludeRecentMs: DAY,
+    });
+    expect(w.current.requests).toBe(100_000);
+    expect(w.current.routes.length).toBeLessThanOrEqual(cap + 1);
+    expect(w.current.routes.find((r) => r.pool === OTHER_LABEL)?.requests).toBeGreaterThan(0);
+  },
+);
 
 test('the cap is exact across concurrent ingesters; known routes keep their rows after it is reached', async () => {
   const site = newSite();
@@ -678,7 +703,8 @@ test('the cap is exact across concurrent ingesters; known routes keep their rows
     { ts: now + 5_001, site, route: { pool: 'brand-new' }, status: 200, latencyMs: 1 },
   ]);
   const { rows: after } = await db.pool.query<{ route_key: string; requests: string }>(
-    `SELECT route_key, requests FROM rollup_minute WHERE site = $1 AND bucket = date_trunc('minute', to_timestamp($2 / 1000.0)) AND route_key <> '*' ORDER BY route_key`,
+    `SELECT route_key, requests FROM rollup_minute WHERE site = $1 AND bucket = date_trunc('minute', ` +
+      `to_timestamp($2 / 1000.0)) AND route_key <> '*' ORDER BY route_key`,
     [site, now + 5_000],
   );
   expect(after.map((r) => r.route_key)).toEqual(expect.arrayContaining([kept[0]!.route_key, OTHER_ROUTES]));

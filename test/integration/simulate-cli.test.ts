@@ -20,51 +20,55 @@ beforeAll(() => {
 });
 afterAll(async () => pool.end());
 
-test('simulate sudden-wall --out dir, then ingest the file: every line stored, refusals classified from the content', async () => {
-  // A site of its own, so a re-run or another test's traffic never mixes in.
-  const site = `wall-${randomUUID().slice(0, 8)}.sim.example`;
-  const out = join(dir, 'wall');
-  const simulated = await run(
-    CLI,
-    ['simulate', 'sudden-wall', '--days', '2', '--site', site, '--out', out],
-    cleanEnv({}),
-  );
-  expect(simulated.stderr).toBe('');
-  expect(simulated.code).toBe(0);
-  expect(simulated.stdout).toMatch(
-    /^sudden-wall: [\d,]+ events → .*sudden-wall\.ndjson, truth → .*sudden-wall\.truth\.json/,
-  );
-  expect(readdirSync(out).sort()).toEqual(['sudden-wall.ndjson', 'sudden-wall.truth.json']);
+test(
+  'simulate sudden-wall --out dir, then ingest the file: ' + 'every line stored, refusals classified from the content',
+  async () => {
+    // A site of its own, so a re-run or another test's traffic never mixes in.
+    const site = `wall-${randomUUID().slice(0, 8)}.sim.example`;
+    const out = join(dir, 'wall');
+    const simulated = await run(
+      CLI,
+      ['simulate', 'sudden-wall', '--days', '2', '--site', site, '--out', out],
+      cleanEnv({}),
+    );
+    expect(simulated.stderr).toBe('');
+    expect(simulated.code).toBe(0);
+    expect(simulated.stdout).toMatch(
+      /^sudden-wall: [\d,]+ events → .*sudden-wall\.ndjson, truth → .*sudden-wall\.truth\.json/,
+    );
+    expect(readdirSync(out).sort()).toEqual(['sudden-wall.ndjson', 'sudden-wall.truth.json']);
 
-  const truth = scenarioTruthSchema.parse(JSON.parse(readFileSync(join(out, 'sudden-wall.truth.json'), 'utf8')));
-  expect(truth).toMatchObject({ scenario: 'sudden-wall', site, cause: 'hard_block', expect: { pause: true } });
-  // The default end is the current UTC hour: the incident day ends within the last hour.
-  expect(Date.now() - Date.parse(truth.incident.to)).toBeLessThan(3_600_000);
-  expect(Date.now() - Date.parse(truth.incident.to)).toBeGreaterThanOrEqual(0);
+    const truth = scenarioTruthSchema.parse(JSON.parse(readFileSync(join(out, 'sudden-wall.truth.json'), 'utf8')));
+    expect(truth).toMatchObject({ scenario: 'sudden-wall', site, cause: 'hard_block', expect: { pause: true } });
+    // The default end is the current UTC hour: the incident day ends within the last hour.
+    expect(Date.now() - Date.parse(truth.incident.to)).toBeLessThan(3_600_000);
+    expect(Date.now() - Date.parse(truth.incident.to)).toBeGreaterThanOrEqual(0);
 
-  const lines = readFileSync(join(out, 'sudden-wall.ndjson'), 'utf8').trimEnd().split('\n').length;
-  const ingested = await run(
-    CLI,
-    ['ingest', join(out, 'sudden-wall.ndjson'), '--json'],
-    cleanEnv({ DATABASE_URL: env('DATABASE_URL') }),
-  );
-  expect(ingested.stderr).toBe('');
-  expect(ingested.code).toBe(0);
-  expect(JSON.parse(ingested.stdout)).toMatchObject({ lines, accepted: lines, inserted: lines, rejected: 0 });
+    const lines = readFileSync(join(out, 'sudden-wall.ndjson'), 'utf8').trimEnd().split('\n').length;
+    const ingested = await run(
+      CLI,
+      ['ingest', join(out, 'sudden-wall.ndjson'), '--json'],
+      cleanEnv({ DATABASE_URL: env('DATABASE_URL') }),
+    );
+    expect(ingested.stderr).toBe('');
+    expect(ingested.code).toBe(0);
+    expect(JSON.parse(ingested.stdout)).toMatchObject({ lines, accepted: lines, inserted: lines, rejected: 0 });
 
-  const { rows } = await pool.query<{ outcome: string; n: string }>(
-    'SELECT outcome, count(*) AS n FROM request_events WHERE site = $1 GROUP BY outcome',
-    [site],
-  );
-  const byOutcome = Object.fromEntries(rows.map((r) => [r.outcome, Number(r.n)]));
-  expect(Object.values(byOutcome).reduce((a, b) => a + b, 0)).toBe(lines);
-  // After the onset 97 % of requests hit the wall: the Cloudflare block pages are found as hard blocks.
-  const after = await pool.query<{ share: number }>(
-    "SELECT avg((outcome = 'hard_block')::int)::float8 AS share FROM request_events WHERE site = $1 AND ts >= $2::timestamptz + interval '1 minute'",
-    [site, truth.onset],
-  );
-  expect(after.rows[0]!.share).toBeGreaterThan(0.9);
-});
+    const { rows } = await pool.query<{ outcome: string; n: string }>(
+      'SELECT outcome, count(*) AS n FROM request_events WHERE site = $1 GROUP BY outcome',
+      [site],
+    );
+    const byOutcome = Object.fromEntries(rows.map((r) => [r.outcome, Number(r.n)]));
+    expect(Object.values(byOutcome).reduce((a, b) => a + b, 0)).toBe(lines);
+    // After the onset 97 % of requests hit the wall: the Cloudflare block pages are found as hard blocks.
+    const after = await pool.query<{ share: number }>(
+      "SELECT avg((outcome = 'hard_block')::int)::float8 AS share FROM request_events WHERE site = $1 AND ts >= " +
+        "$2::timestamptz + interval '1 minute'",
+      [site, truth.onset],
+    );
+    expect(after.rows[0]!.share).toBeGreaterThan(0.9);
+  },
+);
 
 test('events to stdout, the truth to --truth; the output ingests (dry run)', async () => {
   const truthFile = join(dir, 'low.truth.json');

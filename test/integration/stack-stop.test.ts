@@ -108,66 +108,73 @@ test('one Ctrl-C to the process group stops everything in order, exit code 0', a
   expect([...order].sort((a, b) => a - b)).toEqual(order);
 }, 300_000);
 
-test('kill -9 of the stack: its PostgreSQL and dev server stop by themselves; the next starts resume the loops, nothing lost', async () => {
-  const { dataDir, env } = await stackSettings('kill-9');
-  const first = await startStack(env);
-  const cliEnv = cleanEnv({ ...readCliSettings(dataDir) });
-  const site = 'kill-9.example.com';
-  expect((await run(CLI, ['start', site, '--tick', '1s'], cliEnv)).code).toBe(0);
-  const tickOf = async (): Promise<number> =>
-    (JSON.parse((await run(CLI, ['status', site, '--json'], cliEnv)).stdout) as { tick: number }).tick;
-  const ticksAfter = (n: number, what: string): Promise<number> =>
-    eventually(
-      async () => {
-        const tick = await tickOf();
-        return tick > n ? tick : undefined;
-      },
-      what,
-      90_000,
-    );
-  const assessed = async (): Promise<number> => {
-    const pool = createPool(cliEnv.DATABASE_URL!, 1);
-    try {
-      return Number(
-        (await pool.query<{ n: string }>('SELECT count(*) AS n FROM assessments WHERE site = $1', [site])).rows[0]!.n,
+test(
+  'kill -9 of the stack: its PostgreSQL and dev server stop by themselves; the next starts resume the loops, ' +
+    'nothing lost',
+  async () => {
+    const { dataDir, env } = await stackSettings('kill-9');
+    const first = await startStack(env);
+    const cliEnv = cleanEnv({ ...readCliSettings(dataDir) });
+    const site = 'kill-9.example.com';
+    expect((await run(CLI, ['start', site, '--tick', '1s'], cliEnv)).code).toBe(0);
+    const tickOf = async (): Promise<number> =>
+      (JSON.parse((await run(CLI, ['status', site, '--json'], cliEnv)).stdout) as { tick: number }).tick;
+    const ticksAfter = (n: number, what: string): Promise<number> =>
+      eventually(
+        async () => {
+          const tick = await tickOf();
+          return tick > n ? tick : undefined;
+        },
+        what,
+        90_000,
       );
-    } finally {
-      await pool.end();
-    }
-  };
-  const before = await ticksAfter(1, 'two ticks before the kill');
-  const assessedBefore = await assessed();
-  const postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  expect(processesUsing(dataDir).length).toBeGreaterThanOrEqual(2); // dev server + postgres
+    const assessed = async (): Promise<number> => {
+      const pool = createPool(cliEnv.DATABASE_URL!, 1);
+      try {
+        return Number(
+          (await pool.query<{ n: string }>('SELECT count(*) AS n FROM assessments WHERE site = $1', [site])).rows[0]!.n,
+        );
+      } finally {
+        await pool.end();
+      }
+    };
+    const before = await ticksAfter(1, 'two ticks before the kill');
+    const assessedBefore = await assessed();
+    const postmaster = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    expect(processesUsing(dataDir).length).toBeGreaterThanOrEqual(2); // dev server + postgres
 
-  // SIGKILL: no handler runs. The children notice by themselves (their parent-death signal) and stop.
-  process.kill(first.child.pid!, 'SIGKILL');
-  await waitForExit(first.child);
-  await eventually(
-    () => Promise.resolve(processesUsing(dataDir).length === 0 ? true : undefined),
-    'no process of the killed stack left',
-    30_000,
-  );
+    // SIGKILL: no handler runs. The children notice by themselves (their parent-death signal) and stop.
+    process.kill(first.child.pid!, 'SIGKILL');
+    await waitForExit(first.child);
+    await eventually(
+      () => Promise.resolve(processesUsing(dataDir).length === 0 ? true : undefined),
+      'no process of the killed stack left',
+      30_000,
+    );
 
-  const second = await startStack(env);
-  expect(second.output()).not.toMatch(/already in use/);
-  const resumed = await ticksAfter(before, 'a tick after the restart');
-  expect(resumed).toBeGreaterThan(before);
-  expect(await assessed()).toBeGreaterThanOrEqual(assessedBefore);
-  // The data folder's own server, started anew (a new postmaster), with the same data.
-  expect(Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])).not.toBe(postmaster);
+    const second = await startStack(env);
+    expect(second.output()).not.toMatch(/already in use/);
+    const resumed = await ticksAfter(before, 'a tick after the restart');
+    expect(resumed).toBeGreaterThan(before);
+    expect(await assessed()).toBeGreaterThanOrEqual(assessedBefore);
+    // The data folder's own server, started anew (a new postmaster), with the same data.
+    expect(Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])).not.toBe(
+      postmaster,
+    );
 
-  // Killed again and started at once, while its children may still be stopping: whatever is left of
-  // them is stopped by the start (said in a line), which then runs as before.
-  const third = { tick: await tickOf() };
-  process.kill(second.child.pid!, 'SIGKILL');
-  await waitForExit(second.child);
-  const again = await startStack(env);
-  expect(again.output()).not.toMatch(/already in use/);
-  expect(await ticksAfter(third.tick, 'a tick after the immediate restart')).toBeGreaterThan(third.tick);
-  expect(await assessed()).toBeGreaterThan(assessedBefore);
+    // Killed again and started at once, while its children may still be stopping: whatever is left of
+    // them is stopped by the start (said in a line), which then runs as before.
+    const third = { tick: await tickOf() };
+    process.kill(second.child.pid!, 'SIGKILL');
+    await waitForExit(second.child);
+    const again = await startStack(env);
+    expect(again.output()).not.toMatch(/already in use/);
+    expect(await ticksAfter(third.tick, 'a tick after the immediate restart')).toBeGreaterThan(third.tick);
+    expect(await assessed()).toBeGreaterThan(assessedBefore);
 
-  const stopped = await ctrlC(again.child);
-  expect(stopped.code).toBe(0);
-  expect(processesUsing(dataDir)).toEqual([]);
-}, 600_000);
+    const stopped = await ctrlC(again.child);
+    expect(stopped.code).toBe(0);
+    expect(processesUsing(dataDir)).toEqual([]);
+  },
+  600_000,
+);

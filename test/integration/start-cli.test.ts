@@ -78,7 +78,8 @@ test('other settings: nothing changed, the differences and the command that appl
     `site-health:${site} runs with other settings than this start asks for; nothing was changed:`,
     '  scoring.smoothing.halfLifeMs: 10m (running) → 5m (asked)',
     '  tickIntervalMs: 2s (running) → 5s (asked)',
-    `target-health: start: ${site} is already running with other settings; apply them with \`target-health configure ${site} --tick 5s --config ${config}\``,
+    `target-health: start: ${site} is already running with other settings; apply them with \`target-health ` +
+      `configure ${site} --tick 5s --config ${config}\``,
   ]);
   // The running loop kept its own settings.
   const settings = await h.client.workflow.getHandle(workflowIdForSite(site)).query(settingsQuery);

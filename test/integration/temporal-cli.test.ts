@@ -178,7 +178,8 @@ test('a bad setting, or no Temporal CLI to be found or built: one line, exit 2',
     code: 2,
     stdout: '',
     stderr:
-      'target-health: TEMPORAL_ADDRESS: must be host:port, e.g. localhost:7233 or my-ns.tmprl.cloud:7233 (got "localhost")\n',
+      'target-health: TEMPORAL_ADDRESS: must be host:port, e.g. localhost:7233 or my-ns.tmprl.cloud:7233 (got ' +
+      '"localhost")\n',
   });
 
   // No temporal on PATH, an empty cache, no Go.
@@ -191,7 +192,9 @@ test('a bad setting, or no Temporal CLI to be found or built: one line, exit 2',
     );
     expect({ code: none.code, stdout: none.stdout }).toEqual({ code: 2, stdout: '' });
     expect(none.stderr.trimEnd().split('\n')).toEqual([
-      `target-health: temporal: no Temporal CLI on PATH or in ${join(cache, 'target-health', 'temporal-v1.5.1')}, and no Go to build one; install the Temporal CLI (https://docs.temporal.io/cli/setup-cli) and put it on PATH, or set TEMPORAL_CLI_PATH to it`,
+      `target-health: temporal: no Temporal CLI on PATH or in ` +
+        `${join(cache, 'target-health', 'temporal-v1.5.1')}, and no Go to build one; install the Temporal CLI ` +
+        `(https://docs.temporal.io/cli/setup-cli) and put it on PATH, or set TEMPORAL_CLI_PATH to it`,
     ]);
   } finally {
     rmSync(cache, { recursive: true, force: true });

@@ -104,51 +104,59 @@ afterAll(async () => {
   await h?.close();
 });
 
-test("the link `status` prints opens the loop's page: band, reason and the decide command lead its current details", async () => {
-  // The CLI's link without TEMPORAL_UI_URL: the UI the dev server serves on TEMPORAL_UI_PORT.
-  const status = await run(
-    CLI,
-    ['status', site],
-    cleanEnv({ TEMPORAL_ADDRESS: server.address, DATABASE_URL: env('DATABASE_URL'), TEMPORAL_UI_PORT: String(uiPort) }),
-  );
-  expect(status.code).toBe(0);
-  const link = status.stdout.trimEnd().split('\n').at(-1)!;
-  expect(link).toBe(`${server.uiUrl!}/namespaces/default/workflows/${encodeURIComponent(workflowIdForSite(site))}`);
-  // The notifications carry the same link.
-  const notice = await eventually(
-    async () => (await listNotifications(h.pool, site)).find((n) => n.kind === 'resisting'),
-    'the resisting notification',
-  );
-  expect((notice.payload as { link: string }).link).toBe(link);
-
-  const page = await browser.newPage();
-  try {
-    await page.goto(link);
-    // The run's summary and current details are under its "User Metadata" tab; the current details are
-    // the workflow's metadata query, answered by the worker: wait for them.
-    await page.getByText('User Metadata', { exact: true }).click();
-    // The UI renders the markdown in a frame of its own, beside the "Current Details" heading.
-    const details = page
-      .locator('xpath=//h3[normalize-space()="Current Details"]/ancestor::div[.//iframe][1]//iframe')
-      .contentFrame();
-    await details
-      .getByText(decideCommand(site, 'resume'), { exact: true })
-      .waitFor({ state: 'visible', timeout: 60_000 });
-    await details.getByText(decideCommand(site, 'stop'), { exact: true }).waitFor({ state: 'visible' });
-    await details.getByText(`Paused: ${reason}`, { exact: true }).waitFor({ state: 'visible' });
-    // The band leads: the first paragraph, before the reasons and the commands.
-    const first = details.locator('p').first();
-    expect(await first.innerText()).toMatch(
-      new RegExp(
-        `^resisting — waiting for a person since \\S+ \\(paused by the loop\\) · ${site.replace(/\./g, '\\.')}$`,
-      ),
+test(
+  "the link `status` prints opens the loop's page: " + 'band, reason and the decide command lead its current details',
+  async () => {
+    // The CLI's link without TEMPORAL_UI_URL: the UI the dev server serves on TEMPORAL_UI_PORT.
+    const status = await run(
+      CLI,
+      ['status', site],
+      cleanEnv({
+        TEMPORAL_ADDRESS: server.address,
+        DATABASE_URL: env('DATABASE_URL'),
+        TEMPORAL_UI_PORT: String(uiPort),
+      }),
     );
-  } catch (err) {
-    await page
-      .screenshot({ path: join(env('TH_TEST_DIR'), `temporal-ui-${uiPort}.png`), fullPage: true })
-      .catch(() => undefined);
-    throw err;
-  } finally {
-    await page.close();
-  }
-}, 120_000);
+    expect(status.code).toBe(0);
+    const link = status.stdout.trimEnd().split('\n').at(-1)!;
+    expect(link).toBe(`${server.uiUrl!}/namespaces/default/workflows/${encodeURIComponent(workflowIdForSite(site))}`);
+    // The notifications carry the same link.
+    const notice = await eventually(
+      async () => (await listNotifications(h.pool, site)).find((n) => n.kind === 'resisting'),
+      'the resisting notification',
+    );
+    expect((notice.payload as { link: string }).link).toBe(link);
+
+    const page = await browser.newPage();
+    try {
+      await page.goto(link);
+      // The run's summary and current details are under its "User Metadata" tab; the current details are
+      // the workflow's metadata query, answered by the worker: wait for them.
+      await page.getByText('User Metadata', { exact: true }).click();
+      // The UI renders the markdown in a frame of its own, beside the "Current Details" heading.
+      const details = page
+        .locator('xpath=//h3[normalize-space()="Current Details"]/ancestor::div[.//iframe][1]//iframe')
+        .contentFrame();
+      await details
+        .getByText(decideCommand(site, 'resume'), { exact: true })
+        .waitFor({ state: 'visible', timeout: 60_000 });
+      await details.getByText(decideCommand(site, 'stop'), { exact: true }).waitFor({ state: 'visible' });
+      await details.getByText(`Paused: ${reason}`, { exact: true }).waitFor({ state: 'visible' });
+      // The band leads: the first paragraph, before the reasons and the commands.
+      const first = details.locator('p').first();
+      expect(await first.innerText()).toMatch(
+        new RegExp(
+          `^resisting — waiting for a person since \\S+ \\(paused by the loop\\) · ${site.replace(/\./g, '\\.')}$`,
+        ),
+      );
+    } catch (err) {
+      await page
+        .screenshot({ path: join(env('TH_TEST_DIR'), `temporal-ui-${uiPort}.png`), fullPage: true })
+        .catch(() => undefined);
+      throw err;
+    } finally {
+      await page.close();
+    }
+  },
+  120_000,
+);

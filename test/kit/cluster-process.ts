@@ -33,13 +33,20 @@ const { freePort } = require(${JSON.stringify(join(ROOT, 'dist', 'stack', 'free-
 (async () => {
   const stack = await startClusterStack({
     dataDir: process.env.CLUSTER_DIR, workers: Number(process.env.CLUSTER_WORKERS), ports: 'free', uiPort: null,
-    postgresPort: await freePort(), persistent: false, logger: pino({ level: 'warn' }, process.stderr), logLevel: 'info',
+    postgresPort: await freePort(), persistent: false, logger: pino({ level: 'warn' }, process.stderr),
+    logLevel: 'info',
   });
-  const ready = { address: stack.address, namespace: stack.namespace, databaseUrl: stack.databaseUrl, workers: stack.workers.map((w) => ({ pid: w.pid, logFile: w.logFile })) };
+  const ready = {
+    address: stack.address, namespace: stack.namespace, databaseUrl: stack.databaseUrl,
+    workers: stack.workers.map((w) => ({ pid: w.pid, logFile: w.logFile })),
+  };
   process.stdout.write('READY ' + JSON.stringify(ready) + '\\n');
   let stopping;
   const stop = () => (stopping ??= stack.stop().then(() => process.exit(0)));
-  const done = (what, p) => p.then(() => process.stdout.write('DONE ' + what + '\\n'), (err) => process.stdout.write('FAILED ' + what + ' ' + String(err && err.message) + '\\n'));
+  const done = (what, p) => p.then(
+    () => process.stdout.write('DONE ' + what + '\\n'),
+    (err) => process.stdout.write('FAILED ' + what + ' ' + String(err && err.message) + '\\n'),
+  );
   require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
     const [cmd, arg] = line.trim().split(' ');
     if (cmd === 'stop') void stop();

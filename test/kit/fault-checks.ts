@@ -346,13 +346,19 @@ export async function waitForLoop(
         (d.raw.pendingActivities ?? [])
           .map(
             (a) =>
-              `${a.activityType?.name} attempt ${a.attempt}${a.lastFailure?.message ? ` (${a.lastFailure.message})` : ''}`,
+              `${a.activityType?.name} attempt ` +
+              `${a.attempt}${a.lastFailure?.message ? ` (${a.lastFailure.message})` : ''}`,
           )
           .join('; '),
       )
       .catch((e: Error) => `describe failed: ${e.message}`);
     const where = last
-      ? `tick ${last.tick}, run ${last.runs}, band ${last.band}, score ${last.score} (smoothed ${last.smoothedScore}), reasons ${last.reasons.join(', ') || 'none'}, controls ${JSON.stringify(last.controls)}, alerts ${JSON.stringify(last.alerts)}, routes ${last.routeDiagnosis?.summary ?? 'none'}, awaiting ${JSON.stringify(last.awaitingHuman)}, last decision ${last.lastDecision?.kind ?? 'none'}, pending decisions ${last.pendingDecisions}, rejected ${JSON.stringify(last.rejected)}`
+      ? `tick ${last.tick}, run ${last.runs}, band ${last.band}, score ${last.score} (smoothed ` +
+        `${last.smoothedScore}), reasons ${last.reasons.join(', ') || 'none'}, controls ` +
+        `${JSON.stringify(last.controls)}, alerts ${JSON.stringify(last.alerts)}, routes ` +
+        `${last.routeDiagnosis?.summary ?? 'none'}, awaiting ${JSON.stringify(last.awaitingHuman)}, last ` +
+        `decision ${last.lastDecision?.kind ?? 'none'}, pending decisions ${last.pendingDecisions}, rejected ` +
+        `${JSON.stringify(last.rejected)}`
       : 'no state answered';
     throw new Error(`${(err as Error).message}\n  the loop: ${where}\n  pending activities: ${pending || 'none'}`);
   }

@@ -99,7 +99,8 @@ export class Child {
         if (pattern.test(this.out)) return true;
         if (!this.alive)
           throw new Error(
-            `${what}: the process exited (${this.proc.exitCode ?? this.proc.signalCode}) first; output:\n${this.out.slice(-4000)}`,
+            `${what}: the process exited (${this.proc.exitCode ?? this.proc.signalCode}) first; ` +
+              `output:\n${this.out.slice(-4000)}`,
           );
         return undefined;
       },
@@ -126,7 +127,9 @@ export class Child {
 const PG_CONTROLLER = `
 const { startEmbeddedPostgres } = require(${JSON.stringify(join(ROOT, 'dist', 'stack', 'embedded-postgres.js'))});
 (async () => {
-  const pg = await startEmbeddedPostgres({ dataDir: process.env.PG_DIR, port: Number(process.env.PG_PORT), persistent: true });
+  const pg = await startEmbeddedPostgres({
+    dataDir: process.env.PG_DIR, port: Number(process.env.PG_PORT), persistent: true,
+  });
   process.stdout.write('READY ' + pg.databaseUrl + '\\n');
   let stopping;
   const stop = () => (stopping ??= pg.stop().then(() => process.exit(0)));

@@ -273,7 +273,8 @@ export function productPage(price = KNOWN_PRICE): string {
   const reviews = Array.from(
     { length: 60 },
     (_, i) =>
-      `<article class="review"><strong>Review ${i + 1}</strong><p>Comfortable on long runs, good grip on wet rock, true to size.</p></article>`,
+      `<article class="review"><strong>Review ${i + 1}</strong><p>Comfortable on long runs, good grip on wet ` +
+      `rock, true to size.</p></article>`,
   ).join('\n');
   return fixturePage('product-page.html')
     .replace('$139.95', price)

@@ -48,7 +48,8 @@ export function startTestDrainer(pool: Pool, options: { pollMs?: number; retryMa
         if (backlog !== undefined && backlog.batches === 0 && drainer.status().inFlight === 0) return;
         if (Date.now() > until)
           throw new Error(
-            `the inbox is not empty after ${timeoutMs} ms (${JSON.stringify(backlog)}, ${JSON.stringify(drainer.status())})`,
+            `the inbox is not empty after ${timeoutMs} ms (${JSON.stringify(backlog)}, ` +
+              `${JSON.stringify(drainer.status())})`,
           );
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -83,7 +83,8 @@ export function waitForExit(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
 
-const MIGRATE = `require(${JSON.stringify(join(ROOT, 'dist', 'server', 'db', 'migrate.js'))}).migrateUp(process.env.DATABASE_URL).then(
+const MIGRATE_MODULE = join(ROOT, 'dist', 'server', 'db', 'migrate.js');
+const MIGRATE = `require(${JSON.stringify(MIGRATE_MODULE)}).migrateUp(process.env.DATABASE_URL).then(
   (names) => process.stdout.write(JSON.stringify(names)),
   (err) => { process.stderr.write(err.message); process.exit(3); },
 );`;

@@ -40,7 +40,7 @@ export function scrapyVersion(edition: ScrapyEdition): string {
 }
 
 /**
- * The venv of a Scrapy edition (newest: with pytest and the build tools too); the first run on a machine
+ * The venv of a Scrapy edition (newest: with pytest, ruff and the build tools too); the first run on a machine
  * builds it (~30 s), later runs reuse it at once.
  */
 export function scrapyVenv(edition: ScrapyEdition = 'newest'): Promise<PythonVenv> {

@@ -76,10 +76,10 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, what: s
     } catch (err) {
       lastError = err;
     }
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out waiting for ${what}${lastError ? ` (last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)})` : ''}`,
-      );
+    if (Date.now() > deadline) {
+      const cause = lastError instanceof Error ? lastError.message : JSON.stringify(lastError);
+      throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${cause})` : ''}`);
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
 }

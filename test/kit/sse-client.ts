@@ -55,7 +55,8 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
         const left = deadline - performance.now();
         if (left <= 0)
           throw new Error(
-            `timed out waiting for ${opts.what ?? 'an event'}; received: ${events.map((e) => `${e.event}#${e.id}`).join(', ') || 'none'}`,
+            `timed out waiting for ${opts.what ?? 'an event'}; received: ` +
+              `${events.map((e) => `${e.event}#${e.id}`).join(', ') || 'none'}`,
           );
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left);

@@ -17,7 +17,8 @@ function env(name: string): string {
   const value = process.env[name];
   if (!value)
     throw new Error(
-      `${name} is not set: run time-skipping tests through jest (the project's global setup provisions the test server)`,
+      `${name} is not set: run time-skipping tests through jest (the project's global setup provisions the ` +
+        `test server)`,
     );
   return value;
 }
@@ -50,7 +51,8 @@ export async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
       );
       if (!missed || attempt >= 4) throw err;
       process.stderr.write(
-        `[time-skipping] the test server missed the SDK's 5 s start window; starting it again (attempt ${attempt + 1})\n`,
+        `[time-skipping] the test server missed the SDK's 5 s start window; starting it again (attempt ` +
+          `${attempt + 1})\n`,
       );
     }
   }

@@ -72,7 +72,8 @@ export default async function globalSetup(): Promise<void> {
   // (owned by the database's owner) then lets the store's SECURITY DEFINER function create partitions.
   const owner = decodeURIComponent(new URL(pg.databaseUrl).username);
   await admin.query(
-    `CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE ${new URL(pg.databaseUrl).pathname.slice(1)} OWNER ${pgLib.escapeIdentifier(owner)}`,
+    `CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE ${new URL(pg.databaseUrl).pathname.slice(1)} OWNER ` +
+      `${pgLib.escapeIdentifier(owner)}`,
   );
   await admin.end();
 

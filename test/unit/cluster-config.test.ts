@@ -60,19 +60,22 @@ test('every Temporal service in compose reads cluster.env and mounts deploy/temp
   expect(s.temporal!.environment!.DYNAMIC_CONFIG_FILE_PATH).toBe('/etc/target-health/temporal/dynamicconfig.yaml');
 });
 
-test('the stack passes every shared value through unchanged to the server, the schema script and the registration', () => {
-  const server = serverEnv(shared, db, DEFAULT_CLUSTER_PORTS);
-  const schema = schemaEnv(shared, db, '/x/temporal-sql-tool');
-  const register = registerEnv(shared, '127.0.0.1:7233', '/x/temporal');
-  for (const [k, v] of Object.entries(shared)) {
-    expect([k, server[k]]).toEqual([k, v]);
-    expect([k, schema[k]]).toEqual([k, v]);
-    expect([k, register[k]]).toEqual([k, v]);
-  }
-  expect(Object.keys(shared)).toEqual(
-    expect.arrayContaining(['DB', 'DBNAME', 'VISIBILITY_DBNAME', 'NUM_HISTORY_SHARDS', 'DEFAULT_NAMESPACE']),
-  );
-});
+test(
+  'the stack passes every shared value through unchanged to the server, ' + 'the schema script and the registration',
+  () => {
+    const server = serverEnv(shared, db, DEFAULT_CLUSTER_PORTS);
+    const schema = schemaEnv(shared, db, '/x/temporal-sql-tool');
+    const register = registerEnv(shared, '127.0.0.1:7233', '/x/temporal');
+    for (const [k, v] of Object.entries(shared)) {
+      expect([k, server[k]]).toEqual([k, v]);
+      expect([k, schema[k]]).toEqual([k, v]);
+      expect([k, register[k]]).toEqual([k, v]);
+    }
+    expect(Object.keys(shared)).toEqual(
+      expect.arrayContaining(['DB', 'DBNAME', 'VISIBILITY_DBNAME', 'NUM_HISTORY_SHARDS', 'DEFAULT_NAMESPACE']),
+    );
+  },
+);
 
 test('every value the template reads is given by both environments, or its default is what compose means', () => {
   const vars = templateVariables();
@@ -128,23 +131,26 @@ test('the dynamic config file both load is valid YAML of keys with value lists',
   }
 });
 
-test('the stack keeps Temporal on the loopback and its database password out of command lines (docs/security.md)', () => {
-  const server = serverEnv(shared, db, DEFAULT_CLUSTER_PORTS);
-  expect(server.BIND_ON_IP).toBe('127.0.0.1');
-  expect(server.TEMPORAL_BROADCAST_ADDRESS).toBe('127.0.0.1');
-  // The SQL tool gets the password from its environment (SQL_PASSWORD), never as --pw on its command line.
-  const script = readFileSync(join(CLUSTER_DEPLOY_DIR, 'setup-schema.sh'), 'utf8');
-  expect(script).toMatch(/SQL_PASSWORD="\$\{POSTGRES_PWD:-\}"/);
-  expect(script).not.toMatch(/--pw\b|--password\b/);
-  // Nothing of this process's environment but the basics reaches the server (no DATABASE_URL, no tokens).
-  const prev = process.env.TARGET_HEALTH_WEBHOOK_URL;
-  process.env.TARGET_HEALTH_WEBHOOK_URL = 'https://hooks.example.com/secret';
-  try {
-    const env = serverEnv(shared, db, DEFAULT_CLUSTER_PORTS);
-    expect(env.TARGET_HEALTH_WEBHOOK_URL).toBeUndefined();
-    expect(env.DATABASE_URL).toBeUndefined();
-  } finally {
-    if (prev === undefined) delete process.env.TARGET_HEALTH_WEBHOOK_URL;
-    else process.env.TARGET_HEALTH_WEBHOOK_URL = prev;
-  }
-});
+test(
+  'the stack keeps Temporal on the loopback and its ' + 'database password out of command lines (docs/security.md)',
+  () => {
+    const server = serverEnv(shared, db, DEFAULT_CLUSTER_PORTS);
+    expect(server.BIND_ON_IP).toBe('127.0.0.1');
+    expect(server.TEMPORAL_BROADCAST_ADDRESS).toBe('127.0.0.1');
+    // The SQL tool gets the password from its environment (SQL_PASSWORD), never as --pw on its command line.
+    const script = readFileSync(join(CLUSTER_DEPLOY_DIR, 'setup-schema.sh'), 'utf8');
+    expect(script).toMatch(/SQL_PASSWORD="\$\{POSTGRES_PWD:-\}"/);
+    expect(script).not.toMatch(/--pw\b|--password\b/);
+    // Nothing of this process's environment but the basics reaches the server (no DATABASE_URL, no tokens).
+    const prev = process.env.TARGET_HEALTH_WEBHOOK_URL;
+    process.env.TARGET_HEALTH_WEBHOOK_URL = 'https://hooks.example.com/secret';
+    try {
+      const env = serverEnv(shared, db, DEFAULT_CLUSTER_PORTS);
+      expect(env.TARGET_HEALTH_WEBHOOK_URL).toBeUndefined();
+      expect(env.DATABASE_URL).toBeUndefined();
+    } finally {
+      if (prev === undefined) delete process.env.TARGET_HEALTH_WEBHOOK_URL;
+      else process.env.TARGET_HEALTH_WEBHOOK_URL = prev;
+    }
+  },
+);

@@ -87,12 +87,16 @@ test('worker tuning: unset leaves the SDK defaults; given values are read; bad o
   );
 });
 
-test('TARGET_HEALTH_MINUTE_DAYS: 3 when unset or empty; a whole number of days 2-3650; a bad value names the variable', () => {
-  expect(loadMinuteDays({})).toBe(3);
-  expect(loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: '' })).toBe(3);
-  expect(loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: '14' })).toBe(14);
-  for (const bad of ['1', 'three', '2.5', '99999']) {
-    expect(() => loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: bad })).toThrow(UserError);
-    expect(() => loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: bad })).toThrow(/TARGET_HEALTH_MINUTE_DAYS/);
-  }
-});
+test(
+  'TARGET_HEALTH_MINUTE_DAYS: 3 when unset or empty; a whole number of days 2-3650; a bad value names the ' +
+    'variable',
+  () => {
+    expect(loadMinuteDays({})).toBe(3);
+    expect(loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: '' })).toBe(3);
+    expect(loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: '14' })).toBe(14);
+    for (const bad of ['1', 'three', '2.5', '99999']) {
+      expect(() => loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: bad })).toThrow(UserError);
+      expect(() => loadMinuteDays({ TARGET_HEALTH_MINUTE_DAYS: bad })).toThrow(/TARGET_HEALTH_MINUTE_DAYS/);
+    }
+  },
+);

@@ -53,20 +53,28 @@ test('has Temporal on PostgreSQL (schema set-up, server, registration), the UI, 
   });
 });
 
-test('images match the server and UI versions the cluster stack builds and the dev server runs (Server 1.29.1, UI 2.42.1)', () => {
-  expect(s.temporal!.image).toBe('temporalio/server:1.29.1');
-  expect(s['temporal-schema']!.image).toBe('temporalio/admin-tools:1.29.1');
-  expect(s['temporal-register']!.image).toBe('temporalio/admin-tools:1.29.1');
-  expect(s['temporal-ui']!.image).toBe('temporalio/ui:2.42.1');
-});
+test(
+  'images match the server and UI versions the cluster stack builds and the dev server runs (Server 1.29.1, UI ' +
+    '2.42.1)',
+  () => {
+    expect(s.temporal!.image).toBe('temporalio/server:1.29.1');
+    expect(s['temporal-schema']!.image).toBe('temporalio/admin-tools:1.29.1');
+    expect(s['temporal-register']!.image).toBe('temporalio/admin-tools:1.29.1');
+    expect(s['temporal-ui']!.image).toBe('temporalio/ui:2.42.1');
+  },
+);
 
-test('the schema and registration services run the scripts of deploy/temporal, with the database password given by environment', () => {
-  expect(s['temporal-schema']!.entrypoint).toEqual(['/bin/sh', '/etc/target-health/temporal/setup-schema.sh']);
-  expect(s['temporal-register']!.entrypoint).toEqual(['/bin/sh', '/etc/target-health/temporal/register.sh']);
-  expect(s['temporal-register']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
-  expect(s['temporal-schema']!.environment!.POSTGRES_PWD).toBe(s.postgresql!.environment!.POSTGRES_PASSWORD);
-  expect(s.temporal!.environment!.POSTGRES_PWD).toBe(s.postgresql!.environment!.POSTGRES_PASSWORD);
-});
+test(
+  'the schema and registration services run the scripts of deploy/temporal, with the database password given by ' +
+    'environment',
+  () => {
+    expect(s['temporal-schema']!.entrypoint).toEqual(['/bin/sh', '/etc/target-health/temporal/setup-schema.sh']);
+    expect(s['temporal-register']!.entrypoint).toEqual(['/bin/sh', '/etc/target-health/temporal/register.sh']);
+    expect(s['temporal-register']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
+    expect(s['temporal-schema']!.environment!.POSTGRES_PWD).toBe(s.postgresql!.environment!.POSTGRES_PASSWORD);
+    expect(s.temporal!.environment!.POSTGRES_PWD).toBe(s.postgresql!.environment!.POSTGRES_PASSWORD);
+  },
+);
 
 test('the worker is built here and points at the stack by service name', () => {
   const w = s.worker!;
@@ -83,34 +91,40 @@ test('the worker is built here and points at the stack by service name', () => {
   });
 });
 
-test('the API runs the same image as the worker: migrate, then `target-health api` on 0.0.0.0:8787, probed on /healthz', () => {
-  const a = s.api!;
-  expect(a.build).toBe(s.worker!.build);
-  expect(a.entrypoint).toEqual(['/bin/sh', '-c']);
-  expect(a.command).toEqual(['node client/bin/target-health.js migrate && exec node client/bin/target-health.js api']);
-  // The bin the command names is the one the Dockerfile copies into the image.
-  expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(
-    /COPY --from=build \/app\/client\/bin \.\/client\/bin/,
-  );
-  expect(a.environment).toMatchObject({
-    TH_API_HOST: '0.0.0.0',
-    TH_API_PORT: '8787',
-    TEMPORAL_ADDRESS: 'temporal:7233',
-    TEMPORAL_NAMESPACE: 'default',
-  });
-  expect(a.environment!.DATABASE_URL).toBe(s.worker!.environment!.DATABASE_URL);
-  expect(a.ports).toEqual(['8787:8787']);
-  expect(a.depends_on).toEqual({
-    postgresql: { condition: 'service_healthy' },
-    'temporal-register': { condition: 'service_completed_successfully' },
-  });
-  const probe = a.healthcheck!.test;
-  expect(probe.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
-  expect(probe[3]).toContain("fetch('http://127.0.0.1:8787/healthz')");
-  // The probe is valid JavaScript (compiled here, run in the container).
-  expect(() => new Script(probe[3]!)).not.toThrow();
-  expect(a.restart).toBe('unless-stopped');
-});
+test(
+  'the API runs the same image as the worker: migrate, then `target-health api` on 0.0.0.0:8787, probed on ' +
+    '/healthz',
+  () => {
+    const a = s.api!;
+    expect(a.build).toBe(s.worker!.build);
+    expect(a.entrypoint).toEqual(['/bin/sh', '-c']);
+    expect(a.command).toEqual([
+      'node client/bin/target-health.js migrate && exec node client/bin/target-health.js api',
+    ]);
+    // The bin the command names is the one the Dockerfile copies into the image.
+    expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(
+      /COPY --from=build \/app\/client\/bin \.\/client\/bin/,
+    );
+    expect(a.environment).toMatchObject({
+      TH_API_HOST: '0.0.0.0',
+      TH_API_PORT: '8787',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_NAMESPACE: 'default',
+    });
+    expect(a.environment!.DATABASE_URL).toBe(s.worker!.environment!.DATABASE_URL);
+    expect(a.ports).toEqual(['8787:8787']);
+    expect(a.depends_on).toEqual({
+      postgresql: { condition: 'service_healthy' },
+      'temporal-register': { condition: 'service_completed_successfully' },
+    });
+    const probe = a.healthcheck!.test;
+    expect(probe.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+    expect(probe[3]).toContain("fetch('http://127.0.0.1:8787/healthz')");
+    // The probe is valid JavaScript (compiled here, run in the container).
+    expect(() => new Script(probe[3]!)).not.toThrow();
+    expect(a.restart).toBe('unless-stopped');
+  },
+);
 
 test('the API settings in the compose file are ones the API accepts', () => {
   expect(loadApiSettings(s.api!.environment ?? {})).toMatchObject({ TH_API_HOST: '0.0.0.0', TH_API_PORT: 8787 });

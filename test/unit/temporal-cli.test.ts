@@ -66,7 +66,8 @@ test('with Go, it runs go install for v1.5.1 into the cache and says so', async 
   script(
     bin,
     'go',
-    `echo "$@" >> ${log}\nif [ "$1" = install ]; then printf '#!/bin/sh\\n' > "$GOBIN/temporal"; chmod +x "$GOBIN/temporal"; fi\nexit 0`,
+    `echo "$@" >> ${log}\nif [ "$1" = install ]; then printf '#!/bin/sh\\n' > "$GOBIN/temporal"; chmod +x ` +
+      `"$GOBIN/temporal"; fi\nexit 0`,
   );
   const result = await ensureTemporalCli(quiet, env);
   expect(result).toEqual({ kind: 'binary', path: join(cache, 'temporal'), source: 'go install' });

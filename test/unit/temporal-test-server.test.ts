@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { UserError } from '../../core/common/user-error';
 import { ensureTemporalTestServer, testServerCacheDir, testServerExecutable } from '../../stack/temporal-test-server';
+import { joinRegExp } from '../kit/regexp';
 
 const quiet = { info: jest.fn(), warn: jest.fn() };
 
@@ -58,7 +59,7 @@ function fakeMaven(bin: string, log: string): void {
       'if [ "$1" = --version ]; then exit 0; fi',
       `echo "$@" >> ${log}`,
       'for a in "$@"; do case "$a" in -DoutputDirectory=*) out="${a#-DoutputDirectory=}";; esac; done',
-      'prev=""; for a in "$@"; do if [ "$prev" = -f ]; then cp "$a" ' + `${dirname(log)}/pom.xml; fi; prev="$a"; done`,
+      `prev=""; for a in "$@"; do if [ "$prev" = -f ]; then cp "$a" ${dirname(log)}/pom.xml; fi; prev="$a"; done`,
       'mkdir -p "$out" && echo jar > "$out/temporal-test-server-1.38.0.jar"',
       'echo "[INFO] BUILD SUCCESS"',
     ].join('\n'),
@@ -84,40 +85,47 @@ test('TEMPORAL_TEST_SERVER_PATH wins, and must be executable', async () => {
   ).rejects.toThrow(/TEMPORAL_TEST_SERVER_PATH: "\/nonexistent\/server" is not an executable file/);
 });
 
-test('with Java and Maven, it copies the pinned artifact from Maven Central into the cache, with a launcher, and reuses it', async () => {
-  const { bin, root, cache, env } = sandbox();
-  const mvnLog = join(root, 'logs', 'mvn.log');
-  const javaLog = join(root, 'logs', 'java.log');
-  mkdirSync(dirname(mvnLog));
-  fakeMaven(bin, mvnLog);
-  fakeJava(bin, javaLog);
+test(
+  'with Java and Maven, it copies the pinned artifact from Maven Central into the cache, with a launcher, and ' +
+    'reuses it',
+  async () => {
+    const { bin, root, cache, env } = sandbox();
+    const mvnLog = join(root, 'logs', 'mvn.log');
+    const javaLog = join(root, 'logs', 'java.log');
+    mkdirSync(dirname(mvnLog));
+    fakeMaven(bin, mvnLog);
+    fakeJava(bin, javaLog);
 
-  const server = await ensureTemporalTestServer(quiet, env);
-  expect(server).toEqual({ kind: 'launcher', path: join(cache, 'temporal-test-server'), source: 'maven' });
-  expect(testServerExecutable(server)).toEqual({ type: 'existing-path', path: join(cache, 'temporal-test-server') });
-  expect(readdirSync(join(cache, 'lib'))).toEqual(['temporal-test-server-1.38.0.jar']);
-  // Maven's working copy (its private local repository) is not kept; nothing is left beside the cache.
-  expect(existsSync(join(cache, 'm2'))).toBe(false);
-  expect(readdirSync(dirname(cache))).toEqual(['temporal-test-server-1.38.0']);
-  expect(readFileSync(mvnLog, 'utf8')).toMatch(
-    /--batch-mode .*-Dmaven\.repo\.local=.*org\.apache\.maven\.plugins:maven-dependency-plugin:3\.8\.1:copy-dependencies -DincludeScope=runtime/,
-  );
-  expect(readFileSync(join(root, 'logs', 'pom.xml'), 'utf8')).toContain(
-    '<groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>1.38.0</version>',
-  );
-  expect(quiet.info).toHaveBeenCalledWith(
-    expect.stringMatching(/from Maven Central into .*first run on this machine only/),
-  );
+    const server = await ensureTemporalTestServer(quiet, env);
+    expect(server).toEqual({ kind: 'launcher', path: join(cache, 'temporal-test-server'), source: 'maven' });
+    expect(testServerExecutable(server)).toEqual({ type: 'existing-path', path: join(cache, 'temporal-test-server') });
+    expect(readdirSync(join(cache, 'lib'))).toEqual(['temporal-test-server-1.38.0.jar']);
+    // Maven's working copy (its private local repository) is not kept; nothing is left beside the cache.
+    expect(existsSync(join(cache, 'm2'))).toBe(false);
+    expect(readdirSync(dirname(cache))).toEqual(['temporal-test-server-1.38.0']);
+    expect(readFileSync(mvnLog, 'utf8')).toMatch(
+      joinRegExp(
+        /--batch-mode .*-Dmaven\.repo\.local=.*/,
+        /org\.apache\.maven\.plugins:maven-dependency-plugin:3\.8\.1:copy-dependencies -DincludeScope=runtime/,
+      ),
+    );
+    expect(readFileSync(join(root, 'logs', 'pom.xml'), 'utf8')).toContain(
+      '<groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>1.38.0</version>',
+    );
+    expect(quiet.info).toHaveBeenCalledWith(
+      expect.stringMatching(/from Maven Central into .*first run on this machine only/),
+    );
 
-  // The launcher runs the server's main class from the copied jars, passing the SDK's arguments on.
-  const { execFileSync } = await import('node:child_process');
-  execFileSync(server.kind === 'launcher' ? server.path : '', ['51234'], { env, stdio: 'ignore' });
-  expect(readFileSync(javaLog, 'utf8')).toContain(`-cp ${cache}/lib/* io.temporal.testserver.TestServer 51234`);
+    // The launcher runs the server's main class from the copied jars, passing the SDK's arguments on.
+    const { execFileSync } = await import('node:child_process');
+    execFileSync(server.kind === 'launcher' ? server.path : '', ['51234'], { env, stdio: 'ignore' });
+    expect(readFileSync(javaLog, 'utf8')).toContain(`-cp ${cache}/lib/* io.temporal.testserver.TestServer 51234`);
 
-  // Second call: straight from the cache, no Maven.
-  await expect(ensureTemporalTestServer(quiet, env)).resolves.toMatchObject({ source: 'cache' });
-  expect(readFileSync(mvnLog, 'utf8').trim().split('\n')).toHaveLength(1);
-});
+    // Second call: straight from the cache, no Maven.
+    await expect(ensureTemporalTestServer(quiet, env)).resolves.toMatchObject({ source: 'cache' });
+    expect(readFileSync(mvnLog, 'utf8').trim().split('\n')).toHaveLength(1);
+  },
+);
 
 test('a failed Maven copy is a clear error and leaves no half-provisioned cache', async () => {
   const { bin, root, cache, env } = sandbox();
@@ -125,12 +133,16 @@ test('a failed Maven copy is a clear error and leaves no half-provisioned cache'
   script(
     bin,
     'mvn',
-    'if [ "$1" = --version ]; then exit 0; fi\necho "[ERROR] Could not resolve dependencies: Connection refused" \nexit 1',
+    'if [ "$1" = --version ]; then exit 0; fi\necho "[ERROR] Could not resolve dependencies: Connection ' +
+      'refused" \nexit 1',
   );
   const failure = ensureTemporalTestServer(quiet, env);
   await expect(failure).rejects.toBeInstanceOf(UserError);
   await expect(failure).rejects.toThrow(
-    /copy-dependencies exited with 1: \[ERROR\] Could not resolve dependencies: Connection refused; fix that, or point TEMPORAL_TEST_SERVER_PATH/,
+    joinRegExp(
+      /copy-dependencies exited with 1: \[ERROR\] Could not resolve dependencies: /,
+      /Connection refused; fix that, or point TEMPORAL_TEST_SERVER_PATH/,
+    ),
   );
   expect(existsSync(cache)).toBe(false);
   expect(readdirSync(dirname(cache))).toEqual([]);
@@ -142,7 +154,8 @@ test('a copy that Java cannot start is refused, not cached', async () => {
   script(
     bin,
     'java',
-    'if [ "$1" = -version ]; then exit 0; fi\necho "Error: could not find or load main class io.temporal.testserver.TestServer" >&2\nexit 1',
+    'if [ "$1" = -version ]; then exit 0; fi\necho "Error: could not find or load main class ' +
+      'io.temporal.testserver.TestServer" >&2\nexit 1',
   );
   await expect(ensureTemporalTestServer(quiet, env)).rejects.toThrow(
     /does not start with this Java \(Error: could not find or load main class/,

@@ -64,18 +64,22 @@ beforeAll(async () => {
 
 const projectFiles = (): string[] => shared.filter((m) => m.endsWith('.ts'));
 
-test('the shared graph is every pure module the workflows use; only workflows/ and the SDK-defined messages stay per workflow', () => {
-  expect(shared).toContain('zod');
-  expect(projectFiles()).toEqual(
-    expect.arrayContaining(['core/control/plan/index.ts', 'core/scoring/site-state.ts', 'core/control/decide.ts']),
-  );
-  const perWorkflow = new Set(PER_WORKFLOW_MODULES.map((m) => `${m}.ts`));
-  const notShared = product.filter((m) => !shared.includes(m) && !m.startsWith('workflows/') && !perWorkflow.has(m));
-  // A new pure module the workflows import belongs in SHARED_ROOTS (or is reached from one).
-  expect(notShared).toEqual([]);
-  expect(projectFiles().filter((m) => m.startsWith('workflows/') || perWorkflow.has(m))).toEqual([]);
-  expect(shared.filter((m) => m.startsWith('@temporalio/'))).toEqual([]);
-});
+test(
+  'the shared graph is every pure module the workflows use; only workflows/ and the SDK-defined messages stay ' +
+    'per workflow',
+  () => {
+    expect(shared).toContain('zod');
+    expect(projectFiles()).toEqual(
+      expect.arrayContaining(['core/control/plan/index.ts', 'core/scoring/site-state.ts', 'core/control/decide.ts']),
+    );
+    const perWorkflow = new Set(PER_WORKFLOW_MODULES.map((m) => `${m}.ts`));
+    const notShared = product.filter((m) => !shared.includes(m) && !m.startsWith('workflows/') && !perWorkflow.has(m));
+    // A new pure module the workflows import belongs in SHARED_ROOTS (or is reached from one).
+    expect(notShared).toEqual([]);
+    expect(projectFiles().filter((m) => m.startsWith('workflows/') || perWorkflow.has(m))).toEqual([]);
+    expect(shared.filter((m) => m.startsWith('@temporalio/'))).toEqual([]);
+  },
+);
 
 /** Top-level statements of a module that would hold state across workflows, or reach the SDK. */
 function sharingViolations(file: string, root = ROOT): string[] {
@@ -117,7 +121,8 @@ test('the check sees a module-level let and an SDK import', () => {
   const dir = mkdtempSync(join(tmpdir(), 'th-stateful-'));
   writeFileSync(
     join(dir, 'stateful.ts'),
-    "import { sleep } from '@temporalio/workflow';\nlet count = 0;\nconst seen = new Map<string, number>();\nexport const bump = (): number => ++count + seen.size + (sleep ? 0 : 1);\n",
+    "import { sleep } from '@temporalio/workflow';\nlet count = 0;\nconst seen = new Map<string, " +
+      'number>();\nexport const bump = (): number => ++count + seen.size + (sleep ? 0 : 1);\n',
   );
   expect(sharingViolations('stateful.ts', dir)).toEqual([
     'stateful.ts:1 imports @temporalio/workflow',

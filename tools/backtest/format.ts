@@ -138,11 +138,13 @@ export function formatScorecardText(result: BacktestResult): string {
   const shifted = timings.filter((t) => t.shiftDays !== 0);
   const out: string[] = [];
   out.push(
-    `Backtest: ${o.scenarios} scenario${o.scenarios === 1 ? '' : 's'}, ticks every ${formatDuration(result.tickMs)}, ${(result.totalMs / 1000).toFixed(1)} s`,
+    `Backtest: ${o.scenarios} scenario${o.scenarios === 1 ? '' : 's'}, ticks every ` +
+      `${formatDuration(result.tickMs)}, ${(result.totalMs / 1000).toFixed(1)} s`,
   );
   if (shifted.length > 0)
     out.push(
-      `(times moved by whole days into the store's 30-day horizon: ${shifted.map((t) => `${t.scenario} ${t.shiftDays > 0 ? '+' : ''}${t.shiftDays} d`).join(', ')})`,
+      `(times moved by whole days into the store's 30-day horizon: ` +
+        `${shifted.map((t) => `${t.scenario} ${t.shiftDays > 0 ? '+' : ''}${t.shiftDays} d`).join(', ')})`,
     );
   out.push(
     '',
@@ -182,5 +184,6 @@ export function formatScorecardText(result: BacktestResult): string {
 
 /** The whole result as one JSON document: scorecard (per scenario and overall) and timings. */
 export function formatScorecardJson(result: BacktestResult): string {
-  return `${JSON.stringify({ tickMs: result.tickMs, totalMs: result.totalMs, scorecard: result.scorecard, timings: result.timings })}\n`;
+  const { tickMs, totalMs, scorecard, timings } = result;
+  return `${JSON.stringify({ tickMs, totalMs, scorecard, timings })}\n`;
 }

@@ -188,7 +188,9 @@ export async function runBacktest(options: BacktestOptions): Promise<BacktestRes
         throw err;
       }
       log(
-        `${p.files.name}: ${ingested.events.toLocaleString('en')} events in ${(ingested.ingestMs / 1000).toFixed(1)} s; replaying ${p.truth.incident.from} → ${p.truth.incident.to}`,
+        `${p.files.name}: ${ingested.events.toLocaleString('en')} events in ` +
+          `${(ingested.ingestMs / 1000).toFixed(1)} s; replaying ${p.truth.incident.from} → ` +
+          `${p.truth.incident.to}`,
       );
       const job: Promise<void> = replayAndScore(options, p, db, ingested).then(
         (r) => {

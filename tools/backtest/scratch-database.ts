@@ -86,8 +86,10 @@ export async function createScratchDatabases(databaseUrl: string): Promise<Scrat
     await admin(databaseUrl, (pool) => pool.query(`CREATE DATABASE ${template}`));
   } catch (err) {
     throw new UserError(
-      `DATABASE_URL: cannot create a scratch database on PostgreSQL at ${describeDatabaseUrl(databaseUrl)} (${describePgError(err)}); ` +
-        'the backtest needs a user allowed to create databases (CREATEDB), or DATABASE_URL unset to run on a private temporary PostgreSQL',
+      `DATABASE_URL: cannot create a scratch database on PostgreSQL at ${describeDatabaseUrl(databaseUrl)} ` +
+        `(${describePgError(err)}); ` +
+        ('the backtest needs a user allowed to create databases (CREATEDB), or DATABASE_URL unset to run on a ' +
+          'private temporary PostgreSQL'),
     );
   }
   live.set(template, null);

@@ -32,7 +32,10 @@ export function spanProblem(truth: ScenarioTruth): string | undefined {
   // Shifted, the incident ends up to a day before now: the history must start within the horizon then.
   const room = EVENT_HORIZON.maxAgeMs - DAY_MS;
   if (span > room)
-    return `history.from: the scenario spans ${(span / DAY_MS).toFixed(1)} days; the store takes events of the last ${EVENT_HORIZON.maxAgeMs / DAY_MS} days, so at most ${room / DAY_MS} days fit — simulate fewer days`;
+    return (
+      `history.from: the scenario spans ${(span / DAY_MS).toFixed(1)} days; the store takes events of the last ` +
+      `${EVENT_HORIZON.maxAgeMs / DAY_MS} days, so at most ${room / DAY_MS} days fit — simulate fewer days`
+    );
   return undefined;
 }
 

@@ -29,7 +29,8 @@ export async function minutesPruned(pool: Pool, site: string, from: number, to: 
     `SELECT EXISTS (
        SELECT 1 FROM rollup_hour
         WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4
-          AND bucket < date_trunc('hour', COALESCE((SELECT min(bucket) FROM rollup_minute WHERE site = $1 AND route_key = $2), 'infinity'::timestamptz))
+          AND bucket < date_trunc('hour', COALESCE((SELECT min(bucket) FROM rollup_minute
+                                                     WHERE site = $1 AND route_key = $2), 'infinity'::timestamptz))
      ) AS pruned`,
     [site, ALL_ROUTES, new Date(from), new Date(to)],
   );
@@ -53,7 +54,8 @@ export async function readRateBuckets(
     hists: string | null;
   }>(
     `SELECT date_bin($4::bigint * interval '1 millisecond', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS t,
-            sum(requests) AS requests, sum(hard_blocks) AS hard_blocks, sum(challenges) AS challenges, sum(soft_blocks) AS soft_blocks,
+            sum(requests) AS requests, sum(hard_blocks) AS hard_blocks, sum(challenges) AS challenges,
+            sum(soft_blocks) AS soft_blocks,
             string_agg(latency_hist::text, ';') AS hists
        FROM ${ROLLUP_TABLE[r.level]}
       WHERE site = $1 AND route_key = $5 AND bucket >= $2 AND bucket < $3
@@ -144,7 +146,8 @@ async function readAudit(pool: Pool, site: string, from: number, to: number): Pr
 
 async function readDecisionMarks(pool: Pool, site: string, from: number, to: number): Promise<ChartMark[]> {
   const { rows } = await pool.query<{ t: Date; kind: string; who: string; why: string }>(
-    `SELECT decided_at AS t, kind, who, why FROM decisions WHERE site = $1 AND decided_at >= $2 AND decided_at < $3 ORDER BY decided_at`,
+    `SELECT decided_at AS t, kind, who, why FROM decisions WHERE site = $1 AND decided_at >= $2 AND decided_at ` +
+      `< $3 ORDER BY decided_at`,
     [site, new Date(from), new Date(to)],
   );
   return rows.map((r) => ({ t: r.t.getTime(), kind: 'decision', label: clip(`${r.kind} by ${r.who}: ${r.why}`) }));

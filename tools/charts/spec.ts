@@ -86,7 +86,8 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
     title: {
       text: `${data.site} — ${iso(data.from)} to ${iso(data.to)}`,
       subtitle: [
-        `${describeBucket(data.resolution.bucketMs)} buckets (signals from ${data.resolution.level} rollups, scores from assessments)`,
+        `${describeBucket(data.resolution.bucketMs)} buckets (signals from ${data.resolution.level} rollups, ` +
+          `scores from assessments)`,
         'score: grey = bucket mean, blue = smoothed; shading = the band the loop published; dashed = the 14-day normal',
       ],
     },

@@ -29,7 +29,8 @@ export function parseDecisionsFile(
     return {
       ok: false,
       message:
-        'expected a JSON array of decisions like [{"at": "2026-11-24T10:42:00Z", "kind": "resume", "who": "…", "why": "…", "mode": "cautious"}]',
+        'expected a JSON array of decisions like [{"at": "2026-11-24T10:42:00Z", "kind": "resume", "who": "…", ' +
+        '"why": "…", "mode": "cautious"}]',
     };
   const out: ReplayDecision[] = [];
   for (const [i, raw] of content.entries()) {

@@ -37,7 +37,11 @@ export function tickLine(t: ReplayTick): string {
     t.change === null ? null : `controls ${t.change}`,
     ...t.notices.map((n) => `notify ${n.kind}: ${n.title}`),
   ].filter((x) => x !== null);
-  return `${hm(t.asOf)}  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ${t.band.padEnd(9)}  ${(t.reasons.join(',') || '—').padEnd(24)}  ${what.join('; ')}`;
+  return (
+    `${hm(t.asOf)}  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ` +
+    `${dash(t.smoothedScore).padStart(3)}  ${t.band.padEnd(9)}  ${(t.reasons.join(',') || '—').padEnd(24)}  ` +
+    `${what.join('; ')}`
+  );
 }
 
 export function formatSummary(s: ReplaySummary): string {
@@ -104,7 +108,8 @@ export function formatComparison(c: ReplayComparison, nameA: string, nameB: stri
   // Band and action differences first: score-only differences are many and mostly small.
   const important = c.differences.filter((d) => d.fields.some((f) => f !== 'score' && f !== 'smoothedScore'));
   lines.push(
-    `${c.differences.length} tick(s) differ, ${important.length} in band, reasons, controls or notices${important.length > 0 ? ':' : ''}`,
+    `${c.differences.length} tick(s) differ, ${important.length} in band, reasons, controls or ` +
+      `notices${important.length > 0 ? ':' : ''}`,
   );
   for (const d of important.slice(0, 200)) {
     lines.push(`${hm(d.asOf)}  differs in ${d.fields.join(', ')}`);

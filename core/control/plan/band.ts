@@ -39,7 +39,8 @@ function bandReason(
   // Why there is no score: too little current traffic is not learning.
   let held =
     a.state === 'insufficient-data'
-      ? `; band held, too little current traffic (${a.health.window.requests} requests, needs ${config.scoring.health.minRequests})`
+      ? `; band held, too little current traffic (${a.health.window.requests} requests, needs ` +
+        `${config.scoring.health.minRequests})`
       : '';
   // Held while the routes that pull the score down are being confirmed.
   if (heldForRoutes) held += `; ${routeHoldText(t) ?? ''}`;
@@ -66,7 +67,10 @@ export function routeHoldText(t: TickAssessment): string | null {
     hold.routes.length > 3
       ? `${hold.routes.slice(0, 3).join(', ')} and ${hold.routes.length - 3} more`
       : hold.routes.join(', ');
-  return `band held while ${routes} ${one ? 'is' : 'are'} confirmed as a route problem (score ${hold.score} without ${one ? 'it' : 'them'})`;
+  return (
+    `band held while ${routes} ${one ? 'is' : 'are'} confirmed as a route problem (score ${hold.score} without ` +
+    `${one ? 'it' : 'them'})`
+  );
 }
 
 /** How many steps the band takes this tick, and the time carried towards the next one. */
@@ -144,7 +148,9 @@ export function planWhileAwaiting(d: TickDraft, config: LoopConfig): void {
     severity: 'critical',
     audience: 'owner',
     title: `Reminder ${remindersSent}: ${site} is paused (since ${waiting.since}) and waiting for your decision`,
-    text: `${waiting.reason}. Now: ${scoreLine(e)}; ${describeSignals(e.signals)}. Decide with \`target-health decide resume|stop ${site} --who … --why …\`.`,
+    text:
+      `${waiting.reason}. Now: ${scoreLine(e)}; ${describeSignals(e.signals)}. Decide with \`target-health ` +
+      `decide resume|stop ${site} --who … --why …\`.`,
     evidence: e,
   }));
   d.actions.push(`reminder ${remindersSent}`);
@@ -192,7 +198,9 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
       severity: 'warning',
       audience: 'owner',
       title: `${site} is degrading (${scoreLine(e)}): throttling`,
-      text: `Reasons: ${reasons}. ${describeSignals(e.signals)}. Routes: ${a.routes.summary}. Controls: ${changed}; one step more every ${minutes(policy.steps.degradeEveryMs)} while the band holds.`,
+      text:
+        `Reasons: ${reasons}. ${describeSignals(e.signals)}. Routes: ${a.routes.summary}. Controls: ${changed}; ` +
+        `one step more every ${minutes(policy.steps.degradeEveryMs)} while the band holds.`,
       evidence: e,
     }));
     d.actions.push('notified owner (degrading)');
@@ -215,7 +223,8 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
       text:
         `Reasons: ${reasons}. ${describeSignals(e.signals)}. Routes: ${a.routes.summary}. ` +
         `Nothing more happens automatically. Decide: resume (cautious, or explicit concurrency/revisit) or stop — ` +
-        `\`target-health decide resume ${site} --who … --why …\` or \`target-health decide stop ${site} --who … --why …\`.`,
+        (`\`target-health decide resume ${site} --who … --why …\` or \`target-health decide stop ${site} --who ` +
+          `… --why …\`.`),
       evidence: e,
     }));
     d.actions.push('paused; notified owner (resisting)');

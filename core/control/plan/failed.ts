@@ -59,8 +59,10 @@ export function planFailedTick(prev: LoopState, failed: FailedTick, config: Loop
         title: `${config.site}: the health loop cannot assess the site (tick ${failed.tick})`,
         text:
           `The assessment failed on its data and is not retried: ${message}. ` +
-          `Controls stay as they are (band ${prev.band}); decisions and canaries still work, and each tick tries again. ` +
-          `Fix or remove the offending events, or send \`target-health decide pause ${config.site} --who … --why …\` to hold the site.`,
+          (`Controls stay as they are (band ${prev.band}); decisions and canaries still work, and each tick ` +
+            `tries again. `) +
+          (`Fix or remove the offending events, or send \`target-health decide pause ${config.site} --who … ` +
+            `--why …\` to hold the site.`),
         evidence,
       },
     ],

@@ -40,7 +40,10 @@ export function planParserAlert(d: TickDraft, config: LoopConfig): void {
       severity: 'warning',
       audience: 'parser_owner',
       title: `${site}: parser health ${parser} (below ${policy.parserAlertBelow}${since})`,
-      text: `Extraction fails more than usual: ${failing}. ${describeSignals(e.signals.filter((s) => s.signal.startsWith('extraction_')))}. The site is not throttled for this (health score ${a.health.score ?? 'absent'}).`,
+      text:
+        `Extraction fails more than usual: ${failing}. ` +
+        `${describeSignals(e.signals.filter((s) => s.signal.startsWith('extraction_')))}. The site is not ` +
+        `throttled for this (health score ${a.health.score ?? 'absent'}).`,
       evidence: e,
     }));
     d.actions.push('notified parser owner');

@@ -18,7 +18,9 @@ export function planRouteAlert(d: TickDraft, config: LoopConfig): void {
       severity: 'warning',
       audience: 'owner',
       title: `${site}: route problem — ${routes.summary}`,
-      text: `Failures concentrate in some routes; that traffic is left out of the site's score (${scoreLine(e)}, band ${e.band}). Check the proxy routes, not the site.`,
+      text:
+        `Failures concentrate in some routes; that traffic is left out of the site's score (${scoreLine(e)}, ` +
+        `band ${e.band}). Check the proxy routes, not the site.`,
       evidence: e,
     }));
     d.actions.push('route alert');

@@ -4,6 +4,7 @@ a price monitor would. With TH_BENCH_EXTENSION=1 the Target Health extension is 
 TH_TOKEN), otherwise the same crawl without it. At close it writes the process's CPU time (all threads:
 the sender and the follower included) and the crawl's counts to TH_BENCH_OUT.
 """
+
 import json
 import os
 import resource
@@ -23,11 +24,13 @@ SETTINGS = {
     "COOKIES_ENABLED": False,
 }
 if WITH_EXTENSION:
-    SETTINGS.update({
-        "DOWNLOADER_MIDDLEWARES": {"target_health.scrapy.TargetHealthDownloaderMiddleware": 950},
-        "SPIDER_MIDDLEWARES": {"target_health.scrapy.TargetHealthSpiderMiddleware": 45},
-        "EXTENSIONS": {"target_health.scrapy.TargetHealthExtension": 500},
-    })
+    SETTINGS.update(
+        {
+            "DOWNLOADER_MIDDLEWARES": {"target_health.scrapy.TargetHealthDownloaderMiddleware": 950},
+            "SPIDER_MIDDLEWARES": {"target_health.scrapy.TargetHealthSpiderMiddleware": 45},
+            "EXTENSIONS": {"target_health.scrapy.TargetHealthExtension": 500},
+        }
+    )
 
 
 def cpu_seconds():
@@ -44,7 +47,12 @@ class FiguresStats(MemoryStatsCollector):
         self.cpu0, self.t0 = cpu_seconds(), time.monotonic()
 
     def _persist_stats(self, stats, *args):
-        out = {"cpuS": cpu_seconds() - self.cpu0, "wallS": time.monotonic() - self.t0, "pages": stats.get("response_received_count", 0), "items": stats.get("item_scraped_count", 0)}
+        out = {
+            "cpuS": cpu_seconds() - self.cpu0,
+            "wallS": time.monotonic() - self.t0,
+            "pages": stats.get("response_received_count", 0),
+            "items": stats.get("item_scraped_count", 0),
+        }
         if WITH_EXTENSION:
             out["eventsSent"] = stats.get("target_health/events_sent", 0)
         with open(os.environ["TH_BENCH_OUT"], "w") as f:
@@ -62,13 +70,21 @@ class BenchSpider(scrapy.Spider):
         proxy = f"http://{os.environ['TH_BENCH_PROXY']}"
         site = os.environ["TH_BENCH_SITE"]
         for i in range(int(os.environ["TH_BENCH_PAGES"])):
-            yield scrapy.Request(f"http://{site}/p/{i}", callback=self.parse_product, meta={"proxy": proxy}, dont_filter=True)
+            yield scrapy.Request(
+                f"http://{site}/p/{i}", callback=self.parse_product, meta={"proxy": proxy}, dont_filter=True
+            )
 
     def parse_product(self, response):
         # A price monitor's product: the page's title and its first price.
-        item = {"title": response.xpath("//title/text()").get(), "price": response.xpath("(//span[@class='price'])[1]/text()").get(), "url": response.url}
+        item = {
+            "title": response.xpath("//title/text()").get(),
+            "price": response.xpath("(//span[@class='price'])[1]/text()").get(),
+            "url": response.url,
+        }
         if WITH_EXTENSION:
             import target_health.scrapy
 
-            target_health.scrapy.extraction(response, result="ok" if item["price"] else "empty", valid_records=1 if item["price"] else 0)
+            target_health.scrapy.extraction(
+                response, result="ok" if item["price"] else "empty", valid_records=1 if item["price"] else 0
+            )
         yield item

@@ -195,8 +195,10 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
         openapi: {
           summary: "A site's controls (what its crawler obeys), with ETag and an optional long-poll",
           description:
-            'The ETag is the version, quoted. Send If-None-Match with it: 304 while nothing changed (answered from memory). ' +
-            'Long-poll: `?after=<version>&wait=30s` answers 200 as soon as the version differs from `after`, else 304 at the deadline (wait ≤ 60s; ' +
+            'The ETag is the version, quoted. Send If-None-Match with it: 304 while nothing changed (answered ' +
+            'from memory). ' +
+            ('Long-poll: `?after=<version>&wait=30s` answers 200 as soon as the version differs from `after`, ' +
+              'else 304 at the deadline (wait ≤ 60s; ') +
             'without `after`, the version of If-None-Match is used). `after` alone answers at once.',
           tag: 'controls',
           params: controlsParamsSchema,
@@ -240,7 +242,8 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
           reply,
           404,
           'not_found',
-          `site: no controls recorded for ${site} yet; its loop writes them on its first tick (start it with \`target-health start ${site}\`)`,
+          `site: no controls recorded for ${site} yet; its loop writes them on its first tick (start it with ` +
+            `\`target-health start ${site}\`)`,
         );
       }
       if (after === undefined)
@@ -261,11 +264,15 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
         holdsOpen: true,
         openapi: {
           summary:
-            'Server-Sent Events: every change of controls for the fleet (or the sites named), resumable with Last-Event-ID',
+            'Server-Sent Events: every change of controls for the fleet (or the sites named), resumable with ' +
+            'Last-Event-ID',
           description:
-            'First a `snapshot` event (data: {"sites": [controls…]}) — unless `Last-Event-ID` names an event this server still holds, then the events after it are replayed. ' +
-            'Then one `controls` event per change (id: a growing sequence, data: the controls as GET /v1/sites/{site}/controls answers). ' +
-            'A comment line every 15 s keeps the connection alive. Filter with `?site=a&site=b`. Apply an event only when its version is higher than the one you hold.',
+            'First a `snapshot` event (data: {"sites": [controls…]}) — unless `Last-Event-ID` names an event ' +
+            'this server still holds, then the events after it are replayed. ' +
+            ('Then one `controls` event per change (id: a growing sequence, data: the controls as GET ' +
+              '/v1/sites/{site}/controls answers). ') +
+            ('A comment line every 15 s keeps the connection alive. Filter with `?site=a&site=b`. Apply an ' +
+              'event only when its version is higher than the one you hold.'),
           tag: 'controls',
           query: streamQuerySchema,
           responses: {

@@ -38,9 +38,12 @@ export function registerDecisionRoutes({ app, temporal }: RouteContext): void {
         scope: 'decide',
         openapi: {
           summary:
-            "A person's decision for a site's loop: resume, pause or stop (the token's name is recorded as who decided)",
+            "A person's decision for a site's loop: resume, pause or stop (the token's name is recorded as who " +
+            'decided)',
           description:
-            "Sent as the workflow's update of that name and answered once applied. resume: only while the site waits for a person; `mode` cautious (default) or explicit with `concurrency` and `revisitMultiplier`. pause: when not already waiting. stop: any time; the loop ends.",
+            "Sent as the workflow's update of that name and answered once applied. resume: only while the site " +
+            'waits for a person; `mode` cautious (default) or explicit with `concurrency` and ' +
+            '`revisitMultiplier`. pause: when not already waiting. stop: any time; the loop ends.',
           tag: 'decisions',
           params: siteParamsSchema,
           body: decisionBodySchema,

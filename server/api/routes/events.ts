@@ -79,22 +79,28 @@ export async function registerEventsRoutes({
             summary:
               'Send request-outcome events (NDJSON or a JSON array, gzip accepted); answers once they are stored',
             description:
-              'The body is a JSON array of events (`application/json`) or NDJSON, one event per line (`application/x-ndjson`), ' +
-              'optionally with `Content-Encoding: gzip`. Each event is validated and classified as `target-health ingest` does ' +
-              '(docs/events.md); valid ones are stored in one transaction before the answer, and every refused line is listed ' +
-              'with its 0-based index and one message per problem. Idempotent by `eventId`: a resent batch stores nothing twice.',
+              'The body is a JSON array of events (`application/json`) or NDJSON, one event per line ' +
+              '(`application/x-ndjson`), ' +
+              ('optionally with `Content-Encoding: gzip`. Each event is validated and classified as ' +
+                '`target-health ingest` does ') +
+              ('(docs/events.md); valid ones are stored in one transaction before the answer, and every refused ' +
+                'line is listed ') +
+              ('with its 0-based index and one message per problem. Idempotent by `eventId`: a resent batch ' +
+                'stores nothing twice.'),
             tag: 'events',
             body: z.array(eventSchema()),
             requestMediaTypes: ['application/x-ndjson'],
             responses: {
               200: {
                 description:
-                  'At least one event was valid: stored (inserted) or already stored (duplicates); refused lines listed in rejected',
+                  'At least one event was valid: stored (inserted) or already stored (duplicates); refused ' +
+                  'lines listed in rejected',
                 schema: eventsResultSchema,
               },
               400: {
                 description:
-                  'Nothing in the body was valid (every line refused, or no events at all), or the body is not a JSON array / valid gzip: nothing stored',
+                  'Nothing in the body was valid (every line refused, or no events at all), or the body is not ' +
+                  'a JSON array / valid gzip: nothing stored',
                 schema: invalidBatchSchema,
               },
               401: { description: 'No token, or an unknown or revoked one', schema: errorSchema },
@@ -106,7 +112,8 @@ export async function registerEventsRoutes({
               },
               415: {
                 description:
-                  'Content-Type other than application/x-ndjson or application/json, or Content-Encoding other than gzip',
+                  'Content-Type other than application/x-ndjson or application/json, or Content-Encoding other ' +
+                  'than gzip',
                 schema: errorSchema,
               },
               429: { description: 'Rate limit of the token exceeded', schema: errorSchema },
@@ -141,7 +148,8 @@ export async function registerEventsRoutes({
           request.log.error({ err }, 'events: the database failed');
           return sendStoreUnavailable(
             reply,
-            `database: the events could not be stored now; send the same batch again in ${STORE_RETRY_AFTER_S} s (nothing is stored twice)`,
+            `database: the events could not be stored now; send the same batch again in ${STORE_RETRY_AFTER_S} ` +
+              `s (nothing is stored twice)`,
           );
         }
         record(metrics, result);
@@ -154,7 +162,9 @@ export async function registerEventsRoutes({
           );
         }
         const first = result.rejected[0]!;
-        const message = `events: all ${result.rejected.length} refused, nothing stored; first at index ${first.index}: ${first.errors[0]}`;
+        const message =
+          `events: all ${result.rejected.length} refused, nothing stored; first at index ${first.index}: ` +
+          `${first.errors[0]}`;
         return reply.code(400).send({ error: { code: 'invalid_events', message }, ...result });
       },
     );

@@ -62,7 +62,9 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
         openapi: {
           summary: 'List the sites whose loop runs: band, scores, parser health, waiting for a person and since when',
           description:
-            "Read from the loops' search attributes (one visibility query per page, as the Temporal UI lists them); the raw score from the latest stored assessment; `awaitingSince` from the state of the waiting sites of the page. Ordered by the visibility store (newest loop first).",
+            "Read from the loops' search attributes (one visibility query per page, as the Temporal UI lists " +
+            'them); the raw score from the latest stored assessment; `awaitingSince` from the state of the ' +
+            'waiting sites of the page. Ordered by the visibility store (newest loop first).',
           tag: 'sites',
           query: siteListQuerySchema,
           responses: { 200: { description: 'a page of sites', schema: siteListSchema }, 400: bad },
@@ -138,7 +140,8 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
         openapi: {
           summary: "A site's assessments over a time range, oldest first, paged",
           description:
-            'One row per tick of the loop (every chain of the site). Keyset-paged: pass `next` as `cursor` with the same range.',
+            'One row per tick of the loop (every chain of the site). Keyset-paged: pass `next` as `cursor` ' +
+            'with the same range.',
           tag: 'sites',
           params: siteParamsSchema,
           query: assessmentsQuerySchema,
@@ -181,7 +184,8 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
         openapi: {
           summary: 'Register a site and start its health loop (as `target-health start --config`)',
           description:
-            'The body is optional: without it the loop runs with the product defaults (a tick every 60 s). `config` holds what a `--config` file holds, validated the same way.',
+            'The body is optional: without it the loop runs with the product defaults (a tick every 60 s). ' +
+            '`config` holds what a `--config` file holds, validated the same way.',
           tag: 'sites',
           params: siteParamsSchema,
           body: startLoopBodySchema,
@@ -233,7 +237,8 @@ export function registerSitesRoutes({ app, pool, temporal, taskQueue }: RouteCon
           reply,
           409,
           'conflict',
-          `site: the health loop ${started.workflowId} is already running; stop it (POST /v1/sites/${site.value}/decisions {"kind": "stop"}) before starting another`,
+          `site: the health loop ${started.workflowId} is already running; stop it (POST ` +
+            `/v1/sites/${site.value}/decisions {"kind": "stop"}) before starting another`,
         );
       }
       return reply

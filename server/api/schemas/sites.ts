@@ -105,7 +105,8 @@ export const siteStateSchema = z
     awaitingHuman: z.looseObject({ kind: z.string(), since: z.string(), reason: z.string() }).nullable(),
   })
   .describe(
-    'the loop state, as `target-health status --json` prints it (docs/control-loop.md, "Queries"), with `history`: the recent ticks',
+    'the loop state, as `target-health status --json` prints it (docs/control-loop.md, "Queries"), with ' +
+      '`history`: the recent ticks',
   );
 
 export const assessmentsQuerySchema = z.strictObject({
@@ -154,7 +155,8 @@ export const startLoopBodySchema = z
       })
       .optional()
       .describe(
-        'the loop settings: tickIntervalMs, window, scoring, policy, timeouts, maxTicksPerRun (docs/control-loop.md, "Configuration"); defaults as `target-health start`',
+        'the loop settings: tickIntervalMs, window, scoring, policy, timeouts, maxTicksPerRun ' +
+          '(docs/control-loop.md, "Configuration"); defaults as `target-health start`',
       ),
   })
   .optional();

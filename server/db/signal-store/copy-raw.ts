@@ -11,7 +11,8 @@ import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
 import type { ClassifiedEvent } from './aggregate';
 
 export const RAW_COLUMNS =
-  'ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes, retries, credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id';
+  'ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes, retries, ' +
+  'credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id';
 
 const NEEDS_COPY_ESCAPE = /[\\\t\n\r]/;
 

@@ -32,7 +32,8 @@ const rowSchema = z.object({
 /** The oldest batch no other transaction holds, locked until the caller's transaction ends; undefined: none. */
 export async function claimInboxBatch(tx: Queryable): Promise<InboxBatch | undefined> {
   const { rows } = await tx.query<Record<string, unknown>>(
-    `SELECT batch_id, events, event_count, received_at FROM ${INBOX_TABLE} ORDER BY received_at, batch_id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    `SELECT batch_id, events, event_count, received_at FROM ${INBOX_TABLE} ORDER BY received_at, batch_id ` +
+      `LIMIT 1 FOR UPDATE SKIP LOCKED`,
   );
   if (rows[0] === undefined) return undefined;
   const row = rowSchema.parse(rows[0]);
@@ -53,10 +54,13 @@ export async function inboxLines(payload: Buffer, maxBytes: number): Promise<str
   return lines;
 }
 
-/** Deletes a drained batch (in the claiming transaction); returns how long it waited, by the server's clock, in seconds. */
+/**
+ * Deletes a drained batch (in the claiming transaction); returns how long it waited, by the server's clock, in seconds.
+ */
 export async function deleteInboxBatch(tx: Queryable, batchId: string): Promise<number> {
   const { rows } = await tx.query<{ waited: number }>(
-    `DELETE FROM ${INBOX_TABLE} WHERE batch_id = $1 RETURNING extract(epoch FROM clock_timestamp() - received_at)::float8 AS waited`,
+    `DELETE FROM ${INBOX_TABLE} WHERE batch_id = $1 RETURNING extract(epoch FROM clock_timestamp() - ` +
+      `received_at)::float8 AS waited`,
     [batchId],
   );
   return rows[0]?.waited ?? 0;
@@ -65,7 +69,8 @@ export async function deleteInboxBatch(tx: Queryable, batchId: string): Promise<
 /** What waits: batches, events, and the oldest batch's age in seconds (0 when empty). */
 export async function inboxBacklog(db: Queryable): Promise<{ batches: number; events: number; oldestSeconds: number }> {
   const { rows } = await db.query<{ batches: string; events: string | null; oldest: number | null }>(
-    `SELECT count(*) AS batches, sum(event_count) AS events, extract(epoch FROM clock_timestamp() - min(received_at))::float8 AS oldest FROM ${INBOX_TABLE}`,
+    `SELECT count(*) AS batches, sum(event_count) AS events, extract(epoch FROM clock_timestamp() - ` +
+      `min(received_at))::float8 AS oldest FROM ${INBOX_TABLE}`,
   );
   const r = rows[0]!;
   return { batches: Number(r.batches), events: Number(r.events ?? 0), oldestSeconds: r.oldest ?? 0 };

@@ -189,7 +189,10 @@ export function isDataError(err: unknown): boolean {
 
 function refusal(err: unknown): string {
   const message = wellFormed(cutText(err instanceof Error ? err.message : String(err), 200, ''));
-  return `the database refused this event (${message}; SQLSTATE ${sqlState(err) ?? '?'}); the other events of its batch are stored`;
+  return (
+    `the database refused this event (${message}; SQLSTATE ${sqlState(err) ?? '?'}); the other events of its ` +
+    `batch are stored`
+  );
 }
 
 export function createIngester(pool: Pool, options: IngesterOptions = {}): Ingester {
@@ -542,16 +545,17 @@ async function insertRawSkippingRepeats(
     cols.rule[i] = c.rule;
     cols.marker[i] = c.evidence?.markerId ?? null;
   }
-  const sql = `INSERT INTO request_events (ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms,
-      bytes, retries, credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id)
-    SELECT to_timestamp(ts / 1000.0), site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes, retries, credits,
+  const sql = `INSERT INTO request_events (ts, site, event_id, country, pool, session, page_type, status, network_error,
+      latency_ms, bytes, retries, credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id)
+    SELECT to_timestamp(ts / 1000.0), site, event_id, country, pool, session, page_type, status, network_error,
+      latency_ms, bytes, retries, credits,
       extraction, missing::text[],
       valid_records, canary, outcome, rule, marker_id
-    FROM unnest($1::int[], $2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::smallint[],
-      $10::text[], $11::float8[], $12::bigint[], $13::int[], $14::float8[], $15::text[], $16::text[], $17::int[], $18::bool[], $19::text[],
-      $20::text[], $21::text[])
-      AS t(ord, ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes, retries, credits,
-           extraction, missing, valid_records, canary, outcome, rule, marker_id)
+    FROM unnest($1::int[], $2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+      $9::smallint[], $10::text[], $11::float8[], $12::bigint[], $13::int[], $14::float8[], $15::text[], $16::text[],
+      $17::int[], $18::bool[], $19::text[], $20::text[], $21::text[])
+      AS t(ord, ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes,
+           retries, credits, extraction, missing, valid_records, canary, outcome, rule, marker_id)
     ON CONFLICT DO NOTHING`;
   // Hand-built literals: see array-literal.ts for why.
   const params = [

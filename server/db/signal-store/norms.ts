@@ -99,7 +99,8 @@ export function createContextCache(
       extractions: string;
       bytes_hist: number[] | null;
     }>(
-      `SELECT page_type, (extract(epoch FROM day) * 1000)::float8 AS day_ms, responses, with_records, extractions, bytes_hist
+      `SELECT page_type, (extract(epoch FROM day) * 1000)::float8 AS day_ms, responses, with_records, extractions,
+              bytes_hist
        FROM page_norms_day WHERE site = $1 AND day >= $2::date AND day < $3::date`,
       [site, isoDay(from), isoDay(to)],
     );

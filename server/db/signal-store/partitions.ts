@@ -75,7 +75,8 @@ export async function ensurePartitions(pool: Pool, table: PartitionedTable, inst
       // The function computes the name itself: a different one means the two span tables disagree.
       if (rows[0]?.created !== name)
         throw new Error(
-          `th_ensure_partition made ${rows[0]?.created ?? 'nothing'} where ${name} was expected; the span of ${table} differs between partitions.ts and the database`,
+          `th_ensure_partition made ${rows[0]?.created ?? 'nothing'} where ${name} was expected; the span of ` +
+            `${table} differs between partitions.ts and the database`,
         );
     }
     await client.query('COMMIT');
@@ -94,7 +95,8 @@ function withGrantHint(err: unknown): unknown {
   const message = err instanceof Error ? err.message : String(err);
   return Object.assign(
     new Error(
-      `${message}: this database role may not create the signal store's daily partitions; grant it EXECUTE ON FUNCTION th_ensure_partition(text, timestamptz) (docs/security.md)`,
+      `${message}: this database role may not create the signal store's daily partitions; grant it EXECUTE ON ` +
+        `FUNCTION th_ensure_partition(text, timestamptz) (docs/security.md)`,
     ),
     { code: '42501' },
   );
@@ -109,7 +111,8 @@ export interface PartitionInfo {
 
 export async function listPartitions(db: Pool | PoolClient, table: PartitionedTable): Promise<PartitionInfo[]> {
   const { rows } = await db.query<{ name: string }>(
-    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+    `SELECT c.relname AS name
+       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
      WHERE p.relname = $1 ORDER BY c.relname`,
     [table],
   );

@@ -98,8 +98,9 @@ export function sumMinuteHistograms(text: string): string[] {
 }
 
 const SUMS = `sum(requests) AS requests, sum(hard_blocks) AS hard_blocks, sum(challenges) AS challenges,
-  sum(soft_blocks) AS soft_blocks, sum(errors) AS errors, sum(extraction_ok) AS extraction_ok, sum(extraction_missing) AS extraction_missing,
-  sum(extraction_schema) AS extraction_schema, sum(extraction_empty) AS extraction_empty, sum(valid_records) AS valid_records,
+  sum(soft_blocks) AS soft_blocks, sum(errors) AS errors, sum(extraction_ok) AS extraction_ok,
+  sum(extraction_missing) AS extraction_missing, sum(extraction_schema) AS extraction_schema,
+  sum(extraction_empty) AS extraction_empty, sum(valid_records) AS valid_records,
   sum(retries) AS retries, sum(bytes) AS bytes, sum(credits) AS credits, sum(canary_runs) AS canary_runs,
   sum(canary_failures) AS canary_failures`;
 

@@ -55,7 +55,8 @@ export async function ensureRollupStage(client: PoolClient): Promise<void> {
   if (staged.has(client)) return;
   for (const level of Object.keys(STAGE_TABLE) as RollupLevel[]) {
     await client.query(
-      `CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE[level]} (LIKE ${ROLLUP_TABLE[level]} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
+      `CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE[level]} (LIKE ${ROLLUP_TABLE[level]} INCLUDING DEFAULTS) ` +
+        `ON COMMIT DELETE ROWS`,
     );
   }
   staged.add(client);
@@ -86,7 +87,9 @@ export function stageRows(deltas: readonly RollupDelta[]): string {
       lastBucket = d.bucket;
       bucketText = new Date(d.bucket).toISOString();
     }
-    out += `${field(d.site)}\t${bucketText}\t${field(d.routeKey)}\t${field(d.country)}\t${field(d.pool)}\t${field(d.session)}`;
+    out +=
+      `${field(d.site)}\t${bucketText}\t${field(d.routeKey)}\t${field(d.country)}\t${field(d.pool)}\t` +
+      `${field(d.session)}`;
     for (const [, key] of COUNT_COLUMNS) out += `\t${d[key]}`;
     out += `\t${histLiteral(d.latencyHist) ?? '\\N'}\n`;
   }

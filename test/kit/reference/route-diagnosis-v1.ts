@@ -230,7 +230,8 @@ export function diagnoseRoutes(
   const describe = suspects
     .map(
       (s) =>
-        `${s.dimension} ${s.value} (${(s.current.rate * 100).toFixed(0)}% failing vs ${(s.rest.rate * 100).toFixed(0)}%)`,
+        `${s.dimension} ${s.value} (${(s.current.rate * 100).toFixed(0)}% failing vs ` +
+        `${(s.rest.rate * 100).toFixed(0)}%)`,
     )
     .join(', ');
 
@@ -260,7 +261,9 @@ export function diagnoseRoutes(
   if (suspectShare > config.maxBadShare) {
     return {
       verdict: 'site-wide',
-      summary: `failing routes carry ${(suspectShare * 100).toFixed(0)}% of the traffic, more than ${(config.maxBadShare * 100).toFixed(0)}%: treated as the site's doing (${describe})`,
+      summary:
+        `failing routes carry ${(suspectShare * 100).toFixed(0)}% of the traffic, more than ` +
+        `${(config.maxBadShare * 100).toFixed(0)}%: treated as the site's doing (${describe})`,
       suspects,
       excluded: ZERO,
       suspectShare,

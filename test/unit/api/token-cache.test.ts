@@ -33,16 +33,19 @@ test('a token found revoked leaves the valid map (its rate key goes to its addre
   expect(cache.lookup('th_t')).toEqual({ principal: null });
 });
 
-test('lookup budget: 100 unknown tokens an address a minute; valid ones give their lookup back; addresses apart', () => {
-  let now = 0;
-  const budget = new LookupBudget(100, { now: () => now });
-  for (let i = 0; i < 100; i++) expect(budget.take('10.0.0.1')).toBe(true);
-  expect(budget.take('10.0.0.1')).toBe(false);
-  expect(budget.retryAfterS('10.0.0.1')).toBe(60);
-  expect(budget.take('10.0.0.2')).toBe(true);
-  budget.giveBack('10.0.0.1');
-  expect(budget.take('10.0.0.1')).toBe(true);
-  expect(budget.take('10.0.0.1')).toBe(false);
-  now = 60_000;
-  expect(budget.take('10.0.0.1')).toBe(true);
-});
+test(
+  'lookup budget: 100 unknown tokens an address a minute; ' + 'valid ones give their lookup back; addresses apart',
+  () => {
+    let now = 0;
+    const budget = new LookupBudget(100, { now: () => now });
+    for (let i = 0; i < 100; i++) expect(budget.take('10.0.0.1')).toBe(true);
+    expect(budget.take('10.0.0.1')).toBe(false);
+    expect(budget.retryAfterS('10.0.0.1')).toBe(60);
+    expect(budget.take('10.0.0.2')).toBe(true);
+    budget.giveBack('10.0.0.1');
+    expect(budget.take('10.0.0.1')).toBe(true);
+    expect(budget.take('10.0.0.1')).toBe(false);
+    now = 60_000;
+    expect(budget.take('10.0.0.1')).toBe(true);
+  },
+);

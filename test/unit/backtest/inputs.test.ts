@@ -6,6 +6,7 @@ import { loopConfigFor, readConfigSettings } from '../../../tools/backtest/confi
 import { readScenarioDir } from '../../../tools/backtest/scenario-dir';
 import { DAY_MS, shiftDaysFor, shiftEventLine, shiftTruth, spanProblem } from '../../../tools/backtest/time-shift';
 import type { ScenarioTruth } from '../../../core/scenarios/truth';
+import { joinRegExp } from '../../kit/regexp';
 
 const made: string[] = [];
 const tempDir = (prefix: string): string => {
@@ -106,7 +107,10 @@ describe('a scenario directory', () => {
 
   test('each mistake is one line naming the file and the field', async () => {
     await expect(readScenarioDir('/nonexistent/th')).rejects.toThrow(
-      /^\/nonexistent\/th: cannot read the directory \(ENOENT\); write one with `target-health simulate all --out <dir>`$/,
+      joinRegExp(
+        /^\/nonexistent\/th: cannot read the directory \(ENOENT\); /,
+        /write one with `target-health simulate all --out <dir>`$/,
+      ),
     );
     const file = join(fresh(), 'x');
     writeFileSync(file, '');

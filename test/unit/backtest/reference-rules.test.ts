@@ -40,20 +40,26 @@ describe('reference rules', () => {
     expect(episodesOf(LOW_SUCCESS_RULE.name, firings)).toEqual([{ firedAt: at(onsetMin + 4), clearedAt: null }]);
   });
 
-  test('burn rate (SLO 95 %) fires when the 1 h failure rate passes 72 % (14.4× the 5 % budget): after 44 minutes', () => {
-    // 43/60 = 71.7 % is not above 72 %; 44/60 = 73.3 % is. The 6 h pair would need 109 minutes.
-    expect(episodesOf(BURN_RATE_RULE.name, firings)).toEqual([{ firedAt: at(onsetMin + 44), clearedAt: null }]);
-  });
+  test(
+    'burn rate (SLO 95 %) fires when the 1 h failure rate ' + 'passes 72 % (14.4× the 5 % budget): after 44 minutes',
+    () => {
+      // 43/60 = 71.7 % is not above 72 %; 44/60 = 73.3 % is. The 6 h pair would need 109 minutes.
+      expect(episodesOf(BURN_RATE_RULE.name, firings)).toEqual([{ firedAt: at(onsetMin + 44), clearedAt: null }]);
+    },
+  );
 
   test('hard blocks never fire the challenge threshold', () => {
     expect(episodesOf(CHALLENGE_THRESHOLD_RULE.name, firings)).toEqual([]);
   });
 
-  test('a site that always challenges 8 % fires the challenge threshold all day: one episode from the first minute', () => {
-    const always = series(-10, 1440, () => ({ requests: 50, challenges: 4 }));
-    const f = evaluateReferenceRules(always, { from: at(0), to: at(1440) }, [CHALLENGE_THRESHOLD_RULE]);
-    expect(episodesOf(CHALLENGE_THRESHOLD_RULE.name, f)).toEqual([{ firedAt: at(0), clearedAt: null }]);
-  });
+  test(
+    'a site that always challenges 8 % fires the challenge threshold all day: ' + 'one episode from the first minute',
+    () => {
+      const always = series(-10, 1440, () => ({ requests: 50, challenges: 4 }));
+      const f = evaluateReferenceRules(always, { from: at(0), to: at(1440) }, [CHALLENGE_THRESHOLD_RULE]);
+      expect(episodesOf(CHALLENGE_THRESHOLD_RULE.name, f)).toEqual([{ firedAt: at(0), clearedAt: null }]);
+    },
+  );
 
   test('exactly 5 % challenges is not above 5 %', () => {
     const f = evaluateReferenceRules(
@@ -100,13 +106,16 @@ describe('reference rules', () => {
     expect(episodesOf(LOW_SUCCESS_RULE.name, g).length).toBeGreaterThan(1);
   });
 
-  test('errors count against success; the burn rate uses the 6 h / 30 min pair for a slower, lower failure rate', () => {
-    // 40 % of requests fail with errors from minute 600: above 30 % (6×) but below 72 % (14.4×).
-    const slow = series(-360, 1440, (m) => ({ requests: 100, errors: m >= 600 ? 40 : 0 }));
-    const f = evaluateReferenceRules(slow, { from: at(0), to: at(1440) }, [BURN_RATE_RULE, LOW_SUCCESS_RULE]);
-    // 6 h failure rate > 30 %: k·40/(360·100) > 0.3 → k > 270 minutes.
-    expect(episodesOf(BURN_RATE_RULE.name, f)).toEqual([{ firedAt: at(600 + 271), clearedAt: null }]);
-    // 60 % success is not below 40 %.
-    expect(episodesOf(LOW_SUCCESS_RULE.name, f)).toEqual([]);
-  });
+  test(
+    'errors count against success; ' + 'the burn rate uses the 6 h / 30 min pair for a slower, lower failure rate',
+    () => {
+      // 40 % of requests fail with errors from minute 600: above 30 % (6×) but below 72 % (14.4×).
+      const slow = series(-360, 1440, (m) => ({ requests: 100, errors: m >= 600 ? 40 : 0 }));
+      const f = evaluateReferenceRules(slow, { from: at(0), to: at(1440) }, [BURN_RATE_RULE, LOW_SUCCESS_RULE]);
+      // 6 h failure rate > 30 %: k·40/(360·100) > 0.3 → k > 270 minutes.
+      expect(episodesOf(BURN_RATE_RULE.name, f)).toEqual([{ firedAt: at(600 + 271), clearedAt: null }]);
+      // 60 % success is not below 40 %.
+      expect(episodesOf(LOW_SUCCESS_RULE.name, f)).toEqual([]);
+    },
+  );
 });

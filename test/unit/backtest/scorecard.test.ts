@@ -98,27 +98,30 @@ function day(bands: Record<string, TickOver>): ReplayTick[] {
 }
 
 describe('the loop on a scenario', () => {
-  test('a degrade 20 minutes before hard blocks pass half and a late pause: leads +20m and −10m, onset to pause 40m', () => {
-    const ticks = day({
-      '10:10': { band: 'degrading', reasons: ['hard_block'] },
-      '10:40': { band: 'resisting', reasons: ['hard_block'] },
-    });
-    const s = scoreLoop(truth(), ticks, POLICY);
-    expect(s.firstDegradeAt).toBe(T('10:10'));
-    expect(s.firstPauseAt).toBe(T('10:40'));
-    expect(s.degradeDelayMs).toBe(10 * MIN);
-    expect(s.degradeLeadMs).toBe(20 * MIN);
-    expect(s.pauseLeadMs).toBe(-10 * MIN);
-    expect(s.pauseDelayMs).toBe(40 * MIN);
-    expect(s).toMatchObject({
-      falseDegrades: 0,
-      falsePauses: 0,
-      missedDegrade: false,
-      missedPause: false,
-      topReason: 'hard_block',
-      topReasonMatches: true,
-    });
-  });
+  test(
+    'a degrade 20 minutes before hard blocks pass half and a late pause: ' + 'leads +20m and −10m, onset to pause 40m',
+    () => {
+      const ticks = day({
+        '10:10': { band: 'degrading', reasons: ['hard_block'] },
+        '10:40': { band: 'resisting', reasons: ['hard_block'] },
+      });
+      const s = scoreLoop(truth(), ticks, POLICY);
+      expect(s.firstDegradeAt).toBe(T('10:10'));
+      expect(s.firstPauseAt).toBe(T('10:40'));
+      expect(s.degradeDelayMs).toBe(10 * MIN);
+      expect(s.degradeLeadMs).toBe(20 * MIN);
+      expect(s.pauseLeadMs).toBe(-10 * MIN);
+      expect(s.pauseDelayMs).toBe(40 * MIN);
+      expect(s).toMatchObject({
+        falseDegrades: 0,
+        falsePauses: 0,
+        missedDegrade: false,
+        missedPause: false,
+        topReason: 'hard_block',
+        topReasonMatches: true,
+      });
+    },
+  );
 
   test('a degrade before onset is false; the loop still degraded at onset counts from the first tick at onset', () => {
     const ticks = day({
@@ -133,28 +136,36 @@ describe('the loop on a scenario', () => {
     expect(s.firstPauseAt).toBe(T('10:20'));
   });
 
-  test('in a scenario that should stay quiet every degrade and pause is false, and a missing pause is missed elsewhere', () => {
-    const quiet = truth({
-      cause: 'none',
-      expectedTopReason: null,
-      onset: null,
-      hardBlocks50At: null,
-      refused50At: null,
-      expect: { pause: false, degrade: false },
-    });
-    const ticks = day({ '10:00': { band: 'degrading' }, '10:20': { band: 'healthy' }, '11:00': { band: 'resisting' } });
-    const s = scoreLoop(quiet, ticks, POLICY);
-    expect(s).toMatchObject({
-      falseDegrades: 2,
-      falsePauses: 1,
-      firstDegradeAt: null,
-      firstPauseAt: null,
-      missedPause: false,
-      topReasonMatches: null,
-    });
-    const missed = scoreLoop(truth(), day({ '10:10': { band: 'degrading', reasons: ['hard_block'] } }), POLICY);
-    expect(missed).toMatchObject({ missedPause: true, missedDegrade: false, firstPauseAt: null, pauseLeadMs: null });
-  });
+  test(
+    'in a scenario that should stay quiet every degrade and pause is false, and a missing pause is missed ' +
+      'elsewhere',
+    () => {
+      const quiet = truth({
+        cause: 'none',
+        expectedTopReason: null,
+        onset: null,
+        hardBlocks50At: null,
+        refused50At: null,
+        expect: { pause: false, degrade: false },
+      });
+      const ticks = day({
+        '10:00': { band: 'degrading' },
+        '10:20': { band: 'healthy' },
+        '11:00': { band: 'resisting' },
+      });
+      const s = scoreLoop(quiet, ticks, POLICY);
+      expect(s).toMatchObject({
+        falseDegrades: 2,
+        falsePauses: 1,
+        firstDegradeAt: null,
+        firstPauseAt: null,
+        missedPause: false,
+        topReasonMatches: null,
+      });
+      const missed = scoreLoop(truth(), day({ '10:10': { band: 'degrading', reasons: ['hard_block'] } }), POLICY);
+      expect(missed).toMatchObject({ missedPause: true, missedDegrade: false, firstPauseAt: null, pauseLeadMs: null });
+    },
+  );
 
   test('a pause where only a degrade was due is a false pause, not a false degrade', () => {
     const latency = truth({

@@ -118,7 +118,8 @@ describe('canary definitions', () => {
 
   test('an invalid CSS selector is refused with the parser message and a fix', () => {
     expect(errorsOf({ url: 'https://a.example.com/', expect: [{ css: '.price[', equals: '1' }] })).toEqual([
-      'expect[0].css: ".price[" is not a valid CSS selector (Expected name, found); fix the selector, e.g. ".price" or "span[itemprop=price]"',
+      'expect[0].css: ".price[" is not a valid CSS selector (Expected name, found); fix the selector, e.g. ' +
+        '".price" or "span[itemprop=price]"',
     ]);
     expect(errorsOf({ url: 'https://a.example.com/', expect: [{ css: 'div:hovering', count: 1 }] })[0]).toMatch(
       /^expect\[0\]\.css: "div:hovering" is not a valid CSS selector \(Unknown pseudo-class :hovering\)/,
@@ -128,11 +129,13 @@ describe('canary definitions', () => {
   test('malformed proxy URLs are refused and their passwords never echoed', () => {
     const base = { url: 'https://a.example.com/', expect: [{ status: 200 }] };
     expect(errorsOf({ ...base, proxy: 'localhost:8080' })).toEqual([
-      'proxy: "localhost:8080" is not a proxy URL; use http://host:port or http://user:password@host:port (https:// for a TLS proxy)',
+      'proxy: "localhost:8080" is not a proxy URL; use http://host:port or http://user:password@host:port ' +
+        '(https:// for a TLS proxy)',
     ]);
     expect(errorsOf({ ...base, proxy: 'gw.proxy.example:8000' })[0]).toMatch(/^proxy: .* use http:\/\/host:port/);
     expect(errorsOf({ ...base, proxy: 'http://user:hunter2@gw.proxy.example' })).toEqual([
-      'proxy: "http://user:***@gw.proxy.example" has no port; use http://host:port or http://user:password@host:port (https:// for a TLS proxy)',
+      'proxy: "http://user:***@gw.proxy.example" has no port; use http://host:port or ' +
+        'http://user:password@host:port (https:// for a TLS proxy)',
     ]);
     expect(errorsOf({ ...base, proxy: 'socks5://gw.proxy.example:1080' })[0]).toMatch(/^proxy: .*has scheme "socks5"/);
     expect(errorsOf({ ...base, proxy: 'http://gw.proxy.example:8000/path' })[0]).toMatch(
@@ -153,7 +156,8 @@ describe('canary definitions', () => {
     expect(parseCanaryDefinition({ ...base, route: 'dc-us' }, { routes: new Map() })).toEqual({
       ok: false,
       errors: [
-        'route: unknown route label "dc-us"; TARGET_HEALTH_ROUTES defines no labels; set it to a JSON object like {"residential-de": "http://host:port"} or use proxy',
+        'route: unknown route label "dc-us"; TARGET_HEALTH_ROUTES defines no labels; set it to a JSON object ' +
+          'like {"residential-de": "http://host:port"} or use proxy',
       ],
     });
     // Reading stored rows back does not depend on this process's environment.
@@ -181,13 +185,17 @@ describe('canary definitions', () => {
       ],
     });
     expect(errors).toEqual([
-      'expect[0]: say what to check with exactly one of equals, matches, between, count, atLeast (e.g. {"css": ".price", "equals": "$139.95"})',
+      'expect[0]: say what to check with exactly one of equals, matches, between, count, atLeast (e.g. {"css": ' +
+        '".price", "equals": "$139.95"})',
       'expect[1]: has equals and matches; use exactly one of them per entry (add another entry for another check)',
-      'expect[2].json: "items/0" is not a JSON pointer: it must be "" (the whole document) or start with "/"; e.g. "/items/0/price"',
-      'expect[3].matches: "(" is not a valid regular expression here (missing closing ): `(`); canary patterns run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) or backreferences \\1; fix the pattern',
+      'expect[2].json: "items/0" is not a JSON pointer: it must be "" (the whole document) or start with "/"; ' +
+        'e.g. "/items/0/price"',
+      'expect[3].matches: "(" is not a valid regular expression here (missing closing ): `(`); canary patterns ' +
+        'run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) or backreferences \\1; fix the pattern',
       'expect[4].between: min 5 is above max 1; write [min, max]',
       'expect[5].attr: counts elements, so an attribute makes no sense with count; remove attr',
-      'expect[6]: must have one of status, css, json, absent (e.g. {"css": ".price", "equals": "$139.95"}); got fields selector, equals',
+      'expect[6]: must have one of status, css, json, absent (e.g. {"css": ".price", "equals": "$139.95"}); ' +
+        'got fields selector, equals',
       'expect[7]: has both css and json; write one check per entry',
       'expect[8].status: must be an HTTP status code (an integer 100-999) (got 99)',
       'expect[9].equls: unknown field; did you mean "equals"?',
@@ -238,7 +246,9 @@ describe('patterns run on the linear-time engine', () => {
 
   test('what RE2 cannot run in linear time is refused at definition time, naming the field', () => {
     expect(errorsOf(withPattern('^(?=.*\\d)\\w+$'))).toEqual([
-      'expect[0].matches: "^(?=.*\\\\d)\\\\w+$" is not a valid regular expression here (invalid or unsupported Perl syntax: `(?=`); canary patterns run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) or backreferences \\1; fix the pattern',
+      'expect[0].matches: "^(?=.*\\\\d)\\\\w+$" is not a valid regular expression here (invalid or unsupported ' +
+        'Perl syntax: `(?=`); canary patterns run on RE2 in linear time: no lookahead (?=…), lookbehind (?<=…) ' +
+        'or backreferences \\1; fix the pattern',
     ]);
     expect(errorsOf(withPattern('(\\d)\\1'))[0]).toMatch(
       /^expect\[0\]\.matches: .* \(invalid escape sequence: `\\1`\); canary patterns run on RE2/,
@@ -272,7 +282,9 @@ describe('what a canary may reach is checked when it is defined', () => {
         site: 'shop.example.com',
       }),
     ).toEqual([
-      'url: "https://intranet.example.net/" is not on shop.example.com; a canary may only fetch its own site (shop.example.com or its subdomains) — an operator can allow other hosts with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="intranet.example.net"',
+      'url: "https://intranet.example.net/" is not on shop.example.com; a canary may only fetch its own site ' +
+        '(shop.example.com or its subdomains) — an operator can allow other hosts with ' +
+        'TARGET_HEALTH_CANARY_ALLOWED_TARGETS="intranet.example.net"',
     ]);
     // A look-alike is not a subdomain.
     expect(
@@ -286,7 +298,9 @@ describe('what a canary may reach is checked when it is defined', () => {
   test('internal addresses are refused; the operator setting allows exactly what it lists', () => {
     const url = 'http://127.0.0.1:8233/api/v1/namespaces';
     expect(errorsOf({ url, expect: [{ status: 200 }] }, true, { reach: loopback, site: 'shop.example.com' })).toEqual([
-      `url: "${url}" is an IP address, not a page of shop.example.com; a canary may only fetch its own site (shop.example.com or its subdomains) — an operator can allow this address with TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
+      `url: "${url}" is an IP address, not a page of shop.example.com; a canary may only fetch its own site ` +
+        `(shop.example.com or its subdomains) — an operator can allow this address with ` +
+        `TARGET_HEALTH_CANARY_ALLOWED_TARGETS="127.0.0.1"`,
     ]);
     const allowed = parseReachPolicy('127.0.0.1');
     if (!allowed.ok) throw new Error(allowed.problem);
@@ -330,11 +344,14 @@ describe('every string of a definition must be storable', () => {
         expect: [{ css: '.price', equals: 'x\u0000' }, { absent: 'sold \ud83d out' }],
       }),
     ).toEqual([
-      'expect[0].equals: the text holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again',
-      'expect[1].absent: the text holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again',
+      'expect[0].equals: the text holds a NUL character or half of a surrogate pair, which cannot be stored; ' +
+        'remove it or write the text again',
+      'expect[1].absent: the text holds a NUL character or half of a surrogate pair, which cannot be stored; ' +
+        'remove it or write the text again',
     ]);
     expect(errorsOf({ url: 'https://a.example.com/', expect: [{ json: '/a', equals: { 'k\u0000': 1 } }] })).toEqual([
-      'expect[0].equals: the field name "k\\u0000" holds a NUL character or half of a surrogate pair, which cannot be stored; remove it or write the text again',
+      'expect[0].equals: the field name "k\\u0000" holds a NUL character or half of a surrogate pair, which ' +
+        'cannot be stored; remove it or write the text again',
     ]);
     // A whole emoji is fine.
     expect(
@@ -414,7 +431,8 @@ describe('canary config files', () => {
       expect.stringMatching(/^canaries\[0\]\.expect\[0\]\.css: "\.price\[" is not a valid CSS selector/),
       expect.stringMatching(/^canaries\[1\]\.site: must be a host name like shop\.example\.com \(got "not a site"\)/),
       'canaries[2].interval: must be a positive duration like "15m" (got "-1m")',
-      'canaries[4].name: "ok" is already used by canaries[3] for shop.example.com; give each canary of a site its own name',
+      'canaries[4].name: "ok" is already used by canaries[3] for shop.example.com; give each canary of a site ' +
+        'its own name',
       'canaries[5].site: is required: a site like "shop.example.com"',
     ]);
   });
@@ -423,7 +441,8 @@ describe('canary config files', () => {
     expect(parseCanaryFile([{ site: 'a.example.com' }])).toEqual({
       ok: false,
       errors: [
-        'file: must be an object like {"canaries": [{"site": "shop.example.com", "url": "https://…", "expect": [...]}]} (got an array)',
+        'file: must be an object like {"canaries": [{"site": "shop.example.com", "url": "https://…", "expect": ' +
+          '[...]}]} (got an array)',
       ],
     });
     expect(parseCanaryFile({ canary: [] })).toEqual({
@@ -452,7 +471,8 @@ describe('TARGET_HEALTH_ROUTES', () => {
     expect(parseRouteTable('{"a": "http://u:secret@gw.example"}')).toEqual({
       ok: false,
       problem:
-        'label "a": "http://u:***@gw.example" has no port; use http://host:port or http://user:password@host:port (https:// for a TLS proxy)',
+        'label "a": "http://u:***@gw.example" has no port; use http://host:port or ' +
+        'http://user:password@host:port (https:// for a TLS proxy)',
     });
     expect(parseRouteTable('[1]')).toMatchObject({
       ok: false,

@@ -64,7 +64,8 @@ describe('judgeCanary', () => {
     expect(v.classification.outcome).toBe('ok');
     expect(v.reason).toBe('wrong value on a normal-looking page: .price text equals "$139.95", got "$119.95"');
     expect(v.evidence).toBe(
-      '.price text equals "$139.95": expected "$139.95", got "$119.95" in <span class="price" itemprop="price" content="139.95">$119.95</span>',
+      '.price text equals "$139.95": expected "$139.95", got "$119.95" in <span class="price" itemprop="price" ' +
+        'content="139.95">$119.95</span>',
     );
   });
 
@@ -184,7 +185,11 @@ describe('judgeCanary', () => {
 });
 
 describe('content checks', () => {
-  const LISTING = `<ul>${Array.from({ length: 12 }, (_, i) => `<li class="item"><a href="/p/${i}">Item ${i}</a> <span class="p">€ 1.299,${String(i).padStart(2, '0')}</span></li>`).join('')}</ul>`;
+  const ITEMS = Array.from({ length: 12 }, (_, i) => {
+    const price = `€ 1.299,${String(i).padStart(2, '0')}`;
+    return `<li class="item"><a href="/p/${i}">Item ${i}</a> <span class="p">${price}</span></li>`;
+  });
+  const LISTING = `<ul>${ITEMS.join('')}</ul>`;
 
   test('CSS counts, attributes, regexes and displayed numbers', () => {
     const results = checkContent(

@@ -18,7 +18,9 @@ const referenceTitle = (html: string) => {
 };
 
 const PAGES = [
-  '<!doctype html><html><head><title> Service  Unavailable </title><style>body{color:red}</style></head><body><h1>503</h1><p>Try again <b>later</b>.</p><script>var a = "<p>";</script></body></html>',
+  '<!doctype html><html><head><title> Service  Unavailable ' +
+    '</title><style>body{color:red}</style></head><body><h1>503</h1><p>Try again <b>later</b>.</p><script>var a ' +
+    '= "<p>";</script></body></html>',
   '<SCRIPT type="x">alert(1)</SCRIPT>Visible <STYLE>p{}</Style> text',
   '<scripted>kept</scripted> and <stylesheet> too',
   'a < b and c > d, <> stays, <br/>done',

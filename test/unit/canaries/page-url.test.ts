@@ -13,6 +13,7 @@ import { type CanaryRun, withoutPageSecrets } from '../../../server/canary-runne
 import { compileClassifier } from '@target-health/crawler/events/classify';
 import { productPage } from '../../kit/http-fixtures';
 import { runs } from '../../kit/sizes';
+import { joinRegExp } from '../../kit/regexp';
 
 const TOKEN = 'tk-7f3a9c1e5b2d';
 
@@ -79,7 +80,9 @@ describe('page credentials are refused when a canary is defined', () => {
       expect(result).toEqual({
         ok: false,
         errors: [
-          'url: "https://***@shop.example.com/p/1" holds credentials (user:password@); page credentials are not supported: remove them and point the canary at a page anyone can load (give a route or proxy for how it travels)',
+          'url: "https://***@shop.example.com/p/1" holds credentials (user:password@); page credentials are ' +
+            'not supported: remove them and point the canary at a page anyone can load (give a route or proxy ' +
+            'for how it travels)',
         ],
       });
     }
@@ -91,7 +94,10 @@ describe('page credentials are refused when a canary is defined', () => {
     if (file.ok) return;
     expect(file.errors).toHaveLength(1);
     expect(file.errors[0]).toMatch(
-      /^canaries\[0\]\.url: "https:\/\/\*\*\*@shop\.example\.com\/p\/1" holds credentials \(user:password@\); page credentials are not supported/,
+      joinRegExp(
+        /^canaries\[0\]\.url: "https:\/\/\*\*\*@shop\.example\.com\/p\/1" holds /,
+        /credentials \(user:password@\); page credentials are not supported/,
+      ),
     );
     expect(file.errors[0]).not.toContain('hunter2');
   });
@@ -114,21 +120,28 @@ describe('page credentials are refused when a canary is defined', () => {
     );
   });
 
-  test('secret query parameters are accepted (ordinary pages carry ?key= and ?page_token=), and stored as written', () => {
-    const url = `https://shop.example.com/p/1?key=shoes&token=${TOKEN}`;
-    expect(parseCanaryDefinition({ ...base, url }, { selectorProblem })).toMatchObject({
-      ok: true,
-      definition: { url },
-    });
-  });
+  test(
+    'secret query parameters are accepted (ordinary pages ' + 'carry ?key= and ?page_token=), and stored as written',
+    () => {
+      const url = `https://shop.example.com/p/1?key=shoes&token=${TOKEN}`;
+      expect(parseCanaryDefinition({ ...base, url }, { selectorProblem })).toMatchObject({
+        ok: true,
+        definition: { url },
+      });
+    },
+  );
 
-  test('a stored definition with credentials (defined before the rule) still loads, so listing and running keep working', () => {
-    const url = 'https://crawler:hunter2-secret@shop.example.com/p/1';
-    expect(readStoredDefinition({ name: 'old', url, interval: '15m', ...base })).toMatchObject({
-      ok: true,
-      definition: { url },
-    });
-  });
+  test(
+    'a stored definition with credentials (defined before the rule) still loads, so listing and running keep ' +
+      'working',
+    () => {
+      const url = 'https://crawler:hunter2-secret@shop.example.com/p/1';
+      expect(readStoredDefinition({ name: 'old', url, interval: '15m', ...base })).toMatchObject({
+        ok: true,
+        definition: { url },
+      });
+    },
+  );
 });
 
 describe('pageUrlSecrets and the cleaner', () => {

@@ -58,7 +58,8 @@ describe('the address rule', () => {
   ])('%s is refused (%s)', (address, range) => {
     expect(addressReachProblem(address, DEFAULT_REACH)).toMatch(
       new RegExp(
-        `, an? ${range} address; canaries only reach public addresses — an operator can allow it with TARGET_HEALTH_CANARY_ALLOWED_TARGETS=`,
+        `, an? ${range} address; canaries only reach public addresses — an operator can allow it with ` +
+          `TARGET_HEALTH_CANARY_ALLOWED_TARGETS=`,
       ),
     );
   });
@@ -124,7 +125,9 @@ describe('TARGET_HEALTH_CANARY_ALLOWED_TARGETS', () => {
     for (const bad of ['http://intranet/', '10.0.0.0/33', 'bad host', '*.example.com']) {
       expect(parseReachPolicy(bad)).toEqual({
         ok: false,
-        problem: `${JSON.stringify(bad)} is neither a host name, an IP address nor a CIDR range; give a comma-separated list like "127.0.0.1, 10.20.0.0/16, intranet.example.net"`,
+        problem:
+          `${JSON.stringify(bad)} is neither a host name, an IP address nor a CIDR range; give a comma-separated ` +
+          `list like "127.0.0.1, 10.20.0.0/16, intranet.example.net"`,
       });
     }
   });

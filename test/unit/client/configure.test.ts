@@ -82,7 +82,8 @@ test('the answer lists old → new, durations readable', () => {
   );
   expect(text).toBe(
     [
-      '2 settings of shop.example.com changed by alice at 2026-01-01T00:00:00.000Z (change shop.example.com/c/settings/1):',
+      '2 settings of shop.example.com changed by alice at 2026-01-01T00:00:00.000Z (change ' +
+        'shop.example.com/c/settings/1):',
       '  tickIntervalMs  1m → 10s',
       '  owner           — → crawl@example.com',
       'in force from the next tick (2026-01-01T00:00:10.000Z); tick every 10s',

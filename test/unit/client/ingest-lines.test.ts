@@ -32,24 +32,27 @@ const lineText = fc
   .oneof(fc.string({ unit: 'grapheme', maxLength: 20 }), fc.constantFrom('', '{"a":1}', 'ü😀', 'x\r', ' '))
   .map((s) => s.replace(/[\r\n]/g, ''));
 
-test('any chunking of a stream gives the lines of the whole (LF or CRLF, multi-byte characters split across chunks)', async () => {
-  await fc.assert(
-    fc.asyncProperty(
-      fc.array(lineText, { minLength: 1, maxLength: 20 }),
-      fc.boolean(),
-      fc.boolean(),
-      fc.array(fc.nat(), { maxLength: 8 }),
-      async (lines, crlf, finalNewline, cuts) => {
-        const text = lines.join(crlf ? '\r\n' : '\n') + (finalNewline ? '\n' : '');
-        const expected = await linesOf([Buffer.from(text)]);
-        expect(await linesOf(chunked(Buffer.from(text), cuts))).toEqual(expected);
-        // The whole: the lines as written (a last empty line after the final newline is not a line).
-        expect(expected).toEqual(finalNewline || lines.at(-1) !== '' ? lines : lines.slice(0, -1));
-      },
-    ),
-    { numRuns: runs(500) },
-  );
-});
+test(
+  'any chunking of a stream gives the lines of the whole (LF or CRLF, ' + 'multi-byte characters split across chunks)',
+  async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(lineText, { minLength: 1, maxLength: 20 }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        async (lines, crlf, finalNewline, cuts) => {
+          const text = lines.join(crlf ? '\r\n' : '\n') + (finalNewline ? '\n' : '');
+          const expected = await linesOf([Buffer.from(text)]);
+          expect(await linesOf(chunked(Buffer.from(text), cuts))).toEqual(expected);
+          // The whole: the lines as written (a last empty line after the final newline is not a line).
+          expect(expected).toEqual(finalNewline || lines.at(-1) !== '' ? lines : lines.slice(0, -1));
+        },
+      ),
+      { numRuns: runs(500) },
+    );
+  },
+);
 
 test('a UTF-8 byte order mark at the start is not part of the first line', async () => {
   expect(await linesOf([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n{"b":2}')])).toEqual([

@@ -31,19 +31,28 @@ const SLOW_RANDOM = workerScript(
   `const rejected = m.lines.flatMap((l, i) => (l === 'bad' ? [{ line: m.firstLine + i, errors: ['bad line'] }] : []));
    const blank = m.lines.filter((l) => l === '').length;
    const accepted = m.lines.length - rejected.length - blank;
-   setTimeout(() => parentPort.postMessage({ type: 'done', seq: m.seq, lines: m.lines.length, blank, accepted, inserted: accepted, duplicates: 0, rejected }), Math.random() * 15);`,
+   const done = {
+     type: 'done', seq: m.seq, lines: m.lines.length, blank, accepted, inserted: accepted, duplicates: 0, rejected,
+   };
+   setTimeout(() => parentPort.postMessage(done), Math.random() * 15);`,
 );
 
 const CRASHES_ON_SECOND_BATCH = workerScript(
   'crash',
-  `if (m.seq >= 1) throw new Error('worker blew up'); parentPort.postMessage({ type: 'done', seq: m.seq, lines: m.lines.length, blank: 0, accepted: m.lines.length, inserted: m.lines.length, duplicates: 0, rejected: [] });`,
+  `if (m.seq >= 1) throw new Error('worker blew up'); parentPort.postMessage({ type: 'done', seq: m.seq, ` +
+    `lines: m.lines.length, blank: 0, accepted: m.lines.length, inserted: m.lines.length, duplicates: 0, ` +
+    `rejected: [] });`,
 );
 
 /** Reports each batch as one "rejected" entry: its first line, its line count and its characters. */
 const REPORTS_BATCHES = workerScript(
   'reports-batches',
   `const chars = m.lines.reduce((n, l) => n + (typeof l === 'string' ? l.length : 0), 0);
-   parentPort.postMessage({ type: 'done', seq: m.seq, lines: m.lines.length, blank: 0, accepted: m.lines.length, inserted: m.lines.length, duplicates: 0, rejected: [{ line: m.firstLine, errors: [m.lines.length + ' ' + chars] }] });`,
+   const count = m.lines.length;
+   const rejected = [{ line: m.firstLine, errors: [count + ' ' + chars] }];
+   parentPort.postMessage({
+     type: 'done', seq: m.seq, lines: count, blank: 0, accepted: count, inserted: count, duplicates: 0, rejected,
+   });`,
 );
 
 test('batches are cut by size as well as by line count: large lines never pile up', async () => {

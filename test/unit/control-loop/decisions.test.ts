@@ -43,14 +43,16 @@ describe('decision payloads', () => {
   test.each([
     [
       undefined,
-      'resume: expected a JSON object like {"who": "alice@example.com", "why": "checked the terms", "mode": "cautious"}',
+      'resume: expected a JSON object like {"who": "alice@example.com", "why": "checked the terms", "mode": ' +
+        '"cautious"}',
     ],
     [{ why: 'x' }, 'resume: who: required: who decides, e.g. "alice@example.com"'],
     [{ who: '   ', why: 'x' }, 'resume: who: required: who decides, e.g. "alice@example.com"'],
     [{ who: 'a', why: '' }, 'resume: why: required: why, in a sentence (it goes into the audit trail)'],
     [
       { who: 'a', why: 'x', mode: 'fast' },
-      'resume: mode: expected mode: "cautious" (degrading-band controls) or "explicit" with concurrency and revisitMultiplier',
+      'resume: mode: expected mode: "cautious" (degrading-band controls) or "explicit" with concurrency and ' +
+        'revisitMultiplier',
     ],
     [
       { who: 'a', why: 'x', mode: 'explicit' },
@@ -58,7 +60,8 @@ describe('decision payloads', () => {
     ],
     [
       { who: 'a', why: 'x', mode: 'cautious', concurrency: 3 },
-      'resume: mode: is "cautious", which sets its own controls; drop concurrency/revisitMultiplier or use mode "explicit"',
+      'resume: mode: is "cautious", which sets its own controls; drop concurrency/revisitMultiplier or use ' +
+        'mode "explicit"',
     ],
     [
       { who: 'a', why: 'x', concurrency: 0, revisitMultiplier: 1 },
@@ -165,39 +168,42 @@ describe('what a decision does', () => {
     decidedAt: '2025-03-14T19:00:00.000Z',
   };
 
-  test('cautious resume: degrading-band controls, production traffic back, the loop judges afresh from the decision', () => {
-    const d: ParsedDecision = { kind: 'resume', who: 'alice', why: 'ok', mode: { mode: 'cautious' } };
-    const next = decisionControls(paused, d, policy);
-    expect(next).toMatchObject({
-      concurrencyLimit: 8,
-      revisitMultiplier: 2,
-      paused: false,
-      canaryOnly: false,
-      band: 'degrading',
-      effectiveCostMultiplier: 3.3,
-      reason: 'resumed by alice (cautious): ok',
-    });
-    const after = afterDecision(paused, d, next, meta);
-    expect(after).toMatchObject({
-      awaiting: null,
-      band: 'degrading',
-      evidenceSince: meta.decidedAt,
-      scoring: { smoothed: { value: null, pendingMs: 0 }, band: 'degrading', refusalStreak: 0 },
-    });
-    // Stored with the assessment that paused the site.
-    expect(after.lastDecision).toMatchObject({
-      kind: 'resume',
-      who: 'alice',
-      assessmentKey: 'k9',
-      decidedAt: meta.decidedAt,
-      via: 'update',
-    });
-    expect(decisionNotice('shop.example.com', paused, d, next)).toMatchObject({
-      kind: 'resumed',
-      audience: 'owner',
-      title: 'shop.example.com resumed by alice (cautious)',
-    });
-  });
+  test(
+    'cautious resume: degrading-band controls, ' + 'production traffic back, the loop judges afresh from the decision',
+    () => {
+      const d: ParsedDecision = { kind: 'resume', who: 'alice', why: 'ok', mode: { mode: 'cautious' } };
+      const next = decisionControls(paused, d, policy);
+      expect(next).toMatchObject({
+        concurrencyLimit: 8,
+        revisitMultiplier: 2,
+        paused: false,
+        canaryOnly: false,
+        band: 'degrading',
+        effectiveCostMultiplier: 3.3,
+        reason: 'resumed by alice (cautious): ok',
+      });
+      const after = afterDecision(paused, d, next, meta);
+      expect(after).toMatchObject({
+        awaiting: null,
+        band: 'degrading',
+        evidenceSince: meta.decidedAt,
+        scoring: { smoothed: { value: null, pendingMs: 0 }, band: 'degrading', refusalStreak: 0 },
+      });
+      // Stored with the assessment that paused the site.
+      expect(after.lastDecision).toMatchObject({
+        kind: 'resume',
+        who: 'alice',
+        assessmentKey: 'k9',
+        decidedAt: meta.decidedAt,
+        via: 'update',
+      });
+      expect(decisionNotice('shop.example.com', paused, d, next)).toMatchObject({
+        kind: 'resumed',
+        audience: 'owner',
+        title: 'shop.example.com resumed by alice (cautious)',
+      });
+    },
+  );
 
   test('explicit resume takes the numbers as given', () => {
     const d: ParsedDecision = {

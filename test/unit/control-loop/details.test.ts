@@ -45,7 +45,8 @@ test('a site waiting for a person: band first, then why, then the commands that 
   const md = detailsMarkdown(SITE, resisting, 60_000);
   const l = lines(md);
   expect(l[0]).toBe(
-    '**resisting** — **waiting for a person** since 2026-12-01T09:55:00.000Z (paused by the loop, 2 reminders sent) · shop.example.com',
+    '**resisting** — **waiting for a person** since 2026-12-01T09:55:00.000Z (paused by the loop, 2 reminders ' +
+      'sent) · shop.example.com',
   );
   expect(l.slice(2, 4)).toEqual([
     '- Paused: paused at tick 42: resisting (score 12, smoothed 18): hard_block, challenge',
@@ -92,7 +93,8 @@ test("the latest tick's canary evidence: the product's canaries and the crawler'
     excludedBaselineDays: [],
   };
   expect(row(tick({ canaries: own, crawlerCanaries: { requests: 3, failed: 0 } }))).toBe(
-    "| canaries | 2 of the product's counted, 1 failed, 0 mismatched; 3 canary requests from the crawler 09:45–09:55Z: 3 ok, 0 refused or failed |",
+    "| canaries | 2 of the product's counted, 1 failed, 0 mismatched; 3 canary requests from the crawler " +
+      '09:45–09:55Z: 3 ok, 0 refused or failed |',
   );
   expect(row(tick({ crawlerCanaries: { requests: 0, failed: 0 } }))).toBe(
     '| canaries | none defined, none from the crawler |',
@@ -120,7 +122,8 @@ test('a pause by hand names who paused; the band the score alone gives is shown 
     60_000,
   );
   expect(lines(md)[0]).toBe(
-    '**healthy** (the score alone says degrading) — **waiting for a person** since 2026-12-01T09:55:00.000Z (paused by alice@example.com) · shop.example.com',
+    '**healthy** (the score alone says degrading) — **waiting for a person** since 2026-12-01T09:55:00.000Z ' +
+      '(paused by alice@example.com) · shop.example.com',
   );
   expect(md).toContain('- Paused: legal asked us to hold\n- Reasons: none');
   expect(md).toContain('`target-health decide resume shop.example.com --who <you> --why "<why>"`');

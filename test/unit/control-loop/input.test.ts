@@ -39,7 +39,8 @@ describe('siteHealth input', () => {
     ],
     [
       { site: 'shop.example.com', scoring: { bands: { healthyMin: 40 } } },
-      'scoring.bands: degradingMin (50) must be below healthyMin (40); scoring.bands.hysteresis: must be less than half the width of the degrading band',
+      'scoring.bands: degradingMin (50) must be below healthyMin (40); scoring.bands.hysteresis: must be less ' +
+        'than half the width of the degrading band',
     ],
     [{ site: 'shop.example.com', polcy: {} }, 'unknown field "polcy"'],
   ])('%j is refused naming the field', (input, message) => {

@@ -25,7 +25,8 @@ describe('notifier settings', () => {
     expect(() =>
       loadNotifierSettings({ TARGET_HEALTH_SLACK_WEBHOOK_URL: 'ftp://hooks.slack.com/services/T0/B0/secret' }),
     ).toThrow(
-      'TARGET_HEALTH_SLACK_WEBHOOK_URL: must be an http(s) URL like https://hooks.example.com/target-health (got "ftp://hooks.slack.com/…")',
+      'TARGET_HEALTH_SLACK_WEBHOOK_URL: must be an http(s) URL like https://hooks.example.com/target-health ' +
+        '(got "ftp://hooks.slack.com/…")',
     );
     expect(() => loadNotifierSettings({ TARGET_HEALTH_WEBHOOK_URL: 'not a url' })).toThrow(
       /^TARGET_HEALTH_WEBHOOK_URL: must be an http\(s\) URL/,

@@ -57,24 +57,27 @@ describe('steps are paced in time, not ticks', () => {
   // Healthy for 10 minutes, degrading from minute 10 to 15 (inclusive), healthy again after that.
   const traffic = (ms: number): Win => (ms < 10 * MIN ? healthy() : ms <= 15 * MIN ? degrading() : healthy());
 
-  test('with 10 s, 30 s, 60 s and 5 min ticks the controls are the same after each minute of degrading and restoring', () => {
-    const byTick = new Map(
-      [10_000, 30_000, 60_000, 300_000].map((tickMs) => [
-        tickMs,
-        perMinute(runEvery(tickMs, 25 * MIN, traffic, config(tickMs))),
-      ]),
-    );
-    const oneMinute = byTick.get(60_000)!;
-    // Entering degrading at minute 10 steps at once; then one step a minute: 16→12→9→6→4→3→2 over 5 minutes.
-    expect(oneMinute.filter(([m]) => m >= 10 && m <= 15).map(([, c]) => c)).toEqual([12, 9, 6, 4, 3, 2]);
-    // Restoring from minute 16: +2 a minute, never in one jump.
-    expect(oneMinute.filter(([m]) => m >= 16 && m <= 23).map(([, c]) => c)).toEqual([4, 6, 8, 10, 12, 14, 16, 16]);
-    expect(byTick.get(10_000)).toEqual(oneMinute);
-    expect(byTick.get(30_000)).toEqual(oneMinute);
-    // Ticks five minutes apart look at minutes 0, 5, 10 and 15 of the same traffic — the same controls
-    // there, 2 after 5 minutes of degrading (they see the recovery only at minute 20, a tick later).
-    expect(byTick.get(300_000)!.filter(([m]) => m <= 15)).toEqual(oneMinute.filter(([m]) => m % 5 === 0 && m <= 15));
-  });
+  test(
+    'with 10 s, 30 s, 60 s and 5 min ticks the controls are ' + 'the same after each minute of degrading and restoring',
+    () => {
+      const byTick = new Map(
+        [10_000, 30_000, 60_000, 300_000].map((tickMs) => [
+          tickMs,
+          perMinute(runEvery(tickMs, 25 * MIN, traffic, config(tickMs))),
+        ]),
+      );
+      const oneMinute = byTick.get(60_000)!;
+      // Entering degrading at minute 10 steps at once; then one step a minute: 16→12→9→6→4→3→2 over 5 minutes.
+      expect(oneMinute.filter(([m]) => m >= 10 && m <= 15).map(([, c]) => c)).toEqual([12, 9, 6, 4, 3, 2]);
+      // Restoring from minute 16: +2 a minute, never in one jump.
+      expect(oneMinute.filter(([m]) => m >= 16 && m <= 23).map(([, c]) => c)).toEqual([4, 6, 8, 10, 12, 14, 16, 16]);
+      expect(byTick.get(10_000)).toEqual(oneMinute);
+      expect(byTick.get(30_000)).toEqual(oneMinute);
+      // Ticks five minutes apart look at minutes 0, 5, 10 and 15 of the same traffic — the same controls
+      // there, 2 after 5 minutes of degrading (they see the recovery only at minute 20, a tick later).
+      expect(byTick.get(300_000)!.filter(([m]) => m <= 15)).toEqual(oneMinute.filter(([m]) => m % 5 === 0 && m <= 15));
+    },
+  );
 
   test('a late tick does not catch up: after a 10-minute gap one step, not ten', () => {
     const cfg = config(60_000);

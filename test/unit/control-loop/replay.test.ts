@@ -93,43 +93,54 @@ function patchesIn(history: (typeof histories)[number]['history']): string[] {
   });
 }
 
-test('the live-settings path is replayed with its messages: a configure update, an unknown signal, a continue-as-new after the change', () => {
-  const newest = recordings()[recordings().length - 1]!;
-  const runs = histories.filter(
-    (h) => h.recording === newest && h.scenario.startsWith('site-health-live-settings-run'),
-  );
-  expect(runs.length).toBeGreaterThanOrEqual(2);
-  const events = runs.flatMap((h) => h.history.events ?? []);
-  expect(
-    events.filter(
-      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'configure',
-    ),
-  ).toHaveLength(1);
-  expect(events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'resmue')).toBe(true);
-});
+test(
+  'the live-settings path is replayed with its messages: a configure update, an unknown signal, a ' +
+    'continue-as-new after the change',
+  () => {
+    const newest = recordings()[recordings().length - 1]!;
+    const runs = histories.filter(
+      (h) => h.recording === newest && h.scenario.startsWith('site-health-live-settings-run'),
+    );
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    const events = runs.flatMap((h) => h.history.events ?? []);
+    expect(
+      events.filter(
+        (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'configure',
+      ),
+    ).toHaveLength(1);
+    expect(events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'resmue')).toBe(true);
+  },
+);
 
-test('the local assessment and its fallback are replayed: local markers, and a tick whose local attempts failed assessed by the regular activity', () => {
-  const newest = recordings()[recordings().length - 1]!;
-  const fallback = histories.find((h) => h.name === `${newest}/site-health-assessment-fallback`);
-  expect(fallback).toBeDefined();
-  const events = fallback!.history.events ?? [];
-  const markers = events
-    .map((e) => localActivityMarker(e))
-    .filter((m) => m !== null && m.activityType === 'assessSite');
-  expect(markers.filter((m) => !m!.failed).length).toBeGreaterThanOrEqual(2);
-  expect(markers.filter((m) => m!.failed).length).toBeGreaterThanOrEqual(1);
-  expect(
-    events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'assessSite').length,
-  ).toBeGreaterThanOrEqual(1);
-});
+test(
+  'the local assessment and its fallback are replayed: local markers, and a tick whose local attempts failed ' +
+    'assessed by the regular activity',
+  () => {
+    const newest = recordings()[recordings().length - 1]!;
+    const fallback = histories.find((h) => h.name === `${newest}/site-health-assessment-fallback`);
+    expect(fallback).toBeDefined();
+    const events = fallback!.history.events ?? [];
+    const markers = events
+      .map((e) => localActivityMarker(e))
+      .filter((m) => m !== null && m.activityType === 'assessSite');
+    expect(markers.filter((m) => !m!.failed).length).toBeGreaterThanOrEqual(2);
+    expect(markers.filter((m) => m!.failed).length).toBeGreaterThanOrEqual(1);
+    expect(
+      events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'assessSite').length,
+    ).toBeGreaterThanOrEqual(1);
+  },
+);
 
-test('each patch has histories recorded without it and with it; no history holds a patch the code does not name', () => {
-  const patched = Object.values(PATCHES);
-  const named = new Set([...patched, ...Object.values(DEPRECATED_PATCHES)]);
-  const siteHealth = histories.filter((h) => h.scenario.startsWith('site-health'));
-  // A worker refuses a (not deprecated) patch marker its code does not name: such histories must go.
-  for (const h of siteHealth) for (const id of patchesIn(h.history)) expect(named).toContain(id);
-  for (const id of named) expect(siteHealth.some((h) => patchesIn(h.history).includes(id))).toBe(true);
-  // Both branches of a patch still behind patched() are replayed.
-  for (const id of patched) expect(siteHealth.some((h) => !patchesIn(h.history).includes(id))).toBe(true);
-});
+test(
+  'each patch has histories recorded without it and with it; ' + 'no history holds a patch the code does not name',
+  () => {
+    const patched = Object.values(PATCHES);
+    const named = new Set([...patched, ...Object.values(DEPRECATED_PATCHES)]);
+    const siteHealth = histories.filter((h) => h.scenario.startsWith('site-health'));
+    // A worker refuses a (not deprecated) patch marker its code does not name: such histories must go.
+    for (const h of siteHealth) for (const id of patchesIn(h.history)) expect(named).toContain(id);
+    for (const id of named) expect(siteHealth.some((h) => patchesIn(h.history).includes(id))).toBe(true);
+    // Both branches of a patch still behind patched() are replayed.
+    for (const id of patched) expect(siteHealth.some((h) => !patchesIn(h.history).includes(id))).toBe(true);
+  },
+);

@@ -50,21 +50,26 @@ function run(bad: WindowInput): TickPlan[] {
 const throttles = (plans: TickPlan[]) => plans.filter((p) => p.change !== null && p.change.next.concurrencyLimit < 16);
 const alertAt = (plans: TickPlan[]) => plans.findIndex((p) => p.notices.some((n) => n.kind === 'route_alert'));
 
-test('a burned route (its requests all refused) is alerted at 10 s ticks without the site being throttled first', () => {
-  const plans = run(withBadPool('hardBlocks'));
-  const alert = alertAt(plans);
-  // Confirmed after two minutes of being the suspect: tick 6 is the first bad one, 12 ticks later.
-  expect(alert).toBeGreaterThan(6);
-  expect(throttles(plans)).toEqual([]);
-  expect(plans.every((p) => p.state.band === 'healthy')).toBe(true);
-  // While held the controls say why; the score shown is the seed's (the pool's refusals in it) until confirmed.
-  const held = plans[alert - 1]!;
-  expect(held.state.score).toBeLessThan(80);
-  expect(held.state.heldFor).toMatch(/band held while pool c is confirmed as a route problem \(score 100 without it\)/);
-  // Once confirmed, the pool is set aside: the score is the healthy pools' again.
-  expect(plans.at(-1)!.state.score).toBe(100);
-  expect(plans.flatMap((p) => p.notices).map((n) => n.kind)).toEqual(['route_alert']);
-});
+test(
+  'a burned route (its requests all refused) is alerted ' + 'at 10 s ticks without the site being throttled first',
+  () => {
+    const plans = run(withBadPool('hardBlocks'));
+    const alert = alertAt(plans);
+    // Confirmed after two minutes of being the suspect: tick 6 is the first bad one, 12 ticks later.
+    expect(alert).toBeGreaterThan(6);
+    expect(throttles(plans)).toEqual([]);
+    expect(plans.every((p) => p.state.band === 'healthy')).toBe(true);
+    // While held the controls say why; the score shown is the seed's (the pool's refusals in it) until confirmed.
+    const held = plans[alert - 1]!;
+    expect(held.state.score).toBeLessThan(80);
+    expect(held.state.heldFor).toMatch(
+      /band held while pool c is confirmed as a route problem \(score 100 without it\)/,
+    );
+    // Once confirmed, the pool is set aside: the score is the healthy pools' again.
+    expect(plans.at(-1)!.state.score).toBe(100);
+    expect(plans.flatMap((p) => p.notices).map((n) => n.kind)).toEqual(['route_alert']);
+  },
+);
 
 test('a dead proxy (its requests all network errors) is alerted, and errors never reach the site score', () => {
   const plans = run(withBadPool('errors'));

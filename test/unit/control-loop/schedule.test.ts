@@ -1,4 +1,6 @@
-/** The tick schedule (core/control/schedule.ts): slots on the interval's grid, each site at its phase, late loops skip. */
+/**
+ * The tick schedule (core/control/schedule.ts): slots on the interval's grid, each site at its phase, late loops skip.
+ */
 import { firstPhasedSlot, msUntilDue, nextSlot, phaseMs, tickTime } from '../../../core/control/schedule';
 
 const MIN = 60_000;
@@ -53,21 +55,24 @@ describe('the site phase: ticks spread over the interval, asOf stays on the grid
     expect(tickTime(iso(T + MIN), T + 4 * MIN + phase - 10, MIN, phase)).toBe(T + 3 * MIN);
   });
 
-  test('the first slot of a chain: its wake time is now or later, at most the spread away, and never before its slot', () => {
-    for (const [interval, now] of [
-      [MIN, T + 12_345],
-      [5_000, T + 12_345],
-      [3_600_000, T + 30 * MIN + 7],
-    ] as const) {
-      for (const s of sites.slice(0, 300)) {
-        const phase = phaseMs(s, interval);
-        const slot = firstPhasedSlot(now, phase, interval);
-        const wake = slot + phase;
-        expect(wake).toBeGreaterThanOrEqual(now);
-        expect(wake - now).toBeLessThan(Math.min(interval, MIN));
-        expect(slot % Math.min(interval, MIN)).toBe(0);
-        expect(tickTime(iso(slot), wake, interval, phase)).toBe(slot);
+  test(
+    'the first slot of a chain: ' + 'its wake time is now or later, at most the spread away, and never before its slot',
+    () => {
+      for (const [interval, now] of [
+        [MIN, T + 12_345],
+        [5_000, T + 12_345],
+        [3_600_000, T + 30 * MIN + 7],
+      ] as const) {
+        for (const s of sites.slice(0, 300)) {
+          const phase = phaseMs(s, interval);
+          const slot = firstPhasedSlot(now, phase, interval);
+          const wake = slot + phase;
+          expect(wake).toBeGreaterThanOrEqual(now);
+          expect(wake - now).toBeLessThan(Math.min(interval, MIN));
+          expect(slot % Math.min(interval, MIN)).toBe(0);
+          expect(tickTime(iso(slot), wake, interval, phase)).toBe(slot);
+        }
       }
-    }
-  });
+    },
+  );
 });

@@ -132,14 +132,17 @@ describe('planTick: bands and actions', () => {
     expect(POLICY.reminderIntervalMs).toBe(180_000);
   });
 
-  test('total refusal: 90% refused on two ticks makes the site resisting although the score alone says degrading', () => {
-    const refusing = () => window(400, { hard: 0.95 });
-    const plans = run([healthy(), refusing(), refusing()]);
-    expect(plans[1]!.state.band).toBe('degrading');
-    expect(last(plans).state.score).toBe(65);
-    expect(last(plans).state.band).toBe('resisting');
-    expect(last(plans).state.reasons[0]).toBe('total_refusal');
-  });
+  test(
+    'total refusal: 90% refused on two ticks makes the ' + 'site resisting although the score alone says degrading',
+    () => {
+      const refusing = () => window(400, { hard: 0.95 });
+      const plans = run([healthy(), refusing(), refusing()]);
+      expect(plans[1]!.state.band).toBe('degrading');
+      expect(last(plans).state.score).toBe(65);
+      expect(last(plans).state.band).toBe('resisting');
+      expect(last(plans).state.reasons[0]).toBe('total_refusal');
+    },
+  );
 
   test('a parser break lowers parser health only: parser owner notified once it persisted, no throttling', () => {
     const broken = () => window(400, { missing: 0.5 });

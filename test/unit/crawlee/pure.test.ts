@@ -128,14 +128,18 @@ test('checkExtraction names the field', () => {
   );
 });
 
-test("the Python package (Scrapy, crawlee-python) sends the same headers as the Crawlee adapter (the built-in markers' headers)", () => {
-  const source = readFileSync(
-    join(__dirname, '..', '..', '..', 'packages', 'python', 'src', 'target_health', 'events.py'),
-    'utf8',
-  );
-  const tuple = /^CLASSIFIER_HEADERS = \(([^)]*)\)/m.exec(source)?.[1] ?? '';
-  expect([...tuple.matchAll(/"([^"]+)"/g)].map((m) => m[1]).sort()).toEqual([...CLASSIFIER_HEADERS].sort());
-});
+test(
+  'the Python package (Scrapy, crawlee-python) sends the same headers as the Crawlee adapter (the built-in ' +
+    "markers' headers)",
+  () => {
+    const source = readFileSync(
+      join(__dirname, '..', '..', '..', 'packages', 'python', 'src', 'target_health', 'events.py'),
+      'utf8',
+    );
+    const tuple = /^CLASSIFIER_HEADERS = \(([^)]*)\)/m.exec(source)?.[1] ?? '';
+    expect([...tuple.matchAll(/"([^"]+)"/g)].map((m) => m[1]).sort()).toEqual([...CLASSIFIER_HEADERS].sort());
+  },
+);
 
 test('the headers sent are those the built-in markers read', () => {
   expect([...CLASSIFIER_HEADERS].sort()).toEqual([

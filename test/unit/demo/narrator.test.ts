@@ -85,32 +85,36 @@ describe('demo narrator', () => {
     ]);
   });
 
-  it('sums up once the shop is throttled, news waits for a person, travel has a route alert and calm is healthy', () => {
-    const { n, lines } = narrator();
-    const state = (over: Partial<SiteHealthState>) =>
-      ({
-        alerts: { route: false },
-        awaitingHuman: null,
-        band: 'healthy',
-        controls: null,
-        routeDiagnosis: null,
-        lastDecision: null,
-        ...over,
-      }) as unknown as SiteHealthState;
-    n.controlsChanged(controls(HOSTS.shop));
-    n.stateSeen(
-      HOSTS.news,
-      state({ awaitingHuman: { since: 'x' } as unknown as SiteHealthState['awaitingHuman'], band: 'resisting' }),
-    );
-    n.stateSeen(HOSTS.travel, state({ alerts: { route: true } as SiteHealthState['alerts'] }));
-    n.stateSeen(HOSTS.calm, state({}));
-    expect(lines.join('\n')).not.toContain('All four outcomes are in');
-    n.controlsChanged(
-      controls(HOSTS.shop, { concurrencyLimit: 3, band: 'degrading', reason: 'degrading', version: 2 }),
-    );
-    expect(lines.filter((l) => l.includes('All four outcomes are in'))).toHaveLength(1);
-    expect(lines.join('\n')).toContain(
-      'shop.test: throttled    news.test: paused, waiting for a person    travel.test: route alert, not throttled    calm.test: healthy',
-    );
-  });
+  it(
+    'sums up once the shop is throttled, news waits for a person, ' + 'travel has a route alert and calm is healthy',
+    () => {
+      const { n, lines } = narrator();
+      const state = (over: Partial<SiteHealthState>) =>
+        ({
+          alerts: { route: false },
+          awaitingHuman: null,
+          band: 'healthy',
+          controls: null,
+          routeDiagnosis: null,
+          lastDecision: null,
+          ...over,
+        }) as unknown as SiteHealthState;
+      n.controlsChanged(controls(HOSTS.shop));
+      n.stateSeen(
+        HOSTS.news,
+        state({ awaitingHuman: { since: 'x' } as unknown as SiteHealthState['awaitingHuman'], band: 'resisting' }),
+      );
+      n.stateSeen(HOSTS.travel, state({ alerts: { route: true } as SiteHealthState['alerts'] }));
+      n.stateSeen(HOSTS.calm, state({}));
+      expect(lines.join('\n')).not.toContain('All four outcomes are in');
+      n.controlsChanged(
+        controls(HOSTS.shop, { concurrencyLimit: 3, band: 'degrading', reason: 'degrading', version: 2 }),
+      );
+      expect(lines.filter((l) => l.includes('All four outcomes are in'))).toHaveLength(1);
+      expect(lines.join('\n')).toContain(
+        'shop.test: throttled    news.test: paused, waiting for a person    travel.test: route alert, not ' +
+          'throttled    calm.test: healthy',
+      );
+    },
+  );
 });

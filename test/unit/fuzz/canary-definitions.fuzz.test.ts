@@ -207,22 +207,26 @@ function acceptedProblems(d: CanaryDefinition): string[] {
 }
 
 describe('canary definitions under fuzzing', () => {
-  test(`parseCanaryDefinition: a storable definition or one bounded line per problem naming the field (${FUZZ_RUNS} cases)`, () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(definitionInput, (input) => {
-        const result = parseCanaryDefinition(input, options);
-        if (result.ok) {
-          accepted += 1;
-          expect(acceptedProblems(result.definition)).toEqual([]);
-        } else {
-          expect(refusalProblems(result.errors)).toEqual([]);
-        }
-      }),
-      fuzzParameters(),
-    );
-    expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
-  });
+  test(
+    `parseCanaryDefinition: a storable definition or one bounded line per problem naming the field (${FUZZ_RUNS} ` +
+      `cases)`,
+    () => {
+      let accepted = 0;
+      fc.assert(
+        fc.property(definitionInput, (input) => {
+          const result = parseCanaryDefinition(input, options);
+          if (result.ok) {
+            accepted += 1;
+            expect(acceptedProblems(result.definition)).toEqual([]);
+          } else {
+            expect(refusalProblems(result.errors)).toEqual([]);
+          }
+        }),
+        fuzzParameters(),
+      );
+      expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
+    },
+  );
 
   const siteValue = fc.oneof(
     fc.constantFrom('shop.example.com', 'Shop.Example.COM', 'news.example.org', '', 'localhost'),
@@ -253,27 +257,31 @@ describe('canary definitions under fuzzing', () => {
     { weight: 1, arbitrary: anyValue },
   );
 
-  test(`parseCanaryFile: all entries or none; refusals one bounded line each naming the entry and field (${FUZZ_RUNS} cases)`, () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(fileInput, (input) => {
-        const result = parseCanaryFile(input, definitionOptions(settings));
-        if (result.ok) {
-          accepted += 1;
-          const listed = (input as { canaries: unknown[] }).canaries;
-          expect(result.entries).toHaveLength(listed.length);
-          const ids = new Set(result.entries.map((e) => `${e.site}/${e.definition.name}`));
-          expect(ids.size).toBe(result.entries.length);
-          for (const e of result.entries) {
-            expect(e.site).toMatch(/^[a-z0-9.-]+$/);
-            expect(acceptedProblems(e.definition)).toEqual([]);
+  test(
+    `parseCanaryFile: all entries or none; refusals one bounded line each naming the entry and field ` +
+      `(${FUZZ_RUNS} cases)`,
+    () => {
+      let accepted = 0;
+      fc.assert(
+        fc.property(fileInput, (input) => {
+          const result = parseCanaryFile(input, definitionOptions(settings));
+          if (result.ok) {
+            accepted += 1;
+            const listed = (input as { canaries: unknown[] }).canaries;
+            expect(result.entries).toHaveLength(listed.length);
+            const ids = new Set(result.entries.map((e) => `${e.site}/${e.definition.name}`));
+            expect(ids.size).toBe(result.entries.length);
+            for (const e of result.entries) {
+              expect(e.site).toMatch(/^[a-z0-9.-]+$/);
+              expect(acceptedProblems(e.definition)).toEqual([]);
+            }
+          } else {
+            expect(refusalProblems(result.errors)).toEqual([]);
           }
-        } else {
-          expect(refusalProblems(result.errors)).toEqual([]);
-        }
-      }),
-      fuzzParameters(),
-    );
-    expect(accepted).toBeGreaterThan(FUZZ_RUNS / 20);
-  });
+        }),
+        fuzzParameters(),
+      );
+      expect(accepted).toBeGreaterThan(FUZZ_RUNS / 20);
+    },
+  );
 });

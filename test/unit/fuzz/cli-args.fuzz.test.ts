@@ -280,40 +280,44 @@ describe('canary add flags', () => {
 
   const FLAG_LINE = /^--[a-z-]+(?:(?:, | or )--[a-z-]+)*: \S/;
 
-  test(`a storable definition, or refusal lines that each name a flag, are one bounded line and show no proxy password (${FUZZ_RUNS} cases)`, () => {
-    let refused = 0;
-    let accepted = 0;
-    fc.assert(
-      fc.property(canaryFlags, (flags) => {
-        let result: ReturnType<typeof check> = { lines: [] };
-        const err = thrownBy(() => (result = check(flags)));
-        if (err !== undefined) throw new Error(`threw ${describeThrown(err)}`);
-        if (result.lines.length > 0) refused += 1;
-        for (const line of result.lines) {
-          expect(messageProblems(line, FLAG_LINE, MAX_FLAG_MESSAGE)).toEqual([]);
-          expect(line).not.toContain(PASSWORD);
-          expect(line).not.toContain(encodeURIComponent(PASSWORD));
-        }
-        const d = result.definition;
-        if (d !== undefined) {
-          accepted += 1;
-          const texts = [
-            d.name,
-            d.url,
-            d.route,
-            d.pageType,
-            ...d.expect.flatMap((e) => Object.values(e).filter((v): v is string => typeof v === 'string')),
-          ];
-          for (const text of texts) if (text !== undefined) expect(isWellFormed(text)).toBe(true);
-          expect(d.name).toMatch(CANARY_NAME);
-          expect(d.intervalMs).toBeGreaterThanOrEqual(INTERVAL_LIMITS.minMs);
-          expect(d.intervalMs).toBeLessThanOrEqual(INTERVAL_LIMITS.maxMs);
-        }
-      }),
-      fuzzParameters(),
-    );
-    // Both sides are exercised: many refusals, and a fair share accepted.
-    expect(refused).toBeGreaterThan(FUZZ_RUNS / 4);
-    expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
-  });
+  test(
+    `a storable definition, or refusal lines that each name a flag, are one bounded line and show no proxy ` +
+      `password (${FUZZ_RUNS} cases)`,
+    () => {
+      let refused = 0;
+      let accepted = 0;
+      fc.assert(
+        fc.property(canaryFlags, (flags) => {
+          let result: ReturnType<typeof check> = { lines: [] };
+          const err = thrownBy(() => (result = check(flags)));
+          if (err !== undefined) throw new Error(`threw ${describeThrown(err)}`);
+          if (result.lines.length > 0) refused += 1;
+          for (const line of result.lines) {
+            expect(messageProblems(line, FLAG_LINE, MAX_FLAG_MESSAGE)).toEqual([]);
+            expect(line).not.toContain(PASSWORD);
+            expect(line).not.toContain(encodeURIComponent(PASSWORD));
+          }
+          const d = result.definition;
+          if (d !== undefined) {
+            accepted += 1;
+            const texts = [
+              d.name,
+              d.url,
+              d.route,
+              d.pageType,
+              ...d.expect.flatMap((e) => Object.values(e).filter((v): v is string => typeof v === 'string')),
+            ];
+            for (const text of texts) if (text !== undefined) expect(isWellFormed(text)).toBe(true);
+            expect(d.name).toMatch(CANARY_NAME);
+            expect(d.intervalMs).toBeGreaterThanOrEqual(INTERVAL_LIMITS.minMs);
+            expect(d.intervalMs).toBeLessThanOrEqual(INTERVAL_LIMITS.maxMs);
+          }
+        }),
+        fuzzParameters(),
+      );
+      // Both sides are exercised: many refusals, and a fair share accepted.
+      expect(refused).toBeGreaterThan(FUZZ_RUNS / 4);
+      expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
+    },
+  );
 });

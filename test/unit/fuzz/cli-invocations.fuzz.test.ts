@@ -206,7 +206,8 @@ test(`the built CLI refuses ${RUNS} fuzzed invocations with exit code 2 and one 
       if (expected !== undefined) {
         if (message !== expected)
           problems.push(
-            `${shown}: said ${JSON.stringify(message.slice(0, 300))}, the parser says ${JSON.stringify(expected.slice(0, 300))}`,
+            `${shown}: said ${JSON.stringify(message.slice(0, 300))}, the parser says ` +
+              `${JSON.stringify(expected.slice(0, 300))}`,
           );
       } else if (!c.valid.test(message) && !/^(?:site|--[a-z-]+): /.test(message)) {
         problems.push(`${shown}: names no flag or setting: ${JSON.stringify(message.slice(0, 300))}`);

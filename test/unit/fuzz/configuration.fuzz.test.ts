@@ -210,31 +210,35 @@ describe('scoring configuration', () => {
     { weight: 1, arbitrary: anyValue },
   );
 
-  test(`parseScoringConfig: finite settings, or a ScoringConfigError of one bounded line naming the fields (${FUZZ_RUNS} cases)`, () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(config, (raw) => {
-        let parsed: unknown;
-        const err = thrownBy(() => (parsed = parseScoringConfig(raw)));
-        if (err === undefined) {
-          accepted += 1;
-          expect(numbers(parsed).filter((n) => !Number.isFinite(n))).toEqual([]);
-          return;
-        }
-        if (!(err instanceof ScoringConfigError))
-          throw new Error(`threw ${describeThrown(err)}, not a ScoringConfigError`);
-        expect(
-          messageProblems(
-            err.message,
-            new RegExp(`^invalid scoring config: (?:${PATH}: \\S|unknown fields? "|${WHOLE})`),
-            MAX_MESSAGE_CHARS + 'invalid scoring config: '.length,
-          ),
-        ).toEqual([]);
-      }),
-      fuzzParameters(),
-    );
-    expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
-  });
+  test(
+    `parseScoringConfig: finite settings, or a ScoringConfigError of one bounded line naming the fields ` +
+      `(${FUZZ_RUNS} cases)`,
+    () => {
+      let accepted = 0;
+      fc.assert(
+        fc.property(config, (raw) => {
+          let parsed: unknown;
+          const err = thrownBy(() => (parsed = parseScoringConfig(raw)));
+          if (err === undefined) {
+            accepted += 1;
+            expect(numbers(parsed).filter((n) => !Number.isFinite(n))).toEqual([]);
+            return;
+          }
+          if (!(err instanceof ScoringConfigError))
+            throw new Error(`threw ${describeThrown(err)}, not a ScoringConfigError`);
+          expect(
+            messageProblems(
+              err.message,
+              new RegExp(`^invalid scoring config: (?:${PATH}: \\S|unknown fields? "|${WHOLE})`),
+              MAX_MESSAGE_CHARS + 'invalid scoring config: '.length,
+            ),
+          ).toEqual([]);
+        }),
+        fuzzParameters(),
+      );
+      expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
+    },
+  );
 });
 
 describe('classifier configuration', () => {
@@ -289,23 +293,26 @@ describe('classifier configuration', () => {
     { weight: 1, arbitrary: anyValue },
   );
 
-  test(`parseSiteClassifierConfig: a config, or one bounded line per problem naming the field (${FUZZ_RUNS} cases)`, () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(config, (raw) => {
-        const result = parseSiteClassifierConfig(raw);
-        if (result.ok) {
-          accepted += 1;
-          expect(numbers(result.config).filter((n) => !Number.isFinite(n))).toEqual([]);
-          return;
-        }
-        expect(result.errors.length).toBeGreaterThan(0);
-        for (const line of result.errors) expect(messageProblems(line, FIELD_LINE, MAX_LINE_CHARS)).toEqual([]);
-      }),
-      fuzzParameters(),
-    );
-    expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
-  });
+  test(
+    'parseSiteClassifierConfig: a config, ' + `or one bounded line per problem naming the field (${FUZZ_RUNS} cases)`,
+    () => {
+      let accepted = 0;
+      fc.assert(
+        fc.property(config, (raw) => {
+          const result = parseSiteClassifierConfig(raw);
+          if (result.ok) {
+            accepted += 1;
+            expect(numbers(result.config).filter((n) => !Number.isFinite(n))).toEqual([]);
+            return;
+          }
+          expect(result.errors.length).toBeGreaterThan(0);
+          for (const line of result.errors) expect(messageProblems(line, FIELD_LINE, MAX_LINE_CHARS)).toEqual([]);
+        }),
+        fuzzParameters(),
+      );
+      expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
+    },
+  );
 });
 
 describe('the environment', () => {
@@ -407,24 +414,28 @@ describe('the environment', () => {
   };
   const VARIABLE_LINE = /^(?:[A-Z][A-Z0-9_]*|environment): \S/;
 
-  test(`every loader: settings, or a UserError of one bounded line naming the variable, never showing a secret (${FUZZ_RUNS} cases)`, () => {
-    let refused = 0;
-    fc.assert(
-      fc.property(envMap, (env) => {
-        for (const [name, load] of Object.entries(LOADERS)) {
-          const err = thrownBy(() => load(env));
-          if (err === undefined) continue;
-          refused += 1;
-          if (!(err instanceof UserError)) throw new Error(`${name} threw ${describeThrown(err)}, not a UserError`);
-          expect(err.exitCode).toBe(2);
-          const problems = messageProblems(err.message, VARIABLE_LINE, 2 * MAX_MESSAGE_CHARS);
-          if (err.message.includes(SECRET) || err.message.includes(encodeURIComponent(SECRET)))
-            problems.push(`shows a secret: ${err.message.slice(0, 300)}`);
-          expect({ loader: name, problems }).toEqual({ loader: name, problems: [] });
-        }
-      }),
-      fuzzParameters(),
-    );
-    expect(refused).toBeGreaterThan(FUZZ_RUNS / 10);
-  });
+  test(
+    `every loader: settings, or a UserError of one bounded line naming the variable, never showing a secret ` +
+      `(${FUZZ_RUNS} cases)`,
+    () => {
+      let refused = 0;
+      fc.assert(
+        fc.property(envMap, (env) => {
+          for (const [name, load] of Object.entries(LOADERS)) {
+            const err = thrownBy(() => load(env));
+            if (err === undefined) continue;
+            refused += 1;
+            if (!(err instanceof UserError)) throw new Error(`${name} threw ${describeThrown(err)}, not a UserError`);
+            expect(err.exitCode).toBe(2);
+            const problems = messageProblems(err.message, VARIABLE_LINE, 2 * MAX_MESSAGE_CHARS);
+            if (err.message.includes(SECRET) || err.message.includes(encodeURIComponent(SECRET)))
+              problems.push(`shows a secret: ${err.message.slice(0, 300)}`);
+            expect({ loader: name, problems }).toEqual({ loader: name, problems: [] });
+          }
+        }),
+        fuzzParameters(),
+      );
+      expect(refused).toBeGreaterThan(FUZZ_RUNS / 10);
+    },
+  );
 });

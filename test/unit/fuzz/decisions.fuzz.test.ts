@@ -141,38 +141,45 @@ function acceptedProblems(d: ReturnType<typeof parseDecision> & { ok: true }): s
 }
 
 describe('decision payloads under fuzzing', () => {
-  test(`parseDecision never throws; refusals are one bounded line naming the field; accepted decisions are storable (${FUZZ_RUNS} cases)`, () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(fc.oneof(fc.tuple(kind, payload), plausibleDecision), ([k, p]) => {
-        const result = parseDecision(k, p);
-        if (result.ok) {
-          accepted += 1;
-          expect(result.decision.kind).toBe(k);
-          expect(acceptedProblems(result)).toEqual([]);
-        } else {
-          expect(messageProblems(result.message, refusalNames(k), MAX_REFUSAL)).toEqual([]);
-        }
-      }),
-      fuzzParameters(),
-    );
-    // Not a property that passes by refusing everything: a fair share gets through.
-    expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
-  });
+  test(
+    `parseDecision never throws; refusals are one bounded line naming the field; accepted decisions are storable ` +
+      `(${FUZZ_RUNS} cases)`,
+    () => {
+      let accepted = 0;
+      fc.assert(
+        fc.property(fc.oneof(fc.tuple(kind, payload), plausibleDecision), ([k, p]) => {
+          const result = parseDecision(k, p);
+          if (result.ok) {
+            accepted += 1;
+            expect(result.decision.kind).toBe(k);
+            expect(acceptedProblems(result)).toEqual([]);
+          } else {
+            expect(messageProblems(result.message, refusalNames(k), MAX_REFUSAL)).toEqual([]);
+          }
+        }),
+        fuzzParameters(),
+      );
+      // Not a property that passes by refusing everything: a fair share gets through.
+      expect(accepted).toBeGreaterThan(FUZZ_RUNS / 10);
+    },
+  );
 
-  test(`an accepted payload is accepted alike after a JSON round trip, the data converter's (${FUZZ_RUNS} cases)`, () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(plausibleDecision, ([k, p]) => {
-        const direct = parseDecision(k, p);
-        if (!direct.ok) return;
-        accepted += 1;
-        expect(parseDecision(k, JSON.parse(JSON.stringify(p)))).toEqual(direct);
-      }),
-      fuzzParameters(),
-    );
-    expect(accepted).toBeGreaterThan(FUZZ_RUNS / 5);
-  });
+  test(
+    'an accepted payload is accepted alike after a JSON round trip, ' + `the data converter's (${FUZZ_RUNS} cases)`,
+    () => {
+      let accepted = 0;
+      fc.assert(
+        fc.property(plausibleDecision, ([k, p]) => {
+          const direct = parseDecision(k, p);
+          if (!direct.ok) return;
+          accepted += 1;
+          expect(parseDecision(k, JSON.parse(JSON.stringify(p)))).toEqual(direct);
+        }),
+        fuzzParameters(),
+      );
+      expect(accepted).toBeGreaterThan(FUZZ_RUNS / 5);
+    },
+  );
 
   test('a refused payload carrying a 1.5 MB unknown key is refused in a short line', () => {
     const huge = `${'k'.repeat(1_500_000)}`;

@@ -129,23 +129,26 @@ describe('soft blocks', () => {
     expect(verdicts).toEqual(new Set(['403 challenge challenge_marker', '200 soft_block size_norm']));
   });
 
-  it('empty-records: the page layout without items, soft_block by an empty extraction where listings yield records', async () => {
-    site.setMode(SHOP, { kind: 'soft-block', share: 1, pages: ['empty-records'] });
-    const answer = await direct(site.port, SHOP, '/list/3');
-    expect(answer.status).toBe(200);
-    expect(Buffer.byteLength(answer.body)).toBeGreaterThan(8192);
-    expect(extract(answer.body).records).toBe(0);
-    const verdict = classifyOutcome(
-      eventOf(answer, { pageType: 'listing', extraction: { result: 'empty', validRecords: 0 } }),
-      {
-        recordsNorm: { usualRecordsRate: 1, samples: 40 },
-      },
-    );
-    expect({ outcome: verdict.outcome, rule: verdict.rule }).toEqual({
-      outcome: 'soft_block',
-      rule: 'empty_extraction',
-    });
-  });
+  it(
+    'empty-records: the page layout without items, ' + 'soft_block by an empty extraction where listings yield records',
+    async () => {
+      site.setMode(SHOP, { kind: 'soft-block', share: 1, pages: ['empty-records'] });
+      const answer = await direct(site.port, SHOP, '/list/3');
+      expect(answer.status).toBe(200);
+      expect(Buffer.byteLength(answer.body)).toBeGreaterThan(8192);
+      expect(extract(answer.body).records).toBe(0);
+      const verdict = classifyOutcome(
+        eventOf(answer, { pageType: 'listing', extraction: { result: 'empty', validRecords: 0 } }),
+        {
+          recordsNorm: { usualRecordsRate: 1, samples: 40 },
+        },
+      );
+      expect({ outcome: verdict.outcome, rule: verdict.rule }).toEqual({
+        outcome: 'soft_block',
+        rule: 'empty_extraction',
+      });
+    },
+  );
 
   it.each([
     ['cloudflare', SHOP],
@@ -194,18 +197,22 @@ describe('walls', () => {
 });
 
 describe('page sizes', () => {
-  it('every normal page and the empty listing are larger than shortPageBytes, so weak bait markers stay uncorroborated', async () => {
-    const sizes: number[] = [];
-    for (const host of site.hosts) {
-      site.setMode(host, { kind: 'normal' });
-      for (const path of PATHS) sizes.push(Buffer.byteLength((await direct(site.port, host, path)).body));
-      site.setMode(host, { kind: 'soft-block', share: 1, pages: ['empty-records'] });
-      const empty = await direct(site.port, host, '/list/1');
-      sizes.push(Buffer.byteLength(empty.body));
-      expect(classifyOutcome(eventOf(empty)).outcome).toBe('ok');
-      site.setMode(host, { kind: 'normal' });
-    }
-    expect(Math.min(...sizes)).toBeGreaterThan(8192);
-    expect(Math.max(...sizes)).toBeLessThan(64 * 1024);
-  });
+  it(
+    'every normal page and the empty listing are larger than shortPageBytes, so weak bait markers stay ' +
+      'uncorroborated',
+    async () => {
+      const sizes: number[] = [];
+      for (const host of site.hosts) {
+        site.setMode(host, { kind: 'normal' });
+        for (const path of PATHS) sizes.push(Buffer.byteLength((await direct(site.port, host, path)).body));
+        site.setMode(host, { kind: 'soft-block', share: 1, pages: ['empty-records'] });
+        const empty = await direct(site.port, host, '/list/1');
+        sizes.push(Buffer.byteLength(empty.body));
+        expect(classifyOutcome(eventOf(empty)).outcome).toBe('ok');
+        site.setMode(host, { kind: 'normal' });
+      }
+      expect(Math.min(...sizes)).toBeGreaterThan(8192);
+      expect(Math.max(...sizes)).toBeLessThan(64 * 1024);
+    },
+  );
 });

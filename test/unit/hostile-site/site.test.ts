@@ -63,21 +63,24 @@ describe('modes', () => {
     expect(new Set(entries.map((e) => e.mode))).toEqual(new Set(['mixed']));
   });
 
-  it('mixed: the shares are disjoint — all challenged at 1, all soft-blocked at 1, nothing served at 0.5 + 0.5', async () => {
-    const servedOf = async (challengeShare: number, softShare: number): Promise<Set<string>> => {
-      site.setMode(SHOP, { kind: 'mixed', challengeShare, softShare });
-      const since = (now += 1000);
-      for (let i = 0; i < 40; i++) await direct(site.port, SHOP, `/item/${i + 1}`);
-      return new Set(site.log(SHOP, { since }).map((e) => e.served));
-    };
-    expect(await servedOf(1, 0)).toEqual(new Set(['challenge']));
-    expect(await servedOf(0, 1)).toEqual(new Set(['soft-block']));
-    expect(await servedOf(0.5, 0.5)).toEqual(new Set(['challenge', 'soft-block']));
-    expect(await servedOf(0, 0)).toEqual(new Set(['page']));
-    // robots.txt escapes it, as it escapes the other share-based modes.
-    site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.5, softShare: 0.5 });
-    expect((await direct(site.port, SHOP, '/robots.txt')).status).toBe(200);
-  });
+  it(
+    'mixed: the shares are disjoint — ' + 'all challenged at 1, all soft-blocked at 1, nothing served at 0.5 + 0.5',
+    async () => {
+      const servedOf = async (challengeShare: number, softShare: number): Promise<Set<string>> => {
+        site.setMode(SHOP, { kind: 'mixed', challengeShare, softShare });
+        const since = (now += 1000);
+        for (let i = 0; i < 40; i++) await direct(site.port, SHOP, `/item/${i + 1}`);
+        return new Set(site.log(SHOP, { since }).map((e) => e.served));
+      };
+      expect(await servedOf(1, 0)).toEqual(new Set(['challenge']));
+      expect(await servedOf(0, 1)).toEqual(new Set(['soft-block']));
+      expect(await servedOf(0.5, 0.5)).toEqual(new Set(['challenge', 'soft-block']));
+      expect(await servedOf(0, 0)).toEqual(new Set(['page']));
+      // robots.txt escapes it, as it escapes the other share-based modes.
+      site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.5, softShare: 0.5 });
+      expect((await direct(site.port, SHOP, '/robots.txt')).status).toBe(200);
+    },
+  );
 
   it('mixed: refuses shares adding up to more than 1, naming the field, and keeps the old mode', () => {
     site.setMode(SHOP, { kind: 'mixed', challengeShare: 0.15, softShare: 0.1, latencyMs: 5 });
@@ -174,31 +177,34 @@ describe('ramp', () => {
 });
 
 describe('access log', () => {
-  it('records what was served, to which route, and canaries by header, query or the canary runner user agent', async () => {
-    const since = (now += 1000);
-    await direct(site.port, NEWS, '/item/1', { 'user-agent': 'crawler/1.0' });
-    await direct(site.port, NEWS, '/item/2', { 'x-th-canary': '1' });
-    await direct(site.port, NEWS, '/item/3?th-canary=1');
-    await direct(site.port, NEWS, '/item/4', { 'user-agent': 'target-health-canary/9.9 (known-answer page check)' });
-    await direct(site.port, NEWS, '/item/999', { 'x-th-route': 'dc-us' });
-    const entries = site.log(NEWS, { since });
-    expect(entries.map((e: AccessLogEntry) => [e.path, e.status, e.served, e.route, e.canary])).toEqual([
-      ['/item/1', 200, 'page', 'direct', false],
-      ['/item/2', 200, 'page', 'direct', true],
-      ['/item/3?th-canary=1', 200, 'page', 'direct', true],
-      ['/item/4', 200, 'page', 'direct', true],
-      ['/item/999', 404, 'not-found', 'dc-us', false],
-    ]);
-    expect(entries[0]).toMatchObject({ ts: since, method: 'GET', userAgent: 'crawler/1.0', mode: 'normal' });
-    expect(site.log(NEWS, { since, canary: false }).map((e) => e.path)).toEqual(['/item/1', '/item/999']);
-    expect(site.summary(NEWS, { since })).toMatchObject({
-      total: 5,
-      canary: 3,
-      production: 2,
-      byStatus: { '200': 4, '404': 1 },
-      byRoute: { direct: 4, 'dc-us': 1 },
-    });
-  });
+  it(
+    'records what was served, to which route, ' + 'and canaries by header, query or the canary runner user agent',
+    async () => {
+      const since = (now += 1000);
+      await direct(site.port, NEWS, '/item/1', { 'user-agent': 'crawler/1.0' });
+      await direct(site.port, NEWS, '/item/2', { 'x-th-canary': '1' });
+      await direct(site.port, NEWS, '/item/3?th-canary=1');
+      await direct(site.port, NEWS, '/item/4', { 'user-agent': 'target-health-canary/9.9 (known-answer page check)' });
+      await direct(site.port, NEWS, '/item/999', { 'x-th-route': 'dc-us' });
+      const entries = site.log(NEWS, { since });
+      expect(entries.map((e: AccessLogEntry) => [e.path, e.status, e.served, e.route, e.canary])).toEqual([
+        ['/item/1', 200, 'page', 'direct', false],
+        ['/item/2', 200, 'page', 'direct', true],
+        ['/item/3?th-canary=1', 200, 'page', 'direct', true],
+        ['/item/4', 200, 'page', 'direct', true],
+        ['/item/999', 404, 'not-found', 'dc-us', false],
+      ]);
+      expect(entries[0]).toMatchObject({ ts: since, method: 'GET', userAgent: 'crawler/1.0', mode: 'normal' });
+      expect(site.log(NEWS, { since, canary: false }).map((e) => e.path)).toEqual(['/item/1', '/item/999']);
+      expect(site.summary(NEWS, { since })).toMatchObject({
+        total: 5,
+        canary: 3,
+        production: 2,
+        byStatus: { '200': 4, '404': 1 },
+        byRoute: { direct: 4, 'dc-us': 1 },
+      });
+    },
+  );
 
   it('counts requests per window on the site clock', async () => {
     now += 600_000;

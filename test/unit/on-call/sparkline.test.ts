@@ -26,27 +26,31 @@ describe('trend', () => {
     const r = trendRange(now);
     expect(r).toEqual({ from: new Date('2026-11-30T12:00:00.000Z'), to: now, bucketMs: 72 * 60_000, points: 20 });
   });
-  test('buckets read become points; missing buckets and unscored ones are gaps; unknown sites and stray buckets ignored', () => {
-    const r = trendRange(now, 4 * 3_600_000, 4);
-    const trends = trendsFrom(
-      [
-        { site: 'a.com', bucket: 0, mean: 100, ticks: 60 },
-        { site: 'a.com', bucket: 2, mean: 41.26, ticks: 60 },
-        { site: 'a.com', bucket: 3, mean: null, ticks: 5 },
-        { site: 'a.com', bucket: 4, mean: 0, ticks: 1 },
-        { site: 'other.com', bucket: 1, mean: 50, ticks: 1 },
-      ],
-      ['a.com', 'b.com'],
-      r,
-    );
-    expect(trends.get('a.com')).toEqual({
-      from: '2026-12-01T08:00:00.000Z',
-      to: '2026-12-01T12:00:00.000Z',
-      bucketMs: 3_600_000,
-      points: [100, null, 41.3, null],
-      sparkline: '█·▄·',
-    });
-    expect(trends.get('b.com')!.points).toEqual([null, null, null, null]);
-    expect(trends.has('other.com')).toBe(false);
-  });
+  test(
+    'buckets read become points; missing buckets and unscored ones are gaps; unknown sites and stray buckets ' +
+      'ignored',
+    () => {
+      const r = trendRange(now, 4 * 3_600_000, 4);
+      const trends = trendsFrom(
+        [
+          { site: 'a.com', bucket: 0, mean: 100, ticks: 60 },
+          { site: 'a.com', bucket: 2, mean: 41.26, ticks: 60 },
+          { site: 'a.com', bucket: 3, mean: null, ticks: 5 },
+          { site: 'a.com', bucket: 4, mean: 0, ticks: 1 },
+          { site: 'other.com', bucket: 1, mean: 50, ticks: 1 },
+        ],
+        ['a.com', 'b.com'],
+        r,
+      );
+      expect(trends.get('a.com')).toEqual({
+        from: '2026-12-01T08:00:00.000Z',
+        to: '2026-12-01T12:00:00.000Z',
+        bucketMs: 3_600_000,
+        points: [100, null, 41.3, null],
+        sparkline: '█·▄·',
+      });
+      expect(trends.get('b.com')!.points).toEqual([null, null, null, null]);
+      expect(trends.has('other.com')).toBe(false);
+    },
+  );
 });

@@ -6,6 +6,7 @@ import { trendRange, trendsFrom } from '../../../client/on-call/trend';
 import type { SiteHealthState } from '../../../loop/messages';
 import { phaseMs } from '../../../core/control/schedule';
 import type { SiteSummary } from '../../../server/api/schemas/sites';
+import { joinRegExp } from '../../kit/regexp';
 
 const SITE = 'shop.example.com';
 const NONE: CanaryStatus = { defined: [], latest: [], crawler: null };
@@ -50,16 +51,19 @@ const waiting = {
 };
 
 describe('whatNext', () => {
-  test('the next tick is the slot after the latest one on the tick grid, plus the site phase (when the loop wakes)', () => {
-    const at = (slot: string, intervalMs: number): string =>
-      new Date(Date.parse(slot) + phaseMs(SITE, intervalMs)).toISOString();
-    expect(phaseMs(SITE, 60_000)).toBeGreaterThan(0);
-    expect(whatNext(base, NONE).nextTickAt).toBe(at('2026-12-01T11:59:00.000Z', 60_000));
-    expect(
-      whatNext({ ...base, lastAssessedAt: '2026-12-01T11:58:00.000Z', tickIntervalMs: 300_000 }, NONE).nextTickAt,
-    ).toBe(at('2026-12-01T12:00:00.000Z', 300_000));
-    expect(whatNext({ ...base, lastAssessedAt: null }, NONE).nextTickAt).toBeNull();
-  });
+  test(
+    'the next tick is the slot after the latest one on the tick grid, ' + 'plus the site phase (when the loop wakes)',
+    () => {
+      const at = (slot: string, intervalMs: number): string =>
+        new Date(Date.parse(slot) + phaseMs(SITE, intervalMs)).toISOString();
+      expect(phaseMs(SITE, 60_000)).toBeGreaterThan(0);
+      expect(whatNext(base, NONE).nextTickAt).toBe(at('2026-12-01T11:59:00.000Z', 60_000));
+      expect(
+        whatNext({ ...base, lastAssessedAt: '2026-12-01T11:58:00.000Z', tickIntervalMs: 300_000 }, NONE).nextTickAt,
+      ).toBe(at('2026-12-01T12:00:00.000Z', 300_000));
+      expect(whatNext({ ...base, lastAssessedAt: null }, NONE).nextTickAt).toBeNull();
+    },
+  );
 
   test('paused without a canary: says so plainly, with the decide commands and how to add one', () => {
     const n = whatNext(
@@ -78,44 +82,55 @@ describe('whatNext', () => {
       'waits for a person: keeps assessing every tick, reminds the owner, changes nothing on its own',
     );
     expect(n.why).toBe(
-      `paused by the loop (resisting) since ${waiting.since}: ${waiting.reason}; it has NO canary defined: while paused there is no traffic, so nothing shows whether the site calmed down — add one (below)`,
+      `paused by the loop (resisting) since ${waiting.since}: ${waiting.reason}; it has NO canary defined: ` +
+        `while paused there is no traffic, so nothing shows whether the site calmed down — add one (below)`,
     );
     expect(n.commands).toEqual([...decideCommands(SITE), addCanaryCommand(SITE)]);
     expect(n.commands[0]).toMatch(/^target-health decide resume shop\.example\.com --who <you> --why "<why>"/);
     expect(n.commands[1]).toBe('target-health decide stop shop.example.com --who <you> --why "<why>"');
   });
 
-  test("paused without a canary of its own but with the crawler's canaries: they are the evidence, how many and what they got", () => {
-    const paused = {
-      ...base,
-      band: 'resisting' as const,
-      scoredBand: 'resisting' as const,
-      smoothedScore: null,
-      awaitingHuman: waiting,
-      noScore: { state: 'insufficient-data' as const, detail: 'too little' },
-    };
-    const n = whatNext(paused, { ...NONE, crawler: CRAWLER });
-    expect(n.why).toBe(
-      `paused by the loop (resisting) since ${waiting.since}: ${waiting.reason}; no canary of its own is defined; the crawler's canaries are the evidence: 97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed`,
-    );
-    expect(n.why).not.toContain('NO canary');
-    // A canary of its own still checks the content: the hint stays among the commands.
-    expect(n.commands).toEqual([...decideCommands(SITE), addCanaryCommand(SITE)]);
-    // None sent in the window: as without any.
-    expect(whatNext(paused, { ...NONE, crawler: { ...CRAWLER, requests: 0, failed: 0 } }).why).toContain(
-      'it has NO canary defined',
-    );
-    // With canaries of its own, the crawler's are said too.
-    expect(whatNext(paused, { ...ONE, crawler: CRAWLER }).why).toMatch(
-      /the canaries are the evidence \(below\); 97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed$/,
-    );
-  });
+  test(
+    "paused without a canary of its own but with the crawler's canaries: they are the evidence, how many and " +
+      'what they got',
+    () => {
+      const paused = {
+        ...base,
+        band: 'resisting' as const,
+        scoredBand: 'resisting' as const,
+        smoothedScore: null,
+        awaitingHuman: waiting,
+        noScore: { state: 'insufficient-data' as const, detail: 'too little' },
+      };
+      const n = whatNext(paused, { ...NONE, crawler: CRAWLER });
+      expect(n.why).toBe(
+        `paused by the loop (resisting) since ${waiting.since}: ${waiting.reason}; no canary of its own is ` +
+          `defined; the crawler's canaries are the evidence: 97 canary requests from the crawler 11:48–11:58Z: 90 ` +
+          `ok, 7 refused or failed`,
+      );
+      expect(n.why).not.toContain('NO canary');
+      // A canary of its own still checks the content: the hint stays among the commands.
+      expect(n.commands).toEqual([...decideCommands(SITE), addCanaryCommand(SITE)]);
+      // None sent in the window: as without any.
+      expect(whatNext(paused, { ...NONE, crawler: { ...CRAWLER, requests: 0, failed: 0 } }).why).toContain(
+        'it has NO canary defined',
+      );
+      // With canaries of its own, the crawler's are said too.
+      expect(whatNext(paused, { ...ONE, crawler: CRAWLER }).why).toMatch(
+        joinRegExp(
+          /the canaries are the evidence \(below\); 97 canary requests /,
+          /from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed$/,
+        ),
+      );
+    },
+  );
 
   test('paused with canaries: what the score (or the canaries) say now; no canary hint', () => {
     const byHand = { ...waiting, kind: 'manual' as const, pausedBy: 'alice' };
     const scored = whatNext({ ...base, awaitingHuman: byHand, pendingDecisions: 1 }, ONE);
     expect(scored.plan).toBe(
-      'waits for a person: keeps assessing every tick and running its canaries, reminds the owner, changes nothing on its own; 1 decision(s) queued, applied before the next tick',
+      'waits for a person: keeps assessing every tick and running its canaries, reminds the owner, changes ' +
+        'nothing on its own; 1 decision(s) queued, applied before the next tick',
     );
     expect(scored.why).toMatch(/^paused by hand by alice since .*; the score alone now says healthy \(smoothed 97\)$/);
     expect(scored.commands).toEqual(decideCommands(SITE));
@@ -172,7 +187,9 @@ describe('canary hints', () => {
     const w = noCanaryWarning(SITE);
     expect(w.split('\n')).toHaveLength(1);
     expect(w).toBe(
-      `warning: ${SITE} has no canary, and its crawler sent no canary requests in the last 24 h: while paused nothing will show whether it calmed down; add one with \`target-health canary add ${SITE} --url <page whose answer you know> --expect-text <css selector> --equals <expected value>\` (docs/canaries.md)`,
+      `warning: ${SITE} has no canary, and its crawler sent no canary requests in the last 24 h: while paused ` +
+        `nothing will show whether it calmed down; add one with \`target-health canary add ${SITE} --url <page ` +
+        `whose answer you know> --expect-text <css selector> --equals <expected value>\` (docs/canaries.md)`,
     );
   });
 
@@ -180,7 +197,9 @@ describe('canary hints', () => {
     const n = crawlerCanaryNote(SITE, { requests: 97, failed: 7 });
     expect(n.split('\n')).toHaveLength(1);
     expect(n).toBe(
-      `note: ${SITE} has no canary of its own; 97 canary requests from the crawler: 90 ok, 7 refused or failed in the last 24 h — while paused they show whether it calmed down; a canary of its own also checks the content: \`${addCanaryCommand(SITE)}\``,
+      `note: ${SITE} has no canary of its own; 97 canary requests from the crawler: 90 ok, 7 refused or failed ` +
+        `in the last 24 h — while paused they show whether it calmed down; a canary of its own also checks the ` +
+        `content: \`${addCanaryCommand(SITE)}\``,
     );
   });
 });
@@ -243,7 +262,8 @@ describe('status text', () => {
     );
     expect(lines).toContain(`next       ${next.plan}`);
     expect(lines).toContain(
-      `           next tick due ${shortTime(new Date(Date.parse('2026-12-01T11:59:00.000Z') + phaseMs(SITE, 60_000)).toISOString())}`,
+      `           next tick due ` +
+        `${shortTime(new Date(Date.parse('2026-12-01T11:59:00.000Z') + phaseMs(SITE, 60_000)).toISOString())}`,
     );
     expect(lines).toContain(`           run: ${decideCommands(SITE)[0]}`);
     expect(lines).toContain(`                ${decideCommands(SITE)[1]}`);
@@ -268,39 +288,43 @@ describe('status text', () => {
     });
     expect(text).toContain('trend      — (no scored tick in the last 4 h)\n');
     expect(text).toContain(
-      `canaries   2 defined: ${SITE}/price PASS at 2026-12-01 11:55:00Z: price 139.95 as expected\n           ${SITE}/stock not run yet\n`,
+      `canaries   2 defined: ${SITE}/price PASS at 2026-12-01 11:55:00Z: price 139.95 as expected\n           ` +
+        `${SITE}/stock not run yet\n`,
     );
   });
 
-  test("the crawler's canaries are listed as canary evidence, without canaries of the product's and beside them", () => {
-    const empty = trendsFrom([], [SITE], range).get(SITE)!;
-    const view = (canaries: CanaryStatus): string[] =>
-      formatStatus({
-        state,
-        history: [],
-        explained: {
-          tick: null,
-          latest: null,
-          unexplained: 'x',
-          canaries,
-          next: whatNext(state, canaries),
-          trend: empty,
-        },
-        link: 'l',
-      }).split('\n');
-    expect(view({ ...NONE, crawler: CRAWLER })).toContain(
-      'canaries   none defined; 97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed',
-    );
-    const both = view({ ...ONE, crawler: CRAWLER });
-    expect(both).toContain(
-      `canaries   1 defined: ${SITE}/price PASS at 2026-12-01 11:55:00Z: price 139.95 as expected`,
-    );
-    expect(
-      both[
-        both.indexOf(`canaries   1 defined: ${SITE}/price PASS at 2026-12-01 11:55:00Z: price 139.95 as expected`) + 1
-      ],
-    ).toBe('           97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed');
-  });
+  test(
+    "the crawler's canaries are listed as canary evidence, " + "without canaries of the product's and beside them",
+    () => {
+      const empty = trendsFrom([], [SITE], range).get(SITE)!;
+      const view = (canaries: CanaryStatus): string[] =>
+        formatStatus({
+          state,
+          history: [],
+          explained: {
+            tick: null,
+            latest: null,
+            unexplained: 'x',
+            canaries,
+            next: whatNext(state, canaries),
+            trend: empty,
+          },
+          link: 'l',
+        }).split('\n');
+      expect(view({ ...NONE, crawler: CRAWLER })).toContain(
+        'canaries   none defined; 97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed',
+      );
+      const both = view({ ...ONE, crawler: CRAWLER });
+      expect(both).toContain(
+        `canaries   1 defined: ${SITE}/price PASS at 2026-12-01 11:55:00Z: price 139.95 as expected`,
+      );
+      expect(
+        both[
+          both.indexOf(`canaries   1 defined: ${SITE}/price PASS at 2026-12-01 11:55:00Z: price 139.95 as expected`) + 1
+        ],
+      ).toBe('           97 canary requests from the crawler 11:48–11:58Z: 90 ok, 7 refused or failed');
+    },
+  );
 });
 
 describe('sites: the trend column', () => {

@@ -35,31 +35,34 @@ test('segments rotate at their size and come back oldest first, every event once
   expect(readdirSync(dir)).toEqual([]);
 });
 
-test('counts what an earlier run left (non-empty lines, a torn last one included), and numbers new segments after it', async () => {
-  writeFileSync(
-    join(dir, '000000000003.ndjson'),
-    '{"id":"a","event":{"n":1}}\n\n{"id":"b","event":{"n":2}}\n{"id":"c"',
-  );
-  writeFileSync(join(dir, '000000000004.ndjson'), '');
-  writeFileSync(join(dir, 'notes.txt'), 'not a segment');
-  const spill = Spill.open(dir, { maxBytes: 1_000_000, onWriteError: noWriteErrors });
-  expect(spill.events).toBe(3);
-  // The empty segment is removed at open; other files are left alone.
-  expect(readdirSync(dir).sort()).toEqual(['.lock', '000000000003.ndjson', 'notes.txt']);
-  spill.append('d', { n: 4 });
-  const first = (await spill.takeOldest())!;
-  expect(first.name).toBe('000000000003.ndjson');
-  expect(first.events.map((e) => e.id)).toEqual(['a', 'b']);
-  expect(first.unreadable).toBe(1);
-  spill.settle(3);
-  await spill.remove(first);
-  const second = (await spill.takeOldest())!;
-  expect(second.name).toBe('000000000005.ndjson');
-  expect(second.events).toEqual([{ id: 'd', event: { n: 4 } }]);
-  spill.settle(1);
-  await spill.remove(second);
-  await spill.close();
-});
+test(
+  'counts what an earlier run left (non-empty lines, ' + 'a torn last one included), and numbers new segments after it',
+  async () => {
+    writeFileSync(
+      join(dir, '000000000003.ndjson'),
+      '{"id":"a","event":{"n":1}}\n\n{"id":"b","event":{"n":2}}\n{"id":"c"',
+    );
+    writeFileSync(join(dir, '000000000004.ndjson'), '');
+    writeFileSync(join(dir, 'notes.txt'), 'not a segment');
+    const spill = Spill.open(dir, { maxBytes: 1_000_000, onWriteError: noWriteErrors });
+    expect(spill.events).toBe(3);
+    // The empty segment is removed at open; other files are left alone.
+    expect(readdirSync(dir).sort()).toEqual(['.lock', '000000000003.ndjson', 'notes.txt']);
+    spill.append('d', { n: 4 });
+    const first = (await spill.takeOldest())!;
+    expect(first.name).toBe('000000000003.ndjson');
+    expect(first.events.map((e) => e.id)).toEqual(['a', 'b']);
+    expect(first.unreadable).toBe(1);
+    spill.settle(3);
+    await spill.remove(first);
+    const second = (await spill.takeOldest())!;
+    expect(second.name).toBe('000000000005.ndjson');
+    expect(second.events).toEqual([{ id: 'd', event: { n: 4 } }]);
+    spill.settle(1);
+    await spill.remove(second);
+    await spill.close();
+  },
+);
 
 test('refuses what does not fit in maxBytes, and what JSON cannot hold', async () => {
   const spill = Spill.open(dir, { maxBytes: 100, onWriteError: noWriteErrors });
@@ -75,13 +78,16 @@ test('refuses what does not fit in maxBytes, and what JSON cannot hold', async (
   expect(spill.append('e', {})).toBe('full');
 });
 
-test('a segment put back (close() while the store is down) stays on disk with only its unsent events counted', async () => {
-  const spill = Spill.open(dir, { maxBytes: 1_000_000, onWriteError: noWriteErrors });
-  for (let i = 0; i < 4; i++) spill.append(`id-${i}`, { n: i });
-  const s = (await spill.takeOldest())!;
-  spill.settle(2);
-  spill.putBack(s, 2);
-  expect(spill.events).toBe(2);
-  await spill.close();
-  expect(readdirSync(dir)).toEqual(['000000000001.ndjson']);
-});
+test(
+  'a segment put back (close() while the store is down) ' + 'stays on disk with only its unsent events counted',
+  async () => {
+    const spill = Spill.open(dir, { maxBytes: 1_000_000, onWriteError: noWriteErrors });
+    for (let i = 0; i < 4; i++) spill.append(`id-${i}`, { n: i });
+    const s = (await spill.takeOldest())!;
+    spill.settle(2);
+    spill.putBack(s, 2);
+    expect(spill.events).toBe(2);
+    await spill.close();
+    expect(readdirSync(dir)).toEqual(['000000000001.ndjson']);
+  },
+);

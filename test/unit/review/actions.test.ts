@@ -37,36 +37,40 @@ test("actionKind: pause, stop, throttle, restore, a person's resume", () => {
   expect(actionKind(null, base, false)).toBe('change');
 });
 
-test('groupActions: steps into the same band by the same actor are one action; refusals before the first and after the last', () => {
-  const d1 = { ...base, band: 'degrading' as const, concurrencyLimit: 12 };
-  const d2 = { ...d1, concurrencyLimit: 9 };
-  const p = { ...d2, band: 'resisting' as const, paused: true };
-  const changes = [
-    change(10, base, d1),
-    change(11, d1, d2),
-    change(20, d2, p),
-    change(40, p, { ...d2, paused: false }, { actor: 'human:alice', decisionKey: 'd1' }),
-  ];
-  // 10 requests a minute; half refused from minute 5 to 20, none after.
-  const buckets: RateBucket[] = Array.from({ length: 80 }, (_, i) => ({
-    t: T0 + (i - 20) * M,
-    requests: 10,
-    hardBlocks: i - 20 >= 5 && i - 20 < 21 ? 5 : 0,
-    challenges: 0,
-    softBlocks: 0,
-    p95LatencyMs: null,
-  }));
-  const actions = groupActions(changes, buckets);
-  expect(actions.map((a) => [a.kind, a.steps, a.actor])).toEqual([
-    ['throttle', 2, 'control-loop'],
-    ['pause', 1, 'control-loop'],
-    ['resume', 1, 'human:alice'],
-  ]);
-  expect(actions[0]!.change).toBe('concurrency 16→9, band healthy→degrading');
-  expect(actions[0]!.from).toBe(new Date(T0 + 10 * M).toISOString());
-  expect(actions[0]!.to).toBe(new Date(T0 + 11 * M).toISOString());
-  // Before minute 10: minutes −5…9, five of them refused half. After minute 11: minutes 12…26, 12–20 refused half.
-  expect(actions[0]!.before).toEqual({ requests: 150, refusals: 25, rate: 25 / 150, perMinute: 10 });
-  expect(actions[0]!.after).toEqual({ requests: 150, refusals: 45, rate: 45 / 150, perMinute: 10 });
-  expect(actions[2]!.after.rate).toBe(0);
-});
+test(
+  'groupActions: steps into the same band by the same actor are one action; refusals before the first and after ' +
+    'the last',
+  () => {
+    const d1 = { ...base, band: 'degrading' as const, concurrencyLimit: 12 };
+    const d2 = { ...d1, concurrencyLimit: 9 };
+    const p = { ...d2, band: 'resisting' as const, paused: true };
+    const changes = [
+      change(10, base, d1),
+      change(11, d1, d2),
+      change(20, d2, p),
+      change(40, p, { ...d2, paused: false }, { actor: 'human:alice', decisionKey: 'd1' }),
+    ];
+    // 10 requests a minute; half refused from minute 5 to 20, none after.
+    const buckets: RateBucket[] = Array.from({ length: 80 }, (_, i) => ({
+      t: T0 + (i - 20) * M,
+      requests: 10,
+      hardBlocks: i - 20 >= 5 && i - 20 < 21 ? 5 : 0,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: null,
+    }));
+    const actions = groupActions(changes, buckets);
+    expect(actions.map((a) => [a.kind, a.steps, a.actor])).toEqual([
+      ['throttle', 2, 'control-loop'],
+      ['pause', 1, 'control-loop'],
+      ['resume', 1, 'human:alice'],
+    ]);
+    expect(actions[0]!.change).toBe('concurrency 16→9, band healthy→degrading');
+    expect(actions[0]!.from).toBe(new Date(T0 + 10 * M).toISOString());
+    expect(actions[0]!.to).toBe(new Date(T0 + 11 * M).toISOString());
+    // Before minute 10: minutes −5…9, five of them refused half. After minute 11: minutes 12…26, 12–20 refused half.
+    expect(actions[0]!.before).toEqual({ requests: 150, refusals: 25, rate: 25 / 150, perMinute: 10 });
+    expect(actions[0]!.after).toEqual({ requests: 150, refusals: 45, rate: 45 / 150, perMinute: 10 });
+    expect(actions[2]!.after.rate).toBe(0);
+  },
+);

@@ -18,16 +18,20 @@ describe('findIncident', () => {
     move(70, 'degrading', 'healthy'),
   ];
 
-  test('from the first move away from healthy to the return to healthy, across bands in between (anchored on the entry from calm)', () => {
-    expect(findIncident(wave, 'healthy', T, 6 * H, 6 * H, NOW)).toEqual({
-      anchor: T - 60 * M,
-      from: T - 60 * M,
-      to: T + 70 * M,
-      openStart: false,
-      openEnd: false,
-      worst: 'resisting',
-    });
-  });
+  test(
+    'from the first move away from healthy to the return to healthy, across bands in between (anchored on the ' +
+      'entry from calm)',
+    () => {
+      expect(findIncident(wave, 'healthy', T, 6 * H, 6 * H, NOW)).toEqual({
+        anchor: T - 60 * M,
+        from: T - 60 * M,
+        to: T + 70 * M,
+        openStart: false,
+        openEnd: false,
+        worst: 'resisting',
+      });
+    },
+  );
 
   test('of two incidents, the one whose entry into degrading or resisting is nearest T', () => {
     const two = [

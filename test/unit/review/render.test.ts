@@ -99,7 +99,8 @@ test('every section, the figures as given, the chart linked by its relative name
     expect(md).toContain(`\n${s}\n`);
   expect(md).toContain('(not back to healthy by the end of the search)');
   expect(md).toContain(
-    '- **Peak refusal rate:** 90.0 % over 5 min at 2026-11-24 10:20:00Z; refusals peaked (first reached 80 % of it) at 2026-11-24 10:10:00Z',
+    '- **Peak refusal rate:** 90.0 % over 5 min at 2026-11-24 10:20:00Z; refusals peaked (first reached 80 % ' +
+      'of it) at 2026-11-24 10:10:00Z',
   );
   expect(md).toContain('the warning came **10 min before refusals peaked**');
   // A pipe in a reason does not break the table.
@@ -114,7 +115,8 @@ test('every section, the figures as given, the chart linked by its relative name
     '![shop.example.com: score, refusals and actions around the incident](review-shop.example.com-20261124T1000Z.svg)',
   );
   expect(md).toContain(
-    '- **faster smoothing** — faster smoothing settings: would have warned 3 min earlier and throttled 4 ticks more; 5 tick(s) differ',
+    '- **faster smoothing** — faster smoothing settings: would have warned 3 min earlier and throttled 4 ticks ' +
+      'more; 5 tick(s) differ',
   );
   expect(md).toContain('**Warned earliest:** faster smoothing.');
   expect(md).toContain('**Throttled less:** none of the candidates.');
@@ -123,14 +125,16 @@ test('every section, the figures as given, the chart linked by its relative name
 
 test("the canaries during the incident: the product's runs by result and the crawler's own canary requests", () => {
   expect(renderReview(review)).toContain(
-    "\n## Canaries\n\nNo canary of the product's ran during the incident.\nThe crawler sent no canary requests (`canary: true`) during the incident.\n",
+    "\n## Canaries\n\nNo canary of the product's ran during the incident.\nThe crawler sent no canary requests " +
+      '(`canary: true`) during the incident.\n',
   );
   const md = renderReview({
     ...review,
     canaries: { product: { pass: 3, mismatch: 0, blocked: 2, error: 1 }, crawler: { requests: 97, failed: 7 } },
   });
   expect(md).toContain(
-    "The product's canaries ran 6 time(s): 3 pass, 0 mismatch, 2 blocked, 1 error.\nDuring the incident, 97 canary requests from the crawler: 90 ok, 7 refused or failed.\n",
+    "The product's canaries ran 6 time(s): 3 pass, 0 mismatch, 2 blocked, 1 error.\nDuring the incident, 97 " +
+      'canary requests from the crawler: 90 ok, 7 refused or failed.\n',
   );
 });
 

@@ -73,64 +73,71 @@ function result(
   };
 }
 
-test('builtInCandidates: the half-life halved, the healthy threshold raised by 5; the rest of the settings kept', () => {
-  const c = config();
-  const [faster, earlier] = builtInCandidates(c);
-  expect(faster!.config.scoring.smoothing.halfLifeMs).toBe(c.scoring.smoothing.halfLifeMs / 2);
-  expect(faster!.config.scoring.bands).toEqual(c.scoring.bands);
-  expect(earlier!.config.scoring.bands.healthyMin).toBe(c.scoring.bands.healthyMin + 5);
-  expect(earlier!.config.policy).toBe(c.policy);
-  expect(earlier!.description).toContain('{"scoring": {"bands": {"healthyMin": 85}}}');
-  const high = { ...c, scoring: { ...c.scoring, bands: { ...c.scoring.bands, healthyMin: 97 } } };
-  expect(builtInCandidates(high).map((x) => x.name)).toEqual(['faster smoothing']);
-});
+test(
+  'builtInCandidates: the half-life halved, the healthy threshold raised by 5; ' + 'the rest of the settings kept',
+  () => {
+    const c = config();
+    const [faster, earlier] = builtInCandidates(c);
+    expect(faster!.config.scoring.smoothing.halfLifeMs).toBe(c.scoring.smoothing.halfLifeMs / 2);
+    expect(faster!.config.scoring.bands).toEqual(c.scoring.bands);
+    expect(earlier!.config.scoring.bands.healthyMin).toBe(c.scoring.bands.healthyMin + 5);
+    expect(earlier!.config.policy).toBe(c.policy);
+    expect(earlier!.description).toContain('{"scoring": {"bands": {"healthyMin": 85}}}');
+    const high = { ...c, scoring: { ...c.scoring, bands: { ...c.scoring.bands, healthyMin: 97 } } };
+    expect(builtInCandidates(high).map((x) => x.name)).toEqual(['faster smoothing']);
+  },
+);
 
-test('runFigures and candidateFigures: first warning, lead before the peak, throttled ticks (below nominal counts), differences', () => {
-  const c = config();
-  const peak = T0 + 6 * M;
-  const current = result(
-    ['healthy', 'healthy', 'healthy', 'degrading', 'degrading', 'healthy', 'healthy'],
-    [16, 16, 16, 8, 8, 12, 16],
-  );
-  const cand = result(
-    ['healthy', 'degrading', 'degrading', 'degrading', 'healthy', 'healthy', 'healthy'],
-    [16, 12, 8, 8, 16, 16, 16],
-  );
-  const a = runFigures('current', 'current settings', current, c.policy, peak);
-  expect(a).toEqual({
-    name: 'current',
-    description: 'current settings',
-    firstDegradeAt: new Date(T0 + 3 * M).toISOString(),
-    firstPauseAt: null,
-    leadMs: 3 * M,
-    throttledTicks: 3,
-    warningTicks: 2,
-    notices: 2,
-  });
-  const b = candidateFigures(
-    { result: current, figures: a },
-    { result: cand, figures: runFigures('faster', 'x', cand, c.policy, peak) },
-  );
-  expect(b.earlierByMs).toBe(2 * M);
-  expect(b.throttledLess).toBe(0);
-  expect(b.leadMs).toBe(5 * M);
-  // Ticks 2, 3 and 5 differ in band and notices; tick 6 only in its controls, which `replay --compare`
-  // compares through their changes (none here), so it is not a difference.
-  expect(b.importantDifferences).toBe(3);
-  expect(b.differences).toBe(3);
-  expect(warnedEarliest(a, [b])).toBe('faster');
-  expect(throttledLeast([b])).toBeNull();
-  expect(
-    throttledLeast([
-      { ...b, throttledLess: 2 },
-      { ...b, name: 'other', throttledLess: 5 },
-    ]),
-  ).toBe('other');
-  const never = runFigures('none', 'x', result(['healthy', 'healthy']), c.policy, null);
-  expect(never.leadMs).toBeNull();
-  expect(warnedEarliest(never, [b])).toBe('faster');
-  expect(warnedEarliest(a, [{ ...b, earlierByMs: -M }])).toBeNull();
-});
+test(
+  'runFigures and candidateFigures: first warning, lead before the peak, throttled ticks (below nominal counts), ' +
+    'differences',
+  () => {
+    const c = config();
+    const peak = T0 + 6 * M;
+    const current = result(
+      ['healthy', 'healthy', 'healthy', 'degrading', 'degrading', 'healthy', 'healthy'],
+      [16, 16, 16, 8, 8, 12, 16],
+    );
+    const cand = result(
+      ['healthy', 'degrading', 'degrading', 'degrading', 'healthy', 'healthy', 'healthy'],
+      [16, 12, 8, 8, 16, 16, 16],
+    );
+    const a = runFigures('current', 'current settings', current, c.policy, peak);
+    expect(a).toEqual({
+      name: 'current',
+      description: 'current settings',
+      firstDegradeAt: new Date(T0 + 3 * M).toISOString(),
+      firstPauseAt: null,
+      leadMs: 3 * M,
+      throttledTicks: 3,
+      warningTicks: 2,
+      notices: 2,
+    });
+    const b = candidateFigures(
+      { result: current, figures: a },
+      { result: cand, figures: runFigures('faster', 'x', cand, c.policy, peak) },
+    );
+    expect(b.earlierByMs).toBe(2 * M);
+    expect(b.throttledLess).toBe(0);
+    expect(b.leadMs).toBe(5 * M);
+    // Ticks 2, 3 and 5 differ in band and notices; tick 6 only in its controls, which `replay --compare`
+    // compares through their changes (none here), so it is not a difference.
+    expect(b.importantDifferences).toBe(3);
+    expect(b.differences).toBe(3);
+    expect(warnedEarliest(a, [b])).toBe('faster');
+    expect(throttledLeast([b])).toBeNull();
+    expect(
+      throttledLeast([
+        { ...b, throttledLess: 2 },
+        { ...b, name: 'other', throttledLess: 5 },
+      ]),
+    ).toBe('other');
+    const never = runFigures('none', 'x', result(['healthy', 'healthy']), c.policy, null);
+    expect(never.leadMs).toBeNull();
+    expect(warnedEarliest(never, [b])).toBe('faster');
+    expect(warnedEarliest(a, [{ ...b, earlierByMs: -M }])).toBeNull();
+  },
+);
 
 test('minutesText', () => {
   expect(minutesText(5 * M)).toBe('5 min');

@@ -53,55 +53,63 @@ test('the catalogue: fifteen scenarios, kebab-case names, one-line descriptions'
   }
 });
 
-test('deterministic: the same options give the same events; another seed, end or site gives others; no clock or Math.random is read', () => {
-  const now = jest.spyOn(Date, 'now').mockImplementation(() => {
-    throw new Error('the generator read the clock');
-  });
-  const random = jest.spyOn(Math, 'random').mockImplementation(() => {
-    throw new Error('the generator drew from Math.random');
-  });
-  try {
-    const options = { days: 2, seed: 7, end: END };
-    const first = digest('tarpit', options);
-    expect(digest('tarpit', options)).toEqual(first);
-    expect(first.count).toBeGreaterThan(50_000);
-    // Each of these changes the traffic from its first events on.
-    const head = digest('tarpit', options, 2_000).hash;
-    expect(digest('tarpit', { ...options, seed: 8 }, 2_000).hash).not.toBe(head);
-    expect(digest('tarpit', { ...options, end: END + 60_000 }, 2_000).hash).not.toBe(head);
-    expect(digest('tarpit', { ...options, site: 'Other.Example.com' }, 2_000).hash).not.toBe(head);
-    // The events iterable is lazy and can be walked again (each walk generates afresh).
-    const scenario = generateScenario('low-traffic', options);
-    const once = [...scenario.events];
-    expect(once.length).toBeGreaterThan(1_000);
-    expect([...scenario.events]).toEqual(once);
-    expect(generateScenario('tarpit', options).truth).toEqual(generateScenario('tarpit', options).truth);
-  } finally {
-    now.mockRestore();
-    random.mockRestore();
-  }
-});
-
-test('volumes: ~40 requests a minute on the incident day, ~6 on history days (so a 15-day scenario is ~180,000 events); the low-traffic site under one a minute', () => {
-  const perMinute = (name: string) => {
-    const { events } = generateScenario(name, { days: 3, end: END });
-    let history = 0;
-    let incident = 0;
-    for (const e of events) {
-      if (Date.parse(e.ts as string) < END - DAY) history++;
-      else incident++;
+test(
+  'deterministic: the same options give the same events; another seed, end or site gives others; no clock or ' +
+    'Math.random is read',
+  () => {
+    const now = jest.spyOn(Date, 'now').mockImplementation(() => {
+      throw new Error('the generator read the clock');
+    });
+    const random = jest.spyOn(Math, 'random').mockImplementation(() => {
+      throw new Error('the generator drew from Math.random');
+    });
+    try {
+      const options = { days: 2, seed: 7, end: END };
+      const first = digest('tarpit', options);
+      expect(digest('tarpit', options)).toEqual(first);
+      expect(first.count).toBeGreaterThan(50_000);
+      // Each of these changes the traffic from its first events on.
+      const head = digest('tarpit', options, 2_000).hash;
+      expect(digest('tarpit', { ...options, seed: 8 }, 2_000).hash).not.toBe(head);
+      expect(digest('tarpit', { ...options, end: END + 60_000 }, 2_000).hash).not.toBe(head);
+      expect(digest('tarpit', { ...options, site: 'Other.Example.com' }, 2_000).hash).not.toBe(head);
+      // The events iterable is lazy and can be walked again (each walk generates afresh).
+      const scenario = generateScenario('low-traffic', options);
+      const once = [...scenario.events];
+      expect(once.length).toBeGreaterThan(1_000);
+      expect([...scenario.events]).toEqual(once);
+      expect(generateScenario('tarpit', options).truth).toEqual(generateScenario('tarpit', options).truth);
+    } finally {
+      now.mockRestore();
+      random.mockRestore();
     }
-    return { history: history / (2 * 1440), incident: incident / 1440 };
-  };
-  const quiet = perMinute('quiet');
-  expect(quiet.history).toBeGreaterThan(5.5);
-  expect(quiet.history).toBeLessThan(6.5);
-  expect(quiet.incident).toBeGreaterThan(38);
-  expect(quiet.incident).toBeLessThan(42);
-  const low = perMinute('low-traffic');
-  expect(low.history).toBeGreaterThan(0.3);
-  expect(low.incident).toBeLessThan(1);
-});
+  },
+);
+
+test(
+  'volumes: ~40 requests a minute on the incident day, ~6 on history days (so a 15-day scenario is ~180,000 ' +
+    'events); the low-traffic site under one a minute',
+  () => {
+    const perMinute = (name: string) => {
+      const { events } = generateScenario(name, { days: 3, end: END });
+      let history = 0;
+      let incident = 0;
+      for (const e of events) {
+        if (Date.parse(e.ts as string) < END - DAY) history++;
+        else incident++;
+      }
+      return { history: history / (2 * 1440), incident: incident / 1440 };
+    };
+    const quiet = perMinute('quiet');
+    expect(quiet.history).toBeGreaterThan(5.5);
+    expect(quiet.history).toBeLessThan(6.5);
+    expect(quiet.incident).toBeGreaterThan(38);
+    expect(quiet.incident).toBeLessThan(42);
+    const low = perMinute('low-traffic');
+    expect(low.history).toBeGreaterThan(0.3);
+    expect(low.incident).toBeLessThan(1);
+  },
+);
 
 test('history days have a daily shape: busiest mid-afternoon UTC, quietest in the small hours', () => {
   const byHour = new Array<number>(24).fill(0);

@@ -272,35 +272,45 @@ describe.each(SCENARIO_NAMES)('%s', (name) => {
     data = undefined;
   });
 
-  test('every event passes the event schema, without an explicit outcome, in time order, ids stable, body samples ≤ 2 KB', () => {
-    const { seen, problems } = loaded();
-    expect(problems).toEqual([]);
-    expect(seen.length).toBeGreaterThan(name === 'low-traffic' ? 1_000 : 50_000);
-  });
+  test(
+    'every event passes the event schema, without an explicit outcome, in time order, ids stable, body samples ≤ ' +
+      '2 KB',
+    () => {
+      const { seen, problems } = loaded();
+      expect(problems).toEqual([]);
+      expect(seen.length).toBeGreaterThan(name === 'low-traffic' ? 1_000 : 50_000);
+    },
+  );
 
-  test('the classifier finds the intended outcome ≥ 95 % of the time for each outcome, ≥ 99 % for ok (norms from the own history)', () => {
-    const { seen, truth } = loaded();
-    const classify = compileClassifier({});
-    const norms = historyNorms(seen, Date.parse(truth.incident.from), classify);
-    expect([...norms.keys()].sort()).toEqual(['listing', 'product', 'search']);
-    const confusion: Partial<Record<Outcome, Partial<Record<Outcome, number>>>> = {};
-    for (const { e, intended } of seen) {
-      const got = classify(e, norms.get(e.pageType!)).outcome;
-      const row = (confusion[intended] ??= {});
-      row[got] = (row[got] ?? 0) + 1;
-    }
-    const agreement: Record<string, number> = {};
-    for (const [intended, row] of Object.entries(confusion)) {
-      const total = Object.values(row).reduce((a, b) => a + b, 0);
-      if (total >= 20) agreement[intended] = (row[intended as Outcome] ?? 0) / total;
-    }
-    // Normal pages are most of the traffic: even 1 % of them taken for refusals would swamp the signal.
-    for (const [intended, share] of Object.entries(agreement)) {
-      if (share < (intended === 'ok' ? 0.99 : 0.95))
-        throw new Error(`${intended}: ${(share * 100).toFixed(1)} % agreement; confusion ${JSON.stringify(confusion)}`);
-    }
-    expect(Object.keys(agreement)).toEqual(expect.arrayContaining(['ok', 'error']));
-  });
+  test(
+    'the classifier finds the intended outcome ≥ 95 % of the time for each outcome, ≥ 99 % for ok (norms from ' +
+      'the own history)',
+    () => {
+      const { seen, truth } = loaded();
+      const classify = compileClassifier({});
+      const norms = historyNorms(seen, Date.parse(truth.incident.from), classify);
+      expect([...norms.keys()].sort()).toEqual(['listing', 'product', 'search']);
+      const confusion: Partial<Record<Outcome, Partial<Record<Outcome, number>>>> = {};
+      for (const { e, intended } of seen) {
+        const got = classify(e, norms.get(e.pageType!)).outcome;
+        const row = (confusion[intended] ??= {});
+        row[got] = (row[got] ?? 0) + 1;
+      }
+      const agreement: Record<string, number> = {};
+      for (const [intended, row] of Object.entries(confusion)) {
+        const total = Object.values(row).reduce((a, b) => a + b, 0);
+        if (total >= 20) agreement[intended] = (row[intended as Outcome] ?? 0) / total;
+      }
+      // Normal pages are most of the traffic: even 1 % of them taken for refusals would swamp the signal.
+      for (const [intended, share] of Object.entries(agreement)) {
+        if (share < (intended === 'ok' ? 0.99 : 0.95))
+          throw new Error(
+            `${intended}: ${(share * 100).toFixed(1)} % agreement; confusion ${JSON.stringify(confusion)}`,
+          );
+      }
+      expect(Object.keys(agreement)).toEqual(expect.arrayContaining(['ok', 'error']));
+    },
+  );
 
   test('hardBlocks50At and refused50At are where the generated traffic passes half', () => {
     const { seen, truth } = loaded();

@@ -119,7 +119,8 @@ describe('assess', () => {
         baseline: { requests: 1 } as never,
       }),
     ).toThrow(
-      'baseline.hardBlocks: required; baseline.challenges: required; baseline.softBlocks: required; baseline.p95LatencyMs: required',
+      'baseline.hardBlocks: required; baseline.challenges: required; baseline.softBlocks: required; ' +
+        'baseline.p95LatencyMs: required',
     );
   });
 

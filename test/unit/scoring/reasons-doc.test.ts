@@ -29,10 +29,20 @@ describe('reason keys', () => {
         ...ROUTE_REASONS,
       ]),
     );
+    const keyShapes = [
+      'hard_block',
+      'challenge',
+      'soft_block',
+      'latency',
+      'total_refusal',
+      'majority_refusal',
+      'canary_mismatch',
+      'extraction_[a-z_]+',
+      'cost_[a-z_]+',
+      'route_[a-z_]+',
+    ];
     for (const key of REASON_KEYS) {
-      expect(key).toMatch(
-        /^(hard_block|challenge|soft_block|latency|total_refusal|majority_refusal|canary_mismatch|extraction_[a-z_]+|cost_[a-z_]+|route_[a-z_]+)$/,
-      );
+      expect(key).toMatch(new RegExp(`^(${keyShapes.join('|')})$`));
       expect(REASONS[key]).not.toContain('\n');
       expect(REASONS[key].length).toBeGreaterThan(10);
     }

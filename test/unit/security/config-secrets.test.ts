@@ -50,7 +50,8 @@ describe('a refused setting never echoes its secret', () => {
       loadNotifierSettings({ TARGET_HEALTH_SLACK_WEBHOOK_URL: 'ftp://hooks.slack.com/services/T0/B0/XOXBSECRET' }),
     );
     expect(m).toBe(
-      'TARGET_HEALTH_SLACK_WEBHOOK_URL: must be an http(s) URL like https://hooks.example.com/target-health (got "ftp://hooks.slack.com/…")',
+      'TARGET_HEALTH_SLACK_WEBHOOK_URL: must be an http(s) URL like https://hooks.example.com/target-health ' +
+        '(got "ftp://hooks.slack.com/…")',
     );
   });
 

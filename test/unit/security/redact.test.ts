@@ -171,7 +171,8 @@ test('property: a pino JSON line holding the URL anywhere comes out valid JSON w
   fc.assert(
     fc.property(scheme, password, fc.boolean(), (s, pw, encoded) => {
       const raw = urlWith(s, pw, encoded);
-      const line = `${JSON.stringify({ level: 50, msg: `connect ${raw} failed`, database: raw, nested: [{ url: raw }] })}\n`;
+      const entry = { level: 50, msg: `connect ${raw} failed`, database: raw, nested: [{ url: raw }] };
+      const line = `${JSON.stringify(entry)}\n`;
       const out = redactLogLine(line);
       expect(out.endsWith('\n')).toBe(true);
       const parsed = JSON.parse(out) as { msg: string; database: string };

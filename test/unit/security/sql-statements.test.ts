@@ -99,7 +99,9 @@ const REVIEWED: ReadonlyArray<{ file: string; expression: string; why: string }>
   {
     file: 'tools/backtest/scratch-database.ts',
     expression: 'name',
-    why: 'a scratch database name the code makes: th_backtest_<pid>_<8 hex>_<n> (CREATE/DROP DATABASE take no parameters)',
+    why:
+      'a scratch database name the code makes: th_backtest_<pid>_<8 hex>_<n> (CREATE/DROP DATABASE take no ' +
+      'parameters)',
   },
   {
     file: 'tools/backtest/scratch-database.ts',

@@ -65,7 +65,8 @@ beforeAll(async () => {
 afterAll(() => elsewhere.close());
 
 test.each([301, 302, 307, 308])(
-  'a webhook answering %i is not followed: nothing reaches the redirect target; a permanent error names only its origin',
+  'a webhook answering %i is not followed: nothing reaches the redirect target; a permanent error names only ' +
+    'its origin',
   async (status) => {
     const redirecting = await serve(() => ({
       status,
@@ -75,7 +76,8 @@ test.each([301, 302, 307, 308])(
       const err = await failure(jsonWebhookChannel(`${redirecting.url}/hook/T0K3N`).send(payload));
       expect(err).toBeInstanceOf(PermanentDeliveryError);
       expect(err.message).toBe(
-        `JSON webhook at ${redirecting.url} answered ${status}, a redirect to ${elsewhere.url}; redirects are not followed: set the webhook URL to the final address`,
+        `JSON webhook at ${redirecting.url} answered ${status}, a redirect to ${elsewhere.url}; redirects are ` +
+          `not followed: set the webhook URL to the final address`,
       );
       expect(redirecting.paths).toEqual(['/hook/T0K3N']);
       expect(elsewhere.paths).toEqual([]);
@@ -98,12 +100,16 @@ test('a receiver echoing the request URL in its error does not put the token int
   }
 });
 
-test('a webhook URL with user:password@ handed to the channel directly: the error quotes neither (fetch itself would)', async () => {
-  const err = await failure(
-    jsonWebhookChannel(`${elsewhere.url.replace('//', '//bot:S3CRET-PW@')}/hook/T0K3N-PATH`).send(payload),
-  );
-  expect(err.message).toMatch(new RegExp(`^JSON webhook at ${elsewhere.url} unreachable: `));
-  expect(err.message).not.toContain('S3CRET-PW');
-  expect(err.message).not.toContain('T0K3N-PATH');
-  expect(elsewhere.paths).toEqual([]);
-});
+test(
+  'a webhook URL with user:password@ handed to the channel directly: the error quotes neither (fetch itself ' +
+    'would)',
+  async () => {
+    const err = await failure(
+      jsonWebhookChannel(`${elsewhere.url.replace('//', '//bot:S3CRET-PW@')}/hook/T0K3N-PATH`).send(payload),
+    );
+    expect(err.message).toMatch(new RegExp(`^JSON webhook at ${elsewhere.url} unreachable: `));
+    expect(err.message).not.toContain('S3CRET-PW');
+    expect(err.message).not.toContain('T0K3N-PATH');
+    expect(elsewhere.paths).toEqual([]);
+  },
+);

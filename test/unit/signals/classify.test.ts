@@ -114,7 +114,8 @@ describe('classifyOutcome: one outcome class per rule, each with its reason', ()
       outcome: 'soft_block',
       rule: 'block_marker',
       reason:
-        'status 200 carrying a block page: marker generic-block-text matched "unusual traffic from your computer network" (weak marker, corroborated by short page (906 bytes))',
+        'status 200 carrying a block page: marker generic-block-text matched "unusual traffic from your ' +
+        'computer network" (weak marker, corroborated by short page (906 bytes))',
       evidence: {
         markerId: 'generic-block-text',
         vendor: 'generic',
@@ -228,7 +229,8 @@ describe('empty extraction soft blocks', () => {
       outcome: 'soft_block',
       rule: 'empty_extraction',
       reason:
-        'status 200 but the extraction was empty, where "product" pages on this site yield records 98% of the time (120 samples)',
+        'status 200 but the extraction was empty, where "product" pages on this site yield records 98% of the ' +
+        'time (120 samples)',
       evidence: { status: 200, usualRecordsRate: 0.98, samples: 120 },
     });
   });

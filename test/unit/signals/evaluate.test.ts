@@ -130,25 +130,28 @@ describe('evaluate', () => {
     ]);
   });
 
-  it('runs the product classifier: a block text on a 403 is caught in every mode where it is served as a refusal', () => {
-    const classify = compileClassifier();
-    const akamai = page(
-      'ak',
-      '<html><head><title>Access Denied</title></head><body>Reference&#32;&#35;18&#46;1b2c3d</body></html>',
-      {
-        class: 'hard_block',
-        vendor: 'Akamai',
-        typicalStatus: 403,
-      },
-    );
-    const result = evaluate(
-      [akamai, page('ok', '<title>Shop</title><p>Lamps</p>', { class: 'ok', vendor: 'none' })],
-      classify,
-    );
-    expect(result.modes.map((m) => [m.overall.caught, m.overall.falsePositives])).toEqual([
-      [1, 0],
-      [1, 0],
-      [1, 0],
-    ]);
-  });
+  it(
+    'runs the product classifier: ' + 'a block text on a 403 is caught in every mode where it is served as a refusal',
+    () => {
+      const classify = compileClassifier();
+      const akamai = page(
+        'ak',
+        '<html><head><title>Access Denied</title></head><body>Reference&#32;&#35;18&#46;1b2c3d</body></html>',
+        {
+          class: 'hard_block',
+          vendor: 'Akamai',
+          typicalStatus: 403,
+        },
+      );
+      const result = evaluate(
+        [akamai, page('ok', '<title>Shop</title><p>Lamps</p>', { class: 'ok', vendor: 'none' })],
+        classify,
+      );
+      expect(result.modes.map((m) => [m.overall.caught, m.overall.falsePositives])).toEqual([
+        [1, 0],
+        [1, 0],
+        [1, 0],
+      ]);
+    },
+  );
 });

@@ -293,40 +293,43 @@ function check(problems: readonly string[]): void {
   if (problems.length > 0) throw new Error(problems.join('\n'));
 }
 
-test(`any line: one event or one rejection with clear messages, never a crash (${RUNS.toLocaleString('en')} lines)`, () => {
-  let accepted = 0;
-  let rejected = 0;
-  fc.assert(
-    fc.property(hostileLine, (line) => {
-      const out = parseNdjsonLines([line], 7, { now: NOW });
-      if (line.trim() === '')
-        return check(
-          out.blank === 1 && out.events.length + out.rejected.length === 0
-            ? []
-            : ['a blank line is not counted as blank'],
-        );
-      if (out.events.length + out.rejected.length !== 1)
-        return check([`${out.events.length} events and ${out.rejected.length} rejections for one line`]);
-      if (out.events.length === 1) {
-        accepted += 1;
+test(
+  'any line: one event or one rejection with clear messages, ' + `never a crash (${RUNS.toLocaleString('en')} lines)`,
+  () => {
+    let accepted = 0;
+    let rejected = 0;
+    fc.assert(
+      fc.property(hostileLine, (line) => {
+        const out = parseNdjsonLines([line], 7, { now: NOW });
+        if (line.trim() === '')
+          return check(
+            out.blank === 1 && out.events.length + out.rejected.length === 0
+              ? []
+              : ['a blank line is not counted as blank'],
+          );
+        if (out.events.length + out.rejected.length !== 1)
+          return check([`${out.events.length} events and ${out.rejected.length} rejections for one line`]);
+        if (out.events.length === 1) {
+          accepted += 1;
+          return check([
+            ...(out.lines[0] === 7 ? [] : [`line number ${out.lines[0]}`]),
+            ...storageProblems(out.events[0]!),
+          ]);
+        }
+        rejected += 1;
+        const r = out.rejected[0]!;
         return check([
-          ...(out.lines[0] === 7 ? [] : [`line number ${out.lines[0]}`]),
-          ...storageProblems(out.events[0]!),
+          ...(r.line === 7 ? [] : [`line number ${r.line}`]),
+          ...(r.errors.length > 0 ? [] : ['no message']),
+          ...r.errors.flatMap(messageProblems),
         ]);
-      }
-      rejected += 1;
-      const r = out.rejected[0]!;
-      return check([
-        ...(r.line === 7 ? [] : [`line number ${r.line}`]),
-        ...(r.errors.length > 0 ? [] : ['no message']),
-        ...r.errors.flatMap(messageProblems),
-      ]);
-    }),
-    { numRuns: RUNS },
-  );
-  // Both outcomes must be common, or the generator tests little.
-  expect(Math.min(accepted, rejected)).toBeGreaterThan(RUNS / 10);
-});
+      }),
+      { numRuns: RUNS },
+    );
+    // Both outcomes must be common, or the generator tests little.
+    expect(Math.min(accepted, rejected)).toBeGreaterThan(RUNS / 10);
+  },
+);
 
 test(`the fast parser equals the zod parser wherever it answers (${RUNS.toLocaleString('en')} objects)`, () => {
   let fast = 0;

@@ -106,7 +106,8 @@ describe('RequestOutcomeEvent schema', () => {
       [
         'ts without a zone',
         { ts: '2025-03-14T10:22:31' },
-        'ts: must be an ISO-8601 time with a zone like "2025-01-31T12:00:00.000Z", or epoch milliseconds (got "2025-03-14T10:22:31")',
+        'ts: must be an ISO-8601 time with a zone like "2025-01-31T12:00:00.000Z", or epoch milliseconds (got ' +
+          '"2025-03-14T10:22:31")',
       ],
       [
         'ts in seconds',
@@ -188,10 +189,12 @@ describe('RequestOutcomeEvent schema', () => {
 
     it('requires exactly one of status and networkError', () => {
       expect(errorsOf({ ...BASE_EVENT, status: undefined })).toEqual([
-        'status: is required unless networkError is set: send status (the HTTP status code) when a response arrived, or networkError when none did',
+        'status: is required unless networkError is set: send status (the HTTP status code) when a response ' +
+          'arrived, or networkError when none did',
       ]);
       expect(errorsOf({ ...BASE_EVENT, networkError: 'timeout' })).toEqual([
-        'networkError: cannot be sent together with status: a request either got an HTTP response (status) or not (networkError)',
+        'networkError: cannot be sent together with status: a request either got an HTTP response (status) or ' +
+          'not (networkError)',
       ]);
     });
 
@@ -223,7 +226,8 @@ describe('parseEventLine', () => {
     expect(result).toEqual({
       ok: false,
       errors: [
-        'line 17: site: must be a host name like shop.example.com (got "http://x"): "x" is a single label; a site needs at least two, e.g. x.com',
+        'line 17: site: must be a host name like shop.example.com (got "http://x"): "x" is a single label; a ' +
+          'site needs at least two, e.g. x.com',
         'line 17: latencyMs: must be the request latency in milliseconds, a number ≥ 0 like 412 (got -1)',
       ],
     });

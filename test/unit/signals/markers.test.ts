@@ -108,7 +108,8 @@ describe('fixture pages', () => {
   it('a short login form with a captcha widget is ok: the widget guards a field to fill in', () => {
     const login =
       '<html><head><title>Sign in</title></head><body><form method="post"><input name="email" type="email">' +
-      '<input type="password" name="pw"><div class="g-recaptcha" data-sitekey="x"></div><button>Sign in</button></form></body></html>';
+      ('<input type="password" name="pw"><div class="g-recaptcha" data-sitekey="x"></div><button>Sign ' +
+        'in</button></form></body></html>');
     expect(classifyOutcome({ status: 200, bodySample: login }).outcome).toBe('ok');
     expect(
       classifyOutcome({
@@ -132,7 +133,8 @@ describe('fixture pages', () => {
 
   it("a vendor's script counts on a bare page or a refusal status, never on an app shell with a title", () => {
     const stub =
-      '<html><head><script src="/_Incapsula_Resource?SWJIYLWA=719d34d31c8e3a6e6fffd425f7e032f3"></script></head><body></body></html>';
+      '<html><head><script src="/_Incapsula_Resource?SWJIYLWA=719d34d31c8e3a6e6fffd425f7e032f3"></script></head' +
+      '><body></body></html>';
     expect(classifyOutcome({ status: 200, bodySample: stub })).toMatchObject({
       outcome: 'challenge',
       evidence: { markerId: 'incapsula-resource' },

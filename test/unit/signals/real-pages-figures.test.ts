@@ -77,7 +77,10 @@ async function peerClassifier(pages: readonly LabelledPage[]): Promise<ClassifyP
   const inputs = pages.flatMap((p) => EVALUATION_MODES.map((mode) => peerInput(eventFor(p, mode))));
   const code = `const { parentPort, workerData } = require('node:worker_threads');
 const detect = require(${JSON.stringify(require.resolve('is-antibot'))});
-parentPort.postMessage(workerData.map((input) => { const r = detect(input); return { detected: r.detected, provider: r.provider, technique: r.technique }; }));`;
+parentPort.postMessage(workerData.map((input) => {
+  const r = detect(input);
+  return { detected: r.detected, provider: r.provider, technique: r.technique };
+}));`;
   const results = await new Promise<PeerResult[]>((resolve, reject) => {
     const worker = new Worker(code, { eval: true, workerData: inputs });
     worker.once('message', (m: PeerResult[]) => resolve(m));

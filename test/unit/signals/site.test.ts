@@ -49,7 +49,8 @@ describe('normaliseSite', () => {
 
   it('names the input and the fix for a scheme-only URL', () => {
     expect(() => normaliseSite('http://x')).toThrow(
-      'must be a host name like shop.example.com (got "http://x"): "x" is a single label; a site needs at least two, e.g. x.com',
+      'must be a host name like shop.example.com (got "http://x"): "x" is a single label; a site needs at ' +
+        'least two, e.g. x.com',
     );
   });
 });

@@ -68,10 +68,12 @@ describe('the banner', () => {
     });
     expect(lines).toContain('  Temporal UI:   http://127.0.0.1:8233');
     expect(lines).toContain(
-      '  Temporal CLI:  /root/.cache/target-health/temporal-v1.5.1/temporal (cache); or `npx target-health temporal …`, connected like every command here',
+      '  Temporal CLI:  /root/.cache/target-health/temporal-v1.5.1/temporal (cache); or `npx target-health ' +
+        'temporal …`, connected like every command here',
     );
     expect(lines).toContain(
-      `  List sites:    set -a; . data/cli.env; set +a; npx target-health temporal workflow list --query "${RUNNING_SITES_QUERY}"`,
+      `  List sites:    set -a; . data/cli.env; set +a; npx target-health temporal workflow list --query ` +
+        `"${RUNNING_SITES_QUERY}"`,
     );
     // The tests of npm start wait for these two lines, last.
     expect(lines.slice(-3, -1).map((l) => l.split(':')[0])).toEqual(['  Watch a site', '  First token']);
@@ -79,7 +81,8 @@ describe('the banner', () => {
 
   test('a cluster from TEMPORAL_ADDRESS needed no provisioning; an SDK download left no binary', () => {
     expect(bannerLines({ ...base, uiUrl: undefined, temporalCli: undefined })).toContain(
-      '  Temporal CLI:  npx target-health temporal … (provisioned on first use: temporal on PATH, else the per-machine cache)',
+      '  Temporal CLI:  npx target-health temporal … (provisioned on first use: temporal on PATH, else the ' +
+        'per-machine cache)',
     );
     expect(
       bannerLines({ ...base, uiUrl: undefined, temporalCli: { kind: 'sdk-download', downloadDir: '/tmp/x' } }).join(

@@ -177,13 +177,15 @@ export class ControlsState implements ControlsView {
       this.lastReminderAt = now;
       this.log().warn(
         { problem, sites: this.records.size },
-        `controls: lost ${this.sourceName} (${problem}); obeying the last known controls of ${this.records.size} sites and reconnecting`,
+        `controls: lost ${this.sourceName} (${problem}); obeying the last known controls of ` +
+          `${this.records.size} sites and reconnecting`,
       );
     } else if (now - this.lastReminderAt >= 60_000) {
       this.lastReminderAt = now;
       this.log().warn(
         { problem, sites: this.records.size, downForMs: now - this.downSince },
-        `controls: ${this.sourceName} still unreachable after ${Math.round((now - this.downSince) / 1000)} s (${problem}); obeying the last known controls`,
+        `controls: ${this.sourceName} still unreachable after ${Math.round((now - this.downSince) / 1000)} s ` +
+          `(${problem}); obeying the last known controls`,
       );
     }
   }
@@ -224,7 +226,8 @@ export class ControlsState implements ControlsView {
         const why = this.lastError === undefined ? '' : ` (last problem: ${this.lastError})`;
         reject(
           new ControlsClientError(
-            `controls: no snapshot from ${this.sourceName} within ${this.readyTimeoutMs} ms${why}; still trying in the background`,
+            `controls: no snapshot from ${this.sourceName} within ${this.readyTimeoutMs} ms${why}; still ` +
+              `trying in the background`,
             'timeout',
           ),
         );

@@ -62,7 +62,8 @@ function streamUrl(options: ControlsClientOptions): URL {
     base = new URL(options.apiUrl);
   } catch {
     throw new Error(
-      `createControlsClient: apiUrl: must be the API's base URL like http://127.0.0.1:8787 (got ${JSON.stringify(options.apiUrl)})`,
+      `createControlsClient: apiUrl: must be the API's base URL like http://127.0.0.1:8787 (got ` +
+        `${JSON.stringify(options.apiUrl)})`,
     );
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:')
@@ -74,7 +75,8 @@ function streamUrl(options: ControlsClientOptions): URL {
     const r = typeof site === 'string' ? tryNormaliseSite(site) : undefined;
     if (r === undefined || !r.ok)
       throw new Error(
-        `createControlsClient: sites[${i}]: ${r === undefined ? 'must be a host name like shop.example.com' : r.error.message}`,
+        `createControlsClient: sites[${i}]: ` +
+          `${r === undefined ? 'must be a host name like shop.example.com' : r.error.message}`,
       );
     url.searchParams.append('site', r.site);
   });
@@ -85,17 +87,20 @@ function streamUrl(options: ControlsClientOptions): URL {
 function refusalOf(status: number, message: string, url: URL): ControlsClientError {
   if (status === 401)
     return new ControlsClientError(
-      `controls: the API refused the token (401: ${message}); pass a valid token with the read scope (target-health token create <name> --scope read)`,
+      `controls: the API refused the token (401: ${message}); pass a valid token with the read scope ` +
+        `(target-health token create <name> --scope read)`,
       'unauthorized',
     );
   if (status === 403)
     return new ControlsClientError(
-      `controls: the token lacks the read scope (403: ${message}); create one with target-health token create <name> --scope read`,
+      `controls: the token lacks the read scope (403: ${message}); create one with target-health token create ` +
+        `<name> --scope read`,
       'forbidden',
     );
   if (status === 404)
     return new ControlsClientError(
-      `controls: ${url.origin}${url.pathname} is not found (404); apiUrl must be the Target Health API's base URL, like http://127.0.0.1:8787`,
+      `controls: ${url.origin}${url.pathname} is not found (404); apiUrl must be the Target Health API's base ` +
+        `URL, like http://127.0.0.1:8787`,
       'not_found',
     );
   return new ControlsClientError(`controls: the API refused the stream request (${status}: ${message})`, 'bad_request');
@@ -118,7 +123,8 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
   const url = streamUrl(options);
   if (typeof options.token !== 'string' || options.token.trim() === '') {
     throw new Error(
-      'createControlsClient: token is empty; pass a token with the read scope (target-health token create <name> --scope read; is TH_TOKEN set?)',
+      'createControlsClient: token is empty; pass a token with the read scope (target-health token create ' +
+        '<name> --scope read; is TH_TOKEN set?)',
     );
   }
   if (options.unknownSite !== undefined && options.unknownSite !== 'allow' && options.unknownSite !== 'pause') {
@@ -222,7 +228,8 @@ export function createControlsClient(options: ControlsClientOptions): ControlsCl
       discard(res);
       state.refused(
         new ControlsClientError(
-          `controls: ${url.origin}${url.pathname} answered ${contentType ?? 'no content type'}, not an event stream; is apiUrl the Target Health API?`,
+          `controls: ${url.origin}${url.pathname} answered ${contentType ?? 'no content type'}, not an event ` +
+            `stream; is apiUrl the Target Health API?`,
           'not_a_stream',
         ),
       );

@@ -279,7 +279,8 @@ export function targetHealth(options: TargetHealthOptions): TargetHealth {
       throw new DeferredByTargetHealth(
         attempt.site,
         'paused',
-        `${current?.reason ?? 'no controls known for the site, unknownSite is "pause"'}; it came while the request waited to leave`,
+        `${current?.reason ?? 'no controls known for the site, unknownSite is "pause"'}; it came while the ` +
+          `request waited to leave`,
       );
     }
     attempt.startedAt = performance.now();

@@ -16,7 +16,8 @@ export class DeferredByTargetHealth extends RetryRequestError {
     detail: string,
   ) {
     super(
-      `target-health: ${site} ${why === 'paused' ? 'is paused' : 'is at its concurrency limit'} (${detail}); request put back, not failed`,
+      `target-health: ${site} ${why === 'paused' ? 'is paused' : 'is at its concurrency limit'} (${detail}); ` +
+        `request put back, not failed`,
     );
     this.name = 'DeferredByTargetHealth';
   }

@@ -29,8 +29,19 @@ const RULES: readonly Rule[] = [
   },
   {
     kind: 'connection_reset',
-    pattern:
-      /ECONNRESET|socket hang up|EPIPE|ERR_CONNECTION_RESET|ERR_CONNECTION_CLOSED|ERR_EMPTY_RESPONSE|other side closed|premature close/i,
+    pattern: new RegExp(
+      [
+        'ECONNRESET',
+        'socket hang up',
+        'EPIPE',
+        'ERR_CONNECTION_RESET',
+        'ERR_CONNECTION_CLOSED',
+        'ERR_EMPTY_RESPONSE',
+        'other side closed',
+        'premature close',
+      ].join('|'),
+      'i',
+    ),
   },
 ];
 

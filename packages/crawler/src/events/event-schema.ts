@@ -316,7 +316,8 @@ function buildEventSchema() {
     .refine((e: RawEvent) => !(e.status === undefined && e.networkError === undefined), {
       path: ['status'],
       message:
-        'is required unless networkError is set: send status (the HTTP status code) when a response arrived, or networkError when none did',
+        'is required unless networkError is set: send status (the HTTP status code) when a response arrived, ' +
+        'or networkError when none did',
       when: isObject,
     })
     .refine((e: RawEvent) => !(e.status !== undefined && e.networkError !== undefined), {

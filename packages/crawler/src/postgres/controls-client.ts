@@ -61,7 +61,8 @@ const rowSchema = z.object({
 });
 
 const COLUMNS =
-  'site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason, version, updated_at';
+  'site, concurrency_limit, revisit_multiplier, paused, canary_only, effective_cost_multiplier, band, reason, ' +
+  'version, updated_at';
 
 /** The view's rows for these sites (null: every site), checked; a row that fails the check is logged and left out. */
 async function readControls(
@@ -112,7 +113,8 @@ function refusalOf(err: unknown): ControlsClientError | undefined {
   if (typeof code !== 'string') return undefined;
   if (code.startsWith('28'))
     return new ControlsClientError(
-      `controls: PostgreSQL refused the login (${describeError(err)}); check the user and password of the connection string`,
+      `controls: PostgreSQL refused the login (${describeError(err)}); check the user and password of the ` +
+        `connection string`,
       'database',
     );
   if (code === '3D000')
@@ -122,12 +124,14 @@ function refusalOf(err: unknown): ControlsClientError | undefined {
     );
   if (code === '42P01')
     return new ControlsClientError(
-      `controls: the database has no ${CONTROLS_VIEW} view (${describeError(err)}); is it Target Health's database, migrated (target-health migrate) by version 0.1 or later?`,
+      `controls: the database has no ${CONTROLS_VIEW} view (${describeError(err)}); is it Target Health's ` +
+        `database, migrated (target-health migrate) by version 0.1 or later?`,
       'database',
     );
   if (code === '42501')
     return new ControlsClientError(
-      `controls: ${describeError(err)}; the role needs GRANT SELECT ON ${CONTROLS_VIEW} (docs/security.md, "A least-privilege role for crawlers")`,
+      `controls: ${describeError(err)}; the role needs GRANT SELECT ON ${CONTROLS_VIEW} (docs/security.md, "A ` +
+        `least-privilege role for crawlers")`,
       'database',
     );
   return undefined;
@@ -140,12 +144,14 @@ export function createPostgresControlsClient(options: PostgresControlsClientOpti
     (options.pool === undefined) === (options.connectionString === undefined)
   ) {
     throw new Error(
-      'createPostgresControlsClient: pass either pool (a pg.Pool) or connectionString (postgres://user:password@host:5432/database)',
+      'createPostgresControlsClient: pass either pool (a pg.Pool) or connectionString ' +
+        '(postgres://user:password@host:5432/database)',
     );
   }
   if (options.connectionString !== undefined && !/^postgres(ql)?:\/\//.test(options.connectionString)) {
     throw new Error(
-      'createPostgresControlsClient: connectionString must be a PostgreSQL URL like postgres://user:password@host:5432/database',
+      'createPostgresControlsClient: connectionString must be a PostgreSQL URL like ' +
+        'postgres://user:password@host:5432/database',
     );
   }
   const sites = (options.sites ?? []).map((site, i) => {

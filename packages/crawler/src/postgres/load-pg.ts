@@ -13,8 +13,9 @@ export function loadPg(what: string): typeof Pg {
     loaded = createRequire(__filename)('pg') as typeof Pg;
   } catch (err) {
     const missing = (err as { code?: unknown }).code === 'MODULE_NOT_FOUND';
+    const cause = err instanceof Error ? err.message : String(err);
     throw new Error(
-      `${what}: ${missing ? 'needs the pg package (npm install pg)' : `cannot load the pg package (${err instanceof Error ? err.message : String(err)})`}`,
+      `${what}: ${missing ? 'needs the pg package (npm install pg)' : `cannot load the pg package (${cause})`}`,
     );
   }
   return loaded;

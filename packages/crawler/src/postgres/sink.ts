@@ -37,7 +37,10 @@ export interface PostgresSinkConfig {
   connectionString: string | undefined;
   /** Connections at most (4: the recorder's writes in flight, `maxConcurrentWrites`). */
   max?: number;
-  /** Server-side limit per statement (30 s): a statement stuck behind locks or an overloaded server fails and is retried. */
+  /**
+   * Server-side limit per statement (30 s): a statement stuck behind locks or an
+   * overloaded server fails and is retried.
+   */
   statementTimeoutMs?: number;
   /** Limit for opening a connection, or for waiting for a free one (10 s). */
   connectionTimeoutMs?: number;
@@ -123,7 +126,8 @@ function validConnectionString(config: PostgresSinkConfig): string {
   const url = config.connectionString;
   if (typeof url !== 'string' || url.trim() === '') {
     throw new Error(
-      'postgresSink: connectionString is empty; pass a PostgreSQL URL like postgres://user:password@host:5432/database (is DATABASE_URL set?)',
+      'postgresSink: connectionString is empty; pass a PostgreSQL URL like ' +
+        'postgres://user:password@host:5432/database (is DATABASE_URL set?)',
     );
   }
   if (!/^postgres(ql)?:\/\//.test(url)) {
@@ -169,7 +173,8 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const gzip = promisify(gzipCallback);
 
-const INSERT_SQL = `INSERT INTO ${INBOX_TABLE} (batch_id, events, event_count) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`;
+const INSERT_SQL =
+  `INSERT INTO ${INBOX_TABLE} (batch_id, events, event_count) VALUES ($1, $2, $3) ON CONFLICT DO ` + `NOTHING`;
 
 /** The row's key: the same events (by id, in the same order) are the same row, whoever sends them when. */
 export function inboxBatchId(ids: readonly string[]): string {

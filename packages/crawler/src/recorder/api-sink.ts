@@ -31,7 +31,9 @@ export interface ApiSinkConfig {
   token: string;
   /** Compress request bodies (true): NDJSON with HTML samples shrinks about tenfold. */
   gzip?: boolean;
-  /** Uncompressed bytes per request at most (8 MiB; the API takes 32 MiB by default): larger batches are sent in parts. */
+  /**
+   * Uncompressed bytes per request at most (8 MiB; the API takes 32 MiB by default): larger batches are sent in parts.
+   */
   maxBodyBytes?: number;
   /** A request with no answer within this is abandoned and retried (60 s). */
   timeoutMs?: number;
@@ -91,7 +93,8 @@ function checkConfig(config: ApiSinkConfig): { url: string; token: string } {
     throw new Error(`apiSink: apiUrl: must start with http:// or https:// (got ${JSON.stringify(config.apiUrl)})`);
   if (typeof config.token !== 'string' || config.token.trim() === '') {
     throw new Error(
-      'apiSink: token is empty; pass a token with the ingest scope (target-health token create <name> --scope ingest; is TH_TOKEN set?)',
+      'apiSink: token is empty; pass a token with the ingest scope (target-health token create <name> --scope ' +
+        'ingest; is TH_TOKEN set?)',
     );
   }
   for (const name of ['maxBodyBytes', 'timeoutMs'] as const) {
@@ -195,7 +198,8 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
       const result = resultSchema.safeParse(json);
       if (!result.success)
         throw new ApiSinkError(
-          `the API at ${url} answered ${status} with a body that is not an events result; is apiUrl the Target Health API?`,
+          `the API at ${url} answered ${status} with a body that is not an events result; is apiUrl the Target ` +
+            `Health API?`,
           status,
           'bad_answer',
           false,
@@ -214,7 +218,8 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
     if (status === 401)
       throw configProblem(
         new ApiSinkError(
-          `the API refused the token (401: ${message}): pass apiSink a valid token with the ingest scope (target-health token create <name> --scope ingest)`,
+          `the API refused the token (401: ${message}): pass apiSink a valid token with the ingest scope ` +
+            `(target-health token create <name> --scope ingest)`,
           status,
           code,
           false,
@@ -223,7 +228,8 @@ export function apiSink(config: ApiSinkConfig): ApiSink {
     if (status === 403)
       throw configProblem(
         new ApiSinkError(
-          `the API refused the token (403: ${message}): it lacks the ingest scope; create one with target-health token create <name> --scope ingest`,
+          `the API refused the token (403: ${message}): it lacks the ingest scope; create one with ` +
+            `target-health token create <name> --scope ingest`,
           status,
           code,
           false,

@@ -1,7 +1,7 @@
 /**
- * What `record()` takes: the request-outcome event as a crawler writes it (packages/crawler/src/events/event.ts, docs/events.md),
- * typed from the schema's own input type, so a misspelt field in an object literal fails to compile instead
- * of being refused by the store at run time.
+ * What `record()` takes: the request-outcome event as a crawler writes it (packages/crawler/src/events/event.ts,
+ * docs/events.md), typed from the schema's own input type, so a misspelt field in an object literal fails to
+ * compile instead of being refused by the store at run time.
  *
  * One loosening: a header value may be `undefined`. HTTP libraries type headers that way (Node's
  * `IncomingHttpHeaders`, Crawlee's `response.headers`), and such a value is no problem of the event — the

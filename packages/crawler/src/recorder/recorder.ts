@@ -65,7 +65,10 @@ export interface RecorderOptions {
   maxBuffered?: number;
   /** recordAsync() waits at most this long for room (50 ms). */
   maxWaitMs?: number;
-  /** Batches written at once: several keep PostgreSQL busy while the next batch is prepared (4 measured best on 2 cores). */
+  /**
+   * Batches written at once: several keep PostgreSQL busy while the next batch is
+   * prepared (4 measured best on 2 cores).
+   */
   maxConcurrentWrites?: number;
   /** A batch in memory is retried this long before it is spilled (with spillDir) or given up (15 min). */
   retryForMs?: number;
@@ -84,7 +87,10 @@ export interface RecorderOptions {
   onRejected?: (rejected: RejectedLine[], batch: readonly Record<string, unknown>[]) => void;
   /** Events record() could not keep (no room anywhere). */
   onDropped?: (count: number, reason: string) => void;
-  /** Recorded events given up: not stored by their deadline (without a spill), refused by the store, or lost from the spill. */
+  /**
+   * Recorded events given up: not stored by their deadline (without a spill), refused by the
+   * store, or lost from the spill.
+   */
   onFailed?: (count: number, err: unknown) => void;
   /** Every failed write attempt (before it is retried). */
   onError?: (err: unknown, attempt: number, batchSize: number) => void;
@@ -116,7 +122,10 @@ export interface RecorderStats {
 
 /** What recordWithId() tells about one event. */
 export interface RecordOutcome {
-  /** The event's idempotency key as stored (`event_id`): its own `eventId`, or the one the recorder gave it. Log it to find the row. */
+  /**
+   * The event's idempotency key as stored (`event_id`): its own `eventId`, or the one the recorder
+   * gave it. Log it to find the row.
+   */
   id: string;
   /** False: no room in memory or on disk, the event was dropped (counted in stats().dropped, given to onDropped). */
   kept: boolean;
@@ -209,7 +218,8 @@ function checkOptions(options: RecorderOptions): void {
   if (parsed.success) {
     if (options.maxBuffered !== undefined && options.maxBuffered < (options.highWaterMark ?? 50_000)) {
       throw new Error(
-        `createRecorder: maxBuffered: must be at least highWaterMark (${options.highWaterMark ?? 50_000}) (got ${options.maxBuffered})`,
+        `createRecorder: maxBuffered: must be at least highWaterMark (${options.highWaterMark ?? 50_000}) (got ` +
+          `${options.maxBuffered})`,
       );
     }
     return;
@@ -228,7 +238,8 @@ function checkOptions(options: RecorderOptions): void {
     throw new Error(`createRecorder: ${keys}: unknown option${hint}`);
   }
   throw new Error(
-    `createRecorder: ${field}: ${issue.message} (got ${typeof got === 'number' || typeof got === 'string' ? JSON.stringify(got) : typeof got})`,
+    `createRecorder: ${field}: ${issue.message} (got ` +
+      `${typeof got === 'number' || typeof got === 'string' ? JSON.stringify(got) : typeof got})`,
   );
 }
 

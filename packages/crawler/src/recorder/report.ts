@@ -153,7 +153,8 @@ export function createReporter(logger: () => RecorderLogger, ctx: ReporterContex
   const rejections = summary((count, firstError) => {
     logger().warn(
       { rejected: count, firstError, ...(firstRejectedId === undefined ? {} : { firstEventId: firstRejectedId }) },
-      `recorder: the store refused ${count} invalid events (first: ${firstError}); they are not stored: fix the crawler's events (docs/events.md), or pass onRejected to handle them`,
+      `recorder: the store refused ${count} invalid events (first: ${firstError}); they are not stored: fix ` +
+        `the crawler's events (docs/events.md), or pass onRejected to handle them`,
     );
     firstRejectedId = undefined;
   });
@@ -170,7 +171,8 @@ export function createReporter(logger: () => RecorderLogger, ctx: ReporterContex
         lastReminderAt = now;
         logger().warn(
           { err: describeError(err), ...ctx.backlog() },
-          `recorder: cannot write events (${describeError(err)}); keeping them and retrying each batch for up to ${minutes(ctx.retryForMs)}` +
+          `recorder: cannot write events (${describeError(err)}); keeping them and retrying each batch for up ` +
+            `to ${minutes(ctx.retryForMs)}` +
             (ctx.spillDir === undefined ? '' : `, then on disk in ${ctx.spillDir}`),
         );
       } else if (now - lastReminderAt >= STILL_FAILING_EVERY_MS) {
@@ -220,7 +222,8 @@ export function createReporter(logger: () => RecorderLogger, ctx: ReporterContex
     leftOnDisk(count) {
       logger().warn(
         { spilled: count, spillDir: ctx.spillDir },
-        `recorder: closed with ${count} events not yet sent, kept on disk in ${ctx.spillDir ?? '?'}; a recorder started with that spillDir sends them`,
+        `recorder: closed with ${count} events not yet sent, kept on disk in ${ctx.spillDir ?? '?'}; a ` +
+          `recorder started with that spillDir sends them`,
       );
     },
     flushSummaries() {

@@ -378,7 +378,8 @@ function lockDirectory(abs: string): void {
     const owner = Number(readFileSync(path, 'utf8').trim());
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
       throw new Error(
-        `spillDir: ${abs} is in use by process ${owner} (another recorder); give each recorder its own directory, or delete ${path} if that process is not one`,
+        `spillDir: ${abs} is in use by process ${owner} (another recorder); give each recorder its own ` +
+          `directory, or delete ${path} if that process is not one`,
       );
     }
     // Left by a recorder that did not close (a crash): its segments are ours to send now.

@@ -5,6 +5,7 @@ when its `version` is newer than the one held (the stream may repeat a change in
 the last known record when the API is unreachable (the fail-safe: a crawler that loses the API keeps
 obeying what it was last told rather than running at full speed).
 """
+
 from __future__ import annotations
 
 import threading
@@ -31,6 +32,7 @@ class SiteControls:
     @staticmethod
     def from_api(record: Mapping[str, Any]) -> "SiteControls":
         """The API's record (camelCase JSON); a malformed one is a ValueError naming the field."""
+
         def need(name: str, kind: type | tuple[type, ...]) -> Any:
             value = record.get(name)
             if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:

@@ -1,9 +1,11 @@
 """Building request-outcome events (docs/events.md) from what any crawler knows of an attempt: its URL,
 route, latency, status, headers and body, or the exception it ended with.
 
-Pure functions (no crawler, no I/O) so they are unit-tested directly and shared by every integration. The event's fields and limits
-mirror `packages/crawler/src/events/event.ts`: the API refuses an unknown field, so nothing here invents one.
+Pure functions (no crawler, no I/O) so they are unit-tested directly and shared by every integration. The
+event's fields and limits mirror `packages/crawler/src/events/event.ts`: the API refuses an unknown field, so
+nothing here invents one.
 """
+
 from __future__ import annotations
 
 import base64
@@ -20,7 +22,18 @@ BODY_SAMPLE_CHARS = 64 * 1024
 MAX_TITLE_CHARS = 1024
 MAX_HEADER_VALUE = 4096
 # The response headers the classifier's markers read (packages/crawler/src/events/markers.ts); others are not sent.
-CLASSIFIER_HEADERS = ("server", "cf-mitigated", "set-cookie", "x-datadome", "x-iinfo", "x-amzn-waf-action", "location", "x-kpsdk-ct", "x-cachewall-action", "x-vercel-mitigated")
+CLASSIFIER_HEADERS = (
+    "server",
+    "cf-mitigated",
+    "set-cookie",
+    "x-datadome",
+    "x-iinfo",
+    "x-amzn-waf-action",
+    "location",
+    "x-kpsdk-ct",
+    "x-cachewall-action",
+    "x-vercel-mitigated",
+)
 NETWORK_ERRORS = ("connection_reset", "timeout", "dns", "tls", "proxy", "other")
 EXTRACTION_RESULTS = ("ok", "missing_fields", "schema_mismatch", "empty")
 
@@ -63,7 +76,9 @@ def proxy_user(proxy_authorization: bytes | str | None) -> str | None:
     if scheme.lower() != "basic":
         return None
     try:
-        return base64.b64decode(encoded.strip(), validate=True).decode("utf-8", errors="replace").split(":", 1)[0] or None
+        return (
+            base64.b64decode(encoded.strip(), validate=True).decode("utf-8", errors="replace").split(":", 1)[0] or None
+        )
     except (ValueError, binascii.Error):
         return None
 
@@ -126,14 +141,37 @@ def exception_kind(exc: BaseException) -> str:
     module = type(exc).__module__ or ""
     if names & {"TunnelError", "ProxyError", "ProxyConnectionError"}:
         return "proxy"
-    if names & {"SSLError", "SSLCertVerificationError", "CertificateError"} or module.startswith("OpenSSL") or set(module.split(".")) & {"tls", "ssl", "_sslverify"}:
+    if (
+        names & {"SSLError", "SSLCertVerificationError", "CertificateError"}
+        or module.startswith("OpenSSL")
+        or set(module.split(".")) & {"tls", "ssl", "_sslverify"}
+    ):
         return "tls"
     if names & {"DNSLookupError", "CannotResolveHostError", "gaierror", "NoResolverError"}:
         return "dns"
     # httpx's and impit's (crawlee-python's HTTP clients) names are among these too.
-    if names & {"TimeoutError", "DownloadTimeoutError", "TCPTimedOutError", "UserTimeoutError", "ServerTimeoutError", "timeout", "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutException"}:
+    if names & {
+        "TimeoutError",
+        "DownloadTimeoutError",
+        "TCPTimedOutError",
+        "UserTimeoutError",
+        "ServerTimeoutError",
+        "timeout",
+        "ConnectTimeout",
+        "ReadTimeout",
+        "WriteTimeout",
+        "PoolTimeout",
+        "TimeoutException",
+    }:
         return "timeout"
-    if names & {"ResponseNeverReceived", "ResponseFailed", "_ResponseFailed", "RequestTransmissionFailed", "DownloadFailedError", "ResponseDataLossError"}:
+    if names & {
+        "ResponseNeverReceived",
+        "ResponseFailed",
+        "_ResponseFailed",
+        "RequestTransmissionFailed",
+        "DownloadFailedError",
+        "ResponseDataLossError",
+    }:
         # Twisted wraps the real cause in `reasons` (a list of Failures): a TLS failure stays a TLS failure.
         for reason in getattr(exc, "reasons", None) or []:
             inner = getattr(reason, "value", reason)
@@ -142,7 +180,20 @@ def exception_kind(exc: BaseException) -> str:
                 if kind in ("tls", "timeout", "dns", "proxy"):
                     return kind
         return "connection_reset"
-    if names & {"ConnectionLost", "ConnectionDone", "ConnectionRefusedError", "DownloadConnectionRefusedError", "ConnectError", "ConnectionResetError", "ConnectionAbortedError", "BrokenPipeError", "PotentialDataLoss", "RemoteProtocolError", "ReadError", "WriteError"}:
+    if names & {
+        "ConnectionLost",
+        "ConnectionDone",
+        "ConnectionRefusedError",
+        "DownloadConnectionRefusedError",
+        "ConnectError",
+        "ConnectionResetError",
+        "ConnectionAbortedError",
+        "BrokenPipeError",
+        "PotentialDataLoss",
+        "RemoteProtocolError",
+        "ReadError",
+        "WriteError",
+    }:
         return "connection_reset"
     return "other"
 
@@ -152,7 +203,8 @@ def _cut(text: str, limit: int) -> str:
     return text[:limit]
 
 
-# Between the head and the tail of a large page's sample: the same text as packages/crawler/src/events/text.ts SAMPLE_GAP.
+# Between the head and the tail of a large page's sample: the same text as SAMPLE_GAP in
+# packages/crawler/src/events/text.ts.
 SAMPLE_GAP = "\n[… middle of the page left out …]\n"
 
 
@@ -219,7 +271,9 @@ def classifier_headers(get_list: Callable[[str], Sequence[bytes | str]]) -> dict
     return out
 
 
-def extraction_record(result: str, valid_records: int | None = None, missing_fields: list[str] | None = None) -> dict[str, Any]:
+def extraction_record(
+    result: str, valid_records: int | None = None, missing_fields: list[str] | None = None
+) -> dict[str, Any]:
     """The event's `extraction`, checked as the API checks it (a mistake is a ValueError naming the fix)."""
     if result not in EXTRACTION_RESULTS:
         raise ValueError(f"result: must be one of {', '.join(EXTRACTION_RESULTS)} (got {result!r})")
@@ -232,7 +286,9 @@ def extraction_record(result: str, valid_records: int | None = None, missing_fie
         if not isinstance(valid_records, int) or valid_records < 0:
             raise ValueError(f"valid_records: must be an integer >= 0 (got {valid_records!r})")
         if result == "empty" and valid_records > 0:
-            raise ValueError(f'valid_records: is {valid_records} but result is "empty"; an empty extraction has 0 valid records')
+            raise ValueError(
+                f'valid_records: is {valid_records} but result is "empty"; an empty extraction has 0 valid records'
+            )
         out["validRecords"] = valid_records
     return out
 
@@ -253,7 +309,17 @@ def now_ms(now: float | None = None) -> int:
     return int((time.time() if now is None else now) * 1000)
 
 
-def base_event(*, source: str, url: str, route: Mapping[str, Any], latency_ms: float, page_type: str | None, canary: bool = False, retries: int | None = None, now: float | None = None) -> dict[str, Any]:
+def base_event(
+    *,
+    source: str,
+    url: str,
+    route: Mapping[str, Any],
+    latency_ms: float,
+    page_type: str | None,
+    canary: bool = False,
+    retries: int | None = None,
+    now: float | None = None,
+) -> dict[str, Any]:
     """`source`: the crawler's name, the event id's prefix ("scrapy", "crawlee-py"); `retries`: how many
     attempts of the same request came before this one."""
     event: dict[str, Any] = {
@@ -273,10 +339,34 @@ def base_event(*, source: str, url: str, route: Mapping[str, Any], latency_ms: f
     return event
 
 
-def response_event(*, source: str, url: str, route: Mapping[str, Any], latency_ms: float, page_type: str | None, status: int, body: bytes, encoding: str | None, header_list: Callable[[str], Sequence[bytes | str]], canary: bool = False, retries: int | None = None, now: float | None = None, text: str | None = None) -> dict[str, Any]:
+def response_event(
+    *,
+    source: str,
+    url: str,
+    route: Mapping[str, Any],
+    latency_ms: float,
+    page_type: str | None,
+    status: int,
+    body: bytes,
+    encoding: str | None,
+    header_list: Callable[[str], Sequence[bytes | str]],
+    canary: bool = False,
+    retries: int | None = None,
+    now: float | None = None,
+    text: str | None = None,
+) -> dict[str, Any]:
     """`text`: the body as the response decoded it (a Scrapy TextResponse's `text`, cached and read by
     the spider too): the sample and the title are cut from it instead of decoding the body once more."""
-    event = base_event(source=source, url=url, route=route, latency_ms=latency_ms, page_type=page_type, canary=canary, retries=retries, now=now)
+    event = base_event(
+        source=source,
+        url=url,
+        route=route,
+        latency_ms=latency_ms,
+        page_type=page_type,
+        canary=canary,
+        retries=retries,
+        now=now,
+    )
     event["status"] = status if 100 <= status <= 999 else 599
     event["bytes"] = len(body)
     headers = classifier_headers(header_list)
@@ -290,7 +380,27 @@ def response_event(*, source: str, url: str, route: Mapping[str, Any], latency_m
     return event
 
 
-def exception_event(*, source: str, url: str, route: Mapping[str, Any], latency_ms: float, page_type: str | None, exc: BaseException, canary: bool = False, retries: int | None = None, now: float | None = None) -> dict[str, Any]:
-    event = base_event(source=source, url=url, route=route, latency_ms=latency_ms, page_type=page_type, canary=canary, retries=retries, now=now)
+def exception_event(
+    *,
+    source: str,
+    url: str,
+    route: Mapping[str, Any],
+    latency_ms: float,
+    page_type: str | None,
+    exc: BaseException,
+    canary: bool = False,
+    retries: int | None = None,
+    now: float | None = None,
+) -> dict[str, Any]:
+    event = base_event(
+        source=source,
+        url=url,
+        route=route,
+        latency_ms=latency_ms,
+        page_type=page_type,
+        canary=canary,
+        retries=retries,
+        now=now,
+    )
     event["networkError"] = exception_kind(exc)
     return event

@@ -10,6 +10,7 @@ a dead connection. Mode "poll" (or when the server has no stream): `GET /v1/site
 While the API is unreachable the store keeps the last known records (the fail-safe), and the thread
 retries with a back-off of 1 s doubling to 30 s.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -31,10 +32,24 @@ class NoStream(Exception):
 
 
 class ControlsFollower:
-    def __init__(self, api_url: str, token: str, store: ControlsStore, *, mode: str = "stream", sites: Iterable[str] = (), poll_interval: float = 5.0, read_timeout: float = 45.0, sites_seen: Callable[[], Iterable[str]] = lambda: (), on_error: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        api_url: str,
+        token: str,
+        store: ControlsStore,
+        *,
+        mode: str = "stream",
+        sites: Iterable[str] = (),
+        poll_interval: float = 5.0,
+        read_timeout: float = 45.0,
+        sites_seen: Callable[[], Iterable[str]] = lambda: (),
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
         parts = urlsplit(api_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"TARGET_HEALTH_API_URL: must be an http(s) URL like http://127.0.0.1:8787 (got {api_url!r})")
+            raise ValueError(
+                f"TARGET_HEALTH_API_URL: must be an http(s) URL like http://127.0.0.1:8787 (got {api_url!r})"
+            )
         self.scheme = parts.scheme
         self.host = parts.hostname
         self.port = parts.port
@@ -104,7 +119,9 @@ class ControlsFollower:
                 failing = False
                 backoff = 1.0
             except NoStream as err:
-                log.warning("target-health: %s; polling each site's controls every %.0fs instead", err, self.poll_interval)
+                log.warning(
+                    "target-health: %s; polling each site's controls every %.0fs instead", err, self.poll_interval
+                )
                 self.mode = "poll"
             except Exception as err:  # noqa: BLE001 — any failure: keep the last known controls, retry
                 self.connected = False
@@ -114,7 +131,12 @@ class ControlsFollower:
                 if self.on_error:
                     self.on_error(message)
                 if not failing:
-                    log.warning("target-health: controls API unreachable (%s); keeping the last known controls of %d sites and retrying", message, len(self.store.sites()))
+                    log.warning(
+                        "target-health: controls API unreachable (%s); "
+                        "keeping the last known controls of %d sites and retrying",
+                        message,
+                        len(self.store.sites()),
+                    )
                 failing = True
                 self._stop.wait(backoff)
                 backoff = min(30.0, backoff * 2)

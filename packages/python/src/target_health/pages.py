@@ -6,6 +6,7 @@ A canary revisits a page the crawl knows and is judged by that page type's norms
 canary without an explicit page type takes the one last recorded for its URL by a production request,
 and has none (site-wide judgement) when its URL was never crawled — said once per site.
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,7 +33,13 @@ class PageTypeMemory:
             known = self.by_url.get(url)
             if known is None and site not in self.warned:
                 self.warned.add(site)
-                log.warning("target-health: canaries of %s have no page type (%s was not crawled as a production page first); set %s to the page type they stand for", site, url, self.mark_name)
+                log.warning(
+                    "target-health: canaries of %s have no page type (%s was not crawled as a production page "
+                    "first); set %s to the page type they stand for",
+                    site,
+                    url,
+                    self.mark_name,
+                )
             return known
         if fallback:
             if len(self.by_url) >= PAGE_TYPES_REMEMBERED:

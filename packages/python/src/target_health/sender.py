@@ -7,6 +7,7 @@ a growing back-off (honouring `Retry-After`): every event has an `eventId`, so a
 attempt whose answer was lost comes back as duplicates, never twice. Refused lines are logged with the
 API's error lines (they name the field and the fix) and counted.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,18 @@ class SenderCounts:
 
 
 class EventSender:
-    def __init__(self, api_url: str, token: str, *, batch_size: int = 500, interval: float = 1.0, max_queue: int = 100_000, timeout: float = 30.0, max_backoff: float = 30.0, on_counts: Callable[[SenderCounts], None] | None = None) -> None:
+    def __init__(
+        self,
+        api_url: str,
+        token: str,
+        *,
+        batch_size: int = 500,
+        interval: float = 1.0,
+        max_queue: int = 100_000,
+        timeout: float = 30.0,
+        max_backoff: float = 30.0,
+        on_counts: Callable[[SenderCounts], None] | None = None,
+    ) -> None:
         self.url = api_url.rstrip("/") + "/v1/events"
         self.token = token
         self.batch_size = max(1, batch_size)
@@ -98,7 +110,11 @@ class EventSender:
                 break
         if n:
             self._count(dropped=n)
-            log.error("target-health: %d events were not delivered before the close deadline (API unreachable: %s)", n, self.counts.last_error)
+            log.error(
+                "target-health: %d events were not delivered before the close deadline (API unreachable: %s)",
+                n,
+                self.counts.last_error,
+            )
 
     def _past_deadline(self) -> bool:
         return self._deadline is not None and time.monotonic() > self._deadline
@@ -139,12 +155,22 @@ class EventSender:
                 return
             if self._past_deadline():
                 self._count(dropped=len(batch))
-                log.error("target-health: gave up on a batch of %d events at the close deadline (%s)", len(batch), self.counts.last_error)
+                log.error(
+                    "target-health: gave up on a batch of %d events at the close deadline (%s)",
+                    len(batch),
+                    self.counts.last_error,
+                )
                 return
             self._count(retries=1)
             delay = min(self.max_backoff, max(backoff, wait))
             if attempt == 1 or attempt % 10 == 0:
-                log.warning("target-health: sending %d events failed (%s); retrying in %.1fs (attempt %d)", len(batch), self.counts.last_error, delay, attempt)
+                log.warning(
+                    "target-health: sending %d events failed (%s); retrying in %.1fs (attempt %d)",
+                    len(batch),
+                    self.counts.last_error,
+                    delay,
+                    attempt,
+                )
             # Interruptible: a close wakes it to try once more before its deadline.
             self._stop.wait(delay) if not self._stop.is_set() else time.sleep(min(delay, 0.5))
             backoff = min(self.max_backoff, backoff * 2)
@@ -152,10 +178,15 @@ class EventSender:
     def _post_once(self, batch: list[dict[str, Any]], body: bytes) -> float | None:
         """One attempt. None: done with this batch (delivered, or refused for good). A number: retry after
         at least that many seconds."""
-        request = urllib.request.Request(self.url, data=body, method="POST", headers={
-            "Content-Type": "application/x-ndjson",
-            "Authorization": f"Bearer {self.token}",
-        })
+        request = urllib.request.Request(
+            self.url,
+            data=body,
+            method="POST",
+            headers={
+                "Content-Type": "application/x-ndjson",
+                "Authorization": f"Bearer {self.token}",
+            },
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as resp:
                 answer = json.loads(resp.read() or b"{}")
@@ -188,7 +219,9 @@ class EventSender:
 
     def _take_answer(self, batch: list[dict[str, Any]], answer: dict[str, Any]) -> None:
         rejected = answer.get("rejected") or []
-        self._count(sent=int(answer.get("accepted", 0)), duplicates=int(answer.get("duplicates", 0)), rejected=len(rejected))
+        self._count(
+            sent=int(answer.get("accepted", 0)), duplicates=int(answer.get("duplicates", 0)), rejected=len(rejected)
+        )
         for item in rejected:
             index = item.get("index")
             event_id = batch[index].get("eventId") if isinstance(index, int) and 0 <= index < len(batch) else None

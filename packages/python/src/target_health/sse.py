@@ -4,6 +4,7 @@ Fed lines as they arrive; yields one `SseEvent` per blank line that ends an even
 (`: heartbeat`) only prove the connection is alive; `id` is kept as the last event id even across events
 without one, as EventSource does, so a reconnect can send `Last-Event-ID`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,5 +1,6 @@
 """The sender's retry/count behaviour and the follower's stream handling, against a small local HTTP
 server standing in for the API (the real API is exercised by test/integration/scrapy-extension.test.ts)."""
+
 import json
 import threading
 import time
@@ -34,7 +35,12 @@ class Api:
                 api.posts.append((dict(self.headers), [e["eventId"] for e in events]))
                 status = api.script.pop(0) if api.script else 200
                 if status == 200:
-                    answer = {"accepted": len(events) - 1, "inserted": len(events) - 1, "duplicates": 0, "rejected": [{"index": 0, "errors": ["site: must be a host name"]}]}
+                    answer = {
+                        "accepted": len(events) - 1,
+                        "inserted": len(events) - 1,
+                        "duplicates": 0,
+                        "rejected": [{"index": 0, "errors": ["site: must be a host name"]}],
+                    }
                 else:
                     answer = {"error": {"code": "store_unavailable", "message": "the database is unavailable; retry"}}
                 data = json.dumps(answer).encode()
@@ -116,12 +122,28 @@ def test_close_gives_up_at_its_deadline_when_the_api_is_down():
 
 
 def record(version, **kw):
-    return {"site": "a.example.com", "concurrencyLimit": 8, "revisitMultiplier": 1, "paused": False, "canaryOnly": False, "effectiveCostMultiplier": 1, "band": "healthy", "reason": "r", "version": version, "updatedAt": "2026-11-30T20:41:07.120Z", **kw}
+    return {
+        "site": "a.example.com",
+        "concurrencyLimit": 8,
+        "revisitMultiplier": 1,
+        "paused": False,
+        "canaryOnly": False,
+        "effectiveCostMultiplier": 1,
+        "band": "healthy",
+        "reason": "r",
+        "version": version,
+        "updatedAt": "2026-11-30T20:41:07.120Z",
+        **kw,
+    }
 
 
 def test_follower_applies_snapshot_and_changes_resumes_with_last_event_id_and_keeps_controls_through_outages(api):
     api.stream_bodies = [
-        "retry: 1000\n\nid: 10\nevent: snapshot\ndata: " + json.dumps({"sites": [record(3)]}) + "\n\n: heartbeat\n\nid: 11\nevent: controls\ndata: " + json.dumps(record(4, paused=True)) + "\n\n",
+        "retry: 1000\n\nid: 10\nevent: snapshot\ndata: "
+        + json.dumps({"sites": [record(3)]})
+        + "\n\n: heartbeat\n\nid: 11\nevent: controls\ndata: "
+        + json.dumps(record(4, paused=True))
+        + "\n\n",
         None,  # the API is down for one attempt
         "id: 12\nevent: controls\ndata: " + json.dumps(record(5, concurrencyLimit=2)) + "\n\n",
     ]

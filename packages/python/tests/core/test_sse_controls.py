@@ -1,4 +1,5 @@
 """The SSE parser, and applying controls by version and what they mean for a request."""
+
 import pytest
 
 from target_health.controls import ControlsStore, SiteControls, slot_settings, verdict
@@ -6,15 +7,32 @@ from target_health.sse import SseParser
 
 
 def record(**kw):
-    base = {"site": "a.example.com", "concurrencyLimit": 16, "revisitMultiplier": 1, "paused": False, "canaryOnly": False, "effectiveCostMultiplier": 1, "band": "healthy", "reason": "nominal", "version": 1, "updatedAt": "2026-11-30T20:41:07.120Z"}
+    base = {
+        "site": "a.example.com",
+        "concurrencyLimit": 16,
+        "revisitMultiplier": 1,
+        "paused": False,
+        "canaryOnly": False,
+        "effectiveCostMultiplier": 1,
+        "band": "healthy",
+        "reason": "nominal",
+        "version": 1,
+        "updatedAt": "2026-11-30T20:41:07.120Z",
+    }
     return {**base, **kw}
 
 
 def test_sse_parser_events_ids_comments_and_retry():
     p = SseParser()
-    stream = "retry: 1000\r\n\r\nid: 7\nevent: snapshot\ndata: {\"sites\":\ndata: []}\n\n: heartbeat\n\nevent: controls\ndata:{\"x\":1}\n\n"
+    stream = (
+        'retry: 1000\r\n\r\nid: 7\nevent: snapshot\ndata: {"sites":\ndata: []}\n\n'
+        ': heartbeat\n\nevent: controls\ndata:{"x":1}\n\n'
+    )
     events = p.feed(stream)
-    assert [(e.event, e.data, e.id) for e in events] == [("snapshot", '{"sites":\n[]}', "7"), ("controls", '{"x":1}', "7")]
+    assert [(e.event, e.data, e.id) for e in events] == [
+        ("snapshot", '{"sites":\n[]}', "7"),
+        ("controls", '{"x":1}', "7"),
+    ]
     assert p.retry_ms == 1000 and p.comments == 1 and p.last_event_id == "7"
 
 
@@ -47,17 +65,20 @@ def test_a_malformed_record_names_the_field():
         SiteControls.from_api(record(band="angry"))
 
 
-@pytest.mark.parametrize("fields, canary, expected", [
-    ({}, False, "go"),
-    ({"paused": True}, False, "hold"),
-    ({"paused": True}, True, "hold"),
-    ({"paused": True, "canaryOnly": True}, False, "hold"),
-    ({"paused": True, "canaryOnly": True}, True, "go"),
-    ({"canaryOnly": True}, True, "go"),
-    ({"canaryOnly": True}, False, "hold"),
-    ({"band": "stopped"}, True, "drop"),
-    ({"band": "stopped", "paused": True}, False, "drop"),
-])
+@pytest.mark.parametrize(
+    "fields, canary, expected",
+    [
+        ({}, False, "go"),
+        ({"paused": True}, False, "hold"),
+        ({"paused": True}, True, "hold"),
+        ({"paused": True, "canaryOnly": True}, False, "hold"),
+        ({"paused": True, "canaryOnly": True}, True, "go"),
+        ({"canaryOnly": True}, True, "go"),
+        ({"canaryOnly": True}, False, "hold"),
+        ({"band": "stopped"}, True, "drop"),
+        ({"band": "stopped", "paused": True}, False, "drop"),
+    ],
+)
 def test_verdict(fields, canary, expected):
     assert verdict(SiteControls.from_api(record(**fields)), canary=canary) == expected
 

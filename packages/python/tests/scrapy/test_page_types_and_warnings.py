@@ -1,4 +1,5 @@
 """The page type each attempt gets, and the open-time warning about settings the controls cannot lower."""
+
 import logging
 from types import SimpleNamespace
 
@@ -23,21 +24,37 @@ def req(url, callback=None, **meta):
 def test_the_callback_names_production_pages_and_an_explicit_page_type_wins():
     types = PageTypes()
     assert types.of(req("https://shop.example/p/1", parse_product), "shop.example") == "parse_product"
-    assert types.of(req("https://shop.example/p/1", parse_product, target_health_page_type="product"), "shop.example") == "product"
+    assert (
+        types.of(req("https://shop.example/p/1", parse_product, target_health_page_type="product"), "shop.example")
+        == "product"
+    )
     assert types.of(req("https://shop.example/", None), "shop.example") is None
 
 
 def test_a_canary_takes_the_page_type_of_the_page_it_revisits_not_its_own_callback(caplog):
     types = PageTypes()
     types.of(req("https://shop.example/p/1", parse_product), "shop.example")
-    assert types.of(req("https://shop.example/p/1", parse_canary, target_health_canary=True), "shop.example") == "parse_product"
+    assert (
+        types.of(req("https://shop.example/p/1", parse_canary, target_health_canary=True), "shop.example")
+        == "parse_product"
+    )
     # A canary of a page never crawled: no page type (judged site-wide), said once per site.
     with caplog.at_level(logging.WARNING, logger="target_health"):
-        assert types.of(req("https://shop.example/p/2", parse_canary, target_health_canary=True), "shop.example") is None
-        assert types.of(req("https://shop.example/p/3", parse_canary, target_health_canary=True), "shop.example") is None
+        assert (
+            types.of(req("https://shop.example/p/2", parse_canary, target_health_canary=True), "shop.example") is None
+        )
+        assert (
+            types.of(req("https://shop.example/p/3", parse_canary, target_health_canary=True), "shop.example") is None
+        )
     assert caplog.text.count("canaries of shop.example have no page type") == 1
     # Its explicit page type wins.
-    assert types.of(req("https://shop.example/p/2", parse_canary, target_health_canary=True, target_health_page_type="product"), "shop.example") == "product"
+    assert (
+        types.of(
+            req("https://shop.example/p/2", parse_canary, target_health_canary=True, target_health_page_type="product"),
+            "shop.example",
+        )
+        == "product"
+    )
 
 
 def test_the_setting_names_every_request_and_the_memory_is_bounded():
@@ -50,7 +67,23 @@ def test_the_setting_names_every_request_and_the_memory_is_bounded():
 
 
 def settings(**kw):
-    base = dict(enabled=True, api_url="http://127.0.0.1:1", token="t", batch_size=500, batch_interval=1.0, max_queue=10, close_timeout=1.0, controls_mode="stream", controls_sites=(), poll_interval=5.0, unknown_site="allow", wait_for_controls=0.0, base_delay=0.0, max_concurrency=8, extraction_wait=30.0)
+    base = dict(
+        enabled=True,
+        api_url="http://127.0.0.1:1",
+        token="t",
+        batch_size=500,
+        batch_interval=1.0,
+        max_queue=10,
+        close_timeout=1.0,
+        controls_mode="stream",
+        controls_sites=(),
+        poll_interval=5.0,
+        unknown_site="allow",
+        wait_for_controls=0.0,
+        base_delay=0.0,
+        max_concurrency=8,
+        extraction_wait=30.0,
+    )
     return Settings(**{**base, **kw})
 
 
@@ -72,7 +105,9 @@ def test_the_api_and_token_come_from_the_environment_unless_the_settings_give_th
     monkeypatch.setenv("TH_TOKEN", "th_from_env")
     s = Settings.from_scrapy(ScrapySettings())
     assert (s.api_url, s.token) == ("http://api.example:8787", "th_from_env")
-    s = Settings.from_scrapy(ScrapySettings({"TARGET_HEALTH_API_URL": "http://other:1", "TARGET_HEALTH_TOKEN": "th_set"}))
+    s = Settings.from_scrapy(
+        ScrapySettings({"TARGET_HEALTH_API_URL": "http://other:1", "TARGET_HEALTH_TOKEN": "th_set"})
+    )
     assert (s.api_url, s.token) == ("http://other:1", "th_set")
     monkeypatch.delenv("TH_TOKEN")
     with pytest.raises(ValueError, match=r"^TARGET_HEALTH_TOKEN: not set, and no TH_TOKEN in the environment"):

@@ -14,6 +14,7 @@ stop). See docs/crawlers-crawlee-python.md.
 
 A canary: `Request.from_url(url, user_data={"target_health_canary": True})`.
 """
+
 from ..events import META_CANARY, META_PAGE_TYPE, META_ROUTE
 from ._gate import ControlledRequestManager
 from ._integration import TargetHealth

@@ -6,6 +6,7 @@ SessionError and never shows the request handler. A network error never reaches 
 handlers name it. The event is sent when the attempt ends (the request manager is told the request is
 handled or goes back for a retry), so it carries the extraction the request handler reported.
 """
+
 from __future__ import annotations
 
 import logging
@@ -47,7 +48,13 @@ def _charset(content_type: str | None) -> str | None:
 
 
 class Attempts:
-    def __init__(self, record: Callable[[dict[str, Any]], None], *, page_type: Callable[[Request], str | None] | None = None, route: Callable[[Request], Mapping[str, Any] | None] | None = None) -> None:
+    def __init__(
+        self,
+        record: Callable[[dict[str, Any]], None],
+        *,
+        page_type: Callable[[Request], str | None] | None = None,
+        route: Callable[[Request], Mapping[str, Any] | None] | None = None,
+    ) -> None:
         self._record = record
         self._page_type = page_type
         self._route = route
@@ -72,11 +79,19 @@ class Attempts:
         explicit = request.user_data.get(ev.META_PAGE_TYPE)
         if not explicit and self._page_type is not None:
             explicit = self._page_type(request)
-        page_type = self._pages.of(url=request.url, site=ev.site_of(request.url), canary=canary, explicit=str(explicit) if explicit else None, fallback=request.label)
+        page_type = self._pages.of(
+            url=request.url,
+            site=ev.site_of(request.url),
+            canary=canary,
+            explicit=str(explicit) if explicit else None,
+            fallback=request.label,
+        )
         # Crawlee counts a retry after an error and a session rotation after a block apart; both are
         # attempts of the same request that came before this one.
         retries = (request.retry_count or 0) + (request.session_rotation_count or 0)
-        self._open[request.unique_key] = Attempt(started=time.monotonic(), route=self._route_of(context), canary=canary, retries=retries, page_type=page_type)
+        self._open[request.unique_key] = Attempt(
+            started=time.monotonic(), route=self._route_of(context), canary=canary, retries=retries, page_type=page_type
+        )
 
     async def after_navigation(self, context: HttpCrawlingContext) -> None:
         attempt = self._open.get(context.request.unique_key)
@@ -86,9 +101,17 @@ class Attempts:
         body = await response.read()
         headers = response.headers
         attempt.event = ev.response_event(
-            source=SOURCE, url=context.request.url, route=attempt.route, latency_ms=(time.monotonic() - attempt.started) * 1000.0,
-            page_type=attempt.page_type, canary=attempt.canary, retries=attempt.retries, status=response.status_code, body=body,
-            encoding=_charset(headers.get("content-type")), header_list=lambda name: [v] if (v := headers.get(name)) else [],
+            source=SOURCE,
+            url=context.request.url,
+            route=attempt.route,
+            latency_ms=(time.monotonic() - attempt.started) * 1000.0,
+            page_type=attempt.page_type,
+            canary=attempt.canary,
+            retries=attempt.retries,
+            status=response.status_code,
+            body=body,
+            encoding=_charset(headers.get("content-type")),
+            header_list=lambda name: [v] if (v := headers.get(name)) else [],
         )
 
     def failed(self, request: Request, error: BaseException) -> None:
@@ -118,10 +141,18 @@ class Attempts:
             self._record(attempt.event)
             return
         assert attempt.error is not None
-        self._record(ev.exception_event(
-            source=SOURCE, url=request.url, route=attempt.route, latency_ms=(time.monotonic() - attempt.started) * 1000.0,
-            page_type=attempt.page_type, canary=attempt.canary, retries=attempt.retries, exc=attempt.error,
-        ))
+        self._record(
+            ev.exception_event(
+                source=SOURCE,
+                url=request.url,
+                route=attempt.route,
+                latency_ms=(time.monotonic() - attempt.started) * 1000.0,
+                page_type=attempt.page_type,
+                canary=attempt.canary,
+                retries=attempt.retries,
+                exc=attempt.error,
+            )
+        )
 
     def close(self) -> int:
         """At the crawl's end: attempts that got neither an answer nor an error were never sent (a hook

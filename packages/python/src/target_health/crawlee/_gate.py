@@ -14,6 +14,7 @@ that sees both ends of every attempt in every crawler class, so:
 `is_empty()` leaves the held requests out, so Crawlee's pool does not keep starting tasks that find
 nothing to run; `is_finished()` counts them, so the crawl idles until the site is resumed.
 """
+
 from __future__ import annotations
 
 import logging
@@ -40,7 +41,17 @@ MAX_TAKEN_PER_FETCH = 1_000
 
 
 class ControlledRequestManager(RequestManager):
-    def __init__(self, store: ControlsStore, *, inner: RequestManager | None = None, unknown_site: str = "allow", max_concurrency: int | None = None, on_end: Callable[[Request], None] = lambda _r: None, count: Callable[[str, int], None] = lambda _k, _n: None, on_site: Callable[[str], None] = lambda _s: None) -> None:
+    def __init__(
+        self,
+        store: ControlsStore,
+        *,
+        inner: RequestManager | None = None,
+        unknown_site: str = "allow",
+        max_concurrency: int | None = None,
+        on_end: Callable[[Request], None] = lambda _r: None,
+        count: Callable[[str, int], None] = lambda _k, _n: None,
+        on_site: Callable[[str], None] = lambda _s: None,
+    ) -> None:
         self._inner = inner
         self._store = store
         self._unknown_site = unknown_site
@@ -71,7 +82,9 @@ class ControlledRequestManager(RequestManager):
     def _decide(self, request: Request) -> Verdict:
         site = ev.site_of(request.url)
         self._on_site(site)
-        decision = verdict(self._store.get(site), canary=bool(request.user_data.get(ev.META_CANARY)), unknown_site=self._unknown_site)
+        decision = verdict(
+            self._store.get(site), canary=bool(request.user_data.get(ev.META_CANARY)), unknown_site=self._unknown_site
+        )
         if decision == "go":
             limit = self._limit(site)
             if limit is not None and self._in_flight.get(site, 0) >= limit:
@@ -82,7 +95,11 @@ class ControlledRequestManager(RequestManager):
         controls = self._store.get(site)
         if controls is None:
             return None
-        return controls.concurrency_limit if self._max_concurrency is None else min(controls.concurrency_limit, self._max_concurrency)
+        return (
+            controls.concurrency_limit
+            if self._max_concurrency is None
+            else min(controls.concurrency_limit, self._max_concurrency)
+        )
 
     def _admit(self, request: Request) -> Request:
         site = ev.site_of(request.url)
@@ -178,9 +195,21 @@ class ControlledRequestManager(RequestManager):
     async def add_request(self, request: str | Request, *, forefront: bool = False) -> ProcessedRequest | None:
         return await (await self._queue()).add_request(request, forefront=forefront)
 
-    async def add_requests(self, requests: Sequence[str | Request], *, forefront: bool = False, batch_size: int = 1000, wait_time_between_batches: timedelta = timedelta(seconds=1), wait_for_all_requests_to_be_added: bool = False, wait_for_all_requests_to_be_added_timeout: timedelta | None = None) -> None:
+    async def add_requests(
+        self,
+        requests: Sequence[str | Request],
+        *,
+        forefront: bool = False,
+        batch_size: int = 1000,
+        wait_time_between_batches: timedelta = timedelta(seconds=1),
+        wait_for_all_requests_to_be_added: bool = False,
+        wait_for_all_requests_to_be_added_timeout: timedelta | None = None,
+    ) -> None:
         await (await self._queue()).add_requests(
-            requests, forefront=forefront, batch_size=batch_size, wait_time_between_batches=wait_time_between_batches,
+            requests,
+            forefront=forefront,
+            batch_size=batch_size,
+            wait_time_between_batches=wait_time_between_batches,
             wait_for_all_requests_to_be_added=wait_for_all_requests_to_be_added,
             wait_for_all_requests_to_be_added_timeout=wait_for_all_requests_to_be_added_timeout,
         )

@@ -1,11 +1,12 @@
 """`TargetHealth`: the crawlee-python integration's entry point.
 
-    th = TargetHealth()                                   # TH_API, TH_TOKEN from the environment
-    crawler = ParselCrawler(request_manager=th.request_manager())
-    th.attach(crawler)                                    # hooks and error handlers
-    async with th:                                        # sender and controls follower; waits for the controls
-        await crawler.run(urls)                           # the exit sends what is left
+th = TargetHealth()                                   # TH_API, TH_TOKEN from the environment
+crawler = ParselCrawler(request_manager=th.request_manager())
+th.attach(crawler)                                    # hooks and error handlers
+async with th:                                        # sender and controls follower; waits for the controls
+    await crawler.run(urls)                           # the exit sends what is left
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -43,14 +44,36 @@ class TargetHealth:
     override the label / the route read from the proxy.
     """
 
-    def __init__(self, api_url: str | None = None, token: str | None = None, *, controls: str = "stream", sites: Iterable[str] = (), unknown_site: str = "allow", wait_for_controls: float = 5.0, max_concurrency: int | None = None, batch_size: int = 500, batch_interval: float = 1.0, max_queue: int = 100_000, close_timeout: float = 30.0, poll_interval: float = 5.0, page_type: Callable[[Request], str | None] | None = None, route: Callable[[Request], Mapping[str, Any] | None] | None = None) -> None:
+    def __init__(
+        self,
+        api_url: str | None = None,
+        token: str | None = None,
+        *,
+        controls: str = "stream",
+        sites: Iterable[str] = (),
+        unknown_site: str = "allow",
+        wait_for_controls: float = 5.0,
+        max_concurrency: int | None = None,
+        batch_size: int = 500,
+        batch_interval: float = 1.0,
+        max_queue: int = 100_000,
+        close_timeout: float = 30.0,
+        poll_interval: float = 5.0,
+        page_type: Callable[[Request], str | None] | None = None,
+        route: Callable[[Request], Mapping[str, Any] | None] | None = None,
+    ) -> None:
         # The arguments win; without them the environment the docs set up, so no token is written in code.
         self.api_url = (api_url or os.environ.get("TH_API") or "").strip()
         self.token = (token or os.environ.get("TH_TOKEN") or "").strip()
         if not self.api_url:
-            raise ValueError("api_url: not given, and no TH_API in the environment; give the API's URL (e.g. http://127.0.0.1:8787)")
+            raise ValueError(
+                "api_url: not given, and no TH_API in the environment; give the API's URL (e.g. http://127.0.0.1:8787)"
+            )
         if not self.token:
-            raise ValueError("token: not given, and no TH_TOKEN in the environment; create one with `target-health token create <name> --scope ingest,read`")
+            raise ValueError(
+                "token: not given, and no TH_TOKEN in the environment; "
+                "create one with `target-health token create <name> --scope ingest,read`"
+            )
         if controls not in ("stream", "poll", "off"):
             raise ValueError(f"controls: must be stream, poll or off (got {controls!r})")
         if unknown_site not in ("allow", "pause"):
@@ -64,8 +87,28 @@ class TargetHealth:
         self.counts: dict[str, int] = {}
         self.store = ControlsStore()
         self.sites_seen: set[str] = set()
-        self.sender = EventSender(self.api_url, self.token, batch_size=batch_size, interval=batch_interval, max_queue=max_queue, on_counts=self._take_counts)
-        self.follower = None if controls == "off" else ControlsFollower(self.api_url, self.token, self.store, mode=controls, sites=sites, poll_interval=poll_interval, sites_seen=lambda: list(self.sites_seen), on_error=lambda _m: self.count("controls_errors"))
+        self.sender = EventSender(
+            self.api_url,
+            self.token,
+            batch_size=batch_size,
+            interval=batch_interval,
+            max_queue=max_queue,
+            on_counts=self._take_counts,
+        )
+        self.follower = (
+            None
+            if controls == "off"
+            else ControlsFollower(
+                self.api_url,
+                self.token,
+                self.store,
+                mode=controls,
+                sites=sites,
+                poll_interval=poll_interval,
+                sites_seen=lambda: list(self.sites_seen),
+                on_error=lambda _m: self.count("controls_errors"),
+            )
+        )
         self.attempts = Attempts(self._record, page_type=page_type, route=route)
         self._managers: list[ControlledRequestManager] = []
         self._started = False
@@ -89,7 +132,15 @@ class TargetHealth:
     def request_manager(self, inner: RequestManager | None = None) -> ControlledRequestManager:
         """The request manager to give the crawler (`request_manager=`): `inner` (default: the default
         RequestQueue, opened when first used) behind the controls' gate."""
-        manager = ControlledRequestManager(self.store, inner=inner, unknown_site=self.unknown_site, max_concurrency=self.max_concurrency, on_end=self.attempts.end, count=self.count, on_site=self.sites_seen.add)
+        manager = ControlledRequestManager(
+            self.store,
+            inner=inner,
+            unknown_site=self.unknown_site,
+            max_concurrency=self.max_concurrency,
+            on_end=self.attempts.end,
+            count=self.count,
+            on_site=self.sites_seen.add,
+        )
         self._managers.append(manager)
         return manager
 
@@ -99,11 +150,17 @@ class TargetHealth:
         yours before attach)."""
         manager = getattr(crawler, "_request_manager", None)
         if not isinstance(manager, ControlledRequestManager) or manager not in self._managers:
-            raise ValueError("attach: the crawler's request manager is not this TargetHealth's; create the crawler with request_manager=th.request_manager() (pass your own queue as its argument)")
+            raise ValueError(
+                "attach: the crawler's request manager is not this TargetHealth's; create the crawler with "
+                "request_manager=th.request_manager() (pass your own queue as its argument)"
+            )
         pre = getattr(crawler, "pre_navigation_hook", None)
         post = getattr(crawler, "post_navigation_hook", None)
         if pre is None or post is None:
-            raise ValueError(f"attach: {type(crawler).__name__} has no pre/post navigation hooks; use an HTTP crawler (ParselCrawler, BeautifulSoupCrawler, HttpCrawler) of crawlee 1.10.1 or newer")
+            raise ValueError(
+                f"attach: {type(crawler).__name__} has no pre/post navigation hooks; use an HTTP crawler "
+                "(ParselCrawler, BeautifulSoupCrawler, HttpCrawler) of crawlee 1.10.1 or newer"
+            )
         pre(self.attempts.before_navigation)
         post(self.attempts.after_navigation)
         crawler.error_handler(self._chain(getattr(crawler, "_error_handler", None)))
@@ -116,11 +173,17 @@ class TargetHealth:
 
         return handler
 
-    def extraction(self, context: BasicCrawlingContext, result: str = "ok", valid_records: int | None = None, missing_fields: list[str] | None = None) -> None:
+    def extraction(
+        self,
+        context: BasicCrawlingContext,
+        result: str = "ok",
+        valid_records: int | None = None,
+        missing_fields: list[str] | None = None,
+    ) -> None:
         """Reports what the request handler extracted (sent with the page's event):
 
-            th.extraction(context, result="ok", valid_records=len(items))
-            th.extraction(context, result="missing_fields", missing_fields=["price"])
+        th.extraction(context, result="ok", valid_records=len(items))
+        th.extraction(context, result="missing_fields", missing_fields=["price"])
         """
         self.attempts.extraction(context.request, ev.extraction_record(result, valid_records, missing_fields))
 
@@ -138,9 +201,18 @@ class TargetHealth:
         self.follower.start()
         started = time.monotonic()
         if await asyncio.to_thread(self.follower.ready.wait, self.wait_for_controls):
-            log.info("target-health: controls of %d sites known after %.2fs", len(self.store.sites()), time.monotonic() - started)
+            log.info(
+                "target-health: controls of %d sites known after %.2fs",
+                len(self.store.sites()),
+                time.monotonic() - started,
+            )
         else:
-            log.warning("target-health: no controls from the API after %.0fs; crawling with %s for unknown sites until they arrive", self.wait_for_controls, self.unknown_site)
+            log.warning(
+                "target-health: no controls from the API after %.0fs; "
+                "crawling with %s for unknown sites until they arrive",
+                self.wait_for_controls,
+                self.unknown_site,
+            )
 
     async def close(self) -> SenderCounts:
         """Sends what is left (at most `close_timeout` s) and stops the follower; on a thread, so the
@@ -149,12 +221,20 @@ class TargetHealth:
         if self.follower is not None:
             await asyncio.to_thread(self.follower.stop)
         counts = await asyncio.to_thread(self.sender.close, self.close_timeout)
-        log.info("target-health: events sent %d (duplicates %d), rejected %d, dropped %d", counts.sent, counts.duplicates, counts.rejected, counts.dropped)
+        log.info(
+            "target-health: events sent %d (duplicates %d), rejected %d, dropped %d",
+            counts.sent,
+            counts.duplicates,
+            counts.rejected,
+            counts.dropped,
+        )
         return counts
 
     async def __aenter__(self) -> TargetHealth:
         await self.start()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.close()

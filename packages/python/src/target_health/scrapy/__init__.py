@@ -8,8 +8,15 @@ site's controls (concurrency, pace, pause, canary-only, stop). See docs/crawlers
 The API's address and token come from the environment (TH_API, TH_TOKEN: a token with the scopes
 ingest,read), or from the settings TARGET_HEALTH_API_URL and TARGET_HEALTH_TOKEN.
 """
+
 from .extension import TargetHealthExtension
 from .middleware import TargetHealthDownloaderMiddleware, TargetHealthSpiderMiddleware, extraction
 from .signals import controls_changed
 
-__all__ = ["TargetHealthExtension", "TargetHealthDownloaderMiddleware", "TargetHealthSpiderMiddleware", "controls_changed", "extraction"]
+__all__ = [
+    "TargetHealthExtension",
+    "TargetHealthDownloaderMiddleware",
+    "TargetHealthSpiderMiddleware",
+    "controls_changed",
+    "extraction",
+]

@@ -1,6 +1,7 @@
 """The Scrapy extension: starts the event sender and the controls follower when the spider opens, waits
 (briefly) for the first controls so the first requests already obey them, and on close sends what is
 left — on a thread, so the reactor never blocks — and puts the final counts into Scrapy's stats."""
+
 from __future__ import annotations
 
 import logging
@@ -55,7 +56,9 @@ class TargetHealthExtension:
         self._sweeper.start(SWEEP_EVERY_S, now=False)
         follower = self.rt.follower
         wait = self.rt.settings.wait_for_controls
-        log.info("target-health: recording to %s; controls: %s", self.rt.settings.api_url, self.rt.settings.controls_mode)
+        log.info(
+            "target-health: recording to %s; controls: %s", self.rt.settings.api_url, self.rt.settings.controls_mode
+        )
         for warning in concurrency_warnings(self.rt.settings):
             log.warning("target-health: %s", warning)
         if follower is None or wait <= 0:
@@ -64,9 +67,18 @@ class TargetHealthExtension:
         def wait_ready() -> None:
             started = time.monotonic()
             if follower.ready.wait(wait):
-                log.info("target-health: controls of %d sites known after %.2fs", len(self.rt.store.sites()), time.monotonic() - started)
+                log.info(
+                    "target-health: controls of %d sites known after %.2fs",
+                    len(self.rt.store.sites()),
+                    time.monotonic() - started,
+                )
             else:
-                log.warning("target-health: no controls from the API after %.0fs; crawling with %s for unknown sites until they arrive", wait, self.rt.settings.unknown_site)
+                log.warning(
+                    "target-health: no controls from the API after %.0fs; "
+                    "crawling with %s for unknown sites until they arrive",
+                    wait,
+                    self.rt.settings.unknown_site,
+                )
 
         # Awaited by the engine: the crawl starts once the first controls are known (or the wait ends).
         await maybe_deferred_to_future(threads.deferToThread(wait_ready))
@@ -82,8 +94,13 @@ class TargetHealthExtension:
                 follower.stop()
             if sender is not None:
                 counts = sender.close(self.rt.settings.close_timeout)
-                log.info("target-health: events sent %d (duplicates %d), rejected %d, dropped %d", counts.sent, counts.duplicates, counts.rejected, counts.dropped)
+                log.info(
+                    "target-health: events sent %d (duplicates %d), rejected %d, dropped %d",
+                    counts.sent,
+                    counts.duplicates,
+                    counts.rejected,
+                    counts.dropped,
+                )
 
         # Blocking work on a thread: the reactor keeps running while the last batches go out.
         await maybe_deferred_to_future(threads.deferToThread(close))
-

@@ -9,6 +9,7 @@ import this package, for `extraction`) before it installs the reactor its settin
 the reactor module installs Twisted's default one — `scrapy crawl` would then refuse to start ("The
 installed reactor … does not match the requested one"). The reactor is looked up when first used.
 """
+
 from __future__ import annotations
 
 import logging
@@ -50,7 +51,10 @@ class PausedOnDeparture(Exception):
     waited in Scrapy's slot queue: the middleware's process_exception hands it back to the scheduler."""
 
     def __init__(self, site: str) -> None:
-        super().__init__(f"target-health: {site} was paused while the request waited for its slot; handed back to the scheduler, not sent")
+        super().__init__(
+            f"target-health: {site} was paused while the request waited for its slot; "
+            "handed back to the scheduler, not sent"
+        )
         self.site = site
 
 
@@ -69,7 +73,9 @@ class PageTypes:
             explicit = self.resolver(request)
         callback = request.callback
         return self.memory.of(
-            url=request.url, site=site, canary=bool(request.meta.get(ev.META_CANARY)),
+            url=request.url,
+            site=site,
+            canary=bool(request.meta.get(ev.META_CANARY)),
             explicit=str(explicit) if explicit else None,
             fallback=getattr(callback, "__name__", None) if callback is not None else None,
         )
@@ -173,7 +179,10 @@ class TargetHealthDownloaderMiddleware:
             return
         download = getattr(handlers, "download_request", None)
         if download is None:
-            log.warning("target-health: this Scrapy's Downloader.handlers has no download_request: a pause reaches only the requests not yet admitted")
+            log.warning(
+                "target-health: this Scrapy's Downloader.handlers has no download_request: "
+                "a pause reaches only the requests not yet admitted"
+            )
             return
 
         # Scrapy 2.13: the downloader calls handlers.download_request(request, spider) and turns what it
@@ -190,11 +199,17 @@ class TargetHealthDownloaderMiddleware:
         site = request.meta.get(META_IN_FLIGHT)
         if site is None:  # not admitted by this middleware (disabled, or a request it never saw)
             return
-        decision = verdict(self.rt.store.get(site), canary=bool(request.meta.get(ev.META_CANARY)), unknown_site=self.rt.settings.unknown_site)
+        decision = verdict(
+            self.rt.store.get(site),
+            canary=bool(request.meta.get(ev.META_CANARY)),
+            unknown_site=self.rt.settings.unknown_site,
+        )
         if decision == "drop":
             self.rt.inc("requests_dropped_stopped")
             controls = self.rt.store.get(site)
-            raise IgnoreRequest(f"target-health: {site} is stopped ({controls.reason if controls else 'band stopped'}); request dropped")
+            raise IgnoreRequest(
+                f"target-health: {site} is stopped ({controls.reason if controls else 'band stopped'}); request dropped"
+            )
         if decision == "hold":
             raise PausedOnDeparture(site)
 
@@ -217,9 +232,21 @@ class TargetHealthDownloaderMiddleware:
         concurrency, delay = slot_settings(controls, self.rt.settings.base_delay)
         concurrency = min(concurrency, self.rt.settings.max_concurrency)
         for key in self.slot_keys.get(controls.site, {controls.site}):
-            downloader.per_slot_settings[key] = {**downloader.per_slot_settings.get(key, {}), "concurrency": concurrency, "delay": delay}
+            downloader.per_slot_settings[key] = {
+                **downloader.per_slot_settings.get(key, {}),
+                "concurrency": concurrency,
+                "delay": delay,
+            }
             slot = downloader.slots.get(key)
-            log.debug("target-health: %s (slot %s): concurrency %d, delay %.2fs (controls v%d, %s)", controls.site, key, concurrency, delay, controls.version, "live slot" if slot is not None else "future slot")
+            log.debug(
+                "target-health: %s (slot %s): concurrency %d, delay %.2fs (controls v%d, %s)",
+                controls.site,
+                key,
+                concurrency,
+                delay,
+                controls.version,
+                "live slot" if slot is not None else "future slot",
+            )
             if slot is not None and (slot.concurrency != concurrency or slot.delay != delay):
                 slot.concurrency = concurrency
                 slot.delay = delay
@@ -265,7 +292,9 @@ class TargetHealthDownloaderMiddleware:
                 engine.crawl(request.replace(dont_filter=True))
         except Exception as err:  # the scheduler may already be gone: the request is then lost with it
             log.warning("target-health: could not hand %s back to the scheduler at close: %s", request.url, err)
-        raise IgnoreRequest(f"target-health: {site} is paused and the crawl is closing; request handed back to the scheduler")
+        raise IgnoreRequest(
+            f"target-health: {site} is paused and the crawl is closing; request handed back to the scheduler"
+        )
 
     def _leave(self, request: Any) -> str:
         """Frees the attempt's concurrency place; the attempt's site."""
@@ -303,7 +332,10 @@ class TargetHealthDownloaderMiddleware:
                     rt.inc("requests_held_now", -1)
                     self.holding.discard(site)
                 controls = rt.store.get(site)
-                raise IgnoreRequest(f"target-health: {site} is stopped ({controls.reason if controls else 'band stopped'}); request dropped")
+                raise IgnoreRequest(
+                    f"target-health: {site} is stopped "
+                    f"({controls.reason if controls else 'band stopped'}); request dropped"
+                )
             if decision == "go":
                 limit = self._limit(site)
                 if limit is None or self.in_flight.get(site, 0) < limit:
@@ -317,7 +349,11 @@ class TargetHealthDownloaderMiddleware:
                 if site not in self.holding:
                     self.holding.add(site)
                     controls = rt.store.get(site)
-                    log.info("target-health: holding the requests of %s until it is resumed (%s)", site, controls.reason if controls else "no controls yet")
+                    log.info(
+                        "target-health: holding the requests of %s until it is resumed (%s)",
+                        site,
+                        controls.reason if controls else "no controls yet",
+                    )
             if self._closing():
                 self._give_back(request, site)
             # Not dropped, not failed: the request waits here until the site is resumed (or stopped).
@@ -351,7 +387,9 @@ class TargetHealthDownloaderMiddleware:
         allowed = request.meta.get("handle_httpstatus_list")
         if allowed is None:
             spider = getattr(self.rt.crawler, "spider", None)
-            allowed = list(getattr(spider, "handle_httpstatus_list", []) or []) + list(self.rt.crawler.settings.getlist("HTTPERROR_ALLOWED_CODES"))
+            allowed = list(getattr(spider, "handle_httpstatus_list", []) or []) + list(
+                self.rt.crawler.settings.getlist("HTTPERROR_ALLOWED_CODES")
+            )
         return status in allowed or self.rt.crawler.settings.getbool("HTTPERROR_ALLOW_ALL")
 
     def process_response(self, request: Any, response: Any, spider: Any = None) -> Any:
@@ -360,10 +398,17 @@ class TargetHealthDownloaderMiddleware:
         if not rt.settings.enabled:
             return response
         event = ev.response_event(
-            source=SOURCE, url=request.url, route=_route(request, rt), latency_ms=self._latency_ms(request),
-            canary=bool(request.meta.get(ev.META_CANARY)), retries=request.meta.get("retry_times"),
-            page_type=self.page_types.of(request, site), status=response.status, body=response.body,
-            encoding=None, header_list=response.headers.getlist,
+            source=SOURCE,
+            url=request.url,
+            route=_route(request, rt),
+            latency_ms=self._latency_ms(request),
+            canary=bool(request.meta.get(ev.META_CANARY)),
+            retries=request.meta.get("retry_times"),
+            page_type=self.page_types.of(request, site),
+            status=response.status,
+            body=response.body,
+            encoding=None,
+            header_list=response.headers.getlist,
             # A TextResponse's text: decoded once, for the spider (cached) and for the sample.
             text=response.text if isinstance(response, TextResponse) else None,
         )
@@ -386,15 +431,24 @@ class TargetHealthDownloaderMiddleware:
             return request.replace(dont_filter=True)
         if not rt.settings.enabled or isinstance(exception, IgnoreRequest):
             return None
-        rt.record(ev.exception_event(
-            source=SOURCE, url=request.url, route=_route(request, rt), latency_ms=self._latency_ms(request),
-            canary=bool(request.meta.get(ev.META_CANARY)), retries=request.meta.get("retry_times"),
-            page_type=self.page_types.of(request, site), exc=exception,
-        ))
+        rt.record(
+            ev.exception_event(
+                source=SOURCE,
+                url=request.url,
+                route=_route(request, rt),
+                latency_ms=self._latency_ms(request),
+                canary=bool(request.meta.get(ev.META_CANARY)),
+                retries=request.meta.get("retry_times"),
+                page_type=self.page_types.of(request, site),
+                exc=exception,
+            )
+        )
         return None
 
 
-def extraction(response: Any, result: str = "ok", valid_records: int | None = None, missing_fields: list[str] | None = None) -> None:
+def extraction(
+    response: Any, result: str = "ok", valid_records: int | None = None, missing_fields: list[str] | None = None
+) -> None:
     """Reports what the callback extracted from `response` (sent with the page's event):
 
         target_health.scrapy.extraction(response, result="ok", valid_records=len(items))
@@ -434,7 +488,9 @@ class TargetHealthSpiderMiddleware:
         finally:
             self._release(response)
 
-    async def process_spider_output_async(self, response: Any, result: AsyncIterator[Any], spider: Any = None) -> AsyncIterator[Any]:
+    async def process_spider_output_async(
+        self, response: Any, result: AsyncIterator[Any], spider: Any = None
+    ) -> AsyncIterator[Any]:
         try:
             async for item in result:
                 yield item

@@ -1,6 +1,7 @@
 """The state the extension and the middlewares share for one crawler: settings, the controls store, the
 event sender and the controls follower. One per crawler, created by whichever component Scrapy builds
 first (`runtime_for(crawler)`)."""
+
 from __future__ import annotations
 
 import logging
@@ -47,9 +48,15 @@ class Settings:
         api_url = (s.get("TARGET_HEALTH_API_URL") or os.environ.get("TH_API") or "").strip()
         token = (s.get("TARGET_HEALTH_TOKEN") or os.environ.get("TH_TOKEN") or "").strip()
         if enabled and not api_url:
-            raise ValueError("TARGET_HEALTH_API_URL: not set, and no TH_API in the environment; give the API's URL (e.g. http://127.0.0.1:8787) or set TARGET_HEALTH_ENABLED = False")
+            raise ValueError(
+                "TARGET_HEALTH_API_URL: not set, and no TH_API in the environment; give the API's URL "
+                "(e.g. http://127.0.0.1:8787) or set TARGET_HEALTH_ENABLED = False"
+            )
         if enabled and not token:
-            raise ValueError("TARGET_HEALTH_TOKEN: not set, and no TH_TOKEN in the environment; create one with `target-health token create <name> --scope ingest,read`")
+            raise ValueError(
+                "TARGET_HEALTH_TOKEN: not set, and no TH_TOKEN in the environment; "
+                "create one with `target-health token create <name> --scope ingest,read`"
+            )
         mode = s.get("TARGET_HEALTH_CONTROLS", "stream")
         if mode not in ("stream", "poll", "off"):
             raise ValueError(f"TARGET_HEALTH_CONTROLS: must be stream, poll or off (got {mode!r})")
@@ -95,9 +102,25 @@ class Runtime:
         self.follower: ControlsFollower | None = None
         self.started = False
         if self.settings.enabled:
-            self.sender = EventSender(self.settings.api_url, self.settings.token, batch_size=self.settings.batch_size, interval=self.settings.batch_interval, max_queue=self.settings.max_queue, on_counts=self._publish_counts)
+            self.sender = EventSender(
+                self.settings.api_url,
+                self.settings.token,
+                batch_size=self.settings.batch_size,
+                interval=self.settings.batch_interval,
+                max_queue=self.settings.max_queue,
+                on_counts=self._publish_counts,
+            )
             if self.settings.controls_mode != "off":
-                self.follower = ControlsFollower(self.settings.api_url, self.settings.token, self.store, mode=self.settings.controls_mode, sites=self.settings.controls_sites, poll_interval=self.settings.poll_interval, sites_seen=lambda: list(self.sites_seen), on_error=lambda _m: self.inc("controls/errors"))
+                self.follower = ControlsFollower(
+                    self.settings.api_url,
+                    self.settings.token,
+                    self.store,
+                    mode=self.settings.controls_mode,
+                    sites=self.settings.controls_sites,
+                    poll_interval=self.settings.poll_interval,
+                    sites_seen=lambda: list(self.sites_seen),
+                    on_error=lambda _m: self.inc("controls/errors"),
+                )
 
     def start(self) -> None:
         if self.started or not self.settings.enabled:

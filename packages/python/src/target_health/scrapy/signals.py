@@ -11,4 +11,5 @@
 arrived from the API), after the middleware has applied them to the site's downloader slots — from then
 on the site's requests obey them.
 """
+
 controls_changed = object()

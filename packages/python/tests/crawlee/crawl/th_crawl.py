@@ -4,6 +4,7 @@ Health attached, as docs/crawlers-crawlee-python.md shows, through a labelled pr
 TH_PLAN: {"site": [["/path", "page" | "canary"], …]}; TH_PROXY: the proxy URL (its user name is the route);
 TH_API, TH_TOKEN: the API. Prints one JSON line at the end: Target Health's counts and Crawlee's statistics.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,7 +23,9 @@ from target_health.crawlee import META_CANARY, TargetHealth
 async def main() -> None:
     plan: dict[str, list[list[str]]] = json.loads(os.environ["TH_PLAN"])
     requests = [
-        Request.from_url(f"http://{site}{path}", label="product", user_data={META_CANARY: True} if kind == "canary" else {})
+        Request.from_url(
+            f"http://{site}{path}", label="product", user_data={META_CANARY: True} if kind == "canary" else {}
+        )
         for site, paths in plan.items()
         for path, kind in paths
     ]
@@ -46,7 +49,18 @@ async def main() -> None:
     th.attach(crawler)
     async with th:
         stats = await crawler.run(requests)
-    print(json.dumps({"final": True, "counts": th.counts, "handled": len(handled), "finished": stats.requests_finished, "failed": stats.requests_failed}), flush=True)
+    print(
+        json.dumps(
+            {
+                "final": True,
+                "counts": th.counts,
+                "handled": len(handled),
+                "finished": stats.requests_finished,
+                "failed": stats.requests_failed,
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ which plays the sites), so the route comes from the proxy URL's username as with
 Environment: TH_API_URL, TH_TOKEN, TH_PROXY (host:port), TH_PLAN (JSON: site → list of [path, kind]),
 TH_STATS_FILE (where the final Scrapy stats are written as JSON).
 """
+
 import json
 import os
 
@@ -49,7 +50,13 @@ class HealthSpider(scrapy.Spider):
                 meta = {"proxy": proxy}
                 if kind == "canary":
                     meta["target_health_canary"] = True
-                yield scrapy.Request(f"http://{site}{path}", callback=self.parse_product, errback=self.failed, meta=meta, dont_filter=True)
+                yield scrapy.Request(
+                    f"http://{site}{path}",
+                    callback=self.parse_product,
+                    errback=self.failed,
+                    meta=meta,
+                    dont_filter=True,
+                )
 
     def failed(self, failure):
         self.logger.info("download failed: %s (%s)", failure.request.url, failure.type.__name__)

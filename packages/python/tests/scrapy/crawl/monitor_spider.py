@@ -23,6 +23,7 @@ Environment: TH_API_URL, TH_TOKEN, TH_CONFIG (JSON: hosts, proxyUrls, chainsPerH
 reportEveryS, items). SIGTERM: Scrapy's graceful shutdown (in-flight requests finish, the extension sends
 what it holds), then the final line.
 """
+
 import itertools
 import json
 import os
@@ -52,7 +53,11 @@ def report_line(stats, final):
         "final": final,
         "handled": dict(REPORT["handled"]),
         "finished": dict(REPORT["finished"]),
-        "stats": {k[len("target_health/"):]: v for k, v in stats.items() if k.startswith("target_health/") and isinstance(v, (int, float))},
+        "stats": {
+            k[len("target_health/") :]: v
+            for k, v in stats.items()
+            if k.startswith("target_health/") and isinstance(v, (int, float))
+        },
         "heard": REPORT["heard"],
     }
     REPORT["heard"] = []
@@ -115,7 +120,9 @@ class MonitorSpider(scrapy.Spider):
         meta = {"proxy": next(self.proxies), "host": host}
         if canary:
             meta["target_health_canary"] = True
-        return scrapy.Request(f"http://{host}{path}", callback=self.parse_item, errback=self.failed, meta=meta, dont_filter=True)
+        return scrapy.Request(
+            f"http://{host}{path}", callback=self.parse_item, errback=self.failed, meta=meta, dont_filter=True
+        )
 
     async def start(self):
         for host in self.hosts:
@@ -139,7 +146,9 @@ class MonitorSpider(scrapy.Spider):
         if priced:
             target_health.scrapy.extraction(response, result="ok", valid_records=1)
         else:
-            target_health.scrapy.extraction(response, result="missing_fields", missing_fields=["price"], valid_records=0)
+            target_health.scrapy.extraction(
+                response, result="missing_fields", missing_fields=["price"], valid_records=0
+            )
         host = response.meta["host"]
         if not response.meta.get("target_health_canary"):
             REPORT["handled"][host] = REPORT["handled"].get(host, 0) + 1
@@ -161,7 +170,17 @@ class MonitorSpider(scrapy.Spider):
             self.crawler.engine.crawl(self.page(host, canary=True))
 
     def on_controls(self, controls):
-        REPORT["heard"].append({"at": now_ms(), "site": controls.site, "version": controls.version, "paused": controls.paused, "canaryOnly": controls.canary_only, "concurrencyLimit": controls.concurrency_limit, "band": controls.band})
+        REPORT["heard"].append(
+            {
+                "at": now_ms(),
+                "site": controls.site,
+                "version": controls.version,
+                "paused": controls.paused,
+                "canaryOnly": controls.canary_only,
+                "concurrencyLimit": controls.concurrency_limit,
+                "band": controls.band,
+            }
+        )
 
     def on_opened(self, spider):
         every = float(CONFIG.get("canaryEveryS", 2.0))

@@ -4,9 +4,11 @@ docs/crawlers-scrapy.md gives, and run with `scrapy crawl prices` — the way us
 `target_health.scrapy` at the top of the module, as the docs show.
 
 Environment: TH_PROXY (host:port of the test's forward proxy, which plays the site), TH_SITE, TH_PAGES
-(the test also runs it with `-s STATS_CLASS=health_spider.JsonFileStats`, writing the final stats to TH_STATS_FILE). stdout: lines starting with `@@th ` — each controls change
-the extension applied (`controls_changed`, with the time), and the extension's counts every 0.1 s.
+(the test also runs it with `-s STATS_CLASS=health_spider.JsonFileStats`, writing the final stats to
+TH_STATS_FILE). stdout: lines starting with `@@th ` — each controls change the extension applied
+(`controls_changed`, with the time), and the extension's counts every 0.1 s.
 """
+
 import json
 import os
 import sys
@@ -41,7 +43,15 @@ class PricesSpider(scrapy.Spider):
 
     def report(self):
         stats = self.crawler.stats.get_stats()
-        say({"stats": {k.split("/", 1)[1]: v for k, v in stats.items() if k.startswith("target_health/") and isinstance(v, (int, float))}})
+        say(
+            {
+                "stats": {
+                    k.split("/", 1)[1]: v
+                    for k, v in stats.items()
+                    if k.startswith("target_health/") and isinstance(v, (int, float))
+                }
+            }
+        )
 
     def on_opened(self, spider):
         self.reports = task.LoopingCall(self.report)
@@ -54,7 +64,9 @@ class PricesSpider(scrapy.Spider):
     async def start(self):
         proxy = f"http://residential-de:secret@{os.environ['TH_PROXY']}"
         for i in range(int(os.environ["TH_PAGES"])):
-            yield scrapy.Request(f"http://{os.environ['TH_SITE']}/p/{i}", meta={"proxy": proxy}, callback=self.parse_product)
+            yield scrapy.Request(
+                f"http://{os.environ['TH_SITE']}/p/{i}", meta={"proxy": proxy}, callback=self.parse_product
+            )
 
     def parse_product(self, response):
         names = response.css("h1::text").getall()
