@@ -9,6 +9,7 @@ import { access, stat } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../core/common/user-error';
+import { plural } from '../../core/common/plural';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { describeBucket } from '../../tools/charts/resolution';
 import { readChartData } from '../../tools/charts/read-history';
@@ -98,9 +99,9 @@ export function registerChartCommand(program: Command, context: () => CliContext
       await writeFileAtomically(out.path, out.format === 'svg' ? svg : await svgToPng(svg));
       const { resolution } = read.data;
       process.stdout.write(
-        `wrote ${options.out}: ${site}, ${read.ticks} assessments and ${read.requests} requests in ` +
-          `${describeBucket(resolution.bucketMs)} buckets (${resolution.level} rollups), ` +
-          `${read.data.marks.length} marks\n`,
+        `wrote ${options.out}: ${site}, ${plural(read.ticks, 'assessment')} and ${plural(read.requests, 'request')} ` +
+          `in ${describeBucket(resolution.bucketMs)} buckets (${resolution.level} rollups), ` +
+          `${plural(read.data.marks.length, 'mark')}\n`,
       );
     });
 }

@@ -9,6 +9,7 @@ import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { assessmentAtOrBefore, controlsAt } from '../../server/db/assessment-at';
 import { siteSpan } from '../../server/db/history';
+import { bandCause } from '../../core/control/band-wording';
 import { explainTick } from '../on-call/explain';
 import { type Explained, formatExplained } from '../on-call/explain-at';
 import { readStoredTick } from '../on-call/stored-tick';
@@ -69,7 +70,22 @@ export function registerExplainCommand(program: Command, context: () => CliConte
         controlsChange:
           controls === undefined
             ? null
-            : { at: controls.at.toISOString(), actor: controls.actor, reason: controls.reason },
+            : {
+                at: controls.at.toISOString(),
+                actor: controls.actor,
+                reason: controls.reason,
+                tick:
+                  controls.madeBy === null
+                    ? null
+                    : { tick: controls.madeBy.tick, assessmentKey: controls.madeBy.assessmentKey },
+              },
+        // The band's cause is in the reasons of the tick that set it, not necessarily this one.
+        bandCause:
+          controls === undefined
+            ? { kind: 'none' }
+            : controls.madeBy === null
+              ? { kind: 'person' }
+              : bandCause(controls.controls.band, controls.madeBy.reasons),
         explanation: explainTick(read.tick),
       };
       process.stdout.write(options.json ? `${JSON.stringify(explained)}\n` : formatExplained(explained));

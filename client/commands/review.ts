@@ -24,7 +24,9 @@ import { gatherFacts } from '../review/gather';
 import { renderReview } from '../review/render';
 import { type Review, reviewSchema } from '../review/schema';
 import { tune } from '../review/tune';
-import { type Candidate, builtInCandidates, minutesText } from '../review/tune-figures';
+import { type Candidate, builtInCandidates } from '../review/tune-figures';
+import { formatDuration } from '../../core/common/durations';
+import { plural } from '../../core/common/plural';
 import { siteArgument } from '../site-arg';
 import type { CliContext } from '../context';
 import { replayConfig, requireKnownSite } from './replay';
@@ -102,8 +104,9 @@ async function writeChart(
   return {
     file,
     note:
-      `${file}: ${minutesText(pad)} either side of the window, ${read.ticks} ticks, ${read.data.marks.length} ` +
-      `marks (decisions, alerts, control changes); \`target-health chart\` draws the same.`,
+      `${file}: ${formatDuration(pad)} either side of the window, ${plural(read.ticks, 'tick')}, ` +
+      `${plural(read.data.marks.length, 'mark')} (decisions, alerts, control changes); \`target-health chart\` ` +
+      `draws the same.`,
   };
 }
 
@@ -136,7 +139,8 @@ export function registerReviewCommand(program: Command, context: () => CliContex
     .option('--no-chart', 'do not write the chart (the review says so)')
     .option(
       '--config <file>',
-      "the site's settings, as for `start --config` (default: the product defaults); the replays start from them",
+      "the site's settings, as for `start --config`; the replays start from them. Default: the settings its running " +
+        'loop has now (read from Temporal), or the product defaults when no loop answers; the review says which',
     )
     .option(
       '--candidate <file>',
@@ -162,8 +166,9 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       const tickFlag = options.tick === undefined ? null : parseDuration('--tick', options.tick);
       // Settings are checked before anything is read; the tick is set once the stored ticks are known.
       let current = replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), options.config);
+      // Said after "once with" in the review, and as the current settings' description.
       let settingsFrom =
-        options.config === undefined ? 'product defaults (no --config given)' : `settings of ${options.config}`;
+        options.config === undefined ? 'the product defaults (no --config given)' : `the settings of ${options.config}`;
       const files = options.candidate ?? [];
       if (files.length > MAX_CANDIDATES)
         throw new UserError(`--candidate: ${files.length} given; try at most ${MAX_CANDIDATES} at a time`);
@@ -182,7 +187,7 @@ export function registerReviewCommand(program: Command, context: () => CliContex
         if (running.ok) {
           current = running.settings;
           settingsFrom = `the running loop's settings (site-health:${site})`;
-        } else settingsFrom = `product defaults (no --config given; ${running.reason})`;
+        } else settingsFrom = `the product defaults (no --config given; ${running.reason})`;
       }
       const facts = await gatherFacts(pool, { site, t, beforeMs, afterMs, now });
       const tickMs = tickFlag ?? facts.tickMs ?? DEFAULT_TICK_MS;

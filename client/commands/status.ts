@@ -12,11 +12,12 @@ import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { workflowUiLink } from '../../server/config/env';
 import { type SiteHealthState, type TickSummary, historyQuery, stateQuery } from '../../loop/messages';
 import { assessmentAtOrBefore } from '../../server/db/assessment-at';
+import { findAssessment } from '../../server/db/assessments';
 import { latestCanaryRuns, listCanaries } from '../../server/db/canaries';
 import type { Pool } from '../../server/db/pool';
 import { scoreBuckets } from '../../server/db/score-trend';
 import { explainTick, type TickExplanation } from '../on-call/explain';
-import { type CanaryStatus, type Status, whatNext } from '../on-call/status';
+import { type CanaryStatus, type Status, statusBandCause, whatNext } from '../on-call/status';
 import { formatStatus } from '../on-call/status-text';
 import { readStoredTick } from '../on-call/stored-tick';
 import { trendRange, trendsFrom } from '../on-call/trend';
@@ -51,6 +52,20 @@ async function latestExplained(
     };
   const latest: TickExplanation = explainTick(read.tick);
   return { tick, latest, unexplained: null };
+}
+
+/**
+ * The reasons of the tick that paused the site, while the loop waits after a pause it made: its band is
+ * frozen since, so that tick — not the latest — says what put it there. Null otherwise, or when the tick's
+ * stored assessment is gone or unreadable (the band is then worded from the latest tick).
+ */
+async function pauseReasons(pool: Pool, state: SiteHealthState): Promise<string[] | null> {
+  const w = state.awaitingHuman;
+  if (w === null || w.kind !== 'resisting' || w.assessmentKey === null) return null;
+  const row = await findAssessment(pool, w.assessmentKey);
+  if (row === undefined) return null;
+  const read = readStoredTick(row.result);
+  return read.ok ? read.tick.assessment.reasons : null;
 }
 
 /** The product's canaries (their latest runs), and the crawlers' own canary requests of the latest tick's window. */
@@ -98,15 +113,18 @@ export function registerStatusCommand(program: Command, context: () => CliContex
       }
       const pool = await ctx.db();
       const range = trendRange(new Date());
-      const [latest, buckets] = await Promise.all([
+      const [latest, buckets, paused] = await Promise.all([
         latestExplained(pool, state),
         scoreBuckets(pool, [site], range.from, range.to, range.bucketMs),
+        pauseReasons(pool, state),
       ]);
       const canaries = await canaryStatus(pool, site, latest.latest);
+      const bandCause = statusBandCause(state, paused);
       const explained: Status['explained'] = {
         ...latest,
+        bandCause,
         canaries,
-        next: whatNext(state, canaries),
+        next: whatNext(state, canaries, bandCause),
         trend: trendsFrom(buckets, [site], range).get(site)!,
       };
       if (options.json) {

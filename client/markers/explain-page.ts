@@ -11,6 +11,7 @@ import {
 } from '@target-health/crawler/events/classify';
 import type { MarkerMatch } from '@target-health/crawler/events/compile-markers';
 import { crawlerBodySample } from '../../core/signals/evaluate';
+import { plural } from '../../core/common/plural';
 import { pageView } from '@target-health/crawler/events/page-view';
 
 export interface PageInput {
@@ -118,7 +119,8 @@ export function formatPageExplanation(e: PageExplanation): string {
   }
   rows.push([
     'page',
-    `${e.page.bytes} bytes, ${e.page.charsSent} characters sent; status ${e.page.status}, ${e.page.headers} header(s)`,
+    `${e.page.bytes} bytes, ${e.page.charsSent} characters sent; status ${e.page.status}, ` +
+      `${plural(e.page.headers, 'header')}`,
   ]);
   rows.push(['markers', `${e.markers.source} (${e.markers.count} markers)`]);
   return `${rows.map(([k, v]) => `${`${k}:`.padEnd(14)}${v}`).join('\n')}\n`;

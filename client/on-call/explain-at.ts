@@ -6,7 +6,10 @@
 import { z } from 'zod';
 import { HEALTH_BANDS } from '../../core/common/names';
 import { controlsSchema } from '../../core/control/controls';
-import { formatSignals, formatTickContext, percent, scoreSentence, tickExplanationSchema } from './explain';
+import { bandLabel } from '../../core/control/band-wording';
+import { plural } from '../../core/common/plural';
+import { bandCauseSchema } from './band-cause-schema';
+import { formatTickContext, percent, scoreSentence, signalLines, tickExplanationSchema } from './explain';
 import { controlsText, shortTime } from './status-text';
 
 export const explainSchema = z.object({
@@ -23,33 +26,57 @@ export const explainSchema = z.object({
   /** The loop's band and controls in effect then (after that tick acted); null when none were recorded yet. */
   band: z.enum(HEALTH_BANDS).nullable(),
   controls: controlsSchema().extend({ version: z.number().int().optional() }).nullable(),
-  /** The control change those controls came from. */
-  controlsChange: z.object({ at: z.string(), actor: z.string(), reason: z.string() }).nullable(),
+  /**
+   * The control change those controls came from: when, who, its own reason (the words of the tick or the decision
+   * that made it — an earlier tick's, unless `tick` is this one) and the tick that made it (null: a decision).
+   */
+  controlsChange: z
+    .object({
+      at: z.string(),
+      actor: z.string(),
+      reason: z.string(),
+      tick: z.object({ tick: z.number().int(), assessmentKey: z.string() }).nullable(),
+    })
+    .nullable(),
+  /** What put the site in that band: the reasons of the tick that made the change (core/control/band-wording.ts). */
+  bandCause: bandCauseSchema,
   explanation: tickExplanationSchema,
 });
 export type Explained = z.output<typeof explainSchema>;
 
+/**
+ * Where the controls in effect came from. Their reason is worded by the tick (or the person) that set them,
+ * so it is this tick's own only when this tick made the change: an earlier tick's words (`too little current
+ * traffic (42 requests)`) would read as this tick's. A person's reason is theirs whatever the tick.
+ */
+function controlsChangeLine(x: Explained): string | null {
+  const c = x.controlsChange;
+  if (c === null) return null;
+  if (c.tick === null) return `set ${shortTime(c.at)} by ${c.actor}: ${c.reason}`;
+  if (c.tick.assessmentKey === x.tick.assessmentKey) return `set by this tick: ${c.reason}`;
+  return `set at tick ${c.tick.tick} (${shortTime(c.at)}) by ${c.actor}, unchanged since`;
+}
+
 export function formatExplained(x: Explained): string {
   const e = x.explanation;
   const w = e.window;
+  const change = controlsChangeLine(x);
   const lines = [
     `${x.site} at tick ${x.tick.tick} (${shortTime(x.tick.assessedAt)}), the latest tick at or before ` +
       `${shortTime(x.at)}`,
     '',
     `score      ${scoreSentence(e)}  (raw; the smoothed score is not stored per tick)`,
     `state      ${e.state}; current window ${shortTime(w.currentFrom)} to ${shortTime(w.currentTo)}: ` +
-      `${w.requests.current} requests${w.minRequests === null ? '' : ` (needs ${w.minRequests})`}` +
+      `${plural(w.requests.current, 'request')}${w.minRequests === null ? '' : ` (needs ${w.minRequests})`}` +
       `${w.scope === 'healthy-routes' ? ', failing routes set aside' : ''}; normal from ` +
-      `${shortTime(w.baselineFrom)} to ${shortTime(w.baselineTo)}: ${w.requests.baseline} requests`,
-    `band       ${x.band ?? '— (no control change recorded yet)'}`,
+      `${shortTime(w.baselineFrom)} to ${shortTime(w.baselineTo)}: ${plural(w.requests.baseline, 'request')}`,
+    `band       ${x.band === null ? '— (no control change recorded yet)' : bandLabel(x.band, x.bandCause)}`,
     `controls   ${controlsText(x.controls)}`,
-    ...(x.controlsChange === null
-      ? []
-      : [`           set ${shortTime(x.controlsChange.at)} by ${x.controlsChange.actor}: ${x.controlsChange.reason}`]),
+    ...(change === null ? [] : [`           ${change}`]),
     `reasons    ${e.reasons.length > 0 ? e.reasons.join(', ') : '—'}`,
     '',
     "signals, now vs the site's normal (95% intervals):",
-    ...formatSignals(e.signals),
+    ...signalLines(e),
     '',
     ...formatTickContext(e).map(([label, text]) => `${label.padEnd(10)} ${text}`),
   ];

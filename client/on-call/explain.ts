@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { formatCrawlerCanaries } from '../../core/canaries/latest';
 import { HEALTH_SIGNALS, EXTRACTION_SIGNALS } from '../../core/scoring/reasons';
+import { plural } from '../../core/common/plural';
 import type { StoredRateSignal, StoredTick } from './stored-tick';
 
 const interval = z.object({ low: z.number(), high: z.number() });
@@ -156,7 +157,7 @@ export function explainTick(t: StoredTick): TickExplanation {
     a.state === 'learning'
       ? `learning the baseline: ${a.baseline.detail ?? 'baseline still learning'}`
       : a.state === 'insufficient-data'
-        ? `too little current traffic to judge: ${a.health.window.requests} requests in the current ` +
+        ? `too little current traffic to judge: ${plural(a.health.window.requests, 'request')} in the current ` +
           `window${a.health.scope === 'healthy-routes' ? ' (failing routes set aside)' : ''}, needs ` +
           `${h?.minRequests ?? '?'}`
         : null;
@@ -275,6 +276,22 @@ export function formatSignals(rows: readonly SignalRow[], indent = '  '): string
   return [line(header), ...cells.map(line)];
 }
 
+/** `no traffic in the window`, and why when the scored window is empty because failing routes were set aside. */
+function noTrafficText(e: TickExplanation): string {
+  return `no traffic in the window${e.window.scope === 'healthy-routes' ? ' once failing routes are set aside' : ''}`;
+}
+
+const noTraffic = (e: TickExplanation): boolean => e.window.requests.current === 0;
+
+/**
+ * The tick's signal table, or one line when its window had no traffic: rates of nothing out of nothing
+ * (`0% (0%–100.0%) 0/0`) say nothing, and a p95 of no request is no latency.
+ */
+export function signalLines(e: TickExplanation, indent = '  '): string[] {
+  if (e.signals.length > 0 && noTraffic(e)) return [`${indent}— (${noTrafficText(e)})`];
+  return formatSignals(e.signals, indent);
+}
+
 /**
  * The refused share that made the tick refusing, first: when only the recent window (the last few
  * minutes) refused, the current window's lower share is not what fired the rule.
@@ -301,30 +318,48 @@ function canarySentence(e: TickExplanation): string {
   return `${own}; ${formatCrawlerCanaries(crawler, { from: e.window.currentFrom, to: e.window.currentTo })}`;
 }
 
+/**
+ * The route diagnosis in one line, each route said once. The stored summary lists the set-aside and
+ * watched routes too (rates rounded to whole percents, as the loop's alerts say them), so beside the
+ * structured parts it read as a second, different figure for the same pool; it is shown only when there
+ * are no structured parts (site-wide, or too little data: its words are the only ones). `vs` is the
+ * other routes of the same window, not the pool's normal.
+ */
+function routesText(r: TickExplanation['routes']): string {
+  const parts: string[] = [];
+  if (r.setAside.length > 0) {
+    const setAside = r.setAside.map(
+      (s) => `${s.route} (${percent(s.failureRate)} failing vs ${percent(s.restRate)} on the other routes)`,
+    );
+    parts.push(`set aside: ${setAside.join(', ')}`);
+  }
+  // Too little data to test: the summary says why, and already names the routes still watched.
+  if (r.watched.length > 0 && r.verdict !== 'insufficient-data') {
+    const watched = r.watched.map((w) => `${w.route} (${w.ticks} of ${plural(w.confirmTicks, 'tick')})`);
+    parts.push(`watched: ${watched.join(', ')}`);
+  }
+  if (r.hold !== null)
+    parts.push(`band held: score ${r.hold.score} (${r.hold.band}) without ${r.hold.routes.join(', ')}`);
+  return `${r.verdict}: ${parts.length > 0 ? parts.join('; ') : r.summary}`;
+}
+
 /** The rules, routes, canaries, parser and cost of a tick, one line each (`label  text`). */
 export function formatTickContext(e: TickExplanation): Array<[string, string]> {
   const t = e.rules.totalRefusal;
   const m = e.rules.majorityRefusal;
+  // A window without traffic refuses nothing: its shares (0% of 0) are left out.
+  const shares = (text: string): string => (noTraffic(e) ? noTrafficText(e) : text);
+  const majorityShares = (r: NonNullable<typeof m>): string =>
+    shares(`refused ${percent(r.currentShare)}, normal ${r.normalShare === null ? '—' : percent(r.normalShare)}`);
   const rules = [
-    `total refusal ${t.fired ? 'FIRED' : 'no'} (${refusalShares(t)}, streak ${t.streak})`,
+    `total refusal ${t.fired ? 'FIRED' : 'no'} (${shares(refusalShares(t))}, streak ${t.streak})`,
     m === null
       ? 'majority refusal: not in this assessment'
-      : `majority refusal ${m.fired ? 'FIRED' : 'no'} (refused ${percent(m.currentShare)}, normal ` +
-        `${m.normalShare === null ? '—' : percent(m.normalShare)}, streak ${m.streak})`,
+      : `majority refusal ${m.fired ? 'FIRED' : 'no'} (${majorityShares(m)}, streak ${m.streak})`,
   ].join('; ');
-  const r = e.routes;
-  const routeParts = [`${r.verdict}: ${r.summary}`];
-  if (r.setAside.length > 0) {
-    const setAside = r.setAside.map((s) => `${s.route} (${percent(s.failureRate)} failing vs ${percent(s.restRate)})`);
-    routeParts.push(`set aside: ${setAside.join(', ')}`);
-  }
-  if (r.watched.length > 0)
-    routeParts.push(`watched: ${r.watched.map((w) => `${w.route} (${w.ticks}/${w.confirmTicks} ticks)`).join(', ')}`);
-  if (r.hold !== null)
-    routeParts.push(`band held: score ${r.hold.score} (${r.hold.band}) without ${r.hold.routes.join(', ')}`);
   return [
     ['rules', rules],
-    ['routes', routeParts.join('; ')],
+    ['routes', routesText(e.routes)],
     ['canaries', canarySentence(e)],
     ['parser', `${e.parser.score ?? '—'}${e.parser.reasons.length > 0 ? ` (${e.parser.reasons.join(', ')})` : ''}`],
     [

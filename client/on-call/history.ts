@@ -16,6 +16,10 @@ import type { TickSummary } from '../../loop/messages';
 import type { AssessmentPageRow } from '../../server/db/assessments';
 import type { ControlChange, DecisionEvent } from '../../server/db/history';
 import { compareReasons } from '../../core/scoring/reasons';
+import { type BandCause, bandCause, bandLabel } from '../../core/control/band-wording';
+import { formatDuration } from '../../core/common/durations';
+import { plural } from '../../core/common/plural';
+import { bandCauseSchema } from './band-cause-schema';
 
 /** Most rows a default `history` prints (the default `--every` is chosen to stay under it). */
 export const DEFAULT_MAX_ROWS = 500;
@@ -41,6 +45,11 @@ export const tickRowSchema = z.object({
   state: z.string().nullable(),
   /** The loop's band after this tick (null before its first controls were recorded). */
   band: band.nullable(),
+  /**
+   * What put the site in that band (core/control/band-wording.ts): the reasons of the tick whose change set it, or a
+   * person's decision; null when the band was set before the range (its tick is not read).
+   */
+  bandCause: bandCauseSchema.nullable(),
   score: z.number().nullable(),
   /** Known only for the ticks still in the running loop's recent history (see `smoothedScores`). */
   smoothedScore: z.number().nullable(),
@@ -133,6 +142,8 @@ export function tickRows(
   }
   const liveByTick = new Map((live?.ticks ?? []).map((t) => [t.tick, t]));
   let current = bandBefore;
+  // What set `current`: unknown for the band carried in from before the range.
+  let cause: BandCause | null = null;
   const rows: TickRow[] = [];
   const early: { actions: TickRow['actions']; decisions: TickRow['decisions'] } = { actions: [], decisions: [] };
   let li = 0;
@@ -141,6 +152,8 @@ export function tickRows(
     const target = rows[rows.length - 1] ?? early;
     for (; li < loose.length && loose[li]!.at.getTime() <= until; li += 1) {
       current = loose[li]!.newControls.band;
+      // A decision's change is the person's; a tick's outside the range is not read.
+      cause = loose[li]!.decisionKey === null ? null : { kind: 'person' };
       target.actions.push(actionOf(loose[li]!));
     }
     for (; di < decisions.length && decisions[di]!.at.getTime() <= until; di += 1)
@@ -149,7 +162,10 @@ export function tickRows(
   for (const t of ticks) {
     attach(Date.parse(t.assessedAt) - 1);
     const mine = own.get(t.assessmentKey) ?? [];
-    for (const c of mine) current = c.newControls.band;
+    for (const c of mine) {
+      current = c.newControls.band;
+      cause = bandCause(current, t.reasons);
+    }
     const fromLoop = live !== null && t.chainId === live.chainId ? liveByTick.get(t.tick) : undefined;
     rows.push({
       kind: 'tick',
@@ -158,6 +174,7 @@ export function tickRows(
       chainId: t.chainId,
       state: t.state,
       band: current,
+      bandCause: current === null ? null : cause,
       score: t.score,
       smoothedScore: fromLoop?.smoothedScore ?? null,
       parserHealth: t.parserHealth,
@@ -235,18 +252,6 @@ export function aggregate(rows: readonly TickRow[], everyMs: number): BucketRow[
   });
 }
 
-/** `1h`, `15m`, `90s`, `2d`: an interval in words. */
-export function everyText(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-  ] as const)
-    if (ms % size === 0) return `${ms / size}${unit}`;
-  return `${ms}ms`;
-}
-
 const dash = (v: number | null): string => (v === null ? '—' : String(v));
 const time = (iso: string): string => `${iso.slice(0, 19).replace('T', ' ')}Z`;
 const actionText = (a: TickRow['actions'][number]): string =>
@@ -269,11 +274,8 @@ export function formatHistory(h: History): string {
   const what =
     h.everyMs === null
       ? 'one row per tick'
-      : `one row per ${everyText(h.everyMs)} (${h.rows.length} rows; --every to change)`;
-  const lines = [
-    `${h.site}: ${h.ticks} tick${h.ticks === 1 ? '' : 's'} from ${time(h.from)} to ${time(h.to)}, ${what}`,
-    '',
-  ];
+      : `one row per ${formatDuration(h.everyMs)} (${plural(h.rows.length, 'row')}; --every to change)`;
+  const lines = [`${h.site}: ${plural(h.ticks, 'tick')} from ${time(h.from)} to ${time(h.to)}, ${what}`, ''];
   if (h.everyMs === null) {
     const rows = h.rows.map((r) => {
       const t = r as TickRow;
@@ -285,7 +287,7 @@ export function formatHistory(h: History): string {
       return [
         time(t.at),
         String(t.tick),
-        t.band ?? '—',
+        t.band === null ? '—' : t.bandCause === null ? t.band : bandLabel(t.band, t.bandCause),
         `${dash(t.score)} / ${dash(t.smoothedScore)}`,
         dash(t.parserHealth),
         t.reasons.join(',') || (t.state === 'scored' || t.state === null ? '—' : `(${t.state})`),

@@ -2,7 +2,10 @@
 import { formatCrawlerCanaries } from '../../core/canaries/latest';
 import type { Controls } from '../../core/control/controls';
 import type { SiteHealthState, TickSummary } from '../../loop/messages';
-import { formatSignals, formatTickContext, scoreSentence, type TickExplanation } from './explain';
+import { type BandCause, bandCause, bandLabel } from '../../core/control/band-wording';
+import { formatDuration } from '../../core/common/durations';
+import { plural } from '../../core/common/plural';
+import { formatTickContext, scoreSentence, signalLines, type TickExplanation } from './explain';
 import type { CanaryStatus, NextStep } from './status';
 import type { Trend } from './trend';
 
@@ -27,6 +30,7 @@ export interface StatusView {
     tick: { tick: number; assessedAt: string } | null;
     latest: TickExplanation | null;
     unexplained: string | null;
+    bandCause: BandCause;
     canaries: CanaryStatus;
     next: NextStep;
     trend: Trend;
@@ -60,14 +64,15 @@ export function formatStatus(v: StatusView): string {
   const w = state.awaitingHuman;
   const d = state.lastDecision;
   const e = v.explained;
-  const hours = Math.round((Date.parse(e.trend.to) - Date.parse(e.trend.from)) / 3_600_000);
-  const bucketMinutes = Math.round(e.trend.bucketMs / 60_000);
+  const span = formatDuration(Date.parse(e.trend.to) - Date.parse(e.trend.from));
   const trend = e.trend.points.some((p) => p !== null)
-    ? `${e.trend.sparkline}  (mean score per ${bucketMinutes} min over the last ${hours} h, oldest first)`
-    : `— (no scored tick in the last ${hours} h)`;
+    ? `${e.trend.sparkline}  (mean score per ${formatDuration(e.trend.bucketMs)} over the last ${span}, oldest first)`
+    : `— (no scored tick in the last ${span})`;
+  const scoreAlone = state.scoredBand !== state.band ? `; the score alone says ${state.scoredBand}` : '';
+  const reminders = w === null ? '' : plural(w.remindersSent, 'reminder');
   const lines = [
     `site       ${state.site}`,
-    `band       ${state.band}${state.scoredBand !== state.band ? ` (the score alone says ${state.scoredBand})` : ''}`,
+    `band       ${bandLabel(state.band, e.bandCause)}${scoreAlone}`,
     `score      ${dash(state.score)} (smoothed ${dash(state.smoothedScore)}), parser health ` +
       `${dash(state.parserHealth)}`,
     `trend      ${trend}`,
@@ -75,9 +80,9 @@ export function formatStatus(v: StatusView): string {
     ...(state.heldFor === null || state.heldFor === undefined ? [] : [`held       ${state.heldFor}`]),
     `reasons    ${state.reasons.length > 0 ? state.reasons.join(', ') : '—'}`,
     `controls   ${controlsText(state.controls)}`,
-    `waiting    ${w === null ? 'no' : `YES since ${w.since} (${w.kind}: ${w.reason}); ${w.remindersSent} reminder(s)`}`,
+    `waiting    ${w === null ? 'no' : `YES since ${w.since} (${w.kind}: ${w.reason}); ${reminders}`}`,
     `decision   ${d === null ? '—' : `${d.kind} by ${d.who} at ${d.decidedAt}: ${d.why}`}`,
-    `tick       ${state.tick} (every ${state.tickIntervalMs / 1000}s, run ${state.runs} of the chain), last ` +
+    `tick       ${state.tick} (every ${formatDuration(state.tickIntervalMs)}, run ${state.runs} of the chain), last ` +
       `${state.lastAssessedAt ?? 'not yet'}`,
   ];
   if (state.rejected.length > 0) lines.push(`refused    ${state.rejected[state.rejected.length - 1]}`);
@@ -87,7 +92,7 @@ export function formatStatus(v: StatusView): string {
     lines.push(
       `signals at tick ${e.tick.tick} (${shortTime(e.tick.assessedAt)}), now vs the site's normal (95% intervals):`,
     );
-    lines.push(...formatSignals(e.latest.signals));
+    lines.push(...signalLines(e.latest));
     lines.push(`  score ${scoreSentence(e.latest)}`);
     for (const [label, text] of formatTickContext(e.latest).filter(([l]) => l === 'routes' || l === 'rules'))
       lines.push(`${label.padEnd(10)} ${text}`);
@@ -108,7 +113,8 @@ export function formatStatus(v: StatusView): string {
     for (const t of v.history)
       lines.push(
         `  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ` +
-          `${t.band.padEnd(9)}  ${t.reasons.join(',') || '—'}  ${t.actions.join('; ')}`,
+          `${bandLabel(t.band, bandCause(t.band, t.reasons)).padEnd(9)}  ${t.reasons.join(',') || '—'}  ` +
+          `${t.actions.join('; ')}`,
       );
   }
   lines.push('', v.link);

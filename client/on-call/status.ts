@@ -15,6 +15,9 @@ import {
 import type { SiteHealthState } from '../../loop/messages';
 import { nextSlot, phaseMs } from '../../core/control/schedule';
 import { formatCrawlerCanaries } from '../../core/canaries/latest';
+import { type BandCause, bandAction, bandCause, bandPhrase } from '../../core/control/band-wording';
+import { plural } from '../../core/common/plural';
+import { bandCauseSchema } from './band-cause-schema';
 import { addCanaryCommand } from './canary-hint';
 import { tickExplanationSchema } from './explain';
 import { trendSchema } from './trend';
@@ -57,6 +60,7 @@ export type StateForNext = Pick<
   | 'site'
   | 'band'
   | 'scoredBand'
+  | 'score'
   | 'smoothedScore'
   | 'reasons'
   | 'noScore'
@@ -79,11 +83,29 @@ export function decideCommands(site: string): string[] {
 }
 
 /**
+ * What put the loop in its band, from the reasons of the tick that set it: while the loop waits after a pause
+ * the band is frozen, so that is the pausing tick (`pauseReasons`, read from its stored assessment), not the
+ * latest one; a pause by hand is that person's; otherwise the latest tick set the band.
+ */
+export function statusBandCause(
+  s: Pick<StateForNext, 'band' | 'reasons' | 'awaitingHuman'>,
+  pauseReasons: string[] | null,
+): BandCause {
+  if (s.awaitingHuman?.kind === 'manual') return { kind: 'person' };
+  return bandCause(s.band, pauseReasons ?? s.reasons);
+}
+
+/**
  * The loop's next move from its state: each tick assesses, then — in this order — a wait for a person
  * freezes everything, a failing assessment changes nothing, a hold (routes being confirmed, no score)
- * keeps band and controls, and otherwise the band's policy applies (core/control/plan/band.ts).
+ * keeps band and controls, and otherwise the band's policy applies (core/control/plan/band.ts). `cause`:
+ * what put the loop in its band (statusBandCause).
  */
-export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
+export function whatNext(
+  s: StateForNext,
+  canaries: CanaryStatus,
+  cause: BandCause = statusBandCause(s, null),
+): NextStep {
   // The next slot after the latest tick, plus the site's phase (when the loop wakes: core/control/schedule.ts).
   const nextTickAt =
     s.lastAssessedAt === null
@@ -92,14 +114,15 @@ export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
           nextSlot(Date.parse(s.lastAssessedAt), s.tickIntervalMs) + phaseMs(s.site, s.tickIntervalMs),
         ).toISOString();
   const queued =
-    s.pendingDecisions > 0 ? `; ${s.pendingDecisions} decision(s) queued, applied before the next tick` : '';
+    s.pendingDecisions > 0 ? `; ${plural(s.pendingDecisions, 'decision')} queued, applied before the next tick` : '';
   const smoothed = s.smoothedScore === null ? 'no smoothed score' : `smoothed ${s.smoothedScore}`;
-  const reasons = s.reasons.length > 0 ? s.reasons.join(', ') : 'no reasons';
+  const reasons = s.reasons.length > 0 ? `reasons ${s.reasons.join(', ')}` : 'no reasons';
+  const phrase = bandPhrase({ band: s.band, reasons: s.reasons, score: s.score, smoothedScore: s.smoothedScore });
   const w = s.awaitingHuman;
   if (w !== null) {
     const who =
       w.kind === 'resisting'
-        ? 'paused by the loop (resisting)'
+        ? (bandAction('resisting', cause) ?? 'paused by the loop')
         : `paused by hand${w.pausedBy === null ? '' : ` by ${w.pausedBy}`}`;
     const crawler =
       canaries.crawler !== null && canaries.crawler.requests > 0
@@ -137,7 +160,7 @@ export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
   if (s.problem !== null)
     return next(
       'tries the assessment again at the next tick; band and controls stay as they are',
-      `assessments failing since ${s.problem.since} (${s.problem.ticks} tick(s)): ${s.problem.message}`,
+      `assessments failing since ${s.problem.since} (${plural(s.problem.ticks, 'tick')}): ${s.problem.message}`,
     );
   if (s.heldFor !== null)
     return next('holds the band and the controls until the routes are confirmed (set aside) or cleared', s.heldFor);
@@ -150,14 +173,14 @@ export function whatNext(s: StateForNext, canaries: CanaryStatus): NextStep {
       return next(
         "throttles one step more each time the policy's pace falls due (policy.steps.degradeEveryMs) while " +
           'degrading; restores step by step once healthy',
-        `degrading (${smoothed}): ${reasons}`,
+        `${phrase}; ${reasons}`,
       );
     case 'resisting':
-      return next('pauses the site and waits for a person', `resisting (${smoothed}): ${reasons}`);
+      return next('pauses the site and waits for a person', `${phrase}; ${reasons}`);
     case 'healthy':
       return next(
         'keeps the usual pace (a throttled site is restored step by step, policy.steps.restoreEveryMs)',
-        `healthy (${smoothed})${s.reasons.length > 0 ? `; reasons below the band's threshold: ${reasons}` : ''}`,
+        `${phrase}${s.reasons.length > 0 ? `; reasons below the band's threshold: ${s.reasons.join(', ')}` : ''}`,
       );
     case 'learning':
       return next('keeps the initial controls until the first score', 'no score yet');
@@ -204,6 +227,8 @@ export const statusSchema = siteStateSchema.extend({
     latest: tickExplanationSchema.nullable(),
     /** Why `latest` is null, in words. */
     unexplained: z.string().nullable(),
+    /** What put the loop in its band: while it waits after a pause, the pausing tick's rule or score. */
+    bandCause: bandCauseSchema,
     canaries: canaryStatusSchema,
     next: nextStepSchema,
     trend: trendSchema,

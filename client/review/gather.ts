@@ -8,6 +8,7 @@
 import { readRateBuckets, minutesPruned } from '../../tools/charts/read-history';
 import type { RateBucket, Resolution } from '../../tools/charts/types';
 import { UserError } from '../../core/common/user-error';
+import { type BandCause, bandCause } from '../../core/control/band-wording';
 import { type AssessmentPageRow, pageAssessments } from '../../server/db/assessments';
 import { canaryRunResults, crawlerCanaryTraffic } from '../../server/db/canaries';
 import { bandBefore, changesBetween, type ControlChange } from '../../server/db/history';
@@ -158,6 +159,8 @@ export async function gatherFacts(
     .filter((c) => c.oldControls === null || c.oldControls.band !== c.newControls.band)
     .map((c) => {
       const tick = c.assessmentKey === null || c.decisionKey !== null ? undefined : byKey.get(c.assessmentKey);
+      const cause: BandCause =
+        c.decisionKey !== null ? { kind: 'person' } : bandCause(c.newControls.band, tick?.reasons ?? []);
       return {
         at: c.at.toISOString(),
         from: c.oldControls?.band ?? null,
@@ -166,6 +169,7 @@ export async function gatherFacts(
         reason: c.reason,
         score: tick?.score ?? null,
         reasons: tick?.reasons ?? [],
+        cause,
       };
     });
   const peak = refusalPeak(rates.buckets, window.from, window.to, rates.bucketMs);

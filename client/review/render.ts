@@ -7,7 +7,9 @@ import { formatCrawlerCanaries } from '../../core/canaries/latest';
 import { ACTION_SPAN_MS } from './actions';
 import { PEAK_SHARE, PEAK_WINDOW_MS } from './refusals';
 import type { RateSpanJson, Review, RunFigures } from './schema';
-import { minutesText } from './tune-figures';
+import { bandLabel } from '../../core/control/band-wording';
+import { formatDuration } from '../../core/common/durations';
+import { plural } from '../../core/common/plural';
 
 /** `2026-11-24 10:02:00Z`. */
 export const when = (iso: string | null): string => (iso === null ? '—' : `${iso.slice(0, 19).replace('T', ' ')}Z`);
@@ -27,11 +29,14 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 }
 
 const perMinute = (s: RateSpanJson): string => (s.requests === 0 ? '0' : s.perMinute.toFixed(1));
-const spanText = (s: RateSpanJson): string => (s.requests === 0 ? 'no traffic' : `${percent(s.rate)} of ${s.requests}`);
+const spanText = (s: RateSpanJson): string =>
+  s.requests === 0 ? 'no traffic' : `${percent(s.rate)} of ${plural(s.requests, 'request')}`;
+/** `1 tick differs`, `3 ticks differ`. */
+const ticksDiffer = (n: number): string => `${plural(n, 'tick')} ${n === 1 ? 'differs' : 'differ'}`;
 
 function leadText(ms: number): string {
   if (ms === 0) return 'at the moment refusals peaked';
-  return ms > 0 ? `${minutesText(ms)} before refusals peaked` : `${minutesText(-ms)} after refusals peaked`;
+  return ms > 0 ? `${formatDuration(ms)} before refusals peaked` : `${formatDuration(-ms)} after refusals peaked`;
 }
 
 function summary(r: Review): string[] {
@@ -48,14 +53,14 @@ function summary(r: Review): string[] {
     `- **Window:** ${when(w.from)} → ` +
       `${when(w.to)}${w.openStart ? ' (already away from healthy at the start of the search: it began earlier)' : ''}` +
       `${w.openEnd ? ' (not back to healthy by the end of the search)' : ''}`,
-    `- **Duration:** ${minutesText(w.durationMs)}`,
+    `- **Duration:** ${formatDuration(w.durationMs)}`,
     `- **Worst band:** ${r.worstBand}`,
     `- **Ticks stored:** ${r.ticks}`,
     peak === null
-      ? `- **Peak refusal rate:** — (no ${minutesText(PEAK_WINDOW_MS)} span with enough traffic)`
-      : `- **Peak refusal rate:** ${percent(peak.rate)} over ${minutesText(PEAK_WINDOW_MS)} at ${when(peak.at)}; ` +
+      ? `- **Peak refusal rate:** — (no ${formatDuration(PEAK_WINDOW_MS)} span with enough traffic)`
+      : `- **Peak refusal rate:** ${percent(peak.rate)} over ${formatDuration(PEAK_WINDOW_MS)} at ${when(peak.at)}; ` +
         `refusals peaked (first reached ${Math.round(PEAK_SHARE * 100)} % of it) at ${when(peak.reachedAt)}`,
-    `- **Refusals over the window:** ${spanText(r.refusals.during)} requests (${r.refusals.level} rollups, all routes)`,
+    `- **Refusals over the window:** ${spanText(r.refusals.during)} (${r.refusals.level} rollups, all routes)`,
     `- **Lead time:** ${lead}`,
   ];
 }
@@ -74,7 +79,7 @@ function timeline(r: Review): string[] {
       ['Time', 'Band', 'By', 'Score', 'Tick reasons', 'Why'],
       r.timeline.map((b) => [
         when(b.at),
-        `${b.from ?? '—'} → ${b.to}`,
+        `${b.from ?? '—'} → ${bandLabel(b.to, b.cause)}`,
         b.actor,
         b.score === null ? '—' : String(b.score),
         b.reasons.join(', '),
@@ -97,7 +102,7 @@ function lead(r: Review): string[] {
       `The first warning (a change into degrading or resisting) came at ${when(r.lead.firstWarningAt)}; ` +
         `refusals peaked at ${when(r.lead.peakReachedAt)} — the warning came **${leadText(r.lead.ms)}**.`,
       '',
-      `"Peaked" is the first minute the ${minutesText(PEAK_WINDOW_MS)} refusal rate reached ` +
+      `"Peaked" is the first minute the ${formatDuration(PEAK_WINDOW_MS)} refusal rate reached ` +
         `${Math.round(PEAK_SHARE * 100)} % of its highest value in the window ` +
         `(${percent(r.refusals.peak?.rate ?? null)}).`,
     );
@@ -110,7 +115,7 @@ function actions(r: Review): string[] {
   if (r.actions.length === 0) return [...out, 'No control change inside the window.'];
   out.push(
     `Consecutive changes by the same actor into the same band are one action. Refusals and requests per minute ` +
-      `over the ${minutesText(ACTION_SPAN_MS)} before an action's first change and after its last (from the ` +
+      `over the ${formatDuration(ACTION_SPAN_MS)} before an action's first change and after its last (from the ` +
       `minute after it).`,
     '',
     ...table(
@@ -153,7 +158,7 @@ function decisions(r: Review): string[] {
         d.who,
         d.kind,
         d.mode ?? '—',
-        d.waitedMs === null ? '—' : minutesText(d.waitedMs),
+        d.waitedMs === null ? '—' : formatDuration(d.waitedMs),
         d.why,
       ]),
     ),
@@ -170,7 +175,7 @@ function canaries(r: Review): string[] {
     '',
     runs === 0
       ? "No canary of the product's ran during the incident."
-      : `The product's canaries ran ${runs} time(s): ${p.pass} pass, ${p.mismatch} mismatch, ${p.blocked} ` +
+      : `The product's canaries ran ${plural(runs, 'time')}: ${p.pass} pass, ${p.mismatch} mismatch, ${p.blocked} ` +
         `blocked, ${p.error} error.`,
     c.requests === 0
       ? 'The crawler sent no canary requests (`canary: true`) during the incident.'
@@ -189,7 +194,8 @@ function chart(r: Review): string[] {
   ];
 }
 
-function figuresRow(f: RunFigures, differs: string): string[] {
+/** `differs`: ticks that differ from the current settings' replay at all, and in what an operator acts on. */
+function figuresRow(f: RunFigures, differs: readonly [string, string]): string[] {
   return [
     f.name,
     when(f.firstDegradeAt),
@@ -198,7 +204,7 @@ function figuresRow(f: RunFigures, differs: string): string[] {
     String(f.throttledTicks),
     String(f.warningTicks),
     String(f.notices),
-    differs,
+    ...differs,
   ];
 }
 
@@ -208,7 +214,7 @@ function tuning(r: Review): string[] {
     '## What to tune',
     '',
     `The incident replayed (\`target-health replay --compare\`'s engine) from ${when(t.from)} to ${when(t.to)} ` +
-      `at ${minutesText(t.tickMs)} ticks with the people's decisions above, once with the ${t.settingsFrom} and ` +
+      `at ${formatDuration(t.tickMs)} ticks with the people's decisions above, once with ${t.settingsFrom} and ` +
       `once per candidate. Lead is before refusals peaked in the store; throttled ticks are ticks degrading, ` +
       `resisting, paused or below nominal.`,
     '',
@@ -221,11 +227,12 @@ function tuning(r: Review): string[] {
         'Throttled ticks',
         'Ticks degrading/resisting',
         'Notices',
-        'Ticks that differ (band, controls, notices)',
+        'Ticks that differ',
+        'Of those, in band, reasons, controls or notices',
       ],
       [
-        figuresRow(t.current, '—'),
-        ...t.candidates.map((c) => figuresRow(c, `${c.differences} (${c.importantDifferences})`)),
+        figuresRow(t.current, ['—', '—']),
+        ...t.candidates.map((c) => figuresRow(c, [String(c.differences), String(c.importantDifferences)])),
       ],
     ),
     '',
@@ -251,16 +258,16 @@ function tuning(r: Review): string[] {
           : c.earlierByMs === 0
             ? 'would have warned at the same tick'
             : c.earlierByMs > 0
-              ? `would have warned ${minutesText(c.earlierByMs)} earlier`
-              : `would have warned ${minutesText(-c.earlierByMs)} later`;
+              ? `would have warned ${formatDuration(c.earlierByMs)} earlier`
+              : `would have warned ${formatDuration(-c.earlierByMs)} later`;
     const throttle =
       c.throttledLess === 0
         ? 'throttled as many ticks'
         : c.throttledLess > 0
-          ? `throttled ${c.throttledLess} ticks fewer`
-          : `throttled ${-c.throttledLess} ticks more`;
+          ? `throttled ${plural(c.throttledLess, 'tick')} fewer`
+          : `throttled ${plural(-c.throttledLess, 'tick')} more`;
     out.push(
-      `- **${c.name}** — ${c.description}: ${warn} and ${throttle}; ${c.importantDifferences} tick(s) differ ` +
+      `- **${c.name}** — ${c.description}: ${warn} and ${throttle}; ${ticksDiffer(c.importantDifferences)} ` +
         `in band, reasons, controls or notices.`,
     );
   }

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { HEALTH_BANDS } from '../../core/common/names';
+import { bandCauseSchema } from '../on-call/band-cause-schema';
 
 const band = z.enum(HEALTH_BANDS);
 const iso = z.string();
@@ -25,6 +26,8 @@ export const bandChangeSchema = z.object({
   /** The tick's raw score and reasons, most important first (assessments), when a tick made the change. */
   score: z.number().nullable(),
   reasons: z.array(z.string()),
+  /** What put the site in `to` (core/control/band-wording.ts): the tick's refusal rule or score, or a person. */
+  cause: bandCauseSchema,
 });
 
 export const ACTION_KINDS = ['throttle', 'pause', 'restore', 'resume', 'stop', 'change'] as const;
@@ -87,7 +90,10 @@ export const tuningSchema = z.object({
   from: iso,
   to: iso,
   tickMs: z.number().int(),
-  /** Where the current settings came from (`--config file`, or the product defaults). */
+  /**
+   * Where the current settings came from, as said after "once with": `the settings of <file>` (--config), `the
+   * running loop's settings (site-health:<site>)`, or `the product defaults (no --config given; <why no loop>)`.
+   */
   settingsFrom: z.string(),
   current: runFiguresSchema,
   candidates: z.array(candidateSchema),

@@ -6,6 +6,7 @@
  */
 import { type ActionPolicy, isThrottled } from '../../core/control/controls';
 import type { SiteHealthConfig } from '../../core/control/config';
+import { formatDuration } from '../../core/common/durations';
 import { compareReplays } from '../../tools/replay/format';
 import type { ReplayResult } from '../../tools/replay/types';
 import type { CandidateFigures, RunFigures } from './schema';
@@ -19,14 +20,6 @@ export interface Candidate {
 /** Raising the healthy threshold by this much makes the loop degrade (and throttle) sooner. */
 export const EARLIER_THROTTLE_POINTS = 5;
 
-export function minutesText(ms: number): string {
-  const m = Math.round(ms / 60_000);
-  if (Math.abs(m) < 60) return `${m} min`;
-  const h = Math.trunc(m / 60);
-  const rest = Math.abs(m % 60);
-  return rest === 0 ? `${h} h` : `${h} h ${rest} min`;
-}
-
 /**
  * The two settings a review tries when none are given: the smoothing half-life halved (the smoothed
  * score follows a fall sooner), and the healthy threshold raised (the loop degrades at a higher score).
@@ -37,7 +30,7 @@ export function builtInCandidates(current: SiteHealthConfig): Candidate[] {
   out.push({
     name: 'faster smoothing',
     description:
-      `smoothing half-life ${minutesText(half / 2)} (current ${minutesText(half)}): {"scoring": {"smoothing": ` +
+      `smoothing half-life ${formatDuration(half / 2)} (current ${formatDuration(half)}): {"scoring": {"smoothing": ` +
       `{"halfLifeMs": ${half / 2}}}}`,
     config: { ...current, scoring: { ...current.scoring, smoothing: { halfLifeMs: half / 2 } } },
   });

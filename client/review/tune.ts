@@ -65,7 +65,7 @@ export async function tune(pool: Pool, input: TuneInput): Promise<Tuning> {
     result: currentResult,
     figures: runFigures(
       'current',
-      `current settings (${input.current.settingsFrom})`,
+      `current settings: ${input.current.settingsFrom}`,
       currentResult,
       input.current.config.policy,
       input.peakReachedAt,

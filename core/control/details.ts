@@ -8,6 +8,8 @@
  * command in the history, so what it says can change without breaking replay).
  */
 import { formatCrawlerCanaries } from '../canaries/latest';
+import { formatDuration } from '../common/durations';
+import { plural } from '../common/plural';
 import type { LoopState } from './loop-state';
 import type { TickAssessment } from './tick-assessment';
 
@@ -36,7 +38,7 @@ function lead(site: string, state: LoopState): string[] {
       ? `**${state.band}**${scoreSays}`
       : `**${state.band}**${scoreSays} — **waiting for a person** since ${waiting.since} ` +
         `(${waiting.kind === 'manual' ? `paused by ${waiting.pausedBy ?? 'a person'}` : 'paused by the loop'}` +
-        `${waiting.remindersSent > 0 ? `, ${waiting.remindersSent} reminders sent` : ''})`;
+        `${waiting.remindersSent > 0 ? `, ${plural(waiting.remindersSent, 'reminder')} sent` : ''})`;
   const why: string[] = [];
   if (waiting !== null) why.push(`Paused: ${oneLine(waiting.reason)}`);
   why.push(`Reasons: ${state.reasons.length > 0 ? state.reasons.join(', ') : 'none'}`);
@@ -44,7 +46,7 @@ function lead(site: string, state: LoopState): string[] {
   if (state.heldFor !== null) why.push(`Band held: ${oneLine(state.heldFor)}`);
   if (state.problem !== null)
     why.push(
-      `**Problem: ${state.problem.kind}** since ${state.problem.since} (${state.problem.ticks} ticks): ` +
+      `**Problem: ${state.problem.kind}** since ${state.problem.since} (${plural(state.problem.ticks, 'tick')}): ` +
         `${oneLine(state.problem.message)}`,
     );
   const lines = [`${bandLine} · ${site}`, '', ...why.map((w) => `- ${w}`)];
@@ -101,7 +103,7 @@ export function detailsMarkdown(
     // The latest tick's canary evidence (absent before the first tick).
     ...(latest === null ? [] : [['canaries', canaryCell(latest)] as [string, string]]),
     ['last decision', decision],
-    ['tick', `${state.tick} (every ${Math.round(tickIntervalMs / 1000)} s), last at ${state.lastAssessedAt ?? '—'}`],
+    ['tick', `${state.tick} (every ${formatDuration(tickIntervalMs)}), last at ${state.lastAssessedAt ?? '—'}`],
   ];
   return [...lead(site, state), '', '| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${cell(v)} |`)].join('\n');
 }

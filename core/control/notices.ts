@@ -6,6 +6,7 @@
  */
 import { formatCanaryEvidence, formatCrawlerCanaries } from '../canaries/latest';
 import type { HealthBand } from '../common/names';
+import { bandPhrase, scoresText } from './band-wording';
 import type { TickAssessment } from './tick-assessment';
 import type { Controls } from './controls';
 import type { LoopState, TickSummary } from './loop-state';
@@ -160,8 +161,12 @@ export function describeSignals(signals: readonly SignalEvidence[]): string {
     .join(', ');
 }
 
+/** `score 61, smoothed 66` (core/control/band-wording.ts). */
 export function scoreLine(e: Evidence): string {
-  const score = e.score === null ? 'no score' : `score ${e.score}`;
-  const smoothed = e.smoothedScore === null ? '' : `, smoothed ${e.smoothedScore}`;
-  return `${score}${smoothed}`;
+  return scoresText(e.score, e.smoothedScore);
+}
+
+/** `resisting: paused by the majority-refusal rule; score 75, smoothed 95` — the band as every surface words it. */
+export function bandLine(e: Evidence): string {
+  return bandPhrase({ band: e.band, reasons: e.reasons, score: e.score, smoothedScore: e.smoothedScore });
 }

@@ -11,6 +11,7 @@
 import type { Assessment } from './assess';
 import { DEFAULT_SCORING_CONFIG, type LearningConfig, type ScoringConfig } from './config';
 import type { RefusalCounts } from './window';
+import { plural } from '../common/plural';
 
 export interface BaselineReadiness {
   ready: boolean;
@@ -38,7 +39,7 @@ export function baselineReadiness(
       ready: false,
       baselineRequests: requests,
       minBaselineRequests: config.minBaselineRequests,
-      detail: `baseline has ${requests} requests, needs ${config.minBaselineRequests}`,
+      detail: `baseline has ${plural(requests, 'request')}, needs ${config.minBaselineRequests}`,
     };
   }
   return { ready: true, baselineRequests: requests, minBaselineRequests: config.minBaselineRequests, detail: null };
@@ -59,7 +60,7 @@ export function describeNoScore(
     return {
       state: 'insufficient-data',
       detail:
-        `too little current traffic to judge: ${a.health.window.requests} requests in the current ` +
+        `too little current traffic to judge: ${plural(a.health.window.requests, 'request')} in the current ` +
         `window${aside}, needs ${config.health.minRequests}`,
     };
   }

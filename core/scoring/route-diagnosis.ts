@@ -26,6 +26,7 @@ import { fisherExactGreater } from './fisher-exact';
 import { CHALLENGES, ERRORS, HARD, REQUESTS, RouteGroups, SOFT, STRIDE } from './route-groups';
 import type { HostilityWindow, RefusalCounts, RouteCounts, RouteLabels, RouteWindow } from './window';
 import { type Interval, wilsonInterval } from './wilson';
+import { plural } from '../common/plural';
 
 export type RouteDimension = 'pool' | 'country' | 'sessionPattern' | 'route';
 export type RouteVerdict = 'site-wide' | 'route-specific' | 'insufficient-data';
@@ -381,7 +382,7 @@ export function diagnoseRoutes(
         summary:
           routes.length === 0
             ? 'no per-route counts in this window'
-            : `no route group and rest with at least ${config.minRouteRequests} requests each to compare`,
+            : `no route group and rest with at least ${plural(config.minRouteRequests, 'request')} each to compare`,
         suspects,
         excluded: ZERO,
         suspectShare,
@@ -390,7 +391,7 @@ export function diagnoseRoutes(
     }
     return {
       verdict: 'site-wide',
-      summary: `no route stands out among ${testedGroups} groups tested`,
+      summary: `no route stands out among ${plural(testedGroups, 'group')} tested`,
       suspects,
       excluded: ZERO,
       suspectShare,

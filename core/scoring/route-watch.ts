@@ -31,6 +31,7 @@ import {
 } from './route-diagnosis';
 import type { RecentWindow, RefusalCounts, RouteCounts, RouteWindow } from './window';
 import { wilsonInterval } from './wilson';
+import { plural } from '../common/plural';
 
 /** Entries kept at most: every suspect of a tick (MAX_SUSPECTS) and as many confirmed ones. */
 export const MAX_WATCHED = 40;
@@ -250,11 +251,9 @@ function diagnosisOf(
   const watching = watch
     .filter((e) => !e.confirmed)
     .map((e) => ({ dimension: e.dimension, value: e.value, ticks: e.streak, confirmTicks: config.confirmTicks }));
-  const watchingText =
-    watching.length === 0
-      ? ''
-      : `; watching ` +
-        `${watching.map((w) => `${w.dimension} ${w.value} (${w.ticks} of ${w.confirmTicks} ticks)`).join(', ')}`;
+  const watchedText = (w: WatchedRoute): string =>
+    `${w.dimension} ${w.value} (${w.ticks} of ${plural(w.confirmTicks, 'tick')})`;
+  const watchingText = watching.length === 0 ? '' : `; watching ${watching.map(watchedText).join(', ')}`;
   const confirmed = watch.filter((e) => e.confirmed);
   if (confirmed.length === 0) {
     const verdict = raw.verdict === 'route-specific' ? 'site-wide' : raw.verdict;

@@ -57,13 +57,19 @@ export interface ControlsAt {
   /** When the change took effect (its tick's time, or when a person's decision was written). */
   at: Date;
   actor: string;
+  /** The change's own reason: the words of the tick or of the decision that made it. */
   reason: string;
+  /** The tick that made the change (its key, number and reasons); null for a person's decision. */
+  madeBy: { assessmentKey: string; tick: number; reasons: string[] } | null;
 }
+
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
 /**
  * The controls in effect at `at`: the latest `control_audit` change that took effect at or before it. A
  * change a tick made takes effect at the tick's time (so a tick's own change counts for that tick); a
- * decision's when it was written — as `history` lines them up (server/db/history.ts).
+ * decision's when it was written — as `history` lines them up (server/db/history.ts). With it, the tick
+ * that made it and that tick's reasons (what put the site in its band: core/control/band-wording.ts).
  */
 export async function controlsAt(pool: Pool, site: string, at: Date): Promise<ControlsAt | undefined> {
   const { rows } = await pool.query<{
@@ -71,10 +77,16 @@ export async function controlsAt(pool: Pool, site: string, at: Date): Promise<Co
     actor: string;
     reason: string;
     new_controls: Controls & { version?: number };
+    assessment_key: string | null;
+    tick: string | null;
+    reasons: unknown;
   }>(
-    `SELECT at, actor, reason, new_controls FROM (
+    `SELECT at, actor, reason, new_controls, assessment_key, tick, reasons FROM (
        SELECT CASE WHEN c.decision_key IS NULL THEN COALESCE(a.assessed_at, c.changed_at) ELSE c.changed_at END AS at,
-              c.actor, c.reason, c.new_controls, c.id
+              c.actor, c.reason, c.new_controls, c.id,
+              CASE WHEN c.decision_key IS NULL THEN a.assessment_key END AS assessment_key,
+              CASE WHEN c.decision_key IS NULL THEN a.tick END AS tick,
+              CASE WHEN c.decision_key IS NULL THEN a.result->'assessment'->'reasons' END AS reasons
          FROM control_audit c LEFT JOIN assessments a ON a.assessment_key = c.assessment_key
         WHERE c.site = $1) t
       WHERE at <= $2
@@ -83,5 +95,10 @@ export async function controlsAt(pool: Pool, site: string, at: Date): Promise<Co
     [site, at],
   );
   const r = rows[0];
-  return r && { controls: r.new_controls, at: r.at, actor: r.actor, reason: r.reason };
+  if (r === undefined) return undefined;
+  const madeBy =
+    r.assessment_key === null || r.tick === null
+      ? null
+      : { assessmentKey: r.assessment_key, tick: Number(r.tick), reasons: isStrings(r.reasons) ? r.reasons : [] };
+  return { controls: r.new_controls, at: r.at, actor: r.actor, reason: r.reason, madeBy };
 }

@@ -3,6 +3,7 @@
  * webhooks (Slack, Mattermost, Rocket.Chat, Teams' Slack mode) get `text` with mrkdwn, which every one of
  * them renders, plus the site and severity up front so a phone notification says what happened.
  */
+import { bandCause, bandLabel } from '../../core/control/band-wording';
 import type { NotificationPayload } from './types';
 
 const ICON: Record<NotificationPayload['severity'], string> = {
@@ -20,7 +21,10 @@ export function slackBody(p: NotificationPayload): { text: string } {
   const who = p.recipient ? ` (for ${escapeMrkdwn(p.recipient)})` : '';
   const history = p.evidence.recentHistory
     .slice(-5)
-    .map((t) => `${t.tick}: ${t.score ?? '—'}/${t.smoothedScore ?? '—'} ${t.band}`)
+    .map(
+      (t) =>
+        `${t.tick}: ${t.score ?? '—'}/${t.smoothedScore ?? '—'} ${bandLabel(t.band, bandCause(t.band, t.reasons))}`,
+    )
     .join(' · ');
   const lines = [
     `${ICON[p.severity]} *${escapeMrkdwn(p.title)}*${who}`,

@@ -8,28 +8,31 @@ import { workflowIdForSite } from '../../core/common/names';
 import type { ParsedSiteHealthInput, SiteHealthInput } from '../../core/control/config';
 import { SITE_HEALTH_WORKFLOW, type SiteHealthWorkflow } from '../../loop/messages';
 import { attributesForNewRun } from '../../loop/attributes';
+import { formatDuration } from '../../core/common/durations';
 
 /** The run's static details in the Temporal UI: how this loop was configured. */
 export function staticDetails(c: ParsedSiteHealthInput): string {
   const p = c.policy;
   const b = c.scoring.bands;
   return [
-    `Scores how **${c.site}** treats the crawler every ${c.tickIntervalMs / 1000} s against its own normal ` +
-      `(baseline ${c.window.baselineMs / 86_400_000} days, current window ${c.window.currentWindowMs / 60_000} ` +
-      `min).`,
+    `Scores how **${c.site}** treats the crawler every ${formatDuration(c.tickIntervalMs)} against its own normal ` +
+      `(baseline ${formatDuration(c.window.baselineMs)}, current window ${formatDuration(c.window.currentWindowMs)}).`,
     '',
     '| band | score | action |',
     '|---|---|---|',
     `| healthy | ≥ ${b.healthyMin} | none; after a degradation restore +${p.concurrency.increaseStep} ` +
-      `concurrency every ${p.steps.restoreEveryMs / 1000} s up to ${p.concurrency.nominal} |`,
+      `concurrency every ${formatDuration(p.steps.restoreEveryMs)} up to ${p.concurrency.nominal} |`,
     `| degrading | ${b.degradingMin}–${b.healthyMin - 1} | concurrency ×${p.concurrency.decreaseFactor} every ` +
-      `${p.steps.degradeEveryMs / 1000} s (floor ${p.concurrency.floor}), revisit ×${p.revisit.increaseFactor} ` +
+      `${formatDuration(p.steps.degradeEveryMs)} (floor ${p.concurrency.floor}), ` +
+      `revisit ×${p.revisit.increaseFactor} ` +
       `(max ×${p.revisit.max}), cost raised, owner notified |`,
-    `| resisting | < ${b.degradingMin} or total refusal | pause, canaries only, notify the owner, **wait for a ` +
-      `person** (reminders every ${p.reminderIntervalMs / 60_000} min) |`,
+    `| resisting | < ${b.degradingMin}, or a refusal rule (total or majority refusal) whatever the score | pause, ` +
+      `canaries only, notify the owner, **wait for a person** (reminders every ` +
+      `${formatDuration(p.reminderIntervalMs)}) |`,
     '',
-    `Smoothing half-life ${c.scoring.smoothing.halfLifeMs / 60_000} min, hysteresis ${b.hysteresis} points. ` +
-      `Parser health below ${p.parserAlertBelow} for ${p.parserAlertAfterMs / 1000} s alerts the parser owner. ` +
+    `Smoothing half-life ${formatDuration(c.scoring.smoothing.halfLifeMs)}, hysteresis ${b.hysteresis} points. ` +
+      `Parser health below ${p.parserAlertBelow} for ${formatDuration(p.parserAlertAfterMs)} alerts the parser ` +
+      `owner. ` +
       `Decide with \`target-health decide resume|stop|pause ${c.site}\`.`,
   ].join('\n');
 }

@@ -5,6 +5,7 @@
  * stored rows (control_audit, decisions, minute rollups), the chart beside it parsed, the JSON document
  * against its schema; bad input refused with one line naming the flag, exit 2, nothing written.
  */
+import { bandLabel, refusalRuleIn } from '../../core/control/band-wording';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'cheerio';
@@ -121,8 +122,15 @@ describe('a review written to a file', () => {
       );
       expect(doc.timeline[0]!.reasons[0]).toMatch(/challenge|majority_refusal|total_refusal/);
       expect(markdown).toContain(
-        `| ${doc.timeline[0]!.at.slice(0, 19).replace('T', ' ')}Z | healthy → ${doc.timeline[0]!.to} |`,
+        `| ${doc.timeline[0]!.at.slice(0, 19).replace('T', ' ')}Z | healthy → ` +
+          `${bandLabel(doc.timeline[0]!.to, doc.timeline[0]!.cause)} |`,
       );
+      // The change into resisting names the refusal rule when its tick's reasons hold one (the score then need
+      // not be below 50).
+      const pausing = doc.timeline.find((b) => b.to === 'resisting')!;
+      const rule = refusalRuleIn(pausing.reasons);
+      expect(pausing.cause).toEqual(rule === null ? { kind: 'score' } : { kind: 'rule', rule });
+      expect(markdown).toContain(`→ ${bandLabel('resisting', pausing.cause)} | ${pausing.actor} |`);
       // Ticks stored in the window.
       const ticks = await pool.query<{ n: string }>(
         'SELECT count(*) AS n FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3',
@@ -249,6 +257,10 @@ describe('a review written to a file', () => {
       expect(markdown).toContain('The replay of the current settings first warned when live did');
       expect(markdown).toMatch(/\*\*Warned (earliest|earlier):\*\* /);
       expect(markdown).toContain(`- **earlier throttle** — degrade below 85 instead of 80`);
+      // No loop of the site runs: the replays start from the product defaults, and the review says so once.
+      expect(t.settingsFrom).toMatch(/^the product defaults \(no --config given; /);
+      expect(markdown).toContain(`once with ${t.settingsFrom} and once per candidate`);
+      expect(markdown).not.toMatch(/\bthe the\b/);
     },
   );
 });

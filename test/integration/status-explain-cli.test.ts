@@ -6,6 +6,7 @@
  * The explanations are checked against the stored assessments they come from; every bad input is one
  * line and exit 2. Sites of this run share a random prefix.
  */
+import { refusalRuleIn } from '../../core/control/band-wording';
 import { randomUUID } from 'node:crypto';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { workflowIdForSite } from '../../core/common/names';
@@ -156,7 +157,7 @@ test('status --json: the latest tick signal by signal as stored, canaries, the t
   expect(e.trend.sparkline.at(-1)).toBe('█');
 
   const text = await cli(['status', healthy]);
-  expect(text).toMatch(/^trend {6}[·▁▂▃▄▅▆▇█]{19}█ {2}\(mean score per 72 min over the last 24 h, oldest first\)$/m);
+  expect(text).toMatch(/^trend {6}[·▁▂▃▄▅▆▇█]{19}█ {2}\(mean score per 1 h 12 min over the last 1 d, oldest first\)$/m);
   expect(text).toMatch(/^signals at tick \d+ \(.+\), now vs the site's normal \(95% intervals\):$/m);
   expect(text).toMatch(
     joinRegExp(
@@ -199,7 +200,16 @@ test('status of a paused site without a canary: says so plainly, with the exact 
   expect(lines).toContain(`                target-health decide stop ${paused} --who <you> --why "<why>"`);
   expect(lines).toContain(`                ${addCanaryCommand(paused)}`);
   // What the existing status lines said stays.
-  expect(text).toMatch(/^band\s+resisting$/m);
+  // Paused by a refusal rule, not by a score below 50: the band line names the rule of the pausing tick.
+  const pausing = await h.pool.query<{ reasons: string[] }>(
+    "SELECT result->'assessment'->'reasons' AS reasons FROM assessments WHERE assessment_key = $1",
+    [s.awaitingHuman!.assessmentKey],
+  );
+  const rule = refusalRuleIn(pausing.rows[0]!.reasons);
+  expect(rule).not.toBeNull();
+  expect(s.explained.bandCause).toEqual({ kind: 'rule', rule });
+  expect(text).toMatch(/^band\s+resisting \(paused by the (majority|total)-refusal rule\)$/m);
+  expect(s.explained.next.why).toMatch(/^paused by the (majority|total)-refusal rule since /);
   expect(text).toMatch(/^waiting\s+YES since /m);
 }, 60_000);
 
@@ -257,7 +267,10 @@ test('explain --at: the tick at or before T, its signals, band and controls then
     `${paused} at tick ${x.tick.tick} (${x.tick.assessedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}), the ` +
       `latest tick at or before ${at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}`,
   );
-  expect(text).toMatch(/^band {7}resisting$/m);
+  expect(x.bandCause).toEqual({ kind: 'rule', rule: refusalRuleIn(x.explanation.reasons) });
+  expect(text).toMatch(/^band {7}resisting \(paused by the (majority|total)-refusal rule\)$/m);
+  // The tick explained made the change: the reason shown is its own.
+  expect(text).toMatch(/^ {11}set by this tick: resisting: paused by the (majority|total)-refusal rule; score \d+, /m);
   expect(text).toMatch(/^controls {3}PAUSED \(canaries only\)/m);
   expect(text).toMatch(/^ {2}challenge\s+\d+\.\d% \(\d+\.\d%–\d+\.\d%\) \d+\/\d+\s+.* ← reason$/m);
 }, 60_000);

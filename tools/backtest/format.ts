@@ -7,6 +7,7 @@
 import type { BacktestResult } from './run';
 import type { LoopScore, RuleScore, RuleSummary, ScenarioScore } from './scorecard';
 import { REFERENCE_RULES, SLO_SUCCESS } from './reference-rules';
+import { plural } from '../../core/common/plural';
 
 /** `4m`, `1h05m`, `45s`; negative with a minus sign. */
 export function formatDuration(ms: number): string {
@@ -164,7 +165,8 @@ export function formatScorecardText(result: BacktestResult): string {
       `${o.falseParserAlerts} false / ${o.missedParserAlerts} missed parser alerts; ` +
       `median lead ${lead(o.medianDegradeLeadMs)} (degrade), ${lead(o.medianPauseLeadMs)} (pause); ` +
       `median onset→pause ${o.medianPauseDelayMs === null ? '–' : formatDuration(o.medianPauseDelayMs)}; ` +
-      `top reason right ${o.topReasonMatches}/${o.topReasonJudged}; ${o.unscoredTicks} ticks without a score.`,
+      `top reason right ${o.topReasonMatches}/${o.topReasonJudged}; ${plural(o.unscoredTicks, 'tick')} without a ` +
+      `score.`,
   );
   out.push(
     '',

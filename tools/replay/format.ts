@@ -4,6 +4,9 @@
  */
 import { HEALTH_BANDS } from '../../core/common/names';
 import type { ReplayResult, ReplaySummary, ReplayTick } from './types';
+import { bandCause, bandLabel } from '../../core/control/band-wording';
+import { formatDuration } from '../../core/common/durations';
+import { plural } from '../../core/common/plural';
 
 const dash = (v: number | null): string => (v === null ? '—' : String(v));
 const hm = (iso: string): string =>
@@ -11,13 +14,6 @@ const hm = (iso: string): string =>
     .replace('T', ' ')
     .replace(/:00\.000Z$/, 'Z')
     .replace(/\.000Z$/, 'Z');
-
-function duration(ms: number): string {
-  const m = Math.round(ms / 60_000);
-  if (m < 60) return `${m} min`;
-  const h = Math.floor(m / 60);
-  return m % 60 === 0 ? `${h} h` : `${h} h ${m % 60} min`;
-}
 
 /** Why a tick is worth a line: its band changed, its controls changed, it notified, a decision preceded it. */
 function eventful(t: ReplayTick, prev: ReplayTick | undefined): boolean {
@@ -39,22 +35,23 @@ export function tickLine(t: ReplayTick): string {
   ].filter((x) => x !== null);
   return (
     `${hm(t.asOf)}  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ` +
-    `${dash(t.smoothedScore).padStart(3)}  ${t.band.padEnd(9)}  ${(t.reasons.join(',') || '—').padEnd(24)}  ` +
+    `${dash(t.smoothedScore).padStart(3)}  ${bandLabel(t.band, bandCause(t.band, t.reasons)).padEnd(9)}  ` +
+    `${(t.reasons.join(',') || '—').padEnd(24)}  ` +
     `${what.join('; ')}`
   );
 }
 
 export function formatSummary(s: ReplaySummary): string {
-  const bands = HEALTH_BANDS.filter((b) => s.timeInBand[b] > 0).map((b) => `${b} ${duration(s.timeInBand[b])}`);
+  const bands = HEALTH_BANDS.filter((b) => s.timeInBand[b] > 0).map((b) => `${b} ${formatDuration(s.timeInBand[b])}`);
   const notices = Object.entries(s.notices).map(([k, n]) => `${k} ×${n}`);
   return [
     `site          ${s.site}`,
-    `period        ${hm(s.from)} → ${hm(s.to)}, ${s.ticks} ticks of ${s.tickMs / 1000} s`,
+    `period        ${hm(s.from)} → ${hm(s.to)}, ${plural(s.ticks, 'tick')} of ${formatDuration(s.tickMs)}`,
     `time in band  ${bands.join(', ') || '—'}`,
     `first degrade ${s.firstDegradeAt === null ? '—' : hm(s.firstDegradeAt)}`,
     `first pause   ${s.firstPauseAt === null ? '—' : hm(s.firstPauseAt)}`,
     `notices       ${notices.join(', ') || 'none'}`,
-    `no score      ${s.unscoredTicks} tick(s)`,
+    `no score      ${plural(s.unscoredTicks, 'tick')}`,
   ].join('\n');
 }
 
@@ -108,7 +105,8 @@ export function formatComparison(c: ReplayComparison, nameA: string, nameB: stri
   // Band and action differences first: score-only differences are many and mostly small.
   const important = c.differences.filter((d) => d.fields.some((f) => f !== 'score' && f !== 'smoothedScore'));
   lines.push(
-    `${c.differences.length} tick(s) differ, ${important.length} in band, reasons, controls or ` +
+    `${plural(c.differences.length, 'tick')} ${c.differences.length === 1 ? 'differs' : 'differ'}, ` +
+      `${important.length} in band, reasons, controls or ` +
       `notices${important.length > 0 ? ':' : ''}`,
   );
   for (const d of important.slice(0, 200)) {

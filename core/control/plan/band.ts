@@ -22,7 +22,10 @@ import {
   pausedControls,
   restoreStep,
 } from '../controls';
-import { describeSignals, scoreLine } from '../notices';
+import { bandLine, describeSignals, scoreLine } from '../notices';
+import { bandPhrase } from '../band-wording';
+import { formatDuration } from '../../common/durations';
+import { plural } from '../../common/plural';
 import type { TickAssessment } from '../tick-assessment';
 import type { LoopConfig, TickDraft } from './types';
 
@@ -34,12 +37,13 @@ function bandReason(
   heldForRoutes: boolean,
 ): string {
   const a = t.assessment;
-  const reasons = a.reasons.length > 0 ? a.reasons.join(', ') : 'no reasons';
-  const score = `score ${a.health.score ?? '—'}${smoothed === null ? '' : `, smoothed ${smoothed}`}`;
+  // The band, the rule or score that put it there, and the scores: the wording every surface shares.
+  const phrase = bandPhrase({ band, reasons: a.reasons, score: a.health.score, smoothedScore: smoothed });
+  const reasons = a.reasons.length > 0 ? `reasons ${a.reasons.join(', ')}` : 'no reasons';
   // Why there is no score: too little current traffic is not learning.
   let held =
     a.state === 'insufficient-data'
-      ? `; band held, too little current traffic (${a.health.window.requests} requests, needs ` +
+      ? `; band held, too little current traffic (${plural(a.health.window.requests, 'request')}, needs ` +
         `${config.scoring.health.minRequests})`
       : '';
   // Held while the routes that pull the score down are being confirmed.
@@ -48,13 +52,13 @@ function bandReason(
     case 'learning':
       return `learning: ${a.baseline.detail ?? 'baseline still learning'}`;
     case 'healthy':
-      return `healthy (${score})${held}`;
+      return `${phrase}${held}`;
     case 'degrading':
-      return `degrading (${score}): ${reasons}; routes: ${a.routes.verdict}${held}`;
+      return `${phrase}; ${reasons}; routes: ${a.routes.verdict}${held}`;
     case 'resisting':
-      return `resisting (${score}): ${reasons}${held}`;
+      return `${phrase}; ${reasons}${held}`;
     case 'stopped':
-      return 'stopped';
+      return phrase;
   }
 }
 
@@ -129,11 +133,6 @@ function bandControls(
   }
 }
 
-/** `1 min`, `90 s`: a pace in words. */
-function minutes(ms: number): string {
-  return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`;
-}
-
 /** Paused and waiting for a person: keep watching (canary traffic), remind, never act alone. */
 export function planWhileAwaiting(d: TickDraft, config: LoopConfig): void {
   const waiting = d.prev.awaiting;
@@ -197,10 +196,10 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
       kind: 'degrading',
       severity: 'warning',
       audience: 'owner',
-      title: `${site} is degrading (${scoreLine(e)}): throttling`,
+      title: `${site} is ${bandLine(e)}`,
       text:
         `Reasons: ${reasons}. ${describeSignals(e.signals)}. Routes: ${a.routes.summary}. Controls: ${changed}; ` +
-        `one step more every ${minutes(policy.steps.degradeEveryMs)} while the band holds.`,
+        `one step more every ${formatDuration(policy.steps.degradeEveryMs)} while the band holds.`,
       evidence: e,
     }));
     d.actions.push('notified owner (degrading)');
@@ -219,7 +218,7 @@ export function planBand(d: TickDraft, step: SiteTick, config: LoopConfig): void
       kind: 'resisting',
       severity: 'critical',
       audience: 'owner',
-      title: `${site} is resisting (${scoreLine(e)}): paused, canaries only — waiting for your decision`,
+      title: `${site} is ${bandLine(e)} — canaries only, waiting for your decision`,
       text:
         `Reasons: ${reasons}. ${describeSignals(e.signals)}. Routes: ${a.routes.summary}. ` +
         `Nothing more happens automatically. Decide: resume (cautious, or explicit concurrency/revisit) or stop — ` +

@@ -10,6 +10,7 @@
 import { PARSER_ALERT_HYSTERESIS } from '../controls';
 import { describeSignals } from '../notices';
 import type { LoopConfig, TickDraft } from './types';
+import { plural } from '../../common/plural';
 
 /** Parser health below its threshold: since when, on how many scored ticks (null when not below). */
 function belowRun(d: TickDraft, parser: number, config: LoopConfig): { since: string; ticks: number } | null {
@@ -34,7 +35,7 @@ export function planParserAlert(d: TickDraft, config: LoopConfig): void {
   if (!d.prev.alerts.parser && persisted(d, run, config)) {
     d.state.alerts = { ...d.state.alerts, parser: true };
     const failing = a.parser.reasons.filter((r) => r.startsWith('extraction_')).join(', ') || 'see evidence';
-    const since = run !== null ? ` since ${run.since} (${run.ticks} ticks)` : '';
+    const since = run !== null ? ` since ${run.since} (${plural(run.ticks, 'tick')})` : '';
     d.notices.push((e) => ({
       kind: 'parser_health',
       severity: 'warning',

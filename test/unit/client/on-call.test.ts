@@ -278,6 +278,39 @@ describe('history: the band timeline', () => {
     expect(rows[0]!.at).toBe('2026-12-01T10:00:00.000Z');
   });
 
+  test('the band says what set it: the rule of the tick that paused it, carried until the next change', () => {
+    const ruled = [
+      tick(1, '2026-12-01T10:00:00.000000Z', 95),
+      tick(2, '2026-12-01T10:01:00.000000Z', 75, ['majority_refusal', 'challenge']),
+      // Paused: canaries only, the rule no longer fires; the band is still the rule's.
+      tick(3, '2026-12-01T10:02:00.000000Z', null),
+    ];
+    const pause = change('2026-12-01T10:01:00Z', controls('healthy', 16), controls('resisting', 16, true), 's/c1/2');
+    const rows = tickRows(ruled, [pause], [], 'healthy', null);
+    // The band carried in from before the range: what set it is not read.
+    expect(rows.map((r) => r.bandCause)).toEqual([
+      null,
+      { kind: 'rule', rule: 'majority_refusal' },
+      { kind: 'rule', rule: 'majority_refusal' },
+    ]);
+    const text = formatHistory(
+      historySchema.parse({
+        site: 's',
+        from: '2026-12-01T10:00:00.000Z',
+        to: '2026-12-01T10:03:00.000Z',
+        ticks: 1,
+        everyMs: null,
+        smoothedScores: 'x',
+        rows,
+      }),
+    ).split('\n');
+    expect(text[0]).toBe('s: 1 tick from 2026-12-01 10:00:00Z to 2026-12-01 10:03:00Z, one row per tick');
+    expect(text[4]).toMatch(/^2026-12-01 10:01:00Z {2}2 {5}resisting \(paused by the majority-refusal rule\) {2}75 \//);
+    // A person's decision sets the band by hand.
+    const resumed = tickRows(ticks, changes, decisions, 'healthy', null);
+    expect(resumed[4]!.bandCause).toEqual({ kind: 'person' });
+  });
+
   test('no band before the first change; a decision before the first tick goes on the first row', () => {
     const rows = tickRows(ticks.slice(3), changes, decisions, null, null);
     // The changes of ticks 2 and 3 lie outside these ticks: they still set the band (loose, in time order).
@@ -411,7 +444,7 @@ describe('history: aggregation', () => {
     });
     const text = formatHistory(doc).split('\n');
     expect(text[0]).toBe(
-      's: 6 ticks from 2026-12-01 10:00:00Z to 2026-12-01 12:00:00Z, one row per 1h (2 rows; --every to change)',
+      's: 6 ticks from 2026-12-01 10:00:00Z to 2026-12-01 12:00:00Z, one row per 1 h (2 rows; --every to change)',
     );
     expect(text[3]).toMatch(
       joinRegExp(

@@ -65,7 +65,7 @@ test('a site waiting for a person: band first, then why, then the commands that 
     '| parser health | 97 |',
     '| controls | paused, canaries only |',
     '| last decision | — |',
-    '| tick | 42 (every 60 s), last at 2026-12-01T09:55:00.000Z |',
+    '| tick | 42 (every 1 min), last at 2026-12-01T09:55:00.000Z |',
   ]);
 });
 

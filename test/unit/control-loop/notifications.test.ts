@@ -53,6 +53,19 @@ test('the Slack body: title, text, recent ticks and the link, with mrkdwn escape
           routeVerdict: 'site-wide',
           actions: [],
         },
+        {
+          tick: 5,
+          assessedAt: 't',
+          state: 'scored',
+          score: 75,
+          smoothedScore: 95,
+          band: 'resisting',
+          scoredBand: 'resisting',
+          parserHealth: 100,
+          reasons: ['majority_refusal', 'challenge'],
+          routeVerdict: 'site-wide',
+          actions: [],
+        },
       ],
     },
     null,
@@ -74,7 +87,9 @@ test('the Slack body: title, text, recent ticks and the link, with mrkdwn escape
     [
       ':rotating_light: *shop.example.com is resisting* (for crawl &lt;team&gt;@example.com)',
       'challenge 30% &amp; rising',
-      'Recent ticks (score/smoothed band): 4: 40/45 resisting',
+      // The tick a refusal rule paused says so: 75/95 is no resisting score.
+      'Recent ticks (score/smoothed band): 4: 40/45 resisting · 5: 75/95 resisting (paused by the majority-refusal ' +
+        'rule)',
       '<http://ui/namespaces/default/workflows/site-health%3Ashop.example.com|Open the loop in the Temporal UI>',
     ].join('\n'),
   );

@@ -141,6 +141,14 @@ describe('planTick: bands and actions', () => {
       expect(last(plans).state.score).toBe(65);
       expect(last(plans).state.band).toBe('resisting');
       expect(last(plans).state.reasons[0]).toBe('total_refusal');
+      // Every word of the pause names the rule, so a score of 65 does not contradict "resisting = below 50".
+      const smoothed = last(plans).state.smoothedScore;
+      const phrase = `resisting: paused by the total-refusal rule; score 65, smoothed ${smoothed}`;
+      expect(last(plans).change!.next.reason).toMatch(new RegExp(`^${phrase}; reasons total_refusal, hard_block`));
+      expect(last(plans).state.awaiting!.reason).toBe(`paused at tick 3: ${last(plans).change!.next.reason}`);
+      expect(last(plans).notices.find((n) => n.kind === 'resisting')!.title).toBe(
+        `${SITE} is ${phrase} — canaries only, waiting for your decision`,
+      );
     },
   );
 

@@ -4,11 +4,12 @@ import {
   formatTickContext,
   percent,
   scoreSentence,
+  signalLines,
   tickExplanationSchema,
 } from '../../../client/on-call/explain';
 import { explainSchema, formatExplained } from '../../../client/on-call/explain-at';
 import { readStoredTick } from '../../../client/on-call/stored-tick';
-import { assess } from '../../../core/scoring/assess';
+import { type AssessInput, assess } from '../../../core/scoring/assess';
 import type { WindowInput } from '../../../core/scoring/window';
 import { joinRegExp } from '../../kit/regexp';
 
@@ -27,20 +28,23 @@ const BASELINE: WindowInput = {
   extractionOk: 19_800,
 };
 
+/** What else a tick's assessment is given: the previous tick's carry, the tick's time. */
+type AssessExtra = Omit<AssessInput, 'current' | 'baseline'>;
+
 /** A tick as the activity stores it (JSON round trip: what comes back from jsonb). */
-function stored(current: WindowInput, baseline: WindowInput | null = BASELINE): unknown {
+function stored(current: WindowInput, baseline: WindowInput | null = BASELINE, extra: AssessExtra = {}): unknown {
   return JSON.parse(
     JSON.stringify({
       site: { registered: true, owner: null, parserOwner: null },
       window: WINDOW,
-      assessment: assess({ current, baseline }),
+      assessment: assess({ ...extra, current, baseline }),
       canaries: null,
     }),
   );
 }
 
-function explained(current: WindowInput, baseline: WindowInput | null = BASELINE) {
-  const read = readStoredTick(stored(current, baseline));
+function explained(current: WindowInput, baseline: WindowInput | null = BASELINE, extra: AssessExtra = {}) {
+  const read = readStoredTick(stored(current, baseline, extra));
   if (!read.ok) throw new Error(read.problem);
   return explainTick(read.tick);
 }
@@ -213,7 +217,9 @@ describe('explain text and JSON', () => {
         at: '2026-12-01T11:58:00.000Z',
         actor: 'control-loop',
         reason: 'degrading (score 61): hard_block',
+        tick: { tick: 42, assessmentKey: 'shop.example.com/c/42' },
       },
+      bandCause: { kind: 'score' },
       explanation: e,
     });
     const lines = formatExplained(x).split('\n');
@@ -222,7 +228,8 @@ describe('explain text and JSON', () => {
     );
     expect(lines).toContain('band       degrading');
     expect(lines).toContain('controls   running, concurrency 9, revisit ×2.25, cost ×1.5');
-    expect(lines).toContain('           set 2026-12-01 11:58:00Z by control-loop: degrading (score 61): hard_block');
+    // This tick made the change: its reason is this tick's own.
+    expect(lines).toContain('           set by this tick: degrading (score 61): hard_block');
     expect(lines).toContain('reasons    hard_block, latency');
     expect(lines.find((l) => l.startsWith('  hard_block'))).toMatch(
       joinRegExp(
@@ -241,5 +248,117 @@ describe('explain text and JSON', () => {
       'A rate costs weight × (now − normal) / 20.0%, latency weight × (p95 / normal − 1) / 2, each between 0 ' +
         'and its weight; the score is 100 minus their sum, rounded.',
     );
+  });
+
+  test(
+    "controls set by an earlier tick: that tick's words are not shown as this one's; the band names the rule " +
+      'that set it',
+    () => {
+      // This tick had 358 requests; the change was made at tick 40, a tick with 42.
+      const e = explained({ requests: 358, hardBlocks: 4, challenges: 0, softBlocks: 0, p95LatencyMs: 400 });
+      const x = explainSchema.parse({
+        site: 'shop.example.com',
+        at: '2026-12-01T12:00:00.000Z',
+        tick: {
+          tick: 44,
+          assessedAt: '2026-12-01T11:58:00.000Z',
+          assessmentKey: 'shop.example.com/c/44',
+          chainId: 'c',
+        },
+        band: 'resisting',
+        controls: {
+          concurrencyLimit: 4,
+          revisitMultiplier: 3,
+          paused: true,
+          canaryOnly: true,
+          effectiveCostMultiplier: 1,
+          band: 'resisting',
+          reason: 'old',
+        },
+        controlsChange: {
+          at: '2026-12-01T11:40:00.000Z',
+          actor: 'control-loop',
+          reason: 'healthy (score —, smoothed 90); band held, too little current traffic (42 requests, needs 50)',
+          tick: { tick: 40, assessmentKey: 'shop.example.com/c/40' },
+        },
+        bandCause: { kind: 'rule', rule: 'majority_refusal' },
+        explanation: e,
+      });
+      const text = formatExplained(x);
+      expect(text).not.toContain('42 requests');
+      expect(text).toContain('current window 2026-12-01 11:48:00Z to 2026-12-01 11:58:00Z: 358 requests (needs 50)');
+      expect(text.split('\n')).toContain(
+        '           set at tick 40 (2026-12-01 11:40:00Z) by control-loop, unchanged since',
+      );
+      expect(text.split('\n')).toContain('band       resisting (paused by the majority-refusal rule)');
+      // A person's reason is theirs, whichever tick is explained.
+      const decided = formatExplained({
+        ...x,
+        controlsChange: {
+          at: '2026-12-01T11:50:00.000Z',
+          actor: 'human:alice',
+          reason: 'resumed by alice',
+          tick: null,
+        },
+        bandCause: { kind: 'person' },
+      });
+      expect(decided).toContain('           set 2026-12-01 11:50:00Z by human:alice: resumed by alice\n');
+      expect(decided).toContain('band       resisting\n');
+    },
+  );
+
+  test('a window without traffic says so instead of rows of 0% of 0', () => {
+    const e = explained({ requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 0 });
+    expect(e.state).toBe('insufficient-data');
+    expect(signalLines(e)).toEqual(['  — (no traffic in the window)']);
+    const rules = formatTickContext(e).find(([label]) => label === 'rules')![1];
+    expect(rules).toBe(
+      'total refusal no (no traffic in the window, streak 0); majority refusal no (no traffic in the window, streak 0)',
+    );
+    expect(e.noScore).toBe('too little current traffic to judge: 0 requests in the current window, needs 50');
+    // One request is one request.
+    expect(explained({ requests: 1, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 10 }).noScore).toBe(
+      'too little current traffic to judge: 1 request in the current window, needs 50',
+    );
+    // With traffic, the table as before.
+    const busy = explained({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 400 });
+    expect(signalLines(busy)).toEqual(formatSignals(busy.signals));
+  });
+});
+
+describe('routes: each pool said once', () => {
+  const POOL = (pool: string, requests: number, hardBlocks: number) => ({
+    pool,
+    requests,
+    hardBlocks,
+    challenges: 0,
+    softBlocks: 0,
+  });
+  test('a confirmed pool is listed once with one comparison, not again in the summary with other figures', () => {
+    const current: WindowInput = {
+      requests: 1000,
+      hardBlocks: 194,
+      challenges: 0,
+      softBlocks: 0,
+      p95LatencyMs: 400,
+      routes: [POOL('dc', 200, 190), POOL('res-a', 400, 2), POOL('res-b', 400, 2)],
+    };
+    const confirmed = { dimension: 'pool' as const, value: 'dc', streak: 3, quiet: 0, confirmed: true };
+    const e = explained(current, BASELINE, {
+      previous: { routeWatch: [{ ...confirmed, since: '2026-12-01T11:40:00.000Z' }] },
+      at: Date.parse('2026-12-01T11:58:00.000Z'),
+    });
+    expect(e.routes.verdict).toBe('route-specific');
+    // The stored summary names the pool with rounded figures; the explanation's own list has it already.
+    expect(e.routes.summary).toMatch(/^route problem: pool dc \(95% failing vs 1%\)/);
+    const routes = formatTickContext(e).find(([label]) => label === 'routes')![1];
+    expect(routes).toBe('route-specific: set aside: pool dc (95.0% failing vs 0.50% on the other routes)');
+    expect(routes.match(/pool dc/g)).toHaveLength(1);
+  });
+
+  test('without set-aside or watched routes, the summary is the line', () => {
+    const e = explained({ requests: 200, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: 400 });
+    const routes = formatTickContext(e).find(([label]) => label === 'routes')![1];
+    expect(routes).toBe(`${e.routes.verdict}: ${e.routes.summary}`);
   });
 });

@@ -1,6 +1,12 @@
 import { addCanaryCommand, crawlerCanaryNote, noCanaryWarning } from '../../../client/on-call/canary-hint';
 import { buildFleet, fleetSchema, formatFleet, withTrends } from '../../../client/on-call/fleet';
-import { type CanaryStatus, type StateForNext, decideCommands, whatNext } from '../../../client/on-call/status';
+import {
+  type CanaryStatus,
+  type StateForNext,
+  decideCommands,
+  statusBandCause,
+  whatNext,
+} from '../../../client/on-call/status';
 import { formatStatus, shortTime } from '../../../client/on-call/status-text';
 import { trendRange, trendsFrom } from '../../../client/on-call/trend';
 import type { SiteHealthState } from '../../../loop/messages';
@@ -29,6 +35,7 @@ const base: StateForNext = {
   site: SITE,
   band: 'healthy',
   scoredBand: 'healthy',
+  score: 97,
   smoothedScore: 97,
   reasons: [],
   noScore: null,
@@ -82,7 +89,7 @@ describe('whatNext', () => {
       'waits for a person: keeps assessing every tick, reminds the owner, changes nothing on its own',
     );
     expect(n.why).toBe(
-      `paused by the loop (resisting) since ${waiting.since}: ${waiting.reason}; it has NO canary defined: ` +
+      `paused by the loop since ${waiting.since}: ${waiting.reason}; it has NO canary defined: ` +
         `while paused there is no traffic, so nothing shows whether the site calmed down — add one (below)`,
     );
     expect(n.commands).toEqual([...decideCommands(SITE), addCanaryCommand(SITE)]);
@@ -104,7 +111,7 @@ describe('whatNext', () => {
       };
       const n = whatNext(paused, { ...NONE, crawler: CRAWLER });
       expect(n.why).toBe(
-        `paused by the loop (resisting) since ${waiting.since}: ${waiting.reason}; no canary of its own is ` +
+        `paused by the loop since ${waiting.since}: ${waiting.reason}; no canary of its own is ` +
           `defined; the crawler's canaries are the evidence: 97 canary requests from the crawler 11:48–11:58Z: 90 ` +
           `ok, 7 refused or failed`,
       );
@@ -125,12 +132,35 @@ describe('whatNext', () => {
     },
   );
 
+  test("paused by a refusal rule: the rule of the pausing tick is named, not the latest tick's reasons", () => {
+    const paused = {
+      ...base,
+      band: 'resisting' as const,
+      scoredBand: 'healthy' as const,
+      smoothedScore: 95,
+      // The latest tick (canaries only) no longer fires the rule; the pausing tick did.
+      reasons: [],
+      awaitingHuman: waiting,
+    };
+    const cause = statusBandCause(paused, ['majority_refusal', 'challenge']);
+    expect(cause).toEqual({ kind: 'rule', rule: 'majority_refusal' });
+    expect(whatNext(paused, ONE, cause).why).toMatch(
+      /^paused by the majority-refusal rule since 2026-12-01T09:55:00\.000Z: .*the score alone now says healthy/,
+    );
+    // Without the pausing tick (gone, unreadable) the latest one is all there is: no rule claimed.
+    expect(statusBandCause(paused, null)).toEqual({ kind: 'score' });
+    // A pause by hand is the person's, whatever the reasons.
+    expect(statusBandCause({ ...paused, awaitingHuman: { ...waiting, kind: 'manual' } }, ['majority_refusal'])).toEqual(
+      { kind: 'person' },
+    );
+  });
+
   test('paused with canaries: what the score (or the canaries) say now; no canary hint', () => {
     const byHand = { ...waiting, kind: 'manual' as const, pausedBy: 'alice' };
     const scored = whatNext({ ...base, awaitingHuman: byHand, pendingDecisions: 1 }, ONE);
     expect(scored.plan).toBe(
       'waits for a person: keeps assessing every tick and running its canaries, reminds the owner, changes ' +
-        'nothing on its own; 1 decision(s) queued, applied before the next tick',
+        'nothing on its own; 1 decision queued, applied before the next tick',
     );
     expect(scored.why).toMatch(/^paused by hand by alice since .*; the score alone now says healthy \(smoothed 97\)$/);
     expect(scored.commands).toEqual(decideCommands(SITE));
@@ -150,7 +180,7 @@ describe('whatNext', () => {
     };
     expect(whatNext({ ...base, problem }, NONE)).toMatchObject({
       plan: expect.stringMatching(/^tries the assessment again/),
-      why: 'assessments failing since 2026-12-01T11:00:00.000Z (3 tick(s)): bad value',
+      why: 'assessments failing since 2026-12-01T11:00:00.000Z (3 ticks): bad value',
       commands: [],
     });
     expect(whatNext({ ...base, heldFor: 'band held while pool dc is confirmed' }, NONE)).toMatchObject({
@@ -168,11 +198,11 @@ describe('whatNext', () => {
     );
     expect(whatNext({ ...base, band: 'degrading', smoothedScore: 66, reasons: ['hard_block'] }, NONE)).toMatchObject({
       plan: expect.stringMatching(/^throttles one step more/),
-      why: 'degrading (smoothed 66): hard_block',
+      why: 'degrading: score 97, smoothed 66; reasons hard_block',
     });
     expect(whatNext(base, NONE)).toMatchObject({
       plan: expect.stringMatching(/^keeps the usual pace/),
-      why: 'healthy (smoothed 97)',
+      why: 'healthy: score 97, smoothed 97',
       awaitingHuman: false,
     });
     expect(whatNext({ ...base, band: 'stopped' }, NONE)).toMatchObject({
@@ -249,12 +279,24 @@ describe('status text', () => {
     const text = formatStatus({
       state,
       history: [],
-      explained: { tick: null, latest: null, unexplained: 'no tick assessed yet', canaries: NONE, next, trend },
+      explained: {
+        tick: null,
+        latest: null,
+        unexplained: 'no tick assessed yet',
+        bandCause: { kind: 'score' },
+        canaries: NONE,
+        next,
+        trend,
+      },
       link: 'http://ui/x',
     });
     const lines = text.split('\n');
     expect(lines).toContain('band       resisting');
-    expect(lines).toContain('trend      █··▁  (mean score per 60 min over the last 4 h, oldest first)');
+    expect(lines).toContain(
+      'waiting    YES since 2026-12-01T09:55:00.000Z (resisting: resisting (score 12, smoothed 18): hard_block); ' +
+        '1 reminder',
+    );
+    expect(lines).toContain('trend      █··▁  (mean score per 1 h over the last 4 h, oldest first)');
     expect(lines).toContain('signals    — (no tick assessed yet)');
     expect(lines).toContain('routes     failures spread over every route');
     expect(lines).toContain(
@@ -271,6 +313,42 @@ describe('status text', () => {
     expect(lines.at(-2)).toBe('http://ui/x');
   });
 
+  test('a site paused by a refusal rule says so on its band line, and in its recent ticks', () => {
+    const text = formatStatus({
+      state: { ...state, scoredBand: 'healthy' },
+      history: [
+        {
+          tick: 41,
+          assessedAt: '2026-12-01T09:55:00.000Z',
+          state: 'scored',
+          score: 75,
+          smoothedScore: 95,
+          band: 'resisting',
+          scoredBand: 'resisting',
+          parserHealth: 97,
+          reasons: ['majority_refusal', 'challenge'],
+          routeVerdict: 'site-wide',
+          actions: ['paused'],
+        },
+      ],
+      explained: {
+        tick: null,
+        latest: null,
+        unexplained: 'x',
+        bandCause: { kind: 'rule', rule: 'majority_refusal' },
+        canaries: NONE,
+        next: whatNext(state, NONE, { kind: 'rule', rule: 'majority_refusal' }),
+        trend,
+      },
+      link: 'l',
+    });
+    const lines = text.split('\n');
+    expect(lines).toContain('band       resisting (paused by the majority-refusal rule); the score alone says healthy');
+    expect(lines).toContain(
+      '     41   75 /  95  resisting (paused by the majority-refusal rule)  majority_refusal,challenge  paused',
+    );
+  });
+
   test('canaries listed with their latest result; an empty trend says so', () => {
     const empty = trendsFrom([], [SITE], range).get(SITE)!;
     const text = formatStatus({
@@ -280,6 +358,7 @@ describe('status text', () => {
         tick: null,
         latest: null,
         unexplained: 'x',
+        bandCause: { kind: 'score' },
         canaries: { defined: [...ONE.defined, `${SITE}/stock`], latest: ONE.latest, crawler: null },
         next: whatNext(state, ONE),
         trend: empty,
@@ -305,6 +384,7 @@ describe('status text', () => {
             tick: null,
             latest: null,
             unexplained: 'x',
+            bandCause: { kind: 'score' },
             canaries,
             next: whatNext(state, canaries),
             trend: empty,

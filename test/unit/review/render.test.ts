@@ -45,6 +45,17 @@ const review: Review = reviewSchema.parse({
       reason: 'score | fell',
       score: 70,
       reasons: ['hard_block'],
+      cause: { kind: 'score' },
+    },
+    {
+      at: '2026-11-24T10:20:00.000Z',
+      from: 'degrading',
+      to: 'resisting',
+      actor: 'control-loop',
+      reason: 'resisting (score 75, smoothed 95): majority_refusal, challenge',
+      score: 75,
+      reasons: ['majority_refusal', 'challenge'],
+      cause: { kind: 'rule', rule: 'majority_refusal' },
     },
   ],
   actions: [
@@ -67,7 +78,7 @@ const review: Review = reviewSchema.parse({
     from: '2026-11-24T09:00:00.000Z',
     to: '2026-11-24T11:15:00.000Z',
     tickMs: 60_000,
-    settingsFrom: 'product defaults',
+    settingsFrom: "the running loop's settings (site-health:shop.example.com)",
     current: figures('current', '2026-11-24T10:00:00.000Z'),
     candidates: [
       {
@@ -107,20 +118,45 @@ test('every section, the figures as given, the chart linked by its relative name
   expect(md).toContain(
     '| 2026-11-24 10:00:00Z | healthy → degrading | control-loop | 70 | hard_block | score \\| fell |',
   );
+  // The rule that paused it is named beside the band, so a score of 75 does not read as a contradiction.
   expect(md).toContain(
-    '| throttle | 6 | control-loop | concurrency 16→3 | 2.0 % of 150 → no traffic | 10.0 → 0 | degrading |',
+    '| 2026-11-24 10:20:00Z | degrading → resisting (paused by the majority-refusal rule) | control-loop | 75 | ' +
+      'majority_refusal, challenge |',
   );
+  expect(md).toContain(
+    '| throttle | 6 | control-loop | concurrency 16→3 | 2.0 % of 150 requests → no traffic | 10.0 → 0 | degrading |',
+  );
+  expect(md).toContain('- **Refusals over the window:** 70.0 % of 1000 requests (minute rollups, all routes)');
   expect(md).toContain('No person decided during the incident');
   expect(md).toContain(
     '![shop.example.com: score, refusals and actions around the incident](review-shop.example.com-20261124T1000Z.svg)',
   );
   expect(md).toContain(
     '- **faster smoothing** — faster smoothing settings: would have warned 3 min earlier and throttled 4 ticks ' +
-      'more; 5 tick(s) differ',
+      'more; 5 ticks differ',
   );
   expect(md).toContain('**Warned earliest:** faster smoothing.');
   expect(md).toContain('**Throttled less:** none of the candidates.');
   expect(md).toContain('The replay of the current settings first warned when live did');
+  // Said once, whatever the source of the settings.
+  expect(md).toContain("once with the running loop's settings (site-health:shop.example.com) and once per candidate");
+  expect(md).not.toMatch(/\bthe the\b/);
+  // Each figure has its own column: no bare "30 (5)".
+  expect(md).toContain('| Ticks that differ | Of those, in band, reasons, controls or notices |');
+  expect(md).toMatch(/\| 2 \| 30 \| 5 \|\n/);
+});
+
+test('one tick differing, one run, one request: singular', () => {
+  const c = review.tuning.candidates[0]!;
+  const md = renderReview({
+    ...review,
+    refusals: { ...review.refusals, during: span(1, 1) },
+    canaries: { ...review.canaries, product: { pass: 1, mismatch: 0, blocked: 0, error: 0 } },
+    tuning: { ...review.tuning, candidates: [{ ...c, importantDifferences: 1, throttledLess: 1 }] },
+  });
+  expect(md).toContain('throttled 1 tick fewer; 1 tick differs in band, reasons, controls or notices.');
+  expect(md).toContain("The product's canaries ran 1 time: 1 pass");
+  expect(md).toContain('100.0 % of 1 request (minute rollups');
 });
 
 test("the canaries during the incident: the product's runs by result and the crawler's own canary requests", () => {
@@ -133,7 +169,7 @@ test("the canaries during the incident: the product's runs by result and the cra
     canaries: { product: { pass: 3, mismatch: 0, blocked: 2, error: 1 }, crawler: { requests: 97, failed: 7 } },
   });
   expect(md).toContain(
-    "The product's canaries ran 6 time(s): 3 pass, 0 mismatch, 2 blocked, 1 error.\nDuring the incident, 97 " +
+    "The product's canaries ran 6 times: 3 pass, 0 mismatch, 2 blocked, 1 error.\nDuring the incident, 97 " +
       'canary requests from the crawler: 90 ok, 7 refused or failed.\n',
   );
 });

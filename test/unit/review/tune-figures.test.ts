@@ -1,7 +1,6 @@
 import {
   builtInCandidates,
   candidateFigures,
-  minutesText,
   runFigures,
   throttledLeast,
   warnedEarliest,
@@ -139,9 +138,10 @@ test(
   },
 );
 
-test('minutesText', () => {
-  expect(minutesText(5 * M)).toBe('5 min');
-  expect(minutesText(60 * M)).toBe('1 h');
-  expect(minutesText(125 * M)).toBe('2 h 5 min');
-  expect(minutesText(-125 * M)).toBe('-2 h 5 min');
+test('a half-life that is no whole minute is said exactly: 90 s halved is 45 s, not "2 min" and "1 min"', () => {
+  const c = config();
+  const odd = { ...c, scoring: { ...c.scoring, smoothing: { halfLifeMs: 90_000 } } };
+  expect(builtInCandidates(odd)[0]!.description).toBe(
+    'smoothing half-life 45 s (current 1 min 30 s): {"scoring": {"smoothing": {"halfLifeMs": 45000}}}',
+  );
 });

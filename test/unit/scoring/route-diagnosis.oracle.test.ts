@@ -80,7 +80,8 @@ const routeConfig: fc.Arbitrary<RouteConfig> = fc.oneof(
 
 /**
  * What the new version reports for what the first version found (see the header). Past MAX_SUSPECTS
- * the share counts the suspects listed, and the summary says why it is site-wide (checked apart).
+ * the share counts the suspects listed, and the summary says why it is site-wide (checked apart). Counts of one
+ * are said in the singular.
  */
 function expected(old: v1.RouteDiagnosis, current: readonly RouteWindow[]): RouteDiagnosis {
   const suspects = old.suspects.map((s) => ({
@@ -88,7 +89,11 @@ function expected(old: v1.RouteDiagnosis, current: readonly RouteWindow[]): Rout
     routes: s.routes.slice(0, MAX_LISTED_ROUTES),
     routeCount: s.routes.length,
   }));
-  if (suspects.length <= MAX_SUSPECTS) return { ...old, suspects };
+  // The first version said "1 groups tested" and "at least 1 requests each"; the new one counts in the singular.
+  const summary = old.summary
+    .replace(/\b1 groups tested$/, '1 group tested')
+    .replace(/\b1 requests each/, '1 request each');
+  if (suspects.length <= MAX_SUSPECTS) return { ...old, summary, suspects };
   const listed = suspects.slice(0, MAX_SUSPECTS);
   const total = current.reduce((n, r) => n + r.requests, 0);
   return {
