@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { HEALTH_BANDS } from '../../core/common/names';
+import { ACTION_KINDS } from '../../core/control/action-runs';
 
 const band = z.enum(HEALTH_BANDS);
 const iso = z.string();
@@ -26,8 +27,6 @@ export const bandChangeSchema = z.object({
   score: z.number().nullable(),
   reasons: z.array(z.string()),
 });
-
-export const ACTION_KINDS = ['throttle', 'pause', 'restore', 'resume', 'stop', 'change'] as const;
 
 export const actionSchema = z.object({
   kind: z.enum(ACTION_KINDS),

@@ -1,5 +1,6 @@
 import type { RateBucket } from '../../../tools/charts/types';
-import { actionKind, groupActions } from '../../../client/review/actions';
+import { groupActions } from '../../../client/review/actions';
+import { actionKind } from '../../../core/control/action-runs';
 import type { Controls } from '../../../core/control/controls';
 import type { ControlChange } from '../../../server/db/history';
 
