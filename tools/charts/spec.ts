@@ -1,5 +1,6 @@
 /**
- * ChartData → a Vega-Lite spec (pure; rendered by tools/charts/render.ts). Four panels on one time axis:
+ * ChartData → a Vega-Lite spec (pure; rendered by tools/charts/render.ts). Four panels on one time axis (UTC,
+ * in one format: tools/charts/time-format.ts):
  *   1. the score: raw (bucket mean, thin) and smoothed (bold), over the band the loop published per
  *      period (background shading) and the band thresholds (dashed rules at 80 and 50);
  *   2. refusal rates — hard blocks, challenges, soft blocks as % of requests — with each one's normal
@@ -10,6 +11,7 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { DEFAULT_SCORING_CONFIG } from '../../core/scoring/config';
 import { describeBucket } from './resolution';
+import { timeX, utcMinute } from './time-format';
 import type { ChartData, MarkKind } from './types';
 
 const DAY = 86_400_000;
@@ -32,14 +34,14 @@ export const SIGNAL_COLOURS: Record<string, string> = {
 };
 export const MARK_KINDS: readonly MarkKind[] = ['decision', 'alert', 'control change'];
 
-const iso = (t: number): string => new Date(t).toISOString().replace(':00.000Z', 'Z').replace('T', ' ');
 const pct = (r: number | null): number | null => (r === null ? null : Math.round(r * 10_000) / 100);
 
 export function buildChartSpec(data: ChartData): TopLevelSpec {
   const { healthyMin, resistingBelow } = bandThresholds();
   // The period is fixed on each panel's first layer only: the others share its scale (giving it on every
-  // layer makes Vega-Lite merge identical domains and warn about each).
-  const xd = { field: 't', type: 'temporal' as const, title: null, scale: { domain: [data.from, data.to] } };
+  // layer makes Vega-Lite merge identical domains and warn about each). Only the bottom panel labels its axis;
+  // the ones above keep its grid.
+  const xd = timeX(data.from, data.to, { orient: 'bottom', labels: false });
   const x = { field: 't', type: 'temporal' as const, title: null };
   const rawRows = data.scores.flatMap((b) =>
     b.meanScore === null ? [] : [{ t: b.t, value: Math.round(b.meanScore * 10) / 10 }],
@@ -84,15 +86,17 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
-      text: `${data.site} — ${iso(data.from)} to ${iso(data.to)}`,
+      text: `${data.site} — ${utcMinute(data.from)} to ${utcMinute(data.to)} UTC`,
       subtitle: [
-        `${describeBucket(data.resolution.bucketMs)} buckets (signals from ${data.resolution.level} rollups, ` +
-          `scores from assessments)`,
+        `all times UTC; ${describeBucket(data.resolution.bucketMs)} buckets (signals from ` +
+          `${data.resolution.level} rollups, scores from assessments)`,
         'score: grey = bucket mean, blue = smoothed; shading = the band the loop published; dashed = the 14-day normal',
       ],
     },
     config: {
       font: FONT,
+      // Vega-Lite's own descriptions write times in the machine's zone; the marks carry their own (UTC).
+      aria: false,
       view: { stroke: '#e0e0e0' },
       axis: { labelFontSize: 11, titleFontSize: 11 },
       legend: { labelFontSize: 11, titleFontSize: 11 },
@@ -196,7 +200,7 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
         data: { values: markRows },
         mark: { type: 'point', filled: true, size: 60 },
         encoding: {
-          x: { ...xd, axis: { format: '%b %d %H:%M' } },
+          x: timeX(data.from, data.to, { orient: 'bottom', labels: true }),
           y: { field: 'kind', type: 'nominal', title: null, scale: { domain: [...MARK_KINDS] } },
           color: {
             field: 'kind',

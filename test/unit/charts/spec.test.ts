@@ -36,7 +36,7 @@ const data: ChartData = {
 type Layer = {
   data: { values: Record<string, unknown>[] };
   mark: { type: string };
-  encoding: Record<string, { field?: string; scale?: { domain?: unknown[] } }>;
+  encoding: Record<string, { field?: string; scale?: { type?: string; domain?: unknown[] } }>;
 };
 type Panel = {
   name: string;
@@ -48,12 +48,15 @@ const spec = buildChartSpec(data) as unknown as { vconcat: Panel[]; title: { tex
 const panel = (name: string): Panel => spec.vconcat.find((p) => p.name === name)!;
 const layer = (name: string, type: string, i = 0): Layer => panel(name).layer!.filter((l) => l.mark.type === type)[i]!;
 
-test('four panels on one time axis fixed to the period', () => {
+test('four panels on one UTC time axis fixed to the period; the title in UTC', () => {
   expect(spec.vconcat.map((p) => p.name)).toEqual(['score', 'refusals', 'latency', 'marks']);
   for (const p of spec.vconcat)
-    expect((p.layer?.[0] ?? (p as unknown as Layer)).encoding.x!.scale?.domain).toEqual([T0, T0 + 2 * D]);
-  expect(spec.title.text).toBe('shop.example.com — 2026-11-24 00:00Z to 2026-11-26 00:00Z');
-  expect(spec.title.subtitle[0]).toMatch(/^1 h buckets \(signals from hour rollups/);
+    expect((p.layer?.[0] ?? (p as unknown as Layer)).encoding.x!.scale).toMatchObject({
+      type: 'utc',
+      domain: [T0, T0 + 2 * D],
+    });
+  expect(spec.title.text).toBe('shop.example.com — 2026-11-24 00:00 to 2026-11-26 00:00 UTC');
+  expect(spec.title.subtitle[0]).toMatch(/^all times UTC; 1 h buckets \(signals from hour rollups/);
 });
 
 test('band shading: one rect per period, coloured by the band the loop published', () => {
