@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { load } from 'cheerio';
 import { PNG } from 'pngjs';
 import { BAND_COLOURS } from '../../tools/charts/spec';
+import { TRAFFIC_LAYERS } from '../../tools/charts/traffic-panel';
+import { ALL_ROUTES } from '../../server/db/signal-store/aggregate';
 import { createPool, type Pool } from '../../server/db/pool';
 import type { ScenarioTruth } from '../../core/scenarios/truth';
 import { recordReplayAsHistory, type RecordedHistory } from '../kit/chart-history';
@@ -101,6 +103,17 @@ test(
     expect($('g.mark-line.role-mark > path').length).toBe(6);
     // One point per mark, in the marks row.
     expect($('g.mark-symbol.role-mark > path').length).toBe(marks);
+    // Volume and errors: a bar per minute with requests, its red part for the minutes with errors.
+    const { rows: minutes } = await pool.query<{ requests: string; errors: string }>(
+      `SELECT requests, errors FROM rollup_minute WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4`,
+      [site, ALL_ROUTES, from, to],
+    );
+    const withRequests = minutes.filter((m) => Number(m.requests) > Number(m.errors)).length;
+    expect(withRequests).toBeGreaterThan(100);
+    expect($(`g.${TRAFFIC_LAYERS.other}_marks > path`).length).toBe(withRequests);
+    expect($(`g.${TRAFFIC_LAYERS.errors}_marks > path`).length).toBe(
+      minutes.filter((m) => Number(m.errors) > 0).length,
+    );
     // Thresholds (80, 50), the decision over the score, and the daily normals (two signals + latency at least).
     expect($('g.mark-rule.role-mark > line').length).toBeGreaterThanOrEqual(2 + 1 + 3);
   },

@@ -1,5 +1,5 @@
 /**
- * Reads what a chart of one site over [from, to) needs, in a handful of statements: signal counts from
+ * Reads what a chart of one site over [from, to) needs, in a handful of statements: signal and error counts from
  * the rollup level the resolution names (the all-routes row, summed per bucket in SQL), day rollups for
  * the daily normal, the assessments' raw scores, band changes and control changes from control_audit,
  * decisions and notifications. Shaping is pure (tools/charts/series.ts).
@@ -51,11 +51,12 @@ export async function readRateBuckets(
     hard_blocks: string;
     challenges: string;
     soft_blocks: string;
+    errors: string;
     hists: string | null;
   }>(
     `SELECT date_bin($4::bigint * interval '1 millisecond', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS t,
             sum(requests) AS requests, sum(hard_blocks) AS hard_blocks, sum(challenges) AS challenges,
-            sum(soft_blocks) AS soft_blocks,
+            sum(soft_blocks) AS soft_blocks, sum(errors) AS errors,
             string_agg(latency_hist::text, ';') AS hists
        FROM ${ROLLUP_TABLE[r.level]}
       WHERE site = $1 AND route_key = $5 AND bucket >= $2 AND bucket < $3
@@ -68,6 +69,7 @@ export async function readRateBuckets(
     hardBlocks: num(row.hard_blocks),
     challenges: num(row.challenges),
     softBlocks: num(row.soft_blocks),
+    errors: num(row.errors),
     p95LatencyMs:
       row.hists === null
         ? null

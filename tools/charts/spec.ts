@@ -1,17 +1,19 @@
 /**
- * ChartData → a Vega-Lite spec (pure; rendered by tools/charts/render.ts). Four panels on one time axis (UTC,
+ * ChartData → a Vega-Lite spec (pure; rendered by tools/charts/render.ts). Five panels on one time axis (UTC,
  * in one format: tools/charts/time-format.ts):
  *   1. the score: raw (bucket mean, thin) and smoothed (bold), over the band the loop published per
  *      period (background shading) and the band thresholds (dashed rules at 80 and 50);
- *   2. refusal rates — hard blocks, challenges, soft blocks as % of requests — with each one's normal
+ *   2. volume and errors: requests per minute, the errors among them in red (tools/charts/traffic-panel.ts);
+ *   3. refusal rates — hard blocks, challenges, soft blocks as % of requests — with each one's normal
  *      (the day's 14-day baseline) as a dashed segment of the same colour;
- *   3. p95 latency and its normal;
- *   4. marks: decisions, alerts and control changes, one row each (decisions also as rules in panel 1).
+ *   4. p95 latency and its normal;
+ *   5. marks: decisions, alerts and control changes, one row each (decisions also as rules in panel 1).
  */
 import type { TopLevelSpec } from 'vega-lite';
 import { DEFAULT_SCORING_CONFIG } from '../../core/scoring/config';
 import { describeBucket } from './resolution';
 import { timeX, utcMinute } from './time-format';
+import { trafficPanel } from './traffic-panel';
 import type { ChartData, MarkKind } from './types';
 
 const DAY = 86_400_000;
@@ -150,6 +152,7 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
           },
         ],
       },
+      trafficPanel(data, CHART_WIDTH),
       {
         name: 'refusals',
         width: CHART_WIDTH,

@@ -20,6 +20,12 @@ export interface RateBucket {
   hardBlocks: number;
   challenges: number;
   softBlocks: number;
+  /**
+   * Requests the classifier called `error` (docs/classification.md): network and proxy errors (timeouts, DNS,
+   * TLS, a proxy refusing; a reset connection is a hard block instead) and error answers — 5xx, and 4xx other
+   * than 403/429 (a 404). A 503 carrying a block or challenge page is a refusal, not an error.
+   */
+  errors: number;
   /** p95 latency of the bucket's merged histogram; null without requests. */
   p95LatencyMs: number | null;
 }
@@ -69,6 +75,15 @@ export interface ChartMark {
   kind: MarkKind;
   /** One short line: what happened and who or what did it. */
   label: string;
+}
+
+/** Requests and errors per minute over one plotted bucket: the mean over the minutes of it the period holds. */
+export interface TrafficBucket {
+  t: number;
+  /** The bucket's end, clipped to the period. */
+  t2: number;
+  requestsPerMinute: number;
+  errorsPerMinute: number;
 }
 
 /** Everything one chart shows, already bucketed. */

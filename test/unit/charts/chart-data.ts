@@ -11,12 +11,13 @@ export const controls = (o: Partial<Controls> = {}): Controls => ({
 });
 
 /** One minute of the all-routes rollup. */
-export const minute = (t: number, requests: number): RateBucket => ({
+export const minute = (t: number, requests: number, errors: number): RateBucket => ({
   t,
   requests,
   hardBlocks: 0,
   challenges: 0,
   softBlocks: 0,
+  errors,
   p95LatencyMs: 250,
 });
 

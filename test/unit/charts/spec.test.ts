@@ -15,8 +15,8 @@ const data: ChartData = {
     { t: T0 + H, meanScore: null, minScore: null, smoothedScore: 90.04, ticks: 60 },
   ],
   rates: [
-    { t: T0, requests: 1000, hardBlocks: 10, challenges: 5, softBlocks: 0, p95LatencyMs: 210.4 },
-    { t: T0 + H, requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: null },
+    { t: T0, requests: 1000, hardBlocks: 10, challenges: 5, softBlocks: 0, errors: 3, p95LatencyMs: 210.4 },
+    { t: T0 + H, requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0, p95LatencyMs: null },
   ],
   baselines: [
     { day: T0 - D / 2, hardBlockRate: 0.02, challengeRate: 0.001, softBlockRate: null, p95LatencyMs: 200 },
@@ -34,6 +34,7 @@ const data: ChartData = {
 };
 
 type Layer = {
+  name?: string;
   data: { values: Record<string, unknown>[] };
   mark: { type: string };
   encoding: Record<string, { field?: string; scale?: { type?: string; domain?: unknown[] } }>;
@@ -47,9 +48,10 @@ type Panel = {
 const spec = buildChartSpec(data) as unknown as { vconcat: Panel[]; title: { text: string; subtitle: string[] } };
 const panel = (name: string): Panel => spec.vconcat.find((p) => p.name === name)!;
 const layer = (name: string, type: string, i = 0): Layer => panel(name).layer!.filter((l) => l.mark.type === type)[i]!;
+const named = (p: string, name: string): Layer => panel(p).layer!.find((l) => l.name === name)!;
 
-test('four panels on one UTC time axis fixed to the period; the title in UTC', () => {
-  expect(spec.vconcat.map((p) => p.name)).toEqual(['score', 'refusals', 'latency', 'marks']);
+test('five panels on one UTC time axis fixed to the period; the title in UTC', () => {
+  expect(spec.vconcat.map((p) => p.name)).toEqual(['score', 'traffic', 'refusals', 'latency', 'marks']);
   for (const p of spec.vconcat)
     expect((p.layer?.[0] ?? (p as unknown as Layer)).encoding.x!.scale).toMatchObject({
       type: 'utc',
@@ -90,6 +92,15 @@ test('signal rates in % of requests against their daily normal, clipped to the p
   ]);
   expect(layer('latency', 'line').data.values).toEqual([{ t: T0, value: 210 }]);
   expect(layer('latency', 'rule').data.values).toEqual([{ t: T0, t2: T0 + D / 2, value: 200 }]);
+});
+
+test('traffic: per minute of each hour bucket, errors from 0 and the other requests stacked on them', () => {
+  expect(named('traffic', 'traffic_errors').data.values).toEqual([
+    { t: T0, t2: T0 + H, y: 0, y2: 0.1, part: 'errors' },
+  ]);
+  expect(named('traffic', 'traffic_other').data.values).toEqual([
+    { t: T0, t2: T0 + H, y: 0.1, y2: 16.7, part: 'other requests' },
+  ]);
 });
 
 test('decisions, alerts and control changes as marks; decisions also as rules over the score', () => {

@@ -58,6 +58,7 @@ test(
       hardBlocks: i - 20 >= 5 && i - 20 < 21 ? 5 : 0,
       challenges: 0,
       softBlocks: 0,
+      errors: 0,
       p95LatencyMs: null,
     }));
     const actions = groupActions(changes, buckets);
