@@ -27,6 +27,7 @@ import { tune } from '../review/tune';
 import { type Candidate, builtInCandidates, minutesText } from '../review/tune-figures';
 import { siteArgument } from '../site-arg';
 import type { CliContext } from '../context';
+import { markedEvents } from './chart';
 import { replayConfig, requireKnownSite } from './replay';
 
 interface ReviewOptions {
@@ -102,8 +103,9 @@ async function writeChart(
   return {
     file,
     note:
-      `${file}: ${minutesText(pad)} either side of the window, ${read.ticks} ticks, ${read.data.marks.length} ` +
-      `marks (decisions, alerts, control changes); \`target-health chart\` draws the same.`,
+      `${file}: ${minutesText(pad)} either side of the window, ${read.ticks} ticks, ` +
+      `${markedEvents(read.data.marks)} marks (decisions, alerts, control changes), requests and errors per ` +
+      `minute, times in UTC; \`target-health chart\` draws the same.`,
   };
 }
 

@@ -70,11 +70,26 @@ export interface BandPeriod {
 
 export type MarkKind = 'decision' | 'alert' | 'control change';
 
-export interface ChartMark {
+/** One stored row a mark stands for: a decision, a notification, or one control change. */
+export interface MarkEvent {
   t: number;
+  /** Its whole story for the tooltip: when (UTC), what, who, why. */
+  text: string;
+}
+
+/** A labelled mark: one stored event, or a run of control changes folded into one action. */
+export interface ChartMark {
+  /** The first event's time. */
+  t: number;
+  /** The last event's time, for a run of several changes; null for one event. */
+  until: number | null;
   kind: MarkKind;
-  /** One short line: what happened and who or what did it. */
+  /** The few words drawn beside it: `paused`, `resumed by alice`, `route alert: pool res-eu`. */
+  short: string;
+  /** Everything, for the tooltip (the short label may be cut to fit). */
   label: string;
+  /** In time order; a point is drawn for each. */
+  events: MarkEvent[];
 }
 
 /** Requests and errors per minute over one plotted bucket: the mean over the minutes of it the period holds. */

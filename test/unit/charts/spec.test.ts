@@ -1,9 +1,13 @@
 import { BAND_COLOURS, buildChartSpec } from '../../../tools/charts/spec';
+import { MARK_KINDS } from '../../../tools/charts/marks-panel';
+import { alertMark, controlMarks, decisionMark } from '../../../tools/charts/mark-labels';
 import type { ChartData } from '../../../tools/charts/types';
+import { controls } from './chart-data';
 
 const H = 3_600_000;
 const D = 24 * H;
 const T0 = Date.UTC(2026, 10, 24);
+const paused = controls({ band: 'resisting', paused: true });
 
 const data: ChartData = {
   site: 'shop.example.com',
@@ -27,9 +31,25 @@ const data: ChartData = {
     { from: T0 + H, to: T0 + 2 * D, band: 'resisting' },
   ],
   marks: [
-    { t: T0 + H, kind: 'alert', label: 'critical resisting: paused' },
-    { t: T0 + H, kind: 'control change', label: 'paused by loop: score 30' },
-    { t: T0 + 3 * H, kind: 'decision', label: 'resume by alice: checked' },
+    alertMark({
+      t: T0 + H,
+      kind: 'resisting',
+      severity: 'critical',
+      title: 'paused',
+      parserHealth: null,
+      suspects: [],
+    }),
+    ...controlMarks([
+      {
+        t: T0 + H,
+        actor: 'control-loop',
+        reason: 'score 30',
+        oldControls: controls(),
+        newControls: paused,
+        decisionKey: null,
+      },
+    ]),
+    decisionMark({ t: T0 + 3 * H, kind: 'resume', who: 'alice', why: 'checked' }),
   ],
 };
 
@@ -39,24 +59,16 @@ type Layer = {
   mark: { type: string };
   encoding: Record<string, { field?: string; scale?: { type?: string; domain?: unknown[] } }>;
 };
-type Panel = {
-  name: string;
-  layer?: Layer[];
-  data?: { values: Record<string, unknown>[] };
-  encoding?: Layer['encoding'];
-};
+type Panel = { name: string; layer: Layer[] };
 const spec = buildChartSpec(data) as unknown as { vconcat: Panel[]; title: { text: string; subtitle: string[] } };
 const panel = (name: string): Panel => spec.vconcat.find((p) => p.name === name)!;
-const layer = (name: string, type: string, i = 0): Layer => panel(name).layer!.filter((l) => l.mark.type === type)[i]!;
-const named = (p: string, name: string): Layer => panel(p).layer!.find((l) => l.name === name)!;
+const layer = (name: string, type: string, i = 0): Layer => panel(name).layer.filter((l) => l.mark.type === type)[i]!;
+const named = (p: string, name: string): Layer => panel(p).layer.find((l) => l.name === name)!;
 
 test('five panels on one UTC time axis fixed to the period; the title in UTC', () => {
-  expect(spec.vconcat.map((p) => p.name)).toEqual(['score', 'traffic', 'refusals', 'latency', 'marks']);
+  expect(spec.vconcat.map((p) => p.name)).toEqual(['marks', 'score', 'traffic', 'refusals', 'latency']);
   for (const p of spec.vconcat)
-    expect((p.layer?.[0] ?? (p as unknown as Layer)).encoding.x!.scale).toMatchObject({
-      type: 'utc',
-      domain: [T0, T0 + 2 * D],
-    });
+    expect(p.layer[0]!.encoding.x!.scale).toMatchObject({ type: 'utc', domain: [T0, T0 + 2 * D] });
   expect(spec.title.text).toBe('shop.example.com — 2026-11-24 00:00 to 2026-11-26 00:00 UTC');
   expect(spec.title.subtitle[0]).toMatch(/^all times UTC; 1 h buckets \(signals from hour rollups/);
 });
@@ -103,11 +115,16 @@ test('traffic: per minute of each hour bucket, errors from 0 and the other reque
   ]);
 });
 
-test('decisions, alerts and control changes as marks; decisions also as rules over the score', () => {
-  const marks = panel('marks');
-  expect(marks.data!.values.map((m) => m.kind)).toEqual(['alert', 'control change', 'decision']);
-  expect(marks.encoding!.y!.scale?.domain).toEqual(['decision', 'alert', 'control change']);
-  expect(layer('score', 'rule', 1).data.values).toEqual([
-    { t: T0 + 3 * H, kind: 'decision', label: 'resume by alice: checked' },
+test('marks: a row per kind, each mark labelled; decisions also as rules over the score', () => {
+  const labels = named('marks', 'mark_labels').data.values;
+  expect(labels.map((l) => [l.kind, l.text])).toEqual([
+    ['decision', 'resumed by alice'],
+    ['alert', 'alert: resisting'],
+    ['control change', 'paused'],
   ]);
+  expect(named('marks', 'mark_points').data.values.map((p) => p.kind)).toEqual(['decision', 'alert', 'control change']);
+  // Rows top to bottom in MARK_KINDS' order, one lane each here.
+  const ys = MARK_KINDS.map((k) => labels.find((l) => l.kind === k)!.y as number);
+  expect([...ys].sort((a, b) => a - b)).toEqual(ys);
+  expect(layer('score', 'rule', 1).data.values).toEqual([{ t: T0 + 3 * H }]);
 });
