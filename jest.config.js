@@ -23,6 +23,16 @@ const transform = {
 const testEnvironmentOptions = { customExportConditions: ['node', 'node-addons', '@target-health/source'] };
 
 /**
+ * Vega and Vega-Lite are ES modules, which Jest's CommonJS runtime cannot load (tools/charts/render.ts imports
+ * them); both packages ship a UMD build of the same release, which it can. So unit tests render the real SVG
+ * of a chart and read it.
+ */
+const vegaAsCommonJs = {
+  '^vega$': '<rootDir>/node_modules/vega/build/vega.js',
+  '^vega-lite$': '<rootDir>/node_modules/vega-lite/build/vega-lite.min.js',
+};
+
+/**
  * Jest's cache (SWC's transforms, and each file's last duration, which orders the next run: longest
  * first) lives per machine beside the Temporal and Python caches, so a fresh clone on a machine that ran
  * the suite before starts in the right order. Each project has a fixed id: Jest would derive one from
@@ -48,6 +58,7 @@ module.exports = {
       testEnvironmentOptions,
       roots: ['<rootDir>/test/unit'],
       testMatch: ['**/*.test.ts'],
+      moduleNameMapper: vegaAsCommonJs,
       transform,
       cacheDirectory,
     },

@@ -1,8 +1,8 @@
 /**
- * `target-health chart <site> --from T --to T --out file.svg|file.png`: the site's score and smoothed
- * score over the band per period, its refusal rates and p95 latency against their normal, and decisions,
- * alerts and control changes as marks — one image, from the store's rollups and the assessments.
- * docs/charts.md.
+ * `target-health chart <site> --from T --to T --out file.svg|file.png`: decisions, alerts and control changes
+ * as labelled marks, the site's score and smoothed score over the band per period, its requests and errors per
+ * minute, its refusal rates and p95 latency against their normal — one image, from the store's rollups and the
+ * assessments, all times in UTC. docs/charts.md.
  */
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
@@ -15,6 +15,7 @@ import { describeBucket } from '../../tools/charts/resolution';
 import { readChartData } from '../../tools/charts/read-history';
 import { renderSvg, svgToPng } from '../../tools/charts/render';
 import { buildChartSpec } from '../../tools/charts/spec';
+import type { ChartMark } from '../../tools/charts/types';
 import { writeFileAtomically } from '../../tools/charts/write-atomically';
 import type { CliContext } from '../context';
 import { siteArgument } from '../site-arg';
@@ -71,12 +72,17 @@ export function checkRange(options: ChartOptions, now: Date = new Date()): { fro
   return { from, to };
 }
 
+/** The stored events drawn as points: every decision, notification and control change (a run has several). */
+export function markedEvents(marks: readonly ChartMark[]): number {
+  return marks.reduce((n, m) => n + m.events.length, 0);
+}
+
 export function registerChartCommand(program: Command, context: () => CliContext): void {
   program
     .command('chart')
     .description(
-      "chart a site's score, signals against their normal, and decisions, alerts and control changes over a " +
-        'period (SVG or PNG)',
+      "chart a site's labelled decisions, alerts and control changes, score, requests and errors, and signals " +
+        'against their normal over a period (SVG or PNG, times in UTC)',
     )
     .argument('<site>', 'the site (host name or URL)')
     .option('--from <time>', 'start (ISO-8601 with a zone, a UTC date, or a time ago: -6h, 2d)', DEFAULT_FROM)
@@ -101,7 +107,7 @@ export function registerChartCommand(program: Command, context: () => CliContext
       process.stdout.write(
         `wrote ${options.out}: ${site}, ${plural(read.ticks, 'assessment')} and ${plural(read.requests, 'request')} ` +
           `in ${describeBucket(resolution.bucketMs)} buckets (${resolution.level} rollups), ` +
-          `${plural(read.data.marks.length, 'mark')}\n`,
+          `${plural(markedEvents(read.data.marks), 'mark')}\n`,
       );
     });
 }

@@ -29,6 +29,7 @@ import { formatDuration } from '../../core/common/durations';
 import { plural } from '../../core/common/plural';
 import { siteArgument } from '../site-arg';
 import type { CliContext } from '../context';
+import { markedEvents } from './chart';
 import { replayConfig, requireKnownSite } from './replay';
 
 interface ReviewOptions {
@@ -105,8 +106,8 @@ async function writeChart(
     file,
     note:
       `${file}: ${formatDuration(pad)} either side of the window, ${plural(read.ticks, 'tick')}, ` +
-      `${plural(read.data.marks.length, 'mark')} (decisions, alerts, control changes); \`target-health chart\` ` +
-      `draws the same.`,
+      `${plural(markedEvents(read.data.marks), 'mark')} (decisions, alerts, control changes), requests and errors ` +
+      `per minute, times in UTC; \`target-health chart\` draws the same.`,
   };
 }
 

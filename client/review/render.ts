@@ -189,7 +189,7 @@ function chart(r: Review): string[] {
     '',
     r.chart.file === null
       ? r.chart.note
-      : `![${r.site}: score, refusals and actions around the incident](${encodeURI(r.chart.file)})`,
+      : `![${r.site}: score, errors, refusals and actions around the incident](${encodeURI(r.chart.file)})`,
     ...(r.chart.file === null ? [] : ['', r.chart.note]),
   ];
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { HEALTH_BANDS } from '../../core/common/names';
 import { bandCauseSchema } from '../on-call/band-cause-schema';
+import { ACTION_KINDS } from '../../core/control/action-runs';
 
 const band = z.enum(HEALTH_BANDS);
 const iso = z.string();
@@ -29,8 +30,6 @@ export const bandChangeSchema = z.object({
   /** What put the site in `to` (core/control/band-wording.ts): the tick's refusal rule or score, or a person. */
   cause: bandCauseSchema,
 });
-
-export const ACTION_KINDS = ['throttle', 'pause', 'restore', 'resume', 'stop', 'change'] as const;
 
 export const actionSchema = z.object({
   kind: z.enum(ACTION_KINDS),

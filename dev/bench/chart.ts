@@ -17,7 +17,9 @@ import { load } from 'cheerio';
 import { PNG } from 'pngjs';
 import { readChartData } from '../../tools/charts/read-history';
 import { renderSvg, svgToPng } from '../../tools/charts/render';
+import { MARK_LAYERS } from '../../tools/charts/marks-panel';
 import { buildChartSpec } from '../../tools/charts/spec';
+import { TRAFFIC_LAYERS } from '../../tools/charts/traffic-panel';
 import { generateScenario } from '../../core/scenarios';
 import { recordReplayAsHistory } from '../../test/kit/chart-history';
 import { cpuMs } from './proc-stats';
@@ -133,11 +135,14 @@ async function main(): Promise<void> {
     for (let i = 0; i < decoded.data.length; i += 4) colours.add(decoded.data.readUInt32BE(i));
     const $ = load(readFileSync(svgPath, 'utf8'), { xml: true });
     const marks = (cls: string): number => $(`g.${cls}.role-mark > path`).length;
+    const layer = (name: string, tag: string): number => $(`g.${name}_marks > ${tag}`).length;
     line('PNG decoded', `${decoded.width}×${decoded.height}, ${fmt(colours.size)} distinct colours`);
     line(
       'SVG parsed',
-      `${$('svg').attr('width')}×${$('svg').attr('height')}; band rects ${marks('mark-rect')}, lines ` +
-        `${marks('mark-line')}, rules ${$('g.mark-rule.role-mark > line').length}, points ${marks('mark-symbol')}`,
+      `${$('svg').attr('width')}×${$('svg').attr('height')}; band rects ${layer('score_layer_0', 'path')}, ` +
+        `traffic bars ${layer(TRAFFIC_LAYERS.other, 'path') + layer(TRAFFIC_LAYERS.errors, 'path')}, lines ` +
+        `${marks('mark-line')}, rules ${$('g.mark-rule.role-mark > line').length}, points ${marks('mark-symbol')}, ` +
+        `labels ${layer(MARK_LAYERS.labels, 'text')}`,
     );
     if (decoded.width < 1000 || colours.size < 50 || marks('mark-line') < 2)
       throw new Error('the chart is blank or malformed');

@@ -1,14 +1,18 @@
 /**
  * `target-health chart` as a user runs it, on a simulated wall (`simulate` + `ingest`) whose loop history
  * is written through the loop's db functions (test/kit/chart-history.ts: a replay of six hours around the
- * wall, a person's stop): the SVG parsed and its marks counted against the database, the PNG decoded,
- * a file replaced whole; bad input refused with one line naming the flag, exit 2, nothing written.
+ * wall, a person's stop): the SVG parsed, its marks, labels and traffic bars counted against the database,
+ * the PNG decoded, a file replaced whole; bad input refused with one line naming the flag, exit 2, nothing
+ * written.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'cheerio';
 import { PNG } from 'pngjs';
-import { BAND_COLOURS } from '../../tools/charts/spec';
+import { MARK_LAYERS } from '../../tools/charts/marks-panel';
+import { BAND_COLOURS, CHART_WIDTH } from '../../tools/charts/spec';
+import { TRAFFIC_LAYERS } from '../../tools/charts/traffic-panel';
+import { ALL_ROUTES } from '../../server/db/signal-store/aggregate';
 import { createPool, type Pool } from '../../server/db/pool';
 import type { ScenarioTruth } from '../../core/scenarios/truth';
 import { recordReplayAsHistory, type RecordedHistory } from '../kit/chart-history';
@@ -65,8 +69,8 @@ test('the history the chart is drawn from: healthy, then paused by the wall, unt
 });
 
 test(
-  'SVG: parsed, with the band shading, score and signal lines, and one point per decision, alert and control ' +
-    'change',
+  'SVG: parsed, with the band shading, score and signal lines, and one labelled point per decision, alert and ' +
+    'control change',
   async () => {
     const out = join(dir, 'wall.svg');
     const r = await chart([site, '--from', from, '--to', to, '--out', out]);
@@ -99,8 +103,60 @@ test(
     expect(fills).toEqual(expect.arrayContaining([BAND_COLOURS.healthy, BAND_COLOURS.resisting, BAND_COLOURS.stopped]));
     // Lines: raw and smoothed score, three signals, latency.
     expect($('g.mark-line.role-mark > path').length).toBe(6);
-    // One point per mark, in the marks row.
+    // One point per stored event, in its kind's row, at its time (the tooltip's, to the minute).
+    const points = $(`g.${MARK_LAYERS.points}_marks > path`).toArray();
     expect($('g.mark-symbol.role-mark > path').length).toBe(marks);
+    expect(points).toHaveLength(marks);
+    const px = (t: number) => ((t - Date.parse(from)) / (Date.parse(to) - Date.parse(from))) * CHART_WIDTH;
+    for (const p of points) {
+      const title = $(p).children('title').text();
+      const at = /^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC — /.exec(title);
+      expect(at).not.toBeNull();
+      const x = Number(/translate\(([-\d.e]+),/.exec(p.attribs.transform!)![1]);
+      const minute = Date.parse(`${at![1]!.replace(' ', 'T')}:00Z`);
+      expect(x).toBeGreaterThanOrEqual(px(minute) - 1e-6);
+      expect(x).toBeLessThan(px(minute + M));
+    }
+    // Labels on the chart itself: the person's stop in the decisions row and the change it made, the loop's pause.
+    const labels = $(`g.${MARK_LAYERS.labels}_marks > text`)
+      .toArray()
+      .map((t) => ({
+        text: $(t)
+          .contents()
+          .filter((_, n) => n.nodeType === 3)
+          .text(),
+        tooltip: $(t).children('title').text(),
+      }));
+    expect(labels.every((l) => l.text !== '' && l.tooltip !== '')).toBe(true);
+    expect(labels.filter((l) => l.text === 'stopped by alice@example.com')).toHaveLength(2);
+    expect(labels.map((l) => l.text)).toContain('paused');
+    // Every decision and notification is named by a label's tooltip (one line per mark it labels).
+    const { rows: named } = await pool.query<{ n: string }>(
+      `SELECT (SELECT count(*) FROM decisions WHERE site = $1 AND decided_at >= $2 AND decided_at < $3)
+          + (SELECT count(*) FROM notifications WHERE site = $1 AND created_at >= $2 AND created_at < $3) AS n`,
+      [site, from, to],
+    );
+    const lines = labels.flatMap((l) => l.tooltip.split('\n'));
+    expect(lines.filter((l) => !/ — \S+ in \d+ steps: | by (control-loop|human:)/.test(l))).toHaveLength(
+      Number(named[0]!.n),
+    );
+    // Volume and errors: a bar per minute with requests, its red part for the minutes with errors.
+    const { rows: minutes } = await pool.query<{ requests: string; errors: string }>(
+      `SELECT requests, errors FROM rollup_minute WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4`,
+      [site, ALL_ROUTES, from, to],
+    );
+    const withRequests = minutes.filter((m) => Number(m.requests) > Number(m.errors)).length;
+    expect(withRequests).toBeGreaterThan(100);
+    expect($(`g.${TRAFFIC_LAYERS.other}_marks > path`).length).toBe(withRequests);
+    expect($(`g.${TRAFFIC_LAYERS.errors}_marks > path`).length).toBe(
+      minutes.filter((m) => Number(m.errors) > 0).length,
+    );
+    // Every time on an axis: HH:MM, or a date (YYYY-MM-DD) beside it.
+    const axisLines = $('g.role-axis-label tspan')
+      .toArray()
+      .map((t) => $(t).text());
+    expect(axisLines.length).toBeGreaterThan(10);
+    for (const l of axisLines) expect(l).toMatch(/^(\d{2}:\d{2}|\d{4}-\d{2}-\d{2}|)$/);
     // Thresholds (80, 50), the decision over the score, and the daily normals (two signals + latency at least).
     expect($('g.mark-rule.role-mark > line').length).toBeGreaterThanOrEqual(2 + 1 + 3);
   },

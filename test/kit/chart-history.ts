@@ -93,7 +93,8 @@ export async function recordReplayAsHistory(
           routeDiagnosis: null,
           assessmentKey,
           decisionKey: null,
-          actor: 'loop',
+          // The actors the live loop writes (workflows/site-health.ts): the chart's labels name people by them.
+          actor: 'control-loop',
         },
         old,
       );
@@ -153,7 +154,7 @@ export async function recordReplayAsHistory(
           routeDiagnosis: null,
           assessmentKey: null,
           decisionKey,
-          actor: d.who,
+          actor: `human:${d.who}`,
         },
         await readControls(pool, o.site),
       );

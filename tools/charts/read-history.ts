@@ -1,10 +1,9 @@
 /**
- * Reads what a chart of one site over [from, to) needs, in a handful of statements: signal counts from
- * the rollup level the resolution names (the all-routes row, summed per bucket in SQL), day rollups for
- * the daily normal, the assessments' raw scores, band changes and control changes from control_audit,
- * decisions and notifications. Shaping is pure (tools/charts/series.ts).
+ * Reads what a chart of one site over [from, to) needs, in a handful of statements: signal and error counts
+ * from the rollup level the resolution names (the all-routes row, summed per bucket in SQL), day rollups for
+ * the daily normal, the assessments' raw scores, and the marks (tools/charts/read-marks.ts: band and control
+ * changes, decisions, notifications). Shaping is pure (tools/charts/series.ts, tools/charts/mark-labels.ts).
  */
-import type { HealthBand } from '../../core/common/names';
 import type { Pool } from '../../server/db/pool';
 import { ALL_ROUTES, ROLLUP_TABLE } from '../../server/db/signal-store/aggregate';
 import { sumMinuteHistograms } from '../../server/db/signal-store/read-windows';
@@ -12,15 +11,13 @@ import { DEFAULT_SCORING_CONFIG } from '../../core/scoring/config';
 import { LATENCY_HISTOGRAM, quantile } from '../../core/signals/histogram';
 import { chooseResolution, floorTo, withinMinuteRetention } from './resolution';
 import { BASELINE_DAYS, BASELINE_GAP_DAYS, bandPeriods, dailyBaselines, scoreBuckets } from './series';
-import type { ChartData, ChartMark, RateBucket, Resolution, ScoreTick } from './types';
+import { alertMark, controlMarks, decisionMark } from './mark-labels';
+import { readAudit, readDecisions, readNotifications } from './read-marks';
+import type { ChartData, RateBucket, Resolution, ScoreTick } from './types';
 
 const DAY = 86_400_000;
 /** Ticks read before `from` to warm the smoothing up: after 6 half-lives the start weighs under 2 %. */
 const WARMUP_HALF_LIVES = 6;
-/** A mark's label is one short line. */
-const LABEL_MAX = 90;
-
-const clip = (s: string): string => (s.length > LABEL_MAX ? `${s.slice(0, LABEL_MAX - 1)}…` : s);
 const num = (s: string | number | null): number => (s === null ? 0 : Number(s));
 
 /** True when [from, to) has hour rows older than the site's oldest minute row (retention dropped those minutes). */
@@ -51,11 +48,12 @@ export async function readRateBuckets(
     hard_blocks: string;
     challenges: string;
     soft_blocks: string;
+    errors: string;
     hists: string | null;
   }>(
     `SELECT date_bin($4::bigint * interval '1 millisecond', bucket, TIMESTAMPTZ '1970-01-01 00:00:00+00') AS t,
             sum(requests) AS requests, sum(hard_blocks) AS hard_blocks, sum(challenges) AS challenges,
-            sum(soft_blocks) AS soft_blocks,
+            sum(soft_blocks) AS soft_blocks, sum(errors) AS errors,
             string_agg(latency_hist::text, ';') AS hists
        FROM ${ROLLUP_TABLE[r.level]}
       WHERE site = $1 AND route_key = $5 AND bucket >= $2 AND bucket < $3
@@ -68,6 +66,7 @@ export async function readRateBuckets(
     hardBlocks: num(row.hard_blocks),
     challenges: num(row.challenges),
     softBlocks: num(row.soft_blocks),
+    errors: num(row.errors),
     p95LatencyMs:
       row.hists === null
         ? null
@@ -122,50 +121,6 @@ export async function readScoreTicks(
   return rows.map((r) => ({ t: Number(r.t), score: r.score }));
 }
 
-interface AuditRow {
-  t: Date;
-  band: HealthBand;
-  changed_fields: string[];
-  reason: string;
-  actor: string;
-  before: boolean;
-}
-
-/** The last control change before `from` (the band the period opens in) and every change in [from, to). */
-async function readAudit(pool: Pool, site: string, from: number, to: number): Promise<AuditRow[]> {
-  const { rows } = await pool.query<AuditRow>(
-    `(SELECT changed_at AS t, new_controls->>'band' AS band, changed_fields, reason, actor, true AS before
-        FROM control_audit WHERE site = $1 AND changed_at < $2 ORDER BY changed_at DESC, id DESC LIMIT 1)
-     UNION ALL
-     (SELECT changed_at AS t, new_controls->>'band' AS band, changed_fields, reason, actor, false AS before
-        FROM control_audit WHERE site = $1 AND changed_at >= $2 AND changed_at < $3 ORDER BY changed_at, id)`,
-    [site, new Date(from), new Date(to)],
-  );
-  return rows;
-}
-
-async function readDecisionMarks(pool: Pool, site: string, from: number, to: number): Promise<ChartMark[]> {
-  const { rows } = await pool.query<{ t: Date; kind: string; who: string; why: string }>(
-    `SELECT decided_at AS t, kind, who, why FROM decisions WHERE site = $1 AND decided_at >= $2 AND decided_at ` +
-      `< $3 ORDER BY decided_at`,
-    [site, new Date(from), new Date(to)],
-  );
-  return rows.map((r) => ({ t: r.t.getTime(), kind: 'decision', label: clip(`${r.kind} by ${r.who}: ${r.why}`) }));
-}
-
-async function readAlertMarks(pool: Pool, site: string, from: number, to: number): Promise<ChartMark[]> {
-  const { rows } = await pool.query<{ t: Date; kind: string; severity: string; title: string | null }>(
-    `SELECT created_at AS t, kind, severity, payload->>'title' AS title FROM notifications
-      WHERE site = $1 AND created_at >= $2 AND created_at < $3 ORDER BY created_at`,
-    [site, new Date(from), new Date(to)],
-  );
-  return rows.map((r) => ({
-    t: r.t.getTime(),
-    kind: 'alert',
-    label: clip(`${r.severity} ${r.kind}${r.title ? `: ${r.title}` : ''}`),
-  }));
-}
-
 export interface ChartRead {
   data: ChartData;
   /** Assessments in [from, to) (the warm-up before it not counted). */
@@ -189,17 +144,14 @@ export async function readChartData(
     readDayTotals(pool, site, from, to),
     readScoreTicks(pool, site, from, to, halfLifeMs),
     readAudit(pool, site, from, to),
-    readDecisionMarks(pool, site, from, to),
-    readAlertMarks(pool, site, from, to),
+    readDecisions(pool, site, from, to),
+    readNotifications(pool, site, from, to),
   ]);
   const scores = scoreBuckets(ticks, from, to, resolution.bucketMs, halfLifeMs);
-  const controlMarks: ChartMark[] = audit
-    .filter((a) => !a.before)
-    .map((a) => ({
-      t: a.t.getTime(),
-      kind: 'control change',
-      label: clip(`${a.changed_fields.join(', ')} by ${a.actor}: ${a.reason}`),
-    }));
+  const bandChanges = [
+    ...(audit.opening === null ? [] : [audit.opening]),
+    ...audit.changes.map((c) => ({ t: c.t, band: c.newControls.band })),
+  ];
   return {
     data: {
       site,
@@ -209,12 +161,10 @@ export async function readChartData(
       scores,
       rates,
       baselines: dailyBaselines(days, from, to),
-      bands: bandPeriods(
-        audit.map((a) => ({ t: a.t.getTime(), band: a.band })),
-        from,
-        to,
+      bands: bandPeriods(bandChanges, from, to),
+      marks: [...decisions.map(decisionMark), ...alerts.map(alertMark), ...controlMarks(audit.changes)].sort(
+        (a, b) => a.t - b.t,
       ),
-      marks: [...decisions, ...alerts, ...controlMarks].sort((a, b) => a.t - b.t),
     },
     ticks: scores.reduce((n, b) => n + b.ticks, 0),
     requests: rates.reduce((n, b) => n + b.requests, 0),

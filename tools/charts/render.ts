@@ -1,8 +1,10 @@
 /**
- * Vega-Lite spec → SVG (Vega's headless View, no browser, no canvas) → PNG (resvg). Vega and Vega-Lite
- * are ES modules: loaded with import() on first use, so only `chart` pays for them.
+ * Vega-Lite spec → SVG (Vega's headless View, no browser, no canvas; tooltips added as `<title>`s:
+ * tools/charts/svg-titles.ts) → PNG (resvg). Vega and Vega-Lite are ES modules: loaded with import() on first
+ * use, so only `chart` pays for them.
  */
 import type { TopLevelSpec } from 'vega-lite';
+import { withTitles } from './svg-titles';
 
 /** PNGs are drawn at twice the SVG's size: sharp on high-density screens and in Markdown previews. */
 export const PNG_SCALE = 2;
@@ -40,7 +42,7 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   const compiled = vl.compile(spec, { logger: quietLogger }).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: 'none', logLevel: vega.Error });
   try {
-    return await view.toSVG();
+    return withTitles(await view.toSVG());
   } finally {
     view.finalize();
   }

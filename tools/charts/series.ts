@@ -1,14 +1,27 @@
 /**
  * The pure shaping of what the store holds into what a chart plots: the smoothed score recomputed over
- * the raw scores and bucketed, the daily normal of each signal, the band per period. No I/O.
+ * the raw scores and bucketed, the daily normal of each signal, the band per period, requests and errors per
+ * minute. No I/O.
  */
 import type { HealthBand } from '../../core/common/names';
 import { smoothScore, INITIAL_SMOOTHED_SCORE, type SmoothedScore } from '../../core/scoring/smoothing';
 import { LATENCY_HISTOGRAM, quantile } from '../../core/signals/histogram';
 import { floorTo } from './resolution';
-import type { BandChange, BandPeriod, DayBaseline, ScoreBucket, ScoreTick } from './types';
+import type {
+  BandChange,
+  BandPeriod,
+  DayBaseline,
+  RateBucket,
+  Resolution,
+  RollupLevel,
+  ScoreBucket,
+  ScoreTick,
+  TrafficBucket,
+} from './types';
 
+const MINUTE = 60_000;
 const DAY = 86_400_000;
+const LEVEL_MS: Record<RollupLevel, number> = { minute: MINUTE, hour: 3_600_000, day: DAY };
 /** The loop's baseline: 14 whole days ending one day before the tick (docs/signal-store.md). */
 export const BASELINE_DAYS = 14;
 export const BASELINE_GAP_DAYS = 1;
@@ -131,4 +144,31 @@ export function bandPeriods(changes: readonly BandChange[], from: number, to: nu
     else out.push({ from: start, to: end, band: c.band satisfies HealthBand });
   });
   return out;
+}
+
+const ceilTo = (t: number, unit: number): number => Math.ceil(t / unit) * unit;
+
+/**
+ * Requests and errors per minute of each bucket: its counts over the minutes of it the read covered. A bucket
+ * sums the rollup rows that start in [from, to), so at the chart's edges it covers less than its width — from
+ * the first row starting at or after `from` to the end of the last one starting before `to` — and dividing by
+ * the full width would show a dip at both edges. The bar spans what was covered, clipped to the period. One
+ * scale at every resolution: an hour's bucket of a 14-day chart reads like the minutes of a 6-hour one.
+ */
+export function trafficBuckets(rates: readonly RateBucket[], from: number, to: number, r: Resolution): TrafficBucket[] {
+  const level = LEVEL_MS[r.level];
+  const readFrom = ceilTo(from, level);
+  const readTo = ceilTo(to, level);
+  return rates.flatMap((b) => {
+    const minutes = (Math.min(b.t + r.bucketMs, readTo) - Math.max(b.t, readFrom)) / MINUTE;
+    if (minutes <= 0) return [];
+    return [
+      {
+        t: Math.max(b.t, readFrom),
+        t2: Math.min(b.t + r.bucketMs, to),
+        requestsPerMinute: b.requests / minutes,
+        errorsPerMinute: b.errors / minutes,
+      },
+    ];
+  });
 }

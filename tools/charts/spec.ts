@@ -1,16 +1,23 @@
 /**
- * ChartData → a Vega-Lite spec (pure; rendered by tools/charts/render.ts). Four panels on one time axis:
- *   1. the score: raw (bucket mean, thin) and smoothed (bold), over the band the loop published per
- *      period (background shading) and the band thresholds (dashed rules at 80 and 50);
- *   2. refusal rates — hard blocks, challenges, soft blocks as % of requests — with each one's normal
+ * ChartData → a Vega-Lite spec (pure; rendered by tools/charts/render.ts). Five panels on one time axis (UTC,
+ * labelled at the top and the bottom in one format: tools/charts/time-format.ts):
+ *   1. marks: decisions, alerts and actions (control changes), one row each, every mark labelled
+ *      (tools/charts/marks-panel.ts);
+ *   2. the score: raw (bucket mean, thin) and smoothed (bold), over the band the loop published per
+ *      period (background shading) and the band thresholds (dashed rules at 80 and 50); a rule at each
+ *      decision, under its labelled mark in panel 1;
+ *   3. volume and errors: requests per minute, the errors among them in red (tools/charts/traffic-panel.ts);
+ *   4. refusal rates — hard blocks, challenges, soft blocks as % of requests — with each one's normal
  *      (the day's 14-day baseline) as a dashed segment of the same colour;
- *   3. p95 latency and its normal;
- *   4. marks: decisions, alerts and control changes, one row each (decisions also as rules in panel 1).
+ *   5. p95 latency and its normal.
  */
 import type { TopLevelSpec } from 'vega-lite';
 import { DEFAULT_SCORING_CONFIG } from '../../core/scoring/config';
+import { marksPanel } from './marks-panel';
 import { describeBucket } from './resolution';
-import type { ChartData, MarkKind } from './types';
+import { timeX, utcMinute } from './time-format';
+import { trafficPanel } from './traffic-panel';
+import type { ChartData } from './types';
 
 const DAY = 86_400_000;
 export const CHART_WIDTH = 1000;
@@ -30,16 +37,14 @@ export const SIGNAL_COLOURS: Record<string, string> = {
   challenges: '#6a1b9a',
   'soft blocks': '#ef6c00',
 };
-export const MARK_KINDS: readonly MarkKind[] = ['decision', 'alert', 'control change'];
-
-const iso = (t: number): string => new Date(t).toISOString().replace(':00.000Z', 'Z').replace('T', ' ');
 const pct = (r: number | null): number | null => (r === null ? null : Math.round(r * 10_000) / 100);
 
 export function buildChartSpec(data: ChartData): TopLevelSpec {
   const { healthyMin, resistingBelow } = bandThresholds();
   // The period is fixed on each panel's first layer only: the others share its scale (giving it on every
-  // layer makes Vega-Lite merge identical domains and warn about each).
-  const xd = { field: 't', type: 'temporal' as const, title: null, scale: { domain: [data.from, data.to] } };
+  // layer makes Vega-Lite merge identical domains and warn about each). Only the top and bottom panels label
+  // their axis; the ones between keep its grid.
+  const xd = timeX(data.from, data.to, { orient: 'bottom', labels: false });
   const x = { field: 't', type: 'temporal' as const, title: null };
   const rawRows = data.scores.flatMap((b) =>
     b.meanScore === null ? [] : [{ t: b.t, value: Math.round(b.meanScore * 10) / 10 }],
@@ -77,22 +82,23 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
     d.p95LatencyMs === null ? [] : [{ ...clip(d.day), value: Math.round(d.p95LatencyMs) }],
   );
   const bandRows = data.bands.map((p) => ({ t: p.from, t2: p.to, band: p.band }));
-  const markRows = data.marks.map((m) => ({ t: m.t, kind: m.kind, label: m.label }));
-  const decisionRows = markRows.filter((m) => m.kind === 'decision');
+  const decisionRows = data.marks.flatMap((m) => (m.kind === 'decision' ? m.events.map((e) => ({ t: e.t })) : []));
   const signalScale = { domain: Object.keys(SIGNAL_COLOURS), range: Object.values(SIGNAL_COLOURS) };
 
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
-      text: `${data.site} — ${iso(data.from)} to ${iso(data.to)}`,
+      text: `${data.site} — ${utcMinute(data.from)} to ${utcMinute(data.to)} UTC`,
       subtitle: [
-        `${describeBucket(data.resolution.bucketMs)} buckets (signals from ${data.resolution.level} rollups, ` +
-          `scores from assessments)`,
+        `all times UTC; ${describeBucket(data.resolution.bucketMs)} buckets (signals from ` +
+          `${data.resolution.level} rollups, scores from assessments)`,
         'score: grey = bucket mean, blue = smoothed; shading = the band the loop published; dashed = the 14-day normal',
       ],
     },
     config: {
       font: FONT,
+      // Vega-Lite's own descriptions write times in the machine's zone; the marks carry their own (UTC).
+      aria: false,
       view: { stroke: '#e0e0e0' },
       axis: { labelFontSize: 11, titleFontSize: 11 },
       legend: { labelFontSize: 11, titleFontSize: 11 },
@@ -100,6 +106,7 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
     background: 'white',
     spacing: 12,
     vconcat: [
+      marksPanel(data, CHART_WIDTH),
       {
         name: 'score',
         width: CHART_WIDTH,
@@ -146,6 +153,7 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
           },
         ],
       },
+      trafficPanel(data, CHART_WIDTH),
       {
         name: 'refusals',
         width: CHART_WIDTH,
@@ -180,7 +188,10 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
           {
             data: { values: latencyRows },
             mark: { type: 'line', color: '#00695c', strokeWidth: 1.5 },
-            encoding: { x: xd, y: { field: 'value', type: 'quantitative', title: 'latency p95 (ms)' } },
+            encoding: {
+              x: timeX(data.from, data.to, { orient: 'bottom', labels: true }),
+              y: { field: 'value', type: 'quantitative', title: 'latency p95 (ms)' },
+            },
           },
           {
             data: { values: latencyBaselineRows },
@@ -188,30 +199,6 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
             encoding: { x, x2: { field: 't2' }, y: { field: 'value', type: 'quantitative' } },
           },
         ],
-      },
-      {
-        name: 'marks',
-        width: CHART_WIDTH,
-        height: 60,
-        data: { values: markRows },
-        mark: { type: 'point', filled: true, size: 60 },
-        encoding: {
-          x: { ...xd, axis: { format: '%b %d %H:%M' } },
-          y: { field: 'kind', type: 'nominal', title: null, scale: { domain: [...MARK_KINDS] } },
-          color: {
-            field: 'kind',
-            type: 'nominal',
-            legend: null,
-            scale: { domain: [...MARK_KINDS], range: ['#000000', '#c62828', '#1565c0'] },
-          },
-          shape: {
-            field: 'kind',
-            type: 'nominal',
-            legend: null,
-            scale: { domain: [...MARK_KINDS], range: ['diamond', 'triangle-up', 'circle'] },
-          },
-          tooltip: [{ field: 'label', type: 'nominal' }],
-        },
       },
     ],
     resolve: { scale: { color: 'independent' } },

@@ -20,6 +20,12 @@ export interface RateBucket {
   hardBlocks: number;
   challenges: number;
   softBlocks: number;
+  /**
+   * Requests the classifier called `error` (docs/classification.md): network and proxy errors (timeouts, DNS,
+   * TLS, a proxy refusing; a reset connection is a hard block instead) and error answers — 5xx, and 4xx other
+   * than 403/429 (a 404). A 503 carrying a block or challenge page is a refusal, not an error.
+   */
+  errors: number;
   /** p95 latency of the bucket's merged histogram; null without requests. */
   p95LatencyMs: number | null;
 }
@@ -64,11 +70,35 @@ export interface BandPeriod {
 
 export type MarkKind = 'decision' | 'alert' | 'control change';
 
-export interface ChartMark {
+/** One stored row a mark stands for: a decision, a notification, or one control change. */
+export interface MarkEvent {
   t: number;
+  /** Its whole story for the tooltip: when (UTC), what, who, why. */
+  text: string;
+}
+
+/** A labelled mark: one stored event, or a run of control changes folded into one action. */
+export interface ChartMark {
+  /** The first event's time. */
+  t: number;
+  /** The last event's time, for a run of several changes; null for one event. */
+  until: number | null;
   kind: MarkKind;
-  /** One short line: what happened and who or what did it. */
+  /** The few words drawn beside it: `paused`, `resumed by alice`, `route alert: pool res-eu`. */
+  short: string;
+  /** Everything, for the tooltip (the short label may be cut to fit). */
   label: string;
+  /** In time order; a point is drawn for each. */
+  events: MarkEvent[];
+}
+
+/** Requests and errors per minute over one plotted bucket: the mean over the minutes of it the period holds. */
+export interface TrafficBucket {
+  t: number;
+  /** The bucket's end, clipped to the period. */
+  t2: number;
+  requestsPerMinute: number;
+  errorsPerMinute: number;
 }
 
 /** Everything one chart shows, already bucketed. */

@@ -1,4 +1,11 @@
-import { bandPeriods, dailyBaselines, scoreBuckets, type DayTotals } from '../../../tools/charts/series';
+import {
+  bandPeriods,
+  dailyBaselines,
+  scoreBuckets,
+  trafficBuckets,
+  type DayTotals,
+} from '../../../tools/charts/series';
+import type { RateBucket } from '../../../tools/charts/types';
 import { LATENCY_HISTOGRAM, bucketIndex, emptyHistogram } from '../../../core/signals/histogram';
 
 const M = 60_000;
@@ -104,5 +111,46 @@ describe('bandPeriods', () => {
       { from: T0 + H, to: T0 + 2 * H, band: 'resisting' },
     ]);
     expect(bandPeriods([], T0, T0 + H)).toEqual([]);
+  });
+});
+
+describe('trafficBuckets', () => {
+  const bucket = (t: number, requests: number, errors: number): RateBucket => ({
+    t,
+    requests,
+    hardBlocks: 0,
+    challenges: 0,
+    softBlocks: 0,
+    errors,
+    p95LatencyMs: null,
+  });
+
+  test('per minute of each bucket: a 1-hour bucket of 6,000 requests reads 100 a minute', () => {
+    expect(trafficBuckets([bucket(T0, 6000, 600)], T0, T0 + H, { level: 'hour', bucketMs: H })).toEqual([
+      { t: T0, t2: T0 + H, requestsPerMinute: 100, errorsPerMinute: 10 },
+    ]);
+  });
+
+  test('at the edges, over the minutes the read covered, not the bucket width', () => {
+    // 5-minute buckets of minute rollups; the period starts at :02 and ends at :58.
+    const from = T0 + 2 * M;
+    const to = T0 + 58 * M;
+    const b = trafficBuckets([bucket(T0, 300, 3), bucket(T0 + 55 * M, 300, 0)], from, to, {
+      level: 'minute',
+      bucketMs: 5 * M,
+    });
+    expect(b).toEqual([
+      // Minutes :02–:04 (three rows), drawn from :02.
+      { t: from, t2: T0 + 5 * M, requestsPerMinute: 100, errorsPerMinute: 1 },
+      // Minutes :55–:57, drawn to the period's end.
+      { t: T0 + 55 * M, t2: to, requestsPerMinute: 100, errorsPerMinute: 0 },
+    ]);
+  });
+
+  test('hour rollups: a period starting mid-hour covers from the first whole hour it read', () => {
+    // 3-hour buckets; the period starts at 10:30, so the first bucket (09:00) holds only the 11:00 row.
+    const nine = T0 + 9 * H;
+    const b = trafficBuckets([bucket(nine, 6000, 0)], nine + 90 * M, nine + 6 * H, { level: 'hour', bucketMs: 3 * H });
+    expect(b).toEqual([{ t: nine + 2 * H, t2: nine + 3 * H, requestsPerMinute: 100, errorsPerMinute: 0 }]);
   });
 });

@@ -1,9 +1,13 @@
 import { BAND_COLOURS, buildChartSpec } from '../../../tools/charts/spec';
+import { MARK_KINDS } from '../../../tools/charts/marks-panel';
+import { alertMark, controlMarks, decisionMark } from '../../../tools/charts/mark-labels';
 import type { ChartData } from '../../../tools/charts/types';
+import { controls } from './chart-data';
 
 const H = 3_600_000;
 const D = 24 * H;
 const T0 = Date.UTC(2026, 10, 24);
+const paused = controls({ band: 'resisting', paused: true });
 
 const data: ChartData = {
   site: 'shop.example.com',
@@ -15,8 +19,8 @@ const data: ChartData = {
     { t: T0 + H, meanScore: null, minScore: null, smoothedScore: 90.04, ticks: 60 },
   ],
   rates: [
-    { t: T0, requests: 1000, hardBlocks: 10, challenges: 5, softBlocks: 0, p95LatencyMs: 210.4 },
-    { t: T0 + H, requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, p95LatencyMs: null },
+    { t: T0, requests: 1000, hardBlocks: 10, challenges: 5, softBlocks: 0, errors: 3, p95LatencyMs: 210.4 },
+    { t: T0 + H, requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0, p95LatencyMs: null },
   ],
   baselines: [
     { day: T0 - D / 2, hardBlockRate: 0.02, challengeRate: 0.001, softBlockRate: null, p95LatencyMs: 200 },
@@ -27,33 +31,46 @@ const data: ChartData = {
     { from: T0 + H, to: T0 + 2 * D, band: 'resisting' },
   ],
   marks: [
-    { t: T0 + H, kind: 'alert', label: 'critical resisting: paused' },
-    { t: T0 + H, kind: 'control change', label: 'paused by loop: score 30' },
-    { t: T0 + 3 * H, kind: 'decision', label: 'resume by alice: checked' },
+    alertMark({
+      t: T0 + H,
+      kind: 'resisting',
+      severity: 'critical',
+      title: 'paused',
+      parserHealth: null,
+      suspects: [],
+    }),
+    ...controlMarks([
+      {
+        t: T0 + H,
+        actor: 'control-loop',
+        reason: 'score 30',
+        oldControls: controls(),
+        newControls: paused,
+        decisionKey: null,
+      },
+    ]),
+    decisionMark({ t: T0 + 3 * H, kind: 'resume', who: 'alice', why: 'checked' }),
   ],
 };
 
 type Layer = {
+  name?: string;
   data: { values: Record<string, unknown>[] };
   mark: { type: string };
-  encoding: Record<string, { field?: string; scale?: { domain?: unknown[] } }>;
+  encoding: Record<string, { field?: string; scale?: { type?: string; domain?: unknown[] } }>;
 };
-type Panel = {
-  name: string;
-  layer?: Layer[];
-  data?: { values: Record<string, unknown>[] };
-  encoding?: Layer['encoding'];
-};
+type Panel = { name: string; layer: Layer[] };
 const spec = buildChartSpec(data) as unknown as { vconcat: Panel[]; title: { text: string; subtitle: string[] } };
 const panel = (name: string): Panel => spec.vconcat.find((p) => p.name === name)!;
-const layer = (name: string, type: string, i = 0): Layer => panel(name).layer!.filter((l) => l.mark.type === type)[i]!;
+const layer = (name: string, type: string, i = 0): Layer => panel(name).layer.filter((l) => l.mark.type === type)[i]!;
+const named = (p: string, name: string): Layer => panel(p).layer.find((l) => l.name === name)!;
 
-test('four panels on one time axis fixed to the period', () => {
-  expect(spec.vconcat.map((p) => p.name)).toEqual(['score', 'refusals', 'latency', 'marks']);
+test('five panels on one UTC time axis fixed to the period; the title in UTC', () => {
+  expect(spec.vconcat.map((p) => p.name)).toEqual(['marks', 'score', 'traffic', 'refusals', 'latency']);
   for (const p of spec.vconcat)
-    expect((p.layer?.[0] ?? (p as unknown as Layer)).encoding.x!.scale?.domain).toEqual([T0, T0 + 2 * D]);
-  expect(spec.title.text).toBe('shop.example.com — 2026-11-24 00:00Z to 2026-11-26 00:00Z');
-  expect(spec.title.subtitle[0]).toMatch(/^1 h buckets \(signals from hour rollups/);
+    expect(p.layer[0]!.encoding.x!.scale).toMatchObject({ type: 'utc', domain: [T0, T0 + 2 * D] });
+  expect(spec.title.text).toBe('shop.example.com — 2026-11-24 00:00 to 2026-11-26 00:00 UTC');
+  expect(spec.title.subtitle[0]).toMatch(/^all times UTC; 1 h buckets \(signals from hour rollups/);
 });
 
 test('band shading: one rect per period, coloured by the band the loop published', () => {
@@ -89,11 +106,25 @@ test('signal rates in % of requests against their daily normal, clipped to the p
   expect(layer('latency', 'rule').data.values).toEqual([{ t: T0, t2: T0 + D / 2, value: 200 }]);
 });
 
-test('decisions, alerts and control changes as marks; decisions also as rules over the score', () => {
-  const marks = panel('marks');
-  expect(marks.data!.values.map((m) => m.kind)).toEqual(['alert', 'control change', 'decision']);
-  expect(marks.encoding!.y!.scale?.domain).toEqual(['decision', 'alert', 'control change']);
-  expect(layer('score', 'rule', 1).data.values).toEqual([
-    { t: T0 + 3 * H, kind: 'decision', label: 'resume by alice: checked' },
+test('traffic: per minute of each hour bucket, errors from 0 and the other requests stacked on them', () => {
+  expect(named('traffic', 'traffic_errors').data.values).toEqual([
+    { t: T0, t2: T0 + H, y: 0, y2: 0.1, part: 'errors' },
   ]);
+  expect(named('traffic', 'traffic_other').data.values).toEqual([
+    { t: T0, t2: T0 + H, y: 0.1, y2: 16.7, part: 'other requests' },
+  ]);
+});
+
+test('marks: a row per kind, each mark labelled; decisions also as rules over the score', () => {
+  const labels = named('marks', 'mark_labels').data.values;
+  expect(labels.map((l) => [l.kind, l.text])).toEqual([
+    ['decision', 'resumed by alice'],
+    ['alert', 'alert: resisting'],
+    ['control change', 'paused'],
+  ]);
+  expect(named('marks', 'mark_points').data.values.map((p) => p.kind)).toEqual(['decision', 'alert', 'control change']);
+  // Rows top to bottom in MARK_KINDS' order, one lane each here.
+  const ys = MARK_KINDS.map((k) => labels.find((l) => l.kind === k)!.y as number);
+  expect([...ys].sort((a, b) => a - b)).toEqual(ys);
+  expect(layer('score', 'rule', 1).data.values).toEqual([{ t: T0 + 3 * H }]);
 });

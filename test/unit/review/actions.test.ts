@@ -1,5 +1,6 @@
 import type { RateBucket } from '../../../tools/charts/types';
-import { actionKind, groupActions } from '../../../client/review/actions';
+import { groupActions } from '../../../client/review/actions';
+import { actionKind } from '../../../core/control/action-runs';
 import type { Controls } from '../../../core/control/controls';
 import type { ControlChange } from '../../../server/db/history';
 
@@ -57,6 +58,7 @@ test(
       hardBlocks: i - 20 >= 5 && i - 20 < 21 ? 5 : 0,
       challenges: 0,
       softBlocks: 0,
+      errors: 0,
       p95LatencyMs: null,
     }));
     const actions = groupActions(changes, buckets);

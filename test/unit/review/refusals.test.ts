@@ -10,6 +10,7 @@ const minute = (i: number, requests: number, refused: number): RateBucket => ({
   hardBlocks: refused,
   challenges: 0,
   softBlocks: 0,
+  errors: 0,
   p95LatencyMs: null,
 });
 

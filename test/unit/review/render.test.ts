@@ -129,7 +129,8 @@ test('every section, the figures as given, the chart linked by its relative name
   expect(md).toContain('- **Refusals over the window:** 70.0 % of 1000 requests (minute rollups, all routes)');
   expect(md).toContain('No person decided during the incident');
   expect(md).toContain(
-    '![shop.example.com: score, refusals and actions around the incident](review-shop.example.com-20261124T1000Z.svg)',
+    '![shop.example.com: score, errors, refusals and actions around the incident]' +
+      '(review-shop.example.com-20261124T1000Z.svg)',
   );
   expect(md).toContain(
     '- **faster smoothing** — faster smoothing settings: would have warned 3 min earlier and throttled 4 ticks ' +
