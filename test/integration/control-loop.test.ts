@@ -134,7 +134,7 @@ test(
       // What on-call sees from the CLI.
       const cliEnv = cleanEnv({ TEMPORAL_ADDRESS: env('TEMPORAL_ADDRESS'), DATABASE_URL: env('DATABASE_URL') });
       const status = await run(CLI, ['status', site], cliEnv);
-      expect(status.stdout).toMatch(/^band\s+resisting$/m);
+      expect(status.stdout).toMatch(/^band\s+resisting \(paused by the majority-refusal rule\)$/m);
       expect(status.stdout).toMatch(/^controls\s+PAUSED \(canaries only\)/m);
       expect(status.stdout).toMatch(/^waiting\s+YES since /m);
       const controls = await run(CLI, ['controls', site, '--json'], cliEnv);
