@@ -19,17 +19,8 @@ import type { Pool } from '../../server/db/pool';
 import { ACTION_SPAN_MS, groupActions } from './actions';
 import { type BandMove, type IncidentWindow, findIncident } from './find-incident';
 import { PEAK_WINDOW_MS, type RefusalPeak, refusalPeak, spanRate } from './refusals';
-import {
-  findOnset,
-  firstEvidence,
-  milestone,
-  normalAt,
-  ONSET_LOOKBACK_MS,
-  pauseLate,
-  refusedHalfAt,
-  signalReasons,
-} from './onset';
-import type { BandChangeRow, DecisionRow, Early, Review } from './schema';
+import { earlyFacts, ONSET_LOOKBACK_MS } from './onset';
+import type { BandChangeRow, DecisionRow, Review } from './schema';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -133,48 +124,6 @@ async function readRates(
     level: resolution.level as 'minute' | 'hour',
     buckets: await readRateBuckets(pool, site, start, to, resolution),
     bucketMs: resolution.bucketMs,
-  };
-}
-
-/**
- * Did the score move early enough (pure, from what gatherFacts read): the onset from the rollups and the site's
- * normal, then the first sign, the evidence, the first degrade and the first pause against it (client/review/onset.ts).
- */
-export function earlyFacts(o: {
-  window: IncidentWindow;
-  buckets: readonly RateBucket[];
-  bucketMs: number;
-  baselines: Parameters<typeof normalAt>[0];
-  timeline: readonly BandChangeRow[];
-  changes: readonly ControlChange[];
-  ticks: readonly { at: number; reasons: readonly string[] }[];
-}): Early {
-  const { window } = o;
-  const warning = o.timeline.find((b) => b.to === 'degrading' || b.to === 'resisting');
-  const ref = warning === undefined ? window.from : Date.parse(warning.at);
-  const normal = normalAt(o.baselines, ref);
-  const onset = findOnset(o.buckets, ref, window.to, o.bucketMs, normal);
-  const start = onset?.at ?? window.from;
-  const half = refusedHalfAt(o.buckets, start, window.to, o.bucketMs);
-  // What the incident ends up with: the health signals of the tick that moved the band to its worst.
-  const decisive =
-    o.timeline.find((b) => b.to === window.worst && signalReasons(b.reasons).length > 0) ??
-    [...o.timeline].reverse().find((b) => signalReasons(b.reasons).length > 0);
-  const reasons = decisive === undefined ? [] : signalReasons(decisive.reasons);
-  const found = firstEvidence(o.ticks, reasons, start);
-  const pause = o.changes.find((c) => c.newControls.paused && c.oldControls?.paused !== true);
-  const at = (t: number | null) => milestone(t, onset?.at ?? null, half);
-  const firstPause = at(pause === undefined ? null : pause.at.getTime());
-  return {
-    onset: onset === null ? null : { at: new Date(onset.at).toISOString(), signal: onset.signal },
-    normal,
-    refusedHalfAt: half === null ? null : new Date(half).toISOString(),
-    reasons,
-    firstSign: at(found.sign),
-    firstEvidence: at(found.evidence),
-    firstDegrade: at(warning === undefined ? null : Date.parse(warning.at)),
-    firstPause,
-    pauseLate: pauseLate(firstPause),
   };
 }
 

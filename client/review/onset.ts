@@ -11,7 +11,7 @@
  * ONSET_LOOKBACK_MS: a tarpit's two hours of slowness before its refusals belong to the incident; a blip hours
  * earlier does not.
  *
- * Against the onset and against the minute refusals passed half (first 5-minute share ≥ 50 %, the truth `simulate`
+ * Against the onset and against the minute refusals passed half (first 5-minute share over 50 %, the truth `simulate`
  * records), the review puts: the first tick with a sign (a reason the incident ends up with), the first tick with
  * the evidence (all of them), the first degrade and the first pause. The incident's reasons are the health signals
  * (hard_block, challenge, soft_block, latency) of the tick that moved the band to its worst; a refusal rule's key
@@ -20,6 +20,9 @@
  */
 import { HEALTH_SIGNALS } from '../../core/scoring/reasons';
 import type { DayBaseline, RateBucket } from '../../tools/charts/types';
+import type { ControlChange } from '../../server/db/history';
+import type { IncidentWindow } from './find-incident';
+import type { BandChangeRow, Early } from './schema';
 import { MIN_REQUESTS, PEAK_WINDOW_MS, trailingRates } from './refusals';
 
 const MINUTE = 60_000;
@@ -119,14 +122,14 @@ export function findOnset(
   return { at, signal: first.signal };
 }
 
-/** The first minute in [from, to) whose trailing refusal share reached half, or null. */
+/** The first minute in [from, to) whose trailing refusal share passed half, or null. */
 export function refusedHalfAt(
   buckets: readonly RateBucket[],
   from: number,
   to: number,
   bucketMs: number,
 ): number | null {
-  return trailingRates(buckets, from, to, bucketMs).find((r) => r.rate !== null && r.rate >= REFUSED_HALF)?.t ?? null;
+  return trailingRates(buckets, from, to, bucketMs).find((r) => r.rate !== null && r.rate > REFUSED_HALF)?.t ?? null;
 }
 
 /** The health signals among a tick's reasons (a refusal rule's key is a verdict, not evidence). */
@@ -174,3 +177,45 @@ export function milestone(at: number | null, onset: number | null, half: number 
 /** A pause is late when it came more than PAUSE_DUE_MS after refusals passed half. */
 export const pauseLate = (pause: Milestone | null): boolean =>
   pause !== null && pause.afterHalfMs !== null && pause.afterHalfMs > PAUSE_DUE_MS;
+
+/**
+ * Did the score move early enough (from what gatherFacts read): the onset from the rollups and the site's
+ * normal, then the first sign, the evidence, the first degrade and the first pause against it (client/review/onset.ts).
+ */
+export function earlyFacts(o: {
+  window: IncidentWindow;
+  buckets: readonly RateBucket[];
+  bucketMs: number;
+  baselines: Parameters<typeof normalAt>[0];
+  timeline: readonly BandChangeRow[];
+  changes: readonly ControlChange[];
+  ticks: readonly { at: number; reasons: readonly string[] }[];
+}): Early {
+  const { window } = o;
+  const warning = o.timeline.find((b) => b.to === 'degrading' || b.to === 'resisting');
+  const ref = warning === undefined ? window.from : Date.parse(warning.at);
+  const normal = normalAt(o.baselines, ref);
+  const onset = findOnset(o.buckets, ref, window.to, o.bucketMs, normal);
+  const start = onset?.at ?? window.from;
+  const half = refusedHalfAt(o.buckets, start, window.to, o.bucketMs);
+  // What the incident ends up with: the health signals of the tick that moved the band to its worst.
+  const decisive =
+    o.timeline.find((b) => b.to === window.worst && signalReasons(b.reasons).length > 0) ??
+    [...o.timeline].reverse().find((b) => signalReasons(b.reasons).length > 0);
+  const reasons = decisive === undefined ? [] : signalReasons(decisive.reasons);
+  const found = firstEvidence(o.ticks, reasons, start);
+  const pause = o.changes.find((c) => c.newControls.paused && c.oldControls?.paused !== true);
+  const at = (t: number | null) => milestone(t, onset?.at ?? null, half);
+  const firstPause = at(pause === undefined ? null : pause.at.getTime());
+  return {
+    onset: onset === null ? null : { at: new Date(onset.at).toISOString(), signal: onset.signal },
+    normal,
+    refusedHalfAt: half === null ? null : new Date(half).toISOString(),
+    reasons,
+    firstSign: at(found.sign),
+    firstEvidence: at(found.evidence),
+    firstDegrade: at(warning === undefined ? null : Date.parse(warning.at)),
+    firstPause,
+    pauseLate: pauseLate(firstPause),
+  };
+}

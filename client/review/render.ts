@@ -41,10 +41,10 @@ function leadText(ms: number): string {
   return ms > 0 ? `${formatDuration(ms)} before refusals peaked` : `${formatDuration(-ms)} after refusals peaked`;
 }
 
-/** `22 min after the onset`, `at the onset`, `3 min before the onset`. */
+/** `22 min after the onset`, `at the onset`, `3 min before the onset` (`as refusals passed half` when 0). */
 function relative(ms: number | null, what: string): string | null {
   if (ms === null) return null;
-  if (ms === 0) return `at ${what}`;
+  if (ms === 0) return what.startsWith('the ') ? `at ${what}` : `as ${what}`;
   return ms > 0 ? `${formatDuration(ms)} after ${what}` : `${formatDuration(-ms)} before ${what}`;
 }
 

@@ -75,7 +75,7 @@ export const earlySchema = z.object({
   onset: z.object({ at: iso, signal: z.enum(['refusals', 'latency', 'refusals and latency']) }).nullable(),
   /** The normal the onset was judged against (the loop's 14-day baseline), null parts without one. */
   normal: z.object({ refusalShare: z.number().nullable(), p95LatencyMs: z.number().nullable() }),
-  /** The first minute the 5-minute refusal share reached half, null when it never did. */
+  /** The first minute the 5-minute refusal share passed half, null when it never did. */
   refusedHalfAt: iso.nullable(),
   /** The health signals of the tick that moved the band to its worst: what the incident ends up with. */
   reasons: z.array(z.string()),

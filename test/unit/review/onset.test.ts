@@ -2,9 +2,9 @@
  * The first review question from the onset, on scripted incidents built by hand: a captcha wall paused late, a
  * tarpit whose two hours of slowness come before any refusal, a blip hours before that is not the onset.
  */
-import { earlyFacts } from '../../../client/review/gather';
 import type { IncidentWindow } from '../../../client/review/find-incident';
 import {
+  earlyFacts,
   findOnset,
   firstEvidence,
   milestone,

@@ -229,6 +229,9 @@ test('a late pause reads late, from the onset and from refusals passing half', (
   expect(md).toContain(
     '| First degrade (warning) | 2026-11-24 10:00:00Z | at the onset | 1 min before refusals passed half |',
   );
+  expect(md).toContain(
+    '| First tick naming challenge | 2026-11-24 10:01:00Z | 1 min after the onset | as refusals passed half |',
+  );
   expect(md).toContain('The loop **paused 22 min after the onset, 21 min after refusals passed half** — **late**');
   // On time: a pause within 5 minutes of refusals passing half is not called late.
   const onTime = renderReview({
