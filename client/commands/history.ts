@@ -12,6 +12,8 @@ import { historyQuery, stateQuery } from '../../loop/messages';
 import { type AssessmentPageRow, pageAssessments } from '../../server/db/assessments';
 import { bandBefore, changesBetween, decisionsBetween, siteSpan } from '../../server/db/history';
 import type { Pool } from '../../server/db/pool';
+import { alertsBetween } from '../../server/db/notifications';
+import { alertRow } from '../../core/control/alerts';
 import { parseDuration } from '../durations';
 import {
   type History,
@@ -140,12 +142,13 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
         throw new UserError(
           `site: ${site} has no ticks stored yet; start its loop with \`target-health start ${site}\``,
         );
-      const [ticks, changes, decisions, before, live] = await Promise.all([
+      const [ticks, changes, decisions, before, live, alerts] = await Promise.all([
         readTicks(pool, site, from, to),
         changesBetween(pool, site, from, to),
         decisionsBetween(pool, site, from, to),
         bandBefore(pool, site, from),
         liveTicks(() => ctx.temporal(), site),
+        alertsBetween(pool, site, from, to),
       ]);
       if (ticks.length === 0) {
         throw new UserError(
@@ -153,7 +156,14 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
             `run from ${span.first.toISOString()} to ${span.last.toISOString()}`,
         );
       }
-      const rows = tickRows(ticks, changes, decisions, before, live.live);
+      const rows = tickRows(
+        ticks,
+        changes,
+        decisions,
+        before,
+        live.live,
+        alerts.map((a) => alertRow(a, site)),
+      );
       const everyMs = explicitEvery ?? defaultEvery(to.getTime() - from.getTime(), rows.length);
       const history: History = {
         site,

@@ -1,7 +1,8 @@
 /**
  * `target-health review <site> --incident T [--before 6h] [--after 6h] [--out review.md] [--json]`: a
- * post-incident review in Markdown — summary, band changes with reasons, lead time before refusals
- * peaked, actions and their effect on refusals, decisions, the chart (an SVG beside the review), and
+ * post-incident review in Markdown — summary, band changes with reasons and the route and parser alerts
+ * beside them, the onset and the first sign, evidence, degrade and pause after it (and the lead before
+ * refusals peaked), actions and whether they were obeyed and helped, decisions, the chart (an SVG beside it), and
  * what to tune from replays of the incident under other settings. docs/review.md.
  */
 import { constants } from 'node:fs';
@@ -126,8 +127,8 @@ export function registerReviewCommand(program: Command, context: () => CliContex
   program
     .command('review')
     .description(
-      'a post-incident review in Markdown: band changes, lead time, actions and their effect, decisions, ' +
-        'chart, what to tune',
+      'a post-incident review in Markdown: band changes and alerts, the onset and what came after it, actions ' +
+        'and whether they helped, decisions, chart, what to tune',
     )
     .argument('<site>', 'the site (host name or URL)')
     .option('--incident <time>', 'a time in the incident: ISO-8601 with a zone, a UTC date, or a time ago (-3h)')

@@ -20,6 +20,7 @@ import { type BandCause, bandCause, bandLabel } from '../../core/control/band-wo
 import { formatDuration } from '../../core/common/durations';
 import { plural } from '../../core/common/plural';
 import { bandCauseSchema } from './band-cause-schema';
+import { type AlertRow, alertLine, alertSchema } from '../../core/control/alerts';
 
 /** Most rows a default `history` prints (the default `--every` is chosen to stay under it). */
 export const DEFAULT_MAX_ROWS = 500;
@@ -58,6 +59,8 @@ export const tickRowSchema = z.object({
   /** Control changes this tick made, and those made by decisions since the previous tick. */
   actions: z.array(actionSchema),
   decisions: z.array(decisionSchema),
+  /** Route and parser alerts the loop raised at this tick (or since the previous one): reasons beside the band's. */
+  alerts: z.array(alertSchema),
   /**
    * What the loop said this tick did (notifications, reminders…), when the tick is still in its recent history; else
    * null.
@@ -82,6 +85,7 @@ export const bucketRowSchema = z.object({
   reasons: z.array(z.object({ reason: z.string(), ticks: z.number().int() })),
   actions: z.array(actionSchema),
   decisions: z.array(decisionSchema),
+  alerts: z.array(alertSchema),
 });
 export type BucketRow = z.output<typeof bucketRowSchema>;
 
@@ -123,7 +127,9 @@ const decisionOf = (d: DecisionEvent): TickRow['decisions'][number] => ({
  * One row per tick. The band starts at `bandBefore` and follows every change in time order: a tick's
  * own change applies to its row; a change made by a decision (or by a tick outside the range) applies
  * from its time on and is listed on the row of the tick before it (the first row when none is). A
- * decision's change names the assessment that led to it, but belongs to the decision's time.
+ * decision's change names the assessment that led to it, but belongs to the decision's time. An alert (route,
+ * parser) belongs to the last tick at or before its time (the loop raises it in the tick's own transaction), the
+ * first row when it came before every tick.
  */
 export function tickRows(
   ticks: readonly AssessmentPageRow[],
@@ -131,6 +137,7 @@ export function tickRows(
   decisions: readonly DecisionEvent[],
   bandBefore: HealthBand | null,
   live: LiveTicks | null,
+  alerts: readonly AlertRow[] = [],
 ): TickRow[] {
   const keys = new Set(ticks.map((t) => t.assessmentKey));
   const own = new Map<string, ControlChange[]>();
@@ -181,10 +188,16 @@ export function tickRows(
       reasons: t.reasons,
       actions: mine.map(actionOf),
       decisions: [],
+      alerts: [],
       loopActions: fromLoop ? fromLoop.actions : null,
     });
   }
   attach(Number.POSITIVE_INFINITY);
+  for (const a of alerts) {
+    const at = Date.parse(a.at);
+    const row = rows.filter((r) => Date.parse(r.at) <= at).pop() ?? rows[0];
+    row?.alerts.push(a);
+  }
   if (rows.length > 0) {
     rows[0]!.actions.unshift(...early.actions);
     rows[0]!.decisions.unshift(...early.decisions);
@@ -248,6 +261,7 @@ export function aggregate(rows: readonly TickRow[], everyMs: number): BucketRow[
         .map(([reason, ticks]) => ({ reason, ticks })),
       actions: list.flatMap((r) => r.actions),
       decisions: list.flatMap((r) => r.decisions),
+      alerts: list.flatMap((r) => r.alerts),
     };
   });
 }
@@ -290,7 +304,10 @@ export function formatHistory(h: History): string {
         t.band === null ? '—' : t.bandCause === null ? t.band : bandLabel(t.band, t.bandCause),
         `${dash(t.score)} / ${dash(t.smoothedScore)}`,
         dash(t.parserHealth),
-        t.reasons.join(',') || (t.state === 'scored' || t.state === null ? '—' : `(${t.state})`),
+        [
+          t.reasons.join(',') || (t.state === 'scored' || t.state === null ? '—' : `(${t.state})`),
+          ...t.alerts.map((a) => `+ ${alertLine(a)}`),
+        ].join(' '),
         did.join('; ') || '—',
       ];
     });
@@ -309,10 +326,13 @@ export function formatHistory(h: History): string {
         r3(b.score),
         r3(b.smoothedScore),
         b.parserHealth === null ? '—' : String(b.parserHealth.min),
-        b.reasons
-          .slice(0, 3)
-          .map((x) => `${x.reason}×${x.ticks}`)
-          .join(',') || '—',
+        [
+          b.reasons
+            .slice(0, 3)
+            .map((x) => `${x.reason}×${x.ticks}`)
+            .join(',') || '—',
+          ...b.alerts.map((a) => `+ ${alertLine(a)}`),
+        ].join(' '),
         did.join('; ') || '—',
       ];
     });

@@ -5,7 +5,10 @@
  * and after each (the store's minute rollups, all routes), the people's decisions, and the refusal peak.
  * The same reads `history` and `chart` use (server/db/history.ts, tools/charts/read-history.ts).
  */
-import { readRateBuckets, minutesPruned } from '../../tools/charts/read-history';
+import { readDayTotals, readRateBuckets, minutesPruned } from '../../tools/charts/read-history';
+import { dailyBaselines } from '../../tools/charts/series';
+import { alertRow } from '../../core/control/alerts';
+import { alertsBetween } from '../../server/db/notifications';
 import type { RateBucket, Resolution } from '../../tools/charts/types';
 import { UserError } from '../../core/common/user-error';
 import { type BandCause, bandCause } from '../../core/control/band-wording';
@@ -16,6 +19,7 @@ import type { Pool } from '../../server/db/pool';
 import { ACTION_SPAN_MS, groupActions } from './actions';
 import { type BandMove, type IncidentWindow, findIncident } from './find-incident';
 import { PEAK_WINDOW_MS, type RefusalPeak, refusalPeak, spanRate } from './refusals';
+import { earlyFacts, ONSET_LOOKBACK_MS } from './onset';
 import type { BandChangeRow, DecisionRow, Review } from './schema';
 
 const MINUTE = 60_000;
@@ -145,12 +149,17 @@ export async function gatherFacts(
   const from = new Date(window.from);
   const to = new Date(window.to);
   const inWindow = around.filter((c) => c.at >= from && c.at <= to);
-  const [ticks, decisions, rates, ownCanaries] = await Promise.all([
-    readTicks(pool, site, from, new Date(window.to + 1)),
+  // From ONSET_LOOKBACK_MS before the window: an onset (a tarpit's slowness) may come hours before the first warning.
+  const lookback = window.from - ONSET_LOOKBACK_MS;
+  const [allTicks, decisions, rates, ownCanaries, days, alerts] = await Promise.all([
+    readTicks(pool, site, new Date(lookback), new Date(window.to + 1)),
     readDecisions(pool, site, from, to),
-    readRates(pool, site, window.from - ACTION_SPAN_MS - PEAK_WINDOW_MS, window.to + ACTION_SPAN_MS + MINUTE),
+    readRates(pool, site, lookback - PEAK_WINDOW_MS, window.to + ACTION_SPAN_MS + MINUTE),
     canaryRunResults(pool, site, from, new Date(window.to + 1)),
+    readDayTotals(pool, site, lookback, window.to + 1),
+    alertsBetween(pool, site, new Date(lookback), new Date(window.to + 1)),
   ]);
+  const ticks = allTicks.filter((t) => Date.parse(t.assessedAt) >= window.from);
   // The crawlers' canaries at the rates' resolution: whole buckets touching the window.
   const bucketFrom = new Date(Math.floor(window.from / rates.bucketMs) * rates.bucketMs);
   const crawlerCanaries = await crawlerCanaryTraffic(pool, site, bucketFrom, new Date(window.to + 1), rates.level);
@@ -174,6 +183,15 @@ export async function gatherFacts(
     });
   const peak = refusalPeak(rates.buckets, window.from, window.to, rates.bucketMs);
   const firstWarning = timeline.find((b) => b.to === 'degrading' || b.to === 'resisting');
+  const early = earlyFacts({
+    window,
+    buckets: rates.buckets,
+    bucketMs: rates.bucketMs,
+    baselines: dailyBaselines(days, lookback, window.to + 1),
+    timeline,
+    changes: inWindow,
+    ticks: allTicks.map((t) => ({ at: Date.parse(t.assessedAt), reasons: t.reasons })),
+  });
   const decisionRows: DecisionRow[] = decisions.map((d) => ({
     at: d.at.toISOString(),
     who: d.who,
@@ -219,7 +237,15 @@ export async function gatherFacts(
               peakReachedAt: new Date(peak.reachedAt).toISOString(),
               ms: peak.reachedAt - Date.parse(firstWarning.at),
             },
+      early,
       timeline,
+      // The alerts of the incident: from its onset (or the window's start, when earlier) to its end.
+      alerts: alerts
+        .filter(
+          (a) =>
+            a.at.getTime() >= Math.min(window.from, early.onset === null ? window.from : Date.parse(early.onset.at)),
+        )
+        .map((a) => alertRow(a, site)),
       actions: groupActions(inWindow, rates.buckets),
       decisions: decisionRows,
       canaries: { product: ownCanaries, crawler: crawlerCanaries },

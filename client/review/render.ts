@@ -6,7 +6,9 @@
 import { formatCrawlerCanaries } from '../../core/canaries/latest';
 import { ACTION_SPAN_MS } from './actions';
 import { PEAK_SHARE, PEAK_WINDOW_MS } from './refusals';
-import type { RateSpanJson, Review, RunFigures } from './schema';
+import type { MilestoneJson, RateSpanJson, Review, RunFigures } from './schema';
+import { PAUSE_DUE_MS } from './onset';
+import { alertLine } from '../../core/control/alerts';
 import { bandLabel } from '../../core/control/band-wording';
 import { formatDuration } from '../../core/common/durations';
 import { plural } from '../../core/common/plural';
@@ -39,6 +41,32 @@ function leadText(ms: number): string {
   return ms > 0 ? `${formatDuration(ms)} before refusals peaked` : `${formatDuration(-ms)} after refusals peaked`;
 }
 
+/** `22 min after the onset`, `at the onset`, `3 min before the onset` (`as refusals passed half` when 0). */
+function relative(ms: number | null, what: string): string | null {
+  if (ms === null) return null;
+  if (ms === 0) return what.startsWith('the ') ? `at ${what}` : `as ${what}`;
+  return ms > 0 ? `${formatDuration(ms)} after ${what}` : `${formatDuration(-ms)} before ${what}`;
+}
+
+/** `22 min after the onset, 21 min after refusals passed half`. */
+export function againstOnset(m: MilestoneJson): string {
+  return (
+    [relative(m.afterOnsetMs, 'the onset'), relative(m.afterHalfMs, 'refusals passed half')]
+      .filter((x): x is string => x !== null)
+      .join(', ') || 'no onset or half to measure it from'
+  );
+}
+
+/** One line: the onset and when the loop paused (or warned) after it. */
+function earlyLine(r: Review): string {
+  const e = r.early;
+  if (e.onset === null) return '— (the traffic never left its normal near the first warning)';
+  const onset = `onset at ${when(e.onset.at)} (${e.onset.signal} left normal)`;
+  if (e.firstPause !== null) return `${onset}; paused ${againstOnset(e.firstPause)}${e.pauseLate ? ' — **late**' : ''}`;
+  if (e.firstDegrade !== null) return `${onset}; first warning ${againstOnset(e.firstDegrade)}; never paused`;
+  return `${onset}; no warning`;
+}
+
 function summary(r: Review): string[] {
   const w = r.window;
   const peak = r.refusals.peak;
@@ -61,7 +89,11 @@ function summary(r: Review): string[] {
       : `- **Peak refusal rate:** ${percent(peak.rate)} over ${formatDuration(PEAK_WINDOW_MS)} at ${when(peak.at)}; ` +
         `refusals peaked (first reached ${Math.round(PEAK_SHARE * 100)} % of it) at ${when(peak.reachedAt)}`,
     `- **Refusals over the window:** ${spanText(r.refusals.during)} (${r.refusals.level} rollups, all routes)`,
-    `- **Lead time:** ${lead}`,
+    `- **From the onset:** ${earlyLine(r)}`,
+    `- **Lead time to the peak:** ${lead}`,
+    `- **Alerts beside the band's reasons:** ${
+      r.alerts.length === 0 ? 'none (no route or parser alert)' : r.alerts.map(alertLine).join('; ')
+    }`,
   ];
 }
 
@@ -86,11 +118,83 @@ function timeline(r: Review): string[] {
         b.reason,
       ]),
     ),
+    '',
+    ...alerts(r),
   ];
 }
 
+/** The route and parser alerts of the incident beside the band's reasons: a reason the band does not carry. */
+function alerts(r: Review): string[] {
+  if (r.alerts.length === 0)
+    return ["No route or parser alert during the incident: the band's reasons are the whole explanation."];
+  const onset = r.early.onset === null ? null : Date.parse(r.early.onset.at);
+  return [
+    "Alerts beside the band's reasons (a route alert's traffic is left out of the score; a parser alert is the " +
+      "parser owner's):",
+    '',
+    ...table(
+      ['Time', 'From the onset', 'Alert'],
+      r.alerts.map((a) => [
+        when(a.at),
+        onset === null ? '—' : (relative(Date.parse(a.at) - onset, 'the onset') ?? '—'),
+        alertLine(a),
+      ]),
+    ),
+  ];
+}
+
+/** Did the score move early enough: the milestones from the onset. */
+function fromOnset(r: Review): string[] {
+  const e = r.early;
+  const out: string[] = [];
+  if (e.onset === null) {
+    out.push(
+      'The traffic never left its normal near the first warning (no 5-minute span with enough requests refused ' +
+        '5 points above normal or p95 latency 1.5× normal): there is no onset to measure from.',
+    );
+  } else {
+    const normal = [
+      e.normal.refusalShare === null ? null : `${percent(e.normal.refusalShare)} refused`,
+      e.normal.p95LatencyMs === null ? null : `p95 ${Math.round(e.normal.p95LatencyMs)} ms`,
+    ].filter((x): x is string => x !== null);
+    out.push(
+      `**Onset:** ${when(e.onset.at)}, the first minute ${e.onset.signal} left the site's normal ` +
+        `(${normal.join(', ') || 'no baseline: judged against none refused'}) in the stretch leading into the ` +
+        `first warning. Refusals passed half ${e.refusedHalfAt === null ? 'never' : `at ${when(e.refusedHalfAt)}`}.`,
+    );
+  }
+  const rows: [string, MilestoneJson | null][] = [
+    [`First tick naming ${e.reasons.join(' or ') || 'a reason of the incident'}`, e.firstSign],
+    [`First tick with the evidence (${e.reasons.join(', ') || '—'})`, e.firstEvidence],
+    ['First degrade (warning)', e.firstDegrade],
+    ['First pause', e.firstPause],
+  ];
+  out.push(
+    '',
+    ...table(
+      ['Moment', 'Time', 'After the onset', 'Against refusals passing half'],
+      rows.map(([name, m]) => [
+        name,
+        m === null ? 'never' : when(m.at),
+        m === null ? '—' : (relative(m.afterOnsetMs, 'the onset') ?? '—'),
+        m === null ? '—' : (relative(m.afterHalfMs, 'refusals passed half') ?? '— (never passed half)'),
+      ]),
+    ),
+  );
+  if (e.firstPause !== null && e.onset !== null) {
+    out.push(
+      '',
+      `The loop **paused ${againstOnset(e.firstPause)}**` +
+        (e.pauseLate
+          ? ` — **late**: a wall should pause within ${formatDuration(PAUSE_DUE_MS)} of refusals passing half.`
+          : '.'),
+    );
+  }
+  return out;
+}
+
 function lead(r: Review): string[] {
-  const out = ['## Lead time', ''];
+  const out = ['## Lead time', '', ...fromOnset(r), ''];
   if (r.lead === null) {
     out.push(
       r.refusals.peak === null
@@ -99,7 +203,8 @@ function lead(r: Review): string[] {
     );
   } else {
     out.push(
-      `The first warning (a change into degrading or resisting) came at ${when(r.lead.firstWarningAt)}; ` +
+      `Against the peak: the first warning (a change into degrading or resisting) came at ` +
+        `${when(r.lead.firstWarningAt)}; ` +
         `refusals peaked at ${when(r.lead.peakReachedAt)} — the warning came **${leadText(r.lead.ms)}**.`,
       '',
       `"Peaked" is the first minute the ${formatDuration(PEAK_WINDOW_MS)} refusal rate reached ` +
@@ -128,6 +233,7 @@ function actions(r: Review): string[] {
         'Change',
         'Refusals before → after',
         'Requests/min before → after',
+        'Did it help',
         'Why',
       ],
       r.actions.map((a) => [
@@ -139,6 +245,7 @@ function actions(r: Review): string[] {
         a.change,
         `${spanText(a.before)} → ${spanText(a.after)}`,
         `${perMinute(a.before)} → ${perMinute(a.after)}`,
+        a.effect.verdict,
         a.reason,
       ]),
     ),

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { HEALTH_BANDS } from '../../core/common/names';
 import { bandCauseSchema } from '../on-call/band-cause-schema';
 import { ACTION_KINDS } from '../../core/control/action-runs';
+import { alertSchema } from '../../core/control/alerts';
 
 const band = z.enum(HEALTH_BANDS);
 const iso = z.string();
@@ -31,6 +32,19 @@ export const bandChangeSchema = z.object({
   cause: bandCauseSchema,
 });
 
+/** Did the action help (client/review/actions.ts `actionEffect`). */
+export const actionEffectSchema = z.object({
+  /**
+   * After a throttle, a pause or a stop: did the crawler's requests per minute fall (by 10 % or more); null for
+   * actions that do not slow it down (restore, resume, change) or without traffic before.
+   */
+  obeyed: z.boolean().nullable(),
+  /** The refusal share after against before (2 points or more), null when either had no traffic. */
+  refusals: z.enum(['fell', 'rose', 'held']).nullable(),
+  /** The verdict in words, with the caveat when only canaries were sent after a pause. */
+  verdict: z.string(),
+});
+
 export const actionSchema = z.object({
   kind: z.enum(ACTION_KINDS),
   /** First and last change of the run (consecutive changes by the same actor into the same band). */
@@ -44,6 +58,33 @@ export const actionSchema = z.object({
   /** Refusals in the ACTION_SPAN_MS before the run's first change and after its last. */
   before: rateSpanSchema,
   after: rateSpanSchema,
+  effect: actionEffectSchema,
+});
+
+/** A moment of the incident against its onset and the minute refusals passed half (positive: after it). */
+export const milestoneSchema = z.object({
+  at: iso,
+  afterOnsetMs: z.number().nullable(),
+  afterHalfMs: z.number().nullable(),
+});
+
+/** The seed's first question from the onset (client/review/onset.ts). */
+export const earlySchema = z.object({
+  /** The first minute the refusal share or the latency left the site's normal, and which of them. */
+  onset: z.object({ at: iso, signal: z.enum(['refusals', 'latency', 'refusals and latency']) }).nullable(),
+  /** The normal the onset was judged against (the loop's 14-day baseline), null parts without one. */
+  normal: z.object({ refusalShare: z.number().nullable(), p95LatencyMs: z.number().nullable() }),
+  /** The first minute the 5-minute refusal share passed half, null when it never did. */
+  refusedHalfAt: iso.nullable(),
+  /** The health signals of the tick that moved the band to its worst: what the incident ends up with. */
+  reasons: z.array(z.string()),
+  /** The first tick naming one of those reasons, and the first naming all of them. */
+  firstSign: milestoneSchema.nullable(),
+  firstEvidence: milestoneSchema.nullable(),
+  firstDegrade: milestoneSchema.nullable(),
+  firstPause: milestoneSchema.nullable(),
+  /** The pause came more than 5 minutes after refusals passed half. */
+  pauseLate: z.boolean(),
 });
 
 export const decisionSchema = z.object({
@@ -115,7 +156,11 @@ export const reviewSchema = z.object({
   }),
   /** First warning band change → refusals peaked. */
   lead: z.object({ firstWarningAt: iso, peakReachedAt: iso, ms: z.number() }).nullable(),
+  /** Did the score move early enough: the incident's milestones from its onset. */
+  early: earlySchema,
   timeline: z.array(bandChangeSchema),
+  /** Route and parser alerts raised in the window: the reasons beside the band's. */
+  alerts: z.array(alertSchema),
   actions: z.array(actionSchema),
   decisions: z.array(decisionSchema),
   /** Canary evidence over the window: the product's canary runs by result, and the crawlers' own canary requests. */
@@ -136,6 +181,9 @@ export const reviewSchema = z.object({
 export type RateSpanJson = z.output<typeof rateSpanSchema>;
 export type BandChangeRow = z.output<typeof bandChangeSchema>;
 export type ActionRow = z.output<typeof actionSchema>;
+export type ActionEffect = z.output<typeof actionEffectSchema>;
+export type MilestoneJson = z.output<typeof milestoneSchema>;
+export type Early = z.output<typeof earlySchema>;
 export type DecisionRow = z.output<typeof decisionSchema>;
 export type RunFigures = z.output<typeof runFiguresSchema>;
 export type CandidateFigures = z.output<typeof candidateSchema>;

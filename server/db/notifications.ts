@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import type { Pool } from './pool';
 import { storableJson } from '@target-health/crawler/events/well-formed';
+import { ALERT_KINDS, type AlertKind } from '../../core/control/alerts';
 
 type Queryable = Pick<pg.PoolClient, 'query'> | Pool;
 
@@ -112,4 +113,29 @@ export async function markNotificationFailed(db: Queryable, key: string, error: 
     'UPDATE notifications SET failed_at = COALESCE(failed_at, now()), last_error = $2 WHERE notification_key = $1',
     [key, error],
   );
+}
+
+export interface StoredAlert {
+  /** When the loop raised it (the notification's time: written in the tick's own transaction). */
+  at: Date;
+  kind: AlertKind;
+  severity: OutboxRow['severity'];
+  /** The notification's title as stored (`shop.example.com: route problem — pool=dc-3 …`), or null. */
+  title: string | null;
+}
+
+/** A site's route and parser alerts raised in [from, to), oldest first (the `(site, created_at)` index). */
+export async function alertsBetween(db: Queryable, site: string, from: Date, to: Date): Promise<StoredAlert[]> {
+  const { rows } = await db.query<{
+    at: Date;
+    kind: StoredAlert['kind'];
+    severity: OutboxRow['severity'];
+    title: string | null;
+  }>(
+    `SELECT created_at AS at, kind, severity, payload->>'title' AS title FROM notifications
+      WHERE site = $1 AND created_at >= $2 AND created_at < $3 AND kind = ANY($4::text[])
+      ORDER BY created_at, notification_key`,
+    [site, from, to, [...ALERT_KINDS]],
+  );
+  return rows.map((r) => ({ at: r.at, kind: r.kind, severity: r.severity, title: r.title }));
 }

@@ -17,6 +17,8 @@ import type { ScenarioTruth } from '../../core/scenarios/truth';
 import { CLI, cleanEnv, run } from '../kit/processes';
 import { env } from '../kit/services';
 import { simulateAndIngest } from '../kit/simulated-site';
+import { enqueueNotification } from '../../server/db/notifications';
+import { historySchema } from '../../client/on-call/history';
 
 const M = 60_000;
 const H = 60 * M;
@@ -27,6 +29,7 @@ let truth: ScenarioTruth;
 let history: RecordedHistory;
 let onset: number;
 let resumeAt: string;
+let routeAlertAt: Date;
 const db = () => cleanEnv({ DATABASE_URL: env('DATABASE_URL') });
 const review = (args: string[]) => run(CLI, ['review', ...args], db());
 
@@ -43,6 +46,21 @@ beforeAll(async () => {
     tickMs: M,
     decisions: [{ at: resumeAt, kind: 'resume', who: 'alice@example.com', why: 'the wave is over' }],
   });
+  // A route alert in the middle of the wave, as the loop's action activity writes it (the replay raises none: the
+  // wave hits every route alike): a mixed incident's second cause.
+  routeAlertAt = new Date(onset + 30 * M + 200);
+  await enqueueNotification(pool, {
+    notificationKey: `${site}/scripted/route_alert`,
+    site,
+    kind: 'route_alert',
+    severity: 'warning',
+    recipient: null,
+    payload: { title: `${site}: route problem — pool=dc-3: 85 % refused (rest 80 %)` },
+  });
+  await pool.query('UPDATE notifications SET created_at = $2 WHERE notification_key = $1', [
+    `${site}/scripted/route_alert`,
+    routeAlertAt,
+  ]);
 }, 300_000);
 afterAll(async () => pool.end());
 
@@ -214,6 +232,70 @@ describe('a review written to a file', () => {
     },
   );
 
+  test('from the onset: the wave left normal at its onset; the milestones against it and against half', async () => {
+    const e = doc.early;
+    // Refusals passed half: the first minute whose 5-minute share in the rollups is over 50 %.
+    const { rows } = await pool.query<{ t: Date; requests: string; refused: string }>(
+      `SELECT bucket AS t, requests, hard_blocks + challenges + soft_blocks AS refused FROM rollup_minute
+        WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4 ORDER BY bucket`,
+      [site, ALL_ROUTES, new Date(Date.parse(e.onset!.at) - 5 * M), doc.window.to],
+    );
+    const half = rows.find((m) => {
+      const span = rows.filter((x) => x.t.getTime() > m.t.getTime() - 5 * M && x.t <= m.t);
+      const req = span.reduce((n, x) => n + Number(x.requests), 0);
+      return req >= 20 && 2 * span.reduce((n, x) => n + Number(x.refused), 0) > req;
+    })!;
+    expect(e.refusedHalfAt).toBe(half.t.toISOString());
+    // The wave ramps over 10 minutes: 5 points above normal within them, never before the true onset.
+    expect(Date.parse(e.onset!.at)).toBeGreaterThanOrEqual(Math.floor(onset / M) * M);
+    expect(Date.parse(e.onset!.at)).toBeLessThanOrEqual(onset + 10 * M);
+    expect(e.onset!.signal).toMatch(/refusals/);
+    // The scenario's truth counts the simulated events; the rollups hold what was ingested: within a minute.
+    expect(Math.abs(Date.parse(e.refusedHalfAt!) - Date.parse(truth.refused50At!))).toBeLessThanOrEqual(M);
+    expect(e.firstDegrade!.at).toBe(doc.timeline[0]!.at);
+    expect(e.firstDegrade!.afterOnsetMs).toBe(Date.parse(doc.timeline[0]!.at) - Date.parse(e.onset!.at));
+    const pause = doc.actions.find((a) => a.kind === 'pause')!;
+    expect(e.firstPause!.at).toBe(pause.from);
+    expect(e.firstPause!.afterHalfMs).toBe(Date.parse(pause.from) - half.t.getTime());
+    expect(e.pauseLate).toBe(e.firstPause!.afterHalfMs! > 5 * M);
+    expect(e.reasons.length).toBeGreaterThan(0);
+    expect(e.firstEvidence).not.toBeNull();
+    expect(markdown).toMatch(/- \*\*From the onset:\*\* onset at .* \(refusals( and latency)? left normal\); paused /);
+    expect(markdown).toContain('| First pause | ');
+  });
+
+  test('the route alert beside the band reasons, in the summary and under the timeline', async () => {
+    // Every route and parser alert of the incident as stored (the replay's own parser alerts too), the scripted
+    // route alert among them.
+    const { rows } = await pool.query<{ at: Date; kind: string; title: string }>(
+      `SELECT created_at AS at, kind, payload->>'title' AS title FROM notifications
+        WHERE site = $1 AND kind IN ('route_alert', 'parser_health') AND created_at >= $2 AND created_at <= $3
+        ORDER BY created_at, notification_key`,
+      [site, new Date(Math.min(Date.parse(doc.early.onset!.at), Date.parse(doc.window.from))), doc.window.to],
+    );
+    expect(doc.alerts).toEqual(
+      rows.map((r) => ({ at: r.at.toISOString(), kind: r.kind, text: r.title.slice(site.length + 2) })),
+    );
+    expect(doc.alerts).toContainEqual({
+      at: routeAlertAt.toISOString(),
+      kind: 'route_alert',
+      text: 'route problem — pool=dc-3: 85 % refused (rest 80 %)',
+    });
+    expect(markdown).toMatch(
+      /- \*\*Alerts beside the band's reasons:\*\* .*route alert: route problem — pool=dc-3: 85 % refused/,
+    );
+    expect(markdown).toMatch(/\| \d+ min( \d+ s)? after the onset \| route alert: route problem — pool=dc-3: /);
+  });
+
+  test('the pause the simulated crawler did not obey is flagged', () => {
+    const pause = doc.actions.find((a) => a.kind === 'pause')!;
+    // The simulated traffic ignores the controls: as many requests a minute after the pause as before.
+    expect(pause.after.perMinute).toBeGreaterThan(0.9 * pause.before.perMinute);
+    expect(pause.effect.obeyed).toBe(false);
+    expect(pause.effect.verdict).toMatch(/^NOT OBEYED: requests per minute /);
+    expect(markdown).toContain('| NOT OBEYED: requests per minute ');
+  });
+
   test('who decided: the stored decision, with its reason', () => {
     expect(doc.decisions).toEqual([
       {
@@ -272,6 +354,22 @@ test('to stdout with --no-chart: the same sections, no chart written, the review
   for (const s of sections) expect(r.stdout).toContain(`\n${s}\n`);
   expect(r.stdout).toContain('Chart not drawn (--no-chart)');
 }, 120_000);
+
+test('history lists the route alert beside the reasons of the tick that raised it', async () => {
+  const from = new Date(routeAlertAt.getTime() - 5 * M).toISOString();
+  const to = new Date(routeAlertAt.getTime() + 5 * M).toISOString();
+  const r = await run(CLI, ['history', site, '--from', from, '--to', to, '--json'], db());
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  const h = historySchema.parse(JSON.parse(r.stdout));
+  const withAlert = h.rows.filter((row) => row.alerts.length > 0);
+  expect(withAlert).toHaveLength(1);
+  expect(withAlert[0]!.kind === 'tick' && Date.parse(withAlert[0]!.at)).toBe(
+    Math.floor(routeAlertAt.getTime() / M) * M,
+  );
+  const text = await run(CLI, ['history', site, '--from', from, '--to', to], db());
+  expect(text.stdout).toContain('+ route alert: route problem — pool=dc-3: 85 % refused (rest 80 %)');
+}, 60_000);
 
 test.each([
   [

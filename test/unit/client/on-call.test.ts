@@ -3,6 +3,7 @@ import type { SiteSummary } from '../../../server/api/schemas/sites';
 import type { Controls } from '../../../core/control/controls';
 import type { AssessmentPageRow } from '../../../server/db/assessments';
 import type { ControlChange, DecisionEvent } from '../../../server/db/history';
+import type { AlertRow } from '../../../core/control/alerts';
 import {
   ago,
   buildFleet,
@@ -309,6 +310,34 @@ describe('history: the band timeline', () => {
     // A person's decision sets the band by hand.
     const resumed = tickRows(ticks, changes, decisions, 'healthy', null);
     expect(resumed[4]!.bandCause).toEqual({ kind: 'person' });
+  });
+
+  test('a route alert beside the reasons of the tick that raised it, in the rows, the buckets and JSON', () => {
+    const alerts: AlertRow[] = [
+      // A dead pool alerted at 10:01:00.4 (the tick's transaction): on tick 2's row.
+      { at: '2026-12-01T10:01:00.400Z', kind: 'route_alert', text: 'route problem — pool=dc-3 (85 % refused)' },
+      { at: '2026-12-01T09:59:00.000Z', kind: 'parser_health', text: 'parser health 40 (below 70)' },
+    ];
+    const rows = tickRows(ticks, changes, decisions, 'healthy', null, alerts);
+    expect(rows.map((r) => r.alerts.map((a) => a.kind))).toEqual([['parser_health'], ['route_alert'], [], [], []]);
+    const doc = historySchema.parse({
+      site: 's',
+      from: '2026-12-01T10:00:00.000Z',
+      to: '2026-12-01T10:05:00.000Z',
+      ticks: 5,
+      everyMs: null,
+      smoothedScores: 'x',
+      rows,
+    });
+    const line = formatHistory(doc)
+      .split('\n')
+      .find((l) => l.startsWith('2026-12-01 10:01:00Z'))!;
+    expect(line).toContain('hard_block + route alert: route problem — pool=dc-3 (85 % refused)');
+    const [bucket] = aggregate(rows, 3_600_000);
+    expect(bucket!.alerts).toEqual([alerts[1], alerts[0]]);
+    expect(formatHistory({ ...doc, everyMs: 3_600_000, rows: [bucket!] })).toContain(
+      '+ parser alert: parser health 40 (below 70) + route alert: route problem — pool=dc-3',
+    );
   });
 
   test('no band before the first change; a decision before the first tick goes on the first row', () => {

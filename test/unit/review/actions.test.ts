@@ -1,31 +1,7 @@
 import type { RateBucket } from '../../../tools/charts/types';
-import { groupActions } from '../../../client/review/actions';
+import { actionEffect, groupActions } from '../../../client/review/actions';
 import { actionKind } from '../../../core/control/action-runs';
-import type { Controls } from '../../../core/control/controls';
-import type { ControlChange } from '../../../server/db/history';
-
-const M = 60_000;
-const T0 = Date.parse('2026-11-24T12:00:00Z');
-const base: Controls = {
-  concurrencyLimit: 16,
-  revisitMultiplier: 1,
-  paused: false,
-  canaryOnly: false,
-  effectiveCostMultiplier: 1,
-  band: 'healthy',
-  reason: 'healthy',
-};
-const change = (minute: number, before: Controls, after: Controls, o: Partial<ControlChange> = {}): ControlChange => ({
-  at: new Date(T0 + minute * M),
-  changedAt: new Date(T0 + minute * M),
-  actor: 'control-loop',
-  reason: after.reason,
-  oldControls: before,
-  newControls: { ...after, version: 1 },
-  assessmentKey: `k${minute}`,
-  decisionKey: null,
-  ...o,
-});
+import { change, M, NOMINAL as base, T0 } from '../../kit/review-changes';
 
 test("actionKind: pause, stop, throttle, restore, a person's resume", () => {
   const degrading = { ...base, band: 'degrading' as const, concurrencyLimit: 12, revisitMultiplier: 1.5 };
@@ -76,3 +52,67 @@ test(
     expect(actions[2]!.after.rate).toBe(0);
   },
 );
+
+describe('actionEffect: was it obeyed, did refusals fall once it was', () => {
+  const span = (perMinute: number, rate: number | null) => ({
+    requests: rate === null ? 0 : Math.round(perMinute * 10),
+    refusals: rate === null ? 0 : Math.round(perMinute * 10 * rate),
+    rate,
+    perMinute: rate === null ? 0 : perMinute,
+  });
+
+  test('a throttle the crawler did not obey is flagged: requests per minute rose 40.6 → 47.8', () => {
+    const e = actionEffect('throttle', span(40.6, 0.23), span(47.8, 0.3));
+    expect(e.obeyed).toBe(false);
+    expect(e.refusals).toBe('rose');
+    expect(e.verdict).toMatch(/^NOT OBEYED: requests per minute 40\.6 → 47\.8 — the crawler did not slow down/);
+    // A drop under 10 % is not obeying either.
+    expect(actionEffect('pause', span(40, 0.5), span(37, 0.5)).obeyed).toBe(false);
+  });
+
+  test('an obeyed throttle with refusals falling helped', () => {
+    const e = actionEffect('throttle', span(40, 0.2), span(20, 0.05));
+    expect(e).toEqual({
+      obeyed: true,
+      refusals: 'fell',
+      verdict: 'obeyed (requests per minute 40.0 → 20.0); refusals fell 20.0 % → 5.0 %: it helped',
+    });
+    expect(actionEffect('throttle', span(40, 0.2), span(20, 0.2)).verdict).toMatch(/refusals did not fall$/);
+    expect(actionEffect('throttle', span(40, 0.2), span(20, 0.4)).verdict).toMatch(/the site went on hardening$/);
+  });
+
+  test('after an obeyed pause, 23 % → 60 % of the few canaries refused is said to be the wall, not the pause', () => {
+    const e = actionEffect('pause', span(40, 0.23), span(2, 0.6));
+    expect(e.obeyed).toBe(true);
+    expect(e.refusals).toBe('rose');
+    expect(e.verdict).toContain('refusals rose 23.0 % → 60.0 %, but only 2.0 requests a minute were sent');
+    expect(e.verdict).toContain('the wall still standing, not the pause making it worse');
+  });
+
+  test('a resume or a restore is not judged for obedience; traffic coming back is said', () => {
+    expect(actionEffect('resume', span(2, 0.5), span(30, 0.02))).toEqual({
+      obeyed: null,
+      refusals: 'fell',
+      verdict: 'traffic came back (requests per minute 2.0 → 30.0); refusals fell 50.0 % → 2.0 %',
+    });
+    expect(actionEffect('restore', span(30, 0.02), span(30, null)).refusals).toBeNull();
+    expect(actionEffect('throttle', span(0, null), span(10, 0)).obeyed).toBeNull();
+  });
+
+  test('groupActions carries the verdict of each action', () => {
+    const d1 = { ...base, band: 'degrading' as const, concurrencyLimit: 12 };
+    // The crawler ignores the throttle: 10 a minute before, 12 after.
+    const buckets: RateBucket[] = Array.from({ length: 60 }, (_, i) => ({
+      t: T0 + (i - 20) * M,
+      requests: i < 20 ? 10 : 12,
+      hardBlocks: 2,
+      challenges: 0,
+      softBlocks: 0,
+      errors: 0,
+      p95LatencyMs: null,
+    }));
+    const [a] = groupActions([change(0, base, d1)], buckets);
+    expect(a!.effect.obeyed).toBe(false);
+    expect(a!.effect.verdict).toMatch(/^NOT OBEYED: requests per minute 10\.0 → 12\.0/);
+  });
+});

@@ -35,6 +35,19 @@ const review: Review = reviewSchema.parse({
     peak: { rate: 0.9, at: '2026-11-24T10:20:00.000Z', reachedAt: '2026-11-24T10:10:00.000Z' },
     during: span(1000, 700),
   },
+  early: {
+    // The captcha wall of issue 30: 60 % refused from 10:00, past half at 10:01, paused 22 minutes after its onset.
+    onset: { at: '2026-11-24T10:00:00.000Z', signal: 'refusals' },
+    normal: { refusalShare: 0.01, p95LatencyMs: 420 },
+    refusedHalfAt: '2026-11-24T10:01:00.000Z',
+    reasons: ['challenge'],
+    firstSign: { at: '2026-11-24T10:01:00.000Z', afterOnsetMs: 60_000, afterHalfMs: 0 },
+    firstEvidence: { at: '2026-11-24T10:01:00.000Z', afterOnsetMs: 60_000, afterHalfMs: 0 },
+    firstDegrade: { at: '2026-11-24T10:00:00.000Z', afterOnsetMs: 0, afterHalfMs: -60_000 },
+    firstPause: { at: '2026-11-24T10:22:00.000Z', afterOnsetMs: 22 * 60_000, afterHalfMs: 21 * 60_000 },
+    pauseLate: true,
+  },
+  alerts: [{ at: '2026-11-24T10:05:00.000Z', kind: 'route_alert', text: 'route problem — pool=dc-3' }],
   lead: { firstWarningAt: '2026-11-24T10:00:00.000Z', peakReachedAt: '2026-11-24T10:10:00.000Z', ms: 600_000 },
   timeline: [
     {
@@ -69,6 +82,23 @@ const review: Review = reviewSchema.parse({
       reason: 'degrading',
       before: span(150, 3),
       after: span(0, 0),
+      effect: { obeyed: true, refusals: null, verdict: 'obeyed (requests per minute 10.0 → 0.0)' },
+    },
+    {
+      kind: 'pause',
+      from: '2026-11-24T10:22:00.000Z',
+      to: '2026-11-24T10:22:00.000Z',
+      steps: 1,
+      actor: 'control-loop',
+      change: 'paused',
+      reason: 'resisting',
+      before: span(609, 140),
+      after: span(717, 430),
+      effect: {
+        obeyed: false,
+        refusals: 'rose',
+        verdict: 'NOT OBEYED: requests per minute 40.6 → 47.8 — the crawler did not slow down after the pause',
+      },
     },
   ],
   decisions: [],
@@ -124,8 +154,10 @@ test('every section, the figures as given, the chart linked by its relative name
       'majority_refusal, challenge |',
   );
   expect(md).toContain(
-    '| throttle | 6 | control-loop | concurrency 16→3 | 2.0 % of 150 requests → no traffic | 10.0 → 0 | degrading |',
+    '| throttle | 6 | control-loop | concurrency 16→3 | 2.0 % of 150 requests → no traffic | 10.0 → 0 | ' +
+      'obeyed (requests per minute 10.0 → 0.0) | degrading |',
   );
+  expect(md).toContain('| 40.6 → 47.8 | NOT OBEYED: requests per minute 40.6 → 47.8 — the crawler did not slow down');
   expect(md).toContain('- **Refusals over the window:** 70.0 % of 1000 requests (minute rollups, all routes)');
   expect(md).toContain('No person decided during the incident');
   expect(md).toContain(
@@ -178,10 +210,55 @@ test("the canaries during the incident: the product's runs by result and the cra
 test('no chart, no lead: said in words', () => {
   const md = renderReview({ ...review, lead: null, chart: { file: null, note: 'Chart not drawn (--no-chart).' } });
   expect(md).toContain('\n## Chart\n\nChart not drawn (--no-chart).\n');
-  expect(md).toContain('- **Lead time:** — (no warning band change or no refusal peak in the window)');
+  expect(md).toContain('- **Lead time to the peak:** — (no warning band change or no refusal peak in the window)');
 });
 
 test('cell: pipes and backslashes escaped, one line, never empty', () => {
   expect(cell('a|b\\c\nd')).toBe('a\\|b\\\\c d');
   expect(cell('  ')).toBe('—');
+});
+
+test('a late pause reads late, from the onset and from refusals passing half', () => {
+  const md = renderReview(review);
+  expect(md).toContain(
+    '- **From the onset:** onset at 2026-11-24 10:00:00Z (refusals left normal); paused 22 min after the onset, ' +
+      '21 min after refusals passed half — **late**',
+  );
+  expect(md).toContain(
+    '| First pause | 2026-11-24 10:22:00Z | 22 min after the onset | 21 min after refusals passed half |',
+  );
+  expect(md).toContain(
+    '| First degrade (warning) | 2026-11-24 10:00:00Z | at the onset | 1 min before refusals passed half |',
+  );
+  expect(md).toContain(
+    '| First tick naming challenge | 2026-11-24 10:01:00Z | 1 min after the onset | as refusals passed half |',
+  );
+  expect(md).toContain('The loop **paused 22 min after the onset, 21 min after refusals passed half** — **late**');
+  // On time: a pause within 5 minutes of refusals passing half is not called late.
+  const onTime = renderReview({
+    ...review,
+    early: {
+      ...review.early,
+      firstPause: { at: '2026-11-24T10:04:00.000Z', afterOnsetMs: 4 * 60_000, afterHalfMs: 3 * 60_000 },
+      pauseLate: false,
+    },
+  });
+  expect(onTime).toContain('paused 4 min after the onset, 3 min after refusals passed half\n');
+  expect(onTime).not.toContain('**late**');
+});
+
+test('no onset: said in words, the milestones still listed', () => {
+  const md = renderReview({ ...review, early: { ...review.early, onset: null, firstPause: null, pauseLate: false } });
+  expect(md).toContain('- **From the onset:** — (the traffic never left its normal near the first warning)');
+  expect(md).toContain('there is no onset to measure from');
+  expect(md).toContain('| First pause | never | — | — |');
+});
+
+test('a route alert is listed beside the band reasons, in the summary and under the timeline', () => {
+  const md = renderReview(review);
+  expect(md).toContain("- **Alerts beside the band's reasons:** route alert: route problem — pool=dc-3");
+  expect(md).toContain('| 2026-11-24 10:05:00Z | 5 min after the onset | route alert: route problem — pool=dc-3 |');
+  const none = renderReview({ ...review, alerts: [] });
+  expect(none).toContain("- **Alerts beside the band's reasons:** none (no route or parser alert)");
+  expect(none).toContain("No route or parser alert during the incident: the band's reasons are the whole explanation.");
 });
