@@ -14,6 +14,7 @@ import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import { controlsOf, type SiteControlsRecord } from '../../db/controls';
 import { normaliseSite, tryNormaliseSite } from '@target-health/crawler/events/site';
 import { ControlsFeed, type ControlsChange } from '../controls-feed';
+import { SentVersions } from '../sent-versions';
 import { sendError } from '../errors';
 import type { RouteContext } from '../server';
 import { SSE_HEADERS, SseConnection } from '../sse';
@@ -311,15 +312,18 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
       });
       streams.add(sse);
 
-      // Changes are queued while a snapshot is read, then sent after it; none is sent twice.
+      // Changes are queued while a snapshot is read, then sent after it; none is sent twice (by seq), and
+      // no version the client already holds is sent again (server/api/sent-versions.ts).
       let lastSent = 0;
+      const versions = new SentVersions();
       let replaying = true;
       const queued: ControlsChange[] = [];
       const send = (change: ControlsChange) => {
         if (change.seq <= lastSent) return;
         lastSent = change.seq;
-        if (wanted === null || wanted.has(change.site))
-          sse.event('controls', change.seq, JSON.stringify(controlsBody(change.record)));
+        if (wanted !== null && !wanted.has(change.site)) return;
+        if (!versions.take(change.site, change.record.version)) return;
+        sse.event('controls', change.seq, JSON.stringify(controlsBody(change.record)));
       };
       const snapshot = async () => {
         replaying = true;
@@ -327,6 +331,7 @@ export async function registerControlsRoutes({ app, pool, logger, metrics }: Rou
           const { seq, records } = await feed.snapshot(sites);
           if (sse.closed) return;
           sse.event('snapshot', seq, JSON.stringify({ sites: records.map(controlsBody) }));
+          versions.reset(records);
           lastSent = Math.max(lastSent, seq);
           for (const change of queued.splice(0)) send(change);
           replaying = false;
