@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { workflowIdForSite } from '../core/common/names';
 import type { SiteHealthConfig } from '../core/control/config';
+import type { CliContext } from './context';
 import { settingsQuery } from '../loop/messages';
 
 const SETTINGS_QUERY_TIMEOUT_MS = 10_000;
@@ -24,4 +25,15 @@ export async function queryRunningSettings(client: Client, site: string): Promis
     if (err instanceof WorkflowNotFoundError) return { ok: false, reason: 'no loop of this site runs' };
     return { ok: false, reason: `the loop did not answer: ${err instanceof Error ? err.message : String(err)}` };
   }
+}
+
+/** The running loop's settings, or why not (no loop, Temporal unreachable): never fails the command asking. */
+export async function runningSettingsOf(ctx: Pick<CliContext, 'temporal'>, site: string): Promise<RunningSettings> {
+  let client: Client;
+  try {
+    client = await ctx.temporal();
+  } catch (err) {
+    return { ok: false, reason: (err instanceof Error ? err.message : String(err)).split('\n')[0]! };
+  }
+  return queryRunningSettings(client, site);
 }

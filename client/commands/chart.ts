@@ -20,7 +20,12 @@ import { writeFileAtomically } from '../../tools/charts/write-atomically';
 import type { CliContext } from '../context';
 import { siteArgument } from '../site-arg';
 import { parseWhen } from '../on-call/times';
-import { requireKnownSite } from './replay';
+import { replayConfig, requireKnownSite } from './replay';
+import { parseDuration } from '../durations';
+import { openRecord, storedTicksIn, storedTraffic } from '../loop-record/open';
+import { chartLoopOf } from '../loop-record/record';
+import { sourceLine } from '../loop-record/source';
+import { runningSettingsOf } from '../running-settings';
 
 const DEFAULT_FROM = '-24h';
 const DEFAULT_TO = 'now';
@@ -29,6 +34,8 @@ interface ChartOptions {
   from?: string;
   to?: string;
   out?: string;
+  config?: string;
+  tick?: string;
 }
 
 /** Day rollups are kept 800 days (docs/signal-store.md, Retention): nothing older can be charted. */
@@ -88,13 +95,48 @@ export function registerChartCommand(program: Command, context: () => CliContext
     .option('--from <time>', 'start (ISO-8601 with a zone, a UTC date, or a time ago: -6h, 2d)', DEFAULT_FROM)
     .option('--to <time>', 'end, exclusive (same forms; now by default)', DEFAULT_TO)
     .option('--out <file>', 'the image to write: file.svg or file.png (written whole or not at all)')
+    .option(
+      '--config <file>',
+      'chart what a replay with these settings (as for `start --config`) would have done, instead of the stored ticks',
+    )
+    .option(
+      '--tick <duration>',
+      "a replay's tick (with --config, or where no live loop ticked; default: the settings')",
+    )
     .action(async (rawSite: string, options: ChartOptions) => {
       const site = siteArgument(rawSite);
+      const now = Date.now();
       const { from, to } = checkRange(options);
+      const tickMs = options.tick === undefined ? null : parseDuration('--tick', options.tick);
+      if (options.config !== undefined) replayConfig(site, '60s', options.config);
       const out = await checkOutput(options.out);
-      const pool = await context().db();
+      const ctx = context();
+      const pool = await ctx.db();
       await requireKnownSite(pool, site);
-      const read = await readChartData(pool, site, from, to);
+      const period = { from: new Date(from), to: new Date(to) };
+      const storedTicks = await storedTicksIn(pool, site, period.from, period.to);
+      const replay =
+        options.config !== undefined || (!storedTicks && (await storedTraffic(pool, site, period.from, period.to)));
+      const opened = replay
+        ? await openRecord(pool, {
+            site,
+            period,
+            settingsAt: period.from,
+            ...(options.config === undefined ? {} : { configFile: options.config }),
+            tickMs,
+            storedTicks: false,
+            running: () => runningSettingsOf(ctx, site),
+            now,
+          })
+        : null;
+      const read = await readChartData(
+        pool,
+        site,
+        from,
+        to,
+        opened?.config?.scoring.smoothing.halfLifeMs,
+        opened === null ? null : chartLoopOf(opened.record, from, to),
+      );
       if (read.ticks === 0 && read.requests === 0) {
         throw new UserError(
           `--from/--to: ${site} has no assessments and no traffic in [${new Date(from).toISOString()}, ` +
@@ -107,7 +149,8 @@ export function registerChartCommand(program: Command, context: () => CliContext
       process.stdout.write(
         `wrote ${options.out}: ${site}, ${plural(read.ticks, 'assessment')} and ${plural(read.requests, 'request')} ` +
           `in ${describeBucket(resolution.bucketMs)} buckets (${resolution.level} rollups), ` +
-          `${plural(markedEvents(read.data.marks), 'mark')}\n`,
+          `${plural(markedEvents(read.data.marks), 'mark')}` +
+          `${opened === null ? '' : `\n${sourceLine(opened.record.source) ?? ''}`}\n`,
       );
     });
 }

@@ -7,7 +7,11 @@
 import type { Command } from 'commander';
 import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { assessmentAtOrBefore, controlsAt } from '../../server/db/assessment-at';
+import { assessmentAtOrBefore } from '../../server/db/assessment-at';
+import { openRecord, reachOf, storedTraffic, TRAFFIC_LOOKBACK_MS } from '../loop-record/open';
+import { runningSettingsOf } from '../running-settings';
+import { parseDuration } from '../durations';
+import { replayConfig } from './replay';
 import { siteSpan } from '../../server/db/history';
 import { bandCause } from '../../core/control/band-wording';
 import { explainTick } from '../on-call/explain';
@@ -30,28 +34,66 @@ export function registerExplainCommand(program: Command, context: () => CliConte
       'the latest tick at or before this time (ISO-8601 with a zone, a UTC date, now, or a time ago: -6h, 2d)',
       'now',
     )
+    .option(
+      '--config <file>',
+      'explain the tick a replay with these settings (as for `start --config`) would have made then',
+    )
+    .option('--tick <duration>', "a replay's tick (with --config, or where no live loop ticked then)")
     .option('--json', 'print the explanation as JSON')
-    .action(async (rawSite: string, options: { at: string; json?: boolean }) => {
+    .action(async (rawSite: string, options: { at: string; config?: string; tick?: string; json?: boolean }) => {
       const site = siteArgument(rawSite);
-      const at = parseWhen('--at', options.at, new Date());
-      const pool = await context().db();
+      const now = new Date();
+      const at = parseWhen('--at', options.at, now);
+      const tickMs = options.tick === undefined ? null : parseDuration('--tick', options.tick);
+      if (options.config !== undefined) replayConfig(site, '60s', options.config);
+      const ctx = context();
+      const pool = await ctx.db();
       const span = await siteSpan(pool, site);
-      if (!span.known)
+      const stored = await assessmentAtOrBefore(pool, site, at);
+      // A live tick explains `--at` when it is the loop's tick then: not one from before a gap the loop did not
+      // tick over (a back-fill, logs from before the product ran), where a replay stands in when there is traffic.
+      const current =
+        stored !== undefined && at.getTime() - Date.parse(stored.assessedAt) <= (await reachOf(pool, site, stored));
+      const traffic = await storedTraffic(
+        pool,
+        site,
+        new Date(at.getTime() - TRAFFIC_LOOKBACK_MS),
+        new Date(at.getTime() + 1),
+      );
+      const useStored = options.config === undefined && stored !== undefined && (current || !traffic);
+      if (!useStored && options.config === undefined && !traffic) {
+        if (!span.known)
+          throw new UserError(
+            `site: ${site} is unknown here (no assessments, controls or registration); list the sites with ` +
+              `\`target-health sites\``,
+          );
+        if (span.first === null)
+          throw new UserError(
+            `site: ${site} has no ticks stored yet; start its loop with \`target-health start ${site}\``,
+          );
         throw new UserError(
-          `site: ${site} is unknown here (no assessments, controls or registration); list the sites with ` +
-            `\`target-health sites\``,
-        );
-      if (span.first === null || span.last === null)
-        throw new UserError(
-          `site: ${site} has no ticks stored yet; start its loop with \`target-health start ${site}\``,
-        );
-      const row = await assessmentAtOrBefore(pool, site, at);
-      if (row === undefined) {
-        throw new UserError(
-          `--at: no tick of ${site} at or before ${describeValue(options.at)} (${at.toISOString()}); its ticks ` +
-            `run from ${span.first.toISOString()} to ${span.last.toISOString()}`,
+          `--at: no tick of ${site} at or before ${describeValue(options.at)} (${at.toISOString()}) and no ` +
+            `stored traffic before it to replay one from` +
+            (span.first === null || span.last === null
+              ? ''
+              : `; its ticks run from ${span.first.toISOString()} to ${span.last.toISOString()}`),
         );
       }
+      const { record } = await openRecord(pool, {
+        site,
+        period: { from: at, to: new Date(at.getTime() + 1) },
+        settingsAt: at,
+        ...(options.config === undefined ? {} : { configFile: options.config }),
+        tickMs,
+        storedTicks: useStored,
+        running: () => runningSettingsOf(ctx, site),
+        now: now.getTime(),
+      });
+      const row = useStored ? stored : await record.tickAtOrBefore(at);
+      if (row === undefined)
+        throw new UserError(
+          `--at: the replay made no tick at or before ${at.toISOString()}; give a later --at or a shorter --tick`,
+        );
       const read = readStoredTick(row.result);
       // Not the user's mistake: a stored row this version cannot read. Still one line, naming the row.
       if (!read.ok)
@@ -60,10 +102,11 @@ export function registerExplainCommand(program: Command, context: () => CliConte
             `(${read.problem})`,
           1,
         );
-      const controls = await controlsAt(pool, site, new Date(row.assessedAt));
+      const controls = await record.controlsAt(new Date(row.assessedAt));
       const explained: Explained = {
         site,
         at: at.toISOString(),
+        source: record.source,
         tick: { tick: row.tick, assessedAt: row.assessedAt, assessmentKey: row.assessmentKey, chainId: row.chainId },
         band: controls?.controls.band ?? null,
         controls: controls?.controls ?? null,

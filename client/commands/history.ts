@@ -9,10 +9,10 @@ import { workflowIdForSite } from '../../core/common/names';
 import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 import { historyQuery, stateQuery } from '../../loop/messages';
-import { type AssessmentPageRow, pageAssessments } from '../../server/db/assessments';
-import { bandBefore, changesBetween, decisionsBetween, siteSpan } from '../../server/db/history';
-import type { Pool } from '../../server/db/pool';
-import { alertsBetween } from '../../server/db/notifications';
+import { decisionsBetween, siteSpan } from '../../server/db/history';
+import { openRecord, storedTicksIn, storedTraffic } from '../loop-record/open';
+import { runningSettingsOf } from '../running-settings';
+import { replayConfig } from './replay';
 import { alertRow } from '../../core/control/alerts';
 import { parseDuration } from '../durations';
 import {
@@ -33,26 +33,9 @@ interface HistoryOptions {
   from: string;
   to: string;
   every?: string;
+  config?: string;
+  tick?: string;
   json?: boolean;
-}
-
-/** Rows per read of the assessments (keyset pages, api's pageAssessments). */
-const READ_PAGE = 10_000;
-
-async function readTicks(pool: Pool, site: string, from: Date, to: Date): Promise<AssessmentPageRow[]> {
-  const rows: AssessmentPageRow[] = [];
-  let after: Parameters<typeof pageAssessments>[2]['after'];
-  for (;;) {
-    const page = await pageAssessments(pool, site, {
-      from,
-      to,
-      limit: READ_PAGE,
-      ...(after === undefined ? {} : { after }),
-    });
-    rows.push(...page.rows);
-    if (page.next === null) return rows;
-    after = page.next;
-  }
 }
 
 const LIVE_TIMEOUT_MS = 10_000;
@@ -112,6 +95,14 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
       `one row per interval (e.g. 15m, 1h); default: one row per tick up to 500 ticks, else the smallest ` +
         `interval that keeps it under 500 rows`,
     )
+    .option(
+      '--config <file>',
+      'the ticks a replay with these settings (as for `start --config`) would have made, instead of the stored ones',
+    )
+    .option(
+      '--tick <duration>',
+      "a replay's tick (with --config, or where no live loop ticked; default: the settings' own)",
+    )
     .option('--json', 'print the history as JSON')
     .action(async (rawSite: string, options: HistoryOptions) => {
       const site = siteArgument(rawSite);
@@ -130,30 +121,55 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
             `this range; use a longer interval (at most ${MAX_ROWS} rows)`,
         );
       }
+      const tickMs = options.tick === undefined ? null : parseDuration('--tick', options.tick);
+      if (options.config !== undefined) replayConfig(site, '60s', options.config);
       const ctx = context();
       const pool = await ctx.db();
       const span = await siteSpan(pool, site);
-      if (!span.known)
+      const storedTicks = await storedTicksIn(pool, site, from, to);
+      if (!storedTicks && !(await storedTraffic(pool, site, from, to))) {
+        if (!span.known && !(await storedTraffic(pool, site, new Date(0), now)))
+          throw new UserError(
+            `site: ${site} is unknown here (no assessments, traffic, controls or registration); list the sites ` +
+              `with \`target-health sites\``,
+          );
+        if (span.first === null)
+          throw new UserError(
+            `site: ${site} has no ticks stored yet; start its loop with \`target-health start ${site}\``,
+          );
         throw new UserError(
-          `site: ${site} is unknown here (no assessments, controls or registration); list the sites with ` +
-            `\`target-health sites\``,
+          `--from/--to: no ticks of ${site} between ${from.toISOString()} and ${to.toISOString()}, and no ` +
+            `stored traffic to replay them from` +
+            (span.first === null || span.last === null
+              ? ''
+              : `; its ticks run from ${span.first.toISOString()} to ${span.last.toISOString()}`),
         );
-      if (span.first === null || span.last === null)
-        throw new UserError(
-          `site: ${site} has no ticks stored yet; start its loop with \`target-health start ${site}\``,
-        );
+      }
+      const { record } = await openRecord(pool, {
+        site,
+        period: { from, to },
+        settingsAt: from,
+        ...(options.config === undefined ? {} : { configFile: options.config }),
+        tickMs,
+        storedTicks,
+        running: () => runningSettingsOf(ctx, site),
+        now: now.getTime(),
+      });
+      const stored = record.source.kind === 'stored';
       const [ticks, changes, decisions, before, live, alerts] = await Promise.all([
-        readTicks(pool, site, from, to),
-        changesBetween(pool, site, from, to),
+        record.ticks(from, to),
+        record.changes(from, to),
         decisionsBetween(pool, site, from, to),
-        bandBefore(pool, site, from),
-        liveTicks(() => ctx.temporal(), site),
-        alertsBetween(pool, site, from, to),
+        record.bandBefore(from),
+        stored
+          ? liveTicks(() => ctx.temporal(), site)
+          : Promise.resolve({ live: null, note: 'from the replay (every tick)' }),
+        record.alerts(from, to),
       ]);
       if (ticks.length === 0) {
         throw new UserError(
-          `--from/--to: no ticks of ${site} between ${from.toISOString()} and ${to.toISOString()}; its ticks ` +
-            `run from ${span.first.toISOString()} to ${span.last.toISOString()}`,
+          `--from/--to: no tick of the replay falls between ${from.toISOString()} and ${to.toISOString()}; widen ` +
+            `the range or give a shorter --tick`,
         );
       }
       const rows = tickRows(
@@ -172,6 +188,7 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
         ticks: rows.length,
         everyMs,
         smoothedScores: live.note,
+        source: record.source,
         rows: everyMs === null ? rows : aggregate(rows, everyMs),
       };
       if (options.json) process.stdout.write(`${JSON.stringify(history)}\n`);

@@ -15,13 +15,16 @@ import { buildChartSpec } from '../../tools/charts/spec';
 import { writeFileAtomically } from '../../tools/charts/write-atomically';
 import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import type { Client } from '@temporalio/client';
 import type { SiteHealthConfig } from '../../core/control/config';
-import { queryRunningSettings, type RunningSettings } from '../running-settings';
+import { runningSettingsOf, type RunningSettings } from '../running-settings';
 import type { Pool } from '../../server/db/pool';
 import { parseDuration } from '../durations';
 import { parseWhen } from '../on-call/times';
-import { gatherFacts } from '../review/gather';
+import { gatherFacts, searchRange } from '../review/gather';
+import { ONSET_LOOKBACK_MS } from '../review/onset';
+import { openRecord, storedTicksIn } from '../loop-record/open';
+import { settingsInForce } from '../loop-record/settings-in-force';
+import { chartLoopOf, type LoopRecord } from '../loop-record/record';
 import { renderReview } from '../review/render';
 import { type Review, reviewSchema } from '../review/schema';
 import { tune } from '../review/tune';
@@ -95,12 +98,21 @@ async function writeChart(
   dir: string,
   halfLifeMs: number,
   now: number,
+  record: LoopRecord,
 ): Promise<Review['chart']> {
   const from = Date.parse(review.window.from);
   const to = Date.parse(review.window.to);
   const pad = Math.min(2 * 3_600_000, Math.max(15 * 60_000, (to - from) / 4));
   const chartTo = Math.min(to + pad, now);
-  const read = await readChartData(pool, review.site, from - pad, Math.max(chartTo, to + 60_000), halfLifeMs);
+  const end = Math.max(chartTo, to + 60_000);
+  const read = await readChartData(
+    pool,
+    review.site,
+    from - pad,
+    end,
+    halfLifeMs,
+    chartLoopOf(record, from - pad, end),
+  );
   const file = chartFileName(review.site, review.window.from);
   await writeFileAtomically(join(dir, file), await renderSvg(buildChartSpec(read.data)));
   return {
@@ -110,17 +122,6 @@ async function writeChart(
       `${plural(markedEvents(read.data.marks), 'mark')} (decisions, alerts, control changes), requests and errors ` +
       `per minute, times in UTC; \`target-health chart\` draws the same.`,
   };
-}
-
-/** The running loop's settings, or why not (no loop, Temporal unreachable): never fails the review. */
-async function runningSettingsOf(ctx: CliContext, site: string): Promise<RunningSettings> {
-  let client: Client;
-  try {
-    client = await ctx.temporal();
-  } catch (err) {
-    return { ok: false, reason: err instanceof Error ? err.message : String(err) };
-  }
-  return queryRunningSettings(client, site);
 }
 
 export function registerReviewCommand(program: Command, context: () => CliContext): void {
@@ -181,17 +182,33 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       }));
       const outPath = await checkReviewOutput(options.out);
 
-      const pool = await context().db();
+      const ctx = context();
+      const pool = await ctx.db();
       await requireKnownSite(pool, site);
-      if (options.config === undefined) {
-        // Without --config the replays start from what the site's loop runs with now, when it answers.
-        const running = await runningSettingsOf(context(), site);
-        if (running.ok) {
-          current = running.settings;
-          settingsFrom = `the running loop's settings (site-health:${site})`;
-        } else settingsFrom = `the product defaults (no --config given; ${running.reason})`;
+      const range = searchRange({ t, beforeMs, afterMs, now });
+      const running = (): Promise<RunningSettings> => runningSettingsOf(ctx, site);
+      const opened = await openRecord(pool, {
+        site,
+        period: range,
+        replayFrom: new Date(range.from.getTime() - ONSET_LOOKBACK_MS),
+        settingsAt: new Date(t),
+        ...(options.config === undefined ? {} : { configFile: options.config }),
+        tickMs: tickFlag,
+        storedTicks: await storedTicksIn(pool, site, range.from, range.to),
+        running,
+        now,
+      });
+      if (opened.config !== null) {
+        // The replay's settings are the ones the review stands on: the tuning starts from them too.
+        current = opened.config;
+        if (opened.record.source.kind === 'replayed') settingsFrom = opened.record.source.settingsFrom;
+      } else if (options.config === undefined) {
+        // Live ticks: the replays start from the settings the loop had at the incident.
+        const inForce = await settingsInForce(pool, site, new Date(t), range, running);
+        current = inForce.config;
+        settingsFrom = inForce.from;
       }
-      const facts = await gatherFacts(pool, { site, t, beforeMs, afterMs, now });
+      const facts = await gatherFacts(pool, opened.record, { site, t, beforeMs, afterMs, now });
       const tickMs = tickFlag ?? facts.tickMs ?? DEFAULT_TICK_MS;
       const withTick = (c: SiteHealthConfig): SiteHealthConfig => ({ ...c, tickIntervalMs: tickMs });
       const candidates =
@@ -213,6 +230,7 @@ export function registerReviewCommand(program: Command, context: () => CliContex
             outPath === null ? process.cwd() : dirname(outPath),
             current.scoring.smoothing.halfLifeMs,
             now,
+            opened.record,
           )
         : { file: null, note: 'Chart not drawn (--no-chart); `target-health chart` draws it.' };
       const review = reviewSchema.parse({ ...facts.review, chart, tuning });

@@ -4,6 +4,7 @@
  * effect then (control_audit), and which tick was found for the time asked.
  */
 import { z } from 'zod';
+import { recordSourceSchema, sourceLine } from '../loop-record/source';
 import { HEALTH_BANDS } from '../../core/common/names';
 import { controlsSchema } from '../../core/control/controls';
 import { bandLabel } from '../../core/control/band-wording';
@@ -16,6 +17,8 @@ export const explainSchema = z.object({
   site: z.string(),
   /** The time asked for (`--at`, default now), ISO. */
   at: z.string(),
+  /** The live loop's stored tick, or one a replay made for the question (client/loop-record/source.ts). */
+  source: recordSourceSchema,
   /** The latest tick stored at or before it. */
   tick: z.object({
     tick: z.number().int(),
@@ -61,9 +64,11 @@ export function formatExplained(x: Explained): string {
   const e = x.explanation;
   const w = e.window;
   const change = controlsChangeLine(x);
+  const source = sourceLine(x.source);
   const lines = [
-    `${x.site} at tick ${x.tick.tick} (${shortTime(x.tick.assessedAt)}), the latest tick at or before ` +
-      `${shortTime(x.at)}`,
+    `${x.site} at tick ${x.tick.tick} (${shortTime(x.tick.assessedAt)}), the latest ` +
+      `${source === null ? '' : 'replayed '}tick at or before ${shortTime(x.at)}`,
+    ...(source === null ? [] : [source]),
     '',
     `score      ${scoreSentence(e)}  (raw; the smoothed score is not stored per tick)`,
     `state      ${e.state}; current window ${shortTime(w.currentFrom)} to ${shortTime(w.currentTo)}: ` +

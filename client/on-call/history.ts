@@ -9,6 +9,7 @@
  * what a tick did besides controls (notifications, reminders) only from the running loop's `history`
  * query — the last 50 ticks — because the loop keeps them in its own state and does not store them.
  */
+import { recordSourceSchema, sourceLine } from '../loop-record/source';
 import { z } from 'zod';
 import { HEALTH_BANDS, type HealthBand } from '../../core/common/names';
 import { describeChange } from '../../core/control/controls';
@@ -100,6 +101,8 @@ export const historySchema = z.object({
   everyMs: z.number().int().nullable(),
   /** Where smoothed scores come from, in words (they are not stored: the running loop's last 50 ticks). */
   smoothedScores: z.string(),
+  /** The live loop's stored ticks, or a replay made for this history (client/loop-record/source.ts). */
+  source: recordSourceSchema,
   rows: z.array(z.discriminatedUnion('kind', [tickRowSchema, bucketRowSchema])),
 });
 export type History = z.output<typeof historySchema>;
@@ -183,7 +186,7 @@ export function tickRows(
       band: current,
       bandCause: current === null ? null : cause,
       score: t.score,
-      smoothedScore: fromLoop?.smoothedScore ?? null,
+      smoothedScore: t.smoothedScore ?? fromLoop?.smoothedScore ?? null,
       parserHealth: t.parserHealth,
       reasons: t.reasons,
       actions: mine.map(actionOf),
@@ -289,7 +292,12 @@ export function formatHistory(h: History): string {
     h.everyMs === null
       ? 'one row per tick'
       : `one row per ${formatDuration(h.everyMs)} (${plural(h.rows.length, 'row')}; --every to change)`;
-  const lines = [`${h.site}: ${plural(h.ticks, 'tick')} from ${time(h.from)} to ${time(h.to)}, ${what}`, ''];
+  const source = sourceLine(h.source);
+  const lines = [
+    `${h.site}: ${plural(h.ticks, 'tick')} from ${time(h.from)} to ${time(h.to)}, ${what}`,
+    ...(source === null ? [] : [source]),
+    '',
+  ];
   if (h.everyMs === null) {
     const rows = h.rows.map((r) => {
       const t = r as TickRow;

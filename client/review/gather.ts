@@ -8,13 +8,12 @@
 import { readDayTotals, readRateBuckets, minutesPruned } from '../../tools/charts/read-history';
 import { dailyBaselines } from '../../tools/charts/series';
 import { alertRow } from '../../core/control/alerts';
-import { alertsBetween } from '../../server/db/notifications';
 import type { RateBucket, Resolution } from '../../tools/charts/types';
 import { UserError } from '../../core/common/user-error';
 import { type BandCause, bandCause } from '../../core/control/band-wording';
-import { type AssessmentPageRow, pageAssessments } from '../../server/db/assessments';
 import { canaryRunResults, crawlerCanaryTraffic } from '../../server/db/canaries';
-import { bandBefore, changesBetween, type ControlChange } from '../../server/db/history';
+import type { ControlChange } from '../../server/db/history';
+import type { LoopRecord } from '../loop-record/record';
 import type { Pool } from '../../server/db/pool';
 import { ACTION_SPAN_MS, groupActions } from './actions';
 import { type BandMove, type IncidentWindow, findIncident } from './find-incident';
@@ -60,22 +59,6 @@ export function medianSpacing(ticks: readonly { assessedAt: string }[]): number 
     .map((t, i) => Date.parse(t.assessedAt) - Date.parse(ticks[i]!.assessedAt))
     .sort((a, b) => a - b);
   return Math.max(1000, Math.round(gaps[Math.floor(gaps.length / 2)]! / 1000) * 1000);
-}
-
-async function readTicks(pool: Pool, site: string, from: Date, to: Date): Promise<AssessmentPageRow[]> {
-  const rows: AssessmentPageRow[] = [];
-  let after: Parameters<typeof pageAssessments>[2]['after'];
-  for (;;) {
-    const page = await pageAssessments(pool, site, {
-      from,
-      to,
-      limit: 10_000,
-      ...(after === undefined ? {} : { after }),
-    });
-    rows.push(...page.rows);
-    if (page.next === null) return rows;
-    after = page.next;
-  }
 }
 
 /** The site's decisions in [from, to], with the resume mode and how long the site had waited. */
@@ -127,22 +110,29 @@ async function readRates(
   };
 }
 
+/** The range searched for the incident around `t`: [t − before, min(t + after, now)], inclusive. */
+export function searchRange(o: { t: number; beforeMs: number; afterMs: number; now: number }): {
+  from: Date;
+  to: Date;
+} {
+  return { from: new Date(o.t - o.beforeMs), to: new Date(Math.min(o.t + o.afterMs, o.now) + 1) };
+}
+
 export async function gatherFacts(
   pool: Pool,
+  record: LoopRecord,
   o: { site: string; t: number; beforeMs: number; afterMs: number; now: number },
 ): Promise<Facts> {
   const { site } = o;
-  const lower = new Date(o.t - o.beforeMs);
-  const upper = new Date(Math.min(o.t + o.afterMs, o.now) + 1);
-  const [around, opening] = await Promise.all([
-    changesBetween(pool, site, lower, upper),
-    bandBefore(pool, site, lower),
-  ]);
+  const { from: lower, to: upper } = searchRange(o);
+  const [around, opening] = await Promise.all([record.changes(lower, upper), record.bandBefore(lower)]);
   const window = findIncident(bandMoves(around), opening, o.t, o.beforeMs, o.afterMs, o.now);
   if (window === null) {
     throw new UserError(
       `--incident: ${site} did not degrade or resist between ${lower.toISOString()} and ` +
-        `${new Date(upper.getTime() - 1).toISOString()}; give a time nearer the incident or widen ` +
+        `${new Date(upper.getTime() - 1).toISOString()}` +
+        `${record.source.kind === 'replayed' ? ` (replayed with ${record.source.settingsFrom})` : ''}; ` +
+        `give a time nearer the incident or widen ` +
         `--before/--after (\`target-health history ${site}\` shows the bands)`,
     );
   }
@@ -152,12 +142,12 @@ export async function gatherFacts(
   // From ONSET_LOOKBACK_MS before the window: an onset (a tarpit's slowness) may come hours before the first warning.
   const lookback = window.from - ONSET_LOOKBACK_MS;
   const [allTicks, decisions, rates, ownCanaries, days, alerts] = await Promise.all([
-    readTicks(pool, site, new Date(lookback), new Date(window.to + 1)),
+    record.ticks(new Date(lookback), new Date(window.to + 1)),
     readDecisions(pool, site, from, to),
     readRates(pool, site, lookback - PEAK_WINDOW_MS, window.to + ACTION_SPAN_MS + MINUTE),
     canaryRunResults(pool, site, from, new Date(window.to + 1)),
     readDayTotals(pool, site, lookback, window.to + 1),
-    alertsBetween(pool, site, new Date(lookback), new Date(window.to + 1)),
+    record.alerts(new Date(lookback), new Date(window.to + 1)),
   ]);
   const ticks = allTicks.filter((t) => Date.parse(t.assessedAt) >= window.from);
   // The crawlers' canaries at the rates' resolution: whole buckets touching the window.
@@ -207,6 +197,7 @@ export async function gatherFacts(
     tickMs: medianSpacing(ticks),
     review: {
       site,
+      source: record.source,
       incidentAt: new Date(o.t).toISOString(),
       window: {
         from: from.toISOString(),

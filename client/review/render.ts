@@ -3,6 +3,7 @@
  * refusals, decisions, the chart, what to tune. Every figure comes from the review document
  * (client/review/schema.ts); nothing is computed here beyond formatting.
  */
+import { sourceLine } from '../loop-record/source';
 import { formatCrawlerCanaries } from '../../core/canaries/latest';
 import { ACTION_SPAN_MS } from './actions';
 import { PEAK_SHARE, PEAK_WINDOW_MS } from './refusals';
@@ -78,12 +79,13 @@ function summary(r: Review): string[] {
     '## Summary',
     '',
     `- **Site:** ${r.site}`,
+    ...(r.source.kind === 'stored' ? [] : [`- **Ticks:** ${sourceLine(r.source)}`]),
     `- **Window:** ${when(w.from)} → ` +
       `${when(w.to)}${w.openStart ? ' (already away from healthy at the start of the search: it began earlier)' : ''}` +
       `${w.openEnd ? ' (not back to healthy by the end of the search)' : ''}`,
     `- **Duration:** ${formatDuration(w.durationMs)}`,
     `- **Worst band:** ${r.worstBand}`,
-    `- **Ticks stored:** ${r.ticks}`,
+    `- **Ticks ${r.source.kind === 'stored' ? 'stored' : 'replayed'}:** ${r.ticks}`,
     peak === null
       ? `- **Peak refusal rate:** — (no ${formatDuration(PEAK_WINDOW_MS)} span with enough traffic)`
       : `- **Peak refusal rate:** ${percent(peak.rate)} over ${formatDuration(PEAK_WINDOW_MS)} at ${when(peak.at)}; ` +

@@ -2,6 +2,7 @@
  * What a review holds, as one document: the Markdown (client/review/render.ts) is written from it, and
  * `review --json` prints it. Times are ISO-8601 strings, durations milliseconds, rates 0–1.
  */
+import { recordSourceSchema } from '../loop-record/source';
 import { z } from 'zod';
 import { HEALTH_BANDS } from '../../core/common/names';
 import { bandCauseSchema } from '../on-call/band-cause-schema';
@@ -144,6 +145,8 @@ export const tuningSchema = z.object({
 
 export const reviewSchema = z.object({
   site: z.string(),
+  /** The live loop's stored ticks, or a replay made for the review (client/loop-record/source.ts). */
+  source: recordSourceSchema,
   incidentAt: iso,
   window: z.object({ from: iso, to: iso, openStart: z.boolean(), openEnd: z.boolean(), durationMs: z.number() }),
   worstBand: band,

@@ -1,4 +1,5 @@
 /** The assessments history: one row per tick of a site's loop, written once per idempotency key. */
+import type { HealthBand } from '../../core/common/names';
 import type { Pool } from './pool';
 import { storableJson } from '@target-health/crawler/events/well-formed';
 
@@ -100,6 +101,9 @@ export interface AssessmentPageRow {
   score: number | null;
   parserHealth: number | null;
   reasons: string[];
+  /** The smoothed score the band was judged on, and the band it alone gives; null where not stored. */
+  smoothedScore?: number | null;
+  scoredBand?: HealthBand | null;
   /** The stored tick assessment, when asked for. */
   result?: unknown;
 }

@@ -362,7 +362,8 @@ test('bad input: one line naming the flag and the fix, exit 2', async () => {
     ['history', sites.healthy, '--from', '2020-01-01', '--to', '2020-01-02'],
     new RegExp(
       `^target-health: --from/--to: no ticks of ${sites.healthy.replace(/\./g, '\\.')} between ` +
-        `2020-01-01T00:00:00\\.000Z and 2020-01-02T00:00:00\\.000Z; its ticks run from `,
+        `2020-01-01T00:00:00\\.000Z and 2020-01-02T00:00:00\\.000Z, and no stored traffic to replay them from; ` +
+        `its ticks run from `,
     ),
   );
   await refused(

@@ -340,7 +340,7 @@ describe('a review written to a file', () => {
       expect(markdown).toMatch(/\*\*Warned (earliest|earlier):\*\* /);
       expect(markdown).toContain(`- **earlier throttle** — degrade below 85 instead of 80`);
       // No loop of the site runs: the replays start from the product defaults, and the review says so once.
-      expect(t.settingsFrom).toMatch(/^the product defaults \(no --config given; /);
+      expect(t.settingsFrom).toMatch(/^the product defaults \(no settings recorded for /);
       expect(markdown).toContain(`once with ${t.settingsFrom} and once per candidate`);
       expect(markdown).not.toMatch(/\bthe the\b/);
     },

@@ -287,7 +287,8 @@ test('explain: bad input is one line, exit 2', async () => {
     ['explain', paused, '--at', '2020-01-01'],
     joinRegExp(
       /^target-health: --at: no tick of .* at or before "2020-01-01" /,
-      /\(2020-01-01T00:00:00\.000Z\); its ticks run from .* to .*$/,
+      /\(2020-01-01T00:00:00\.000Z\) and no stored traffic before it to replay one from; /,
+      /its ticks run from .* to .*$/,
     ),
   );
   await refused(

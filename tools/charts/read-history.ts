@@ -12,7 +12,8 @@ import { LATENCY_HISTOGRAM, quantile } from '../../core/signals/histogram';
 import { chooseResolution, floorTo, withinMinuteRetention } from './resolution';
 import { BASELINE_DAYS, BASELINE_GAP_DAYS, bandPeriods, dailyBaselines, scoreBuckets } from './series';
 import { alertMark, controlMarks, decisionMark } from './mark-labels';
-import { readAudit, readDecisions, readNotifications } from './read-marks';
+import { type AuditRead, readAudit, readDecisions, readNotifications } from './read-marks';
+import type { NotificationRow } from './mark-labels';
 import type { ChartData, RateBucket, Resolution, ScoreTick } from './types';
 
 const DAY = 86_400_000;
@@ -121,6 +122,18 @@ export async function readScoreTicks(
   return rows.map((r) => ({ t: Number(r.t), score: r.score }));
 }
 
+/**
+ * The loop's part of a chart from a replay instead of the store (client/loop-record): its ticks from the warm-up
+ * on, its control changes (the one before `from` opens the period) and its notices.
+ */
+export interface ReplayedLoop {
+  ticks: ScoreTick[];
+  audit: AuditRead;
+  notifications: NotificationRow[];
+  /** Said under the title: the chart's ticks are a replay's. */
+  note: string;
+}
+
 export interface ChartRead {
   data: ChartData;
   /** Assessments in [from, to) (the warm-up before it not counted). */
@@ -135,6 +148,7 @@ export async function readChartData(
   from: number,
   to: number,
   halfLifeMs = DEFAULT_SCORING_CONFIG.smoothing.halfLifeMs,
+  replayed: ReplayedLoop | null = null,
 ): Promise<ChartRead> {
   let resolution = chooseResolution(from, to);
   if (resolution.level === 'minute')
@@ -142,10 +156,10 @@ export async function readChartData(
   const [rates, days, ticks, audit, decisions, alerts] = await Promise.all([
     readRateBuckets(pool, site, from, to, resolution),
     readDayTotals(pool, site, from, to),
-    readScoreTicks(pool, site, from, to, halfLifeMs),
-    readAudit(pool, site, from, to),
+    replayed?.ticks ?? readScoreTicks(pool, site, from, to, halfLifeMs),
+    replayed?.audit ?? readAudit(pool, site, from, to),
     readDecisions(pool, site, from, to),
-    readNotifications(pool, site, from, to),
+    replayed?.notifications ?? readNotifications(pool, site, from, to),
   ]);
   const scores = scoreBuckets(ticks, from, to, resolution.bucketMs, halfLifeMs);
   const bandChanges = [
@@ -158,6 +172,7 @@ export async function readChartData(
       from,
       to,
       resolution,
+      ...(replayed === null ? {} : { note: replayed.note }),
       scores,
       rates,
       baselines: dailyBaselines(days, from, to),

@@ -93,6 +93,7 @@ export function buildChartSpec(data: ChartData): TopLevelSpec {
         `all times UTC; ${describeBucket(data.resolution.bucketMs)} buckets (signals from ` +
           `${data.resolution.level} rollups, scores from assessments)`,
         'score: grey = bucket mean, blue = smoothed; shading = the band the loop published; dashed = the 14-day normal',
+        ...(data.note === undefined ? [] : [data.note]),
       ],
     },
     config: {

@@ -107,6 +107,8 @@ export interface ChartData {
   from: number;
   to: number;
   resolution: Resolution;
+  /** A line under the title, e.g. that the ticks are a replay's (client/loop-record/source.ts). */
+  note?: string;
   scores: ScoreBucket[];
   rates: RateBucket[];
   baselines: DayBaseline[];

@@ -26,6 +26,7 @@ import { type LoopState, initialLoopState } from '../../core/control/loop-state'
 import { type LoopConfig, type TickPlan, planTick } from '../../core/control/plan';
 import { planFailedTick } from '../../core/control/plan/failed';
 import type { TickAssessment } from '../../core/control/tick-assessment';
+import type { Controls } from '../../core/control/controls';
 import { canaryFailedDays } from '../../server/db/canaries';
 import { readBaselineWindow, readSiteWindows } from '../../server/db/signal-store/read-windows';
 import type { Pool } from '../../server/db/pool';
@@ -49,9 +50,28 @@ export interface ReplayOptions {
   config: SiteHealthConfig;
   /** Human decisions during the period, ascending by time. */
   decisions?: readonly ReplayDecision[];
-  onTick?: (t: ReplayTick) => void;
+  /** Each tick as it is made, with what the record of a replay needs beyond it (tools/replay/record.ts). */
+  onTick?: (t: ReplayTick, detail: TickDetail) => void;
+  /** Each decision as it is applied (or refused), with the controls before and after it. */
+  onDecision?: (d: DecisionDetail) => void;
   /** Overrides of the assessment's reads (tests; the benchmark). */
   deps?: Omit<AssessAtDeps, 'pool' | 'runDueCanaries'>;
+}
+
+/** What a tick was made of: its assessment (null when the data was refused), its plan, the controls before it. */
+export interface TickDetail {
+  assessed: TickAssessment | null;
+  plan: TickPlan;
+  controlsBefore: Controls | null;
+}
+
+/** A decision applied between ticks: null `problem` when applied, else why the gate refused it. */
+export interface DecisionDetail {
+  decision: ReplayDecision;
+  decisionKey: string;
+  problem: string | null;
+  controlsBefore: Controls | null;
+  controlsAfter: Controls | null;
 }
 
 /** The grid's tick times in [from, to). */
@@ -97,21 +117,28 @@ function applyDecision(
   d: ReplayDecision,
   seq: number,
   config: LoopConfig & { policy: SiteHealthConfig['policy'] },
-): { state: LoopState; said: string } {
+): { state: LoopState; said: string; detail: DecisionDetail } {
   const problem = decisionNotAllowed(d.decision.kind, {
     site: config.site,
     band: state.band,
     awaiting: state.awaiting !== null,
     stopped: false,
   });
-  if (problem !== null) return { state, said: `${d.at} ${d.decision.kind} refused: ${problem}` };
+  const key = decisionKey(config.site, REPLAY_CHAIN, seq);
+  const detail = { decision: d, decisionKey: key, problem, controlsBefore: state.controls };
+  if (problem !== null)
+    return {
+      state,
+      said: `${d.at} ${d.decision.kind} refused: ${problem}`,
+      detail: { ...detail, controlsAfter: state.controls },
+    };
   const next = decisionControls(state, d.decision, config.policy);
-  const after = afterDecision(state, d.decision, next, {
-    decisionKey: decisionKey(config.site, REPLAY_CHAIN, seq),
-    via: 'signal',
-    decidedAt: d.at,
-  });
-  return { state: { ...after, decisionSeq: seq }, said: `${d.at} ${d.decision.kind} by ${d.decision.who}` };
+  const after = afterDecision(state, d.decision, next, { decisionKey: key, via: 'signal', decidedAt: d.at });
+  return {
+    state: { ...after, decisionSeq: seq },
+    said: `${d.at} ${d.decision.kind} by ${d.decision.who}`,
+    detail: { ...detail, controlsAfter: after.controls },
+  };
 }
 
 /**
@@ -172,10 +199,12 @@ export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<Repla
       const applied = applyDecision(state, d, seq, loopConfig);
       state = applied.state;
       pendingSaid.push(applied.said);
+      opts.onDecision?.(applied.detail);
       if (d.decision.kind === 'stop' && !applied.said.includes('refused')) stopped = true;
     }
     if (stopped) break;
     const tick = state.tick + 1;
+    const controlsBefore = state.controls;
     const nextTickAt = new Date((times[i + 1] ?? new Date(asOf.getTime() + opts.tickMs)).getTime()).toISOString();
     state = { ...state, nextTickAt };
     let plan: TickPlan;
@@ -202,7 +231,7 @@ export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<Repla
     out.decisions.push(...pendingSaid);
     pendingSaid = [];
     ticks.push(out);
-    opts.onTick?.(out);
+    opts.onTick?.(out, { assessed: t, plan, controlsBefore });
   }
   return { ticks, summary: summarise(site, opts, times, ticks) };
 }

@@ -296,6 +296,7 @@ describe('history: the band timeline', () => {
     ]);
     const text = formatHistory(
       historySchema.parse({
+        source: { kind: 'stored' },
         site: 's',
         from: '2026-12-01T10:00:00.000Z',
         to: '2026-12-01T10:03:00.000Z',
@@ -321,6 +322,7 @@ describe('history: the band timeline', () => {
     const rows = tickRows(ticks, changes, decisions, 'healthy', null, alerts);
     expect(rows.map((r) => r.alerts.map((a) => a.kind))).toEqual([['parser_health'], ['route_alert'], [], [], []]);
     const doc = historySchema.parse({
+      source: { kind: 'stored' },
       site: 's',
       from: '2026-12-01T10:00:00.000Z',
       to: '2026-12-01T10:05:00.000Z',
@@ -375,6 +377,7 @@ describe('history: the band timeline', () => {
     expect(tickRows(ticks, changes, decisions, 'healthy', { ...live, chainId: 'other' })[1]!.smoothedScore).toBeNull();
     const text = formatHistory(
       historySchema.parse({
+        source: { kind: 'stored' },
         site: 's',
         from: '2026-12-01T10:00:00.000Z',
         to: '2026-12-01T10:05:00.000Z',
@@ -463,6 +466,7 @@ describe('history: aggregation', () => {
       ],
     });
     const doc = historySchema.parse({
+      source: { kind: 'stored' },
       site: 's',
       from: '2026-12-01T10:00:00.000Z',
       to: '2026-12-01T12:00:00.000Z',

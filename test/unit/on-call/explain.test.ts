@@ -199,6 +199,7 @@ describe('explain text and JSON', () => {
       extractionOk: 140,
     });
     const x = explainSchema.parse({
+      source: { kind: 'stored' },
       site: 'shop.example.com',
       at: '2026-12-01T12:00:00.000Z',
       tick: { tick: 42, assessedAt: '2026-12-01T11:58:00.000Z', assessmentKey: 'shop.example.com/c/42', chainId: 'c' },
@@ -257,6 +258,7 @@ describe('explain text and JSON', () => {
       // This tick had 358 requests; the change was made at tick 40, a tick with 42.
       const e = explained({ requests: 358, hardBlocks: 4, challenges: 0, softBlocks: 0, p95LatencyMs: 400 });
       const x = explainSchema.parse({
+        source: { kind: 'stored' },
         site: 'shop.example.com',
         at: '2026-12-01T12:00:00.000Z',
         tick: {

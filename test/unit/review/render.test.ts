@@ -19,6 +19,7 @@ const figures = (name: string, first: string | null) => ({
 });
 
 const review: Review = reviewSchema.parse({
+  source: { kind: 'stored' },
   site: 'shop.example.com',
   incidentAt: '2026-11-24T10:30:00.000Z',
   window: {
