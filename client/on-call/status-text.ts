@@ -109,12 +109,18 @@ export function formatStatus(v: StatusView): string {
   n.commands.forEach((cmd, i) => lines.push(`           ${i === 0 ? 'run:' : '    '} ${cmd}`));
 
   if (v.history.length > 0) {
+    // A tick of the current wait keeps the band the pause froze, and with it the pause's cause: its own
+    // reasons (canary traffic) rarely name the rule again, and `98 / 97  resisting` alone reads as a contradiction.
+    const since = w === null ? null : Date.parse(w.since);
+    const cause = (t: TickSummary): BandCause =>
+      since !== null && t.band === state.band && Date.parse(t.assessedAt) >= since
+        ? e.bandCause
+        : bandCause(t.band, t.reasons);
     lines.push('', 'recent ticks (score / smoothed, band, reasons, actions):');
     for (const t of v.history)
       lines.push(
         `  ${String(t.tick).padStart(5)}  ${dash(t.score).padStart(3)} / ${dash(t.smoothedScore).padStart(3)}  ` +
-          `${bandLabel(t.band, bandCause(t.band, t.reasons)).padEnd(9)}  ${t.reasons.join(',') || '—'}  ` +
-          `${t.actions.join('; ')}`,
+          `${bandLabel(t.band, cause(t)).padEnd(9)}  ${t.reasons.join(',') || '—'}  ${t.actions.join('; ')}`,
       );
   }
   lines.push('', v.link);

@@ -1,8 +1,9 @@
 /**
  * The one wording of a site's band and of what put it there, shared by every surface that says it: the
  * loop's own control reasons and notifications (core/control/plan/band.ts), `status`, `explain`,
- * `history`, `review`, `replay`, the chat notifications' recent ticks, and the README's band table (a
- * unit test keeps the README's table equal to `bandTableMarkdown()`).
+ * `history`, `review`, `replay`, the chat notifications' recent ticks, the run's details in the Temporal UI
+ * (core/control/details.ts), and the README's band table (a unit test keeps the README's table equal to
+ * `bandTableMarkdown()`).
  *
  * Why it exists: the band table says resisting is a score below 50, yet a refusal rule makes a site
  * resisting — and pauses it — whatever its score (core/scoring/site-state.ts: a fired rule comes first).
@@ -79,6 +80,11 @@ export interface BandFacts {
   score: number | null;
   /** Undefined where it is not known (stored ticks). */
   smoothedScore?: number | null;
+  /**
+   * What put the band there when a tick before the one these scores are of set it — a band frozen while the
+   * loop waits for a person keeps the pausing tick's cause. Default: bandCause(band, reasons).
+   */
+  cause?: BandCause;
 }
 
 /**
@@ -89,7 +95,7 @@ export interface BandFacts {
  */
 export function bandPhrase(f: BandFacts): string {
   if (f.band === 'stopped') return 'stopped: a person ended the loop';
-  const action = bandAction(f.band, bandCause(f.band, f.reasons));
+  const action = bandAction(f.band, f.cause ?? bandCause(f.band, f.reasons));
   return `${f.band}: ${action === null ? '' : `${action}; `}${scoresText(f.score, f.smoothedScore)}`;
 }
 

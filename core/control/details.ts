@@ -10,6 +10,7 @@
 import { formatCrawlerCanaries } from '../canaries/latest';
 import { formatDuration } from '../common/durations';
 import { plural } from '../common/plural';
+import { type BandCause, bandAction, bandCause, bandPhrase } from './band-wording';
 import type { LoopState } from './loop-state';
 import type { TickAssessment } from './tick-assessment';
 
@@ -29,16 +30,44 @@ export function decideCommand(site: string, kind: 'resume' | 'stop'): string {
 const oneLine = (s: string): string => s.replace(/\s*\n\s*/g, ' ');
 const cell = (s: string): string => oneLine(s).replace(/\|/g, '\\|');
 
+/**
+ * What put the loop in its band. While it waits after its own pause the band is frozen, so that is the
+ * pausing tick's doing, not the latest tick's: canary traffic alone rarely fires a refusal rule again, and
+ * `resisting: score 98` would read as the contradiction the shared wording exists to avoid. The state keeps
+ * that tick's reasons only while it is among the last HISTORY_LIMIT ticks, and a wait lasts days; the
+ * pause's reason quotes them in full (`…; reasons majority_refusal, hard_block`, and `…: majority_refusal,
+ * hard_block` in states carried from before the shared wording), so a rule's key is in it exactly when the
+ * rule fired. A pause by hand is the person's; otherwise the latest tick set the band.
+ */
+export function detailsBandCause(state: Pick<LoopState, 'band' | 'reasons' | 'awaiting'>): BandCause {
+  const waiting = state.awaiting;
+  if (waiting === null) return bandCause(state.band, state.reasons);
+  if (waiting.kind === 'manual') return { kind: 'person' };
+  return bandCause(state.band, waiting.reason.split(/[^a-z_]+/));
+}
+
 /** The first lines: band, why, and what a person can do about it. */
 function lead(site: string, state: LoopState): string[] {
   const scoreSays = state.scoredBand !== state.band ? ` (the score alone says ${state.scoredBand})` : '';
   const waiting = state.awaiting;
-  const bandLine =
-    waiting === null
-      ? `**${state.band}**${scoreSays}`
-      : `**${state.band}**${scoreSays} — **waiting for a person** since ${waiting.since} ` +
-        `(${waiting.kind === 'manual' ? `paused by ${waiting.pausedBy ?? 'a person'}` : 'paused by the loop'}` +
-        `${waiting.remindersSent > 0 ? `, ${plural(waiting.remindersSent, 'reminder')} sent` : ''})`;
+  const cause = detailsBandCause(state);
+  // The band as every surface words it (core/control/band-wording.ts), with the scores of the latest tick.
+  const { band, reasons, score, smoothedScore } = state;
+  const phrase = bandPhrase({ band, reasons, score, smoothedScore, cause });
+  let bandLine = `**${phrase}**${scoreSays}`;
+  if (waiting !== null) {
+    // Who paused it, unless the phrase already says (a refusal rule).
+    const by =
+      waiting.kind === 'manual'
+        ? [`paused by ${waiting.pausedBy ?? 'a person'}`]
+        : bandAction(state.band, cause) === null
+          ? ['paused by the loop']
+          : [];
+    const reminders = waiting.remindersSent > 0 ? [`${plural(waiting.remindersSent, 'reminder')} sent`] : [];
+    const notes = [...by, ...reminders];
+    bandLine +=
+      ` — **waiting for a person** since ${waiting.since}` + (notes.length > 0 ? ` (${notes.join(', ')})` : '');
+  }
   const why: string[] = [];
   if (waiting !== null) why.push(`Paused: ${oneLine(waiting.reason)}`);
   why.push(`Reasons: ${state.reasons.length > 0 ? state.reasons.join(', ') : 'none'}`);

@@ -142,11 +142,17 @@ test(
         .waitFor({ state: 'visible', timeout: 60_000 });
       await details.getByText(decideCommand(site, 'stop'), { exact: true }).waitFor({ state: 'visible' });
       await details.getByText(`Paused: ${reason}`, { exact: true }).waitFor({ state: 'visible' });
-      // The band leads: the first paragraph, before the reasons and the commands.
+      // The band leads, worded as every surface words it: the first paragraph, before the reasons and the
+      // commands. A refusal rule's key in the pause's reason means the rule paused it, and the band names it.
+      const rule = /\b(total|majority)_refusal\b/.exec(reason)?.[1];
+      const ruleText = rule === undefined ? '' : `paused by the ${rule}-refusal rule; `;
+      const byLoop = rule === undefined ? ' \\(paused by the loop\\)' : '';
+      const scores = '(score [\\d.]+|no score)(, smoothed [\\d.]+)?( \\(the score alone says \\w+\\))?';
       const first = details.locator('p').first();
       expect(await first.innerText()).toMatch(
         new RegExp(
-          `^resisting — waiting for a person since \\S+ \\(paused by the loop\\) · ${site.replace(/\./g, '\\.')}$`,
+          `^resisting: ${ruleText}${scores} — waiting for a person since \\S+${byLoop} · ` +
+            `${site.replace(/\./g, '\\.')}$`,
         ),
       );
     } catch (err) {

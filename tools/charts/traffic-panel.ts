@@ -1,9 +1,10 @@
 /**
  * The volume and errors panel (pure Vega-Lite): one bar per bucket, as tall as the requests per minute, its
  * lower part red for the errors per minute (network and proxy errors, 5xx and other error answers:
- * RateBucket.errors). One axis for both, so the red part reads directly as errors per minute and its share of
- * the bar as the share of requests that failed: forty minutes of 503s are a red block where the grey was, and a
- * crawl that stopped is a gap, not a flat line at the score.
+ * RateBucket.errors — one part, since the rollups count them in one column). One axis for both, so the red part
+ * reads directly as errors per minute and its share of the bar as the share of requests that failed: forty
+ * minutes of 503s are a red block where the grey was, and a crawl that stopped is a gap, not a flat line at the
+ * score.
  */
 import { trafficBuckets } from './series';
 import { timeX } from './time-format';

@@ -23,7 +23,9 @@ export interface RateBucket {
   /**
    * Requests the classifier called `error` (docs/classification.md): network and proxy errors (timeouts, DNS,
    * TLS, a proxy refusing; a reset connection is a hard block instead) and error answers — 5xx, and 4xx other
-   * than 403/429 (a 404). A 503 carrying a block or challenge page is a refusal, not an error.
+   * than 403/429 (a 404), a status override or a crawler's explicit `error`. A 503 carrying a block or
+   * challenge page is a refusal, not an error. One count: the rollups keep no status or network error beside
+   * it, so 5xx cannot be told from network errors here (docs/charts.md, "Errors").
    */
   errors: number;
   /** p95 latency of the bucket's merged histogram; null without requests. */

@@ -60,6 +60,16 @@ describe('the one wording', () => {
     expect(bandPhrase({ band: 'stopped', reasons: [], score: null })).toBe('stopped: a person ended the loop');
   });
 
+  test("a frozen band keeps the cause of the tick that set it, whatever the latest tick's reasons", () => {
+    const rule = { kind: 'rule', rule: 'majority_refusal' } as const;
+    expect(bandPhrase({ band: 'resisting', reasons: ['latency'], score: 98, smoothedScore: 97, cause: rule })).toBe(
+      'resisting: paused by the majority-refusal rule; score 98, smoothed 97',
+    );
+    expect(bandPhrase({ band: 'degrading', reasons: [], score: 70, cause: { kind: 'person' } })).toBe(
+      'degrading: score 70',
+    );
+  });
+
   test('scores: the smoothed one only where it is known', () => {
     expect(scoresText(61, 66)).toBe('score 61, smoothed 66');
     expect(scoresText(61)).toBe('score 61');

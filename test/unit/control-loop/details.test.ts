@@ -45,8 +45,8 @@ test('a site waiting for a person: band first, then why, then the commands that 
   const md = detailsMarkdown(SITE, resisting, 60_000);
   const l = lines(md);
   expect(l[0]).toBe(
-    '**resisting** — **waiting for a person** since 2026-12-01T09:55:00.000Z (paused by the loop, 2 reminders ' +
-      'sent) · shop.example.com',
+    '**resisting: score 12, smoothed 18** — **waiting for a person** since 2026-12-01T09:55:00.000Z (paused by ' +
+      'the loop, 2 reminders sent) · shop.example.com',
   );
   expect(l.slice(2, 4)).toEqual([
     '- Paused: paused at tick 42: resisting (score 12, smoothed 18): hard_block, challenge',
@@ -103,6 +103,44 @@ test("the latest tick's canary evidence: the product's canaries and the crawler'
   expect(row(null as unknown as TickAssessment)).toBeUndefined();
 });
 
+describe('a site a refusal rule paused: the headline names the rule, in the wording every surface shares', () => {
+  // Paused at a high score by the rule; while it waits, canary traffic alone no longer fires it.
+  const ruled = (reason: string): LoopState => ({
+    ...resisting,
+    scoredBand: 'healthy',
+    score: 98,
+    smoothedScore: 97,
+    reasons: ['latency'],
+    awaiting: { ...resisting.awaiting!, reason },
+  });
+
+  test('the rule of the pausing tick, the latest scores; the phrase says who paused it', () => {
+    const md = detailsMarkdown(
+      SITE,
+      ruled(
+        'paused at tick 42: resisting: paused by the majority-refusal rule; score 75, smoothed 95; reasons ' +
+          'majority_refusal, hard_block',
+      ),
+      60_000,
+    );
+    expect(lines(md)[0]).toBe(
+      '**resisting: paused by the majority-refusal rule; score 98, smoothed 97** (the score alone says healthy) ' +
+        '— **waiting for a person** since 2026-12-01T09:55:00.000Z (2 reminders sent) · shop.example.com',
+    );
+  });
+
+  test('a pause carried from before the shared wording still names its rule; no reminder, no parentheses', () => {
+    const old = ruled(
+      'paused at tick 42: resisting (score 65, smoothed 80): total_refusal, majority_refusal, hard_block',
+    );
+    const state = { ...old, awaiting: { ...old.awaiting!, remindersSent: 0 } };
+    expect(lines(detailsMarkdown(SITE, state, 60_000))[0]).toBe(
+      '**resisting: paused by the total-refusal rule; score 98, smoothed 97** (the score alone says healthy) ' +
+        '— **waiting for a person** since 2026-12-01T09:55:00.000Z · shop.example.com',
+    );
+  });
+});
+
 test('a pause by hand names who paused; the band the score alone gives is shown when it differs', () => {
   const md = detailsMarkdown(
     SITE,
@@ -122,8 +160,8 @@ test('a pause by hand names who paused; the band the score alone gives is shown 
     60_000,
   );
   expect(lines(md)[0]).toBe(
-    '**healthy** (the score alone says degrading) — **waiting for a person** since 2026-12-01T09:55:00.000Z ' +
-      '(paused by alice@example.com) · shop.example.com',
+    '**healthy: score 12, smoothed 18** (the score alone says degrading) — **waiting for a person** since ' +
+      '2026-12-01T09:55:00.000Z (paused by alice@example.com) · shop.example.com',
   );
   expect(md).toContain('- Paused: legal asked us to hold\n- Reasons: none');
   expect(md).toContain('`target-health decide resume shop.example.com --who <you> --why "<why>"`');
@@ -143,7 +181,7 @@ test('a running site: band and why lead, no decide command', () => {
     1_000,
   );
   expect(lines(md).slice(0, 5)).toEqual([
-    '**degrading** · shop.example.com',
+    '**degrading: score 61, smoothed 66** · shop.example.com',
     '',
     '- Reasons: hard_block',
     '- Band held: routes a, b pull the score down: confirming a route problem',

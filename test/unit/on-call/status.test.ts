@@ -330,6 +330,20 @@ describe('status text', () => {
           routeVerdict: 'site-wide',
           actions: ['paused'],
         },
+        // A tick of the wait: canary traffic alone, the rule no longer among its reasons, the band frozen.
+        {
+          tick: 42,
+          assessedAt: '2026-12-01T09:56:00.000Z',
+          state: 'scored',
+          score: 98,
+          smoothedScore: 97,
+          band: 'resisting',
+          scoredBand: 'healthy',
+          parserHealth: 97,
+          reasons: [],
+          routeVerdict: 'none',
+          actions: [],
+        },
       ],
       explained: {
         tick: null,
@@ -347,6 +361,7 @@ describe('status text', () => {
     expect(lines).toContain(
       '     41   75 /  95  resisting (paused by the majority-refusal rule)  majority_refusal,challenge  paused',
     );
+    expect(lines).toContain('     42   98 /  97  resisting (paused by the majority-refusal rule)  —  ');
   });
 
   test('canaries listed with their latest result; an empty trend says so', () => {
