@@ -28,7 +28,12 @@ export const CANARY_ONLY_PER_MINUTE = 5;
  * are no sample of the crawl: a higher share of them refused is the wall still standing, not the pause making it
  * worse, and the verdict says so.
  */
-export function actionEffect(kind: ActionRow['kind'], before: RateSpanJson, after: RateSpanJson): ActionEffect {
+export function actionEffect(
+  kind: ActionRow['kind'],
+  before: RateSpanJson,
+  after: RateSpanJson,
+  replayed = false,
+): ActionEffect {
   const slows = kind === 'throttle' || kind === 'pause' || kind === 'stop';
   const rpm = `requests per minute ${before.perMinute.toFixed(1)} → ${after.perMinute.toFixed(1)}`;
   const refusals =
@@ -42,6 +47,15 @@ export function actionEffect(kind: ActionRow['kind'], before: RateSpanJson, afte
   const pct = (r: number | null): string => (r === null ? '—' : `${(r * 100).toFixed(1)} %`);
   const refusalText =
     refusals === null ? 'refusals not measurable' : `refusals ${refusals} ${pct(before.rate)} → ${pct(after.rate)}`;
+  if (replayed)
+    // A replay's action reached no crawler: the traffic after it is what happened without it.
+    return {
+      obeyed: null,
+      refusals,
+      verdict:
+        `replayed: no crawler received this ${kind}, so the traffic after it cannot say whether it would have ` +
+        `been obeyed or helped (${rpm}; ${refusalText})`,
+    };
   if (!slows) {
     const rose = after.perMinute > before.perMinute * (1 + OBEYED_DROP);
     return {
@@ -77,6 +91,7 @@ export function groupActions(
   changes: readonly ControlChange[],
   buckets: readonly RateBucket[],
   spanMs = ACTION_SPAN_MS,
+  replayed = false,
 ): ActionRow[] {
   return foldRuns(changes).map((run) => {
     const first = run[0]!;
@@ -98,7 +113,7 @@ export function groupActions(
       reason: last.reason,
       before,
       after,
-      effect: actionEffect(kind, before, after),
+      effect: actionEffect(kind, before, after, replayed),
     };
   });
 }

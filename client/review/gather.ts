@@ -237,7 +237,7 @@ export async function gatherFacts(
             a.at.getTime() >= Math.min(window.from, early.onset === null ? window.from : Date.parse(early.onset.at)),
         )
         .map((a) => alertRow(a, site)),
-      actions: groupActions(inWindow, rates.buckets),
+      actions: groupActions(inWindow, rates.buckets, ACTION_SPAN_MS, record.source.kind === 'replayed'),
       decisions: decisionRows,
       canaries: { product: ownCanaries, crawler: crawlerCanaries },
     },

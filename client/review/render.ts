@@ -347,7 +347,8 @@ function tuning(r: Review): string[] {
     '',
   ];
   const live = r.timeline.find((b) => b.to === 'degrading' || b.to === 'resisting');
-  if (live !== undefined) {
+  // A replayed review's timeline is itself a replay: comparing it with the tuning's says nothing of what ran.
+  if (live !== undefined && r.source.kind === 'stored') {
     out.push(
       t.current.firstDegradeAt === live.at
         ? `The replay of the current settings first warned when live did (${when(live.at)}): the replay stands ` +

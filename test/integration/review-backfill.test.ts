@@ -171,6 +171,14 @@ describe('review and chart of the back-filled wave', () => {
     expect(doc.timeline.length).toBeGreaterThan(0);
   });
 
+  test('its actions reached no crawler: no verdict of obedience, only the traffic as it was', () => {
+    expect(doc.actions.length).toBeGreaterThan(0);
+    for (const a of doc.actions) {
+      expect(a.effect.obeyed).toBeNull();
+      expect(a.effect.verdict).toMatch(/^replayed: no crawler received this \w+, so the traffic after it cannot say/);
+    }
+  });
+
   test('the Markdown says the ticks are replayed', async () => {
     const r = await cli(['review', site, '--incident', new Date(onset + H).toISOString(), '--no-chart']);
     expect(r.code).toBe(0);

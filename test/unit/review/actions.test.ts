@@ -70,6 +70,15 @@ describe('actionEffect: was it obeyed, did refusals fall once it was', () => {
     expect(actionEffect('pause', span(40, 0.5), span(37, 0.5)).obeyed).toBe(false);
   });
 
+  test('a replayed action reached no crawler: no verdict of obedience, the traffic said as it was', () => {
+    const e = actionEffect('pause', span(32.3, 0.28), span(37.1, 0.68), true);
+    expect(e.obeyed).toBeNull();
+    expect(e.verdict).toBe(
+      'replayed: no crawler received this pause, so the traffic after it cannot say whether it would have been ' +
+        'obeyed or helped (requests per minute 32.3 → 37.1; refusals rose 28.0 % → 68.0 %)',
+    );
+  });
+
   test('an obeyed throttle with refusals falling helped', () => {
     const e = actionEffect('throttle', span(40, 0.2), span(20, 0.05));
     expect(e).toEqual({

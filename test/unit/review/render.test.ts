@@ -263,3 +263,30 @@ test('a route alert is listed beside the band reasons, in the summary and under 
   expect(none).toContain("- **Alerts beside the band's reasons:** none (no route or parser alert)");
   expect(none).toContain("No route or parser alert during the incident: the band's reasons are the whole explanation.");
 });
+
+test('a replayed review says so in its summary and does not compare its replay with itself', () => {
+  const stored = renderReview(review);
+  const replayed = renderReview({
+    ...review,
+    source: {
+      kind: 'replayed',
+      why: 'no live ticks in the period',
+      settingsFrom: 'the product defaults (no settings recorded for shop.example.com; no loop of this site runs)',
+      tickMs: 60_000,
+      from: '2026-11-24T03:00:00.000Z',
+      to: '2026-11-24T16:00:00.000Z',
+      decisions: 0,
+      settingsChangedDuring: [],
+      command: 'target-health replay shop.example.com --from 2026-11-24T03:00:00.000Z --to 2026-11-24T16:00:00.000Z',
+    },
+  });
+  expect(stored).toContain('- **Ticks stored:** ');
+  expect(stored).not.toContain('- **Ticks:** replayed');
+  expect(stored).toMatch(/when live did|Live first warned/);
+  expect(replayed).toContain(
+    '- **Ticks:** replayed (no live ticks in the period): the loop as it would have run with ',
+  );
+  expect(replayed).toContain('- **Ticks replayed:** ');
+  expect(replayed).not.toContain('- **Ticks stored:** ');
+  expect(replayed).not.toMatch(/when live did|Live first warned/);
+});
