@@ -142,15 +142,20 @@ export function registerReviewCommand(program: Command, context: () => CliContex
     .option('--no-chart', 'do not write the chart (the review says so)')
     .option(
       '--config <file>',
-      "the site's settings, as for `start --config`; the replays start from them. Default: the settings its running " +
-        'loop has now (read from Temporal), or the product defaults when no loop answers; the review says which',
+      'review what these settings (as for `start --config`) would have done: the incident replayed with them, and ' +
+        'the tuning from them. Default: the live ticks (a replay where the loop did not tick) and the settings in ' +
+        'force at --incident (settings_changes, else the running loop, else the product defaults); the review says ' +
+        'which',
     )
     .option(
       '--candidate <file>',
       `settings to try instead of the built-in ones (faster smoothing, earlier throttle); at most ${MAX_CANDIDATES}`,
       (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
     )
-    .option('--tick <duration>', "the loop's tick for the replays (default: the stored ticks' spacing)")
+    .option(
+      '--tick <duration>',
+      "the loop's tick for the replays (default: the stored ticks' spacing, or the settings' own when replayed)",
+    )
     .option('--json', 'print the review as JSON instead of Markdown')
     .action(async (rawSite: string, options: ReviewOptions) => {
       const site = siteArgument(rawSite);
