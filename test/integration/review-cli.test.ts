@@ -19,6 +19,7 @@ import { env } from '../kit/services';
 import { simulateAndIngest } from '../kit/simulated-site';
 import { enqueueNotification } from '../../server/db/notifications';
 import { historySchema } from '../../client/on-call/history';
+import { explainSchema } from '../../client/on-call/explain-at';
 
 const M = 60_000;
 const H = 60 * M;
@@ -369,6 +370,18 @@ test('history lists the route alert beside the reasons of the tick that raised i
   );
   const text = await run(CLI, ['history', site, '--from', from, '--to', to], db());
   expect(text.stdout).toContain('+ route alert: route problem — pool=dc-3: 85 % refused (rest 80 %)');
+}, 60_000);
+
+test('explain --at reads a recorded tick as a live one: its stored assessment explains, source stored', async () => {
+  const at = new Date(onset + 20 * M + 10_000).toISOString();
+  const r = await run(CLI, ['explain', site, '--at', at, '--json'], db());
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  const x = explainSchema.parse(JSON.parse(r.stdout));
+  expect(x.source).toEqual({ kind: 'stored' });
+  const tick = history.result.ticks.find((t) => t.asOf === new Date(Math.floor(Date.parse(at) / M) * M).toISOString());
+  expect(x.tick.tick).toBe(tick?.tick);
+  expect(x.explanation.score).toBe(tick?.score);
 }, 60_000);
 
 test.each([

@@ -1,11 +1,11 @@
 /**
  * A site's history as the live loop would have left it, for charting without hours of real ticks: the
- * replay engine walks stored traffic tick by tick (tools/replay/engine.ts) and each tick is written through the
- * loop's own db functions — its assessment (recordAssessmentOnce), its control change (writeControls,
- * with its audit row), its notifications (enqueueNotification), the person's decisions
- * (recordDecisionOnce). Those functions stamp rows with the database's now(); the rows are then moved
- * to the tick's time, which is what a live loop's now() would have been. Used by `npm run bench:chart`
- * and the chart's integration test.
+ * replay engine walks stored traffic tick by tick (tools/replay/engine.ts) and each tick is written through
+ * the loop's own db functions — its whole assessment (recordAssessmentOnce; `explain` reads it as a live
+ * tick's), its control change (writeControls, with its audit row), its notifications (enqueueNotification),
+ * the person's decisions (recordDecisionOnce). Those functions stamp rows with the database's now(); the rows
+ * are then moved to the tick's time, which is what a live loop's now() would have been. Used by `npm run
+ * bench:chart` and the chart's and the review's integration tests.
  */
 import type { Pool } from '../../server/db/pool';
 import { recordAssessmentOnce } from '../../server/db/assessments';
@@ -15,7 +15,7 @@ import { enqueueNotification } from '../../server/db/notifications';
 import { parseSiteHealthInput } from '../../core/control/config';
 import type { Controls } from '../../core/control/controls';
 import { parseDecisionsFile } from '../../tools/replay/decisions-file';
-import { replaySite } from '../../tools/replay/engine';
+import { replayWithRecord } from '../../tools/replay/record';
 import type { ReplayResult } from '../../tools/replay/types';
 
 export interface HumanDecision {
@@ -47,7 +47,7 @@ export async function recordReplayAsHistory(
     (o.decisions ?? []).map((d) => ({ ...d, ...(d.kind === 'resume' ? { mode: 'cautious' } : {}) })),
   );
   if (!parsedDecisions.ok) throw new Error(parsedDecisions.message);
-  const result = await replaySite(pool, {
+  const { result, record } = await replayWithRecord(pool, {
     site: o.site,
     from: o.from,
     to: o.to,
@@ -55,6 +55,8 @@ export async function recordReplayAsHistory(
     config,
     decisions: parsedDecisions.decisions,
   });
+  // Each tick's whole assessment, as the loop's activity stores it: `explain --at` reads these rows as live ones.
+  const assessed = new Map(record.ticks.map((t) => [t.tick, t.result]));
 
   const workflowId = `site-health:${o.site}`;
   const chainId = 'chart-history';
@@ -69,13 +71,9 @@ export async function recordReplayAsHistory(
       chainId,
       tick: t.tick,
       assessedAt: new Date(t.asOf),
-      result: {
-        assessment: {
-          state: t.state,
-          health: { score: t.score },
-          parser: { score: t.parserHealth },
-          reasons: t.reasons,
-        },
+      result: assessed.get(t.tick) ?? {
+        // A tick whose data the assessment refused has no assessment: its row says only that.
+        assessment: { state: t.state, health: { score: t.score }, parser: { score: t.parserHealth }, reasons: [] },
       },
     });
     counts.assessments += 1;
