@@ -504,3 +504,32 @@ export async function canaryRunResults(
   for (const r of rows) out[r.result] = Number(r.n);
   return out;
 }
+
+/**
+ * The product's own canary fetches of `site` in [from, to), read once, counted per window in memory as
+ * `ownCanaryFetches` counts them: for replays, which ask the same question on every tick of a period.
+ */
+export async function periodCanaryFetches(
+  q: Queryable,
+  site: string,
+  from: Date,
+  to: Date,
+): Promise<(from: Date, to: Date) => CrawlerCanaries | null> {
+  const { rows } = await q.query<{ t: Date; ok: boolean }>(
+    `SELECT ran_at AS t, outcome IS NOT DISTINCT FROM 'ok' AS ok FROM canary_runs
+      WHERE site = $1 AND ran_at >= $2 AND ran_at < $3 AND event IS NOT NULL`,
+    [site, from, to],
+  );
+  const runs = rows.map((r) => ({ t: r.t.getTime(), ok: r.ok }));
+  return (a, b) => {
+    if (a < from || b > to) return null;
+    let requests = 0;
+    let failed = 0;
+    for (const r of runs)
+      if (r.t >= a.getTime() && r.t < b.getTime()) {
+        requests += 1;
+        if (!r.ok) failed += 1;
+      }
+    return { requests, failed };
+  };
+}

@@ -27,8 +27,9 @@ import { type LoopConfig, type TickPlan, planTick } from '../../core/control/pla
 import { planFailedTick } from '../../core/control/plan/failed';
 import type { TickAssessment } from '../../core/control/tick-assessment';
 import type { Controls } from '../../core/control/controls';
-import { canaryFailedDays } from '../../server/db/canaries';
-import { readBaselineWindow, readSiteWindows } from '../../server/db/signal-store/read-windows';
+import { canaryFailedDays, ownCanaryFetches, periodCanaryFetches } from '../../server/db/canaries';
+import { loadPeriodWindows } from '../../server/db/signal-store/period-windows';
+import { readBaselineWindow, readSiteWindows, windowBounds } from '../../server/db/signal-store/read-windows';
 import type { Pool } from '../../server/db/pool';
 import { findSite } from '../../server/db/sites';
 import type { ReplayDecision } from './decisions-file';
@@ -146,7 +147,9 @@ function applyDecision(
  * baseline window and the days whose canaries failed (per baseline bounds: they move once an hour).
  * The same queries as live; only the current window is read on every tick.
  */
-export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDays' | 'readWindows'> {
+export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDays' | 'readWindows'> & {
+  baseline: typeof readBaselineWindow;
+} {
   let site: ReturnType<typeof findSite> | undefined;
   const days = new Map<string, ReturnType<typeof canaryFailedDays>>();
   const baselines = new Map<string, ReturnType<typeof readBaselineWindow>>();
@@ -160,6 +163,7 @@ export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDa
     return hit;
   };
   return {
+    baseline,
     readWindows: (pool, name, spec) => readSiteWindows(pool, name, spec, baseline),
     findSite: (pool, name) => (site ??= findSite(pool, name)),
     canaryFailedDays: (pool, name, from, to) => {
@@ -174,6 +178,46 @@ export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDa
   };
 }
 
+/**
+ * The period's current windows and the product's canary fetches read once (server/db/signal-store/
+ * period-windows.ts): each tick sums its window in memory instead of asking PostgreSQL, with the same answers.
+ * The baseline and the canary-failed days stay memoised per baseline (they move hourly).
+ */
+async function periodReads(
+  pool: Pool,
+  site: string,
+  times: readonly Date[],
+  config: SiteHealthConfig,
+): Promise<Pick<AssessAtDeps, 'readWindows' | 'ownCanaryFetches'>> {
+  if (times.length < 2) return {};
+  const span = (t: Date): ReturnType<typeof windowBounds>['current'] =>
+    windowBounds({ asOf: t, ...config.window }).current;
+  const from = span(times[0]!).from;
+  const to = span(times[times.length - 1]!).to;
+  const [windows, fetches] = await Promise.all([
+    loadPeriodWindows(pool, site, from, to),
+    periodCanaryFetches(pool, site, from, to),
+  ]);
+  const memo = memoisedReads();
+  return {
+    ...(windows === null
+      ? {}
+      : {
+          readWindows: async (p, name, spec) => {
+            const bounds = windowBounds(spec);
+            const current = windows.current(bounds.current, bounds.recent.from);
+            if (current === null) return memo.readWindows!(p, name, spec);
+            const baseline = await memo.baseline(p, name, bounds.baseline, spec.excludeDays ?? []);
+            return { site: name, current, baseline, bounds };
+          },
+        }),
+    ownCanaryFetches: (q, name, a, b) => {
+      const counted = fetches(a, b);
+      return counted === null ? ownCanaryFetches(q, name, a, b) : Promise.resolve(counted);
+    },
+  };
+}
+
 export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<ReplayResult> {
   const { site, config } = opts;
   const loopConfig: LoopConfig = {
@@ -184,7 +228,12 @@ export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<Repla
   };
   const times = opts.at ?? tickTimes(opts.from, opts.to, opts.tickMs);
   const decisions = [...(opts.decisions ?? [])];
-  const deps: AssessAtDeps = { pool, ...memoisedReads(), ...opts.deps };
+  const deps: AssessAtDeps = {
+    pool,
+    ...memoisedReads(),
+    ...(opts.deps?.readWindows === undefined ? await periodReads(pool, site, times, config) : {}),
+    ...opts.deps,
+  };
   let state = initialLoopState(REPLAY_CHAIN);
   let seq = 0;
   let stopped = false;

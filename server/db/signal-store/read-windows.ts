@@ -53,7 +53,7 @@ export function windowBounds(spec: WindowSpec): SiteWindows['bounds'] {
 }
 
 /** Sums arrive as text (numeric, bigint[]): exact, whatever their size. */
-interface Row {
+export interface WindowRow {
   route_key: string;
   country: string | null;
   pool: string | null;
@@ -161,7 +161,20 @@ export function countFromSql(text: string | null | undefined): number {
   return Math.min(Number(text), Number.MAX_SAFE_INTEGER);
 }
 
-function toRoute(r: Row): RouteWindow {
+const label = (r: RouteWindow): string => `${r.country ?? ''}|${r.pool ?? ''}|${r.sessionPattern ?? ''}`;
+
+/**
+ * Routes busiest first, ties by their labels: the order does not depend on how PostgreSQL grouped the rows, so a
+ * window summed in memory (period-windows.ts) lists its routes exactly as the statement's.
+ */
+function busiestFirst(a: RouteWindow, b: RouteWindow): number {
+  if (a.requests !== b.requests) return b.requests - a.requests;
+  const x = label(a);
+  const y = label(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function toRoute(r: WindowRow): RouteWindow {
   return {
     ...(r.country ? { country: r.country } : {}),
     ...(r.pool ? { pool: r.pool } : {}),
@@ -174,7 +187,7 @@ function toRoute(r: Row): RouteWindow {
   };
 }
 
-function toWindow(total: Row | undefined, routes: Row[]): Window {
+function toWindow(total: WindowRow | undefined, routes: WindowRow[]): Window {
   const hist = total?.latency_hist?.map(countFromSql);
   const p95 = hist ? quantile(LATENCY_HISTOGRAM, hist, 0.95) : undefined;
   return makeWindow({
@@ -192,11 +205,11 @@ function toWindow(total: Row | undefined, routes: Row[]): Window {
     bytes: countFromSql(total?.bytes),
     credits: total?.credits ?? 0,
     canary: { runs: countFromSql(total?.canary_runs), failures: countFromSql(total?.canary_failures), mismatches: 0 },
-    routes: routes.map(toRoute).sort((a, b) => b.requests - a.requests),
+    routes: routes.map(toRoute).sort(busiestFirst),
   });
 }
 
-function windowOf(rows: readonly Row[]): Window {
+export function windowOf(rows: readonly WindowRow[]): Window {
   return toWindow(
     rows.find((r) => r.route_key === ALL_ROUTES),
     rows.filter((r) => r.route_key !== ALL_ROUTES),
@@ -204,7 +217,7 @@ function windowOf(rows: readonly Row[]): Window {
 }
 
 /** A row's recent-window counts, in the shape of the row's own (for toRoute). */
-function recentRow(r: Row): Row {
+function recentRow(r: WindowRow): WindowRow {
   return {
     ...r,
     requests: r.recent_requests ?? '0',
@@ -215,7 +228,7 @@ function recentRow(r: Row): Row {
   };
 }
 
-function recentOf(rows: readonly Row[]): RecentWindow {
+export function recentOf(rows: readonly WindowRow[]): RecentWindow {
   const total = rows.find((r) => r.route_key === ALL_ROUTES);
   const counts =
     total === undefined ? { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0 } : toRoute(recentRow(total));
@@ -223,7 +236,7 @@ function recentOf(rows: readonly Row[]): RecentWindow {
     .filter((r) => r.route_key !== ALL_ROUTES)
     .map((r) => toRoute(recentRow(r)))
     .filter((r) => r.requests > 0)
-    .sort((a, b) => b.requests - a.requests);
+    .sort(busiestFirst);
   return {
     requests: counts.requests,
     hardBlocks: counts.hardBlocks,
@@ -244,7 +257,7 @@ export async function readCurrentWindow(
   recentFrom: Date = bounds.from,
 ): Promise<Window> {
   // Named: each connection plans it once (it runs every tick of every site, and every replayed tick).
-  const { rows } = await pool.query<Row>({
+  const { rows } = await pool.query<WindowRow>({
     name: 'th-current-window',
     text: CURRENT_SQL,
     values: [site, ALL_ROUTES, bounds.from, bounds.to, recentFrom],
@@ -268,7 +281,7 @@ export async function readBaselineWindow(
   let dayFrom = ceilTo(b0, DAY);
   let dayTo = floorTo(b1, DAY);
   if (dayTo <= dayFrom) dayFrom = dayTo = b1;
-  const { rows } = await pool.query<Row>({
+  const { rows } = await pool.query<WindowRow>({
     name: 'th-baseline-window',
     text: BASELINE_SQL,
     values: [site, ALL_ROUTES, bounds.from, new Date(dayFrom), new Date(dayTo), bounds.to, excludeDays],
