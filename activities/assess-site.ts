@@ -20,6 +20,8 @@ import { crawlerCanaries } from '../core/canaries/types';
 import { windowBounds } from '../server/db/signal-store';
 import type { TickAssessment } from '../core/control/tick-assessment';
 import type { SiteHealthConfig } from '../core/control/config';
+import { type ScoringCarry, scoringStep, tickScoring } from '../core/control/scoring-step';
+import type { CanaryPolicy } from '../core/canaries/band-floor';
 
 export type { TickAssessment } from '../core/control/tick-assessment';
 
@@ -39,6 +41,14 @@ export interface AssessSiteInput {
   evidenceSince: string | null;
   /** The tick's time (ISO), from the workflow's schedule: the windows end at the last whole minute before it. */
   asOf: string;
+  /**
+   * The previous tick's smoothing, band and time, so the row stores the tick's smoothed score and scored
+   * band (core/control/scoring-step.ts). Optional: a regular-activity task scheduled by the release
+   * before has none, and its tick is stored without them.
+   */
+  scoringFrom?: ScoringCarry;
+  /** The planner's canary policy when the loop has one of its own (default: core/canaries/band-floor.ts). */
+  canary?: CanaryPolicy;
 }
 
 /** The stored row's `result`: everything but the key, tick and time (columns of their own). */
@@ -69,6 +79,9 @@ export interface AssessAtInput {
   previousRefusal: number;
   previous?: AssessInput['previous'];
   evidenceSince: string | null;
+  /** The previous tick's smoothing (see AssessSiteInput): given, the result carries the tick's `scoring`. */
+  scoringFrom?: ScoringCarry | undefined;
+  canary?: CanaryPolicy | undefined;
 }
 
 /**
@@ -129,6 +142,17 @@ export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promis
     },
     input.scoring,
   );
+  // The planner's own step on the same inputs (its time is `asOf`, the row's `assessedAt`), stored with the row.
+  const from = input.scoringFrom;
+  const scoring =
+    from === undefined
+      ? undefined
+      : tickScoring(
+          scoringStep(from, from.lastAssessedAt, assessment, asOf.toISOString(), {
+            scoring: input.scoring,
+            canary: input.canary,
+          }),
+        );
   return {
     site: { registered: site !== undefined, owner: site?.owner ?? null, parserOwner: site?.parserOwner ?? null },
     window: {
@@ -140,6 +164,7 @@ export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promis
     assessment,
     canaries: canaries ? { ...canaries, excludedBaselineDays: excludeDays } : null,
     crawlerCanaries: crawlerCanaries(windows.current.canary, own),
+    ...(scoring === undefined ? {} : { scoring }),
   };
 }
 
@@ -170,6 +195,8 @@ export function makeAssessSite(deps: AssessSiteDeps) {
       previousRefusal: input.previousRefusal,
       previous: input.previous ?? {},
       evidenceSince: input.evidenceSince,
+      scoringFrom: input.scoringFrom,
+      canary: input.canary,
     });
     // Written once; if a concurrent attempt got there first, its row wins and is returned.
     const stored = await recordAssessmentOnce(deps.pool, {

@@ -52,6 +52,7 @@ import {
 } from '../loop/messages';
 import type { NoticeDraft } from '../core/control/notices';
 import { type LoopConfig, type TickPlan, planTick } from '../core/control/plan';
+import { assessmentCarry } from '../core/control/scoring-step';
 import { planFailedTick } from '../core/control/plan/failed';
 import { PublishedAttributes, attributesForNewRun, loopAttributes } from '../loop/attributes';
 import { firstPhasedSlot, msUntilDue, nextSlot, phaseMs, tickTime } from '../core/control/schedule';
@@ -226,6 +227,7 @@ class SiteLoop {
     const asOf = tickTime(this.slot(), workflowNow(), config.tickIntervalMs, this.phase());
     this.state = { ...this.state, nextTickAt: new Date(nextSlot(asOf, config.tickIntervalMs)).toISOString() };
     const { state } = this;
+    const plan = this.plan();
     let t: TickAssessment;
     try {
       t = await this.assess(`assess ${site}, tick ${tick}`, {
@@ -235,8 +237,9 @@ class SiteLoop {
         tick,
         window: config.window,
         scoring: config.scoring,
-        previousRefusal: state.scoring.refusalStreak,
-        previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] },
+        // The streaks, and the smoothing the tick's row stores its scoring step from (planTick's own inputs).
+        ...assessmentCarry(state),
+        ...(plan.canary === undefined ? {} : { canary: plan.canary }),
         evidenceSince: state.evidenceSince,
         asOf: new Date(asOf).toISOString(),
       });
@@ -246,10 +249,10 @@ class SiteLoop {
       if (failure === null) throw err;
       // Workflow time (deterministic): there is no database time for an assessment that was not made.
       const failed = { tick, at: new Date(asOf).toISOString(), message: failure.message };
-      return this.act(tick, assessmentKey(site, state.chainId, tick), null, planFailedTick(state, failed, this.plan()));
+      return this.act(tick, assessmentKey(site, state.chainId, tick), null, planFailedTick(state, failed, plan));
     }
     this.lastAssessment = t;
-    return this.act(tick, t.assessmentKey, t.assessmentKey, planTick(state, t, this.plan()));
+    return this.act(tick, t.assessmentKey, t.assessmentKey, planTick(state, t, plan));
   }
 
   /** True when this run should hand over to a new one: the server suggests it, or the run has had its ticks. */

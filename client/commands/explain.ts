@@ -1,8 +1,8 @@
 /**
  * `target-health explain <site> [--at T]`: the score at a past tick, signal by signal — each signal's
- * value, the site's normal and their intervals, the points it cost and whether it is a reason, the band
- * and controls in effect then — from the stored assessment of the latest tick at or before T
- * (docs/on-call.md). Reads PostgreSQL only: it works for a stopped loop too.
+ * value, the site's normal and their intervals, the points it cost and whether it is a reason, its stored
+ * smoothed score and scored band, the band and controls in effect then — from the stored assessment of the
+ * latest tick at or before T (docs/on-call.md). Reads PostgreSQL only: it works for a stopped loop too.
  */
 import type { Command } from 'commander';
 import { UserError } from '../../core/common/user-error';
@@ -25,8 +25,8 @@ export function registerExplainCommand(program: Command, context: () => CliConte
   program
     .command('explain')
     .description(
-      'the score at a past tick, signal by signal: value vs normal with intervals, penalties, reasons, band ' +
-        'and controls then',
+      'the score at a past tick, signal by signal: value vs normal with intervals, penalties, reasons, the ' +
+        'smoothed score and band, and the controls then',
     )
     .argument('<site>', 'the site (host name or URL)')
     .option(
@@ -129,6 +129,10 @@ export function registerExplainCommand(program: Command, context: () => CliConte
             : controls.madeBy === null
               ? { kind: 'person' }
               : bandCause(controls.controls.band, controls.madeBy.reasons),
+        scoring:
+          read.tick.scoring === undefined
+            ? null
+            : { smoothedScore: read.tick.scoring.smoothedScore, scoredBand: read.tick.scoring.scoredBand },
         explanation: explainTick(read.tick),
       };
       process.stdout.write(options.json ? `${JSON.stringify(explained)}\n` : formatExplained(explained));

@@ -1,7 +1,8 @@
 /**
  * `target-health history <site> [--from T] [--to T] [--every D] [--json]`: a site's ticks over a range —
  * time, band, score / smoothed, parser health, reasons, control changes and decisions — from the stored
- * assessments, `control_audit` and `decisions` (docs/on-call.md), aggregated per interval when long.
+ * assessments (the smoothed score stored with each tick), `control_audit` and `decisions` (docs/on-call.md),
+ * aggregated per interval when long.
  */
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
@@ -23,6 +24,7 @@ import {
   bucketCount,
   defaultEvery,
   formatHistory,
+  smoothedScoresNote,
   tickRows,
 } from '../on-call/history';
 import { parseWhen } from '../on-call/times';
@@ -41,15 +43,16 @@ interface HistoryOptions {
 const LIVE_TIMEOUT_MS = 10_000;
 
 /**
- * The running loop's last 50 ticks (smoothed scores and what each tick did), or why there are none. A
- * loop that is not running, or a Temporal server that does not answer in 10 s, leaves the history without
- * smoothed scores — said in the output, never a failure: everything else is in PostgreSQL. (3 s was too
- * short on a loaded machine: connecting and two queries took longer at a load of 20 on two cores.)
+ * The running loop's last 50 ticks (what each tick did, and the smoothed scores of ticks stored before they
+ * were stored with the tick), or why there are none. A loop that is not running, or a Temporal server that
+ * does not answer in 10 s, leaves the history without them — said in the output, never a failure: everything
+ * else is in PostgreSQL. (3 s was too short on a loaded machine: connecting and two queries took longer at a
+ * load of 20 on two cores.)
  */
 async function liveTicks(
   connect: () => Promise<Client>,
   site: string,
-): Promise<{ live: LiveTicks | null; note: string }> {
+): Promise<{ live: LiveTicks | null; problem: string | null }> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>(
     (_, reject) =>
@@ -65,19 +68,10 @@ async function liveTicks(
       return { chainId: state.chainId, ticks: await handle.query(historyQuery, 50) };
     })();
     read.catch(() => undefined);
-    const live = await Promise.race([read, limit]);
-    return {
-      live,
-      note: 'from the running loop (its last 50 ticks); older ticks have none (the loop does not store it)',
-    };
+    return { live: await Promise.race([read, limit]), problem: null };
   } catch (err) {
     const why = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
-    return {
-      live: null,
-      note:
-        `not available (${/not found/i.test(why) ? 'the site has no running loop' : why}); the loop keeps it for ` +
-        `its last 50 ticks only`,
-    };
+    return { live: null, problem: /not found/i.test(why) ? 'the site has no running loop' : why };
   } finally {
     clearTimeout(timer);
   }
@@ -86,7 +80,10 @@ async function liveTicks(
 export function registerHistoryCommand(program: Command, context: () => CliContext): void {
   program
     .command('history')
-    .description("a site's tick history over a range: band, score / smoothed, reasons, control changes, decisions")
+    .description(
+      "a site's tick history over a range: band, score / smoothed (stored with each tick), reasons, control " +
+        'changes, decisions',
+    )
     .argument('<site>', 'the site (host name or URL)')
     .option('--from <time>', 'start (ISO-8601 with a zone, a UTC date, or a time ago: -6h, 2d)', '-24h')
     .option('--to <time>', 'end, exclusive (same forms; now by default)', 'now')
@@ -161,9 +158,7 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
         record.changes(from, to),
         decisionsBetween(pool, site, from, to),
         record.bandBefore(from),
-        stored
-          ? liveTicks(() => ctx.temporal(), site)
-          : Promise.resolve({ live: null, note: 'from the replay (every tick)' }),
+        stored ? liveTicks(() => ctx.temporal(), site) : Promise.resolve({ live: null, problem: null }),
         record.alerts(from, to),
       ]);
       if (ticks.length === 0) {
@@ -187,7 +182,10 @@ export function registerHistoryCommand(program: Command, context: () => CliConte
         to: to.toISOString(),
         ticks: rows.length,
         everyMs,
-        smoothedScores: live.note,
+        smoothedScores:
+          record.source.kind === 'stored'
+            ? smoothedScoresNote(ticks, live.live, live.problem)
+            : 'from the replay: every tick has its own',
         source: record.source,
         rows: everyMs === null ? rows : aggregate(rows, everyMs),
       };

@@ -132,7 +132,7 @@ export function chartLoopOf(record: LoopRecord, from: number, to: number): Repla
     // From the replay's start: its warm-up smooths the score the way the replay did.
     ticks: r.ticks
       .filter((t) => Date.parse(t.assessedAt) < to)
-      .map((t) => ({ t: Date.parse(t.assessedAt), score: t.score })),
+      .map((t) => ({ t: Date.parse(t.assessedAt), score: t.score, smoothed: t.smoothedScore })),
     audit: {
       opening: before === undefined ? null : { t: before.at.getTime(), band: before.newControls.band },
       changes: r.changes

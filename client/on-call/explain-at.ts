@@ -43,6 +43,12 @@ export const explainSchema = z.object({
     .nullable(),
   /** What put the site in that band: the reasons of the tick that made the change (core/control/band-wording.ts). */
   bandCause: bandCauseSchema,
+  /**
+   * The tick's own scoring step as stored with it: the rounded smoothed score its band was judged on (null while
+   * the site had none) and the band the score put it in, before the loop's gate. Null for a tick stored before
+   * the release that stores it.
+   */
+  scoring: z.object({ smoothedScore: z.number().nullable(), scoredBand: z.enum(HEALTH_BANDS) }).nullable(),
   explanation: tickExplanationSchema,
 });
 export type Explained = z.output<typeof explainSchema>;
@@ -60,6 +66,13 @@ function controlsChangeLine(x: Explained): string | null {
   return `set at tick ${c.tick.tick} (${shortTime(c.at)}) by ${c.actor}, unchanged since`;
 }
 
+/** The tick's smoothed score and scored band, or that the tick was stored without them. */
+function smoothedLine(scoring: Explained['scoring']): string {
+  if (scoring === null) return '— (not stored with this tick: it was stored before the release that stores it)';
+  const score = scoring.smoothedScore === null ? '— (no score yet)' : String(scoring.smoothedScore);
+  return `${score}, scored band ${scoring.scoredBand} (what the smoothed score and the refusal rules say alone)`;
+}
+
 export function formatExplained(x: Explained): string {
   const e = x.explanation;
   const w = e.window;
@@ -70,7 +83,8 @@ export function formatExplained(x: Explained): string {
       `${source === null ? '' : 'replayed '}tick at or before ${shortTime(x.at)}`,
     ...(source === null ? [] : [source]),
     '',
-    `score      ${scoreSentence(e)}  (raw; the smoothed score is not stored per tick)`,
+    `score      ${scoreSentence(e)}`,
+    `smoothed   ${smoothedLine(x.scoring)}`,
     `state      ${e.state}; current window ${shortTime(w.currentFrom)} to ${shortTime(w.currentTo)}: ` +
       `${plural(w.requests.current, 'request')}${w.minRequests === null ? '' : ` (needs ${w.minRequests})`}` +
       `${w.scope === 'healthy-routes' ? ', failing routes set aside' : ''}; normal from ` +

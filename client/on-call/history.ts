@@ -4,10 +4,11 @@
  * aggregated per interval over long ranges, the `--json` schema and the table.
  *
  * Where each column comes from (docs/on-call.md): time, score, parser health, reasons and state from
- * `assessments`; the band from `control_audit` (the band is a control field, so every band change is an
- * audited change, linked to the tick that made it); decisions from `decisions`; the smoothed score and
- * what a tick did besides controls (notifications, reminders) only from the running loop's `history`
- * query — the last 50 ticks — because the loop keeps them in its own state and does not store them.
+ * `assessments`, and so are the smoothed score and scored band (stored with each tick since migration 011;
+ * for a tick stored before, the running loop's `history` query has them while the tick is among its last
+ * 50); the band from `control_audit` (the band is a control field, so every band change is an audited
+ * change, linked to the tick that made it); decisions from `decisions`; what a tick did besides controls
+ * (notifications, reminders) only from the loop's `history` query, because the loop keeps it in its state.
  */
 import { recordSourceSchema, sourceLine } from '../loop-record/source';
 import { z } from 'zod';
@@ -53,8 +54,13 @@ export const tickRowSchema = z.object({
    */
   bandCause: bandCauseSchema.nullable(),
   score: z.number().nullable(),
-  /** Known only for the ticks still in the running loop's recent history (see `smoothedScores`). */
+  /**
+   * The rounded smoothed score the tick's band was judged on: stored with the tick; for a tick stored before it
+   * was, from the running loop's recent history when the tick is in it, else null (see `smoothedScores`).
+   */
   smoothedScore: z.number().nullable(),
+  /** The band the score put the site in (before the loop's gate: a pause holds `band`), from the same place. */
+  scoredBand: band.nullable(),
   parserHealth: z.number().nullable(),
   reasons: z.array(z.string()),
   /** Control changes this tick made, and those made by decisions since the previous tick. */
@@ -99,7 +105,7 @@ export const historySchema = z.object({
   ticks: z.number().int(),
   /** The aggregation interval in ms, or null: one row per tick. */
   everyMs: z.number().int().nullable(),
-  /** Where smoothed scores come from, in words (they are not stored: the running loop's last 50 ticks). */
+  /** Where the smoothed scores come from, in words: stored with the ticks, or for older ticks the running loop. */
   smoothedScores: z.string(),
   /** The live loop's stored ticks, or a replay made for this history (client/loop-record/source.ts). */
   source: recordSourceSchema,
@@ -177,6 +183,8 @@ export function tickRows(
       cause = bandCause(current, t.reasons);
     }
     const fromLoop = live !== null && t.chainId === live.chainId ? liveByTick.get(t.tick) : undefined;
+    // Stored with the tick when it was (a stored scored band says so: the score itself may be null).
+    const stored = t.scoredBand !== null;
     rows.push({
       kind: 'tick',
       at: new Date(Date.parse(t.assessedAt)).toISOString(),
@@ -186,7 +194,8 @@ export function tickRows(
       band: current,
       bandCause: current === null ? null : cause,
       score: t.score,
-      smoothedScore: t.smoothedScore ?? fromLoop?.smoothedScore ?? null,
+      smoothedScore: stored ? t.smoothedScore : (fromLoop?.smoothedScore ?? null),
+      scoredBand: stored ? t.scoredBand : (fromLoop?.scoredBand ?? null),
       parserHealth: t.parserHealth,
       reasons: t.reasons,
       actions: mine.map(actionOf),
@@ -206,6 +215,28 @@ export function tickRows(
     rows[0]!.decisions.unshift(...early.decisions);
   }
   return rows;
+}
+
+/**
+ * Where the smoothed scores of these ticks came from, in words (`smoothedScores`, the table's last line). Each
+ * tick stores its own since migration 011; a tick stored before has one only while the running loop still
+ * keeps it (its last 50 ticks, this chain). `liveProblem`: why the loop did not answer, or null.
+ */
+export function smoothedScoresNote(
+  ticks: readonly AssessmentPageRow[],
+  live: LiveTicks | null,
+  liveProblem: string | null,
+): string {
+  const older = ticks.filter((t) => t.scoredBand === null);
+  if (older.length === 0) return 'stored with each tick';
+  const head =
+    older.length === ticks.length
+      ? `not stored with these ${plural(ticks.length, 'tick')} (stored before the release that stores it)`
+      : `stored with each tick, but not with ${plural(older.length, 'tick')} stored before the release that stores it`;
+  if (live === null) return `${head}; the running loop's recent ticks are not available (${liveProblem ?? 'no loop'})`;
+  const kept = new Set(live.ticks.map((t) => t.tick));
+  const fromLoop = older.filter((t) => t.chainId === live.chainId && kept.has(t.tick)).length;
+  return `${head}: ${fromLoop} of those from the running loop (its last 50 ticks), ${older.length - fromLoop} without`;
 }
 
 /** The default `--every`: none when the ticks fit in `maxRows`, else the smallest step that keeps the rows under it. */

@@ -5,6 +5,7 @@
  * `routeHold`, the route watch), so those are optional — an old row explains as far as it can.
  */
 import { z } from 'zod';
+import { HEALTH_BANDS } from '../../core/common/names';
 
 const num = z.number();
 const interval = z.object({ low: num, high: num });
@@ -121,6 +122,8 @@ export const storedTickSchema = z.looseObject({
   assessment: storedAssessmentSchema,
   // The crawlers' canary requests of the current window; absent from ticks assessed before it existed.
   crawlerCanaries: z.looseObject({ requests: num, failed: num }).optional(),
+  // The tick's scoring step (core/control/scoring-step.ts); absent from ticks stored before it was.
+  scoring: z.looseObject({ smoothedScore: num.nullable(), scoredBand: z.enum(HEALTH_BANDS) }).optional(),
 });
 export type StoredTick = z.output<typeof storedTickSchema>;
 

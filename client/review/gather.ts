@@ -167,6 +167,7 @@ export async function gatherFacts(
         actor: c.actor,
         reason: c.reason,
         score: tick?.score ?? null,
+        smoothedScore: tick?.smoothedScore ?? null,
         reasons: tick?.reasons ?? [],
         cause,
       };

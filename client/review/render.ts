@@ -110,12 +110,12 @@ function timeline(r: Review): string[] {
     '## Timeline of band changes',
     '',
     ...table(
-      ['Time', 'Band', 'By', 'Score', 'Tick reasons', 'Why'],
+      ['Time', 'Band', 'By', 'Score / smoothed', 'Tick reasons', 'Why'],
       r.timeline.map((b) => [
         when(b.at),
         `${b.from ?? '—'} → ${bandLabel(b.to, b.cause)}`,
         b.actor,
-        b.score === null ? '—' : String(b.score),
+        `${b.score === null ? '—' : String(b.score)} / ${b.smoothedScore === null ? '—' : String(b.smoothedScore)}`,
         b.reasons.join(', '),
         b.reason,
       ]),

@@ -28,6 +28,8 @@ export const bandChangeSchema = z.object({
   reason: z.string(),
   /** The tick's raw score and reasons, most important first (assessments), when a tick made the change. */
   score: z.number().nullable(),
+  /** That tick's smoothed score, stored with it (null for a tick stored before it was, or without one). */
+  smoothedScore: z.number().nullable(),
   reasons: z.array(z.string()),
   /** What put the site in `to` (core/control/band-wording.ts): the tick's refusal rule or score, or a person. */
   cause: bandCauseSchema,

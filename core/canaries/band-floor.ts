@@ -70,7 +70,7 @@ export function applyCanaryFloor(
  * (leaving the floor then needs the usual margin, like any other band change).
  */
 export function applyCanaryFloorToTick(
-  previous: SiteScoringState,
+  previous: Pick<SiteScoringState, 'band'>,
   tick: SiteTick,
   assessment: Pick<Assessment, 'reasons' | 'canary'>,
   policy: CanaryPolicy = DEFAULT_CANARY_POLICY,

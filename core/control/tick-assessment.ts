@@ -7,6 +7,7 @@ import type { CanaryEvidence } from '../canaries/latest';
 import type { CrawlerCanaries } from '../canaries/types';
 import type { Assessment } from '../scoring/assess';
 import type { CanaryResults } from '../scoring/window';
+import type { HealthBand } from '../common/names';
 
 /** This tick's canary results (ground truth fetched through the production route). */
 export interface TickCanaries {
@@ -16,6 +17,17 @@ export interface TickCanaries {
   nextDueAt: string | null;
   /** UTC days left out of the baseline because canaries failed on them (baseline trust). */
   excludedBaselineDays: string[];
+}
+
+/**
+ * The tick's scoring step as the assessment stored it (core/control/scoring-step.ts): what the loop's
+ * summary of the tick says, computed from the same inputs by the same function.
+ */
+export interface TickScoring {
+  /** The smoothed score, rounded (what the band is judged on); null while the site has none. */
+  smoothedScore: number | null;
+  /** The band the score puts the site in (refusal rules and the canary floor included), before the loop's gate. */
+  scoredBand: HealthBand;
 }
 
 export interface TickAssessment {
@@ -36,4 +48,10 @@ export interface TickAssessment {
    * assessments recorded before it existed.
    */
   crawlerCanaries?: CrawlerCanaries;
+  /**
+   * The tick's scoring step, stored with the row. Absent from rows stored before it existed and from an
+   * assessment asked without the loop's state (a task scheduled by the release before). The planner
+   * computes its own and never reads this one.
+   */
+  scoring?: TickScoring;
 }

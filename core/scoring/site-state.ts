@@ -57,7 +57,8 @@ const isScored = (band: HealthBand | null): boolean =>
  * - otherwise the hysteresis rule of bands.ts on the rounded smoothed score.
  */
 export function advanceSiteState(
-  previous: SiteScoringState,
+  // Only the smoothing and the band are read: the streaks come in with the assessment (core/control/scoring-step.ts).
+  previous: Pick<SiteScoringState, 'smoothed' | 'band'>,
   assessment: Assessment,
   elapsedMs: number,
   config: ScoringConfig = DEFAULT_SCORING_CONFIG,

@@ -1,7 +1,16 @@
 /** The assessments history: one row per tick of a site's loop, written once per idempotency key. */
-import type { HealthBand } from '../../core/common/names';
 import type { Pool } from './pool';
 import { storableJson } from '@target-health/crawler/events/well-formed';
+import { z } from 'zod';
+import { HEALTH_BANDS, type HealthBand } from '../../core/common/names';
+
+const bandColumn = z.enum(HEALTH_BANDS).nullable();
+
+/** A stored scored band read back (a generated column of the row's JSON): a band, or null (none, or not one). */
+function storedBand(value: string | null): HealthBand | null {
+  const parsed = bandColumn.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
 
 export interface StoredAssessment<R> {
   assessmentKey: string;
@@ -99,11 +108,15 @@ export interface AssessmentPageRow {
   assessedAt: string;
   state: string | null;
   score: number | null;
+  /**
+   * The tick's rounded smoothed score as the loop judged its band on it (`result.scoring`, migration 011).
+   * Null when the site had none yet, and for rows stored before it was (then `scoredBand` is null too).
+   */
+  smoothedScore: number | null;
+  /** The band the score put the site in (before the loop's gate); null for rows stored before it was. */
+  scoredBand: HealthBand | null;
   parserHealth: number | null;
   reasons: string[];
-  /** The smoothed score the band was judged on, and the band it alone gives; null where not stored. */
-  smoothedScore?: number | null;
-  scoredBand?: HealthBand | null;
   /** The stored tick assessment, when asked for. */
   result?: unknown;
 }
@@ -132,13 +145,15 @@ export async function pageAssessments(
     assessed_at: string;
     state: string | null;
     score: number | null;
+    smoothed_score: number | null;
+    scored_band: string | null;
     parser_health: number | null;
     reasons: string[] | null;
     result?: unknown;
   }>(
     `SELECT assessment_key, workflow_id, chain_id, tick,
             to_char(assessed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS assessed_at,
-            result #>> '{assessment,state}' AS state, score, parser_health,
+            result #>> '{assessment,state}' AS state, score, smoothed_score, scored_band, parser_health,
             CASE WHEN jsonb_typeof(result #> '{assessment,reasons}') = 'array'
                  THEN ARRAY(SELECT jsonb_array_elements_text(result #> '{assessment,reasons}')) END AS reasons
             ${o.withResult ? ', result' : ''}
@@ -160,6 +175,8 @@ export async function pageAssessments(
     assessedAt: r.assessed_at,
     state: r.state,
     score: r.score,
+    smoothedScore: r.smoothed_score,
+    scoredBand: storedBand(r.scored_band),
     parserHealth: r.parser_health,
     reasons: r.reasons ?? [],
     ...(o.withResult ? { result: r.result } : {}),

@@ -288,8 +288,9 @@ test('history: ticks with the band timeline, changes and decisions; aggregated p
   expect(toResisting.band).toBe('resisting');
   expect(toResisting.at).toBe(new Date(awaitingSince).toISOString());
   expect(toResisting.reasons).toEqual(expect.arrayContaining(['challenge']));
-  // The loop runs: its recent ticks carry the smoothed score.
-  expect(doc.smoothedScores).toMatch(/^from the running loop/);
+  // Every tick stores its smoothed score and scored band; the running loop adds what its recent ticks did.
+  expect(doc.smoothedScores).toBe('stored with each tick');
+  expect(rows.every((r) => r.scoredBand !== null)).toBe(true);
   expect(rows.some((r) => r.smoothedScore !== null && r.loopActions !== null)).toBe(true);
 
   // The manual pause: the decision and the human change on the tick before them, the band unchanged.

@@ -100,6 +100,16 @@ test('a live loop and a replay over the same stored traffic agree tick for tick'
       notices: liveNotices(l.tick),
     });
   }
+  // The smoothed score and scored band stored with each live tick are the replay's too.
+  const { rows: stored } = await h.pool.query<{ tick: string; smoothed_score: number | null; scored_band: string }>(
+    'SELECT tick, smoothed_score, scored_band FROM assessments WHERE site = $1 ORDER BY tick',
+    [site],
+  );
+  const replayed = new Map(replay.ticks.map((r) => [r.tick, [r.smoothedScore, r.scoredBand]]));
+  expect(stored.length).toBeGreaterThan(0);
+  expect(stored.map((r) => [Number(r.tick), r.smoothed_score, r.scored_band])).toEqual(
+    stored.map((r) => [Number(r.tick), ...replayed.get(Number(r.tick))!]),
+  );
   // The trace did go somewhere: healthy first, paused at the end, notices sent.
   expect(live[0]!.band).toBe('healthy');
   expect(live[live.length - 1]!.band).toBe('resisting');

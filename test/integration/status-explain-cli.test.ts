@@ -53,6 +53,7 @@ async function cli(args: string[], extra: Record<string, string> = {}): Promise<
 
 /** The stored assessment of a tick, as the activity wrote it. */
 async function storedResult(assessmentKey: string): Promise<{
+  scoring?: { smoothedScore: number | null; scoredBand: string };
   assessment: {
     reasons: string[];
     health: {
@@ -234,6 +235,10 @@ test('explain --at: the tick at or before T, its signals, band and controls then
     controlsChange: { actor: 'control-loop' },
   });
   const stored = await storedResult(toResisting.assessment_key);
+  // The tick's own smoothed score and scored band, as stored with it — the numbers its change was worded with.
+  expect(x.scoring).toEqual(stored.scoring);
+  expect(x.scoring).toEqual({ smoothedScore: expect.any(Number), scoredBand: 'resisting' });
+  expect(x.controlsChange!.reason).toContain(`smoothed ${x.scoring!.smoothedScore}`);
   expect(x.explanation.reasons).toEqual(stored.assessment.reasons);
   expect(x.explanation.score).toBe(stored.assessment.health.score);
   const challenge = x.explanation.signals.find((s) => s.signal === 'challenge')!;
@@ -272,6 +277,10 @@ test('explain --at: the tick at or before T, its signals, band and controls then
   // The tick explained made the change: the reason shown is its own.
   expect(text).toMatch(/^ {11}set by this tick: resisting: paused by the (majority|total)-refusal rule; score \d+, /m);
   expect(text).toMatch(/^controls {3}PAUSED \(canaries only\)/m);
+  expect(text).toContain(
+    `\nsmoothed   ${x.scoring!.smoothedScore}, scored band resisting (what the smoothed score and the refusal rules ` +
+      'say alone)\n',
+  );
   expect(text).toMatch(/^ {2}challenge\s+\d+\.\d% \(\d+\.\d%–\d+\.\d%\) \d+\/\d+\s+.* ← reason$/m);
 }, 60_000);
 

@@ -1,8 +1,9 @@
 /**
  * Reads what a chart of one site over [from, to) needs, in a handful of statements: signal and error counts
  * from the rollup level the resolution names (the all-routes row, summed per bucket in SQL), day rollups for
- * the daily normal, the assessments' raw scores, and the marks (tools/charts/read-marks.ts: band and control
- * changes, decisions, notifications). Shaping is pure (tools/charts/series.ts, tools/charts/mark-labels.ts).
+ * the daily normal, the assessments' raw and stored smoothed scores, and the marks (tools/charts/read-marks.ts:
+ * band and control changes, decisions, notifications). Shaping is pure (tools/charts/series.ts,
+ * tools/charts/mark-labels.ts).
  */
 import type { Pool } from '../../server/db/pool';
 import { ALL_ROUTES, ROLLUP_TABLE } from '../../server/db/signal-store/aggregate';
@@ -105,7 +106,10 @@ export async function readDayTotals(
   }));
 }
 
-/** Raw scores of the ticks in [from − warm-up, to), in time order (two small columns of an indexed range). */
+/**
+ * Raw scores of the ticks in [from − warm-up, to), in time order (small columns of an indexed range), with the
+ * smoothed score stored with each tick where it was (a stored scored band says so; the score may be null).
+ */
 export async function readScoreTicks(
   pool: Pool,
   site: string,
@@ -113,13 +117,14 @@ export async function readScoreTicks(
   to: number,
   halfLifeMs: number,
 ): Promise<ScoreTick[]> {
-  const { rows } = await pool.query<{ t: string; score: number | null }>(
-    `SELECT (extract(epoch FROM assessed_at) * 1000)::float8 AS t, score
+  const { rows } = await pool.query<{ t: string; score: number | null; smoothed: number | null; stored: boolean }>(
+    `SELECT (extract(epoch FROM assessed_at) * 1000)::float8 AS t, score, smoothed_score AS smoothed,
+            scored_band IS NOT NULL AS stored
        FROM assessments WHERE site = $1 AND assessed_at >= $2 AND assessed_at < $3
       ORDER BY assessed_at, tick`,
     [site, new Date(from - WARMUP_HALF_LIVES * halfLifeMs), new Date(to)],
   );
-  return rows.map((r) => ({ t: Number(r.t), score: r.score }));
+  return rows.map((r) => ({ t: Number(r.t), score: r.score, ...(r.stored ? { smoothed: r.smoothed } : {}) }));
 }
 
 /**

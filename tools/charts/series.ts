@@ -27,9 +27,11 @@ export const BASELINE_DAYS = 14;
 export const BASELINE_GAP_DAYS = 1;
 
 /**
- * Buckets the ticks of [from, to) and carries the loop's smoothing through them: the time-aware EWMA of
- * core/scoring/smoothing.ts with the site's half-life, started on the ticks before `from` the caller read
- * (a few half-lives, so the first bucket is not a cold start). Ticks must be in time order.
+ * Buckets the ticks of [from, to). The smoothed score is the one stored with each tick (what the loop judged
+ * its band on). For ticks stored before it was, it is recomputed: the time-aware EWMA of
+ * core/scoring/smoothing.ts with the site's half-life, carried through every tick and started on the ticks
+ * before `from` the caller read (a few half-lives, so the first bucket is not a cold start) — an estimate, as
+ * it knows nothing of resumes or route holds. Ticks must be in time order.
  */
 export function scoreBuckets(
   ticks: readonly ScoreTick[],
@@ -68,7 +70,7 @@ export function scoreBuckets(
     if (current !== null && current.t !== b) flush();
     current ??= { t: b, sum: 0, scored: 0, min: null, ticks: 0, smoothed: null };
     current.ticks += 1;
-    current.smoothed = smoothed.value;
+    current.smoothed = tick.smoothed === undefined ? smoothed.value : tick.smoothed;
     if (tick.score !== null) {
       current.sum += tick.score;
       current.scored += 1;

@@ -46,6 +46,11 @@ export interface DayBaseline {
 export interface ScoreTick {
   t: number;
   score: number | null;
+  /**
+   * The smoothed score stored with the tick (rounded, null while the site had none); absent for a tick stored
+   * before it was, whose smoothed score the chart recomputes.
+   */
+  smoothed?: number | null;
 }
 
 export interface ScoreBucket {
@@ -53,7 +58,10 @@ export interface ScoreBucket {
   /** Mean and lowest raw score of the bucket's scored ticks; null when none was scored. */
   meanScore: number | null;
   minScore: number | null;
-  /** The smoothed score at the bucket's last tick (the loop's EWMA recomputed over the raw scores). */
+  /**
+   * The smoothed score at the bucket's last tick: the one stored with it, or for a tick stored before it was, the
+   * loop's EWMA recomputed over the raw scores.
+   */
   smoothedScore: number | null;
   ticks: number;
 }

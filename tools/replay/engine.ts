@@ -24,6 +24,7 @@ import { decisionNotAllowed } from '../../core/control/decisions';
 import { assessmentKey, decisionKey } from '../../core/control/keys';
 import { type LoopState, initialLoopState } from '../../core/control/loop-state';
 import { type LoopConfig, type TickPlan, planTick } from '../../core/control/plan';
+import { assessmentCarry } from '../../core/control/scoring-step';
 import { planFailedTick } from '../../core/control/plan/failed';
 import type { TickAssessment } from '../../core/control/tick-assessment';
 import type { Controls } from '../../core/control/controls';
@@ -264,8 +265,8 @@ export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<Repla
         asOf,
         window: config.window,
         scoring: config.scoring,
-        previousRefusal: state.scoring.refusalStreak,
-        previous: { majorityStreak: state.scoring.majorityStreak ?? 0, routeWatch: state.scoring.routeWatch ?? [] },
+        // As the workflow hands them over: the assessment's result then carries the scoring step a live row stores.
+        ...assessmentCarry(state),
         evidenceSince: state.evidenceSince,
       });
       t = { assessmentKey: assessmentKey(site, REPLAY_CHAIN, tick), tick, assessedAt: asOf.toISOString(), ...result };

@@ -9,35 +9,27 @@
  *   parser   parser.ts — parser health below its threshold notifies the parser's owner (no throttling);
  *   routes   routes.ts — route-specific failures notify the owner as a route alert.
  */
-import { applyCanaryFloorToTick, DEFAULT_CANARY_POLICY } from '../../canaries/band-floor';
 import { describeNoScore } from '../../scoring/learning';
-import { advanceSiteState } from '../../scoring/site-state';
 import { HISTORY_LIMIT, type LoopState, type TickSummary, pushBounded } from '../loop-state';
 import { buildEvidence } from '../notices';
 import type { TickAssessment } from '../tick-assessment';
 import { planBand, planWhileAwaiting } from './band';
 import { planParserAlert } from './parser';
 import { planRouteAlert } from './routes';
+import { scoringStep } from '../scoring-step';
 import type { LoopConfig, TickDraft, TickPlan } from './types';
 
 export type { ControlChange, LoopConfig, TickPlan } from './types';
 
-function elapsedMs(from: string | null, to: string): number {
-  if (from === null) return 0;
-  // Database times; a clock step backwards must not make smoothing throw.
-  return Math.max(0, Date.parse(to) - Date.parse(from));
-}
-
 export function planTick(prev: LoopState, assessed: TickAssessment, config: LoopConfig): TickPlan {
-  // A canary returning a normal-looking page with the wrong value is the most serious finding: by
-  // policy it puts the site in at least the degrading band and heads the reasons (core/canaries/band-floor.ts).
+  // Smoothing, bands and the canary floor: the step the assessment also stores with the tick's row
+  // (core/control/scoring-step.ts), so the stored smoothed score and scored band are this summary's.
   const raw = assessed.assessment;
-  const elapsed = elapsedMs(prev.lastAssessedAt, assessed.assessedAt);
-  const scored = advanceSiteState(prev.scoring, raw, elapsed, config.scoring);
-  const floored = applyCanaryFloorToTick(prev.scoring, scored, raw, config.canary ?? DEFAULT_CANARY_POLICY);
-  const step = floored.tick;
+  const scored = scoringStep(prev.scoring, prev.lastAssessedAt, raw, assessed.assessedAt, config);
+  const elapsed = scored.elapsedMs;
+  const step = scored.tick;
   // From here on the reasons are the floored ones (a mismatch first), for state, notices and history.
-  const a = { ...raw, reasons: floored.reasons };
+  const a = { ...raw, reasons: scored.reasons };
   const t: TickAssessment = { ...assessed, assessment: a };
   const d: TickDraft = {
     prev,

@@ -134,6 +134,17 @@ export const assessmentRowSchema = z.object({
   assessedAt: z.string(),
   state: z.string().nullable(),
   score: z.number().nullable(),
+  smoothedScore: z
+    .number()
+    .nullable()
+    .describe(
+      'the rounded smoothed score the band was judged on; null before the site had one, or for a tick ' +
+        'stored before it was',
+    ),
+  scoredBand: z
+    .enum(HEALTH_BANDS)
+    .nullable()
+    .describe("the band the score put the site in (before the loop's gate); null for a tick stored before it was"),
   parserHealth: z.number().nullable(),
   reasons: z.array(z.string()),
   result: z.unknown().optional(),

@@ -45,6 +45,20 @@ describe('scoreBuckets', () => {
     ]);
     expect(b[1]!.smoothedScore).toBeCloseTo(90 + (1 - Math.pow(2, -61 / 10)) * (70 - 90), 9);
   });
+
+  test("the smoothed score stored with a tick is the bucket's; recomputed only for ticks stored without one", () => {
+    const ticks = [
+      // Stored before the smoothed score was: recomputed (the EWMA from 90 toward 70).
+      { t: T0 - M, score: 90 },
+      { t: T0, score: 70 },
+      // Stored: the loop's own (a resume restarted its smoothing: the recomputation would say ~70), even null.
+      { t: T0 + H, score: 40, smoothed: 40 },
+      { t: T0 + 2 * H, score: null, smoothed: null },
+    ];
+    const b = scoreBuckets(ticks, T0, T0 + 3 * H, H, 10 * M);
+    expect(b[0]!.smoothedScore).toBeCloseTo(90 + (1 - Math.pow(2, -1 / 10)) * (70 - 90), 9);
+    expect(b.slice(1).map((x) => x.smoothedScore)).toEqual([40, null]);
+  });
 });
 
 describe('dailyBaselines', () => {

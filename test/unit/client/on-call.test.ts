@@ -20,6 +20,7 @@ import {
   defaultEvery,
   formatHistory,
   historySchema,
+  smoothedScoresNote,
   tickRows,
 } from '../../../client/on-call/history';
 import { parseWhen } from '../../../client/on-call/times';
@@ -207,7 +208,14 @@ const controls = (band: Controls['band'], concurrencyLimit: number, paused = fal
   band,
   reason: band,
 });
-function tick(n: number, at: string, score: number | null, reasons: string[] = []): AssessmentPageRow {
+/** A stored tick; without `stored`, one stored before the smoothed score was (no scoring step). */
+function tick(
+  n: number,
+  at: string,
+  score: number | null,
+  reasons: string[] = [],
+  stored?: Pick<AssessmentPageRow, 'smoothedScore' | 'scoredBand'>,
+): AssessmentPageRow {
   return {
     assessmentKey: `s/c1/${n}`,
     workflowId: 'site-health:s',
@@ -216,6 +224,8 @@ function tick(n: number, at: string, score: number | null, reasons: string[] = [
     assessedAt: at,
     state: score === null ? 'insufficient-data' : 'scored',
     score,
+    smoothedScore: stored?.smoothedScore ?? null,
+    scoredBand: stored?.scoredBand ?? null,
     parserHealth: 98,
     reasons,
   };
@@ -375,6 +385,11 @@ describe('history: the band timeline', () => {
     expect(rows[1]!.loopActions).toEqual(['concurrency 16→12, band healthy→degrading', 'notified owner (degrading)']);
     expect(rows[0]!.smoothedScore).toBeNull();
     expect(tickRows(ticks, changes, decisions, 'healthy', { ...live, chainId: 'other' })[1]!.smoothedScore).toBeNull();
+    expect(rows[1]!.scoredBand).toBe('degrading');
+    expect(smoothedScoresNote(ticks, live, null)).toBe(
+      'not stored with these 5 ticks (stored before the release that stores it): 1 of those from the running loop ' +
+        '(its last 50 ticks), 4 without',
+    );
     const text = formatHistory(
       historySchema.parse({
         source: { kind: 'stored' },
@@ -391,6 +406,64 @@ describe('history: the band timeline', () => {
     expect(text).toContain('concurrency 16→12, band healthy→degrading; notified owner (degrading)');
     expect(text).toContain('DECISION resume by alice at 2026-12-01 10:03:30Z: checked');
     expect(text.split('\n')[0]).toBe('s: 5 ticks from 2026-12-01 10:00:00Z to 2026-12-01 10:05:00Z, one row per tick');
+  });
+});
+
+describe('history: smoothed scores stored with the ticks', () => {
+  const live = (smoothedScore: number) => ({
+    chainId: 'c1',
+    ticks: [2, 3].map((n) => ({
+      tick: n,
+      assessedAt: `2026-12-01T10:0${n - 1}:00.000Z`,
+      state: 'scored' as const,
+      score: 60,
+      smoothedScore,
+      band: 'degrading' as const,
+      scoredBand: 'degrading' as const,
+      parserHealth: 98,
+      reasons: ['hard_block'],
+      routeVerdict: 'site-wide',
+      actions: [],
+    })),
+  });
+
+  test("stored first; the loop's recent ticks only for a tick stored without one; a stored null stays null", () => {
+    const ticks = [
+      tick(1, '2026-12-01T10:00:00.000000Z', 95),
+      tick(2, '2026-12-01T10:01:00.000000Z', 60, [], { smoothedScore: 88, scoredBand: 'healthy' }),
+      // A stored step without a smoothed score yet (the site had none): not replaced by the loop's.
+      tick(3, '2026-12-01T10:02:00.000000Z', null, [], { smoothedScore: null, scoredBand: 'healthy' }),
+    ];
+    const rows = tickRows(ticks, [], [], 'healthy', live(71));
+    expect(rows.map((r) => [r.smoothedScore, r.scoredBand])).toEqual([
+      [null, null],
+      [88, 'healthy'],
+      [null, 'healthy'],
+    ]);
+    expect(smoothedScoresNote(ticks, live(71), null)).toBe(
+      'stored with each tick, but not with 1 tick stored before the release that stores it: 0 of those from the ' +
+        'running loop (its last 50 ticks), 1 without',
+    );
+    // Every tick stored: the loop is not needed for them, whether it answers or not.
+    expect(smoothedScoresNote(ticks.slice(1), null, 'the site has no running loop')).toBe('stored with each tick');
+    expect(smoothedScoresNote(ticks, null, 'the site has no running loop')).toBe(
+      "stored with each tick, but not with 1 tick stored before the release that stores it; the running loop's " +
+        'recent ticks are not available (the site has no running loop)',
+    );
+    const text = formatHistory(
+      historySchema.parse({
+        source: { kind: 'stored' },
+        site: 's',
+        from: '2026-12-01T10:00:00.000Z',
+        to: '2026-12-01T10:03:00.000Z',
+        ticks: 3,
+        everyMs: null,
+        smoothedScores: smoothedScoresNote(ticks.slice(1), null, null),
+        rows: rows.slice(1),
+      }),
+    ).split('\n');
+    expect(text[3]).toMatch(/^2026-12-01 10:01:00Z\s+2\s+healthy\s+60 \/ 88\s/);
+    expect(text[text.length - 2]).toBe('smoothed: stored with each tick');
   });
 });
 

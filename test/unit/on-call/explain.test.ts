@@ -221,9 +221,20 @@ describe('explain text and JSON', () => {
         tick: { tick: 42, assessmentKey: 'shop.example.com/c/42' },
       },
       bandCause: { kind: 'score' },
+      scoring: { smoothedScore: 66, scoredBand: 'degrading' },
       explanation: e,
     });
     const lines = formatExplained(x).split('\n');
+    // The tick's own smoothed score and scored band, stored with it; a tick stored before they were says so.
+    expect(lines).toContain(
+      'smoothed   66, scored band degrading (what the smoothed score and the refusal rules say alone)',
+    );
+    expect(formatExplained({ ...x, scoring: null }).split('\n')).toContain(
+      'smoothed   — (not stored with this tick: it was stored before the release that stores it)',
+    );
+    expect(formatExplained({ ...x, scoring: { smoothedScore: null, scoredBand: 'healthy' } }).split('\n')).toContain(
+      'smoothed   — (no score yet), scored band healthy (what the smoothed score and the refusal rules say alone)',
+    );
     expect(lines[0]).toBe(
       'shop.example.com at tick 42 (2026-12-01 11:58:00Z), the latest tick at or before 2026-12-01 12:00:00Z',
     );
@@ -284,6 +295,7 @@ describe('explain text and JSON', () => {
           tick: { tick: 40, assessmentKey: 'shop.example.com/c/40' },
         },
         bandCause: { kind: 'rule', rule: 'majority_refusal' },
+        scoring: null,
         explanation: e,
       });
       const text = formatExplained(x);

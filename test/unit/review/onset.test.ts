@@ -52,6 +52,7 @@ const bandRow = (minute: number, from: Controls, to: Controls, reasons: string[]
   actor: 'control-loop',
   reason: to.reason,
   score: 60,
+  smoothedScore: 62,
   reasons,
   cause: { kind: 'score' },
 });

@@ -58,6 +58,7 @@ const review: Review = reviewSchema.parse({
       actor: 'control-loop',
       reason: 'score | fell',
       score: 70,
+      smoothedScore: 72,
       reasons: ['hard_block'],
       cause: { kind: 'score' },
     },
@@ -68,6 +69,7 @@ const review: Review = reviewSchema.parse({
       actor: 'control-loop',
       reason: 'resisting (score 75, smoothed 95): majority_refusal, challenge',
       score: 75,
+      smoothedScore: null,
       reasons: ['majority_refusal', 'challenge'],
       cause: { kind: 'rule', rule: 'majority_refusal' },
     },
@@ -147,11 +149,11 @@ test('every section, the figures as given, the chart linked by its relative name
   expect(md).toContain('the warning came **10 min before refusals peaked**');
   // A pipe in a reason does not break the table.
   expect(md).toContain(
-    '| 2026-11-24 10:00:00Z | healthy → degrading | control-loop | 70 | hard_block | score \\| fell |',
+    '| 2026-11-24 10:00:00Z | healthy → degrading | control-loop | 70 / 72 | hard_block | score \\| fell |',
   );
   // The rule that paused it is named beside the band, so a score of 75 does not read as a contradiction.
   expect(md).toContain(
-    '| 2026-11-24 10:20:00Z | degrading → resisting (paused by the majority-refusal rule) | control-loop | 75 | ' +
+    '| 2026-11-24 10:20:00Z | degrading → resisting (paused by the majority-refusal rule) | control-loop | 75 / — | ' +
       'majority_refusal, challenge |',
   );
   expect(md).toContain(
