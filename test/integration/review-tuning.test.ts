@@ -5,7 +5,8 @@
  * - a store with no traffic in the half day before the wave (as after a back-fill that starts at the incident):
  *   every replay starts cold at the wave, so no candidate is a comparison and no headline comes out, only why;
  * - a candidate that degrades on normal traffic (healthy only at 99 or more): its false degrades over the site's
- *   quiet days are counted — against a replay of each quiet day made here — and it is not recommended.
+ *   quiet days are counted — against a replay of each quiet day made here — and it is not recommended; a day the
+ *   live loop ran and degraded on is no quiet day.
  */
 import { createPool, type Pool } from '../../server/db/pool';
 import { writeFileSync } from 'node:fs';
@@ -17,6 +18,8 @@ import { warmupMs } from '../../client/review/tune';
 import { builtInCandidates } from '../../client/review/tune-figures';
 import { parseSiteHealthInput, type SiteHealthConfig } from '../../core/control/config';
 import { replaySite } from '../../tools/replay/engine';
+import type { Controls } from '../../core/control/controls';
+import { readControls, writeControls } from '../../server/db/controls';
 import { CLI, cleanEnv, run } from '../kit/processes';
 import { env } from '../kit/services';
 import { simulateAndIngest } from '../kit/simulated-site';
@@ -118,12 +121,13 @@ describe('a store with no traffic before the wave: no headline', () => {
 describe('a candidate noisy on quiet days: its false degrades counted, not recommended', () => {
   let doc: Review;
   let site: string;
+  let onset: number;
+  let noisy: string;
 
   beforeAll(async () => {
-    let onset: number;
     let dir: string;
     ({ site, onset, dir } = await wave('noisy'));
-    const noisy = join(dir, 'noisy.json');
+    noisy = join(dir, 'noisy.json');
     writeFileSync(noisy, JSON.stringify({ scoring: { bands: { healthyMin: 99 } } }));
     doc = await reviewOf(site, onset, ['--candidate', noisy, '--quiet-days', '2']);
   }, 300_000);
@@ -177,4 +181,58 @@ describe('a candidate noisy on quiet days: its false degrades counted, not recom
     expect(doc.tuning.headline.kind).not.toBe('recommend');
     expect(doc.tuning.headline.kind).not.toBe('unchecked');
   });
+
+  // Last: it adds a live loop's day to the store.
+  test('a day the live loop ran is judged by its band changes: calm, quiet; degraded, left out', async () => {
+    const [latest, before] = doc.tuning.quietDays.days.map((d) => Date.parse(d.day));
+    // The live loop ran the latest quiet day, a tick a minute: judged by its band changes, calm. Then it turns out
+    // to have degraded from 06:00 to 07:00 (far from the incident's search).
+    await pool.query(
+      `INSERT INTO assessments (assessment_key, site, workflow_id, chain_id, tick, assessed_at, result)
+       SELECT $1 || '/live/' || i, $1, 'site-health:' || $1, 'live', i + 1, $2::timestamptz + i * interval '1 minute',
+              '{"assessment": {"state": "scored", "health": {"score": 97}, "parser": {"score": null}, "reasons": []}}'
+         FROM generate_series(0, 1439) AS i`,
+      [site, new Date(latest!)],
+    );
+    const live = await reviewOf(site, onset, ['--candidate', noisy, '--quiet-days', '1']);
+    expect(live.tuning.quietDays.days).toEqual([
+      expect.objectContaining({ day: new Date(latest!).toISOString().slice(0, 10), judgedBy: 'live' }),
+    ]);
+    for (const [at, band] of [
+      [latest! + 6 * H, 'degrading'],
+      [latest! + 7 * H, 'healthy'],
+    ] as const) {
+      const actionKey = `${site}/live/scripted/${band}`;
+      const next: Controls = {
+        concurrencyLimit: band === 'healthy' ? 16 : 8,
+        revisitMultiplier: 1,
+        paused: false,
+        canaryOnly: false,
+        effectiveCostMultiplier: 1,
+        band,
+        reason: `scripted ${band}`,
+      };
+      await writeControls(
+        pool,
+        {
+          site,
+          workflowId: `site-health:${site}`,
+          actionKey,
+          next,
+          changedFields: ['band', 'concurrencyLimit'],
+          routeDiagnosis: null,
+          assessmentKey: null,
+          decisionKey: null,
+          actor: 'control-loop',
+        },
+        await readControls(pool, site),
+      );
+      await pool.query('UPDATE control_audit SET changed_at = $2 WHERE action_key = $1', [actionKey, new Date(at)]);
+    }
+    const again = await reviewOf(site, onset, ['--candidate', noisy, '--quiet-days', '1']);
+    const q = again.tuning.quietDays;
+    expect(q.examined).toBe(2);
+    expect(q.days).toEqual([expect.objectContaining({ day: new Date(before!).toISOString().slice(0, 10) })]);
+    expect(q.shortfall).toBeNull();
+  }, 240_000);
 });
