@@ -27,6 +27,7 @@ import { settingsInForce } from '../loop-record/settings-in-force';
 import { chartLoopOf, type LoopRecord } from '../loop-record/record';
 import { renderReview } from '../review/render';
 import { type Review, reviewSchema } from '../review/schema';
+import { DEFAULT_QUIET_DAYS, parseQuietDays, QUIET_LOOKBACK_DAYS } from '../review/quiet-days';
 import { tune } from '../review/tune';
 import { type Candidate, builtInCandidates } from '../review/tune-figures';
 import { formatDuration } from '../../core/common/durations';
@@ -45,6 +46,7 @@ interface ReviewOptions {
   config?: string;
   candidate?: string[];
   tick?: string;
+  quietDays: string;
   json?: boolean;
 }
 
@@ -156,6 +158,13 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       '--tick <duration>',
       "the loop's tick for the replays (default: the stored ticks' spacing, or the settings' own when replayed)",
     )
+    .option(
+      '--quiet-days <n>',
+      `how many of the site's quiet days (of the ${QUIET_LOOKBACK_DAYS} before the incident, 0 to ` +
+        `${QUIET_LOOKBACK_DAYS}) to replay the settings over for the false alarms they would add, a day of ticks ` +
+        'per setting each; 0 skips them, and then no candidate is recommended',
+      String(DEFAULT_QUIET_DAYS),
+    )
     .option('--json', 'print the review as JSON instead of Markdown')
     .action(async (rawSite: string, options: ReviewOptions) => {
       const site = siteArgument(rawSite);
@@ -172,6 +181,7 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       const beforeMs = searchSpan('--before', options.before);
       const afterMs = searchSpan('--after', options.after);
       const tickFlag = options.tick === undefined ? null : parseDuration('--tick', options.tick);
+      const quietDays = parseQuietDays(options.quietDays);
       // Settings are checked before anything is read; the tick is set once the stored ticks are known.
       let current = replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), options.config);
       // Said after "once with" in the review, and as the current settings' description.
@@ -227,6 +237,8 @@ export function registerReviewCommand(program: Command, context: () => CliContex
         current: { config: withTick(current), settingsFrom },
         candidates,
         peakReachedAt: facts.peak?.reachedAt ?? null,
+        onsetAt: facts.review.early.onset === null ? null : Date.parse(facts.review.early.onset.at),
+        quietDays,
       });
       const chart = options.chart
         ? await writeChart(

@@ -55,7 +55,7 @@ export async function openRecord(pool: Pool, o: OpenRecordOptions): Promise<Open
   const base = fromFile ? replayConfig(o.site, '60s', o.configFile) : inForce!.config;
   const tickMs = o.tickMs ?? base.tickIntervalMs;
   const config: SiteHealthConfig = { ...base, tickIntervalMs: tickMs };
-  const from = new Date((o.replayFrom ?? o.period.from).getTime() - warmupMs(config));
+  const from = new Date((o.replayFrom ?? o.period.from).getTime() - warmupMs([config]));
   const to = new Date(Math.min(o.period.to.getTime(), o.now + 1));
   const ticks = tickTimes(from, to, tickMs).length;
   if (ticks > MAX_REPLAYED_TICKS)

@@ -7,7 +7,7 @@ import { sourceLine } from '../loop-record/source';
 import { formatCrawlerCanaries } from '../../core/canaries/latest';
 import { ACTION_SPAN_MS } from './actions';
 import { PEAK_SHARE, PEAK_WINDOW_MS } from './refusals';
-import type { MilestoneJson, RateSpanJson, Review, RunFigures } from './schema';
+import type { CandidateFigures, MilestoneJson, RateSpanJson, Review, RunFigures, Tuning } from './schema';
 import { PAUSE_DUE_MS } from './onset';
 import { alertLine } from '../../core/control/alerts';
 import { bandLabel } from '../../core/control/band-wording';
@@ -308,12 +308,87 @@ function figuresRow(f: RunFigures, differs: readonly [string, string]): string[]
   return [
     f.name,
     when(f.firstDegradeAt),
+    relative(f.warnAfterOnsetMs, 'the onset') ?? '—',
     when(f.firstPauseAt),
+    relative(f.pauseAfterOnsetMs, 'the onset') ?? '—',
     f.leadMs === null ? '—' : leadText(f.leadMs).replace(' refusals peaked', ''),
     String(f.throttledTicks),
     String(f.warningTicks),
     String(f.notices),
     ...differs,
+  ];
+}
+
+function candidateLine(c: CandidateFigures): string {
+  if (c.noComparison !== null) return `- **${c.name}** — ${c.description}: ${c.noComparison}.`;
+  const warn =
+    c.firstDegradeAt === null
+      ? 'would not have warned'
+      : c.earlierByMs === null
+        ? 'would have warned (the current settings did not)'
+        : c.earlierByMs === 0
+          ? 'would have warned at the same tick'
+          : c.earlierByMs > 0
+            ? `would have warned ${formatDuration(c.earlierByMs)} earlier`
+            : `would have warned ${formatDuration(-c.earlierByMs)} later`;
+  const throttle =
+    c.throttledLess === 0
+      ? 'throttled as many ticks'
+      : c.throttledLess > 0
+        ? `throttled ${plural(c.throttledLess, 'tick')} fewer`
+        : `throttled ${plural(-c.throttledLess, 'tick')} more`;
+  const quiet =
+    c.quiet === null
+      ? ''
+      : `; on the quiet days ${plural(c.quiet.addedDegrades, 'false degrade')} and ` +
+        `${plural(c.quiet.addedPauses, 'pause')} more than the current settings`;
+  return (
+    `- **${c.name}** — ${c.description}: ${warn} and ${throttle}; ${ticksDiffer(c.importantDifferences)} ` +
+    `in band, reasons, controls or notices${quiet}.`
+  );
+}
+
+const quietDayText = (d: Tuning['quietDays']['days'][number]): string =>
+  `${d.day} (quiet ${d.judgedBy === 'live' ? 'live' : 'in the replay'})`;
+
+/** The quiet days: which, how they were judged, and each setting's false alarms over them. */
+function quietDays(t: Tuning): string[] {
+  const q = t.quietDays;
+  if (q.days.length === 0 || q.current === null)
+    return [`**Quiet days:** none replayed (${q.shortfall ?? 'none found'}), so no false alarms were counted.`, ''];
+  const added = (n: number): string => (n > 0 ? `+${n}` : String(n));
+  return [
+    `**Quiet days:** ${q.days.map(quietDayText).join(', ')}` +
+      ` — whole UTC days before the incident with traffic on which the current settings did not degrade, each ` +
+      `replayed at ${formatDuration(q.tickMs)} ticks from the same warm-up under every setting` +
+      `${q.shortfall === null ? '' : ` (${q.shortfall})`}. Their false alarms:`,
+    '',
+    ...table(
+      ['Settings', 'Degrades', 'Pauses', 'Throttled ticks', 'Degrades added', 'Pauses added'],
+      [
+        [
+          t.current.name,
+          String(q.current.degrades),
+          String(q.current.pauses),
+          String(q.current.throttledTicks),
+          '—',
+          '—',
+        ],
+        ...t.candidates.map((c) =>
+          c.quiet === null
+            ? [c.name, '—', '—', '—', '—', '—']
+            : [
+                c.name,
+                String(c.quiet.degrades),
+                String(c.quiet.pauses),
+                String(c.quiet.throttledTicks),
+                added(c.quiet.addedDegrades),
+                added(c.quiet.addedPauses),
+              ],
+        ),
+      ],
+    ),
+    '',
   ];
 }
 
@@ -324,14 +399,19 @@ function tuning(r: Review): string[] {
     '',
     `The incident replayed (\`target-health replay --compare\`'s engine) from ${when(t.from)} to ${when(t.to)} ` +
       `at ${formatDuration(t.tickMs)} ticks with the people's decisions above, once with ${t.settingsFrom} and ` +
-      `once per candidate. Lead is before refusals peaked in the store; throttled ticks are ticks degrading, ` +
-      `resisting, paused or below nominal.`,
+      `once per candidate, every run over the same ticks from the same warm-up before the ` +
+      `${t.incidentFrom === t.onsetAt ? 'onset' : "window's start"} (${when(t.incidentFrom)}), so that its ` +
+      `smoothing and streaks have settled by then. First warnings and pauses count from there and are said from ` +
+      `the onset; lead is before refusals peaked in the store; throttled ticks are ticks degrading, resisting, ` +
+      `paused or below nominal.`,
     '',
     ...table(
       [
         'Settings',
         'First warning',
+        'After the onset',
         'First pause',
+        'Paused after the onset',
         'Lead',
         'Throttled ticks',
         'Ticks degrading/resisting',
@@ -359,36 +439,19 @@ function tuning(r: Review): string[] {
       '',
     );
   }
-  for (const c of t.candidates) {
-    const warn =
-      c.firstDegradeAt === null
-        ? 'would not have warned'
-        : c.earlierByMs === null
-          ? 'would have warned (the current settings did not)'
-          : c.earlierByMs === 0
-            ? 'would have warned at the same tick'
-            : c.earlierByMs > 0
-              ? `would have warned ${formatDuration(c.earlierByMs)} earlier`
-              : `would have warned ${formatDuration(-c.earlierByMs)} later`;
-    const throttle =
-      c.throttledLess === 0
-        ? 'throttled as many ticks'
-        : c.throttledLess > 0
-          ? `throttled ${plural(c.throttledLess, 'tick')} fewer`
-          : `throttled ${plural(-c.throttledLess, 'tick')} more`;
+  out.push(...t.candidates.map(candidateLine), '', ...quietDays(t));
+  // When no candidate was a comparison, "none warned earlier" would read as a verdict: only the headline says why.
+  if (t.headline.kind !== 'no-comparison')
     out.push(
-      `- **${c.name}** — ${c.description}: ${warn} and ${throttle}; ${ticksDiffer(c.importantDifferences)} ` +
-        `in band, reasons, controls or notices.`,
+      t.warnedEarliest === null
+        ? '**Warned earlier:** none of the candidates.'
+        : `**Warned earliest:** ${t.warnedEarliest}.`,
+      t.throttledLeast === null
+        ? '**Throttled less:** none of the candidates.'
+        : `**Throttled least:** ${t.throttledLeast}.`,
     );
-  }
   out.push(
-    '',
-    t.warnedEarliest === null
-      ? '**Warned earlier:** none of the candidates.'
-      : `**Warned earliest:** ${t.warnedEarliest}.`,
-    t.throttledLeast === null
-      ? '**Throttled less:** none of the candidates.'
-      : `**Throttled least:** ${t.throttledLeast}.`,
+    `**Headline:** ${t.headline.text}`,
     '',
     `To look tick by tick: \`target-health replay ${r.site} --from ${t.from} --to ${t.to} --tick ` +
       `${t.tickMs / 1000}s --compare candidate.json\` with a candidate's JSON above in candidate.json.`,

@@ -109,11 +109,21 @@ export const runFiguresSchema = z.object({
   firstPauseAt: iso.nullable(),
   /** First warning before refusals peaked (positive: before), null without a warning or a peak. */
   leadMs: z.number().nullable(),
+  /** First warning and first pause after the incident's onset (negative: before it), null without either. */
+  warnAfterOnsetMs: z.number().nullable(),
+  pauseAfterOnsetMs: z.number().nullable(),
   /** Ticks throttled or paused (the backtest's measure). */
   throttledTicks: z.number().int(),
   /** Ticks in degrading or resisting. */
   warningTicks: z.number().int(),
   notices: z.number().int(),
+});
+
+/** One run over the quiet days: moves into degrading or resisting, pauses, throttled ticks. */
+export const quietFiguresSchema = z.object({
+  degrades: z.number().int(),
+  pauses: z.number().int(),
+  throttledTicks: z.number().int(),
 });
 
 export const candidateSchema = runFiguresSchema.extend({
@@ -127,6 +137,41 @@ export const candidateSchema = runFiguresSchema.extend({
   earlierByMs: z.number().nullable(),
   /** Throttled ticks fewer than the current settings' (negative: more). */
   throttledLess: z.number().int(),
+  /**
+   * Why this candidate is no comparison with the current settings (a replay had not settled before the incident or
+   * their first difference: client/review/settle.ts), null when it is one.
+   */
+  noComparison: z.string().nullable(),
+  /** Over the quiet days: its own false alarms and those it adds to the current settings'; null: none replayed. */
+  quiet: quietFiguresSchema.extend({ addedDegrades: z.number().int(), addedPauses: z.number().int() }).nullable(),
+});
+
+/** What to tune, in one sentence: a recommendation, a trade-off, nothing better, or no comparison. */
+export const headlineSchema = z.object({
+  kind: z.enum(['recommend', 'trade-off', 'unchecked', 'none', 'no-comparison']),
+  /** The candidate the sentence is about, when one. */
+  candidate: z.string().nullable(),
+  text: z.string(),
+});
+
+export const quietDaySchema = z.object({
+  /** The UTC day, `2026-11-21`. */
+  day: z.string(),
+  /** What called it quiet: the live loop's band changes (control_audit), or the current settings' replay. */
+  judgedBy: z.enum(['live', 'replay']),
+  ticks: z.number().int(),
+  scoredTicks: z.number().int(),
+});
+
+export const quietDaysSchema = z.object({
+  /** How many were asked for (`--quiet-days`). */
+  wanted: z.number().int(),
+  days: z.array(quietDaySchema),
+  /** Whole UTC days looked at (most recent first), and in words why fewer than wanted were found, or null. */
+  examined: z.number().int(),
+  shortfall: z.string().nullable(),
+  tickMs: z.number().int(),
+  current: quietFiguresSchema.nullable(),
 });
 
 export const tuningSchema = z.object({
@@ -143,6 +188,15 @@ export const tuningSchema = z.object({
   /** The candidate that warned earliest / throttled least, when one did better than the current settings. */
   warnedEarliest: z.string().nullable(),
   throttledLeast: z.string().nullable(),
+  /** The incident's onset the runs' first warnings are measured from (the review's early.onset), or null. */
+  onsetAt: iso.nullable(),
+  /**
+   * Where the incident starts for the replays: the onset, or the window's start when earlier. The runs' first
+   * warnings and pauses count from here, and they must have settled here (client/review/settle.ts).
+   */
+  incidentFrom: iso,
+  quietDays: quietDaysSchema,
+  headline: headlineSchema,
 });
 
 export const reviewSchema = z.object({
@@ -193,4 +247,7 @@ export type DecisionRow = z.output<typeof decisionSchema>;
 export type RunFigures = z.output<typeof runFiguresSchema>;
 export type CandidateFigures = z.output<typeof candidateSchema>;
 export type Tuning = z.output<typeof tuningSchema>;
+export type QuietFigures = z.output<typeof quietFiguresSchema>;
+export type QuietDays = z.output<typeof quietDaysSchema>;
+export type Headline = z.output<typeof headlineSchema>;
 export type Review = z.output<typeof reviewSchema>;

@@ -343,6 +343,14 @@ describe('a review written to a file', () => {
       // No loop of the site runs: the replays start from the product defaults, and the review says so once.
       expect(t.settingsFrom).toMatch(/^the product defaults \(no settings recorded for /);
       expect(markdown).toContain(`once with ${t.settingsFrom} and once per candidate`);
+      // The store has traffic long before the wave: every run had settled, each is a comparison, measured from the
+      // onset; the headline sums them up (quiet days: the review-tuning test).
+      expect(t.onsetAt).toBe(doc.early.onset!.at);
+      for (const c of t.candidates) {
+        expect(c.noComparison).toBeNull();
+        expect(c.warnAfterOnsetMs).toBe(Date.parse(c.firstDegradeAt!) - Date.parse(t.onsetAt!));
+      }
+      expect(markdown).toContain(`**Headline:** ${t.headline.text}`);
       expect(markdown).not.toMatch(/\bthe the\b/);
     },
   );
@@ -433,6 +441,16 @@ test.each([
       '@dir/r.md',
     ],
     /^target-health: --candidate: 3 given; try at most 2/,
+  ],
+  [
+    'a --quiet-days that is no whole number of days',
+    ['@site', '--incident', '@quiet', '--quiet-days', '2.5', '--out', '@dir/r.md'],
+    /^target-health: --quiet-days: "2\.5" is not a number of days from 0 to 7; give e\.g\. --quiet-days 3, or /,
+  ],
+  [
+    'too many --quiet-days',
+    ['@site', '--incident', '@quiet', '--quiet-days', '8', '--out', '@dir/r.md'],
+    /^target-health: --quiet-days: "8" is not a number of days from 0 to 7; .* --quiet-days 0 to skip the quiet days$/m,
   ],
   [
     'a folder as --out',

@@ -1,5 +1,5 @@
 /**
- * A site with stored history, as a user would make one: `target-health simulate <scenario> --days 3`
+ * A site with stored history, as a user would make one: `target-health simulate <scenario> --days 3` (or more)
  * into a fresh folder, then `target-health ingest` of its NDJSON. The site name is new on every call
  * (`<prefix>-<random>.sim.example`), so tests sharing the database never see each other's traffic.
  */
@@ -17,10 +17,15 @@ export interface SimulatedSite {
   truth: ScenarioTruth;
 }
 
-export async function simulateAndIngest(scenario: string, prefix: string): Promise<SimulatedSite> {
+/** `days`: the simulated period (`simulate --days`), the incident's day last. */
+export async function simulateAndIngest(scenario: string, prefix: string, days = 3): Promise<SimulatedSite> {
   const dir = mkdtempSync(join(env('TH_TEST_DIR'), `${prefix}-`));
   const site = `${prefix}-${randomUUID().slice(0, 8)}.sim.example`;
-  const simulated = await run(CLI, ['simulate', scenario, '--days', '3', '--site', site, '--out', dir], cleanEnv({}));
+  const simulated = await run(
+    CLI,
+    ['simulate', scenario, '--days', String(days), '--site', site, '--out', dir],
+    cleanEnv({}),
+  );
   if (simulated.code !== 0) throw new Error(simulated.stderr);
   const truth = scenarioTruthSchema.parse(JSON.parse(readFileSync(join(dir, `${scenario}.truth.json`), 'utf8')));
   const ingested = await run(

@@ -1,7 +1,8 @@
 import { actionPolicySchema } from '../../../core/control/controls';
 import type { Controls } from '../../../core/control/controls';
 import type { HealthBand } from '../../../core/common/names';
-import type { ReplayNotice, ReplayTick } from '../../../tools/replay/types';
+import type { ReplayTick } from '../../../tools/replay/types';
+import { replayTick, type TickOver } from '../../kit/replay-ticks';
 import type { ScenarioTruth } from '../../../core/scenarios/truth';
 import {
   buildScorecard,
@@ -48,42 +49,9 @@ const controls = (band: HealthBand, over: Partial<Controls> = {}): Controls => (
   ...over,
 });
 
-interface TickOver {
-  band?: HealthBand;
-  reasons?: string[];
-  score?: number | null;
-  notices?: ReplayNotice['kind'][];
-  failingRoutes?: string[];
-  controls?: Controls | null;
-}
-
-function tick(i: number, asOf: string, o: TickOver = {}): ReplayTick {
-  const band = o.band ?? 'healthy';
-  const score = o.score === undefined ? 90 : o.score;
-  return {
-    tick: i,
-    asOf,
-    state: score === null ? 'insufficient-data' : 'scored',
-    score,
-    smoothedScore: score,
-    band,
-    scoredBand: band,
-    parserHealth: null,
-    reasons: o.reasons ?? [],
-    routeVerdict: (o.failingRoutes ?? []).length > 0 ? 'route-specific' : 'none',
-    failingRoutes: o.failingRoutes ?? [],
-    requests: 600,
-    controls: o.controls === undefined ? controls(band) : o.controls,
-    change: null,
-    notices: (o.notices ?? []).map((kind) => ({
-      kind,
-      audience: kind === 'parser_health' ? 'parser_owner' : 'owner',
-      title: kind,
-    })),
-    awaitingSince: null,
-    decisions: [],
-  };
-}
+/** A tick with the band's controls unless given (the scorecard reads them). */
+const tick = (i: number, asOf: string, o: TickOver = {}): ReplayTick =>
+  replayTick(i, asOf, { ...o, controls: o.controls === undefined ? controls(o.band ?? 'healthy') : o.controls });
 
 /** Ticks every 10 minutes from 09:00 to 12:00, with the band given per time (else healthy). */
 function day(bands: Record<string, TickOver>): ReplayTick[] {

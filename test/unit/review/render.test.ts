@@ -13,6 +13,8 @@ const figures = (name: string, first: string | null) => ({
   firstDegradeAt: first,
   firstPauseAt: null,
   leadMs: 10 * 60_000,
+  warnAfterOnsetMs: first === null ? null : Date.parse(first) - Date.parse('2026-11-24T09:55:00.000Z'),
+  pauseAfterOnsetMs: null,
   throttledTicks: 20,
   warningTicks: 15,
   notices: 2,
@@ -120,10 +122,33 @@ const review: Review = reviewSchema.parse({
         importantDifferences: 5,
         earlierByMs: 180_000,
         throttledLess: -4,
+        noComparison: null,
+        quiet: { degrades: 2, pauses: 0, throttledTicks: 30, addedDegrades: 2, addedPauses: 0 },
       },
     ],
     warnedEarliest: 'faster smoothing',
     throttledLeast: null,
+    onsetAt: '2026-11-24T09:55:00.000Z',
+    incidentFrom: '2026-11-24T09:55:00.000Z',
+    quietDays: {
+      wanted: 3,
+      days: [
+        { day: '2026-11-23', judgedBy: 'live', ticks: 1440, scoredTicks: 1440 },
+        { day: '2026-11-22', judgedBy: 'replay', ticks: 1440, scoredTicks: 1400 },
+      ],
+      examined: 7,
+      shortfall: '2 of 3 found: 5 whole UTC days with traffic in the 7 before 2026-11-24, of which 3 degraded live',
+      tickMs: 60_000,
+      current: { degrades: 0, pauses: 0, throttledTicks: 0 },
+    },
+    headline: {
+      kind: 'trade-off',
+      candidate: 'faster smoothing',
+      text:
+        'faster smoothing warned 3 min earlier (2 min after the onset instead of 5 min after the onset), but it ' +
+        'would have added 2 false degrades over 2 quiet days (2026-11-23, 2026-11-22): a trade-off to weigh, not a ' +
+        'recommendation.',
+    },
   },
 });
 
@@ -180,6 +205,48 @@ test('every section, the figures as given, the chart linked by its relative name
   // Each figure has its own column: no bare "30 (5)".
   expect(md).toContain('| Ticks that differ | Of those, in band, reasons, controls or notices |');
   expect(md).toMatch(/\| 2 \| 30 \| 5 \|\n/);
+  // Warnings from the onset, the quiet days' false alarms beside the current settings', the headline's trade-off.
+  expect(md).toContain('| current | 2026-11-24 10:00:00Z | 5 min after the onset | — | — | 10 min before | 20 |');
+  expect(md).toContain('from the same warm-up before the onset (2026-11-24 09:55:00Z)');
+  expect(md).toContain(
+    '**Quiet days:** 2026-11-23 (quiet live), 2026-11-22 (quiet in the replay) — whole UTC days before the ' +
+      'incident',
+  );
+  expect(md).toContain('| faster smoothing | 2 | 0 | 30 | +2 | 0 |');
+  expect(md).toContain('; on the quiet days 2 false degrades and 0 pauses more than the current settings.');
+  expect(md).toContain('**Headline:** faster smoothing warned 3 min earlier (2 min after the onset instead of 5 min');
+});
+
+test('no comparison: the unsettled candidate says why instead of "earlier", and no verdict line is printed', () => {
+  const c = review.tuning.candidates[0]!;
+  const why =
+    'no comparison: the store has no traffic before 2026-11-24 09:55:00Z to settle the smoothing (the current ' +
+    "settings' replay's scores start there, at the onset; settling takes 1 h (6 half-lives of 10 min))";
+  const md = renderReview({
+    ...review,
+    tuning: {
+      ...review.tuning,
+      candidates: [{ ...c, noComparison: why }],
+      warnedEarliest: null,
+      headline: { kind: 'no-comparison', candidate: null, text: `${why}.` },
+    },
+  });
+  expect(md).toContain(`- **faster smoothing** — faster smoothing settings: ${why}.`);
+  expect(md).not.toContain('would have warned');
+  expect(md).not.toContain('**Warned');
+  expect(md).toContain(`**Headline:** no comparison: the store has no traffic before 2026-11-24 09:55:00Z`);
+});
+
+test('quiet days skipped: said, no false alarms counted', () => {
+  const md = renderReview({
+    ...review,
+    tuning: {
+      ...review.tuning,
+      candidates: review.tuning.candidates.map((c) => ({ ...c, quiet: null })),
+      quietDays: { ...review.tuning.quietDays, days: [], current: null, shortfall: 'skipped with --quiet-days 0' },
+    },
+  });
+  expect(md).toContain('**Quiet days:** none replayed (skipped with --quiet-days 0), so no false alarms were counted.');
 });
 
 test('one tick differing, one run, one request: singular', () => {
@@ -190,7 +257,7 @@ test('one tick differing, one run, one request: singular', () => {
     canaries: { ...review.canaries, product: { pass: 1, mismatch: 0, blocked: 0, error: 0 } },
     tuning: { ...review.tuning, candidates: [{ ...c, importantDifferences: 1, throttledLess: 1 }] },
   });
-  expect(md).toContain('throttled 1 tick fewer; 1 tick differs in band, reasons, controls or notices.');
+  expect(md).toContain('throttled 1 tick fewer; 1 tick differs in band, reasons, controls or notices; on the quiet');
   expect(md).toContain("The product's canaries ran 1 time: 1 pass");
   expect(md).toContain('100.0 % of 1 request (minute rollups');
 });

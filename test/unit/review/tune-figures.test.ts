@@ -101,21 +101,32 @@ test(
       ['healthy', 'degrading', 'degrading', 'degrading', 'healthy', 'healthy', 'healthy'],
       [16, 12, 8, 8, 16, 16, 16],
     );
-    const a = runFigures('current', 'current settings', current, c.policy, peak);
+    const a = runFigures('current', 'current settings', current, c.policy, {
+      incidentFrom: T0,
+      peakReachedAt: peak,
+      onsetAt: T0 + M,
+    });
     expect(a).toEqual({
       name: 'current',
       description: 'current settings',
       firstDegradeAt: new Date(T0 + 3 * M).toISOString(),
       firstPauseAt: null,
       leadMs: 3 * M,
+      warnAfterOnsetMs: 2 * M,
+      pauseAfterOnsetMs: null,
       throttledTicks: 3,
       warningTicks: 2,
       notices: 2,
     });
+    const marks = { incidentFrom: T0, peakReachedAt: peak, onsetAt: T0 + M };
+    // Settling is the next tests' subject: a half-life of a second settles in six.
     const b = candidateFigures(
-      { result: current, figures: a },
-      { result: cand, figures: runFigures('faster', 'x', cand, c.policy, peak) },
+      { result: current, figures: a, halfLifeMs: 1000 },
+      { result: cand, figures: runFigures('faster', 'x', cand, c.policy, marks), halfLifeMs: 1000 },
+      { at: T0 + M, what: 'the onset' },
     );
+    expect(b.noComparison).toBeNull();
+    expect(b.quiet).toBeNull();
     expect(b.earlierByMs).toBe(2 * M);
     expect(b.throttledLess).toBe(0);
     expect(b.leadMs).toBe(5 * M);
@@ -131,7 +142,11 @@ test(
         { ...b, name: 'other', throttledLess: 5 },
       ]),
     ).toBe('other');
-    const never = runFigures('none', 'x', result(['healthy', 'healthy']), c.policy, null);
+    const never = runFigures('none', 'x', result(['healthy', 'healthy']), c.policy, {
+      incidentFrom: T0,
+      peakReachedAt: null,
+      onsetAt: null,
+    });
     expect(never.leadMs).toBeNull();
     expect(warnedEarliest(never, [b])).toBe('faster');
     expect(warnedEarliest(a, [{ ...b, earlierByMs: -M }])).toBeNull();
