@@ -15,6 +15,7 @@ import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import type { RouteContext } from '../api/server';
 import type { OpenApiOperation } from '../api/openapi-meta';
 import { LISTED_BANDS } from '../api/schemas/sites';
+import { LookupBudget } from '../api/token-cache';
 import { verifyToken } from '../api/tokens';
 import type { Fleet } from '../fleet/fleet';
 import { readFleet } from '../fleet/read-fleet';
@@ -66,6 +67,9 @@ export async function registerConsoleRoutes(ctx: RouteContext): Promise<void> {
 
 function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
   const { pool, temporal, settings } = ctx;
+  // Sign-in looks tokens up as the bearer check does, so it gets the same cap: at most 100 lookups a minute
+  // per address of tokens that turn out not valid (server/api/token-cache.ts).
+  const lookups = new LookupBudget();
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: FORM_LIMIT },
@@ -123,7 +127,14 @@ function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
       if (elsewhere !== null) return refused(request, reply, elsewhere);
       const body = signInBody.safeParse(request.body ?? {});
       if (!body.success) return sendPage(reply, 400, signInPage({ error: formatIssues(body.error, { root: 'form' }) }));
+      if (!lookups.take(request.ip))
+        return sendPage(
+          reply.header('retry-after', String(lookups.retryAfterS(request.ip))),
+          429,
+          signInPage({ error: 'Too many unknown tokens from this address; wait a minute and try again.' }),
+        );
       const principal = await verifyToken(pool, body.data.token.trim());
+      if (principal !== null) lookups.giveBack(request.ip);
       if (principal === null) {
         request.log.info('console: sign-in refused (unknown or revoked token)');
         return sendPage(reply, 401, signInPage({ error: 'That token is unknown or revoked.' }));

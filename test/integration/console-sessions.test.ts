@@ -205,3 +205,24 @@ test('no token and no session id appears in any log line', async () => {
   expect(all).not.toContain('y'.repeat(43));
   expect(all).not.toContain(id);
 });
+
+test('sign-in looks up at most 100 tokens that are not valid a minute per address, then 429', async () => {
+  const own = await startTestApi(h);
+  try {
+    const attempt = (token: string): Promise<Response> =>
+      fetch(`${own.url}/console/sign-in`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': FORM, origin: own.url },
+        body: form({ token }),
+      });
+    // A valid token found gives its lookup back.
+    expect((await attempt(await own.token(['read']))).status).toBe(303);
+    for (let i = 0; i < 100; i += 1) expect((await attempt(`th_${String(i).padStart(43, 'z')}`)).status).toBe(401);
+    const refused = await attempt(`th_${'q'.repeat(43)}`);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  } finally {
+    await own.close();
+  }
+});
