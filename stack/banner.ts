@@ -37,6 +37,7 @@ export function bannerLines(b: BannerInput): string[] {
     `  PostgreSQL:    DATABASE_URL=${b.shownDatabaseUrl}${b.externalDatabase ? ' (yours, from the environment)' : ''}`,
     `  CLI settings:  ${b.cliSettings.shownPath} (${b.cliSettings.names.join(', ')}; readable by you only)`,
     `  API:           ${b.apiUrl} (OpenAPI: ${b.apiUrl}/openapi.json)`,
+    `  Console:       ${b.apiUrl}/console (sign in with a token of scope read: docs/console.md)`,
     `  Temporal CLI:  ${temporalCliLine(b.temporalCli)}`,
     `  List sites:    ${env} npx target-health temporal workflow list --query "${RUNNING_SITES_QUERY}"`,
     `  Watch a site:  ${env} npx target-health start shop.example.com`,

@@ -24,7 +24,10 @@ export function registerApiCommand(program: Command): void {
         settings,
         logger,
       });
-      process.stdout.write(`target-health API listening on ${api.url} (OpenAPI: ${api.url}/openapi.json)\n`);
+      process.stdout.write(
+        `target-health API listening on ${api.url} (OpenAPI: ${api.url}/openapi.json; ` +
+          `console: ${api.url}/console)\n`,
+      );
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);

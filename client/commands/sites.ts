@@ -1,21 +1,16 @@
 /**
- * `target-health sites`: the fleet at a glance, most urgent first (docs/on-call.md). The rows come from
+ * `target-health sites`: the fleet at a glance, most urgent first (docs/on-call.md), read by
+ * server/fleet/read-fleet.ts (which the console's Fleet page reads too). The rows come from
  * the code behind `GET /v1/sites` (server/api/site-list.ts): the loops' search attributes through Temporal
  * visibility, the raw score and the last control change from PostgreSQL, since when a site waits from
  * the waiting loops' `state` query; the score's sparkline over the last 24 h from `assessments`, in one
  * statement for all listed sites (server/db/score-trend.ts).
  */
 import type { Command } from 'commander';
-import type { SiteSummary } from '../../server/api/schemas/sites';
-import { listSites } from '../../server/api/site-list';
-import { scoreBuckets } from '../../server/db/score-trend';
-import { buildFleet, type Fleet, formatFleet, parseBands, withTrends } from '../on-call/fleet';
-import { trendRange, trendsFrom } from '../on-call/trend';
+import { buildFleet, type Fleet, formatFleet, parseBands } from '../../server/fleet/fleet';
+import { readFleet } from '../../server/fleet/read-fleet';
 import { watch, watchInterval } from '../on-call/watch';
 import type { CliContext } from '../context';
-
-/** Sites per visibility page: the API's largest page. */
-const PAGE = 500;
 
 interface SitesOptions {
   band: string[];
@@ -27,31 +22,9 @@ interface SitesOptions {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-/** Every running loop the filters the visibility store can apply let through, page by page. */
-async function readFleet(context: () => CliContext, filter: Fleet['filter']): Promise<Fleet> {
+async function readFleetOf(context: () => CliContext, filter: Fleet['filter']): Promise<Fleet> {
   const ctx = context();
-  const deps = { client: await ctx.temporal(), pool: await ctx.db() };
-  const rows: SiteSummary[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await listSites(
-      deps,
-      { ...(filter.bands === null ? {} : { bands: filter.bands }), ...(filter.awaiting ? { awaiting: true } : {}) },
-      { limit: PAGE, ...(cursor === undefined ? {} : { cursor }) },
-    );
-    rows.push(...page.sites);
-    cursor = page.next ?? undefined;
-  } while (cursor !== undefined);
-  const now = new Date();
-  const fleet = buildFleet(rows, filter, now);
-  // The sparklines: one statement for every listed site (server/db/score-trend.ts).
-  const range = trendRange(now);
-  const listed = fleet.sites.map((s) => s.site);
-  return withTrends(
-    fleet,
-    range,
-    trendsFrom(await scoreBuckets(deps.pool, listed, range.from, range.to, range.bucketMs), listed, range),
-  );
+  return readFleet({ client: await ctx.temporal(), pool: await ctx.db() }, filter);
 }
 
 export function registerSitesCommand(program: Command, context: () => CliContext): void {
@@ -86,7 +59,7 @@ export function registerSitesCommand(program: Command, context: () => CliContext
       buildFleet([], filter, new Date());
       const intervalMs = options.watch === undefined ? null : watchInterval(options.watch);
       const render = async (): Promise<string> => {
-        const fleet = await readFleet(context, filter);
+        const fleet = await readFleetOf(context, filter);
         return options.json ? `${JSON.stringify(fleet)}\n` : formatFleet(fleet, new Date());
       };
       if (intervalMs === null) {

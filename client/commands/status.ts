@@ -20,7 +20,7 @@ import { explainTick, type TickExplanation } from '../on-call/explain';
 import { type CanaryStatus, type Status, statusBandCause, whatNext } from '../on-call/status';
 import { formatStatus } from '../on-call/status-text';
 import { readStoredTick } from '../on-call/stored-tick';
-import { trendRange, trendsFrom } from '../on-call/trend';
+import { trendRange, trendsFrom } from '../../server/fleet/trend';
 import { siteArgument } from '../site-arg';
 import type { CliContext } from '../context';
 

@@ -7,7 +7,7 @@ import { formatDuration } from '../../core/common/durations';
 import { plural } from '../../core/common/plural';
 import { formatTickContext, scoreSentence, signalLines, type TickExplanation } from './explain';
 import type { CanaryStatus, NextStep } from './status';
-import type { Trend } from './trend';
+import type { Trend } from '../../server/fleet/trend';
 
 const dash = (v: number | null): string => (v === null ? '—' : String(v));
 /** `2026-12-01 11:58:00Z` from an ISO time. */

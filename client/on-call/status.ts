@@ -20,7 +20,7 @@ import { plural } from '../../core/common/plural';
 import { bandCauseSchema } from './band-cause-schema';
 import { addCanaryCommand } from './canary-hint';
 import { tickExplanationSchema } from './explain';
-import { trendSchema } from './trend';
+import { trendSchema } from '../../server/fleet/trend';
 
 // --- What the loop does next -----------------------------------------------------------------------
 

@@ -9,8 +9,8 @@ export interface OpenApiOperation {
   /** One line. */
   summary: string;
   description?: string;
-  /** Grouping in the document: events, controls, sites, decisions, operations. */
-  tag: 'events' | 'controls' | 'sites' | 'decisions' | 'operations';
+  /** Grouping in the document: events, controls, sites, decisions, operations, console. */
+  tag: 'events' | 'controls' | 'sites' | 'decisions' | 'operations' | 'console';
   params?: z.ZodType;
   query?: z.ZodType;
   /** JSON request body (for other media types, describe them in `requestMediaTypes`). */

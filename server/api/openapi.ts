@@ -148,6 +148,7 @@ export const TAG_DESCRIPTIONS: Record<OpenApiOperation['tag'], string> = {
   sites: 'Sites, their loops, states and assessments',
   decisions: "A person's decisions: resume, pause, stop",
   operations: 'Health, readiness, metrics, this document',
+  console: 'The web console (HTML pages for people; a session cookie, not a bearer token: docs/console.md)',
 };
 
 /** The document; throws naming every route without `config.openapi` (the test shows them). */

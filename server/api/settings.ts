@@ -20,6 +20,17 @@ export const apiEnvSchema = z.object({
   TH_API_RATE_LIMIT: int('a number of requests per minute of at least 1', 1, 10_000_000).default(6_000),
   /** Origins allowed by CORS, comma-separated; empty (the default): CORS off. */
   TH_API_CORS_ORIGINS: z.string().default(''),
+  /**
+   * The URL people open the console at, behind a TLS proxy (`https://health.example.com`): its origin is the
+   * one state-changing requests must come from, and https makes the session cookie Secure. Empty: the
+   * request's own scheme and Host.
+   */
+  TH_CONSOLE_PUBLIC_URL: z
+    .union([
+      z.literal(''),
+      z.url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://health.example.com' }),
+    ])
+    .default(''),
   /** Days of minute rollups kept: events older than that get no minute rows (server/config/env.ts loadMinuteDays). */
   TARGET_HEALTH_MINUTE_DAYS: int('a number of days (2-3650)', 2, 3_650).default(DEFAULT_MINUTE_DAYS),
 });

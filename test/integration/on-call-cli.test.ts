@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { workflowIdForSite } from '../../core/common/names';
-import { type Fleet, fleetSchema } from '../../client/on-call/fleet';
+import { type Fleet, fleetSchema } from '../../server/fleet/fleet';
 import { type History, historySchema, type TickRow, type BucketRow } from '../../client/on-call/history';
 import {
   ingestNow,

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { workflowIdForSite } from '../../core/common/names';
 import { type Explained, explainSchema } from '../../client/on-call/explain-at';
-import { fleetSchema } from '../../client/on-call/fleet';
+import { fleetSchema } from '../../server/fleet/fleet';
 import { type Status, decideCommands, statusSchema } from '../../client/on-call/status';
 import { addCanaryCommand, noCanaryWarning } from '../../client/on-call/canary-hint';
 import {

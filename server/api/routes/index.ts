@@ -7,6 +7,7 @@ import { registerMetricsRoutes } from './metrics';
 import { registerOpenApiRoutes } from './openapi';
 import { registerOpsRoutes } from './ops';
 import { registerSitesRoutes } from './sites';
+import { registerConsoleRoutes } from '../../console/routes';
 
 export type RegisterRoutes = (ctx: RouteContext) => void | Promise<void>;
 
@@ -19,4 +20,5 @@ export const ROUTES: readonly RegisterRoutes[] = [
   registerSitesRoutes,
   registerDecisionRoutes,
   registerMetricsRoutes,
+  registerConsoleRoutes,
 ];

@@ -12,7 +12,7 @@ import {
   parseBands,
   siteMatcher,
   urgencyOf,
-} from '../../../client/on-call/fleet';
+} from '../../../server/fleet/fleet';
 import { REASON_ORDER } from '../../../core/scoring/reasons';
 import {
   aggregate,

@@ -1,5 +1,5 @@
-import { SPARK_BARS, SPARK_GAP, sparkline } from '../../../client/on-call/sparkline';
-import { trendRange, trendsFrom } from '../../../client/on-call/trend';
+import { SPARK_BARS, SPARK_GAP, sparkline } from '../../../server/fleet/sparkline';
+import { trendRange, trendsFrom } from '../../../server/fleet/trend';
 
 describe('sparkline', () => {
   test('one bar per value on the fixed 0–100 scale: eighths, ends included', () => {

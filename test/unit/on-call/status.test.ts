@@ -1,5 +1,5 @@
 import { addCanaryCommand, crawlerCanaryNote, noCanaryWarning } from '../../../client/on-call/canary-hint';
-import { buildFleet, fleetSchema, formatFleet, withTrends } from '../../../client/on-call/fleet';
+import { buildFleet, fleetSchema, formatFleet, withTrends } from '../../../server/fleet/fleet';
 import {
   type CanaryStatus,
   type StateForNext,
@@ -8,7 +8,7 @@ import {
   whatNext,
 } from '../../../client/on-call/status';
 import { formatStatus, shortTime } from '../../../client/on-call/status-text';
-import { trendRange, trendsFrom } from '../../../client/on-call/trend';
+import { trendRange, trendsFrom } from '../../../server/fleet/trend';
 import type { SiteHealthState } from '../../../loop/messages';
 import { phaseMs } from '../../../core/control/schedule';
 import type { SiteSummary } from '../../../server/api/schemas/sites';

@@ -4,7 +4,7 @@
  * all listed sites in one statement (server/db/score-trend.ts); this module sets the range and fills the gaps.
  */
 import { z } from 'zod';
-import type { TrendBucketRow } from '../../server/db/score-trend';
+import type { TrendBucketRow } from '../db/score-trend';
 import { sparkline } from './sparkline';
 
 export const TREND_SPAN_MS = 24 * 3_600_000;

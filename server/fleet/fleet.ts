@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import { LISTED_BANDS, siteSummarySchema, type SiteSummary } from '../../server/api/schemas/sites';
+import { LISTED_BANDS, siteSummarySchema, type SiteSummary } from '../api/schemas/sites';
 import { sparkline } from './sparkline';
 import type { Trend, TrendRange } from './trend';
 
@@ -137,7 +137,7 @@ export function buildFleet(rows: readonly SiteSummary[], filter: Fleet['filter']
   };
 }
 
-/** The fleet with each site's score trend (read for all listed sites at once, client/on-call/trend.ts). */
+/** The fleet with each site's score trend (read for all listed sites at once, server/fleet/trend.ts). */
 export function withTrends(fleet: Fleet, range: TrendRange, trends: ReadonlyMap<string, Trend>): Fleet {
   return {
     ...fleet,

@@ -1,0 +1,150 @@
+/**
+ * The console's pages as HTML, pure: each takes what it shows and returns a whole document, every value
+ * escaped by `markup` (./html.ts). Plain CSS in one constant stylesheet (readable from 375 px up: the
+ * fleet table scrolls sideways inside its frame on a phone), no script: every page works as plain HTML
+ * forms and links, with the keyboard, each control labelled.
+ */
+import { createHash } from 'node:crypto';
+import { bandLabel } from '../../core/control/band-wording';
+import { LISTED_BANDS } from '../api/schemas/sites';
+import { ago, type Fleet, type FleetSite } from '../fleet/fleet';
+import { sparkline } from '../fleet/sparkline';
+import { markup, type SafeHtml, trustedHtml } from './html';
+
+const STYLE = [
+  'body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}',
+  'header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;padding:.6rem 1rem;' +
+    'background:#1b2a3a;color:#fff}',
+  'header h1{font-size:1.05rem;margin:0;flex:1}header form{margin:0}',
+  'main{padding:1rem;max-width:100rem;margin:0 auto}',
+  'label{display:block;font-weight:600;margin:.2rem 0}',
+  'input,select,button{font:inherit;padding:.35rem .5rem;border:1px solid #8a939e;border-radius:4px;background:#fff}',
+  'button{cursor:pointer;background:#1f5fa8;color:#fff;border-color:#1f5fa8}',
+  ':focus-visible{outline:3px solid #f0a800;outline-offset:2px}',
+  '.filters{display:flex;flex-wrap:wrap;gap:.75rem;align-items:end;margin-bottom:1rem}',
+  '.filters div{min-width:9rem}.check label{display:inline;font-weight:400}',
+  '.frame{overflow-x:auto;background:#fff;border:1px solid #d5d9de;border-radius:4px}',
+  'table{border-collapse:collapse;width:100%;min-width:60rem}',
+  'th,td{text-align:left;vertical-align:top;padding:.4rem .6rem;border-bottom:1px solid #e3e6ea}',
+  'th{background:#eef1f4;font-size:.85rem}td.num{font-variant-numeric:tabular-nums;white-space:nowrap}',
+  '.spark{font-family:monospace;letter-spacing:-1px;white-space:nowrap}',
+  '.band-resisting{color:#a11}.band-degrading{color:#8a5a00}.band-healthy{color:#1d6b2f}',
+  '.why{color:#4a525b;font-size:.9rem}.error{color:#a11;font-weight:600}',
+  '.sign-in{max-width:28rem;margin:3rem auto;background:#fff;padding:1.5rem;border:1px solid #d5d9de}',
+  '.sign-in input{width:100%;box-sizing:border-box;margin-bottom:1rem}',
+  // At a phone's width each site is a card: one line per column, named by its data-label.
+  '@media (max-width:48rem){table{min-width:0}thead{display:none}tr,td,tbody th{display:block}' +
+    'tbody tr{border-bottom:2px solid #c9ced4;padding:.3rem 0}td,tbody th{border:0;padding:.15rem .6rem}' +
+    'td::before{content:attr(data-label) ": ";font-weight:600;font-size:.85rem;color:#4a525b}}',
+].join('\n');
+
+/** The stylesheet's hash, for the Content-Security-Policy that allows exactly it and nothing else. */
+export const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  `style-src ${STYLE_HASH}`,
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+function page(title: string, body: SafeHtml, header?: SafeHtml): string {
+  return markup`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Target Health</title><style>${trustedHtml(STYLE)}</style></head>
+<body><header><h1>Target Health · ${title}</h1>${header}</header><main>${body}</main></body></html>
+`.text;
+}
+
+export function signInPage(options: { error?: string; next?: string } = {}): string {
+  const error = options.error === undefined ? null : markup`<p class="error" role="alert">${options.error}</p>`;
+  return page(
+    'Sign in',
+    markup`<form class="sign-in" method="post" action="/console/sign-in">
+<p>Sign in with an API token (<code>target-health token create &lt;your name&gt; --scope read</code>; scope
+<code>decide</code> to act). The browser keeps a session cookie, never the token.</p>${error}
+<label for="token">API token</label>
+<input id="token" name="token" type="password" autocomplete="off" required autofocus spellcheck="false">
+<button type="submit">Sign in</button></form>`,
+  );
+}
+
+/** The header of a signed-in page: who, and the sign-out form with the session's CSRF token. */
+function signedIn(who: string, csrfToken: string): SafeHtml {
+  return markup`<span>Signed in as ${who}</span>
+<form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="${csrfToken}">
+<button type="submit">Sign out</button></form>`;
+}
+
+export interface FleetView {
+  fleet: Fleet;
+  /** The filters as the person typed them, put back into the form. */
+  form: { band: string; awaiting: boolean; site: string };
+  who: string;
+  csrfToken: string;
+  now: Date;
+}
+
+function bandCell(s: FleetSite): SafeHtml {
+  if (s.band === null) return markup`—`;
+  // The listing has no tick reasons, so no refusal rule to name: the band as the score put it.
+  const label = bandLabel(s.band, { kind: 'score' });
+  return markup`<span class="band-${s.band}">${label}</span>${s.problem === null ? null : markup` (${s.problem})`}`;
+}
+
+const dash = (v: number | null): string => (v === null ? '—' : String(v));
+
+function waitingCell(s: FleetSite, now: Date): SafeHtml {
+  if (!s.awaitingHuman) return markup`—`;
+  if (s.awaitingSince === null) return markup`yes (since unknown)`;
+  return markup`<time datetime="${s.awaitingSince}">${ago(s.awaitingSince, now)}</time>`;
+}
+
+function changeCell(s: FleetSite, now: Date): SafeHtml {
+  const c = s.lastChange;
+  if (c === null) return markup`—`;
+  return markup`<time datetime="${c.at}">${ago(c.at, now)}</time> ${c.actor}: ${c.change}
+<div class="why">${c.reason}</div>`;
+}
+
+function row(s: FleetSite, now: Date): SafeHtml {
+  const trend = s.trend === null || s.trend.every((p) => p === null) ? '—' : sparkline(s.trend);
+  return markup`<tr><th scope="row">${s.site}</th><td data-label="Band">${bandCell(s)}</td>
+<td class="num" data-label="Score / smoothed">${dash(s.score)} / ${dash(s.smoothedScore)}</td>
+<td class="spark" data-label="Last 24 h" aria-label="score over the last day">${trend}</td>
+<td class="num" data-label="Parser">${dash(s.parserHealth)}</td>
+<td data-label="Waiting since">${waitingCell(s, now)}</td>
+<td data-label="Last change">${changeCell(s, now)}</td></tr>`;
+}
+
+export function fleetPage(v: FleetView): string {
+  const c = v.fleet.counts;
+  const selected = trustedHtml(' selected');
+  const options = ['', ...LISTED_BANDS].map(
+    (b) => markup`<option value="${b}"${b === v.form.band ? selected : null}>${b === '' ? 'any' : b}</option>`,
+  );
+  const summary =
+    `${v.fleet.sites.length} site${v.fleet.sites.length === 1 ? '' : 's'}: ${c.resisting} resisting, ` +
+    `${c.degrading} degrading, ${c.learning} learning, ${c.healthy} healthy; ` +
+    `${v.fleet.awaiting} waiting for a person`;
+  const table =
+    v.fleet.sites.length === 0
+      ? markup`<p>No site matches.</p>`
+      : markup`<div class="frame"><table><caption class="why">Most urgent first</caption><thead><tr>
+<th scope="col">Site</th><th scope="col">Band</th><th scope="col">Score / smoothed</th><th scope="col">Last 24 h</th>
+<th scope="col">Parser</th><th scope="col">Waiting for a person since</th><th scope="col">Last change and why</th>
+</tr></thead><tbody>${v.fleet.sites.map((s) => row(s, v.now))}</tbody></table></div>`;
+  return page(
+    'Fleet',
+    markup`<form class="filters" method="get" action="/console/fleet" role="search">
+<div><label for="band">Band</label><select id="band" name="band">${options}</select></div>
+<div><label for="site">Name contains or matches</label>
+<input id="site" name="site" value="${v.form.site}" placeholder="shop or *.example.com"></div>
+<div class="check"><input id="awaiting" name="awaiting" type="checkbox" value="true"${
+      v.form.awaiting ? trustedHtml(' checked') : null
+    }> <label for="awaiting">Only waiting for a person</label></div>
+<div><button type="submit">Filter</button></div></form>
+<p role="status">${summary}</p>${table}`,
+    signedIn(v.who, v.csrfToken),
+  );
+}

@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto';
+import { buildFleet } from '../../../server/fleet/fleet';
+import { CONTENT_SECURITY_POLICY, fleetPage, signInPage, STYLE_HASH } from '../../../server/console/pages';
+import type { SiteSummary } from '../../../server/api/schemas/sites';
+
+const now = new Date('2026-12-04T12:00:00Z');
+const row = (site: string, extra: Partial<SiteSummary> = {}): SiteSummary => ({
+  site,
+  workflowId: `site-health:${site}`,
+  band: 'healthy',
+  score: 90,
+  smoothedScore: 91,
+  parserHealth: 99,
+  awaitingHuman: false,
+  awaitingSince: null,
+  problem: null,
+  loopStartedAt: null,
+  lastAssessedAt: null,
+  lastChange: null,
+  ...extra,
+});
+
+const view = (rows: SiteSummary[], form = { band: '', awaiting: false, site: '' }) =>
+  fleetPage({
+    fleet: buildFleet(rows, { bands: null, awaiting: false, site: [] }, now),
+    form,
+    who: 'alice@example.com',
+    csrfToken: 'csrf-token-value',
+    now,
+  });
+
+test('the fleet page lists the sites most urgent first, every value escaped', () => {
+  const page = view([
+    row('a.example.com'),
+    row('b.example.com', {
+      band: 'resisting',
+      score: 12,
+      smoothedScore: 18,
+      awaitingHuman: true,
+      awaitingSince: '2026-12-04T09:00:00Z',
+      lastChange: {
+        at: '2026-12-04T09:00:00Z',
+        actor: 'control-loop',
+        change: 'paused',
+        reason: '<img src=x onerror=alert(1)> "quoted"',
+        version: 3,
+      },
+    }),
+  ]);
+  expect(page.indexOf('b.example.com')).toBeLessThan(page.indexOf('a.example.com'));
+  expect(page).not.toContain('<img');
+  expect(page).toContain('&lt;img src=x onerror=alert(1)&gt; &quot;quoted&quot;');
+  expect(page).toContain('12 / 18');
+  expect(page).toContain('3h 00m ago');
+  expect(page).toContain('<input type="hidden" name="csrf" value="csrf-token-value">');
+  expect(page).toContain('Signed in as alice@example.com');
+});
+
+test('the filter form keeps what was typed, escaped, and labels every control', () => {
+  const page = view([], { band: 'degrading', awaiting: true, site: '"><script>' });
+  expect(page).toContain('value="&quot;&gt;&lt;script&gt;"');
+  expect(page).toContain('<option value="degrading" selected>degrading</option>');
+  expect(page).toMatch(/id="awaiting" name="awaiting" type="checkbox" value="true" checked/);
+  for (const id of ['band', 'site', 'awaiting']) {
+    expect(page).toContain(`id="${id}"`);
+    expect(page).toContain(`<label for="${id}">`);
+  }
+  expect(page).toContain('No site matches.');
+});
+
+test('the sign-in page posts the token in the form body and shows an error escaped', () => {
+  const page = signInPage({ error: 'The token "<x>" lacks read' });
+  expect(page).toContain('<form class="sign-in" method="post" action="/console/sign-in">');
+  expect(page).toContain('<label for="token">API token</label>');
+  expect(page).toContain('The token &quot;&lt;x&gt;&quot; lacks read');
+});
+
+test('the Content-Security-Policy allows exactly the page stylesheet, no script', () => {
+  const style = /<style>([\s\S]*?)<\/style>/.exec(signInPage())![1]!;
+  expect(STYLE_HASH).toBe(`'sha256-${createHash('sha256').update(style).digest('base64')}'`);
+  expect(CONTENT_SECURITY_POLICY).toMatch(/^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'/);
+  expect(CONTENT_SECURITY_POLICY).not.toContain('script-src');
+});
