@@ -54,12 +54,11 @@ export function registerExplainCommand(program: Command, context: () => CliConte
       // tick over (a back-fill, logs from before the product ran), where a replay stands in when there is traffic.
       const current =
         stored !== undefined && at.getTime() - Date.parse(stored.assessedAt) <= (await reachOf(pool, site, stored));
-      const traffic = await storedTraffic(
-        pool,
-        site,
-        new Date(at.getTime() - TRAFFIC_LOOKBACK_MS),
-        new Date(at.getTime() + 1),
-      );
+      // Asked only when it decides something: no --config and no live tick then.
+      const traffic =
+        options.config !== undefined ||
+        current ||
+        (await storedTraffic(pool, site, new Date(at.getTime() - TRAFFIC_LOOKBACK_MS), new Date(at.getTime() + 1)));
       const useStored = options.config === undefined && stored !== undefined && (current || !traffic);
       if (!useStored && options.config === undefined && !traffic) {
         if (!span.known)

@@ -57,7 +57,14 @@ export interface PeriodWindows {
 
 /** The minute rollups of `site` in [from, to), once; null when their sums could pass the exact integers. */
 export async function loadPeriodWindows(pool: Pool, site: string, from: Date, to: Date): Promise<PeriodWindows | null> {
-  const { rows } = await pool.query<Record<Count, string> & Omit<WindowRow, Count> & { t: Date }>(
+  const { rows } = await pool.query<
+    Record<Count, string> &
+      Pick<WindowRow, 'route_key' | 'country' | 'pool' | 'session' | 'credits'> & {
+        t: Date;
+        /** `{1,0,3}`: the minute's histogram as text (parsed here, cheaper than pg's array parser). */
+        latency_hist: string | null;
+      }
+  >(
     // The columns COUNTS names, written out (the statement is reviewed as it stands: no interpolation).
     `SELECT bucket AS t, route_key, country, pool, session, requests, hard_blocks, challenges, soft_blocks, errors,
             extraction_ok, extraction_missing, extraction_schema, extraction_empty, valid_records, retries, bytes,
@@ -71,7 +78,7 @@ export async function loadPeriodWindows(pool: Pool, site: string, from: Date, to
   for (const r of rows) {
     const counts = COUNTS.map((c) => Number(r[c]));
     counts.forEach((n, i) => (totals[i]! += n));
-    const hist = r.latency_hist as unknown as string | null;
+    const hist = r.latency_hist;
     minutes.push({
       t: r.t.getTime(),
       routeKey: r.route_key,
