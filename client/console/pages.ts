@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { bandLabel } from '../../core/control/band-wording';
-import { LISTED_BANDS } from '../api/schemas/sites';
-import { ago, type Fleet, type FleetSite } from '../fleet/fleet';
-import { sparkline } from '../fleet/sparkline';
+import { LISTED_BANDS } from '../../server/api/schemas/sites';
+import { ago, type Fleet, type FleetSite } from '../../server/fleet/fleet';
+import { sparkline } from '../../server/fleet/sparkline';
 import { markup, type SafeHtml, trustedHtml } from './html';
 
 const STYLE = [

@@ -1,10 +1,10 @@
 /**
  * The console's sessions in PostgreSQL (server/db/migrations/012_console_sessions.sql): created at sign-in,
  * found by the hash of the cookie's id, touched on use, deleted at sign-out or when found expired. The
- * rules (expiry, hashing) are server/console/session-rules.ts.
+ * rules (expiry, hashing) are client/console/session-rules.ts.
  */
-import type { Pool } from '../db/pool';
-import type { Principal, Scope } from '../api/tokens';
+import type { Pool } from '../../server/db/pool';
+import type { Principal, Scope } from '../../server/api/tokens';
 import { hashSecret, newSecret, SESSION_ABSOLUTE_MS, sessionVerdict } from './session-rules';
 
 export interface ConsoleSession {

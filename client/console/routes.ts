@@ -4,7 +4,7 @@
  *   GET  /console/sign-in    the sign-in form;   POST it: the token in the form body → a session cookie
  *   POST /console/sign-out   ends the session (CSRF token and origin checked)
  *   GET  /console/fleet      every site, most urgent first, filtered by a plain GET form
- * They use no bearer token: the session (server/console/sessions.ts) stands for the token it was
+ * They use no bearer token: the session (client/console/sessions.ts) stands for the token it was
  * opened with. Every POST is checked against the console's own origin, and every POST but sign-in (which
  * has no session yet) carries the session's CSRF token. Form bodies are parsed here only (an
  * encapsulated plugin), so the JSON routes keep refusing them with 415.
@@ -12,13 +12,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { formatIssues } from '@target-health/crawler/events/zod-issues';
-import type { RouteContext } from '../api/server';
-import type { OpenApiOperation } from '../api/openapi-meta';
-import { LISTED_BANDS } from '../api/schemas/sites';
-import { LookupBudget } from '../api/token-cache';
-import { verifyToken } from '../api/tokens';
-import type { Fleet } from '../fleet/fleet';
-import { readFleet } from '../fleet/read-fleet';
+import type { RouteContext } from '../../server/api/server';
+import type { OpenApiOperation } from '../../server/api/openapi-meta';
+import { LISTED_BANDS } from '../../server/api/schemas/sites';
+import { LookupBudget } from '../../server/api/token-cache';
+import { verifyToken } from '../../server/api/tokens';
+import type { Fleet } from '../../server/fleet/fleet';
+import { readFleet } from '../../server/fleet/read-fleet';
 import { CONTENT_SECURITY_POLICY, fleetPage, signInPage } from './pages';
 import { createSession, deleteSession, findSession, type ConsoleSession } from './sessions';
 import {
