@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { buildFleet } from '../../../server/fleet/fleet';
-import { CONTENT_SECURITY_POLICY, fleetPage, signInPage, STYLE_HASH } from '../../../client/console/pages';
+import { CONTENT_SECURITY_POLICY, signInPage, STYLE_HASH } from '../../../client/console/layout';
+import { fleetPage } from '../../../client/console/pages/fleet';
 import type { SiteSummary } from '../../../server/api/schemas/sites';
 
 const now = new Date('2026-12-04T12:00:00Z');
