@@ -8,7 +8,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { formatIssues } from '@target-health/crawler/events/zod-issues';
-import type { HealthBand } from '../../core/common/names';
 import type { ActionPolicy, Controls } from '../../core/control/controls';
 import { decisionControls } from '../../core/control/decide';
 import { type DecisionKind, type ParsedDecision, decisionNotAllowed } from '../../core/control/decisions';
@@ -71,8 +70,6 @@ export interface DecisionPlan {
   payload: DecisionPayload;
   before: Controls | null;
   after: Controls;
-  bandBefore: HealthBand;
-  bandAfter: HealthBand;
   /** The loop after it, in words. */
   loopAfter: string;
   /** Why the loop's gate refuses it now (the loop's own words), or null. */
@@ -123,8 +120,6 @@ export function planDecision(
     payload,
     before: state.controls,
     after,
-    bandBefore: state.band,
-    bandAfter: after.band,
     loopAfter: LOOP_AFTER[decision.kind],
     notAllowed: decisionNotAllowed(decision.kind, gate),
     command: decideCommandLine(decision.kind, state.site, payload),

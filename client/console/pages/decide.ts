@@ -85,7 +85,7 @@ export interface DecideView extends Signed {
 }
 
 function whyField(kind: string, typed: string | undefined): SafeHtml {
-  return markup`<label for="why-${kind}">Why (goes into the audit trail)</label>
+  return markup`<label for="why-${kind}">Why you ${kind} (goes into the audit trail)</label>
 <textarea id="why-${kind}" name="why" rows="2" required maxlength="2000">${typed ?? ''}</textarea>`;
 }
 
@@ -180,7 +180,7 @@ ${hidden('kind', p.kind)}${hidden('why', p.why)}${fields}${hidden('plan', p.fing
 <p role="status">Nothing has been sent yet. This is exactly what will change when you confirm.</p>
 ${comparison(p.before, p.after)}
 <dl class="facts"><dt>Change</dt><dd>${p.before === null ? 'initial controls' : describeChange(p.before, p.after)}</dd>
-<dt>Band</dt><dd>${p.bandBefore} → ${p.bandAfter}</dd><dt>The loop then</dt><dd>${p.loopAfter}</dd>
+<dt>The loop then</dt><dd>${p.loopAfter}</dd>
 <dt>Audited as</dt><dd>${p.who} (the token you signed in with)</dd><dt>Why</dt><dd>${p.why}</dd></dl>
 <h3>The same decision from a terminal</h3><pre><code>${p.command}</code></pre>
 ${confirm}<p><a href="${decidePath(p.site)}">Change or cancel</a> (nothing is sent)</p>`,

@@ -5,6 +5,7 @@ import { ago, type Fleet, type FleetSite } from '../../../server/fleet/fleet';
 import { sparkline } from '../../../server/fleet/sparkline';
 import { markup, type SafeHtml, trustedHtml } from '../html';
 import { page, signedIn } from '../layout';
+import { decidePath } from './decide';
 
 export interface FleetView {
   fleet: Fleet;
@@ -26,8 +27,10 @@ const dash = (v: number | null): string => (v === null ? '—' : String(v));
 
 function waitingCell(s: FleetSite, now: Date): SafeHtml {
   if (!s.awaitingHuman) return markup`—`;
-  if (s.awaitingSince === null) return markup`yes (since unknown)`;
-  return markup`<time datetime="${s.awaitingSince}">${ago(s.awaitingSince, now)}</time>`;
+  // The person on call goes straight from the fleet to deciding (./decide.ts).
+  const decide = markup` · <a href="${decidePath(s.site)}">Decide</a>`;
+  if (s.awaitingSince === null) return markup`yes (since unknown)${decide}`;
+  return markup`<time datetime="${s.awaitingSince}">${ago(s.awaitingSince, now)}</time>${decide}`;
 }
 
 function changeCell(s: FleetSite, now: Date): SafeHtml {

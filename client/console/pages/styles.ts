@@ -14,6 +14,6 @@ export const PAGE_STYLES: readonly string[] = [
   '.decision fieldset{border:1px solid #d5d9de;margin:0 0 .5rem}.decision fieldset label{display:inline;' +
     'font-weight:400}.decision .pair{display:flex;flex-wrap:wrap;gap:.5rem}.decision .pair label{display:block}',
   'table.compare{min-width:0}tr.changed td{background:#fff6d6}',
-  'pre{white-space:pre-wrap;word-break:break-all;background:#eef1f4;padding:.5rem;border-radius:4px}',
+  'pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#eef1f4;padding:.5rem;border-radius:4px}',
   '@media (max-width:48rem){.facts{grid-template-columns:1fr}.facts dd{margin-bottom:.3rem}}',
 ];

@@ -4,6 +4,9 @@ import type { SiteHealthState } from '../../../loop/messages';
 import { checkDecision } from '../../../server/api/decision-send';
 import { cautiousPreview, planDecision, readDecideForm } from '../../../client/console/decide-plan';
 import { decidePage, previewPage, resultPage } from '../../../client/console/pages/decide';
+import { fleetPage } from '../../../client/console/pages/fleet';
+import type { SiteSummary } from '../../../server/api/schemas/sites';
+import { buildFleet } from '../../../server/fleet/fleet';
 
 const SITE = 'shop.example.com';
 const policy = actionPolicySchema().parse({});
@@ -71,7 +74,7 @@ test("a cautious resume's preview: the loop's own controls computation, the gate
   expect(p.before).toEqual(paused);
   expect(p.after).toMatchObject({ concurrencyLimit: 8, revisitMultiplier: 2, paused: false, canaryOnly: false });
   expect({ ...p.after, reason: '' }).toEqual({ ...cautiousPreview(state(), policy), reason: '' });
-  expect([p.bandBefore, p.bandAfter, p.notAllowed]).toEqual(['resisting', 'degrading', null]);
+  expect([p.before?.band, p.after.band, p.notAllowed]).toEqual(['resisting', 'degrading', null]);
   expect(p.command).toBe(
     `target-health decide resume shop.example.com --who bob@example.com --why 'checked by hand: it'\\''s fine' ` +
       '--mode cautious',
@@ -164,7 +167,7 @@ test('the preview: now and after, the command, a confirm form carrying the finge
   expect(page).toMatch(
     /<th scope="row">Concurrency<\/th>\s*<td data-label="Now">16<\/td><td data-label="After">8 <em>\(changes\)<\/em>/,
   );
-  expect(page).toContain('resisting → degrading');
+  expect(page).toContain('<td data-label="Now">resisting</td><td data-label="After">degrading <em>(changes)</em>');
   expect(page).toContain(`<input type="hidden" name="plan" value="${p.fingerprint}">`);
   expect(page).toContain('<input type="hidden" name="mode" value="cautious">');
   expect(page).toContain('Confirm: resume shop.example.com');
@@ -226,4 +229,32 @@ test('the result: the decision, the audit entry, the controls the crawler follow
   expect(page).toContain('concurrency 16→8, unpaused, all traffic, band resisting→degrading');
   expect(page).toContain('it serves us &lt;again&gt;');
   expect(page).toContain('Version 5, written');
+});
+
+test('the Fleet page links each site waiting for a person to its Decide page', () => {
+  const row = (site: string, awaitingHuman: boolean): SiteSummary => ({
+    site,
+    workflowId: `site-health:${site}`,
+    band: awaitingHuman ? 'resisting' : 'healthy',
+    score: 50,
+    smoothedScore: 50,
+    parserHealth: 99,
+    awaitingHuman,
+    awaitingSince: awaitingHuman ? pausedAt : null,
+    problem: null,
+    loopStartedAt: null,
+    lastChange: null,
+    lastAssessedAt: null,
+  });
+  const page = fleetPage({
+    fleet: buildFleet(
+      [row('a.example.com', true), row('b.example.com', false)],
+      { bands: null, awaiting: false, site: [] },
+      now,
+    ),
+    form: { band: '', awaiting: false, site: '' },
+    ...signed,
+  });
+  expect(page).toContain('<a href="/console/sites/a.example.com/decide">Decide</a>');
+  expect(page).not.toContain('/console/sites/b.example.com/decide');
 });
