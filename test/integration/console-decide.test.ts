@@ -67,7 +67,7 @@ const confirmFields = (body: string): Record<string, string> => {
   return fields;
 };
 
-test('a read-only session sees why it cannot decide; its POSTs are refused 403 and logged; nothing changes', async () => {
+test('a read-only session sees why it cannot decide; its POSTs are refused 403, logged; nothing changes', async () => {
   const before = await handle.query(stateQuery);
   const page = await text(await reader.get(decide()));
   expect(page.status).toBe(200);
@@ -111,7 +111,7 @@ test('an empty why is a 400 page naming the field; a bad site a 400, a site with
   expect(await listDecisions(h.pool, site)).toEqual([]);
 });
 
-test('a resume while the site is not waiting is explained, in the preview and when confirmed; nothing changes', async () => {
+test('a resume while the site is not waiting is explained, previewed or confirmed; nothing changes', async () => {
   const preview = await text(await decider.post(`${decide()}/preview`, { kind: 'resume', why: 'looks fine' }));
   expect(preview.status).toBe(409);
   expect(preview.body).toContain(
@@ -124,7 +124,7 @@ test('a resume while the site is not waiting is explained, in the preview and wh
   expect(await listDecisions(h.pool, site)).toEqual([]);
 });
 
-test('pause: preview, confirm, the result as recorded — audited under the token name; then stop, and stop again', async () => {
+test('pause: preview, confirm, the result as recorded, audited under the token name; stop, stop again', async () => {
   const before = await handle.query(stateQuery);
   // A confirm without a preview is not sent: the preview is shown.
   const unpreviewed = await text(await decider.post(decide(), { kind: 'pause', why: 'legal hold' }));

@@ -240,7 +240,8 @@ export const registerDecideRoutes: ConsolePageRoutes = (app, ctx: RouteContext, 
           404,
           site,
           'No such decision',
-          `decision: ${site} has no decision ${q.data.decision}; see the site's decisions with \`target-health history ${site}\``,
+          `decision: ${site} has no decision ${q.data.decision}; see the site's decisions with ` +
+            `\`target-health history ${site}\``,
         );
       const [audit, controls, loop] = await Promise.all([
         decisionAudit(pool, site, decision.decisionKey),

@@ -102,7 +102,8 @@ function decisionForms(v: DecideView): SafeHtml {
       return markup`<section class="panel decision"><h3>${title}</h3><p class="why">Not now: ${refusal}.</p></section>`;
     return markup`<section class="panel decision"><h3>${title}</h3><form method="post" action="${decidePath(
       s.site,
-    )}/preview"><input type="hidden" name="csrf" value="${v.csrfToken}"><input type="hidden" name="kind" value="${kind}">
+    )}/preview"><input type="hidden" name="csrf" value="${v.csrfToken}">
+<input type="hidden" name="kind" value="${kind}">
 ${body}${whyField(kind, typedFor(kind))}<button type="submit">Preview ${kind}</button></form></section>`;
   };
   const c = v.cautious;
@@ -111,7 +112,8 @@ ${body}${whyField(kind, typedFor(kind))}<button type="submit">Preview ${kind}</b
     'Resume',
     markup`<fieldset><legend>How to resume</legend>
 <div><input type="radio" id="mode-cautious" name="mode" value="cautious"${explicit ? null : checked}>
-<label for="mode-cautious">Cautious: concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier} (the degrading band's controls)</label></div>
+<label for="mode-cautious">Cautious: concurrency ${c.concurrencyLimit}, revisit ×${c.revisitMultiplier}
+(the degrading band's controls)</label></div>
 <div><input type="radio" id="mode-explicit" name="mode" value="explicit"${explicit ? checked : null}>
 <label for="mode-explicit">Explicit: the numbers below</label></div>
 <div class="pair"><div><label for="concurrency">Concurrency (1–10000)</label>
@@ -134,13 +136,15 @@ export function decidePage(v: DecideView): string {
     ? markup`<section class="panel"><h2>Decide</h2><p>You are signed in as ${v.who} with the scope${
         v.scopes.length === 1 ? '' : 's'
       } ${v.scopes.join(', ')}: deciding needs a token with the scope <code>decide</code>. An admin gives you one with
-<code>target-health token create &lt;your name&gt; --scope read,decide</code>; then sign out and in again with it.</p></section>`
+<code>target-health token create &lt;your name&gt; --scope read,decide</code>;
+then sign out and in again with it.</p></section>`
     : s.band === 'stopped'
       ? markup`<section class="panel"><h2>Decide</h2><p>The loop was stopped: nothing to decide. Start a new one with
 <code>target-health start ${s.site}</code>.</p></section>`
       : markup`<h2>Decide</h2><p class="why">Each decision is previewed first: nothing is sent until you confirm. It is
 audited under your name, ${v.who}.</p>${error}<div class="decisions">${decisionForms(v)}</div>`;
-  return page(`Decide · ${s.site}`, markup`${nav(s.site)}${situation(s, v.now)}${forms}`, signedIn(v.who, v.csrfToken));
+  const body = markup`${nav(s.site)}${situation(s, v.now)}${forms}`;
+  return page(`Decide · ${s.site}`, body, signedIn(v.who, v.csrfToken));
 }
 
 export interface PreviewView extends Signed {
@@ -154,10 +158,12 @@ function comparison(before: Controls | null, after: Controls): SafeHtml {
   const rows = controlRows(after).map(([label, value], i) => {
     const old = now === null ? '—' : now[i]![1];
     const changed = old !== value;
+    const mark = changed ? markup` <em>(changes)</em>` : null;
     return markup`<tr${changed ? trustedHtml(' class="changed"') : null}><th scope="row">${label}</th>
-<td data-label="Now">${old}</td><td data-label="After">${value}${changed ? markup` <em>(changes)</em>` : null}</td></tr>`;
+<td data-label="Now">${old}</td><td data-label="After">${value}${mark}</td></tr>`;
   });
-  return markup`<div class="frame"><table class="compare"><caption class="why">The controls the crawler follows</caption>
+  return markup`<div class="frame"><table class="compare">
+<caption class="why">The controls the crawler follows</caption>
 <thead><tr><th scope="col">Control</th><th scope="col">Now</th><th scope="col">After you confirm</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`;
 }
@@ -171,7 +177,8 @@ export function previewPage(v: PreviewView): string {
   const confirm =
     p.notAllowed !== null
       ? markup`<p class="error" role="alert">The loop would refuse this now: ${p.notAllowed}. Nothing was sent.</p>`
-      : markup`<form method="post" action="${decidePath(p.site)}"><input type="hidden" name="csrf" value="${v.csrfToken}">
+      : markup`<form method="post" action="${decidePath(p.site)}">
+<input type="hidden" name="csrf" value="${v.csrfToken}">
 ${hidden('kind', p.kind)}${hidden('why', p.why)}${fields}${hidden('plan', p.fingerprint)}
 <button type="submit">Confirm: ${p.kind} ${p.site}</button></form>`;
   return page(
@@ -215,13 +222,15 @@ export function resultPage(v: ResultView): string {
   const controls =
     c === undefined
       ? markup`<p>No controls record for this site.</p>`
-      : markup`<p>Version ${c.version}, written ${when(c.updatedAt.toISOString(), v.now)} by ${c.updatedBy}.</p>${controlsList(c)}`;
+      : markup`<p>Version ${c.version}, written ${when(c.updatedAt.toISOString(), v.now)} by ${c.updatedBy}.</p>
+${controlsList(c)}`;
   const s = v.state;
+  const waiting = s?.awaitingHuman == null ? 'no' : markup`since ${when(s.awaitingHuman.since, v.now)}`;
   const loop =
     s === null
       ? markup`<p>The loop has ended.</p>`
       : markup`<dl class="facts"><dt>Band</dt><dd><span class="band-${s.band}">${s.band}</span></dd>
-<dt>Waiting for a person</dt><dd>${s.awaitingHuman === null ? 'no' : markup`since ${when(s.awaitingHuman.since, v.now)}`}</dd>
+<dt>Waiting for a person</dt><dd>${waiting}</dd>
 <dt>Score / smoothed</dt><dd>${s.score ?? '—'} / ${s.smoothedScore ?? '—'}</dd></dl>`;
   return page(
     `Applied · ${d.kind} ${v.site}`,

@@ -53,7 +53,7 @@ const message = (form: Record<string, string>): string => {
   return checked.ok ? 'ok' : checked.message;
 };
 
-test('the form is read with the API body schema and checked with the workflow schema: one line naming the field', () => {
+test('the form is read with the API body schema, checked with the workflow schema: one line naming the field', () => {
   expect(message({ kind: 'resume', why: '   ' })).toBe(
     'resume: why: required: why, in a sentence (it goes into the audit trail)',
   );
