@@ -90,8 +90,10 @@ test.each([1280, 375])(
       const page = await context.newPage();
       const shot = (name: string): Promise<Buffer> =>
         page.screenshot({ path: join(env('TH_TEST_DIR'), `console-${name}-${width}.png`), fullPage: true });
-      // Sign in with the keyboard: the token field has the focus; type, Enter.
+      // Sign in with the keyboard: the token field takes the focus (autofocus, which Chromium applies after the
+      // page has loaded: wait for it, or the keys go nowhere on a busy machine); type, Enter.
       await page.goto(`${api.url}/console/sign-in`);
+      await page.waitForFunction("document.activeElement !== null && document.activeElement.id === 'token'");
       await page.keyboard.type(await api.token(['read', 'decide'], who));
       await page.keyboard.press('Enter');
       await page.waitForURL(/\/console\/fleet$/);
