@@ -5,6 +5,7 @@ import { ago, type Fleet, type FleetSite } from '../../../server/fleet/fleet';
 import { sparkline } from '../../../server/fleet/sparkline';
 import { markup, type SafeHtml, trustedHtml } from '../html';
 import { page, signedIn } from '../layout';
+import { sitePath } from '../paths';
 
 export interface FleetView {
   fleet: Fleet;
@@ -39,7 +40,8 @@ function changeCell(s: FleetSite, now: Date): SafeHtml {
 
 function row(s: FleetSite, now: Date): SafeHtml {
   const trend = s.trend === null || s.trend.every((p) => p === null) ? '—' : sparkline(s.trend);
-  return markup`<tr><th scope="row">${s.site}</th><td data-label="Band">${bandCell(s)}</td>
+  return markup`<tr><th scope="row"><a href="${sitePath(s.site)}">${s.site}</a></th>
+<td data-label="Band">${bandCell(s)}</td>
 <td class="num" data-label="Score / smoothed">${dash(s.score)} / ${dash(s.smoothedScore)}</td>
 <td class="spark" data-label="Last 24 h" aria-label="score over the last day">${trend}</td>
 <td class="num" data-label="Parser">${dash(s.parserHealth)}</td>

@@ -2,4 +2,17 @@
  * Each page's own CSS rules, appended to the layout's base stylesheet (../layout.ts): one stylesheet for the
  * whole console, so the Content-Security-Policy allows exactly its hash. A page module adds its rules here.
  */
-export const PAGE_STYLES: readonly string[] = [];
+export const PAGE_STYLES: readonly string[] = [
+  // The Site page (./site.ts): sections, a facts list, compact tables, the chart scaled to the screen.
+  '.site section{background:#fff;border:1px solid #d5d9de;border-radius:4px;padding:.2rem 1rem 1rem;margin:1rem 0}' +
+    '.site h2{font-size:1.1rem}.site h3{font-size:1rem}' +
+    '.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0}.facts dt{font-weight:600}' +
+    '.facts dd{margin:0}table.compact{min-width:40rem}tr.reason th,tr.reason td{background:#fff4e5}' +
+    '.links{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:center}' +
+    '.links .action{background:#1f5fa8;color:#fff;padding:.35rem .8rem;border-radius:4px;text-decoration:none}' +
+    '.chart{margin:0;overflow-x:auto}.chart svg{max-width:100%;height:auto}' +
+    '.settings{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}.settings dd{margin:0}' +
+    'code{overflow-wrap:anywhere}' +
+    '@media (max-width:48rem){table.compact{min-width:0}.facts,.settings{grid-template-columns:1fr}' +
+    '.facts dd,.settings dd{margin:0 0 .4rem}}',
+];
