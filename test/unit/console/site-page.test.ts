@@ -8,6 +8,10 @@ import { sitePage, noSitePage, badSiteRequestPage, causeText } from '../../../cl
 import type { SitePageData } from '../../../client/console/site-read';
 import type { ServedRead } from '../../../server/db/served';
 import type { SiteStatus } from '../../../client/on-call/read-status';
+import { decisionMark } from '../../../tools/charts/mark-labels';
+import { renderSvg } from '../../../tools/charts/render';
+import { buildChartSpec } from '../../../tools/charts/spec';
+import { minute, minuteChart } from '../charts/chart-data';
 
 const now = new Date('2026-12-07T10:45:00Z');
 const at = (hhmm: string): Date => new Date(`2026-12-07T${hhmm}:00Z`);
@@ -225,4 +229,17 @@ test('the 404 and 400 pages name the problem, escaped, with the way back', () =>
   const bad = badSiteRequestPage(`site: ${HOSTILE}`, 'alice', 'c');
   expect(bad).not.toContain('<img');
   expect(bad).toContain('<a href="/console/fleet">');
+});
+
+test("the chart's SVG, inserted as it is, carries a hostile decision's words as text only", async () => {
+  const from = Date.UTC(2026, 11, 7, 4);
+  const rates = Array.from({ length: 60 }, (_, i) => minute(from + i * 60_000, 100, 0));
+  const why = `${HOSTILE}<script>alert(2)</script>`;
+  const marks = [decisionMark({ t: from + 30 * 60_000, kind: 'resume', who: HOSTILE, why })];
+  const svg = await renderSvg(buildChartSpec(minuteChart(from, rates, marks)));
+  const page = sitePage({ data: { ...data(), chart: { svg } }, who: 'alice', csrfToken: 'c' });
+  expect(page).toContain('<figure class="chart" role="img"');
+  expect(page).toContain('<svg ');
+  expect(page).not.toMatch(/<img|<script/);
+  expect(page).toContain('&lt;script&gt;alert(2)&lt;/script&gt;');
 });
