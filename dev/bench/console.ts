@@ -19,7 +19,7 @@
  * Options: --sites 1000 (BENCH_SITES), --repeats 30 (BENCH_REPEATS).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
@@ -38,6 +38,11 @@ import { freePort } from '../../stack/free-port';
 import { startTemporalDevServer } from '../../stack/temporal-dev-server';
 import { createWorker } from '../../worker/create-worker';
 import { registerConsoleRoutes } from '../../client/console/routes';
+import { scoreBuckets } from '../../server/db/score-trend';
+import { trendRange } from '../../server/fleet/trend';
+import { readChartData } from '../../tools/charts/read-history';
+import { renderSvg } from '../../tools/charts/render';
+import { buildChartSpec } from '../../tools/charts/spec';
 import { fmt, heading, line, median, percentile, startBenchDb, type BenchDb } from './support';
 
 function option(flag: string, envName: string, fallback: string): string {
@@ -118,17 +123,24 @@ interface Timing {
   p95: number;
 }
 
-async function measure(what: string, request: () => Promise<Response>): Promise<Timing> {
+/** `run` timed WARMUP + REPEATS times, the warm-up runs left out. */
+async function timed(run: () => Promise<void>): Promise<Timing> {
   const times: number[] = [];
   for (let i = 0; i < WARMUP + REPEATS; i++) {
     const t0 = process.hrtime.bigint();
-    const r = await request();
-    const body = await r.text();
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (r.status !== 200) throw new Error(`${what}: status ${r.status}: ${body.slice(0, 300)}`);
-    if (i >= WARMUP) times.push(ms);
+    await run();
+    if (i >= WARMUP) times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   return { median: median(times), p95: percentile(times, 0.95) };
+}
+
+/** A request timed to the last byte of its answer, which must be a 200. */
+function measure(what: string, request: () => Promise<Response>): Promise<Timing> {
+  return timed(async () => {
+    const r = await request();
+    const body = await r.text();
+    if (r.status !== 200) throw new Error(`${what}: status ${r.status}: ${body.slice(0, 300)}`);
+  });
 }
 
 function report(label: string, t: Timing, baseline: Timing | null): void {
@@ -253,14 +265,28 @@ async function main(): Promise<void> {
       const siteBase = await measure('GET /v1/sites/:site', json(`/v1/sites/${BUSY}?history=20`));
       const sitePage = await measure('site page', page(`/console/sites/${BUSY}`));
       const twoWeeks = await measure('site page 14d', page(`/console/sites/${BUSY}?range=14d`));
+      // Parts, in this process: the fleet's sparkline statement, and the day's chart read and drawn.
+      const listed = [...fleet, BUSY];
+      const trend = await timed(async () => {
+        const range = trendRange(new Date());
+        await scoreBuckets(db.pool, listed, range.from, range.to, range.bucketMs);
+      });
+      const chartDay = await timed(async () => {
+        const to = Date.now();
+        await renderSvg(buildChartSpec((await readChartData(db.pool, BUSY, to - DAY, to)).data));
+      });
+      const load = loadavg()[0]!;
 
       heading(`Console server time (${SITES + 1} sites; ${REPEATS} requests each; target ≤ ${TARGET_MS} ms)`);
       report(`baseline: GET /v1/sites, all pages (${SITES + 1} sites)`, fleetBase, null);
       report('Fleet page (/console/fleet)', fleetPage, fleetBase);
+      report('  of it: the sparklines (one statement, every site)', trend, null);
       report(`baseline: GET /v1/sites/${BUSY}?history=20`, siteBase, null);
       report('Site page (chart of the last day)', sitePage, siteBase);
+      report('  of it: the chart of the last day (read + drawn)', chartDay, null);
       report('Site page, ?range=14d (chart of two weeks)', twoWeeks, siteBase);
       line('busy site traffic', `${fmt(events)} events over 14 days, 20,160 stored ticks`);
+      line('load average (1 min) while measuring', `${fmt(load, 1)} on ${cpus().length} cores`);
     } finally {
       await app.close();
     }
