@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../../../server/api/server';
 import type { ConsoleGuard } from '../guard';
 import { registerDecideRoutes } from './decide';
+import { siteRoutes } from './site';
 
 export type ConsolePageRoutes = (app: FastifyInstance, ctx: RouteContext, guard: ConsoleGuard) => void;
 
-export const CONSOLE_PAGE_ROUTES: readonly ConsolePageRoutes[] = [registerDecideRoutes];
+export const CONSOLE_PAGE_ROUTES: readonly ConsolePageRoutes[] = [siteRoutes, registerDecideRoutes];

@@ -15,6 +15,7 @@ import { describeChange } from '../../../core/control/controls';
 import type { DecisionPlan } from '../decide-plan';
 import { markup, type SafeHtml, trustedHtml } from '../html';
 import { page, signedIn } from '../layout';
+import { sitePath } from '../paths';
 
 export interface Signed {
   who: string;
@@ -22,7 +23,7 @@ export interface Signed {
   now: Date;
 }
 
-export const decidePath = (site: string): string => `/console/sites/${encodeURIComponent(site)}/decide`;
+export const decidePath = (site: string): string => sitePath(site, '/decide');
 
 function when(iso: string, now: Date): SafeHtml {
   return markup`<time datetime="${iso}">${iso.replace(/\.\d+Z$/, 'Z')}</time> (${ago(iso, now)})`;
@@ -48,9 +49,8 @@ function controlsList(c: Controls | null): SafeHtml {
 }
 
 const nav = (site: string): SafeHtml =>
-  markup`<nav class="crumbs"><a href="/console/fleet">Fleet</a> › <a href="/console/sites/${encodeURIComponent(
-    site,
-  )}">${site}</a> › <a href="${decidePath(site)}">Decide</a></nav>`;
+  markup`<nav class="crumbs"><a href="/console/fleet">Fleet</a> › <a href="${sitePath(site)}">${site}</a>
+› <a href="${decidePath(site)}">Decide</a></nav>`;
 
 const hidden = (name: string, value: string | undefined): SafeHtml | null =>
   value === undefined ? null : markup`<input type="hidden" name="${name}" value="${value}">`;

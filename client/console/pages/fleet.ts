@@ -5,7 +5,7 @@ import { ago, type Fleet, type FleetSite } from '../../../server/fleet/fleet';
 import { sparkline } from '../../../server/fleet/sparkline';
 import { markup, type SafeHtml, trustedHtml } from '../html';
 import { page, signedIn } from '../layout';
-import { decidePath } from './decide';
+import { sitePath } from '../paths';
 
 export interface FleetView {
   fleet: Fleet;
@@ -28,7 +28,7 @@ const dash = (v: number | null): string => (v === null ? '—' : String(v));
 function waitingCell(s: FleetSite, now: Date): SafeHtml {
   if (!s.awaitingHuman) return markup`—`;
   // The person on call goes straight from the fleet to deciding (./decide.ts).
-  const decide = markup` · <a href="${decidePath(s.site)}">Decide</a>`;
+  const decide = markup` · <a href="${sitePath(s.site, '/decide')}">Decide</a>`;
   if (s.awaitingSince === null) return markup`yes (since unknown)${decide}`;
   return markup`<time datetime="${s.awaitingSince}">${ago(s.awaitingSince, now)}</time>${decide}`;
 }
@@ -42,7 +42,8 @@ function changeCell(s: FleetSite, now: Date): SafeHtml {
 
 function row(s: FleetSite, now: Date): SafeHtml {
   const trend = s.trend === null || s.trend.every((p) => p === null) ? '—' : sparkline(s.trend);
-  return markup`<tr><th scope="row">${s.site}</th><td data-label="Band">${bandCell(s)}</td>
+  return markup`<tr><th scope="row"><a href="${sitePath(s.site)}">${s.site}</a></th>
+<td data-label="Band">${bandCell(s)}</td>
 <td class="num" data-label="Score / smoothed">${dash(s.score)} / ${dash(s.smoothedScore)}</td>
 <td class="spark" data-label="Last 24 h" aria-label="score over the last day">${trend}</td>
 <td class="num" data-label="Parser">${dash(s.parserHealth)}</td>
