@@ -81,8 +81,8 @@ function timelineOf(html: string): string[][] {
     .find('table')
     .first()
     .find('tbody tr')
-    .map((_i, tr) => [[$(tr).find('time').attr('datetime')!, $(tr).find('td').eq(1).text()]])
-    .get() as string[][];
+    .toArray()
+    .map((tr) => [$(tr).find('time').attr('datetime')!, $(tr).find('td').eq(1).text()]);
 }
 
 test('the page of an incident shows the window, timeline and lead time `review --json` prints', async () => {

@@ -5,8 +5,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../../../server/api/server';
 import type { ConsoleGuard } from '../guard';
+import { registerFleetStream } from './fleet-stream';
 import { registerReviewPage } from './review';
 
 export type ConsolePageRoutes = (app: FastifyInstance, ctx: RouteContext, guard: ConsoleGuard) => void;
 
-export const CONSOLE_PAGE_ROUTES: readonly ConsolePageRoutes[] = [registerReviewPage];
+export const CONSOLE_PAGE_ROUTES: readonly ConsolePageRoutes[] = [registerReviewPage, registerFleetStream];
