@@ -14,14 +14,13 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import type { RouteContext } from '../../server/api/server';
-import { LISTED_BANDS } from '../../server/api/schemas/sites';
 import { LookupBudget } from '../../server/api/token-cache';
 import { verifyToken } from '../../server/api/tokens';
-import type { Fleet } from '../../server/fleet/fleet';
 import { readFleet } from '../../server/fleet/read-fleet';
 import { CONTENT_SECURITY_POLICY, signInPage } from './layout';
 import { fleetPage } from './pages/fleet';
 import { consoleGuard } from './guard';
+import { fleetFilterOf, fleetQuery } from './fleet-filter';
 import { CONSOLE_PAGE_ROUTES } from './page-routes/index';
 import { doc, formPost } from './page-routes/openapi-doc';
 import { createSession, deleteSession } from './sessions';
@@ -31,11 +30,6 @@ import { cookieMaxAgeS, sessionCookieHeader } from './session-rules';
 const FORM_LIMIT = 8 * 1024;
 
 const signInBody = z.strictObject({ token: z.string().min(1, { error: 'required: your API token' }).max(200) });
-const fleetQuery = z.strictObject({
-  band: z.union([z.literal(''), z.enum(LISTED_BANDS)]).default(''),
-  awaiting: z.literal('true').optional(),
-  site: z.string().max(200).default(''),
-});
 
 export async function registerConsoleRoutes(ctx: RouteContext): Promise<void> {
   await ctx.app.register((app) => consolePlugin(app, ctx));
@@ -136,22 +130,11 @@ function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
       if (found === null) return toSignIn(reply);
       const { session } = found;
       // A bad filter (an edited URL) shows the whole fleet with a 400, never an error page without the form.
-      const q = fleetQuery.safeParse(request.query ?? {});
-      const band = q.success ? q.data.band : '';
-      const form = {
-        band,
-        awaiting: q.success && q.data.awaiting === 'true',
-        site: q.success ? q.data.site.trim() : '',
-      };
-      const filter: Fleet['filter'] = {
-        bands: band === '' ? null : [band],
-        awaiting: form.awaiting,
-        site: form.site === '' ? [] : [form.site],
-      };
+      const { ok, form, filter } = fleetFilterOf(request.query);
       const fleet = await readFleet({ client: await temporal(), pool }, filter);
       return sendPage(
         reply,
-        q.success ? 200 : 400,
+        ok ? 200 : 400,
         fleetPage({ fleet, form, who: session.principal.name, csrfToken: session.csrfToken, now: new Date() }),
       );
     },

@@ -6,8 +6,15 @@ import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../../../server/api/server';
 import type { ConsoleGuard } from '../guard';
 import { registerDecideRoutes } from './decide';
+import { registerFleetStream } from './fleet-stream';
+import { registerReviewPage } from './review';
 import { siteRoutes } from './site';
 
 export type ConsolePageRoutes = (app: FastifyInstance, ctx: RouteContext, guard: ConsoleGuard) => void;
 
-export const CONSOLE_PAGE_ROUTES: readonly ConsolePageRoutes[] = [siteRoutes, registerDecideRoutes];
+export const CONSOLE_PAGE_ROUTES: readonly ConsolePageRoutes[] = [
+  siteRoutes,
+  registerDecideRoutes,
+  registerReviewPage,
+  registerFleetStream,
+];

@@ -51,12 +51,12 @@ function row(s: FleetSite, now: Date): SafeHtml {
 <td data-label="Last change">${changeCell(s, now)}</td></tr>`;
 }
 
-export function fleetPage(v: FleetView): string {
+/**
+ * The summary line and the table: what the live stream (../fleet-stream.ts) sends again when it changes, so the
+ * page and its updates are the same markup.
+ */
+export function fleetResults(v: Pick<FleetView, 'fleet' | 'now'>): SafeHtml {
   const c = v.fleet.counts;
-  const selected = trustedHtml(' selected');
-  const options = ['', ...LISTED_BANDS].map(
-    (b) => markup`<option value="${b}"${b === v.form.band ? selected : null}>${b === '' ? 'any' : b}</option>`,
-  );
   const summary =
     `${v.fleet.sites.length} site${v.fleet.sites.length === 1 ? '' : 's'}: ${c.resisting} resisting, ` +
     `${c.degrading} degrading, ${c.learning} learning, ${c.healthy} healthy; ` +
@@ -68,6 +68,17 @@ export function fleetPage(v: FleetView): string {
 <th scope="col">Site</th><th scope="col">Band</th><th scope="col">Score / smoothed</th><th scope="col">Last 24 h</th>
 <th scope="col">Parser</th><th scope="col">Waiting for a person since</th><th scope="col">Last change and why</th>
 </tr></thead><tbody>${v.fleet.sites.map((s) => row(s, v.now))}</tbody></table></div>`;
+  return markup`<p role="status">${summary}</p>${table}`;
+}
+
+/** The element the page's script (../assets.ts) fills with the stream's updates. */
+export const FLEET_RESULTS_ID = 'fleet-results';
+
+export function fleetPage(v: FleetView): string {
+  const selected = trustedHtml(' selected');
+  const options = ['', ...LISTED_BANDS].map(
+    (b) => markup`<option value="${b}"${b === v.form.band ? selected : null}>${b === '' ? 'any' : b}</option>`,
+  );
   return page(
     'Fleet',
     markup`<form class="filters" method="get" action="/console/fleet" role="search">
@@ -78,7 +89,8 @@ export function fleetPage(v: FleetView): string {
       v.form.awaiting ? trustedHtml(' checked') : null
     }> <label for="awaiting">Only waiting for a person</label></div>
 <div><button type="submit">Filter</button></div></form>
-<p role="status">${summary}</p>${table}`,
+<div id="${FLEET_RESULTS_ID}">${fleetResults(v)}</div>
+<p class="why" id="fleet-live">Reload to update.</p><script src="/console/assets/fleet-live.js" defer></script>`,
     signedIn(v.who, v.csrfToken),
   );
 }

@@ -25,4 +25,10 @@ export const PAGE_STYLES: readonly string[] = [
     'font-weight:400}.decision .pair{display:flex;flex-wrap:wrap;gap:.5rem}.decision .pair label{display:block}',
   'table.compare{min-width:0}tr.changed td{background:#fff6d6}',
   'pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#eef1f4;padding:.5rem;border-radius:4px}',
+  // The Review page (./review.ts); .crumbs and .facts are Decide's and the Site page's, above.
+  '.title{font-size:1.2rem;margin:.3rem 0}',
+  'section{margin:1.25rem 0}section h2{font-size:1.05rem;border-bottom:1px solid #d5d9de;padding-bottom:.2rem}',
+  'table.review{min-width:48rem}',
+  '.review-chart{margin:0;background:#fff;border:1px solid #d5d9de;padding:.5rem}',
+  '@media (max-width:48rem){table.review{min-width:0}}',
 ];
