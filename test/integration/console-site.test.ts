@@ -137,7 +137,7 @@ test('the Site page: what it served by vendor and marker, examples, reasons, the
   expect(page).toMatch(
     new RegExp(
       String.raw`75% Cloudflare challenge \(marker cloudflare-mitigated-header \) on every route ` +
-        String.raw`since \d{4}-\d\d-\d\d \d\d:\d\d UTC, \d+s ago — 300 requests`,
+        String.raw`since \d{4}-\d\d-\d\d \d\d:\d\d UTC, \d+(s|m) ago — 300 requests`,
     ),
   );
   // The latest examples: time, route, status, title.
