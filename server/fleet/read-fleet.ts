@@ -35,6 +35,6 @@ export async function readFleet(deps: { client: Client; pool: Pool }, filter: Fl
   return withTrends(
     fleet,
     range,
-    trendsFrom(await scoreBuckets(deps.pool, listed, range.from, range.to, range.bucketMs), listed, range),
+    trendsFrom(await scoreBuckets(deps.pool, listed, range), listed, range),
   );
 }
