@@ -37,14 +37,16 @@ export async function scoreBuckets(pool: Pool, sites: readonly string[], range: 
   if (!onGrid) return scoreBucketsFromTicks(pool, sites, range);
   // The kept bucket `to` falls in is read whole: it holds no tick after `to`, as no tick is stored ahead of its
   // time.
+  // Grouped by date_bin, a timestamp, and numbered after: cheaper than numeric epoch arithmetic on every row.
   const { rows } = await pool.query<TrendBucketRow>(
     `SELECT site,
-            floor(extract(epoch FROM bucket - $2::timestamptz) * 1000 / $4::float8)::int AS bucket,
+            ((date_part('epoch', date_bin($4::float8 * interval '1 millisecond', bucket, $2::timestamptz))
+              - date_part('epoch', $2::timestamptz)) * 1000 / $4::float8)::int AS bucket,
             CASE WHEN sum(scored) > 0 THEN sum(score_sum)::float8 / sum(scored) END AS mean,
             sum(ticks)::int AS ticks
        FROM assessment_score_buckets
       WHERE site = ANY($1::text[]) AND bucket >= $2 AND bucket < $3
-      GROUP BY 1, 2`,
+      GROUP BY site, date_bin($4::float8 * interval '1 millisecond', bucket, $2::timestamptz)`,
     [sites, range.from, range.to, range.bucketMs],
   );
   return rows;
