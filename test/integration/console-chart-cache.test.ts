@@ -52,7 +52,7 @@ const uncached = async (now: Date): Promise<string> => {
   return renderSvg(buildChartSpec((await readChartData(h.pool, site, to - DAY, to)).data));
 };
 
-test('a reload draws nothing; a tick, traffic and a decision each show the chart an uncached drawing shows', async () => {
+test('a reload draws nothing; a tick, traffic and a decision each show what an uncached drawing shows', async () => {
   // A "now" ahead of every change the test makes, so each lands inside the chart's range.
   const now = new Date(Date.now() + 2 * MINUTE);
   const counts = (): { draws: number; hits: number } => ({ draws: siteCharts.draws, hits: siteCharts.hits });
