@@ -130,7 +130,7 @@ test('bulk and single inserts, re-inserts, a late tick, an update, a delete: the
 
 test('a history written before the migration is backfilled; TRUNCATE empties the buckets', async () => {
   // The migration's own SQL, down then up (node-pg-migrate, an ES module, runs outside Jest: test/kit/processes.ts).
-  const [up, down] = readFileSync(join(MIGRATIONS_DIR, '015_assessment_score_buckets.sql'), 'utf8')
+  const [up, down] = readFileSync(join(MIGRATIONS_DIR, '014_assessment_score_buckets.sql'), 'utf8')
     .replace('-- Up Migration', '')
     .split('-- Down Migration');
   await db.pool.query(down!);
