@@ -22,6 +22,12 @@ import { hashSecret } from '../session-rules';
 import type { ConsolePageRoutes } from './index';
 import { doc } from './openapi-doc';
 
+/**
+ * How old a kept read of the fleet may be and still answer the page at once, while a new one is made: the
+ * page's stream brings the new read a moment later. Control changes never wait behind it (they drop the read).
+ */
+const STALE_MS = 60_000;
+
 /** What a browser waits before reconnecting after the connection drops (a server restart). */
 const RETRY_MS = 3_000;
 
@@ -30,6 +36,9 @@ export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
   const snapshot = new FleetSnapshot({
     readAll: async () => readFleet({ client: await temporal(), pool }, { bands: null, awaiting: false, site: [] }),
     maxAgeMs: REFRESH_MS,
+    staleMs: STALE_MS,
+    onBackgroundError: (err) =>
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'console fleet: a background read failed'),
   });
   // Held for the API's life: the feed is always running, a listener costs nothing until a change.
   const stopInvalidating = app.controlsFeed.onChange(() => snapshot.invalidate());
@@ -56,11 +65,20 @@ export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
       // A bad filter (an edited URL) shows the whole fleet with a 400, never an error page without the form.
       const { ok, form, filter } = fleetFilterOf(request.query);
       const now = new Date();
-      const fleet = narrowFleet(await snapshot.get(), filter, now);
+      const kept = await snapshot.get();
+      const fleet = narrowFleet(kept.fleet, filter, now);
+      const stale = now.getTime() - kept.readAt >= REFRESH_MS;
       return guard.sendPage(
         reply,
         ok ? 200 : 400,
-        fleetPage({ fleet, form, who: session.principal.name, csrfToken: session.csrfToken, now }),
+        fleetPage({
+          fleet,
+          form,
+          who: session.principal.name,
+          csrfToken: session.csrfToken,
+          now,
+          ...(stale ? { listedAt: new Date(kept.readAt) } : {}),
+        }),
       );
     },
   );

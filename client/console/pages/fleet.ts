@@ -14,6 +14,11 @@ export interface FleetView {
   who: string;
   csrfToken: string;
   now: Date;
+  /**
+   * When the fleet shown was listed, given when that is older than the live updates' interval (an earlier read
+   * answered at once: ../fleet-snapshot.ts); the summary then says how old it is.
+   */
+  listedAt?: Date;
 }
 
 function bandCell(s: FleetSite): SafeHtml {
@@ -55,12 +60,13 @@ function row(s: FleetSite, now: Date): SafeHtml {
  * The summary line and the table: what the live stream (../fleet-stream.ts) sends again when it changes, so the
  * page and its updates are the same markup.
  */
-export function fleetResults(v: Pick<FleetView, 'fleet' | 'now'>): SafeHtml {
+export function fleetResults(v: Pick<FleetView, 'fleet' | 'now' | 'listedAt'>): SafeHtml {
   const c = v.fleet.counts;
+  const listed = v.listedAt === undefined ? '' : ` (scores as listed ${ago(v.listedAt.toISOString(), v.now)})`;
   const summary =
     `${v.fleet.sites.length} site${v.fleet.sites.length === 1 ? '' : 's'}: ${c.resisting} resisting, ` +
     `${c.degrading} degrading, ${c.learning} learning, ${c.healthy} healthy; ` +
-    `${v.fleet.awaiting} waiting for a person`;
+    `${v.fleet.awaiting} waiting for a person${listed}`;
   const table =
     v.fleet.sites.length === 0
       ? markup`<p>No site matches.</p>`

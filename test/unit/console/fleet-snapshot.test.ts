@@ -1,8 +1,9 @@
 /**
- * The Fleet page's snapshot: a read answers requests for `maxAgeMs`, requests during a read share it, a
- * control change drops what was kept (and a read begun before it is not kept), the stream's refresh reads anew.
+ * The Fleet page's snapshot: a read answers requests for `maxAgeMs`, then at once up to `staleMs` while a new
+ * read is made behind it; requests during a read share it; a control change drops what was kept (and a read
+ * begun before it is not kept); the stream's refresh reads anew.
  */
-import { FleetSnapshot } from '../../../client/console/fleet-snapshot';
+import { FleetSnapshot, type KeptFleet } from '../../../client/console/fleet-snapshot';
 import { buildFleet, type Fleet } from '../../../server/fleet/fleet';
 import { row } from './fleet-rows';
 
@@ -16,6 +17,7 @@ function snapshotOver() {
   const snapshot = new FleetSnapshot({
     readAll: () => new Promise<Fleet>((resolve) => pending.push(resolve)),
     maxAgeMs: 5_000,
+    staleMs: 60_000,
     now: () => clock,
   });
   return {
@@ -26,9 +28,12 @@ function snapshotOver() {
   };
 }
 
-const siteOf = async (p: Promise<Fleet>): Promise<string> => (await p).sites[0]!.site;
+const siteOf = async (p: Promise<Fleet | KeptFleet>): Promise<string> => {
+  const got = await p;
+  return ('fleet' in got ? got.fleet : got).sites[0]!.site;
+};
 
-test('requests during a read share it; a read answers for maxAgeMs, then a new one is made', async () => {
+test('requests during a read share it; a read answers for maxAgeMs, then at once while a new one is made', async () => {
   const t = snapshotOver();
   const a = t.snapshot.get();
   const b = t.snapshot.get();
@@ -38,12 +43,28 @@ test('requests during a read share it; a read answers for maxAgeMs, then a new o
   t.tick(4_999);
   expect(await siteOf(t.snapshot.get())).toBe('one.example.com');
   expect(t.snapshot.reads).toBe(1);
+  // Older than maxAgeMs: the kept read answers at once (with its time), and a new read begins behind it.
   t.tick(1);
-  const c = t.snapshot.get();
+  const c = await t.snapshot.get();
+  expect([c.fleet.sites[0]!.site, c.readAt]).toEqual(['one.example.com', 0]);
   expect(t.pending()).toBe(1);
   t.finish('two.example.com');
-  expect(await siteOf(c)).toBe('two.example.com');
+  await Promise.resolve();
+  expect(await siteOf(t.snapshot.get())).toBe('two.example.com');
   expect(t.snapshot.reads).toBe(2);
+});
+
+test('a read older than staleMs answers nothing: the request waits for a new one', async () => {
+  const t = snapshotOver();
+  const a = t.snapshot.get();
+  t.finish('old.example.com');
+  await a;
+  t.tick(60_000);
+  const b = t.snapshot.get();
+  expect(t.pending()).toBe(1);
+  t.finish('new.example.com');
+  expect(await b).toMatchObject({ readAt: 60_000 });
+  expect(await siteOf(b)).toBe('new.example.com');
 });
 
 test('a control change drops the kept read, and a read begun before it is neither kept nor joined', async () => {
@@ -83,6 +104,7 @@ test('a failed read is not kept: the next request tries again', async () => {
     readAll: () =>
       ++calls === 1 ? Promise.reject(new Error('visibility down')) : Promise.resolve(fleetOf('ok.example.com')),
     maxAgeMs: 5_000,
+    staleMs: 60_000,
   });
   await expect(snapshot.get()).rejects.toThrow('visibility down');
   expect(await siteOf(snapshot.get())).toBe('ok.example.com');

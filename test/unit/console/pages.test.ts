@@ -77,3 +77,13 @@ test("the Content-Security-Policy allows the stylesheet and the console's own sc
   ]);
   expect(CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-inline|unsafe-eval|https?:|\*/);
 });
+
+test('a fleet listed earlier than the live interval says how old its scores are; a fresh one says nothing', () => {
+  const fleet = buildFleet([row('a.example.com')], { bands: null, awaiting: false, site: [] }, now);
+  const base = { fleet, form: { band: '', awaiting: false, site: '' }, who: 'alice', csrfToken: 't', now };
+  expect(fleetPage({ ...base, listedAt: new Date(now.getTime() - 42_000) })).toContain(
+    '<p role="status">1 site: 0 resisting, 0 degrading, 0 learning, 1 healthy; 0 waiting for a person (scores as ' +
+      'listed 42s ago)</p>',
+  );
+  expect(fleetPage(base)).toContain('0 waiting for a person</p>');
+});
