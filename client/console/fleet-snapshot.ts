@@ -90,3 +90,74 @@ export class FleetSnapshot {
     this.reading = null;
   }
 }
+
+export interface FleetWarmerOptions {
+  /** The shortest wait between two reads. */
+  minEveryMs: number;
+  /** The share of the time spent reading: a read of `d` ms is followed by a wait of `d / dutyShare`. */
+  dutyShare: number;
+  onError: (err: unknown) => void;
+  now?: () => number;
+}
+
+/** The wait after a read that took `readMs`: the listing costs at most `dutyShare` of the time. */
+export function warmDelay(readMs: number, o: Pick<FleetWarmerOptions, 'minEveryMs' | 'dutyShare'>): number {
+  return Math.max(o.minEveryMs, Math.ceil(readMs / o.dutyShare));
+}
+
+/**
+ * Keeps a snapshot's read young while the API runs, so the first Fleet page after a quiet hour answers from a
+ * read rather than waiting for a listing: a read at start, then again after `warmDelay` (a bounded share of the
+ * time, whatever the fleet's size), and soon after a control change dropped the kept read.
+ */
+export class FleetWarmer {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private pokedWhileRunning = false;
+  private stopped = false;
+
+  constructor(
+    private readonly snapshot: FleetSnapshot,
+    private readonly o: FleetWarmerOptions,
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** A read soon (a control change dropped the kept read); a burst of changes costs one read. */
+  poke(afterMs = 200): void {
+    if (this.running) this.pokedWhileRunning = true;
+    else this.schedule(afterMs);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.run(), ms);
+    this.timer.unref();
+  }
+
+  private async run(): Promise<void> {
+    const now = this.o.now ?? Date.now;
+    const t0 = now();
+    this.running = true;
+    try {
+      await this.snapshot.read();
+    } catch (err) {
+      // After stop (the API closing), a read cut short is no news.
+      if (!this.stopped) this.o.onError(err);
+    } finally {
+      this.running = false;
+    }
+    if (this.pokedWhileRunning) {
+      this.pokedWhileRunning = false;
+      this.schedule(0);
+    } else this.schedule(warmDelay(now() - t0, this.o));
+  }
+}

@@ -16,13 +16,14 @@
  * The seeded tables are vacuumed and analysed, as autovacuum would have them in steady state.
  * Requests are sent one at a time from this process over HTTP (a session cookie, or a read token for the JSON),
  * after 3 warm-up requests each; the figure is the time to the last byte of the answer. The Fleet page's cold
- * figure is its first request since the API started; its steady figure requests one after another (a read of the
- * fleet answers for 5 s: client/console/fleet-snapshot.ts); its next figure 5 requests each made 5 s after the
- * last (the kept read answers at once while a new one is made behind it). The Site page's cold figures are with
- * no chart kept (client/console/chart-cache.ts emptied before each request), its warm ones a reload that finds
- * the same data (the busy loop's 60 s ticks still land during them, as they would). Parts are timed in this
- * process: the sparklines from the kept buckets and from the ticks (the plain statement), the day chart's read and
- * drawing.
+ * figure is its first request since the API started (the API lists the fleet at start); its steady figure
+ * requests one after another (a read of the fleet answers for 5 s: client/console/fleet-snapshot.ts); its next
+ * figure 5 requests each made 5 s after the last (the kept read answers at once while a new one is made behind
+ * it); its after-a-change figure 5 requests each made just after a control change dropped the kept read (they
+ * wait for a listing). The Site page's cold figures are with no chart kept (client/console/chart-cache.ts
+ * emptied before each request), its warm ones a reload that finds the same data (the busy loop's 60 s ticks still
+ * land during them, as they would). Parts are timed in this process: the sparklines from the kept buckets and
+ * from the ticks (the plain statement), the day chart's read and drawing.
  *
  * Options: --sites 1000 (BENCH_SITES), --repeats 30 (BENCH_REPEATS).
  */
@@ -305,6 +306,16 @@ async function main(): Promise<void> {
       const fleetCold = await timed(() => request('fleet page', page('/console/fleet')), { warmup: 0, runs: 1 });
       const fleetBase = await measure('GET /v1/sites', allSites);
       const fleetPage = await measure('fleet page', page('/console/fleet'));
+      // Each request just after a control change (announced as the site_controls trigger does): the kept read is
+      // dropped, so the page waits for a listing.
+      const fleetAfterChange = await measure('fleet page', page('/console/fleet'), {
+        warmup: 0,
+        runs: 5,
+        before: async () => {
+          await db.pool.query(`SELECT pg_notify('th_controls', $1)`, [JSON.stringify({ site: BUSY, version: 1 })]);
+          await sleep(50);
+        },
+      });
       // Each request 5 s after the last (client/console/fleet-snapshot.ts): the kept read answers at once and a
       // new one is made behind it.
       const fleetExpired = await measure('fleet page', page('/console/fleet'), {
@@ -362,9 +373,10 @@ async function main(): Promise<void> {
 
       heading(`Console server time (${SITES + 1} sites; ${REPEATS} requests each; target ≤ ${TARGET_MS} ms)`);
       report(`baseline: GET /v1/sites, all pages (${SITES + 1} sites)`, fleetBase, null);
-      report('Fleet page (/console/fleet), first request (cold: reads the fleet)', fleetCold, fleetBase);
+      report('Fleet page (/console/fleet), first request (finds the read the API made at start)', fleetCold, fleetBase);
       report(`Fleet page, steady use (a read answers for ${REFRESH_MS / 1000} s)`, fleetPage, fleetBase);
       report(`Fleet page, each request ${REFRESH_MS / 1000} s after the last (5 runs)`, fleetExpired, fleetBase);
+      report('Fleet page, just after a control change (waits for a listing; 5 runs)', fleetAfterChange, fleetBase);
       report('  of it: the visibility list (Temporal, pages of 500)', visibility, null);
       report('  of it: latest scores and changes (2 statements)', listStatements, null);
       report('  of it: the sparklines (kept buckets, every site)', trend, null);
