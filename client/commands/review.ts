@@ -20,7 +20,10 @@ import { runningSettingsOf, type RunningSettings } from '../running-settings';
 import type { Pool } from '../../server/db/pool';
 import { parseDuration } from '../durations';
 import { parseWhen } from '../on-call/times';
-import { gatherFacts, searchRange } from '../review/gather';
+import { gatherFacts, incidentAround, searchRange } from '../review/gather';
+import { parseMark } from '../review/mark';
+import { recordIncidentMark } from '../../server/db/incident-marks';
+import { loginName } from './configure';
 import { ONSET_LOOKBACK_MS } from '../review/onset';
 import { openRecord, storedTicksIn } from '../loop-record/open';
 import { settingsInForce } from '../loop-record/settings-in-force';
@@ -48,6 +51,9 @@ interface ReviewOptions {
   tick?: string;
   quietDays: string;
   json?: boolean;
+  mark?: string;
+  why?: string;
+  who?: string;
 }
 
 /** The furthest a search reaches either side of T: a replay of longer is minutes of work. */
@@ -166,6 +172,13 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       String(DEFAULT_QUIET_DAYS),
     )
     .option('--json', 'print the review as JSON instead of Markdown')
+    .option(
+      '--mark <verdict>',
+      'instead of a review, mark the incident at --incident `right` or `false-alarm` for `target-health tune` ' +
+        '(with --why; stored with who and when)',
+    )
+    .option('--why <why>', 'with --mark: why, in a sentence (goes into the audit trail)')
+    .option('--who <who>', 'with --mark: who marks it; default: your login name')
     .action(async (rawSite: string, options: ReviewOptions) => {
       const site = siteArgument(rawSite);
       const now = Date.now();
@@ -182,6 +195,7 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       const afterMs = searchSpan('--after', options.after);
       const tickFlag = options.tick === undefined ? null : parseDuration('--tick', options.tick);
       const quietDays = parseQuietDays(options.quietDays);
+      const mark = options.mark === undefined ? null : parseMark({ ...options, mark: options.mark }, loginName);
       // Settings are checked before anything is read; the tick is set once the stored ticks are known.
       let current = replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), options.config);
       // Said after "once with" in the review, and as the current settings' description.
@@ -222,6 +236,22 @@ export function registerReviewCommand(program: Command, context: () => CliContex
         const inForce = await settingsInForce(pool, site, new Date(t), range, running);
         current = inForce.config;
         settingsFrom = inForce.from;
+      }
+      if (mark !== null) {
+        const { window } = await incidentAround(opened.record, { site, t, beforeMs, afterMs, now });
+        const stored = await recordIncidentMark(pool, {
+          site,
+          incidentAt: new Date(t),
+          incidentFrom: new Date(Math.min(window.from, t)),
+          incidentTo: new Date(Math.max(window.to, t)),
+          ...mark,
+        });
+        process.stdout.write(
+          `marked the incident of ${site} from ${stored.incidentFrom.toISOString()} to ` +
+            `${stored.incidentTo.toISOString()} ${options.mark} (by ${stored.who} at ` +
+            `${stored.markedAt.toISOString()}): ${stored.why}\n`,
+        );
+        return;
       }
       const facts = await gatherFacts(pool, opened.record, { site, t, beforeMs, afterMs, now });
       const tickMs = tickFlag ?? facts.tickMs ?? DEFAULT_TICK_MS;

@@ -64,12 +64,19 @@ export interface Span {
   tickMs: number;
 }
 
-/** Replays `span` under each configuration (the tick of the span replaces theirs), in the order given. */
-export async function replaySpan(
-  pool: Pool,
-  span: Span,
-  configs: readonly SiteHealthConfig[],
-): Promise<ReplayResult[]> {
+/** A span opened once, replayed under as many settings as asked: its decisions read once, its windows shared. */
+export interface OpenSpan {
+  span: Span;
+  /** Replays the span under `config` (the span's tick replaces the config's). */
+  run(config: SiteHealthConfig): Promise<ReplayResult>;
+}
+
+/**
+ * Opens `span` for replays: the stored decisions of the span are read and parsed once, the tick times computed once,
+ * and every run shares the assessment's reads (sharedReads): `tune`'s search replays one span under dozens of
+ * candidate settings, and only the first run pays for the store's reads.
+ */
+export async function openSpan(pool: Pool, span: Span): Promise<OpenSpan> {
   const from = new Date(span.from);
   const to = new Date(span.to);
   const parsed = replayDecisions(await readDecisions(pool, span.site, from, to));
@@ -77,10 +84,10 @@ export async function replaySpan(
   if (!parsed.ok) throw new Error(`stored decisions of ${span.site} do not parse: ${parsed.message}`);
   const at = tickTimes(from, to, span.tickMs);
   const deps = sharedReads();
-  const out: ReplayResult[] = [];
-  for (const config of configs) {
-    out.push(
-      await replaySite(pool, {
+  return {
+    span,
+    run: (config) =>
+      replaySite(pool, {
         site: span.site,
         from,
         to,
@@ -90,7 +97,17 @@ export async function replaySpan(
         decisions: parsed.decisions,
         deps,
       }),
-    );
-  }
+  };
+}
+
+/** Replays `span` under each configuration (the tick of the span replaces theirs), in the order given. */
+export async function replaySpan(
+  pool: Pool,
+  span: Span,
+  configs: readonly SiteHealthConfig[],
+): Promise<ReplayResult[]> {
+  const opened = await openSpan(pool, span);
+  const out: ReplayResult[] = [];
+  for (const config of configs) out.push(await opened.run(config));
   return out;
 }
