@@ -14,12 +14,12 @@ import { dailyBaselines } from '../../tools/charts/series';
 import { readDayTotals, readRateBuckets } from '../../tools/charts/read-history';
 import { openRecord, storedTicksIn } from '../loop-record/open';
 import { settingsInForce } from '../loop-record/settings-in-force';
-import type { RunningSettings } from '../running-settings';
 import { readDecisions } from '../review/gather';
 import { normalAt, ONSET_REFUSAL_EXCESS } from '../review/onset';
 import { daysWithTraffic } from '../review/quiet-days';
 import { MIN_REQUESTS, spanRate } from '../review/refusals';
 import { deriveLabels, type Incident, type LabelDecision } from './labels';
+import type { TuneOptions } from './run';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -51,14 +51,7 @@ async function servedNormally(pool: Pool, site: string, at: number): Promise<boo
 
 export async function gather(
   pool: Pool,
-  o: {
-    site: string;
-    from: number;
-    to: number;
-    now: number;
-    quietDays: number;
-    running: () => Promise<RunningSettings>;
-  },
+  o: Pick<TuneOptions, 'site' | 'from' | 'to' | 'now' | 'quietDays' | 'running'>,
 ): Promise<Gathered> {
   const period = { from: new Date(o.from), to: new Date(o.to) };
   const inForce = await settingsInForce(pool, o.site, period.to, period, o.running);

@@ -16,7 +16,7 @@ import type { ScenarioScore, Scorecard } from '../../tools/backtest/scorecard';
 import { replaySite } from '../../tools/replay/engine';
 import { toDirectory } from '../commands/simulate';
 
-/** Days of each generated scenario (history + incident day): a history day to judge by, as the backtest test runs them. */
+/** Days of each generated scenario (a history day, then the incident day), as the backtest's own test runs them. */
 export const GUARD_SCENARIO_DAYS = 2;
 const DAY = 86_400_000;
 

@@ -198,12 +198,15 @@ export function deriveLabels(input: LabelInput): Incident[] {
       Object.assign(i, {
         label,
         judgedAt: label === 'false-pause' ? i.to : judgedAt,
-        because: `marked ${mark.verdict === 'right' ? 'right' : 'false alarm'} by ${mark.who} at ${iso(mark.markedAt)} (${mark.why})`,
+        because:
+          `marked ${mark.verdict === 'right' ? 'right' : 'false alarm'} by ${mark.who} at ` +
+          `${iso(mark.markedAt)} (${mark.why})`,
       });
     }
     const change = input.settingsChanges.find((c) => c.at >= i.to && c.at <= i.to + SETTINGS_AFTER_MS);
     if (change !== undefined)
-      i.settingsChangedAfter = `configure of ${iso(change.at)} by ${change.who}${change.why === null ? '' : ` (${change.why})`}`;
+      i.settingsChangedAfter =
+        `configure of ${iso(change.at)} by ${change.who}` + (change.why === null ? '' : ` (${change.why})`);
   }
   return incidents;
 }

@@ -1,9 +1,9 @@
 /**
  * `tune`'s search (pure over an injected evaluation): coordinate descent from the current settings — each round
  * tries, along every setting in turn, each of its grid values (client/tune/space.ts `neighbours`) and moves to the
- * best of them when it beats where the search stands (client/tune/objective.ts `compare`), until a round finds nothing better, MAX_ROUNDS
- * rounds have passed or MAX_EVALUATIONS candidates have been scored. Deterministic: neighbours are tried in a
- * fixed order and a tie keeps the earlier one, so the same data gives the same proposal.
+ * best of them when it beats where the search stands (client/tune/objective.ts `compare`), until a round finds
+ * nothing better, MAX_ROUNDS rounds have passed or MAX_EVALUATIONS candidates have been scored. Deterministic:
+ * neighbours are tried in a fixed order and a tie keeps the earlier one, so the same data gives the same proposal.
  */
 import type { SiteHealthConfig } from '../../core/control/config';
 import { compare, type Scorecard } from './objective';

@@ -97,7 +97,9 @@ export function renderTune(r: TuneReport): string {
     lines.push(
       '',
       `Guard rail: ${r.guard.source}, ${(r.guard.totalMs / 1000).toFixed(1)} s; ` +
-        `${r.guard.rejected.length === 0 ? 'no candidate rejected' : `${plural(r.guard.rejected.length, 'candidate')} rejected:`}`,
+        (r.guard.rejected.length === 0
+          ? 'no candidate rejected'
+          : `${plural(r.guard.rejected.length, 'candidate')} rejected:`),
     );
     for (const x of r.guard.rejected) lines.push(`  ${x.changes.map(move).join(', ')}: ${x.regressions.join('; ')}`);
   }

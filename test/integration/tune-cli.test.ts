@@ -8,7 +8,9 @@
  * sends them through `configure` to the running loop and `settings_changes` shows them, with the proposal as the
  * why. Bad input: one line, exit 2.
  */
+import type { WorkflowHandle } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
+import { renderTune } from '../../client/tune/words';
 import { listSettingsChanges } from '../../server/db/settings-changes';
 import { type TuneReport, tuneReportSchema } from '../../client/tune/schema';
 import { recordReplayAsHistory } from '../kit/chart-history';
@@ -35,6 +37,7 @@ const handPauseAt = rampAt + 90 * M;
 const falseResumeAt = blipAt + 20 * M;
 const ramp = (top: number) => (t: number) => top * Math.min(1, (t - rampAt) / (40 * M));
 let report: TuneReport;
+let handle: WorkflowHandle | undefined;
 
 const tune = (args: string[]) => run(CLI, ['tune', ...args], cliEnv);
 
@@ -56,7 +59,7 @@ beforeAll(async () => {
     end,
     stretches: [
       { from: blipAt, to: blipAt + 4 * M, hard: () => 1 },
-      { from: rampAt, to: rampAt + 2 * H, hard: ramp(0.22), challenge: ramp(0.04) },
+      { from: rampAt, to: rampAt + 2 * H, hard: ramp(0.25), challenge: ramp(0.04), slow: (t) => 1 + ramp(0.6)(t) },
     ],
   }));
   await recordReplayAsHistory(h.pool, {
@@ -70,13 +73,27 @@ beforeAll(async () => {
       { at: new Date(rampAt + 150 * M).toISOString(), kind: 'resume', who: 'bob@example.com', why: 'over now' },
     ],
   });
-  const r = await tune([site, '--from', new Date(end - 4 * DAY).toISOString(), '--quiet-days', '2', '--json']);
+  // The site's loop runs (product defaults, 1-minute ticks): its settings are the ones in force, and --apply needs it.
+  handle = await startLoop(h.client, h.taskQueue, { site, tickIntervalMs: M });
+  await waitForState(handle, 'one tick', (s) => s.tick >= 1);
+  const r = await tune([
+    site,
+    '--from',
+    new Date(end - 4 * DAY).toISOString(),
+    '--quiet-days',
+    '2',
+    '--json',
+    '--apply',
+    '--who',
+    'tuner@example.com',
+  ]);
   if (r.code !== 0) throw new Error(`tune exited ${r.code}: ${r.stderr}`);
   report = tuneReportSchema.parse(JSON.parse(r.stdout));
-  process.stderr.write(`${JSON.stringify(report, null, 2)}\n`);
-}, 900_000);
+  process.stderr.write(`[tune] ${renderTune(report)}`);
+}, 1_800_000);
 
 afterAll(async () => {
+  await handle?.terminate('test over');
   worker.shutdown();
   await running;
   await connection.close();
@@ -105,31 +122,19 @@ test('the proposal fixes both, without a new miss or false pause on the scenario
   expect(report.guard).not.toBeNull();
 });
 
-test('--apply sends it through configure: settings_changes shows it, the proposal as the why', async () => {
-  const handle = await startLoop(h.client, h.taskQueue, { site, tickIntervalMs: M });
-  await waitForState(handle, 'one tick', (s) => s.tick >= 1);
-  const r = await tune([
-    site,
-    '--from',
-    new Date(end - 4 * DAY).toISOString(),
-    '--quiet-days',
-    '2',
-    '--json',
-    '--apply',
-    '--who',
-    'tuner@example.com',
-  ]);
-  expect(r.stderr).toBe('');
-  expect(r.code).toBe(0);
-  const applied = tuneReportSchema.parse(JSON.parse(r.stdout));
-  expect(applied.applied).not.toBeNull();
+test('--apply sent it through configure: settings_changes shows it, the proposal as the why', async () => {
+  expect(report.settingsFrom).toMatch(/^the running loop's settings/);
+  expect(report.applied).not.toBeNull();
   const rows = await listSettingsChanges(h.pool, site);
   expect(rows).toHaveLength(1);
+  expect(rows[0]!.changeKey).toBe(report.applied!.changeKey);
   expect(rows[0]!.who).toBe('tuner@example.com');
-  expect(rows[0]!.why).toBe(applied.proposal!.summary);
-  expect(rows[0]!.changes.map((c) => c.field).sort()).toEqual(applied.proposal!.changes.map((c) => c.field).sort());
-  await handle.terminate('test over');
-}, 900_000);
+  expect(rows[0]!.why).toBe(report.proposal!.summary);
+  const fields = (xs: { field: string }[]) => xs.map((c) => c.field).sort();
+  expect(fields(rows[0]!.changes)).toEqual(fields(report.proposal!.changes));
+  for (const c of report.proposal!.changes)
+    expect(rows[0]!.changes.find((x) => x.field === c.field)).toEqual({ field: c.field, old: c.from, new: c.to });
+});
 
 test('bad input: one line naming the flag, exit 2', async () => {
   await refused(['nowhere-at-all.example.com'], /site: nowhere-at-all\.example\.com is unknown here/);

@@ -88,7 +88,7 @@ test('a pause by hand after the loop had paused is no late pause', () => {
   expect(out.map((i) => i.label)).toEqual([null]);
 });
 
-test('a mark outranks the decisions, the latest mark counts; on a degrade-only incident it is a (false) warning', () => {
+test('a mark outranks the decisions, the latest counts; on a degrade-only incident it is a (false) warning', () => {
   const mark = (verdict: 'right' | 'false_alarm', markedAt: number) => ({
     incidentAt: T + 10 * M,
     verdict,
