@@ -3,8 +3,8 @@
  *   GET  /console            → the Fleet page
  *   GET  /console/sign-in    the sign-in form;   POST it: the token in the form body → a session cookie
  *   POST /console/sign-out   ends the session (CSRF token and origin checked)
- *   GET  /console/fleet      every site, most urgent first, filtered by a plain GET form
- * and the page route modules of ./page-routes/ (CONSOLE_PAGE_ROUTES), each with the same guard (./guard.ts).
+ * and the page route modules of ./page-routes/ (CONSOLE_PAGE_ROUTES: the Fleet page among them), each with
+ * the same guard (./guard.ts).
  * They use no bearer token: the session (client/console/sessions.ts) stands for the token it was
  * opened with. Every POST is checked against the console's own origin, and every POST but sign-in (which
  * has no session yet) carries the session's CSRF token. Form bodies are parsed here only (an
@@ -14,13 +14,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import type { RouteContext } from '../../server/api/server';
-import { LISTED_BANDS } from '../../server/api/schemas/sites';
 import { LookupBudget } from '../../server/api/token-cache';
 import { verifyToken } from '../../server/api/tokens';
-import type { Fleet } from '../../server/fleet/fleet';
-import { readFleet } from '../../server/fleet/read-fleet';
 import { CONTENT_SECURITY_POLICY, signInPage } from './layout';
-import { fleetPage } from './pages/fleet';
 import { consoleGuard } from './guard';
 import { CONSOLE_PAGE_ROUTES } from './page-routes/index';
 import { doc, formPost } from './page-routes/openapi-doc';
@@ -31,20 +27,15 @@ import { cookieMaxAgeS, sessionCookieHeader } from './session-rules';
 const FORM_LIMIT = 8 * 1024;
 
 const signInBody = z.strictObject({ token: z.string().min(1, { error: 'required: your API token' }).max(200) });
-const fleetQuery = z.strictObject({
-  band: z.union([z.literal(''), z.enum(LISTED_BANDS)]).default(''),
-  awaiting: z.literal('true').optional(),
-  site: z.string().max(200).default(''),
-});
 
 export async function registerConsoleRoutes(ctx: RouteContext): Promise<void> {
   await ctx.app.register((app) => consolePlugin(app, ctx));
 }
 
 function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
-  const { pool, temporal } = ctx;
+  const { pool } = ctx;
   const guard = consoleGuard(ctx);
-  const { sendPage, toSignIn, refused, sessionOf, fromElsewhere } = guard;
+  const { sendPage, refused, fromElsewhere } = guard;
   // Sign-in looks tokens up as the bearer check does, so it gets the same cap: at most 100 lookups a minute
   // per address of tokens that turn out not valid (server/api/token-cache.ts).
   const lookups = new LookupBudget();
@@ -127,35 +118,6 @@ function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
       .header('location', '/console/sign-in')
       .send();
   });
-
-  app.get(
-    '/console/fleet',
-    { config: doc('The Fleet page: every site, most urgent first', { query: fleetQuery }) },
-    async (request, reply) => {
-      const found = await sessionOf(request);
-      if (found === null) return toSignIn(reply);
-      const { session } = found;
-      // A bad filter (an edited URL) shows the whole fleet with a 400, never an error page without the form.
-      const q = fleetQuery.safeParse(request.query ?? {});
-      const band = q.success ? q.data.band : '';
-      const form = {
-        band,
-        awaiting: q.success && q.data.awaiting === 'true',
-        site: q.success ? q.data.site.trim() : '',
-      };
-      const filter: Fleet['filter'] = {
-        bands: band === '' ? null : [band],
-        awaiting: form.awaiting,
-        site: form.site === '' ? [] : [form.site],
-      };
-      const fleet = await readFleet({ client: await temporal(), pool }, filter);
-      return sendPage(
-        reply,
-        q.success ? 200 : 400,
-        fleetPage({ fleet, form, who: session.principal.name, csrfToken: session.csrfToken, now: new Date() }),
-      );
-    },
-  );
 
   for (const register of CONSOLE_PAGE_ROUTES) register(app, ctx, guard);
 }
