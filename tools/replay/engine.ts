@@ -155,7 +155,7 @@ export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDa
   const days = new Map<string, ReturnType<typeof canaryFailedDays>>();
   const baselines = new Map<string, ReturnType<typeof readBaselineWindow>>();
   const baseline: typeof readBaselineWindow = (pool, name, bounds, excludeDays = []) => {
-    const key = `${bounds.from.toISOString()}/${bounds.to.toISOString()}/${excludeDays.join(',')}`;
+    const key = `${bounds.from.getTime()}/${bounds.to.getTime()}/${excludeDays.join(',')}`;
     let hit = baselines.get(key);
     if (hit === undefined) {
       hit = readBaselineWindow(pool, name, bounds, excludeDays);
@@ -168,7 +168,7 @@ export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDa
     readWindows: (pool, name, spec) => readSiteWindows(pool, name, spec, baseline),
     findSite: (pool, name) => (site ??= findSite(pool, name)),
     canaryFailedDays: (pool, name, from, to) => {
-      const key = `${from.toISOString()}/${to.toISOString()}`;
+      const key = `${from.getTime()}/${to.getTime()}`;
       let hit = days.get(key);
       if (hit === undefined) {
         hit = canaryFailedDays(pool, name, from, to);
@@ -179,31 +179,62 @@ export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDa
   };
 }
 
+type MemoisedReads = ReturnType<typeof memoisedReads>;
+
+/**
+ * Starts reading every baseline the ticks will ask (and its canary-failed days) into `memo`, side by side on
+ * the pool's connections while the period is read, instead of one after the other as the ticks reach a new
+ * hour. The same reads as the ticks would make: each tick then finds its baseline ready. A read that fails
+ * fails the tick that awaits it, as it would have without reading ahead.
+ */
+function readBaselinesAhead(
+  pool: Pool,
+  site: string,
+  times: readonly Date[],
+  window: SiteHealthConfig['window'],
+  memo: MemoisedReads,
+): void {
+  const seen = new Set<string>();
+  for (const asOf of times) {
+    const bounds = windowBounds({ asOf, ...window }).baseline;
+    const key = `${bounds.from.getTime()}/${bounds.to.getTime()}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const ready = memo.canaryFailedDays!(pool, site, bounds.from, bounds.to).then((days) =>
+      memo.baseline(pool, site, bounds, days),
+    );
+    // Handled where a tick awaits the memoised promises; here only kept from counting as unhandled.
+    ready.catch(() => undefined);
+  }
+}
+
 /**
  * The period's current windows and the product's canary fetches read once (server/db/signal-store/
- * period-windows.ts): each tick sums its window in memory instead of asking PostgreSQL, with the same answers.
- * The baseline and the canary-failed days stay memoised per baseline (they move hourly).
+ * period-windows.ts): each tick's window is a running sum in memory instead of a statement, with the same
+ * answers, validated once at the read — so the assessment scores it without parsing it again, as it does the
+ * memoised baseline (validated when read). The baselines and canary-failed days (per baseline: they move
+ * hourly) are read ahead into `memo`, alongside.
  */
 async function periodReads(
   pool: Pool,
   site: string,
   times: readonly Date[],
   config: SiteHealthConfig,
-): Promise<Pick<AssessAtDeps, 'readWindows' | 'ownCanaryFetches'>> {
+  memo: MemoisedReads,
+): Promise<Pick<AssessAtDeps, 'readWindows' | 'ownCanaryFetches' | 'windowsValidated'>> {
   if (times.length < 2) return {};
   const span = (t: Date): ReturnType<typeof windowBounds>['current'] =>
     windowBounds({ asOf: t, ...config.window }).current;
   const from = span(times[0]!).from;
   const to = span(times[times.length - 1]!).to;
-  const [windows, fetches] = await Promise.all([
-    loadPeriodWindows(pool, site, from, to),
-    periodCanaryFetches(pool, site, from, to),
-  ]);
-  const memo = memoisedReads();
+  const read = Promise.all([loadPeriodWindows(pool, site, from, to), periodCanaryFetches(pool, site, from, to)]);
+  readBaselinesAhead(pool, site, times, config.window, memo);
+  const [windows, fetches] = await read;
   return {
     ...(windows === null
       ? {}
       : {
+          windowsValidated: true,
           readWindows: async (p, name, spec) => {
             const bounds = windowBounds(spec);
             const current = windows.current(bounds.current, bounds.recent.from);
@@ -229,10 +260,11 @@ export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<Repla
   };
   const times = opts.at ?? tickTimes(opts.from, opts.to, opts.tickMs);
   const decisions = [...(opts.decisions ?? [])];
+  const memo = memoisedReads();
   const deps: AssessAtDeps = {
     pool,
-    ...memoisedReads(),
-    ...(opts.deps?.readWindows === undefined ? await periodReads(pool, site, times, config) : {}),
+    ...memo,
+    ...(opts.deps?.readWindows === undefined ? await periodReads(pool, site, times, config, memo) : {}),
     ...opts.deps,
   };
   let state = initialLoopState(REPLAY_CHAIN);
