@@ -160,7 +160,7 @@ export function parsePeriodRows(raw: readonly RawPeriodRow[]): PeriodRows | null
     if (histText !== null) {
       const h: number[] = [];
       if (readCountArray(histText, h) < 0) countsRead = false;
-      for (const x of h) histSum += x;
+      for (let k = 0; k < h.length; k++) histSum += h[k]!;
       histLength = Math.max(histLength, h.length);
       hist[i] = h;
     }
