@@ -4,15 +4,15 @@
  * counts non-negative integers, labels short, sums exact — is checked here for the whole period, so the
  * windows summed from these rows (period-windows.ts) need no further parsing.
  *
- * The rows come back as arrays of text, the fewest fields a window needs: route rows carry the five counts
- * a route window holds; the all-routes row also the other nine, its credits and its latency histogram.
- * Counts arrive as one `{…}` text per row, read by readCountArray (array-literal.ts): parsing 20,000 rows
- * field by field was most of a replayed day's read.
+ * The rows come back as arrays (rowMode 'array') with the fewest fields a window needs: route rows carry the
+ * five counts a route window holds; the all-routes row also the other nine, its credits and its latency
+ * histogram. Counts arrive as one `{…}` text per row, read by readCountArray (array-literal.ts): as separate
+ * fields, 20,000 rows cost several times more to parse.
  *
- * A period the check refuses (a negative or non-integer count, a NULL histogram bucket, a label past
- * MAX_LABEL_CHARS, a route whose labels change, sums past the exact integers, credits that are not finite
- * and non-negative) is not an error: the replay then reads each window with the per-tick statement,
- * which judges such data as the live loop does.
+ * A period the check refuses (a bucket that is not a whole minute, a negative or non-integer count, a NULL
+ * histogram bucket, a label past MAX_LABEL_CHARS, a route whose labels change, sums past the exact integers,
+ * credits that are not finite and non-negative) is not an error: the replay then reads each window with the
+ * per-tick statement, which judges such data as the live loop does.
  */
 import { z } from 'zod';
 import { MAX_LABEL_CHARS } from '../../../core/scoring/window';
@@ -66,7 +66,8 @@ export interface PeriodRows {
 
 /** The rows as the statement sends them (rowMode 'array'). */
 export type RawPeriodRow = [
-  t: string,
+  /** The bucket, epoch seconds. */
+  t: number,
   routeKey: string,
   country: string | null,
   pool: string | null,
@@ -80,11 +81,12 @@ export type RawPeriodRow = [
 const SAFE_TOTAL = Number.MAX_SAFE_INTEGER / 2;
 
 /**
- * $1 site, $2–$3 the period, $4 the all-routes key. `floor` keeps a bucket's order against whole-ms bounds
- * (buckets are whole minutes; a corrupt one with microseconds still compares as in the statement).
+ * $1 site, $2–$3 the period, $4 the all-routes key. The bucket as epoch seconds in a double (`date_part`: a
+ * third of the statement's time went to `extract`'s numeric arithmetic): exact for the whole minutes ingest
+ * writes; a bucket that is not one is refused (parsePeriodRows), so no rounding ever moves a row.
  */
 const PERIOD_SQL = `
-SELECT floor(extract(epoch FROM bucket) * 1000)::bigint AS t, route_key, country, pool, session,
+SELECT date_part('epoch', bucket) AS t, route_key, country, pool, session,
        CASE WHEN route_key = $4
             THEN ARRAY[requests, hard_blocks, challenges, soft_blocks, errors, extraction_ok, extraction_missing,
                        extraction_schema, extraction_empty, valid_records, retries, bytes, canary_runs,
@@ -99,7 +101,9 @@ const labelSchema = z.string().max(MAX_LABEL_CHARS).nullable();
 
 /** What the whole period must satisfy to be summed in memory (see the header). */
 const periodCheck = z.object({
-  countsRead: z.literal(true, { error: 'a count or histogram is not an array of non-negative integers' }),
+  countsRead: z.literal(true, {
+    error: 'a bucket is not a whole minute, or a count or histogram not an array of non-negative integers',
+  }),
   routes: z.array(
     z.object({
       key: z.string(),
@@ -143,7 +147,9 @@ export function parsePeriodRows(raw: readonly RawPeriodRow[]): PeriodRows | null
       const known = routes[r]!;
       if (known.country !== country || known.pool !== pool || known.session !== session) known.labelsConstant = false;
     }
-    t[i] = Number(time);
+    // A bucket is a whole minute (ingest floors it): anything else is refused, so seconds × 1000 is exact.
+    if (time % 60 !== 0) countsRead = false;
+    t[i] = time * 1000;
     route[i] = r;
     const isAll = key === ALL_ROUTES;
     parsed.length = 0;

@@ -74,7 +74,7 @@ function raw(rows: readonly Row[]): RawPeriodRow[] {
   return rows.map((r) => {
     const all = r.route === ALL;
     return [
-      String(T0 + r.minute * M),
+      (T0 + r.minute * M) / 1000,
       r.route.key,
       r.route.country,
       r.route.pool,
@@ -185,9 +185,9 @@ test('outside the period read there is no answer', () => {
 
 describe('the period check refuses what a window must not hold (the replay then reads per tick)', () => {
   const good = (): RawPeriodRow[] => [
-    [String(T0), ALL_ROUTES, null, null, null, numberArray(new Array(14).fill(2)), 1.5, '{0,3,1}'],
-    [String(T0), 'US|dc-1|sticky', 'US', 'dc-1', 'sticky', '{2,0,1,0,0}', null, null],
-    [String(T0 + M), 'US|dc-1|sticky', 'US', 'dc-1', 'sticky', '{1,1,0,0,0}', null, null],
+    [T0 / 1000, ALL_ROUTES, null, null, null, numberArray(new Array(14).fill(2)), 1.5, '{0,3,1}'],
+    [T0 / 1000, 'US|dc-1|sticky', 'US', 'dc-1', 'sticky', '{2,0,1,0,0}', null, null],
+    [(T0 + M) / 1000, 'US|dc-1|sticky', 'US', 'dc-1', 'sticky', '{1,1,0,0,0}', null, null],
   ];
   const edit = (at: number | number[], field: number, value: string | number | null): RawPeriodRow[] => {
     const rows = good();
@@ -201,6 +201,7 @@ describe('the period check refuses what a window must not hold (the replay then 
     expect(parsePeriodRows(edit([1, 2], 2, 'x'.repeat(256)))).not.toBeNull();
   });
   test.each([
+    ['a bucket that is not a whole minute', edit(2, 0, (T0 + M) / 1000 + 0.5)],
     ['a negative count', edit(1, 5, '{2,-1,1,0,0}')],
     ['a count array of the wrong length', edit(2, 5, '{1,1,0,0}')],
     ['a NULL histogram bucket', edit(0, 7, '{0,NULL,1}')],
