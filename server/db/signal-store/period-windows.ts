@@ -96,27 +96,22 @@ function firstAt(t: Float64Array, length: number, at: number): number {
 }
 
 /**
- * A route window as read-windows.ts `toRoute` makes it: labels first (empty ones left out), then the counts.
- * Built property by property rather than spread: routes of the same labels share one object shape, and
- * a replay makes tens of thousands of them.
+ * A route's window as read-windows.ts `toRoute` makes it: labels first (empty ones left out), then the counts —
+ * filled in per window from a copy of this template, so every window of the route shares one object shape.
  */
-function routeWindow(r: PeriodRows['routes'][number], s: RunningSums, i: number): RouteWindow {
+function routeTemplate(r: PeriodRows['routes'][number]): RouteWindow {
   const w = {} as RouteWindow;
   if (r.country) w.country = r.country;
   if (r.pool) w.pool = r.pool;
   if (r.session) w.sessionPattern = r.session;
-  w.requests = s.counts[i * RC]!;
-  w.hardBlocks = s.counts[i * RC + 1]!;
-  w.challenges = s.counts[i * RC + 2]!;
-  w.softBlocks = s.counts[i * RC + 3]!;
-  w.errors = s.counts[i * RC + 4]!;
-  return w;
+  return { ...w, requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0 };
 }
 
 /** The windows of a period's rows (pure: the read is period-rows.ts). */
 export function periodWindows(rows: PeriodRows, from: number, to: number): PeriodWindows {
   const routes = rows.routes.map((r, index) => ({
     index,
+    template: routeTemplate(r),
     // read-windows.ts `busiestFirst`'s tie-break, computed once.
     label: `${r.country || ''}|${r.pool || ''}|${r.session || ''}`,
   }));
@@ -130,7 +125,15 @@ export function periodWindows(rows: PeriodRows, from: number, to: number): Perio
     others
       .filter((r) => keep(r.index))
       .sort((a, b) => at(s, b.index, 0) - at(s, a.index, 0) || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0))
-      .map((r) => routeWindow(rows.routes[r.index]!, s, r.index));
+      .map((r) => {
+        const w = { ...r.template };
+        w.requests = at(s, r.index, 0);
+        w.hardBlocks = at(s, r.index, 1);
+        w.challenges = at(s, r.index, 2);
+        w.softBlocks = at(s, r.index, 3);
+        w.errors = at(s, r.index, 4);
+        return w;
+      });
 
   return {
     rows: rows.length,
