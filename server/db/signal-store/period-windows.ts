@@ -96,22 +96,38 @@ function firstAt(t: Float64Array, length: number, at: number): number {
 }
 
 /**
- * A route's window as read-windows.ts `toRoute` makes it: labels first (empty ones left out), then the counts —
- * filled in per window from a copy of this template, so every window of the route shares one object shape.
+ * A route's window as read-windows.ts `toRoute` makes it: labels first (empty ones left out), then the counts.
+ * Routes with all three labels (the common case) are made by one object literal: one shape, allocated at once —
+ * a replay makes tens of thousands of them.
  */
-function routeTemplate(r: PeriodRows['routes'][number]): RouteWindow {
+function routeWindow(r: PeriodRows['routes'][number], c: Float64Array, o: number): RouteWindow {
+  if (r.country && r.pool && r.session)
+    return {
+      country: r.country,
+      pool: r.pool,
+      sessionPattern: r.session,
+      requests: c[o]!,
+      hardBlocks: c[o + 1]!,
+      challenges: c[o + 2]!,
+      softBlocks: c[o + 3]!,
+      errors: c[o + 4]!,
+    };
   const w = {} as RouteWindow;
   if (r.country) w.country = r.country;
   if (r.pool) w.pool = r.pool;
   if (r.session) w.sessionPattern = r.session;
-  return { ...w, requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0 };
+  w.requests = c[o]!;
+  w.hardBlocks = c[o + 1]!;
+  w.challenges = c[o + 2]!;
+  w.softBlocks = c[o + 3]!;
+  w.errors = c[o + 4]!;
+  return w;
 }
 
 /** The windows of a period's rows (pure: the read is period-rows.ts). */
 export function periodWindows(rows: PeriodRows, from: number, to: number): PeriodWindows {
   const routes = rows.routes.map((r, index) => ({
     index,
-    template: routeTemplate(r),
     // read-windows.ts `busiestFirst`'s tie-break, computed once.
     label: `${r.country || ''}|${r.pool || ''}|${r.session || ''}`,
   }));
@@ -125,15 +141,7 @@ export function periodWindows(rows: PeriodRows, from: number, to: number): Perio
     others
       .filter((r) => keep(r.index))
       .sort((a, b) => at(s, b.index, 0) - at(s, a.index, 0) || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0))
-      .map((r) => {
-        const w = { ...r.template };
-        w.requests = at(s, r.index, 0);
-        w.hardBlocks = at(s, r.index, 1);
-        w.challenges = at(s, r.index, 2);
-        w.softBlocks = at(s, r.index, 3);
-        w.errors = at(s, r.index, 4);
-        return w;
-      });
+      .map((r) => routeWindow(rows.routes[r.index]!, s.counts, r.index * RC));
 
   return {
     rows: rows.length,
