@@ -25,7 +25,7 @@ const testEnvironmentOptions = { customExportConditions: ['node', 'node-addons',
 /**
  * Vega and Vega-Lite are ES modules, which Jest's CommonJS runtime cannot load (tools/charts/render.ts imports
  * them); both packages ship a UMD build of the same release, which it can. So unit tests render the real SVG
- * of a chart and read it.
+ * of a chart and read it, and integration tests run the console's pages, which draw charts, in process.
  */
 const vegaAsCommonJs = {
   '^vega$': '<rootDir>/node_modules/vega/build/vega.js',
@@ -69,6 +69,8 @@ module.exports = {
       testEnvironmentOptions,
       roots: ['<rootDir>/test/integration'],
       testMatch: ['**/*.test.ts'],
+      // The console's pages render charts in the API process the tests start in-process.
+      moduleNameMapper: vegaAsCommonJs,
       transform,
       cacheDirectory,
       globalSetup: '<rootDir>/test/setup/global-setup.ts',

@@ -2,7 +2,8 @@
  * The whole system on embedded defaults, in one process tree: the Temporal dev server with its web UI
  * (SQLite file in the data folder, so runs survive a restart), PostgreSQL (embedded unless DATABASE_URL is
  * set), migrations, the worker and the HTTP API. TEMPORAL_ADDRESS set → that cluster is used instead of a
- * dev server. Shared by `npm start` (stack/start.ts) and `npm run demo` (dev/demo/main.ts).
+ * dev server. Shared by `npm start` (client/start.ts) and `npm run demo` (dev/demo/main.ts), which give the API the
+ * web console's routes (client/console/: a layer above this one).
  *
  * The API listens on TH_API_HOST:TH_API_PORT (127.0.0.1:8787). When TH_API_PORT is not set and 8787 is
  * taken (another program, a second stack), it takes a free port and prints it: a local stack should
@@ -25,6 +26,7 @@ import { redactUrl } from '../core/common/redact';
 import { startWorker } from '../worker/start-worker';
 import { loadApiSettings } from '../server/api/settings';
 import { startApi } from '../server/api/start-api';
+import type { RegisterRoutes } from '../server/api/routes';
 import { UserError } from '../core/common/user-error';
 import { isPortInUse } from './free-port';
 import { writeCliSettings } from './cli-settings';
@@ -55,7 +57,12 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-export async function startLocalStack(logger: Logger): Promise<LocalStack> {
+export interface LocalStackOptions {
+  /** Route modules the API serves beside its own: the web console (server/api/server.ts, `extraRoutes`). */
+  apiRoutes?: readonly RegisterRoutes[];
+}
+
+export async function startLocalStack(logger: Logger, options: LocalStackOptions = {}): Promise<LocalStack> {
   const local = loadLocalStackSettings();
   const setAside = await setAsideOwnStoppedSettings(resolve(local.dataDir));
   if (setAside !== undefined) {
@@ -141,7 +148,13 @@ export async function startLocalStack(logger: Logger): Promise<LocalStack> {
       );
       apiSettings.TH_API_PORT = 0;
     }
-    const api = await startApi({ databaseUrl, temporal, settings: apiSettings, logger });
+    const api = await startApi({
+      databaseUrl,
+      temporal,
+      settings: apiSettings,
+      logger,
+      ...(options.apiRoutes ? { extraRoutes: options.apiRoutes } : {}),
+    });
     stops.add('API', () => api.close());
     const cliSettings = writeCliSettings(dataDir, {
       TEMPORAL_ADDRESS: temporal.address,

@@ -4,6 +4,7 @@ import { loadDatabaseUrl, loadLogLevel, loadTemporalSettings } from '../../serve
 import { createLogger } from '../../server/logging/logger';
 import { startApi } from '../../server/api/start-api';
 import { loadApiSettings } from '../../server/api/settings';
+import { registerConsoleRoutes } from '../console/routes';
 
 export function registerApiCommand(program: Command): void {
   program
@@ -23,6 +24,7 @@ export function registerApiCommand(program: Command): void {
         temporal: loadTemporalSettings(),
         settings,
         logger,
+        extraRoutes: [registerConsoleRoutes],
       });
       process.stdout.write(
         `target-health API listening on ${api.url} (OpenAPI: ${api.url}/openapi.json; ` +

@@ -15,6 +15,7 @@ import { type DecisionInputs, type DecisionKind, type DecisionResult, decisionMe
 import type { CliContext } from '../context';
 import { executeUpdateRetrying } from '../../server/temporal/update-retry';
 import { siteArgument } from '../site-arg';
+import { shellQuote } from '../../stack/cli-settings';
 
 interface DecideOptions {
   who?: string;
@@ -60,6 +61,21 @@ export function asFlags(message: string): string {
     /(^\w+: |; )(who|why|mode|concurrency|revisitMultiplier):/g,
     (_m, lead: string, field: string) => `${lead}${FLAGS[field]}:`,
   );
+}
+
+/**
+ * The `target-health decide` command that sends this payload, each value quoted for a POSIX shell: what the
+ * console shows a person as the equivalent of the decision they are about to confirm.
+ */
+export function decideCommandLine(
+  kind: DecisionKind,
+  site: string,
+  payload: Readonly<Record<string, string | number>>,
+): string {
+  const words = ['target-health', 'decide', kind, site];
+  for (const [field, flag] of Object.entries(FLAGS))
+    if (payload[field] !== undefined) words.push(flag, shellQuote(String(payload[field])));
+  return words.map((w, i) => (i < 4 ? shellQuote(w) : w)).join(' ');
 }
 
 function describe(r: DecisionResult): string {

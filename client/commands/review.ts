@@ -9,32 +9,27 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { readChartData } from '../../tools/charts/read-history';
-import { renderSvg } from '../../tools/charts/render';
-import { buildChartSpec } from '../../tools/charts/spec';
 import { writeFileAtomically } from '../../tools/charts/write-atomically';
 import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
-import type { SiteHealthConfig } from '../../core/control/config';
-import { runningSettingsOf, type RunningSettings } from '../running-settings';
+import { runningSettingsOf } from '../running-settings';
 import type { Pool } from '../../server/db/pool';
 import { parseDuration } from '../durations';
 import { parseWhen } from '../on-call/times';
-import { gatherFacts, searchRange } from '../review/gather';
-import { ONSET_LOOKBACK_MS } from '../review/onset';
-import { openRecord, storedTicksIn } from '../loop-record/open';
-import { settingsInForce } from '../loop-record/settings-in-force';
-import { chartLoopOf, type LoopRecord } from '../loop-record/record';
 import { renderReview } from '../review/render';
 import { type Review, reviewSchema } from '../review/schema';
 import { DEFAULT_QUIET_DAYS, parseQuietDays, QUIET_LOOKBACK_DAYS } from '../review/quiet-days';
-import { tune } from '../review/tune';
-import { type Candidate, builtInCandidates } from '../review/tune-figures';
-import { formatDuration } from '../../core/common/durations';
-import { plural } from '../../core/common/plural';
+import type { Candidate } from '../review/tune-figures';
+import {
+  DEFAULT_TICK_MS,
+  drawReviewChart,
+  type GatheredReview,
+  gatherReview,
+  type ReviewRequest,
+  tuneReview,
+} from '../review/build';
 import { siteArgument } from '../site-arg';
 import type { CliContext } from '../context';
-import { markedEvents } from './chart';
 import { replayConfig, requireKnownSite } from './replay';
 
 interface ReviewOptions {
@@ -53,7 +48,6 @@ interface ReviewOptions {
 /** The furthest a search reaches either side of T: a replay of longer is minutes of work. */
 export const MAX_SEARCH_MS = 3 * 86_400_000;
 export const MAX_CANDIDATES = 2;
-const DEFAULT_TICK_MS = 60_000;
 
 /** Where the review goes: a file (checked writable before anything is read), or stdout. */
 export async function checkReviewOutput(out: string | undefined): Promise<string | null> {
@@ -93,37 +87,12 @@ export function chartFileName(site: string, fromIso: string): string {
   return `review-${site}-${fromIso.slice(0, 16).replace(/[-:]/g, '')}Z.svg`;
 }
 
-/** The chart around the window (a quarter of its length either side, 15 min to 2 h), written beside the review. */
-async function writeChart(
-  pool: Pool,
-  review: Pick<Review, 'site' | 'window'>,
-  dir: string,
-  halfLifeMs: number,
-  now: number,
-  record: LoopRecord,
-): Promise<Review['chart']> {
-  const from = Date.parse(review.window.from);
-  const to = Date.parse(review.window.to);
-  const pad = Math.min(2 * 3_600_000, Math.max(15 * 60_000, (to - from) / 4));
-  const chartTo = Math.min(to + pad, now);
-  const end = Math.max(chartTo, to + 60_000);
-  const read = await readChartData(
-    pool,
-    review.site,
-    from - pad,
-    end,
-    halfLifeMs,
-    chartLoopOf(record, from - pad, end),
-  );
-  const file = chartFileName(review.site, review.window.from);
-  await writeFileAtomically(join(dir, file), await renderSvg(buildChartSpec(read.data)));
-  return {
-    file,
-    note:
-      `${file}: ${formatDuration(pad)} either side of the window, ${plural(read.ticks, 'tick')}, ` +
-      `${plural(markedEvents(read.data.marks), 'mark')} (decisions, alerts, control changes), requests and errors ` +
-      `per minute, times in UTC; \`target-health chart\` draws the same.`,
-  };
+/** The chart beside the review: an SVG file in `dir`, named after the site and the incident. */
+async function writeChart(pool: Pool, g: GatheredReview, dir: string, now: number): Promise<Review['chart']> {
+  const drawn = await drawReviewChart(pool, g, now);
+  const file = chartFileName(g.facts.review.site, g.facts.review.window.from);
+  await writeFileAtomically(join(dir, file), drawn.svg);
+  return { file, note: `${file}: ${drawn.covers}` };
 }
 
 export function registerReviewCommand(program: Command, context: () => CliContext): void {
@@ -183,14 +152,11 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       const tickFlag = options.tick === undefined ? null : parseDuration('--tick', options.tick);
       const quietDays = parseQuietDays(options.quietDays);
       // Settings are checked before anything is read; the tick is set once the stored ticks are known.
-      let current = replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), options.config);
-      // Said after "once with" in the review, and as the current settings' description.
-      let settingsFrom =
-        options.config === undefined ? 'the product defaults (no --config given)' : `the settings of ${options.config}`;
+      if (options.config !== undefined) replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), options.config);
       const files = options.candidate ?? [];
       if (files.length > MAX_CANDIDATES)
         throw new UserError(`--candidate: ${files.length} given; try at most ${MAX_CANDIDATES} at a time`);
-      const fileCandidates = files.map((f): Candidate => ({
+      const candidates = files.map((f): Candidate => ({
         name: basename(f),
         description: `settings of ${f}`,
         config: replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), f),
@@ -200,57 +166,23 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       const ctx = context();
       const pool = await ctx.db();
       await requireKnownSite(pool, site);
-      const range = searchRange({ t, beforeMs, afterMs, now });
-      const running = (): Promise<RunningSettings> => runningSettingsOf(ctx, site);
-      const opened = await openRecord(pool, {
+      const request: ReviewRequest = {
         site,
-        period: range,
-        replayFrom: new Date(range.from.getTime() - ONSET_LOOKBACK_MS),
-        settingsAt: new Date(t),
-        ...(options.config === undefined ? {} : { configFile: options.config }),
+        t,
+        beforeMs,
+        afterMs,
+        now,
         tickMs: tickFlag,
-        storedTicks: await storedTicksIn(pool, site, range.from, range.to),
-        running,
-        now,
-      });
-      if (opened.config !== null) {
-        // The replay's settings are the ones the review stands on: the tuning starts from them too.
-        current = opened.config;
-        if (opened.record.source.kind === 'replayed') settingsFrom = opened.record.source.settingsFrom;
-      } else if (options.config === undefined) {
-        // Live ticks: the replays start from the settings the loop had at the incident.
-        const inForce = await settingsInForce(pool, site, new Date(t), range, running);
-        current = inForce.config;
-        settingsFrom = inForce.from;
-      }
-      const facts = await gatherFacts(pool, opened.record, { site, t, beforeMs, afterMs, now });
-      const tickMs = tickFlag ?? facts.tickMs ?? DEFAULT_TICK_MS;
-      const withTick = (c: SiteHealthConfig): SiteHealthConfig => ({ ...c, tickIntervalMs: tickMs });
-      const candidates =
-        fileCandidates.length > 0
-          ? fileCandidates.map((c) => ({ ...c, config: withTick(c.config) }))
-          : builtInCandidates(withTick(current));
-      const tuning = await tune(pool, {
-        site,
-        window: { from: facts.window.from, to: facts.window.to },
-        now,
-        current: { config: withTick(current), settingsFrom },
+        ...(options.config === undefined ? {} : { configFile: options.config }),
         candidates,
-        peakReachedAt: facts.peak?.reachedAt ?? null,
-        onsetAt: facts.review.early.onset === null ? null : Date.parse(facts.review.early.onset.at),
         quietDays,
-      });
+      };
+      const gathered = await gatherReview(pool, () => runningSettingsOf(ctx, site), request);
+      const tuning = await tuneReview(pool, gathered, request);
       const chart = options.chart
-        ? await writeChart(
-            pool,
-            facts.review,
-            outPath === null ? process.cwd() : dirname(outPath),
-            current.scoring.smoothing.halfLifeMs,
-            now,
-            opened.record,
-          )
+        ? await writeChart(pool, gathered, outPath === null ? process.cwd() : dirname(outPath), now)
         : { file: null, note: 'Chart not drawn (--no-chart); `target-health chart` draws it.' };
-      const review = reviewSchema.parse({ ...facts.review, chart, tuning });
+      const review = reviewSchema.parse({ ...gathered.facts.review, chart, tuning });
       const text = options.json ? `${JSON.stringify(review)}\n` : renderReview(review);
       if (outPath === null) process.stdout.write(text);
       else {

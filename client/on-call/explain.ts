@@ -239,7 +239,7 @@ export function percent(x: number): string {
 
 const points = (x: number): string => (Math.abs(x) < 0.05 ? '0' : x.toFixed(1));
 
-function valueCell(row: SignalRow, which: 'now' | 'normal'): string {
+export function valueCell(row: SignalRow, which: 'now' | 'normal'): string {
   if (row.unit === 'p95-ms') return `p95 ${Math.round(row[which])} ms`;
   const iv = row.interval?.[which];
   const range = iv === undefined ? '' : ` (${percent(iv.low)}–${percent(iv.high)})`;
@@ -247,7 +247,7 @@ function valueCell(row: SignalRow, which: 'now' | 'normal'): string {
   return `${percent(row[which])}${range}${counts}`;
 }
 
-function effectCell(row: SignalRow): string {
+export function effectCell(row: SignalRow): string {
   const cost = row.penalty === 0 ? 'no penalty' : `−${points(row.penalty)} of ${row.weight}`;
   const vs =
     row.unit === 'rate'

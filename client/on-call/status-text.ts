@@ -23,6 +23,22 @@ export function controlsText(c: Controls | null): string {
   );
 }
 
+/**
+ * What put a recent tick in its band. A tick of the current wait keeps the band the pause froze, and with it the
+ * pause's cause: its own reasons (canary traffic) rarely name the rule again, and `98 / 97  resisting` alone reads
+ * as a contradiction. `current`: what put the loop in its band now (statusBandCause).
+ */
+export function recentTickCause(
+  t: Pick<TickSummary, 'band' | 'reasons' | 'assessedAt'>,
+  state: Pick<SiteHealthState, 'band' | 'awaitingHuman'>,
+  current: BandCause,
+): BandCause {
+  const w = state.awaitingHuman;
+  return w !== null && t.band === state.band && Date.parse(t.assessedAt) >= Date.parse(w.since)
+    ? current
+    : bandCause(t.band, t.reasons);
+}
+
 export interface StatusView {
   state: SiteHealthState;
   history: readonly TickSummary[];
@@ -109,13 +125,7 @@ export function formatStatus(v: StatusView): string {
   n.commands.forEach((cmd, i) => lines.push(`           ${i === 0 ? 'run:' : '    '} ${cmd}`));
 
   if (v.history.length > 0) {
-    // A tick of the current wait keeps the band the pause froze, and with it the pause's cause: its own
-    // reasons (canary traffic) rarely name the rule again, and `98 / 97  resisting` alone reads as a contradiction.
-    const since = w === null ? null : Date.parse(w.since);
-    const cause = (t: TickSummary): BandCause =>
-      since !== null && t.band === state.band && Date.parse(t.assessedAt) >= since
-        ? e.bandCause
-        : bandCause(t.band, t.reasons);
+    const cause = (t: TickSummary): BandCause => recentTickCause(t, state, e.bandCause);
     lines.push('', 'recent ticks (score / smoothed, band, reasons, actions):');
     for (const t of v.history)
       lines.push(

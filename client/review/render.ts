@@ -7,16 +7,24 @@ import { sourceLine } from '../loop-record/source';
 import { formatCrawlerCanaries } from '../../core/canaries/latest';
 import { ACTION_SPAN_MS } from './actions';
 import { PEAK_SHARE, PEAK_WINDOW_MS } from './refusals';
-import type { CandidateFigures, MilestoneJson, RateSpanJson, Review, RunFigures, Tuning } from './schema';
+import type { CandidateFigures, QuietFigures, Review, RunFigures, Tuning } from './schema';
 import { PAUSE_DUE_MS } from './onset';
 import { alertLine } from '../../core/control/alerts';
-import { bandLabel } from '../../core/control/band-wording';
 import { formatDuration } from '../../core/common/durations';
 import { plural } from '../../core/common/plural';
-
-/** `2026-11-24 10:02:00Z`. */
-export const when = (iso: string | null): string => (iso === null ? '—' : `${iso.slice(0, 19).replace('T', ' ')}Z`);
-export const percent = (rate: number | null): string => (rate === null ? '—' : `${(rate * 100).toFixed(1)} %`);
+import {
+  ACTION_HEADER,
+  actionRows,
+  ALERT_HEADER,
+  alertRows,
+  DECISION_HEADER,
+  decisionRows,
+  MILESTONE_HEADER,
+  milestoneRows,
+  TIMELINE_HEADER,
+  timelineRows,
+} from './rows';
+import { againstOnset, leadText, percent, relative, spanText, when } from './words';
 
 /** A table cell: pipes escaped, one line. */
 export function cell(s: string): string {
@@ -31,39 +39,16 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   ];
 }
 
-const perMinute = (s: RateSpanJson): string => (s.requests === 0 ? '0' : s.perMinute.toFixed(1));
-const spanText = (s: RateSpanJson): string =>
-  s.requests === 0 ? 'no traffic' : `${percent(s.rate)} of ${plural(s.requests, 'request')}`;
 /** `1 tick differs`, `3 ticks differ`. */
 const ticksDiffer = (n: number): string => `${plural(n, 'tick')} ${n === 1 ? 'differs' : 'differ'}`;
 
-function leadText(ms: number): string {
-  if (ms === 0) return 'at the moment refusals peaked';
-  return ms > 0 ? `${formatDuration(ms)} before refusals peaked` : `${formatDuration(-ms)} after refusals peaked`;
-}
-
-/** `22 min after the onset`, `at the onset`, `3 min before the onset` (`as refusals passed half` when 0). */
-function relative(ms: number | null, what: string): string | null {
-  if (ms === null) return null;
-  if (ms === 0) return what.startsWith('the ') ? `at ${what}` : `as ${what}`;
-  return ms > 0 ? `${formatDuration(ms)} after ${what}` : `${formatDuration(-ms)} before ${what}`;
-}
-
-/** `22 min after the onset, 21 min after refusals passed half`. */
-export function againstOnset(m: MilestoneJson): string {
-  return (
-    [relative(m.afterOnsetMs, 'the onset'), relative(m.afterHalfMs, 'refusals passed half')]
-      .filter((x): x is string => x !== null)
-      .join(', ') || 'no onset or half to measure it from'
-  );
-}
-
-/** One line: the onset and when the loop paused (or warned) after it. */
-function earlyLine(r: Review): string {
+/** One line: the onset and when the loop paused (or warned) after it; `em` marks a late pause (Markdown's bold). */
+export function earlyLine(r: Pick<Review, 'early'>, em: (s: string) => string = (s) => `**${s}**`): string {
   const e = r.early;
   if (e.onset === null) return '— (the traffic never left its normal near the first warning)';
   const onset = `onset at ${when(e.onset.at)} (${e.onset.signal} left normal)`;
-  if (e.firstPause !== null) return `${onset}; paused ${againstOnset(e.firstPause)}${e.pauseLate ? ' — **late**' : ''}`;
+  if (e.firstPause !== null)
+    return `${onset}; paused ${againstOnset(e.firstPause)}${e.pauseLate ? ` — ${em('late')}` : ''}`;
   if (e.firstDegrade !== null) return `${onset}; first warning ${againstOnset(e.firstDegrade)}; never paused`;
   return `${onset}; no warning`;
 }
@@ -106,42 +91,18 @@ function timeline(r: Review): string[] {
       '',
       'No band change inside the window (the band was already away from healthy when the search began).',
     ];
-  return [
-    '## Timeline of band changes',
-    '',
-    ...table(
-      ['Time', 'Band', 'By', 'Score / smoothed', 'Tick reasons', 'Why'],
-      r.timeline.map((b) => [
-        when(b.at),
-        `${b.from ?? '—'} → ${bandLabel(b.to, b.cause)}`,
-        b.actor,
-        `${b.score === null ? '—' : String(b.score)} / ${b.smoothedScore === null ? '—' : String(b.smoothedScore)}`,
-        b.reasons.join(', '),
-        b.reason,
-      ]),
-    ),
-    '',
-    ...alerts(r),
-  ];
+  return ['## Timeline of band changes', '', ...table(TIMELINE_HEADER, timelineRows(r, when)), '', ...alerts(r)];
 }
 
 /** The route and parser alerts of the incident beside the band's reasons: a reason the band does not carry. */
 function alerts(r: Review): string[] {
   if (r.alerts.length === 0)
     return ["No route or parser alert during the incident: the band's reasons are the whole explanation."];
-  const onset = r.early.onset === null ? null : Date.parse(r.early.onset.at);
   return [
     "Alerts beside the band's reasons (a route alert's traffic is left out of the score; a parser alert is the " +
       "parser owner's):",
     '',
-    ...table(
-      ['Time', 'From the onset', 'Alert'],
-      r.alerts.map((a) => [
-        when(a.at),
-        onset === null ? '—' : (relative(Date.parse(a.at) - onset, 'the onset') ?? '—'),
-        alertLine(a),
-      ]),
-    ),
+    ...table(ALERT_HEADER, alertRows(r, when)),
   ];
 }
 
@@ -165,24 +126,7 @@ function fromOnset(r: Review): string[] {
         `first warning. Refusals passed half ${e.refusedHalfAt === null ? 'never' : `at ${when(e.refusedHalfAt)}`}.`,
     );
   }
-  const rows: [string, MilestoneJson | null][] = [
-    [`First tick naming ${e.reasons.join(' or ') || 'a reason of the incident'}`, e.firstSign],
-    [`First tick with the evidence (${e.reasons.join(', ') || '—'})`, e.firstEvidence],
-    ['First degrade (warning)', e.firstDegrade],
-    ['First pause', e.firstPause],
-  ];
-  out.push(
-    '',
-    ...table(
-      ['Moment', 'Time', 'After the onset', 'Against refusals passing half'],
-      rows.map(([name, m]) => [
-        name,
-        m === null ? 'never' : when(m.at),
-        m === null ? '—' : (relative(m.afterOnsetMs, 'the onset') ?? '—'),
-        m === null ? '—' : (relative(m.afterHalfMs, 'refusals passed half') ?? '— (never passed half)'),
-      ]),
-    ),
-  );
+  out.push('', ...table(MILESTONE_HEADER, milestoneRows(r, when)));
   if (e.firstPause !== null && e.onset !== null) {
     out.push(
       '',
@@ -225,32 +169,7 @@ function actions(r: Review): string[] {
       `over the ${formatDuration(ACTION_SPAN_MS)} before an action's first change and after its last (from the ` +
       `minute after it).`,
     '',
-    ...table(
-      [
-        'From',
-        'To',
-        'Action',
-        'Steps',
-        'By',
-        'Change',
-        'Refusals before → after',
-        'Requests/min before → after',
-        'Did it help',
-        'Why',
-      ],
-      r.actions.map((a) => [
-        when(a.from),
-        when(a.to),
-        a.kind,
-        String(a.steps),
-        a.actor,
-        a.change,
-        `${spanText(a.before)} → ${spanText(a.after)}`,
-        `${perMinute(a.before)} → ${perMinute(a.after)}`,
-        a.effect.verdict,
-        a.reason,
-      ]),
-    ),
+    ...table(ACTION_HEADER, actionRows(r, when)),
   );
   return out;
 }
@@ -258,20 +177,7 @@ function actions(r: Review): string[] {
 function decisions(r: Review): string[] {
   const out = ['## Who decided what and when', ''];
   if (r.decisions.length === 0) return [...out, "No person decided during the incident: every change was the loop's."];
-  return [
-    ...out,
-    ...table(
-      ['Time', 'Who', 'Decision', 'Mode', 'Waited for a person', 'Why'],
-      r.decisions.map((d) => [
-        when(d.at),
-        d.who,
-        d.kind,
-        d.mode ?? '—',
-        d.waitedMs === null ? '—' : formatDuration(d.waitedMs),
-        d.why,
-      ]),
-    ),
-  ];
+  return [...out, ...table(DECISION_HEADER, decisionRows(r, when))];
 }
 
 /** What the canaries saw during the incident: the product's runs by result, and the crawlers' own canary requests. */
@@ -303,6 +209,28 @@ function chart(r: Review): string[] {
   ];
 }
 
+export const FIGURES_HEADER = [
+  'Settings',
+  'First warning',
+  'After the onset',
+  'First pause',
+  'Paused after the onset',
+  'Lead',
+  'Throttled ticks',
+  'Ticks degrading/resisting',
+  'Notices',
+  'Ticks that differ',
+  'Of those, in band, reasons, controls or notices',
+] as const;
+
+/** Each setting's run over the incident, the current settings first (FIGURES_HEADER's columns). */
+export function figuresRows(t: Tuning): string[][] {
+  return [
+    figuresRow(t.current, ['—', '—']),
+    ...t.candidates.map((c) => figuresRow(c, [String(c.differences), String(c.importantDifferences)])),
+  ];
+}
+
 /** `differs`: ticks that differ from the current settings' replay at all, and in what an operator acts on. */
 function figuresRow(f: RunFigures, differs: readonly [string, string]): string[] {
   return [
@@ -320,7 +248,12 @@ function figuresRow(f: RunFigures, differs: readonly [string, string]): string[]
 }
 
 function candidateLine(c: CandidateFigures): string {
-  if (c.noComparison !== null) return `- **${c.name}** — ${c.description}: ${c.noComparison}.`;
+  return `- **${c.name}** — ${c.description}: ${candidateVerdict(c)}.`;
+}
+
+/** What a candidate would have done against the current settings, in words (no comparison: why not). */
+export function candidateVerdict(c: CandidateFigures): string {
+  if (c.noComparison !== null) return c.noComparison;
   const warn =
     c.firstDegradeAt === null
       ? 'would not have warned'
@@ -343,51 +276,54 @@ function candidateLine(c: CandidateFigures): string {
       : `; on the quiet days ${plural(c.quiet.addedDegrades, 'false degrade')} and ` +
         `${plural(c.quiet.addedPauses, 'pause')} more than the current settings`;
   return (
-    `- **${c.name}** — ${c.description}: ${warn} and ${throttle}; ${ticksDiffer(c.importantDifferences)} ` +
-    `in band, reasons, controls or notices${quiet}.`
+    `${warn} and ${throttle}; ${ticksDiffer(c.importantDifferences)} in band, reasons, controls or notices` + quiet
   );
 }
 
-const quietDayText = (d: Tuning['quietDays']['days'][number]): string =>
+export const quietDayText = (d: Tuning['quietDays']['days'][number]): string =>
   `${d.day} (quiet ${d.judgedBy === 'live' ? 'live' : 'in the replay'})`;
+
+export const QUIET_HEADER = [
+  'Settings',
+  'Degrades',
+  'Pauses',
+  'Throttled ticks',
+  'Degrades added',
+  'Pauses added',
+] as const;
+
+/** Each setting's false alarms over the quiet days (QUIET_HEADER's columns), the current settings' first. */
+export function quietRows(t: Tuning, current: QuietFigures): string[][] {
+  const added = (n: number): string => (n > 0 ? `+${n}` : String(n));
+  return [
+    [t.current.name, String(current.degrades), String(current.pauses), String(current.throttledTicks), '—', '—'],
+    ...t.candidates.map((c) =>
+      c.quiet === null
+        ? [c.name, '—', '—', '—', '—', '—']
+        : [
+            c.name,
+            String(c.quiet.degrades),
+            String(c.quiet.pauses),
+            String(c.quiet.throttledTicks),
+            added(c.quiet.addedDegrades),
+            added(c.quiet.addedPauses),
+          ],
+    ),
+  ];
+}
 
 /** The quiet days: which, how they were judged, and each setting's false alarms over them. */
 function quietDays(t: Tuning): string[] {
   const q = t.quietDays;
   if (q.days.length === 0 || q.current === null)
     return [`**Quiet days:** none replayed (${q.shortfall ?? 'none found'}), so no false alarms were counted.`, ''];
-  const added = (n: number): string => (n > 0 ? `+${n}` : String(n));
   return [
     `**Quiet days:** ${q.days.map(quietDayText).join(', ')}` +
       ` — whole UTC days before the incident with traffic on which the current settings did not degrade, each ` +
       `replayed at ${formatDuration(q.tickMs)} ticks from the same warm-up under every setting` +
       `${q.shortfall === null ? '' : ` (${q.shortfall})`}. Their false alarms:`,
     '',
-    ...table(
-      ['Settings', 'Degrades', 'Pauses', 'Throttled ticks', 'Degrades added', 'Pauses added'],
-      [
-        [
-          t.current.name,
-          String(q.current.degrades),
-          String(q.current.pauses),
-          String(q.current.throttledTicks),
-          '—',
-          '—',
-        ],
-        ...t.candidates.map((c) =>
-          c.quiet === null
-            ? [c.name, '—', '—', '—', '—', '—']
-            : [
-                c.name,
-                String(c.quiet.degrades),
-                String(c.quiet.pauses),
-                String(c.quiet.throttledTicks),
-                added(c.quiet.addedDegrades),
-                added(c.quiet.addedPauses),
-              ],
-        ),
-      ],
-    ),
+    ...table(QUIET_HEADER, quietRows(t, q.current)),
     '',
   ];
 }
@@ -405,25 +341,7 @@ function tuning(r: Review): string[] {
       `the onset; lead is before refusals peaked in the store; throttled ticks are ticks degrading, resisting, ` +
       `paused or below nominal.`,
     '',
-    ...table(
-      [
-        'Settings',
-        'First warning',
-        'After the onset',
-        'First pause',
-        'Paused after the onset',
-        'Lead',
-        'Throttled ticks',
-        'Ticks degrading/resisting',
-        'Notices',
-        'Ticks that differ',
-        'Of those, in band, reasons, controls or notices',
-      ],
-      [
-        figuresRow(t.current, ['—', '—']),
-        ...t.candidates.map((c) => figuresRow(c, [String(c.differences), String(c.importantDifferences)])),
-      ],
-    ),
+    ...table(FIGURES_HEADER, figuresRows(t)),
     '',
   ];
   const live = r.timeline.find((b) => b.to === 'degrading' || b.to === 'resisting');

@@ -12,7 +12,7 @@
  */
 import { formatDuration } from '../../core/common/durations';
 import type { ReplayTick } from '../../tools/replay/types';
-import { when } from './render';
+import { when } from './words';
 
 export const SETTLE_HALF_LIVES = 6;
 

@@ -12,7 +12,7 @@ import { compareReplays } from '../../tools/replay/format';
 import type { ReplayResult, ReplayTick } from '../../tools/replay/types';
 import type { CandidateFigures, QuietFigures, RunFigures } from './schema';
 import { settleMs, settling, unsettledText } from './settle';
-import { when } from './render';
+import { when } from './words';
 
 export interface Candidate {
   name: string;

@@ -34,7 +34,15 @@ export function decisionAssessmentKey(state: LoopState): string | null {
   return state.awaiting?.assessmentKey ?? state.lastAssessmentKey;
 }
 
-export function decisionControls(state: LoopState, d: ParsedDecision, policy: ActionPolicy): Controls {
+/**
+ * The controls a decision sets, from the loop's band and controls alone: the console's preview of a decision
+ * (client/console/decide-plan.ts) computes with this same function what the loop will apply.
+ */
+export function decisionControls(
+  state: Pick<LoopState, 'controls' | 'band'>,
+  d: ParsedDecision,
+  policy: ActionPolicy,
+): Controls {
   const current = state.controls ?? nominalControls(policy, state.band, 'no controls yet');
   switch (d.kind) {
     case 'resume': {

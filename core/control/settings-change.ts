@@ -114,6 +114,11 @@ function leaves(value: unknown, path: string, out: Map<string, SettingValue>): M
   return out;
 }
 
+/** Every settings field and its value (`policy.concurrency.floor`: 1), in the settings' order, `site` left out. */
+export function settingFields(config: SiteHealthConfig): Array<{ field: string; value: SettingValue }> {
+  return [...leaves(config, '', new Map())].filter(([f]) => f !== 'site').map(([field, value]) => ({ field, value }));
+}
+
 /** Every settings field whose value differs between `before` and `after`, in the settings' order. */
 export function settingsChanges(before: SiteHealthConfig, after: SiteHealthConfig): SettingChange[] {
   const old = leaves(before, '', new Map());

@@ -16,6 +16,7 @@ import { createLogger } from '../../server/logging/logger';
 import { runMain } from '../../server/bootstrap/run-main';
 import { loadLogLevel } from '../../server/config/env';
 import { startLocalStack } from '../../stack/local-stack';
+import { registerConsoleRoutes } from '../../client/console/routes';
 import { createPool } from '../../server/db/pool';
 import { upsertSite } from '../../server/db/sites';
 import { createToken } from '../../server/api/tokens';
@@ -83,7 +84,7 @@ runMain('target-health demo', async () => {
   };
 
   say('Target Health demo — starting the stack (Temporal dev server, PostgreSQL, worker, API)…');
-  const stack = await startLocalStack(logger);
+  const stack = await startLocalStack(logger, { apiRoutes: [registerConsoleRoutes] });
   const pool = createPool(stack.databaseUrl);
   const cleanups: Array<() => Promise<void>> = [async () => pool.end()];
   const cleanup = async () => {

@@ -14,7 +14,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Pool } from '../db/pool';
-import { type Principal, type Scope, verifyToken } from './tokens';
+import { mayUse, type Principal, type Scope, verifyToken } from './tokens';
 import { sendError } from './errors';
 import { LookupBudget, type TokenCache } from './token-cache';
 
@@ -115,7 +115,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       void reply.header('www-authenticate', 'Bearer realm="target-health", error="invalid_token"');
       return sendError(reply, 401, 'unauthorized', 'Authorization: the token is unknown or revoked');
     }
-    if (!principal.scopes.has(scope) && !principal.scopes.has('admin')) {
+    if (!mayUse(principal, scope)) {
       return sendError(
         reply,
         403,

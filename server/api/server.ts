@@ -14,7 +14,7 @@ import { TokenCache } from './token-cache';
 import { sendError, sendStoreUnavailable, STORE_RETRY_AFTER_S } from './errors';
 import { describePgError, isDatabaseUnavailable } from '../db/pool';
 import type { ApiSettings } from './settings';
-import { ROUTES } from './routes';
+import { type RegisterRoutes, ROUTES } from './routes';
 import { type ApiMetrics, createApiMetrics } from './metrics';
 import type { IngestThreadsOptions } from './ingest-threads';
 import { MAX_SITE_INPUT_CHARS } from '@target-health/crawler/events/site';
@@ -34,6 +34,12 @@ export interface ApiDeps {
    * database they connect to. Absent: events are parsed and stored on the server's own thread.
    */
   ingestThreads?: IngestThreadsOptions;
+  /**
+   * Route modules of the layers above the server, registered after the API's own (and documented by the same
+   * OpenAPI hook): the web console (client/console/routes.ts) — it renders what the CLI's on-call, review
+   * and chart code computes, which the server layer may not import.
+   */
+  extraRoutes?: readonly RegisterRoutes[];
 }
 
 /** What every route module gets. */
@@ -156,6 +162,6 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     );
   });
   const ctx: RouteContext = { ...deps, app, metrics };
-  for (const register of ROUTES) await register(ctx);
+  for (const register of [...ROUTES, ...(deps.extraRoutes ?? [])]) await register(ctx);
   return app;
 }

@@ -1,6 +1,6 @@
 /**
  * Starts the API server on the given settings: a pool, a lazily connected Temporal client, the server
- * listening. Shared by `target-health api` and `npm start` (stack/start.ts).
+ * listening. Shared by `target-health api` and `npm start` (client/start.ts).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { connectClient } from '../temporal/connect';
 import { buildApi } from './server';
 import type { IngestThreadsOptions } from './ingest-threads';
 import type { ApiSettings } from './settings';
+import type { RegisterRoutes } from './routes';
 
 export interface StartedApi {
   url: string;
@@ -54,6 +55,8 @@ export async function startApi(opts: {
   temporal: TemporalSettings;
   settings: ApiSettings;
   logger: Logger;
+  /** Route modules of higher layers: the web console (ApiDeps.extraRoutes). */
+  extraRoutes?: readonly RegisterRoutes[];
 }): Promise<StartedApi> {
   const pool = createApiPool(opts.databaseUrl);
   await checkDatabase(pool, opts.databaseUrl);
@@ -83,6 +86,7 @@ export async function startApi(opts: {
     logger: opts.logger,
     settings: opts.settings,
     ...(ingestThreads ? { ingestThreads } : {}),
+    ...(opts.extraRoutes ? { extraRoutes: opts.extraRoutes } : {}),
   });
   const address = await app.listen({ host: opts.settings.TH_API_HOST, port: opts.settings.TH_API_PORT });
   return {

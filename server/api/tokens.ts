@@ -37,6 +37,11 @@ export interface Principal {
   scopes: ReadonlySet<Scope>;
 }
 
+/** The principal may do what `scope` allows: it has that scope, or `admin`. */
+export function mayUse(principal: Principal, scope: Scope): boolean {
+  return principal.scopes.has(scope) || principal.scopes.has('admin');
+}
+
 const TOKEN_PATTERN = /^th_[A-Za-z0-9_-]{43}$/;
 const hashOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 

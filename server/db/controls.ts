@@ -187,31 +187,44 @@ export interface AuditRow {
   changedAt: Date;
 }
 
+interface AuditDbRow {
+  action_key: string;
+  old_controls: AuditRow['oldControls'];
+  new_controls: AuditRow['newControls'];
+  changed_fields: string[];
+  assessment_key: string | null;
+  decision_key: string | null;
+  actor: string;
+  reason: string;
+  changed_at: Date;
+}
+
+const toAuditRow = (r: AuditDbRow): AuditRow => ({
+  actionKey: r.action_key,
+  oldControls: r.old_controls,
+  newControls: r.new_controls,
+  changedFields: r.changed_fields,
+  assessmentKey: r.assessment_key,
+  decisionKey: r.decision_key,
+  actor: r.actor,
+  reason: r.reason,
+  changedAt: r.changed_at,
+});
+
 /** A site's audit trail, oldest first (the last `limit` rows). */
 export async function controlAudit(db: Queryable, site: string, limit = 1000): Promise<AuditRow[]> {
-  const { rows } = await db.query<{
-    action_key: string;
-    old_controls: AuditRow['oldControls'];
-    new_controls: AuditRow['newControls'];
-    changed_fields: string[];
-    assessment_key: string | null;
-    decision_key: string | null;
-    actor: string;
-    reason: string;
-    changed_at: Date;
-  }>(`SELECT * FROM (SELECT * FROM control_audit WHERE site = $1 ORDER BY id DESC LIMIT $2) t ORDER BY id ASC`, [
-    site,
-    limit,
-  ]);
-  return rows.map((r) => ({
-    actionKey: r.action_key,
-    oldControls: r.old_controls,
-    newControls: r.new_controls,
-    changedFields: r.changed_fields,
-    assessmentKey: r.assessment_key,
-    decisionKey: r.decision_key,
-    actor: r.actor,
-    reason: r.reason,
-    changedAt: r.changed_at,
-  }));
+  const { rows } = await db.query<AuditDbRow>(
+    `SELECT * FROM (SELECT * FROM control_audit WHERE site = $1 ORDER BY id DESC LIMIT $2) t ORDER BY id ASC`,
+    [site, limit],
+  );
+  return rows.map(toAuditRow);
+}
+
+/** The audit rows one decision wrote (its change of the controls), oldest first: by the site's index. */
+export async function decisionAudit(db: Queryable, site: string, decisionKey: string): Promise<AuditRow[]> {
+  const { rows } = await db.query<AuditDbRow>(
+    'SELECT * FROM control_audit WHERE site = $1 AND decision_key = $2 ORDER BY id',
+    [site, decisionKey],
+  );
+  return rows.map(toAuditRow);
 }

@@ -54,33 +54,53 @@ export interface StoredDecision extends Omit<DecisionRow, 'awaitingSince'> {
   decidedAt: Date;
 }
 
+interface StoredRow {
+  decision_key: string;
+  site: string;
+  workflow_id: string;
+  chain_id: string;
+  kind: DecisionRow['kind'];
+  who: string;
+  why: string;
+  mode: ResumeMode | null;
+  via: DecisionRow['via'];
+  assessment_key: string | null;
+  awaiting_since: Date | null;
+  decided_at: Date;
+}
+
+const toStored = (r: StoredRow): StoredDecision => ({
+  decisionKey: r.decision_key,
+  site: r.site,
+  workflowId: r.workflow_id,
+  chainId: r.chain_id,
+  kind: r.kind,
+  who: r.who,
+  why: r.why,
+  mode: r.mode,
+  via: r.via,
+  assessmentKey: r.assessment_key,
+  awaitingSince: r.awaiting_since,
+  decidedAt: r.decided_at,
+});
+
 export async function listDecisions(db: Queryable, site: string): Promise<StoredDecision[]> {
-  const { rows } = await db.query<{
-    decision_key: string;
-    site: string;
-    workflow_id: string;
-    chain_id: string;
-    kind: DecisionRow['kind'];
-    who: string;
-    why: string;
-    mode: ResumeMode | null;
-    via: DecisionRow['via'];
-    assessment_key: string | null;
-    awaiting_since: Date | null;
-    decided_at: Date;
-  }>('SELECT * FROM decisions WHERE site = $1 ORDER BY decided_at, decision_key', [site]);
-  return rows.map((r) => ({
-    decisionKey: r.decision_key,
-    site: r.site,
-    workflowId: r.workflow_id,
-    chainId: r.chain_id,
-    kind: r.kind,
-    who: r.who,
-    why: r.why,
-    mode: r.mode,
-    via: r.via,
-    assessmentKey: r.assessment_key,
-    awaitingSince: r.awaiting_since,
-    decidedAt: r.decided_at,
-  }));
+  const { rows } = await db.query<StoredRow>(
+    'SELECT * FROM decisions WHERE site = $1 ORDER BY decided_at, decision_key',
+    [site],
+  );
+  return rows.map(toStored);
+}
+
+/** One site's decision by its key (the console's result page), or undefined. */
+export async function findDecision(
+  db: Queryable,
+  site: string,
+  decisionKey: string,
+): Promise<StoredDecision | undefined> {
+  const { rows } = await db.query<StoredRow>('SELECT * FROM decisions WHERE decision_key = $1 AND site = $2', [
+    decisionKey,
+    site,
+  ]);
+  return rows[0] && toStored(rows[0]);
 }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { hashSecret } from '../../server/console/session-rules';
+import { hashSecret } from '../../client/console/session-rules';
 import { authed, startTestApi, type TestApi } from '../kit/api';
 import { eventually, openHarness, type TestHarness } from '../kit/services';
 

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../server/api/server';
+import { registerConsoleRoutes } from '../../client/console/routes';
 import { apiIngestThreads } from '../../server/api/start-api';
 import { apiEnvSchema, type ApiSettings } from '../../server/api/settings';
 import { createToken, type Scope } from '../../server/api/tokens';
@@ -49,6 +50,7 @@ export async function startTestApi(
     logger,
     settings,
     ...ingestThreads,
+    extraRoutes: [registerConsoleRoutes],
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return {

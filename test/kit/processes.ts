@@ -5,7 +5,7 @@ import { join } from 'node:path';
 export const ROOT = join(__dirname, '..', '..');
 export const CLI = join(ROOT, 'client', 'bin', 'target-health.js');
 export const WORKER = join(ROOT, 'dist', 'worker', 'main.js');
-export const STACK = join(ROOT, 'dist', 'stack', 'start.js');
+export const STACK = join(ROOT, 'dist', 'client', 'start.js');
 
 export interface Finished {
   code: number | null;

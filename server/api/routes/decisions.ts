@@ -5,30 +5,14 @@
  * types. 400 for a payload the workflow's schema refuses (its one-line message), 409 for a decision not
  * allowed now (e.g. resume while the site is not waiting), 404 without a running loop.
  */
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
-import { workflowIdForSite } from '../../../core/common/names';
-import { parseDecision } from '../../../core/control/decisions';
-import {
-  type DecisionInputs,
-  type DecisionKind,
-  type DecisionResult,
-  LoopErrors,
-  decisionMessages,
-} from '../../../loop/messages';
-import { executeUpdateRetrying } from '../../temporal/update-retry';
+import { sendDecision } from '../decision-send';
 import { sendError } from '../errors';
 import { checkInput, checkSite } from '../route-input';
 import { decisionBodySchema, decisionResultSchema, errorSchema, siteParamsSchema } from '../schemas/sites';
 import type { RouteContext } from '../server';
 
-function sendDecision<K extends DecisionKind>(
-  handle: WorkflowHandle,
-  kind: K,
-  input: DecisionInputs[K],
-): Promise<DecisionResult> {
-  return executeUpdateRetrying(handle, decisionMessages[kind].update, [input]);
-}
+const STATUS = { invalid: 400, not_allowed: 409, not_found: 404 } as const;
+const CODE = { invalid: 'bad_request', not_allowed: 'conflict', not_found: 'not_found' } as const;
 
 export function registerDecisionRoutes({ app, temporal }: RouteContext): void {
   app.post<{ Params: { site: string } }>(
@@ -67,39 +51,10 @@ export function registerDecisionRoutes({ app, temporal }: RouteContext): void {
       if (!site.ok) return site.reply;
       const body = checkInput(reply, decisionBodySchema, request.body, 'body');
       if (!body.ok) return body.reply;
-      const { kind, why, mode, concurrency, revisitMultiplier } = body.value;
-      const payload = {
-        who: request.principal!.name,
-        why,
-        ...(mode === undefined ? {} : { mode }),
-        ...(concurrency === undefined ? {} : { concurrency }),
-        ...(revisitMultiplier === undefined ? {} : { revisitMultiplier }),
-      };
-      // The workflow validates too; checking here first answers a bad payload without a round trip.
-      const checked = parseDecision(kind, payload);
-      if (!checked.ok) return sendError(reply, 400, 'bad_request', checked.message);
-      const handle = (await temporal()).workflow.getHandle(workflowIdForSite(site.value));
-      try {
-        // Checked above with the workflow's own schema: a valid payload of this kind.
-        return await sendDecision(handle, kind, payload as DecisionInputs[typeof kind]);
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError)
-          return sendError(
-            reply,
-            404,
-            'not_found',
-            `site: no running health loop for ${site.value}; start one with POST /v1/sites/${site.value}/loop`,
-          );
-        if (err instanceof WorkflowUpdateFailedError) {
-          const cause = err.cause;
-          const message = cause?.message ?? err.message;
-          if (cause instanceof ApplicationFailure && cause.type === LoopErrors.InvalidDecision)
-            return sendError(reply, 400, 'bad_request', message);
-          if (cause instanceof ApplicationFailure && cause.type === LoopErrors.DecisionNotAllowed)
-            return sendError(reply, 409, 'conflict', message);
-        }
-        throw err;
-      }
+      const sent = await sendDecision(temporal, site.value, request.principal!.name, body.value);
+      if (sent.ok) return sent.result;
+      const fix = sent.refused === 'not_found' ? `; start one with POST /v1/sites/${site.value}/loop` : '';
+      return sendError(reply, STATUS[sent.refused], CODE[sent.refused], sent.message + fix);
     },
   );
 }

@@ -1,4 +1,8 @@
-/** Every route module of the API, in the order they are registered (and listed in the OpenAPI document). */
+/**
+ * Every route module of the API, in the order they are registered (and listed in the OpenAPI document). Route
+ * modules of higher layers (the web console, client/console/) are given to `buildApi` as `extraRoutes` by the
+ * processes that serve them (`target-health api`, `npm start`, the demo), after these.
+ */
 import type { RouteContext } from '../server';
 import { registerControlsRoutes } from './controls';
 import { registerDecisionRoutes } from './decisions';
@@ -7,7 +11,6 @@ import { registerMetricsRoutes } from './metrics';
 import { registerOpenApiRoutes } from './openapi';
 import { registerOpsRoutes } from './ops';
 import { registerSitesRoutes } from './sites';
-import { registerConsoleRoutes } from '../../console/routes';
 
 export type RegisterRoutes = (ctx: RouteContext) => void | Promise<void>;
 
@@ -20,5 +23,4 @@ export const ROUTES: readonly RegisterRoutes[] = [
   registerSitesRoutes,
   registerDecisionRoutes,
   registerMetricsRoutes,
-  registerConsoleRoutes,
 ];

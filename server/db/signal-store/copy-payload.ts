@@ -7,7 +7,7 @@
  */
 import type { Classification } from '@target-health/crawler/events/classify';
 import type { RequestOutcomeEvent } from '@target-health/crawler/events/event';
-import { field, textArrayField } from './copy-raw';
+import { field, storedTitle, textArrayField } from './copy-raw';
 
 const TAB = 9;
 const NEWLINE = 10;
@@ -78,6 +78,8 @@ export class CopyPayload {
     this.text(c.rule);
     this.tab();
     this.text(c.evidence?.markerId);
+    this.tab();
+    this.text(storedTitle(e, c));
     this.reserve(1);
     this.buf[this.pos++] = NEWLINE;
   }

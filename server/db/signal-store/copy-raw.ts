@@ -12,7 +12,17 @@ import type { ClassifiedEvent } from './aggregate';
 
 export const RAW_COLUMNS =
   'ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes, retries, ' +
-  'credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id';
+  'credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id, title';
+
+const REFUSED: ReadonlySet<string> = new Set(['hard_block', 'challenge', 'soft_block']);
+
+/**
+ * The title stored with an event: a refused page's only (migration 013), what the console shows as an example
+ * of what the site served; an ordinary page's title would only cost space.
+ */
+export function storedTitle(e: RequestOutcomeEvent, c: Classification): string | undefined {
+  return REFUSED.has(c.outcome) ? e.title : undefined;
+}
 
 const NEEDS_COPY_ESCAPE = /[\\\t\n\r]/;
 
@@ -96,6 +106,8 @@ export function copyRow(e: RequestOutcomeEvent, c: Classification): string {
     c.rule +
     '\t' +
     field(c.evidence?.markerId) +
+    '\t' +
+    field(storedTitle(e, c)) +
     '\n'
   );
 }

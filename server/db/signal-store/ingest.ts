@@ -35,7 +35,7 @@ import { CardinalityGuard, DEFAULT_CARDINALITY_CAPS, type CardinalityCaps } from
 import { createContextCache, type ClassificationContextCache, type NormWindow } from './norms';
 import { normWindow, normsAsOf, type DayNorm } from './norms-as-of';
 import { boolArray, numberArray, textArray } from './array-literal';
-import { copyRaw, isUniqueViolation } from './copy-raw';
+import { copyRaw, isUniqueViolation, storedTitle } from './copy-raw';
 import { CopyPayload } from './copy-payload';
 import { derivedEventId } from './derived-id';
 import { ensureRollupStage, histLiteral, upsertRollups } from './rollup-stage';
@@ -515,6 +515,7 @@ async function insertRawSkippingRepeats(
     outcome: new Array<string>(n),
     rule: new Array<string>(n),
     marker: new Array<string | null>(n),
+    title: new Array<string | null>(n),
   };
   for (let i = 0; i < n; i++) {
     const { event: e, classification: c } = batch[i]!;
@@ -544,18 +545,20 @@ async function insertRawSkippingRepeats(
     cols.outcome[i] = c.outcome;
     cols.rule[i] = c.rule;
     cols.marker[i] = c.evidence?.markerId ?? null;
+    cols.title[i] = storedTitle(e, c) ?? null;
   }
   const sql = `INSERT INTO request_events (ts, site, event_id, country, pool, session, page_type, status, network_error,
-      latency_ms, bytes, retries, credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id)
+      latency_ms, bytes, retries, credits, extraction, missing_fields, valid_records, canary, outcome, rule, marker_id,
+      title)
     SELECT to_timestamp(ts / 1000.0), site, event_id, country, pool, session, page_type, status, network_error,
       latency_ms, bytes, retries, credits,
       extraction, missing::text[],
-      valid_records, canary, outcome, rule, marker_id
+      valid_records, canary, outcome, rule, marker_id, title
     FROM unnest($1::int[], $2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
       $9::smallint[], $10::text[], $11::float8[], $12::bigint[], $13::int[], $14::float8[], $15::text[], $16::text[],
-      $17::int[], $18::bool[], $19::text[], $20::text[], $21::text[])
+      $17::int[], $18::bool[], $19::text[], $20::text[], $21::text[], $22::text[])
       AS t(ord, ts, site, event_id, country, pool, session, page_type, status, network_error, latency_ms, bytes,
-           retries, credits, extraction, missing, valid_records, canary, outcome, rule, marker_id)
+           retries, credits, extraction, missing, valid_records, canary, outcome, rule, marker_id, title)
     ON CONFLICT DO NOTHING`;
   // Hand-built literals: see array-literal.ts for why.
   const params = [
@@ -580,6 +583,7 @@ async function insertRawSkippingRepeats(
     textArray(cols.outcome),
     textArray(cols.rule),
     textArray(cols.marker),
+    textArray(cols.title),
   ];
   const { rows } = await client.query<{ site: string; event_id: string | null; ts: Date }>(
     `${sql} RETURNING site, event_id, ts`,

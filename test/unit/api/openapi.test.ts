@@ -19,6 +19,7 @@ import {
   undocumentedRoutes,
 } from '../../../server/api/openapi';
 import { buildApi } from '../../../server/api/server';
+import { registerConsoleRoutes } from '../../../client/console/routes';
 import { apiEnvSchema } from '../../../server/api/settings';
 import { createPool, type Pool } from '../../../server/db/pool';
 
@@ -34,6 +35,7 @@ beforeAll(async () => {
     temporal: () => Promise.reject(new Error('not in this test')),
     logger: pino({ level: 'silent' }),
     settings: apiEnvSchema.parse({}),
+    extraRoutes: [registerConsoleRoutes],
   });
   // Over a socket (Fastify's inject needs an ESM-only dependency Jest cannot load).
   url = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,4 +1,4 @@
-import { escapeHtml, markup, SafeHtml, trustedHtml } from '../../../server/console/html';
+import { escapeHtml, markup, SafeHtml, trustedHtml } from '../../../client/console/html';
 
 test('escapeHtml turns the five special characters into entities', () => {
   expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe(

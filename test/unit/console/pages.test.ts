@@ -1,24 +1,12 @@
 import { createHash } from 'node:crypto';
 import { buildFleet } from '../../../server/fleet/fleet';
-import { CONTENT_SECURITY_POLICY, fleetPage, signInPage, STYLE_HASH } from '../../../server/console/pages';
+import { CONTENT_SECURITY_POLICY, signInPage, STYLE_HASH } from '../../../client/console/layout';
+import { fleetPage } from '../../../client/console/pages/fleet';
 import type { SiteSummary } from '../../../server/api/schemas/sites';
 
+import { row } from './fleet-rows';
+
 const now = new Date('2026-12-04T12:00:00Z');
-const row = (site: string, extra: Partial<SiteSummary> = {}): SiteSummary => ({
-  site,
-  workflowId: `site-health:${site}`,
-  band: 'healthy',
-  score: 90,
-  smoothedScore: 91,
-  parserHealth: 99,
-  awaitingHuman: false,
-  awaitingSince: null,
-  problem: null,
-  loopStartedAt: null,
-  lastAssessedAt: null,
-  lastChange: null,
-  ...extra,
-});
 
 const view = (rows: SiteSummary[], form = { band: '', awaiting: false, site: '' }) =>
   fleetPage({
@@ -75,9 +63,17 @@ test('the sign-in page posts the token in the form body and shows an error escap
   expect(page).toContain('The token &quot;&lt;x&gt;&quot; lacks read');
 });
 
-test('the Content-Security-Policy allows exactly the page stylesheet, no script', () => {
+test("the Content-Security-Policy allows the stylesheet and the console's own script file, nothing inline", () => {
   const style = /<style>([\s\S]*?)<\/style>/.exec(signInPage())![1]!;
   expect(STYLE_HASH).toBe(`'sha256-${createHash('sha256').update(style).digest('base64')}'`);
-  expect(CONTENT_SECURITY_POLICY).toMatch(/^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'/);
-  expect(CONTENT_SECURITY_POLICY).not.toContain('script-src');
+  expect(CONTENT_SECURITY_POLICY.split('; ')).toEqual([
+    "default-src 'none'",
+    `style-src ${STYLE_HASH}`,
+    "script-src 'self'",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ]);
+  expect(CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-inline|unsafe-eval|https?:|\*/);
 });

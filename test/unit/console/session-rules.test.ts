@@ -11,7 +11,7 @@ import {
   SESSION_IDLE_MS,
   sessionCookieHeader,
   sessionVerdict,
-} from '../../../server/console/session-rules';
+} from '../../../client/console/session-rules';
 
 const at = (iso: string): Date => new Date(iso);
 

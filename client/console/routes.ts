@@ -4,69 +4,41 @@
  *   GET  /console/sign-in    the sign-in form;   POST it: the token in the form body → a session cookie
  *   POST /console/sign-out   ends the session (CSRF token and origin checked)
  *   GET  /console/fleet      every site, most urgent first, filtered by a plain GET form
- * They use no bearer token: the session (server/console/sessions.ts) stands for the token it was
+ * and the page route modules of ./page-routes/ (CONSOLE_PAGE_ROUTES), each with the same guard (./guard.ts).
+ * They use no bearer token: the session (client/console/sessions.ts) stands for the token it was
  * opened with. Every POST is checked against the console's own origin, and every POST but sign-in (which
  * has no session yet) carries the session's CSRF token. Form bodies are parsed here only (an
  * encapsulated plugin), so the JSON routes keep refusing them with 415.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { formatIssues } from '@target-health/crawler/events/zod-issues';
-import type { RouteContext } from '../api/server';
-import type { OpenApiOperation } from '../api/openapi-meta';
-import { LISTED_BANDS } from '../api/schemas/sites';
-import { LookupBudget } from '../api/token-cache';
-import { verifyToken } from '../api/tokens';
-import type { Fleet } from '../fleet/fleet';
-import { readFleet } from '../fleet/read-fleet';
-import { CONTENT_SECURITY_POLICY, fleetPage, signInPage } from './pages';
-import { createSession, deleteSession, findSession, type ConsoleSession } from './sessions';
-import {
-  cookieMaxAgeS,
-  cookieValue,
-  looksLikeSecret,
-  originRefusal,
-  ownOrigin,
-  sameSecret,
-  SESSION_COOKIE,
-  sessionCookieHeader,
-} from './session-rules';
+import type { RouteContext } from '../../server/api/server';
+import { LookupBudget } from '../../server/api/token-cache';
+import { verifyToken } from '../../server/api/tokens';
+import { readFleet } from '../../server/fleet/read-fleet';
+import { CONTENT_SECURITY_POLICY, signInPage } from './layout';
+import { fleetPage } from './pages/fleet';
+import { consoleGuard } from './guard';
+import { fleetFilterOf, fleetQuery } from './fleet-filter';
+import { CONSOLE_PAGE_ROUTES } from './page-routes/index';
+import { doc, formPost } from './page-routes/openapi-doc';
+import { createSession, deleteSession } from './sessions';
+import { cookieMaxAgeS, sessionCookieHeader } from './session-rules';
 
 /** A form body is a few fields: anything larger is not ours. */
 const FORM_LIMIT = 8 * 1024;
 
 const signInBody = z.strictObject({ token: z.string().min(1, { error: 'required: your API token' }).max(200) });
-const signOutBody = z.strictObject({ csrf: z.string().max(100) });
-const fleetQuery = z.strictObject({
-  band: z.union([z.literal(''), z.enum(LISTED_BANDS)]).default(''),
-  awaiting: z.literal('true').optional(),
-  site: z.string().max(200).default(''),
-});
-
-const html = (description: string) => ({ description, schema: z.string(), mediaType: 'text/html' });
-const doc = (summary: string, extra: Partial<OpenApiOperation> = {}): { openapi: OpenApiOperation } => ({
-  openapi: {
-    summary,
-    tag: 'console',
-    responses: { 200: html('the page'), 303: { description: 'to the sign-in page (no live session)' } },
-    ...extra,
-  },
-});
-const formPost = {
-  requestMediaTypes: ['application/x-www-form-urlencoded'],
-  responses: {
-    303: { description: 'done: to the next page' },
-    400: html('the form is invalid'),
-    403: html('refused: another origin, or no valid CSRF token'),
-  },
-};
 
 export async function registerConsoleRoutes(ctx: RouteContext): Promise<void> {
   await ctx.app.register((app) => consolePlugin(app, ctx));
 }
 
 function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
-  const { pool, temporal, settings } = ctx;
+  const { pool, temporal } = ctx;
+  const guard = consoleGuard(ctx);
+  const { sendPage, toSignIn, refused, sessionOf, fromElsewhere } = guard;
   // Sign-in looks tokens up as the bearer check does, so it gets the same cap: at most 100 lookups a minute
   // per address of tokens that turn out not valid (server/api/token-cache.ts).
   const lookups = new LookupBudget();
@@ -83,31 +55,6 @@ function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
         .header('referrer-policy', 'same-origin')
         .header('cache-control', 'no-store');
   });
-
-  const origin = (request: FastifyRequest): string =>
-    ownOrigin(settings.TH_CONSOLE_PUBLIC_URL, { protocol: request.protocol, host: request.host });
-  const secure = (request: FastifyRequest): boolean => origin(request).startsWith('https:');
-  const sendPage = (reply: FastifyReply, status: number, body: string): FastifyReply =>
-    reply.code(status).type('text/html; charset=utf-8').send(body);
-  const toSignIn = (reply: FastifyReply): FastifyReply => reply.code(303).header('location', '/console/sign-in').send();
-  const refused = (request: FastifyRequest, reply: FastifyReply, why: string): FastifyReply => {
-    request.log.warn({ why }, 'console: state-changing request refused');
-    return sendPage(reply, 403, signInPage({ error: `Refused: ${why}. Reload the page and try again.` }));
-  };
-  const sessionOf = async (request: FastifyRequest): Promise<{ id: string; session: ConsoleSession } | null> => {
-    const id = cookieValue(request.headers.cookie, SESSION_COOKIE);
-    if (id === undefined || !looksLikeSecret(id)) return null;
-    const session = await findSession(pool, id);
-    return session === null ? null : { id, session };
-  };
-  const fromElsewhere = (request: FastifyRequest): string | null =>
-    originRefusal(
-      {
-        ...(request.headers.origin === undefined ? {} : { origin: request.headers.origin }),
-        ...(request.headers.referer === undefined ? {} : { referer: request.headers.referer }),
-      },
-      origin(request),
-    );
 
   app.get('/console', { config: doc('The console: to the Fleet page') }, (_request, reply) =>
     reply.code(303).header('location', '/console/fleet').send(),
@@ -154,7 +101,7 @@ function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
         .header(
           'set-cookie',
           sessionCookieHeader(created.id, {
-            secure: secure(request),
+            secure: guard.secure(request),
             maxAgeS: cookieMaxAgeS(created.createdAt, new Date()),
           }),
         )
@@ -164,18 +111,13 @@ function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
   );
 
   app.post('/console/sign-out', { config: doc('Sign out: the session ends', formPost) }, async (request, reply) => {
-    const elsewhere = fromElsewhere(request);
-    if (elsewhere !== null) return refused(request, reply, elsewhere);
-    const found = await sessionOf(request);
-    if (found === null) return toSignIn(reply);
-    const body = signOutBody.safeParse(request.body ?? {});
-    if (!body.success || !sameSecret(body.data.csrf, found.session.csrfToken))
-      return refused(request, reply, 'the form has no valid CSRF token');
+    const found = await guard.checkPost(request, reply);
+    if (found === null) return reply;
     await deleteSession(pool, found.id);
     request.log.info({ token: found.session.principal.name }, 'console: signed out');
     return reply
       .code(303)
-      .header('set-cookie', sessionCookieHeader('', { secure: secure(request), maxAgeS: 0 }))
+      .header('set-cookie', sessionCookieHeader('', { secure: guard.secure(request), maxAgeS: 0 }))
       .header('location', '/console/sign-in')
       .send();
   });
@@ -188,24 +130,15 @@ function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
       if (found === null) return toSignIn(reply);
       const { session } = found;
       // A bad filter (an edited URL) shows the whole fleet with a 400, never an error page without the form.
-      const q = fleetQuery.safeParse(request.query ?? {});
-      const band = q.success ? q.data.band : '';
-      const form = {
-        band,
-        awaiting: q.success && q.data.awaiting === 'true',
-        site: q.success ? q.data.site.trim() : '',
-      };
-      const filter: Fleet['filter'] = {
-        bands: band === '' ? null : [band],
-        awaiting: form.awaiting,
-        site: form.site === '' ? [] : [form.site],
-      };
+      const { ok, form, filter } = fleetFilterOf(request.query);
       const fleet = await readFleet({ client: await temporal(), pool }, filter);
       return sendPage(
         reply,
-        q.success ? 200 : 400,
+        ok ? 200 : 400,
         fleetPage({ fleet, form, who: session.principal.name, csrfToken: session.csrfToken, now: new Date() }),
       );
     },
   );
+
+  for (const register of CONSOLE_PAGE_ROUTES) register(app, ctx, guard);
 }

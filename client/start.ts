@@ -1,17 +1,19 @@
 /**
  * `npm start`: the whole system on embedded defaults, in one process tree (stack/local-stack.ts says what
- * runs). Ctrl-C drains the worker, then stops the API, PostgreSQL and the dev server: nothing is left
+ * runs), the API serving the web console (client/console/: this entry lives in the client layer because the
+ * console does). Ctrl-C drains the worker, then stops the API, PostgreSQL and the dev server: nothing is left
  * running.
  */
 import { runMain } from '../server/bootstrap/run-main';
 import { loadLogLevel } from '../server/config/env';
 import { createLogger } from '../server/logging/logger';
-import { bannerLines } from './banner';
-import { startLocalStack } from './local-stack';
+import { bannerLines } from '../stack/banner';
+import { startLocalStack } from '../stack/local-stack';
+import { registerConsoleRoutes } from './console/routes';
 
 runMain('target-health start', async () => {
   const logger = createLogger(loadLogLevel(), 'stack');
-  const stack = await startLocalStack(logger);
+  const stack = await startLocalStack(logger, { apiRoutes: [registerConsoleRoutes] });
   try {
     const { temporal, uiUrl, apiUrl, cliSettings, shownDatabaseUrl } = stack;
     logger.info(

@@ -1,10 +1,10 @@
 /**
  * The console's sessions in PostgreSQL (server/db/migrations/012_console_sessions.sql): created at sign-in,
  * found by the hash of the cookie's id, touched on use, deleted at sign-out or when found expired. The
- * rules (expiry, hashing) are server/console/session-rules.ts.
+ * rules (expiry, hashing) are client/console/session-rules.ts.
  */
-import type { Pool } from '../db/pool';
-import type { Principal, Scope } from '../api/tokens';
+import type { Pool } from '../../server/db/pool';
+import type { Principal, Scope } from '../../server/api/tokens';
 import { hashSecret, newSecret, SESSION_ABSOLUTE_MS, sessionVerdict } from './session-rules';
 
 export interface ConsoleSession {
@@ -64,4 +64,27 @@ export async function findSession(pool: Pool, id: string, now = new Date()): Pro
 
 export async function deleteSession(pool: Pool, id: string): Promise<void> {
   await pool.query('DELETE FROM console_sessions WHERE id_hash = $1', [hashSecret(id)]);
+}
+
+/**
+ * Which of these sessions (by the hex of their ids' hashes) are still live, without touching them: an open
+ * live stream is no request of the person's, so it must not keep an idle session alive. One query for every
+ * open stream of the API.
+ */
+export async function liveSessionHashes(
+  pool: Pool,
+  hexHashes: readonly string[],
+  now = new Date(),
+): Promise<Set<string>> {
+  if (hexHashes.length === 0) return new Set();
+  const { rows } = await pool.query<{ id_hash: Buffer; created_at: Date; last_seen_at: Date }>(
+    'SELECT s.id_hash, s.created_at, s.last_seen_at FROM console_sessions s ' +
+      'JOIN api_tokens t ON t.name = s.token_name AND t.revoked_at IS NULL WHERE s.id_hash = ANY($1::bytea[])',
+    [hexHashes.map((h) => Buffer.from(h, 'hex'))],
+  );
+  return new Set(
+    rows
+      .filter((r) => sessionVerdict({ createdAt: r.created_at, lastSeenAt: r.last_seen_at }, now) === 'live')
+      .map((r) => r.id_hash.toString('hex')),
+  );
 }

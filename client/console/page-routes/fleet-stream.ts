@@ -1,0 +1,79 @@
+/**
+ * The Fleet page's live updates (docs/console.md, "Live updates"):
+ *   GET /console/assets/fleet-live.js   the console's one script, static (../assets.ts)
+ *   GET /console/fleet/stream?band=&site=&awaiting=true
+ *                                       Server-Sent Events of the session: `fleet` events carrying the page's
+ *                                       results as server-rendered HTML, `end` when the session ended
+ * One hub per API (../fleet-hub.ts) reads the fleet for every open stream at once.
+ */
+import { readFleet } from '../../../server/fleet/read-fleet';
+import { SSE_HEADERS, SseConnection } from '../../../server/api/sse';
+import '../../../server/api/routes/controls';
+import { FLEET_LIVE_JS } from '../assets';
+import { FleetHub, type FleetStream } from '../fleet-hub';
+import { fleetFilterOf, fleetQuery } from '../fleet-filter';
+import { liveSessionHashes } from '../sessions';
+import { hashSecret } from '../session-rules';
+import type { ConsolePageRoutes } from './index';
+import { doc } from './openapi-doc';
+
+/** What a browser waits before reconnecting after the connection drops (a server restart). */
+const RETRY_MS = 3_000;
+
+export const registerFleetStream: ConsolePageRoutes = (app, ctx, guard) => {
+  const { pool, temporal, logger } = ctx;
+  const hub = new FleetHub({
+    readAll: async () => readFleet({ client: await temporal(), pool }, { bands: null, awaiting: false, site: [] }),
+    liveSessions: (hashes) => liveSessionHashes(pool, hashes),
+    onControlsChange: (listener) => app.controlsFeed.onChange(listener),
+    logger: logger.child({ component: 'console' }),
+  });
+  // Open streams would keep the server from closing.
+  app.addHook('preClose', (done) => {
+    hub.close();
+    done();
+  });
+
+  app.get(
+    '/console/assets/fleet-live.js',
+    {
+      config: doc("The Fleet page's live-update script (static)", {
+        responses: { 200: { description: 'JavaScript', mediaType: 'text/javascript' } },
+      }),
+    },
+    (_request, reply) =>
+      reply
+        .type('text/javascript; charset=utf-8')
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', 'no-cache')
+        .send(FLEET_LIVE_JS),
+  );
+
+  app.get(
+    '/console/fleet/stream',
+    {
+      config: doc("The Fleet page's updates, as Server-Sent Events of the session", {
+        query: fleetQuery,
+        responses: {
+          200: { description: '`fleet` events (the HTML of the results) and `end`', mediaType: 'text/event-stream' },
+          303: { description: 'to the sign-in page (no live session)' },
+        },
+      }),
+    },
+    async (request, reply) => {
+      const found = await guard.sessionOf(request);
+      if (found === null) return guard.toSignIn(reply);
+      const { filter } = fleetFilterOf(request.query);
+      const stream: FleetStream = {
+        sse: new SseConnection({ onClose: () => hub.remove(stream) }),
+        filter,
+        sessionHash: hashSecret(found.id).toString('hex'),
+        seq: 0,
+      };
+      void reply.code(200).headers(SSE_HEADERS).send(stream.sse.stream);
+      stream.sse.retry(RETRY_MS);
+      hub.add(stream);
+      return reply;
+    },
+  );
+};
