@@ -123,10 +123,9 @@ function mergeRoutes(
   countErrors = true,
 ): MergedRoute[] {
   const merged = mergedByKey(routes, countErrors);
-  const keys = keysOf(baseline);
   for (let i = 0; i < baseline.length; i++) {
     const r = baseline[i]!;
-    const m = merged.get(keys[i]!);
+    const m = merged.get(routeKey(r));
     if (m === undefined) continue;
     const b = (m.baseline ??= { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0 });
     b.requests += r.requests;
@@ -137,22 +136,6 @@ function mergeRoutes(
   }
   // The default sort order is code-unit order (what the first version's comparator gave), and faster.
   return [...merged.keys()].sort().map((k) => merged.get(k)!);
-}
-
-/**
- * The keys of a baseline's routes, kept per routes array (a window's routes are never changed once made): a
- * replay scores an hour of ticks against the same baseline, and building its keys on every tick was about a
- * sixth of a diagnosis.
- */
-const baselineKeys = new WeakMap<readonly RouteWindow[], string[]>();
-
-function keysOf(routes: readonly RouteWindow[]): string[] {
-  let keys = baselineKeys.get(routes);
-  if (keys === undefined) {
-    keys = routes.map(routeKey);
-    baselineKeys.set(routes, keys);
-  }
-  return keys;
 }
 
 /** The merged routes by key, unsorted; errors left at 0 unless `countErrors`. */

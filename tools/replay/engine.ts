@@ -150,31 +150,37 @@ function applyDecision(
  */
 export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDays' | 'readWindows'> & {
   baseline: typeof readBaselineWindow;
+  /** Keeps `days` as the answer of canaryFailedDays for [from, to) (read ahead for many baselines at once). */
+  knowFailedDays: (from: Date, to: Date, days: ReturnType<typeof canaryFailedDays>) => void;
 } {
   let site: ReturnType<typeof findSite> | undefined;
-  const days = new Map<string, ReturnType<typeof canaryFailedDays>>();
-  const baselines = new Map<string, ReturnType<typeof readBaselineWindow>>();
-  const baseline: typeof readBaselineWindow = (pool, name, bounds, excludeDays = []) => {
-    const key = `${bounds.from.getTime()}/${bounds.to.getTime()}/${excludeDays.join(',')}`;
-    let hit = baselines.get(key);
-    if (hit === undefined) {
-      hit = readBaselineWindow(pool, name, bounds, excludeDays);
-      baselines.set(key, hit);
+  type Days = ReturnType<typeof canaryFailedDays>;
+  type Baseline = ReturnType<typeof readBaselineWindow>;
+  // Keyed by the bounds' epoch ms (nested maps: no key string built per tick).
+  const days = new Map<number, Map<number, Days>>();
+  const baselines = new Map<number, Map<number, Map<string, Baseline>>>();
+  const at = <K, V>(m: Map<K, V>, k: K, make: () => V): V => {
+    let v = m.get(k);
+    if (v === undefined) {
+      v = make();
+      m.set(k, v);
     }
-    return hit;
+    return v;
   };
+  const baseline: typeof readBaselineWindow = (pool, name, bounds, excludeDays = []) => {
+    const byFrom = at(baselines, bounds.from.getTime(), () => new Map<number, Map<string, Baseline>>());
+    const byDays = at(byFrom, bounds.to.getTime(), () => new Map<string, Baseline>());
+    return at(byDays, excludeDays.join(','), () => readBaselineWindow(pool, name, bounds, excludeDays));
+  };
+  const daysFrom = (from: Date): Map<number, Days> => at(days, from.getTime(), () => new Map<number, Days>());
   return {
     baseline,
     readWindows: (pool, name, spec) => readSiteWindows(pool, name, spec, baseline),
     findSite: (pool, name) => (site ??= findSite(pool, name)),
-    canaryFailedDays: (pool, name, from, to) => {
-      const key = `${from.getTime()}/${to.getTime()}`;
-      let hit = days.get(key);
-      if (hit === undefined) {
-        hit = canaryFailedDays(pool, name, from, to);
-        days.set(key, hit);
-      }
-      return hit;
+    canaryFailedDays: (pool, name, from, to) =>
+      at(daysFrom(from), to.getTime(), () => canaryFailedDays(pool, name, from, to)),
+    knowFailedDays: (from, to, known) => {
+      daysFrom(from).set(to.getTime(), known);
     },
   };
 }
@@ -184,8 +190,9 @@ type MemoisedReads = ReturnType<typeof memoisedReads>;
 /**
  * Starts reading every baseline the ticks will ask (and its canary-failed days) into `memo`, side by side on
  * the pool's connections while the period is read, instead of one after the other as the ticks reach a new
- * hour. The same reads as the ticks would make: each tick then finds its baseline ready. A read that fails
- * fails the tick that awaits it, as it would have without reading ahead.
+ * hour, the canary-failed days of all of them in one read. The same answers as the ticks' own reads: each tick
+ * then finds its baseline ready. A read that fails fails the tick that awaits it, as it would have without
+ * reading ahead.
  */
 function readBaselinesAhead(
   pool: Pool,
@@ -194,18 +201,34 @@ function readBaselinesAhead(
   window: SiteHealthConfig['window'],
   memo: MemoisedReads,
 ): void {
-  const seen = new Set<string>();
+  const bounds = new Map<number, { from: Date; to: Date }>();
   for (const asOf of times) {
-    const bounds = windowBounds({ asOf, ...window }).baseline;
-    const key = `${bounds.from.getTime()}/${bounds.to.getTime()}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const ready = memo.canaryFailedDays!(pool, site, bounds.from, bounds.to).then((days) =>
-      memo.baseline(pool, site, bounds, days),
-    );
+    const b = windowBounds({ asOf, ...window }).baseline;
+    if (!bounds.has(b.from.getTime())) bounds.set(b.from.getTime(), b);
+  }
+  const all = [...bounds.values()];
+  if (all.length === 0) return;
+  // The failed days of every baseline from one read: a day's verdict counts that whole UTC day's runs
+  // (server/db/canaries.ts), so the days touching each baseline, taken from the read of their union, are the
+  // ones its own read returns.
+  const span = canaryFailedDays(pool, site, all[0]!.from, all[all.length - 1]!.to);
+  for (const b of all) {
+    const first = utcDay(b.from.getTime());
+    const last = utcDay(b.to.getTime() - 1);
+    const days =
+      b.to.getTime() > b.from.getTime()
+        ? span.then((list) => list.filter((d) => d >= first && d <= last))
+        : Promise.resolve([]);
+    memo.knowFailedDays(b.from, b.to, days);
+    const ready = days.then((excluded) => memo.baseline(pool, site, b, excluded));
     // Handled where a tick awaits the memoised promises; here only kept from counting as unhandled.
     ready.catch(() => undefined);
   }
+}
+
+/** The UTC date (YYYY-MM-DD) of an epoch-ms time, as canaryFailedDays names days. */
+function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
 }
 
 /**

@@ -4,10 +4,11 @@
  * counts non-negative integers, labels short, sums exact — is checked here for the whole period, so the
  * windows summed from these rows (period-windows.ts) need no further parsing.
  *
- * The rows come back as arrays (rowMode 'array') with the fewest fields a window needs: route rows carry the
- * five counts a route window holds; the all-routes row also the other nine, its credits and its latency
- * histogram. Counts arrive as one `{…}` text per row, read by readCountArray (array-literal.ts): as separate
- * fields, 20,000 rows cost several times more to parse.
+ * The rows come back as arrays (rowMode 'array') with the fewest fields a window needs: route rows carry their
+ * bucket, key and one `{…}` text of the five counts a route window holds; the all-routes row also the other
+ * nine, its credits and its latency histogram. The texts are read by readCountArray (array-literal.ts):
+ * as separate fields, 20,000 rows cost several times more to parse. The labels come once per route, from a
+ * second statement run alongside.
  *
  * A period the check refuses (a bucket that is not a whole minute, a negative or non-integer count, a NULL
  * histogram bucket, a label past MAX_LABEL_CHARS, a route whose labels change, sums past the exact integers,
@@ -69,24 +70,27 @@ export type RawPeriodRow = [
   /** The bucket, epoch seconds. */
   t: number,
   routeKey: string,
-  country: string | null,
-  pool: string | null,
-  session: string | null,
+  /** `{…}`: ROUTE_COUNTS, and TOTAL_COUNTS after them on the all-routes row. */
   counts: string,
   credits: number | null,
   latencyHist: string | null,
 ];
 
+/** The period's routes and their labels, from a statement of their own (one row per key and labels). */
+export type RawPeriodLabels = [routeKey: string, country: string | null, pool: string | null, session: string | null];
+
 /** Above this a period's sums could leave the exact integers: such a period is read per tick. */
 const SAFE_TOTAL = Number.MAX_SAFE_INTEGER / 2;
 
 /**
- * $1 site, $2–$3 the period, $4 the all-routes key. The bucket as epoch seconds in a double (`date_part`: a
- * third of the statement's time went to `extract`'s numeric arithmetic): exact for the whole minutes ingest
- * writes; a bucket that is not one is refused (parsePeriodRows), so no rounding ever moves a row.
+ * $1 site, $2–$3 the period, $4 the all-routes key. The labels come from LABELS_SQL once per route instead of
+ * on every row: node-postgres's cost is per field (a third of the read's went to them). The bucket as epoch
+ * seconds in a double (`date_part`: a third of the statement's time went to `extract`'s numeric arithmetic):
+ * exact for the whole minutes ingest writes; a bucket that is not one is refused (parsePeriodRows), so no
+ * rounding ever moves a row.
  */
 const PERIOD_SQL = `
-SELECT date_part('epoch', bucket) AS t, route_key, country, pool, session,
+SELECT date_part('epoch', bucket) AS t, route_key,
        CASE WHEN route_key = $4
             THEN ARRAY[requests, hard_blocks, challenges, soft_blocks, errors, extraction_ok, extraction_missing,
                        extraction_schema, extraction_empty, valid_records, retries, bytes, canary_runs,
@@ -96,6 +100,12 @@ SELECT date_part('epoch', bucket) AS t, route_key, country, pool, session,
        CASE WHEN route_key = $4 THEN latency_hist::text END AS latency_hist
   FROM rollup_minute WHERE site = $1 AND bucket >= $2 AND bucket < $3
  ORDER BY bucket, route_key`;
+
+/** Each route's labels in the period: a route whose labels change comes twice (and the period is refused). */
+const LABELS_SQL = `
+SELECT route_key, country, pool, session
+  FROM rollup_minute WHERE site = $1 AND bucket >= $2 AND bucket < $3
+ GROUP BY route_key, country, pool, session`;
 
 const labelSchema = z.string().max(MAX_LABEL_CHARS).nullable();
 
@@ -110,16 +120,22 @@ const periodCheck = z.object({
       country: labelSchema,
       pool: labelSchema,
       session: labelSchema,
-      labelsConstant: z.literal(true, { error: "the route's labels change within the period" }),
     }),
   ),
+  labelsKnown: z.literal(true, { error: "a route's labels change within the period, or were not read" }),
   largestSum: z.number().max(SAFE_TOTAL),
   credits: z.number().min(0),
   smallestCredits: z.number().min(0),
 });
 
-/** Parses and checks the statement's rows; null when the period is refused (see the header). */
-export function parsePeriodRows(raw: readonly RawPeriodRow[]): PeriodRows | null {
+/** Parses and checks the statements' rows; null when the period is refused (see the header). */
+export function parsePeriodRows(labels: readonly RawPeriodLabels[], raw: readonly RawPeriodRow[]): PeriodRows | null {
+  const labelsOf = new Map<string, RawPeriodLabels>();
+  let labelsKnown = true;
+  for (const l of labels) {
+    if (labelsOf.has(l[0])) labelsKnown = false;
+    labelsOf.set(l[0], l);
+  }
   const n = raw.length;
   const t = new Float64Array(n);
   const route = new Int32Array(n);
@@ -128,7 +144,7 @@ export function parsePeriodRows(raw: readonly RawPeriodRow[]): PeriodRows | null
   const credits = new Float64Array(n);
   const hist: Array<number[] | null> = new Array<number[] | null>(n).fill(null);
   const sums = new Float64Array(ROUTE_COUNTS.length + TOTAL_COUNTS.length);
-  const routes: Array<PeriodRoute & { labelsConstant: boolean }> = [];
+  const routes: PeriodRoute[] = [];
   const index = new Map<string, number>();
   const parsed: number[] = [];
   let countsRead = true;
@@ -136,25 +152,24 @@ export function parsePeriodRows(raw: readonly RawPeriodRow[]): PeriodRows | null
   let histSum = 0;
   let creditSum = 0;
   let smallestCredits = 0;
-  for (let i = 0; i < n && countsRead; i++) {
-    const [time, key, country, pool, session, countText, credit, histText] = raw[i]!;
+  for (let i = 0; i < n && countsRead && labelsKnown; i++) {
+    const [time, key, countText, credit, histText] = raw[i]!;
     let r = index.get(key);
     if (r === undefined) {
+      const l = labelsOf.get(key);
+      if (l === undefined) labelsKnown = false;
       r = routes.length;
       index.set(key, r);
-      routes.push({ key, country, pool, session, labelsConstant: true });
-    } else {
-      const known = routes[r]!;
-      if (known.country !== country || known.pool !== pool || known.session !== session) known.labelsConstant = false;
+      routes.push({ key, country: l?.[1] ?? null, pool: l?.[2] ?? null, session: l?.[3] ?? null });
     }
-    // A bucket is a whole minute (ingest floors it): anything else is refused, so seconds × 1000 is exact.
-    if (time % 60 !== 0) countsRead = false;
-    t[i] = time * 1000;
-    route[i] = r;
     const isAll = key === ALL_ROUTES;
     parsed.length = 0;
     const width = isAll ? ROUTE_COUNTS.length + TOTAL_COUNTS.length : ROUTE_COUNTS.length;
     if (readCountArray(countText, parsed) !== width) countsRead = false;
+    // A bucket is a whole minute (ingest floors it): anything else is refused, so seconds × 1000 is exact.
+    if (time % 60 !== 0) countsRead = false;
+    t[i] = time * 1000;
+    route[i] = r;
     for (let k = 0; k < ROUTE_COUNTS.length; k++) counts[i * ROUTE_COUNTS.length + k] = parsed[k]!;
     if (!isAll) continue;
     for (let k = 0; k < width; k++) sums[k]! += parsed[k]!;
@@ -177,32 +192,22 @@ export function parsePeriodRows(raw: readonly RawPeriodRow[]): PeriodRows | null
   const checked = periodCheck.safeParse({
     countsRead,
     routes,
+    labelsKnown,
     largestSum: Math.max(routeSum, histSum, ...sums),
     // NaN and ±Infinity fail z.number().
     credits: creditSum,
     smallestCredits,
   });
   if (!checked.success) return null;
-  return {
-    length: n,
-    t,
-    route,
-    counts,
-    totals,
-    credits,
-    hist,
-    histLength,
-    routes: routes.map(({ key, country, pool, session }) => ({ key, country, pool, session })),
-    all: index.get(ALL_ROUTES) ?? -1,
-  };
+  return { length: n, t, route, counts, totals, credits, hist, histLength, routes, all: index.get(ALL_ROUTES) ?? -1 };
 }
 
 /** The minute rollups of `site` in [from, to), read and checked once (null: refused, read per tick). */
 export async function readPeriodRows(pool: Pool, site: string, from: Date, to: Date): Promise<PeriodRows | null> {
-  const { rows } = await pool.query<RawPeriodRow>({
-    text: PERIOD_SQL,
-    values: [site, from, to, ALL_ROUTES],
-    rowMode: 'array',
-  });
-  return parsePeriodRows(rows);
+  // Side by side on two connections; a route ingested between the two reads has no labels: refused, read per tick.
+  const [labels, rows] = await Promise.all([
+    pool.query<RawPeriodLabels>({ text: LABELS_SQL, values: [site, from, to], rowMode: 'array' }),
+    pool.query<RawPeriodRow>({ text: PERIOD_SQL, values: [site, from, to, ALL_ROUTES], rowMode: 'array' }),
+  ]);
+  return parsePeriodRows(labels.rows, rows.rows);
 }

@@ -10,6 +10,7 @@ import { parseWindow } from '../../../core/scoring/window';
 import { ALL_ROUTES } from '../../../server/db/signal-store/aggregate';
 import { numberArray } from '../../../server/db/signal-store/array-literal';
 import {
+  type RawPeriodLabels,
   type RawPeriodRow,
   ROUTE_COUNTS,
   TOTAL_COUNTS,
@@ -76,14 +77,17 @@ function raw(rows: readonly Row[]): RawPeriodRow[] {
     return [
       (T0 + r.minute * M) / 1000,
       r.route.key,
-      r.route.country,
-      r.route.pool,
-      r.route.session,
       numberArray(all ? r.counts : r.counts.slice(0, 5)),
       all ? r.credits : null,
       all && r.hist !== null ? numberArray(r.hist) : null,
     ];
   });
+}
+
+/** The labels statement's rows: each route's labels once. */
+function labels(rows: readonly Row[]): RawPeriodLabels[] {
+  const routes = new Map(rows.map((r) => [r.route.key, r.route]));
+  return [...routes.values()].map((r) => [r.key, r.country, r.pool, r.session]);
 }
 
 /** The window summed afresh, as WindowRows, converted as the statement's rows are. */
@@ -149,7 +153,7 @@ test('every window from running sums equals the window summed afresh, in any ord
       fc.array(askArb(minutes), { maxLength: 25, size: 'large' }),
       (generated, gates, asks) => {
         const rows = ordered(generated);
-        const parsed = parsePeriodRows(raw(rows));
+        const parsed = parsePeriodRows(labels(rows), raw(rows));
         expect(parsed).not.toBeNull();
         const windows = periodWindows(parsed!, T0, T0 + minutes * M);
         const sequence = [
@@ -174,9 +178,8 @@ test('every window from running sums equals the window summed afresh, in any ord
 });
 
 test('outside the period read there is no answer', () => {
-  const parsed = parsePeriodRows(
-    raw([{ minute: 1, route: ALL, counts: new Array(14).fill(1), credits: 0, hist: null }]),
-  );
+  const rows = [{ minute: 1, route: ALL, counts: new Array<number>(14).fill(1), credits: 0, hist: null }];
+  const parsed = parsePeriodRows(labels(rows), raw(rows));
   const windows = periodWindows(parsed!, T0, T0 + 10 * M);
   expect(windows.current({ from: new Date(T0 - M), to: new Date(T0 + 5 * M) }, new Date(T0))).toBeNull();
   expect(windows.current({ from: new Date(T0), to: new Date(T0 + 11 * M) }, new Date(T0))).toBeNull();
@@ -184,35 +187,52 @@ test('outside the period read there is no answer', () => {
 });
 
 describe('the period check refuses what a window must not hold (the replay then reads per tick)', () => {
+  const sticky: RawPeriodLabels = ['US|dc-1|sticky', 'US', 'dc-1', 'sticky'];
+  const goodLabels = (): RawPeriodLabels[] => [[ALL_ROUTES, null, null, null], [...sticky]];
   const good = (): RawPeriodRow[] => [
-    [T0 / 1000, ALL_ROUTES, null, null, null, numberArray(new Array(14).fill(2)), 1.5, '{0,3,1}'],
-    [T0 / 1000, 'US|dc-1|sticky', 'US', 'dc-1', 'sticky', '{2,0,1,0,0}', null, null],
-    [(T0 + M) / 1000, 'US|dc-1|sticky', 'US', 'dc-1', 'sticky', '{1,1,0,0,0}', null, null],
+    [T0 / 1000, ALL_ROUTES, numberArray(new Array<number>(14).fill(2)), 1.5, '{0,3,1}'],
+    [T0 / 1000, sticky[0], '{2,0,1,0,0}', null, null],
+    [(T0 + M) / 1000, sticky[0], '{1,1,0,0,0}', null, null],
   ];
-  const edit = (at: number | number[], field: number, value: string | number | null): RawPeriodRow[] => {
+  const edit = (at: number, field: number, value: string | number | null): [RawPeriodLabels[], RawPeriodRow[]] => {
     const rows = good();
-    for (const i of [at].flat()) (rows[i] as unknown[])[field] = value;
-    return rows;
+    (rows[at] as unknown[])[field] = value;
+    return [goodLabels(), rows];
   };
+  const relabel = (session: string): [RawPeriodLabels[], RawPeriodRow[]] => [
+    [
+      [ALL_ROUTES, null, null, null],
+      [sticky[0], 'US', 'dc-1', session],
+    ],
+    good(),
+  ];
 
   test('good rows pass, and so does a label of 256 characters', () => {
-    expect(parsePeriodRows(good())).not.toBeNull();
-    expect(parsePeriodRows([])).not.toBeNull();
-    expect(parsePeriodRows(edit([1, 2], 2, 'x'.repeat(256)))).not.toBeNull();
+    expect(parsePeriodRows(goodLabels(), good())).not.toBeNull();
+    expect(parsePeriodRows([], [])).not.toBeNull();
+    expect(parsePeriodRows(...relabel('x'.repeat(256)))).not.toBeNull();
   });
   test.each([
-    ['a bucket that is not a whole minute', edit(2, 0, (T0 + M) / 1000 + 0.5)],
-    ['a negative count', edit(1, 5, '{2,-1,1,0,0}')],
-    ['a count array of the wrong length', edit(2, 5, '{1,1,0,0}')],
-    ['a NULL histogram bucket', edit(0, 7, '{0,NULL,1}')],
-    ['a fractional count', edit(1, 5, '{2,0.5,1,0,0}')],
-    ['a label past 256 characters', edit([1, 2], 2, 'x'.repeat(257))],
-    ['labels that change within the period', edit(2, 3, 'dc-9')],
-    ['sums past the exact integers', edit(1, 5, `{${2 ** 52},0,0,0,0}`)],
-    ['credits that are not a number', edit(0, 6, Number.NaN)],
-    ['infinite credits', edit(0, 6, Number.POSITIVE_INFINITY)],
-    ['negative credits', edit(0, 6, -0.5)],
-  ])('%s', (_what, rows) => {
-    expect(parsePeriodRows(rows)).toBeNull();
+    ['a bucket that is not a whole minute', edit(2, 0, (T0 + M) / 1000 + 30)],
+    ['a bucket that is not a whole second', edit(2, 0, (T0 + M) / 1000 + 0.5)],
+    ['a negative count', edit(1, 2, '{2,-1,1,0,0}')],
+    ['a count array of the wrong length', edit(2, 2, '{1,1,0,0}')],
+    ['a NULL histogram bucket', edit(0, 4, '{0,NULL,1}')],
+    ['a fractional count', edit(1, 2, '{2,0.5,1,0,0}')],
+    ['a label past 256 characters', relabel('x'.repeat(257))],
+    [
+      'labels that change within the period',
+      [[...goodLabels(), [sticky[0], 'US', 'dc-9', 'sticky']], good()] as [RawPeriodLabels[], RawPeriodRow[]],
+    ],
+    [
+      'a route without labels (ingested between the two reads)',
+      [[goodLabels()[0]!], good()] as [RawPeriodLabels[], RawPeriodRow[]],
+    ],
+    ['sums past the exact integers', edit(1, 2, `{${2 ** 52},0,0,0,0}`)],
+    ['credits that are not a number', edit(0, 3, Number.NaN)],
+    ['infinite credits', edit(0, 3, Number.POSITIVE_INFINITY)],
+    ['negative credits', edit(0, 3, -0.5)],
+  ])('%s', (_what, [l, rows]) => {
+    expect(parsePeriodRows(l, rows)).toBeNull();
   });
 });
