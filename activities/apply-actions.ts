@@ -14,7 +14,8 @@ import type { Pool } from '../server/db/pool';
 import type { Logger } from '../server/logging/logger';
 import type { NotificationPayload } from '../server/notifications/types';
 import { changedFields } from '../core/control/controls';
-import type { NoticeDraft } from '../core/control/notices';
+import type { NoticeDraft, NoticeKind } from '../core/control/notices';
+import { siteConsoleUrl } from '../core/common/console-paths';
 import type { ControlChange } from '../core/control/plan';
 
 export interface ApplyActionsInput {
@@ -47,6 +48,8 @@ export interface ApplyActionsDeps {
   logger: Logger;
   /** Base URL of the Temporal UI for links in notifications. */
   uiUrl: string;
+  /** Base URL of the web console for links in notifications (its Site and Review pages). */
+  consoleUrl: string;
 }
 
 function namespace(): string {
@@ -56,6 +59,9 @@ function namespace(): string {
     return 'default';
   }
 }
+
+/** Kinds after which the person wants the incident's review (it is the latest incident of the site). */
+const OPENS_OR_CLOSES_INCIDENT: ReadonlySet<NoticeKind> = new Set(['resisting', 'paused', 'resumed', 'stopped']);
 
 export function makeApplyActions(deps: ApplyActionsDeps) {
   return async function applyActions(input: ApplyActionsInput): Promise<ApplyActionsResult> {
@@ -118,6 +124,7 @@ export function makeApplyActions(deps: ApplyActionsDeps) {
         );
         const site = owners.rows[0];
         const link = workflowUiLink(deps.uiUrl, namespace(), input.workflowId);
+        const consoleLink = siteConsoleUrl(deps.consoleUrl, input.site);
         for (const { key, draft } of input.notices) {
           const recipient =
             draft.audience === 'parser_owner' ? (site?.parser_owner ?? site?.owner ?? null) : (site?.owner ?? null);
@@ -127,6 +134,10 @@ export function makeApplyActions(deps: ApplyActionsDeps) {
             site: input.site,
             recipient,
             link,
+            consoleLink,
+            reviewLink: OPENS_OR_CLOSES_INCIDENT.has(draft.kind)
+              ? siteConsoleUrl(deps.consoleUrl, input.site, '/review')
+              : null,
             workflowId: input.workflowId,
           };
           await enqueueNotification(client, {

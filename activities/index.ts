@@ -3,7 +3,7 @@
  * base URL from the environment unless given) so tests and the worker wire them the same way. Workflow
  * code imports only the `Activities` type.
  */
-import { loadNotifierSettings, loadTemporalUiUrl } from '../server/config/env';
+import { loadConsoleUrl, loadNotifierSettings, loadTemporalUiUrl } from '../server/config/env';
 import type { Pool } from '../server/db/pool';
 import type { Logger } from '../server/logging/logger';
 import { type Notifier, createNotifier } from '../server/notifications/notifier';
@@ -24,6 +24,11 @@ export interface ActivityDeps {
    * server/config/env.ts loadTemporalUiUrl); `npm start` passes the address of the UI it started, whatever its port.
    */
   uiUrl?: string;
+  /**
+   * Base of the console links in notifications. Default: TH_CONSOLE_PUBLIC_URL, else the API on this machine
+   * (server/config/env.ts loadConsoleUrl); `npm start` passes the address its API listens on.
+   */
+  consoleUrl?: string;
   /** Default: the signal store's readSiteWindows. */
   readWindows?: ReadWindows;
 }
@@ -32,6 +37,7 @@ export function createActivities(deps: ActivityDeps) {
   // Read the environment once, when the worker starts: a malformed webhook URL stops it with one line.
   const notifier = deps.notifier ?? createNotifier(loadNotifierSettings(), deps.logger);
   const uiUrl = deps.uiUrl ?? loadTemporalUiUrl();
+  const consoleUrl = deps.consoleUrl ?? loadConsoleUrl();
   const canaries = makeCanaryActivities({ pool: deps.pool, logger: deps.logger });
   return {
     assessSite: refusingBadData(
@@ -43,7 +49,7 @@ export function createActivities(deps: ActivityDeps) {
         ...(deps.readWindows ? { readWindows: deps.readWindows } : {}),
       }),
     ),
-    applyActions: makeApplyActions({ pool: deps.pool, logger: deps.logger, uiUrl }),
+    applyActions: makeApplyActions({ pool: deps.pool, logger: deps.logger, uiUrl, consoleUrl }),
     recordSettingsChange: makeRecordSettingsChange({ pool: deps.pool, logger: deps.logger }),
     ...makeDeliveryActivities({ pool: deps.pool, logger: deps.logger, notifier }),
     // Also callable on its own (`target-health canary run` uses the same runner).

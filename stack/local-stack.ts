@@ -20,6 +20,7 @@ import {
   loadOptionalDatabaseUrl,
   loadTemporalSettings,
   type TemporalSettings,
+  consoleBaseUrl,
 } from '../server/config/env';
 import type { Logger } from '../server/logging/logger';
 import { redactUrl } from '../core/common/redact';
@@ -28,7 +29,7 @@ import { loadApiSettings } from '../server/api/settings';
 import { startApi } from '../server/api/start-api';
 import type { RegisterRoutes } from '../server/api/routes';
 import { UserError } from '../core/common/user-error';
-import { isPortInUse } from './free-port';
+import { freePort, isPortInUse } from './free-port';
 import { writeCliSettings } from './cli-settings';
 import { setAsideOwnStoppedSettings } from './own-settings';
 import { startEmbeddedPostgres } from './embedded-postgres';
@@ -133,8 +134,6 @@ export async function startLocalStack(logger: Logger, options: LocalStackOptions
       });
     }
 
-    const started = await startWorker({ temporal, databaseUrl, logger, ...(uiUrl !== undefined ? { uiUrl } : {}) });
-    // After the worker: it has applied the migrations the API's tables need.
     const apiSettings = loadApiSettings();
     const apiPortChosen = process.env.TH_API_PORT !== undefined && process.env.TH_API_PORT !== '';
     if (apiSettings.TH_API_PORT !== 0 && (await isPortInUse(apiSettings.TH_API_PORT, apiSettings.TH_API_HOST))) {
@@ -148,6 +147,22 @@ export async function startLocalStack(logger: Logger, options: LocalStackOptions
       );
       apiSettings.TH_API_PORT = 0;
     }
+    // The notifications link to the console this API serves: its port is known before the worker starts
+    // (a free one is picked here rather than by the listener), unless TH_CONSOLE_PUBLIC_URL says otherwise.
+    if (apiSettings.TH_API_PORT === 0) apiSettings.TH_API_PORT = await freePort();
+    const consoleUrl = consoleBaseUrl(
+      apiSettings.TH_CONSOLE_PUBLIC_URL,
+      apiSettings.TH_API_HOST,
+      apiSettings.TH_API_PORT,
+    );
+    const started = await startWorker({
+      temporal,
+      databaseUrl,
+      logger,
+      consoleUrl,
+      ...(uiUrl !== undefined ? { uiUrl } : {}),
+    });
+    // After the worker: it has applied the migrations the API's tables need.
     const api = await startApi({
       databaseUrl,
       temporal,

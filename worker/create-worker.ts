@@ -17,6 +17,8 @@ export interface CreateWorkerOptions {
   logger: Logger;
   /** Base of the links in notifications; default TEMPORAL_UI_URL (activities/index.ts). */
   uiUrl?: string;
+  /** Base of the console links in notifications; default TH_CONSOLE_PUBLIC_URL, else this machine's API. */
+  consoleUrl?: string;
   /** A pre-built bundle (tests bundle once); otherwise the workflows are bundled at start. */
   workflowBundlePath?: string;
   /**
@@ -52,6 +54,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       pool: options.pool,
       logger: options.logger,
       ...(options.uiUrl !== undefined ? { uiUrl: options.uiUrl } : {}),
+      ...(options.consoleUrl !== undefined ? { consoleUrl: options.consoleUrl } : {}),
     }),
     // On SIGTERM, in-flight activities get 10 s to finish; after 30 s the worker stops even if the
     // server is unreachable (a shutdown must never hang a deploy). Activities are idempotent, so an

@@ -40,12 +40,15 @@ function installRuntime(logger: Logger): void {
 /**
  * @param options.uiUrl base of the notifications' links (`npm start` passes its dev server's UI); default
  * TEMPORAL_UI_URL.
+ * @param options.consoleUrl base of the notifications' console links (`npm start` passes its API's address);
+ * default TH_CONSOLE_PUBLIC_URL, else this machine's API.
  */
 export async function startWorker(options: {
   temporal: TemporalSettings;
   databaseUrl: string;
   logger: Logger;
   uiUrl?: string;
+  consoleUrl?: string;
 }): Promise<StartedWorker> {
   const { logger } = options;
   installRuntime(logger);
@@ -66,6 +69,7 @@ export async function startWorker(options: {
       pool,
       logger,
       ...(options.uiUrl !== undefined ? { uiUrl: options.uiUrl } : {}),
+      ...(options.consoleUrl !== undefined ? { consoleUrl: options.consoleUrl } : {}),
     });
     return {
       worker,

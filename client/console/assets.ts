@@ -2,8 +2,9 @@
  * The console's only script, served as a static file (`/console/assets/fleet-live.js`, allowed by the CSP's
  * `script-src 'self'`; docs/console.md, "Live updates"). The Fleet page works without it (reload to update);
  * with it, the page opens the session's stream of the fleet with the page's own filters and puts each update
- * in place, keeping the keyboard's focus. Every update is HTML the server rendered and escaped (pages/fleet.ts `fleetResults`): the script
- * renders nothing itself. When the stream ends (the session ended, the server stopped) it says so and stops.
+ * in place, keeping the keyboard's focus. Every update is HTML the server rendered and escaped (pages/fleet.ts
+ * `fleetResults`): the script renders nothing itself. When the stream ends (the session ended, the server
+ * stopped) it says so and stops.
  */
 export const FLEET_LIVE_JS = `'use strict';
 (function () {

@@ -3,8 +3,8 @@
  *   GET  /console            → the Fleet page
  *   GET  /console/sign-in    the sign-in form;   POST it: the token in the form body → a session cookie
  *   POST /console/sign-out   ends the session (CSRF token and origin checked)
- *   GET  /console/fleet      every site, most urgent first, filtered by a plain GET form
- * and the page route modules of ./page-routes/ (CONSOLE_PAGE_ROUTES), each with the same guard (./guard.ts).
+ * and the page route modules of ./page-routes/ (CONSOLE_PAGE_ROUTES: the Fleet page among them), each with
+ * the same guard (./guard.ts).
  * They use no bearer token: the session (client/console/sessions.ts) stands for the token it was
  * opened with. Every POST is checked against the console's own origin, and every POST but sign-in (which
  * has no session yet) carries the session's CSRF token. Form bodies are parsed here only (an
@@ -16,11 +16,8 @@ import { formatIssues } from '@target-health/crawler/events/zod-issues';
 import type { RouteContext } from '../../server/api/server';
 import { LookupBudget } from '../../server/api/token-cache';
 import { verifyToken } from '../../server/api/tokens';
-import { readFleet } from '../../server/fleet/read-fleet';
 import { CONTENT_SECURITY_POLICY, signInPage } from './layout';
-import { fleetPage } from './pages/fleet';
 import { consoleGuard } from './guard';
-import { fleetFilterOf, fleetQuery } from './fleet-filter';
 import { CONSOLE_PAGE_ROUTES } from './page-routes/index';
 import { doc, formPost } from './page-routes/openapi-doc';
 import { createSession, deleteSession } from './sessions';
@@ -36,9 +33,9 @@ export async function registerConsoleRoutes(ctx: RouteContext): Promise<void> {
 }
 
 function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
-  const { pool, temporal } = ctx;
+  const { pool } = ctx;
   const guard = consoleGuard(ctx);
-  const { sendPage, toSignIn, refused, sessionOf, fromElsewhere } = guard;
+  const { sendPage, refused, fromElsewhere } = guard;
   // Sign-in looks tokens up as the bearer check does, so it gets the same cap: at most 100 lookups a minute
   // per address of tokens that turn out not valid (server/api/token-cache.ts).
   const lookups = new LookupBudget();
@@ -121,24 +118,6 @@ function consolePlugin(app: FastifyInstance, ctx: RouteContext): void {
       .header('location', '/console/sign-in')
       .send();
   });
-
-  app.get(
-    '/console/fleet',
-    { config: doc('The Fleet page: every site, most urgent first', { query: fleetQuery }) },
-    async (request, reply) => {
-      const found = await sessionOf(request);
-      if (found === null) return toSignIn(reply);
-      const { session } = found;
-      // A bad filter (an edited URL) shows the whole fleet with a 400, never an error page without the form.
-      const { ok, form, filter } = fleetFilterOf(request.query);
-      const fleet = await readFleet({ client: await temporal(), pool }, filter);
-      return sendPage(
-        reply,
-        ok ? 200 : 400,
-        fleetPage({ fleet, form, who: session.principal.name, csrfToken: session.csrfToken, now: new Date() }),
-      );
-    },
-  );
 
   for (const register of CONSOLE_PAGE_ROUTES) register(app, ctx, guard);
 }

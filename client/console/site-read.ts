@@ -13,17 +13,18 @@ import type { Pool } from '../../server/db/pool';
 import { readServed } from '../../server/db/served';
 import { type StoredSettingsChange, listSettingsChanges } from '../../server/db/settings-changes';
 import { readChartData } from '../../tools/charts/read-history';
-import { renderSvg } from '../../tools/charts/render';
 import { buildChartSpec } from '../../tools/charts/spec';
 import { type SiteStatus, readStatus } from '../on-call/read-status';
 import { type MarkerLookup, type ServedSummary, summariseServed } from '../on-call/served';
 import { queryRunningSettings } from '../running-settings';
+import { siteCharts } from './chart-cache';
 import { CHART_RANGES, type ChartRange } from './paths';
 
 /** Recent ticks shown (the loop's `history` query keeps its last 50). */
 export const RECENT_TICKS = 20;
 /** How far back "what the site served" reads its raw events. */
 export const SERVED_SPAN_MS = 6 * 3_600_000;
+const MINUTE = 60_000;
 /** Settings changes listed, newest first. */
 const SETTINGS_CHANGES = 20;
 
@@ -49,12 +50,16 @@ export function catalogueLookup(): MarkerLookup {
   return (id) => byId.get(id);
 }
 
+/**
+ * The chart up to the end of `now`'s minute (data are per minute at the finest): every reload within a minute
+ * that finds the same data gets the same chart, drawn once (./chart-cache.ts).
+ */
 async function chartOf(pool: Pool, site: string, range: ChartRange, now: Date): Promise<SitePageData['chart']> {
-  const to = now.getTime();
+  const to = Math.ceil(now.getTime() / MINUTE) * MINUTE;
   const from = to - CHART_RANGES[range];
   const read = await readChartData(pool, site, from, to);
   if (read.ticks === 0 && read.requests === 0) return { none: 'no assessments and no traffic in this period' };
-  return { svg: await renderSvg(buildChartSpec(read.data)) };
+  return { svg: await siteCharts.svg(buildChartSpec(read.data)) };
 }
 
 /** The Site page's data, or null when no loop of `site` runs. */

@@ -112,7 +112,7 @@ export async function readStatus(
   const range = trendRange(now);
   const [latest, buckets, paused] = await Promise.all([
     latestExplained(pool, state),
-    scoreBuckets(pool, [site], range.from, range.to, range.bucketMs),
+    scoreBuckets(pool, [site], range),
     pauseReasons(pool, state),
   ]);
   const canaries = await canaryStatus(pool, site, latest.latest);

@@ -80,7 +80,8 @@ export function formatStatus(v: StatusView): string {
   const w = state.awaitingHuman;
   const d = state.lastDecision;
   const e = v.explained;
-  const span = formatDuration(Date.parse(e.trend.to) - Date.parse(e.trend.from));
+  // The nominal span, points × their width (the range read ends on a grid: docs/on-call.md).
+  const span = formatDuration(e.trend.points.length * e.trend.bucketMs);
   const trend = e.trend.points.some((p) => p !== null)
     ? `${e.trend.sparkline}  (mean score per ${formatDuration(e.trend.bucketMs)} over the last ${span}, oldest first)`
     : `— (no scored tick in the last ${span})`;

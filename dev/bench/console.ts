@@ -13,8 +13,15 @@
  *   - The busy site: a real loop on a real worker, 14 days of traffic through the signal store (30 requests a
  *     minute; the last 3 hours 60 % Cloudflare challenges with their title: what "served" reads), and 14 days
  *     of 60 s ticks in `assessments` (what the two-week chart reads).
+ * The seeded tables are vacuumed and analysed, as autovacuum would have them in steady state.
  * Requests are sent one at a time from this process over HTTP (a session cookie, or a read token for the JSON),
- * after 3 warm-up requests each; the figure is the time to the last byte of the answer.
+ * after 3 warm-up requests each; the figure is the time to the last byte of the answer. The Fleet page's cold
+ * figure is its first request since the API started; its steady figure requests one after another (a read of the
+ * fleet answers for 5 s: client/console/fleet-snapshot.ts); its expired figure 5 requests each made after the
+ * kept read expired; the Site page's cold figures are with no chart kept
+ * (client/console/chart-cache.ts emptied before each request), its warm ones a reload that finds the same data
+ * (the busy loop's 60 s ticks still land during them, as they would). Parts are timed in this process: the
+ * sparklines from the kept buckets and from the ticks (the plain statement), the day chart's read and drawing.
  *
  * Options: --sites 1000 (BENCH_SITES), --repeats 30 (BENCH_REPEATS).
  */
@@ -38,7 +45,12 @@ import { freePort } from '../../stack/free-port';
 import { startTemporalDevServer } from '../../stack/temporal-dev-server';
 import { createWorker } from '../../worker/create-worker';
 import { registerConsoleRoutes } from '../../client/console/routes';
-import { scoreBuckets } from '../../server/db/score-trend';
+import { siteCharts } from '../../client/console/chart-cache';
+import { REFRESH_MS } from '../../client/console/fleet-hub';
+import { scoreBuckets, scoreBucketsFromTicks } from '../../server/db/score-trend';
+import { latestScores } from '../../server/db/assessments';
+import { latestChanges } from '../../server/db/history';
+import { siteListQuery } from '../../server/api/site-list';
 import { trendRange } from '../../server/fleet/trend';
 import { readChartData } from '../../tools/charts/read-history';
 import { renderSvg } from '../../tools/charts/render';
@@ -123,24 +135,38 @@ interface Timing {
   p95: number;
 }
 
-/** `run` timed WARMUP + REPEATS times, the warm-up runs left out. */
-async function timed(run: () => Promise<void>): Promise<Timing> {
+interface Runs {
+  warmup?: number;
+  runs?: number;
+  /** Done before each run, untimed. */
+  before?: () => void | Promise<void>;
+}
+
+/** `run` timed `runs` times (REPEATS) after `warmup` (WARMUP) untimed runs. */
+async function timed(
+  run: () => Promise<void>,
+  { warmup = WARMUP, runs = REPEATS, before }: Runs = {},
+): Promise<Timing> {
   const times: number[] = [];
-  for (let i = 0; i < WARMUP + REPEATS; i++) {
+  for (let i = 0; i < warmup + runs; i++) {
+    await before?.();
     const t0 = process.hrtime.bigint();
     await run();
-    if (i >= WARMUP) times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    if (i >= warmup) times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   return { median: median(times), p95: percentile(times, 0.95) };
 }
 
-/** A request timed to the last byte of its answer, which must be a 200. */
-function measure(what: string, request: () => Promise<Response>): Promise<Timing> {
-  return timed(async () => {
-    const r = await request();
-    const body = await r.text();
-    if (r.status !== 200) throw new Error(`${what}: status ${r.status}: ${body.slice(0, 300)}`);
-  });
+/** A request read to the last byte of its answer, which must be a 200. */
+async function request(what: string, send: () => Promise<Response>): Promise<void> {
+  const r = await send();
+  const body = await r.text();
+  if (r.status !== 200) throw new Error(`${what}: status ${r.status}: ${body.slice(0, 300)}`);
+}
+
+/** A request timed to the last byte of its answer. */
+function measure(what: string, send: () => Promise<Response>, runs: Runs = {}): Promise<Timing> {
+  return timed(() => request(what, send), runs);
 }
 
 function report(label: string, t: Timing, baseline: Timing | null): void {
@@ -176,6 +202,8 @@ async function main(): Promise<void> {
     for (const site of [...fleet, BUSY]) await upsertSite(db.pool, site, { owner: `owner@${site}` });
     await seedTicks(db, fleet, 1);
     await seedTicks(db, [BUSY], 14);
+    // As autovacuum leaves a table in steady state: visibility map set, statistics current.
+    await db.pool.query('VACUUM ANALYZE assessments, assessment_score_buckets');
     say(`starting ${SITES} loops (visibility only: no worker polls their queue)`);
     const queue = `bench-console-idle-${randomUUID().slice(0, 6)}`;
     for (let i = 0; i < fleet.length; i += 50)
@@ -241,13 +269,6 @@ async function main(): Promise<void> {
       if (cookie === undefined) throw new Error(`sign-in failed: ${signIn.status}`);
       const page = (path: string) => () => fetch(`${url}${path}`, { headers: { cookie } });
       const json = (path: string) => () => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } });
-      // Visibility catches up with the starts asynchronously: wait until the fleet lists every site.
-      for (let i = 0; ; i++) {
-        const body = await (await page('/console/fleet')()).text();
-        if (body.includes(`${SITES + 1} sites:`)) break;
-        if (i > 120) throw new Error('the fleet did not list every site within a minute');
-        await sleep(500);
-      }
       /** Every page of `GET /v1/sites` (500 a page), as the fleet reader reads it. */
       const allSites = async (): Promise<Response> => {
         let cursor: string | null = null;
@@ -259,32 +280,101 @@ async function main(): Promise<void> {
         } while (cursor !== null);
         return last;
       };
+      // Visibility catches up with the starts asynchronously: wait until the JSON lists every site (not the
+      // Fleet page, so its first request below is its first ever).
+      const listedNow = async (): Promise<number> => {
+        let cursor: string | null = null;
+        let count = 0;
+        do {
+          const r = await json(`/v1/sites?limit=500${cursor === null ? '' : `&cursor=${cursor}`}`)();
+          const body = (await r.json()) as { sites: unknown[]; next: string | null };
+          count += body.sites.length;
+          cursor = body.next;
+        } while (cursor !== null);
+        return count;
+      };
+      for (let i = 0; ; i++) {
+        const count = await listedNow();
+        if (count === SITES + 1) break;
+        if (i > 120) throw new Error(`the fleet listed ${count} of ${SITES + 1} sites after a minute`);
+        await sleep(500);
+      }
       say(`measuring (${REPEATS} requests each after ${WARMUP} warm-up)`);
+      const listed = [...fleet, BUSY];
+      const fleetCold = await timed(() => request('fleet page', page('/console/fleet')), { warmup: 0, runs: 1 });
       const fleetBase = await measure('GET /v1/sites', allSites);
       const fleetPage = await measure('fleet page', page('/console/fleet'));
-      const siteBase = await measure('GET /v1/sites/:site', json(`/v1/sites/${BUSY}?history=20`));
-      const sitePage = await measure('site page', page(`/console/sites/${BUSY}`));
-      const twoWeeks = await measure('site page 14d', page(`/console/sites/${BUSY}?range=14d`));
-      // Parts, in this process: the fleet's sparkline statement, and the day's chart read and drawn.
-      const listed = [...fleet, BUSY];
-      const trend = await timed(async () => {
-        const range = trendRange(new Date());
-        await scoreBuckets(db.pool, listed, range.from, range.to, range.bucketMs);
+      // Each request after the kept read has expired (client/console/fleet-snapshot.ts): the page reads anew.
+      const fleetExpired = await measure('fleet page', page('/console/fleet'), {
+        warmup: 0,
+        runs: 5,
+        before: () => sleep(REFRESH_MS + 100),
       });
-      const chartDay = await timed(async () => {
+      const siteBase = await measure('GET /v1/sites/:site', json(`/v1/sites/${BUSY}?history=20`));
+      // Cold: the chart drawn at every request (no chart kept); warm: a reload that finds the same data.
+      const coldChart = { before: () => siteCharts.clear() };
+      const siteCold = await measure('site page', page(`/console/sites/${BUSY}`), coldChart);
+      const sitePage = await measure('site page', page(`/console/sites/${BUSY}`));
+      const twoWeeksCold = await measure('site page 14d', page(`/console/sites/${BUSY}?range=14d`), coldChart);
+      const twoWeeks = await measure('site page 14d', page(`/console/sites/${BUSY}?range=14d`));
+      // Parts, in this process: the sparklines from the kept buckets and from the ticks themselves (the reader
+      // before migration 015), and the day's chart: its read, its drawing, and a drawing found kept.
+      const trend = await timed(async () => {
+        await scoreBuckets(db.pool, listed, trendRange(new Date()));
+      });
+      const trendPlain = await timed(
+        async () => {
+          await scoreBucketsFromTicks(db.pool, listed, trendRange(new Date()));
+        },
+        { warmup: 1, runs: 5 },
+      );
+      // The listing's parts (server/api/site-list.ts): the visibility list RPCs (Temporal), and the page's two
+      // statements (latest scores, latest control changes) for every site.
+      const visibility = await timed(async () => {
+        let token: Uint8Array = new Uint8Array();
+        do {
+          const r = await client.workflowService.listWorkflowExecutions({
+            namespace: 'default',
+            query: siteListQuery({}),
+            pageSize: 500,
+            nextPageToken: token,
+          });
+          token = r.nextPageToken ?? new Uint8Array();
+        } while (token.length > 0);
+      });
+      const listStatements = await timed(async () => {
+        await Promise.all([latestScores(db.pool, listed), latestChanges(db.pool, listed)]);
+      });
+      const chartRead = await timed(async () => {
         const to = Date.now();
-        await renderSvg(buildChartSpec((await readChartData(db.pool, BUSY, to - DAY, to)).data));
+        await readChartData(db.pool, BUSY, to - DAY, to);
+      });
+      const daySpec = buildChartSpec((await readChartData(db.pool, BUSY, Date.now() - DAY, Date.now())).data);
+      const chartDraw = await timed(async () => {
+        await renderSvg(daySpec);
+      });
+      const chartKept = await timed(async () => {
+        await siteCharts.svg(daySpec);
       });
       const load = loadavg()[0]!;
 
       heading(`Console server time (${SITES + 1} sites; ${REPEATS} requests each; target ≤ ${TARGET_MS} ms)`);
       report(`baseline: GET /v1/sites, all pages (${SITES + 1} sites)`, fleetBase, null);
-      report('Fleet page (/console/fleet)', fleetPage, fleetBase);
-      report('  of it: the sparklines (one statement, every site)', trend, null);
+      report('Fleet page (/console/fleet), first request (cold: reads the fleet)', fleetCold, fleetBase);
+      report(`Fleet page, steady use (a read answers for ${REFRESH_MS / 1000} s)`, fleetPage, fleetBase);
+      report(`Fleet page, each request after the kept read expired (5 runs)`, fleetExpired, fleetBase);
+      report('  of it: the visibility list (Temporal, pages of 500)', visibility, null);
+      report('  of it: latest scores and changes (2 statements)', listStatements, null);
+      report('  of it: the sparklines (kept buckets, every site)', trend, null);
+      report('  the same from the ticks (plain statement, 5 runs)', trendPlain, null);
       report(`baseline: GET /v1/sites/${BUSY}?history=20`, siteBase, null);
-      report('Site page (chart of the last day)', sitePage, siteBase);
-      report('  of it: the chart of the last day (read + drawn)', chartDay, null);
-      report('Site page, ?range=14d (chart of two weeks)', twoWeeks, siteBase);
+      report('Site page, day chart, cold (chart drawn)', siteCold, siteBase);
+      report('Site page, day chart, warm (reload, same data)', sitePage, siteBase);
+      report('  of it: the day chart read (tools/charts)', chartRead, null);
+      report('  the day chart drawn (Vega: compile, parse, SVG)', chartDraw, null);
+      report('  the day chart found kept (hash of its spec)', chartKept, null);
+      report('Site page, ?range=14d, cold (chart drawn)', twoWeeksCold, siteBase);
+      report('Site page, ?range=14d, warm', twoWeeks, siteBase);
       line('busy site traffic', `${fmt(events)} events over 14 days, 20,160 stored ticks`);
       line('load average (1 min) while measuring', `${fmt(load, 1)} on ${cpus().length} cores`);
     } finally {

@@ -9,7 +9,8 @@
  *   news   puts up a 403 wall                         → paused, waiting for a person
  *   travel bans the dc-us exits (a burned pool)       → a route alert, not throttled
  *   calm   fine                                       → healthy
- * The terminal tells what happened and what to type; the Temporal UI shows the loops. Ctrl-C stops all.
+ * The terminal tells what happened and where to decide (the console's page of the paused site, or what to
+ * type); the console and the Temporal UI show the loops. Ctrl-C stops all.
  */
 import { Client, Connection } from '@temporalio/client';
 import { createLogger } from '../../server/logging/logger';
@@ -148,6 +149,7 @@ runMain('target-health demo', async () => {
       say,
       clock,
       uiUrl: stack.uiUrl,
+      consoleUrl: `${stack.apiUrl}/console`,
       namespace: stack.temporal.namespace,
       cliSettingsPath: stack.cliSettings.shownPath,
       hosts: HOSTS,
@@ -204,7 +206,10 @@ runMain('target-health demo', async () => {
     }, 5_000);
     cleanups.push(() => Promise.resolve(clearInterval(poll)));
 
-    say(`${clock()} watching — the Temporal UI: ${stack.uiUrl ?? '(your cluster)'}; Ctrl-C stops everything`);
+    say(
+      `${clock()} watching — the console: ${stack.apiUrl}/console; the Temporal UI: ` +
+        `${stack.uiUrl ?? '(your cluster)'}; Ctrl-C stops everything`,
+    );
     // The SDK's runtime drains the worker on Ctrl-C; then everything above is stopped.
     await stack.runWorker();
     say(`${clock()} stopping: crawler ${JSON.stringify(crawler.adapter.stats())}`);

@@ -1,7 +1,7 @@
 /**
  * What the demo prints as it happens: each change of a site's controls as the crawler received it, a
  * route alert or a wait for a person as the loop reports it, what to type next, and — once every site
- * has shown its outcome — where to look in the Temporal UI.
+ * has shown its outcome — where to look: the web console first (a person decides there), the Temporal UI too.
  */
 import type { SiteControls } from '@target-health/crawler/controls/types';
 import type { SiteHealthState } from '../../loop/messages';
@@ -10,6 +10,8 @@ export interface NarratorOptions {
   say(line: string): void;
   clock(): string;
   uiUrl: string | undefined;
+  /** The web console the stack's API serves (`<api>/console`). */
+  consoleUrl: string;
   namespace: string;
   cliSettingsPath: string;
   hosts: { shop: string; news: string; travel: string; calm: string };
@@ -62,7 +64,10 @@ export class Narrator {
       this.o.say(
         [
           `${this.o.clock()} ${host}: waiting for a person (band ${s.band}). The crawler sends it canaries ` +
-            `only. To decide, in another terminal:`,
+            `only. See what it served and decide in the console:`,
+          `      ${this.o.consoleUrl}/sites/${encodeURIComponent(host)}  (then Decide)`,
+          `   signed in with a token from: ${env}; npx target-health token create you --scope read,decide`,
+          `   Or decide in another terminal:`,
           `      ${env}; npx target-health decide resume ${host} --who you@example.com --why "checked: the ` +
             `wall is gone"`,
           `      ${env}; npx target-health decide stop ${host} --who you@example.com --why "not worth it"`,
@@ -101,7 +106,8 @@ export class Narrator {
     this.o.say(
       [
         '',
-        `${this.o.clock()} All four outcomes are in — see them in the Temporal UI: ${ui}`,
+        `${this.o.clock()} All four outcomes are in — see them in the console: ${this.o.consoleUrl}/fleet ` +
+          `(the loops in the Temporal UI: ${ui})`,
         `   ${shop}: throttled    ${news}: paused, waiting for a person    ${travel}: route alert, not ` +
           `throttled    ${this.o.hosts.calm}: healthy`,
         '   The crawler keeps crawling and obeying; decide for the paused site as above, or Ctrl-C to stop everything.',

@@ -355,6 +355,41 @@ export function workflowUiLink(uiUrl: string, namespace: string, workflowId: str
   return `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
+const consolePublicUrl = z
+  .url({ protocol: /^https?$/, message: 'must be an http(s) URL like https://health.example.com' })
+  .refine(
+    (v) => !hasCredentials(v),
+    'must not carry a user name or password: the links go into notifications that people read',
+  );
+
+/**
+ * Base URL of the web console for the links in notifications (its Site and Review pages): the origin of
+ * TH_CONSOLE_PUBLIC_URL — the address people open behind the TLS proxy, the same setting the API checks
+ * POSTs against — else the API this machine serves (TH_API_HOST:TH_API_PORT, a wildcard host as 127.0.0.1).
+ * `npm start` passes the address its API listens on, whatever its port.
+ */
+export function loadConsoleUrl(env: Env = process.env): string {
+  if (env.TH_CONSOLE_PUBLIC_URL !== undefined && env.TH_CONSOLE_PUBLIC_URL !== '')
+    return consoleBaseUrl(parseEnv(z.object({ TH_CONSOLE_PUBLIC_URL: consolePublicUrl }), env).TH_CONSOLE_PUBLIC_URL);
+  if (env.TH_API_PORT === '0')
+    throw new UserError(
+      'TH_API_PORT is 0 (a free port): the console links in notifications need an address; ' +
+        'set TH_CONSOLE_PUBLIC_URL to where people open the console',
+    );
+  const { TH_API_PORT } = parseEnv(z.object({ TH_API_PORT: port.default(8787) }), env);
+  return consoleBaseUrl('', env.TH_API_HOST ?? '', TH_API_PORT);
+}
+
+/**
+ * The console's base URL: the public URL's origin when there is one, else the API's own address (a wildcard
+ * or empty host as 127.0.0.1, an IPv6 address in brackets).
+ */
+export function consoleBaseUrl(publicUrl: string, apiHost = '', apiPort = 8787): string {
+  if (publicUrl !== '') return new URL(publicUrl).origin;
+  const host = ['', '0.0.0.0', '::'].includes(apiHost) ? '127.0.0.1' : apiHost;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${apiPort}`;
+}
+
 const webhookUrl = z
   .string()
   .refine((v) => {

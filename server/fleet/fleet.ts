@@ -181,8 +181,8 @@ function changeCell(s: FleetSite, now: Date): string {
   return `${ago(c.at, now)} ${c.actor}: ${c.change} — ${cap(c.reason, 90)}`;
 }
 
-const trendHours = (t: NonNullable<Fleet['trend']>): number =>
-  Math.round((Date.parse(t.to) - Date.parse(t.from)) / 3_600_000);
+/** The trend's nominal span, its points × their width (the range read ends on a grid: docs/on-call.md). */
+const trendHours = (t: NonNullable<Fleet['trend']>): number => Math.round((t.points * t.bucketMs) / 3_600_000);
 
 /** The fleet as a table: a summary line, then one line per site (the last column unpadded). */
 export function formatFleet(fleet: Fleet, now: Date): string {

@@ -32,9 +32,5 @@ export async function readFleet(deps: { client: Client; pool: Pool }, filter: Fl
   const fleet = buildFleet(rows, filter, now);
   const range = trendRange(now);
   const listed = fleet.sites.map((s) => s.site);
-  return withTrends(
-    fleet,
-    range,
-    trendsFrom(await scoreBuckets(deps.pool, listed, range.from, range.to, range.bucketMs), listed, range),
-  );
+  return withTrends(fleet, range, trendsFrom(await scoreBuckets(deps.pool, listed, range), listed, range));
 }

@@ -4,7 +4,7 @@
  * all listed sites in one statement (server/db/score-trend.ts); this module sets the range and fills the gaps.
  */
 import { z } from 'zod';
-import type { TrendBucketRow } from '../db/score-trend';
+import { KEPT_BUCKET_MS, type TrendBucketRow } from '../db/score-trend';
 import { sparkline } from './sparkline';
 
 export const TREND_SPAN_MS = 24 * 3_600_000;
@@ -29,10 +29,16 @@ export interface TrendRange {
   points: number;
 }
 
-/** The range ending at `now`: `points` buckets of span / points (24 h → 72 min each). */
+/**
+ * The range up to `now` in `points` buckets of span / points (24 h → 72 min each), ending at the end of the
+ * 24-minute step `now` falls in (steps from the Unix epoch, so aligned to the UTC day): the last bucket holds at
+ * least the last 48 minutes, read up to `now`. A range on that grid is summed from the scores the database keeps
+ * per step rather than from every tick.
+ */
 export function trendRange(now: Date, spanMs = TREND_SPAN_MS, points = TREND_POINTS): TrendRange {
   const bucketMs = Math.ceil(spanMs / points);
-  return { from: new Date(now.getTime() - bucketMs * points), to: now, bucketMs, points };
+  const end = Math.ceil(now.getTime() / KEPT_BUCKET_MS) * KEPT_BUCKET_MS;
+  return { from: new Date(end - bucketMs * points), to: now, bucketMs, points };
 }
 
 /** Each site's trend from the buckets read, one point per bucket (null where none was read). */

@@ -27,6 +27,8 @@ export function logChannel(logger: Logger): NotificationChannel {
             site: p.site,
             recipient: p.recipient,
             link: p.link,
+            consoleLink: p.consoleLink,
+            reviewLink: p.reviewLink,
             text: p.text,
             evidence: p.evidence,
           },

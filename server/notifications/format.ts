@@ -17,6 +17,18 @@ function escapeMrkdwn(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/**
+ * The links: the console first (the evidence and the Decide button), the review when an incident opened or
+ * ended, then the loop in Temporal.
+ */
+function links(p: NotificationPayload): string {
+  const out: string[] = [];
+  if (p.consoleLink) out.push(`<${p.consoleLink}|Open ${escapeMrkdwn(p.site)} in the console>`);
+  if (p.reviewLink) out.push(`<${p.reviewLink}|Review the incident>`);
+  out.push(`<${p.link}|the loop in the Temporal UI>`);
+  return out.join(' · ');
+}
+
 export function slackBody(p: NotificationPayload): { text: string } {
   const who = p.recipient ? ` (for ${escapeMrkdwn(p.recipient)})` : '';
   const history = p.evidence.recentHistory
@@ -33,7 +45,7 @@ export function slackBody(p: NotificationPayload): { text: string } {
     p.evidence.canaries.length > 0
       ? `Canaries:\n${p.evidence.canaries.map((c) => `• ${escapeMrkdwn(c)}`).join('\n')}`
       : '',
-    `<${p.link}|Open the loop in the Temporal UI>`,
+    links(p),
   ];
   return { text: lines.filter((l) => l !== '').join('\n') };
 }

@@ -1,6 +1,7 @@
 /**
  * A notification as stored in the outbox and posted to webhooks: what happened to which site, for whom,
- * in words, with the evidence and a link to the loop's run in the Temporal UI.
+ * in words, with the evidence, a link to the site's page in the web console and one to the loop's run in the
+ * Temporal UI.
  */
 import type { Audience, Evidence, NoticeKind, Severity } from '../../core/control/notices';
 
@@ -17,6 +18,13 @@ export interface NotificationPayload {
   text: string;
   /** The site's loop in the Temporal UI. */
   link: string;
+  /**
+   * The site's page in the web console (docs/console.md): the evidence and the Decide button. Absent in
+   * notifications queued before the console existed.
+   */
+  consoleLink?: string;
+  /** The console's review of the site's latest incident, for the kinds that open or close one; else null. */
+  reviewLink?: string | null;
   workflowId: string;
   evidence: Evidence;
 }

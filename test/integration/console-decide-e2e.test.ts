@@ -5,7 +5,8 @@
  * site's Decide page, resumes it (cautious) with a why, checks the preview and confirms. The workflow's state,
  * the controls the crawler follows (`GET /v1/sites/:site/controls`) and the audit trail all show it, under
  * the token's name. Screenshots of the Decide page, the preview and the result at 1280 and 375 px are kept
- * in the test folder (TH_TEST_DIR).
+ * in the test folder (TH_TEST_DIR). The Fleet page, left open, follows another real loop into its pause
+ * through its live stream, without a reload and without losing the keyboard's focus.
  */
 import { join } from 'node:path';
 import type { NativeConnection, Worker } from '@temporalio/worker';
@@ -93,7 +94,8 @@ test.each([1280, 375])(
       // Sign in with the keyboard: the token field takes the focus (autofocus, which Chromium applies after the
       // page has loaded: wait for it, or the keys go nowhere on a busy machine); type, Enter.
       await page.goto(`${api.url}/console/sign-in`);
-      await page.waitForFunction("document.activeElement !== null && document.activeElement.id === 'token'");
+      // (A locator, not waitForFunction: the page's CSP forbids the eval a string predicate polls with.)
+      await page.locator('#token:focus').waitFor();
       await page.keyboard.type(await api.token(['read', 'decide'], who));
       await page.keyboard.press('Enter');
       await page.waitForURL(/\/console\/fleet$/);
@@ -114,7 +116,9 @@ test.each([1280, 375])(
       const preview = (await page.locator('main').textContent())!;
       expect(preview).toContain('Nothing has been sent yet');
       expect(preview).toMatch(/Band\s*resisting\s*degrading \(changes\)/);
-      expect(preview).toMatch(/Concurrency\s*16\s*8 \(changes\)/);
+      // From the controls in force (16, or fewer when the loop throttled before it paused) to cautious 8.
+      const before = (await handle.query(stateQuery)).controls!.concurrencyLimit;
+      expect(preview).toMatch(new RegExp(String.raw`Concurrency\s*${before}\s*8 \(changes\)`));
       expect(preview).toContain(`target-health decide resume ${site} --who`);
       // Nothing is sent by a preview.
       expect((await handle.query(stateQuery)).awaitingHuman).not.toBeNull();
@@ -155,3 +159,39 @@ test.each([1280, 375])(
     }
   },
 );
+
+test('the Fleet page, open in the browser, follows a real loop into the pause without a reload', async () => {
+  const site = await prepareSite(h.pool, 'console-fleet-live');
+  await send(site, { ok: 100 });
+  const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${api.url}/console/sign-in`);
+    await page.getByLabel('API token').fill(await api.token(['read']));
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/console\/fleet$/);
+    await page.goto(`${api.url}/console/fleet?site=${encodeURIComponent(site)}`);
+    const band = page.locator('#fleet-results td[data-label="Band"]');
+    // Temporal's visibility lists the new loop after a refresh or two: the stream brings it in.
+    await page.getByText('Live: this list updates by itself.').waitFor();
+    await page.locator('#fleet-results').getByRole('link', { name: site }).waitFor({ timeout: 30_000 });
+    expect(await band.textContent()).toMatch(/healthy/);
+    // A marker on the window: a reload would lose it. The site's link holds the keyboard's focus.
+    await page.evaluate('window.__sameDocument = true');
+    await page.getByRole('link', { name: site }).focus();
+
+    await send(site, { hard: 400 });
+    await waitForState(handle, `${site} paused by the wall`, (s) => s.awaitingHuman !== null && s.band === 'resisting');
+    // The row changes in place: the band, and the person the loop now waits for.
+    await page.locator('#fleet-results td[data-label="Band"]', { hasText: 'resisting' }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('#fleet-results td[data-label="Waiting since"]').textContent()).toMatch(/ago · Decide$/);
+    expect(await page.evaluate('window.__sameDocument')).toBe(true);
+    // The update gave the focus back to the same link in the new list.
+    expect(await page.evaluate('document.activeElement && document.activeElement.textContent')).toBe(site);
+    await page.screenshot({ path: join(env('TH_TEST_DIR'), 'console-fleet-live-1280.png'), fullPage: true });
+  } finally {
+    await context.close();
+    await handle.terminate('test done').catch(() => undefined);
+  }
+}, 120_000);

@@ -29,6 +29,7 @@ const acts = () =>
     pool: h.pool,
     logger: testLogger,
     uiUrl: 'http://ui.test',
+    consoleUrl: 'https://health.test',
     notifier: { channels: [{ name: 'log', send: (p) => (logged.push({ key: p.key }), Promise.resolve()) }] },
   });
 
@@ -137,6 +138,9 @@ test('applyActions: run again after it committed, it changes nothing and answers
   expect(n.recipient).toBe(`owner@${site}`);
   expect(n.payload).toMatchObject({
     link: `http://ui.test/namespaces/default/workflows/${encodeURIComponent(`site-health:${site}`)}`,
+    // The site's page in the console; a degrading notice opens no incident, so no review link.
+    consoleLink: `https://health.test/console/sites/${encodeURIComponent(site)}`,
+    reviewLink: null,
   });
 });
 

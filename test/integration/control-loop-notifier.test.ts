@@ -84,7 +84,12 @@ test('a failing webhook is retried without holding the loop; each channel gets e
     { webhookUrl: `${hooks.url}/json`, slackWebhookUrl: `${hooks.url}/slack` },
     testLogger,
   );
-  const { worker, connection } = await createLoopWorker(h, { notifier, uiUrl: 'http://ui.test', logger: testLogger });
+  const { worker, connection } = await createLoopWorker(h, {
+    notifier,
+    uiUrl: 'http://ui.test',
+    consoleUrl: 'https://health.test',
+    logger: testLogger,
+  });
   try {
     await worker.runUntil(async () => {
       const { handle } = await startHealthySite(h.client, h.taskQueue, loopInput(site));
@@ -135,7 +140,10 @@ test('a failing webhook is retried without holding the loop; each channel gets e
   });
   expect(slack).toHaveLength(1);
   expect(String(slack[0]!.body.text)).toContain(`${site} is degrading`);
-  expect(String(slack[0]!.body.text)).toContain('<http://ui.test/namespaces/default/workflows/');
+  expect(String(slack[0]!.body.text)).toContain(
+    `<https://health.test/console/sites/${encodeURIComponent(site)}|Open ${site} in the console> · ` +
+      '<http://ui.test/namespaces/default/workflows/',
+  );
 });
 
 test('a webhook answering 4xx is not retried: the channel is marked rejected', async () => {

@@ -108,6 +108,15 @@ test('the banner masks the password; links use the UI that was started', async (
   expect((notification.payload as { link: string }).link).toBe(
     `${ui}/namespaces/default/workflows/site-health%3A${site}`,
   );
+  // And to the site's page in the console the stack's API serves (its address is in the CLI settings), where
+  // the review of the pause is a page too. Without a session the console sends the person to sign in.
+  const apiUrl = /^TH_API=(.+)$/m.exec(settings)![1]!;
+  expect(notification.payload).toMatchObject({
+    consoleLink: `${apiUrl}/console/sites/${site}`,
+    reviewLink: `${apiUrl}/console/sites/${site}/review`,
+  });
+  const opened = await fetch((notification.payload as { consoleLink: string }).consoleLink, { redirect: 'manual' });
+  expect([opened.status, opened.headers.get('location')]).toEqual([303, '/console/sign-in']);
 
   stack.child.kill('SIGINT');
   expect(await waitForExit(stack.child)).toBe(0);

@@ -12,7 +12,7 @@ import { createToken, type Scope } from '../../server/api/tokens';
 import type { Logger } from '../../server/logging/logger';
 import { join } from 'node:path';
 import { ROOT } from './processes';
-import { env, type TestHarness, testLogger } from './services';
+import { createTestWorker, env, openHarness, type TestHarness, testLogger } from './services';
 
 export interface TestApi {
   app: FastifyInstance;
@@ -58,6 +58,32 @@ export async function startTestApi(
     url,
     token: async (scopes, name = `test-${randomUUID().slice(0, 8)}`) => (await createToken(h.pool, name, scopes)).token,
     close: () => app.close(),
+  };
+}
+
+/** The harness, a worker running loops on its task queue, and the API (console included) over both. */
+export interface ApiHarness {
+  h: TestHarness;
+  api: TestApi;
+  /** Closes the API, stops the worker, closes the harness. */
+  close(): Promise<void>;
+}
+
+export async function openApiHarness(): Promise<ApiHarness> {
+  const h = await openHarness();
+  const { worker, connection } = await createTestWorker(h);
+  const running = worker.run();
+  const api = await startTestApi(h);
+  return {
+    h,
+    api,
+    close: async () => {
+      await api.close();
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await h.close();
+    },
   };
 }
 

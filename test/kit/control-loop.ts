@@ -56,6 +56,14 @@ export async function startLoop(
   });
 }
 
+/** Ends a test's loop of `site`, if it still runs (for afterAll: an error ending it is no test's failure). */
+export async function terminateLoop(client: Client, site: string): Promise<void> {
+  await client.workflow
+    .getHandle(workflowIdForSite(site))
+    .terminate('test over')
+    .catch(() => undefined);
+}
+
 /** Polls the `state` query until `predicate` holds. */
 export function waitForState(
   handle: WorkflowHandle,

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RouteContext } from '../../../server/api/server';
 import type { ConsoleGuard } from '../guard';
 import { registerDecideRoutes } from './decide';
-import { registerFleetStream } from './fleet-stream';
+import { registerFleetPage } from './fleet';
 import { registerReviewPage } from './review';
 import { siteRoutes } from './site';
 
@@ -16,5 +16,5 @@ export const CONSOLE_PAGE_ROUTES: readonly ConsolePageRoutes[] = [
   siteRoutes,
   registerDecideRoutes,
   registerReviewPage,
-  registerFleetStream,
+  registerFleetPage,
 ];

@@ -1,4 +1,4 @@
-import { loadNotifierSettings } from '../../../server/config/env';
+import { loadConsoleUrl, loadNotifierSettings } from '../../../server/config/env';
 import { describeUrl } from '../../../server/notifications/channels';
 import { slackBody } from '../../../server/notifications/format';
 import type { NotificationPayload } from '../../../server/notifications/types';
@@ -80,6 +80,8 @@ test('the Slack body: title, text, recent ticks and the link, with mrkdwn escape
     title: 'shop.example.com is resisting',
     text: 'challenge 30% & rising',
     link: 'http://ui/namespaces/default/workflows/site-health%3Ashop.example.com',
+    consoleLink: 'https://health.example.com/console/sites/shop.example.com',
+    reviewLink: 'https://health.example.com/console/sites/shop.example.com/review',
     workflowId: 'site-health:shop.example.com',
     evidence,
   };
@@ -90,8 +92,15 @@ test('the Slack body: title, text, recent ticks and the link, with mrkdwn escape
       // The tick a refusal rule paused says so: 75/95 is no resisting score.
       'Recent ticks (score/smoothed band): 4: 40/45 resisting · 5: 75/95 resisting (paused by the majority-refusal ' +
         'rule)',
-      '<http://ui/namespaces/default/workflows/site-health%3Ashop.example.com|Open the loop in the Temporal UI>',
+      '<https://health.example.com/console/sites/shop.example.com|Open shop.example.com in the console> · ' +
+        '<https://health.example.com/console/sites/shop.example.com/review|Review the incident> · ' +
+        '<http://ui/namespaces/default/workflows/site-health%3Ashop.example.com|the loop in the Temporal UI>',
     ].join('\n'),
+  );
+  // A notification queued before the console existed still reads: the Temporal UI link alone.
+  const { consoleLink: _c, reviewLink: _r, ...older } = payload;
+  expect(slackBody(older).text.split('\n').at(-1)).toBe(
+    '<http://ui/namespaces/default/workflows/site-health%3Ashop.example.com|the loop in the Temporal UI>',
   );
 });
 
@@ -152,4 +161,20 @@ test("notifications carry the crawler's own canary requests as canary evidence, 
     evidence,
   }).text;
   expect(body).toContain(`Canaries:\n• ${crawlerLine}`);
+});
+
+test("the console links' base: the public URL's origin, else this machine's API; bad values named", () => {
+  expect(loadConsoleUrl({ TH_CONSOLE_PUBLIC_URL: 'https://health.example.com/ignored/path' })).toBe(
+    'https://health.example.com',
+  );
+  expect(loadConsoleUrl({})).toBe('http://127.0.0.1:8787');
+  expect(loadConsoleUrl({ TH_API_HOST: '0.0.0.0', TH_API_PORT: '9000' })).toBe('http://127.0.0.1:9000');
+  expect(loadConsoleUrl({ TH_API_HOST: '::1', TH_API_PORT: '9000' })).toBe('http://[::1]:9000');
+  expect(() => loadConsoleUrl({ TH_CONSOLE_PUBLIC_URL: 'https://ops:secret@health.example.com' })).toThrow(
+    /TH_CONSOLE_PUBLIC_URL.*must not carry a user name or password/,
+  );
+  expect(() => loadConsoleUrl({ TH_CONSOLE_PUBLIC_URL: 'ftp://health.example.com' })).toThrow(
+    /TH_CONSOLE_PUBLIC_URL.*http\(s\) URL/,
+  );
+  expect(() => loadConsoleUrl({ TH_API_PORT: '0' })).toThrow(/TH_API_PORT is 0.*set TH_CONSOLE_PUBLIC_URL/);
 });

@@ -30,6 +30,7 @@ function narrator(): { n: Narrator; lines: string[] } {
     say: (l) => lines.push(l),
     clock: () => '[01:00]',
     uiUrl: 'http://ui.test',
+    consoleUrl: 'http://127.0.0.1:8787/console',
     namespace: 'default',
     cliSettingsPath: 'data/demo/cli.env',
     hosts: HOSTS,
@@ -111,6 +112,16 @@ describe('demo narrator', () => {
         controls(HOSTS.shop, { concurrencyLimit: 3, band: 'degrading', reason: 'degrading', version: 2 }),
       );
       expect(lines.filter((l) => l.includes('All four outcomes are in'))).toHaveLength(1);
+      // The person is pointed at the paused site's page in the console, and at the console's fleet at the end.
+      expect(lines.join('\n')).toContain(
+        'news.test: waiting for a person (band resisting). The crawler sends it canaries only. See what it ' +
+          'served and decide in the console:\n      http://127.0.0.1:8787/console/sites/news.test  (then Decide)\n' +
+          '   signed in with a token from: set -a; . data/demo/cli.env; set +a; npx target-health token create ' +
+          'you --scope read,decide\n',
+      );
+      expect(lines.join('\n')).toContain(
+        'All four outcomes are in — see them in the console: http://127.0.0.1:8787/console/fleet',
+      );
       expect(lines.join('\n')).toContain(
         'shop.test: throttled    news.test: paused, waiting for a person    travel.test: route alert, not ' +
           'throttled    calm.test: healthy',

@@ -26,6 +26,17 @@ describe('trend', () => {
     const r = trendRange(now);
     expect(r).toEqual({ from: new Date('2026-11-30T12:00:00.000Z'), to: now, bucketMs: 72 * 60_000, points: 20 });
   });
+  test('the range ends on a 24-minute grid from the epoch: its last bucket holds at least the last 48 minutes', () => {
+    const at = new Date('2026-12-01T12:30:00.000Z');
+    // 12:24 UTC is a step of the grid (31 × 24 min into the day): the range ends at the next one, 12:48.
+    expect(trendRange(at)).toEqual({
+      from: new Date('2026-11-30T12:48:00.000Z'),
+      to: at,
+      bucketMs: 72 * 60_000,
+      points: 20,
+    });
+    expect(trendRange(new Date('2026-12-01T12:00:00.001Z')).from).toEqual(new Date('2026-11-30T12:24:00.000Z'));
+  });
   test(
     'buckets read become points; missing buckets and unscored ones are gaps; unknown sites and stray buckets ' +
       'ignored',

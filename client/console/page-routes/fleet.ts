@@ -1,16 +1,21 @@
 /**
- * The Fleet page's live updates (docs/console.md, "Live updates"):
+ * The Fleet page and its live updates (docs/console.md, "Fleet", "Live updates"):
+ *   GET /console/fleet?band=&site=&awaiting=true
+ *                                       every site, most urgent first, filtered by a plain GET form
  *   GET /console/assets/fleet-live.js   the console's one script, static (../assets.ts)
  *   GET /console/fleet/stream?band=&site=&awaiting=true
  *                                       Server-Sent Events of the session: `fleet` events carrying the page's
  *                                       results as server-rendered HTML, `end` when the session ended
- * One hub per API (../fleet-hub.ts) reads the fleet for every open stream at once.
+ * Both read the whole fleet through one snapshot per API (../fleet-snapshot.ts): the page answers from a read
+ * at most REFRESH_MS old, and one hub (../fleet-hub.ts) refreshes it for every open stream at once.
  */
 import { readFleet } from '../../../server/fleet/read-fleet';
 import { SSE_HEADERS, SseConnection } from '../../../server/api/sse';
 import '../../../server/api/routes/controls';
 import { FLEET_LIVE_JS } from '../assets';
-import { FleetHub, type FleetStream } from '../fleet-hub';
+import { FleetHub, narrowFleet, REFRESH_MS, type FleetStream } from '../fleet-hub';
+import { FleetSnapshot } from '../fleet-snapshot';
+import { fleetPage } from '../pages/fleet';
 import { fleetFilterOf, fleetQuery } from '../fleet-filter';
 import { liveSessionHashes } from '../sessions';
 import { hashSecret } from '../session-rules';
@@ -20,10 +25,16 @@ import { doc } from './openapi-doc';
 /** What a browser waits before reconnecting after the connection drops (a server restart). */
 const RETRY_MS = 3_000;
 
-export const registerFleetStream: ConsolePageRoutes = (app, ctx, guard) => {
+export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
   const { pool, temporal, logger } = ctx;
-  const hub = new FleetHub({
+  const snapshot = new FleetSnapshot({
     readAll: async () => readFleet({ client: await temporal(), pool }, { bands: null, awaiting: false, site: [] }),
+    maxAgeMs: REFRESH_MS,
+  });
+  // Held for the API's life: the feed is always running, a listener costs nothing until a change.
+  const stopInvalidating = app.controlsFeed.onChange(() => snapshot.invalidate());
+  const hub = new FleetHub({
+    readAll: () => snapshot.read(),
     liveSessions: (hashes) => liveSessionHashes(pool, hashes),
     onControlsChange: (listener) => app.controlsFeed.onChange(listener),
     logger: logger.child({ component: 'console' }),
@@ -31,8 +42,28 @@ export const registerFleetStream: ConsolePageRoutes = (app, ctx, guard) => {
   // Open streams would keep the server from closing.
   app.addHook('preClose', (done) => {
     hub.close();
+    stopInvalidating();
     done();
   });
+
+  app.get(
+    '/console/fleet',
+    { config: doc('The Fleet page: every site, most urgent first', { query: fleetQuery }) },
+    async (request, reply) => {
+      const found = await guard.sessionOf(request);
+      if (found === null) return guard.toSignIn(reply);
+      const { session } = found;
+      // A bad filter (an edited URL) shows the whole fleet with a 400, never an error page without the form.
+      const { ok, form, filter } = fleetFilterOf(request.query);
+      const now = new Date();
+      const fleet = narrowFleet(await snapshot.get(), filter, now);
+      return guard.sendPage(
+        reply,
+        ok ? 200 : 400,
+        fleetPage({ fleet, form, who: session.principal.name, csrfToken: session.csrfToken, now }),
+      );
+    },
+  );
 
   app.get(
     '/console/assets/fleet-live.js',
