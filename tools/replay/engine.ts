@@ -273,6 +273,26 @@ async function periodReads(
   };
 }
 
+/** What a replay reads through, shareable by several replays of the same ticks (ReplayOptions.deps). */
+export type ReplayReads = NonNullable<ReplayOptions['deps']>;
+
+/**
+ * The reads of a replay over `times` — the period read once and summed in memory, the baselines read ahead — for
+ * several replays of the same ticks under different settings (`tune`, `review`'s candidates): they ask the same
+ * windows, so the reads are made once and every run after the first costs its scoring only. The windows answer for
+ * any bounds inside the period (a resume's gate, another window length); outside it they are read per tick. The
+ * replays that share them run one after another (the running sums move with each tick).
+ */
+export async function replayReads(
+  pool: Pool,
+  site: string,
+  times: readonly Date[],
+  config: SiteHealthConfig,
+): Promise<ReplayReads> {
+  const memo = memoisedReads();
+  return { ...memo, ...(await periodReads(pool, site, times, config, memo)) };
+}
+
 export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<ReplayResult> {
   const { site, config } = opts;
   const loopConfig: LoopConfig = {
@@ -283,11 +303,9 @@ export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<Repla
   };
   const times = opts.at ?? tickTimes(opts.from, opts.to, opts.tickMs);
   const decisions = [...(opts.decisions ?? [])];
-  const memo = memoisedReads();
   const deps: AssessAtDeps = {
     pool,
-    ...memo,
-    ...(opts.deps?.readWindows === undefined ? await periodReads(pool, site, times, config, memo) : {}),
+    ...(opts.deps?.readWindows === undefined ? await replayReads(pool, site, times, config) : memoisedReads()),
     ...opts.deps,
   };
   let state = initialLoopState(REPLAY_CHAIN);
