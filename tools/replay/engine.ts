@@ -188,11 +188,11 @@ export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDa
 type MemoisedReads = ReturnType<typeof memoisedReads>;
 
 /**
- * Starts reading every baseline the ticks will ask (and its canary-failed days) into `memo`, side by side on
- * the pool's connections while the period is read, instead of one after the other as the ticks reach a new
- * hour, the canary-failed days of all of them in one read. The same answers as the ticks' own reads: each tick
- * then finds its baseline ready. A read that fails fails the tick that awaits it, as it would have without
- * reading ahead.
+ * Starts reading every baseline the ticks will ask (and its canary-failed days) into `memo` while the period is
+ * read, in hour order on AHEAD_LANES connections at most, instead of one after the other as the ticks reach a new
+ * hour; the canary-failed days of all of them in one read. The same answers as the ticks' own reads: each tick
+ * then finds its baseline ready (or reads it itself, once, if it gets there first). A read that fails fails the
+ * tick that awaits it, as it would have without reading ahead.
  */
 function readBaselinesAhead(
   pool: Pool,
@@ -212,7 +212,10 @@ function readBaselinesAhead(
   // (server/db/canaries.ts), so the days touching each baseline, taken from the read of their union, are the
   // ones its own read returns.
   const span = canaryFailedDays(pool, site, all[0]!.from, all[all.length - 1]!.to);
-  for (const b of all) {
+  // Not all at once: a day's two dozen baselines queued together on a small pool (a backtest's scratch database
+  // has 4 connections) can keep another read waiting past the pool's 10 s connect timeout under load.
+  const lanes: Promise<unknown>[] = new Array<Promise<unknown>>(AHEAD_LANES).fill(span);
+  for (const [i, b] of all.entries()) {
     const first = utcDay(b.from.getTime());
     const last = utcDay(b.to.getTime() - 1);
     const days =
@@ -220,11 +223,18 @@ function readBaselinesAhead(
         ? span.then((list) => list.filter((d) => d >= first && d <= last))
         : Promise.resolve([]);
     memo.knowFailedDays(b.from, b.to, days);
-    const ready = days.then((excluded) => memo.baseline(pool, site, b, excluded));
+    const lane = i % AHEAD_LANES;
+    const ready = lanes[lane]!.then(
+      () => days,
+      () => days,
+    ).then((excluded) => memo.baseline(pool, site, b, excluded));
     // Handled where a tick awaits the memoised promises; here only kept from counting as unhandled.
-    ready.catch(() => undefined);
+    lanes[lane] = ready.catch(() => undefined);
   }
 }
+
+/** How many baseline reads a replay keeps in flight ahead of its ticks. */
+const AHEAD_LANES = 2;
 
 /** The UTC date (YYYY-MM-DD) of an epoch-ms time, as canaryFailedDays names days. */
 function utcDay(ms: number): string {
