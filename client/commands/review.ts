@@ -196,17 +196,18 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       if (mark !== null) {
         const { record } = await openReview(pool, () => runningSettingsOf(ctx, site), request);
         const { window } = await incidentAround(record, { site, t, beforeMs, afterMs, now });
+        const incidentFrom = new Date(Math.min(window.from, t));
+        const incidentTo = new Date(Math.max(window.to, t));
         const stored = await recordIncidentMark(pool, {
           site,
           incidentAt: new Date(t),
-          incidentFrom: new Date(Math.min(window.from, t)),
-          incidentTo: new Date(Math.max(window.to, t)),
+          incidentFrom,
+          incidentTo,
           ...mark,
         });
         process.stdout.write(
-          `marked the incident of ${site} from ${stored.incidentFrom.toISOString()} to ` +
-            `${stored.incidentTo.toISOString()} ${options.mark} (by ${stored.who} at ` +
-            `${stored.markedAt.toISOString()}): ${stored.why}\n`,
+          `marked the incident of ${site} from ${incidentFrom.toISOString()} to ${incidentTo.toISOString()} ` +
+            `${options.mark} (by ${stored.who} at ${stored.markedAt.toISOString()}): ${stored.why}\n`,
         );
         return;
       }

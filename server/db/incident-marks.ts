@@ -9,8 +9,9 @@ export type MarkVerdict = 'right' | 'false_alarm';
 export interface IncidentMark {
   site: string;
   incidentAt: Date;
-  incidentFrom: Date;
-  incidentTo: Date;
+  /** The incident's window as `review --mark` found it; null for a mark made through the API (the time only). */
+  incidentFrom: Date | null;
+  incidentTo: Date | null;
   verdict: MarkVerdict;
   who: string;
   why: string;
@@ -25,8 +26,8 @@ interface Row {
   id: string;
   site: string;
   incident_at: Date;
-  incident_from: Date;
-  incident_to: Date;
+  incident_from: Date | null;
+  incident_to: Date | null;
   verdict: MarkVerdict;
   who: string;
   why: string;

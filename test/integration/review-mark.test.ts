@@ -71,8 +71,8 @@ test('a mark is stored with who, why and the incident’s window; marking again 
   const [mark] = await rows();
   expect(mark).toMatchObject({ site, verdict: 'false_alarm', who: 'carol', why: 'their deploy' });
   expect(mark!.incidentAt.getTime()).toBe(at.getTime());
-  expect(mark!.incidentFrom.getTime()).toBeLessThanOrEqual(onset + 15 * M);
-  expect(mark!.incidentTo.getTime()).toBeGreaterThan(onset + 5 * H);
+  expect(mark!.incidentFrom!.getTime()).toBeLessThanOrEqual(onset + 15 * M);
+  expect(mark!.incidentTo!.getTime()).toBeGreaterThan(onset + 5 * H);
   await review(['--incident', at.toISOString(), '--mark', 'right', '--why', 'on second thought', '--who', 'dave']);
   expect((await rows()).map((m) => [m.verdict, m.who])).toEqual([
     ['false_alarm', 'carol'],
