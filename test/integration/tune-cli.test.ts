@@ -136,6 +136,38 @@ test('--apply sent it through configure: settings_changes shows it, the proposal
     expect(rows[0]!.changes.find((x) => x.field === c.field)).toEqual({ field: c.field, old: c.from, new: c.to });
 });
 
+test('--fleet: one report per site, in name order; a site without labels gets no proposal, and says why', async () => {
+  const quiet = () => scriptedSite('tunefleet', { days: 2, end, stretches: [] });
+  const [a, b] = (await Promise.all([quiet(), quiet()])).map((s) => s.site).sort();
+  // One by name, one by a glob that matches only it.
+  const r = await tune([
+    '--fleet',
+    `${b!},${a!.replace(/\.sim\.example$/, '.*')}`,
+    '--from',
+    '-2d',
+    '--quiet-days',
+    '1',
+    '--json',
+  ]);
+  expect(r.code).toBe(0);
+  const reports = r.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => tuneReportSchema.parse(JSON.parse(l)));
+  expect(reports.map((x) => x.site)).toEqual([a, b]);
+  for (const x of reports) {
+    expect(x.verdict.kind).toBe('not-enough-evidence');
+    expect(x.verdict.text).toMatch(/^not enough evidence to propose a change: 0 labelled incident\(s\) in the period/);
+    expect({ proposal: x.proposal, applied: x.applied, search: x.search }).toEqual({
+      proposal: null,
+      applied: null,
+      search: null,
+    });
+  }
+  await refused(['--fleet', 'no-such-*.nowhere.example'], /^--fleet: "no-such-\*\.nowhere\.example" matches no site/);
+  await refused([a!, '--fleet', b!], /^site: give one site .* or --fleet <sites>, not both/);
+}, 600_000);
+
 test('bad input: one line naming the flag, exit 2', async () => {
   await refused(['nowhere-at-all.example.com'], /site: nowhere-at-all\.example\.com is unknown here/);
   await refused([site, '--from', 'yesterday-ish'], /--from: "yesterday-ish" is not a time/);
