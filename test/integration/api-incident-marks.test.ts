@@ -32,6 +32,9 @@ const mark = (token: string, body: unknown, name = site) =>
     `${api.url}/v1/sites/${name}/incident-marks`,
     authed(token, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
   );
+/** The error's one line (the API's error format, docs/api.md). */
+const message = async (r: Response): Promise<string> =>
+  ((await r.json()) as { error: { message: string } }).error.message;
 const stored = () => marksBetween(h.pool, site, new Date(0), new Date());
 
 test('a decide token marks an incident, recorded under its name; a read token may not', async () => {
@@ -45,7 +48,7 @@ test('a decide token marks an incident, recorded under its name; a read token ma
   // A `who` in the body is not a field: the token's name is who marked it.
   const impostor = await mark(decider, { at: at.toISOString(), verdict: 'right', why: 'x', who: 'mallory' });
   expect(impostor.status).toBe(400);
-  expect(((await impostor.json()) as { message: string }).message).toMatch(/who/);
+  expect(await message(impostor)).toMatch(/who/);
 
   const r = await mark(decider, { at: at.toISOString(), verdict: 'false-alarm', why: 'their deploy' });
   expect(r.status).toBe(201);
@@ -65,18 +68,18 @@ test('bad input: 400 naming the field, 404 for an unknown site; nothing stored',
   const decider = await api.token(['decide']);
   const before = (await stored()).length;
   const cases: [unknown, RegExp][] = [
-    [{ at: at.toISOString(), verdict: 'maybe', why: 'x' }, /^body\.verdict: expected right or false-alarm/],
-    [{ at: 'yesterday', verdict: 'right', why: 'x' }, /^body\.at: expected an ISO-8601 time with a zone/],
-    [{ at: new Date(Date.now() + 3_600_000).toISOString(), verdict: 'right', why: 'x' }, /^body\.at: in the future/],
-    [{ at: at.toISOString(), verdict: 'right' }, /^body\.why/],
+    [{ at: at.toISOString(), verdict: 'maybe', why: 'x' }, /^verdict: expected right or false-alarm/],
+    [{ at: 'yesterday', verdict: 'right', why: 'x' }, /^at: expected an ISO-8601 time with a zone/],
+    [{ at: new Date(Date.now() + 3_600_000).toISOString(), verdict: 'right', why: 'x' }, /^at: in the future/],
+    [{ at: at.toISOString(), verdict: 'right' }, /^why: /],
   ];
-  for (const [payload, message] of cases) {
+  for (const [payload, line] of cases) {
     const r = await mark(decider, payload);
     expect(r.status).toBe(400);
-    expect(((await r.json()) as { message: string }).message).toMatch(message);
+    expect(await message(r)).toMatch(line);
   }
   const unknown = await mark(decider, { at: at.toISOString(), verdict: 'right', why: 'x' }, 'never-seen.example.com');
   expect(unknown.status).toBe(404);
-  expect(((await unknown.json()) as { message: string }).message).toMatch(/^site: never-seen\.example\.com is unknown/);
+  expect(await message(unknown)).toMatch(/^site: never-seen\.example\.com is unknown/);
   expect((await stored()).length).toBe(before);
 });

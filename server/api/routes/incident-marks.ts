@@ -69,7 +69,7 @@ export function registerIncidentMarkRoutes({ app, pool }: RouteContext): void {
       if (!body.ok) return body.reply;
       const at = new Date(body.value.at);
       if (at.getTime() > Date.now())
-        return sendError(reply, 400, 'bad_request', 'body.at: in the future; give a time the incident was under way');
+        return sendError(reply, 400, 'bad_request', 'at: in the future; give a time the incident was under way');
       if (!(await siteKnown(pool, site.value)))
         return sendError(
           reply,
