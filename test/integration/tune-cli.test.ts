@@ -164,8 +164,8 @@ test('--fleet: one report per site, in name order; a site without labels gets no
       search: null,
     });
   }
-  await refused(['--fleet', 'no-such-*.nowhere.example'], /^--fleet: "no-such-\*\.nowhere\.example" matches no site/);
-  await refused([a!, '--fleet', b!], /^site: give one site .* or --fleet <sites>, not both/);
+  await refused(['--fleet', 'no-such-*.nowhere.example'], /--fleet: "no-such-\*\.nowhere\.example" matches no site/);
+  await refused([a!, '--fleet', b!], /site: give one site .* or --fleet <sites>, not both/);
 }, 600_000);
 
 test('bad input: one line naming the flag, exit 2', async () => {
