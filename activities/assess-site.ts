@@ -12,7 +12,7 @@ import { readSiteWindows } from '../server/db/signal-store';
 import type { SiteWindows, WindowSpec } from '../server/db/signal-store/types';
 import { findSite } from '../server/db/sites';
 import type { Logger } from '../server/logging/logger';
-import { type AssessInput, assess } from '../core/scoring/assess';
+import { type AssessInput, assess, assessValidated } from '../core/scoring/assess';
 import type { ScoringConfig } from '../core/scoring/config';
 import type { RunDueCanariesInput, RunDueCanariesResult } from './canaries';
 import { canaryFailedDays, ownCanaryFetches } from '../server/db/canaries';
@@ -99,6 +99,12 @@ export interface AssessAtDeps {
   canaryFailedDays?: typeof canaryFailedDays;
   /** The product's own canary fetches in a span (default: read them). */
   ownCanaryFetches?: typeof ownCanaryFetches;
+  /**
+   * The windows `readWindows` returns were validated where they were read, so they are scored without being
+   * parsed again (core/scoring/assess.ts `assessValidated`): a replay's, summed from its checked period read.
+   * Unset (live), the assessment parses its windows as any input.
+   */
+  windowsValidated?: boolean;
 }
 
 export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promise<StoredResult> {
@@ -132,16 +138,18 @@ export async function assessAt(deps: AssessAtDeps, input: AssessAtInput): Promis
   const own = await ownFetches(deps.pool, input.site, windows.bounds.current.from, windows.bounds.current.to);
   // The canary block comes from the canary runs themselves (mismatches are not visible in traffic).
   const current = canaries ? { ...windows.current, canary: canaries.window } : windows.current;
-  const assessment = assess(
-    {
-      current,
-      baseline: windows.baseline,
-      previousRefusal: input.previousRefusal,
-      previous: input.previous ?? {},
-      at: asOf.getTime(),
-    },
-    input.scoring,
-  );
+  const scoreInput = {
+    current,
+    baseline: windows.baseline,
+    previousRefusal: input.previousRefusal,
+    previous: input.previous ?? {},
+    at: asOf.getTime(),
+  };
+  // A canary run's window comes from outside the read: then the windows are parsed, validated or not.
+  const assessment =
+    deps.windowsValidated === true && canaries === null
+      ? assessValidated(scoreInput, input.scoring)
+      : assess(scoreInput, input.scoring);
   // The planner's own step on the same inputs (its time is `asOf`, the row's `assessedAt`), stored with the row.
   const from = input.scoringFrom;
   const scoring =

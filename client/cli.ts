@@ -33,6 +33,7 @@ const COMMANDS: Record<string, () => Register> = {
   replay: () => (require('./commands/replay') as Record<'registerReplayCommand', Register>).registerReplayCommand,
   chart: () => (require('./commands/chart') as Record<'registerChartCommand', Register>).registerChartCommand,
   review: () => (require('./commands/review') as Record<'registerReviewCommand', Register>).registerReviewCommand,
+  tune: () => (require('./commands/tune') as Record<'registerTuneCommand', Register>).registerTuneCommand,
   score: () => (require('./commands/score') as Record<'registerScoreCommand', Register>).registerScoreCommand,
   simulate: () =>
     (require('./commands/simulate') as Record<'registerSimulateCommand', Register>).registerSimulateCommand,

@@ -37,7 +37,7 @@ export interface ConfigureOptions {
 }
 
 /** The login name: who changed the settings when `--who` is not given. */
-function loginName(): string | undefined {
+export function loginName(): string | undefined {
   try {
     return userInfo().username || undefined;
   } catch {
@@ -128,23 +128,36 @@ export function formatConfigured(r: ConfigureResult, link: string): string {
   return `${lines.join('\n')}\n`;
 }
 
-async function configure(rawSite: string, o: ConfigureOptions, context: () => CliContext): Promise<void> {
-  const site = siteArgument(rawSite);
-  const payload = configurePayload(o);
-  const ctx = context();
+/**
+ * Sends a validated `configure` update to the site's loop (retried like every update) and returns its answer; a
+ * refusal is one line in the terms of `flags` (the file or flag the user gave). `tune --apply` sends its proposal
+ * through here, so it is validated and audited (settings_changes) exactly like `configure`.
+ */
+export async function sendConfigure(
+  ctx: CliContext,
+  site: string,
+  payload: ConfigureInput,
+  flags: Pick<ConfigureOptions, 'tick' | 'config'>,
+): Promise<ConfigureResult> {
   const client = await ctx.temporal();
   const workflowId = workflowIdForSite(site);
-  const link = workflowUiLink(ctx.uiUrl(), ctx.temporalSettings().namespace, workflowId);
-  let result: ConfigureResult;
   try {
-    result = await executeUpdateRetrying(client.workflow.getHandle(workflowId), configureUpdate, [payload]);
+    return await executeUpdateRetrying(client.workflow.getHandle(workflowId), configureUpdate, [payload]);
   } catch (err) {
     if (err instanceof WorkflowNotFoundError)
       throw new UserError(`site: no running health loop for ${site}; start one with \`target-health start ${site}\``);
     if (err instanceof WorkflowUpdateFailedError)
-      throw new UserError(refusalAsFlags(err.cause?.message ?? err.message, o));
+      throw new UserError(refusalAsFlags(err.cause?.message ?? err.message, flags));
     throw err;
   }
+}
+
+async function configure(rawSite: string, o: ConfigureOptions, context: () => CliContext): Promise<void> {
+  const site = siteArgument(rawSite);
+  const payload = configurePayload(o);
+  const ctx = context();
+  const link = workflowUiLink(ctx.uiUrl(), ctx.temporalSettings().namespace, workflowIdForSite(site));
+  const result = await sendConfigure(ctx, site, payload, o);
   process.stdout.write(o.json ? `${JSON.stringify(result)}\n` : formatConfigured(result, link));
 }
 

@@ -9,6 +9,7 @@ import { UserError } from '../../core/common/user-error';
 import { describeValue } from '@target-health/crawler/events/zod-issues';
 import type { SiteHealthConfig } from '../../core/control/config';
 import type { Pool } from '../../server/db/pool';
+import { siteKnown } from '../../server/db/sites';
 import { parseDecisionsFile, type ReplayDecision } from '../../tools/replay/decisions-file';
 import { replaySite, tickTimes } from '../../tools/replay/engine';
 import { compareReplays, formatComparison, formatReplay } from '../../tools/replay/format';
@@ -79,12 +80,7 @@ export function replayConfig(site: string, tick: string, config: string | undefi
 
 /** Refuses a site the store has never seen: a typo would otherwise replay a day of "learning". */
 export async function requireKnownSite(pool: Pool, site: string): Promise<void> {
-  const { rows } = await pool.query<{ known: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM rollup_day WHERE site = $1) OR EXISTS (SELECT 1 FROM rollup_hour WHERE site = $1)
-       OR EXISTS (SELECT 1 FROM sites WHERE site = $1) AS known`,
-    [site],
-  );
-  if (!rows[0]?.known)
+  if (!(await siteKnown(pool, site)))
     throw new UserError(
       `site: ${site} is unknown here (no stored traffic, not registered); check the name with \`target-health ` +
         `controls\` or ingest its events first`,

@@ -16,6 +16,10 @@ import { runningSettingsOf } from '../running-settings';
 import type { Pool } from '../../server/db/pool';
 import { parseDuration } from '../durations';
 import { parseWhen } from '../on-call/times';
+import { parseMark } from '../review/mark';
+import { incidentAround } from '../review/gather';
+import { recordIncidentMark } from '../../server/db/incident-marks';
+import { loginName } from './configure';
 import { renderReview } from '../review/render';
 import { type Review, reviewSchema } from '../review/schema';
 import { DEFAULT_QUIET_DAYS, parseQuietDays, QUIET_LOOKBACK_DAYS } from '../review/quiet-days';
@@ -25,6 +29,7 @@ import {
   drawReviewChart,
   type GatheredReview,
   gatherReview,
+  openReview,
   type ReviewRequest,
   tuneReview,
 } from '../review/build';
@@ -43,6 +48,9 @@ interface ReviewOptions {
   tick?: string;
   quietDays: string;
   json?: boolean;
+  mark?: string;
+  why?: string;
+  who?: string;
 }
 
 /** The furthest a search reaches either side of T: a replay of longer is minutes of work. */
@@ -135,6 +143,13 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       String(DEFAULT_QUIET_DAYS),
     )
     .option('--json', 'print the review as JSON instead of Markdown')
+    .option(
+      '--mark <verdict>',
+      'instead of a review, mark the incident at --incident `right` or `false-alarm` for `target-health tune` ' +
+        '(with --why; stored with who and when)',
+    )
+    .option('--why <why>', 'with --mark: why, in a sentence (goes into the audit trail)')
+    .option('--who <who>', 'with --mark: who marks it; default: your login name')
     .action(async (rawSite: string, options: ReviewOptions) => {
       const site = siteArgument(rawSite);
       const now = Date.now();
@@ -151,6 +166,7 @@ export function registerReviewCommand(program: Command, context: () => CliContex
       const afterMs = searchSpan('--after', options.after);
       const tickFlag = options.tick === undefined ? null : parseDuration('--tick', options.tick);
       const quietDays = parseQuietDays(options.quietDays);
+      const mark = options.mark === undefined ? null : parseMark({ ...options, mark: options.mark }, loginName);
       // Settings are checked before anything is read; the tick is set once the stored ticks are known.
       if (options.config !== undefined) replayConfig(site, String(tickFlag ?? DEFAULT_TICK_MS), options.config);
       const files = options.candidate ?? [];
@@ -177,6 +193,24 @@ export function registerReviewCommand(program: Command, context: () => CliContex
         candidates,
         quietDays,
       };
+      if (mark !== null) {
+        const { record } = await openReview(pool, () => runningSettingsOf(ctx, site), request);
+        const { window } = await incidentAround(record, { site, t, beforeMs, afterMs, now });
+        const incidentFrom = new Date(Math.min(window.from, t));
+        const incidentTo = new Date(Math.max(window.to, t));
+        const stored = await recordIncidentMark(pool, {
+          site,
+          incidentAt: new Date(t),
+          incidentFrom,
+          incidentTo,
+          ...mark,
+        });
+        process.stdout.write(
+          `marked the incident of ${site} from ${incidentFrom.toISOString()} to ${incidentTo.toISOString()} ` +
+            `${options.mark} (by ${stored.who} at ${stored.markedAt.toISOString()}): ${stored.why}\n`,
+        );
+        return;
+      }
       const gathered = await gatherReview(pool, () => runningSettingsOf(ctx, site), request);
       const tuning = await tuneReview(pool, gathered, request);
       const chart = options.chart

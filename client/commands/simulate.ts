@@ -199,7 +199,11 @@ async function ensureDirectory(dir: string): Promise<void> {
   }
 }
 
-async function toDirectory(dir: string, scenarios: ReadonlyArray<Scenario<RequestOutcomeEventInput>>): Promise<void> {
+export async function toDirectory(
+  dir: string,
+  scenarios: ReadonlyArray<Scenario<RequestOutcomeEventInput>>,
+  say: (line: string) => void = (line) => process.stdout.write(line),
+): Promise<void> {
   await ensureDirectory(dir);
   for (const scenario of scenarios) {
     const started = Date.now();
@@ -208,7 +212,7 @@ async function toDirectory(dir: string, scenarios: ReadonlyArray<Scenario<Reques
     const truthPath = join(dir, `${name}.truth.json`);
     const count = await writeEventsFile(eventsPath, scenario.events);
     await writeAtomically(truthPath, (tmp) => writeFile(tmp, truthJson(scenario)));
-    process.stdout.write(
+    say(
       `${name}: ${count.toLocaleString('en')} events → ${eventsPath}, truth → ${truthPath} ` +
         `(${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
     );

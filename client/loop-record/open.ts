@@ -18,8 +18,11 @@ import { replayDecisions, warmupMs } from '../review/tune';
 import { type LoopRecord, replayedRecord, storedRecord } from './record';
 import { settingsInForce } from './settings-in-force';
 
-/** The most ticks one on-the-fly replay makes (about a minute of work); longer asks for a coarser --tick. */
-export const MAX_REPLAYED_TICKS = 30_000;
+/**
+ * The most ticks one on-the-fly replay makes: the store's 30 days and a warm-up at a 1-minute tick (`tune`'s longest
+ * period), about 10 to 30 s of replay (`npm run bench:tune`); longer asks for a coarser --tick.
+ */
+export const MAX_REPLAYED_TICKS = 45_000;
 
 export interface OpenRecordOptions {
   site: string;

@@ -51,12 +51,12 @@ export interface GatheredReview {
   settingsFrom: string;
 }
 
-/** The incident around `t`, from the store (or a replay where the loop did not tick): a second or two. */
-export async function gatherReview(
+/** The record a review stands on and its settings: the store's ticks, or a replay where the loop did not tick. */
+export async function openReview(
   pool: Pool,
   running: () => Promise<RunningSettings>,
   q: ReviewRequest,
-): Promise<GatheredReview> {
+): Promise<Omit<GatheredReview, 'facts'>> {
   const { site, t, beforeMs, afterMs, now } = q;
   const range = searchRange({ t, beforeMs, afterMs, now });
   const opened = await openRecord(pool, {
@@ -87,8 +87,18 @@ export async function gatherReview(
     current = inForce.config;
     settingsFrom = inForce.from;
   }
-  const facts = await gatherFacts(pool, opened.record, { site, t, beforeMs, afterMs, now });
-  return { facts, record: opened.record, current, settingsFrom };
+  return { record: opened.record, current, settingsFrom };
+}
+
+/** The incident around `t`, from the store (or a replay where the loop did not tick): a second or two. */
+export async function gatherReview(
+  pool: Pool,
+  running: () => Promise<RunningSettings>,
+  q: ReviewRequest,
+): Promise<GatheredReview> {
+  const opened = await openReview(pool, running, q);
+  const { site, t, beforeMs, afterMs, now } = q;
+  return { ...opened, facts: await gatherFacts(pool, opened.record, { site, t, beforeMs, afterMs, now }) };
 }
 
 /**

@@ -118,11 +118,11 @@ export function searchRange(o: { t: number; beforeMs: number; afterMs: number; n
   return { from: new Date(o.t - o.beforeMs), to: new Date(Math.min(o.t + o.afterMs, o.now) + 1) };
 }
 
-export async function gatherFacts(
-  pool: Pool,
+/** The incident around `o.t` in the record, with the changes searched; one line (exit 2) when there is none. */
+export async function incidentAround(
   record: LoopRecord,
   o: { site: string; t: number; beforeMs: number; afterMs: number; now: number },
-): Promise<Facts> {
+): Promise<{ window: IncidentWindow; around: ControlChange[] }> {
   const { site } = o;
   const { from: lower, to: upper } = searchRange(o);
   const [around, opening] = await Promise.all([record.changes(lower, upper), record.bandBefore(lower)]);
@@ -136,6 +136,16 @@ export async function gatherFacts(
         `--before/--after (\`target-health history ${site}\` shows the bands)`,
     );
   }
+  return { window, around };
+}
+
+export async function gatherFacts(
+  pool: Pool,
+  record: LoopRecord,
+  o: { site: string; t: number; beforeMs: number; afterMs: number; now: number },
+): Promise<Facts> {
+  const { site } = o;
+  const { window, around } = await incidentAround(record, o);
   const from = new Date(window.from);
   const to = new Date(window.to);
   const inWindow = around.filter((c) => c.at >= from && c.at <= to);

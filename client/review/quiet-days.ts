@@ -28,7 +28,7 @@ const LIVE_SHARE = 0.5;
 /** A day's current-settings replay scoring fewer of its ticks judges nothing (learning, too little traffic). */
 export const MIN_SCORED_SHARE = 0.5;
 
-async function daysWithTraffic(pool: Pool, site: string, from: number, to: number): Promise<number[]> {
+export async function daysWithTraffic(pool: Pool, site: string, from: number, to: number): Promise<number[]> {
   const { rows } = await pool.query<{ day: Date }>(
     `SELECT bucket AS day FROM rollup_day
       WHERE site = $1 AND route_key = $2 AND bucket >= $3 AND bucket < $4 AND requests > 0

@@ -101,8 +101,32 @@ const isSignal = (r: string): r is HealthSignal =>
 
 /** Inputs are validated (throws WindowValidationError naming the field) and defaults filled. */
 export function assess(input: AssessInput, config: ScoringConfig = DEFAULT_SCORING_CONFIG): Assessment {
-  const current: Window = parseWindow(input.current, 'current');
-  const baseline: Window | null = input.baseline === null ? null : parseWindow(input.baseline, 'baseline');
+  return assessValidated(
+    {
+      ...input,
+      current: parseWindow(input.current, 'current'),
+      baseline: input.baseline === null ? null : parseWindow(input.baseline, 'baseline'),
+    },
+    config,
+  );
+}
+
+/** What `assess` scores once its windows are validated. */
+export type ValidatedAssessInput = Omit<AssessInput, 'current' | 'baseline'> & {
+  current: Window;
+  baseline: Window | null;
+};
+
+/**
+ * `assess` on windows validated already — `parseWindow`'s output, or windows summed from rows validated where
+ * they were read (a replay's period read, server/db/signal-store/period-rows.ts) — scored as they are: a
+ * replay scores thousands of ticks, and parsing each window again was a third of a tick's time.
+ */
+export function assessValidated(
+  input: ValidatedAssessInput,
+  config: ScoringConfig = DEFAULT_SCORING_CONFIG,
+): Assessment {
+  const { current, baseline } = input;
 
   // This tick's test, then confirmation: only a confirmed route is set aside from the score.
   const raw = diagnoseRoutes(current.routes, baseline?.routes ?? [], config.routes);

@@ -123,7 +123,8 @@ function mergeRoutes(
   countErrors = true,
 ): MergedRoute[] {
   const merged = mergedByKey(routes, countErrors);
-  for (const r of baseline) {
+  for (let i = 0; i < baseline.length; i++) {
+    const r = baseline[i]!;
     const m = merged.get(routeKey(r));
     if (m === undefined) continue;
     const b = (m.baseline ??= { requests: 0, hardBlocks: 0, challenges: 0, softBlocks: 0, errors: 0 });
@@ -183,13 +184,15 @@ function mergedByKey(routes: readonly RouteWindow[], countErrors: boolean): Map<
  * most 2^53 - 1. Beyond that, sums round and "the rest" is no longer the rest (hostile or corrupt
  * counts; real traffic is nowhere near).
  */
-function exactlySummable(counts: Iterable<RouteCounts>): boolean {
+function exactlySummable(routes: readonly MergedRoute[], of: (r: MergedRoute) => RouteCounts | undefined): boolean {
   let requests = 0;
   let hard = 0;
   let challenges = 0;
   let soft = 0;
   let errors = 0;
-  for (const c of counts) {
+  for (let i = 0; i < routes.length; i++) {
+    const c = of(routes[i]!);
+    if (c === undefined) continue;
     requests += c.requests;
     hard += c.hardBlocks;
     challenges += c.challenges;
@@ -290,7 +293,7 @@ export function diagnoseRoutes(
   config: RouteConfig = DEFAULT_SCORING_CONFIG.routes,
 ): RouteDiagnosis {
   const routes = mergeRoutes(current, baseline, config.countErrors);
-  if (!exactlySummable(routes.map((r) => r.counts)) || !exactlySummable(routes.flatMap((r) => r.baseline ?? []))) {
+  if (!exactlySummable(routes, (r) => r.counts) || !exactlySummable(routes, (r) => r.baseline)) {
     return {
       verdict: 'insufficient-data',
       summary: `route counts too large to compare exactly (a total above ${Number.MAX_SAFE_INTEGER})`,

@@ -71,3 +71,13 @@ export async function setSiteOwners(
     [site, owners.owner ?? null, owners.parserOwner ?? null],
   );
 }
+
+/** The site has stored traffic (day or hour rollups) or is registered: what commands and routes call known. */
+export async function siteKnown(pool: Pool, site: string): Promise<boolean> {
+  const { rows } = await pool.query<{ known: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM rollup_day WHERE site = $1) OR EXISTS (SELECT 1 FROM rollup_hour WHERE site = $1)
+       OR EXISTS (SELECT 1 FROM sites WHERE site = $1) AS known`,
+    [site],
+  );
+  return rows[0]?.known === true;
+}

@@ -2,12 +2,16 @@
  * Replay is the live loop: a stored trace (shifted to the present: healthy minutes, then a hostile
  * minute that has not ended yet when the loop starts) is judged by the live loop on the dev server,
  * tick by tick, until it pauses the site; then `replaySite` walks the same tick times over the same
- * store and must give the same scores, smoothed scores, bands, reasons and notices at every tick.
+ * store and must give the same scores, smoothed scores, bands, reasons and notices at every tick — and the same
+ * whole assessment as each live tick stored, its windows summed in memory from the period read.
  * Also: no look-ahead — an event 1 ms after a tick's time never reaches that tick.
  */
 import { workflowIdForSite } from '../../core/common/names';
 import { parseSiteHealthInput } from '../../core/control/config';
 import { historyQuery } from '../../loop/messages';
+import type { TickAssessment } from '../../core/control/tick-assessment';
+import { storableJson } from '@target-health/crawler/events/well-formed';
+import { loadPeriodWindows } from '../../server/db/signal-store/period-windows';
 import { replaySite } from '../../tools/replay/engine';
 import { ingest, eventsOf } from '../kit/sites-traffic';
 import { loopInput, prepareSite, startLoop, waitForState } from '../kit/control-loop';
@@ -20,6 +24,7 @@ beforeAll(async () => {
 afterAll(async () => h.close());
 
 const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 
 function configOf(input: ReturnType<typeof loopInput>) {
   const parsed = parseSiteHealthInput(input);
@@ -76,6 +81,7 @@ test('a live loop and a replay over the same stored traffic agree tick for tick'
       .map((n) => n.kind)
       .sort();
 
+  const assessed: Array<TickAssessment | null> = [];
   const replay = await replaySite(h.pool, {
     site,
     from: new Date(0),
@@ -83,6 +89,7 @@ test('a live loop and a replay over the same stored traffic agree tick for tick'
     tickMs: input.tickIntervalMs!,
     at: live.map((t) => new Date(t.assessedAt)),
     config: configOf(input),
+    onTick: (_t, d) => assessed.push(d.assessed),
   });
   expect(replay.ticks).toHaveLength(live.length);
   const seen = (t: { score: number | null; smoothedScore: number | null; band: string; reasons: string[] }) => ({
@@ -110,6 +117,29 @@ test('a live loop and a replay over the same stored traffic agree tick for tick'
   expect(stored.map((r) => [Number(r.tick), r.smoothed_score, r.scored_band])).toEqual(
     stored.map((r) => [Number(r.tick), ...replayed.get(Number(r.tick))!]),
   );
+  // Whole assessments too: each live tick's stored result (windows read by the per-tick statement, parsed) is
+  // the replay's (windows from the period read, summed in memory) — windows, scores, route diagnosis, canaries.
+  const { rows: results } = await h.pool.query<{ tick: string; result: Record<string, unknown> }>(
+    'SELECT tick, result FROM assessments WHERE site = $1 ORDER BY tick',
+    [site],
+  );
+  const byTick = new Map(assessed.map((a) => [a?.tick, a]));
+  expect(results.length).toBe(stored.length);
+  // The replay did read its windows in memory: the period read accepted the trace.
+  const span = replay.ticks.map((t) => Date.parse(t.asOf));
+  const period = await loadPeriodWindows(h.pool, site, new Date(span[0]! - HOUR), new Date(span[span.length - 1]!));
+  expect(period?.rows).toBeGreaterThan(10);
+  for (const { tick, result } of results) {
+    const mine = byTick.get(Number(tick));
+    expect(result.assessment).toEqual(expect.objectContaining({ state: expect.any(String) }));
+    const { window, assessment, crawlerCanaries } = JSON.parse(storableJson(mine)) as Record<string, unknown>;
+    expect({ tick, window, assessment, crawlerCanaries }).toEqual({
+      tick,
+      window: result.window,
+      assessment: result.assessment,
+      crawlerCanaries: result.crawlerCanaries,
+    });
+  }
   // The trace did go somewhere: healthy first, paused at the end, notices sent.
   expect(live[0]!.band).toBe('healthy');
   expect(live[live.length - 1]!.band).toBe('resisting');

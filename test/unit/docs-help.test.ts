@@ -36,6 +36,7 @@ const pages: Array<[string, string, string | null]> = [
   ['explain', 'on-call.md', '## `target-health explain <site> [--at T]`'],
   ['chart', 'charts.md', null],
   ['replay', 'replay.md', null],
+  ['tune', 'tuning.md', null],
 ];
 
 describe.each(pages)('%s: its options in docs/%s', (name, file, heading) => {

@@ -10,7 +10,7 @@ import type { SiteHealthConfig } from '../../core/control/config';
 import { checkDatabase, createPool, type Pool } from '../../server/db/pool';
 import type { ReplayResult, ReplayTick } from '../replay/types';
 import type { ScenarioTruth } from '../../core/scenarios/truth';
-import { loopConfigFor, readConfigSettings } from './config-file';
+import { type ConfigSettings, loopConfigFor, readConfigSettings } from './config-file';
 import { ingestScenarioEvents } from './ingest-scenario';
 import { readMinuteSeries } from './minute-series';
 import { RULES_LOOKBACK_MS, evaluateReferenceRules } from './reference-rules';
@@ -38,6 +38,13 @@ export interface BacktestOptions {
   databaseUrl: string;
   tickMs: number;
   configPath?: string;
+  /** The settings themselves instead of a `configPath` file (as such a file would hold them). */
+  settings?: ConfigSettings;
+  /**
+   * Further settings scored on the same ingest (each as the file of `configPath` would hold them): one
+   * scorecard each, in order, in `BacktestResult.others`. `tune`'s guard rail scores its candidates so.
+   */
+  otherSettings?: readonly ConfigSettings[];
   /** Keep each scenario's scratch database (and say which it is) instead of dropping it. */
   keep?: boolean;
   replaySite: ReplaySite;
@@ -63,6 +70,8 @@ export interface ScenarioTiming {
 
 export interface BacktestResult {
   scorecard: Scorecard;
+  /** One per `otherSettings`, in order (absent without them). */
+  others?: Scorecard[];
   timings: ScenarioTiming[];
   tickMs: number;
   totalMs: number;
@@ -73,12 +82,13 @@ interface Prepared {
   truth: ScenarioTruth;
   shiftDays: number;
   config: SiteHealthConfig;
+  others: SiteHealthConfig[];
 }
 
 /** Everything that can be checked before a database is touched: files, truth, config, time span. */
 async function prepare(options: BacktestOptions, now: number): Promise<Prepared[]> {
   const scenarios = await readScenarioDir(options.dir);
-  const settings = await readConfigSettings(options.configPath);
+  const settings = options.settings ?? (await readConfigSettings(options.configPath));
   return scenarios.map((files) => {
     const problem = spanProblem(files.truth);
     if (problem !== undefined) throw new UserError(`${files.truthPath}: ${problem}`);
@@ -89,11 +99,19 @@ async function prepare(options: BacktestOptions, now: number): Promise<Prepared[
       truth,
       shiftDays,
       config: loopConfigFor(settings, options.configPath, truth.site, options.tickMs, files.truthPath),
+      others: (options.otherSettings ?? []).map((other) =>
+        loopConfigFor(other, undefined, truth.site, options.tickMs, files.truthPath),
+      ),
     };
   });
 }
 
-async function scoreOne(pool: Pool, p: Prepared, ticks: readonly ReplayTick[]): Promise<ScenarioScore> {
+async function scoreOne(
+  pool: Pool,
+  p: Prepared,
+  ticks: readonly ReplayTick[],
+  config: SiteHealthConfig = p.config,
+): Promise<ScenarioScore> {
   const from = Date.parse(p.truth.incident.from);
   const to = Date.parse(p.truth.incident.to);
   const series = await readMinuteSeries(pool, p.truth.site, {
@@ -101,12 +119,13 @@ async function scoreOne(pool: Pool, p: Prepared, ticks: readonly ReplayTick[]): 
     to: new Date(to),
   });
   const firings = evaluateReferenceRules(series, { from, to });
-  return scoreScenario(p.truth, ticks, firings, p.config.policy);
+  return scoreScenario(p.truth, ticks, firings, config.policy);
 }
 
 /** What one scenario's replay and scoring give back. */
 interface Scored {
   score: ScenarioScore;
+  others: ScenarioScore[];
   timing: ScenarioTiming;
 }
 
@@ -129,9 +148,21 @@ async function replayAndScore(
     const t2 = Date.now();
     const score = await scoreOne(db.pool, p, replay.ticks);
     const t3 = Date.now();
+    const others: ScenarioScore[] = [];
+    for (const config of p.others) {
+      const other = await options.replaySite(db.pool, {
+        site: p.truth.site,
+        from: new Date(p.truth.incident.from),
+        to: new Date(p.truth.incident.to),
+        tickMs: options.tickMs,
+        config,
+      });
+      others.push(await scoreOne(db.pool, p, other.ticks, config));
+    }
     if (options.keep) await db.release();
     return {
       score,
+      others,
       timing: {
         scenario: p.files.name,
         shiftDays: p.shiftDays,
@@ -224,6 +255,9 @@ export async function runBacktest(options: BacktestOptions): Promise<BacktestRes
   const done = results.filter((r): r is Scored => r !== undefined);
   return {
     scorecard: buildScorecard(done.map((r) => r.score)),
+    ...(options.otherSettings === undefined
+      ? {}
+      : { others: options.otherSettings.map((_, i) => buildScorecard(done.map((r) => r.others[i]!))) }),
     timings: done.map((r) => r.timing),
     tickMs: options.tickMs,
     totalMs: Date.now() - started,

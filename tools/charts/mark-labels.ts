@@ -13,7 +13,7 @@ import type { ChartMark } from './types';
 /** A tooltip is a few lines, not the notification's whole text. */
 const TEXT_MAX = 240;
 /** The actor the live loop writes (workflows/site-health.ts): its own changes need no "by". */
-const LOOP_ACTOR = 'control-loop';
+export const LOOP_ACTOR = 'control-loop';
 /** A person's changes carry `human:<who>` (workflows/site-health.ts). */
 const HUMAN_PREFIX = 'human:';
 

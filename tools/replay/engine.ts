@@ -150,60 +150,124 @@ function applyDecision(
  */
 export function memoisedReads(): Pick<AssessAtDeps, 'findSite' | 'canaryFailedDays' | 'readWindows'> & {
   baseline: typeof readBaselineWindow;
+  /** Keeps `days` as the answer of canaryFailedDays for [from, to) (read ahead for many baselines at once). */
+  knowFailedDays: (from: Date, to: Date, days: ReturnType<typeof canaryFailedDays>) => void;
 } {
   let site: ReturnType<typeof findSite> | undefined;
-  const days = new Map<string, ReturnType<typeof canaryFailedDays>>();
-  const baselines = new Map<string, ReturnType<typeof readBaselineWindow>>();
-  const baseline: typeof readBaselineWindow = (pool, name, bounds, excludeDays = []) => {
-    const key = `${bounds.from.toISOString()}/${bounds.to.toISOString()}/${excludeDays.join(',')}`;
-    let hit = baselines.get(key);
-    if (hit === undefined) {
-      hit = readBaselineWindow(pool, name, bounds, excludeDays);
-      baselines.set(key, hit);
+  type Days = ReturnType<typeof canaryFailedDays>;
+  type Baseline = ReturnType<typeof readBaselineWindow>;
+  // Keyed by the bounds' epoch ms (nested maps: no key string built per tick).
+  const days = new Map<number, Map<number, Days>>();
+  const baselines = new Map<number, Map<number, Map<string, Baseline>>>();
+  const at = <K, V>(m: Map<K, V>, k: K, make: () => V): V => {
+    let v = m.get(k);
+    if (v === undefined) {
+      v = make();
+      m.set(k, v);
     }
-    return hit;
+    return v;
   };
+  const baseline: typeof readBaselineWindow = (pool, name, bounds, excludeDays = []) => {
+    const byFrom = at(baselines, bounds.from.getTime(), () => new Map<number, Map<string, Baseline>>());
+    const byDays = at(byFrom, bounds.to.getTime(), () => new Map<string, Baseline>());
+    return at(byDays, excludeDays.join(','), () => readBaselineWindow(pool, name, bounds, excludeDays));
+  };
+  const daysFrom = (from: Date): Map<number, Days> => at(days, from.getTime(), () => new Map<number, Days>());
   return {
     baseline,
     readWindows: (pool, name, spec) => readSiteWindows(pool, name, spec, baseline),
     findSite: (pool, name) => (site ??= findSite(pool, name)),
-    canaryFailedDays: (pool, name, from, to) => {
-      const key = `${from.toISOString()}/${to.toISOString()}`;
-      let hit = days.get(key);
-      if (hit === undefined) {
-        hit = canaryFailedDays(pool, name, from, to);
-        days.set(key, hit);
-      }
-      return hit;
+    canaryFailedDays: (pool, name, from, to) =>
+      at(daysFrom(from), to.getTime(), () => canaryFailedDays(pool, name, from, to)),
+    knowFailedDays: (from, to, known) => {
+      daysFrom(from).set(to.getTime(), known);
     },
   };
 }
 
+type MemoisedReads = ReturnType<typeof memoisedReads>;
+
+/**
+ * Starts reading every baseline the ticks will ask (and its canary-failed days) into `memo` while the period is
+ * read, in hour order on AHEAD_LANES connections at most, instead of one after the other as the ticks reach a new
+ * hour; the canary-failed days of all of them in one read. The same answers as the ticks' own reads: each tick
+ * then finds its baseline ready (or reads it itself, once, if it gets there first). A read that fails fails the
+ * tick that awaits it, as it would have without reading ahead.
+ */
+function readBaselinesAhead(
+  pool: Pool,
+  site: string,
+  times: readonly Date[],
+  window: SiteHealthConfig['window'],
+  memo: MemoisedReads,
+): void {
+  const bounds = new Map<number, { from: Date; to: Date }>();
+  for (const asOf of times) {
+    const b = windowBounds({ asOf, ...window }).baseline;
+    if (!bounds.has(b.from.getTime())) bounds.set(b.from.getTime(), b);
+  }
+  const all = [...bounds.values()];
+  if (all.length === 0) return;
+  // The failed days of every baseline from one read: a day's verdict counts that whole UTC day's runs
+  // (server/db/canaries.ts), so the days touching each baseline, taken from the read of their union, are the
+  // ones its own read returns.
+  const span = canaryFailedDays(pool, site, all[0]!.from, all[all.length - 1]!.to);
+  // Not all at once: a day's two dozen baselines queued together on a small pool (a backtest's scratch database
+  // has 4 connections) can keep another read waiting past the pool's 10 s connect timeout under load.
+  const lanes: Promise<unknown>[] = new Array<Promise<unknown>>(AHEAD_LANES).fill(span);
+  for (const [i, b] of all.entries()) {
+    const first = utcDay(b.from.getTime());
+    const last = utcDay(b.to.getTime() - 1);
+    const days =
+      b.to.getTime() > b.from.getTime()
+        ? span.then((list) => list.filter((d) => d >= first && d <= last))
+        : Promise.resolve([]);
+    memo.knowFailedDays(b.from, b.to, days);
+    const lane = i % AHEAD_LANES;
+    const ready = lanes[lane]!.then(
+      () => days,
+      () => days,
+    ).then((excluded) => memo.baseline(pool, site, b, excluded));
+    // Handled where a tick awaits the memoised promises; here only kept from counting as unhandled.
+    lanes[lane] = ready.catch(() => undefined);
+  }
+}
+
+/** How many baseline reads a replay keeps in flight ahead of its ticks. */
+const AHEAD_LANES = 2;
+
+/** The UTC date (YYYY-MM-DD) of an epoch-ms time, as canaryFailedDays names days. */
+function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
 /**
  * The period's current windows and the product's canary fetches read once (server/db/signal-store/
- * period-windows.ts): each tick sums its window in memory instead of asking PostgreSQL, with the same answers.
- * The baseline and the canary-failed days stay memoised per baseline (they move hourly).
+ * period-windows.ts): each tick's window is a running sum in memory instead of a statement, with the same
+ * answers, validated once at the read — so the assessment scores it without parsing it again, as it does the
+ * memoised baseline (validated when read). The baselines and canary-failed days (per baseline: they move
+ * hourly) are read ahead into `memo`, alongside.
  */
 async function periodReads(
   pool: Pool,
   site: string,
   times: readonly Date[],
   config: SiteHealthConfig,
-): Promise<Pick<AssessAtDeps, 'readWindows' | 'ownCanaryFetches'>> {
+  memo: MemoisedReads,
+): Promise<Pick<AssessAtDeps, 'readWindows' | 'ownCanaryFetches' | 'windowsValidated'>> {
   if (times.length < 2) return {};
   const span = (t: Date): ReturnType<typeof windowBounds>['current'] =>
     windowBounds({ asOf: t, ...config.window }).current;
   const from = span(times[0]!).from;
   const to = span(times[times.length - 1]!).to;
-  const [windows, fetches] = await Promise.all([
-    loadPeriodWindows(pool, site, from, to),
-    periodCanaryFetches(pool, site, from, to),
-  ]);
-  const memo = memoisedReads();
+  const read = Promise.all([loadPeriodWindows(pool, site, from, to), periodCanaryFetches(pool, site, from, to)]);
+  readBaselinesAhead(pool, site, times, config.window, memo);
+  const [windows, fetches] = await read;
   return {
     ...(windows === null
       ? {}
       : {
+          windowsValidated: true,
           readWindows: async (p, name, spec) => {
             const bounds = windowBounds(spec);
             const current = windows.current(bounds.current, bounds.recent.from);
@@ -219,6 +283,26 @@ async function periodReads(
   };
 }
 
+/** What a replay reads through, shareable by several replays of the same ticks (ReplayOptions.deps). */
+export type ReplayReads = NonNullable<ReplayOptions['deps']>;
+
+/**
+ * The reads of a replay over `times` — the period read once and summed in memory, the baselines read ahead — for
+ * several replays of the same ticks under different settings (`tune`, `review`'s candidates): they ask the same
+ * windows, so the reads are made once and every run after the first costs its scoring only. The windows answer for
+ * any bounds inside the period (a resume's gate, another window length); outside it they are read per tick. The
+ * replays that share them run one after another (the running sums move with each tick).
+ */
+export async function replayReads(
+  pool: Pool,
+  site: string,
+  times: readonly Date[],
+  config: SiteHealthConfig,
+): Promise<ReplayReads> {
+  const memo = memoisedReads();
+  return { ...memo, ...(await periodReads(pool, site, times, config, memo)) };
+}
+
 export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<ReplayResult> {
   const { site, config } = opts;
   const loopConfig: LoopConfig = {
@@ -231,8 +315,7 @@ export async function replaySite(pool: Pool, opts: ReplayOptions): Promise<Repla
   const decisions = [...(opts.decisions ?? [])];
   const deps: AssessAtDeps = {
     pool,
-    ...memoisedReads(),
-    ...(opts.deps?.readWindows === undefined ? await periodReads(pool, site, times, config) : {}),
+    ...(opts.deps?.readWindows === undefined ? await replayReads(pool, site, times, config) : memoisedReads()),
     ...opts.deps,
   };
   let state = initialLoopState(REPLAY_CHAIN);

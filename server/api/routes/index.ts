@@ -7,6 +7,7 @@ import type { RouteContext } from '../server';
 import { registerControlsRoutes } from './controls';
 import { registerDecisionRoutes } from './decisions';
 import { registerEventsRoutes } from './events';
+import { registerIncidentMarkRoutes } from './incident-marks';
 import { registerMetricsRoutes } from './metrics';
 import { registerOpenApiRoutes } from './openapi';
 import { registerOpsRoutes } from './ops';
@@ -22,5 +23,6 @@ export const ROUTES: readonly RegisterRoutes[] = [
   registerControlsRoutes,
   registerSitesRoutes,
   registerDecisionRoutes,
+  registerIncidentMarkRoutes,
   registerMetricsRoutes,
 ];

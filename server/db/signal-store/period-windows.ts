@@ -1,52 +1,26 @@
 /**
- * A period's current windows from one read: the minute rollups of the whole period fetched once, and each
- * tick's current and recent window summed from them in memory — the same rows, the same sums, the same
- * conversion (read-windows.ts `windowOf`, `recentOf`) as the per-tick statement, without a statement per tick.
- * For replays (tools/replay/engine.ts), which walk thousands of ticks over rows that no longer change; the live
- * loop keeps reading each tick's window from PostgreSQL.
+ * A period's current windows from one read: the minute rollups of the whole period read and checked once
+ * (period-rows.ts), and each tick's current and recent window kept as running sums — the minutes entering
+ * added, the ones leaving subtracted — with the same answers as the per-tick statement (read-windows.ts
+ * `readCurrentWindow`): the same routes, counts, p95, credits and order, in the scoring engine's types.
+ * For replays (tools/replay/engine.ts), which walk thousands of ticks over rows that no longer change; the
+ * live loop keeps reading each tick's window from PostgreSQL.
  *
- * Exactness: counts are integers summed in order below 2^53 (the per-tick statement's numeric sums, read back
- * saturated at 2^53 − 1, agree there); a period whose rows could sum past that is refused (`null`: read per
- * tick). Credits (double precision) are added in bucket order, as the statement's index scan adds them.
+ * Exactness: counts and histogram buckets are non-negative integers whose period sums the read checked to
+ * stay below 2^52, so adding and subtracting them is exact in any order and a running sum equals a fresh
+ * one. Credits (double precision) are not slid: each window's are added afresh in minute order, as the
+ * statement's index scan adds them.
+ *
+ * The windows are built as `makeWindow` would return them (key order included), without parsing again:
+ * the rows were validated at the read, and every sum of them is a valid count.
  */
-import type { RecentWindow, Window } from '../../../core/scoring/window';
+import type { RecentWindow, RouteWindow, Window } from '../../../core/scoring/window';
+import { LATENCY_HISTOGRAM, quantile } from '../../../core/signals/histogram';
 import type { Pool } from '../pool';
-import { ALL_ROUTES } from './aggregate';
-import { type WindowRow, recentOf, windowOf } from './read-windows';
+import { type PeriodRows, ROUTE_COUNTS, TOTAL_COUNTS, readPeriodRows } from './period-rows';
 
-/** Counts summed per route, in the statement's column order. */
-const COUNTS = [
-  'requests',
-  'hard_blocks',
-  'challenges',
-  'soft_blocks',
-  'errors',
-  'extraction_ok',
-  'extraction_missing',
-  'extraction_schema',
-  'extraction_empty',
-  'valid_records',
-  'retries',
-  'bytes',
-  'canary_runs',
-  'canary_failures',
-] as const;
-type Count = (typeof COUNTS)[number];
-const RECENT = ['requests', 'hard_blocks', 'challenges', 'soft_blocks', 'errors'] as const;
-
-interface MinuteRow {
-  t: number;
-  routeKey: string;
-  country: string | null;
-  pool: string | null;
-  session: string | null;
-  counts: number[];
-  credits: number;
-  hist: number[] | null;
-}
-
-/** Above this a period's sums could leave the exact integers: the per-tick statement reads it instead. */
-const SAFE_TOTAL = Number.MAX_SAFE_INTEGER / 2;
+const RC = ROUTE_COUNTS.length;
+const TC = TOTAL_COUNTS.length;
 
 export interface PeriodWindows {
   /** The current window in [from, to) with the recent one from `recentFrom`; null when outside the period read. */
@@ -55,127 +29,168 @@ export interface PeriodWindows {
   rows: number;
 }
 
-/** The minute rollups of `site` in [from, to), once; null when their sums could pass the exact integers. */
-export async function loadPeriodWindows(pool: Pool, site: string, from: Date, to: Date): Promise<PeriodWindows | null> {
-  const { rows } = await pool.query<
-    Record<Count, string> &
-      Pick<WindowRow, 'route_key' | 'country' | 'pool' | 'session' | 'credits'> & {
-        t: Date;
-        /** `{1,0,3}`: the minute's histogram as text (parsed here, cheaper than pg's array parser). */
-        latency_hist: string | null;
-      }
-  >(
-    // The columns COUNTS names, written out (the statement is reviewed as it stands: no interpolation).
-    `SELECT bucket AS t, route_key, country, pool, session, requests, hard_blocks, challenges, soft_blocks, errors,
-            extraction_ok, extraction_missing, extraction_schema, extraction_empty, valid_records, retries, bytes,
-            canary_runs, canary_failures, credits, latency_hist::text
-       FROM rollup_minute WHERE site = $1 AND bucket >= $2 AND bucket < $3
-      ORDER BY bucket, route_key`,
-    [site, from, to],
-  );
-  const minutes: MinuteRow[] = [];
-  const totals = new Array<number>(COUNTS.length).fill(0);
-  for (const r of rows) {
-    const counts = COUNTS.map((c) => Number(r[c]));
-    counts.forEach((n, i) => (totals[i]! += n));
-    const hist = r.latency_hist;
-    minutes.push({
-      t: r.t.getTime(),
-      routeKey: r.route_key,
-      country: r.country,
-      pool: r.pool,
-      session: r.session,
-      counts,
-      credits: Number(r.credits),
-      hist:
-        hist === null
-          ? null
-          : hist
-              .replace(/^\{|\}$/g, '')
-              .split(',')
-              .map(Number),
-    });
+/** Sums of a range of rows, per route, moved range to range by adding and subtracting rows. */
+class RunningSums {
+  private lo = 0;
+  private hi = 0;
+  /** RC counts per route. */
+  readonly counts: Float64Array;
+  /** Rows per route in the range (a route with a row of zeros is still in the window, as in the statement). */
+  readonly present: Int32Array;
+  /** The all-routes rows' other counts and histogram (when `totals`). */
+  readonly totals = new Float64Array(TC);
+  readonly hist: number[];
+
+  constructor(
+    private readonly rows: PeriodRows,
+    private readonly withTotals: boolean,
+  ) {
+    this.counts = new Float64Array(rows.routes.length * RC);
+    this.present = new Int32Array(rows.routes.length);
+    this.hist = Array.from({ length: withTotals ? rows.histLength : 0 }, () => 0);
   }
-  if (totals.some((n) => !(n < SAFE_TOTAL))) return null;
-  const lo = from.getTime();
-  const hi = to.getTime();
-  return {
-    rows: minutes.length,
-    current(bounds, recentFrom) {
-      const a = bounds.from.getTime();
-      const b = bounds.to.getTime();
-      if (a < lo || b > hi) return null;
-      return sumWindow(minutes, a, b, recentFrom.getTime());
-    },
-  };
+
+  moveTo(lo: number, hi: number): void {
+    // Sliding costs the rows that changed; a jump (or a first window) costs the new range.
+    if (Math.abs(lo - this.lo) + Math.abs(hi - this.hi) >= hi - lo) {
+      this.counts.fill(0);
+      this.present.fill(0);
+      this.totals.fill(0);
+      this.hist.fill(0);
+      this.add(lo, hi, 1);
+    } else {
+      // Entering rows first: no sum goes below zero on the way (exact either way, see the header).
+      if (hi > this.hi) this.add(this.hi, hi, 1);
+      if (lo < this.lo) this.add(lo, this.lo, 1);
+      if (hi < this.hi) this.add(hi, this.hi, -1);
+      if (lo > this.lo) this.add(this.lo, lo, -1);
+    }
+    this.lo = lo;
+    this.hi = hi;
+  }
+
+  private add(from: number, to: number, sign: 1 | -1): void {
+    const { route, counts, totals, hist, all } = this.rows;
+    for (let i = from; i < to; i++) {
+      const r = route[i]!;
+      this.present[r]! += sign;
+      for (let k = 0; k < RC; k++) this.counts[r * RC + k]! += sign * counts[i * RC + k]!;
+      if (r !== all || !this.withTotals) continue;
+      for (let k = 0; k < TC; k++) this.totals[k]! += sign * totals[i * TC + k]!;
+      const h = hist[i];
+      if (h) for (let k = 0; k < h.length; k++) this.hist[k]! += sign * h[k]!;
+    }
+  }
 }
 
-/** The first index whose minute is at or after `t` (rows are in time order). */
-function firstAt(rows: readonly MinuteRow[], t: number): number {
+/** The first row at or after `t` (rows are in time order). */
+function firstAt(t: Float64Array, length: number, at: number): number {
   let lo = 0;
-  let hi = rows.length;
+  let hi = length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (rows[mid]!.t < t) lo = mid + 1;
+    if (t[mid]! < at) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
-interface Acc {
-  first: MinuteRow;
-  counts: number[];
-  recent: number[];
-  credits: number;
-  hist: number[] | null;
+/**
+ * A route's window as read-windows.ts `toRoute` makes it: labels first (empty ones left out), then the counts.
+ * Routes with all three labels (the common case) are made by one object literal: one shape, allocated at once —
+ * a replay makes tens of thousands of them.
+ */
+function routeWindow(r: PeriodRows['routes'][number], c: Float64Array, o: number): RouteWindow {
+  if (r.country && r.pool && r.session)
+    return {
+      country: r.country,
+      pool: r.pool,
+      sessionPattern: r.session,
+      requests: c[o]!,
+      hardBlocks: c[o + 1]!,
+      challenges: c[o + 2]!,
+      softBlocks: c[o + 3]!,
+      errors: c[o + 4]!,
+    };
+  const w = {} as RouteWindow;
+  if (r.country) w.country = r.country;
+  if (r.pool) w.pool = r.pool;
+  if (r.session) w.sessionPattern = r.session;
+  w.requests = c[o]!;
+  w.hardBlocks = c[o + 1]!;
+  w.challenges = c[o + 2]!;
+  w.softBlocks = c[o + 3]!;
+  w.errors = c[o + 4]!;
+  return w;
 }
 
-function sumWindow(
-  rows: readonly MinuteRow[],
-  from: number,
-  to: number,
-  recentFrom: number,
-): Window & { recent: RecentWindow } {
-  const byRoute = new Map<string, Acc>();
-  for (let i = firstAt(rows, from); i < rows.length && rows[i]!.t < to; i += 1) {
-    const r = rows[i]!;
-    let acc = byRoute.get(r.routeKey);
-    if (acc === undefined) {
-      acc = {
-        first: r,
-        counts: new Array<number>(COUNTS.length).fill(0),
-        recent: [0, 0, 0, 0, 0],
-        credits: 0,
-        hist: null,
+/** The windows of a period's rows (pure: the read is period-rows.ts). */
+export function periodWindows(rows: PeriodRows, from: number, to: number): PeriodWindows {
+  const routes = rows.routes.map((r, index) => ({
+    index,
+    // read-windows.ts `busiestFirst`'s tie-break, computed once.
+    label: `${r.country || ''}|${r.pool || ''}|${r.session || ''}`,
+  }));
+  const others = routes.filter((r) => r.index !== rows.all);
+  const current = new RunningSums(rows, true);
+  const recent = new RunningSums(rows, false);
+  const at = (s: RunningSums, r: number, k: number): number => s.counts[r * RC + k]!;
+
+  /** Route windows of `s`, busiest first then by labels (as the statement's windowOf orders them). */
+  const routesOf = (s: RunningSums, keep: (r: number) => boolean): RouteWindow[] =>
+    others
+      .filter((r) => keep(r.index))
+      .sort((a, b) => at(s, b.index, 0) - at(s, a.index, 0) || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0))
+      .map((r) => routeWindow(rows.routes[r.index]!, s.counts, r.index * RC));
+
+  return {
+    rows: rows.length,
+    current(bounds, recentFrom) {
+      const a = bounds.from.getTime();
+      const b = bounds.to.getTime();
+      if (a < from || b > to) return null;
+      const lo = firstAt(rows.t, rows.length, a);
+      const hi = firstAt(rows.t, rows.length, b);
+      current.moveTo(lo, hi);
+      recent.moveTo(Math.min(hi, Math.max(lo, firstAt(rows.t, rows.length, recentFrom.getTime()))), hi);
+
+      const all = rows.all;
+      const total = all >= 0 && current.present[all]! > 0;
+      const count = (s: RunningSums, k: number): number => (total ? at(s, all, k) : 0);
+      let credits = 0;
+      if (total) for (let i = lo; i < hi; i++) if (rows.route[i] === all) credits += rows.credits[i]!;
+      const p95 = total ? (quantile(LATENCY_HISTOGRAM, current.hist, 0.95) ?? 0) : 0;
+      const t = current.totals;
+      return {
+        requests: count(current, 0),
+        hardBlocks: count(current, 1),
+        challenges: count(current, 2),
+        softBlocks: count(current, 3),
+        p95LatencyMs: p95,
+        extractionOk: total ? t[0]! : 0,
+        extractionMissingFields: total ? t[1]! : 0,
+        extractionSchemaMismatch: total ? t[2]! : 0,
+        extractionEmpty: total ? t[3]! : 0,
+        validRecords: total ? t[4]! : 0,
+        retries: total ? t[5]! : 0,
+        bytes: total ? t[6]! : 0,
+        credits,
+        canary: { runs: total ? t[7]! : 0, failures: total ? t[8]! : 0, mismatches: 0 },
+        routes: routesOf(current, (r) => current.present[r]! > 0),
+        recent: {
+          requests: count(recent, 0),
+          hardBlocks: count(recent, 1),
+          challenges: count(recent, 2),
+          softBlocks: count(recent, 3),
+          routes: routesOf(recent, (r) => at(recent, r, 0) > 0),
+        },
       };
-      byRoute.set(r.routeKey, acc);
-    }
-    for (let k = 0; k < COUNTS.length; k += 1) acc.counts[k]! += r.counts[k]!;
-    // The recent counts are the first five columns (requests … errors), as RECENT lists them.
-    if (r.t >= recentFrom) for (let k = 0; k < RECENT.length; k += 1) acc.recent[k]! += r.counts[k]!;
-    acc.credits += r.credits;
-    if (r.routeKey === ALL_ROUTES && r.hist !== null) {
-      const h = (acc.hist ??= []);
-      r.hist.forEach((x, k) => (h[k] = (h[k] ?? 0) + x));
-    }
-  }
-  const out: WindowRow[] = [];
-  for (const [routeKey, acc] of byRoute) {
-    const row = {
-      route_key: routeKey,
-      country: acc.first.country,
-      pool: acc.first.pool,
-      session: acc.first.session,
-      credits: acc.credits,
-      latency_hist: acc.hist === null ? null : acc.hist.map(String),
-      recent_requests: String(acc.recent[0]),
-      recent_hard_blocks: String(acc.recent[1]),
-      recent_challenges: String(acc.recent[2]),
-      recent_soft_blocks: String(acc.recent[3]),
-      recent_errors: String(acc.recent[4]),
-    } as WindowRow;
-    COUNTS.forEach((c, k) => (row[c] = String(acc.counts[k])));
-    out.push(row);
-  }
-  return { ...windowOf(out), recent: recentOf(out) };
+    },
+  };
+}
+
+/** The minute rollups of `site` in [from, to), once; null when the read refuses them (period-rows.ts). */
+export async function loadPeriodWindows(pool: Pool, site: string, from: Date, to: Date): Promise<PeriodWindows | null> {
+  const rows = await readPeriodRows(pool, site, from, to);
+  return rows === null ? null : periodWindows(rows, from.getTime(), to.getTime());
 }

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { boolArray, numberArray, textArray } from '../../../server/db/signal-store/array-literal';
+import { boolArray, numberArray, readCountArray, textArray } from '../../../server/db/signal-store/array-literal';
 import { isoTimestamp } from '../../../server/db/signal-store/copy-raw';
 import { runs } from '../../kit/sizes';
 
@@ -43,6 +43,32 @@ test('number and boolean arrays', () => {
   expect(numberArray([1, null, 2.5, 0])).toBe('{1,NULL,2.5,0}');
   expect(boolArray([true, false])).toBe('{t,f}');
   expect(numberArray([])).toBe('{}');
+});
+
+test('count arrays read back as written; anything but non-negative integers is refused', () => {
+  fc.assert(
+    fc.property(fc.array(fc.nat()), fc.array(fc.nat(), { maxLength: 3 }), (values, before) => {
+      const into = [...before];
+      expect(readCountArray(numberArray(values), into)).toBe(values.length);
+      expect(into).toEqual([...before, ...values]);
+    }),
+    { numRuns: runs(1_000) },
+  );
+  for (const text of [
+    '{1,-2}',
+    '{1,NULL}',
+    '{1.5}',
+    '{1,,2}',
+    '{1,}',
+    '{,1}',
+    '{ 1}',
+    '{{1,2}}',
+    '1,2',
+    '{1',
+    '',
+    '{1e3}',
+  ])
+    expect([text, readCountArray(text, [])]).toEqual([text, -1]);
 });
 
 test('COPY timestamps equal toISOString for any instant 2000-2100', () => {
