@@ -306,14 +306,22 @@ async function main(): Promise<void> {
       const fleetCold = await timed(() => request('fleet page', page('/console/fleet')), { warmup: 0, runs: 1 });
       const fleetBase = await measure('GET /v1/sites', allSites);
       const fleetPage = await measure('fleet page', page('/console/fleet'));
-      // Each request just after a control change (announced as the site_controls trigger does): the kept read is
-      // dropped, so the page waits for a listing.
+      // Each request just after a control change: the kept read is dropped, so the page waits for a listing.
       const fleetAfterChange = await measure('fleet page', page('/console/fleet'), {
         warmup: 0,
         runs: 5,
         before: async () => {
-          await db.pool.query(`SELECT pg_notify('th_controls', $1)`, [JSON.stringify({ site: BUSY, version: 1 })]);
-          await sleep(50);
+          // A person's pause of one fleet site, as the site_controls trigger announces it (a new version).
+          await db.pool.query(
+            `INSERT INTO site_controls (site, concurrency_limit, revisit_multiplier, paused, canary_only,
+                                        effective_cost_multiplier, band, reason, workflow_id, version, updated_by,
+                                        updated_at)
+             VALUES ($1, 1, 1, true, true, 1, 'resisting', 'bench: paused by hand', $2, 1, 'bench', now())
+             ON CONFLICT (site) DO UPDATE SET version = site_controls.version + 1, updated_at = now()`,
+            [fleet[0]!, workflowIdForSite(fleet[0]!)],
+          );
+          // The feed reads the change and drops the kept read (the warmer lists again 200 ms later).
+          await sleep(150);
         },
       });
       // Each request 5 s after the last (client/console/fleet-snapshot.ts): the kept read answers at once and a
