@@ -32,6 +32,8 @@ export interface KeptFleet {
 export class FleetSnapshot {
   private kept: KeptFleet | null = null;
   private reading: Promise<KeptFleet> | null = null;
+  /** Every read still running, also those a change made nobody wait for (`settled`). */
+  private readonly inFlight = new Set<Promise<KeptFleet>>();
   /** Bumped by `invalidate`: a read begun before it is not kept. */
   private generation = 0;
   /** Reads of the whole fleet made (tests and the bench). */
@@ -77,10 +79,26 @@ export class FleetSnapshot {
         return read;
       })
       .finally(() => {
+        this.inFlight.delete(reading);
         if (this.reading === reading) this.reading = null;
       });
+    this.inFlight.add(reading);
     this.reading = reading;
     return reading;
+  }
+
+  /**
+   * Resolves once no read runs (failed or not), or after `maxWaitMs`: the API waits for it before closing its
+   * Temporal connection, so no listing is cut off mid-call (its client would retry on a closed channel).
+   */
+  async settled(maxWaitMs = 30_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    if (this.inFlight.size === 0) return;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight]),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Something changed (a site's controls): the next request reads afresh, not joining a read begun before. */

@@ -63,11 +63,12 @@ export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
     logger: logger.child({ component: 'console' }),
   });
   // Open streams would keep the server from closing.
-  app.addHook('preClose', (done) => {
+  app.addHook('preClose', async () => {
     hub.close();
     warmer.stop();
     stopInvalidating();
-    done();
+    // A listing still running would otherwise go on over the Temporal connection the API closes next.
+    await snapshot.settled();
   });
 
   app.get(

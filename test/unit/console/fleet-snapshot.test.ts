@@ -162,3 +162,20 @@ test('warmDelay: at least minEveryMs, else the listing time over its share', () 
   const o = { minEveryMs: 30_000, dutyShare: 0.01 };
   expect([warmDelay(100, o), warmDelay(700, o), warmDelay(70_000, o)]).toEqual([30_000, 70_000, 7_000_000]);
 });
+
+test('settled waits for every read still running, also one a control change left behind', async () => {
+  const t = snapshotOver();
+  const first = t.snapshot.read();
+  t.snapshot.invalidate();
+  const second = t.snapshot.read();
+  let settled = false;
+  const waiting = t.snapshot.settled().then(() => (settled = true));
+  t.finish('one.example.com');
+  await first;
+  await Promise.resolve();
+  expect(settled).toBe(false);
+  t.finish('two.example.com');
+  await second;
+  await waiting;
+  expect(settled).toBe(true);
+});
