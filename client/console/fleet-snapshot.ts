@@ -125,8 +125,9 @@ export function warmDelay(readMs: number, o: Pick<FleetWarmerOptions, 'minEveryM
 
 /**
  * Keeps a snapshot's read young while the API runs, so the first Fleet page after a quiet hour answers from a
- * read rather than waiting for a listing: a read at start, then again after `warmDelay` (a bounded share of the
- * time, whatever the fleet's size), and soon after a control change dropped the kept read.
+ * read rather than waiting for a listing: a read when started (the API starts it at its first Fleet page), then
+ * again after `warmDelay` (a bounded share of the time, whatever the fleet's size), and soon after a control
+ * change dropped the kept read.
  */
 export class FleetWarmer {
   private timer: NodeJS.Timeout | undefined;

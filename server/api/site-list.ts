@@ -110,9 +110,12 @@ async function awaitingSince(
   timeoutMs: number,
 ): Promise<{ since: string | null; error?: string }> {
   let timer: NodeJS.Timeout | undefined;
+  // The query is cancelled when the time is up, not left behind: an abandoned call would go on retrying on its
+  // own and could outlive the connection it runs on (a closed channel then throws from a timer).
+  const abort = new AbortController();
   try {
     const state = await Promise.race([
-      client.workflow.getHandle(workflowId).query(stateQuery),
+      client.connection.withAbortSignal(abort.signal, () => client.workflow.getHandle(workflowId).query(stateQuery)),
       new Promise<never>(
         (_, reject) =>
           (timer = setTimeout(
@@ -127,6 +130,7 @@ async function awaitingSince(
     return { since: null, error: (err instanceof Error ? err.message : String(err)).split('\n')[0]! };
   } finally {
     clearTimeout(timer);
+    abort.abort();
   }
 }
 

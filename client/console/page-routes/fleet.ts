@@ -52,10 +52,13 @@ export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
     snapshot.invalidate();
     warmer.poke();
   });
-  app.addHook('onReady', (done) => {
+  // From the first Fleet page or stream on: an API whose console nobody opened lists nothing.
+  let warming = false;
+  const warm = (): void => {
+    if (warming) return;
+    warming = true;
     warmer.start();
-    done();
-  });
+  };
   const hub = new FleetHub({
     readAll: () => snapshot.read(),
     liveSessions: (hashes) => liveSessionHashes(pool, hashes),
@@ -82,6 +85,7 @@ export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
       const { ok, form, filter } = fleetFilterOf(request.query);
       const now = new Date();
       const kept = await snapshot.get();
+      warm();
       const fleet = narrowFleet(kept.fleet, filter, now);
       const stale = now.getTime() - kept.readAt >= REFRESH_MS;
       return guard.sendPage(
@@ -138,6 +142,7 @@ export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
       void reply.code(200).headers(SSE_HEADERS).send(stream.sse.stream);
       stream.sse.retry(RETRY_MS);
       hub.add(stream);
+      warm();
       return reply;
     },
   );
