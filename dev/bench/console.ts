@@ -16,7 +16,7 @@
  * The seeded tables are vacuumed and analysed, as autovacuum would have them in steady state.
  * Requests are sent one at a time from this process over HTTP (a session cookie, or a read token for the JSON),
  * after 3 warm-up requests each; the figure is the time to the last byte of the answer. The Fleet page's cold
- * figure is its first request since the API started (the API lists the fleet at start); its steady figure
+ * figure is its first request since the API started (it waits for a listing); its steady figure
  * requests one after another (a read of the fleet answers for 5 s: client/console/fleet-snapshot.ts); its next
  * figure 5 requests each made 5 s after the last (the kept read answers at once while a new one is made behind
  * it); its after-a-change figure 5 requests each made just after a control change dropped the kept read (they
@@ -381,7 +381,7 @@ async function main(): Promise<void> {
 
       heading(`Console server time (${SITES + 1} sites; ${REPEATS} requests each; target ≤ ${TARGET_MS} ms)`);
       report(`baseline: GET /v1/sites, all pages (${SITES + 1} sites)`, fleetBase, null);
-      report('Fleet page (/console/fleet), first request (finds the read the API made at start)', fleetCold, fleetBase);
+      report('Fleet page (/console/fleet), first request since the API started', fleetCold, fleetBase);
       report(`Fleet page, steady use (a read answers for ${REFRESH_MS / 1000} s)`, fleetPage, fleetBase);
       report(`Fleet page, each request ${REFRESH_MS / 1000} s after the last (5 runs)`, fleetExpired, fleetBase);
       report('Fleet page, just after a control change (waits for a listing; 5 runs)', fleetAfterChange, fleetBase);
