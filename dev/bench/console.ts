@@ -18,9 +18,9 @@
  * after 3 warm-up requests each; the figure is the time to the last byte of the answer. The Fleet page's cold
  * figure is its first request since the API started (it waits for a listing); its steady figure
  * requests one after another (a read of the fleet answers for 5 s: client/console/fleet-snapshot.ts); its next
- * figure 5 requests each made 5 s after the last (the kept read answers at once while a new one is made behind
- * it); its after-a-change figure 5 requests each made just after a control change dropped the kept read (they
- * wait for a listing). The Site page's cold figures are with no chart kept (client/console/chart-cache.ts
+ * figure 5 requests each made 5 s after the last (the kept read has expired: each waits for a listing); its
+ * after-a-change figure 5 requests each made just after a control change dropped the kept read (they wait for a
+ * listing). The Site page's cold figures are with no chart kept (client/console/chart-cache.ts
  * emptied before each request), its warm ones a reload that finds the same data (the busy loop's 60 s ticks still
  * land during them, as they would). Parts are timed in this process: the sparklines from the kept buckets and
  * from the ticks (the plain statement), the day chart's read and drawing.
@@ -324,8 +324,7 @@ async function main(): Promise<void> {
           await sleep(150);
         },
       });
-      // Each request 5 s after the last (client/console/fleet-snapshot.ts): the kept read answers at once and a
-      // new one is made behind it.
+      // Each request 5 s after the last (client/console/fleet-snapshot.ts): the kept read has expired.
       const fleetExpired = await measure('fleet page', page('/console/fleet'), {
         warmup: 0,
         runs: 5,

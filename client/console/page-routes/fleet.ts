@@ -14,21 +14,13 @@ import { SSE_HEADERS, SseConnection } from '../../../server/api/sse';
 import '../../../server/api/routes/controls';
 import { FLEET_LIVE_JS } from '../assets';
 import { FleetHub, narrowFleet, REFRESH_MS, type FleetStream } from '../fleet-hub';
-import { FleetSnapshot, FleetWarmer } from '../fleet-snapshot';
+import { FleetSnapshot } from '../fleet-snapshot';
 import { fleetPage } from '../pages/fleet';
 import { fleetFilterOf, fleetQuery } from '../fleet-filter';
 import { liveSessionHashes } from '../sessions';
 import { hashSecret } from '../session-rules';
 import type { ConsolePageRoutes } from './index';
 import { doc } from './openapi-doc';
-
-/**
- * How old a kept read of the fleet may be and still answer the page at once, while a new one is made: the
- * page's stream brings the new read a moment later. Control changes never wait behind it (they drop the read).
- */
-const STALE_MS = 120_000;
-/** The warmer (../fleet-snapshot.ts): a read at least every 30 s, and at most 1 % of the time spent listing. */
-const WARM = { minEveryMs: 30_000, dutyShare: 0.01 };
 
 /** What a browser waits before reconnecting after the connection drops (a server restart). */
 const RETRY_MS = 3_000;
@@ -37,28 +29,13 @@ export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
   const { pool, temporal, logger } = ctx;
   const snapshot = new FleetSnapshot({
     readAll: async () => readFleet({ client: await temporal(), pool }, { bands: null, awaiting: false, site: [] }),
+    // No read behind a request: every listing is one a request or an open stream asked for, and the API's close
+    // waits for it (`settled`), so none outlives the Temporal connection.
     maxAgeMs: REFRESH_MS,
-    staleMs: STALE_MS,
-    onBackgroundError: (err) =>
-      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'console fleet: a background read failed'),
-  });
-  const warmer = new FleetWarmer(snapshot, {
-    ...WARM,
-    onError: (err) =>
-      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'console fleet: a warming read failed'),
+    staleMs: REFRESH_MS,
   });
   // Held for the API's life: the feed is always running, a listener costs nothing until a change.
-  const stopInvalidating = app.controlsFeed.onChange(() => {
-    snapshot.invalidate();
-    warmer.poke();
-  });
-  // From the first Fleet page or stream on: an API whose console nobody opened lists nothing.
-  let warming = false;
-  const warm = (): void => {
-    if (warming) return;
-    warming = true;
-    warmer.start();
-  };
+  const stopInvalidating = app.controlsFeed.onChange(() => snapshot.invalidate());
   const hub = new FleetHub({
     readAll: () => snapshot.read(),
     liveSessions: (hashes) => liveSessionHashes(pool, hashes),
@@ -68,7 +45,6 @@ export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
   // Open streams would keep the server from closing.
   app.addHook('preClose', async () => {
     hub.close();
-    warmer.stop();
     stopInvalidating();
     // A listing still running would otherwise go on over the Temporal connection the API closes next.
     await snapshot.settled();
@@ -85,7 +61,6 @@ export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
       const { ok, form, filter } = fleetFilterOf(request.query);
       const now = new Date();
       const kept = await snapshot.get();
-      warm();
       const fleet = narrowFleet(kept.fleet, filter, now);
       const stale = now.getTime() - kept.readAt >= REFRESH_MS;
       return guard.sendPage(
@@ -142,7 +117,6 @@ export const registerFleetPage: ConsolePageRoutes = (app, ctx, guard) => {
       void reply.code(200).headers(SSE_HEADERS).send(stream.sse.stream);
       stream.sse.retry(RETRY_MS);
       hub.add(stream);
-      warm();
       return reply;
     },
   );

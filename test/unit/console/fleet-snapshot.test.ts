@@ -3,7 +3,7 @@
  * read is made behind it; requests during a read share it; a control change drops what was kept (and a read
  * begun before it is not kept); the stream's refresh reads anew.
  */
-import { FleetSnapshot, FleetWarmer, type KeptFleet, warmDelay } from '../../../client/console/fleet-snapshot';
+import { FleetSnapshot, type KeptFleet } from '../../../client/console/fleet-snapshot';
 import { buildFleet, type Fleet } from '../../../server/fleet/fleet';
 import { row } from './fleet-rows';
 
@@ -108,59 +108,6 @@ test('a failed read is not kept: the next request tries again', async () => {
   });
   await expect(snapshot.get()).rejects.toThrow('visibility down');
   expect(await siteOf(snapshot.get())).toBe('ok.example.com');
-});
-
-test('the warmer lists at start, then after 100× the listing or 30 s, and soon after a control change', async () => {
-  jest.useFakeTimers();
-  try {
-    let clock = 0;
-    const reads: number[] = [];
-    const snapshot = new FleetSnapshot({
-      readAll: () => {
-        reads.push(clock);
-        clock += 700; // a listing of 0.7 s
-        return Promise.resolve(fleetOf('warm.example.com'));
-      },
-      maxAgeMs: 5_000,
-      staleMs: 120_000,
-      now: () => clock,
-    });
-    const warmer = new FleetWarmer(snapshot, {
-      minEveryMs: 30_000,
-      dutyShare: 0.01,
-      onError: () => undefined,
-      now: () => clock,
-    });
-    const advance = async (ms: number): Promise<void> => {
-      clock += ms;
-      await jest.advanceTimersByTimeAsync(ms);
-    };
-    warmer.start();
-    await advance(0);
-    expect(reads).toEqual([0]);
-    // 0.7 s of listing: the next one 70 s later (1 % of the time), not after 30 s.
-    await advance(69_999);
-    expect(reads).toHaveLength(1);
-    await advance(1);
-    expect(reads).toHaveLength(2);
-    // A control change: the kept read dropped, a new listing 200 ms later.
-    snapshot.invalidate();
-    warmer.poke();
-    await advance(200);
-    expect(reads).toHaveLength(3);
-    expect((await snapshot.get()).fleet.sites[0]!.site).toBe('warm.example.com');
-    expect(reads).toHaveLength(3);
-    warmer.stop();
-    await advance(600_000);
-    expect(reads).toHaveLength(3);
-  } finally {
-    jest.useRealTimers();
-  }
-});
-
-test('warmDelay: at least minEveryMs, else the listing time over its share', () => {
-  const o = { minEveryMs: 30_000, dutyShare: 0.01 };
-  expect([warmDelay(100, o), warmDelay(700, o), warmDelay(70_000, o)]).toEqual([30_000, 70_000, 7_000_000]);
 });
 
 test('settled waits for every read still running, also one a control change left behind', async () => {
